@@ -1,0 +1,18 @@
+// Opens whatever MODEL names on the command line as a GraphDef:
+//  - a folder with config.json: a Hugging Face Llama-family checkpoint;
+//  - a file ending in .onnx: an ONNX model (config.json beside it, when
+//    present, supplies bos/eos ids);
+// and finds the tokenizer.json that goes with it.
+#pragma once
+#include <optional>
+#include <string>
+
+#include "ops/graph_def.h"
+
+namespace strata::models {
+
+ops::GraphDef loadModel(const std::string& path);
+// tokenizer.json in the model folder or beside the .onnx file, if any.
+std::optional<std::string> findTokenizer(const std::string& modelPath);
+
+}  // namespace strata::models

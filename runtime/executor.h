@@ -1,0 +1,35 @@
+// Executor: runs a GraphDef node by node with the ops/ reference kernels.
+//
+// The graph is checked once at construction (every op known, every input
+// produced before it is used, weights readable); run() then binds the graph
+// inputs, evaluates the nodes in order and frees each value after its last use.
+#pragma once
+#include <map>
+#include <string>
+#include <vector>
+
+#include "ops/graph_def.h"
+#include "runtime/weights.h"
+
+namespace strata::runtime {
+
+using TensorMap = std::map<std::string, ops::Tensor>;
+
+class Executor {
+ public:
+  explicit Executor(ops::GraphDef graph);
+  const ops::GraphDef& graph() const { return graph_; }
+  // Inputs by graph input name; returns every graph output by name. Errors
+  // name the node (name and op) that failed.
+  TensorMap run(const TensorMap& inputs) const;
+
+  static bool supports(const std::string& op);
+
+ private:
+  ops::GraphDef graph_;
+  WeightStore weightStore_;
+  TensorMap params_;  // weights and constants
+  std::vector<std::vector<std::string>> freeAfter_;  // values dead after node i
+};
+
+}  // namespace strata::runtime

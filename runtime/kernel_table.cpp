@@ -1,0 +1,175 @@
+#include "runtime/kernel_table.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "ops/reference.h"
+
+namespace strata::runtime {
+
+using ops::Tensor;
+using nlohmann::json;
+
+namespace {
+
+int64_t attrInt(const ops::NodeDef& n, const char* k, int64_t dflt) {
+  auto it = n.attrs.find(k);
+  return it == n.attrs.end() ? dflt : it->get<int64_t>();
+}
+float attrFloat(const ops::NodeDef& n, const char* k, float dflt) {
+  auto it = n.attrs.find(k);
+  return it == n.attrs.end() ? dflt : it->get<float>();
+}
+std::vector<int64_t> attrInts(const ops::NodeDef& n, const char* k) {
+  auto it = n.attrs.find(k);
+  return it == n.attrs.end() ? std::vector<int64_t>{} : it->get<std::vector<int64_t>>();
+}
+// An int list given as optional input `i` (newer opsets) or attribute `k`.
+std::vector<int64_t> intsFromInputOrAttr(const ops::NodeDef& n, const std::vector<Tensor>& in, size_t i, const char* k) {
+  if (in.size() > i && in[i].defined()) return in[i].toI64Vector();
+  return attrInts(n, k);
+}
+const Tensor& need(const std::vector<Tensor>& in, size_t i, const ops::NodeDef& n) {
+  if (in.size() <= i || !in[i].defined()) fail("missing required input #{}", i);
+  return in[i];
+}
+
+using V = std::vector<Tensor>;
+
+KernelFn binaryK(ops::BinaryOp op) {
+  return [op](const ops::NodeDef& n, const V& in) {
+    Tensor acc = need(in, 0, n);
+    for (size_t i = 1; i < in.size(); ++i) acc = ops::binary(op, acc, need(in, i, n));  // variadic Max/Min
+    if (in.size() < 2 && op != ops::BinaryOp::Max && op != ops::BinaryOp::Min) fail("needs two inputs");
+    return V{acc};
+  };
+}
+KernelFn unaryK(ops::UnaryOp op) {
+  return [op](const ops::NodeDef& n, const V& in) { return V{ops::unary(op, need(in, 0, n))}; };
+}
+KernelFn reduceK(ops::ReduceOp op) {
+  return [op](const ops::NodeDef& n, const V& in) {
+    return V{ops::reduce(op, need(in, 0, n), intsFromInputOrAttr(n, in, 1, "axes"), attrInt(n, "keepdims", 1) != 0,
+                         attrInt(n, "noop_with_empty_axes", 0) != 0)};
+  };
+}
+
+// MakeShape: an int64 shape vector computed from input dims, the folded form
+// of exporter shape arithmetic. attrs.dims[i] is either an integer or
+// {"c": const, "terms": [[input, dim, coeff], ...]}; attrs.scalar makes the
+// single entry a 0-d tensor.
+V makeShape(const ops::NodeDef& n, const V& in) {
+  std::vector<int64_t> vals;
+  for (const json& e : n.attrs.at("dims")) {
+    if (e.is_number_integer()) { vals.push_back(e.get<int64_t>()); continue; }
+    int64_t v = e.value("c", (int64_t)0);
+    for (const json& t : e.at("terms")) {
+      const Tensor& src = need(in, t.at(0).get<size_t>(), n);
+      v += src.dim(ops::normAxis(t.at(1).get<int64_t>(), src.rank())) * t.at(2).get<int64_t>();
+    }
+    vals.push_back(v);
+  }
+  if (n.attrs.value("scalar", false)) {
+    if (vals.size() != 1) fail("MakeShape: scalar form needs exactly one entry");
+    return V{Tensor::fromI64(vals, {})};
+  }
+  return V{Tensor::fromI64(vals)};
+}
+
+const std::map<std::string, KernelFn>& table() {
+  using B = ops::BinaryOp;
+  using U = ops::UnaryOp;
+  static const std::map<std::string, KernelFn> t = {
+      {"Add", binaryK(B::Add)}, {"Sub", binaryK(B::Sub)}, {"Mul", binaryK(B::Mul)}, {"Div", binaryK(B::Div)},
+      {"Pow", binaryK(B::Pow)}, {"Max", binaryK(B::Max)}, {"Min", binaryK(B::Min)}, {"Mod", binaryK(B::Mod)},
+      {"Equal", binaryK(B::Equal)}, {"Less", binaryK(B::Less)}, {"LessOrEqual", binaryK(B::LessOrEqual)},
+      {"Greater", binaryK(B::Greater)}, {"GreaterOrEqual", binaryK(B::GreaterOrEqual)},
+      {"And", binaryK(B::And)}, {"Or", binaryK(B::Or)}, {"Xor", binaryK(B::Xor)},
+      {"Neg", unaryK(U::Neg)}, {"Abs", unaryK(U::Abs)}, {"Sqrt", unaryK(U::Sqrt)},
+      {"Reciprocal", unaryK(U::Reciprocal)}, {"Exp", unaryK(U::Exp)}, {"Log", unaryK(U::Log)},
+      {"Sigmoid", unaryK(U::Sigmoid)}, {"Silu", unaryK(U::Silu)}, {"Tanh", unaryK(U::Tanh)}, {"Erf", unaryK(U::Erf)},
+      {"Relu", unaryK(U::Relu)}, {"Cos", unaryK(U::Cos)}, {"Sin", unaryK(U::Sin)}, {"Floor", unaryK(U::Floor)},
+      {"Ceil", unaryK(U::Ceil)}, {"Not", unaryK(U::Not)}, {"IsNaN", unaryK(U::IsNaN)}, {"IsInf", unaryK(U::IsInf)},
+      {"Where", [](const ops::NodeDef& n, const V& in) { return V{ops::where(need(in, 0, n), need(in, 1, n), need(in, 2, n))}; }},
+      {"Cast", [](const ops::NodeDef& n, const V& in) {
+         return V{need(in, 0, n).cast(ops::parseDType(n.attrs.at("to").get<std::string>()))}; }},
+      {"Identity", [](const ops::NodeDef& n, const V& in) { return V{need(in, 0, n)}; }},
+      {"Shape", [](const ops::NodeDef& n, const V& in) {
+         const Tensor& x = need(in, 0, n);
+         int64_t r = x.rank(), s = attrInt(n, "start", 0), e = attrInt(n, "end", r);
+         s = std::clamp<int64_t>(s < 0 ? s + r : s, 0, r);
+         e = std::clamp<int64_t>(e < 0 ? e + r : e, 0, r);
+         std::vector<int64_t> d(x.shape().begin() + s, x.shape().begin() + std::max(s, e));
+         return V{Tensor::fromI64(d)}; }},
+      {"Reshape", [](const ops::NodeDef& n, const V& in) {
+         return V{ops::reshape(need(in, 0, n), need(in, 1, n).toI64Vector(), attrInt(n, "allowzero", 0) != 0)}; }},
+      {"Transpose", [](const ops::NodeDef& n, const V& in) { return V{ops::transpose(need(in, 0, n), attrInts(n, "perm"))}; }},
+      {"Slice", [](const ops::NodeDef& n, const V& in) {
+         return V{ops::slice(need(in, 0, n), need(in, 1, n).toI64Vector(), need(in, 2, n).toI64Vector(),
+                             intsFromInputOrAttr(n, in, 3, "axes"), intsFromInputOrAttr(n, in, 4, "steps"))}; }},
+      {"Concat", [](const ops::NodeDef& n, const V& in) { return V{ops::concat(in, n.attrs.at("axis").get<int64_t>())}; }},
+      {"Split", [](const ops::NodeDef& n, const V& in) {
+         return ops::split(need(in, 0, n), attrInt(n, "axis", 0), intsFromInputOrAttr(n, in, 1, "split"),
+                           attrInt(n, "num_outputs", (int64_t)n.outputs.size())); }},
+      {"Gather", [](const ops::NodeDef& n, const V& in) { return V{ops::gather(need(in, 0, n), need(in, 1, n), attrInt(n, "axis", 0))}; }},
+      {"GatherND", [](const ops::NodeDef& n, const V& in) {
+         return V{ops::gatherND(need(in, 0, n), need(in, 1, n), attrInt(n, "batch_dims", 0))}; }},
+      {"Expand", [](const ops::NodeDef& n, const V& in) { return V{ops::expand(need(in, 0, n), need(in, 1, n).toI64Vector())}; }},
+      {"Tile", [](const ops::NodeDef& n, const V& in) { return V{ops::tile(need(in, 0, n), need(in, 1, n).toI64Vector())}; }},
+      {"Unsqueeze", [](const ops::NodeDef& n, const V& in) {
+         return V{ops::unsqueeze(need(in, 0, n), intsFromInputOrAttr(n, in, 1, "axes"))}; }},
+      {"Squeeze", [](const ops::NodeDef& n, const V& in) {
+         return V{ops::squeeze(need(in, 0, n), intsFromInputOrAttr(n, in, 1, "axes"))}; }},
+      {"Range", [](const ops::NodeDef& n, const V& in) { return V{ops::range(need(in, 0, n), need(in, 1, n), need(in, 2, n))}; }},
+      {"CumSum", [](const ops::NodeDef& n, const V& in) {
+         return V{ops::cumsum(need(in, 0, n), need(in, 1, n).toI64Vector().at(0), attrInt(n, "exclusive", 0) != 0,
+                              attrInt(n, "reverse", 0) != 0)}; }},
+      {"ConstantOfShape", [](const ops::NodeDef& n, const V& in) {
+         Tensor v = n.attrs.contains("value") ? ops::tensorFromJson(n.attrs.at("value")) : Tensor::scalarF32(0.f);
+         return V{ops::constantOfShape(need(in, 0, n).toI64Vector(), v)}; }},
+      {"Trilu", [](const ops::NodeDef& n, const V& in) {
+         int64_t k = in.size() > 1 && in[1].defined() ? in[1].toI64Vector().at(0) : 0;
+         return V{ops::trilu(need(in, 0, n), k, attrInt(n, "upper", 1) != 0)}; }},
+      {"MatMul", [](const ops::NodeDef& n, const V& in) { return V{ops::matmul(need(in, 0, n), need(in, 1, n))}; }},
+      {"Gemm", [](const ops::NodeDef& n, const V& in) {
+         const Tensor* c = in.size() > 2 && in[2].defined() ? &in[2] : nullptr;
+         return V{ops::gemm(need(in, 0, n), need(in, 1, n), c, attrFloat(n, "alpha", 1.f), attrFloat(n, "beta", 1.f),
+                            attrInt(n, "transA", 0) != 0, attrInt(n, "transB", 0) != 0)}; }},
+      {"Softmax", [](const ops::NodeDef& n, const V& in) { return V{ops::softmax(need(in, 0, n), attrInt(n, "axis", -1))}; }},
+      {"ReduceMean", reduceK(ops::ReduceOp::Mean)}, {"ReduceSum", reduceK(ops::ReduceOp::Sum)},
+      {"ReduceMax", reduceK(ops::ReduceOp::Max)}, {"ReduceMin", reduceK(ops::ReduceOp::Min)},
+      {"RMSNorm", [](const ops::NodeDef& n, const V& in) {
+         return V{ops::rmsNorm(need(in, 0, n), need(in, 1, n), n.attrs.at("eps").get<float>())}; }},
+      {"Rope", [](const ops::NodeDef& n, const V& in) {
+         return V{ops::rope(need(in, 0, n), need(in, 1, n), n.attrs.at("theta").get<float>())}; }},
+      {"Attention", [](const ops::NodeDef& n, const V& in) {
+         return V{ops::attention(need(in, 0, n), need(in, 1, n), need(in, 2, n), n.attrs.at("scale").get<float>(),
+                                 n.attrs.value("causal", 0) != 0)}; }},
+      {"Linear", [](const ops::NodeDef& n, const V& in) {
+         const Tensor* b = in.size() > 2 && in[2].defined() ? &in[2] : nullptr;
+         return V{ops::linear(need(in, 0, n), need(in, 1, n), b)}; }},
+      {"MakeShape", makeShape},
+  };
+  return t;
+}
+
+}  // namespace
+
+const KernelFn* findKernel(const std::string& op) {
+  auto it = table().find(op);
+  return it == table().end() ? nullptr : &it->second;
+}
+
+bool isStrataOp(const std::string& op) {
+  static const std::set<std::string> own = {"RMSNorm", "Rope", "Attention", "Linear", "Silu", "MakeShape"};
+  return own.count(op) != 0;
+}
+
+std::vector<std::string> kernelNames() {
+  std::vector<std::string> r;
+  for (const auto& [k, v] : table()) r.push_back(k);
+  return r;
+}
+
+}  // namespace strata::runtime

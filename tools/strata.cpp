@@ -1,0 +1,202 @@
+// strata: the command-line entry point (run | inspect). Thin: parses flags,
+// calls into models/ (loading), graph/ (normalization) and runtime/
+// (execution), prints results. Every strata::Error becomes "error: ..." on
+// stderr and exit status 1.
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <iostream>
+#include <map>
+
+#include "graph/Pipeline.h"
+#include "models/model_source.h"
+#include "models/tokenizer.h"
+#include "runtime/executor.h"
+#include "runtime/generate.h"
+
+using namespace strata;
+using nlohmann::json;
+
+namespace {
+
+std::vector<int64_t> parseIds(const std::string& s) {
+  std::vector<int64_t> ids;
+  size_t i = 0;
+  while (i < s.size()) {
+    size_t j = s.find(',', i);
+    std::string tok = s.substr(i, j == std::string::npos ? std::string::npos : j - i);
+    try {
+      size_t used = 0;
+      ids.push_back(std::stoll(tok, &used));
+      if (used != tok.size()) throw std::invalid_argument(tok);
+    } catch (const std::exception&) {
+      fail("--prompt-ids: '{}' is not a token id (expected comma-separated integers, e.g. 0,53,308)", tok);
+    }
+    if (j == std::string::npos) break;
+    i = j + 1;
+  }
+  if (ids.empty()) fail("--prompt-ids is empty");
+  return ids;
+}
+
+struct RunOpts {
+  std::string model, backend = "reference", prompt, promptIds;
+  int64_t maxNewTokens = 32;
+  bool greedy = false, json = false, ignoreEos = false;
+  std::optional<float> temperature, topP;
+  std::optional<int64_t> topK;
+  uint64_t seed = 0;
+};
+
+ops::GraphDef openGraph(const std::string& path) {
+  ops::GraphDef g = models::loadModel(path);
+  return graph::normalize(g);
+}
+
+int run(const RunOpts& o) {
+  if (o.backend != "reference")
+    fail("--backend {}: not available in this build; only 'reference' is (generated CPU/CUDA kernels are not built yet)", o.backend);
+  if (!o.prompt.empty() && !o.promptIds.empty()) fail("give either --prompt or --prompt-ids, not both");
+  if (!o.prompt.empty())
+    fail("--prompt: encoding text is not implemented yet (the tokenizer decodes only); use --prompt-ids");
+  if (o.promptIds.empty()) fail("no prompt: give --prompt-ids (comma-separated token ids)");
+  runtime::GenerateRequest req;
+  req.promptIds = parseIds(o.promptIds);
+  req.maxNewTokens = o.maxNewTokens;
+  bool sampling = o.temperature || o.topK || o.topP;
+  if (sampling && o.greedy) fail("--greedy cannot be combined with --temperature/--top-k/--top-p");
+  req.sampling.greedy = !sampling;
+  req.sampling.temperature = o.temperature.value_or(1.0f);
+  req.sampling.topK = o.topK.value_or(0);
+  req.sampling.topP = o.topP.value_or(1.0f);
+  req.sampling.seed = o.seed;
+  req.sampling.validate();
+
+  ops::GraphDef g = openGraph(o.model);
+  std::optional<models::Tokenizer> tok;
+  if (auto t = models::findTokenizer(o.model)) tok = models::Tokenizer::load(*t);
+  int64_t vocab = g.meta.value("vocab_size", (int64_t)-1);
+  for (int64_t id : req.promptIds)
+    if (id < 0 || (vocab > 0 && id >= vocab)) fail("--prompt-ids: token id {} is outside the vocabulary (0..{})", id, vocab - 1);
+  if (!o.ignoreEos && g.meta.contains("eos_token_id")) req.eosId = g.meta["eos_token_id"].get<int64_t>();
+
+  runtime::Executor exec(std::move(g));
+  runtime::Generator gen(exec);
+  std::vector<int64_t> generated;
+  std::string shown;
+  auto stream = [&](int64_t id) {
+    generated.push_back(id);
+    if (o.json) return;
+    if (tok) {  // print the new suffix of the decoded text
+      std::string text = tok->decode(generated);
+      if (text.size() > shown.size() && text.compare(0, shown.size(), shown) == 0) {
+        std::fputs(text.c_str() + shown.size(), stdout);
+        shown = text;
+      }
+    } else {
+      std::printf("%s%lld", generated.size() > 1 ? " " : "", (long long)id);
+    }
+    std::fflush(stdout);
+  };
+  std::vector<int64_t> ids = gen.generate(req, stream);
+  if (o.json) {
+    json out = {{"token_ids", ids}, {"prompt_tokens", req.promptIds.size()}, {"generated_tokens", generated.size()}};
+    out["text"] = tok ? json(tok->decode(generated)) : json(nullptr);
+    std::cout << out.dump() << "\n";
+  } else {
+    std::printf("\n");
+  }
+  return 0;
+}
+
+int inspect(const std::string& model, bool asJson) {
+  ops::GraphDef g = openGraph(model);
+  json j;
+  j["source"] = g.source;
+  std::map<std::string, int64_t> hist;
+  for (const auto& n : g.nodes) ++hist[n.op];
+  j["op_histogram"] = hist;
+  j["nodes"] = g.nodes.size();
+  int64_t params = 0, bytes = 0;
+  for (const auto& w : g.weights) { params += ops::numel(w.shape); bytes += (int64_t)w.nbytes; }
+  for (const auto& c : g.constants) { params += c.value.numel(); bytes += (int64_t)c.value.nbytes(); }
+  j["parameters"] = params;
+  j["parameter_bytes"] = bytes;
+  j["weights"] = g.weights.size();
+  auto values = [](const std::vector<ops::ValueInfo>& vs) {
+    json a = json::array();
+    for (const auto& v : vs) {
+      json s = json::array();
+      for (const auto& d : v.shape) s.push_back(d.isStatic() ? json(d.value) : json(d.str()));
+      a.push_back({{"name", v.name}, {"dtype", ops::dtypeName(v.dtype)}, {"shape", v.shapeKnown ? s : json(nullptr)}});
+    }
+    return a;
+  };
+  j["inputs"] = values(g.inputs);
+  j["outputs"] = values(g.outputs);
+  std::set<std::string> syms;
+  for (const auto* vs : {&g.inputs, &g.outputs})
+    for (const auto& v : *vs)
+      for (const auto& d : v.shape)
+        if (!d.isStatic()) syms.insert(d.str());
+  j["symbolic_dims"] = syms;
+  j["meta"] = g.meta;
+  if (asJson) {
+    std::cout << j.dump(2) << "\n";
+    return 0;
+  }
+  std::printf("model: %s\n", g.source.c_str());
+  auto printValues = [](const char* what, const json& vs) {
+    for (const auto& v : vs) std::printf("  %-6s %-28s %-5s %s\n", what, v["name"].get<std::string>().c_str(),
+                                         v["dtype"].get<std::string>().c_str(), v["shape"].dump().c_str());
+  };
+  printValues("input", j["inputs"]);
+  printValues("output", j["outputs"]);
+  std::printf("symbolic dims: %s\n", j["symbolic_dims"].dump().c_str());
+  std::printf("parameters: %lld (%.2f MiB in %zu weights + %zu constants)\n", (long long)params, bytes / 1048576.0,
+              g.weights.size(), g.constants.size());
+  std::printf("nodes: %zu\n", g.nodes.size());
+  for (const auto& [op, n] : hist) std::printf("  %-18s %lld\n", op.c_str(), (long long)n);
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"strata: LLM inference with a fused-kernel compiler.\n"
+               "MODEL is a Hugging Face Llama-family folder (config.json + safetensors) or an .onnx file."};
+  app.require_subcommand(1);
+  RunOpts ro;
+  auto* runCmd = app.add_subcommand("run", "Generate tokens from a prompt");
+  runCmd->add_option("MODEL", ro.model, "HF model folder or .onnx file")->required();
+  runCmd->add_option("--backend", ro.backend, "Kernels to run with; this build has 'reference' (plain CPU ops) only")
+      ->capture_default_str();
+  runCmd->add_option("--prompt", ro.prompt, "Prompt text (not supported yet: the tokenizer only decodes)");
+  runCmd->add_option("--prompt-ids", ro.promptIds, "Prompt as comma-separated token ids, e.g. 0,53,308");
+  runCmd->add_option("--max-new-tokens", ro.maxNewTokens, "Tokens to generate")->capture_default_str();
+  runCmd->add_flag("--greedy", ro.greedy, "Pick the most likely token each step (the default)");
+  runCmd->add_option("--temperature", ro.temperature, "Sample with this temperature (> 0)");
+  runCmd->add_option("--top-k", ro.topK, "Sample among the K most likely tokens (0 = all)");
+  runCmd->add_option("--top-p", ro.topP, "Sample from the smallest set with probability >= P");
+  runCmd->add_option("--seed", ro.seed, "Random seed for sampling")->capture_default_str();
+  runCmd->add_flag("--ignore-eos", ro.ignoreEos, "Keep generating after the end-of-sequence token");
+  runCmd->add_flag("--json", ro.json, "Print one JSON object {token_ids, text, ...} instead of streaming text");
+
+  std::string inspectModel;
+  bool inspectJson = false;
+  auto* inspectCmd = app.add_subcommand("inspect", "Show a model's inputs, outputs, symbolic dims, ops and parameters");
+  inspectCmd->add_option("MODEL", inspectModel, "HF model folder or .onnx file")->required();
+  inspectCmd->add_flag("--json", inspectJson, "Print JSON");
+
+  CLI11_PARSE(app, argc, argv);
+  try {
+    if (runCmd->parsed()) return run(ro);
+    if (inspectCmd->parsed()) return inspect(inspectModel, inspectJson);
+  } catch (const Error& e) {
+    std::fprintf(stderr, "error: %s\n", e.what());
+    return 1;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "error: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}
