@@ -101,7 +101,7 @@ int run(const RunOpts& o) {
   if (o.json) {
     json out = {{"token_ids", ids}, {"prompt_tokens", req.promptIds.size()}, {"generated_tokens", generated.size()}};
     out["text"] = tok ? json(tok->decode(generated)) : json(nullptr);
-    std::cout << out.dump() << "\n";
+    std::cout << out.dump(-1, ' ', false, json::error_handler_t::replace) << "\n";
   } else {
     std::printf("\n");
   }

@@ -1,0 +1,335 @@
+// graph-infer-shapes: refine every node's result type from its operands.
+// Rules follow ONNX semantics; symbolic dims keep their names through
+// broadcasting, reshapes and strata's ops. Unknown stays unranked / `?`.
+#include <optional>
+
+#include "graph/Passes.h"
+#include "graph/ShapeOperands.h"
+#include "graph/SymbolicDims.h"
+#include "llvm/ADT/StringSet.h"
+#include "mlir/IR/Builders.h"
+
+namespace strata::graph {
+
+#define GEN_PASS_DEF_GRAPHINFERSHAPES
+#include "graph/Passes.h.inc"
+
+using namespace mlir;
+using ops::Dim;
+using Dims = std::vector<Dim>;
+
+namespace {
+
+Dim mergeDim(const Dim& a, const Dim& b) {
+  if (a.isStatic() && a.value == 1) return b;
+  if (b.isStatic() && b.value == 1) return a;
+  if (a == b) return a;
+  if (a.isStatic()) return a;
+  if (b.isStatic()) return b;
+  return {-1, ""};
+}
+
+std::optional<Dims> broadcast(const std::vector<std::optional<Dims>>& all) {
+  Dims out;
+  for (const auto& d : all) {
+    if (!d) return std::nullopt;
+    Dims a = *d;
+    if (a.size() > out.size()) out.insert(out.begin(), a.size() - out.size(), Dim{1, ""});
+    size_t off = out.size() - a.size();
+    for (size_t i = 0; i < a.size(); ++i) out[off + i] = mergeDim(out[off + i], a[i]);
+  }
+  return out;
+}
+
+std::optional<int64_t> intAttr(Operation* op, StringRef name) {
+  if (auto a = op->getAttrOfType<IntegerAttr>(name)) return a.getInt();
+  return std::nullopt;
+}
+
+std::optional<std::vector<int64_t>> intsAttr(Operation* op, StringRef name) {
+  if (auto a = op->getAttrOfType<DenseI64ArrayAttr>(name)) return std::vector<int64_t>(a.asArrayRef().begin(), a.asArrayRef().end());
+  return std::nullopt;
+}
+
+// Axes from operand `i` (newer opsets) or attribute `axes`.
+std::optional<std::vector<int64_t>> axesOf(Operation* op, unsigned i) {
+  if (op->getNumOperands() > i && !isa<NoneType>(op->getOperand(i).getType())) return constantInts(op->getOperand(i));
+  if (auto a = intsAttr(op, "axes")) return a;
+  return std::vector<int64_t>{};
+}
+
+int64_t norm(int64_t axis, int64_t rank) { return axis < 0 ? axis + rank : axis; }
+
+Type eltOf(Value v) {
+  if (auto st = dyn_cast<ShapedType>(v.getType())) return st.getElementType();
+  return {};
+}
+
+struct Result {
+  std::optional<Dims> dims;
+  Type elt;
+};
+
+Result infer(Operation* op) {
+  MLIRContext* ctx = op->getContext();
+  Builder b(ctx);
+  StringRef name = op->getName().stripDialect();
+  auto dimsOf = [&](unsigned i) { return i < op->getNumOperands() ? getDims(op->getOperand(i).getType()) : std::nullopt; };
+  Type elt0 = op->getNumOperands() ? eltOf(op->getOperand(0)) : Type();
+  static const llvm::StringSet<llvm::MallocAllocator> binary = {"Add", "Sub", "Mul", "Div", "Pow", "Mod", "Max", "Min", "And", "Or", "Xor"};
+  static const llvm::StringSet<llvm::MallocAllocator> compare = {"Equal", "Less", "LessOrEqual", "Greater", "GreaterOrEqual"};
+  static const llvm::StringSet<llvm::MallocAllocator> sameShape = {"Neg", "Abs", "Sqrt", "Reciprocal", "Exp", "Log", "Sigmoid", "Silu", "Tanh",
+                                              "Erf", "Relu", "Cos", "Sin", "Floor", "Ceil", "Not", "Identity", "Softmax",
+                                              "CumSum", "Trilu", "RMSNorm", "Rope"};
+  std::vector<std::optional<Dims>> all;
+  for (unsigned i = 0; i < op->getNumOperands(); ++i) all.push_back(dimsOf(i));
+
+  if (binary.contains(name)) return {broadcast(all), elt0};
+  if (compare.contains(name)) return {broadcast(all), b.getI1Type()};
+  if (name == "IsNaN" || name == "IsInf") return {dimsOf(0), b.getI1Type()};
+  if (sameShape.contains(name)) return {dimsOf(0), elt0};
+  if (name == "Where") return {broadcast(all), eltOf(op->getOperand(1))};
+  if (name == "Cast") {
+    auto to = op->getAttrOfType<StringAttr>("to");
+    Type t = elt0;
+    if (to) {
+      try { t = elementTypeFor(ctx, ops::parseDType(to.str())); } catch (const Error&) {}
+    }
+    return {dimsOf(0), t};
+  }
+  if (name == "Shape") {
+    auto d = dimsOf(0);
+    if (!d) return {Dims{{-1, ""}}, b.getI64Type()};
+    int64_t r = (int64_t)d->size(), s = intAttr(op, "start").value_or(0), e = intAttr(op, "end").value_or(r);
+    s = std::clamp<int64_t>(norm(s, r), 0, r);
+    e = std::clamp<int64_t>(norm(e, r), 0, r);
+    return {Dims{{std::max<int64_t>(e - s, 0), ""}}, b.getI64Type()};
+  }
+  if (name == "MakeShape") {
+    auto dims = op->getAttrOfType<ArrayAttr>("dims");
+    bool scalar = op->hasAttr("scalar") && op->getAttrOfType<BoolAttr>("scalar").getValue();
+    if (scalar) return {Dims{}, b.getI64Type()};
+    return {Dims{{dims ? (int64_t)dims.size() : -1, ""}}, b.getI64Type()};
+  }
+  if (name == "Transpose") {
+    auto d = dimsOf(0);
+    if (!d) return {std::nullopt, elt0};
+    auto perm = intsAttr(op, "perm");
+    std::vector<int64_t> p = perm ? *perm : std::vector<int64_t>{};
+    if (p.empty())
+      for (int64_t i = (int64_t)d->size() - 1; i >= 0; --i) p.push_back(i);
+    Dims out;
+    for (int64_t i : p) {
+      if (norm(i, d->size()) < 0 || norm(i, d->size()) >= (int64_t)d->size()) return {std::nullopt, elt0};
+      out.push_back((*d)[norm(i, d->size())]);
+    }
+    return {out, elt0};
+  }
+  if (name == "Reshape") {
+    auto target = shapeOperandDims(op->getOperand(1));
+    auto in = dimsOf(0);
+    if (!target) return {std::nullopt, elt0};
+    bool allowzero = intAttr(op, "allowzero").value_or(0) != 0;
+    Dims out = *target;
+    int64_t infer = -1, known = 1;
+    for (size_t i = 0; i < out.size(); ++i) {
+      if (out[i].isStatic() && out[i].value == 0 && !allowzero) out[i] = in && i < in->size() ? (*in)[i] : Dim{-1, ""};
+      if (out[i].isStatic() && out[i].value == -1) infer = i;
+      else if (out[i].isStatic()) known *= out[i].value;
+      else known = -1;
+    }
+    if (infer >= 0) {
+      int64_t total = 1;
+      bool staticIn = in.has_value();
+      if (in) for (const auto& d : *in) { staticIn &= d.isStatic(); if (d.isStatic()) total *= d.value; }
+      out[infer] = staticIn && known > 0 && total % known == 0 ? Dim{total / known, ""} : Dim{-1, ""};
+    }
+    return {out, elt0};
+  }
+  if (name == "Expand") {
+    auto target = shapeOperandDims(op->getOperand(1));
+    if (!target) return {std::nullopt, elt0};
+    return {broadcast({dimsOf(0), target}), elt0};
+  }
+  if (name == "ConstantOfShape") {
+    auto target = shapeOperandDims(op->getOperand(0));
+    Type t = b.getF32Type();
+    if (auto v = op->getAttrOfType<DenseElementsAttr>("value")) t = cast<ShapedType>(v.getType()).getElementType();
+    return {target, t};
+  }
+  if (name == "Range") return {Dims{{-1, ""}}, elt0};
+  if (name == "Gather") {
+    auto d = dimsOf(0), ix = dimsOf(1);
+    if (!d || !ix) return {std::nullopt, elt0};
+    int64_t a = norm(intAttr(op, "axis").value_or(0), d->size());
+    if (a < 0 || a >= (int64_t)d->size()) return {std::nullopt, elt0};
+    Dims out(d->begin(), d->begin() + a);
+    out.insert(out.end(), ix->begin(), ix->end());
+    out.insert(out.end(), d->begin() + a + 1, d->end());
+    return {out, elt0};
+  }
+  if (name == "GatherND") {
+    auto d = dimsOf(0), ix = dimsOf(1);
+    if (!d || !ix || ix->empty() || !ix->back().isStatic()) return {std::nullopt, elt0};
+    int64_t bd = intAttr(op, "batch_dims").value_or(0), k = ix->back().value;
+    if (bd + k > (int64_t)d->size()) return {std::nullopt, elt0};
+    Dims out(ix->begin(), ix->end() - 1);
+    out.insert(out.end(), d->begin() + bd + k, d->end());
+    return {out, elt0};
+  }
+  if (name == "Concat") {
+    auto first = dimsOf(0);
+    if (!first) return {std::nullopt, elt0};
+    int64_t a = norm(intAttr(op, "axis").value_or(0), first->size());
+    Dims out = *first;
+    int64_t sum = 0;
+    bool staticSum = true;
+    for (unsigned i = 0; i < op->getNumOperands(); ++i) {
+      auto d = dimsOf(i);
+      if (!d || d->size() != first->size() || a < 0 || a >= (int64_t)d->size()) return {std::nullopt, elt0};
+      for (size_t k = 0; k < d->size(); ++k)
+        if ((int64_t)k != a) out[k] = mergeDim(out[k], (*d)[k]);
+      if ((*d)[a].isStatic()) sum += (*d)[a].value;
+      else staticSum = false;
+    }
+    out[a] = staticSum ? Dim{sum, ""} : Dim{-1, ""};
+    return {out, elt0};
+  }
+  if (name == "Unsqueeze" || name == "Squeeze") {
+    auto d = dimsOf(0);
+    auto axes = axesOf(op, 1);
+    if (!d || !axes) return {std::nullopt, elt0};
+    Dims out;
+    if (name == "Unsqueeze") {
+      int64_t r = (int64_t)(d->size() + axes->size());
+      std::vector<bool> ins(r, false);
+      for (int64_t a : *axes) {
+        if (norm(a, r) < 0 || norm(a, r) >= r) return {std::nullopt, elt0};
+        ins[norm(a, r)] = true;
+      }
+      size_t j = 0;
+      for (int64_t i = 0; i < r; ++i) out.push_back(ins[i] ? Dim{1, ""} : (*d)[j++]);
+    } else {
+      int64_t r = (int64_t)d->size();
+      for (int64_t i = 0; i < r; ++i) {
+        bool listed = std::any_of(axes->begin(), axes->end(), [&](int64_t a) { return norm(a, r) == i; });
+        bool drop = listed || (axes->empty() && (*d)[i].isStatic() && (*d)[i].value == 1);
+        if (axes->empty() && !(*d)[i].isStatic()) return {std::nullopt, elt0};
+        if (!drop) out.push_back((*d)[i]);
+      }
+    }
+    return {out, elt0};
+  }
+  if (name == "Slice") {
+    auto d = dimsOf(0);
+    if (!d) return {std::nullopt, elt0};
+    auto starts = constantInts(op->getOperand(1)), ends = constantInts(op->getOperand(2));
+    std::optional<std::vector<int64_t>> axes = op->getNumOperands() > 3 && !isa<NoneType>(op->getOperand(3).getType())
+                                                   ? constantInts(op->getOperand(3)) : std::optional<std::vector<int64_t>>();
+    std::optional<std::vector<int64_t>> steps = op->getNumOperands() > 4 && !isa<NoneType>(op->getOperand(4).getType())
+                                                    ? constantInts(op->getOperand(4)) : std::optional<std::vector<int64_t>>();
+    Dims out = *d;
+    int64_t r = (int64_t)d->size();
+    if (!starts || !ends || (op->getNumOperands() > 3 && !axes && !isa<NoneType>(op->getOperand(3).getType()))) {
+      for (auto& x : out) x = Dim{-1, ""};  // rank known, extents not
+      return {out, elt0};
+    }
+    for (size_t i = 0; i < starts->size() && i < ends->size(); ++i) {
+      int64_t a = axes && i < axes->size() ? norm((*axes)[i], r) : (int64_t)i;
+      int64_t s = steps && i < steps->size() ? (*steps)[i] : 1;
+      if (a < 0 || a >= r || s == 0) return {std::nullopt, elt0};
+      int64_t lo = (*starts)[i], hi = (*ends)[i];
+      Dim dim = (*d)[a];
+      if (!dim.isStatic()) {  // the whole dim survives only a [0, big) unit-step slice
+        out[a] = (s == 1 && lo == 0 && hi >= (int64_t)INT32_MAX) ? dim : Dim{-1, ""};
+        continue;
+      }
+      int64_t n = dim.value;
+      lo = lo < 0 ? lo + n : lo;
+      hi = hi < 0 ? hi + n : hi;
+      if (s > 0) {
+        lo = std::clamp<int64_t>(lo, 0, n);
+        hi = std::clamp<int64_t>(hi, 0, n);
+        out[a] = Dim{hi > lo ? (hi - lo + s - 1) / s : 0, ""};
+      } else {
+        lo = std::clamp<int64_t>(lo, -1, n - 1);
+        hi = std::clamp<int64_t>(hi, -1, n - 1);
+        out[a] = Dim{lo > hi ? (lo - hi - s - 1) / -s : 0, ""};
+      }
+    }
+    return {out, elt0};
+  }
+  if (name == "MatMul") {
+    auto a = dimsOf(0), c = dimsOf(1);
+    if (!a || !c || a->size() < 2 || c->size() < 2) return {std::nullopt, elt0};
+    auto batch = broadcast({Dims(a->begin(), a->end() - 2), Dims(c->begin(), c->end() - 2)});
+    if (!batch) return {std::nullopt, elt0};
+    batch->push_back((*a)[a->size() - 2]);
+    batch->push_back(c->back());
+    return {batch, elt0};
+  }
+  if (name == "Linear") {
+    auto x = dimsOf(0), w = dimsOf(1);
+    if (!x || !w || x->empty() || w->size() != 2) return {std::nullopt, elt0};
+    Dims out = *x;
+    out.back() = (*w)[0];
+    return {out, elt0};
+  }
+  if (name == "Gemm") {
+    auto a = dimsOf(0), c = dimsOf(1);
+    if (!a || !c || a->size() != 2 || c->size() != 2) return {std::nullopt, elt0};
+    bool ta = intAttr(op, "transA").value_or(0), tb = intAttr(op, "transB").value_or(0);
+    return {Dims{(*a)[ta ? 1 : 0], (*c)[tb ? 0 : 1]}, elt0};
+  }
+  if (name.starts_with("Reduce")) {
+    auto d = dimsOf(0);
+    auto axes = axesOf(op, 1);
+    if (!d || !axes) return {std::nullopt, elt0};
+    bool keep = intAttr(op, "keepdims").value_or(1) != 0;
+    int64_t r = (int64_t)d->size();
+    Dims out;
+    for (int64_t i = 0; i < r; ++i) {
+      bool red = axes->empty() || std::any_of(axes->begin(), axes->end(), [&](int64_t a) { return norm(a, r) == i; });
+      if (!red) out.push_back((*d)[i]);
+      else if (keep) out.push_back(Dim{1, ""});
+    }
+    return {out, elt0};
+  }
+  if (name == "Attention") {
+    auto q = dimsOf(0), v = dimsOf(2);
+    if (!q || !v || q->size() != 4 || v->size() != 4) return {std::nullopt, elt0};
+    return {Dims{(*q)[0], (*q)[1], (*q)[2], (*v)[3]}, elt0};
+  }
+  if (name == "Tile") {
+    auto d = dimsOf(0);
+    auto reps = constantInts(op->getOperand(1));
+    if (!d) return {std::nullopt, elt0};
+    Dims out = *d;
+    for (size_t i = 0; i < out.size(); ++i)
+      out[i] = reps && i < reps->size() && out[i].isStatic() ? Dim{out[i].value * (*reps)[i], ""}
+               : reps && i < reps->size() && (*reps)[i] == 1 ? out[i] : Dim{-1, ""};
+    return {out, elt0};
+  }
+  return {std::nullopt, elt0};
+}
+
+struct GraphInferShapes : impl::GraphInferShapesBase<GraphInferShapes> {
+  void runOnOperation() override {
+    MLIRContext* ctx = &getContext();
+    for (Operation& op : getOperation().getBody().front().without_terminator()) {
+      if (isa<WeightOp, ConstantOp, NoneOp>(op) || op.getNumResults() == 0) continue;
+      Result r = infer(&op);
+      if (!r.elt) r.elt = Builder(ctx).getF32Type();
+      Type t = r.dims ? Type(makeTensorType(ctx, *r.dims, r.elt)) : Type(UnrankedTensorType::get(r.elt));
+      if (op.getName().stripDialect() == "Split") {  // outputs: same rank, split extent unknown
+        for (Value res : op.getResults()) res.setType(UnrankedTensorType::get(r.elt));
+        continue;
+      }
+      op.getResult(0).setType(t);
+    }
+  }
+};
+
+}  // namespace
+
+}  // namespace strata::graph

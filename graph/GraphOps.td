@@ -1,0 +1,185 @@
+//===- GraphOps.td - the graph dialect -----------------------------------===//
+//
+// The graph level of strata: one op per ONNX operator that LLM exports use
+// (mnemonic = ONNX op type, ONNX semantics, ONNX attributes by name), plus
+// strata's high-level ops (RMSNorm, Rope, Attention, Linear, Silu,
+// MakeShape), weights as references into their source files, and inline
+// constants. Values are builtin ranked tensors; a dynamic dim may carry a
+// symbol name in the tensor encoding: tensor<?x?xi64, ["batch", "sequence"]>
+// (one string per dim, "" for static or unnamed dims).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef STRATA_GRAPH_OPS
+#define STRATA_GRAPH_OPS
+
+include "mlir/IR/OpBase.td"
+include "mlir/IR/BuiltinAttributes.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+
+def Graph_Dialect : Dialect {
+  let name = "graph";
+  let cppNamespace = "::strata::graph";
+  let summary = "Model graphs: ONNX-semantics ops, weights by reference, symbolic dims";
+  let description = [{
+    The form every model source (ONNX file, HF checkpoint) is imported into
+    and normalized in. A model is one `graph.graph` op: its block arguments
+    are the model inputs, `graph.output` names its outputs. Node results may
+    start unranked (`tensor<*xf32>`) until graph-infer-shapes refines them.
+  }];
+}
+
+class Graph_Op<string mnemonic, list<Trait> traits = []>
+    : Op<Graph_Dialect, mnemonic, !listconcat(traits, [Pure])>;
+
+def Graph_Tensor : AnyTypeOf<[AnyTensor, NoneType]>;
+
+// A compute node. Operand and result counts are checked against
+// [minIn, maxIn] (maxIn = -1: unbounded) and numOut (-1: one or more);
+// attributes are the node's ONNX (or strata) attributes, by name.
+class Graph_NodeOp<string mnemonic, int minIn, int maxIn, int numOut, string doc>
+    : Graph_Op<mnemonic> {
+  let summary = doc;
+  let arguments = (ins Variadic<Graph_Tensor>:$inputs);
+  let results = (outs Variadic<AnyTensor>:$outputs);
+  let assemblyFormat = "`(` $inputs `)` attr-dict `:` functional-type($inputs, $outputs)";
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    static constexpr int kMinInputs = }] # minIn # [{;
+    static constexpr int kMaxInputs = }] # maxIn # [{;
+    static constexpr int kNumOutputs = }] # numOut # [{;
+  }];
+  let extraClassDefinition = [{
+    ::llvm::LogicalResult $cppClass::verify() {
+      return verifyNodeOp(getOperation(), kMinInputs, kMaxInputs, kNumOutputs);
+    }
+  }];
+}
+
+class Graph_Unary<string m, string doc> : Graph_NodeOp<m, 1, 1, 1, doc>;
+class Graph_Binary<string m, string doc> : Graph_NodeOp<m, 2, 2, 1, doc>;
+
+// Elementwise arithmetic and logic (numpy broadcasting).
+def Graph_AddOp : Graph_Binary<"Add", "a + b">;
+def Graph_SubOp : Graph_Binary<"Sub", "a - b">;
+def Graph_MulOp : Graph_Binary<"Mul", "a * b">;
+def Graph_DivOp : Graph_Binary<"Div", "a / b">;
+def Graph_PowOp : Graph_Binary<"Pow", "a ^ b">;
+def Graph_ModOp : Graph_Binary<"Mod", "a mod b">;
+def Graph_EqualOp : Graph_Binary<"Equal", "a == b">;
+def Graph_LessOp : Graph_Binary<"Less", "a < b">;
+def Graph_LessOrEqualOp : Graph_Binary<"LessOrEqual", "a <= b">;
+def Graph_GreaterOp : Graph_Binary<"Greater", "a > b">;
+def Graph_GreaterOrEqualOp : Graph_Binary<"GreaterOrEqual", "a >= b">;
+def Graph_AndOp : Graph_Binary<"And", "logical and">;
+def Graph_OrOp : Graph_Binary<"Or", "logical or">;
+def Graph_XorOp : Graph_Binary<"Xor", "logical xor">;
+def Graph_MaxOp : Graph_NodeOp<"Max", 1, -1, 1, "elementwise maximum of all inputs">;
+def Graph_MinOp : Graph_NodeOp<"Min", 1, -1, 1, "elementwise minimum of all inputs">;
+def Graph_WhereOp : Graph_NodeOp<"Where", 3, 3, 1, "cond ? x : y">;
+
+def Graph_NegOp : Graph_Unary<"Neg", "-x">;
+def Graph_AbsOp : Graph_Unary<"Abs", "|x|">;
+def Graph_SqrtOp : Graph_Unary<"Sqrt", "square root">;
+def Graph_ReciprocalOp : Graph_Unary<"Reciprocal", "1 / x">;
+def Graph_ExpOp : Graph_Unary<"Exp", "e^x">;
+def Graph_LogOp : Graph_Unary<"Log", "natural logarithm">;
+def Graph_SigmoidOp : Graph_Unary<"Sigmoid", "1 / (1 + e^-x)">;
+def Graph_SiluOp : Graph_Unary<"Silu", "x * sigmoid(x) (strata)">;
+def Graph_TanhOp : Graph_Unary<"Tanh", "tanh">;
+def Graph_ErfOp : Graph_Unary<"Erf", "error function">;
+def Graph_ReluOp : Graph_Unary<"Relu", "max(x, 0)">;
+def Graph_CosOp : Graph_Unary<"Cos", "cosine">;
+def Graph_SinOp : Graph_Unary<"Sin", "sine">;
+def Graph_FloorOp : Graph_Unary<"Floor", "floor">;
+def Graph_CeilOp : Graph_Unary<"Ceil", "ceiling">;
+def Graph_NotOp : Graph_Unary<"Not", "logical not">;
+def Graph_IsNaNOp : Graph_Unary<"IsNaN", "x is NaN">;
+def Graph_IsInfOp : Graph_Unary<"IsInf", "x is infinite">;
+def Graph_IdentityOp : Graph_Unary<"Identity", "x">;
+def Graph_CastOp : Graph_Unary<"Cast", "convert to the element type named by `to`">;
+
+// Shapes and data movement.
+def Graph_ShapeOp : Graph_Unary<"Shape", "the input's dims [start, end) as i64">;
+def Graph_ReshapeOp : Graph_NodeOp<"Reshape", 2, 2, 1, "reshape to a shape operand (0 copies, -1 infers)">;
+def Graph_TransposeOp : Graph_Unary<"Transpose", "permute dims by `perm`">;
+def Graph_SliceOp : Graph_NodeOp<"Slice", 3, 5, 1, "slice by starts, ends, axes, steps operands">;
+def Graph_ConcatOp : Graph_NodeOp<"Concat", 1, -1, 1, "concatenate along `axis`">;
+def Graph_SplitOp : Graph_NodeOp<"Split", 1, 2, -1, "split along `axis`">;
+def Graph_GatherOp : Graph_NodeOp<"Gather", 2, 2, 1, "take indices along `axis`">;
+def Graph_GatherNDOp : Graph_NodeOp<"GatherND", 2, 2, 1, "gather by index tuples">;
+def Graph_ExpandOp : Graph_NodeOp<"Expand", 2, 2, 1, "broadcast to a shape operand">;
+def Graph_TileOp : Graph_NodeOp<"Tile", 2, 2, 1, "repeat along each dim">;
+def Graph_UnsqueezeOp : Graph_NodeOp<"Unsqueeze", 1, 2, 1, "insert size-1 dims">;
+def Graph_SqueezeOp : Graph_NodeOp<"Squeeze", 1, 2, 1, "remove size-1 dims">;
+def Graph_RangeOp : Graph_NodeOp<"Range", 3, 3, 1, "start, start + delta, ... below limit">;
+def Graph_CumSumOp : Graph_NodeOp<"CumSum", 2, 2, 1, "cumulative sum along an axis operand">;
+def Graph_ConstantOfShapeOp : Graph_NodeOp<"ConstantOfShape", 1, 1, 1, "a tensor of a shape operand filled with `value`">;
+def Graph_TriluOp : Graph_NodeOp<"Trilu", 1, 2, 1, "upper/lower triangle">;
+
+// Linear algebra and reductions.
+def Graph_MatMulOp : Graph_NodeOp<"MatMul", 2, 2, 1, "numpy matmul">;
+def Graph_GemmOp : Graph_NodeOp<"Gemm", 2, 3, 1, "alpha * A' B' + beta * C">;
+def Graph_SoftmaxOp : Graph_Unary<"Softmax", "softmax along `axis`">;
+def Graph_ReduceMeanOp : Graph_NodeOp<"ReduceMean", 1, 2, 1, "mean over axes">;
+def Graph_ReduceSumOp : Graph_NodeOp<"ReduceSum", 1, 2, 1, "sum over axes">;
+def Graph_ReduceMaxOp : Graph_NodeOp<"ReduceMax", 1, 2, 1, "max over axes">;
+def Graph_ReduceMinOp : Graph_NodeOp<"ReduceMin", 1, 2, 1, "min over axes">;
+
+// strata high-level ops (semantics in ops/reference.h).
+def Graph_RMSNormOp : Graph_NodeOp<"RMSNorm", 2, 2, 1, "x * rsqrt(mean(x^2) + eps) * weight">;
+def Graph_RopeOp : Graph_NodeOp<"Rope", 2, 2, 1, "rotate-half rotary embedding of x [B,H,S,D] at positions [B,S]">;
+def Graph_AttentionOp : Graph_NodeOp<"Attention", 3, 3, 1, "scaled dot-product attention with GQA, optionally causal">;
+def Graph_LinearOp : Graph_NodeOp<"Linear", 2, 3, 1, "x @ W^T (+ bias), W as [out, in]">;
+def Graph_MakeShapeOp : Graph_NodeOp<"MakeShape", 0, -1, 1,
+    "an i64 shape vector from operand dims (folded exporter shape arithmetic)"> {
+  let description = [{
+    `dims` lists the entries: an integer, or {c = k, terms = [[operand, dim,
+    coeff], ...]} meaning k + sum(coeff * dim(operand)). With `scalar` the
+    single entry is a 0-d tensor.
+  }];
+}
+
+def Graph_WeightOp : Graph_Op<"weight"> {
+  let summary = "a model weight, referenced in its source file (never copied)";
+  let arguments = (ins StrAttr:$name, StrAttr:$file, I64Attr:$offset, I64Attr:$nbytes);
+  let results = (outs AnyStaticShapeTensor:$result);
+  let assemblyFormat = "$name `at` $file `[` $offset `,` $nbytes `]` attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
+def Graph_ConstantOp : Graph_Op<"constant"> {
+  let summary = "a small inline constant (shape operands, scalars)";
+  let arguments = (ins StrAttr:$name, ElementsAttr:$value);
+  let results = (outs AnyStaticShapeTensor:$result);
+  let assemblyFormat = "$name $value attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
+def Graph_GraphOp : Op<Graph_Dialect, "graph", [IsolatedFromAbove, SingleBlock]> {
+  let summary = "a whole model graph";
+  let description = [{
+    Block arguments are the model inputs, named by `input_names`; the block
+    ends in `graph.output`. `source` says where the graph came from and
+    `meta` carries model facts (bos/eos ids, vocab) as JSON text.
+  }];
+  let arguments = (ins StrArrayAttr:$input_names, StrAttr:$source, StrAttr:$meta);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = "attr-dict-with-keyword $body";
+  let hasVerifier = 1;
+}
+
+def Graph_OutputOp : Op<Graph_Dialect, "output", [Terminator, HasParent<"GraphOp">, Pure]> {
+  let summary = "the model outputs, by name";
+  let arguments = (ins Variadic<AnyTensor>:$values, StrArrayAttr:$names);
+  let assemblyFormat = "$values attr-dict `:` type($values)";
+  let hasVerifier = 1;
+}
+
+def Graph_NoneOp : Graph_Op<"none"> {
+  let summary = "an omitted optional input";
+  let results = (outs NoneType:$result);
+  let assemblyFormat = "attr-dict";
+}
+
+#endif  // STRATA_GRAPH_OPS

@@ -1,0 +1,33 @@
+#include "graph/Pipeline.h"
+
+#include "graph/Passes.h"
+#include "graph/Translate.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/Verifier.h"
+#include "mlir/Pass/PassManager.h"
+
+namespace strata::graph {
+
+ops::GraphDef normalize(const ops::GraphDef& g) {
+  mlir::MLIRContext ctx(mlir::MLIRContext::Threading::DISABLED);
+  ctx.getOrLoadDialect<GraphDialect>();
+  std::string diags;
+  mlir::ScopedDiagnosticHandler handler(&ctx, [&](mlir::Diagnostic& d) {
+    llvm::raw_string_ostream os(diags);
+    os << "\n  " << d.getLocation() << ": " << d;
+    return mlir::success();
+  });
+  auto module = importGraph(ctx, g);
+  if (mlir::failed(mlir::verify(*module))) fail("{}: the imported graph does not verify:{}", g.source, diags);
+  mlir::PassManager pm(&ctx);
+  auto& gpm = pm.nest<GraphOp>();
+  gpm.addPass(createGraphInferShapes());
+  gpm.addPass(createGraphFoldShapeArith());
+  gpm.addPass(createGraphDCE());
+  gpm.addPass(createGraphInferShapes());
+  if (mlir::failed(pm.run(*module))) fail("{}: graph normalization failed:{}", g.source, diags);
+  return exportGraph(findGraph(*module));
+}
+
+}  // namespace strata::graph

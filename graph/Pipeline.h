@@ -1,0 +1,13 @@
+// The graph compiler's normalization pipeline behind an MLIR-free interface:
+// import the GraphDef into the graph dialect, run graph-infer-shapes,
+// graph-fold-shape-arith, graph-dce, graph-infer-shapes, export it back.
+#pragma once
+#include "ops/graph_def.h"
+
+namespace strata::graph {
+
+// Throws strata::Error (with the MLIR diagnostics) when verification or a
+// pass fails.
+ops::GraphDef normalize(const ops::GraphDef& g);
+
+}  // namespace strata::graph

@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# The strata CLI end to end: the fixture through every source format with
+# --json, and bad input giving a clear message and exit status 1 (not a crash).
+set -u
+strata=${1:?usage: cli_test.sh STRATA_BIN FIXTURE_DIR}
+fx=${2:?}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+pass=0 fail=0
+ok() { pass=$((pass + 1)); }
+bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
+
+want=$(python3 -c "import json;r=json.load(open('$fx/reference.json'));print(json.dumps(r['greedy_prompt0_24']))")
+ids=$(python3 -c "import json;r=json.load(open('$fx/reference.json'));print(','.join(map(str,r['token_ids'][0])))")
+for m in "$fx" "$fx/model_dynamo.onnx" "$fx/decoder_with_past.onnx" "$fx/decoder_with_past_dynamo.onnx" "$fx/external/decoder_with_past.onnx"; do
+  out=$("$strata" run "$m" --backend reference --prompt-ids "$ids" --max-new-tokens 24 --greedy --json) || { bad "run $m exited $?"; continue; }
+  got=$(python3 -c "import json,sys;print(json.dumps(json.loads(sys.argv[1])['token_ids']))" "$out")
+  [ "$got" = "$want" ] && ok || bad "run $m: token_ids $got != $want"
+  python3 -c "import json,sys;t=json.loads(sys.argv[1])['text'];assert isinstance(t,str) and t" "$out" && ok || bad "run $m: no text"
+done
+
+# expect_error NEEDLE CMD...: exit status 1 and NEEDLE in stderr.
+expect_error() {
+  local needle=$1; shift
+  "$@" >"$tmp/out" 2>"$tmp/err"
+  local rc=$?
+  if [ $rc -ne 1 ]; then bad "exit $rc (want 1): $*"; cat "$tmp/err"; return; fi
+  grep -qF -- "$needle" "$tmp/err" && ok || { bad "stderr lacks '$needle': $*"; cat "$tmp/err"; }
+}
+head -c 50000 "$fx/decoder_with_past.onnx" > "$tmp/truncated.onnx"
+mkdir -p "$tmp/noext" && cp "$fx/external/decoder_with_past.onnx" "$tmp/noext/"
+mkdir -p "$tmp/badcfg" && python3 -c "import json;c=json.load(open('$fx/config.json'));del c['hidden_size'];json.dump(c,open('$tmp/badcfg/config.json','w'))" && cp "$fx/model.safetensors" "$tmp/badcfg/"
+mkdir -p "$tmp/badst" && cp "$fx/config.json" "$tmp/badst/" && printf '\xff\xff\xff\x7f\x00\x00\x00\x00{}' > "$tmp/badst/model.safetensors"
+expect_error "does not exist" "$strata" run /nonexistent --prompt-ids 0
+expect_error "truncated.onnx" "$strata" run "$tmp/truncated.onnx" --prompt-ids 0
+expect_error "external data file" "$strata" run "$tmp/noext/decoder_with_past.onnx" --prompt-ids 0
+expect_error "missing field 'hidden_size'" "$strata" run "$tmp/badcfg" --prompt-ids 0
+expect_error "bad safetensors header" "$strata" run "$tmp/badst" --prompt-ids 0
+expect_error "outside the vocabulary" "$strata" run "$fx" --prompt-ids 0,9999
+expect_error "not a token id" "$strata" run "$fx" --prompt-ids 0,x
+expect_error "--temperature must be > 0" "$strata" run "$fx" --prompt-ids 0 --temperature 0
+expect_error "--top-p" "$strata" run "$fx" --prompt-ids 0 --top-p 2
+expect_error "not available" "$strata" run "$fx" --prompt-ids 0 --backend cuda
+expect_error "not implemented" "$strata" run "$fx" --prompt "hello"
+
+# Sampling is reproducible with a seed.
+a=$("$strata" run "$fx" --prompt-ids "$ids" --max-new-tokens 8 --temperature 0.8 --top-k 20 --seed 3 --json)
+b=$("$strata" run "$fx" --prompt-ids "$ids" --max-new-tokens 8 --temperature 0.8 --top-k 20 --seed 3 --json)
+[ "$a" = "$b" ] && ok || bad "seeded sampling differs"
+
+# inspect
+"$strata" inspect "$fx/decoder_with_past.onnx" --json > "$tmp/inspect.json" && python3 - "$tmp/inspect.json" <<'PY' && ok || bad "inspect --json"
+import json, sys
+j = json.load(open(sys.argv[1]))
+assert j["parameters"] > 100000, j["parameters"]
+assert "batch" in j["symbolic_dims"] and "past_sequence" in j["symbolic_dims"], j["symbolic_dims"]
+assert [i["name"] for i in j["inputs"]][:3] == ["input_ids", "attention_mask", "position_ids"]
+assert j["op_histogram"]["MatMul"] >= 15
+PY
+"$strata" --help | grep -q "run" && ok || bad "--help"
+
+echo "$pass passed, $fail failed"
+[ $fail -eq 0 ]

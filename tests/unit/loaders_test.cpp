@@ -1,0 +1,188 @@
+// Loaders on good and bad input: every failure is a strata::Error whose
+// message names the file and the part at fault.
+#include <gtest/gtest.h>
+#include <onnx/onnx_pb.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "models/hf_config.h"
+#include "models/llama_builder.h"
+#include "models/model_source.h"
+#include "models/onnx_loader.h"
+#include "models/safetensors.h"
+
+using namespace strata;
+namespace fs = std::filesystem;
+
+namespace {
+
+const std::string kFixture = STRATA_FIXTURE_DIR;
+
+struct TempDir {
+  fs::path path;
+  TempDir() {
+    path = fs::temp_directory_path() / ("strata_test_" + std::to_string(::getpid()) + "_" + std::to_string(counter++));
+    fs::create_directories(path);
+  }
+  ~TempDir() { fs::remove_all(path); }
+  std::string write(const std::string& name, const std::string& bytes) const {
+    std::ofstream(path / name, std::ios::binary) << bytes;
+    return (path / name).string();
+  }
+  static inline int counter = 0;
+};
+
+std::string readFile(const std::string& p) {
+  std::ifstream f(p, std::ios::binary);
+  return {std::istreambuf_iterator<char>(f), {}};
+}
+
+// Expects `fn` to throw a strata::Error whose message contains every needle.
+template <typename F>
+void expectError(F fn, std::initializer_list<std::string> needles) {
+  try {
+    fn();
+    ADD_FAILURE() << "expected an error";
+  } catch (const Error& e) {
+    for (const auto& n : needles) EXPECT_NE(std::string(e.what()).find(n), std::string::npos) << e.what();
+  }
+}
+
+onnx::ModelProto tinyModel(const std::string& op, int64_t opset) {
+  onnx::ModelProto m;
+  m.set_ir_version(8);
+  auto* o = m.add_opset_import();
+  o->set_version(opset);
+  auto* g = m.mutable_graph();
+  auto* in = g->add_input();
+  in->set_name("x");
+  in->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto_DataType_FLOAT);
+  in->mutable_type()->mutable_tensor_type()->mutable_shape()->add_dim()->set_dim_param("n");
+  auto* out = g->add_output();
+  out->set_name("y");
+  out->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto_DataType_FLOAT);
+  auto* n = g->add_node();
+  n->set_name("the_node");
+  n->set_op_type(op);
+  n->add_input("x");
+  n->add_output("y");
+  return m;
+}
+
+}  // namespace
+
+TEST(Onnx, LoadsAllFixtureExports) {
+  for (const char* f : {"model_dynamo.onnx", "decoder_with_past.onnx", "decoder_with_past_dynamo.onnx", "external/decoder_with_past.onnx"}) {
+    ops::GraphDef g = models::loadOnnx(kFixture + "/" + f);
+    EXPECT_FALSE(g.nodes.empty()) << f;
+    EXPECT_FALSE(g.weights.empty()) << f;
+    for (const auto& w : g.weights) EXPECT_TRUE(fs::exists(w.file)) << w.file;
+  }
+}
+
+TEST(Onnx, ExternalDataIsReferencedNotCopied) {
+  ops::GraphDef g = models::loadOnnx(kFixture + "/external/decoder_with_past.onnx");
+  int external = 0;
+  for (const auto& w : g.weights) external += w.file.ends_with(".onnx.data");
+  EXPECT_GE(external, 16);
+}
+
+TEST(Onnx, DynamicDimsKeepTheirNames) {
+  ops::GraphDef g = models::loadOnnx(kFixture + "/decoder_with_past.onnx");
+  const ops::ValueInfo* ids = g.findInput("input_ids");
+  ASSERT_NE(ids, nullptr);
+  EXPECT_EQ(ids->shape[0].symbol, "batch");
+  EXPECT_EQ(ids->shape[1].symbol, "sequence");
+}
+
+TEST(Onnx, TruncatedAndCorruptFilesAreErrors) {
+  TempDir d;
+  std::string bytes = readFile(kFixture + "/decoder_with_past.onnx");
+  expectError([&] { models::loadOnnx(d.write("trunc.onnx", bytes.substr(0, bytes.size() / 3))); }, {"trunc.onnx"});
+  std::string corrupt = bytes;
+  for (size_t i = 0; i < 64; ++i) corrupt[i] = (char)0xff;
+  expectError([&] { models::loadOnnx(d.write("corrupt.onnx", corrupt)); }, {"corrupt.onnx", "not a valid ONNX"});
+  expectError([&] { models::loadOnnx(d.write("empty.onnx", "")); }, {"empty.onnx"});
+}
+
+TEST(Onnx, MissingExternalDataFileIsAnError) {
+  TempDir d;
+  fs::copy_file(kFixture + "/external/decoder_with_past.onnx", d.path / "m.onnx");
+  expectError([&] { models::loadOnnx((d.path / "m.onnx").string()); }, {"external data file", "decoder_with_past.onnx.data", "missing"});
+  // Present but too short: offsets out of range.
+  d.write("decoder_with_past.onnx.data", std::string(100, '\0'));
+  expectError([&] { models::loadOnnx((d.path / "m.onnx").string()); }, {"outside"});
+}
+
+TEST(Onnx, UnsupportedOpAndOpsetAreNamed) {
+  TempDir d;
+  std::string p = d.write("op.onnx", tinyModel("LSTM", 17).SerializeAsString());
+  expectError([&] { models::loadOnnx(p); }, {"the_node", "LSTM", "not supported"});
+  p = d.write("opset.onnx", tinyModel("Relu", 13).SerializeAsString());
+  expectError([&] { models::loadOnnx(p); }, {"opset 13", "17 to 21"});
+  auto m = tinyModel("Relu", 17);
+  m.mutable_graph()->mutable_node(0)->set_domain("com.microsoft");
+  p = d.write("domain.onnx", m.SerializeAsString());
+  expectError([&] { models::loadOnnx(p); }, {"the_node", "com.microsoft"});
+  p = d.write("ok.onnx", tinyModel("Relu", 21).SerializeAsString());
+  EXPECT_EQ(models::loadOnnx(p).nodes.size(), 1u);
+}
+
+TEST(Safetensors, ParsesFixtureHeader) {
+  auto w = models::readSafetensorsHeader(kFixture + "/model.safetensors");
+  ASSERT_TRUE(w.count("model.embed_tokens.weight"));
+  EXPECT_EQ(w["model.embed_tokens.weight"].shape, (ops::Shape{512, 64}));
+}
+
+TEST(Safetensors, BadHeadersAreErrors) {
+  auto header = [](const std::string& json, size_t dataBytes) {
+    std::string s(8, '\0');
+    uint64_t n = json.size();
+    for (int i = 0; i < 8; ++i) s[i] = (char)((n >> (8 * i)) & 0xff);
+    return s + json + std::string(dataBytes, '\0');
+  };
+  auto parse = [](const std::string& b) { return models::parseSafetensorsHeader((const uint8_t*)b.data(), b.size(), "x.safetensors"); };
+  expectError([&] { parse("abc"); }, {"x.safetensors", "too short"});
+  expectError([&] { parse(std::string("\xff\xff\xff\xff\0\0\0\0{}", 10)); }, {"claims"});
+  expectError([&] { parse(header("{not json", 0)); }, {"not valid JSON"});
+  expectError([&] { parse(header(R"({"w":{"dtype":"F32","shape":[4],"data_offsets":[0,16]}})", 8)); }, {"'w'", "out of range"});
+  expectError([&] { parse(header(R"({"w":{"dtype":"F32","shape":[3],"data_offsets":[0,16]}})", 16)); }, {"'w'", "needs 12"});
+  expectError([&] { parse(header(R"({"w":{"dtype":"Q4","shape":[4],"data_offsets":[0,16]}})", 16)); }, {"'Q4'"});
+  expectError([&] { parse(header(R"({"w":{"shape":[4],"data_offsets":[0,16]}})", 16)); }, {"'w'", "malformed"});
+  EXPECT_EQ(parse(header(R"({"w":{"dtype":"F32","shape":[4],"data_offsets":[0,16]}})", 16)).at("w").offset, 8u + 55u);
+}
+
+TEST(HfConfig, MissingOrBadFieldsAreNamed) {
+  auto cfg = nlohmann::json::parse(readFile(kFixture + "/config.json"));
+  EXPECT_EQ(models::parseLlamaConfig(cfg, "c.json").numKvHeads, 2);
+  for (const char* field : {"hidden_size", "num_hidden_layers", "vocab_size", "rms_norm_eps", "model_type"}) {
+    auto broken = cfg;
+    broken.erase(field);
+    expectError([&] { models::parseLlamaConfig(broken, "c.json"); }, {"c.json", field});
+  }
+  auto bad = cfg;
+  bad["num_key_value_heads"] = 3;
+  expectError([&] { models::parseLlamaConfig(bad, "c.json"); }, {"multiple"});
+  bad = cfg;
+  bad["model_type"] = "gpt2";
+  expectError([&] { models::parseLlamaConfig(bad, "c.json"); }, {"gpt2"});
+}
+
+TEST(HfCheckpoint, MissingTensorAndShapeMismatchAreNamed) {
+  auto cfg = models::readLlamaConfig(kFixture + "/config.json");
+  auto w = models::readSafetensorsHeader(kFixture + "/model.safetensors");
+  auto missing = w;
+  missing.erase("model.layers.1.mlp.up_proj.weight");
+  expectError([&] { models::buildLlamaGraph(cfg, missing, "m"); }, {"model.layers.1.mlp.up_proj.weight"});
+  auto wrong = cfg;
+  wrong.intermediateSize = 100;
+  expectError([&] { models::buildLlamaGraph(wrong, w, "m"); }, {"shape"});
+}
+
+TEST(ModelSource, UnknownPathsAreErrors) {
+  expectError([] { models::loadModel("/nonexistent/model"); }, {"does not exist"});
+  TempDir d;
+  expectError([&] { models::loadModel(d.path.string()); }, {"without config.json"});
+  expectError([&] { models::loadModel(d.write("x.txt", "hi")); }, {"not a model"});
+}

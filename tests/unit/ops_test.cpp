@@ -1,0 +1,123 @@
+// Reference kernels on hand-computed cases.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "ops/reference.h"
+
+using namespace strata::ops;
+
+namespace {
+std::vector<float> f32(const Tensor& t) { return {t.data<float>(), t.data<float>() + t.numel()}; }
+std::vector<int64_t> i64(const Tensor& t) { return t.toI64Vector(); }
+}  // namespace
+
+TEST(Elementwise, BroadcastAdd) {
+  Tensor a = Tensor::fromF32({1, 2, 3, 4, 5, 6}, {2, 3});
+  Tensor b = Tensor::fromF32({10, 20, 30}, {3});
+  Tensor c = binary(BinaryOp::Add, a, b);
+  EXPECT_EQ(c.shape(), (Shape{2, 3}));
+  EXPECT_EQ(f32(c), (std::vector<float>{11, 22, 33, 14, 25, 36}));
+  Tensor col = Tensor::fromF32({100, 200}, {2, 1});
+  EXPECT_EQ(f32(binary(BinaryOp::Mul, a, col)), (std::vector<float>{100, 200, 300, 800, 1000, 1200}));
+}
+
+TEST(Elementwise, IncompatibleShapesThrow) {
+  EXPECT_THROW(binary(BinaryOp::Add, Tensor(DType::F32, {2, 3}), Tensor(DType::F32, {4})), strata::Error);
+  EXPECT_THROW(binary(BinaryOp::Add, Tensor(DType::F32, {2}), Tensor(DType::I64, {2})), strata::Error);
+}
+
+TEST(Elementwise, CompareWhereAndLogic) {
+  Tensor a = Tensor::fromI64({1, 5, 3});
+  Tensor b = Tensor::fromI64({2}, {});
+  Tensor le = binary(BinaryOp::LessOrEqual, a, Tensor::fromI64({3}, {}));
+  EXPECT_EQ(le.dtype(), DType::Bool);
+  EXPECT_EQ(i64(le), (std::vector<int64_t>{1, 0, 1}));
+  EXPECT_EQ(i64(where(le, a, b)), (std::vector<int64_t>{1, 2, 3}));
+  EXPECT_EQ(i64(unary(UnaryOp::Not, le)), (std::vector<int64_t>{0, 1, 0}));
+  EXPECT_EQ(i64(binary(BinaryOp::Mod, Tensor::fromI64({-7, 7}), Tensor::fromI64({3}, {}))), (std::vector<int64_t>{2, 1}));
+}
+
+TEST(Elementwise, Unary) {
+  Tensor x = Tensor::fromF32({0.f, 4.f}, {2});
+  EXPECT_EQ(f32(unary(UnaryOp::Sqrt, x)), (std::vector<float>{0, 2}));
+  EXPECT_FLOAT_EQ(f32(unary(UnaryOp::Sigmoid, x))[0], 0.5f);
+  EXPECT_FLOAT_EQ(f32(unary(UnaryOp::Silu, x))[1], 4.f / (1.f + std::exp(-4.f)));
+}
+
+TEST(DataMovement, ReshapeZeroAndInfer) {
+  Tensor x(DType::F32, {2, 3, 4});
+  EXPECT_EQ(reshape(x, {0, -1}).shape(), (Shape{2, 12}));
+  EXPECT_THROW(reshape(x, {5, -1}), strata::Error);
+  EXPECT_THROW(reshape(x, {-1, -1}), strata::Error);
+}
+
+TEST(DataMovement, TransposeSliceConcat) {
+  Tensor x = Tensor::fromF32({1, 2, 3, 4, 5, 6}, {2, 3});
+  EXPECT_EQ(f32(transpose(x, {1, 0})), (std::vector<float>{1, 4, 2, 5, 3, 6}));
+  EXPECT_EQ(f32(slice(x, {1}, {INT64_MAX}, {1}, {})), (std::vector<float>{2, 3, 5, 6}));
+  EXPECT_EQ(f32(slice(x, {-1}, {-4}, {1}, {-1})), (std::vector<float>{3, 2, 1, 6, 5, 4}));
+  EXPECT_EQ(f32(concat({x, x}, 0)).size(), 12u);
+  EXPECT_EQ(f32(concat({x, Tensor::fromF32({9, 9}, {2, 1})}, 1)), (std::vector<float>{1, 2, 3, 9, 4, 5, 6, 9}));
+}
+
+TEST(DataMovement, GatherAndGatherND) {
+  Tensor table = Tensor::fromF32({0, 1, 10, 11, 20, 21}, {3, 2});
+  EXPECT_EQ(f32(gather(table, Tensor::fromI64({2, 0, -1}), 0)), (std::vector<float>{20, 21, 0, 1, 20, 21}));
+  EXPECT_THROW(gather(table, Tensor::fromI64({3}), 0), strata::Error);
+  Tensor idx = Tensor::fromI64({1, 0, 2, 1}, {2, 2});
+  EXPECT_EQ(f32(gatherND(table, idx, 0)), (std::vector<float>{10, 21}));
+}
+
+TEST(DataMovement, ExpandRangeCumsumTrilu) {
+  EXPECT_EQ(expand(Tensor::fromF32({1, 2}, {2, 1}), {2, 3}).shape(), (Shape{2, 3}));
+  EXPECT_EQ(i64(range(Tensor::fromI64({2}, {}), Tensor::fromI64({9}, {}), Tensor::fromI64({3}, {}))),
+            (std::vector<int64_t>{2, 5, 8}));
+  EXPECT_EQ(i64(cumsum(Tensor::fromI64({1, 2, 3}), 0, false, false)), (std::vector<int64_t>{1, 3, 6}));
+  EXPECT_EQ(i64(cumsum(Tensor::fromI64({1, 2, 3}), 0, true, true)), (std::vector<int64_t>{5, 3, 0}));
+  EXPECT_EQ(f32(trilu(Tensor::fromF32({1, 2, 3, 4}, {2, 2}), 0, true)), (std::vector<float>{1, 2, 0, 4}));
+}
+
+TEST(Linalg, MatmulBatchBroadcast) {
+  Tensor a = Tensor::fromF32({1, 2, 3, 4}, {1, 2, 2});
+  Tensor b = Tensor::fromF32({1, 0, 0, 1, 2, 0, 0, 2}, {2, 2, 2});
+  Tensor c = matmul(a, b);
+  EXPECT_EQ(c.shape(), (Shape{2, 2, 2}));
+  EXPECT_EQ(f32(c), (std::vector<float>{1, 2, 3, 4, 2, 4, 6, 8}));
+  EXPECT_THROW(matmul(Tensor(DType::F32, {2, 3}), Tensor(DType::F32, {2, 3})), strata::Error);
+}
+
+TEST(Linalg, LinearSoftmaxReduce) {
+  Tensor x = Tensor::fromF32({1, 2}, {1, 2});
+  Tensor w = Tensor::fromF32({1, 1, 2, -1}, {2, 2});
+  Tensor bias = Tensor::fromF32({0.5f, 0}, {2});
+  EXPECT_EQ(f32(linear(x, w, &bias)), (std::vector<float>{3.5f, 0}));
+  auto s = f32(softmax(Tensor::fromF32({0, std::log(3.f)}, {2}), -1));
+  EXPECT_NEAR(s[0], 0.25f, 1e-6);
+  EXPECT_NEAR(s[1], 0.75f, 1e-6);
+  EXPECT_EQ(f32(reduce(ReduceOp::Mean, Tensor::fromF32({1, 2, 3, 5}, {2, 2}), {-1}, true)), (std::vector<float>{1.5f, 4}));
+}
+
+TEST(Llm, RmsNormRopeAttention) {
+  auto y = f32(rmsNorm(Tensor::fromF32({3, 4}, {1, 2}), Tensor::fromF32({1, 2}, {2}), 0.f));
+  float inv = 1.f / std::sqrt(12.5f);
+  EXPECT_NEAR(y[0], 3 * inv, 1e-6);
+  EXPECT_NEAR(y[1], 8 * inv, 1e-6);
+  // Position 0 leaves x unchanged; position p rotates pair (x0, x1) by p * theta^0.
+  Tensor x = Tensor::fromF32({1, 0, 1, 0}, {1, 1, 2, 2});
+  auto r = f32(rope(x, Tensor::fromI64({0, 1}, {1, 2}), 10000.f));
+  EXPECT_NEAR(r[0], 1, 1e-6);
+  EXPECT_NEAR(r[2], std::cos(1.f), 1e-6);
+  EXPECT_NEAR(r[3], std::sin(1.f), 1e-6);
+  // Causal: the first query sees only the first key; GQA: 2 q heads share 1 kv head.
+  Tensor q(DType::F32, {1, 2, 2, 1}), k = Tensor::fromF32({0, 0}, {1, 1, 2, 1}), v = Tensor::fromF32({1, 3}, {1, 1, 2, 1});
+  auto o = f32(attention(q, k, v, 1.f, true));
+  EXPECT_EQ(o, (std::vector<float>{1, 2, 1, 2}));
+}
+
+TEST(Tensor, HalfConversions) {
+  EXPECT_EQ(halfToFloat(0x3c00), 1.0f);
+  EXPECT_EQ(halfToFloat(0xc000), -2.0f);
+  EXPECT_EQ(halfToFloat(0x0001), std::ldexp(1.f, -24));
+  EXPECT_EQ(bf16ToFloat(0x3f80), 1.0f);
+}

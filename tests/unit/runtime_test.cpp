@@ -1,0 +1,85 @@
+// Executor, generator and sampler behaviour that the fixtures do not pin.
+#include <gtest/gtest.h>
+
+#include "runtime/executor.h"
+#include "runtime/generate.h"
+#include "runtime/sampler.h"
+
+using namespace strata;
+
+namespace {
+ops::GraphDef addGraph() {
+  ops::GraphDef g;
+  g.source = "add";
+  g.inputs = {{"a", ops::DType::F32, {{2, ""}}}};
+  g.outputs = {{"y", ops::DType::F32, {{2, ""}}}};
+  g.constants = {{"one", ops::Tensor::fromF32({1, 1}, {2})}};
+  g.nodes = {{"Add", "plus", {"a", "one"}, {"t"}, {}}, {"Mul", "times", {"t", "t"}, {"y"}, {}}};
+  return g;
+}
+}  // namespace
+
+TEST(Executor, RunsAndFreesIntermediates) {
+  runtime::Executor ex(addGraph());
+  auto out = ex.run({{"a", ops::Tensor::fromF32({1, 2}, {2})}});
+  EXPECT_EQ(out.at("y").data<float>()[0], 4.f);
+  EXPECT_EQ(out.at("y").data<float>()[1], 9.f);
+  EXPECT_EQ(out.size(), 1u);
+}
+
+TEST(Executor, RejectsUnknownOpsAndBadOrder) {
+  auto g = addGraph();
+  g.nodes[0].op = "Frobnicate";
+  EXPECT_THROW(runtime::Executor{g}, Error);
+  g = addGraph();
+  std::swap(g.nodes[0], g.nodes[1]);
+  EXPECT_THROW(runtime::Executor{g}, Error);
+}
+
+TEST(Executor, KernelErrorsNameTheNode) {
+  runtime::Executor ex(addGraph());
+  try {
+    ex.run({{"a", ops::Tensor::fromF32({1, 2, 3}, {3})}});
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("node 'plus' (Add)"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(ex.run({}), Error);
+}
+
+TEST(Sampler, GreedyAndSeededSampling) {
+  std::vector<float> logits = {0.1f, 3.f, 2.9f, -1.f};
+  runtime::Sampler greedy({});
+  EXPECT_EQ(greedy.sample(logits), 1);
+  runtime::SamplingParams p;
+  p.greedy = false;
+  p.topK = 2;
+  p.seed = 7;
+  runtime::Sampler a(p), b(p);
+  for (int i = 0; i < 50; ++i) {
+    int64_t x = a.sample(logits);
+    EXPECT_EQ(x, b.sample(logits));
+    EXPECT_TRUE(x == 1 || x == 2);
+  }
+  p.topK = 0;
+  p.topP = 0.01f;  // nucleus of one: the argmax
+  runtime::Sampler nucleus(p);
+  EXPECT_EQ(nucleus.sample(logits), 1);
+}
+
+TEST(Sampler, InvalidParametersAreNamed) {
+  runtime::SamplingParams p;
+  p.greedy = false;
+  p.temperature = 0;
+  EXPECT_THROW(p.validate(), Error);
+  p.temperature = 1;
+  p.topP = 1.5f;
+  EXPECT_THROW(p.validate(), Error);
+  p.topP = 1;
+  p.topK = -1;
+  EXPECT_THROW(p.validate(), Error);
+}
+
+TEST(Generator, NeedsInputIdsAndLogits) {
+  EXPECT_THROW(runtime::Executor ex(addGraph()); runtime::Generator{ex}, Error);
+}
