@@ -2,6 +2,7 @@
 // Rules follow ONNX semantics; symbolic dims keep their names through
 // broadcasting, reshapes and strata's ops. Unknown stays unranked / `?`.
 #include <optional>
+#include <set>
 
 #include "graph/Passes.h"
 #include "graph/ShapeOperands.h"
@@ -39,6 +40,13 @@ std::optional<Dims> broadcast(const std::vector<std::optional<Dims>>& all) {
     for (size_t i = 0; i < a.size(); ++i) out[off + i] = mergeDim(out[off + i], a[i]);
   }
   return out;
+}
+
+// shapeOperandDims marks entries it cannot know with the symbol "?"; as a
+// result dim they are simply unnamed.
+void forgetUnknown(Dims& d) {
+  for (auto& x : d)
+    if (x.symbol == "?") x = Dim{-1, ""};
 }
 
 std::optional<int64_t> intAttr(Operation* op, StringRef name) {
@@ -131,30 +139,47 @@ Result infer(Operation* op) {
     if (!target) return {std::nullopt, elt0};
     bool allowzero = intAttr(op, "allowzero").value_or(0) != 0;
     Dims out = *target;
-    int64_t infer = -1, known = 1;
+    int64_t infer = -1;
     for (size_t i = 0; i < out.size(); ++i) {
       if (out[i].isStatic() && out[i].value == 0 && !allowzero) out[i] = in && i < in->size() ? (*in)[i] : Dim{-1, ""};
-      if (out[i].isStatic() && out[i].value == -1) infer = i;
-      else if (out[i].isStatic()) known *= out[i].value;
-      else known = -1;
+      if (out[i].symbol.empty() && out[i].value == -1) infer = i;
     }
-    if (infer >= 0) {
-      int64_t total = 1;
-      bool staticIn = in.has_value();
-      if (in) for (const auto& d : *in) { staticIn &= d.isStatic(); if (d.isStatic()) total *= d.value; }
-      out[infer] = staticIn && known > 0 && total % known == 0 ? Dim{total / known, ""} : Dim{-1, ""};
+    forgetUnknown(out);
+    if (infer >= 0 && in) {
+      // -1 is the static part of the input over the static part of the
+      // output, when both sides hold the same named symbolic dims.
+      std::multiset<std::string> symIn, symOut;
+      int64_t staticIn = 1, staticOut = 1;
+      bool ok = true;
+      for (const auto& d : *in) {
+        if (d.isStatic()) staticIn *= d.value;
+        else if (d.symbol.empty()) ok = false;
+        else symIn.insert(d.symbol);
+      }
+      for (size_t i = 0; i < out.size(); ++i) {
+        if ((int64_t)i == infer) continue;
+        if (out[i].isStatic()) staticOut *= out[i].value;
+        else if (out[i].symbol.empty()) ok = false;
+        else symOut.insert(out[i].symbol);
+      }
+      bool exact = ok && symIn == symOut && staticOut > 0 && staticIn % staticOut == 0;
+      out[infer] = exact ? Dim{staticIn / staticOut, ""} : Dim{-1, ""};
+    } else if (infer >= 0) {
+      out[infer] = Dim{-1, ""};
     }
     return {out, elt0};
   }
   if (name == "Expand") {
     auto target = shapeOperandDims(op->getOperand(1));
     if (!target) return {std::nullopt, elt0};
+    forgetUnknown(*target);
     return {broadcast({dimsOf(0), target}), elt0};
   }
   if (name == "ConstantOfShape") {
     auto target = shapeOperandDims(op->getOperand(0));
     Type t = b.getF32Type();
     if (auto v = op->getAttrOfType<DenseElementsAttr>("value")) t = cast<ShapedType>(v.getType()).getElementType();
+    if (target) forgetUnknown(*target);
     return {target, t};
   }
   if (name == "Range") return {Dims{{-1, ""}}, elt0};

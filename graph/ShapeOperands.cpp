@@ -30,7 +30,7 @@ std::optional<std::vector<ops::Dim>> shapeOperandDims(Value v) {
   std::vector<ops::Dim> out;
   for (Attribute e : entries) {
     if (auto i = dyn_cast<IntegerAttr>(e)) { out.push_back({i.getInt(), ""}); continue; }
-    ops::Dim d{-1, ""};
+    ops::Dim d{-1, "?"};
     auto dict = dyn_cast<DictionaryAttr>(e);
     auto c = dict ? dict.getAs<IntegerAttr>("c") : IntegerAttr();
     auto terms = dict ? dict.getAs<ArrayAttr>("terms") : ArrayAttr();

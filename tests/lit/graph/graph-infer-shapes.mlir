@@ -1,0 +1,74 @@
+// RUN: strata-opt %s --graph-infer-shapes -split-input-file | FileCheck %s
+
+// Symbolic dims flow through a gather from an embedding table.
+// CHECK-LABEL: source = "gather"
+// CHECK: graph.Gather
+// CHECK-SAME: -> tensor<?x?x64xf32, ["batch", "sequence", ""]>
+// CHECK: graph.Shape
+// CHECK-SAME: -> tensor<3xi64>
+graph.graph attributes {input_names = ["input_ids"], source = "gather", meta = "{}"} {
+^bb0(%ids: tensor<?x?xi64, ["batch", "sequence"]>):
+  %w = graph.weight "embed" at "/m.safetensors" [8, 2048] : tensor<8x64xf32>
+  %e = graph.Gather(%w, %ids) {axis = 0 : i64} : (tensor<8x64xf32>, tensor<?x?xi64, ["batch", "sequence"]>) -> tensor<*xf32>
+  %s = graph.Shape(%e) : (tensor<*xf32>) -> tensor<*xf32>
+  graph.output %e, %s {names = ["h", "s"]} : tensor<*xf32>, tensor<*xf32>
+}
+
+// -----
+
+// Reshape by a constant with 0 (copy) and -1 (infer), then the strata ops of
+// an attention block: Linear, Rope, Attention keep the symbolic dims.
+// CHECK-LABEL: source = "attention"
+// CHECK: graph.Linear
+// CHECK-SAME: -> tensor<?x?x64xf32, ["batch", "sequence", ""]>
+// CHECK: graph.Reshape
+// CHECK-SAME: -> tensor<?x?x4x16xf32, ["batch", "sequence", "", ""]>
+// CHECK: graph.Transpose
+// CHECK-SAME: -> tensor<?x4x?x16xf32, ["batch", "", "sequence", ""]>
+// CHECK: graph.Rope
+// CHECK-SAME: -> tensor<?x4x?x16xf32, ["batch", "", "sequence", ""]>
+// CHECK: graph.Attention
+// CHECK-SAME: -> tensor<?x4x?x16xf32, ["batch", "", "sequence", ""]>
+graph.graph attributes {input_names = ["x", "pos"], source = "attention", meta = "{}"} {
+^bb0(%x: tensor<?x?x64xf32, ["batch", "sequence", ""]>, %pos: tensor<?x?xi64, ["batch", "sequence"]>):
+  %w = graph.weight "wq" at "/m.safetensors" [0, 16384] : tensor<64x64xf32>
+  %shape = graph.constant "heads" dense<[0, 0, 4, -1]> : tensor<4xi64> : tensor<4xi64>
+  %q = graph.Linear(%x, %w) : (tensor<?x?x64xf32, ["batch", "sequence", ""]>, tensor<64x64xf32>) -> tensor<*xf32>
+  %r = graph.Reshape(%q, %shape) : (tensor<*xf32>, tensor<4xi64>) -> tensor<*xf32>
+  %t = graph.Transpose(%r) {perm = array<i64: 0, 2, 1, 3>} : (tensor<*xf32>) -> tensor<*xf32>
+  %rq = graph.Rope(%t, %pos) {theta = 1.0e4 : f64} : (tensor<*xf32>, tensor<?x?xi64, ["batch", "sequence"]>) -> tensor<*xf32>
+  %a = graph.Attention(%rq, %rq, %rq) {scale = 0.25 : f64, causal = 1 : i64} : (tensor<*xf32>, tensor<*xf32>, tensor<*xf32>) -> tensor<*xf32>
+  graph.output %a {names = ["a"]} : tensor<*xf32>
+}
+
+// -----
+
+// Broadcasting: a static dim wins over a symbol, 1 broadcasts, comparisons are i1.
+// CHECK-LABEL: source = "broadcast"
+// CHECK: graph.Add
+// CHECK-SAME: -> tensor<4x?xf32, ["", "n"]>
+// CHECK: graph.LessOrEqual
+// CHECK-SAME: -> tensor<4x?xi1, ["", "n"]>
+// CHECK: graph.MatMul
+// CHECK-SAME: -> tensor<4x?x?xf32, ["", "n", "n"]>
+graph.graph attributes {input_names = ["a", "b"], source = "broadcast", meta = "{}"} {
+^bb0(%a: tensor<?x?xf32, ["m", "n"]>, %b: tensor<4x1xf32>):
+  %s = graph.Add(%a, %b) : (tensor<?x?xf32, ["m", "n"]>, tensor<4x1xf32>) -> tensor<*xf32>
+  %c = graph.LessOrEqual(%s, %b) : (tensor<*xf32>, tensor<4x1xf32>) -> tensor<*xf32>
+  %u = graph.Unsqueeze(%s) {axes = array<i64: 2>} : (tensor<*xf32>) -> tensor<*xf32>
+  %v = graph.Unsqueeze(%s) {axes = array<i64: 1>} : (tensor<*xf32>) -> tensor<*xf32>
+  %m = graph.MatMul(%u, %v) : (tensor<*xf32>, tensor<*xf32>) -> tensor<*xf32>
+  graph.output %s, %c, %m {names = ["s", "c", "m"]} : tensor<*xf32>, tensor<*xf32>, tensor<*xf32>
+}
+
+// -----
+
+// A reshape whose shape comes from data stays unranked.
+// CHECK-LABEL: source = "unknown"
+// CHECK: graph.Reshape
+// CHECK-SAME: -> tensor<*xf32>
+graph.graph attributes {input_names = ["x", "shape"], source = "unknown", meta = "{}"} {
+^bb0(%x: tensor<6xf32>, %shape: tensor<2xi64>):
+  %r = graph.Reshape(%x, %shape) : (tensor<6xf32>, tensor<2xi64>) -> tensor<*xf32>
+  graph.output %r {names = ["r"]} : tensor<*xf32>
+}

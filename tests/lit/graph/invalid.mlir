@@ -1,0 +1,67 @@
+// RUN: strata-opt %s -split-input-file -verify-diagnostics
+
+graph.graph attributes {input_names = ["x"], source = "t", meta = "{}"} {
+^bb0(%x: tensor<4xf32>):
+  // expected-error @+1 {{'graph.Add' op takes 2 inputs, got 1}}
+  %a = graph.Add(%x) : (tensor<4xf32>) -> tensor<4xf32>
+  graph.output %a {names = ["a"]} : tensor<4xf32>
+}
+
+// -----
+
+graph.graph attributes {input_names = ["x"], source = "t", meta = "{}"} {
+^bb0(%x: tensor<4xf32>):
+  // expected-error @+1 {{'graph.Concat' op takes at least 1 inputs, got 0}}
+  %a = graph.Concat() {axis = 0 : i64} : () -> tensor<4xf32>
+  graph.output %a {names = ["a"]} : tensor<4xf32>
+}
+
+// -----
+
+graph.graph attributes {input_names = ["x"], source = "t", meta = "{}"} {
+^bb0(%x: tensor<?xf32>):
+  // expected-error @+1 {{tensor encoding must list one dim symbol per dim}}
+  %a = graph.Neg(%x) : (tensor<?xf32>) -> tensor<?xf32, ["n", "m"]>
+  graph.output %a {names = ["a"]} : tensor<?xf32, ["n", "m"]>
+}
+
+// -----
+
+graph.graph attributes {input_names = ["x"], source = "t", meta = "{}"} {
+^bb0(%x: tensor<4xf32>):
+  // expected-error @+1 {{static dim 0 of 'tensor<4xf32, ["n"]>' cannot carry symbol 'n'}}
+  %a = graph.Neg(%x) : (tensor<4xf32>) -> tensor<4xf32, ["n"]>
+  graph.output %a {names = ["a"]} : tensor<4xf32, ["n"]>
+}
+
+// -----
+
+graph.graph attributes {input_names = [], source = "t", meta = "{}"} {
+  // expected-error @+1 {{records 15 bytes but 'tensor<4xf32>' needs 16}}
+  %w = graph.weight "w" at "/m.bin" [0, 15] : tensor<4xf32>
+  graph.output %w {names = ["w"]} : tensor<4xf32>
+}
+
+// -----
+
+graph.graph attributes {input_names = [], source = "t", meta = "{}"} {
+  // expected-error @+1 {{does not match result type}}
+  %c = graph.constant "c" dense<[1, 2]> : tensor<2xi64> : tensor<3xi64>
+  graph.output %c {names = ["c"]} : tensor<3xi64>
+}
+
+// -----
+
+graph.graph attributes {input_names = ["x"], source = "t", meta = "{}"} {
+^bb0(%x: tensor<4xf32>):
+  // expected-error @+1 {{names 2 outputs but returns 1}}
+  graph.output %x {names = ["a", "b"]} : tensor<4xf32>
+}
+
+// -----
+
+// expected-error @+1 {{names 2 inputs but has 1}}
+graph.graph attributes {input_names = ["x", "y"], source = "t", meta = "{}"} {
+^bb0(%x: tensor<4xf32>):
+  graph.output %x {names = ["a"]} : tensor<4xf32>
+}
