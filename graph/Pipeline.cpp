@@ -22,9 +22,13 @@ ops::GraphDef normalize(const ops::GraphDef& g) {
   if (mlir::failed(mlir::verify(*module))) fail("{}: the imported graph does not verify:{}", g.source, diags);
   mlir::PassManager pm(&ctx);
   auto& gpm = pm.nest<GraphOp>();
-  gpm.addPass(createGraphInferShapes());
-  gpm.addPass(createGraphFoldShapeArith());
-  gpm.addPass(createGraphDCE());
+  // Two rounds: folding makes Slice/Reshape operands constant, which lets
+  // inference refine more types, which lets the second fold see more.
+  for (int round = 0; round < 2; ++round) {
+    gpm.addPass(createGraphInferShapes());
+    gpm.addPass(createGraphFoldShapeArith());
+    gpm.addPass(createGraphDCE());
+  }
   gpm.addPass(createGraphInferShapes());
   if (mlir::failed(pm.run(*module))) fail("{}: graph normalization failed:{}", g.source, diags);
   return exportGraph(findGraph(*module));

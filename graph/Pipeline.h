@@ -1,6 +1,7 @@
 // The graph compiler's normalization pipeline behind an MLIR-free interface:
-// import the GraphDef into the graph dialect, run graph-infer-shapes,
-// graph-fold-shape-arith, graph-dce, graph-infer-shapes, export it back.
+// import the GraphDef into the graph dialect, run two rounds of
+// graph-infer-shapes + graph-fold-shape-arith + graph-dce, infer once more,
+// export it back.
 #pragma once
 #include "ops/graph_def.h"
 
