@@ -94,18 +94,21 @@ DType dtypeOf(int onnxType, const std::string& what, const Ctx& c) {
        c.path, what, tn);
 }
 
+// The tensor's dims, validated (no negative dims, no overflowing count).
 ops::Shape dimsOf(const onnx::TensorProto& t, const Ctx& c) {
   ops::Shape s(t.dims().begin(), t.dims().end());
-  for (int64_t d : s)
-    if (d < 0) fail("{}: tensor '{}' has a negative dimension", c.path, t.name());
+  ops::checkedNumel(s, c.path + ": tensor '" + t.name() + "'");
   return s;
 }
 
 // A tensor whose values are stored in typed fields or raw bytes, copied.
 ops::Tensor inlineTensor(const onnx::TensorProto& t, const Ctx& c, const std::string& what) {
+  ops::Shape shape = dimsOf(t, c);
+  int64_t n = ops::numel(shape);
   if (t.data_type() == onnx::TensorProto_DataType_DOUBLE) {  // narrowed: only scalars/small constants use it
-    ops::Tensor r(DType::F32, dimsOf(t, c));
-    int64_t n = r.numel();
+    int64_t have = t.has_raw_data() ? (int64_t)t.raw_data().size() / 8 : t.double_data_size();
+    if (have != n) fail("{}: {}: {} values for shape {}", c.path, what, have, ops::shapeStr(shape));
+    ops::Tensor r(DType::F32, shape);
     if (t.has_raw_data()) {
       if ((int64_t)t.raw_data().size() != n * 8) fail("{}: {}: raw data size does not match its shape", c.path, what);
       for (int64_t i = 0; i < n; ++i) { double v; std::memcpy(&v, t.raw_data().data() + 8 * i, 8); r.mut<float>()[i] = (float)v; }
@@ -116,8 +119,12 @@ ops::Tensor inlineTensor(const onnx::TensorProto& t, const Ctx& c, const std::st
     return r;
   }
   DType dt = dtypeOf(t.data_type(), what, c);
-  ops::Tensor r(dt, dimsOf(t, c));
-  int64_t n = r.numel();
+  // Check the data is there before allocating: a corrupt shape must not
+  // turn into a huge allocation.
+  int64_t have = t.has_raw_data() ? (int64_t)(t.raw_data().size() / ops::dtypeSize(dt))
+                 : dt == DType::F32 ? t.float_data_size() : dt == DType::I64 ? t.int64_data_size() : t.int32_data_size();
+  if (have != n) fail("{}: {}: {} values stored but shape {} has {}", c.path, what, have, ops::shapeStr(shape), n);
+  ops::Tensor r(dt, shape);
   if (t.has_raw_data()) {
     if (t.raw_data().size() != r.nbytes())
       fail("{}: {}: raw data has {} bytes, {} {} needs {}", c.path, what, t.raw_data().size(), ops::dtypeName(dt),

@@ -12,6 +12,27 @@ namespace strata::ops {
 namespace {
 const uint8_t* bytes(const Tensor& t) { return static_cast<const uint8_t*>(t.raw()); }
 
+// A tensor of shape `out` whose element at index i is x's element at
+// offset sum(i[d] * strides[d]): transposes and broadcasts are both this.
+Tensor stridedCopy(const Tensor& x, const Shape& out, const std::vector<int64_t>& strides) {
+  Tensor y(x.dtype(), out);
+  size_t es = dtypeSize(x.dtype());
+  int64_t r = (int64_t)out.size(), off = 0, n = y.numel();
+  std::vector<int64_t> idx(r, 0);
+  auto* o = y.mut<uint8_t>();
+  const uint8_t* in = bytes(x);
+  for (int64_t i = 0; i < n; ++i) {
+    std::memcpy(o + i * es, in + off * es, es);
+    for (int64_t d = r - 1; d >= 0; --d) {
+      off += strides[d];
+      if (++idx[d] < out[d]) break;
+      off -= strides[d] * out[d];
+      idx[d] = 0;
+    }
+  }
+  return y;
+}
+
 std::vector<int64_t> normAxes(std::vector<int64_t> axes, int64_t rank) {
   for (auto& a : axes) a = normAxis(a, rank);
   return axes;
@@ -58,25 +79,10 @@ Tensor transpose(const Tensor& x, std::vector<int64_t> perm) {
     perm[i] = p;
     out[i] = x.dim(p);
   }
-  Tensor y(x.dtype(), out);
-  size_t es = dtypeSize(x.dtype());
   auto inSt = contiguousStrides(x.shape());
   std::vector<int64_t> st(r);
   for (int64_t i = 0; i < r; ++i) st[i] = inSt[perm[i]];
-  std::vector<int64_t> idx(r, 0);
-  int64_t off = 0, n = y.numel();
-  auto* o = y.mut<uint8_t>();
-  const uint8_t* in = bytes(x);
-  for (int64_t i = 0; i < n; ++i) {
-    std::memcpy(o + i * es, in + off * es, es);
-    for (int64_t d = r - 1; d >= 0; --d) {
-      off += st[d];
-      if (++idx[d] < out[d]) break;
-      off -= st[d] * out[d];
-      idx[d] = 0;
-    }
-  }
-  return y;
+  return stridedCopy(x, out, st);
 }
 
 Tensor slice(const Tensor& x, const std::vector<int64_t>& starts, const std::vector<int64_t>& ends,
@@ -228,24 +234,10 @@ Tensor gatherND(const Tensor& data, const Tensor& indices, int64_t b) {
 
 Tensor expand(const Tensor& x, const std::vector<int64_t>& shape) {
   Shape out = broadcastShapes(x.shape(), Shape(shape.begin(), shape.end()));
-  // Broadcasting a copy through where() would need a bool; do it directly.
-  Tensor y(x.dtype(), out);
-  size_t es = dtypeSize(x.dtype());
-  int64_t r = (int64_t)out.size(), n = y.numel();
-  std::vector<int64_t> st(r, 0), cs = contiguousStrides(x.shape()), idx(r, 0);
+  int64_t r = (int64_t)out.size();
+  std::vector<int64_t> st(r, 0), cs = contiguousStrides(x.shape());
   for (int64_t i = 0; i < x.rank(); ++i) st[r - x.rank() + i] = x.dim(i) == 1 ? 0 : cs[i];
-  auto* o = y.mut<uint8_t>();
-  int64_t off = 0;
-  for (int64_t i = 0; i < n; ++i) {
-    std::memcpy(o + i * es, bytes(x) + off * es, es);
-    for (int64_t d = r - 1; d >= 0; --d) {
-      off += st[d];
-      if (++idx[d] < out[d]) break;
-      off -= st[d] * out[d];
-      idx[d] = 0;
-    }
-  }
-  return y;
+  return stridedCopy(x, out, st);
 }
 
 Tensor tile(const Tensor& x, const std::vector<int64_t>& repeats) {

@@ -39,6 +39,17 @@ int64_t numel(const Shape& s) {
   return n;
 }
 
+int64_t checkedNumel(const Shape& s, const std::string& what) {
+  constexpr int64_t kMax = int64_t(1) << 48;
+  int64_t n = 1;
+  for (int64_t d : s) {
+    if (d < 0) fail("{}: negative dimension in shape {}", what, shapeStr(s));
+    if (d != 0 && n > kMax / d) fail("{}: shape {} is impossibly large", what, shapeStr(s));
+    n *= d;
+  }
+  return n;
+}
+
 std::string shapeStr(const Shape& s) {
   std::string r = "[";
   for (size_t i = 0; i < s.size(); ++i) r += (i ? "," : "") + std::to_string(s[i]);

@@ -24,6 +24,9 @@ DType parseDType(const std::string& s);
 
 using Shape = std::vector<int64_t>;
 int64_t numel(const Shape& s);
+// numel for untrusted shapes: throws on a negative dim or when the element
+// count would exceed 2^48 (no real tensor is that large; it guards overflow).
+int64_t checkedNumel(const Shape& s, const std::string& what);
 std::string shapeStr(const Shape& s);
 
 float halfToFloat(uint16_t h);

@@ -186,3 +186,15 @@ TEST(ModelSource, UnknownPathsAreErrors) {
   expectError([&] { models::loadModel(d.path.string()); }, {"without config.json"});
   expectError([&] { models::loadModel(d.write("x.txt", "hi")); }, {"not a model"});
 }
+
+// Inputs the fuzzers once crashed on: each must now load or fail cleanly.
+TEST(Onnx, FuzzRegressionsFailCleanly) {
+  int seen = 0;
+  for (const auto& e : fs::directory_iterator(STRATA_FUZZ_REGRESSIONS)) {
+    if (e.path().filename().string().rfind("onnx-", 0) != 0) continue;
+    std::string b = readFile(e.path().string());
+    EXPECT_THROW(models::loadOnnxFromBytes((const uint8_t*)b.data(), b.size(), "/nonexistent/m.onnx"), Error) << e.path();
+    ++seen;
+  }
+  EXPECT_GT(seen, 0);
+}
