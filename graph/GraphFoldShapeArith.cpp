@@ -25,14 +25,14 @@ using namespace mlir;
 
 namespace {
 
+// dim(src, dim). `order` is src's position in the graph (arguments first,
+// then results in op order), so terms sort the same way on every run.
 struct Term {
   Value src;
   int64_t dim;
+  int64_t order;
   bool operator==(const Term& o) const { return src == o.src && dim == o.dim; }
-  bool operator<(const Term& o) const {
-    return src.getAsOpaquePointer() != o.src.getAsOpaquePointer() ? src.getAsOpaquePointer() < o.src.getAsOpaquePointer()
-                                                                  : dim < o.dim;
-  }
+  bool operator<(const Term& o) const { return order != o.order ? order < o.order : dim < o.dim; }
 };
 
 // c + sum(coeff * dim(term)); dims are >= 0.
@@ -53,10 +53,14 @@ class Folder {
  public:
   explicit Folder(GraphOp g) : graph_(g) {
     Block& body = g.getBody().front();
+    for (BlockArgument a : body.getArguments()) order_[a] = (int64_t)order_.size();
+    for (Operation& op : body)
+      for (Value r : op.getResults()) order_[r] = (int64_t)order_.size();
     for (BlockArgument a : body.getArguments())
       if (auto dims = getDims(a.getType()))
         for (size_t d = 0; d < dims->size(); ++d)
-          if (!(*dims)[d].isStatic() && !(*dims)[d].symbol.empty()) canonical_.try_emplace((*dims)[d].symbol, Term{a, (int64_t)d});
+          if (!(*dims)[d].isStatic() && !(*dims)[d].symbol.empty())
+            canonical_.try_emplace((*dims)[d].symbol, Term{a, (int64_t)d, order_[a]});
   }
 
   void run() {
@@ -74,7 +78,7 @@ class Folder {
   Aff dimOf(Value x, int64_t d, const ops::Dim& dim) {
     Aff a;
     if (dim.isStatic()) { a.c = dim.value; return a; }
-    Term t{x, d};
+    Term t{x, d, order_.lookup(x)};
     if (!dim.symbol.empty())
       if (auto it = canonical_.find(dim.symbol); it != canonical_.end()) t = it->second;
     a.terms[t] = 1;
@@ -338,6 +342,7 @@ class Folder {
   GraphOp graph_;
   std::map<std::string, Term> canonical_;
   llvm::DenseMap<Value, Known> known_;
+  llvm::DenseMap<Value, int64_t> order_;
 };
 
 struct GraphFoldShapeArith : impl::GraphFoldShapeArithBase<GraphFoldShapeArith> {
