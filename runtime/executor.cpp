@@ -6,8 +6,6 @@
 
 namespace strata::runtime {
 
-bool Executor::supports(const std::string& op) { return findKernel(op) != nullptr; }
-
 Executor::Executor(ops::GraphDef graph) : graph_(std::move(graph)) {
   for (const auto& w : graph_.weights) params_[w.name] = weightStore_.load(w);
   for (const auto& c : graph_.constants) params_[c.name] = c.value;

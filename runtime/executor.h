@@ -23,7 +23,6 @@ class Executor {
   // name the node (name and op) that failed.
   TensorMap run(const TensorMap& inputs) const;
 
-  static bool supports(const std::string& op);
 
  private:
   ops::GraphDef graph_;
