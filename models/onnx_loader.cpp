@@ -102,46 +102,41 @@ ops::Shape dimsOf(const onnx::TensorProto& t, const Ctx& c) {
 }
 
 // A tensor whose values are stored in typed fields or raw bytes, copied.
+// The stored data is checked against the shape before anything is allocated,
+// so a corrupt shape cannot turn into a huge allocation.
 ops::Tensor inlineTensor(const onnx::TensorProto& t, const Ctx& c, const std::string& what) {
   ops::Shape shape = dimsOf(t, c);
   int64_t n = ops::numel(shape);
-  if (t.data_type() == onnx::TensorProto_DataType_DOUBLE) {  // narrowed: only scalars/small constants use it
-    int64_t have = t.has_raw_data() ? (int64_t)t.raw_data().size() / 8 : t.double_data_size();
-    if (have != n) fail("{}: {}: {} values for shape {}", c.path, what, have, ops::shapeStr(shape));
-    ops::Tensor r(DType::F32, shape);
-    if (t.has_raw_data()) {
-      if ((int64_t)t.raw_data().size() != n * 8) fail("{}: {}: raw data size does not match its shape", c.path, what);
-      for (int64_t i = 0; i < n; ++i) { double v; std::memcpy(&v, t.raw_data().data() + 8 * i, 8); r.mut<float>()[i] = (float)v; }
-    } else {
-      if (t.double_data_size() != n) fail("{}: {}: {} values for shape {}", c.path, what, t.double_data_size(), ops::shapeStr(r.shape()));
-      for (int64_t i = 0; i < n; ++i) r.mut<float>()[i] = (float)t.double_data(i);
+  bool isDouble = t.data_type() == onnx::TensorProto_DataType_DOUBLE;  // narrowed: only small constants use it
+  DType dt = isDouble ? DType::F32 : dtypeOf(t.data_type(), what, c);
+  if (t.has_raw_data()) {
+    uint64_t need = (uint64_t)n * (isDouble ? 8 : ops::dtypeSize(dt));
+    if (t.raw_data().size() != need)
+      fail("{}: {}: raw data has {} bytes, shape {} needs {}", c.path, what, t.raw_data().size(), ops::shapeStr(shape), need);
+  } else {
+    int64_t have = isDouble ? t.double_data_size() : dt == DType::F32 ? t.float_data_size()
+                   : dt == DType::I64 ? t.int64_data_size() : t.int32_data_size();
+    if (have != n) fail("{}: {}: {} values stored but shape {} has {}", c.path, what, have, ops::shapeStr(shape), n);
+  }
+  ops::Tensor r(dt, shape);
+  if (isDouble) {
+    for (int64_t i = 0; i < n; ++i) {
+      double v = t.has_raw_data() ? 0 : t.double_data(i);
+      if (t.has_raw_data()) std::memcpy(&v, t.raw_data().data() + 8 * i, 8);
+      r.mut<float>()[i] = (float)v;
     }
     return r;
   }
-  DType dt = dtypeOf(t.data_type(), what, c);
-  // Check the data is there before allocating: a corrupt shape must not
-  // turn into a huge allocation.
-  int64_t have = t.has_raw_data() ? (int64_t)(t.raw_data().size() / ops::dtypeSize(dt))
-                 : dt == DType::F32 ? t.float_data_size() : dt == DType::I64 ? t.int64_data_size() : t.int32_data_size();
-  if (have != n) fail("{}: {}: {} values stored but shape {} has {}", c.path, what, have, ops::shapeStr(shape), n);
-  ops::Tensor r(dt, shape);
   if (t.has_raw_data()) {
-    if (t.raw_data().size() != r.nbytes())
-      fail("{}: {}: raw data has {} bytes, {} {} needs {}", c.path, what, t.raw_data().size(), ops::dtypeName(dt),
-           ops::shapeStr(r.shape()), r.nbytes());
     std::memcpy(r.mut<uint8_t>(), t.raw_data().data(), r.nbytes());
     return r;
   }
-  auto count = [&](int64_t have) {
-    if (have != n) fail("{}: {}: {} values for shape {}", c.path, what, have, ops::shapeStr(r.shape()));
-  };
   switch (dt) {
-    case DType::F32: count(t.float_data_size()); std::copy(t.float_data().begin(), t.float_data().end(), r.mut<float>()); break;
-    case DType::I64: count(t.int64_data_size()); std::copy(t.int64_data().begin(), t.int64_data().end(), r.mut<int64_t>()); break;
-    case DType::I32: count(t.int32_data_size()); std::copy(t.int32_data().begin(), t.int32_data().end(), r.mut<int32_t>()); break;
-    case DType::Bool: count(t.int32_data_size()); for (int64_t i = 0; i < n; ++i) r.mut<uint8_t>()[i] = t.int32_data(i) != 0; break;
-    case DType::F16: case DType::BF16:
-      count(t.int32_data_size()); for (int64_t i = 0; i < n; ++i) r.mut<uint16_t>()[i] = (uint16_t)t.int32_data(i); break;
+    case DType::F32: std::copy(t.float_data().begin(), t.float_data().end(), r.mut<float>()); break;
+    case DType::I64: std::copy(t.int64_data().begin(), t.int64_data().end(), r.mut<int64_t>()); break;
+    case DType::I32: std::copy(t.int32_data().begin(), t.int32_data().end(), r.mut<int32_t>()); break;
+    case DType::Bool: for (int64_t i = 0; i < n; ++i) r.mut<uint8_t>()[i] = t.int32_data(i) != 0; break;
+    case DType::F16: case DType::BF16: for (int64_t i = 0; i < n; ++i) r.mut<uint16_t>()[i] = (uint16_t)t.int32_data(i); break;
   }
   return r;
 }
