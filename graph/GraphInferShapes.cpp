@@ -88,7 +88,8 @@ Result infer(Operation* op) {
   static const llvm::StringSet<llvm::MallocAllocator> compare = {"Equal", "Less", "LessOrEqual", "Greater", "GreaterOrEqual"};
   static const llvm::StringSet<llvm::MallocAllocator> sameShape = {"Neg", "Abs", "Sqrt", "Reciprocal", "Exp", "Log", "Sigmoid", "Silu", "Tanh",
                                               "Erf", "Relu", "Cos", "Sin", "Floor", "Ceil", "Not", "Identity", "Softmax",
-                                              "CumSum", "Trilu", "RMSNorm", "Rope"};
+                                              "CumSum", "Trilu", "RMSNorm", "Rope", "region.rmsnorm", "region.rope",
+                                              "region.kv_write", "region.paged_attention"};
   std::vector<std::optional<Dims>> all;
   for (unsigned i = 0; i < op->getNumOperands(); ++i) all.push_back(dimsOf(i));
 
@@ -320,6 +321,13 @@ Result infer(Operation* op) {
     }
     return {out, elt0};
   }
+  if (name == "region.embedding") {
+    auto t = dimsOf(0), ids = dimsOf(1);
+    if (!t || !ids || t->size() != 2) return {std::nullopt, elt0};
+    Dims out = *ids;
+    out.push_back((*t)[1]);
+    return {out, elt0};
+  }
   if (name == "Attention") {
     auto q = dimsOf(0), v = dimsOf(2);
     if (!q || !v || q->size() != 4 || v->size() != 4) return {std::nullopt, elt0};
@@ -350,6 +358,9 @@ struct GraphInferShapes : impl::GraphInferShapesBase<GraphInferShapes> {
         for (Value res : op.getResults()) res.setType(UnrankedTensorType::get(r.elt));
         continue;
       }
+      // No rule (region.gemm, whose builder sets its result types): keep
+      // what is known rather than forget it.
+      if (!r.dims && isa<RankedTensorType>(op.getResult(0).getType())) continue;
       op.getResult(0).setType(t);
     }
   }

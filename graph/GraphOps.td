@@ -129,7 +129,15 @@ def Graph_ReduceMinOp : Graph_NodeOp<"ReduceMin", 1, 2, 1, "min over axes">;
 // strata high-level ops (semantics in ops/reference.h).
 def Graph_RMSNormOp : Graph_NodeOp<"RMSNorm", 2, 2, 1, "x * rsqrt(mean(x^2) + eps) * weight">;
 def Graph_RopeOp : Graph_NodeOp<"Rope", 2, 2, 1, "rotate-half rotary embedding of x [B,H,S,D] at positions [B,S]">;
-def Graph_AttentionOp : Graph_NodeOp<"Attention", 3, 3, 1, "scaled dot-product attention with GQA, optionally causal">;
+def Graph_AttentionOp : Graph_NodeOp<"Attention", 3, 4, 1, "scaled dot-product attention with GQA, optionally causal"> {
+  let description = [{
+    q [B, Hq, S, D], k/v [B, Hkv, T, D] (optional 4th operand: the key
+    padding mask [B, T], nonzero = keep). Attributes: `scale`, `causal`
+    (query i sits at position T - S + i), and after raising from an export
+    `mask` ("none" | "causal" | "padding" | "causal+padding"), `heads`,
+    `kv_heads`, `head_dim`.
+  }];
+}
 def Graph_LinearOp : Graph_NodeOp<"Linear", 2, 3, 1, "x @ W^T (+ bias), W as [out, in]">;
 def Graph_MakeShapeOp : Graph_NodeOp<"MakeShape", 0, -1, 1,
     "an i64 shape vector from operand dims (folded exporter shape arithmetic)"> {
@@ -137,6 +145,45 @@ def Graph_MakeShapeOp : Graph_NodeOp<"MakeShape", 0, -1, 1,
     `dims` lists the entries: an integer, or {c = k, terms = [[operand, dim,
     coeff], ...]} meaning k + sum(coeff * dim(operand)). With `scalar` the
     single entry is a 0-d tensor.
+  }];
+}
+
+// Regions: what region formation (graph-form-paged-attention,
+// graph-form-regions) leaves; each becomes one generated kernel. Layout is
+// token-major ([..., tokens, features]); semantics in ops/regions.h.
+def Graph_RegionEmbeddingOp : Graph_NodeOp<"region.embedding", 2, 2, 1,
+    "embedding gather: table [V, H], ids [...] -> [..., H]">;
+def Graph_RegionRMSNormOp : Graph_NodeOp<"region.rmsnorm", 2, 2, 1,
+    "x * rsqrt(mean(x^2) + eps) * weight over the last axis (attr eps)">;
+def Graph_RegionRopeOp : Graph_NodeOp<"region.rope", 2, 2, 1,
+    "rotate-half RoPE on token-major x [..., S, heads * head_dim] at positions (attrs head_dim, theta)">;
+def Graph_RegionGemmOp : Graph_NodeOp<"region.gemm", 2, -1, -1,
+    "GEMM with epilogue: x @ W_i (+ b_i), SwiGLU, + residual, optional row gather"> {
+  let description = [{
+    Operands: x, the n weights, optionally n biases, optionally the residual,
+    optionally the rows to compute.
+    Attributes: `weights` (n), `bias`, `residual`, `rows` (0/1), `layout`
+    ("kn": W is [K, N] as ONNX MatMul stores it; "nk": [N, K] as HF Linear
+    does), `epilogue` ("none": one result per weight; "swiglu": n = 2 and one
+    result silu(x W_0) * (x W_1)). Sibling projections that share x (q/k/v)
+    are one region with several results, so weights stay where they are in
+    the model file.
+  }];
+}
+def Graph_RegionKvWriteOp : Graph_NodeOp<"region.kv_write", 4, 4, 1,
+    "write new K/V [..., T, kv_heads * head_dim] into a paged cache at slot_mapping [T]"> {
+  let description = [{
+    Operands: cache [num_blocks, 2, kv_heads, block_size, head_dim], k, v,
+    slot_mapping. The result is the updated cache; the runtime owns the
+    cache, so the update happens in place.
+  }];
+}
+def Graph_RegionPagedAttentionOp : Graph_NodeOp<"region.paged_attention", 5, 5, 1,
+    "causal GQA attention of token-major q over a paged KV cache through block tables"> {
+  let description = [{
+    Operands: q [..., T, heads * head_dim], cache, block_tables [N, max_blocks],
+    seq_starts [N + 1], context_lens [N]. Attributes: heads, kv_heads,
+    head_dim, scale, layer.
   }];
 }
 

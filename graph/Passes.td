@@ -30,4 +30,48 @@ def GraphDCE : Pass<"graph-dce", "::strata::graph::GraphOp"> {
   let summary = "Remove nodes, weights and constants whose results are unused";
 }
 
+def GraphRaiseLlmOps : Pass<"graph-raise-llm-ops", "::strata::graph::GraphOp"> {
+  let summary = "Raise exporter subgraphs to RMSNorm, Rope, Attention and Silu";
+  let description = [{
+    Rewrites the decomposed forms ONNX exporters write (both PyTorch
+    exporters, with or without past KV) into strata's high-level ops, the
+    form the HF builder emits directly, so region formation sees one form:
+    RMSNorm (Pow/ReduceMean/Add/Sqrt/Reciprocal|Div/Mul), Rope (rotate-half
+    with Slice/Neg/Concat, cos/sin from positions; theta recovered by
+    evaluating the angle table), Attention (MatMul/scale/mask/Softmax/MatMul,
+    GQA repeat-kv; the mask classified by evaluation on probe inputs as
+    causal, padding, both or none), Silu (x * Sigmoid(x)). Dead nodes are
+    removed afterwards.
+  }];
+}
+
+def GraphFormPagedAttention : Pass<"graph-form-paged-attention", "::strata::graph::GraphOp"> {
+  let summary = "Turn attention over past+new K/V into a paged KV write and paged attention";
+  let description = [{
+    Gives the graph the runtime's prefill/decode form: tokens of all
+    sequences of a step are flattened into one [1, T] batch; every causal
+    Attention whose q/k/v come from token-major projections
+    (Reshape + Transpose, Rope on q and k) becomes region.rope on q and k,
+    region.kv_write into the layer's cache block and region.paged_attention
+    reading K/V through block tables. Past K/V inputs, attention_mask and the
+    present outputs disappear (the runtime's cache owns K/V); new inputs are
+    position_ids (when the graph derived positions itself), seq_starts,
+    context_lens, block_tables, slot_mapping, logits_indices and
+    kv_cache.<layer>. The logits are computed only at logits_indices rows.
+    Graphs without past K/V get the same form, so one compiled graph serves
+    prefill and decode.
+  }];
+}
+
+def GraphFormRegions : Pass<"graph-form-regions", "::strata::graph::GraphOp"> {
+  let summary = "Form embedding, rmsnorm and GEMM+epilogue regions";
+  let description = [{
+    Gather from a weight table -> region.embedding; RMSNorm -> region.rmsnorm;
+    MatMul with a weight / Linear (+ bias Add) -> region.gemm, then epilogue
+    fusions in order: SwiGLU (silu(x Wg) * (x Wu) -> one region), residual Add,
+    row gather (lm_head at logits_indices), and sibling GEMMs that read the
+    same input (q/k/v) -> one region with several results.
+  }];
+}
+
 #endif  // STRATA_GRAPH_PASSES

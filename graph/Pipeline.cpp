@@ -34,4 +34,14 @@ ops::GraphDef normalize(const ops::GraphDef& g) {
   return exportGraph(findGraph(*module));
 }
 
+std::string printMlir(const ops::GraphDef& g) {
+  mlir::MLIRContext ctx(mlir::MLIRContext::Threading::DISABLED);
+  ctx.getOrLoadDialect<GraphDialect>();
+  auto module = importGraph(ctx, g);
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  module->print(os);
+  return text;
+}
+
 }  // namespace strata::graph

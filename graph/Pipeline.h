@@ -11,4 +11,7 @@ namespace strata::graph {
 // pass fails.
 ops::GraphDef normalize(const ops::GraphDef& g);
 
+// The graph in the graph dialect's textual form (what strata-opt reads).
+std::string printMlir(const ops::GraphDef& g);
+
 }  // namespace strata::graph

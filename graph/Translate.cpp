@@ -35,6 +35,8 @@ DenseElementsAttr denseFor(MLIRContext* ctx, const ops::Tensor& t) {
   return {};
 }
 
+}  // namespace
+
 ops::Tensor tensorFor(DenseElementsAttr a) {
   auto type = cast<ShapedType>(a.getType());
   ops::Tensor t(dtypeFor(type.getElementType()), ops::Shape(type.getShape().begin(), type.getShape().end()));
@@ -48,6 +50,8 @@ ops::Tensor tensorFor(DenseElementsAttr a) {
   }
   return t;
 }
+
+namespace {
 
 Attribute attrFor(MLIRContext* ctx, const json& j) {
   Builder b(ctx);
@@ -71,6 +75,8 @@ Attribute attrFor(MLIRContext* ctx, const json& j) {
   fail("attribute value {} cannot be represented", j.dump());
 }
 
+}  // namespace
+
 json jsonFor(Attribute a) {
   if (auto x = dyn_cast<BoolAttr>(a)) return x.getValue();
   if (auto x = dyn_cast<IntegerAttr>(a)) return x.getInt();
@@ -93,6 +99,8 @@ json jsonFor(Attribute a) {
   os << a;
   fail("attribute {} has no plan form", s);
 }
+
+namespace {
 
 std::string nameOf(Location loc) {
   if (auto n = dyn_cast<NameLoc>(loc)) return n.getName().str();

@@ -11,7 +11,7 @@
 #include <map>
 #include <set>
 
-#include "runtime/kernel_table.h"
+#include "ops/kernel_table.h"
 #include "runtime/mapped_file.h"
 
 namespace strata::models {
@@ -238,7 +238,7 @@ void addNode(const onnx::NodeProto& n, Ctx& c) {
   if (!n.domain().empty() && n.domain() != "ai.onnx")
     fail("{}: node '{}': op '{}' of domain '{}' is not supported", c.path, name, n.op_type(), n.domain());
   if (n.op_type() == "Constant") return addConstantNode(n, c);
-  if (!runtime::findKernel(n.op_type()) || runtime::isStrataOp(n.op_type()))
+  if (!ops::findKernel(n.op_type()) || ops::isStrataOp(n.op_type()))
     fail("{}: node '{}': op '{}' is not supported", c.path, name, n.op_type());
   ops::NodeDef d{n.op_type(), name, {n.input().begin(), n.input().end()}, {n.output().begin(), n.output().end()}, json::object()};
   for (const auto& a : n.attribute()) {

@@ -46,13 +46,19 @@ Tensor rope(const Tensor& x, const Tensor& positions, float theta) {
   return y;
 }
 
-Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, float scale, bool causal) {
+Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, float scale, bool causal, const Tensor* keyMask) {
   if (q.rank() != 4 || k.rank() != 4 || v.rank() != 4) fail("attention: q/k/v must be rank 4");
   int64_t B = q.dim(0), Hq = q.dim(1), S = q.dim(2), D = q.dim(3), Hk = k.dim(1), T = k.dim(2);
   if (k.dim(0) != B || v.dim(0) != B || k.dim(3) != D || v.dim(1) != Hk || v.dim(2) != T || Hk == 0 || Hq % Hk)
     fail("attention: shapes q {} k {} v {} do not agree", shapeStr(q.shape()), shapeStr(k.shape()), shapeStr(v.shape()));
   if (causal && T < S) fail("attention: causal with fewer keys ({}) than queries ({})", T, S);
   int64_t Dv = v.dim(3), group = Hq / Hk;
+  std::vector<int64_t> keep;
+  if (keyMask) {
+    keep = keyMask->toI64Vector();
+    if ((int64_t)keep.size() != B * T) fail("attention: key mask {} is not [B={}, T={}]", shapeStr(keyMask->shape()), B, T);
+  }
+  auto visibleKey = [&](int64_t b, int64_t j) { return keep.empty() || keep[b * T + j] != 0; };
   Tensor o(DType::F32, {B, Hq, S, Dv});
   std::vector<float> sc(T);
   for (int64_t b = 0; b < B; ++b)
@@ -65,15 +71,18 @@ Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, float scale,
         int64_t visible = causal ? T - S + i + 1 : T;
         float m = -std::numeric_limits<float>::infinity(), sum = 0;
         for (int64_t j = 0; j < visible; ++j) {
+          if (!visibleKey(b, j)) continue;
           float acc = 0;
           for (int64_t d = 0; d < D; ++d) acc += Q[d] * K[j * D + d];
           sc[j] = acc * scale;
           m = std::max(m, sc[j]);
         }
-        for (int64_t j = 0; j < visible; ++j) sum += (sc[j] = std::exp(sc[j] - m));
+        for (int64_t j = 0; j < visible; ++j)
+          if (visibleKey(b, j)) sum += (sc[j] = std::exp(sc[j] - m));
         float* O = o.mut<float>() + ((b * Hq + h) * S + i) * Dv;
         for (int64_t j = 0; j < visible; ++j)
-          for (int64_t d = 0; d < Dv; ++d) O[d] += sc[j] / sum * V[j * Dv + d];
+          if (visibleKey(b, j))
+            for (int64_t d = 0; d < Dv; ++d) O[d] += sc[j] / sum * V[j * Dv + d];
       }
     }
   return o;

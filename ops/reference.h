@@ -56,8 +56,11 @@ Tensor rmsNorm(const Tensor& x, const Tensor& weight, float eps);
 Tensor rope(const Tensor& x, const Tensor& positions, float theta);
 // Scaled dot-product attention with GQA: q [B, Hq, S, D], k/v [B, Hkv, T, D],
 // Hq % Hkv == 0. With `causal`, query i sits at absolute position T - S + i and
-// sees keys j <= T - S + i. Returns [B, Hq, S, D].
-Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, float scale, bool causal);
+// sees keys j <= T - S + i. With `keyMask` [B, T] (nonzero = keep; the
+// exporters' attention_mask) masked keys are skipped; a row with no visible
+// key yields zeros. Returns [B, Hq, S, D].
+Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, float scale, bool causal,
+                 const Tensor* keyMask = nullptr);
 
 // Normalizes a possibly negative axis against `rank`; throws when out of range.
 int64_t normAxis(int64_t axis, int64_t rank);

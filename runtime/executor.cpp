@@ -2,7 +2,7 @@
 
 #include <set>
 
-#include "runtime/kernel_table.h"
+#include "ops/kernel_table.h"
 
 namespace strata::runtime {
 
@@ -15,7 +15,7 @@ Executor::Executor(ops::GraphDef graph) : graph_(std::move(graph)) {
   std::map<std::string, size_t> lastUse;
   for (size_t i = 0; i < graph_.nodes.size(); ++i) {
     const auto& n = graph_.nodes[i];
-    if (!findKernel(n.op)) fail("{}: node '{}': op '{}' is not supported", graph_.source, n.name, n.op);
+    if (!ops::findKernel(n.op)) fail("{}: node '{}': op '{}' is not supported", graph_.source, n.name, n.op);
     for (const auto& in : n.inputs) {
       if (in.empty()) continue;
       if (!defined.count(in))
@@ -51,7 +51,7 @@ TensorMap Executor::run(const TensorMap& inputs) const {
     for (const auto& in : n.inputs) args.push_back(in.empty() ? ops::Tensor() : lookup(in));
     std::vector<ops::Tensor> outs;
     try {
-      outs = (*findKernel(n.op))(n, args);
+      outs = (*ops::findKernel(n.op))(n, args);
     } catch (const Error& e) {
       fail("{}: node '{}' ({}): {}", graph_.source, n.name, n.op, e.what());
     } catch (const std::exception& e) {

@@ -108,8 +108,12 @@ int run(const RunOpts& o) {
   return 0;
 }
 
-int inspect(const std::string& model, bool asJson) {
+int inspect(const std::string& model, bool asJson, bool asMlir) {
   ops::GraphDef g = openGraph(model);
+  if (asMlir) {
+    std::cout << graph::printMlir(g);
+    return 0;
+  }
   json j;
   j["source"] = g.source;
   std::map<std::string, int64_t> hist;
@@ -182,15 +186,16 @@ int main(int argc, char** argv) {
   runCmd->add_flag("--json", ro.json, "Print one JSON object {token_ids, text, ...} instead of streaming text");
 
   std::string inspectModel;
-  bool inspectJson = false;
+  bool inspectJson = false, inspectMlir = false;
   auto* inspectCmd = app.add_subcommand("inspect", "Show a model's inputs, outputs, symbolic dims, ops and parameters");
   inspectCmd->add_option("MODEL", inspectModel, "HF model folder or .onnx file")->required();
   inspectCmd->add_flag("--json", inspectJson, "Print JSON");
+  inspectCmd->add_flag("--mlir", inspectMlir, "Print the normalized graph in the graph dialect (strata-opt input)");
 
   CLI11_PARSE(app, argc, argv);
   try {
     if (runCmd->parsed()) return run(ro);
-    if (inspectCmd->parsed()) return inspect(inspectModel, inspectJson);
+    if (inspectCmd->parsed()) return inspect(inspectModel, inspectJson, inspectMlir);
   } catch (const Error& e) {
     std::fprintf(stderr, "error: %s\n", e.what());
     return 1;

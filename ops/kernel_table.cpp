@@ -1,12 +1,13 @@
-#include "runtime/kernel_table.h"
+#include "ops/kernel_table.h"
 
 #include <algorithm>
 #include <map>
 #include <set>
 
 #include "ops/reference.h"
+#include "ops/regions.h"
 
-namespace strata::runtime {
+namespace strata::ops {
 
 using ops::Tensor;
 using nlohmann::json;
@@ -36,6 +37,27 @@ const Tensor& need(const std::vector<Tensor>& in, size_t i, const ops::NodeDef& 
 }
 
 using V = std::vector<Tensor>;
+
+// region.gemm operands: x, w_0..w_{n-1}, [b_0..b_{n-1}], [residual], [rows];
+// attrs weights (n), bias, residual, rows (0/1), layout ("kn"|"nk"),
+// epilogue ("none"|"swiglu").
+V gemmRegionK(const ops::NodeDef& n, const V& in) {
+  int64_t nw = n.attrs.at("weights").get<int64_t>();
+  bool hasBias = n.attrs.value("bias", 0) != 0, hasRes = n.attrs.value("residual", 0) != 0,
+       hasRows = n.attrs.value("rows", 0) != 0;
+  size_t want = 1 + nw * (hasBias ? 2 : 1) + hasRes + hasRows;
+  if (nw < 1 || in.size() != want) fail("region.gemm: {} operands, attributes say {}", in.size(), want);
+  V w(in.begin() + 1, in.begin() + 1 + nw), b;
+  size_t i = 1 + nw;
+  if (hasBias) b.assign(in.begin() + i, in.begin() + i + nw), i += nw;
+  const Tensor* res = hasRes ? &in[i++] : nullptr;
+  const Tensor* rows = hasRows ? &in[i++] : nullptr;
+  std::string layout = n.attrs.value("layout", "kn"), epi = n.attrs.value("epilogue", "none");
+  if ((layout != "kn" && layout != "nk") || (epi != "none" && epi != "swiglu"))
+    fail("region.gemm: layout '{}' / epilogue '{}' unknown", layout, epi);
+  ops::GemmSpec spec{layout == "nk", epi == "swiglu" ? ops::GemmEpilogue::SwiGLU : ops::GemmEpilogue::None};
+  return ops::gemmRegion(need(in, 0, n), w, b, res, rows, spec);
+}
 
 KernelFn binaryK(ops::BinaryOp op) {
   return [op](const ops::NodeDef& n, const V& in) {
@@ -144,12 +166,26 @@ const std::map<std::string, KernelFn>& table() {
       {"Rope", [](const ops::NodeDef& n, const V& in) {
          return V{ops::rope(need(in, 0, n), need(in, 1, n), n.attrs.at("theta").get<float>())}; }},
       {"Attention", [](const ops::NodeDef& n, const V& in) {
+         const Tensor* keyMask = in.size() > 3 && in[3].defined() ? &in[3] : nullptr;
          return V{ops::attention(need(in, 0, n), need(in, 1, n), need(in, 2, n), n.attrs.at("scale").get<float>(),
-                                 n.attrs.value("causal", 0) != 0)}; }},
+                                 n.attrs.value("causal", 0) != 0, keyMask)}; }},
       {"Linear", [](const ops::NodeDef& n, const V& in) {
          const Tensor* b = in.size() > 2 && in[2].defined() ? &in[2] : nullptr;
          return V{ops::linear(need(in, 0, n), need(in, 1, n), b)}; }},
       {"MakeShape", makeShape},
+      {"region.embedding", [](const ops::NodeDef& n, const V& in) { return V{ops::gather(need(in, 0, n), need(in, 1, n), 0)}; }},
+      {"region.rmsnorm", [](const ops::NodeDef& n, const V& in) {
+         return V{ops::rmsNorm(need(in, 0, n), need(in, 1, n), n.attrs.at("eps").get<float>())}; }},
+      {"region.rope", [](const ops::NodeDef& n, const V& in) {
+         return V{ops::ropeTokens(need(in, 0, n), need(in, 1, n), n.attrs.at("head_dim").get<int64_t>(),
+                                  n.attrs.at("theta").get<float>())}; }},
+      {"region.gemm", gemmRegionK},
+      {"region.kv_write", [](const ops::NodeDef& n, const V& in) {
+         return V{ops::kvWrite(need(in, 0, n), need(in, 1, n), need(in, 2, n), need(in, 3, n))}; }},
+      {"region.paged_attention", [](const ops::NodeDef& n, const V& in) {
+         ops::PagedAttentionSpec s{n.attrs.at("heads").get<int64_t>(), n.attrs.at("kv_heads").get<int64_t>(),
+                                   n.attrs.at("head_dim").get<int64_t>(), n.attrs.at("scale").get<float>()};
+         return V{ops::pagedAttention(need(in, 0, n), need(in, 1, n), need(in, 2, n), need(in, 3, n), need(in, 4, n), s)}; }},
   };
   return t;
 }
@@ -163,7 +199,7 @@ const KernelFn* findKernel(const std::string& op) {
 
 bool isStrataOp(const std::string& op) {
   static const std::set<std::string> own = {"RMSNorm", "Rope", "Attention", "Linear", "Silu", "MakeShape"};
-  return own.count(op) != 0;
+  return own.count(op) != 0 || op.rfind("region.", 0) == 0;
 }
 
 std::vector<std::string> kernelNames() {
@@ -172,4 +208,4 @@ std::vector<std::string> kernelNames() {
   return r;
 }
 
-}  // namespace strata::runtime
+}  // namespace strata::ops

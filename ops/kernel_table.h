@@ -6,7 +6,7 @@
 
 #include "ops/graph_def.h"
 
-namespace strata::runtime {
+namespace strata::ops {
 
 // Inputs in node order (an omitted optional input is an undefined Tensor).
 using KernelFn = std::function<std::vector<ops::Tensor>(const ops::NodeDef&, const std::vector<ops::Tensor>&)>;
@@ -18,4 +18,4 @@ std::vector<std::string> kernelNames();
 // MakeShape): in the table, but never accepted from an ONNX file.
 bool isStrataOp(const std::string& op);
 
-}  // namespace strata::runtime
+}  // namespace strata::ops

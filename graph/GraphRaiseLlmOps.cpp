@@ -1,0 +1,31 @@
+// graph-raise-llm-ops: exporter subgraphs -> RMSNorm/Rope/Attention/Silu
+// (patterns in Raise*.cpp), then dead-node removal.
+#include "graph/Passes.h"
+#include "graph/Patterns.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+namespace strata::graph {
+
+#define GEN_PASS_DEF_GRAPHRAISELLMOPS
+#include "graph/Passes.h.inc"
+
+namespace {
+struct GraphRaiseLlmOps : impl::GraphRaiseLlmOpsBase<GraphRaiseLlmOps> {
+  void runOnOperation() override {
+    mlir::RewritePatternSet patterns(&getContext());
+    populateRaiseRMSNormPatterns(patterns);
+    populateRaiseRopePatterns(patterns);
+    populateRaiseAttentionPatterns(patterns);
+    populateRaiseSiluPatterns(patterns);
+    // Top-down in graph order: masks and angle tables are evaluated before
+    // anything inside them could be rewritten.
+    mlir::GreedyRewriteConfig config;
+    config.setUseTopDownTraversal(true);
+    config.setRegionSimplificationLevel(mlir::GreedySimplifyRegionLevel::Disabled);  // keep unused inputs
+    if (mlir::failed(mlir::applyPatternsGreedily(getOperation(), std::move(patterns), config))) signalPassFailure();
+  }
+};
+}  // namespace
+
+}  // namespace strata::graph

@@ -1,0 +1,31 @@
+// Rewrite patterns of the graph compiler, one family per .cpp (named after
+// it), collected by the passes in Passes.td:
+//  - graph-raise-llm-ops: exporter subgraphs -> strata's high-level ops
+//    (RMSNorm, Rope, Attention, Silu), the form the HF builder emits directly;
+//  - graph-form-regions: high-level ops -> region ops (ops/regions.h).
+#pragma once
+#include "mlir/IR/PatternMatch.h"
+
+namespace strata::graph {
+
+// Pow/ReduceMean/Add/Sqrt/(Reciprocal|Div)/Mul chains -> RMSNorm.
+void populateRaiseRMSNormPatterns(mlir::RewritePatternSet& patterns);
+// x * cos + rotate_half(x) * sin with cos/sin from positions -> Rope.
+void populateRaiseRopePatterns(mlir::RewritePatternSet& patterns);
+// MatMul/scale/mask/Softmax/MatMul with repeat-kv -> Attention (mask classified).
+void populateRaiseAttentionPatterns(mlir::RewritePatternSet& patterns);
+// x * Sigmoid(x) -> Silu.
+void populateRaiseSiluPatterns(mlir::RewritePatternSet& patterns);
+
+// Gather(table, ids) -> region.embedding; RMSNorm -> region.rmsnorm.
+void populateFormEmbeddingPatterns(mlir::RewritePatternSet& patterns);
+void populateFormRMSNormPatterns(mlir::RewritePatternSet& patterns);
+// MatMul(x, W) / Linear(x, W, b) (+ bias Add) -> region.gemm.
+void populateFormGemmPatterns(mlir::RewritePatternSet& patterns);
+// Epilogue fusions on region.gemm: SwiGLU, residual add, row gather (lm_head),
+// and sibling GEMMs on one input (q/k/v) into one multi-result region.
+void populateFuseGemmSwiGLUPatterns(mlir::RewritePatternSet& patterns);
+void populateFuseGemmEpiloguePatterns(mlir::RewritePatternSet& patterns);
+void populateFuseSiblingGemmPatterns(mlir::RewritePatternSet& patterns);
+
+}  // namespace strata::graph
