@@ -9,7 +9,31 @@
 
 namespace strata::graph {
 
-ops::GraphDef normalize(const ops::GraphDef& g) {
+namespace {
+
+void addNormalization(mlir::OpPassManager& gpm) {
+  // Two rounds: folding makes Slice/Reshape operands constant, which lets
+  // inference refine more types, which lets the second fold see more.
+  for (int round = 0; round < 2; ++round) {
+    gpm.addPass(createGraphInferShapes());
+    gpm.addPass(createGraphFoldShapeArith());
+    gpm.addPass(createGraphDCE());
+  }
+  gpm.addPass(createGraphInferShapes());
+}
+
+void addRegionFormation(mlir::OpPassManager& gpm) {
+  gpm.addPass(createGraphRaiseLlmOps());
+  gpm.addPass(createGraphInferShapes());
+  gpm.addPass(createGraphFormPagedAttention());
+  gpm.addPass(createGraphFormRegions());
+  gpm.addPass(createGraphInferShapes());
+  gpm.addPass(createGraphDCE());
+}
+
+// Imports `g`, runs the passes `build` adds on the graph op, exports.
+template <typename Build>
+ops::GraphDef runPasses(const ops::GraphDef& g, const char* what, Build build) {
   mlir::MLIRContext ctx(mlir::MLIRContext::Threading::DISABLED);
   ctx.getOrLoadDialect<GraphDialect>();
   std::string diags;
@@ -21,17 +45,22 @@ ops::GraphDef normalize(const ops::GraphDef& g) {
   auto module = importGraph(ctx, g);
   if (mlir::failed(mlir::verify(*module))) fail("{}: the imported graph does not verify:{}", g.source, diags);
   mlir::PassManager pm(&ctx);
-  auto& gpm = pm.nest<GraphOp>();
-  // Two rounds: folding makes Slice/Reshape operands constant, which lets
-  // inference refine more types, which lets the second fold see more.
-  for (int round = 0; round < 2; ++round) {
-    gpm.addPass(createGraphInferShapes());
-    gpm.addPass(createGraphFoldShapeArith());
-    gpm.addPass(createGraphDCE());
-  }
-  gpm.addPass(createGraphInferShapes());
-  if (mlir::failed(pm.run(*module))) fail("{}: graph normalization failed:{}", g.source, diags);
+  build(pm.nest<GraphOp>());
+  if (mlir::failed(pm.run(*module))) fail("{}: {} failed:{}", g.source, what, diags);
   return exportGraph(findGraph(*module));
+}
+
+}  // namespace
+
+ops::GraphDef normalize(const ops::GraphDef& g) {
+  return runPasses(g, "graph normalization", [](mlir::OpPassManager& gpm) { addNormalization(gpm); });
+}
+
+ops::GraphDef formRegions(const ops::GraphDef& g) {
+  return runPasses(g, "region formation", [](mlir::OpPassManager& gpm) {
+    addNormalization(gpm);
+    addRegionFormation(gpm);
+  });
 }
 
 std::string printMlir(const ops::GraphDef& g) {

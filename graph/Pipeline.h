@@ -1,16 +1,20 @@
-// The graph compiler's normalization pipeline behind an MLIR-free interface:
-// import the GraphDef into the graph dialect, run two rounds of
-// graph-infer-shapes + graph-fold-shape-arith + graph-dce, infer once more,
-// export it back.
+// The graph compiler's pipelines behind an MLIR-free interface (GraphDef in,
+// GraphDef out). Both throw strata::Error with the MLIR diagnostics when
+// verification or a pass fails.
 #pragma once
+#include <string>
+
 #include "ops/graph_def.h"
 
 namespace strata::graph {
 
-// Throws strata::Error (with the MLIR diagnostics) when verification or a
-// pass fails.
+// Import, then two rounds of graph-infer-shapes + graph-fold-shape-arith +
+// graph-dce, then inference once more.
 ops::GraphDef normalize(const ops::GraphDef& g);
-
+// normalize, then graph-raise-llm-ops, graph-form-paged-attention,
+// graph-form-regions (DESIGN.md steps 2-3): the region graph the runtime's
+// paged generator executes (inputs per graph-form-paged-attention).
+ops::GraphDef formRegions(const ops::GraphDef& g);
 // The graph in the graph dialect's textual form (what strata-opt reads).
 std::string printMlir(const ops::GraphDef& g);
 

@@ -244,6 +244,7 @@ ops::GraphDef exportGraph(GraphOp graphOp) {
       if (it == names.end()) it = names.try_emplace(r, unique(n.name + ":" + std::to_string(i))).first;
       else used.insert(it->second);
       n.outputs.push_back(it->second);
+      if (isa<RankedTensorType>(r.getType())) g.values[it->second] = valueInfo(it->second, r.getType());
     }
     for (NamedAttribute a : op.getAttrs()) n.attrs[a.getName().str()] = jsonFor(a.getValue());
     g.nodes.push_back(std::move(n));

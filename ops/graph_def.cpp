@@ -96,6 +96,10 @@ json toJson(const GraphDef& g) {
   j["nodes"] = json::array();
   for (const auto& n : g.nodes)
     j["nodes"].push_back({{"op", n.op}, {"name", n.name}, {"inputs", n.inputs}, {"outputs", n.outputs}, {"attrs", n.attrs}});
+  if (!g.values.empty()) {
+    j["values"] = json::array();
+    for (const auto& [name, v] : g.values) j["values"].push_back(valueToJson(v));
+  }
   return j;
 }
 
@@ -112,6 +116,11 @@ GraphDef graphFromJson(const json& j) {
     for (const auto& c : j.at("constants")) g.constants.push_back({c.at("name"), tensorFromJson(c)});
     for (const auto& n : j.at("nodes"))
       g.nodes.push_back({n.at("op"), n.value("name", ""), n.at("inputs"), n.at("outputs"), n.value("attrs", json::object())});
+    if (j.contains("values"))
+      for (const auto& v : j.at("values")) {
+        ValueInfo vi = valueFromJson(v);
+        g.values[vi.name] = vi;
+      }
     return g;
   } catch (const json::exception& e) {
     fail("malformed graph plan: {}", e.what());

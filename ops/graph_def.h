@@ -65,6 +65,9 @@ struct GraphDef {
   std::vector<WeightRef> weights;
   std::vector<Constant> constants;
   std::vector<NodeDef> nodes;
+  // Types of intermediate values where the graph compiler knows them (for
+  // reports; executors never need them).
+  std::map<std::string, ValueInfo> values;
   // Model facts the runtime needs around the graph: bos/eos ids, vocab, ...
   nlohmann::json meta = nlohmann::json::object();
 

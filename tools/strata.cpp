@@ -8,10 +8,12 @@
 #include <map>
 
 #include "graph/Pipeline.h"
+#include "graph/RegionReport.h"
 #include "models/model_source.h"
 #include "models/tokenizer.h"
 #include "runtime/executor.h"
 #include "runtime/generate.h"
+#include "runtime/paged_generate.h"
 
 using namespace strata;
 using nlohmann::json;
@@ -40,7 +42,7 @@ std::vector<int64_t> parseIds(const std::string& s) {
 
 struct RunOpts {
   std::string model, backend = "reference", prompt, promptIds;
-  int64_t maxNewTokens = 32;
+  int64_t maxNewTokens = 32, blockSize = 16, cacheBlocks = 0;
   bool greedy = false, json = false, ignoreEos = false;
   std::optional<float> temperature, topP;
   std::optional<int64_t> topK;
@@ -71,7 +73,8 @@ int run(const RunOpts& o) {
   req.sampling.seed = o.seed;
   req.sampling.validate();
 
-  ops::GraphDef g = openGraph(o.model);
+  // The region graph in paged form: the same compiled graph does prefill and decode.
+  ops::GraphDef g = graph::formRegions(models::loadModel(o.model));
   std::optional<models::Tokenizer> tok;
   if (auto t = models::findTokenizer(o.model)) tok = models::Tokenizer::load(*t);
   int64_t vocab = g.meta.value("vocab_size", (int64_t)-1);
@@ -80,7 +83,7 @@ int run(const RunOpts& o) {
   if (!o.ignoreEos && g.meta.contains("eos_token_id")) req.eosId = g.meta["eos_token_id"].get<int64_t>();
 
   runtime::Executor exec(std::move(g));
-  runtime::Generator gen(exec);
+  runtime::PagedOptions paged{o.blockSize, o.cacheBlocks};
   std::vector<int64_t> generated;
   std::string shown;
   auto stream = [&](int64_t id) {
@@ -97,7 +100,7 @@ int run(const RunOpts& o) {
     }
     std::fflush(stdout);
   };
-  std::vector<int64_t> ids = gen.generate(req, stream);
+  std::vector<int64_t> ids = runtime::generatePaged(exec, req, paged, stream);
   if (o.json) {
     json out = {{"token_ids", ids}, {"prompt_tokens", req.promptIds.size()}, {"generated_tokens", generated.size()}};
     out["text"] = tok ? json(tok->decode(generated)) : json(nullptr);
@@ -108,7 +111,31 @@ int run(const RunOpts& o) {
   return 0;
 }
 
-int inspect(const std::string& model, bool asJson, bool asMlir) {
+void printRegions(const json& r) {
+  std::printf("%-6s %-16s %-36s %-32s %14s %12s\n", "layer", "region", "detail", "output shape", "flops", "weights");
+  for (const auto& x : r["regions"]) {
+    std::string layer = x["layer"].is_null() ? x["stage"].get<std::string>() : std::to_string(x["layer"].get<int64_t>());
+    std::string shape = x["outputs"].empty() ? "" : x["outputs"][0]["shape"].dump();
+    std::string flops = fmt::format("{:.0f}", x["flops"].get<double>());
+    std::printf("%-6s %-16s %-36s %-32s %14s %12s\n", layer.c_str(), x["kind"].get<std::string>().c_str(),
+                x["detail"].get<std::string>().c_str(), shape.c_str(), flops.c_str(),
+                fmt::format("{:.1f} KiB", x["weight_bytes"].get<int64_t>() / 1024.0).c_str());
+  }
+  std::printf("flops: per token; paged_attention per token per context token; lm_head per sequence\n");
+  std::printf("layers: %lld; regions:", (long long)r["layers"].get<int64_t>());
+  for (const auto& [k, n] : r["counts"].items()) std::printf(" %s %lld", k.c_str(), (long long)n.get<int64_t>());
+  std::printf("\nfallback (not in any region): %s\n", r["fallback"].empty() ? "none" : "");
+  for (const auto& f : r["fallback"])
+    std::printf("  %-18s %s\n", f["op"].get<std::string>().c_str(), f["name"].get<std::string>().c_str());
+}
+
+int inspect(const std::string& model, bool asJson, bool asMlir, bool regions) {
+  if (regions) {
+    json r = graph::describeRegions(graph::formRegions(models::loadModel(model)));
+    if (asJson) std::cout << r.dump(2) << "\n";
+    else printRegions(r);
+    return 0;
+  }
   ops::GraphDef g = openGraph(model);
   if (asMlir) {
     std::cout << graph::printMlir(g);
@@ -184,18 +211,24 @@ int main(int argc, char** argv) {
   runCmd->add_option("--seed", ro.seed, "Random seed for sampling")->capture_default_str();
   runCmd->add_flag("--ignore-eos", ro.ignoreEos, "Keep generating after the end-of-sequence token");
   runCmd->add_flag("--json", ro.json, "Print one JSON object {token_ids, text, ...} instead of streaming text");
+  runCmd->add_option("--block-size", ro.blockSize, "Tokens per KV cache block")->capture_default_str();
+  runCmd->add_option("--cache-blocks", ro.cacheBlocks,
+                     "KV cache blocks to allocate (0: just enough for the prompt and --max-new-tokens)")
+      ->capture_default_str();
 
   std::string inspectModel;
-  bool inspectJson = false, inspectMlir = false;
+  bool inspectJson = false, inspectMlir = false, inspectRegions = false;
   auto* inspectCmd = app.add_subcommand("inspect", "Show a model's inputs, outputs, symbolic dims, ops and parameters");
   inspectCmd->add_option("MODEL", inspectModel, "HF model folder or .onnx file")->required();
   inspectCmd->add_flag("--json", inspectJson, "Print JSON");
   inspectCmd->add_flag("--mlir", inspectMlir, "Print the normalized graph in the graph dialect (strata-opt input)");
+  inspectCmd->add_flag("--regions", inspectRegions,
+                       "List the fused regions per layer (kind, shapes, FLOPs per token, bytes) and fallback ops");
 
   CLI11_PARSE(app, argc, argv);
   try {
     if (runCmd->parsed()) return run(ro);
-    if (inspectCmd->parsed()) return inspect(inspectModel, inspectJson, inspectMlir);
+    if (inspectCmd->parsed()) return inspect(inspectModel, inspectJson, inspectMlir, inspectRegions);
   } catch (const Error& e) {
     std::fprintf(stderr, "error: %s\n", e.what());
     return 1;

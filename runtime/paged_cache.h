@@ -1,0 +1,76 @@
+// The paged KV cache: fixed-size blocks of K/V per layer, a block allocator
+// with reference counts, and one block table per sequence (DESIGN.md step 8).
+//
+// Layer l's storage is one tensor [num_blocks, 2, kv_heads, block_size,
+// head_dim] (the layout region.kv_write / region.paged_attention use, see
+// ops/regions.h); a sequence's token p lives in block table[p / block_size]
+// at offset p % block_size. Running out of blocks is an answer (reserve()
+// returns false and changes nothing), never a crash: the caller decides
+// whether to wait, preempt or fail.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <vector>
+
+#include "ops/tensor.h"
+
+namespace strata::runtime {
+
+class BlockAllocator {
+ public:
+  explicit BlockAllocator(int64_t numBlocks);
+  // A free block with reference count 1, or nullopt when none is left.
+  std::optional<int64_t> allocate();
+  void retain(int64_t block);
+  // Drops one reference; the block is free again at zero.
+  void release(int64_t block);
+  int64_t refCount(int64_t block) const;
+  int64_t freeBlocks() const { return (int64_t)free_.size(); }
+  int64_t numBlocks() const { return (int64_t)refs_.size(); }
+
+ private:
+  std::vector<int64_t> refs_;
+  std::vector<int64_t> free_;  // a stack: lowest ids are handed out first
+};
+
+struct KvCacheShape {
+  int64_t layers = 0, kvHeads = 0, headDim = 0, blockSize = 16, numBlocks = 0;
+  ops::DType dtype = ops::DType::F32;
+  int64_t bytes() const;
+};
+
+class PagedKvCache {
+ public:
+  explicit PagedKvCache(const KvCacheShape& shape);
+  const KvCacheShape& shape() const { return shape_; }
+  int64_t blockSize() const { return shape_.blockSize; }
+  const ops::Tensor& layer(int64_t l) const { return layers_.at(l); }
+
+  // Makes room for `newLength` tokens of sequence `seq` (created on first
+  // use). False, with nothing changed, when there are not enough free blocks.
+  bool reserve(int64_t seq, int64_t newLength);
+  // Marks `length` tokens as written (after a step).
+  void setLength(int64_t seq, int64_t length);
+  int64_t length(int64_t seq) const;
+  const std::vector<int64_t>& blockTable(int64_t seq) const;
+  // Slot of token `pos`: block * block_size + offset.
+  int64_t slot(int64_t seq, int64_t pos) const;
+  // Frees the sequence's blocks (shared ones lose one reference).
+  void free(int64_t seq);
+  bool has(int64_t seq) const { return seqs_.count(seq) != 0; }
+  int64_t freeBlocks() const { return alloc_.freeBlocks(); }
+
+ private:
+  struct Seq {
+    std::vector<int64_t> blocks;
+    int64_t length = 0;
+  };
+  const Seq& get(int64_t seq) const;
+  KvCacheShape shape_;
+  std::vector<ops::Tensor> layers_;
+  BlockAllocator alloc_;
+  std::map<int64_t, Seq> seqs_;
+};
+
+}  // namespace strata::runtime

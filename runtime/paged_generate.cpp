@@ -1,0 +1,101 @@
+#include "runtime/paged_generate.h"
+
+#include <algorithm>
+
+namespace strata::runtime {
+
+using ops::Tensor;
+
+KvCacheShape kvCacheShapeFor(const ops::GraphDef& g, int64_t blockSize, int64_t numBlocks) {
+  if (!g.meta.contains("paged"))
+    fail("{}: the graph is not in paged form (run region formation first)", g.source);
+  const auto& p = g.meta["paged"];
+  KvCacheShape s;
+  s.layers = p.at("layers").get<int64_t>();
+  s.kvHeads = p.at("kv_heads").get<int64_t>();
+  s.headDim = p.at("head_dim").get<int64_t>();
+  s.blockSize = blockSize;
+  s.numBlocks = numBlocks;
+  if (const ops::ValueInfo* c = g.findInput("kv_cache.0")) s.dtype = c->dtype;
+  if (blockSize <= 0) fail("--block-size must be >= 1, got {}", blockSize);
+  return s;
+}
+
+PagedModel::PagedModel(const Executor& exec, PagedKvCache& cache) : exec_(exec), cache_(cache) {
+  const auto& g = exec.graph();
+  for (const char* in : {"input_ids", "position_ids", "seq_starts", "context_lens", "block_tables", "slot_mapping",
+                         "logits_indices"})
+    if (!g.findInput(in)) fail("{}: the region graph has no '{}' input", g.source, in);
+  for (int64_t l = 0; l < cache.shape().layers; ++l)
+    if (!g.findInput("kv_cache." + std::to_string(l))) fail("{}: the region graph has no 'kv_cache.{}' input", g.source, l);
+}
+
+Tensor PagedModel::step(const std::vector<SeqStep>& steps) {
+  if (steps.empty()) fail("a step needs at least one sequence");
+  std::vector<int64_t> ids, pos, starts{0}, ctx, slots, last;
+  size_t maxBlocks = 0;
+  for (const auto& s : steps) {
+    if (s.tokens.empty()) fail("sequence {}: a step needs at least one new token", s.seq);
+    int64_t past = cache_.length(s.seq), n = (int64_t)s.tokens.size();
+    if (!cache_.has(s.seq) || (int64_t)cache_.blockTable(s.seq).size() * cache_.blockSize() < past + n)
+      fail("sequence {}: no cache room reserved for {} tokens", s.seq, past + n);
+    for (int64_t i = 0; i < n; ++i) {
+      ids.push_back(s.tokens[i]);
+      pos.push_back(past + i);
+      slots.push_back(cache_.slot(s.seq, past + i));
+    }
+    starts.push_back((int64_t)ids.size());
+    last.push_back((int64_t)ids.size() - 1);
+    ctx.push_back(past + n);
+    maxBlocks = std::max(maxBlocks, cache_.blockTable(s.seq).size());
+  }
+  int64_t N = (int64_t)steps.size(), T = (int64_t)ids.size();
+  std::vector<int64_t> tables(N * maxBlocks, -1);
+  for (int64_t n = 0; n < N; ++n) {
+    const auto& t = cache_.blockTable(steps[n].seq);
+    std::copy(t.begin(), t.end(), tables.begin() + n * maxBlocks);
+  }
+  TensorMap in;
+  in["input_ids"] = Tensor::fromI64(ids, {1, T});
+  in["position_ids"] = Tensor::fromI64(pos, {1, T});
+  in["seq_starts"] = Tensor::fromI64(starts);
+  in["context_lens"] = Tensor::fromI64(ctx);
+  in["block_tables"] = Tensor::fromI64(tables, {N, (int64_t)maxBlocks});
+  in["slot_mapping"] = Tensor::fromI64(slots);
+  in["logits_indices"] = Tensor::fromI64(last);
+  for (int64_t l = 0; l < cache_.shape().layers; ++l) in["kv_cache." + std::to_string(l)] = cache_.layer(l);
+  TensorMap out = exec_.run(in);
+  for (size_t n = 0; n < steps.size(); ++n) cache_.setLength(steps[n].seq, ctx[n]);
+  const Tensor& logits = out.at("logits");
+  if (logits.dtype() != ops::DType::F32) fail("logits must be f32, got {}", ops::dtypeName(logits.dtype()));
+  int64_t v = logits.dim(logits.rank() - 1);
+  if (logits.numel() != N * v) fail("logits {} are not one row per sequence ({})", ops::shapeStr(logits.shape()), N);
+  return logits.reshaped({N, v});
+}
+
+std::vector<int64_t> generatePaged(const Executor& exec, const GenerateRequest& req, const PagedOptions& opts,
+                                   const std::function<void(int64_t)>& onToken) {
+  if (req.promptIds.empty()) fail("the prompt is empty: give at least one token id");
+  if (req.maxNewTokens < 0) fail("--max-new-tokens must be >= 0, got {}", req.maxNewTokens);
+  int64_t total = (int64_t)req.promptIds.size() + req.maxNewTokens;
+  int64_t blocks = opts.numBlocks > 0 ? opts.numBlocks : std::max<int64_t>(1, (total + opts.blockSize - 1) / opts.blockSize);
+  PagedKvCache cache(kvCacheShapeFor(exec.graph(), opts.blockSize, blocks));
+  PagedModel model(exec, cache);
+  Sampler sampler(req.sampling);
+  std::vector<int64_t> ids = req.promptIds, pending = ids;
+  const int64_t seq = 0;
+  for (int64_t step = 0; step < req.maxNewTokens; ++step) {
+    if (!cache.reserve(seq, (int64_t)ids.size()))
+      fail("the KV cache ({} blocks of {} tokens) is too small for {} tokens; give more blocks", blocks, opts.blockSize,
+           ids.size());
+    Tensor logits = model.step({{seq, pending}});
+    int64_t next = sampler.sample({logits.data<float>(), (size_t)logits.dim(1)});
+    ids.push_back(next);
+    pending = {next};
+    if (onToken) onToken(next);
+    if (req.eosId && next == *req.eosId) break;
+  }
+  return ids;
+}
+
+}  // namespace strata::runtime

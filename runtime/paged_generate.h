@@ -1,0 +1,46 @@
+// Generation over a region graph (graph::formRegions output) with the paged
+// KV cache. A step runs any number of sequences at once: their new tokens are
+// flattened into one [1, T] batch with per-sequence seq_starts, context_lens
+// and block tables, and the graph returns one logits row per sequence (its
+// last token). Prefill and decode are the same step with 1 or many tokens.
+#pragma once
+#include <functional>
+#include <optional>
+#include <vector>
+
+#include "runtime/executor.h"
+#include "runtime/generate.h"
+#include "runtime/paged_cache.h"
+
+namespace strata::runtime {
+
+// The cache geometry a region graph needs (from its meta "paged" and inputs).
+KvCacheShape kvCacheShapeFor(const ops::GraphDef& g, int64_t blockSize, int64_t numBlocks);
+
+class PagedModel {
+ public:
+  PagedModel(const Executor& exec, PagedKvCache& cache);
+  struct SeqStep {
+    int64_t seq;
+    std::vector<int64_t> tokens;  // new tokens; the cache must have room (reserve) for them
+  };
+  // Runs one step; returns logits [N, vocab], row n for steps[n]'s last token.
+  // The cache lengths advance by each sequence's token count.
+  ops::Tensor step(const std::vector<SeqStep>& steps);
+  PagedKvCache& cache() { return cache_; }
+
+ private:
+  const Executor& exec_;
+  PagedKvCache& cache_;
+};
+
+struct PagedOptions {
+  int64_t blockSize = 16;
+  int64_t numBlocks = 0;  // 0: just enough for prompt + max new tokens
+};
+
+// One request through the paged model (what `strata run` does).
+std::vector<int64_t> generatePaged(const Executor& exec, const GenerateRequest& req, const PagedOptions& opts,
+                                   const std::function<void(int64_t)>& onToken = {});
+
+}  // namespace strata::runtime
