@@ -10,6 +10,7 @@
 #include "graph/Pipeline.h"
 #include "graph/RegionReport.h"
 #include "models/model_source.h"
+#include "models/random_model.h"
 #include "models/tokenizer.h"
 #include "runtime/executor.h"
 #include "runtime/generate.h"
@@ -190,6 +191,14 @@ int inspect(const std::string& model, bool asJson, bool asMlir, bool regions) {
   return 0;
 }
 
+int makeModel(const std::string& config, const std::string& out, uint64_t seed) {
+  models::LlamaConfig c = models::readLlamaConfig(config);
+  int64_t params = models::writeRandomCheckpoint(c, out, seed);
+  std::fprintf(stderr, "wrote %s/config.json and model.safetensors: %s, %lld parameters (%.1f MiB f32), seed %llu\n",
+               out.c_str(), c.modelType.c_str(), (long long)params, params * 4 / 1048576.0, (unsigned long long)seed);
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -225,9 +234,17 @@ int main(int argc, char** argv) {
   inspectCmd->add_flag("--regions", inspectRegions,
                        "List the fused regions per layer (kind, shapes, FLOPs per token, bytes) and fallback ops");
 
+  std::string mmConfig, mmOut;
+  uint64_t mmSeed = 0;
+  auto* makeCmd = app.add_subcommand("make-model", "Write an HF checkpoint with random weights for a Llama/Mistral/Qwen2 config.json");
+  makeCmd->add_option("--config", mmConfig, "HF config.json to take the architecture from")->required();
+  makeCmd->add_option("-o,--output", mmOut, "Directory to write config.json and model.safetensors into")->required();
+  makeCmd->add_option("--seed", mmSeed, "Random seed")->capture_default_str();
+
   CLI11_PARSE(app, argc, argv);
   try {
     if (runCmd->parsed()) return run(ro);
+    if (makeCmd->parsed()) return makeModel(mmConfig, mmOut, mmSeed);
     if (inspectCmd->parsed()) return inspect(inspectModel, inspectJson, inspectMlir, inspectRegions);
   } catch (const Error& e) {
     std::fprintf(stderr, "error: %s\n", e.what());

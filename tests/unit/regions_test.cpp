@@ -1,0 +1,179 @@
+// Region formation end to end: every tiny-llama source and self-built
+// Mistral/Qwen2-style models become the same per-layer regions with no
+// fallback, and the region graph on the paged cache reproduces the fixtures'
+// greedy tokens (several block sizes, blocks smaller than the prompt).
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+
+#include "graph/Pipeline.h"
+#include "graph/RegionReport.h"
+#include "models/model_source.h"
+#include "models/random_model.h"
+#include "runtime/generate.h"
+#include "runtime/paged_generate.h"
+
+using namespace strata;
+using nlohmann::json;
+
+namespace {
+
+std::string fixtureDir() { return STRATA_FIXTURE_DIR; }
+
+const json& reference() {
+  static json j = [] {
+    std::ifstream f(fixtureDir() + "/reference.json");
+    return json::parse(f);
+  }();
+  return j;
+}
+
+// Per layer: one paged attention (and its KV write), rmsnorm before attention
+// and MLP, rope on q and k, gemms q/k/v, o-proj + residual, gate/up + SwiGLU,
+// down + residual; then the final norm and lm_head; nothing left over.
+void expectLlamaRegions(const json& r, int64_t layers, bool qkvBias) {
+  ASSERT_EQ(r["layers"], layers);
+  EXPECT_TRUE(r["fallback"].empty()) << r["fallback"].dump();
+  std::map<std::string, std::vector<std::string>> perLayer;  // layer -> "kind:detail" in order
+  for (const auto& x : r["regions"]) {
+    std::string key = x["layer"].is_null() ? x["stage"].get<std::string>() : std::to_string(x["layer"].get<int64_t>());
+    perLayer[key].push_back(x["kind"].get<std::string>() + ":" + x["detail"].get<std::string>());
+  }
+  std::string qkv = qkvBias ? "gemm:q/k/v + bias" : "gemm:q/k/v";
+  for (int64_t l = 0; l < layers; ++l)
+    EXPECT_EQ(perLayer[std::to_string(l)],
+              (std::vector<std::string>{"rmsnorm:", qkv, "rope:head_dim 16", "rope:head_dim 16", "kv_write:layer " + std::to_string(l),
+                                        "paged_attention:4 heads / 2 kv heads x 16", "gemm:projection + residual", "rmsnorm:",
+                                        "gemm:gate/up + swiglu", "gemm:projection + residual"}))
+        << "layer " << l;
+  EXPECT_EQ(perLayer["embed"], std::vector<std::string>{"embedding:gather"});
+  EXPECT_EQ(perLayer["head"], (std::vector<std::string>{"rmsnorm:", "gemm:lm_head (last token per sequence)"}));
+}
+
+class RegionFixtureTest : public ::testing::TestWithParam<std::string> {
+ protected:
+  ops::GraphDef regions() { return graph::formRegions(models::loadModel(fixtureDir() + "/" + GetParam())); }
+};
+
+TEST_P(RegionFixtureTest, OneRegionSetPerLayerNoFallback) { expectLlamaRegions(graph::describeRegions(regions()), 2, false); }
+
+TEST_P(RegionFixtureTest, PagedGreedyMatchesReference) {
+  runtime::Executor exec(regions());
+  for (int64_t blockSize : {4, 16, 64}) {
+    for (int idx : {0, 1}) {
+      runtime::GenerateRequest req;
+      req.promptIds = reference()["token_ids"][idx].get<std::vector<int64_t>>();
+      req.maxNewTokens = 24;
+      auto want = reference()[idx ? "greedy_prompt1_24" : "greedy_prompt0_24"].get<std::vector<int64_t>>();
+      EXPECT_EQ(runtime::generatePaged(exec, req, {blockSize, 0}), want) << "block size " << blockSize << " prompt " << idx;
+    }
+  }
+}
+
+TEST_P(RegionFixtureTest, PresentOutputsAndPastInputsAreGone) {
+  ops::GraphDef g = regions();
+  ASSERT_EQ(g.outputs.size(), 1u);
+  EXPECT_EQ(g.outputs[0].name, "logits");
+  for (const auto& in : g.inputs) {
+    EXPECT_NE(in.name.rfind("past_key_values.", 0), 0u) << in.name;
+    EXPECT_NE(in.name, "attention_mask");
+  }
+  for (const char* in : {"position_ids", "seq_starts", "context_lens", "block_tables", "slot_mapping", "logits_indices",
+                         "kv_cache.0", "kv_cache.1"})
+    EXPECT_TRUE(g.findInput(in)) << in;
+}
+
+INSTANTIATE_TEST_SUITE_P(Sources, RegionFixtureTest,
+                         ::testing::Values("model_dynamo.onnx", "decoder_with_past.onnx", "decoder_with_past_dynamo.onnx",
+                                           "external/decoder_with_past.onnx", "."),
+                         [](const auto& info) {
+                           std::string s = info.param == "." ? "hf" : info.param;
+                           for (char& c : s)
+                             if (!isalnum((unsigned char)c)) c = '_';
+                           return s;
+                         });
+
+// Several sequences of different lengths in one step each (prefill together,
+// then decode together) give the tokens each gets alone.
+TEST(PagedModel, BatchedStepsMatchSingleSequences) {
+  runtime::Executor exec(graph::formRegions(models::loadModel(fixtureDir() + "/decoder_with_past.onnx")));
+  std::vector<std::vector<int64_t>> prompts;
+  for (int idx : {0, 1, 2}) prompts.push_back(reference()["token_ids"][idx].get<std::vector<int64_t>>());
+  std::vector<std::vector<int64_t>> alone;
+  for (const auto& p : prompts) {
+    runtime::GenerateRequest req;
+    req.promptIds = p;
+    req.maxNewTokens = 8;
+    alone.push_back(runtime::generatePaged(exec, req, {4, 0}));
+  }
+  runtime::PagedKvCache cache(runtime::kvCacheShapeFor(exec.graph(), 4, 64));
+  runtime::PagedModel model(exec, cache);
+  std::vector<std::vector<int64_t>> ids = prompts;
+  std::vector<runtime::PagedModel::SeqStep> step;
+  for (size_t s = 0; s < prompts.size(); ++s) {
+    ASSERT_TRUE(cache.reserve((int64_t)s, (int64_t)prompts[s].size()));
+    step.push_back({(int64_t)s, prompts[s]});
+  }
+  for (int t = 0; t < 8; ++t) {
+    ops::Tensor logits = model.step(step);
+    for (size_t s = 0; s < step.size(); ++s) {
+      const float* row = logits.data<float>() + s * logits.dim(1);
+      int64_t best = std::max_element(row, row + logits.dim(1)) - row;
+      ids[s].push_back(best);
+      ASSERT_TRUE(cache.reserve((int64_t)s, (int64_t)ids[s].size()));
+      step[s].tokens = {best};
+    }
+  }
+  for (size_t s = 0; s < prompts.size(); ++s) EXPECT_EQ(ids[s], alone[s]) << "sequence " << s;
+}
+
+// Self-built Mistral-style (GQA, no bias, untied) and Qwen2-style (q/k/v
+// bias, tied embeddings) models: same regions, and the paged region graph
+// generates what the unfused graph does with a full recompute each step.
+struct ModelCase {
+  const char* name;
+  json config;
+  bool qkvBias;
+};
+
+class SelfBuiltModelTest : public ::testing::TestWithParam<ModelCase> {
+ protected:
+  std::string dir() {
+    std::string d = (std::filesystem::temp_directory_path() / ("strata-test-" + std::string(GetParam().name))).string();
+    std::string cfg = d + ".config.json";
+    std::ofstream(cfg) << GetParam().config.dump();
+    models::writeRandomCheckpoint(models::readLlamaConfig(cfg), d, 7);
+    return d;
+  }
+};
+
+TEST_P(SelfBuiltModelTest, RegionsAndTokensMatchUnfusedGraph) {
+  std::string d = dir();
+  ops::GraphDef raw = models::loadModel(d);
+  expectLlamaRegions(graph::describeRegions(graph::formRegions(raw)), 2, GetParam().qkvBias);
+  runtime::Executor unfused(raw), regions(graph::formRegions(raw));
+  runtime::Generator gen(unfused);
+  runtime::GenerateRequest req;
+  req.promptIds = {1, 17, 99, 250, 3, 42, 7, 180, 64, 5, 11, 230, 77, 18, 2, 9, 140};
+  req.maxNewTokens = 12;
+  EXPECT_EQ(runtime::generatePaged(regions, req, {8, 0}), gen.generate(req));
+}
+
+json baseConfig(const char* type) {
+  return {{"model_type", type}, {"hidden_size", 64}, {"intermediate_size", 96}, {"num_hidden_layers", 2},
+          {"num_attention_heads", 4}, {"num_key_value_heads", 2}, {"vocab_size", 256}, {"max_position_embeddings", 128},
+          {"rms_norm_eps", 1e-6}, {"rope_theta", 1000000.0}, {"bos_token_id", 1}, {"eos_token_id", 2}};
+}
+
+INSTANTIATE_TEST_SUITE_P(Families, SelfBuiltModelTest,
+                         ::testing::Values(ModelCase{"mistral", baseConfig("mistral"), false},
+                                           ModelCase{"qwen2", [] {
+                                                       json c = baseConfig("qwen2");
+                                                       c["tie_word_embeddings"] = true;
+                                                       return c;
+                                                     }(), true}),
+                         [](const auto& info) { return std::string(info.param.name); });
+
+}  // namespace
