@@ -3,6 +3,7 @@
 
 #include "runtime/executor.h"
 #include "runtime/generate.h"
+#include "runtime/paged_cache.h"
 #include "runtime/sampler.h"
 
 using namespace strata;
@@ -83,3 +84,32 @@ TEST(Sampler, InvalidParametersAreNamed) {
 TEST(Generator, NeedsInputIdsAndLogits) {
   EXPECT_THROW(runtime::Executor ex(addGraph()); runtime::Generator{ex}, Error);
 }
+
+namespace {
+
+TEST(PagedKvCache, AllocatesBlocksAndReportsExhaustion) {
+  strata::runtime::BlockAllocator alloc(2);
+  auto a = alloc.allocate(), b = alloc.allocate();
+  ASSERT_TRUE(a && b);
+  EXPECT_FALSE(alloc.allocate().has_value());
+  alloc.retain(*a);
+  alloc.release(*a);
+  EXPECT_EQ(alloc.freeBlocks(), 0);
+  alloc.release(*a);
+  EXPECT_EQ(alloc.freeBlocks(), 1);
+  EXPECT_THROW(alloc.release(*a), strata::Error);
+
+  strata::runtime::PagedKvCache cache({/*layers*/ 2, /*kvHeads*/ 2, /*headDim*/ 8, /*blockSize*/ 4, /*numBlocks*/ 3});
+  EXPECT_EQ(cache.layer(1).shape(), (strata::ops::Shape{3, 2, 2, 4, 8}));
+  ASSERT_TRUE(cache.reserve(7, 5));  // two blocks
+  EXPECT_EQ(cache.blockTable(7).size(), 2u);
+  EXPECT_EQ(cache.slot(7, 4), cache.blockTable(7)[1] * 4);
+  EXPECT_FALSE(cache.reserve(9, 5));  // needs two, one is free: nothing changes
+  EXPECT_FALSE(cache.has(9));
+  EXPECT_EQ(cache.freeBlocks(), 1);
+  cache.free(7);
+  EXPECT_EQ(cache.freeBlocks(), 3);
+  EXPECT_TRUE(cache.reserve(9, 12));
+}
+
+}  // namespace
