@@ -1,0 +1,81 @@
+// RUN: strata-opt %s --graph-form-regions -split-input-file | FileCheck %s
+
+// An MLP block as both exporters leave it after raising (tiny-llama): embedding
+// gather, rmsnorm, gate/up MatMuls with SiLU and Mul, down MatMul, residual Add.
+// CHECK-LABEL: source = "mlp"
+// CHECK: %[[E:.*]] = graph.region.embedding(%{{.*}}, %arg0)
+// CHECK: %[[N:.*]] = graph.region.rmsnorm(%[[E]], %{{.*}}) {eps = 1.000000e-05 : f64}
+// CHECK: %[[G:.*]] = graph.region.gemm(%[[N]], %{{.*}}, %{{.*}}) {bias = 0 : i64, epilogue = "swiglu", layout = "kn", residual = 0 : i64, rows = 0 : i64, weights = 2 : i64}
+// CHECK: %[[D:.*]] = graph.region.gemm(%[[G]], %{{.*}}, %[[E]]) {bias = 0 : i64, epilogue = "none", layout = "kn", residual = 1 : i64, rows = 0 : i64, weights = 1 : i64}
+// CHECK-NOT: graph.Silu
+// CHECK-NOT: graph.Add
+// CHECK: graph.output %[[D]]
+graph.graph attributes {input_names = ["input_ids"], source = "mlp", meta = "{}"} {
+^bb0(%ids: tensor<1x?xi64>):
+  %emb = graph.weight "embed" at "/m.bin" [0, 131072] : tensor<512x64xf32>
+  %nw = graph.weight "norm" at "/m.bin" [0, 256] : tensor<64xf32>
+  %wg = graph.weight "gate" at "/m.bin" [0, 45056] : tensor<64x176xf32>
+  %wu = graph.weight "up" at "/m.bin" [0, 45056] : tensor<64x176xf32>
+  %wd = graph.weight "down" at "/m.bin" [0, 45056] : tensor<176x64xf32>
+  %x = graph.Gather(%emb, %ids) {axis = 0 : i64} : (tensor<512x64xf32>, tensor<1x?xi64>) -> tensor<1x?x64xf32>
+  %h = graph.RMSNorm(%x, %nw) {eps = 1.000000e-05 : f64} : (tensor<1x?x64xf32>, tensor<64xf32>) -> tensor<1x?x64xf32>
+  %g = graph.MatMul(%h, %wg) : (tensor<1x?x64xf32>, tensor<64x176xf32>) -> tensor<1x?x176xf32>
+  %s = graph.Silu(%g) : (tensor<1x?x176xf32>) -> tensor<1x?x176xf32>
+  %u = graph.MatMul(%h, %wu) : (tensor<1x?x64xf32>, tensor<64x176xf32>) -> tensor<1x?x176xf32>
+  %m = graph.Mul(%s, %u) : (tensor<1x?x176xf32>, tensor<1x?x176xf32>) -> tensor<1x?x176xf32>
+  %d = graph.MatMul(%m, %wd) : (tensor<1x?x176xf32>, tensor<176x64xf32>) -> tensor<1x?x64xf32>
+  %r = graph.Add(%x, %d) : (tensor<1x?x64xf32>, tensor<1x?x64xf32>) -> tensor<1x?x64xf32>
+  graph.output %r {names = ["y"]} : tensor<1x?x64xf32>
+}
+
+// -----
+
+// Qwen2-style q/k/v: HF Linear with biases reading one input -> one region
+// with three results (weights stay separate operands); lm_head on a row gather.
+// CHECK-LABEL: source = "qkv-bias"
+// CHECK: %[[QKV:.*]]:3 = graph.region.gemm(%arg0, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) {bias = 1 : i64, epilogue = "none", layout = "nk", residual = 0 : i64, rows = 0 : i64, weights = 3 : i64}
+// CHECK: %[[LM:.*]] = graph.region.gemm(%arg0, %{{.*}}, %arg1) {bias = 0 : i64, epilogue = "none", layout = "nk", residual = 0 : i64, rows = 1 : i64, weights = 1 : i64}
+// CHECK: graph.output %[[QKV]]#0, %[[QKV]]#1, %[[QKV]]#2, %[[LM]]
+graph.graph attributes {input_names = ["h", "logits_indices"], source = "qkv-bias", meta = "{}"} {
+^bb0(%h: tensor<?x?x64xf32>, %rows: tensor<?xi64>):
+  %wq = graph.weight "q" at "/m.bin" [0, 16384] : tensor<64x64xf32>
+  %bq = graph.weight "qb" at "/m.bin" [0, 256] : tensor<64xf32>
+  %wk = graph.weight "k" at "/m.bin" [0, 8192] : tensor<32x64xf32>
+  %bk = graph.weight "kb" at "/m.bin" [0, 128] : tensor<32xf32>
+  %wv = graph.weight "v" at "/m.bin" [0, 8192] : tensor<32x64xf32>
+  %bv = graph.weight "vb" at "/m.bin" [0, 128] : tensor<32xf32>
+  %wlm = graph.weight "lm" at "/m.bin" [0, 32768] : tensor<128x64xf32>
+  %q = graph.Linear(%h, %wq, %bq) : (tensor<?x?x64xf32>, tensor<64x64xf32>, tensor<64xf32>) -> tensor<?x?x64xf32>
+  %k = graph.Linear(%h, %wk, %bk) : (tensor<?x?x64xf32>, tensor<32x64xf32>, tensor<32xf32>) -> tensor<?x?x32xf32>
+  %v = graph.Linear(%h, %wv, %bv) : (tensor<?x?x64xf32>, tensor<32x64xf32>, tensor<32xf32>) -> tensor<?x?x32xf32>
+  %g = graph.Gather(%h, %rows) {axis = 1 : i64} : (tensor<?x?x64xf32>, tensor<?xi64>) -> tensor<?x?x64xf32>
+  %l = graph.Linear(%g, %wlm) : (tensor<?x?x64xf32>, tensor<128x64xf32>) -> tensor<?x?x128xf32>
+  graph.output %q, %k, %v, %l {names = ["q", "k", "v", "logits"]} : tensor<?x?x64xf32>, tensor<?x?x32xf32>, tensor<?x?x32xf32>, tensor<?x?x128xf32>
+}
+
+// -----
+
+// Negatives: a product of two activations is no GEMM region; an Add that
+// broadcasts is no residual; SiLU of one input times a product of another
+// input is no SwiGLU (the two GEMMs do not share x); the projections that do
+// share x become one two-result region.
+// CHECK-LABEL: source = "almost"
+// CHECK: graph.MatMul(%arg0, %arg1)
+// CHECK: %[[P:.*]]:2 = graph.region.gemm(%arg0, %{{.*}}, %{{.*}}) {{.*}}residual = 0
+// CHECK: graph.Add(%[[P]]#0, %arg2)
+// CHECK: graph.Silu(%[[P]]#1)
+// CHECK: graph.Mul
+graph.graph attributes {input_names = ["x", "y", "b", "z"], source = "almost", meta = "{}"} {
+^bb0(%x: tensor<?x8x64xf32>, %y: tensor<?x64x8xf32>, %b: tensor<1x1x64xf32>, %z: tensor<?x8x64xf32>):
+  %w = graph.weight "w" at "/m.bin" [0, 16384] : tensor<64x64xf32>
+  %w2 = graph.weight "w2" at "/m.bin" [0, 16384] : tensor<64x64xf32>
+  %w3 = graph.weight "w3" at "/m.bin" [0, 16384] : tensor<64x64xf32>
+  %xy = graph.MatMul(%x, %y) : (tensor<?x8x64xf32>, tensor<?x64x8xf32>) -> tensor<?x8x8xf32>
+  %p = graph.MatMul(%x, %w) : (tensor<?x8x64xf32>, tensor<64x64xf32>) -> tensor<?x8x64xf32>
+  %a = graph.Add(%p, %b) : (tensor<?x8x64xf32>, tensor<1x1x64xf32>) -> tensor<?x8x64xf32>
+  %g = graph.MatMul(%x, %w2) : (tensor<?x8x64xf32>, tensor<64x64xf32>) -> tensor<?x8x64xf32>
+  %s = graph.Silu(%g) : (tensor<?x8x64xf32>) -> tensor<?x8x64xf32>
+  %u = graph.MatMul(%z, %w3) : (tensor<?x8x64xf32>, tensor<64x64xf32>) -> tensor<?x8x64xf32>
+  %m = graph.Mul(%s, %u) : (tensor<?x8x64xf32>, tensor<?x8x64xf32>) -> tensor<?x8x64xf32>
+  graph.output %xy, %a, %m {names = ["xy", "a", "m"]} : tensor<?x8x8xf32>, tensor<?x8x64xf32>, tensor<?x8x64xf32>
+}

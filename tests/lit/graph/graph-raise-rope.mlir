@@ -1,0 +1,103 @@
+// RUN: strata-opt %s --graph-raise-llm-ops -split-input-file | FileCheck %s
+
+// Rotate-half RoPE as the TorchScript exporter writes it for tiny-llama
+// (decoder_with_past.onnx): cos/sin of position_ids * inv_freq, Slice/Neg/
+// Concat for rotate_half. theta is recovered by evaluating the angle table.
+// CHECK-LABEL: source = "rope"
+// CHECK: %[[R:.*]] = graph.Rope(%arg0, %arg1) {theta = 1.000000e+04 : f64}
+// CHECK-NOT: graph.Cos
+// CHECK: graph.output %[[R]]
+graph.graph attributes {input_names = ["x", "position_ids"], source = "rope", meta = "{}"} {
+^bb0(%x: tensor<?x4x?x16xf32>, %pos: tensor<?x?xi64>):
+  %ax2 = graph.constant "ax2" dense<[2]> : tensor<1xi64> : tensor<1xi64>
+  %ax1 = graph.constant "ax1" dense<[1]> : tensor<1xi64> : tensor<1xi64>
+  %axl = graph.constant "axl" dense<[3]> : tensor<1xi64> : tensor<1xi64>
+  %c0 = graph.constant "c0" dense<[0]> : tensor<1xi64> : tensor<1xi64>
+  %c8 = graph.constant "c8" dense<[8]> : tensor<1xi64> : tensor<1xi64>
+  %big = graph.constant "big" dense<[9223372036854775807]> : tensor<1xi64> : tensor<1xi64>
+  %step = graph.constant "step" dense<[1]> : tensor<1xi64> : tensor<1xi64>
+  %inv = graph.constant "inv_freq" dense<[1.000000e+00, 0.316227764, 1.000000e-01, 0.0316227786, 0.00999999977, 0.00316227786, 1.000000e-03, 3.16227786E-4]> : tensor<8xf32> : tensor<8xf32>
+  %0 = graph.Unsqueeze(%pos, %ax2) : (tensor<?x?xi64>, tensor<1xi64>) -> tensor<?x?x1xi64>
+  %1 = graph.Cast(%0) {to = "f32"} : (tensor<?x?x1xi64>) -> tensor<?x?x1xf32>
+  %2 = graph.Mul(%1, %inv) : (tensor<?x?x1xf32>, tensor<8xf32>) -> tensor<?x?x8xf32>
+  %3 = graph.Concat(%2, %2) {axis = -1 : i64} : (tensor<?x?x8xf32>, tensor<?x?x8xf32>) -> tensor<?x?x16xf32>
+  %4 = graph.Cos(%3) : (tensor<?x?x16xf32>) -> tensor<?x?x16xf32>
+  %5 = graph.Unsqueeze(%4, %ax1) : (tensor<?x?x16xf32>, tensor<1xi64>) -> tensor<?x1x?x16xf32>
+  %6 = graph.Sin(%3) : (tensor<?x?x16xf32>) -> tensor<?x?x16xf32>
+  %7 = graph.Unsqueeze(%6, %ax1) : (tensor<?x?x16xf32>, tensor<1xi64>) -> tensor<?x1x?x16xf32>
+  %lo = graph.Slice(%x, %c0, %c8, %axl, %step) : (tensor<?x4x?x16xf32>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<?x4x?x8xf32>
+  %hi = graph.Slice(%x, %c8, %big, %axl, %step) : (tensor<?x4x?x16xf32>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<?x4x?x8xf32>
+  %8 = graph.Mul(%x, %5) : (tensor<?x4x?x16xf32>, tensor<?x1x?x16xf32>) -> tensor<?x4x?x16xf32>
+  %9 = graph.Neg(%hi) : (tensor<?x4x?x8xf32>) -> tensor<?x4x?x8xf32>
+  %10 = graph.Concat(%9, %lo) {axis = -1 : i64} : (tensor<?x4x?x8xf32>, tensor<?x4x?x8xf32>) -> tensor<?x4x?x16xf32>
+  %11 = graph.Mul(%10, %7) : (tensor<?x4x?x16xf32>, tensor<?x1x?x16xf32>) -> tensor<?x4x?x16xf32>
+  %12 = graph.Add(%8, %11) : (tensor<?x4x?x16xf32>, tensor<?x4x?x16xf32>) -> tensor<?x4x?x16xf32>
+  graph.output %12 {names = ["y"]} : tensor<?x4x?x16xf32>
+}
+
+// -----
+
+// Negative: the frequencies are not theta^(-2i/D) for any theta.
+// CHECK-LABEL: source = "not-geometric"
+// CHECK-NOT: graph.Rope
+// CHECK: graph.Cos
+graph.graph attributes {input_names = ["x", "position_ids"], source = "not-geometric", meta = "{}"} {
+^bb0(%x: tensor<?x4x?x16xf32>, %pos: tensor<?x?xi64>):
+  %ax2 = graph.constant "ax2" dense<[2]> : tensor<1xi64> : tensor<1xi64>
+  %ax1 = graph.constant "ax1" dense<[1]> : tensor<1xi64> : tensor<1xi64>
+  %axl = graph.constant "axl" dense<[3]> : tensor<1xi64> : tensor<1xi64>
+  %c0 = graph.constant "c0" dense<[0]> : tensor<1xi64> : tensor<1xi64>
+  %c8 = graph.constant "c8" dense<[8]> : tensor<1xi64> : tensor<1xi64>
+  %big = graph.constant "big" dense<[9223372036854775807]> : tensor<1xi64> : tensor<1xi64>
+  %step = graph.constant "step" dense<[1]> : tensor<1xi64> : tensor<1xi64>
+  %inv = graph.constant "inv_freq" dense<[1.000000e+00, 0.5, 0.3, 0.2, 0.1, 0.05, 0.01, 0.001]> : tensor<8xf32> : tensor<8xf32>
+  %0 = graph.Unsqueeze(%pos, %ax2) : (tensor<?x?xi64>, tensor<1xi64>) -> tensor<?x?x1xi64>
+  %1 = graph.Cast(%0) {to = "f32"} : (tensor<?x?x1xi64>) -> tensor<?x?x1xf32>
+  %2 = graph.Mul(%1, %inv) : (tensor<?x?x1xf32>, tensor<8xf32>) -> tensor<?x?x8xf32>
+  %3 = graph.Concat(%2, %2) {axis = -1 : i64} : (tensor<?x?x8xf32>, tensor<?x?x8xf32>) -> tensor<?x?x16xf32>
+  %4 = graph.Cos(%3) : (tensor<?x?x16xf32>) -> tensor<?x?x16xf32>
+  %5 = graph.Unsqueeze(%4, %ax1) : (tensor<?x?x16xf32>, tensor<1xi64>) -> tensor<?x1x?x16xf32>
+  %6 = graph.Sin(%3) : (tensor<?x?x16xf32>) -> tensor<?x?x16xf32>
+  %7 = graph.Unsqueeze(%6, %ax1) : (tensor<?x?x16xf32>, tensor<1xi64>) -> tensor<?x1x?x16xf32>
+  %lo = graph.Slice(%x, %c0, %c8, %axl, %step) : (tensor<?x4x?x16xf32>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<?x4x?x8xf32>
+  %hi = graph.Slice(%x, %c8, %big, %axl, %step) : (tensor<?x4x?x16xf32>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<?x4x?x8xf32>
+  %8 = graph.Mul(%x, %5) : (tensor<?x4x?x16xf32>, tensor<?x1x?x16xf32>) -> tensor<?x4x?x16xf32>
+  %9 = graph.Neg(%hi) : (tensor<?x4x?x8xf32>) -> tensor<?x4x?x8xf32>
+  %10 = graph.Concat(%9, %lo) {axis = -1 : i64} : (tensor<?x4x?x8xf32>, tensor<?x4x?x8xf32>) -> tensor<?x4x?x16xf32>
+  %11 = graph.Mul(%10, %7) : (tensor<?x4x?x16xf32>, tensor<?x1x?x16xf32>) -> tensor<?x4x?x16xf32>
+  %12 = graph.Add(%8, %11) : (tensor<?x4x?x16xf32>, tensor<?x4x?x16xf32>) -> tensor<?x4x?x16xf32>
+  graph.output %12 {names = ["y"]} : tensor<?x4x?x16xf32>
+}
+
+// -----
+
+// Negative: halves swapped (Neg of the first half): not rotate_half.
+// CHECK-LABEL: source = "swapped"
+// CHECK-NOT: graph.Rope
+graph.graph attributes {input_names = ["x", "position_ids"], source = "swapped", meta = "{}"} {
+^bb0(%x: tensor<?x4x?x16xf32>, %pos: tensor<?x?xi64>):
+  %ax2 = graph.constant "ax2" dense<[2]> : tensor<1xi64> : tensor<1xi64>
+  %ax1 = graph.constant "ax1" dense<[1]> : tensor<1xi64> : tensor<1xi64>
+  %axl = graph.constant "axl" dense<[3]> : tensor<1xi64> : tensor<1xi64>
+  %c0 = graph.constant "c0" dense<[0]> : tensor<1xi64> : tensor<1xi64>
+  %c8 = graph.constant "c8" dense<[8]> : tensor<1xi64> : tensor<1xi64>
+  %big = graph.constant "big" dense<[9223372036854775807]> : tensor<1xi64> : tensor<1xi64>
+  %step = graph.constant "step" dense<[1]> : tensor<1xi64> : tensor<1xi64>
+  %inv = graph.constant "inv_freq" dense<[1.000000e+00, 0.316227764, 1.000000e-01, 0.0316227786, 0.00999999977, 0.00316227786, 1.000000e-03, 3.16227786E-4]> : tensor<8xf32> : tensor<8xf32>
+  %0 = graph.Unsqueeze(%pos, %ax2) : (tensor<?x?xi64>, tensor<1xi64>) -> tensor<?x?x1xi64>
+  %1 = graph.Cast(%0) {to = "f32"} : (tensor<?x?x1xi64>) -> tensor<?x?x1xf32>
+  %2 = graph.Mul(%1, %inv) : (tensor<?x?x1xf32>, tensor<8xf32>) -> tensor<?x?x8xf32>
+  %3 = graph.Concat(%2, %2) {axis = -1 : i64} : (tensor<?x?x8xf32>, tensor<?x?x8xf32>) -> tensor<?x?x16xf32>
+  %4 = graph.Cos(%3) : (tensor<?x?x16xf32>) -> tensor<?x?x16xf32>
+  %5 = graph.Unsqueeze(%4, %ax1) : (tensor<?x?x16xf32>, tensor<1xi64>) -> tensor<?x1x?x16xf32>
+  %6 = graph.Sin(%3) : (tensor<?x?x16xf32>) -> tensor<?x?x16xf32>
+  %7 = graph.Unsqueeze(%6, %ax1) : (tensor<?x?x16xf32>, tensor<1xi64>) -> tensor<?x1x?x16xf32>
+  %lo = graph.Slice(%x, %c0, %c8, %axl, %step) : (tensor<?x4x?x16xf32>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<?x4x?x8xf32>
+  %hi = graph.Slice(%x, %c8, %big, %axl, %step) : (tensor<?x4x?x16xf32>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<?x4x?x8xf32>
+  %8 = graph.Mul(%x, %5) : (tensor<?x4x?x16xf32>, tensor<?x1x?x16xf32>) -> tensor<?x4x?x16xf32>
+  %9 = graph.Neg(%lo) : (tensor<?x4x?x8xf32>) -> tensor<?x4x?x8xf32>
+  %10 = graph.Concat(%9, %hi) {axis = -1 : i64} : (tensor<?x4x?x8xf32>, tensor<?x4x?x8xf32>) -> tensor<?x4x?x16xf32>
+  %11 = graph.Mul(%10, %7) : (tensor<?x4x?x16xf32>, tensor<?x1x?x16xf32>) -> tensor<?x4x?x16xf32>
+  %12 = graph.Add(%8, %11) : (tensor<?x4x?x16xf32>, tensor<?x4x?x16xf32>) -> tensor<?x4x?x16xf32>
+  graph.output %12 {names = ["y"]} : tensor<?x4x?x16xf32>
+}
