@@ -70,7 +70,7 @@ graph.graph attributes {input_names = ["x", "y"], source = "t", meta = "{}"} {
 
 graph.graph attributes {input_names = ["c", "k"], source = "t", meta = "{}"} {
 ^bb0(%c: tensor<4x2x2x16x16xf32>, %k: tensor<1x3x32xf32>):
-  // expected-error @+1 {{'graph.region.kv_write' op takes 4 to 4 inputs, got 3}}
+  // expected-error @+1 {{'graph.region.kv_write' op takes 4 inputs, got 3}}
   %0 = graph.region.kv_write(%c, %k, %k) : (tensor<4x2x2x16x16xf32>, tensor<1x3x32xf32>, tensor<1x3x32xf32>) -> tensor<4x2x2x16x16xf32>
   graph.output %0 {names = ["c"]} : tensor<4x2x2x16x16xf32>
 }
