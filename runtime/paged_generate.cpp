@@ -77,6 +77,8 @@ std::vector<int64_t> generatePaged(const Executor& exec, const GenerateRequest& 
                                    const std::function<void(int64_t)>& onToken) {
   if (req.promptIds.empty()) fail("the prompt is empty: give at least one token id");
   if (req.maxNewTokens < 0) fail("--max-new-tokens must be >= 0, got {}", req.maxNewTokens);
+  if (opts.blockSize <= 0) fail("--block-size must be >= 1, got {}", opts.blockSize);
+  if (opts.numBlocks < 0) fail("--cache-blocks must be >= 0, got {}", opts.numBlocks);
   int64_t total = (int64_t)req.promptIds.size() + req.maxNewTokens;
   int64_t blocks = opts.numBlocks > 0 ? opts.numBlocks : std::max<int64_t>(1, (total + opts.blockSize - 1) / opts.blockSize);
   PagedKvCache cache(kvCacheShapeFor(exec.graph(), opts.blockSize, blocks));

@@ -59,5 +59,35 @@ assert j["op_histogram"]["MatMul"] >= 15
 PY
 "$strata" --help | grep -q "run" && ok || bad "--help"
 
+# inspect --regions: one attention per layer, nothing in fallback.
+for m in "$fx" "$fx/model_dynamo.onnx" "$fx/decoder_with_past.onnx"; do
+  "$strata" inspect "$m" --regions --json > "$tmp/regions.json" && python3 - "$tmp/regions.json" <<'PY' && ok || bad "inspect --regions $m"
+import json, sys
+j = json.load(open(sys.argv[1]))
+assert j["layers"] == 2 and j["fallback"] == [], (j["layers"], j["fallback"])
+att = [r for r in j["regions"] if r["kind"] == "paged_attention"]
+assert [r["layer"] for r in att] == [0, 1]
+assert all({"kind", "layer", "nodes", "flops", "inputs", "outputs"} <= set(r) for r in j["regions"])
+PY
+done
+"$strata" inspect "$fx" --regions | grep -q "fallback (not in any region): none" && ok || bad "inspect --regions table"
+
+# Paged decoding with a block smaller than the prompt spans blocks.
+out=$("$strata" run "$fx/decoder_with_past.onnx" --prompt-ids "$ids" --max-new-tokens 24 --block-size 3 --json) || bad "run --block-size 3"
+got=$(python3 -c "import json,sys;print(json.dumps(json.loads(sys.argv[1])['token_ids']))" "$out")
+[ "$got" = "$want" ] && ok || bad "run --block-size 3: $got != $want"
+expect_error "too small" "$strata" run "$fx" --prompt-ids "$ids" --max-new-tokens 24 --block-size 4 --cache-blocks 2
+expect_error "--block-size must be >= 1" "$strata" run "$fx" --prompt-ids "$ids" --block-size 0
+
+# make-model: a Qwen2-style model with random weights runs end to end.
+cat > "$tmp/qwen2.json" <<'JSON'
+{"model_type": "qwen2", "hidden_size": 32, "intermediate_size": 64, "num_hidden_layers": 1, "num_attention_heads": 4,
+ "num_key_value_heads": 2, "vocab_size": 100, "max_position_embeddings": 64, "tie_word_embeddings": true,
+ "rms_norm_eps": 1e-6, "rope_theta": 10000.0}
+JSON
+"$strata" make-model --config "$tmp/qwen2.json" -o "$tmp/qwen2" --seed 1 2>/dev/null && ok || bad "make-model"
+"$strata" run "$tmp/qwen2" --prompt-ids 1,2,3 --max-new-tokens 4 --ignore-eos --json | grep -q '"generated_tokens":4' && ok || bad "run made model"
+expect_error "missing field" "$strata" make-model --config "$fx/generation_config.json" -o "$tmp/x"
+
 echo "$pass passed, $fail failed"
 [ $fail -eq 0 ]
