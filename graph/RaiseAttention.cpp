@@ -23,11 +23,18 @@ namespace {
 
 constexpr double kMaskedBelow = -1e30;
 
-// Reshape(Expand(Unsqueeze(k, 2), [B, Hkv, n, T, D]), [B, Hkv * n, T, D]) -> k.
+// Reshape(Expand(Unsqueeze(k, 2), [B, Hkv, n, T, D]), [B, Hkv * n, T, D]) -> k,
+// or the same with Tile(Unsqueeze(k, 2), [1, 1, n, 1, 1]) for the Expand:
+// both repeat each KV head n times in a row (GQA grouping, torch's
+// repeat_interleave on the head axis).
 Value peelRepeatKv(Value v) {
   Operation* rs = defOf(v, "Reshape");
   if (!rs) return v;
   Operation* ex = defOf(rs->getOperand(0), "Expand");
+  if (Operation* tile = defOf(rs->getOperand(0), "Tile")) {
+    auto reps = intsAttrOrOperand(tile, "", 1);
+    if (reps && reps->size() == 5 && (*reps)[0] == 1 && (*reps)[1] == 1 && (*reps)[3] == 1 && (*reps)[4] == 1) ex = tile;
+  }
   Operation* un = ex ? defOf(ex->getOperand(0), "Unsqueeze") : nullptr;
   if (!un) return v;
   auto axes = intsAttrOrOperand(un, "axes", 1);
