@@ -2,6 +2,8 @@
 // format, reference backend, with and without graph normalization.
 #include <gtest/gtest.h>
 
+#include "fixture.h"
+
 #include <cmath>
 #include <fstream>
 
@@ -15,15 +17,8 @@ using nlohmann::json;
 
 namespace {
 
-std::string fixtureDir() { return STRATA_FIXTURE_DIR; }
-
-const json& reference() {
-  static json j = [] {
-    std::ifstream f(fixtureDir() + "/reference.json");
-    return json::parse(f);
-  }();
-  return j;
-}
+using fixture::fixtureDir;
+using fixture::reference;
 
 struct Case {
   std::string source;

@@ -4,6 +4,8 @@
 // greedy tokens (several block sizes, blocks smaller than the prompt).
 #include <gtest/gtest.h>
 
+#include "fixture.h"
+
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -20,15 +22,8 @@ using nlohmann::json;
 
 namespace {
 
-std::string fixtureDir() { return STRATA_FIXTURE_DIR; }
-
-const json& reference() {
-  static json j = [] {
-    std::ifstream f(fixtureDir() + "/reference.json");
-    return json::parse(f);
-  }();
-  return j;
-}
+using fixture::fixtureDir;
+using fixture::reference;
 
 // Per layer: one paged attention (and its KV write), rmsnorm before attention
 // and MLP, rope on q and k, gemms q/k/v, o-proj + residual, gate/up + SwiGLU,
