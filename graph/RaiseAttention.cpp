@@ -144,7 +144,6 @@ std::optional<MaskKind> classifyMask(GraphOp g, Value mask, MaskForm form) {
     Evaluator ev;
     ops::Tensor am;
     int64_t B = setProbeInputs(ev, g, pr.d, pr.padRow, &am);
-    if (B != pr.d.batch && pr.padRow >= B) am = ops::Tensor();
     auto m = ev.eval(mask);
     if (!m) return std::nullopt;
     ok &= matchingKinds(*m, form, B, pr.d.seq, pr.d.past, am);

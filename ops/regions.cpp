@@ -25,8 +25,7 @@ std::vector<Tensor> gemmRegion(const Tensor& x, const std::vector<Tensor>& weigh
   requireF32(x, "x", "gemm");
   if (x.rank() < 1) fail("gemm: x must have rank >= 1");
   int64_t K = x.dim(x.rank() - 1), R = K ? x.numel() / K : 0;
-  Tensor xc = x;
-  const float* px = xc.data<float>();
+  const float* px = x.data<float>();
   // Output row r reads x row rowIdx[r].
   std::vector<int64_t> rowIdx;
   Shape lead(x.shape().begin(), x.shape().end() - 1);
@@ -45,15 +44,12 @@ std::vector<Tensor> gemmRegion(const Tensor& x, const std::vector<Tensor>& weigh
     if (w.rank() != 2 || w.dim(spec.weightsNK ? 1 : 0) != K)
       fail("gemm: weight {} does not take K = {} ({} layout)", shapeStr(w.shape()), K, spec.weightsNK ? "[N, K]" : "[K, N]");
     int64_t N = w.dim(spec.weightsNK ? 0 : 1);
-    Tensor wc = w;
-    const float* pw = wc.data<float>();
+    const float* pw = w.data<float>();
     const float* pb = nullptr;
-    Tensor bc;
     if (!biases.empty() && biases[i].defined()) {
       requireF32(biases[i], "bias", "gemm");
       if (biases[i].numel() != N) fail("gemm: bias {} does not match N = {}", shapeStr(biases[i].shape()), N);
-      bc = biases[i];
-      pb = bc.data<float>();
+      pb = biases[i].data<float>();
     }
     Shape s = lead;
     s.push_back(N);
@@ -88,10 +84,9 @@ std::vector<Tensor> gemmRegion(const Tensor& x, const std::vector<Tensor>& weigh
     requireF32(*residual, "residual", "gemm");
     if (residual->numel() != outs[0].numel())
       fail("gemm: residual {} does not match output {}", shapeStr(residual->shape()), shapeStr(outs[0].shape()));
-    const Tensor& rc = *residual;
     float* py = outs[0].mut<float>();
     // Residual first, like the exporters' Add(residual, proj).
-    for (int64_t i = 0; i < outs[0].numel(); ++i) py[i] = rc.data<float>()[i] + py[i];
+    for (int64_t i = 0; i < outs[0].numel(); ++i) py[i] = residual->data<float>()[i] + py[i];
     outs[0] = outs[0].reshaped(residual->shape());
   }
   return outs;
@@ -106,11 +101,10 @@ Tensor ropeTokens(const Tensor& x, const Tensor& positions, int64_t headDim, flo
   if ((int64_t)pos.size() != tokens) fail("rope: {} positions for {} tokens", pos.size(), tokens);
   std::vector<float> invFreq(half);
   for (int64_t i = 0; i < half; ++i) invFreq[i] = 1.f / std::pow(theta, (float)(2 * i) / (float)headDim);
-  Tensor xc = x;
   Tensor y(DType::F32, x.shape());
   for (int64_t t = 0; t < tokens; ++t)
     for (int64_t h = 0; h < heads; ++h) {
-      const float* p = xc.data<float>() + t * F + h * headDim;
+      const float* p = x.data<float>() + t * F + h * headDim;
       float* o = y.mut<float>() + t * F + h * headDim;
       for (int64_t i = 0; i < half; ++i) {
         float ang = (float)pos[t] * invFreq[i], c = std::cos(ang), sn = std::sin(ang);
@@ -132,14 +126,13 @@ Tensor kvWrite(const Tensor& cache, const Tensor& k, const Tensor& v, const Tens
   int64_t T = (int64_t)slots.size();
   if (k.numel() != T * H * D || v.numel() != T * H * D)
     fail("kv_write: k {} / v {} are not {} tokens of {} kv heads x {}", shapeStr(k.shape()), shapeStr(v.shape()), T, H, D);
-  Tensor kc = k, vc = v;
   float* pc = const_cast<float*>(cache.data<float>());  // the cache is updated in place by contract
   for (int64_t t = 0; t < T; ++t) {
     if (slots[t] < 0) continue;
     int64_t blk = slots[t] / BS, off = slots[t] % BS;
     if (blk >= NB) fail("kv_write: slot {} is beyond the cache's {} blocks of {}", slots[t], NB, BS);
     for (int64_t kv = 0; kv < 2; ++kv) {
-      const float* src = (kv ? vc : kc).data<float>() + t * H * D;
+      const float* src = (kv ? v : k).data<float>() + t * H * D;
       for (int64_t h = 0; h < H; ++h)
         std::copy(src + h * D, src + (h + 1) * D, pc + (((blk * 2 + kv) * H + h) * BS + off) * D);
     }
@@ -166,7 +159,6 @@ Tensor pagedAttention(const Tensor& q, const Tensor& cache, const Tensor& blockT
   if ((int64_t)starts.size() != N + 1 || blockTables.dim(0) != N || starts.front() != 0 || starts.back() != T)
     fail("paged_attention: seq_starts {} / context_lens {} / block_tables {} do not describe {} tokens",
          shapeStr(seqStarts.shape()), shapeStr(contextLens.shape()), shapeStr(blockTables.shape()), T);
-  Tensor qc = q;
   Tensor o(DType::F32, q.shape());
   const float* pc = cache.data<float>();
   int64_t group = Hq / Hk;
@@ -185,7 +177,7 @@ Tensor pagedAttention(const Tensor& q, const Tensor& cache, const Tensor& blockT
           if (blk < 0 || blk >= NB) fail("paged_attention: sequence {} position {} maps to block {} of {}", n, p, blk, NB);
           return pc + (((blk * 2 + kv) * Hk + kh) * BS + p % BS) * D;
         };
-        const float* Q = qc.data<float>() + t * F + h * D;
+        const float* Q = q.data<float>() + t * F + h * D;
         float m = -std::numeric_limits<float>::infinity(), sum = 0;
         for (int64_t j = 0; j < visible; ++j) {
           const float* K = row(j, 0);
