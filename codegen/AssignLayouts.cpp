@@ -1,0 +1,215 @@
+//===- AssignLayouts.cpp - workload-aware root layout + propagation ------===//
+#include "codegen/Passes.h"
+#include "codegen/Workload.h"
+
+#include "mlir/Dialect/SCF/IR/SCF.h"
+
+namespace strata::tile {
+
+#define GEN_PASS_DEF_ASSIGNLAYOUTS
+#include "codegen/Passes.h.inc"
+
+using namespace mlir;
+
+namespace {
+
+bool isTile(Value v) { return isa<RankedTensorType, BlockPtrType>(v.getType()); }
+
+RankedTensorType tileTypeOf(Value v) {
+  if (auto b = dyn_cast<BlockPtrType>(v.getType())) return b.getTileType();
+  return cast<RankedTensorType>(v.getType());
+}
+
+Attribute blocked(MLIRContext* ctx, const WarpLayout& l) {
+  return BlockedEncodingAttr::get(ctx, l.sizePerWarp, l.warpsPerCTA, l.order);
+}
+
+// Ops whose tile operands and results all share one layout.
+bool isSameLayoutOp(Operation* op) {
+  if (isa<SiluOp, ConvertOp, BroadcastOp, LoadOp, StoreOp, AdvanceOp>(op)) return true;
+  Dialect* d = op->getDialect();
+  return d && (isa<arith::ArithDialect, math::MathDialect>(d)) && op->getNumResults() == 1 &&
+         isa<RankedTensorType>(op->getResult(0).getType());
+}
+
+// Assigns encodings by a worklist: each value's encoding is set once; a
+// second, different one is a conflict (reported with both).
+class Propagator {
+ public:
+  explicit Propagator(MLIRContext* ctx) : ctx(ctx) {}
+
+  LogicalResult set(Value v, Attribute e, Operation* why) {
+    if (!isTile(v) || !e) return success();
+    auto [it, fresh] = enc.try_emplace(v, e);
+    if (fresh) {
+      worklist.push_back(v);
+      return success();
+    }
+    if (it->second == e) return success();
+    return why->emitError() << "conflicting layouts for " << tileTypeOf(v) << ": " << it->second << " and " << e;
+  }
+
+  LogicalResult run() {
+    while (!worklist.empty()) {
+      Value v = worklist.pop_back_val();
+      if (Operation* def = v.getDefiningOp())
+        if (failed(visit(def))) return failure();
+      if (auto arg = dyn_cast<BlockArgument>(v))
+        if (failed(visit(arg.getOwner()->getParentOp()))) return failure();
+      for (Operation* user : v.getUsers()) {
+        if (failed(visit(user))) return failure();
+        if (isa<scf::YieldOp>(user) && failed(visit(user->getParentOp()))) return failure();
+      }
+    }
+    return success();
+  }
+
+  Attribute get(Value v) const { return enc.lookup(v); }
+
+ private:
+  LogicalResult visit(Operation* op) {
+    if (auto dot = dyn_cast<DotOp>(op)) return visitDot(dot);
+    if (auto r = dyn_cast<ReduceOp>(op)) {
+      if (Attribute s = get(r.getSrc())) {
+        Attribute res = r.getAxis() ? SliceEncodingAttr::get(ctx, *r.getAxis(), s) : s;
+        return set(r.getResult(), res, op);
+      }
+      if (Attribute res = get(r.getResult())) {
+        if (!r.getAxis()) return set(r.getSrc(), res, op);
+        if (auto s = dyn_cast<SliceEncodingAttr>(res)) return set(r.getSrc(), s.getParent(), op);
+      }
+      return success();
+    }
+    if (auto e = dyn_cast<ExpandDimsOp>(op)) {
+      if (auto s = dyn_cast_or_null<SliceEncodingAttr>(get(e.getSrc())); s && s.getDim() == e.getAxis())
+        return set(e.getResult(), s.getParent(), op);
+      if (Attribute r = get(e.getResult())) return set(e.getSrc(), SliceEncodingAttr::get(ctx, e.getAxis(), r), op);
+      return success();
+    }
+    if (auto f = dyn_cast<scf::ForOp>(op)) {
+      for (auto [init, arg, res, yielded] : llvm::zip(f.getInitArgs(), f.getRegionIterArgs(), f.getResults(),
+                                                      f.getBody()->getTerminator()->getOperands())) {
+        std::array<Value, 4> vals{init, arg, res, yielded};
+        Attribute e;
+        for (Value v : vals) e = e ? e : get(v);
+        for (Value v : vals)
+          if (failed(set(v, e, op))) return failure();
+      }
+      return success();
+    }
+    if (isSameLayoutOp(op)) {
+      Attribute e;
+      for (Value v : op->getOperands()) e = e ? e : (isTile(v) ? get(v) : Attribute());
+      for (Value v : op->getResults()) e = e ? e : get(v);
+      for (Value v : op->getOperands())
+        if (failed(set(v, e, op))) return failure();
+      for (Value v : op->getResults())
+        if (failed(set(v, e, op))) return failure();
+    }
+    return success();
+  }
+
+  LogicalResult visitDot(DotOp dot) {
+    Attribute r = get(dot.getResult());
+    if (!r) r = get(dot.getC());
+    if (!r) {
+      if (auto a = dyn_cast_or_null<DotOperandEncodingAttr>(get(dot.getA())); a && a.getOpIdx() == 0) r = a.getParent();
+      if (auto b = dyn_cast_or_null<DotOperandEncodingAttr>(get(dot.getB())); b && b.getOpIdx() == 1) r = b.getParent();
+    }
+    if (!r) {
+      // An A operand laid out by a producer (paged decode: p split over warps
+      // along K) gives the result its rows and the B operand its K split.
+      if (Attribute a = get(dot.getA()); a && !isa<DotOperandEncodingAttr>(a)) {
+        auto aShape = tileTypeOf(dot.getA()).getShape();
+        auto la = equivalentBlocked(a, aShape);
+        if (failed(la) || la->warpsPerCTA[0] != 1 && la->warpsPerCTA[1] != 1)
+          return dot.emitError() << "cannot derive a dot layout from its A operand's " << a
+                                 << " (K may be split over warps only when rows are not)";
+        int64_t n = tileTypeOf(dot.getResult()).getDimSize(1);
+        WarpLayout lr{{la->sizePerWarp[0], n}, la->warpsPerCTA, {1, 0}};
+        WarpLayout lb{{la->sizePerWarp[1], n}, {la->warpsPerCTA[1], la->warpsPerCTA[0]}, {1, 0}};
+        if (failed(set(dot.getResult(), blocked(ctx, lr), dot)) || failed(set(dot.getC(), blocked(ctx, lr), dot)))
+          return failure();
+        return set(dot.getB(), blocked(ctx, lb), dot);
+      }
+      return success();
+    }
+    if (failed(set(dot.getResult(), r, dot)) || failed(set(dot.getC(), r, dot))) return failure();
+    // Operands already laid out by a producer keep their layout (split K).
+    if (!get(dot.getA()) && failed(set(dot.getA(), DotOperandEncodingAttr::get(ctx, 0, r), dot))) return failure();
+    if (!get(dot.getB()) && failed(set(dot.getB(), DotOperandEncodingAttr::get(ctx, 1, r), dot))) return failure();
+    return success();
+  }
+
+  MLIRContext* ctx;
+  DenseMap<Value, Attribute> enc;
+  SmallVector<Value> worklist;
+};
+
+struct AssignLayoutsPass : impl::AssignLayoutsBase<AssignLayoutsPass> {
+  using AssignLayoutsBase::AssignLayoutsBase;
+
+  void runOnOperation() override {
+    func::FuncOp f = getOperation();
+    int64_t warps = numWarps;
+    if (warps <= 0) {
+      auto a = f->getAttrOfType<IntegerAttr>("tile.num_warps");
+      if (!a) {
+        f.emitError() << "needs a warp count: the num-warps option or a tile.num_warps attribute";
+        return signalPassFailure();
+      }
+      warps = a.getInt();
+    }
+    auto choice = detectWorkload(f);
+    if (failed(choice)) return signalPassFailure();
+    std::string why;
+    auto layout = rootLayout(tileTypeOf(choice->root).getShape(), warps, choice->tiling, why);
+    if (failed(layout)) {
+      f.emitError() << workloadName(choice->workload) << " root: " << why;
+      return signalPassFailure();
+    }
+    MLIRContext* ctx = &getContext();
+    Propagator prop(ctx);
+    Operation* rootOp = choice->root.getDefiningOp() ? choice->root.getDefiningOp() : f.getOperation();
+    if (failed(prop.set(choice->root, blocked(ctx, *layout), rootOp)) || failed(prop.run()))
+      return signalPassFailure();
+
+    // Rewrite every tile type (values and block arguments) with its encoding.
+    bool missing = false;
+    f.walk([&](Operation* op) {
+      for (Region& r : op->getRegions())
+        for (Block& b : r)
+          for (BlockArgument a : b.getArguments())
+            if (isa<RankedTensorType, BlockPtrType>(a.getType()) && op != f.getOperation()) {
+              if (Attribute e = prop.get(a)) a.setType(retype(a.getType(), e));
+            }
+      for (Value v : op->getResults()) {
+        if (!isa<RankedTensorType, BlockPtrType>(v.getType())) continue;
+        Attribute e = prop.get(v);
+        if (!e) {
+          op->emitError() << "no layout reaches this tile (it is not connected to the " << workloadName(choice->workload)
+                          << " root)";
+          missing = true;
+          continue;
+        }
+        v.setType(retype(v.getType(), e));
+        if (auto c = dyn_cast<arith::ConstantOp>(op))
+          if (auto d = dyn_cast<DenseElementsAttr>(c.getValue()))
+            c.setValueAttr(d.reshape(cast<ShapedType>(v.getType())));
+      }
+    });
+    if (missing) return signalPassFailure();
+    OpBuilder b(ctx);
+    f->setAttr("tile.workload", b.getStringAttr(workloadName(choice->workload)));
+    f->setAttr("tile.num_warps", b.getI64IntegerAttr(warps));
+  }
+
+  static Type retype(Type t, Attribute e) {
+    if (auto b = dyn_cast<BlockPtrType>(t))
+      return BlockPtrType::get(t.getContext(), cast<RankedTensorType>(withEncoding(b.getTileType(), e)));
+    return withEncoding(t, e);
+  }
+};
+
+}  // namespace
+}  // namespace strata::tile

@@ -1,0 +1,152 @@
+//===- DistributeToWarps.cpp - workgroup-level -> per-warp tile IR --------===//
+#include "codegen/Passes.h"
+
+namespace strata::tile {
+
+#define GEN_PASS_DEF_DISTRIBUTETOWARPS
+#include "codegen/Passes.h.inc"
+
+using namespace mlir;
+
+namespace {
+
+// How one tile type is split: its layout and, per dim, whether the dim is
+// divided between warps (else every warp holds all of it).
+struct Split {
+  WarpLayout layout;
+  SmallVector<bool> divided;
+  SmallVector<int64_t> perWarpShape;
+};
+
+FailureOr<Split> splitOf(RankedTensorType t) {
+  if (!t.getEncoding()) return failure();
+  auto l = equivalentBlocked(t.getEncoding(), t.getShape());
+  if (failed(l)) return failure();
+  Split s{*l, {}, {}};
+  for (int64_t i = 0; i < t.getRank(); ++i) {
+    bool d = l->warpsPerCTA[i] > 1 && t.getDimSize(i) == l->sizePerWarp[i] * l->warpsPerCTA[i];
+    s.divided.push_back(d);
+    s.perWarpShape.push_back(d ? l->sizePerWarp[i] : t.getDimSize(i));
+  }
+  return s;
+}
+
+Type perWarpType(Type t) {
+  if (auto b = dyn_cast<BlockPtrType>(t)) {
+    auto s = splitOf(b.getTileType());
+    return failed(s) ? t : BlockPtrType::get(t.getContext(), withShape(b.getTileType(), s->perWarpShape));
+  }
+  if (auto r = dyn_cast<RankedTensorType>(t)) {
+    auto s = splitOf(r);
+    return failed(s) ? t : Type(withShape(r, s->perWarpShape));
+  }
+  return t;
+}
+
+struct DistributeToWarpsPass : impl::DistributeToWarpsBase<DistributeToWarpsPass> {
+  void runOnOperation() override {
+    func::FuncOp f = getOperation();
+    auto nw = f->getAttrOfType<IntegerAttr>("tile.num_warps");
+    if (!nw) {
+      f.emitError() << "run assign-layouts first (no tile.num_warps attribute)";
+      return signalPassFailure();
+    }
+    bool unlaid = false;
+    f.walk([&](Operation* op) {
+      for (Value v : op->getResults()) {
+        Type t = v.getType();
+        if (auto b = dyn_cast<BlockPtrType>(t)) t = b.getTileType();
+        if (isa<RankedTensorType>(t) && !encodingOf(t)) {
+          op->emitError() << "tile without a layout: run assign-layouts first";
+          unlaid = true;
+        }
+      }
+    });
+    if (unlaid) return signalPassFailure();
+
+    OpBuilder b(f.getContext());
+    b.setInsertionPointToStart(&f.getBody().front());
+    Location loc = f.getLoc();
+    Value warpId = WarpIdOp::create(b, loc);
+    // Coordinates are computed once, at the top, so every use dominates.
+    OpBuilder cb = OpBuilder::atBlockBegin(&f.getBody().front());
+    cb.setInsertionPointAfterValue(warpId);
+    // The warp's coordinate along dim `dim` of a warpsPerCTA grid
+    // (row-major: the last dim varies fastest).
+    std::map<std::pair<SmallVector<int64_t>, int64_t>, Value> coords;
+    auto coord = [&](ArrayRef<int64_t> warps, int64_t dim) {
+      auto key = std::make_pair(SmallVector<int64_t>(warps), dim);
+      if (auto it = coords.find(key); it != coords.end()) return it->second;
+      int64_t stride = 1;
+      for (int64_t i = dim + 1; i < (int64_t)warps.size(); ++i) stride *= warps[i];
+      Value q = arith::DivUIOp::create(cb, loc, warpId, arith::ConstantIndexOp::create(cb, loc, stride));
+      Value c = arith::RemUIOp::create(cb, loc, q, arith::ConstantIndexOp::create(cb, loc, warps[dim]));
+      return coords[key] = c;
+    };
+
+    // 1. Decisions from the workgroup-level types.
+    std::vector<std::pair<MakeBlockPtrOp, Split>> ptrs;
+    SmallVector<ReduceOp> crossReduces;
+    SmallVector<DotOp> splitKDots;
+    f.walk([&](Operation* op) {
+      if (auto m = dyn_cast<MakeBlockPtrOp>(op))
+        if (auto s = splitOf(m.getResult().getType().getTileType()); succeeded(s)) ptrs.push_back({m, *s});
+      if (auto r = dyn_cast<ReduceOp>(op))
+        if (auto s = splitOf(cast<RankedTensorType>(r.getSrc().getType())); succeeded(s) && r.getAxis() &&
+                                                                             s->divided[*r.getAxis()])
+          crossReduces.push_back(r);
+      if (auto d = dyn_cast<DotOp>(op))
+        if (auto s = splitOf(cast<RankedTensorType>(d.getA().getType())); succeeded(s) && s->divided[1])
+          splitKDots.push_back(d);
+    });
+
+    // 2. Offsets of block pointers move to the warp's block.
+    for (auto& [m, s] : ptrs) {
+      b.setInsertionPoint(m);
+      SmallVector<Value> offsets(m.getOffsets());
+      for (size_t i = 0; i < offsets.size(); ++i) {
+        if (!s.divided[i]) continue;
+        Value base = arith::MulIOp::create(b, m.getLoc(), coord(s.layout.warpsPerCTA, i),
+                                           arith::ConstantIndexOp::create(b, m.getLoc(), s.layout.sizePerWarp[i]));
+        offsets[i] = arith::AddIOp::create(b, m.getLoc(), offsets[i], base);
+      }
+      m.getOffsetsMutable().assign(offsets);
+    }
+
+    // 3. Every tile type becomes the warp's block; splat constants follow.
+    f.walk([&](Operation* op) {
+      for (Region& r : op->getRegions())
+        for (Block& blk : r)
+          for (BlockArgument a : blk.getArguments())
+            if (op != f.getOperation()) a.setType(perWarpType(a.getType()));
+      for (Value v : op->getResults()) v.setType(perWarpType(v.getType()));
+      if (auto c = dyn_cast<arith::ConstantOp>(op))
+        if (auto d = dyn_cast<DenseElementsAttr>(c.getValue()); d && d.getType() != c.getType()) {
+          if (!d.isSplat()) {
+            op->emitError() << "only splat constant tiles can be distributed over warps";
+            unlaid = true;
+          } else {
+            c.setValueAttr(DenseElementsAttr::get(cast<ShapedType>(c.getType()), d.getSplatValue<Attribute>()));
+          }
+        }
+    });
+    if (unlaid) return signalPassFailure();
+
+    // 4. Reductions over a dim split between warps combine across warps.
+    for (ReduceOp r : crossReduces) r.setCrossWarp(true);
+    // 5. A dot with K split between warps: partial product, cross-warp sum, + c.
+    for (DotOp d : splitKDots) {
+      b.setInsertionPoint(d);
+      auto ct = cast<RankedTensorType>(d.getC().getType());
+      Value zero = arith::ConstantOp::create(b, d.getLoc(), DenseElementsAttr::get(ct, b.getF32FloatAttr(0.f)));
+      Value partial = DotOp::create(b, d.getLoc(), ct, d.getA(), d.getB(), zero, nullptr);
+      auto sum = ReduceOp::create(b, d.getLoc(), ct, partial, b.getStringAttr("sum"), nullptr, b.getUnitAttr(), nullptr);
+      Value total = arith::AddFOp::create(b, d.getLoc(), d.getC(), sum.getResult());
+      d.getResult().replaceAllUsesWith(total);
+      d.erase();
+    }
+  }
+};
+
+}  // namespace
+}  // namespace strata::tile

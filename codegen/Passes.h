@@ -1,0 +1,17 @@
+// Tile IR passes (declared in Passes.td, one per .cpp).
+#pragma once
+#include <memory>
+
+#include "codegen/TileDialect.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Pass/Pass.h"
+
+namespace strata::tile {
+
+#define GEN_PASS_DECL
+#include "codegen/Passes.h.inc"
+
+#define GEN_PASS_REGISTRATION
+#include "codegen/Passes.h.inc"
+
+}  // namespace strata::tile

@@ -1,0 +1,69 @@
+//===- Passes.td - tile IR passes ----------------------------------------===//
+#ifndef STRATA_TILE_PASSES
+#define STRATA_TILE_PASSES
+
+include "mlir/Pass/PassBase.td"
+
+def AssignLayouts : Pass<"assign-layouts", "::mlir::func::FuncOp"> {
+  let summary = "Choose the root op's layout from the workload and propagate it in one step";
+  let description = [{
+    Detects the kernel's workload and picks the encoding of its root op
+    (ML-Triton, section 2.1):
+    - gemm (one dot): the dot result, square tiling (warps as close to a
+      square grid as the shape allows, more warps on the larger dim);
+    - attention (a dot whose A operand is computed from another dot, i.e.
+      FlashAttention-2): the last dot's result, horizontal tiling (rows over
+      warps, K/V read by every warp);
+    - paged decode (K/V read through `tile.block_lookup`): the first dot
+      (q k^T), vertical tiling, so each warp owns a slice of the KV blocks
+      and reductions over them cross warps;
+    - reduction / elementwise (no dot): the stored tile, rows over warps.
+    A `tiling` attribute on a dot (horizontal | vertical | square) overrides
+    the detector. The encoding then flows along def-use chains in both
+    directions: dot operands get `dot_op` encodings of the result's, reduce
+    results `slice`, everything else (loads, stores, block pointers,
+    elementwise ops, loop-carried values) shares its neighbours' encoding.
+    The warp count is the function's `tile.num_warps` attribute or the
+    `num-warps` option.
+  }];
+  let options = [Option<"numWarps", "num-warps", "int64_t", "0",
+                        "warps per workgroup (0: the function's tile.num_warps attribute)">];
+  let dependentDialects = ["::strata::tile::TileDialect"];
+}
+
+def DistributeToWarps : Pass<"distribute-to-warps", "::mlir::func::FuncOp"> {
+  let summary = "Turn workgroup-level tile IR into what one warp computes";
+  let description = [{
+    Every encoded tile becomes its per-warp block (the equivalent blocked
+    layout's sizePerWarp on split dims). Block pointer offsets gain
+    `coord(warp_id) * sizePerWarp` on split dims, where the warp's grid
+    coordinate is its linear `tile.warp_id` in row-major order of
+    warpsPerCTA. A reduce along a dim split over warps becomes a local reduce
+    with `cross_warp`; a dot whose K dim is split over warps computes its
+    partial product and adds the cross-warp sum of it (paged decode).
+    Splat constants shrink to the warp's block. Encodings stay on the types
+    (ML-Triton, Listing 3).
+  }];
+  let dependentDialects = ["::strata::tile::TileDialect", "::mlir::arith::ArithDialect"];
+}
+
+def MatchTargetSize : Pass<"match-target-size", "::mlir::func::FuncOp"> {
+  let summary = "Split per-warp tile ops to the target's intrinsic sizes";
+  let description = [{
+    Reads the target's uArch table (cpu-avx2, cpu-avx512, sm_90, xe) and
+    splits loads, stores and block pointers to at most the max 2-D load,
+    dots to the intrinsic dot shape, and the values in their def-use chains
+    consistently (accumulators and everything computed from them in dot
+    result pieces). Where a dot needs a smaller block than its operand was
+    loaded in, `tile.extract` takes the sub-block (ML-Triton, Listing 4).
+    Encodings are dropped: each tile is now one intrinsic's worth of data.
+  }];
+  let options = [
+    Option<"target", "target", "std::string", "\"cpu-avx2\"", "uArch table: cpu-avx2, cpu-avx512, sm_90 or xe">,
+    ListOption<"maxLoad", "max-load", "int64_t", "override the max 2-D load block (rows,cols)">,
+    ListOption<"maxDot", "max-dot", "int64_t", "override the intrinsic dot shape (m,n,k)">,
+  ];
+  let dependentDialects = ["::strata::tile::TileDialect"];
+}
+
+#endif  // STRATA_TILE_PASSES

@@ -1,0 +1,49 @@
+// The tile dialect (TileBase.td, TileOps.td). Only codegen/ and tools/ include this.
+#pragma once
+
+#include <optional>
+
+#include "mlir/Bytecode/BytecodeOpInterface.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Dialect.h"
+#include "mlir/IR/OpDefinition.h"
+#include "mlir/IR/TensorEncoding.h"
+#include "mlir/Interfaces/InferTypeOpInterface.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+#include "codegen/TileDialect.h.inc"
+
+#define GET_ATTRDEF_CLASSES
+#include "codegen/TileAttrs.h.inc"
+
+#define GET_TYPEDEF_CLASSES
+#include "codegen/TileTypes.h.inc"
+
+#define GET_OP_CLASSES
+#include "codegen/TileOps.h.inc"
+
+namespace strata::tile {
+
+// The blocked layout every encoding maps to (paper, Table 3).
+struct WarpLayout {
+  llvm::SmallVector<int64_t> sizePerWarp, warpsPerCTA, order;
+  int64_t numWarps() const;
+};
+
+// The equivalent blocked layout of `enc` on a tile of `shape`: blocked is
+// itself; dot_op and slice derive from their parent (recursively, the
+// parent seeing the same shape, with a unit dim put back for slices).
+// Fails (with no diagnostic) on attributes that are not tile encodings.
+llvm::FailureOr<WarpLayout> equivalentBlocked(mlir::Attribute enc, llvm::ArrayRef<int64_t> shape);
+
+// The tile's encoding, or null.
+mlir::Attribute encodingOf(mlir::Type t);
+// The same tile type with another encoding (null drops it); non-tiles pass through.
+mlir::Type withEncoding(mlir::Type t, mlir::Attribute enc);
+// The same tile type with another shape, keeping element type and encoding.
+mlir::RankedTensorType withShape(mlir::RankedTensorType t, llvm::ArrayRef<int64_t> shape);
+
+}  // namespace strata::tile

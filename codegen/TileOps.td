@@ -1,0 +1,180 @@
+//===- TileOps.td - tile dialect operations ------------------------------===//
+#ifndef STRATA_TILE_OPS
+#define STRATA_TILE_OPS
+
+include "TileBase.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+include "mlir/Interfaces/InferTypeOpInterface.td"
+
+class Tile_Op<string mnemonic, list<Trait> traits = []> : Op<Tile_Dialect, mnemonic, traits>;
+
+def Tile_ProgramIdOp : Tile_Op<"program_id", [Pure]> {
+  let summary = "Index of this workgroup along grid axis 0, 1 or 2";
+  let arguments = (ins ConfinedAttr<I32Attr, [IntNonNegative, IntMaxValue<2>]>:$axis);
+  let results = (outs Index:$result);
+  let assemblyFormat = "$axis attr-dict";
+}
+
+def Tile_WarpIdOp : Tile_Op<"warp_id", [Pure]> {
+  let summary = "Linear index of this warp in its workgroup (per-warp IR only)";
+  let description = [{
+    Introduced by `distribute-to-warps` (or written in warp-level kernels, the
+    paper's section 3.2). On the CPU a warp is one register block and the
+    workgroup's warps run one after another; on GPUs it is the hardware warp.
+  }];
+  let results = (outs Index:$result);
+  let assemblyFormat = "attr-dict";
+}
+
+def Tile_MakeBlockPtrOp : Tile_Op<"make_block_ptr", [Pure, AttrSizedOperandSegments]> {
+  let summary = "Block pointer into a strided array: base, shape, strides, offsets";
+  let description = [{
+    The block starts at `offsets` (element coordinates) and has the shape of
+    the result's tile type. Elements outside [0, shape) are never touched:
+    loads return zero there and stores skip them, so ragged edges need no
+    masks in the kernel.
+  }];
+  let arguments = (ins Tile_PtrType:$base, Variadic<Index>:$shape, Variadic<Index>:$strides,
+                       Variadic<Index>:$offsets);
+  let results = (outs Tile_BlockPtrType:$result);
+  let assemblyFormat = [{
+    $base `,` `[` $shape `]` `,` `[` $strides `]` `,` `[` $offsets `]` attr-dict `:` type($base) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def Tile_AdvanceOp : Tile_Op<"advance", [Pure, AllTypesMatch<["ptr", "result"]>]> {
+  let summary = "Moves a block pointer by element offsets";
+  let arguments = (ins Tile_BlockPtrType:$ptr, Variadic<Index>:$offsets);
+  let results = (outs Tile_BlockPtrType:$result);
+  let assemblyFormat = "$ptr `,` `[` $offsets `]` attr-dict `:` type($ptr)";
+  let hasVerifier = 1;
+}
+
+def Tile_LoadOp : Tile_Op<"load", [MemoryEffects<[MemRead]>,
+    TypesMatchWith<"result is the block pointer's tile", "ptr", "result",
+                   "::llvm::cast<BlockPtrType>($_self).getTileType()">]> {
+  let summary = "Loads the block (zero outside the array's shape)";
+  let arguments = (ins Tile_BlockPtrType:$ptr);
+  let results = (outs Tile_Tile:$result);
+  let assemblyFormat = "$ptr attr-dict `:` type($ptr)";
+}
+
+def Tile_StoreOp : Tile_Op<"store", [MemoryEffects<[MemWrite]>,
+    TypesMatchWith<"value is the block pointer's tile", "ptr", "value",
+                   "::llvm::cast<BlockPtrType>($_self).getTileType()">]> {
+  let summary = "Stores the block (elements outside the array's shape are skipped)";
+  let arguments = (ins Tile_BlockPtrType:$ptr, Tile_Tile:$value);
+  let assemblyFormat = "$ptr `,` $value attr-dict `:` type($ptr)";
+}
+
+def Tile_PrefetchOp : Tile_Op<"prefetch", [MemoryEffects<[MemRead]>]> {
+  let summary = "Hints that the block will be loaded soon";
+  let arguments = (ins Tile_BlockPtrType:$ptr);
+  let assemblyFormat = "$ptr attr-dict `:` type($ptr)";
+}
+
+def Tile_DotOp : Tile_Op<"dot", [Pure, AllTypesMatch<["c", "result"]>]> {
+  let summary = "c + a x b with f32 accumulation (a: MxK, b: KxN, c: MxN)";
+  let description = [{
+    `tiling` ("horizontal", "vertical" or "square") is the user's hint for how
+    `assign-layouts` splits the result between warps; it overrides the
+    workload detector (paper, section 3.1).
+  }];
+  let arguments = (ins Tile_FloatTile:$a, Tile_FloatTile:$b, Tile_FloatTile:$c, OptionalAttr<StrAttr>:$tiling);
+  let results = (outs Tile_FloatTile:$result);
+  let assemblyFormat = "$a `,` $b `,` $c attr-dict `:` type($a) `*` type($b) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Tile_ReduceOp : Tile_Op<"reduce", [Pure]> {
+  let summary = "max or sum along one axis (optionally across the workgroup's warps)";
+  let description = [{
+    Removes dim `axis`. In warp-level IR, `cross_warp` also combines the
+    partial results of all warps (through local scratch) and `dst_warps`
+    limits which warps receive the result (paper, section 3.2: paged decode).
+    Without `axis` (only with `cross_warp`) the tile keeps its shape and
+    elements are combined across warps.
+  }];
+  let arguments = (ins Tile_FloatTile:$src, StrAttr:$kind, OptionalAttr<I64Attr>:$axis, UnitAttr:$cross_warp,
+                       OptionalAttr<DenseI64ArrayAttr>:$dst_warps);
+  let results = (outs Tile_FloatTile:$result);
+  let assemblyFormat = "$src attr-dict `:` type($src) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Tile_ExpandDimsOp : Tile_Op<"expand_dims", [Pure]> {
+  let summary = "Inserts a dim of size 1 at `axis`";
+  let arguments = (ins Tile_Tile:$src, I64Attr:$axis);
+  let results = (outs Tile_Tile:$result);
+  let assemblyFormat = "$src attr-dict `:` type($src) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Tile_BroadcastOp : Tile_Op<"broadcast", [Pure]> {
+  let summary = "Repeats size-1 dims to the result's shape";
+  let arguments = (ins Tile_Tile:$src);
+  let results = (outs Tile_Tile:$result);
+  let assemblyFormat = "$src attr-dict `:` type($src) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Tile_SplatOp : Tile_Op<"splat", [Pure]> {
+  let summary = "A tile whose elements all equal a scalar";
+  let arguments = (ins AnyTypeOf<[F16, BF16, F32, I32, Index]>:$value);
+  let results = (outs Tile_Tile:$result);
+  let assemblyFormat = "$value attr-dict `:` type($value) `->` type($result)";
+}
+
+def Tile_ConvertOp : Tile_Op<"convert", [Pure]> {
+  let summary = "Element type conversion of a float tile (round to nearest even)";
+  let arguments = (ins Tile_FloatTile:$src);
+  let results = (outs Tile_FloatTile:$result);
+  let assemblyFormat = "$src attr-dict `:` type($src) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Tile_SiluOp : Tile_Op<"silu", [Pure, AllTypesMatch<["src", "result"]>]> {
+  let summary = "x * sigmoid(x), elementwise";
+  let arguments = (ins Tile_FloatTile:$src);
+  let results = (outs Tile_FloatTile:$result);
+  let assemblyFormat = "$src attr-dict `:` type($result)";
+}
+
+def Tile_ExtractOp : Tile_Op<"extract", [Pure]> {
+  let summary = "Sub-block `index` (row-major over the grid of result-shaped blocks)";
+  let description = [{
+    Introduced by `match-target-size` where an op needs a smaller block than
+    its operand's (a dot's 8x16 A block out of a 32x32 load). Lowered to
+    register sub-views, never to copies through memory.
+  }];
+  let arguments = (ins Tile_Tile:$src, I64Attr:$index);
+  let results = (outs Tile_Tile:$result);
+  let assemblyFormat = "$src `[` $index `]` attr-dict `:` type($src) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Tile_BlockLookupOp : Tile_Op<"block_lookup", [MemoryEffects<[MemRead]>]> {
+  let summary = "Reads entry `index` of a block table (the physical KV block of a logical block)";
+  let description = [{
+    Paged attention gathers K/V blocks through a block table: the entry read
+    here scales the block offset of a `make_block_ptr` into the cache.
+  }];
+  let arguments = (ins Tile_PtrType:$table, Index:$index);
+  let results = (outs Index:$result);
+  let assemblyFormat = "$table `[` $index `]` attr-dict `:` type($table)";
+  let hasVerifier = 1;
+}
+
+def Tile_AllocOp : Tile_Op<"alloc", [MemoryEffects<[MemAlloc]>]> {
+  let summary = "Workgroup-local scratch block shared by the warps (SLM / stack)";
+  let results = (outs Tile_BlockPtrType:$result);
+  let assemblyFormat = "attr-dict `:` type($result)";
+}
+
+def Tile_BarrierOp : Tile_Op<"barrier"> {
+  let summary = "Waits until every warp of the workgroup reaches it";
+  let assemblyFormat = "attr-dict";
+}
+
+#endif  // STRATA_TILE_OPS

@@ -1,0 +1,33 @@
+// Per-target hardware constants that codegen decides by: one row per target
+// (DESIGN.md: "hardware constants in one uArch table per target").
+#pragma once
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace strata::tile {
+
+struct UArch {
+  std::string name;
+  std::string description;
+  // Largest 2-D block one load/store instruction moves: rows x bytes per row
+  // (Xe 2D block load: 32 rows of 64 bytes = 32x32 f16; ldmatrix.x4: 16x16
+  // b16; CPU: one vector register per row).
+  int64_t maxLoadRows, maxLoadRowBytes;
+  // The intrinsic dot: m x n x k (f16/bf16 operands; f32 operands on the
+  // CPU use k = 1 as well).
+  int64_t dotM, dotN, dotK;
+  // Lanes per warp (1 on the CPU: a warp is one register block run by a
+  // single thread) and vector register width in bytes.
+  int64_t lanes, vectorBytes;
+  // Warpgroup MMA (sm_90 wgmma m64nNk16, N up to 256); 0 where absent.
+  int64_t groupDotM, groupDotMaxN, groupDotK;
+};
+
+// The table row for a target name; throws strata::Error naming the known
+// targets when unknown.
+const UArch& uarchFor(std::string_view target);
+const std::vector<UArch>& allUArchs();
+
+}  // namespace strata::tile
