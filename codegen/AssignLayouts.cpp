@@ -26,7 +26,7 @@ Attribute blocked(MLIRContext* ctx, const WarpLayout& l) {
 
 // Ops whose tile operands and results all share one layout.
 bool isSameLayoutOp(Operation* op) {
-  if (isa<SiluOp, ConvertOp, BroadcastOp, LoadOp, StoreOp, AdvanceOp>(op)) return true;
+  if (isa<SiluOp, ConvertOp, LoadOp, StoreOp, AdvanceOp>(op)) return true;
   Dialect* d = op->getDialect();
   return d && (isa<arith::ArithDialect, math::MathDialect>(d)) && op->getNumResults() == 1 &&
          isa<RankedTensorType>(op->getResult(0).getType());
@@ -49,7 +49,29 @@ class Propagator {
     return why->emitError() << "conflicting layouts for " << tileTypeOf(v) << ": " << it->second << " and " << e;
   }
 
-  LogicalResult run() {
+  // Strong rules first (ops whose operands and results must agree); a
+  // broadcast only passes a layout on when nothing else decides its other
+  // side, and may join two different but equivalent layouts
+  // (acc * broadcast(alpha) in FlashAttention-2: alpha is a slice of the
+  // q k^T layout, acc has the P V layout; both put rows on the same warps).
+  LogicalResult run(func::FuncOp f) {
+    for (;;) {
+      if (failed(drain())) return failure();
+      // One broadcast side at a time, then the strong rules again.
+      BroadcastOp next;
+      f.walk([&](BroadcastOp br) {
+        if (!next && (get(br.getSrc()) == nullptr) != (get(br.getResult()) == nullptr)) next = br;
+      });
+      if (!next) return success();
+      Attribute s = get(next.getSrc()), r = get(next.getResult());
+      if (failed(s ? set(next.getResult(), s, next) : set(next.getSrc(), r, next))) return failure();
+    }
+  }
+
+  Attribute get(Value v) const { return enc.lookup(v); }
+
+ private:
+  LogicalResult drain() {
     while (!worklist.empty()) {
       Value v = worklist.pop_back_val();
       if (Operation* def = v.getDefiningOp())
@@ -64,9 +86,7 @@ class Propagator {
     return success();
   }
 
-  Attribute get(Value v) const { return enc.lookup(v); }
 
- private:
   LogicalResult visit(Operation* op) {
     if (auto dot = dyn_cast<DotOp>(op)) return visitDot(dot);
     if (auto r = dyn_cast<ReduceOp>(op)) {
@@ -99,8 +119,8 @@ class Propagator {
     }
     if (isSameLayoutOp(op)) {
       Attribute e;
-      for (Value v : op->getOperands()) e = e ? e : (isTile(v) ? get(v) : Attribute());
-      for (Value v : op->getResults()) e = e ? e : get(v);
+      for (Value v : llvm::concat<Value>(op->getOperands(), op->getResults()))
+        if (isTile(v) && !e) e = get(v);
       for (Value v : op->getOperands())
         if (failed(set(v, e, op))) return failure();
       for (Value v : op->getResults())
@@ -171,7 +191,7 @@ struct AssignLayoutsPass : impl::AssignLayoutsBase<AssignLayoutsPass> {
     MLIRContext* ctx = &getContext();
     Propagator prop(ctx);
     Operation* rootOp = choice->root.getDefiningOp() ? choice->root.getDefiningOp() : f.getOperation();
-    if (failed(prop.set(choice->root, blocked(ctx, *layout), rootOp)) || failed(prop.run()))
+    if (failed(prop.set(choice->root, blocked(ctx, *layout), rootOp)) || failed(prop.run(f)))
       return signalPassFailure();
 
     // Rewrite every tile type (values and block arguments) with its encoding.

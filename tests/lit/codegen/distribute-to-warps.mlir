@@ -1,0 +1,162 @@
+// RUN: strata-opt %s -split-input-file -assign-layouts -distribute-to-warps | FileCheck %s
+
+// The paper's Listing 3: each of the 32 warps computes a 32x64 block of C
+// from a 32x32 block of A (shared by the 4 warps of a row) and a 32x64 block
+// of B; block pointer offsets become functions of program id and warp id.
+// CHECK-LABEL: func.func @matmul_kernel_with_block_pointers
+// CHECK: %[[W:.*]] = tile.warp_id
+// CHECK: %[[Q:.*]] = arith.divui %[[W]], %c4
+// CHECK: %[[ROW:.*]] = arith.remui %[[Q]], %c8
+// CHECK: %[[Q2:.*]] = arith.divui %[[W]], %c1
+// CHECK: %[[COL:.*]] = arith.remui %[[Q2]], %c4
+// CHECK: %[[OFFY:.*]] = arith.muli %{{.*}}, %c256
+// CHECK: %[[OFFX:.*]] = arith.muli %{{.*}}, %c256
+// CHECK: arith.constant dense<0.000000e+00> : tensor<32x64xf32, #blocked>
+// CHECK: %[[DY:.*]] = arith.muli %[[ROW]], %c32
+// CHECK: %[[Y:.*]] = arith.addi %[[OFFY]], %[[DY]]
+// CHECK: tile.make_block_ptr %arg0, {{.*}}, [%[[Y]], %c0] : <f16> -> <tensor<32x32xf16, #dot_op>>
+// CHECK: %[[DX:.*]] = arith.muli %[[COL]], %c64
+// CHECK: %[[X:.*]] = arith.addi %[[OFFX]], %[[DX]]
+// CHECK: tile.make_block_ptr %arg1, {{.*}}, [%c0, %[[X]]] : <f16> -> <tensor<32x64xf16, #dot_op1>>
+// CHECK: tile.dot {{.*}} : tensor<32x32xf16, #dot_op> * tensor<32x64xf16, #dot_op1> -> tensor<32x64xf32, #blocked>
+// CHECK: tile.store {{.*}} : <tensor<32x64xf32, #blocked>>
+func.func @matmul_kernel_with_block_pointers(%a: !tile.ptr<f16>, %b: !tile.ptr<f16>, %c: !tile.ptr<f32>) attributes {tile.num_warps = 32 : i64} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c16 = arith.constant 16 : index
+  %c32 = arith.constant 32 : index
+  %c256 = arith.constant 256 : index
+  %c4096 = arith.constant 4096 : index
+  %pid = tile.program_id 0
+  %pm = arith.divui %pid, %c16 : index
+  %pn = arith.remui %pid, %c16 : index
+  %offY = arith.muli %pm, %c256 : index
+  %offX = arith.muli %pn, %c256 : index
+  %zero = arith.constant dense<0.0> : tensor<256x256xf32>
+  %ap = tile.make_block_ptr %a, [%c4096, %c4096], [%c4096, %c1], [%offY, %c0] : !tile.ptr<f16> -> !tile.block_ptr<tensor<256x32xf16>>
+  %bp = tile.make_block_ptr %b, [%c4096, %c4096], [%c4096, %c1], [%c0, %offX] : !tile.ptr<f16> -> !tile.block_ptr<tensor<32x256xf16>>
+  %r:3 = scf.for %k = %c0 to %c4096 step %c32 iter_args(%acc = %zero, %pa = %ap, %pb = %bp) -> (tensor<256x256xf32>, !tile.block_ptr<tensor<256x32xf16>>, !tile.block_ptr<tensor<32x256xf16>>) {
+    %x = tile.load %pa : !tile.block_ptr<tensor<256x32xf16>>
+    %y = tile.load %pb : !tile.block_ptr<tensor<32x256xf16>>
+    %d = tile.dot %x, %y, %acc : tensor<256x32xf16> * tensor<32x256xf16> -> tensor<256x256xf32>
+    %na = tile.advance %pa, [%c0, %c32] : !tile.block_ptr<tensor<256x32xf16>>
+    %nb = tile.advance %pb, [%c32, %c0] : !tile.block_ptr<tensor<32x256xf16>>
+    scf.yield %d, %na, %nb : tensor<256x256xf32>, !tile.block_ptr<tensor<256x32xf16>>, !tile.block_ptr<tensor<32x256xf16>>
+  }
+  %cp = tile.make_block_ptr %c, [%c4096, %c4096], [%c4096, %c1], [%offY, %offX] : !tile.ptr<f32> -> !tile.block_ptr<tensor<256x256xf32>>
+  tile.store %cp, %r#0 : !tile.block_ptr<tensor<256x256xf32>>
+  return
+}
+
+// -----
+
+// Paged decode: each warp reduces its own keys, then across warps; P V is a
+// partial product over the warp's keys plus the cross-warp sum.
+// CHECK-LABEL: func.func @paged_decode
+// CHECK: scf.for
+// CHECK: tile.block_lookup
+// CHECK: tile.dot {{.*}} : tensor<4x128xf16, #dot_op> * tensor<128x4xf16, #dot_op1> -> tensor<4x4xf32, #blocked>
+// CHECK: tile.reduce {{.*}} {axis = 1 : i64, cross_warp, kind = "max"} : tensor<4x4xf32, #blocked> -> tensor<4xf32, #slice>
+// CHECK: tile.reduce {{.*}} {axis = 1 : i64, cross_warp, kind = "sum"}
+// CHECK: %[[PART:.*]] = tile.dot {{.*}} : tensor<4x4xf16, #blocked> * tensor<4x128xf16, #blocked2> -> tensor<4x128xf32, #blocked1>
+// CHECK: %[[SUM:.*]] = tile.reduce %[[PART]] {cross_warp, kind = "sum"}
+// CHECK: arith.addf %{{.*}}, %[[SUM]] : tensor<4x128xf32, #blocked1>
+func.func @paged_decode(%q: !tile.ptr<f16>, %kc: !tile.ptr<f16>, %vc: !tile.ptr<f16>, %table: !tile.ptr<i32>, %o: !tile.ptr<f32>, %nblocks: index, %slots: index) attributes {tile.num_warps = 4 : i64} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c16 = arith.constant 16 : index
+  %c128 = arith.constant 128 : index
+  %qp = tile.make_block_ptr %q, [%c4, %c128], [%c128, %c1], [%c0, %c0] : !tile.ptr<f16> -> !tile.block_ptr<tensor<4x128xf16>>
+  %qt = tile.load %qp : !tile.block_ptr<tensor<4x128xf16>>
+  %zero = arith.constant dense<0.0> : tensor<4x16xf32>
+  %acc0 = arith.constant dense<0.0> : tensor<4x128xf32>
+  %m0 = arith.constant dense<0xFF800000> : tensor<4xf32>
+  %l0 = arith.constant dense<0.0> : tensor<4xf32>
+  %r:3 = scf.for %i = %c0 to %nblocks step %c1 iter_args(%acc = %acc0, %m = %m0, %l = %l0) -> (tensor<4x128xf32>, tensor<4xf32>, tensor<4xf32>) {
+    %phys = tile.block_lookup %table[%i] : !tile.ptr<i32>
+    %row = arith.muli %phys, %c16 : index
+    %kp = tile.make_block_ptr %kc, [%c128, %slots], [%c1, %c128], [%c0, %row] : !tile.ptr<f16> -> !tile.block_ptr<tensor<128x16xf16>>
+    %vp = tile.make_block_ptr %vc, [%slots, %c128], [%c128, %c1], [%row, %c0] : !tile.ptr<f16> -> !tile.block_ptr<tensor<16x128xf16>>
+    %kt = tile.load %kp : !tile.block_ptr<tensor<128x16xf16>>
+    %qk = tile.dot %qt, %kt, %zero : tensor<4x128xf16> * tensor<128x16xf16> -> tensor<4x16xf32>
+    %mx = tile.reduce %qk {kind = "max", axis = 1 : i64} : tensor<4x16xf32> -> tensor<4xf32>
+    %mnew = arith.maximumf %m, %mx : tensor<4xf32>
+    %me = tile.expand_dims %mnew {axis = 1 : i64} : tensor<4xf32> -> tensor<4x1xf32>
+    %mb = tile.broadcast %me : tensor<4x1xf32> -> tensor<4x16xf32>
+    %s = arith.subf %qk, %mb : tensor<4x16xf32>
+    %p = math.exp2 %s : tensor<4x16xf32>
+    %ls = tile.reduce %p {kind = "sum", axis = 1 : i64} : tensor<4x16xf32> -> tensor<4xf32>
+    %dm = arith.subf %m, %mnew : tensor<4xf32>
+    %alpha = math.exp2 %dm : tensor<4xf32>
+    %la = arith.mulf %l, %alpha : tensor<4xf32>
+    %lnew = arith.addf %la, %ls : tensor<4xf32>
+    %ae = tile.expand_dims %alpha {axis = 1 : i64} : tensor<4xf32> -> tensor<4x1xf32>
+    %ab = tile.broadcast %ae : tensor<4x1xf32> -> tensor<4x128xf32>
+    %accs = arith.mulf %acc, %ab : tensor<4x128xf32>
+    %p16 = tile.convert %p : tensor<4x16xf32> -> tensor<4x16xf16>
+    %vt = tile.load %vp : !tile.block_ptr<tensor<16x128xf16>>
+    %accn = tile.dot %p16, %vt, %accs : tensor<4x16xf16> * tensor<16x128xf16> -> tensor<4x128xf32>
+    scf.yield %accn, %mnew, %lnew : tensor<4x128xf32>, tensor<4xf32>, tensor<4xf32>
+  }
+  %le = tile.expand_dims %r#2 {axis = 1 : i64} : tensor<4xf32> -> tensor<4x1xf32>
+  %lb = tile.broadcast %le : tensor<4x1xf32> -> tensor<4x128xf32>
+  %out = arith.divf %r#0, %lb : tensor<4x128xf32>
+  %op = tile.make_block_ptr %o, [%c4, %c128], [%c128, %c1], [%c0, %c0] : !tile.ptr<f32> -> !tile.block_ptr<tensor<4x128xf32>>
+  tile.store %op, %out : !tile.block_ptr<tensor<4x128xf32>>
+  return
+}
+
+// -----
+
+// CHECK-LABEL: func.func @flash_attention_fwd
+// CHECK: tile.make_block_ptr {{.*}} -> <tensor<16x64xf16, #dot_op2>>
+// CHECK: tile.dot {{.*}} : tensor<16x64xf16, #dot_op2> * tensor<64x64xf16, #dot_op3> -> tensor<16x64xf32, #dot_op>
+// CHECK: tile.reduce {{.*}} {axis = 1 : i64, kind = "max"} : tensor<16x64xf32, #dot_op> -> tensor<16xf32, #slice>
+// CHECK: tile.dot {{.*}} : tensor<16x64xf16, #dot_op> * tensor<64x64xf16, #dot_op1> -> tensor<16x64xf32, #blocked>
+func.func @flash_attention_fwd(%q: !tile.ptr<f16>, %k: !tile.ptr<f16>, %v: !tile.ptr<f16>, %o: !tile.ptr<f32>, %n: index) attributes {tile.num_warps = 8 : i64} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c64 = arith.constant 64 : index
+  %c128 = arith.constant 128 : index
+  %pid = tile.program_id 0
+  %row0 = arith.muli %pid, %c128 : index
+  %qp = tile.make_block_ptr %q, [%n, %c64], [%c64, %c1], [%row0, %c0] : !tile.ptr<f16> -> !tile.block_ptr<tensor<128x64xf16>>
+  %kp = tile.make_block_ptr %k, [%c64, %n], [%c1, %c64], [%c0, %c0] : !tile.ptr<f16> -> !tile.block_ptr<tensor<64x64xf16>>
+  %vp = tile.make_block_ptr %v, [%n, %c64], [%c64, %c1], [%c0, %c0] : !tile.ptr<f16> -> !tile.block_ptr<tensor<64x64xf16>>
+  %qt = tile.load %qp : !tile.block_ptr<tensor<128x64xf16>>
+  %m0 = arith.constant dense<0xFF800000> : tensor<128xf32>
+  %l0 = arith.constant dense<0.0> : tensor<128xf32>
+  %acc0 = arith.constant dense<0.0> : tensor<128x64xf32>
+  %zero = arith.constant dense<0.0> : tensor<128x64xf32>
+  %r:5 = scf.for %j = %c0 to %n step %c64 iter_args(%acc = %acc0, %m = %m0, %l = %l0, %kb = %kp, %vb = %vp) -> (tensor<128x64xf32>, tensor<128xf32>, tensor<128xf32>, !tile.block_ptr<tensor<64x64xf16>>, !tile.block_ptr<tensor<64x64xf16>>) {
+    %kt = tile.load %kb : !tile.block_ptr<tensor<64x64xf16>>
+    %qk = tile.dot %qt, %kt, %zero : tensor<128x64xf16> * tensor<64x64xf16> -> tensor<128x64xf32>
+    %mx = tile.reduce %qk {kind = "max", axis = 1 : i64} : tensor<128x64xf32> -> tensor<128xf32>
+    %mnew = arith.maximumf %m, %mx : tensor<128xf32>
+    %me = tile.expand_dims %mnew {axis = 1 : i64} : tensor<128xf32> -> tensor<128x1xf32>
+    %mb = tile.broadcast %me : tensor<128x1xf32> -> tensor<128x64xf32>
+    %s = arith.subf %qk, %mb : tensor<128x64xf32>
+    %p = math.exp2 %s : tensor<128x64xf32>
+    %ls = tile.reduce %p {kind = "sum", axis = 1 : i64} : tensor<128x64xf32> -> tensor<128xf32>
+    %dm = arith.subf %m, %mnew : tensor<128xf32>
+    %alpha = math.exp2 %dm : tensor<128xf32>
+    %la = arith.mulf %l, %alpha : tensor<128xf32>
+    %lnew = arith.addf %la, %ls : tensor<128xf32>
+    %ae = tile.expand_dims %alpha {axis = 1 : i64} : tensor<128xf32> -> tensor<128x1xf32>
+    %ab = tile.broadcast %ae : tensor<128x1xf32> -> tensor<128x64xf32>
+    %accs = arith.mulf %acc, %ab : tensor<128x64xf32>
+    %p16 = tile.convert %p : tensor<128x64xf32> -> tensor<128x64xf16>
+    %vt = tile.load %vb : !tile.block_ptr<tensor<64x64xf16>>
+    %accn = tile.dot %p16, %vt, %accs : tensor<128x64xf16> * tensor<64x64xf16> -> tensor<128x64xf32>
+    %kn = tile.advance %kb, [%c0, %c64] : !tile.block_ptr<tensor<64x64xf16>>
+    %vn = tile.advance %vb, [%c64, %c0] : !tile.block_ptr<tensor<64x64xf16>>
+    scf.yield %accn, %mnew, %lnew, %kn, %vn : tensor<128x64xf32>, tensor<128xf32>, tensor<128xf32>, !tile.block_ptr<tensor<64x64xf16>>, !tile.block_ptr<tensor<64x64xf16>>
+  }
+  %le = tile.expand_dims %r#2 {axis = 1 : i64} : tensor<128xf32> -> tensor<128x1xf32>
+  %lb = tile.broadcast %le : tensor<128x1xf32> -> tensor<128x64xf32>
+  %out = arith.divf %r#0, %lb : tensor<128x64xf32>
+  %op = tile.make_block_ptr %o, [%n, %c64], [%c64, %c1], [%row0, %c0] : !tile.ptr<f32> -> !tile.block_ptr<tensor<128x64xf32>>
+  tile.store %op, %out : !tile.block_ptr<tensor<128x64xf32>>
+  return
+}

@@ -1,0 +1,106 @@
+// RUN: strata-opt %s -split-input-file -verify-diagnostics
+
+// expected-error @+1 {{order must be a permutation of the dims}}
+func.func private @bad_order(tensor<32x64xf32, #tile.blocked<{sizePerWarp = [32, 64], warpsPerCTA = [1, 1], order = [0, 0]}>>)
+
+// -----
+
+// expected-error @+1 {{dim 0 of size 48 is neither split over 4 warps of 32 nor one block of 32 per warp}}
+func.func private @bad_split(tensor<48x64xf32, #tile.blocked<{sizePerWarp = [32, 64], warpsPerCTA = [4, 1], order = [1, 0]}>>)
+
+// -----
+
+// expected-error @+1 {{opIdx must be 0 (A) or 1 (B), got 2}}
+func.func private @bad_opidx(tensor<32x64xf16, #tile.dot_op<{opIdx = 2, parent = #tile.blocked<{sizePerWarp = [32, 64], warpsPerCTA = [1, 1], order = [1, 0]}>}>>)
+
+// -----
+
+// expected-error @+1 {{parent must be a tile layout encoding}}
+func.func private @bad_parent(tensor<32xf32, #tile.slice<{dim = 0, parent = 3 : i64}>>)
+
+// -----
+
+// expected-error @+1 {{layout has rank 2 but the tile has rank 1}}
+func.func private @bad_rank(tensor<32xf32, #tile.blocked<{sizePerWarp = [32, 64], warpsPerCTA = [1, 1], order = [1, 0]}>>)
+
+// -----
+
+func.func @dot_f16_acc(%a: tensor<16x16xf16>, %b: tensor<16x8xf16>, %c: tensor<16x8xf16>) {
+  // expected-error @+1 {{accumulates in f32}}
+  %d = tile.dot %a, %b, %c : tensor<16x16xf16> * tensor<16x8xf16> -> tensor<16x8xf16>
+  return
+}
+
+// -----
+
+func.func @dot_shapes(%a: tensor<16x16xf16>, %b: tensor<8x8xf16>, %c: tensor<16x8xf32>) {
+  // expected-error @+1 {{shapes do not compose}}
+  %d = tile.dot %a, %b, %c : tensor<16x16xf16> * tensor<8x8xf16> -> tensor<16x8xf32>
+  return
+}
+
+// -----
+
+func.func @dot_tiling(%a: tensor<16x16xf16>, %b: tensor<16x8xf16>, %c: tensor<16x8xf32>) {
+  // expected-error @+1 {{tiling must be horizontal, vertical or square, got 'diagonal'}}
+  %d = tile.dot %a, %b, %c {tiling = "diagonal"} : tensor<16x16xf16> * tensor<16x8xf16> -> tensor<16x8xf32>
+  return
+}
+
+// -----
+
+func.func @extract_range(%a: tensor<32x32xf16>) {
+  // expected-error @+1 {{index 8 out of range: 'tensor<32x32xf16>' has 8 sub-blocks}}
+  %e = tile.extract %a[8] : tensor<32x32xf16> -> tensor<8x16xf16>
+  return
+}
+
+// -----
+
+func.func @reduce_shape(%a: tensor<8x16xf32>) {
+  // expected-error @+1 {{result must be the source without the reduced dim}}
+  %r = tile.reduce %a {kind = "max", axis = 1 : i64} : tensor<8x16xf32> -> tensor<16xf32>
+  return
+}
+
+// -----
+
+func.func @reduce_kind(%a: tensor<8x16xf32>) {
+  // expected-error @+1 {{kind must be max or sum}}
+  %r = tile.reduce %a {kind = "min", axis = 1 : i64} : tensor<8x16xf32> -> tensor<8xf32>
+  return
+}
+
+// -----
+
+func.func @block_ptr_rank(%p: !tile.ptr<f32>, %n: index) {
+  %c0 = arith.constant 0 : index
+  // expected-error @+1 {{needs 2 shape, stride and offset values for a rank-2 block, got 1, 1, 1}}
+  %b = tile.make_block_ptr %p, [%n], [%n], [%c0] : !tile.ptr<f32> -> !tile.block_ptr<tensor<8x8xf32>>
+  return
+}
+
+// -----
+
+func.func @block_ptr_type(%p: !tile.ptr<f16>, %n: index) {
+  %c0 = arith.constant 0 : index
+  // expected-error @+1 {{base holds 'f16' but the block is 'f32'}}
+  %b = tile.make_block_ptr %p, [%n], [%n], [%c0] : !tile.ptr<f16> -> !tile.block_ptr<tensor<8xf32>>
+  return
+}
+
+// -----
+
+func.func @broadcast_dims(%a: tensor<8x2xf32>) {
+  // expected-error @+1 {{dim 1 of size 2 cannot broadcast to 16}}
+  %b = tile.broadcast %a : tensor<8x2xf32> -> tensor<8x16xf32>
+  return
+}
+
+// -----
+
+func.func @lookup_table(%t: !tile.ptr<f32>, %i: index) {
+  // expected-error @+1 {{block tables hold i32 or i64}}
+  %b = tile.block_lookup %t[%i] : !tile.ptr<f32>
+  return
+}
