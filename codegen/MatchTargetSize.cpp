@@ -208,7 +208,9 @@ class Splitter {
     f.walk([&](Operation* op) {
       if (succeeded(status) && isa<LoadOp, StoreOp, MakeBlockPtrOp>(op)) {
         Value v = op->getNumResults() ? op->getResult(0) : op->getOperand(1);
-        if (!pieceOfClass(v)) status = setPiece(v, loadPiece(v), op);
+        // Derive right away so a reduced or broadcast value that is stored
+        // keeps its producer's pieces.
+        if (!pieceOfClass(v)) status = succeeded(setPiece(v, loadPiece(v), op)) ? deriveAll() : failure();
       }
     });
     if (failed(status) || failed(deriveAll())) return failure();
@@ -417,6 +419,10 @@ class Splitter {
       return success();
     }
     int64_t ax = *r.getAxis();
+    Shape want(s.piece);
+    want.erase(want.begin() + ax);
+    if (want != out.piece)
+      return r.emitError() << "reduction result is split differently from its source";
     bool isMax = r.getKind() == "max";
     forEachIndex(out.grid, [&](ArrayRef<int64_t> idx) {
       Value acc;

@@ -66,4 +66,23 @@ def MatchTargetSize : Pass<"match-target-size", "::mlir::func::FuncOp"> {
   let dependentDialects = ["::strata::tile::TileDialect"];
 }
 
+def ConvertTileToVector : Pass<"convert-tile-to-vector", "::mlir::func::FuncOp"> {
+  let summary = "CPU backend: intrinsic-sized tile IR -> vector, memref and scf";
+  let description = [{
+    The host CPU's lowering of per-warp, target-sized tile IR. Tiles become
+    vectors; `!tile.ptr<T>` arguments become `memref<?xT>`; a block pointer
+    becomes a strided view that starts at the block (sizes = what is left of
+    the array, so out-of-range elements are masked by `vector.transfer_read`
+    / `transfer_write`, which read zero and skip writes); dots become
+    `vector.contract` (f16/bf16 operands are widened to f32); extracts are
+    register sub-vectors. Warps of a workgroup are one register block each
+    and run one after another: the body is wrapped in a loop over
+    `tile.warp_id`, and the function gains three trailing `index` arguments,
+    the program ids. Cross-warp reductions need more than one warp in flight
+    and are rejected (the CPU kernels split K/V across workgroups instead).
+  }];
+  let dependentDialects = ["::mlir::vector::VectorDialect", "::mlir::memref::MemRefDialect",
+                           "::mlir::arith::ArithDialect", "::mlir::math::MathDialect", "::mlir::scf::SCFDialect"];
+}
+
 #endif  // STRATA_TILE_PASSES

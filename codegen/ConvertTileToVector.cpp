@@ -1,0 +1,246 @@
+//===- ConvertTileToVector.cpp - CPU lowering of intrinsic-sized tile IR --===//
+#include "codegen/Passes.h"
+
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+
+namespace strata::tile {
+
+#define GEN_PASS_DEF_CONVERTTILETOVECTOR
+#include "codegen/Passes.h.inc"
+
+using namespace mlir;
+
+namespace {
+
+Type convertType(Type t) {
+  if (auto r = dyn_cast<RankedTensorType>(t)) return VectorType::get(r.getShape(), r.getElementType());
+  if (auto p = dyn_cast<PtrType>(t)) return MemRefType::get({ShapedType::kDynamic}, p.getElementType());
+  if (auto b = dyn_cast<BlockPtrType>(t)) {
+    int64_t rank = b.getTileType().getRank();
+    SmallVector<int64_t> dyn(rank, ShapedType::kDynamic);
+    auto layout = StridedLayoutAttr::get(t.getContext(), ShapedType::kDynamic, dyn);
+    return MemRefType::get(dyn, b.getTileType().getElementType(), layout);
+  }
+  return t;
+}
+
+class Lowering {
+ public:
+  explicit Lowering(func::FuncOp f) : f(f), b(f.getContext()) {}
+
+  LogicalResult run() {
+    if (f.isExternal()) return success();
+    int64_t numWarps = 1;
+    if (auto a = f->getAttrOfType<IntegerAttr>("tile.num_warps")) numWarps = a.getInt();
+    bool bad = false;
+    f.walk([&](Operation* op) {
+      if (isa<DotOp>(op) && !cast<DotOp>(op).getType().getShape().empty()) {
+        auto t = cast<RankedTensorType>(op->getResult(0).getType());
+        if (t.getEncoding()) bad = true;
+      }
+      if (auto r = dyn_cast<ReduceOp>(op); r && r.getCrossWarp()) {
+        r.emitError() << "cross-warp reductions are not supported by the CPU backend";
+        bad = true;
+      }
+      if (isa<AllocOp, BarrierOp>(op)) {
+        op->emitError() << "local scratch and barriers are not supported by the CPU backend";
+        bad = true;
+      }
+    });
+    if (bad) return failure();
+
+    // Signature: pointers become memrefs; three program ids are appended.
+    Block& entry = f.getBody().front();
+    for (BlockArgument a : entry.getArguments()) a.setType(convertType(a.getType()));
+    Value pid[3];
+    for (int i = 0; i < 3; ++i) pid[i] = entry.addArgument(b.getIndexType(), f.getLoc());
+    f.setType(FunctionType::get(f.getContext(), entry.getArgumentTypes(), f.getResultTypes()));
+
+    // Warps run one after another: wrap the body in a loop over warp ids.
+    b.setInsertionPointToStart(&entry);
+    Value c0 = arith::ConstantIndexOp::create(b, f.getLoc(), 0);
+    Value c1 = arith::ConstantIndexOp::create(b, f.getLoc(), 1);
+    Value nw = arith::ConstantIndexOp::create(b, f.getLoc(), numWarps);
+    auto warps = scf::ForOp::create(b, f.getLoc(), c0, nw, c1);
+    Block* body = warps.getBody();
+    Operation* ret = entry.getTerminator();
+    body->getOperations().splice(body->begin(), entry.getOperations(), std::next(Block::iterator(warps)),
+                                 Block::iterator(ret));
+    Value warpId = warps.getInductionVar();
+
+    LogicalResult status = success();
+    SmallVector<Operation*> dead;
+    warps.getBody()->walk<WalkOrder::PreOrder>([&](Operation* op) {
+      if (failed(status)) return WalkResult::interrupt();
+      if (auto fo = dyn_cast<scf::ForOp>(op)) {
+        for (Value v : fo.getRegionIterArgs()) v.setType(convertType(v.getType()));
+        for (Value v : fo.getResults()) v.setType(convertType(v.getType()));
+        return WalkResult::advance();
+      }
+      b.setInsertionPoint(op);
+      FailureOr<Value> repl = lower(op, pid, warpId);
+      if (failed(repl)) {
+        status = failure();
+        return WalkResult::interrupt();
+      }
+      if (*repl) {
+        op->getResult(0).replaceAllUsesWith(*repl);
+        dead.push_back(op);
+      } else if (isa<StoreOp, PrefetchOp>(op)) {
+        dead.push_back(op);
+      }
+      return WalkResult::advance();
+    });
+    for (Operation* op : llvm::reverse(dead)) op->erase();
+    f->removeAttr("tile.num_warps");
+    return status;
+  }
+
+ private:
+  // Lowers one op in place; returns its replacement value (null when the op
+  // has none or is kept with retyped results).
+  FailureOr<Value> lower(Operation* op, Value* pid, Value warpId) {
+    Location loc = op->getLoc();
+    if (auto p = dyn_cast<ProgramIdOp>(op)) return pid[p.getAxis()];
+    if (isa<WarpIdOp>(op)) return warpId;
+    if (auto m = dyn_cast<MakeBlockPtrOp>(op)) {
+      Value off = arith::ConstantIndexOp::create(b, loc, 0);
+      SmallVector<OpFoldResult> sizes, strides;
+      for (auto [s, st, o] : llvm::zip(m.getShape(), m.getStrides(), m.getOffsets())) {
+        off = arith::AddIOp::create(b, loc, off, arith::MulIOp::create(b, loc, o, st));
+        sizes.push_back(remaining(loc, s, o));
+        strides.push_back(st);
+      }
+      return Value(memref::ReinterpretCastOp::create(b, loc, cast<MemRefType>(convertType(m.getType())), m.getBase(),
+                                                     OpFoldResult(off), sizes, strides));
+    }
+    if (auto a = dyn_cast<AdvanceOp>(op)) {
+      auto md = memref::ExtractStridedMetadataOp::create(b, loc, a.getPtr());
+      Value off = md.getOffset();
+      SmallVector<OpFoldResult> sizes, strides;
+      for (auto [s, st, d] : llvm::zip(md.getSizes(), md.getStrides(), a.getOffsets())) {
+        off = arith::AddIOp::create(b, loc, off, arith::MulIOp::create(b, loc, d, st));
+        sizes.push_back(remaining(loc, s, d));
+        strides.push_back(st);
+      }
+      return Value(memref::ReinterpretCastOp::create(b, loc, cast<MemRefType>(a.getPtr().getType()),
+                                                     md.getBaseBuffer(), OpFoldResult(off), sizes, strides));
+    }
+    if (auto l = dyn_cast<LoadOp>(op)) {
+      auto vt = cast<VectorType>(convertType(l.getType()));
+      Value pad = arith::ConstantOp::create(b, loc, b.getZeroAttr(vt.getElementType()));
+      SmallVector<Value> zeros(vt.getRank(), arith::ConstantIndexOp::create(b, loc, 0));
+      SmallVector<bool> inBounds(vt.getRank(), false);
+      return Value(vector::TransferReadOp::create(b, loc, vt, l.getPtr(), zeros, pad, inBounds));
+    }
+    if (auto s = dyn_cast<StoreOp>(op)) {
+      int64_t rank = cast<VectorType>(s.getValue().getType()).getRank();
+      SmallVector<Value> zeros(rank, arith::ConstantIndexOp::create(b, loc, 0));
+      SmallVector<bool> inBounds(rank, false);
+      vector::TransferWriteOp::create(b, loc, s.getValue(), s.getPtr(), zeros, inBounds);
+      return Value();
+    }
+    if (isa<PrefetchOp>(op)) return Value();
+    if (auto l = dyn_cast<BlockLookupOp>(op)) {
+      Value v = memref::LoadOp::create(b, loc, l.getTable(), ValueRange{l.getIndex()});
+      return Value(arith::IndexCastOp::create(b, loc, b.getIndexType(), v));
+    }
+    if (auto d = dyn_cast<DotOp>(op)) return lowerDot(d);
+    if (auto e = dyn_cast<ExtractOp>(op)) {
+      auto src = cast<VectorType>(e.getSrc().getType());
+      auto dst = cast<VectorType>(convertType(e.getType()));
+      SmallVector<int64_t> offsets(src.getRank()), ones(src.getRank(), 1);
+      int64_t idx = e.getIndex();
+      for (int64_t i = src.getRank() - 1; i >= 0; --i) {
+        int64_t per = src.getDimSize(i) / dst.getDimSize(i);
+        offsets[i] = (idx % per) * dst.getDimSize(i);
+        idx /= per;
+      }
+      return Value(vector::ExtractStridedSliceOp::create(b, loc, e.getSrc(), offsets, dst.getShape(), ones));
+    }
+    if (auto r = dyn_cast<ReduceOp>(op)) {
+      auto src = cast<VectorType>(r.getSrc().getType());
+      auto dstT = convertType(r.getType());
+      bool isMax = r.getKind() == "max";
+      auto kind = isMax ? vector::CombiningKind::MAXIMUMF : vector::CombiningKind::ADD;
+      float init = isMax ? -std::numeric_limits<float>::infinity() : 0.f;
+      Attribute initAttr = b.getFloatAttr(src.getElementType(), init);
+      Value acc = arith::ConstantOp::create(b, loc, DenseElementsAttr::get(cast<ShapedType>(dstT), initAttr));
+      SmallVector<bool> mask(src.getRank(), false);
+      mask[*r.getAxis()] = true;
+      return Value(vector::MultiDimReductionOp::create(b, loc, r.getSrc(), acc, mask, kind));
+    }
+    if (auto e = dyn_cast<ExpandDimsOp>(op))
+      return Value(vector::ShapeCastOp::create(b, loc, convertType(e.getType()), e.getSrc()));
+    if (auto br = dyn_cast<BroadcastOp>(op))
+      return Value(vector::BroadcastOp::create(b, loc, convertType(br.getType()), br.getSrc()));
+    if (auto s = dyn_cast<SplatOp>(op))
+      return Value(vector::BroadcastOp::create(b, loc, convertType(s.getType()), s.getValue()));
+    if (auto c = dyn_cast<ConvertOp>(op)) {
+      auto dst = cast<VectorType>(convertType(c.getType()));
+      auto src = cast<VectorType>(c.getSrc().getType());
+      if (src.getElementType() == dst.getElementType()) return c.getSrc();
+      if (src.getElementTypeBitWidth() < dst.getElementTypeBitWidth())
+        return Value(arith::ExtFOp::create(b, loc, dst, c.getSrc()));
+      return Value(arith::TruncFOp::create(b, loc, dst, c.getSrc()));
+    }
+    if (auto s = dyn_cast<SiluOp>(op)) {
+      // x * sigmoid(x) = x / (1 + exp(-x))
+      auto vt = cast<VectorType>(s.getSrc().getType());
+      Value one = arith::ConstantOp::create(b, loc, DenseElementsAttr::get(vt, b.getFloatAttr(vt.getElementType(), 1.0)));
+      Value e = math::ExpOp::create(b, loc, arith::NegFOp::create(b, loc, s.getSrc()));
+      return Value(arith::DivFOp::create(b, loc, s.getSrc(), arith::AddFOp::create(b, loc, one, e)));
+    }
+    if (auto c = dyn_cast<arith::ConstantOp>(op)) {
+      auto d = dyn_cast<DenseElementsAttr>(c.getValue());
+      if (!d) return Value();
+      auto vt = cast<VectorType>(convertType(c.getType()));
+      return Value(arith::ConstantOp::create(b, loc, d.reshape(cast<ShapedType>(vt))));
+    }
+    // Elementwise arith/math (and anything else on scalars): retype in place.
+    for (Value r : op->getResults()) r.setType(convertType(r.getType()));
+    for (Type t : op->getResultTypes())
+      if (isa<RankedTensorType, BlockPtrType>(t)) return op->emitError() << "the CPU backend cannot lower this op";
+    return Value();
+  }
+
+  // max(size - offset, 0): what is left of the array from the block on.
+  OpFoldResult remaining(Location loc, Value size, Value offset) {
+    Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+    Value left = arith::SubIOp::create(b, loc, size, offset);
+    return Value(arith::MaxSIOp::create(b, loc, left, zero));
+  }
+
+  FailureOr<Value> lowerDot(DotOp d) {
+    Location loc = d.getLoc();
+    Value a = d.getA(), bb = d.getB();
+    auto at = cast<VectorType>(a.getType());
+    if (!at.getElementType().isF32()) {
+      a = arith::ExtFOp::create(b, loc, VectorType::get(at.getShape(), b.getF32Type()), a);
+      auto bt = cast<VectorType>(bb.getType());
+      bb = arith::ExtFOp::create(b, loc, VectorType::get(bt.getShape(), b.getF32Type()), bb);
+    }
+    MLIRContext* ctx = b.getContext();
+    AffineExpr m, n, k;
+    bindDims(ctx, m, n, k);
+    auto maps = b.getAffineMapArrayAttr({AffineMap::get(3, 0, {m, k}, ctx), AffineMap::get(3, 0, {k, n}, ctx),
+                                         AffineMap::get(3, 0, {m, n}, ctx)});
+    auto iters = b.getArrayAttr({vector::IteratorTypeAttr::get(ctx, vector::IteratorType::parallel),
+                                 vector::IteratorTypeAttr::get(ctx, vector::IteratorType::parallel),
+                                 vector::IteratorTypeAttr::get(ctx, vector::IteratorType::reduction)});
+    return Value(vector::ContractionOp::create(b, loc, a, bb, d.getC(), maps, iters));
+  }
+
+  func::FuncOp f;
+  OpBuilder b;
+};
+
+struct ConvertTileToVectorPass : impl::ConvertTileToVectorBase<ConvertTileToVectorPass> {
+  void runOnOperation() override {
+    if (failed(Lowering(getOperation()).run())) signalPassFailure();
+  }
+};
+
+}  // namespace
+}  // namespace strata::tile

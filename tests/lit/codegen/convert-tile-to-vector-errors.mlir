@@ -1,0 +1,15 @@
+// RUN: strata-opt %s -split-input-file -convert-tile-to-vector -verify-diagnostics
+
+func.func @cross_warp(%x: tensor<8x8xf32>) attributes {tile.num_warps = 2 : i64} {
+  // expected-error @+1 {{cross-warp reductions are not supported by the CPU backend}}
+  %r = tile.reduce %x {kind = "sum", axis = 1 : i64, cross_warp} : tensor<8x8xf32> -> tensor<8xf32>
+  return
+}
+
+// -----
+
+func.func @barrier() {
+  // expected-error @+1 {{local scratch and barriers are not supported by the CPU backend}}
+  tile.barrier
+  return
+}

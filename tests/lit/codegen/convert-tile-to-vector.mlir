@@ -1,0 +1,61 @@
+// RUN: strata-opt %s -split-input-file -assign-layouts -distribute-to-warps -match-target-size=target=cpu-avx2 -convert-tile-to-vector | FileCheck %s
+// RUN: strata-opt %s -split-input-file -assign-layouts -distribute-to-warps -match-target-size=target=cpu-avx2 -convert-tile-to-vector \
+// RUN:   | mlir-opt -split-input-file --canonicalize --convert-vector-to-scf=full-unroll --lower-vector-multi-reduction --expand-strided-metadata --lower-affine \
+// RUN:       --convert-scf-to-cf --convert-vector-to-llvm=vector-contract-lowering=outerproduct --finalize-memref-to-llvm \
+// RUN:       --convert-math-to-llvm --convert-arith-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --reconcile-unrealized-casts \
+// RUN:   > %t.llvm.mlir
+// RUN: FileCheck %s --check-prefix=LLVM < %t.llvm.mlir
+// RUN: grep -c "llvm.intr.fmuladd.*vector<8xf32>" %t.llvm.mlir | FileCheck %s --check-prefix=FMAS
+// RUN: grep -c "llvm.intr.masked.load" %t.llvm.mlir | FileCheck %s --check-prefix=LOADS
+
+// An 8x16 f32 register block on AVX2: block pointers become strided views
+// starting at the block (out-of-range rows/columns are masked), the 64
+// intrinsic dots become vector.contract and, in LLVM, 64 fused multiply-adds on 8-wide
+// vectors; the program ids are three trailing index arguments and the one
+// warp runs in a loop.
+// CHECK-LABEL: func.func @cpu_gemm_block
+// CHECK-SAME: (%{{.*}}: memref<?xf32>, %{{.*}}: memref<?xf32>, %{{.*}}: memref<?xf32>, %{{.*}}: index, %{{.*}}: index, %{{.*}}: index, %{{.*}}: index, %{{.*}}: index, %{{.*}}: index)
+// CHECK: scf.for
+// CHECK: memref.reinterpret_cast %arg0 to offset: [%{{.*}}], sizes: [%{{.*}}, %{{.*}}], strides: [%arg5, %{{.*}}] : memref<?xf32> to memref<?x?xf32, strided<[?, ?], offset: ?>>
+// CHECK-COUNT-16: vector.transfer_read {{.*}} : memref<?x?xf32, strided<[?, ?], offset: ?>>, vector<1x{{4|8}}xf32>
+// CHECK: vector.extract_strided_slice %{{.*}} {offsets = [0, 0], sizes = [1, 1], strides = [1, 1]} : vector<1x4xf32> to vector<1x1xf32>
+// CHECK-COUNT-64: vector.contract
+// CHECK-COUNT-16: vector.transfer_write {{.*}} : vector<1x8xf32>, memref<?x?xf32, strided<[?, ?], offset: ?>>
+// LLVM-LABEL: llvm.func @cpu_gemm_block
+// LLVM: llvm.intr.masked.load
+// LLVM: llvm.intr.fmuladd{{.*}}vector<8xf32>
+// LLVM: llvm.intr.masked.store
+// FMAS: 64
+// LOADS: 16
+func.func @cpu_gemm_block(%a: !tile.ptr<f32>, %b: !tile.ptr<f32>, %c: !tile.ptr<f32>, %m: index, %n: index, %k: index) attributes {tile.num_warps = 1 : i64} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %ap = tile.make_block_ptr %a, [%m, %k], [%k, %c1], [%c0, %c0] : !tile.ptr<f32> -> !tile.block_ptr<tensor<8x4xf32>>
+  %bp = tile.make_block_ptr %b, [%k, %n], [%n, %c1], [%c0, %c0] : !tile.ptr<f32> -> !tile.block_ptr<tensor<4x16xf32>>
+  %x = tile.load %ap : !tile.block_ptr<tensor<8x4xf32>>
+  %y = tile.load %bp : !tile.block_ptr<tensor<4x16xf32>>
+  %z = arith.constant dense<0.0> : tensor<8x16xf32>
+  %d = tile.dot %x, %y, %z : tensor<8x4xf32> * tensor<4x16xf32> -> tensor<8x16xf32>
+  %cp = tile.make_block_ptr %c, [%m, %n], [%n, %c1], [%c0, %c0] : !tile.ptr<f32> -> !tile.block_ptr<tensor<8x16xf32>>
+  tile.store %cp, %d : !tile.block_ptr<tensor<8x16xf32>>
+  return
+}
+
+// -----
+
+// Row reductions and broadcasts (RMSNorm's shape) on vectors.
+// CHECK-LABEL: func.func @row_sum_of_squares
+// CHECK: vector.multi_reduction <add>
+// LLVM-LABEL: llvm.func @row_sum_of_squares
+func.func @row_sum_of_squares(%x: !tile.ptr<f32>, %y: !tile.ptr<f32>, %rows: index) attributes {tile.num_warps = 1 : i64} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c16 = arith.constant 16 : index
+  %xp = tile.make_block_ptr %x, [%rows, %c16], [%c16, %c1], [%c0, %c0] : !tile.ptr<f32> -> !tile.block_ptr<tensor<2x16xf32>>
+  %v = tile.load %xp : !tile.block_ptr<tensor<2x16xf32>>
+  %sq = arith.mulf %v, %v : tensor<2x16xf32>
+  %s = tile.reduce %sq {kind = "sum", axis = 1 : i64} : tensor<2x16xf32> -> tensor<2xf32>
+  %yp = tile.make_block_ptr %y, [%rows], [%c1], [%c0] : !tile.ptr<f32> -> !tile.block_ptr<tensor<2xf32>>
+  tile.store %yp, %s : !tile.block_ptr<tensor<2xf32>>
+  return
+}
