@@ -1,0 +1,28 @@
+// Emits the workgroup-level tile IR of a GEMM region kernel (no MLIR here:
+// the kernel is tile IR text that CpuKernels / strata-opt take in).
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace strata::tile {
+
+// C[M, N] = A[M, K] x B, with B stored [K, N] (row-major) or, for Hugging
+// Face Linear weights, [N, K] (weightsNK; read through a transposed view).
+// Kernel signature: (a, b, c: buffers; M, N, K: index); grid
+// ceil(M / blockM) x ceil(N / blockN). Ragged edges need nothing: block
+// pointers read zeros and skip writes outside the arrays.
+struct GemmKernelSpec {
+  std::string name = "gemm";
+  bool weightsNK = false;
+  int64_t blockM = 16, blockN = 16, blockK = 8, numWarps = 4;
+  std::string tiling = "horizontal";  // the dot's tiling hint ("" = let assign-layouts choose)
+};
+
+// Register-blocked defaults for a CPU uArch row: one warp = 4 rows x one
+// or two vector registers of columns.
+GemmKernelSpec cpuGemmSpec(const std::string& target, bool weightsNK);
+
+std::string emitGemmKernel(const GemmKernelSpec& spec);
+
+}  // namespace strata::tile

@@ -1,0 +1,40 @@
+// The kernel ABI shared by codegen (which emits kernels) and the runtime
+// (which launches them); no MLIR here.
+//
+// A CPU kernel is called through its packed entry point
+// `void _mlir_<name>(void** args)`: args[i] points to the i-th scalar of the
+// lowered signature. Kernel parameters, in order, lower as:
+//   buffer (!tile.ptr<T>)  -> 5 slots: allocated pointer, aligned pointer,
+//                             offset, size, stride (an MLIR memref<?xT>)
+//   index                  -> 1 slot (int64_t)
+// followed by the three program ids (int64_t) that the launcher fills in.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <vector>
+
+namespace strata::abi {
+
+using PackedKernel = void (*)(void**);
+
+class KernelArgs {
+ public:
+  // A flat buffer of `elements` elements (the kernel indexes it in elements).
+  KernelArgs& buffer(const void* data, int64_t elements);
+  KernelArgs& index(int64_t value);
+  // The packed slots without the program ids.
+  const std::vector<void*>& slots() const { return slots_; }
+
+ private:
+  std::deque<int64_t> ints_;
+  std::deque<void*> ptrs_;
+  std::vector<void*> slots_;
+};
+
+// Runs the kernel for every program id in [0, gx) x [0, gy) x [0, gz),
+// spreading programs over `threads` threads (0: the hardware's count).
+void launch(PackedKernel kernel, const KernelArgs& args, int64_t gx, int64_t gy = 1, int64_t gz = 1,
+            int threads = 0);
+
+}  // namespace strata::abi
