@@ -8,6 +8,7 @@
 #include <map>
 
 #include "graph/Pipeline.h"
+#include "tools/bench_kernels.h"
 #include "graph/RegionReport.h"
 #include "models/model_source.h"
 #include "models/random_model.h"
@@ -241,11 +242,21 @@ int main(int argc, char** argv) {
   makeCmd->add_option("-o,--output", mmOut, "Directory to write config.json and model.safetensors into")->required();
   makeCmd->add_option("--seed", mmSeed, "Random seed")->capture_default_str();
 
+  std::string benchJson;
+  double benchSeconds = 0.3;
+  auto* benchCmd = app.add_subcommand("bench", "Benchmarks");
+  benchCmd->require_subcommand(1);
+  auto* benchKernelsCmd = benchCmd->add_subcommand(
+      "kernels", "Generated CPU kernels vs oneDNN in the same run: GEMM f32 GFLOP/s on Llama-shaped problems");
+  benchKernelsCmd->add_option("--json", benchJson, "Also write the results to this JSON file");
+  benchKernelsCmd->add_option("--seconds", benchSeconds, "Time spent per case and library")->capture_default_str();
+
   CLI11_PARSE(app, argc, argv);
   try {
     if (runCmd->parsed()) return run(ro);
     if (makeCmd->parsed()) return makeModel(mmConfig, mmOut, mmSeed);
     if (inspectCmd->parsed()) return inspect(inspectModel, inspectJson, inspectMlir, inspectRegions);
+    if (benchKernelsCmd->parsed()) return tools::benchKernels(benchJson, benchSeconds);
   } catch (const Error& e) {
     std::fprintf(stderr, "error: %s\n", e.what());
     return 1;
