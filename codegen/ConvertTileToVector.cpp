@@ -2,6 +2,7 @@
 #include "codegen/Passes.h"
 
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
 namespace strata::tile {
@@ -74,8 +75,14 @@ class Lowering {
     warps.getBody()->walk<WalkOrder::PreOrder>([&](Operation* op) {
       if (failed(status)) return WalkResult::interrupt();
       if (auto fo = dyn_cast<scf::ForOp>(op)) {
-        for (Value v : fo.getRegionIterArgs()) v.setType(convertType(v.getType()));
-        for (Value v : fo.getResults()) v.setType(convertType(v.getType()));
+        // Loop-carried values take their (already lowered) initial value's
+        // type: a view with a static unit stride must stay one.
+        for (auto [init, arg, res] : llvm::zip(fo.getInitArgs(), fo.getRegionIterArgs(), fo.getResults())) {
+          Type t = isa<RankedTensorType, BlockPtrType>(arg.getType()) ? convertType(arg.getType()) : arg.getType();
+          if (isa<MemRefType>(init.getType())) t = init.getType();
+          arg.setType(t);
+          res.setType(t);
+        }
         return WalkResult::advance();
       }
       b.setInsertionPoint(op);
@@ -112,20 +119,32 @@ class Lowering {
         sizes.push_back(remaining(loc, s, o));
         strides.push_back(st);
       }
-      return Value(memref::ReinterpretCastOp::create(b, loc, cast<MemRefType>(convertType(m.getType())), m.getBase(),
-                                                     OpFoldResult(off), sizes, strides));
+      // A unit innermost stride is kept static in the view's type: rows are
+      // then contiguous and load as whole vectors (not element by element).
+      auto type = cast<MemRefType>(convertType(m.getType()));
+      if (getConstantIntValue(strides.back()) == 1) {
+        SmallVector<int64_t> st(type.getRank(), ShapedType::kDynamic);
+        st.back() = 1;
+        strides.back() = b.getIndexAttr(1);
+        type = MemRefType::get(type.getShape(), type.getElementType(),
+                               StridedLayoutAttr::get(b.getContext(), ShapedType::kDynamic, st));
+      }
+      return Value(memref::ReinterpretCastOp::create(b, loc, type, m.getBase(), OpFoldResult(off), sizes, strides));
     }
     if (auto a = dyn_cast<AdvanceOp>(op)) {
       auto md = memref::ExtractStridedMetadataOp::create(b, loc, a.getPtr());
       Value off = md.getOffset();
       SmallVector<OpFoldResult> sizes, strides;
-      for (auto [s, st, d] : llvm::zip(md.getSizes(), md.getStrides(), a.getOffsets())) {
+      auto type = cast<MemRefType>(a.getPtr().getType());
+      auto [staticStrides, staticOffset] = type.getStridesAndOffset();
+      for (auto [i, s, st, d] : llvm::enumerate(md.getSizes(), md.getStrides(), a.getOffsets())) {
         off = arith::AddIOp::create(b, loc, off, arith::MulIOp::create(b, loc, d, st));
         sizes.push_back(remaining(loc, s, d));
-        strides.push_back(st);
+        strides.push_back(ShapedType::isDynamic(staticStrides[i]) ? OpFoldResult(st) : b.getIndexAttr(staticStrides[i]));
       }
-      return Value(memref::ReinterpretCastOp::create(b, loc, cast<MemRefType>(a.getPtr().getType()),
-                                                     md.getBaseBuffer(), OpFoldResult(off), sizes, strides));
+      (void)staticOffset;
+      return Value(memref::ReinterpretCastOp::create(b, loc, type, md.getBaseBuffer(), OpFoldResult(off), sizes,
+                                                     strides));
     }
     if (auto l = dyn_cast<LoadOp>(op)) {
       auto vt = cast<VectorType>(convertType(l.getType()));
