@@ -9,18 +9,19 @@
 // RUN: grep -c "llvm.intr.masked.load" %t.llvm.mlir | FileCheck %s --check-prefix=LOADS
 
 // An 8x16 f32 register block on AVX2: block pointers become strided views
-// starting at the block (out-of-range rows/columns are masked), the 64
+// starting at the block (out-of-range rows/columns are masked; a unit
+// innermost stride stays static so rows load as vectors), the 64
 // intrinsic dots become vector.contract and, in LLVM, 64 fused multiply-adds on 8-wide
 // vectors; the program ids are three trailing index arguments and the one
 // warp runs in a loop.
 // CHECK-LABEL: func.func @cpu_gemm_block
 // CHECK-SAME: (%{{.*}}: memref<?xf32>, %{{.*}}: memref<?xf32>, %{{.*}}: memref<?xf32>, %{{.*}}: index, %{{.*}}: index, %{{.*}}: index, %{{.*}}: index, %{{.*}}: index, %{{.*}}: index)
 // CHECK: scf.for
-// CHECK: memref.reinterpret_cast %arg0 to offset: [%{{.*}}], sizes: [%{{.*}}, %{{.*}}], strides: [%arg5, %{{.*}}] : memref<?xf32> to memref<?x?xf32, strided<[?, ?], offset: ?>>
-// CHECK-COUNT-16: vector.transfer_read {{.*}} : memref<?x?xf32, strided<[?, ?], offset: ?>>, vector<1x{{4|8}}xf32>
+// CHECK: memref.reinterpret_cast %arg0 to offset: [%{{.*}}], sizes: [%{{.*}}, %{{.*}}], strides: [%arg5, 1] : memref<?xf32> to memref<?x?xf32, strided<[?, 1], offset: ?>>
+// CHECK-COUNT-16: vector.transfer_read {{.*}} : memref<?x?xf32, strided<[?, 1], offset: ?>>, vector<1x{{4|8}}xf32>
 // CHECK: vector.extract_strided_slice %{{.*}} {offsets = [0, 0], sizes = [1, 1], strides = [1, 1]} : vector<1x4xf32> to vector<1x1xf32>
 // CHECK-COUNT-64: vector.contract
-// CHECK-COUNT-16: vector.transfer_write {{.*}} : vector<1x8xf32>, memref<?x?xf32, strided<[?, ?], offset: ?>>
+// CHECK-COUNT-16: vector.transfer_write {{.*}} : vector<1x8xf32>, memref<?x?xf32, strided<[?, 1], offset: ?>>
 // LLVM-LABEL: llvm.func @cpu_gemm_block
 // LLVM: llvm.intr.masked.load
 // LLVM: llvm.intr.fmuladd{{.*}}vector<8xf32>
