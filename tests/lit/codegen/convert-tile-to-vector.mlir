@@ -5,8 +5,8 @@
 // RUN:       --convert-math-to-llvm --convert-arith-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --reconcile-unrealized-casts \
 // RUN:   > %t.llvm.mlir
 // RUN: FileCheck %s --check-prefix=LLVM < %t.llvm.mlir
-// RUN: grep -c "llvm.intr.fmuladd.*vector<8xf32>" %t.llvm.mlir | FileCheck %s --check-prefix=FMAS
-// RUN: grep -c "llvm.intr.masked.load" %t.llvm.mlir | FileCheck %s --check-prefix=LOADS
+// RUN: sed -n '/llvm.func @cpu_gemm_block/,/llvm.func @row_sum/p' %t.llvm.mlir | grep -c "llvm.intr.fmuladd.*vector<8xf32>" | FileCheck %s --check-prefix=FMAS
+// RUN: sed -n '/llvm.func @cpu_gemm_block/,/llvm.func @row_sum/p' %t.llvm.mlir | grep -c "llvm.intr.masked.load" | FileCheck %s --check-prefix=LOADS
 
 // An 8x16 f32 register block on AVX2: block pointers become strided views
 // starting at the block (out-of-range rows/columns are masked; a unit
@@ -58,5 +58,30 @@ func.func @row_sum_of_squares(%x: !tile.ptr<f32>, %y: !tile.ptr<f32>, %rows: ind
   %s = tile.reduce %sq {kind = "sum", axis = 1 : i64} : tensor<2x16xf32> -> tensor<2xf32>
   %yp = tile.make_block_ptr %y, [%rows], [%c1], [%c0] : !tile.ptr<f32> -> !tile.block_ptr<tensor<2xf32>>
   tile.store %yp, %s : !tile.block_ptr<tensor<2xf32>>
+  return
+}
+
+// -----
+
+// Loop-carried block pointers keep the static unit stride of their initial
+// view (so the loads inside the loop stay contiguous vector loads).
+// CHECK-LABEL: func.func @row_walk
+// CHECK: scf.for {{.*}} -> (vector<1x8xf32>, memref<?x?xf32, strided<[?, 1], offset: ?>>)
+// CHECK: vector.transfer_read {{.*}} : memref<?x?xf32, strided<[?, 1], offset: ?>>, vector<1x8xf32>
+// LLVM-LABEL: llvm.func @row_walk
+func.func @row_walk(%x: !tile.ptr<f32>, %y: !tile.ptr<f32>, %n: index) attributes {tile.num_warps = 1 : i64} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  %p = tile.make_block_ptr %x, [%c1, %n], [%n, %c1], [%c0, %c0] : !tile.ptr<f32> -> !tile.block_ptr<tensor<1x8xf32>>
+  %z = arith.constant dense<0.0> : tensor<1x8xf32>
+  %r:2 = scf.for %i = %c0 to %n step %c8 iter_args(%acc = %z, %q = %p) -> (tensor<1x8xf32>, !tile.block_ptr<tensor<1x8xf32>>) {
+    %v = tile.load %q : !tile.block_ptr<tensor<1x8xf32>>
+    %s = arith.addf %acc, %v : tensor<1x8xf32>
+    %nq = tile.advance %q, [%c0, %c8] : !tile.block_ptr<tensor<1x8xf32>>
+    scf.yield %s, %nq : tensor<1x8xf32>, !tile.block_ptr<tensor<1x8xf32>>
+  }
+  %yp = tile.make_block_ptr %y, [%c1, %c8], [%c8, %c1], [%c0, %c0] : !tile.ptr<f32> -> !tile.block_ptr<tensor<1x8xf32>>
+  tile.store %yp, %r#0 : !tile.block_ptr<tensor<1x8xf32>>
   return
 }
