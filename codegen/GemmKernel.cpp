@@ -6,10 +6,18 @@
 
 namespace strata::tile {
 
-GemmKernelSpec cpuGemmSpec(const std::string& target, bool weightsNK) {
+GemmKernelSpec cpuGemmSpec(const std::string& target, bool weightsNK, int64_t rows) {
   const UArch& u = uarchFor(target);
   GemmKernelSpec s;
   s.weightsNK = weightsNK;
+  if (rows <= 1) {
+    s.name = "gemv";
+    s.numWarps = 1;
+    s.blockM = 1;
+    s.blockN = 4 * u.vectorBytes / 4;
+    s.blockK = 8;
+    return s;
+  }
   s.numWarps = 4;
   s.blockM = 4 * s.numWarps;               // 4 accumulator rows per warp
   s.blockN = 2 * u.vectorBytes / 4;        // two f32 vector registers per row

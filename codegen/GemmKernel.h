@@ -19,9 +19,11 @@ struct GemmKernelSpec {
   std::string tiling = "horizontal";  // the dot's tiling hint ("" = let assign-layouts choose)
 };
 
-// Register-blocked defaults for a CPU uArch row: one warp = 4 rows x one
-// or two vector registers of columns.
-GemmKernelSpec cpuGemmSpec(const std::string& target, bool weightsNK);
+// Register-blocked defaults for a CPU uArch row. For M >= 2: 4 warps of 4
+// rows x two vector registers of columns. For M = 1 (decode, a GEMV that
+// streams the weights once): one warp of 1 row x four vector registers, so
+// no FMAs or weight re-reads are spent on rows that do not exist.
+GemmKernelSpec cpuGemmSpec(const std::string& target, bool weightsNK, int64_t rows = 2);
 
 std::string emitGemmKernel(const GemmKernelSpec& spec);
 

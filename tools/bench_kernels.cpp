@@ -47,9 +47,9 @@ std::string cpuModel() {
 int benchKernels(const std::string& jsonPath, double secondsPerCase) {
   const std::string target = tile::hostCpuTarget();
   std::fprintf(stderr, "compiling GEMM kernels for %s...\n", target.c_str());
-  tile::GemmKernelSpec spec = tile::cpuGemmSpec(target, false);
-  auto kernels = tile::CpuKernels::compile(tile::emitGemmKernel(spec), target);
-  abi::PackedKernel gemm = kernels->lookup(spec.name);
+  // Two blockings: decode (M = 1) and the rest.
+  tile::GemmKernelSpec gemvSpec = tile::cpuGemmSpec(target, false, 1), gemmSpec = tile::cpuGemmSpec(target, false);
+  auto kernels = tile::CpuKernels::compile(tile::emitGemmKernel(gemvSpec) + tile::emitGemmKernel(gemmSpec), target);
   int threads = (int)std::max(1u, std::thread::hardware_concurrency());
 
   dnnl::engine eng(dnnl::engine::kind::cpu, 0);
@@ -73,6 +73,8 @@ int benchKernels(const std::string& jsonPath, double secondsPerCase) {
       std::vector<float> a(m * k), b(k * n), c(m * n), c2(m * n);
       for (float& x : a) x = dist(rng);
       for (float& x : b) x = dist(rng);
+      const tile::GemmKernelSpec& spec = m == 1 ? gemvSpec : gemmSpec;
+      abi::PackedKernel gemm = kernels->lookup(spec.name);
       abi::KernelArgs args;
       args.buffer(a.data(), m * k).buffer(b.data(), k * n).buffer(c.data(), m * n).index(m).index(n).index(k);
       int64_t gx = (m + spec.blockM - 1) / spec.blockM, gy = (n + spec.blockN - 1) / spec.blockN;

@@ -38,6 +38,7 @@ double maxRelError(const Tensor& got, const Tensor& want) {
 struct GemmCase {
   std::string target;
   bool weightsNK;
+  int64_t rows = 2;  // the kernel variant: 1 = the decode (GEMV) blocking
 };
 
 class GemmConformance : public ::testing::TestWithParam<GemmCase> {};
@@ -45,7 +46,7 @@ class GemmConformance : public ::testing::TestWithParam<GemmCase> {};
 TEST_P(GemmConformance, MatchesReferenceOnRaggedShapes) {
   const GemmCase& c = GetParam();
   if (c.target == "cpu-avx512" && tile::hostCpuTarget() != "cpu-avx512") GTEST_SKIP() << "host has no AVX-512";
-  tile::GemmKernelSpec spec = tile::cpuGemmSpec(c.target, c.weightsNK);
+  tile::GemmKernelSpec spec = tile::cpuGemmSpec(c.target, c.weightsNK, c.rows);
   auto kernels = tile::CpuKernels::compile(tile::emitGemmKernel(spec), c.target);
   abi::PackedKernel gemm = kernels->lookup(spec.name);
   std::mt19937 rng(7);
@@ -71,9 +72,12 @@ TEST_P(GemmConformance, MatchesReferenceOnRaggedShapes) {
 
 INSTANTIATE_TEST_SUITE_P(Cpu, GemmConformance,
                          ::testing::Values(GemmCase{"cpu-avx2", false}, GemmCase{"cpu-avx2", true},
-                                           GemmCase{"cpu-avx512", false}, GemmCase{"cpu-avx512", true}),
+                                           GemmCase{"cpu-avx512", false}, GemmCase{"cpu-avx512", true},
+                                           GemmCase{"cpu-avx2", false, 1}, GemmCase{"cpu-avx2", true, 1},
+                                           GemmCase{"cpu-avx512", true, 1}),
                          [](const auto& info) {
-                           std::string n = info.param.target + (info.param.weightsNK ? "_nk" : "_kn");
+                           std::string n = info.param.target + (info.param.weightsNK ? "_nk" : "_kn") +
+                                           (info.param.rows == 1 ? "_gemv" : "");
                            std::replace(n.begin(), n.end(), '-', '_');
                            return n;
                          });
