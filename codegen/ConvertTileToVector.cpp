@@ -36,10 +36,11 @@ class Lowering {
     if (auto a = f->getAttrOfType<IntegerAttr>("tile.num_warps")) numWarps = a.getInt();
     bool bad = false;
     f.walk([&](Operation* op) {
-      if (isa<DotOp>(op) && !cast<DotOp>(op).getType().getShape().empty()) {
-        auto t = cast<RankedTensorType>(op->getResult(0).getType());
-        if (t.getEncoding()) bad = true;
-      }
+      for (Type t : op->getResultTypes())
+        if (encodingOf(t) && !bad) {
+          op->emitError() << "tile still has a layout encoding: run distribute-to-warps and match-target-size first";
+          bad = true;
+        }
       if (auto r = dyn_cast<ReduceOp>(op); r && r.getCrossWarp()) {
         r.emitError() << "cross-warp reductions are not supported by the CPU backend";
         bad = true;
@@ -136,13 +137,12 @@ class Lowering {
       Value off = md.getOffset();
       SmallVector<OpFoldResult> sizes, strides;
       auto type = cast<MemRefType>(a.getPtr().getType());
-      auto [staticStrides, staticOffset] = type.getStridesAndOffset();
+      SmallVector<int64_t> staticStrides = type.getStridesAndOffset().first;
       for (auto [i, s, st, d] : llvm::enumerate(md.getSizes(), md.getStrides(), a.getOffsets())) {
         off = arith::AddIOp::create(b, loc, off, arith::MulIOp::create(b, loc, d, st));
         sizes.push_back(remaining(loc, s, d));
         strides.push_back(ShapedType::isDynamic(staticStrides[i]) ? OpFoldResult(st) : b.getIndexAttr(staticStrides[i]));
       }
-      (void)staticOffset;
       return Value(memref::ReinterpretCastOp::create(b, loc, type, md.getBaseBuffer(), OpFoldResult(off), sizes,
                                                      strides));
     }

@@ -13,3 +13,11 @@ func.func @barrier() {
   tile.barrier
   return
 }
+
+// -----
+
+func.func @still_laid_out(%x: tensor<8xf32, #tile.blocked<{sizePerWarp = [4], warpsPerCTA = [2], order = [0]}>>) {
+  // expected-error @+1 {{tile still has a layout encoding: run distribute-to-warps and match-target-size first}}
+  %y = arith.addf %x, %x : tensor<8xf32, #tile.blocked<{sizePerWarp = [4], warpsPerCTA = [2], order = [0]}>>
+  return
+}
