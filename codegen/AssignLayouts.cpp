@@ -13,13 +13,6 @@ using namespace mlir;
 
 namespace {
 
-bool isTile(Value v) { return isa<RankedTensorType, BlockPtrType>(v.getType()); }
-
-RankedTensorType tileTypeOf(Value v) {
-  if (auto b = dyn_cast<BlockPtrType>(v.getType())) return b.getTileType();
-  return cast<RankedTensorType>(v.getType());
-}
-
 Attribute blocked(MLIRContext* ctx, const WarpLayout& l) {
   return BlockedEncodingAttr::get(ctx, l.sizePerWarp, l.warpsPerCTA, l.order);
 }
@@ -39,7 +32,7 @@ class Propagator {
   explicit Propagator(MLIRContext* ctx) : ctx(ctx) {}
 
   LogicalResult set(Value v, Attribute e, Operation* why) {
-    if (!isTile(v) || !e) return success();
+    if (!isTileValue(v) || !e) return success();
     auto [it, fresh] = enc.try_emplace(v, e);
     if (fresh) {
       worklist.push_back(v);
@@ -120,7 +113,7 @@ class Propagator {
     if (isSameLayoutOp(op)) {
       Attribute e;
       for (Value v : llvm::concat<Value>(op->getOperands(), op->getResults()))
-        if (isTile(v) && !e) e = get(v);
+        if (isTileValue(v) && !e) e = get(v);
       for (Value v : op->getOperands())
         if (failed(set(v, e, op))) return failure();
       for (Value v : op->getResults())
@@ -200,11 +193,11 @@ struct AssignLayoutsPass : impl::AssignLayoutsBase<AssignLayoutsPass> {
       for (Region& r : op->getRegions())
         for (Block& b : r)
           for (BlockArgument a : b.getArguments())
-            if (isa<RankedTensorType, BlockPtrType>(a.getType()) && op != f.getOperation()) {
-              if (Attribute e = prop.get(a)) a.setType(retype(a.getType(), e));
+            if (isTileValue(a) && op != f.getOperation()) {
+              if (Attribute e = prop.get(a)) a.setType(withEncoding(a.getType(), e));
             }
       for (Value v : op->getResults()) {
-        if (!isa<RankedTensorType, BlockPtrType>(v.getType())) continue;
+        if (!isTileValue(v)) continue;
         Attribute e = prop.get(v);
         if (!e) {
           op->emitError() << "no layout reaches this tile (it is not connected to the " << workloadName(choice->workload)
@@ -212,7 +205,7 @@ struct AssignLayoutsPass : impl::AssignLayoutsBase<AssignLayoutsPass> {
           missing = true;
           continue;
         }
-        v.setType(retype(v.getType(), e));
+        v.setType(withEncoding(v.getType(), e));
         if (auto c = dyn_cast<arith::ConstantOp>(op))
           if (auto d = dyn_cast<DenseElementsAttr>(c.getValue()))
             c.setValueAttr(d.reshape(cast<ShapedType>(v.getType())));
@@ -222,12 +215,6 @@ struct AssignLayoutsPass : impl::AssignLayoutsBase<AssignLayoutsPass> {
     OpBuilder b(ctx);
     f->setAttr("tile.workload", b.getStringAttr(workloadName(choice->workload)));
     f->setAttr("tile.num_warps", b.getI64IntegerAttr(warps));
-  }
-
-  static Type retype(Type t, Attribute e) {
-    if (auto b = dyn_cast<BlockPtrType>(t))
-      return BlockPtrType::get(t.getContext(), cast<RankedTensorType>(withEncoding(b.getTileType(), e)));
-    return withEncoding(t, e);
   }
 };
 

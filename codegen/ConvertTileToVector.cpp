@@ -79,8 +79,7 @@ class Lowering {
         // Loop-carried values take their (already lowered) initial value's
         // type: a view with a static unit stride must stay one.
         for (auto [init, arg, res] : llvm::zip(fo.getInitArgs(), fo.getRegionIterArgs(), fo.getResults())) {
-          Type t = isa<RankedTensorType, BlockPtrType>(arg.getType()) ? convertType(arg.getType()) : arg.getType();
-          if (isa<MemRefType>(init.getType())) t = init.getType();
+          Type t = isa<MemRefType>(init.getType()) ? init.getType() : convertType(arg.getType());
           arg.setType(t);
           res.setType(t);
         }

@@ -31,16 +31,10 @@ FailureOr<Split> splitOf(RankedTensorType t) {
   return s;
 }
 
-Type perWarpType(Type t) {
-  if (auto b = dyn_cast<BlockPtrType>(t)) {
-    auto s = splitOf(b.getTileType());
-    return failed(s) ? t : BlockPtrType::get(t.getContext(), withShape(b.getTileType(), s->perWarpShape));
-  }
-  if (auto r = dyn_cast<RankedTensorType>(t)) {
-    auto s = splitOf(r);
-    return failed(s) ? t : Type(withShape(r, s->perWarpShape));
-  }
-  return t;
+Type perWarpType(Value v) {
+  if (!isTileValue(v)) return v.getType();
+  auto s = splitOf(tileTypeOf(v));
+  return failed(s) ? v.getType() : withShape(v.getType(), s->perWarpShape);
 }
 
 struct DistributeToWarpsPass : impl::DistributeToWarpsBase<DistributeToWarpsPass> {
@@ -54,9 +48,7 @@ struct DistributeToWarpsPass : impl::DistributeToWarpsBase<DistributeToWarpsPass
     bool unlaid = false;
     f.walk([&](Operation* op) {
       for (Value v : op->getResults()) {
-        Type t = v.getType();
-        if (auto b = dyn_cast<BlockPtrType>(t)) t = b.getTileType();
-        if (isa<RankedTensorType>(t) && !encodingOf(t)) {
+        if (isTileValue(v) && !encodingOf(v.getType())) {
           op->emitError() << "tile without a layout: run assign-layouts first";
           unlaid = true;
         }
@@ -118,8 +110,8 @@ struct DistributeToWarpsPass : impl::DistributeToWarpsBase<DistributeToWarpsPass
       for (Region& r : op->getRegions())
         for (Block& blk : r)
           for (BlockArgument a : blk.getArguments())
-            if (op != f.getOperation()) a.setType(perWarpType(a.getType()));
-      for (Value v : op->getResults()) v.setType(perWarpType(v.getType()));
+            if (op != f.getOperation()) a.setType(perWarpType(a));
+      for (Value v : op->getResults()) v.setType(perWarpType(v));
       if (auto c = dyn_cast<arith::ConstantOp>(op))
         if (auto d = dyn_cast<DenseElementsAttr>(c.getValue()); d && d.getType() != c.getType()) {
           if (!d.isSplat()) {

@@ -28,13 +28,6 @@ namespace {
 
 using Shape = SmallVector<int64_t>;
 
-bool isTileValue(Value v) { return isa<RankedTensorType, BlockPtrType>(v.getType()); }
-
-RankedTensorType tileTypeOf(Value v) {
-  if (auto b = dyn_cast<BlockPtrType>(v.getType())) return b.getTileType();
-  return cast<RankedTensorType>(v.getType());
-}
-
 bool isElementwise(Operation* op) {
   if (isa<SiluOp, ConvertOp>(op)) return true;
   Dialect* d = op->getDialect();

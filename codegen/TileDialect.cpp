@@ -90,18 +90,32 @@ FailureOr<WarpLayout> equivalentBlocked(Attribute enc, ArrayRef<int64_t> shape) 
   return failure();
 }
 
+bool isTileValue(Value v) { return isa<RankedTensorType, BlockPtrType>(v.getType()); }
+
+RankedTensorType tileTypeOf(Value v) {
+  if (auto b = dyn_cast<BlockPtrType>(v.getType())) return b.getTileType();
+  return cast<RankedTensorType>(v.getType());
+}
+
 Attribute encodingOf(Type t) {
+  if (auto b = dyn_cast<BlockPtrType>(t)) t = b.getTileType();
   auto rt = dyn_cast<RankedTensorType>(t);
   return rt ? rt.getEncoding() : Attribute();
 }
 
-Type withEncoding(Type t, Attribute enc) {
-  auto rt = dyn_cast<RankedTensorType>(t);
-  return rt ? RankedTensorType::get(rt.getShape(), rt.getElementType(), enc) : t;
+// Rebuilds a tile type (or a block pointer's tile) with `make`.
+static Type rebuildTile(Type t, function_ref<RankedTensorType(RankedTensorType)> make) {
+  if (auto b = dyn_cast<BlockPtrType>(t)) return BlockPtrType::get(t.getContext(), make(b.getTileType()));
+  if (auto rt = dyn_cast<RankedTensorType>(t)) return make(rt);
+  return t;
 }
 
-RankedTensorType withShape(RankedTensorType t, ArrayRef<int64_t> shape) {
-  return RankedTensorType::get(shape, t.getElementType(), t.getEncoding());
+Type withEncoding(Type t, Attribute enc) {
+  return rebuildTile(t, [&](RankedTensorType rt) { return RankedTensorType::get(rt.getShape(), rt.getElementType(), enc); });
+}
+
+Type withShape(Type t, ArrayRef<int64_t> shape) {
+  return rebuildTile(t, [&](RankedTensorType rt) { return RankedTensorType::get(shape, rt.getElementType(), rt.getEncoding()); });
 }
 
 // Checks a layout against a tile shape: per dim, the tile is split over the

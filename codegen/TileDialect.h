@@ -39,11 +39,18 @@ struct WarpLayout {
 // Fails (with no diagnostic) on attributes that are not tile encodings.
 llvm::FailureOr<WarpLayout> equivalentBlocked(mlir::Attribute enc, llvm::ArrayRef<int64_t> shape);
 
+// Tile values are tiles (ranked tensors) and block pointers to tiles; the
+// helpers below look through a block pointer to its tile.
+bool isTileValue(mlir::Value v);
+// The tile of a tile value (a block pointer's pointee tile).
+mlir::RankedTensorType tileTypeOf(mlir::Value v);
 // The tile's encoding, or null.
 mlir::Attribute encodingOf(mlir::Type t);
-// The same tile type with another encoding (null drops it); non-tiles pass through.
+// The same tile (or block pointer) type with another encoding (null drops
+// it); other types pass through.
 mlir::Type withEncoding(mlir::Type t, mlir::Attribute enc);
-// The same tile type with another shape, keeping element type and encoding.
-mlir::RankedTensorType withShape(mlir::RankedTensorType t, llvm::ArrayRef<int64_t> shape);
+// The same tile (or block pointer) type with another shape, keeping element
+// type and encoding; other types pass through.
+mlir::Type withShape(mlir::Type t, llvm::ArrayRef<int64_t> shape);
 
 }  // namespace strata::tile
