@@ -19,7 +19,7 @@ Attribute blocked(MLIRContext* ctx, const WarpLayout& l) {
 
 // Ops whose tile operands and results all share one layout.
 bool isSameLayoutOp(Operation* op) {
-  if (isa<SiluOp, ConvertOp, LoadOp, StoreOp, AdvanceOp>(op)) return true;
+  if (isa<SiluOp, ConvertOp, MaskOp, LoadOp, StoreOp, AdvanceOp>(op)) return true;
   Dialect* d = op->getDialect();
   return d && (isa<arith::ArithDialect, math::MathDialect>(d)) && op->getNumResults() == 1 &&
          isa<RankedTensorType>(op->getResult(0).getType());

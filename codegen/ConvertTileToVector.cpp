@@ -147,6 +147,8 @@ class Lowering {
     }
     if (auto l = dyn_cast<LoadOp>(op)) {
       auto vt = cast<VectorType>(convertType(l.getType()));
+      auto view = cast<MemRefType>(l.getPtr().getType());
+      if (vt.getRank() == 2 && view.getStridesAndOffset().first.back() != 1) return lowerStridedLoad(l, vt);
       Value pad = arith::ConstantOp::create(b, loc, b.getZeroAttr(vt.getElementType()));
       SmallVector<Value> zeros(vt.getRank(), arith::ConstantIndexOp::create(b, loc, 0));
       SmallVector<bool> inBounds(vt.getRank(), false);
@@ -210,6 +212,7 @@ class Lowering {
       Value e = math::ExpOp::create(b, loc, arith::NegFOp::create(b, loc, s.getSrc()));
       return Value(arith::DivFOp::create(b, loc, s.getSrc(), arith::AddFOp::create(b, loc, one, e)));
     }
+    if (auto m = dyn_cast<MaskOp>(op)) return lowerMask(m);
     if (auto c = dyn_cast<arith::ConstantOp>(op)) {
       auto d = dyn_cast<DenseElementsAttr>(c.getValue());
       if (!d) return Value();
@@ -228,6 +231,65 @@ class Lowering {
     Value zero = arith::ConstantIndexOp::create(b, loc, 0);
     Value left = arith::SubIOp::create(b, loc, size, offset);
     return Value(arith::MaxSIOp::create(b, loc, left, zero));
+  }
+
+  // A block whose rows are not contiguous (a transposed view: K^T, [N, K]
+  // weights) loads as one masked hardware gather instead of an unrolled
+  // element-by-element transfer: element (i, j) is at offset + i*s0 + j*s1
+  // of the underlying buffer, present when i < size0 and j < size1.
+  Value lowerStridedLoad(LoadOp l, VectorType vt) {
+    Location loc = l.getLoc();
+    auto md = memref::ExtractStridedMetadataOp::create(b, loc, l.getPtr());
+    int64_t n = vt.getNumElements();
+    auto flatType = MemRefType::get({ShapedType::kDynamic}, vt.getElementType());
+    Value flat = memref::ReinterpretCastOp::create(b, loc, flatType, md.getBaseBuffer(), OpFoldResult(b.getIndexAttr(0)),
+                                                   {OpFoldResult(b.getIndexAttr(1))}, {OpFoldResult(b.getIndexAttr(1))});
+    auto it = VectorType::get({n}, b.getI64Type());
+    SmallVector<int64_t> rowIdx, colIdx;
+    for (int64_t i = 0; i < vt.getDimSize(0); ++i)
+      for (int64_t j = 0; j < vt.getDimSize(1); ++j) rowIdx.push_back(i), colIdx.push_back(j);
+    auto splat = [&](Value index) {
+      return Value(vector::BroadcastOp::create(b, loc, it, arith::IndexCastOp::create(b, loc, b.getI64Type(), index)));
+    };
+    Value rows = arith::ConstantOp::create(b, loc, DenseElementsAttr::get(it, ArrayRef<int64_t>(rowIdx)));
+    Value cols = arith::ConstantOp::create(b, loc, DenseElementsAttr::get(it, ArrayRef<int64_t>(colIdx)));
+    Value idx = arith::AddIOp::create(b, loc, arith::MulIOp::create(b, loc, rows, splat(md.getStrides()[0])),
+                                      arith::MulIOp::create(b, loc, cols, splat(md.getStrides()[1])));
+    Value mask = arith::AndIOp::create(b, loc,
+                                       arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, rows, splat(md.getSizes()[0])),
+                                       arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, cols, splat(md.getSizes()[1])));
+    auto flatVec = VectorType::get({n}, vt.getElementType());
+    Value pass = arith::ConstantOp::create(b, loc, b.getZeroAttr(flatVec));
+    Value g = vector::GatherOp::create(b, loc, flatVec, flat, ValueRange{md.getOffset()}, idx, mask, pass);
+    return vector::ShapeCastOp::create(b, loc, vt, g);
+  }
+
+  // keep(i, j) = col_base + j < limit && (!causal || col_base + j <= row_base + i),
+  // from constant row/column index vectors plus the splatted bases.
+  Value lowerMask(MaskOp m) {
+    Location loc = m.getLoc();
+    auto vt = cast<VectorType>(m.getSrc().getType());
+    auto it = VectorType::get(vt.getShape(), b.getI64Type());
+    SmallVector<int64_t> rowIdx, colIdx;
+    for (int64_t i = 0; i < vt.getDimSize(0); ++i)
+      for (int64_t j = 0; j < vt.getDimSize(1); ++j) rowIdx.push_back(i), colIdx.push_back(j);
+    auto splat = [&](Value index) {
+      Value i64 = arith::IndexCastOp::create(b, loc, b.getI64Type(), index);
+      return Value(vector::BroadcastOp::create(b, loc, it, i64));
+    };
+    Value cols = arith::AddIOp::create(
+        b, loc, arith::ConstantOp::create(b, loc, DenseElementsAttr::get(it, ArrayRef<int64_t>(colIdx))),
+        splat(m.getColBase()));
+    Value keep = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, cols, splat(m.getLimit()));
+    if (m.getCausal()) {
+      Value rows = arith::AddIOp::create(
+          b, loc, arith::ConstantOp::create(b, loc, DenseElementsAttr::get(it, ArrayRef<int64_t>(rowIdx))),
+          splat(m.getRowBase()));
+      keep = arith::AndIOp::create(b, loc, keep, arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sle, cols, rows));
+    }
+    Value ninf = arith::ConstantOp::create(
+        b, loc, DenseElementsAttr::get(vt, b.getFloatAttr(vt.getElementType(), -std::numeric_limits<double>::infinity())));
+    return arith::SelectOp::create(b, loc, keep, m.getSrc(), ninf);
   }
 
   FailureOr<Value> lowerDot(DotOp d) {

@@ -84,11 +84,14 @@ std::unique_ptr<CpuKernels> CpuKernels::compile(const std::string& tileIr, const
   pm.addPass(createArithToLLVMConversionPass());
   pm.addPass(createConvertFuncToLLVMPass());
   pm.addPass(createConvertControlFlowToLLVMPass());
+  pm.addPass(createUBToLLVMConversionPass());  // poison from vector unrolling
   pm.addPass(createReconcileUnrealizedCastsPass());
   if (failed(pm.run(*module))) fail("cpu backend: lowering failed:\n{}", diagnostics);
 
+  // The options hold a function_ref: the transformer must outlive create().
+  std::function<llvm::Error(llvm::Module*)> optimize = makeOptimizingTransformer(3, 0, nullptr);
   ExecutionEngineOptions opts;
-  opts.transformer = makeOptimizingTransformer(3, 0, nullptr);
+  opts.transformer = optimize;
   opts.jitCodeGenOptLevel = llvm::CodeGenOptLevel::Aggressive;
   auto engine = ExecutionEngine::create(*module, opts);
   if (!engine) fail("cpu backend: JIT compilation failed: {}", llvm::toString(engine.takeError()));

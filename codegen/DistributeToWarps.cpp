@@ -78,11 +78,14 @@ struct DistributeToWarpsPass : impl::DistributeToWarpsBase<DistributeToWarpsPass
 
     // 1. Decisions from the workgroup-level types.
     std::vector<std::pair<MakeBlockPtrOp, Split>> ptrs;
+    std::vector<std::pair<MaskOp, Split>> masks;
     SmallVector<ReduceOp> crossReduces;
     SmallVector<DotOp> splitKDots;
     f.walk([&](Operation* op) {
       if (auto m = dyn_cast<MakeBlockPtrOp>(op))
         if (auto s = splitOf(m.getResult().getType().getTileType()); succeeded(s)) ptrs.push_back({m, *s});
+      if (auto m = dyn_cast<MaskOp>(op))
+        if (auto s = splitOf(cast<RankedTensorType>(m.getType())); succeeded(s)) masks.push_back({m, *s});
       if (auto r = dyn_cast<ReduceOp>(op))
         if (auto s = splitOf(cast<RankedTensorType>(r.getSrc().getType())); succeeded(s) && r.getAxis() &&
                                                                              s->divided[*r.getAxis()])
@@ -92,17 +95,22 @@ struct DistributeToWarpsPass : impl::DistributeToWarpsBase<DistributeToWarpsPass
           splitKDots.push_back(d);
     });
 
-    // 2. Offsets of block pointers move to the warp's block.
-    for (auto& [m, s] : ptrs) {
-      b.setInsertionPoint(m);
-      SmallVector<Value> offsets(m.getOffsets());
+    // 2. Offsets of block pointers and masks move to the warp's block.
+    auto warpOffsets = [&](Operation* op, const Split& s, SmallVector<Value> offsets) {
+      b.setInsertionPoint(op);
       for (size_t i = 0; i < offsets.size(); ++i) {
         if (!s.divided[i]) continue;
-        Value base = arith::MulIOp::create(b, m.getLoc(), coord(s.layout.warpsPerCTA, i),
-                                           arith::ConstantIndexOp::create(b, m.getLoc(), s.layout.sizePerWarp[i]));
-        offsets[i] = arith::AddIOp::create(b, m.getLoc(), offsets[i], base);
+        Value base = arith::MulIOp::create(b, op->getLoc(), coord(s.layout.warpsPerCTA, i),
+                                           arith::ConstantIndexOp::create(b, op->getLoc(), s.layout.sizePerWarp[i]));
+        offsets[i] = arith::AddIOp::create(b, op->getLoc(), offsets[i], base);
       }
-      m.getOffsetsMutable().assign(offsets);
+      return offsets;
+    };
+    for (auto& [m, s] : ptrs) m.getOffsetsMutable().assign(warpOffsets(m, s, SmallVector<Value>(m.getOffsets())));
+    for (auto& [m, s] : masks) {
+      SmallVector<Value> o = warpOffsets(m, s, {m.getRowBase(), m.getColBase()});
+      m.getRowBaseMutable().assign(o[0]);
+      m.getColBaseMutable().assign(o[1]);
     }
 
     // 3. Every tile type becomes the warp's block; splat constants follow.

@@ -29,7 +29,7 @@ namespace {
 using Shape = SmallVector<int64_t>;
 
 bool isElementwise(Operation* op) {
-  if (isa<SiluOp, ConvertOp>(op)) return true;
+  if (isa<SiluOp, ConvertOp, MaskOp>(op)) return true;
   Dialect* d = op->getDialect();
   return d && isa<arith::ArithDialect, math::MathDialect>(d) && !isa<arith::ConstantOp>(op) &&
          op->getNumResults() == 1 && isa<RankedTensorType>(op->getResult(0).getType());
@@ -246,7 +246,14 @@ class Splitter {
     for (size_t i = 0; i < shape.size(); ++i) index = index * (p.piece[i] / shape[i]) + local[i] / shape[i];
     auto key = std::make_pair(piece, index);
     if (auto it = extracts.find(key); it != extracts.end()) return it->second;
-    Value e = ExtractOp::create(b, loc, pieceType(old, shape), piece, b.getI64IntegerAttr(index));
+    // Right after the piece (and its earlier extracts, keeping creation
+    // order): it then dominates every later use, in every loop that reads
+    // it, and stays loop-invariant when the piece is.
+    OpBuilder::InsertionGuard guard(b);
+    if (Operation* prev = lastExtract.lookup(piece)) b.setInsertionPointAfter(prev);
+    else b.setInsertionPointAfterValue(piece);
+    auto e = ExtractOp::create(b, loc, pieceType(old, shape), piece, b.getI64IntegerAttr(index));
+    lastExtract[piece] = e;
     return extracts[key] = e;
   }
 
@@ -318,6 +325,23 @@ class Splitter {
           if (idx[i])
             offs[i] = arith::AddIOp::create(b, loc, offs[i], arith::ConstantIndexOp::create(b, loc, idx[i] * p.piece[i]));
         p.values.push_back(MakeBlockPtrOp::create(b, loc, type, m.getBase(), m.getShape(), m.getStrides(), offs));
+      });
+      pieces(m.getResult()) = p;
+      return success();
+    }
+    if (auto m = dyn_cast<MaskOp>(op)) {
+      // Each piece masks its own rows and columns.
+      Pieces p = layoutFor(m.getResult());
+      const Pieces& s = pieces(m.getSrc());
+      auto t = pieceType(m.getResult(), p.piece);
+      int64_t n = 0;
+      forEachIndex(p.grid, [&](ArrayRef<int64_t> idx) {
+        auto shifted = [&](Value base, int64_t by) {
+          return by ? Value(arith::AddIOp::create(b, loc, base, arith::ConstantIndexOp::create(b, loc, by))) : base;
+        };
+        p.values.push_back(MaskOp::create(b, loc, t, s.values[n++], shifted(m.getRowBase(), idx[0] * p.piece[0]),
+                                          shifted(m.getColBase(), idx[1] * p.piece[1]), m.getLimit(),
+                                          m.getCausalAttr()));
       });
       pieces(m.getResult()) = p;
       return success();
@@ -442,6 +466,7 @@ class Splitter {
   std::map<void*, Pieces> split;
   Pieces& pieces(Value v) { return split[v.getAsOpaquePointer()]; }
   DenseMap<std::pair<Value, int64_t>, Value> extracts;
+  DenseMap<Value, Operation*> lastExtract;
   SmallVector<Operation*> dead;
 };
 

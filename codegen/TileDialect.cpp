@@ -379,6 +379,11 @@ LogicalResult ExtractOp::verify() {
   return success();
 }
 
+LogicalResult MaskOp::verify() {
+  if (getSrc().getType().getRank() != 2) return emitOpError() << "masks 2-D score tiles, got " << getSrc().getType();
+  return success();
+}
+
 LogicalResult BlockLookupOp::verify() {
   Type e = getTable().getType().getElementType();
   if (!e.isInteger(32) && !e.isInteger(64)) return emitOpError() << "block tables hold i32 or i64, got " << e;

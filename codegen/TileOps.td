@@ -154,6 +154,25 @@ def Tile_ExtractOp : Tile_Op<"extract", [Pure]> {
   let hasVerifier = 1;
 }
 
+def Tile_MaskOp : Tile_Op<"mask", [Pure, AllTypesMatch<["src", "result"]>]> {
+  let summary = "Sets masked elements of a 2-D score tile to -inf (causal and key-length masks)";
+  let description = [{
+    Element (i, j) of the tile sits at row `row_base + i` and column
+    `col_base + j` of the score matrix. It keeps its value when its column is
+    below `limit` and, with `causal`, when its column is at most its row (the
+    row is the query's absolute position); otherwise it becomes -inf, so
+    softmax gives it zero weight. Attention kernels apply it only to the
+    blocks on the causal diagonal or the key boundary: fully visible blocks
+    run a mask-free loop body.
+  }];
+  let arguments = (ins Tile_FloatTile:$src, Index:$row_base, Index:$col_base, Index:$limit, UnitAttr:$causal);
+  let results = (outs Tile_FloatTile:$result);
+  let assemblyFormat = [{
+    $src `,` `[` $row_base `,` $col_base `]` `,` $limit attr-dict `:` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
 def Tile_BlockLookupOp : Tile_Op<"block_lookup", [MemoryEffects<[MemRead]>]> {
   let summary = "Reads entry `index` of a block table (the physical KV block of a logical block)";
   let description = [{

@@ -46,13 +46,21 @@ FailureOr<RootChoice> detectWorkload(func::FuncOp f) {
     if (auto r = dyn_cast<ReduceOp>(op); r && !firstReduce) firstReduce = r;
     if (auto s = dyn_cast<StoreOp>(op); s && !firstStore) firstStore = s;
   });
-  for (DotOp d : dots)
-    if (auto t = d.getTiling()) return RootChoice{Workload::Gemm, d.getResult(), *parseTiling(*t), true};
   if (!dots.empty()) {
-    if (paged) return RootChoice{Workload::PagedDecode, dots.front().getResult(), Tiling::Vertical};
+    RootChoice c{Workload::Gemm, dots.front().getResult(), Tiling::Square};
+    if (paged) {
+      c = RootChoice{Workload::PagedDecode, dots.front().getResult(), Tiling::Vertical};
+    } else {
+      for (DotOp d : dots)
+        if (dependsOnDot(d.getA())) {
+          c = RootChoice{Workload::Attention, d.getResult(), Tiling::Horizontal};
+          break;
+        }
+    }
+    // A hinted dot becomes the root with the hinted tiling.
     for (DotOp d : dots)
-      if (dependsOnDot(d.getA())) return RootChoice{Workload::Attention, d.getResult(), Tiling::Horizontal};
-    return RootChoice{Workload::Gemm, dots.front().getResult(), Tiling::Square};
+      if (auto t = d.getTiling()) return RootChoice{c.workload, d.getResult(), *parseTiling(*t), true};
+    return c;
   }
   if (firstReduce) return RootChoice{Workload::Reduction, firstReduce.getSrc(), Tiling::Horizontal};
   if (firstStore) return RootChoice{Workload::Elementwise, firstStore.getValue(), Tiling::Horizontal};

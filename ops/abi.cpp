@@ -21,6 +21,11 @@ KernelArgs& KernelArgs::index(int64_t value) {
   return *this;
 }
 
+KernelArgs& KernelArgs::f32(float value) {
+  slots_.push_back(&floats_.emplace_back(value));
+  return *this;
+}
+
 void launch(PackedKernel kernel, const KernelArgs& args, int64_t gx, int64_t gy, int64_t gz, int threads) {
   int64_t total = gx * gy * gz;
   if (total <= 0) return;

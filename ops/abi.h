@@ -7,6 +7,7 @@
 //   buffer (!tile.ptr<T>)  -> 5 slots: allocated pointer, aligned pointer,
 //                             offset, size, stride (an MLIR memref<?xT>)
 //   index                  -> 1 slot (int64_t)
+//   f32                    -> 1 slot (float)
 // followed by the three program ids (int64_t) that the launcher fills in.
 #pragma once
 
@@ -23,11 +24,13 @@ class KernelArgs {
   // A flat buffer of `elements` elements (the kernel indexes it in elements).
   KernelArgs& buffer(const void* data, int64_t elements);
   KernelArgs& index(int64_t value);
+  KernelArgs& f32(float value);
   // The packed slots without the program ids.
   const std::vector<void*>& slots() const { return slots_; }
 
  private:
   std::deque<int64_t> ints_;
+  std::deque<float> floats_;
   std::deque<void*> ptrs_;
   std::vector<void*> slots_;
 };

@@ -2,12 +2,11 @@
 // against the ops/ reference, on ragged shapes no tile size divides.
 #include <gtest/gtest.h>
 
-#include <random>
-
 #include "codegen/CpuBackend.h"
 #include "codegen/GemmKernel.h"
 #include "codegen/UArch.h"
 #include "ops/reference.h"
+#include "tests/unit/conformance.h"
 
 namespace strata {
 namespace {
@@ -17,23 +16,8 @@ using ops::Shape;
 using ops::Tensor;
 namespace ref = ops;
 
-Tensor randomTensor(Shape shape, std::mt19937& rng) {
-  Tensor t(DType::F32, shape);
-  std::uniform_real_distribution<float> d(-1.f, 1.f);
-  float* p = t.mut<float>();
-  for (int64_t i = 0; i < t.numel(); ++i) p[i] = d(rng);
-  return t;
-}
-
-double maxRelError(const Tensor& got, const Tensor& want) {
-  double maxAbs = 0, maxRef = 1e-6;
-  const float *g = got.data<float>(), *w = want.data<float>();
-  for (int64_t i = 0; i < want.numel(); ++i) {
-    maxAbs = std::max(maxAbs, (double)std::abs(g[i] - w[i]));
-    maxRef = std::max(maxRef, (double)std::abs(w[i]));
-  }
-  return maxAbs / maxRef;
-}
+using testing::maxRelError;
+using testing::randomTensor;
 
 struct GemmCase {
   std::string target;

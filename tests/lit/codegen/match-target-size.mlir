@@ -12,12 +12,13 @@
 // XE: %[[X1:.*]] = arith.addi %[[X]], %c32
 // XE: tile.make_block_ptr %arg1, {{.*}}, [%c0, %[[X1]]] : <f16> -> <tensor<32x32xf16>>
 // XE: scf.for {{.*}} -> (tensor<8x16xf32>, tensor<8x16xf32>, tensor<8x16xf32>, tensor<8x16xf32>, tensor<8x16xf32>, tensor<8x16xf32>, tensor<8x16xf32>, tensor<8x16xf32>, tensor<8x16xf32>, tensor<8x16xf32>, tensor<8x16xf32>, tensor<8x16xf32>, tensor<8x16xf32>, tensor<8x16xf32>, tensor<8x16xf32>, tensor<8x16xf32>, !tile.block_ptr<tensor<32x32xf16>>, !tile.block_ptr<tensor<32x32xf16>>, !tile.block_ptr<tensor<32x32xf16>>)
+// Extracts sit right after the load they read (loop-invariant when it is).
 // XE: %[[A:.*]] = tile.load %{{.*}} : <tensor<32x32xf16>>
+// XE-NEXT: %[[A0:.*]] = tile.extract %[[A]][0] : tensor<32x32xf16> -> tensor<8x16xf16>
 // XE: %[[B0:.*]] = tile.load %{{.*}} : <tensor<32x32xf16>>
+// XE-NEXT: %[[B00:.*]] = tile.extract %[[B0]][0] : tensor<32x32xf16> -> tensor<16x16xf16>
 // XE: tile.load %{{.*}} : <tensor<32x32xf16>>
 // XE-NOT: tile.load
-// XE: %[[A0:.*]] = tile.extract %[[A]][0] : tensor<32x32xf16> -> tensor<8x16xf16>
-// XE: %[[B00:.*]] = tile.extract %[[B0]][0] : tensor<32x32xf16> -> tensor<16x16xf16>
 // XE: tile.dot %[[A0]], %[[B00]], %{{.*}} : tensor<8x16xf16> * tensor<16x16xf16> -> tensor<8x16xf32>
 // XE-COUNT-31: tile.dot {{.*}} : tensor<8x16xf16> * tensor<16x16xf16> -> tensor<8x16xf32>
 // XE-NOT: tile.dot

@@ -1,0 +1,266 @@
+#include "codegen/AttentionKernel.h"
+
+#include <fmt/format.h>
+
+#include <array>
+#include <cmath>
+
+#include "ops/error.h"
+
+namespace strata::tile {
+
+AttentionKernelSpec cpuAttentionSpec(int64_t heads, int64_t kvHeads, int64_t headDim, float scale, int64_t blockN,
+                                     int64_t queryRows) {
+  AttentionKernelSpec s;
+  s.heads = heads;
+  s.kvHeads = kvHeads;
+  s.headDim = headDim;
+  s.scale = scale;
+  s.blockN = blockN;
+  s.blockM = queryRows <= 1 ? 1 : 4;
+  s.name = queryRows <= 1 ? "attention_decode" : "attention";
+  return s;
+}
+
+namespace {
+
+// Text of one key-block step: loads K^T and V through %kp / %vp (built by
+// the caller's prologue), S, optional masks, online softmax, O += P V.
+std::string stepBody(const AttentionKernelSpec& s, bool masked) {
+  std::string mask;
+  std::string scores = "%s";
+  if (masked) {
+    mask += fmt::format("    %sm = tile.mask %s, [%pos0, %j], %ctx{} : tensor<{}x{}xf32>\n",
+                        s.causal ? " {causal}" : "", s.blockM, s.blockN);
+    scores = "%sm";
+  }
+  if (s.keyMask) {
+    mask += fmt::format(R"(    %kmp = tile.make_block_ptr %mask, [%B, %T], [%T, %c1], [%b, %j] : !tile.ptr<f32> -> !tile.block_ptr<tensor<1x{N}xf32>>
+    %km = tile.load %kmp : !tile.block_ptr<tensor<1x{N}xf32>>
+    %kmb = tile.broadcast %km : tensor<1x{N}xf32> -> tensor<{M}x{N}xf32>
+    %keep = arith.cmpf one, %kmb, %zs : tensor<{M}x{N}xf32>
+    %sk = arith.select %keep, {sc}, %ninfs : tensor<{M}x{N}xi1>, tensor<{M}x{N}xf32>
+)",
+                        fmt::arg("M", s.blockM), fmt::arg("N", s.blockN), fmt::arg("sc", scores));
+    scores = "%sk";
+  }
+  // Rows that have seen no key yet keep m = -inf; subtracting 0 instead
+  // keeps exp2 finite (only possible with a key mask).
+  std::string safeMax = s.keyMask ? fmt::format(R"(    %isinf = arith.cmpf oeq, %mn, %ninfm : tensor<{M}xf32>
+    %ms = arith.select %isinf, %zm, %mn : tensor<{M}xi1>, tensor<{M}xf32>
+)",
+                                                fmt::arg("M", s.blockM))
+                                  : "";
+  std::string ms = s.keyMask ? "%ms" : "%mn";
+  // Query rows over warps, like contiguous FlashAttention-2 (the paged
+  // detector would split the keys: the paper's decode layout).
+  std::string hint = s.paged ? " {tiling = \"horizontal\"}" : "";
+  return fmt::format(R"(    %kt = tile.load %kp : !tile.block_ptr<tensor<{D}x{N}xf32>>
+    %s = tile.dot %qs, %kt, %zs : tensor<{M}x{D}xf32> * tensor<{D}x{N}xf32> -> tensor<{M}x{N}xf32>
+{mask}    %mx = tile.reduce {sc} {{kind = "max", axis = 1 : i64}} : tensor<{M}x{N}xf32> -> tensor<{M}xf32>
+    %mn = arith.maximumf %m, %mx : tensor<{M}xf32>
+{safe}    %me = tile.expand_dims {ms} {{axis = 1 : i64}} : tensor<{M}xf32> -> tensor<{M}x1xf32>
+    %mb = tile.broadcast %me : tensor<{M}x1xf32> -> tensor<{M}x{N}xf32>
+    %sd = arith.subf {sc}, %mb : tensor<{M}x{N}xf32>
+    %p = math.exp2 %sd : tensor<{M}x{N}xf32>
+    %ps = tile.reduce %p {{kind = "sum", axis = 1 : i64}} : tensor<{M}x{N}xf32> -> tensor<{M}xf32>
+    %md = arith.subf %m, {ms} : tensor<{M}xf32>
+    %alpha = math.exp2 %md : tensor<{M}xf32>
+    %la = arith.mulf %l, %alpha : tensor<{M}xf32>
+    %ln = arith.addf %la, %ps : tensor<{M}xf32>
+    %ae = tile.expand_dims %alpha {{axis = 1 : i64}} : tensor<{M}xf32> -> tensor<{M}x1xf32>
+    %ab = tile.broadcast %ae : tensor<{M}x1xf32> -> tensor<{M}x{D}xf32>
+    %accs = arith.mulf %acc, %ab : tensor<{M}x{D}xf32>
+    %vt = tile.load %vp : !tile.block_ptr<tensor<{N}x{D}xf32>>
+    %accn = tile.dot %p, %vt, %accs{hint} : tensor<{M}x{N}xf32> * tensor<{N}x{D}xf32> -> tensor<{M}x{D}xf32>
+    scf.yield %accn, %mn, %ln : tensor<{M}x{D}xf32>, tensor<{M}xf32>, tensor<{M}xf32>
+)",
+                     fmt::arg("M", s.blockM), fmt::arg("N", s.blockN), fmt::arg("D", s.headDim),
+                     fmt::arg("mask", mask), fmt::arg("sc", scores), fmt::arg("safe", safeMax), fmt::arg("ms", ms),
+                     fmt::arg("hint", hint));
+}
+
+// K^T [D, N] and V [N, D] block pointers of the key block at %j, for rows
+// %krow.. / %vrow.. of a [rows, D] view, limited to %valid keys (so keys past
+// the context read as zero: P V never touches stale cache rows).
+// `clamp` (a value name or "") caps the row ends at the buffer's rows.
+std::string kvPointers(const AttentionKernelSpec& s, const char* kBuf, const char* vBuf, const char* clamp) {
+  std::string ends = *clamp ? fmt::format(R"(    %kend0 = arith.addi %krow, %valid : index
+    %vend0 = arith.addi %vrow, %valid : index
+    %kend = arith.minsi %kend0, {0} : index
+    %vend = arith.minsi %vend0, {0} : index
+)",
+                                          clamp)
+                            : R"(    %kend = arith.addi %krow, %valid : index
+    %vend = arith.addi %vrow, %valid : index
+)";
+  return fmt::format(R"(    %vleft = arith.subi %ctx, %j : index
+    %valid = arith.minsi %vleft, %cN : index
+{ends}    %kp = tile.make_block_ptr {kb}, [%cD, %kend], [%c1, %cD], [%c0, %krow] : !tile.ptr<f32> -> !tile.block_ptr<tensor<{D}x{N}xf32>>
+    %vp = tile.make_block_ptr {vb}, [%vend, %cD], [%cD, %c1], [%vrow, %c0] : !tile.ptr<f32> -> !tile.block_ptr<tensor<{N}x{D}xf32>>
+)",
+                     fmt::arg("ends", ends), fmt::arg("kb", kBuf), fmt::arg("vb", vBuf), fmt::arg("N", s.blockN), fmt::arg("D", s.headDim));
+}
+
+// A loop over key blocks [from, to) carrying (acc, m, l) from `inits`.
+std::string loop(const AttentionKernelSpec& s, const std::string& kvRows, bool masked, const char* from,
+                 const char* to, const std::array<std::string, 3>& inits, const char* result) {
+  return fmt::format(R"(  {res}:3 = scf.for %j = {from} to {to} step %cN iter_args(%acc = {i0}, %m = {i1}, %l = {i2}) -> (tensor<{M}x{D}xf32>, tensor<{M}xf32>, tensor<{M}xf32>) {{
+{rows}{body}  }}
+)",
+                     fmt::arg("res", result), fmt::arg("from", from), fmt::arg("to", to), fmt::arg("i0", inits[0]),
+                     fmt::arg("i1", inits[1]), fmt::arg("i2", inits[2]), fmt::arg("M", s.blockM), fmt::arg("D", s.headDim),
+                     fmt::arg("rows", kvRows), fmt::arg("body", stepBody(s, masked)));
+}
+
+}  // namespace
+
+std::string emitAttentionKernel(const AttentionKernelSpec& s) {
+  if (s.heads <= 0 || s.kvHeads <= 0 || s.headDim <= 0 || s.heads % s.kvHeads || s.blockM <= 0 || s.blockN <= 0)
+    fail("attention kernel: heads {} / kv heads {} / head dim {} / blocks {}x{} invalid", s.heads, s.kvHeads, s.headDim,
+         s.blockM, s.blockN);
+  if (s.paged && (s.keyMask || !s.causal))
+    fail("attention kernel: the paged form is causal over the context and takes no key mask");
+  const int64_t M = s.blockM, N = s.blockN, D = s.headDim;
+  std::string args, prologue, kvRows;
+  if (s.paged) {
+    args = "%q: !tile.ptr<f32>, %cache: !tile.ptr<f32>, %o: !tile.ptr<f32>, %tables: !tile.ptr<i64>, "
+           "%starts: !tile.ptr<i64>, %lens: !tile.ptr<i64>, %maxBlocks: index, %cacheRows: index";
+    // Sequence n's tokens are rows [s0, s1) of q/o; its context is ctx.
+    prologue = fmt::format(R"(  %n = tile.program_id 2
+  %n1 = arith.addi %n, %c1 : index
+  %s0 = tile.block_lookup %starts[%n] : !tile.ptr<i64>
+  %s1 = tile.block_lookup %starts[%n1] : !tile.ptr<i64>
+  %ctx = tile.block_lookup %lens[%n] : !tile.ptr<i64>
+  %qLen = arith.subi %s1, %s0 : index
+  %qRow = arith.addi %s0, %r0 : index
+  %qCol = arith.muli %h, %cD : index
+  %qColEnd = arith.addi %qCol, %cD : index
+  %qp = tile.make_block_ptr %q, [%s1, %qColEnd], [%cF, %c1], [%qRow, %qCol] : !tile.ptr<f32> -> !tile.block_ptr<tensor<{M}x{D}xf32>>
+  %op = tile.make_block_ptr %o, [%s1, %qColEnd], [%cF, %c1], [%qRow, %qCol] : !tile.ptr<f32> -> !tile.block_ptr<tensor<{M}x{D}xf32>>
+  %tableRow = arith.muli %n, %maxBlocks : index
+)",
+                           fmt::arg("M", M), fmt::arg("D", D));
+    // Cache rows of (physical block, kv head): K at ((blk * 2) * Hk + kh) * N,
+    // V Hk * N rows further.
+    kvRows = fmt::format(R"(    %lblk = arith.divui %j, %cN : index
+    %ti = arith.addi %tableRow, %lblk : index
+    %blk = tile.block_lookup %tables[%ti] : !tile.ptr<i64>
+    %b2 = arith.muli %blk, %c2Hk : index
+    %b3 = arith.addi %b2, %kh : index
+    %krow = arith.muli %b3, %cN : index
+    %vrow = arith.addi %krow, %cHkN : index
+)") + kvPointers(s, "%cache", "%cache", "%cacheRows");
+  } else {
+    args = std::string("%q: !tile.ptr<f32>, %k: !tile.ptr<f32>, %v: !tile.ptr<f32>, ") +
+           (s.keyMask ? "%mask: !tile.ptr<f32>, " : "") + "%o: !tile.ptr<f32>, %S: index, %T: index";
+    prologue = fmt::format(R"(  %b = tile.program_id 2
+  %B = arith.addi %b, %c1 : index
+  %qLen = arith.addi %S, %c0 : index
+  %ctx = arith.addi %T, %c0 : index
+  %bh = arith.muli %b, %cH : index
+  %bhq = arith.addi %bh, %h : index
+  %qBase = arith.muli %bhq, %S : index
+  %qRow = arith.addi %qBase, %r0 : index
+  %qEnd = arith.addi %qBase, %S : index
+  %qp = tile.make_block_ptr %q, [%qEnd, %cD], [%cD, %c1], [%qRow, %c0] : !tile.ptr<f32> -> !tile.block_ptr<tensor<{M}x{D}xf32>>
+  %op = tile.make_block_ptr %o, [%qEnd, %cD], [%cD, %c1], [%qRow, %c0] : !tile.ptr<f32> -> !tile.block_ptr<tensor<{M}x{D}xf32>>
+  %bk = arith.muli %b, %cHk : index
+  %bkh = arith.addi %bk, %kh : index
+  %kvBase = arith.muli %bkh, %T : index
+)",
+                           fmt::arg("M", M), fmt::arg("D", D));
+    kvRows = std::string(R"(    %krow = arith.addi %kvBase, %j : index
+    %vrow = arith.addi %kvBase, %j : index
+)") + kvPointers(s, "%k", "%v", "");
+  }
+
+  // Keys [0, fullEnd) are visible to every row of the block (mask-free
+  // loop); [fullEnd, kvEnd) need masks. Rows past q_len only exist to fill
+  // the tile: they are never stored, and an idle program (no rows) runs no
+  // key block at all.
+  std::string bounds;
+  if (s.causal)
+    bounds = R"(  %kvEnd0 = arith.addi %pos0, %active : index
+  %pos1 = arith.addi %pos0, %c1 : index
+  %fullBlocks = arith.divui %pos1, %cN : index
+)";
+  else
+    bounds = R"(  %kvEnd0 = arith.addi %ctx, %c0 : index
+  %fullBlocks = arith.divui %ctx, %cN : index
+)";
+  // A key mask can hide any key: every block is masked then.
+  std::string fullEnd = s.keyMask ? "  %fullEnd = arith.addi %c0, %c0 : index\n"
+                                  : "  %fullEnd0 = arith.muli %fullBlocks, %cN : index\n"
+                                    "  %fullEnd = arith.minsi %fullEnd0, %kvEnd : index\n";
+  std::string epilogue;
+  if (s.keyMask)
+    epilogue = fmt::format(R"(  %seen = arith.cmpf ogt, %r2#2, %zm : tensor<{M}xf32>
+  %one = arith.constant dense<1.0> : tensor<{M}xf32>
+  %linv0 = arith.divf %one, %r2#2 : tensor<{M}xf32>
+  %linv = arith.select %seen, %linv0, %zm : tensor<{M}xi1>, tensor<{M}xf32>
+  %le = tile.expand_dims %linv {{axis = 1 : i64}} : tensor<{M}xf32> -> tensor<{M}x1xf32>
+  %lb = tile.broadcast %le : tensor<{M}x1xf32> -> tensor<{M}x{D}xf32>
+  %out = arith.mulf %r2#0, %lb : tensor<{M}x{D}xf32>
+)",
+                           fmt::arg("M", M), fmt::arg("D", D));
+  else
+    epilogue = fmt::format(R"(  %le = tile.expand_dims %r2#2 {{axis = 1 : i64}} : tensor<{M}xf32> -> tensor<{M}x1xf32>
+  %lb = tile.broadcast %le : tensor<{M}x1xf32> -> tensor<{M}x{D}xf32>
+  %out = arith.divf %r2#0, %lb : tensor<{M}x{D}xf32>
+)",
+                           fmt::arg("M", M), fmt::arg("D", D));
+
+  // Constants only the key-mask form uses (unused tiles would get no layout).
+  std::string maskConsts = s.keyMask ? fmt::format(R"(  %ninfs = arith.constant dense<0xFF800000> : tensor<{M}x{N}xf32>
+  %ninfm = arith.constant dense<0xFF800000> : tensor<{M}xf32>
+  %zm = arith.constant dense<0.0> : tensor<{M}xf32>
+)",
+                                                   fmt::arg("M", M), fmt::arg("N", N))
+                                     : "";
+  const double log2e = 1.4426950408889634;
+  return fmt::format(R"(func.func @{name}({args}) attributes {{tile.num_warps = 1 : i64}} {{
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %cM = arith.constant {M} : index
+  %cN = arith.constant {N} : index
+  %cD = arith.constant {D} : index
+  %cF = arith.constant {F} : index
+  %cG = arith.constant {G} : index
+  %cH = arith.constant {H} : index
+  %cHk = arith.constant {Hk} : index
+  %c2Hk = arith.constant {Hk2} : index
+  %cHkN = arith.constant {HkN} : index
+  %qb = tile.program_id 0
+  %h = tile.program_id 1
+  %r0 = arith.muli %qb, %cM : index
+  %kh = arith.divui %h, %cG : index
+{prologue}  %left = arith.subi %qLen, %r0 : index
+  %left0 = arith.maxsi %left, %c0 : index
+  %active = arith.minsi %left0, %cM : index
+  %hasRows = arith.cmpi sgt, %active, %c0 : index
+  %past = arith.subi %ctx, %qLen : index
+  %pos0 = arith.addi %past, %r0 : index
+{bounds}  %kvEnd = arith.select %hasRows, %kvEnd0, %c0 : index
+{fullEnd}  %qt = tile.load %qp : !tile.block_ptr<tensor<{M}x{D}xf32>>
+  %qsc = arith.constant dense<{qscale:.9e}> : tensor<{M}x{D}xf32>
+  %qs = arith.mulf %qt, %qsc : tensor<{M}x{D}xf32>
+  %zs = arith.constant dense<0.0> : tensor<{M}x{N}xf32>
+{maskConsts}  %acc0 = arith.constant dense<0.0> : tensor<{M}x{D}xf32>
+  %m0 = arith.constant dense<0xFF800000> : tensor<{M}xf32>
+  %l0 = arith.constant dense<0.0> : tensor<{M}xf32>
+{fullLoop}{maskedLoop}{epilogue}  tile.store %op, %out : !tile.block_ptr<tensor<{M}x{D}xf32>>
+  return
+}}
+)",
+                     fmt::arg("name", s.name), fmt::arg("args", args), fmt::arg("M", M), fmt::arg("N", N),
+                     fmt::arg("D", D), fmt::arg("F", s.heads * D), fmt::arg("G", s.heads / s.kvHeads),
+                     fmt::arg("H", s.heads), fmt::arg("Hk", s.kvHeads), fmt::arg("Hk2", 2 * s.kvHeads),
+                     fmt::arg("HkN", s.kvHeads * N), fmt::arg("prologue", prologue), fmt::arg("bounds", bounds),
+                     fmt::arg("fullEnd", fullEnd), fmt::arg("qscale", s.scale * log2e),
+                     fmt::arg("fullLoop", loop(s, kvRows, false, "%c0", "%fullEnd", {"%acc0", "%m0", "%l0"}, "%r1")),
+                     fmt::arg("maskedLoop", loop(s, kvRows, true, "%fullEnd", "%kvEnd", {"%r1#0", "%r1#1", "%r1#2"}, "%r2")),
+                     fmt::arg("epilogue", epilogue), fmt::arg("maskConsts", maskConsts));
+}
+
+}  // namespace strata::tile

@@ -1,0 +1,51 @@
+// Emits the workgroup-level tile IR of the attention region kernels
+// (FlashAttention-2 forward; no MLIR here, the kernel is tile IR text).
+//
+// One program computes `blockM` query rows of one query head. It walks the
+// keys in blocks of `blockN`: S = (q * scale * log2 e) k^T, an online softmax
+// in base 2 (running max m, running sum l, rescale factor alpha =
+// exp2(m_old - m_new)) and O += P V, dividing by l once at the end (delayed
+// normalization). Key blocks that every row of the program sees entirely run
+// a loop body without masks; only the blocks on the causal diagonal or the
+// key boundary go through `tile.mask`. GQA reads KV head h / (heads /
+// kvHeads) directly; repeated K/V is never materialized.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace strata::tile {
+
+struct AttentionKernelSpec {
+  std::string name = "attention";
+  // Paged (ops::pagedAttention): q/o [T, heads * headDim] token-major over
+  //   all sequences, the cache [num_blocks, 2, kvHeads, blockN, headDim] read
+  //   through i64 block tables; query i of sequence n is at position
+  //   context_lens[n] - q_len + i and sees keys up to it (always causal).
+  //   Signature (q, cache, o: f32; block_tables, seq_starts, context_lens:
+  //   i64; max_blocks, cache_rows: index), grid
+  //   ceil(max q_len / blockM) x heads x sequences.
+  // Contiguous (ops::attention): q/o [B, heads, S, headDim], k/v [B, kvHeads,
+  //   T, headDim]; causal puts query i at position T - S + i. With keyMask a
+  //   [B, T] f32 mask (nonzero = keep) follows v; rows that see no key give 0.
+  //   Signature (q, k, v, [mask,] o: f32; S, T: index), grid
+  //   ceil(S / blockM) x heads x B.
+  bool paged = true;
+  bool causal = true;
+  bool keyMask = false;
+  int64_t heads = 0, kvHeads = 0, headDim = 0;
+  float scale = 1.f;
+  int64_t blockM = 4;   // query rows per program
+  int64_t blockN = 16;  // keys per step; paged: the cache's block size
+};
+
+// Blocking for the host CPU: one warp (a warp's rows are one register block
+// on the CPU), blockM query rows; decode (q_len 1) uses blockM = 1.
+AttentionKernelSpec cpuAttentionSpec(int64_t heads, int64_t kvHeads, int64_t headDim, float scale, int64_t blockN,
+                                     int64_t queryRows);
+
+// Throws strata::Error on an inconsistent spec (heads % kvHeads, sizes <= 0,
+// keyMask on the paged form).
+std::string emitAttentionKernel(const AttentionKernelSpec& spec);
+
+}  // namespace strata::tile

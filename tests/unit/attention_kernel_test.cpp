@@ -1,0 +1,159 @@
+// Conformance of the generated FlashAttention-2 kernels (contiguous and
+// paged) against ops::attention / ops::pagedAttention: GQA ratios 1, 4, 8,
+// head dims 64 and 128, causal and not, key masks, ragged lengths no tile
+// divides, paged block sizes 16 and 32 with shuffled (non-contiguous) block
+// tables. f32 throughout; the bound is on the error relative to the output's
+// largest magnitude.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "codegen/AttentionKernel.h"
+#include "codegen/CpuBackend.h"
+#include "ops/reference.h"
+#include "ops/regions.h"
+#include "tests/unit/conformance.h"
+
+namespace strata {
+namespace {
+
+using ops::DType;
+using ops::Tensor;
+using testing::maxRelError;
+using testing::randomTensor;
+
+constexpr double kF32Bound = 2e-5;
+
+struct Heads {
+  int64_t q, kv, dim;
+};
+
+std::string name(const Heads& h) { return fmt::format("h{}_kv{}_d{}", h.q, h.kv, h.dim); }
+
+class ContiguousAttention : public ::testing::TestWithParam<std::tuple<Heads, bool, int64_t>> {};
+
+TEST_P(ContiguousAttention, MatchesReference) {
+  auto [heads, causal, queryRows] = GetParam();
+  const float scale = 1.f / std::sqrt((float)heads.dim);
+  std::mt19937 rng(11);
+  for (bool keyMask : {false, true}) {
+    tile::AttentionKernelSpec spec = tile::cpuAttentionSpec(heads.q, heads.kv, heads.dim, scale, 16, queryRows);
+    spec.paged = false;
+    spec.causal = causal;
+    spec.keyMask = keyMask;
+    auto kernels = tile::CpuKernels::compile(tile::emitAttentionKernel(spec));
+    abi::PackedKernel kernel = kernels->lookup(spec.name);
+    // (B, S, T): decode, short, ragged prefill, more keys than queries.
+    const int64_t shapes[][3] = {{1, 1, 29}, {2, 5, 5}, {1, 23, 23}, {2, 13, 40}};
+    for (auto [B, S, T] : shapes) {
+      if (queryRows == 1 && S > 1) continue;
+      Tensor q = randomTensor({B, heads.q, S, heads.dim}, rng);
+      Tensor k = randomTensor({B, heads.kv, T, heads.dim}, rng);
+      Tensor v = randomTensor({B, heads.kv, T, heads.dim}, rng);
+      Tensor mask(DType::F32, {B, T});
+      for (int64_t i = 0; i < B * T; ++i) mask.mut<float>()[i] = (i % 7 == 3 || i % 5 == 1) ? 0.f : 1.f;
+      if (keyMask) mask.mut<float>()[T - 1] = 0.f;  // batch 0 loses its newest key
+      Tensor keep(DType::I64, {B, T});  // the reference's form of the same mask
+      for (int64_t i = 0; i < B * T; ++i) keep.mut<int64_t>()[i] = mask.data<float>()[i] != 0.f;
+      Tensor want = ops::attention(q, k, v, scale, causal, keyMask ? &keep : nullptr);
+      Tensor got(DType::F32, q.shape());
+      abi::KernelArgs args;
+      args.buffer(q.data<float>(), q.numel()).buffer(k.data<float>(), k.numel()).buffer(v.data<float>(), v.numel());
+      if (keyMask) args.buffer(mask.data<float>(), mask.numel());
+      args.buffer(got.data<float>(), got.numel()).index(S).index(T);
+      abi::launch(kernel, args, (S + spec.blockM - 1) / spec.blockM, heads.q, B);
+      EXPECT_LT(maxRelError(got, want), kF32Bound)
+          << "B=" << B << " S=" << S << " T=" << T << (keyMask ? " key mask" : "");
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Cpu, ContiguousAttention,
+    ::testing::Combine(::testing::Values(Heads{4, 4, 64}, Heads{8, 2, 64}, Heads{8, 1, 128}, Heads{4, 1, 64}),
+                       ::testing::Bool(), ::testing::Values(int64_t{1}, int64_t{4})),
+    [](const auto& info) {
+      return name(std::get<0>(info.param)) + (std::get<1>(info.param) ? "_causal" : "_full") +
+             (std::get<2>(info.param) == 1 ? "_decode" : "_prefill");
+    });
+
+// A paged step: sequences with their own new-token counts and contexts, the
+// cache's blocks handed out in shuffled order.
+class PagedAttention : public ::testing::TestWithParam<std::tuple<Heads, int64_t, int64_t>> {};
+
+TEST_P(PagedAttention, MatchesReference) {
+  auto [heads, blockSize, queryRows] = GetParam();
+  const float scale = 1.f / std::sqrt((float)heads.dim);
+  std::mt19937 rng(5);
+  tile::AttentionKernelSpec spec = tile::cpuAttentionSpec(heads.q, heads.kv, heads.dim, scale, blockSize, queryRows);
+  auto kernels = tile::CpuKernels::compile(tile::emitAttentionKernel(spec));
+  abi::PackedKernel kernel = kernels->lookup(spec.name);
+
+  // (new tokens, context) per sequence: prefill spanning blocks, decode
+  // steps at and just past block boundaries, a chunked-prefill continuation.
+  std::vector<std::pair<int64_t, int64_t>> seqs = {{37, 37}, {1, blockSize}, {1, blockSize + 1}, {9, 70}, {1, 3}};
+  if (queryRows == 1)
+    for (auto& s : seqs) s.first = 1;
+  int64_t maxBlocks = 0, tokens = 0, usedBlocks = 0;
+  for (auto [n, ctx] : seqs) {
+    maxBlocks = std::max(maxBlocks, (ctx + blockSize - 1) / blockSize);
+    usedBlocks += (ctx + blockSize - 1) / blockSize;
+    tokens += n;
+  }
+  int64_t numBlocks = usedBlocks + 3;
+  std::vector<int64_t> physical(numBlocks);
+  for (int64_t i = 0; i < numBlocks; ++i) physical[i] = i;
+  std::shuffle(physical.begin(), physical.end(), rng);
+
+  const int64_t N = (int64_t)seqs.size();
+  Tensor tables(DType::I64, {N, maxBlocks}), starts(DType::I64, {N + 1}), lens(DType::I64, {N});
+  std::fill(tables.mut<int64_t>(), tables.mut<int64_t>() + tables.numel(), -1);
+  int64_t next = 0, tok = 0, maxQ = 0;
+  for (int64_t n = 0; n < N; ++n) {
+    auto [q, ctx] = seqs[n];
+    starts.mut<int64_t>()[n] = tok;
+    tok += q;
+    lens.mut<int64_t>()[n] = ctx;
+    maxQ = std::max(maxQ, q);
+    for (int64_t b = 0; b < (ctx + blockSize - 1) / blockSize; ++b) tables.mut<int64_t>()[n * maxBlocks + b] = physical[next++];
+  }
+  starts.mut<int64_t>()[N] = tok;
+  // Stale data everywhere (including past each context): the kernel must
+  // never let it reach the output.
+  Tensor cache = randomTensor({numBlocks, 2, heads.kv, blockSize, heads.dim}, rng, -4.f, 4.f);
+  Tensor q = randomTensor({tokens, heads.q * heads.dim}, rng);
+  Tensor want = ops::pagedAttention(q, cache, tables, starts, lens, {heads.q, heads.kv, heads.dim, scale});
+  Tensor got(DType::F32, q.shape());
+  abi::KernelArgs args;
+  args.buffer(q.data<float>(), q.numel())
+      .buffer(cache.data<float>(), cache.numel())
+      .buffer(got.data<float>(), got.numel())
+      .buffer(tables.data<int64_t>(), tables.numel())
+      .buffer(starts.data<int64_t>(), starts.numel())
+      .buffer(lens.data<int64_t>(), lens.numel())
+      .index(maxBlocks)
+      .index(numBlocks * 2 * heads.kv * blockSize);
+  abi::launch(kernel, args, (maxQ + spec.blockM - 1) / spec.blockM, heads.q, N);
+  EXPECT_LT(maxRelError(got, want), kF32Bound);
+}
+
+INSTANTIATE_TEST_SUITE_P(Cpu, PagedAttention,
+                         ::testing::Combine(::testing::Values(Heads{4, 4, 64}, Heads{8, 2, 128}, Heads{8, 1, 64}),
+                                            ::testing::Values(int64_t{16}, int64_t{32}),
+                                            ::testing::Values(int64_t{1}, int64_t{4})),
+                         [](const auto& info) {
+                           return name(std::get<0>(info.param)) + "_bs" + std::to_string(std::get<1>(info.param)) +
+                                  (std::get<2>(info.param) == 1 ? "_decode" : "_prefill");
+                         });
+
+TEST(AttentionKernel, RejectsBadSpecs) {
+  tile::AttentionKernelSpec s = tile::cpuAttentionSpec(6, 4, 64, 0.125f, 16, 4);
+  EXPECT_THROW(tile::emitAttentionKernel(s), Error);
+  s = tile::cpuAttentionSpec(4, 4, 64, 0.125f, 16, 4);
+  s.keyMask = true;
+  EXPECT_THROW(tile::emitAttentionKernel(s), Error);
+}
+
+}  // namespace
+}  // namespace strata

@@ -1,0 +1,31 @@
+// Helpers shared by the conformance tests of generated kernels.
+#pragma once
+
+#include <random>
+
+#include "ops/tensor.h"
+
+namespace strata::testing {
+
+// Uniform in [lo, hi).
+inline ops::Tensor randomTensor(ops::Shape shape, std::mt19937& rng, float lo = -1.f, float hi = 1.f) {
+  ops::Tensor t(ops::DType::F32, shape);
+  std::uniform_real_distribution<float> d(lo, hi);
+  float* p = t.mut<float>();
+  for (int64_t i = 0; i < t.numel(); ++i) p[i] = d(rng);
+  return t;
+}
+
+// max |got - want| / max |want|: the error relative to the output's scale.
+inline double maxRelError(const ops::Tensor& got, const ops::Tensor& want) {
+  double maxAbs = 0, maxRef = 1e-6;
+  const float *g = got.data<float>(), *w = want.data<float>();
+  for (int64_t i = 0; i < want.numel(); ++i) {
+    double d = std::abs((double)g[i] - w[i]);
+    maxAbs = std::max(maxAbs, d != d ? 1e30 : d);  // NaN counts as a failure
+    maxRef = std::max(maxRef, (double)std::abs(w[i]));
+  }
+  return maxAbs / maxRef;
+}
+
+}  // namespace strata::testing
