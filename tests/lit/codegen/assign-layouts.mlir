@@ -234,3 +234,20 @@ func.func @silu(%x: !tile.ptr<f32>, %n: index) attributes {tile.num_warps = 2 : 
   tile.store %p, %s : !tile.block_ptr<tensor<16x64xf32>>
   return
 }
+
+// -----
+
+// tile.mask keeps its operand's layout.
+// CHECK-LABEL: func.func @masked_scores
+// CHECK: tile.mask {{.*}} {causal} : tensor<4x16xf32, #blocked{{.*}}>
+func.func @masked_scores(%s: !tile.ptr<f32>, %o: !tile.ptr<f32>, %row: index, %col: index, %lim: index) attributes {tile.num_warps = 2 : i64} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c16 = arith.constant 16 : index
+  %p = tile.make_block_ptr %s, [%c16, %c16], [%c16, %c1], [%c0, %c0] : !tile.ptr<f32> -> !tile.block_ptr<tensor<4x16xf32>>
+  %x = tile.load %p : !tile.block_ptr<tensor<4x16xf32>>
+  %m = tile.mask %x, [%row, %col], %lim {causal} : tensor<4x16xf32>
+  %q = tile.make_block_ptr %o, [%c16, %c16], [%c16, %c1], [%c0, %c0] : !tile.ptr<f32> -> !tile.block_ptr<tensor<4x16xf32>>
+  tile.store %q, %m : !tile.block_ptr<tensor<4x16xf32>>
+  return
+}

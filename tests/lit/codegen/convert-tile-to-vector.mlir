@@ -86,3 +86,45 @@ func.func @row_walk(%x: !tile.ptr<f32>, %y: !tile.ptr<f32>, %n: index) attribute
   tile.store %yp, %r#0 : !tile.block_ptr<tensor<1x8xf32>>
   return
 }
+
+// -----
+
+// A mask is a compare of constant row/column index vectors plus the bases,
+// then a select against -inf.
+// CHECK-LABEL: func.func @masked_scores
+// CHECK: arith.cmpi slt, %{{.*}}, %{{.*}} : vector<1x8xi64>
+// CHECK: arith.cmpi sle, %{{.*}}, %{{.*}} : vector<1x8xi64>
+// CHECK: arith.andi %{{.*}}, %{{.*}} : vector<1x8xi1>
+// CHECK: arith.select %{{.*}}, %{{.*}}, %{{.*}} : vector<1x8xi1>, vector<1x8xf32>
+// LLVM-LABEL: llvm.func @masked_scores
+// LLVM: llvm.select
+func.func @masked_scores(%s: !tile.ptr<f32>, %o: !tile.ptr<f32>, %row: index, %col: index, %lim: index) attributes {tile.num_warps = 2 : i64} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c16 = arith.constant 16 : index
+  %p = tile.make_block_ptr %s, [%c16, %c16], [%c16, %c1], [%c0, %c0] : !tile.ptr<f32> -> !tile.block_ptr<tensor<4x16xf32>>
+  %x = tile.load %p : !tile.block_ptr<tensor<4x16xf32>>
+  %m = tile.mask %x, [%row, %col], %lim {causal} : tensor<4x16xf32>
+  %q = tile.make_block_ptr %o, [%c16, %c16], [%c16, %c1], [%c0, %c0] : !tile.ptr<f32> -> !tile.block_ptr<tensor<4x16xf32>>
+  tile.store %q, %m : !tile.block_ptr<tensor<4x16xf32>>
+  return
+}
+// -----
+
+// A block with non-contiguous rows (a transposed view, K^T) loads as one
+// masked gather per piece, not element by element.
+// CHECK-LABEL: func.func @transposed_load
+// CHECK: vector.gather %{{.*}}[%{{.*}}] [%{{.*}}], %{{.*}}, %{{.*}} : memref<?xf32>, vector<8xi64>, vector<8xi1>, vector<8xf32> into vector<8xf32>
+// LLVM-LABEL: llvm.func @transposed_load
+// LLVM: llvm.intr.masked.gather
+func.func @transposed_load(%s: !tile.ptr<f32>, %o: !tile.ptr<f32>, %row: index, %col: index, %lim: index) attributes {tile.num_warps = 2 : i64} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c16 = arith.constant 16 : index
+  %p = tile.make_block_ptr %s, [%c16, %c16], [%c1, %c16], [%c0, %c0] : !tile.ptr<f32> -> !tile.block_ptr<tensor<4x16xf32>>
+  %x = tile.load %p : !tile.block_ptr<tensor<4x16xf32>>
+  %m = arith.addf %x, %x : tensor<4x16xf32>
+  %q = tile.make_block_ptr %o, [%c16, %c16], [%c16, %c1], [%c0, %c0] : !tile.ptr<f32> -> !tile.block_ptr<tensor<4x16xf32>>
+  tile.store %q, %m : !tile.block_ptr<tensor<4x16xf32>>
+  return
+}

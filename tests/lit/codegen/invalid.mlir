@@ -104,3 +104,11 @@ func.func @lookup_table(%t: !tile.ptr<f32>, %i: index) {
   %b = tile.block_lookup %t[%i] : !tile.ptr<f32>
   return
 }
+
+// -----
+
+func.func @mask_rank(%a: tensor<16xf32>, %i: index) {
+  // expected-error @+1 {{masks 2-D score tiles}}
+  %b = tile.mask %a, [%i, %i], %i : tensor<16xf32>
+  return
+}
