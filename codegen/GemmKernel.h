@@ -12,9 +12,15 @@ namespace strata::tile {
 // Kernel signature: (a, b, c: buffers; M, N, K: index); grid
 // ceil(M / blockM) x ceil(N / blockN). Ragged edges need nothing: block
 // pointers read zeros and skip writes outside the arrays.
+// Epilogues (ops::gemmRegion), applied to the f32 accumulator before the
+// one store: `bias` adds a [N] vector per weight, `swiglu` takes two weights
+// (gate, up) and stores silu(x W0 + b0) * (x W1 + b1), `residual` adds an
+// [M, N] array last. Signature with them: (a, b, [b_up], c, [bias,
+// [bias_up]], [residual]: buffers; M, N, K: index).
 struct GemmKernelSpec {
   std::string name = "gemm";
   bool weightsNK = false;
+  bool bias = false, swiglu = false, residual = false;
   int64_t blockM = 16, blockN = 16, blockK = 8, numWarps = 4;
   std::string tiling = "horizontal";  // the dot's tiling hint ("" = let assign-layouts choose)
 };

@@ -92,6 +92,29 @@ std::vector<Tensor> gemmRegion(const Tensor& x, const std::vector<Tensor>& weigh
   return outs;
 }
 
+namespace {
+std::vector<float> ropeInvFreq(int64_t headDim, float theta) {
+  std::vector<float> invFreq(headDim / 2);
+  for (int64_t i = 0; i < headDim / 2; ++i) invFreq[i] = 1.f / std::pow(theta, (float)(2 * i) / (float)headDim);
+  return invFreq;
+}
+float ropeAngle(int64_t position, float invFreq) { return (float)position * invFreq; }
+}  // namespace
+
+RopeTables ropeTables(int64_t positions, int64_t headDim, float theta) {
+  if (positions <= 0 || headDim <= 0 || headDim % 2) fail("rope tables: {} positions of head dim {}", positions, headDim);
+  int64_t half = headDim / 2;
+  std::vector<float> invFreq = ropeInvFreq(headDim, theta);
+  RopeTables t{Tensor(DType::F32, {positions, half}), Tensor(DType::F32, {positions, half})};
+  for (int64_t p = 0; p < positions; ++p)
+    for (int64_t i = 0; i < half; ++i) {
+      float ang = ropeAngle(p, invFreq[i]);
+      t.cos.mut<float>()[p * half + i] = std::cos(ang);
+      t.sin.mut<float>()[p * half + i] = std::sin(ang);
+    }
+  return t;
+}
+
 Tensor ropeTokens(const Tensor& x, const Tensor& positions, int64_t headDim, float theta) {
   requireF32(x, "x", "rope");
   if (x.rank() < 2 || headDim <= 0 || headDim % 2 || x.dim(x.rank() - 1) % headDim)
@@ -99,15 +122,14 @@ Tensor ropeTokens(const Tensor& x, const Tensor& positions, int64_t headDim, flo
   int64_t F = x.dim(x.rank() - 1), tokens = x.numel() / F, heads = F / headDim, half = headDim / 2;
   auto pos = positions.toI64Vector();
   if ((int64_t)pos.size() != tokens) fail("rope: {} positions for {} tokens", pos.size(), tokens);
-  std::vector<float> invFreq(half);
-  for (int64_t i = 0; i < half; ++i) invFreq[i] = 1.f / std::pow(theta, (float)(2 * i) / (float)headDim);
+  std::vector<float> invFreq = ropeInvFreq(headDim, theta);
   Tensor y(DType::F32, x.shape());
   for (int64_t t = 0; t < tokens; ++t)
     for (int64_t h = 0; h < heads; ++h) {
       const float* p = x.data<float>() + t * F + h * headDim;
       float* o = y.mut<float>() + t * F + h * headDim;
       for (int64_t i = 0; i < half; ++i) {
-        float ang = (float)pos[t] * invFreq[i], c = std::cos(ang), sn = std::sin(ang);
+        float ang = ropeAngle(pos[t], invFreq[i]), c = std::cos(ang), sn = std::sin(ang);
         o[i] = p[i] * c - p[i + half] * sn;
         o[i + half] = p[i + half] * c + p[i] * sn;
       }

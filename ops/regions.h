@@ -36,6 +36,13 @@ std::vector<Tensor> gemmRegion(const Tensor& x, const std::vector<Tensor>& weigh
 // with S * (leading dims) entries, frequency theta^(-2i/headDim). Same
 // arithmetic as ops::rope on the head-major layout.
 Tensor ropeTokens(const Tensor& x, const Tensor& positions, int64_t headDim, float theta);
+// cos/sin tables [positions, headDim / 2]: row p holds cos / sin of
+// p * theta^(-2i/headDim), computed exactly as ropeTokens computes them (a
+// kernel reading the tables matches it bit for bit).
+struct RopeTables {
+  Tensor cos, sin;
+};
+RopeTables ropeTables(int64_t positions, int64_t headDim, float theta);
 
 // ---- paged KV cache --------------------------------------------------------------
 // A layer's cache is [num_blocks, 2, kv_heads, block_size, head_dim] (index

@@ -1,0 +1,103 @@
+#include "codegen/NormRopeKernels.h"
+
+#include <fmt/format.h>
+
+#include "codegen/UArch.h"
+#include "ops/error.h"
+
+namespace strata::tile {
+
+RmsNormKernelSpec cpuRmsNormSpec(const std::string& target) {
+  RmsNormKernelSpec s;
+  s.blockN = 4 * uarchFor(target).vectorBytes / 4;  // four vector registers per step
+  return s;
+}
+
+std::string emitRmsNormKernel(const RmsNormKernelSpec& s) {
+  if (s.blockN <= 0) fail("rms_norm kernel: block of {} columns", s.blockN);
+  return fmt::format(R"(func.func @{name}(%x: !tile.ptr<f32>, %w: !tile.ptr<f32>, %y: !tile.ptr<f32>, %R: index, %N: index, %eps: f32) attributes {{tile.num_warps = 1 : i64}} {{
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %cB = arith.constant {B} : index
+  %row = tile.program_id 0
+  %xp = tile.make_block_ptr %x, [%R, %N], [%N, %c1], [%row, %c0] : !tile.ptr<f32> -> !tile.block_ptr<tensor<1x{B}xf32>>
+  %zero = arith.constant dense<0.0> : tensor<1x{B}xf32>
+  %sq:2 = scf.for %c = %c0 to %N step %cB iter_args(%acc = %zero, %p = %xp) -> (tensor<1x{B}xf32>, !tile.block_ptr<tensor<1x{B}xf32>>) {{
+    %v = tile.load %p : !tile.block_ptr<tensor<1x{B}xf32>>
+    %v2 = arith.mulf %v, %v : tensor<1x{B}xf32>
+    %a = arith.addf %acc, %v2 : tensor<1x{B}xf32>
+    %pn = tile.advance %p, [%c0, %cB] : !tile.block_ptr<tensor<1x{B}xf32>>
+    scf.yield %a, %pn : tensor<1x{B}xf32>, !tile.block_ptr<tensor<1x{B}xf32>>
+  }}
+  %ss = tile.reduce %sq#0 {{kind = "sum", axis = 1 : i64}} : tensor<1x{B}xf32> -> tensor<1xf32>
+  %ni = arith.index_cast %N : index to i64
+  %nf = arith.sitofp %ni : i64 to f32
+  %nt = tile.splat %nf : f32 -> tensor<1xf32>
+  %mean = arith.divf %ss, %nt : tensor<1xf32>
+  %et = tile.splat %eps : f32 -> tensor<1xf32>
+  %me = arith.addf %mean, %et : tensor<1xf32>
+  %rt = math.sqrt %me : tensor<1xf32>
+  %one = arith.constant dense<1.0> : tensor<1xf32>
+  %inv = arith.divf %one, %rt : tensor<1xf32>
+  %ie = tile.expand_dims %inv {{axis = 1 : i64}} : tensor<1xf32> -> tensor<1x1xf32>
+  %ib = tile.broadcast %ie : tensor<1x1xf32> -> tensor<1x{B}xf32>
+  %wp = tile.make_block_ptr %w, [%c1, %N], [%N, %c1], [%c0, %c0] : !tile.ptr<f32> -> !tile.block_ptr<tensor<1x{B}xf32>>
+  %yp = tile.make_block_ptr %y, [%R, %N], [%N, %c1], [%row, %c0] : !tile.ptr<f32> -> !tile.block_ptr<tensor<1x{B}xf32>>
+  %out:3 = scf.for %c = %c0 to %N step %cB iter_args(%p = %xp, %q = %wp, %o = %yp) -> (!tile.block_ptr<tensor<1x{B}xf32>>, !tile.block_ptr<tensor<1x{B}xf32>>, !tile.block_ptr<tensor<1x{B}xf32>>) {{
+    %v = tile.load %p : !tile.block_ptr<tensor<1x{B}xf32>>
+    %wv = tile.load %q : !tile.block_ptr<tensor<1x{B}xf32>>
+    %n = arith.mulf %v, %ib : tensor<1x{B}xf32>
+    %r = arith.mulf %n, %wv : tensor<1x{B}xf32>
+    tile.store %o, %r : !tile.block_ptr<tensor<1x{B}xf32>>
+    %pn = tile.advance %p, [%c0, %cB] : !tile.block_ptr<tensor<1x{B}xf32>>
+    %qn = tile.advance %q, [%c0, %cB] : !tile.block_ptr<tensor<1x{B}xf32>>
+    %on = tile.advance %o, [%c0, %cB] : !tile.block_ptr<tensor<1x{B}xf32>>
+    scf.yield %pn, %qn, %on : !tile.block_ptr<tensor<1x{B}xf32>>, !tile.block_ptr<tensor<1x{B}xf32>>, !tile.block_ptr<tensor<1x{B}xf32>>
+  }}
+  return
+}}
+)",
+                     fmt::arg("name", s.name), fmt::arg("B", s.blockN));
+}
+
+std::string emitRopeKernel(const RopeKernelSpec& s) {
+  if (s.heads <= 0 || s.headDim <= 0 || s.headDim % 2)
+    fail("rope kernel: {} heads of dim {} (needs an even head dim)", s.heads, s.headDim);
+  const int64_t half = s.headDim / 2;
+  return fmt::format(R"(func.func @{name}(%x: !tile.ptr<f32>, %y: !tile.ptr<f32>, %cos: !tile.ptr<f32>, %sin: !tile.ptr<f32>, %pos: !tile.ptr<i64>, %T: index, %P: index) attributes {{tile.num_warps = 1 : i64}} {{
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %cD = arith.constant {D} : index
+  %cHalf = arith.constant {half} : index
+  %cF = arith.constant {F} : index
+  %t = tile.program_id 0
+  %h = tile.program_id 1
+  %p = tile.block_lookup %pos[%t] : !tile.ptr<i64>
+  %c1st = arith.muli %h, %cD : index
+  %c2nd = arith.addi %c1st, %cHalf : index
+  %x1p = tile.make_block_ptr %x, [%T, %cF], [%cF, %c1], [%t, %c1st] : !tile.ptr<f32> -> !tile.block_ptr<tensor<1x{half}xf32>>
+  %x2p = tile.make_block_ptr %x, [%T, %cF], [%cF, %c1], [%t, %c2nd] : !tile.ptr<f32> -> !tile.block_ptr<tensor<1x{half}xf32>>
+  %cp = tile.make_block_ptr %cos, [%P, %cHalf], [%cHalf, %c1], [%p, %c0] : !tile.ptr<f32> -> !tile.block_ptr<tensor<1x{half}xf32>>
+  %sp = tile.make_block_ptr %sin, [%P, %cHalf], [%cHalf, %c1], [%p, %c0] : !tile.ptr<f32> -> !tile.block_ptr<tensor<1x{half}xf32>>
+  %x1 = tile.load %x1p : !tile.block_ptr<tensor<1x{half}xf32>>
+  %x2 = tile.load %x2p : !tile.block_ptr<tensor<1x{half}xf32>>
+  %cv = tile.load %cp : !tile.block_ptr<tensor<1x{half}xf32>>
+  %sv = tile.load %sp : !tile.block_ptr<tensor<1x{half}xf32>>
+  %a = arith.mulf %x1, %cv : tensor<1x{half}xf32>
+  %b = arith.mulf %x2, %sv : tensor<1x{half}xf32>
+  %y1 = arith.subf %a, %b : tensor<1x{half}xf32>
+  %d = arith.mulf %x2, %cv : tensor<1x{half}xf32>
+  %e = arith.mulf %x1, %sv : tensor<1x{half}xf32>
+  %y2 = arith.addf %d, %e : tensor<1x{half}xf32>
+  %y1p = tile.make_block_ptr %y, [%T, %cF], [%cF, %c1], [%t, %c1st] : !tile.ptr<f32> -> !tile.block_ptr<tensor<1x{half}xf32>>
+  %y2p = tile.make_block_ptr %y, [%T, %cF], [%cF, %c1], [%t, %c2nd] : !tile.ptr<f32> -> !tile.block_ptr<tensor<1x{half}xf32>>
+  tile.store %y1p, %y1 : !tile.block_ptr<tensor<1x{half}xf32>>
+  tile.store %y2p, %y2 : !tile.block_ptr<tensor<1x{half}xf32>>
+  return
+}}
+)",
+                     fmt::arg("name", s.name), fmt::arg("D", s.headDim), fmt::arg("half", half),
+                     fmt::arg("F", s.heads * s.headDim));
+}
+
+}  // namespace strata::tile

@@ -1,0 +1,33 @@
+// Emits the workgroup-level tile IR of the row-wise region kernels: RMSNorm
+// and rotate-half RoPE (no MLIR here; the kernels are tile IR text).
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace strata::tile {
+
+// y[r, :] = x[r, :] * rsqrt(mean(x[r, :]^2) + eps) * w, one row per program
+// (the same arithmetic order as ops::rmsNorm). Signature (x, w, y: f32
+// buffers; rows, hidden: index; eps: f32), grid = rows. `blockN` columns are
+// streamed per step, twice (sum of squares, then scale).
+struct RmsNormKernelSpec {
+  std::string name = "rms_norm";
+  int64_t blockN = 64;
+};
+RmsNormKernelSpec cpuRmsNormSpec(const std::string& target);
+std::string emitRmsNormKernel(const RmsNormKernelSpec& spec);
+
+// Rotate-half RoPE on a token-major x [T, heads * headDim] (ops::ropeTokens):
+// for i < headDim / 2, y_i = x_i cos - x_{i+half} sin and y_{i+half} =
+// x_{i+half} cos + x_i sin, with cos/sin read from [P, half] tables
+// (ops::ropeTables) at the token's position. In place when y == x.
+// Signature (x, y, cos, sin: f32; positions: i64; tokens, table_rows:
+// index), grid tokens x heads.
+struct RopeKernelSpec {
+  std::string name = "rope";
+  int64_t heads = 0, headDim = 0;
+};
+std::string emitRopeKernel(const RopeKernelSpec& spec);
+
+}  // namespace strata::tile

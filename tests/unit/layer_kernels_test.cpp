@@ -1,0 +1,126 @@
+// Conformance of the generated GEMM-with-epilogue, RMSNorm and RoPE kernels
+// against ops::gemmRegion / ops::rmsNorm / ops::ropeTokens, on ragged
+// shapes. f32; the bound is on the error relative to the output's largest
+// magnitude.
+#include <gtest/gtest.h>
+
+#include "codegen/CpuBackend.h"
+#include "codegen/GemmKernel.h"
+#include "codegen/NormRopeKernels.h"
+#include "ops/reference.h"
+#include "ops/regions.h"
+#include "tests/unit/conformance.h"
+
+namespace strata {
+namespace {
+
+using ops::DType;
+using ops::Tensor;
+using testing::maxRelError;
+using testing::randomTensor;
+
+struct EpilogueCase {
+  bool bias, swiglu, residual, weightsNK;
+  int64_t rows;  // kernel variant: 1 = the decode blocking
+};
+
+class GemmEpilogue : public ::testing::TestWithParam<EpilogueCase> {};
+
+TEST_P(GemmEpilogue, MatchesGemmRegion) {
+  const EpilogueCase& c = GetParam();
+  tile::GemmKernelSpec spec = tile::cpuGemmSpec(tile::hostCpuTarget(), c.weightsNK, c.rows);
+  spec.bias = c.bias;
+  spec.swiglu = c.swiglu;
+  spec.residual = c.residual;
+  auto kernels = tile::CpuKernels::compile(tile::emitGemmKernel(spec));
+  abi::PackedKernel kernel = kernels->lookup(spec.name);
+  std::mt19937 rng(3);
+  const int64_t shapes[][3] = {{1, 7, 5}, {5, 33, 16}, {19, 70, 41}, {2, 129, 64}};
+  for (auto [m, n, k] : shapes) {
+    Tensor x = randomTensor({m, k}, rng);
+    std::vector<Tensor> w, b;
+    for (int i = 0; i < (c.swiglu ? 2 : 1); ++i) {
+      w.push_back(c.weightsNK ? randomTensor({n, k}, rng) : randomTensor({k, n}, rng));
+      if (c.bias) b.push_back(randomTensor({n}, rng));
+    }
+    Tensor res = randomTensor({m, n}, rng);
+    ops::GemmSpec gs{c.weightsNK, c.swiglu ? ops::GemmEpilogue::SwiGLU : ops::GemmEpilogue::None};
+    Tensor want = ops::gemmRegion(x, w, b, c.residual ? &res : nullptr, nullptr, gs).at(0);
+    Tensor got(DType::F32, {m, n});
+    abi::KernelArgs args;
+    args.buffer(x.data<float>(), x.numel());
+    for (const Tensor& t : w) args.buffer(t.data<float>(), t.numel());
+    args.buffer(got.data<float>(), got.numel());
+    for (const Tensor& t : b) args.buffer(t.data<float>(), t.numel());
+    if (c.residual) args.buffer(res.data<float>(), res.numel());
+    args.index(m).index(n).index(k);
+    abi::launch(kernel, args, (m + spec.blockM - 1) / spec.blockM, (n + spec.blockN - 1) / spec.blockN);
+    EXPECT_LT(maxRelError(got, want), 1e-5) << m << "x" << n << "x" << k;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Cpu, GemmEpilogue,
+                         ::testing::Values(EpilogueCase{true, false, false, false, 2},
+                                           EpilogueCase{false, false, true, true, 2},
+                                           EpilogueCase{true, false, true, true, 1},
+                                           EpilogueCase{false, true, false, true, 2},
+                                           EpilogueCase{true, true, false, false, 2},
+                                           EpilogueCase{false, true, false, true, 1}),
+                         [](const auto& info) {
+                           const EpilogueCase& c = info.param;
+                           return std::string(c.bias ? "bias_" : "") + (c.swiglu ? "swiglu_" : "") +
+                                  (c.residual ? "residual_" : "") + (c.weightsNK ? "nk" : "kn") +
+                                  (c.rows == 1 ? "_gemv" : "");
+                         });
+
+TEST(RmsNormKernel, MatchesReference) {
+  tile::RmsNormKernelSpec spec = tile::cpuRmsNormSpec(tile::hostCpuTarget());
+  auto kernels = tile::CpuKernels::compile(tile::emitRmsNormKernel(spec));
+  abi::PackedKernel kernel = kernels->lookup(spec.name);
+  std::mt19937 rng(9);
+  const int64_t shapes[][2] = {{1, 7}, {3, 64}, {5, 100}, {2, 2048}, {4, 130}};
+  for (auto [rows, hidden] : shapes) {
+    Tensor x = randomTensor({rows, hidden}, rng, -3.f, 3.f);
+    Tensor w = randomTensor({hidden}, rng);
+    Tensor want = ops::rmsNorm(x, w, 1e-5f);
+    Tensor got(DType::F32, {rows, hidden});
+    abi::KernelArgs args;
+    args.buffer(x.data<float>(), x.numel()).buffer(w.data<float>(), w.numel()).buffer(got.data<float>(), got.numel());
+    args.index(rows).index(hidden).f32(1e-5f);
+    abi::launch(kernel, args, rows);
+    EXPECT_LT(maxRelError(got, want), 1e-6) << rows << "x" << hidden;
+  }
+}
+
+TEST(RopeKernel, MatchesReferenceAndRunsInPlace) {
+  std::mt19937 rng(13);
+  for (int64_t headDim : {16, 64, 128}) {
+    const int64_t heads = 3, tokens = 5, maxPos = 300;
+    tile::RopeKernelSpec spec{"rope", heads, headDim};
+    auto kernels = tile::CpuKernels::compile(tile::emitRopeKernel(spec));
+    abi::PackedKernel kernel = kernels->lookup(spec.name);
+    ops::RopeTables tables = ops::ropeTables(maxPos, headDim, 10000.f);
+    Tensor x = randomTensor({tokens, heads * headDim}, rng);
+    Tensor pos(DType::I64, {tokens});
+    const int64_t positions[] = {0, 7, 299, 3, 128};
+    std::copy(positions, positions + tokens, pos.mut<int64_t>());
+    Tensor want = ops::ropeTokens(x, pos, headDim, 10000.f);
+    Tensor y(DType::F32, x.shape());  // the kernel writes over its input
+    std::copy(x.data<float>(), x.data<float>() + x.numel(), y.mut<float>());
+    abi::KernelArgs args;
+    args.buffer(y.data<float>(), y.numel()).buffer(y.data<float>(), y.numel());
+    args.buffer(tables.cos.data<float>(), tables.cos.numel()).buffer(tables.sin.data<float>(), tables.sin.numel());
+    args.buffer(pos.data<int64_t>(), pos.numel()).index(tokens).index(maxPos);
+    abi::launch(kernel, args, tokens, heads);
+    EXPECT_LT(maxRelError(y, want), 1e-6) << "head dim " << headDim;
+  }
+}
+
+TEST(LayerKernels, RejectBadSpecs) {
+  EXPECT_THROW(tile::emitRopeKernel({"rope", 2, 15}), Error);
+  EXPECT_THROW(tile::emitRmsNormKernel({"rms_norm", 0}), Error);
+  EXPECT_THROW(ops::ropeTables(0, 64, 1e4f), Error);
+}
+
+}  // namespace
+}  // namespace strata
