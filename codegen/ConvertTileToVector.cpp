@@ -139,7 +139,10 @@ class Lowering {
       SmallVector<int64_t> staticStrides = type.getStridesAndOffset().first;
       for (auto [i, s, st, d] : llvm::enumerate(md.getSizes(), md.getStrides(), a.getOffsets())) {
         off = arith::AddIOp::create(b, loc, off, arith::MulIOp::create(b, loc, d, st));
-        sizes.push_back(remaining(loc, s, d));
+        // No clamp at zero here: a negative extent masks everything just
+        // the same (bounds compare signed), and s - d per step is a plain
+        // induction variable that LLVM folds away on unmasked paths.
+        sizes.push_back(shrunk(loc, s, d));
         strides.push_back(ShapedType::isDynamic(staticStrides[i]) ? OpFoldResult(st) : b.getIndexAttr(staticStrides[i]));
       }
       return Value(memref::ReinterpretCastOp::create(b, loc, type, md.getBaseBuffer(), OpFoldResult(off), sizes,
@@ -151,13 +154,13 @@ class Lowering {
       if (vt.getRank() == 2 && view.getStridesAndOffset().first.back() != 1) return lowerStridedLoad(l, vt);
       Value pad = arith::ConstantOp::create(b, loc, b.getZeroAttr(vt.getElementType()));
       SmallVector<Value> zeros(vt.getRank(), arith::ConstantIndexOp::create(b, loc, 0));
-      SmallVector<bool> inBounds(vt.getRank(), false);
+      SmallVector<bool> inBounds(vt.getRank(), l.getInBounds());
       return Value(vector::TransferReadOp::create(b, loc, vt, l.getPtr(), zeros, pad, inBounds));
     }
     if (auto s = dyn_cast<StoreOp>(op)) {
       int64_t rank = cast<VectorType>(s.getValue().getType()).getRank();
       SmallVector<Value> zeros(rank, arith::ConstantIndexOp::create(b, loc, 0));
-      SmallVector<bool> inBounds(rank, false);
+      SmallVector<bool> inBounds(rank, s.getInBounds());
       vector::TransferWriteOp::create(b, loc, s.getValue(), s.getPtr(), zeros, inBounds);
       return Value();
     }
@@ -224,6 +227,14 @@ class Lowering {
     for (Type t : op->getResultTypes())
       if (isa<RankedTensorType, BlockPtrType>(t)) return op->emitError() << "the CPU backend cannot lower this op";
     return Value();
+  }
+
+  // size - delta, folded to a non-negative constant when both are constants
+  // (a view's static size must not be negative).
+  OpFoldResult shrunk(Location loc, Value size, Value delta) {
+    auto cs = getConstantIntValue(size), cd = getConstantIntValue(delta);
+    if (cs && cd) return b.getIndexAttr(std::max<int64_t>(*cs - *cd, 0));
+    return Value(arith::SubIOp::create(b, loc, size, delta));
   }
 
   // max(size - offset, 0): what is left of the array from the block on.

@@ -25,8 +25,8 @@ struct GemmKernelSpec {
   std::string tiling = "horizontal";  // the dot's tiling hint ("" = let assign-layouts choose)
 };
 
-// Register-blocked defaults for a CPU uArch row. For M >= 2: 4 warps of 4
-// rows x two vector registers of columns. For M = 1 (decode, a GEMV that
+// Register-blocked defaults for a CPU uArch row. For M >= 2: one warp of 6
+// rows x four vector registers of columns. For M = 1 (decode, a GEMV that
 // streams the weights once): one warp of 1 row x four vector registers, so
 // no FMAs or weight re-reads are spent on rows that do not exist.
 GemmKernelSpec cpuGemmSpec(const std::string& target, bool weightsNK, int64_t rows = 2);

@@ -271,6 +271,15 @@ class Splitter {
         if (failed(rewriteFor(fo))) return failure();
         continue;
       }
+      if (auto ifo = dyn_cast<scf::IfOp>(op)) {
+        // Branches (a kernel's fast path and its checked path) are split in
+        // place; tiles may not flow out of them.
+        if (llvm::any_of(ifo.getResults(), isTileValue))
+          return ifo.emitError() << "scf.if yielding tiles is not supported; store inside the branches";
+        for (Region& r : ifo->getRegions())
+          if (!r.empty() && failed(rewriteBlock(r.front()))) return failure();
+        continue;
+      }
       if (!touchesTiles) continue;
       OpBuilder b(op);
       if (failed(rewriteOp(b, op))) return failure();

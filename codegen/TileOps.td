@@ -55,7 +55,12 @@ def Tile_LoadOp : Tile_Op<"load", [MemoryEffects<[MemRead]>,
     TypesMatchWith<"result is the block pointer's tile", "ptr", "result",
                    "::llvm::cast<BlockPtrType>($_self).getTileType()">]> {
   let summary = "Loads the block (zero outside the array's shape)";
-  let arguments = (ins Tile_BlockPtrType:$ptr);
+  let description = [{
+    With `in_bounds` the kernel guarantees the whole block lies inside the
+    array (a full interior tile): the load needs no bounds checks or masks.
+    Kernels use it on their mask-free fast path.
+  }];
+  let arguments = (ins Tile_BlockPtrType:$ptr, UnitAttr:$in_bounds);
   let results = (outs Tile_Tile:$result);
   let assemblyFormat = "$ptr attr-dict `:` type($ptr)";
 }
@@ -64,7 +69,11 @@ def Tile_StoreOp : Tile_Op<"store", [MemoryEffects<[MemWrite]>,
     TypesMatchWith<"value is the block pointer's tile", "ptr", "value",
                    "::llvm::cast<BlockPtrType>($_self).getTileType()">]> {
   let summary = "Stores the block (elements outside the array's shape are skipped)";
-  let arguments = (ins Tile_BlockPtrType:$ptr, Tile_Tile:$value);
+  let description = [{
+    `in_bounds`: as for `tile.load`, the block is known to lie inside the
+    array, so the store is unmasked.
+  }];
+  let arguments = (ins Tile_BlockPtrType:$ptr, Tile_Tile:$value, UnitAttr:$in_bounds);
   let assemblyFormat = "$ptr `,` $value attr-dict `:` type($ptr)";
 }
 
