@@ -9,11 +9,14 @@
 #include <vector>
 
 #include <dnnl.hpp>
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "codegen/AttentionKernel.h"
 #include "codegen/CpuBackend.h"
 #include "codegen/GemmKernel.h"
 #include "ops/error.h"
+#include "ops/regions.h"
 
 namespace strata::tools {
 
@@ -40,6 +43,71 @@ std::string cpuModel() {
   for (std::string line; std::getline(f, line);)
     if (line.rfind("model name", 0) == 0) return line.substr(line.find(':') + 2);
   return "unknown CPU";
+}
+
+// Paged attention (the kernel the runtime runs for prefill and decode) at
+// TinyLlama-1.1B's attention shape (32 query heads, 4 KV heads, head dim 64),
+// block size 16: causal prefill of one sequence and a decode step of a
+// batch. FLOPs count the visible (query, key) pairs: 4 * head_dim each (q k
+// and p v). The generated kernel's output is checked against
+// ops::pagedAttention before it is timed.
+nlohmann::json benchAttention(const std::string& target, int threads, double seconds) {
+  const int64_t H = 32, Hk = 4, D = 64, BS = 16;
+  const float scale = 0.125f;
+  struct Case {
+    const char* what;
+    int64_t seqs, newTokens, context;
+  };
+  const Case cases[] = {{"prefill", 1, 512, 512}, {"decode", 8, 1, 1024}, {"decode", 1, 1, 4096}};
+  std::printf("\n%-34s %12s %14s\n", "paged attention f32 (H 32/4, D 64)", "strata GF/s", "reference GF/s");
+  nlohmann::json out = nlohmann::json::array();
+  std::mt19937 rng(2);
+  std::uniform_real_distribution<float> dist(-1.f, 1.f);
+  for (const Case& c : cases) {
+    tile::AttentionKernelSpec spec = tile::cpuAttentionSpec(H, Hk, D, scale, BS, c.newTokens);
+    auto kernels = tile::CpuKernels::compile(tile::emitAttentionKernel(spec), target);
+    abi::PackedKernel kernel = kernels->lookup(spec.name);
+    int64_t perSeq = (c.context + BS - 1) / BS, numBlocks = perSeq * c.seqs, T = c.seqs * c.newTokens;
+    ops::Tensor cache(ops::DType::F32, {numBlocks, 2, Hk, BS, D}), q(ops::DType::F32, {T, H * D});
+    for (int64_t i = 0; i < cache.numel(); ++i) cache.mut<float>()[i] = dist(rng);
+    for (int64_t i = 0; i < q.numel(); ++i) q.mut<float>()[i] = dist(rng);
+    ops::Tensor tables(ops::DType::I64, {c.seqs, perSeq}), starts(ops::DType::I64, {c.seqs + 1}),
+        lens(ops::DType::I64, {c.seqs});
+    for (int64_t n = 0; n < c.seqs; ++n) {
+      // Interleaved block ids: each sequence's blocks are not contiguous.
+      for (int64_t b = 0; b < perSeq; ++b) tables.mut<int64_t>()[n * perSeq + b] = b * c.seqs + n;
+      starts.mut<int64_t>()[n] = n * c.newTokens;
+      lens.mut<int64_t>()[n] = c.context;
+    }
+    starts.mut<int64_t>()[c.seqs] = T;
+    ops::Tensor o(ops::DType::F32, q.shape());
+    abi::KernelArgs args;
+    args.buffer(q.data<float>(), q.numel()).buffer(cache.data<float>(), cache.numel()).buffer(o.data<float>(), o.numel());
+    args.buffer(tables.data<int64_t>(), tables.numel()).buffer(starts.data<int64_t>(), starts.numel());
+    args.buffer(lens.data<int64_t>(), lens.numel()).index(perSeq).index(numBlocks * 2 * Hk * BS);
+    int64_t gx = (c.newTokens + spec.blockM - 1) / spec.blockM;
+    double t = timeIt([&] { abi::launch(kernel, args, gx, H, c.seqs, threads); }, seconds);
+    ops::Tensor want;
+    double tRef = timeIt([&] { want = ops::pagedAttention(q, cache, tables, starts, lens, {H, Hk, D, scale}); },
+                         seconds);
+    double maxErr = 0, maxRef = 1e-6;
+    for (int64_t i = 0; i < o.numel(); ++i) {
+      maxErr = std::max(maxErr, (double)std::abs(o.data<float>()[i] - want.data<float>()[i]));
+      maxRef = std::max(maxRef, (double)std::abs(want.data<float>()[i]));
+    }
+    if (maxErr / maxRef > 1e-4) fail("bench: paged attention disagrees with the reference (rel error {})", maxErr / maxRef);
+    // Visible pairs per head: causal over the new tokens.
+    double pairs = 0;
+    for (int64_t i = 0; i < c.newTokens; ++i) pairs += c.context - c.newTokens + i + 1;
+    double flops = 4.0 * D * pairs * H * c.seqs;
+    std::string label = fmt::format("{} {} seq x {} new, ctx {}", c.what, c.seqs, c.newTokens, c.context);
+    std::printf("%-34s %12.1f %14.1f\n", label.c_str(), flops / t / 1e9, flops / tRef / 1e9);
+    std::fflush(stdout);
+    out.push_back({{"case", c.what}, {"sequences", c.seqs}, {"new_tokens", c.newTokens}, {"context", c.context},
+                   {"strata_gflops", flops / t / 1e9}, {"reference_gflops", flops / tRef / 1e9},
+                   {"seconds", t}});
+  }
+  return out;
 }
 
 }  // namespace
@@ -107,10 +175,10 @@ int benchKernels(const std::string& jsonPath, double secondsPerCase) {
   double geomean = std::exp(logSum / count);
   std::printf("geomean ratio strata / oneDNN: %.2f  (%s, %s, %d threads)\n", geomean, cpuModel().c_str(),
               target.c_str(), threads);
-  std::printf("attention: no generated attention kernel yet (CPU backend covers GEMM only)\n");
+  nlohmann::json attn = benchAttention(target, threads, secondsPerCase);
   if (!jsonPath.empty()) {
     nlohmann::json out{{"cpu", cpuModel()}, {"target", target}, {"threads", threads}, {"gemm_f32", rows},
-                       {"geomean_ratio_vs_onednn", geomean}};
+                       {"geomean_ratio_vs_onednn", geomean}, {"paged_attention_f32", attn}};
     std::ofstream(jsonPath) << out.dump(2) << "\n";
   }
   return 0;

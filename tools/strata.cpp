@@ -247,7 +247,7 @@ int main(int argc, char** argv) {
   auto* benchCmd = app.add_subcommand("bench", "Benchmarks");
   benchCmd->require_subcommand(1);
   auto* benchKernelsCmd = benchCmd->add_subcommand(
-      "kernels", "Generated CPU kernels vs oneDNN in the same run: GEMM f32 GFLOP/s on Llama-shaped problems");
+      "kernels", "Generated CPU kernels in one run: GEMM f32 GFLOP/s vs oneDNN on Llama-shaped problems, paged attention GFLOP/s");
   benchKernelsCmd->add_option("--json", benchJson, "Also write the results to this JSON file");
   benchKernelsCmd->add_option("--seconds", benchSeconds, "Time spent per case and library")->capture_default_str();
 
