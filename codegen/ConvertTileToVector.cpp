@@ -244,6 +244,20 @@ class Lowering {
     return Value(arith::MaxSIOp::create(b, loc, left, zero));
   }
 
+  // Constant i64 vectors (of type `it`, the elements of `vt` in row-major
+  // order) holding each element's row and column index in the 2-D tile.
+  std::pair<Value, Value> indexGrid(Location loc, VectorType vt, VectorType it) {
+    SmallVector<int64_t> rowIdx, colIdx;
+    for (int64_t i = 0; i < vt.getDimSize(0); ++i)
+      for (int64_t j = 0; j < vt.getDimSize(1); ++j) rowIdx.push_back(i), colIdx.push_back(j);
+    return {arith::ConstantOp::create(b, loc, DenseElementsAttr::get(it, ArrayRef<int64_t>(rowIdx))),
+            arith::ConstantOp::create(b, loc, DenseElementsAttr::get(it, ArrayRef<int64_t>(colIdx)))};
+  }
+
+  Value splatIndex(Location loc, Value index, VectorType it) {
+    return vector::BroadcastOp::create(b, loc, it, arith::IndexCastOp::create(b, loc, b.getI64Type(), index));
+  }
+
   // A block whose rows are not contiguous (a transposed view: K^T, [N, K]
   // weights) loads as one masked hardware gather instead of an unrolled
   // element-by-element transfer: element (i, j) is at offset + i*s0 + j*s1
@@ -256,14 +270,8 @@ class Lowering {
     Value flat = memref::ReinterpretCastOp::create(b, loc, flatType, md.getBaseBuffer(), OpFoldResult(b.getIndexAttr(0)),
                                                    {OpFoldResult(b.getIndexAttr(1))}, {OpFoldResult(b.getIndexAttr(1))});
     auto it = VectorType::get({n}, b.getI64Type());
-    SmallVector<int64_t> rowIdx, colIdx;
-    for (int64_t i = 0; i < vt.getDimSize(0); ++i)
-      for (int64_t j = 0; j < vt.getDimSize(1); ++j) rowIdx.push_back(i), colIdx.push_back(j);
-    auto splat = [&](Value index) {
-      return Value(vector::BroadcastOp::create(b, loc, it, arith::IndexCastOp::create(b, loc, b.getI64Type(), index)));
-    };
-    Value rows = arith::ConstantOp::create(b, loc, DenseElementsAttr::get(it, ArrayRef<int64_t>(rowIdx)));
-    Value cols = arith::ConstantOp::create(b, loc, DenseElementsAttr::get(it, ArrayRef<int64_t>(colIdx)));
+    auto [rows, cols] = indexGrid(loc, vt, it);
+    auto splat = [&](Value index) { return splatIndex(loc, index, it); };
     Value idx = arith::AddIOp::create(b, loc, arith::MulIOp::create(b, loc, rows, splat(md.getStrides()[0])),
                                       arith::MulIOp::create(b, loc, cols, splat(md.getStrides()[1])));
     Value mask = arith::AndIOp::create(b, loc,
@@ -281,21 +289,12 @@ class Lowering {
     Location loc = m.getLoc();
     auto vt = cast<VectorType>(m.getSrc().getType());
     auto it = VectorType::get(vt.getShape(), b.getI64Type());
-    SmallVector<int64_t> rowIdx, colIdx;
-    for (int64_t i = 0; i < vt.getDimSize(0); ++i)
-      for (int64_t j = 0; j < vt.getDimSize(1); ++j) rowIdx.push_back(i), colIdx.push_back(j);
-    auto splat = [&](Value index) {
-      Value i64 = arith::IndexCastOp::create(b, loc, b.getI64Type(), index);
-      return Value(vector::BroadcastOp::create(b, loc, it, i64));
-    };
-    Value cols = arith::AddIOp::create(
-        b, loc, arith::ConstantOp::create(b, loc, DenseElementsAttr::get(it, ArrayRef<int64_t>(colIdx))),
-        splat(m.getColBase()));
+    auto [rowIdx, colIdx] = indexGrid(loc, vt, it);
+    auto splat = [&](Value index) { return splatIndex(loc, index, it); };
+    Value cols = arith::AddIOp::create(b, loc, colIdx, splat(m.getColBase()));
     Value keep = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, cols, splat(m.getLimit()));
     if (m.getCausal()) {
-      Value rows = arith::AddIOp::create(
-          b, loc, arith::ConstantOp::create(b, loc, DenseElementsAttr::get(it, ArrayRef<int64_t>(rowIdx))),
-          splat(m.getRowBase()));
+      Value rows = arith::AddIOp::create(b, loc, rowIdx, splat(m.getRowBase()));
       keep = arith::AndIOp::create(b, loc, keep, arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sle, cols, rows));
     }
     Value ninf = arith::ConstantOp::create(

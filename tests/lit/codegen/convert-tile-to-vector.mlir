@@ -128,3 +128,35 @@ func.func @transposed_load(%s: !tile.ptr<f32>, %o: !tile.ptr<f32>, %row: index, 
   tile.store %q, %m : !tile.block_ptr<tensor<4x16xf32>>
   return
 }
+// -----
+
+// A kernel's fast path: `in_bounds` loads and stores are plain vector
+// accesses (no masks); the checked branch keeps masked transfers. Branches
+// are split in place by match-target-size.
+// CHECK-LABEL: func.func @interior_fast_path
+// CHECK: scf.if
+// CHECK: vector.transfer_read {{.*}} {in_bounds = [true, true]} : memref<?x?xf32, strided<[?, 1], offset: ?>>, vector<1x8xf32>
+// CHECK: vector.transfer_write {{.*}} {in_bounds = [true, true]} : vector<1x8xf32>, memref<?x?xf32, strided<[?, 1], offset: ?>>
+// CHECK: } else {
+// CHECK-NOT: in_bounds = [true
+// CHECK: vector.transfer_read {{.*}} : memref<?x?xf32, strided<[?, 1], offset: ?>>, vector<1x8xf32>
+// CHECK: vector.transfer_write
+// LLVM-LABEL: llvm.func @interior_fast_path
+// LLVM: llvm.load {{.*}} -> vector<8xf32>
+// LLVM: llvm.intr.masked.load
+func.func @interior_fast_path(%s: !tile.ptr<f32>, %o: !tile.ptr<f32>, %n: index, %interior: i1) attributes {tile.num_warps = 1 : i64} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %p = tile.make_block_ptr %s, [%n, %n], [%n, %c1], [%c0, %c0] : !tile.ptr<f32> -> !tile.block_ptr<tensor<2x16xf32>>
+  %q = tile.make_block_ptr %o, [%n, %n], [%n, %c1], [%c0, %c0] : !tile.ptr<f32> -> !tile.block_ptr<tensor<2x16xf32>>
+  scf.if %interior {
+    %x = tile.load %p {in_bounds} : !tile.block_ptr<tensor<2x16xf32>>
+    %y = arith.addf %x, %x : tensor<2x16xf32>
+    tile.store %q, %y {in_bounds} : !tile.block_ptr<tensor<2x16xf32>>
+  } else {
+    %x = tile.load %p : !tile.block_ptr<tensor<2x16xf32>>
+    %y = arith.addf %x, %x : tensor<2x16xf32>
+    tile.store %q, %y : !tile.block_ptr<tensor<2x16xf32>>
+  }
+  return
+}

@@ -4,3 +4,4 @@
 func.func @unknown_target() {
   return
 }
+
