@@ -45,13 +45,15 @@ std::string stepBody(const AttentionKernelSpec& s, bool masked) {
     scores = "%sk";
   }
   // Rows that have seen no key yet keep m = -inf; subtracting 0 instead
-  // keeps exp2 finite (only possible with a key mask).
-  std::string safeMax = s.keyMask ? fmt::format(R"(    %isinf = arith.cmpf oeq, %mn, %ninfm : tensor<{M}xf32>
+  // keeps exp2 finite (only possible with a key mask, or when the keys are
+  // split and a row's causal range ends before this program's share).
+  const bool rowsMaySeeNothing = s.keyMask || s.kvSplits > 1;
+  std::string safeMax = rowsMaySeeNothing ? fmt::format(R"(    %isinf = arith.cmpf oeq, %mn, %ninfm : tensor<{M}xf32>
     %ms = arith.select %isinf, %zm, %mn : tensor<{M}xi1>, tensor<{M}xf32>
 )",
                                                 fmt::arg("M", s.blockM))
                                   : "";
-  std::string ms = s.keyMask ? "%ms" : "%mn";
+  std::string ms = rowsMaySeeNothing ? "%ms" : "%mn";
   // Query rows over warps, like contiguous FlashAttention-2 (the paged
   // detector would split the keys: the paper's decode layout).
   std::string hint = s.paged ? " {tiling = \"horizontal\"}" : "";
@@ -119,13 +121,16 @@ std::string emitAttentionKernel(const AttentionKernelSpec& s) {
   if (s.heads <= 0 || s.kvHeads <= 0 || s.headDim <= 0 || s.heads % s.kvHeads || s.blockM <= 0 || s.blockN <= 0)
     fail("attention kernel: heads {} / kv heads {} / head dim {} / blocks {}x{} invalid", s.heads, s.kvHeads, s.headDim,
          s.blockM, s.blockN);
+  if (s.kvSplits < 1 || (s.kvSplits > 1 && (!s.paged || s.keyMask)))
+    fail("attention kernel: {} KV splits (splits > 1 need the paged form)", s.kvSplits);
   if (s.paged && (s.keyMask || !s.causal))
     fail("attention kernel: the paged form is causal over the context and takes no key mask");
   const int64_t M = s.blockM, N = s.blockN, D = s.headDim;
   std::string args, prologue, kvRows;
   if (s.paged) {
-    args = "%q: !tile.ptr<f32>, %cache: !tile.ptr<f32>, %o: !tile.ptr<f32>, %tables: !tile.ptr<i64>, "
-           "%starts: !tile.ptr<i64>, %lens: !tile.ptr<i64>, %maxBlocks: index, %cacheRows: index";
+    args = std::string("%q: !tile.ptr<f32>, %cache: !tile.ptr<f32>, ") +
+           (s.kvSplits > 1 ? "%po: !tile.ptr<f32>, %pm: !tile.ptr<f32>, %pl: !tile.ptr<f32>, " : "%o: !tile.ptr<f32>, ") +
+           "%tables: !tile.ptr<i64>, %starts: !tile.ptr<i64>, %lens: !tile.ptr<i64>, %maxBlocks: index, %cacheRows: index";
     // Sequence n's tokens are rows [s0, s1) of q/o; its context is ctx.
     prologue = fmt::format(R"(  %n = tile.program_id 2
   %n1 = arith.addi %n, %c1 : index
@@ -137,10 +142,11 @@ std::string emitAttentionKernel(const AttentionKernelSpec& s) {
   %qCol = arith.muli %h, %cD : index
   %qColEnd = arith.addi %qCol, %cD : index
   %qp = tile.make_block_ptr %q, [%s1, %qColEnd], [%cF, %c1], [%qRow, %qCol] : !tile.ptr<f32> -> !tile.block_ptr<tensor<{M}x{D}xf32>>
-  %op = tile.make_block_ptr %o, [%s1, %qColEnd], [%cF, %c1], [%qRow, %qCol] : !tile.ptr<f32> -> !tile.block_ptr<tensor<{M}x{D}xf32>>
-  %tableRow = arith.muli %n, %maxBlocks : index
+{oPtr}  %tableRow = arith.muli %n, %maxBlocks : index
 )",
-                           fmt::arg("M", M), fmt::arg("D", D));
+                           fmt::arg("M", M), fmt::arg("D", D),
+                           fmt::arg("oPtr", s.kvSplits > 1 ? std::string()
+                                                           : fmt::format("  %op = tile.make_block_ptr %o, [%s1, %qColEnd], [%cF, %c1], [%qRow, %qCol] : !tile.ptr<f32> -> !tile.block_ptr<tensor<{}x{}xf32>>\n", M, D)));
     // Cache rows of (physical block, kv head): K at ((blk * 2) * Hk + kh) * N,
     // V Hk * N rows further.
     kvRows = fmt::format(R"(    %lblk = arith.divui %j, %cN : index
@@ -212,12 +218,50 @@ std::string emitAttentionKernel(const AttentionKernelSpec& s) {
                            fmt::arg("M", M), fmt::arg("D", D));
 
   // Constants only the key-mask form uses (unused tiles would get no layout).
-  std::string maskConsts = s.keyMask ? fmt::format(R"(  %ninfs = arith.constant dense<0xFF800000> : tensor<{M}x{N}xf32>
-  %ninfm = arith.constant dense<0xFF800000> : tensor<{M}xf32>
-  %zm = arith.constant dense<0.0> : tensor<{M}xf32>
+  std::string maskConsts;
+  if (s.keyMask) maskConsts += fmt::format("  %ninfs = arith.constant dense<0xFF800000> : tensor<{}x{}xf32>\n", M, N);
+  if (s.keyMask || s.kvSplits > 1)
+    maskConsts += fmt::format("  %ninfm = arith.constant dense<0xFF800000> : tensor<{0}xf32>\n"
+                              "  %zm = arith.constant dense<0.0> : tensor<{0}xf32>\n",
+                              M);
+  // This program's share of the keys: whole blocks, split `kvSplits` ways
+  // (flash-decoding); [lo, fe) needs no mask, [fe, hi) does.
+  std::string range = R"(  %kvBlocks0 = arith.addi %kvEnd, %cN : index
+  %kvBlocks1 = arith.subi %kvBlocks0, %c1 : index
+  %kvBlocks = arith.divui %kvBlocks1, %cN : index
+  %perSplit0 = arith.addi %kvBlocks, %cS : index
+  %perSplit1 = arith.subi %perSplit0, %c1 : index
+  %perSplit = arith.divui %perSplit1, %cS : index
+  %chunk = arith.muli %perSplit, %cN : index
+  %lo0 = arith.muli %sid, %chunk : index
+  %lo = arith.minsi %lo0, %kvEnd : index
+  %hi0 = arith.addi %lo, %chunk : index
+  %hi = arith.minsi %hi0, %kvEnd : index
+  %fe0 = arith.minsi %fullEnd, %hi : index
+  %fe = arith.maxsi %lo, %fe0 : index
+)";
+  if (s.kvSplits > 1)
+    // Unnormalized partial results: acc [BM, D], m and l [BM, 1] per split.
+    epilogue = fmt::format(R"(  %poCol0 = arith.muli %h, %cS : index
+  %poCol = arith.addi %poCol0, %sid : index
+  %poColEnd = arith.addi %poCol, %c1 : index
+  %poD = arith.muli %poCol, %cD : index
+  %poDEnd = arith.addi %poD, %cD : index
+  %cHSD = arith.constant {HSD} : index
+  %cHS = arith.constant {HS} : index
+  %pop = tile.make_block_ptr %po, [%s1, %poDEnd], [%cHSD, %c1], [%qRow, %poD] : !tile.ptr<f32> -> !tile.block_ptr<tensor<{M}x{D}xf32>>
+  tile.store %pop, %r2#0 : !tile.block_ptr<tensor<{M}x{D}xf32>>
+  %me2 = tile.expand_dims %r2#1 {{axis = 1 : i64}} : tensor<{M}xf32> -> tensor<{M}x1xf32>
+  %pmp = tile.make_block_ptr %pm, [%s1, %poColEnd], [%cHS, %c1], [%qRow, %poCol] : !tile.ptr<f32> -> !tile.block_ptr<tensor<{M}x1xf32>>
+  tile.store %pmp, %me2 : !tile.block_ptr<tensor<{M}x1xf32>>
+  %le2 = tile.expand_dims %r2#2 {{axis = 1 : i64}} : tensor<{M}xf32> -> tensor<{M}x1xf32>
+  %plp = tile.make_block_ptr %pl, [%s1, %poColEnd], [%cHS, %c1], [%qRow, %poCol] : !tile.ptr<f32> -> !tile.block_ptr<tensor<{M}x1xf32>>
+  tile.store %plp, %le2 : !tile.block_ptr<tensor<{M}x1xf32>>
 )",
-                                                   fmt::arg("M", M), fmt::arg("N", N))
-                                     : "";
+                           fmt::arg("M", M), fmt::arg("D", D), fmt::arg("HSD", s.heads * s.kvSplits * D),
+                           fmt::arg("HS", s.heads * s.kvSplits));
+  else
+    epilogue += fmt::format("  tile.store %op, %out : !tile.block_ptr<tensor<{}x{}xf32>>\n", M, D);
   const double log2e = 1.4426950408889634;
   return fmt::format(R"(func.func @{name}({args}) attributes {{tile.num_warps = 1 : i64}} {{
   %c0 = arith.constant 0 : index
@@ -231,7 +275,10 @@ std::string emitAttentionKernel(const AttentionKernelSpec& s) {
   %cHk = arith.constant {Hk} : index
   %c2Hk = arith.constant {Hk2} : index
   %cHkN = arith.constant {HkN} : index
-  %qb = tile.program_id 0
+  %pid0 = tile.program_id 0
+  %cS = arith.constant {S} : index
+  %qb = arith.divui %pid0, %cS : index
+  %sid = arith.remui %pid0, %cS : index
   %h = tile.program_id 1
   %r0 = arith.muli %qb, %cM : index
   %kh = arith.divui %h, %cG : index
@@ -242,14 +289,14 @@ std::string emitAttentionKernel(const AttentionKernelSpec& s) {
   %past = arith.subi %ctx, %qLen : index
   %pos0 = arith.addi %past, %r0 : index
 {bounds}  %kvEnd = arith.select %hasRows, %kvEnd0, %c0 : index
-{fullEnd}  %qt = tile.load %qp : !tile.block_ptr<tensor<{M}x{D}xf32>>
+{fullEnd}{range}  %qt = tile.load %qp : !tile.block_ptr<tensor<{M}x{D}xf32>>
   %qsc = arith.constant dense<{qscale:.9e}> : tensor<{M}x{D}xf32>
   %qs = arith.mulf %qt, %qsc : tensor<{M}x{D}xf32>
   %zs = arith.constant dense<0.0> : tensor<{M}x{N}xf32>
 {maskConsts}  %acc0 = arith.constant dense<0.0> : tensor<{M}x{D}xf32>
   %m0 = arith.constant dense<0xFF800000> : tensor<{M}xf32>
   %l0 = arith.constant dense<0.0> : tensor<{M}xf32>
-{fullLoop}{maskedLoop}{epilogue}  tile.store %op, %out : !tile.block_ptr<tensor<{M}x{D}xf32>>
+{fullLoop}{maskedLoop}{epilogue}
   return
 }}
 )",
@@ -258,9 +305,56 @@ std::string emitAttentionKernel(const AttentionKernelSpec& s) {
                      fmt::arg("H", s.heads), fmt::arg("Hk", s.kvHeads), fmt::arg("Hk2", 2 * s.kvHeads),
                      fmt::arg("HkN", s.kvHeads * N), fmt::arg("prologue", prologue), fmt::arg("bounds", bounds),
                      fmt::arg("fullEnd", fullEnd), fmt::arg("qscale", s.scale * log2e),
-                     fmt::arg("fullLoop", loop(s, kvRows, false, "%c0", "%fullEnd", {"%acc0", "%m0", "%l0"}, "%r1")),
-                     fmt::arg("maskedLoop", loop(s, kvRows, true, "%fullEnd", "%kvEnd", {"%r1#0", "%r1#1", "%r1#2"}, "%r2")),
-                     fmt::arg("epilogue", epilogue), fmt::arg("maskConsts", maskConsts));
+                     fmt::arg("fullLoop", loop(s, kvRows, false, "%lo", "%fe", {"%acc0", "%m0", "%l0"}, "%r1")),
+                     fmt::arg("maskedLoop", loop(s, kvRows, true, "%fe", "%hi", {"%r1#0", "%r1#1", "%r1#2"}, "%r2")),
+                     fmt::arg("epilogue", epilogue), fmt::arg("maskConsts", maskConsts), fmt::arg("S", s.kvSplits),
+                     fmt::arg("range", range));
+}
+
+std::string emitAttentionCombineKernel(const AttentionKernelSpec& s) {
+  if (s.kvSplits < 2 || s.heads <= 0 || s.headDim <= 0) fail("attention combine kernel: needs >= 2 KV splits");
+  const int64_t S = s.kvSplits, D = s.headDim;
+  return fmt::format(R"(func.func @{name}_combine(%po: !tile.ptr<f32>, %pm: !tile.ptr<f32>, %pl: !tile.ptr<f32>, %o: !tile.ptr<f32>, %T: index) attributes {{tile.num_warps = 1 : i64}} {{
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %cS = arith.constant {S} : index
+  %cD = arith.constant {D} : index
+  %cH = arith.constant {H} : index
+  %cF = arith.constant {F} : index
+  %t = tile.program_id 0
+  %h = tile.program_id 1
+  %th0 = arith.muli %t, %cH : index
+  %th = arith.addi %th0, %h : index
+  %TH = arith.muli %T, %cH : index
+  %THS = arith.muli %TH, %cS : index
+  %rowS = arith.muli %th, %cS : index
+  %pmp = tile.make_block_ptr %pm, [%TH, %cS], [%cS, %c1], [%th, %c0] : !tile.ptr<f32> -> !tile.block_ptr<tensor<1x{S}xf32>>
+  %plp = tile.make_block_ptr %pl, [%TH, %cS], [%cS, %c1], [%th, %c0] : !tile.ptr<f32> -> !tile.block_ptr<tensor<1x{S}xf32>>
+  %pop = tile.make_block_ptr %po, [%THS, %cD], [%cD, %c1], [%rowS, %c0] : !tile.ptr<f32> -> !tile.block_ptr<tensor<{S}x{D}xf32>>
+  %m = tile.load %pmp : !tile.block_ptr<tensor<1x{S}xf32>>
+  %l = tile.load %plp : !tile.block_ptr<tensor<1x{S}xf32>>
+  %acc = tile.load %pop : !tile.block_ptr<tensor<{S}x{D}xf32>>
+  %mx = tile.reduce %m {{kind = "max", axis = 1 : i64}} : tensor<1x{S}xf32> -> tensor<1xf32>
+  %mxe = tile.expand_dims %mx {{axis = 1 : i64}} : tensor<1xf32> -> tensor<1x1xf32>
+  %mxb = tile.broadcast %mxe : tensor<1x1xf32> -> tensor<1x{S}xf32>
+  %d = arith.subf %m, %mxb : tensor<1x{S}xf32>
+  %w = math.exp2 %d : tensor<1x{S}xf32>
+  %wl = arith.mulf %w, %l : tensor<1x{S}xf32>
+  %lsum = tile.reduce %wl {{kind = "sum", axis = 1 : i64}} : tensor<1x{S}xf32> -> tensor<1xf32>
+  %z = arith.constant dense<0.0> : tensor<1x{D}xf32>
+  %out0 = tile.dot %w, %acc, %z : tensor<1x{S}xf32> * tensor<{S}x{D}xf32> -> tensor<1x{D}xf32>
+  %le = tile.expand_dims %lsum {{axis = 1 : i64}} : tensor<1xf32> -> tensor<1x1xf32>
+  %lb = tile.broadcast %le : tensor<1x1xf32> -> tensor<1x{D}xf32>
+  %out = arith.divf %out0, %lb : tensor<1x{D}xf32>
+  %col = arith.muli %h, %cD : index
+  %colEnd = arith.addi %col, %cD : index
+  %op = tile.make_block_ptr %o, [%T, %colEnd], [%cF, %c1], [%t, %col] : !tile.ptr<f32> -> !tile.block_ptr<tensor<1x{D}xf32>>
+  tile.store %op, %out : !tile.block_ptr<tensor<1x{D}xf32>>
+  return
+}}
+)",
+                     fmt::arg("name", s.name), fmt::arg("S", S), fmt::arg("D", D), fmt::arg("H", s.heads),
+                     fmt::arg("F", s.heads * D));
 }
 
 }  // namespace strata::tile

@@ -37,6 +37,12 @@ struct AttentionKernelSpec {
   float scale = 1.f;
   int64_t blockM = 4;   // query rows per program
   int64_t blockN = 16;  // keys per step; paged: the cache's block size
+  // Paged only, flash-decoding: the keys of each (query block, head) are
+  // split over `kvSplits` programs (program id 0 = query block * kvSplits +
+  // split). Each writes its unnormalized partial result instead of o:
+  // po [T, heads, kvSplits, headDim], pm and pl (running max and sum)
+  // [T, heads, kvSplits]; the combine kernel merges them into o.
+  int64_t kvSplits = 1;
 };
 
 // Blocking for the host CPU: one warp (a warp's rows are one register block
@@ -47,5 +53,10 @@ AttentionKernelSpec cpuAttentionSpec(int64_t heads, int64_t kvHeads, int64_t hea
 // Throws strata::Error on an inconsistent spec (heads % kvHeads, sizes <= 0,
 // keyMask on the paged form).
 std::string emitAttentionKernel(const AttentionKernelSpec& spec);
+
+// `<name>_combine(po, pm, pl, o: f32; tokens: index)`, grid tokens x heads:
+// o = sum_s 2^(m_s - M) acc_s / sum_s 2^(m_s - M) l_s with M = max_s m_s (a
+// split that saw no key has m = -inf and weighs nothing).
+std::string emitAttentionCombineKernel(const AttentionKernelSpec& spec);
 
 }  // namespace strata::tile

@@ -56,16 +56,22 @@ nlohmann::json benchAttention(const std::string& target, int threads, double sec
   const float scale = 0.125f;
   struct Case {
     const char* what;
-    int64_t seqs, newTokens, context;
+    int64_t seqs, newTokens, context, kvSplits;
   };
-  const Case cases[] = {{"prefill", 1, 512, 512}, {"decode", 8, 1, 1024}, {"decode", 1, 1, 4096}};
-  std::printf("\n%-34s %12s %14s\n", "paged attention f32 (H 32/4, D 64)", "strata GF/s", "reference GF/s");
+  const Case cases[] = {{"prefill", 1, 512, 512, 1},
+                        {"decode", 8, 1, 1024, 1},
+                        {"decode", 1, 1, 4096, 1},
+                        {"decode", 1, 1, 4096, 4}};
+  std::printf("\n%-42s %12s %14s\n", "paged attention f32 (H 32/4, D 64)", "strata GF/s", "reference GF/s");
   nlohmann::json out = nlohmann::json::array();
   std::mt19937 rng(2);
   std::uniform_real_distribution<float> dist(-1.f, 1.f);
   for (const Case& c : cases) {
     tile::AttentionKernelSpec spec = tile::cpuAttentionSpec(H, Hk, D, scale, BS, c.newTokens);
-    auto kernels = tile::CpuKernels::compile(tile::emitAttentionKernel(spec), target);
+    spec.kvSplits = c.kvSplits;
+    std::string ir = tile::emitAttentionKernel(spec);
+    if (c.kvSplits > 1) ir += tile::emitAttentionCombineKernel(spec);
+    auto kernels = tile::CpuKernels::compile(ir, target);
     abi::PackedKernel kernel = kernels->lookup(spec.name);
     int64_t perSeq = (c.context + BS - 1) / BS, numBlocks = perSeq * c.seqs, T = c.seqs * c.newTokens;
     ops::Tensor cache(ops::DType::F32, {numBlocks, 2, Hk, BS, D}), q(ops::DType::F32, {T, H * D});
@@ -81,12 +87,26 @@ nlohmann::json benchAttention(const std::string& target, int threads, double sec
     }
     starts.mut<int64_t>()[c.seqs] = T;
     ops::Tensor o(ops::DType::F32, q.shape());
-    abi::KernelArgs args;
-    args.buffer(q.data<float>(), q.numel()).buffer(cache.data<float>(), cache.numel()).buffer(o.data<float>(), o.numel());
+    // Flash-decoding: partial results per split, then the combine kernel.
+    const int64_t S = c.kvSplits;
+    std::vector<float> po(T * H * S * D), pm(T * H * S), pl(T * H * S);
+    abi::KernelArgs args, combine;
+    args.buffer(q.data<float>(), q.numel()).buffer(cache.data<float>(), cache.numel());
+    if (S > 1) {
+      args.buffer(po.data(), (int64_t)po.size()).buffer(pm.data(), (int64_t)pm.size()).buffer(pl.data(), (int64_t)pl.size());
+      combine.buffer(po.data(), (int64_t)po.size()).buffer(pm.data(), (int64_t)pm.size()).buffer(pl.data(), (int64_t)pl.size());
+      combine.buffer(o.data<float>(), o.numel()).index(T);
+    } else {
+      args.buffer(o.data<float>(), o.numel());
+    }
     args.buffer(tables.data<int64_t>(), tables.numel()).buffer(starts.data<int64_t>(), starts.numel());
     args.buffer(lens.data<int64_t>(), lens.numel()).index(perSeq).index(numBlocks * 2 * Hk * BS);
-    int64_t gx = (c.newTokens + spec.blockM - 1) / spec.blockM;
-    double t = timeIt([&] { abi::launch(kernel, args, gx, H, c.seqs, threads); }, seconds);
+    int64_t gx = (c.newTokens + spec.blockM - 1) / spec.blockM * S;
+    abi::PackedKernel combineKernel = S > 1 ? kernels->lookup(spec.name + "_combine") : nullptr;
+    double t = timeIt([&] {
+      abi::launch(kernel, args, gx, H, c.seqs, threads);
+      if (combineKernel) abi::launch(combineKernel, combine, T, H, 1, threads);
+    }, seconds);
     ops::Tensor want;
     double tRef = timeIt([&] { want = ops::pagedAttention(q, cache, tables, starts, lens, {H, Hk, D, scale}); },
                          seconds);
@@ -100,11 +120,12 @@ nlohmann::json benchAttention(const std::string& target, int threads, double sec
     double pairs = 0;
     for (int64_t i = 0; i < c.newTokens; ++i) pairs += c.context - c.newTokens + i + 1;
     double flops = 4.0 * D * pairs * H * c.seqs;
-    std::string label = fmt::format("{} {} seq x {} new, ctx {}", c.what, c.seqs, c.newTokens, c.context);
-    std::printf("%-34s %12.1f %14.1f\n", label.c_str(), flops / t / 1e9, flops / tRef / 1e9);
+    std::string label = fmt::format("{} {} seq x {} new, ctx {}{}", c.what, c.seqs, c.newTokens, c.context,
+                                    S > 1 ? fmt::format(", {} splits", S) : "");
+    std::printf("%-42s %12.1f %14.1f\n", label.c_str(), flops / t / 1e9, flops / tRef / 1e9);
     std::fflush(stdout);
     out.push_back({{"case", c.what}, {"sequences", c.seqs}, {"new_tokens", c.newTokens}, {"context", c.context},
-                   {"strata_gflops", flops / t / 1e9}, {"reference_gflops", flops / tRef / 1e9},
+                   {"kv_splits", S}, {"strata_gflops", flops / t / 1e9}, {"reference_gflops", flops / tRef / 1e9},
                    {"seconds", t}});
   }
   return out;

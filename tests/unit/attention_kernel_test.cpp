@@ -79,7 +79,63 @@ INSTANTIATE_TEST_SUITE_P(
     });
 
 // A paged step: sequences with their own new-token counts and contexts, the
-// cache's blocks handed out in shuffled order.
+// cache's blocks handed out in shuffled order, stale data everywhere
+// (including past each context: the kernel must never let it reach the
+// output).
+struct PagedStep {
+  Tensor q, cache, tables, starts, lens, want;
+  int64_t maxBlocks = 0, numBlocks = 0, maxQ = 0, seqs = 0;
+};
+
+PagedStep makePagedStep(const Heads& heads, int64_t blockSize, int64_t queryRows, float scale, std::mt19937& rng) {
+  // (new tokens, context) per sequence: prefill spanning blocks, decode
+  // steps at and just past block boundaries, a chunked-prefill continuation.
+  std::vector<std::pair<int64_t, int64_t>> seqs = {{37, 37}, {1, blockSize}, {1, blockSize + 1}, {9, 70}, {1, 3}};
+  if (queryRows == 1)
+    for (auto& s : seqs) s.first = 1;
+  PagedStep p;
+  int64_t tokens = 0, usedBlocks = 0;
+  for (auto [n, ctx] : seqs) {
+    p.maxBlocks = std::max(p.maxBlocks, (ctx + blockSize - 1) / blockSize);
+    usedBlocks += (ctx + blockSize - 1) / blockSize;
+    tokens += n;
+  }
+  p.numBlocks = usedBlocks + 3;
+  std::vector<int64_t> physical(p.numBlocks);
+  for (int64_t i = 0; i < p.numBlocks; ++i) physical[i] = i;
+  std::shuffle(physical.begin(), physical.end(), rng);
+  const int64_t N = p.seqs = (int64_t)seqs.size();
+  p.tables = Tensor(DType::I64, {N, p.maxBlocks});
+  p.starts = Tensor(DType::I64, {N + 1});
+  p.lens = Tensor(DType::I64, {N});
+  std::fill(p.tables.mut<int64_t>(), p.tables.mut<int64_t>() + p.tables.numel(), -1);
+  int64_t next = 0, tok = 0;
+  for (int64_t n = 0; n < N; ++n) {
+    auto [q, ctx] = seqs[n];
+    p.starts.mut<int64_t>()[n] = tok;
+    tok += q;
+    p.lens.mut<int64_t>()[n] = ctx;
+    p.maxQ = std::max(p.maxQ, q);
+    for (int64_t b = 0; b < (ctx + blockSize - 1) / blockSize; ++b)
+      p.tables.mut<int64_t>()[n * p.maxBlocks + b] = physical[next++];
+  }
+  p.starts.mut<int64_t>()[N] = tok;
+  p.cache = randomTensor({p.numBlocks, 2, heads.kv, blockSize, heads.dim}, rng, -4.f, 4.f);
+  p.q = randomTensor({tokens, heads.q * heads.dim}, rng);
+  p.want = ops::pagedAttention(p.q, p.cache, p.tables, p.starts, p.lens, {heads.q, heads.kv, heads.dim, scale});
+  return p;
+}
+
+// The kernel's arguments after q and cache: block tables, starts, lengths,
+// max blocks, cache rows.
+void appendPagedTail(abi::KernelArgs& args, const PagedStep& p, const Heads& heads, int64_t blockSize) {
+  args.buffer(p.tables.data<int64_t>(), p.tables.numel())
+      .buffer(p.starts.data<int64_t>(), p.starts.numel())
+      .buffer(p.lens.data<int64_t>(), p.lens.numel())
+      .index(p.maxBlocks)
+      .index(p.numBlocks * 2 * heads.kv * blockSize);
+}
+
 class PagedAttention : public ::testing::TestWithParam<std::tuple<Heads, int64_t, int64_t>> {};
 
 TEST_P(PagedAttention, MatchesReference) {
@@ -89,54 +145,52 @@ TEST_P(PagedAttention, MatchesReference) {
   tile::AttentionKernelSpec spec = tile::cpuAttentionSpec(heads.q, heads.kv, heads.dim, scale, blockSize, queryRows);
   auto kernels = tile::CpuKernels::compile(tile::emitAttentionKernel(spec));
   abi::PackedKernel kernel = kernels->lookup(spec.name);
-
-  // (new tokens, context) per sequence: prefill spanning blocks, decode
-  // steps at and just past block boundaries, a chunked-prefill continuation.
-  std::vector<std::pair<int64_t, int64_t>> seqs = {{37, 37}, {1, blockSize}, {1, blockSize + 1}, {9, 70}, {1, 3}};
-  if (queryRows == 1)
-    for (auto& s : seqs) s.first = 1;
-  int64_t maxBlocks = 0, tokens = 0, usedBlocks = 0;
-  for (auto [n, ctx] : seqs) {
-    maxBlocks = std::max(maxBlocks, (ctx + blockSize - 1) / blockSize);
-    usedBlocks += (ctx + blockSize - 1) / blockSize;
-    tokens += n;
-  }
-  int64_t numBlocks = usedBlocks + 3;
-  std::vector<int64_t> physical(numBlocks);
-  for (int64_t i = 0; i < numBlocks; ++i) physical[i] = i;
-  std::shuffle(physical.begin(), physical.end(), rng);
-
-  const int64_t N = (int64_t)seqs.size();
-  Tensor tables(DType::I64, {N, maxBlocks}), starts(DType::I64, {N + 1}), lens(DType::I64, {N});
-  std::fill(tables.mut<int64_t>(), tables.mut<int64_t>() + tables.numel(), -1);
-  int64_t next = 0, tok = 0, maxQ = 0;
-  for (int64_t n = 0; n < N; ++n) {
-    auto [q, ctx] = seqs[n];
-    starts.mut<int64_t>()[n] = tok;
-    tok += q;
-    lens.mut<int64_t>()[n] = ctx;
-    maxQ = std::max(maxQ, q);
-    for (int64_t b = 0; b < (ctx + blockSize - 1) / blockSize; ++b) tables.mut<int64_t>()[n * maxBlocks + b] = physical[next++];
-  }
-  starts.mut<int64_t>()[N] = tok;
-  // Stale data everywhere (including past each context): the kernel must
-  // never let it reach the output.
-  Tensor cache = randomTensor({numBlocks, 2, heads.kv, blockSize, heads.dim}, rng, -4.f, 4.f);
-  Tensor q = randomTensor({tokens, heads.q * heads.dim}, rng);
-  Tensor want = ops::pagedAttention(q, cache, tables, starts, lens, {heads.q, heads.kv, heads.dim, scale});
-  Tensor got(DType::F32, q.shape());
+  PagedStep p = makePagedStep(heads, blockSize, queryRows, scale, rng);
+  Tensor got(DType::F32, p.q.shape());
   abi::KernelArgs args;
-  args.buffer(q.data<float>(), q.numel())
-      .buffer(cache.data<float>(), cache.numel())
-      .buffer(got.data<float>(), got.numel())
-      .buffer(tables.data<int64_t>(), tables.numel())
-      .buffer(starts.data<int64_t>(), starts.numel())
-      .buffer(lens.data<int64_t>(), lens.numel())
-      .index(maxBlocks)
-      .index(numBlocks * 2 * heads.kv * blockSize);
-  abi::launch(kernel, args, (maxQ + spec.blockM - 1) / spec.blockM, heads.q, N);
-  EXPECT_LT(maxRelError(got, want), kF32Bound);
+  args.buffer(p.q.data<float>(), p.q.numel()).buffer(p.cache.data<float>(), p.cache.numel());
+  args.buffer(got.data<float>(), got.numel());
+  appendPagedTail(args, p, heads, blockSize);
+  abi::launch(kernel, args, (p.maxQ + spec.blockM - 1) / spec.blockM, heads.q, p.seqs);
+  EXPECT_LT(maxRelError(got, p.want), kF32Bound);
 }
+
+// Flash-decoding: keys split over 3 programs per (query block, head), then
+// the combine kernel (3 does not divide any context here).
+class PagedAttentionSplitKv : public ::testing::TestWithParam<std::tuple<Heads, int64_t, int64_t>> {};
+
+TEST_P(PagedAttentionSplitKv, MatchesReference) {
+  auto [heads, blockSize, queryRows] = GetParam();
+  const float scale = 1.f / std::sqrt((float)heads.dim);
+  std::mt19937 rng(17);
+  tile::AttentionKernelSpec spec = tile::cpuAttentionSpec(heads.q, heads.kv, heads.dim, scale, blockSize, queryRows);
+  spec.kvSplits = 3;
+  auto kernels =
+      tile::CpuKernels::compile(tile::emitAttentionKernel(spec) + tile::emitAttentionCombineKernel(spec));
+  PagedStep p = makePagedStep(heads, blockSize, queryRows, scale, rng);
+  const int64_t T = p.q.dim(0), S = spec.kvSplits;
+  std::vector<float> po(T * heads.q * S * heads.dim, NAN), pm(T * heads.q * S, NAN), pl(T * heads.q * S, NAN);
+  abi::KernelArgs args;
+  args.buffer(p.q.data<float>(), p.q.numel()).buffer(p.cache.data<float>(), p.cache.numel());
+  args.buffer(po.data(), (int64_t)po.size()).buffer(pm.data(), (int64_t)pm.size()).buffer(pl.data(), (int64_t)pl.size());
+  appendPagedTail(args, p, heads, blockSize);
+  abi::launch(kernels->lookup(spec.name), args, (p.maxQ + spec.blockM - 1) / spec.blockM * S, heads.q, p.seqs);
+  Tensor got(DType::F32, p.q.shape());
+  abi::KernelArgs combine;
+  combine.buffer(po.data(), (int64_t)po.size()).buffer(pm.data(), (int64_t)pm.size()).buffer(pl.data(), (int64_t)pl.size());
+  combine.buffer(got.data<float>(), got.numel()).index(T);
+  abi::launch(kernels->lookup(spec.name + "_combine"), combine, T, heads.q);
+  EXPECT_LT(maxRelError(got, p.want), kF32Bound);
+}
+
+INSTANTIATE_TEST_SUITE_P(Cpu, PagedAttentionSplitKv,
+                         ::testing::Values(std::make_tuple(Heads{8, 2, 64}, int64_t{16}, int64_t{1}),
+                                           std::make_tuple(Heads{4, 4, 128}, int64_t{32}, int64_t{1}),
+                                           std::make_tuple(Heads{8, 1, 64}, int64_t{16}, int64_t{4})),
+                         [](const auto& info) {
+                           return name(std::get<0>(info.param)) + "_bs" + std::to_string(std::get<1>(info.param)) +
+                                  (std::get<2>(info.param) == 1 ? "_decode" : "_prefill");
+                         });
 
 INSTANTIATE_TEST_SUITE_P(Cpu, PagedAttention,
                          ::testing::Combine(::testing::Values(Heads{4, 4, 64}, Heads{8, 2, 128}, Heads{8, 1, 64}),
@@ -153,6 +207,12 @@ TEST(AttentionKernel, RejectsBadSpecs) {
   s = tile::cpuAttentionSpec(4, 4, 64, 0.125f, 16, 4);
   s.keyMask = true;
   EXPECT_THROW(tile::emitAttentionKernel(s), Error);
+  s = tile::cpuAttentionSpec(4, 4, 64, 0.125f, 16, 1);
+  s.paged = false;
+  s.kvSplits = 2;
+  EXPECT_THROW(tile::emitAttentionKernel(s), Error);
+  s.kvSplits = 1;
+  EXPECT_THROW(tile::emitAttentionCombineKernel(s), Error);
 }
 
 }  // namespace
