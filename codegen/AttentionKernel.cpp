@@ -24,6 +24,11 @@ AttentionKernelSpec cpuAttentionSpec(int64_t heads, int64_t kvHeads, int64_t hea
 
 namespace {
 
+// Rows that may see no key in a program (m stays -inf there): with a key
+// mask, or when the keys are split and a row's causal range ends before this
+// program's share. Such kernels guard exp2 against -inf - -inf.
+bool rowsMaySeeNothing(const AttentionKernelSpec& s) { return s.keyMask || s.kvSplits > 1; }
+
 // Text of one key-block step: loads K^T and V through %kp / %vp (built by
 // the caller's prologue), S, optional masks, online softmax, O += P V.
 std::string stepBody(const AttentionKernelSpec& s, bool masked) {
@@ -45,15 +50,13 @@ std::string stepBody(const AttentionKernelSpec& s, bool masked) {
     scores = "%sk";
   }
   // Rows that have seen no key yet keep m = -inf; subtracting 0 instead
-  // keeps exp2 finite (only possible with a key mask, or when the keys are
-  // split and a row's causal range ends before this program's share).
-  const bool rowsMaySeeNothing = s.keyMask || s.kvSplits > 1;
-  std::string safeMax = rowsMaySeeNothing ? fmt::format(R"(    %isinf = arith.cmpf oeq, %mn, %ninfm : tensor<{M}xf32>
+  // keeps exp2 finite.
+  std::string safeMax = rowsMaySeeNothing(s) ? fmt::format(R"(    %isinf = arith.cmpf oeq, %mn, %ninfm : tensor<{M}xf32>
     %ms = arith.select %isinf, %zm, %mn : tensor<{M}xi1>, tensor<{M}xf32>
 )",
                                                 fmt::arg("M", s.blockM))
                                   : "";
-  std::string ms = rowsMaySeeNothing ? "%ms" : "%mn";
+  std::string ms = rowsMaySeeNothing(s) ? "%ms" : "%mn";
   // Query rows over warps, like contiguous FlashAttention-2 (the paged
   // detector would split the keys: the paper's decode layout).
   std::string hint = s.paged ? " {tiling = \"horizontal\"}" : "";
@@ -199,8 +202,30 @@ std::string emitAttentionKernel(const AttentionKernelSpec& s) {
   std::string fullEnd = s.keyMask ? "  %fullEnd = arith.addi %c0, %c0 : index\n"
                                   : "  %fullEnd0 = arith.muli %fullBlocks, %cN : index\n"
                                     "  %fullEnd = arith.minsi %fullEnd0, %kvEnd : index\n";
+  // Without splits: O = acc / l (with a key mask, rows that saw no key give
+  // 0), one store. With splits: the unnormalized partial results.
   std::string epilogue;
-  if (s.keyMask)
+  if (s.kvSplits > 1)
+    // acc [BM, D], m and l [BM, 1] of this split.
+    epilogue = fmt::format(R"(  %poCol0 = arith.muli %h, %cS : index
+  %poCol = arith.addi %poCol0, %sid : index
+  %poColEnd = arith.addi %poCol, %c1 : index
+  %poD = arith.muli %poCol, %cD : index
+  %poDEnd = arith.addi %poD, %cD : index
+  %cHSD = arith.constant {HSD} : index
+  %cHS = arith.constant {HS} : index
+  %pop = tile.make_block_ptr %po, [%s1, %poDEnd], [%cHSD, %c1], [%qRow, %poD] : !tile.ptr<f32> -> !tile.block_ptr<tensor<{M}x{D}xf32>>
+  tile.store %pop, %r2#0 : !tile.block_ptr<tensor<{M}x{D}xf32>>
+  %me2 = tile.expand_dims %r2#1 {{axis = 1 : i64}} : tensor<{M}xf32> -> tensor<{M}x1xf32>
+  %pmp = tile.make_block_ptr %pm, [%s1, %poColEnd], [%cHS, %c1], [%qRow, %poCol] : !tile.ptr<f32> -> !tile.block_ptr<tensor<{M}x1xf32>>
+  tile.store %pmp, %me2 : !tile.block_ptr<tensor<{M}x1xf32>>
+  %le2 = tile.expand_dims %r2#2 {{axis = 1 : i64}} : tensor<{M}xf32> -> tensor<{M}x1xf32>
+  %plp = tile.make_block_ptr %pl, [%s1, %poColEnd], [%cHS, %c1], [%qRow, %poCol] : !tile.ptr<f32> -> !tile.block_ptr<tensor<{M}x1xf32>>
+  tile.store %plp, %le2 : !tile.block_ptr<tensor<{M}x1xf32>>
+)",
+                           fmt::arg("M", M), fmt::arg("D", D), fmt::arg("HSD", s.heads * s.kvSplits * D),
+                           fmt::arg("HS", s.heads * s.kvSplits));
+  else if (s.keyMask)
     epilogue = fmt::format(R"(  %seen = arith.cmpf ogt, %r2#2, %zm : tensor<{M}xf32>
   %one = arith.constant dense<1.0> : tensor<{M}xf32>
   %linv0 = arith.divf %one, %r2#2 : tensor<{M}xf32>
@@ -216,11 +241,12 @@ std::string emitAttentionKernel(const AttentionKernelSpec& s) {
   %out = arith.divf %r2#0, %lb : tensor<{M}x{D}xf32>
 )",
                            fmt::arg("M", M), fmt::arg("D", D));
+  if (s.kvSplits == 1) epilogue += fmt::format("  tile.store %op, %out : !tile.block_ptr<tensor<{}x{}xf32>>\n", M, D);
 
-  // Constants only the key-mask form uses (unused tiles would get no layout).
+  // Constants only the guarded forms use (an unused tile would get no layout).
   std::string maskConsts;
   if (s.keyMask) maskConsts += fmt::format("  %ninfs = arith.constant dense<0xFF800000> : tensor<{}x{}xf32>\n", M, N);
-  if (s.keyMask || s.kvSplits > 1)
+  if (rowsMaySeeNothing(s))
     maskConsts += fmt::format("  %ninfm = arith.constant dense<0xFF800000> : tensor<{0}xf32>\n"
                               "  %zm = arith.constant dense<0.0> : tensor<{0}xf32>\n",
                               M);
@@ -240,28 +266,6 @@ std::string emitAttentionKernel(const AttentionKernelSpec& s) {
   %fe0 = arith.minsi %fullEnd, %hi : index
   %fe = arith.maxsi %lo, %fe0 : index
 )";
-  if (s.kvSplits > 1)
-    // Unnormalized partial results: acc [BM, D], m and l [BM, 1] per split.
-    epilogue = fmt::format(R"(  %poCol0 = arith.muli %h, %cS : index
-  %poCol = arith.addi %poCol0, %sid : index
-  %poColEnd = arith.addi %poCol, %c1 : index
-  %poD = arith.muli %poCol, %cD : index
-  %poDEnd = arith.addi %poD, %cD : index
-  %cHSD = arith.constant {HSD} : index
-  %cHS = arith.constant {HS} : index
-  %pop = tile.make_block_ptr %po, [%s1, %poDEnd], [%cHSD, %c1], [%qRow, %poD] : !tile.ptr<f32> -> !tile.block_ptr<tensor<{M}x{D}xf32>>
-  tile.store %pop, %r2#0 : !tile.block_ptr<tensor<{M}x{D}xf32>>
-  %me2 = tile.expand_dims %r2#1 {{axis = 1 : i64}} : tensor<{M}xf32> -> tensor<{M}x1xf32>
-  %pmp = tile.make_block_ptr %pm, [%s1, %poColEnd], [%cHS, %c1], [%qRow, %poCol] : !tile.ptr<f32> -> !tile.block_ptr<tensor<{M}x1xf32>>
-  tile.store %pmp, %me2 : !tile.block_ptr<tensor<{M}x1xf32>>
-  %le2 = tile.expand_dims %r2#2 {{axis = 1 : i64}} : tensor<{M}xf32> -> tensor<{M}x1xf32>
-  %plp = tile.make_block_ptr %pl, [%s1, %poColEnd], [%cHS, %c1], [%qRow, %poCol] : !tile.ptr<f32> -> !tile.block_ptr<tensor<{M}x1xf32>>
-  tile.store %plp, %le2 : !tile.block_ptr<tensor<{M}x1xf32>>
-)",
-                           fmt::arg("M", M), fmt::arg("D", D), fmt::arg("HSD", s.heads * s.kvSplits * D),
-                           fmt::arg("HS", s.heads * s.kvSplits));
-  else
-    epilogue += fmt::format("  tile.store %op, %out : !tile.block_ptr<tensor<{}x{}xf32>>\n", M, D);
   const double log2e = 1.4426950408889634;
   return fmt::format(R"(func.func @{name}({args}) attributes {{tile.num_warps = 1 : i64}} {{
   %c0 = arith.constant 0 : index

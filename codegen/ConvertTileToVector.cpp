@@ -266,6 +266,8 @@ class Lowering {
     Location loc = l.getLoc();
     auto md = memref::ExtractStridedMetadataOp::create(b, loc, l.getPtr());
     int64_t n = vt.getNumElements();
+    // The flat view only carries the base address to the gather (its size
+    // is never read); which elements exist is decided by the mask alone.
     auto flatType = MemRefType::get({ShapedType::kDynamic}, vt.getElementType());
     Value flat = memref::ReinterpretCastOp::create(b, loc, flatType, md.getBaseBuffer(), OpFoldResult(b.getIndexAttr(0)),
                                                    {OpFoldResult(b.getIndexAttr(1))}, {OpFoldResult(b.getIndexAttr(1))});

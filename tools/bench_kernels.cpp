@@ -38,6 +38,17 @@ double timeIt(F&& fn, double budget) {
   return elapsed / n;
 }
 
+// max |got - want| / max |want| over n elements: a result that disagrees
+// with its check makes the timing meaningless, so callers fail on it.
+double relError(const float* got, const float* want, int64_t n) {
+  double maxErr = 0, maxRef = 1e-6;
+  for (int64_t i = 0; i < n; ++i) {
+    maxErr = std::max(maxErr, (double)std::abs(got[i] - want[i]));
+    maxRef = std::max(maxRef, (double)std::abs(want[i]));
+  }
+  return maxErr / maxRef;
+}
+
 std::string cpuModel() {
   std::ifstream f("/proc/cpuinfo");
   for (std::string line; std::getline(f, line);)
@@ -110,12 +121,8 @@ nlohmann::json benchAttention(const std::string& target, int threads, double sec
     ops::Tensor want;
     double tRef = timeIt([&] { want = ops::pagedAttention(q, cache, tables, starts, lens, {H, Hk, D, scale}); },
                          seconds);
-    double maxErr = 0, maxRef = 1e-6;
-    for (int64_t i = 0; i < o.numel(); ++i) {
-      maxErr = std::max(maxErr, (double)std::abs(o.data<float>()[i] - want.data<float>()[i]));
-      maxRef = std::max(maxRef, (double)std::abs(want.data<float>()[i]));
-    }
-    if (maxErr / maxRef > 1e-4) fail("bench: paged attention disagrees with the reference (rel error {})", maxErr / maxRef);
+    double err = relError(o.data<float>(), want.data<float>(), o.numel());
+    if (err > 1e-4) fail("bench: paged attention disagrees with the reference (rel error {})", err);
     // Visible pairs per head: causal over the new tokens.
     double pairs = 0;
     for (int64_t i = 0; i < c.newTokens; ++i) pairs += c.context - c.newTokens + i + 1;
@@ -178,12 +185,8 @@ int benchKernels(const std::string& jsonPath, double secondsPerCase) {
         stream.wait();
       }, secondsPerCase);
       // Same answer, or the comparison means nothing.
-      double maxErr = 0, maxRef = 1e-6;
-      for (int64_t i = 0; i < m * n; ++i) {
-        maxErr = std::max(maxErr, (double)std::abs(c[i] - c2[i]));
-        maxRef = std::max(maxRef, (double)std::abs(c2[i]));
-      }
-      if (maxErr / maxRef > 1e-4) fail("bench: strata and oneDNN disagree on {}x{}x{} (rel error {})", m, k, n, maxErr / maxRef);
+      double err = relError(c.data(), c2.data(), m * n);
+      if (err > 1e-4) fail("bench: strata and oneDNN disagree on {}x{}x{} (rel error {})", m, k, n, err);
       double flops = 2.0 * m * n * k;
       double gs = flops / tStrata / 1e9, gd = flops / tDnnl / 1e9;
       std::printf("%5lld x %5lld x %5lld %12.1f %12.1f %8.2f\n", (long long)m, (long long)k, (long long)n, gs, gd,
