@@ -186,6 +186,25 @@ struct AssignLayoutsPass : impl::AssignLayoutsBase<AssignLayoutsPass> {
     Operation* rootOp = choice->root.getDefiningOp() ? choice->root.getDefiningOp() : f.getOperation();
     if (failed(prop.set(choice->root, blocked(ctx, *layout), rootOp)) || failed(prop.run(f)))
       return signalPassFailure();
+    // An elementwise kernel may hold independent chains (the KV write moves
+    // K and V rows that never meet): each chain not reached from the root is
+    // an elementwise workload of its own and gets the root layout for its
+    // shape. Other workloads must be connected to their root.
+    while (choice->workload == Workload::Elementwise) {
+      Value next;
+      f.walk([&](Operation* op) {
+        for (Value v : op->getResults())
+          if (!next && isTileValue(v) && !prop.get(v)) next = v;
+      });
+      if (!next) break;
+      auto l = rootLayout(tileTypeOf(next).getShape(), warps, Tiling::Horizontal, why);
+      if (failed(l)) {
+        next.getDefiningOp()->emitError() << "elementwise chain root: " << why;
+        return signalPassFailure();
+      }
+      if (failed(prop.set(next, blocked(ctx, *l), next.getDefiningOp())) || failed(prop.run(f)))
+        return signalPassFailure();
+    }
 
     // Rewrite every tile type (values and block arguments) with its encoding.
     bool missing = false;

@@ -13,11 +13,16 @@
 
 #include <cstdint>
 #include <deque>
+#include <functional>
+#include <string>
 #include <vector>
 
 namespace strata::abi {
 
 using PackedKernel = void (*)(void**);
+// Resolves a kernel by name (a JIT module or a loaded shared library);
+// throws strata::Error when there is none.
+using KernelLookup = std::function<PackedKernel(const std::string&)>;
 
 class KernelArgs {
  public:

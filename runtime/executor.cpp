@@ -6,7 +6,8 @@
 
 namespace strata::runtime {
 
-Executor::Executor(ops::GraphDef graph) : graph_(std::move(graph)) {
+Executor::Executor(ops::GraphDef graph, abi::KernelLookup kernels) : graph_(std::move(graph)) {
+  if (kernels) kernels_ = std::make_unique<RegionKernels>(std::move(kernels));
   for (const auto& w : graph_.weights) params_[w.name] = weightStore_.load(w);
   for (const auto& c : graph_.constants) params_[c.name] = c.value;
   std::set<std::string> defined;
@@ -15,7 +16,17 @@ Executor::Executor(ops::GraphDef graph) : graph_(std::move(graph)) {
   std::map<std::string, size_t> lastUse;
   for (size_t i = 0; i < graph_.nodes.size(); ++i) {
     const auto& n = graph_.nodes[i];
-    if (!ops::findKernel(n.op)) fail("{}: node '{}': op '{}' is not supported", graph_.source, n.name, n.op);
+    if (kernels_) {
+      if (!RegionKernels::planned(n))
+        fail("{}: node '{}' ({}) has no generated kernel", graph_.source, n.name, n.op);
+      try {
+        kernels_->prepare(n);
+      } catch (const Error& e) {
+        fail("{}: node '{}' ({}): {}", graph_.source, n.name, n.op, e.what());
+      }
+    } else if (!ops::findKernel(n.op)) {
+      fail("{}: node '{}': op '{}' is not supported", graph_.source, n.name, n.op);
+    }
     for (const auto& in : n.inputs) {
       if (in.empty()) continue;
       if (!defined.count(in))
@@ -51,7 +62,7 @@ TensorMap Executor::run(const TensorMap& inputs) const {
     for (const auto& in : n.inputs) args.push_back(in.empty() ? ops::Tensor() : lookup(in));
     std::vector<ops::Tensor> outs;
     try {
-      outs = (*ops::findKernel(n.op))(n, args);
+      outs = kernels_ ? kernels_->run(n, args) : (*ops::findKernel(n.op))(n, args);
     } catch (const Error& e) {
       fail("{}: node '{}' ({}): {}", graph_.source, n.name, n.op, e.what());
     } catch (const std::exception& e) {

@@ -1,4 +1,6 @@
-// Executor: runs a GraphDef node by node with the ops/ reference kernels.
+// Executor: runs a GraphDef node by node, with the ops/ reference kernels or,
+// for nodes that carry a planned kernel (codegen's planCpuKernels), the
+// generated kernels that `kernels` resolves.
 //
 // The graph is checked once at construction (every op known, every input
 // produced before it is used, weights readable); run() then binds the graph
@@ -8,7 +10,11 @@
 #include <string>
 #include <vector>
 
+#include <memory>
+
+#include "ops/abi.h"
 #include "ops/graph_def.h"
+#include "runtime/region_kernels.h"
 #include "runtime/weights.h"
 
 namespace strata::runtime {
@@ -17,7 +23,9 @@ using TensorMap = std::map<std::string, ops::Tensor>;
 
 class Executor {
  public:
-  explicit Executor(ops::GraphDef graph);
+  // With `kernels`, every node must carry a planned kernel (no reference op
+  // runs then); all of them are resolved here.
+  explicit Executor(ops::GraphDef graph, abi::KernelLookup kernels = {});
   const ops::GraphDef& graph() const { return graph_; }
   // Inputs by graph input name; returns every graph output by name. Errors
   // name the node (name and op) that failed.
@@ -29,6 +37,7 @@ class Executor {
   WeightStore weightStore_;
   TensorMap params_;  // weights and constants
   std::vector<std::vector<std::string>> freeAfter_;  // values dead after node i
+  std::unique_ptr<RegionKernels> kernels_;
 };
 
 }  // namespace strata::runtime

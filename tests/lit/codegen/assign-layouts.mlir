@@ -237,6 +237,28 @@ func.func @silu(%x: !tile.ptr<f32>, %n: index) attributes {tile.num_warps = 2 : 
 
 // -----
 
+// Two copies that never meet (the KV write's K and V rows): the chain the
+// root does not reach is an elementwise workload of its own and gets the
+// root layout for its shape.
+// CHECK-DAG: #[[A:.*]] = #tile.blocked<{sizePerWarp = [4, 16], warpsPerCTA = [2, 1], order = [1, 0]}>
+// CHECK-DAG: #[[B:.*]] = #tile.blocked<{sizePerWarp = [1, 32], warpsPerCTA = [2, 1], order = [1, 0]}>
+// CHECK-LABEL: func.func @two_chains
+// CHECK: tile.load {{.*}} : <tensor<8x16xf32, #[[A]]>>
+// CHECK: tile.load {{.*}} : <tensor<2x32xf32, #[[B]]>>
+func.func @two_chains(%x: !tile.ptr<f32>, %y: !tile.ptr<f32>, %n: index) attributes {tile.num_warps = 2 : i64} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %p = tile.make_block_ptr %x, [%n, %n], [%n, %c1], [%c0, %c0] : !tile.ptr<f32> -> !tile.block_ptr<tensor<8x16xf32>>
+  %q = tile.make_block_ptr %y, [%n, %n], [%n, %c1], [%c0, %c0] : !tile.ptr<f32> -> !tile.block_ptr<tensor<2x32xf32>>
+  %a = tile.load %p : !tile.block_ptr<tensor<8x16xf32>>
+  %b = tile.load %q : !tile.block_ptr<tensor<2x32xf32>>
+  tile.store %p, %a : !tile.block_ptr<tensor<8x16xf32>>
+  tile.store %q, %b : !tile.block_ptr<tensor<2x32xf32>>
+  return
+}
+
+// -----
+
 // tile.mask keeps its operand's layout.
 // CHECK-LABEL: func.func @masked_scores
 // CHECK: tile.mask {{.*}} {causal} : tensor<4x16xf32, #blocked{{.*}}>

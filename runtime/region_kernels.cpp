@@ -1,0 +1,241 @@
+#include "runtime/region_kernels.h"
+
+#include <algorithm>
+
+namespace strata::runtime {
+
+using ops::Tensor;
+using V = std::vector<Tensor>;
+
+namespace {
+
+int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+const Tensor& arg(const V& in, size_t i, const char* what) {
+  if (in.size() <= i || !in[i].defined()) fail("missing {} (input #{})", what, i);
+  return in[i];
+}
+const Tensor& f32(const V& in, size_t i, const char* what) {
+  const Tensor& t = arg(in, i, what);
+  if (t.dtype() != ops::DType::F32) fail("{} must be f32, got {}", what, ops::dtypeName(t.dtype()));
+  return t;
+}
+const Tensor& i64(const V& in, size_t i, const char* what) {
+  const Tensor& t = arg(in, i, what);
+  if (t.dtype() != ops::DType::I64) fail("{} must be i64, got {}", what, ops::dtypeName(t.dtype()));
+  return t;
+}
+void checkIndices(const Tensor& ids, int64_t limit, const char* what) {
+  const int64_t* p = ids.data<int64_t>();
+  for (int64_t i = 0; i < ids.numel(); ++i)
+    if (p[i] < 0 || p[i] >= limit) fail("{} {} at #{} is outside [0, {})", what, p[i], i, limit);
+}
+// Shape of x with its last dim replaced by n.
+ops::Shape withLast(ops::Shape s, int64_t n) {
+  s.back() = n;
+  return s;
+}
+
+}  // namespace
+
+RegionKernels::RegionKernels(abi::KernelLookup lookup, int threads) : lookup_(std::move(lookup)), threads_(threads) {}
+
+RegionKernels::Launch RegionKernels::resolve(const ops::NodeDef& n, const nlohmann::json& a) const {
+  if (!a.is_object() || !a.contains("name"))
+    fail("node '{}' ({}): malformed kernel attribute {}", n.name, n.op, a.dump());
+  Launch l;
+  l.fn = lookup_(a.at("name").get<std::string>());
+  l.blockM = a.value("block_m", (int64_t)1);
+  l.blockN = a.value("block_n", (int64_t)1);
+  if (l.blockM <= 0 || l.blockN <= 0) fail("node '{}' ({}): kernel blocking {}", n.name, n.op, a.dump());
+  return l;
+}
+
+void RegionKernels::prepare(const ops::NodeDef& n) {
+  const auto& a = n.attrs.at("kernel");
+  Resolved r;
+  r.main = resolve(n, a);
+  if (a.contains("decode")) r.decode = resolve(n, a["decode"]);
+  if (a.contains("gather")) r.gather = resolve(n, a["gather"]);
+  nodes_[&n] = r;
+}
+
+void RegionKernels::launch(const Launch& l, const abi::KernelArgs& args, int64_t gx, int64_t gy, int64_t gz) const {
+  abi::launch(l.fn, args, gx, gy, gz, threads_);
+}
+
+ops::RopeTables RegionKernels::ropeTables(int64_t headDim, float theta, int64_t positions) {
+  std::lock_guard<std::mutex> lock(ropeMutex_);
+  auto it = rope_.find({headDim, theta});
+  if (it == rope_.end() || it->second.cos.dim(0) < positions) {
+    // Grow geometrically so a long generation rebuilds the table O(log n) times.
+    int64_t have = it == rope_.end() ? 0 : it->second.cos.dim(0);
+    int64_t rows = std::max<int64_t>({positions, 2 * have, 256});
+    it = rope_.insert_or_assign({headDim, theta}, ops::ropeTables(rows, headDim, theta)).first;
+  }
+  return it->second;
+}
+
+Tensor RegionKernels::gatherRows(const Launch& l, const Tensor& table, const Tensor& ids) {
+  int64_t rows = table.dim(0), width = table.numel() / rows, T = ids.numel();
+  checkIndices(ids, rows, "row index");
+  Tensor out(ops::DType::F32, {T, width});
+  abi::KernelArgs a;
+  a.buffer(table.data<float>(), table.numel()).buffer(out.data<float>(), out.numel());
+  a.buffer(ids.data<int64_t>(), T).index(T).index(rows).index(width);
+  launch(l, a, T, ceilDiv(width, l.blockN));
+  return out;
+}
+
+// region.gemm operands: x, w_0..w_{n-1}, [b_0..b_{n-1}], [residual], [rows]
+// (ops/kernel_table.cpp documents the attributes).
+V RegionKernels::gemm(const ops::NodeDef& n, const Resolved& r, const V& in) {
+  int64_t nw = n.attrs.at("weights").get<int64_t>();
+  bool hasBias = n.attrs.value("bias", 0) != 0, hasRes = n.attrs.value("residual", 0) != 0,
+       hasRows = n.attrs.value("rows", 0) != 0, swiglu = n.attrs.value("epilogue", "none") == "swiglu",
+       nk = n.attrs.value("layout", "kn") == "nk";
+  size_t want = 1 + nw * (hasBias ? 2 : 1) + hasRes + hasRows;
+  if (nw < 1 || in.size() != want || (swiglu && nw != 2) || (hasRes && nw != 1 && !swiglu))
+    fail("{} operands for {} weights (bias {}, residual {}, rows {}, epilogue swiglu {})", in.size(), nw, hasBias,
+         hasRes, hasRows, swiglu);
+  Tensor x = f32(in, 0, "x");
+  const int64_t K = x.dim(x.rank() - 1);
+  ops::Shape outBase = x.shape();
+  if (hasRows) {
+    if (!r.gather) fail("the kernel attribute has no row gather");
+    const Tensor& rows = i64(in, want - 1, "rows");
+    ops::Shape s(std::max<int64_t>(x.rank() - 2, 0), 1);
+    s.push_back(rows.numel());
+    s.push_back(K);
+    x = gatherRows(*r.gather, x.reshaped({x.numel() / K, K}), rows);
+    outBase = s;
+  }
+  const int64_t M = x.numel() / K;
+  const Launch& l = M == 1 && r.decode ? *r.decode : r.main;
+  auto widthOf = [&](size_t wi) {
+    const Tensor& w = f32(in, 1 + wi, "weight");
+    if (w.rank() != 2 || w.dim(nk ? 1 : 0) != K)
+      fail("weight #{} is {}, expected {} with K = {}", wi, ops::shapeStr(w.shape()), nk ? "[N, K]" : "[K, N]", K);
+    return w.dim(nk ? 0 : 1);
+  };
+  const Tensor* res = hasRes ? &f32(in, 1 + nw * (hasBias ? 2 : 1), "residual") : nullptr;
+  V outs;
+  for (int64_t wi = 0; wi < (swiglu ? 1 : nw); ++wi) {
+    int64_t N = widthOf(wi);
+    if (swiglu && widthOf(1) != N) fail("gate and up weights differ in width");
+    Tensor c(ops::DType::F32, withLast(outBase, N));
+    abi::KernelArgs a;
+    a.buffer(x.data<float>(), x.numel());
+    for (int64_t j = wi; j < (swiglu ? 2 : wi + 1); ++j) a.buffer(in[1 + j].data<float>(), in[1 + j].numel());
+    a.buffer(c.data<float>(), c.numel());
+    if (hasBias)
+      for (int64_t j = wi; j < (swiglu ? 2 : wi + 1); ++j) {
+        const Tensor& b = f32(in, 1 + nw + j, "bias");
+        if (b.numel() != N) fail("bias #{} has {} entries, the output {}", j, b.numel(), N);
+        a.buffer(b.data<float>(), b.numel());
+      }
+    if (res) {
+      if (res->numel() != M * N) fail("residual {} does not match the output [{}, {}]", ops::shapeStr(res->shape()), M, N);
+      a.buffer(res->data<float>(), res->numel());
+    }
+    a.index(M).index(N).index(K);
+    launch(l, a, ceilDiv(M, l.blockM), ceilDiv(N, l.blockN));
+    outs.push_back(std::move(c));
+  }
+  return outs;
+}
+
+// region.paged_attention operands: q, cache, block_tables, seq_starts, context_lens.
+V RegionKernels::pagedAttention(const Resolved& r, const V& in) {
+  const Tensor& q = f32(in, 0, "q");
+  const Tensor& cache = f32(in, 1, "cache");
+  const Tensor& tables = i64(in, 2, "block_tables");
+  const Tensor& starts = i64(in, 3, "seq_starts");
+  const Tensor& lens = i64(in, 4, "context_lens");
+  if (cache.rank() != 5 || cache.dim(3) != r.main.blockN)
+    fail("cache {} does not have the block size {} the kernel was built for", ops::shapeStr(cache.shape()), r.main.blockN);
+  const int64_t N = lens.numel(), D = cache.dim(4);
+  if (starts.numel() != N + 1 || tables.rank() != 2 || tables.dim(0) != N)
+    fail("seq_starts ({}) / block_tables {} do not match {} sequences", starts.numel(), ops::shapeStr(tables.shape()), N);
+  const int64_t* st = starts.data<int64_t>();
+  int64_t maxQ = 0;
+  for (int64_t i = 0; i < N; ++i) maxQ = std::max(maxQ, st[i + 1] - st[i]);
+  checkIndices(tables, cache.dim(0), "block table entry");
+  const Launch& l = maxQ == 1 && r.decode ? *r.decode : r.main;
+  Tensor o(ops::DType::F32, q.shape());
+  int64_t heads = q.dim(q.rank() - 1) / D;
+  abi::KernelArgs a;
+  a.buffer(q.data<float>(), q.numel()).buffer(cache.data<float>(), cache.numel()).buffer(o.data<float>(), o.numel());
+  a.buffer(tables.data<int64_t>(), tables.numel()).buffer(st, starts.numel()).buffer(lens.data<int64_t>(), N);
+  a.index(tables.dim(1)).index(cache.numel() / D);
+  launch(l, a, ceilDiv(maxQ, l.blockM), heads, N);
+  return {o};
+}
+
+V RegionKernels::run(const ops::NodeDef& n, const V& in) {
+  auto it = nodes_.find(&n);
+  if (it == nodes_.end()) fail("node '{}' ({}) was not prepared", n.name, n.op);
+  const Resolved& r = it->second;
+  const Launch& l = r.main;
+  if (n.op == "region.gemm") return gemm(n, r, in);
+  if (n.op == "region.paged_attention") return pagedAttention(r, in);
+  if (n.op == "region.embedding") {
+    const Tensor& table = f32(in, 0, "embedding table");
+    const Tensor& ids = i64(in, 1, "token ids");
+    ops::Shape s = ids.shape();
+    s.push_back(table.dim(table.rank() - 1));
+    return {gatherRows(l, table, ids).reshaped(s)};
+  }
+  if (n.op == "region.rmsnorm") {
+    const Tensor& x = f32(in, 0, "x");
+    const Tensor& w = f32(in, 1, "weight");
+    int64_t width = x.dim(x.rank() - 1), rows = x.numel() / width;
+    if (w.numel() != width) fail("weight has {} entries, x's rows {}", w.numel(), width);
+    Tensor y(ops::DType::F32, x.shape());
+    abi::KernelArgs a;
+    a.buffer(x.data<float>(), x.numel()).buffer(w.data<float>(), width).buffer(y.data<float>(), y.numel());
+    a.index(rows).index(width).f32(n.attrs.at("eps").get<float>());
+    launch(l, a, rows);
+    return {y};
+  }
+  if (n.op == "region.rope") {
+    const Tensor& x = f32(in, 0, "x");
+    const Tensor& pos = i64(in, 1, "positions");
+    int64_t D = n.attrs.at("head_dim").get<int64_t>(), width = x.dim(x.rank() - 1), T = x.numel() / width;
+    if (pos.numel() != T) fail("{} positions for {} tokens", pos.numel(), T);
+    const int64_t* p = pos.data<int64_t>();
+    int64_t maxPos = 0;
+    for (int64_t i = 0; i < T; ++i) {
+      if (p[i] < 0) fail("negative position {} at token {}", p[i], i);
+      maxPos = std::max(maxPos, p[i]);
+    }
+    ops::RopeTables tab = ropeTables(D, n.attrs.at("theta").get<float>(), maxPos + 1);
+    Tensor y(ops::DType::F32, x.shape());
+    abi::KernelArgs a;
+    a.buffer(x.data<float>(), x.numel()).buffer(y.data<float>(), y.numel());
+    a.buffer(tab.cos.data<float>(), tab.cos.numel()).buffer(tab.sin.data<float>(), tab.sin.numel());
+    a.buffer(p, T).index(T).index(tab.cos.dim(0));
+    launch(l, a, T, width / D);
+    return {y};
+  }
+  if (n.op == "region.kv_write") {
+    Tensor cache = f32(in, 0, "cache");
+    const Tensor& k = f32(in, 1, "k");
+    const Tensor& v = f32(in, 2, "v");
+    const Tensor& slots = i64(in, 3, "slot_mapping");
+    if (cache.rank() != 5 || cache.dim(3) != l.blockN)
+      fail("cache {} does not have the block size {} the kernel was built for", ops::shapeStr(cache.shape()), l.blockN);
+    int64_t Hk = cache.dim(2), D = cache.dim(4), T = slots.numel();
+    if (k.numel() != T * Hk * D || v.numel() != T * Hk * D)
+      fail("k/v {} / {} are not {} tokens of {} x {}", ops::shapeStr(k.shape()), ops::shapeStr(v.shape()), T, Hk, D);
+    checkIndices(slots, cache.dim(0) * cache.dim(3), "cache slot");
+    abi::KernelArgs a;
+    a.buffer(cache.data<float>(), cache.numel()).buffer(k.data<float>(), k.numel()).buffer(v.data<float>(), v.numel());
+    a.buffer(slots.data<int64_t>(), T).index(T).index(cache.numel() / D);
+    launch(l, a, T, Hk);
+    return {cache};
+  }
+  fail("no CPU launcher for op '{}'", n.op);
+}
+
+}  // namespace strata::runtime

@@ -1,0 +1,57 @@
+// Launches the generated kernels of a planned region graph (the "kernel"
+// attributes that codegen's planCpuKernels writes; see codegen/RegionKernels.h
+// for the keys) through the kernel ABI (ops/abi.h). This is the one place that
+// knows each region kernel's argument order and grid on the runtime side; the
+// kernels come from a lookup (the in-process JIT or an artifact's shared
+// library), so the runtime links no compiler.
+#pragma once
+#include <map>
+#include <mutex>
+#include <optional>
+#include <vector>
+
+#include "ops/abi.h"
+#include "ops/graph_def.h"
+#include "ops/regions.h"
+
+namespace strata::runtime {
+
+class RegionKernels {
+ public:
+  // threads: programs of one launch run on this many threads (0: all cores).
+  explicit RegionKernels(abi::KernelLookup lookup, int threads = 0);
+  // Whether the node carries a planned kernel.
+  static bool planned(const ops::NodeDef& n) { return n.attrs.contains("kernel"); }
+  // Resolves the node's kernels once; throws naming the node when one is
+  // missing or the attribute is malformed. `n` must outlive this object.
+  void prepare(const ops::NodeDef& n);
+  // Runs a prepared node on its inputs (in the order of n.inputs); checks
+  // shapes and index ranges first and names the node in errors.
+  std::vector<ops::Tensor> run(const ops::NodeDef& n, const std::vector<ops::Tensor>& in);
+
+ private:
+  struct Launch {
+    abi::PackedKernel fn = nullptr;
+    int64_t blockM = 1, blockN = 1;
+  };
+  struct Resolved {
+    Launch main;
+    std::optional<Launch> decode, gather;
+  };
+  Launch resolve(const ops::NodeDef& n, const nlohmann::json& a) const;
+  void launch(const Launch& l, const abi::KernelArgs& args, int64_t gx, int64_t gy = 1, int64_t gz = 1) const;
+  // cos/sin tables covering positions [0, positions) for (headDim, theta).
+  ops::RopeTables ropeTables(int64_t headDim, float theta, int64_t positions);
+
+  std::vector<ops::Tensor> gemm(const ops::NodeDef& n, const Resolved& r, const std::vector<ops::Tensor>& in);
+  std::vector<ops::Tensor> pagedAttention(const Resolved& r, const std::vector<ops::Tensor>& in);
+  ops::Tensor gatherRows(const Launch& l, const ops::Tensor& table, const ops::Tensor& ids);
+
+  abi::KernelLookup lookup_;
+  int threads_;
+  std::map<const ops::NodeDef*, Resolved> nodes_;
+  std::mutex ropeMutex_;
+  std::map<std::pair<int64_t, float>, ops::RopeTables> rope_;
+};
+
+}  // namespace strata::runtime
