@@ -14,7 +14,16 @@
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
 #include "mlir/Transforms/Passes.h"
+#include "mlir/Target/LLVMIR/Export.h"
+#include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
+#include "llvm/IR/LegacyPassManager.h"
+#include "llvm/IR/Module.h"
+#include "llvm/MC/TargetRegistry.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Program.h"
 #include "llvm/Support/TargetSelect.h"
+#include "llvm/Target/TargetMachine.h"
 #include "llvm/TargetParser/Host.h"
 #include "ops/error.h"
 
@@ -36,15 +45,18 @@ struct CpuKernels::Impl {
 CpuKernels::CpuKernels(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 CpuKernels::~CpuKernels() = default;
 
-std::unique_ptr<CpuKernels> CpuKernels::compile(const std::string& tileIr, const std::string& target) {
-  static const bool nativeReady = [] {
+namespace {
+
+void initNativeTarget() {
+  static const bool ready = [] {
     llvm::InitializeNativeTarget();
     llvm::InitializeNativeTargetAsmPrinter();
     return true;
   }();
-  (void)nativeReady;
-  auto impl = std::make_unique<Impl>();
-  MLIRContext& ctx = impl->ctx;
+  (void)ready;
+}
+
+void registerDialects(MLIRContext& ctx) {
   DialectRegistry registry;
   registry.insert<TileDialect, func::FuncDialect, arith::ArithDialect, math::MathDialect, scf::SCFDialect,
                   vector::VectorDialect, memref::MemRefDialect, LLVM::LLVMDialect>();
@@ -52,13 +64,40 @@ std::unique_ptr<CpuKernels> CpuKernels::compile(const std::string& tileIr, const
   registerLLVMDialectTranslation(registry);
   ctx.appendDialectRegistry(registry);
   ctx.disableMultithreading();
+}
 
-  std::string diagnostics;
-  ScopedDiagnosticHandler handler(&ctx, [&](Diagnostic& d) {
-    llvm::raw_string_ostream os(diagnostics);
-    os << d.getLocation() << ": " << d << "\n";
-    return success();
-  });
+// For every kernel, `void strata_<name>(void** args)`: loads parameter i from
+// *args[i] and calls the kernel (the ABI of ops/abi.h). Built in the LLVM
+// dialect so the JIT and the shared library export the same entry points.
+void addPackedEntryPoints(ModuleOp m) {
+  MLIRContext* ctx = m.getContext();
+  OpBuilder b(ctx);
+  auto ptrTy = LLVM::LLVMPointerType::get(ctx);
+  auto voidTy = LLVM::LLVMVoidType::get(ctx);
+  for (LLVM::LLVMFuncOp f : llvm::to_vector(m.getOps<LLVM::LLVMFuncOp>())) {
+    if (f.isExternal()) continue;
+    Location loc = f.getLoc();
+    b.setInsertionPointToEnd(m.getBody());
+    auto w = LLVM::LLVMFuncOp::create(b, loc, abi::packedSymbol(f.getName().str()),
+                                      LLVM::LLVMFunctionType::get(voidTy, {ptrTy}));
+    Block* entry = w.addEntryBlock(b);
+    b.setInsertionPointToStart(entry);
+    SmallVector<Value> args;
+    for (auto [i, t] : llvm::enumerate(f.getFunctionType().getParams())) {
+      Value slot = LLVM::GEPOp::create(b, loc, ptrTy, ptrTy, entry->getArgument(0),
+                                       ArrayRef<LLVM::GEPArg>{static_cast<int32_t>(i)});
+      Value p = LLVM::LoadOp::create(b, loc, ptrTy, slot);
+      args.push_back(LLVM::LoadOp::create(b, loc, t, p));
+    }
+    LLVM::CallOp::create(b, loc, f, args);
+    LLVM::ReturnOp::create(b, loc, ValueRange{});
+  }
+}
+
+// Parses the tile IR and lowers it to the LLVM dialect with packed entry
+// points; diagnostics go to `diagnostics`.
+OwningOpRef<ModuleOp> lowerToLLVM(MLIRContext& ctx, const std::string& tileIr, const std::string& target,
+                                  std::string& diagnostics) {
   OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(tileIr, &ctx);
   if (!module) fail("cpu backend: cannot parse tile IR:\n{}", diagnostics);
 
@@ -87,6 +126,34 @@ std::unique_ptr<CpuKernels> CpuKernels::compile(const std::string& tileIr, const
   pm.addPass(createUBToLLVMConversionPass());  // poison from vector unrolling
   pm.addPass(createReconcileUnrealizedCastsPass());
   if (failed(pm.run(*module))) fail("cpu backend: lowering failed:\n{}", diagnostics);
+  addPackedEntryPoints(*module);
+  return module;
+}
+
+std::unique_ptr<ScopedDiagnosticHandler> collectDiagnostics(MLIRContext& ctx, std::string& out) {
+  return std::make_unique<ScopedDiagnosticHandler>(&ctx, [&out](Diagnostic& d) {
+    llvm::raw_string_ostream os(out);
+    os << d.getLocation() << ": " << d << "\n";
+    return success();
+  });
+}
+
+std::string findLinker() {
+  for (const char* p : {"/usr/lib/llvm-22/bin/ld.lld", "/usr/bin/ld.lld-22", "/usr/bin/ld.lld"})
+    if (llvm::sys::fs::can_execute(p)) return p;
+  if (auto p = llvm::sys::findProgramByName("ld.lld")) return *p;
+  fail("cpu backend: no ld.lld found (install lld-22) to link the kernels into a shared library");
+}
+
+}  // namespace
+
+std::unique_ptr<CpuKernels> CpuKernels::compile(const std::string& tileIr, const std::string& target) {
+  initNativeTarget();
+  auto impl = std::make_unique<Impl>();
+  registerDialects(impl->ctx);
+  std::string diagnostics;
+  auto handler = collectDiagnostics(impl->ctx, diagnostics);
+  OwningOpRef<ModuleOp> module = lowerToLLVM(impl->ctx, tileIr, target, diagnostics);
 
   // The options hold a function_ref: the transformer must outlive create().
   std::function<llvm::Error(llvm::Module*)> optimize = makeOptimizingTransformer(3, 0, nullptr);
@@ -99,13 +166,61 @@ std::unique_ptr<CpuKernels> CpuKernels::compile(const std::string& tileIr, const
   return std::unique_ptr<CpuKernels>(new CpuKernels(std::move(impl)));
 }
 
+void CpuKernels::writeSharedLibrary(const std::string& tileIr, const std::string& path, const std::string& target) {
+  if (!target.empty() && target != hostCpuTarget())
+    fail("cpu backend: shared libraries are built for the host CPU ({}), not {}", hostCpuTarget(), target);
+  initNativeTarget();
+  MLIRContext ctx;
+  registerDialects(ctx);
+  std::string diagnostics;
+  auto handler = collectDiagnostics(ctx, diagnostics);
+  OwningOpRef<ModuleOp> module = lowerToLLVM(ctx, tileIr, target, diagnostics);
+
+  auto builder = llvm::orc::JITTargetMachineBuilder::detectHost();
+  if (!builder) fail("cpu backend: cannot describe the host CPU: {}", llvm::toString(builder.takeError()));
+  builder->setRelocationModel(llvm::Reloc::PIC_);
+  builder->setCodeGenOptLevel(llvm::CodeGenOptLevel::Aggressive);
+  auto tm = builder->createTargetMachine();
+  if (!tm) fail("cpu backend: no target machine for the host: {}", llvm::toString(tm.takeError()));
+
+  llvm::LLVMContext llvmCtx;
+  std::unique_ptr<llvm::Module> llvmModule = translateModuleToLLVMIR(*module, llvmCtx);
+  if (!llvmModule) fail("cpu backend: translation to LLVM IR failed:\n{}", diagnostics);
+  llvmModule->setDataLayout((*tm)->createDataLayout());
+  llvmModule->setTargetTriple((*tm)->getTargetTriple());
+  if (llvm::Error e = makeOptimizingTransformer(3, 0, tm->get())(llvmModule.get()))
+    fail("cpu backend: LLVM optimization failed: {}", llvm::toString(std::move(e)));
+
+  const std::string object = path + ".o";
+  {
+    std::error_code ec;
+    llvm::raw_fd_ostream os(object, ec, llvm::sys::fs::OF_None);
+    if (ec) fail("cannot write {}: {}", object, ec.message());
+    llvm::legacy::PassManager emit;
+    if ((*tm)->addPassesToEmitFile(emit, os, nullptr, llvm::CodeGenFileType::ObjectFile))
+      fail("cpu backend: the host target cannot emit object files");
+    emit.run(*llvmModule);
+  }
+  std::string linker = findLinker(), log = path + ".link.log";
+  llvm::SmallVector<llvm::StringRef> argv = {linker, "-shared", "--no-undefined-version", "-o", path, object};
+  std::optional<llvm::StringRef> redirects[] = {std::nullopt, llvm::StringRef(log), llvm::StringRef(log)};
+  std::string err;
+  int rc = llvm::sys::ExecuteAndWait(linker, argv, std::nullopt, redirects, 0, 0, &err);
+  if (rc != 0) {
+    auto out = llvm::MemoryBuffer::getFile(log);
+    fail("cpu backend: linking {} failed ({}): {}", path, err.empty() ? "exit " + std::to_string(rc) : err,
+         out ? (*out)->getBuffer().str() : std::string());
+  }
+  llvm::sys::fs::remove(log);
+}
+
 abi::PackedKernel CpuKernels::lookup(const std::string& name) const {
-  auto fn = impl_->engine->lookupPacked(name);
+  auto fn = impl_->engine->lookup(abi::packedSymbol(name));
   if (!fn) {
     llvm::consumeError(fn.takeError());
     fail("cpu backend: no kernel named '{}'", name);
   }
-  return *fn;
+  return reinterpret_cast<abi::PackedKernel>(*fn);
 }
 
 }  // namespace strata::tile

@@ -1,5 +1,8 @@
 // The CPU backend's compile-and-load entry point (no MLIR in this header):
-// workgroup-level tile IR in, packed kernel entry points (ops/abi.h) out.
+// workgroup-level tile IR in, packed kernel entry points (ops/abi.h) out,
+// either JIT-compiled in process or written as a shared library for an
+// artifact. Both expose kernel `name` as the symbol `strata_<name>` with the
+// packed signature `void (void**)` (abi::packedSymbol).
 #pragma once
 
 #include <memory>
@@ -19,6 +22,11 @@ class CpuKernels {
   // lowering, then JIT-compiles for the host CPU with its features. Throws
   // strata::Error with MLIR's diagnostics on failure.
   static std::unique_ptr<CpuKernels> compile(const std::string& tileIr, const std::string& target = "");
+  // The same kernels as position-independent machine code for the host CPU
+  // (target "" or the host's): `path`.o is written and linked into the shared
+  // library `path` with ld.lld (LLVM 22's, or ld.lld on PATH). Throws with
+  // the linker's output on failure.
+  static void writeSharedLibrary(const std::string& tileIr, const std::string& path, const std::string& target = "");
   ~CpuKernels();
 
   // The packed entry point of kernel `name`; throws when absent.

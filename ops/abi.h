@@ -2,7 +2,7 @@
 // (which launches them); no MLIR here.
 //
 // A CPU kernel is called through its packed entry point
-// `void _mlir_<name>(void** args)`: args[i] points to the i-th scalar of the
+// `void strata_<name>(void** args)`: args[i] points to the i-th scalar of the
 // lowered signature. Kernel parameters, in order, lower as:
 //   buffer (!tile.ptr<T>)  -> 5 slots: allocated pointer, aligned pointer,
 //                             offset, size, stride (an MLIR memref<?xT>)
@@ -20,6 +20,8 @@
 namespace strata::abi {
 
 using PackedKernel = void (*)(void**);
+// The exported symbol of kernel `name` in a JIT module or shared library.
+inline std::string packedSymbol(const std::string& name) { return "strata_" + name; }
 // Resolves a kernel by name (a JIT module or a loaded shared library);
 // throws strata::Error when there is none.
 using KernelLookup = std::function<PackedKernel(const std::string&)>;

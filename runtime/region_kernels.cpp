@@ -160,7 +160,19 @@ V RegionKernels::pagedAttention(const Resolved& r, const V& in) {
   const int64_t* st = starts.data<int64_t>();
   int64_t maxQ = 0;
   for (int64_t i = 0; i < N; ++i) maxQ = std::max(maxQ, st[i + 1] - st[i]);
-  checkIndices(tables, cache.dim(0), "block table entry");
+  // Entries past a sequence's context are padding (-1) that the kernel
+  // never reads; the ones it reads must name cache blocks.
+  const int64_t* len = lens.data<int64_t>();
+  const int64_t* tab = tables.data<int64_t>();
+  const int64_t bs = cache.dim(3), maxBlocks = tables.dim(1);
+  for (int64_t i = 0; i < N; ++i) {
+    if (len[i] < st[i + 1] - st[i] || len[i] > maxBlocks * bs)
+      fail("sequence {}: context length {} for {} new tokens and {} table entries of {}", i, len[i], st[i + 1] - st[i],
+           maxBlocks, bs);
+    for (int64_t b = 0; b < ceilDiv(len[i], bs); ++b)
+      if (tab[i * maxBlocks + b] < 0 || tab[i * maxBlocks + b] >= cache.dim(0))
+        fail("sequence {}: block table entry {} = {} is outside [0, {})", i, b, tab[i * maxBlocks + b], cache.dim(0));
+  }
   const Launch& l = maxQ == 1 && r.decode ? *r.decode : r.main;
   Tensor o(ops::DType::F32, q.shape());
   int64_t heads = q.dim(q.rank() - 1) / D;

@@ -5,6 +5,7 @@
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <iostream>
+#include <filesystem>
 #include <map>
 
 #include "graph/Pipeline.h"
@@ -14,6 +15,8 @@
 #include "models/model_source.h"
 #include "models/random_model.h"
 #include "models/tokenizer.h"
+#include "codegen/Artifact.h"
+#include "runtime/artifact.h"
 #include "runtime/executor.h"
 #include "runtime/generate.h"
 #include "runtime/paged_generate.h"
@@ -46,7 +49,7 @@ std::vector<int64_t> parseIds(const std::string& s) {
 struct RunOpts {
   std::string model, backend = "cpu", prompt, promptIds;
   int64_t maxNewTokens = 32, blockSize = 16, cacheBlocks = 0;
-  bool greedy = false, json = false, ignoreEos = false;
+  bool greedy = false, json = false, ignoreEos = false, blockSizeGiven = false;
   std::optional<float> temperature, topP;
   std::optional<int64_t> topK;
   uint64_t seed = 0;
@@ -77,24 +80,40 @@ int run(const RunOpts& o) {
   req.sampling.seed = o.seed;
   req.sampling.validate();
 
-  // The region graph in paged form: the same compiled graph does prefill and decode.
-  ops::GraphDef g = graph::formRegions(models::loadModel(o.model));
-  std::optional<models::Tokenizer> tok;
-  if (auto t = models::findTokenizer(o.model)) tok = models::Tokenizer::load(*t);
-  int64_t vocab = g.meta.value("vocab_size", (int64_t)-1);
-  for (int64_t id : req.promptIds)
-    if (id < 0 || (vocab > 0 && id >= vocab)) fail("--prompt-ids: token id {} is outside the vocabulary (0..{})", id, vocab - 1);
-  if (!o.ignoreEos && g.meta.contains("eos_token_id")) req.eosId = g.meta["eos_token_id"].get<int64_t>();
-
+  // The region graph in paged form: the same compiled graph does prefill and
+  // decode. An artifact directory brings its planned graph and kernels.
+  if (o.blockSize <= 0) fail("--block-size must be >= 1, got {}", o.blockSize);
   std::optional<runtime::Executor> execHolder;
-  if (o.backend == "cpu") {
-    tools::CompiledCpuModel m = tools::compileCpuModel(std::move(g), o.blockSize, !o.json);
-    execHolder.emplace(std::move(m.graph), std::move(m.kernels));
+  std::optional<models::Tokenizer> tok;
+  int64_t blockSize = o.blockSize;
+  if (runtime::isArtifact(o.model)) {
+    if (o.backend != "cpu")
+      fail("{} is a compiled artifact: it runs its generated kernels (--backend cpu), not --backend {}", o.model, o.backend);
+    runtime::Artifact a = runtime::loadArtifact(o.model);
+    if (o.blockSizeGiven && o.blockSize != a.blockSize)
+      fail("--block-size {}: {} was compiled for KV blocks of {} tokens (recompile with --block-size {})", o.blockSize,
+           o.model, a.blockSize, o.blockSize);
+    blockSize = a.blockSize;
+    if (a.tokenizer) tok = models::Tokenizer::load(*a.tokenizer);
+    execHolder.emplace(std::move(a.graph), std::move(a.kernels));
   } else {
-    execHolder.emplace(std::move(g));
+    ops::GraphDef g = graph::formRegions(models::loadModel(o.model));
+    if (auto t = models::findTokenizer(o.model)) tok = models::Tokenizer::load(*t);
+    if (o.backend == "cpu") {
+      tools::CompiledCpuModel m = tools::compileCpuModel(std::move(g), o.blockSize, !o.json);
+      execHolder.emplace(std::move(m.graph), std::move(m.kernels));
+    } else {
+      execHolder.emplace(std::move(g));
+    }
   }
   const runtime::Executor& exec = *execHolder;
-  runtime::PagedOptions paged{o.blockSize, o.cacheBlocks};
+  const nlohmann::json& meta = exec.graph().meta;
+  int64_t vocab = meta.value("vocab_size", (int64_t)-1);
+  for (int64_t id : req.promptIds)
+    if (id < 0 || (vocab > 0 && id >= vocab)) fail("--prompt-ids: token id {} is outside the vocabulary (0..{})", id, vocab - 1);
+  if (!o.ignoreEos && meta.contains("eos_token_id")) req.eosId = meta["eos_token_id"].get<int64_t>();
+
+  runtime::PagedOptions paged{blockSize, o.cacheBlocks};
   std::vector<int64_t> generated;
   std::string shown;
   auto stream = [&](int64_t id) {
@@ -201,6 +220,29 @@ int inspect(const std::string& model, bool asJson, bool asMlir, bool regions) {
   return 0;
 }
 
+struct CompileOpts {
+  std::string model, target = "cpu", out;
+  int64_t blockSize = 16;
+};
+
+int compile(const CompileOpts& o) {
+  if (o.target != "cpu")
+    fail("--target {}: this build compiles for 'cpu' (the host CPU) only", o.target);
+  if (runtime::isArtifact(o.model)) fail("{} is already a compiled artifact", o.model);
+  if (o.blockSize <= 0) fail("--block-size must be >= 1, got {}", o.blockSize);
+  ops::GraphDef g = graph::formRegions(models::loadModel(o.model));
+  nlohmann::json extra = nlohmann::json::object();
+  if (auto t = models::findTokenizer(o.model)) extra["tokenizer"] = std::filesystem::absolute(*t).string();
+  extra["source_model"] = std::filesystem::absolute(o.model).string();
+  tile::KernelPlan plan = tile::planCpuKernels(std::move(g), {"", o.blockSize});
+  std::fprintf(stderr, "compiling %zu kernels for %s (KV block size %lld) into %s...\n", plan.kernels.size(),
+               plan.graph.meta["kernels"]["target"].get<std::string>().c_str(), (long long)o.blockSize, o.out.c_str());
+  tile::writeCpuArtifact(plan, o.out, extra);
+  std::fprintf(stderr, "wrote %s/plan.json, kernels.so, kernels.mlir (weights stay in %s)\n", o.out.c_str(),
+               o.model.c_str());
+  return 0;
+}
+
 int makeModel(const std::string& config, const std::string& out, uint64_t seed) {
   models::LlamaConfig c = models::readLlamaConfig(config);
   int64_t params = models::writeRandomCheckpoint(c, out, seed);
@@ -217,7 +259,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   RunOpts ro;
   auto* runCmd = app.add_subcommand("run", "Generate tokens from a prompt");
-  runCmd->add_option("MODEL", ro.model, "HF model folder or .onnx file")->required();
+  runCmd->add_option("MODEL", ro.model, "HF model folder, .onnx file, or an artifact directory from strata compile")->required();
   runCmd->add_option("--backend", ro.backend, "Kernels to run with: 'cpu' (generated by strata's compiler for this CPU) or 'reference' (plain CPU ops, the test oracle)")
       ->capture_default_str();
   runCmd->add_option("--prompt", ro.prompt, "Prompt text (not supported yet: the tokenizer only decodes)");
@@ -230,9 +272,19 @@ int main(int argc, char** argv) {
   runCmd->add_option("--seed", ro.seed, "Random seed for sampling")->capture_default_str();
   runCmd->add_flag("--ignore-eos", ro.ignoreEos, "Keep generating after the end-of-sequence token");
   runCmd->add_flag("--json", ro.json, "Print one JSON object {token_ids, text, ...} instead of streaming text");
-  runCmd->add_option("--block-size", ro.blockSize, "Tokens per KV cache block")->capture_default_str();
+  auto* blockOpt = runCmd->add_option("--block-size", ro.blockSize, "Tokens per KV cache block (an artifact: the size it was compiled for)")
+                       ->capture_default_str();
   runCmd->add_option("--cache-blocks", ro.cacheBlocks,
                      "KV cache blocks to allocate (0: just enough for the prompt and --max-new-tokens)")
+      ->capture_default_str();
+
+  CompileOpts co;
+  auto* compileCmd = app.add_subcommand(
+      "compile", "Compile a model into an artifact directory (plan.json, kernels.so) that `strata run DIR` runs");
+  compileCmd->add_option("MODEL", co.model, "HF model folder or .onnx file")->required();
+  compileCmd->add_option("--target", co.target, "Target to compile for: cpu (the host CPU)")->capture_default_str();
+  compileCmd->add_option("-o,--output", co.out, "Artifact directory to write")->required();
+  compileCmd->add_option("--block-size", co.blockSize, "Tokens per KV cache block the kernels are built for")
       ->capture_default_str();
 
   std::string inspectModel;
@@ -261,9 +313,11 @@ int main(int argc, char** argv) {
   benchKernelsCmd->add_option("--seconds", benchSeconds, "Time spent per case and library")->capture_default_str();
 
   CLI11_PARSE(app, argc, argv);
+  ro.blockSizeGiven = blockOpt->count() > 0;
   try {
     if (runCmd->parsed()) return run(ro);
     if (makeCmd->parsed()) return makeModel(mmConfig, mmOut, mmSeed);
+    if (compileCmd->parsed()) return compile(co);
     if (inspectCmd->parsed()) return inspect(inspectModel, inspectJson, inspectMlir, inspectRegions);
     if (benchKernelsCmd->parsed()) return tools::benchKernels(benchJson, benchSeconds);
   } catch (const Error& e) {

@@ -6,18 +6,10 @@ strata=${1:?usage: cli_test.sh STRATA_BIN FIXTURE_DIR}
 fx=${2:?}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+export STRATA_KERNEL_CACHE="$tmp/kernel-cache"  # a private cache: the first run of each model compiles
 pass=0 fail=0
 ok() { pass=$((pass + 1)); }
 bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
-
-want=$(python3 -c "import json;r=json.load(open('$fx/reference.json'));print(json.dumps(r['greedy_prompt0_24']))")
-ids=$(python3 -c "import json;r=json.load(open('$fx/reference.json'));print(','.join(map(str,r['token_ids'][0])))")
-for m in "$fx" "$fx/model_dynamo.onnx" "$fx/decoder_with_past.onnx" "$fx/decoder_with_past_dynamo.onnx" "$fx/external/decoder_with_past.onnx"; do
-  out=$("$strata" run "$m" --backend reference --prompt-ids "$ids" --max-new-tokens 24 --greedy --json) || { bad "run $m exited $?"; continue; }
-  got=$(python3 -c "import json,sys;print(json.dumps(json.loads(sys.argv[1])['token_ids']))" "$out")
-  [ "$got" = "$want" ] && ok || bad "run $m: token_ids $got != $want"
-  python3 -c "import json,sys;t=json.loads(sys.argv[1])['text'];assert isinstance(t,str) and t" "$out" && ok || bad "run $m: no text"
-done
 
 # expect_error NEEDLE CMD...: exit status 1 and NEEDLE in stderr.
 expect_error() {
@@ -27,6 +19,34 @@ expect_error() {
   if [ $rc -ne 1 ]; then bad "exit $rc (want 1): $*"; cat "$tmp/err"; return; fi
   grep -qF -- "$needle" "$tmp/err" && ok || { bad "stderr lacks '$needle': $*"; cat "$tmp/err"; }
 }
+
+want=$(python3 -c "import json;r=json.load(open('$fx/reference.json'));print(json.dumps(r['greedy_prompt0_24']))")
+ids=$(python3 -c "import json;r=json.load(open('$fx/reference.json'));print(','.join(map(str,r['token_ids'][0])))")
+for backend in cpu reference; do
+  for m in "$fx" "$fx/model_dynamo.onnx" "$fx/decoder_with_past.onnx" "$fx/decoder_with_past_dynamo.onnx" "$fx/external/decoder_with_past.onnx"; do
+    out=$("$strata" run "$m" --backend $backend --prompt-ids "$ids" --max-new-tokens 24 --greedy --json) || { bad "run $m --backend $backend exited $?"; continue; }
+    got=$(python3 -c "import json,sys;print(json.dumps(json.loads(sys.argv[1])['token_ids']))" "$out")
+    [ "$got" = "$want" ] && ok || bad "run $m --backend $backend: token_ids $got != $want"
+    python3 -c "import json,sys;t=json.loads(sys.argv[1])['text'];assert isinstance(t,str) and t" "$out" && ok || bad "run $m: no text"
+  done
+done
+# The kernel cache holds one library per distinct kernel set and is reused.
+ls "$STRATA_KERNEL_CACHE"/*.so >/dev/null 2>&1 && ok || bad "no kernel cache written"
+"$strata" run "$fx" --prompt-ids "$ids" --max-new-tokens 2 2>&1 >/dev/null | grep -q compiling && bad "cache not reused" || ok
+STRATA_KERNEL_CACHE=off "$strata" run "$fx/model_dynamo.onnx" --prompt-ids "$ids" --max-new-tokens 24 --json | grep -qF "$(echo "$want" | tr -d ' ')" && ok || bad "JIT path (cache off)"
+
+# strata compile: an artifact directory that run takes instead of a model.
+"$strata" compile "$fx/decoder_with_past.onnx" --target cpu -o "$tmp/art" --block-size 8 2>/dev/null && ok || bad "compile"
+[ -f "$tmp/art/plan.json" ] && [ -f "$tmp/art/kernels.so" ] && ok || bad "compile: artifact files"
+out=$("$strata" run "$tmp/art" --prompt-ids "$ids" --max-new-tokens 24 --json) || bad "run artifact"
+got=$(python3 -c "import json,sys;print(json.dumps(json.loads(sys.argv[1])['token_ids']))" "$out")
+[ "$got" = "$want" ] && ok || bad "run artifact: $got != $want"
+expect_error "compiled for KV blocks of 8" "$strata" run "$tmp/art" --prompt-ids 0 --block-size 16
+expect_error "not --backend reference" "$strata" run "$tmp/art" --prompt-ids 0 --backend reference
+expect_error "--target cuda" "$strata" compile "$fx" --target cuda -o "$tmp/art2"
+mkdir -p "$tmp/foreign" && echo x > "$tmp/foreign/notes.txt"
+expect_error "not empty" "$strata" compile "$fx" -o "$tmp/foreign"
+
 head -c 50000 "$fx/decoder_with_past.onnx" > "$tmp/truncated.onnx"
 mkdir -p "$tmp/noext" && cp "$fx/external/decoder_with_past.onnx" "$tmp/noext/"
 mkdir -p "$tmp/badcfg" && python3 -c "import json;c=json.load(open('$fx/config.json'));del c['hidden_size'];json.dump(c,open('$tmp/badcfg/config.json','w'))" && cp "$fx/model.safetensors" "$tmp/badcfg/"

@@ -1,8 +1,12 @@
 // The tiny-llama fixture shared by the graph tests: its folder and its
 // reference.json (read once).
 #pragma once
+#include <filesystem>
 #include <fstream>
 #include <string>
+
+#include "models/hf_config.h"
+#include "models/random_model.h"
 
 #include <nlohmann/json.hpp>
 
@@ -16,6 +20,24 @@ inline const nlohmann::json& reference() {
     return nlohmann::json::parse(f);
   }();
   return j;
+}
+
+// A small Llama-family config of `model_type` (2 layers, 4 heads / 2 KV heads
+// of 16, vocab 256) for self-built random-weight models.
+inline nlohmann::json smallConfig(const char* modelType) {
+  return {{"model_type", modelType}, {"hidden_size", 64}, {"intermediate_size", 96}, {"num_hidden_layers", 2},
+          {"num_attention_heads", 4}, {"num_key_value_heads", 2}, {"vocab_size", 256}, {"max_position_embeddings", 128},
+          {"rms_norm_eps", 1e-6}, {"rope_theta", 1000000.0}, {"bos_token_id", 1}, {"eos_token_id", 2}};
+}
+
+// Writes an HF checkpoint with random weights (seed 7) for `config` into a
+// temp folder named after `name` and returns the folder.
+inline std::string selfBuiltModel(const std::string& name, const nlohmann::json& config) {
+  std::string d = (std::filesystem::temp_directory_path() / ("strata-test-" + name)).string();
+  std::string cfg = d + ".config.json";
+  std::ofstream(cfg) << config.dump();
+  models::writeRandomCheckpoint(models::readLlamaConfig(cfg), d, 7);
+  return d;
 }
 
 }  // namespace strata::fixture

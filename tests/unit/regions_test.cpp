@@ -135,13 +135,7 @@ struct ModelCase {
 
 class SelfBuiltModelTest : public ::testing::TestWithParam<ModelCase> {
  protected:
-  std::string dir() {
-    std::string d = (std::filesystem::temp_directory_path() / ("strata-test-" + std::string(GetParam().name))).string();
-    std::string cfg = d + ".config.json";
-    std::ofstream(cfg) << GetParam().config.dump();
-    models::writeRandomCheckpoint(models::readLlamaConfig(cfg), d, 7);
-    return d;
-  }
+  std::string dir() { return fixture::selfBuiltModel(GetParam().name, GetParam().config); }
 };
 
 TEST_P(SelfBuiltModelTest, RegionsAndTokensMatchUnfusedGraph) {
@@ -156,16 +150,10 @@ TEST_P(SelfBuiltModelTest, RegionsAndTokensMatchUnfusedGraph) {
   EXPECT_EQ(runtime::generatePaged(regions, req, {8, 0}), gen.generate(req));
 }
 
-json baseConfig(const char* type) {
-  return {{"model_type", type}, {"hidden_size", 64}, {"intermediate_size", 96}, {"num_hidden_layers", 2},
-          {"num_attention_heads", 4}, {"num_key_value_heads", 2}, {"vocab_size", 256}, {"max_position_embeddings", 128},
-          {"rms_norm_eps", 1e-6}, {"rope_theta", 1000000.0}, {"bos_token_id", 1}, {"eos_token_id", 2}};
-}
-
 INSTANTIATE_TEST_SUITE_P(Families, SelfBuiltModelTest,
-                         ::testing::Values(ModelCase{"mistral", baseConfig("mistral"), false},
+                         ::testing::Values(ModelCase{"mistral", fixture::smallConfig("mistral"), false},
                                            ModelCase{"qwen2", [] {
-                                                       json c = baseConfig("qwen2");
+                                                       json c = fixture::smallConfig("qwen2");
                                                        c["tie_word_embeddings"] = true;
                                                        return c;
                                                      }(), true}),
