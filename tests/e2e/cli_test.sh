@@ -61,7 +61,17 @@ expect_error "not a token id" "$strata" run "$fx" --prompt-ids 0,x
 expect_error "--temperature must be > 0" "$strata" run "$fx" --prompt-ids 0 --temperature 0
 expect_error "--top-p" "$strata" run "$fx" --prompt-ids 0 --top-p 2
 expect_error "not available" "$strata" run "$fx" --prompt-ids 0 --backend cuda
-expect_error "not implemented" "$strata" run "$fx" --prompt "hello"
+
+# --prompt TEXT: tokenized exactly as HF does (the fixture's token_ids), then
+# the same greedy tokens; the text decodes back.
+p0=$(python3 -c "import json;print(json.load(open('$fx/reference.json'))['prompts'][0])")
+out=$("$strata" run "$fx" --prompt "$p0" --max-new-tokens 24 --json) || bad "run --prompt"
+got=$(python3 -c "import json,sys;print(json.dumps(json.loads(sys.argv[1])['token_ids']))" "$out")
+[ "$got" = "$want" ] && ok || bad "run --prompt: $got != $want"
+[ -n "$("$strata" run "$fx" --prompt "$p0" --max-new-tokens 4 2>/dev/null)" ] && ok || bad "no streamed text"
+expect_error "either --prompt or --prompt-ids" "$strata" run "$fx" --prompt "a" --prompt-ids 0
+expect_error "no prompt" "$strata" run "$fx"
+expect_error "--max-new-tokens must be >= 0" "$strata" run "$fx" --prompt-ids 0 --max-new-tokens -1
 
 # Sampling is reproducible with a seed.
 a=$("$strata" run "$fx" --prompt-ids "$ids" --max-new-tokens 8 --temperature 0.8 --top-k 20 --seed 3 --json)
@@ -108,6 +118,11 @@ JSON
 "$strata" make-model --config "$tmp/qwen2.json" -o "$tmp/qwen2" --seed 1 2>/dev/null && ok || bad "make-model"
 "$strata" run "$tmp/qwen2" --prompt-ids 1,2,3 --max-new-tokens 4 --ignore-eos --json | grep -q '"generated_tokens":4' && ok || bad "run made model"
 expect_error "missing field" "$strata" make-model --config "$fx/generation_config.json" -o "$tmp/x"
+expect_error "no tokenizer.json" "$strata" run "$tmp/qwen2" --prompt "hello"
+long=$(python3 -c "print(','.join(['5']*70))")
+expect_error "the model's context is 64" "$strata" run "$tmp/qwen2" --prompt-ids "$long"
+cp "$fx/tokenizer.json" "$tmp/qwen2/"
+expect_error "do not belong together" "$strata" run "$tmp/qwen2" --prompt "hello"
 
 echo "$pass passed, $fail failed"
 [ $fail -eq 0 ]

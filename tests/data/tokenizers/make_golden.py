@@ -1,0 +1,68 @@
+"""Regenerates the tokenizer golden data (tokenizers==0.22.1, pinned).
+
+Builds a Llama-3-style tokenizer (Split with Llama 3's regex, then ByteLevel
+without regex; ignore_merges; bos template) trained on a small corpus, and
+encodes tricky strings with it and with the tiny-llama fixture's tokenizer
+(GPT-2-style ByteLevel with regex). strata's C++ tokenizer must give the same
+ids (tests/unit/tokenizer_test.cpp). Run: python3 make_golden.py
+"""
+import json
+import pathlib
+
+from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers, processors, trainers
+
+HERE = pathlib.Path(__file__).parent
+FIXTURE = HERE.parents[2] / "models" / "testdata" / "tiny-llama" / "tokenizer.json"
+LLAMA3_SPLIT = (r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*"
+                r"|\s*[\r\n]+|\s+(?!\S)|\s+")
+
+CORPUS = [
+    "Triton compiles tile programs for GPUs. Layouts are chosen once, at the root op.",
+    "paged attention keeps the KV cache in blocks of sixteen tokens; block tables map them.",
+    "The quick brown fox jumps over the lazy dog 1234567890 times!",
+    "Ünïcödé, naïve café — 東京 and Привет мир. Emojis: 🙂🚀.",
+    "def f(x):\n    return x * 2  # tabs\tand  spaces\n\n\nI'm sure they'll say we've done it, isn't it?",
+] * 20
+
+SAMPLES = [
+    "Triton compiles tile programs for GPUs.",
+    "Hello, world! I'm here; you're there. We'LL see.",
+    "numbers 1 12 123 1234 12345 3.14159 -42",
+    "  leading and trailing spaces  ",
+    "line one\nline two\r\n\n  indented\tTAB",
+    "Ünïcödé naïve café 東京 Привет 🙂🚀",
+    "<|begin_of_text|>special in the middle<|end_of_text|> and after",
+    "a",
+    "",
+    "x" * 40,
+]
+
+
+def llama3_style():
+    tok = Tokenizer(models.BPE(ignore_merges=True))
+    tok.pre_tokenizer = pre_tokenizers.Sequence([
+        pre_tokenizers.Split(Regex(LLAMA3_SPLIT), behavior="isolated", invert=False),
+        pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False),
+    ])
+    tok.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(vocab_size=700, special_tokens=["<|begin_of_text|>", "<|end_of_text|>"],
+                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False)
+    tok.train_from_iterator(CORPUS, trainer)
+    tok.post_processor = processors.Sequence([
+        processors.ByteLevel(trim_offsets=False),
+        processors.TemplateProcessing(single="<|begin_of_text|> $A", special_tokens=[("<|begin_of_text|>", 0)]),
+    ])
+    return tok
+
+
+def main():
+    llama3 = llama3_style()
+    llama3.save(str(HERE / "llama3_style.json"))
+    golden = {}
+    for name, tok in [("llama3_style.json", llama3), ("tiny-llama", Tokenizer.from_file(str(FIXTURE)))]:
+        golden[name] = [{"text": s, "ids": tok.encode(s).ids} for s in SAMPLES]
+    (HERE / "golden.json").write_text(json.dumps(golden, ensure_ascii=False, indent=1) + "\n")
+
+
+if __name__ == "__main__":
+    main()
