@@ -1,5 +1,7 @@
 #include "runtime/paged_generate.h"
 
+#include "runtime/scheduler.h"
+
 #include <algorithm>
 
 namespace strata::runtime {
@@ -80,24 +82,19 @@ std::vector<int64_t> generatePaged(const Executor& exec, const GenerateRequest& 
   if (opts.blockSize <= 0) fail("--block-size must be >= 1, got {}", opts.blockSize);
   if (opts.numBlocks < 0) fail("--cache-blocks must be >= 0, got {}", opts.numBlocks);
   int64_t total = (int64_t)req.promptIds.size() + req.maxNewTokens;
-  int64_t blocks = opts.numBlocks > 0 ? opts.numBlocks : std::max<int64_t>(1, (total + opts.blockSize - 1) / opts.blockSize);
-  PagedKvCache cache(kvCacheShapeFor(exec.graph(), opts.blockSize, blocks));
-  PagedModel model(exec, cache);
-  Sampler sampler(req.sampling);
-  std::vector<int64_t> ids = req.promptIds, pending = ids;
-  const int64_t seq = 0;
-  for (int64_t step = 0; step < req.maxNewTokens; ++step) {
-    if (!cache.reserve(seq, (int64_t)ids.size()))
-      fail("the KV cache ({} blocks of {} tokens) is too small for {} tokens; give more blocks", blocks, opts.blockSize,
-           ids.size());
-    Tensor logits = model.step({{seq, pending}});
-    int64_t next = sampler.sample({logits.data<float>(), (size_t)logits.dim(1)});
-    ids.push_back(next);
-    pending = {next};
-    if (onToken) onToken(next);
-    if (req.eosId && next == *req.eosId) break;
-  }
-  return ids;
+  SchedulerOptions so;
+  so.blockSize = opts.blockSize;
+  so.numBlocks = opts.numBlocks > 0 ? opts.numBlocks : std::max<int64_t>(1, (total + opts.blockSize - 1) / opts.blockSize);
+  so.maxStepTokens = std::max<int64_t>(1, (int64_t)req.promptIds.size());  // the prompt in one step
+  so.maxSeqs = 1;
+  std::vector<int64_t> out;
+  Scheduler::Events ev;
+  if (onToken) ev.onToken = [&](int64_t, int64_t t) { onToken(t); };
+  ev.onFinish = [&](int64_t, const std::vector<int64_t>& ids, FinishReason) { out = ids; };
+  Scheduler sched(exec, so, ev);
+  sched.add(req);
+  sched.runToCompletion();
+  return out;
 }
 
 }  // namespace strata::runtime

@@ -11,6 +11,7 @@
 #include "graph/Pipeline.h"
 #include "tools/bench_kernels.h"
 #include "tools/cpu_model.h"
+#include "tools/run_command.h"
 #include "graph/RegionReport.h"
 #include "models/model_source.h"
 #include "models/random_model.h"
@@ -26,136 +27,9 @@ using nlohmann::json;
 
 namespace {
 
-std::vector<int64_t> parseIds(const std::string& s) {
-  std::vector<int64_t> ids;
-  size_t i = 0;
-  while (i < s.size()) {
-    size_t j = s.find(',', i);
-    std::string tok = s.substr(i, j == std::string::npos ? std::string::npos : j - i);
-    try {
-      size_t used = 0;
-      ids.push_back(std::stoll(tok, &used));
-      if (used != tok.size()) throw std::invalid_argument(tok);
-    } catch (const std::exception&) {
-      fail("--prompt-ids: '{}' is not a token id (expected comma-separated integers, e.g. 0,53,308)", tok);
-    }
-    if (j == std::string::npos) break;
-    i = j + 1;
-  }
-  if (ids.empty()) fail("--prompt-ids is empty");
-  return ids;
-}
-
-struct RunOpts {
-  std::string model, backend = "cpu", prompt, promptIds;
-  int64_t maxNewTokens = 32, blockSize = 16, cacheBlocks = 0;
-  bool greedy = false, json = false, ignoreEos = false, blockSizeGiven = false;
-  std::optional<float> temperature, topP;
-  std::optional<int64_t> topK;
-  uint64_t seed = 0;
-};
-
 ops::GraphDef openGraph(const std::string& path) {
   ops::GraphDef g = models::loadModel(path);
   return graph::normalize(g);
-}
-
-int run(const RunOpts& o) {
-  if (o.backend != "reference" && o.backend != "cpu")
-    fail("--backend {}: not available in this build; 'cpu' (generated kernels) and 'reference' (plain CPU ops) are",
-         o.backend);
-  if (!o.prompt.empty() && !o.promptIds.empty()) fail("give either --prompt or --prompt-ids, not both");
-  if (o.prompt.empty() && o.promptIds.empty())
-    fail("no prompt: give --prompt TEXT or --prompt-ids (comma-separated token ids)");
-  if (o.maxNewTokens < 0) fail("--max-new-tokens must be >= 0, got {}", o.maxNewTokens);
-  runtime::GenerateRequest req;
-  if (!o.promptIds.empty()) req.promptIds = parseIds(o.promptIds);
-  req.maxNewTokens = o.maxNewTokens;
-  bool sampling = o.temperature || o.topK || o.topP;
-  if (sampling && o.greedy) fail("--greedy cannot be combined with --temperature/--top-k/--top-p");
-  req.sampling.greedy = !sampling;
-  req.sampling.temperature = o.temperature.value_or(1.0f);
-  req.sampling.topK = o.topK.value_or(0);
-  req.sampling.topP = o.topP.value_or(1.0f);
-  req.sampling.seed = o.seed;
-  req.sampling.validate();
-
-  // The region graph in paged form: the same compiled graph does prefill and
-  // decode. An artifact directory brings its planned graph and kernels.
-  if (o.blockSize <= 0) fail("--block-size must be >= 1, got {}", o.blockSize);
-  std::optional<runtime::Executor> execHolder;
-  std::optional<models::Tokenizer> tok;
-  int64_t blockSize = o.blockSize;
-  if (runtime::isArtifact(o.model)) {
-    if (o.backend != "cpu")
-      fail("{} is a compiled artifact: it runs its generated kernels (--backend cpu), not --backend {}", o.model, o.backend);
-    runtime::Artifact a = runtime::loadArtifact(o.model);
-    if (o.blockSizeGiven && o.blockSize != a.blockSize)
-      fail("--block-size {}: {} was compiled for KV blocks of {} tokens (recompile with --block-size {})", o.blockSize,
-           o.model, a.blockSize, o.blockSize);
-    blockSize = a.blockSize;
-    if (a.tokenizer) tok = models::Tokenizer::load(*a.tokenizer);
-    execHolder.emplace(std::move(a.graph), std::move(a.kernels));
-  } else {
-    ops::GraphDef g = graph::formRegions(models::loadModel(o.model));
-    if (auto t = models::findTokenizer(o.model)) tok = models::Tokenizer::load(*t);
-    if (o.backend == "cpu") {
-      tools::CompiledCpuModel m = tools::compileCpuModel(std::move(g), o.blockSize, !o.json);
-      execHolder.emplace(std::move(m.graph), std::move(m.kernels));
-    } else {
-      execHolder.emplace(std::move(g));
-    }
-  }
-  const runtime::Executor& exec = *execHolder;
-  const nlohmann::json& meta = exec.graph().meta;
-  int64_t vocab = meta.value("vocab_size", (int64_t)-1);
-  if (tok && vocab > 0 && tok->vocabSize() > vocab)
-    fail("the tokenizer has {} tokens but the model's vocabulary is {}: they do not belong together", tok->vocabSize(),
-         vocab);
-  if (!o.prompt.empty()) {
-    if (!tok) fail("--prompt: no tokenizer.json beside {}; give --prompt-ids instead", o.model);
-    req.promptIds = tok->encode(o.prompt);
-    if (req.promptIds.empty()) fail("--prompt: the text encodes to no tokens");
-  }
-  for (int64_t id : req.promptIds)
-    if (id < 0 || (vocab > 0 && id >= vocab)) fail("--prompt-ids: token id {} is outside the vocabulary (0..{})", id, vocab - 1);
-  // The context the model was trained for bounds prompt + generation.
-  if (int64_t ctx = meta.value("max_position_embeddings", (int64_t)0); ctx > 0) {
-    if ((int64_t)req.promptIds.size() >= ctx)
-      fail("the prompt has {} tokens; the model's context is {} (max_position_embeddings)", req.promptIds.size(), ctx);
-    if ((int64_t)req.promptIds.size() + req.maxNewTokens > ctx) {
-      req.maxNewTokens = ctx - (int64_t)req.promptIds.size();
-      if (!o.json) std::fprintf(stderr, "note: generating at most %lld tokens (context %lld)\n", (long long)req.maxNewTokens, (long long)ctx);
-    }
-  }
-  if (!o.ignoreEos && meta.contains("eos_token_id")) req.eosId = meta["eos_token_id"].get<int64_t>();
-
-  runtime::PagedOptions paged{blockSize, o.cacheBlocks};
-  std::vector<int64_t> generated;
-  std::string shown;
-  auto stream = [&](int64_t id) {
-    generated.push_back(id);
-    if (o.json) return;
-    if (tok) {  // print the new suffix of the decoded text
-      std::string text = tok->decode(generated);
-      if (text.size() > shown.size() && text.compare(0, shown.size(), shown) == 0) {
-        std::fputs(text.c_str() + shown.size(), stdout);
-        shown = text;
-      }
-    } else {
-      std::printf("%s%lld", generated.size() > 1 ? " " : "", (long long)id);
-    }
-    std::fflush(stdout);
-  };
-  std::vector<int64_t> ids = runtime::generatePaged(exec, req, paged, stream);
-  if (o.json) {
-    json out = {{"token_ids", ids}, {"prompt_tokens", req.promptIds.size()}, {"generated_tokens", generated.size()}};
-    out["text"] = tok ? json(tok->decode(generated)) : json(nullptr);
-    std::cout << out.dump(-1, ' ', false, json::error_handler_t::replace) << "\n";
-  } else {
-    std::printf("\n");
-  }
-  return 0;
 }
 
 void printRegions(const json& r) {
@@ -274,13 +148,22 @@ int main(int argc, char** argv) {
   CLI::App app{"strata: LLM inference with a fused-kernel compiler.\n"
                "MODEL is a Hugging Face Llama-family folder (config.json + safetensors) or an .onnx file."};
   app.require_subcommand(1);
-  RunOpts ro;
+  tools::RunOpts ro;
   auto* runCmd = app.add_subcommand("run", "Generate tokens from a prompt");
   runCmd->add_option("MODEL", ro.model, "HF model folder, .onnx file, or an artifact directory from strata compile")->required();
   runCmd->add_option("--backend", ro.backend, "Kernels to run with: 'cpu' (generated by strata's compiler for this CPU) or 'reference' (plain CPU ops, the test oracle)")
       ->capture_default_str();
   runCmd->add_option("--prompt", ro.prompt, "Prompt text (encoded with the model's tokenizer.json, bos added)");
   runCmd->add_option("--prompt-ids", ro.promptIds, "Prompt as comma-separated token ids, e.g. 0,53,308");
+  runCmd->add_option("--batch-file", ro.batchFile,
+                     "Generate for every line of this file (one prompt per line) at once, with continuous batching; "
+                     "prints each completion as it finishes ([N] text), or one JSON line per prompt with --json");
+  runCmd->add_option("--stop", ro.stop, "Stop a completion when its text contains this string (repeatable; cut from the text)");
+  runCmd->add_flag("--timings", ro.timings, "Report TTFT, per-token latency and tokens/s (stderr; JSON with --json)");
+  runCmd->add_option("--max-step-tokens", ro.maxStepTokens,
+                     "Tokens per model step over all sequences (longer prompts are prefilled in chunks)")
+      ->capture_default_str();
+  runCmd->add_option("--max-seqs", ro.maxSeqs, "Sequences per model step")->capture_default_str();
   runCmd->add_option("--max-new-tokens", ro.maxNewTokens, "Tokens to generate")->capture_default_str();
   runCmd->add_flag("--greedy", ro.greedy, "Pick the most likely token each step (the default)");
   runCmd->add_option("--temperature", ro.temperature, "Sample with this temperature (> 0)");
@@ -292,7 +175,7 @@ int main(int argc, char** argv) {
   auto* blockOpt = runCmd->add_option("--block-size", ro.blockSize, "Tokens per KV cache block (an artifact: the size it was compiled for)")
                        ->capture_default_str();
   runCmd->add_option("--cache-blocks", ro.cacheBlocks,
-                     "KV cache blocks to allocate (0: just enough for the prompt and --max-new-tokens)")
+                     "KV cache blocks to allocate (0: enough for every prompt and --max-new-tokens at once; fewer makes the scheduler preempt and recompute)")
       ->capture_default_str();
 
   CompileOpts co;
@@ -332,7 +215,7 @@ int main(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
   ro.blockSizeGiven = blockOpt->count() > 0;
   try {
-    if (runCmd->parsed()) return run(ro);
+    if (runCmd->parsed()) return tools::runCommand(ro);
     if (makeCmd->parsed()) return makeModel(mmConfig, mmOut, mmSeed);
     if (compileCmd->parsed()) return compile(co);
     if (inspectCmd->parsed()) return inspect(inspectModel, inspectJson, inspectMlir, inspectRegions);

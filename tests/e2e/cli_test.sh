@@ -69,7 +69,38 @@ out=$("$strata" run "$fx" --prompt "$p0" --max-new-tokens 24 --json) || bad "run
 got=$(python3 -c "import json,sys;print(json.dumps(json.loads(sys.argv[1])['token_ids']))" "$out")
 [ "$got" = "$want" ] && ok || bad "run --prompt: $got != $want"
 [ -n "$("$strata" run "$fx" --prompt "$p0" --max-new-tokens 4 2>/dev/null)" ] && ok || bad "no streamed text"
-expect_error "either --prompt or --prompt-ids" "$strata" run "$fx" --prompt "a" --prompt-ids 0
+expect_error "--prompt or --prompt-ids, not both" "$strata" run "$fx" --prompt "a" --prompt-ids 0
+
+# --batch-file: 9 prompts of different lengths generated together through
+# continuous batching, with blocks of 4 and a cache that forces preemption:
+# each completion is exactly what the prompt gives alone.
+python3 - "$fx/reference.json" > "$tmp/prompts.txt" <<'PY'
+import json, sys
+p = json.load(open(sys.argv[1]))["prompts"]
+for i in range(9):
+    print(p[i % 3] + " and more" * i)
+PY
+"$strata" run "$fx" --batch-file "$tmp/prompts.txt" --block-size 4 --cache-blocks 30 --max-step-tokens 32 \
+  --max-new-tokens 16 --ignore-eos --json --timings > "$tmp/batch.jsonl" 2>"$tmp/batch.err" && ok || { bad "batch run"; cat "$tmp/batch.err"; }
+i=0
+while IFS= read -r line; do
+  alone=$("$strata" run "$fx" --prompt "$line" --block-size 4 --max-new-tokens 16 --ignore-eos --json 2>/dev/null)
+  python3 - "$tmp/batch.jsonl" "$i" "$alone" <<'PY' && ok || bad "batch prompt $i differs from its run alone"
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1]) if '"index"' in l]
+row = next(r for r in rows if r["index"] == int(sys.argv[2]))
+assert row["token_ids"] == json.loads(sys.argv[3])["token_ids"], (row, sys.argv[3])
+PY
+  i=$((i + 1))
+done < "$tmp/prompts.txt"
+python3 -c "
+import json,sys
+s=[json.loads(l) for l in open('$tmp/batch.jsonl') if 'summary' in l][0]['summary']
+assert s['prompts']==9 and s['preemptions']>0, s" && ok || bad "batch summary: no preemption"
+# --stop cuts the completion at the stop string.
+out=$("$strata" run "$fx" --prompt-ids "$ids" --max-new-tokens 24 --stop " kernel" --json)
+python3 -c "
+import json,sys; o=json.loads(sys.argv[1]); assert o['finish_reason']=='stop' and ' kernel' not in o['text'], o" "$out" && ok || bad "--stop"
 expect_error "no prompt" "$strata" run "$fx"
 expect_error "--max-new-tokens must be >= 0" "$strata" run "$fx" --prompt-ids 0 --max-new-tokens -1
 

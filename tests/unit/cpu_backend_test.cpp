@@ -14,6 +14,7 @@
 #include "models/model_source.h"
 #include "runtime/artifact.h"
 #include "runtime/paged_generate.h"
+#include "runtime/scheduler.h"
 #include "tools/cpu_model.h"
 
 using namespace strata;
@@ -115,6 +116,55 @@ TEST(CpuBackend, BatchedStepsMatchSingleSequences) {
     }
   }
   for (size_t s = 0; s < ids.size(); ++s) EXPECT_EQ(ids[s], alone[s]) << "sequence " << s;
+}
+
+// Continuous batching: 10 prompts of different lengths (some sampled with a
+// seed) through one scheduler with small blocks, a step budget that chunks
+// long prompts, and a cache too small for all of them at once, so sequences
+// are preempted and recomputed: each still gets exactly its tokens alone.
+TEST(CpuBackend, ContinuousBatchingWithPreemptionMatchesAlone) {
+  runtime::Executor exec = cpuExecutor(fixtureDir() + "/model_dynamo.onnx", 4);
+  std::vector<runtime::GenerateRequest> reqs;
+  for (int i = 0; i < 10; ++i) {
+    runtime::GenerateRequest r;
+    r.promptIds = prompt(i % 3);
+    for (int k = 0; k < i; ++k) r.promptIds.push_back(40 + 7 * k);  // lengths 2..30
+    r.maxNewTokens = 12 + i % 4;
+    if (i % 3 == 2) {
+      r.sampling.greedy = false;
+      r.sampling.temperature = 0.9f;
+      r.sampling.topK = 40;
+      r.sampling.seed = 100 + i;
+    }
+    reqs.push_back(r);
+  }
+  std::vector<std::vector<int64_t>> alone;
+  for (const auto& r : reqs) alone.push_back(runtime::generatePaged(exec, r, {4, 0}));
+
+  runtime::SchedulerOptions so;
+  so.blockSize = 4;
+  so.numBlocks = 24;  // 96 token slots for ~400 tokens of demand
+  so.maxStepTokens = 24;
+  std::map<int64_t, std::vector<int64_t>> got;
+  std::map<int64_t, std::vector<int64_t>> streamed;
+  runtime::Scheduler::Events ev;
+  ev.onToken = [&](int64_t id, int64_t t) { streamed[id].push_back(t); };
+  ev.onFinish = [&](int64_t id, const std::vector<int64_t>& ids, runtime::FinishReason) { got[id] = ids; };
+  runtime::Scheduler sched(exec, so, ev);
+  std::vector<int64_t> ids;
+  // Half join at the start, the rest while the first ones run.
+  for (int i = 0; i < 5; ++i) ids.push_back(sched.add(reqs[i]));
+  for (int s = 0; s < 3; ++s) sched.step();
+  for (int i = 5; i < 10; ++i) ids.push_back(sched.add(reqs[i]));
+  sched.runToCompletion();
+  EXPECT_GT(sched.stats().preemptions, 0);
+  for (int i = 0; i < 10; ++i) {
+    EXPECT_EQ(got[ids[i]], alone[i]) << "request " << i;
+    EXPECT_EQ(streamed[ids[i]], std::vector<int64_t>(alone[i].begin() + reqs[i].promptIds.size(), alone[i].end()));
+  }
+  runtime::GenerateRequest huge;
+  huge.promptIds.assign(200, 5);
+  EXPECT_THROW(sched.add(huge), Error);  // can never fit 24 blocks of 4
 }
 
 // strata compile's artifact: written by codegen, read by the runtime alone

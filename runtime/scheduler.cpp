@@ -1,0 +1,162 @@
+#include "runtime/scheduler.h"
+
+#include <algorithm>
+
+namespace strata::runtime {
+
+const char* finishReasonName(FinishReason r) {
+  switch (r) {
+    case FinishReason::Eos: return "eos";
+    case FinishReason::Length: return "length";
+    case FinishReason::Stop: return "stop";
+    case FinishReason::Context: return "context";
+  }
+  return "?";
+}
+
+void SchedulerOptions::validate() const {
+  if (blockSize <= 0) fail("--block-size must be >= 1, got {}", blockSize);
+  if (numBlocks <= 0) fail("the KV cache needs at least one block, got {}", numBlocks);
+  if (maxStepTokens <= 0) fail("--max-step-tokens must be >= 1, got {}", maxStepTokens);
+  if (maxSeqs <= 0) fail("--max-seqs must be >= 1, got {}", maxSeqs);
+  if (maxContext < 0) fail("the context limit must be >= 0, got {}", maxContext);
+}
+
+struct Scheduler::Seq {
+  int64_t id;
+  GenerateRequest req;
+  std::function<bool(const std::vector<int64_t>&)> stop;
+  Sampler sampler;
+  std::vector<int64_t> ids;  // prompt + generated
+  int64_t cached = 0;        // leading ids whose K/V are in the cache
+  int64_t generated = 0;
+  int64_t admittedAt = 0;    // admission order (preemption picks the latest)
+};
+
+Scheduler::Scheduler(const Executor& exec, SchedulerOptions options, Events events)
+    : exec_(exec),
+      opts_((options.validate(), options)),
+      events_(std::move(events)),
+      cache_(kvCacheShapeFor(exec.graph(), opts_.blockSize, opts_.numBlocks)),
+      model_(exec, cache_) {}
+
+Scheduler::~Scheduler() = default;
+
+int64_t Scheduler::add(const GenerateRequest& req, std::function<bool(const std::vector<int64_t>&)> stop) {
+  if (req.promptIds.empty()) fail("request: the prompt is empty");
+  if (req.maxNewTokens < 0) fail("request: max new tokens must be >= 0, got {}", req.maxNewTokens);
+  req.sampling.validate();
+  int64_t len = (int64_t)req.promptIds.size();
+  if (opts_.maxContext > 0 && len >= opts_.maxContext)
+    fail("the prompt has {} tokens; the model's context is {}", len, opts_.maxContext);
+  // The whole sequence must fit the cache on its own, or it could never finish.
+  int64_t total = len + req.maxNewTokens;
+  if (opts_.maxContext > 0) total = std::min(total, opts_.maxContext);
+  if ((total + opts_.blockSize - 1) / opts_.blockSize > opts_.numBlocks)
+    fail("the KV cache ({} blocks of {} tokens) is too small for {} tokens of one sequence; give more blocks",
+         opts_.numBlocks, opts_.blockSize, total);
+  auto s = std::make_unique<Seq>(Seq{nextId_++, req, std::move(stop), Sampler(req.sampling), req.promptIds});
+  int64_t id = s->id;
+  stats_.promptTokens += len;
+  seqs_[id] = std::move(s);
+  waiting_.push_back(id);
+  return id;
+}
+
+bool Scheduler::idle() const { return waiting_.empty() && running_.empty(); }
+
+void Scheduler::preempt(Seq& s) {
+  cache_.free(s.id);
+  stats_.recomputedTokens += s.cached;
+  s.cached = 0;
+  running_.erase(std::find(running_.begin(), running_.end(), s.id));
+  waiting_.push_front(s.id);
+  ++stats_.preemptions;
+}
+
+void Scheduler::finish(Seq& s, FinishReason why) {
+  if (cache_.has(s.id)) cache_.free(s.id);
+  running_.erase(std::remove(running_.begin(), running_.end(), s.id), running_.end());
+  if (events_.onFinish) events_.onFinish(s.id, s.ids, why);
+  seqs_.erase(s.id);
+}
+
+bool Scheduler::step() {
+  if (idle()) return false;
+  struct Planned {
+    Seq* seq;
+    int64_t count;  // ids [cached, cached + count) go in this step
+  };
+  std::vector<Planned> plan;
+  int64_t budget = opts_.maxStepTokens;
+
+  // Running sequences first (oldest first): each continues with what it has
+  // not cached yet (one token when decoding, a chunk when prefilling). When
+  // the cache is full, the newest running sequence is preempted.
+  for (size_t i = 0; i < running_.size() && budget > 0 && (int64_t)plan.size() < opts_.maxSeqs;) {
+    Seq& s = *seqs_.at(running_[i]);
+    int64_t count = std::min<int64_t>((int64_t)s.ids.size() - s.cached, budget);
+    if (cache_.reserve(s.id, s.cached + count)) {
+      plan.push_back({&s, count});
+      budget -= count;
+      ++i;
+      continue;
+    }
+    Seq& victim = *seqs_.at(running_.back());
+    bool self = &victim == &s;
+    plan.erase(std::remove_if(plan.begin(), plan.end(), [&](const Planned& p) { return p.seq == &victim; }), plan.end());
+    preempt(victim);
+    if (self) break;
+  }
+  // Then waiting sequences, front first, while the budget and cache allow.
+  while (!waiting_.empty() && budget > 0 && (int64_t)plan.size() < opts_.maxSeqs) {
+    Seq& s = *seqs_.at(waiting_.front());
+    int64_t count = std::min<int64_t>((int64_t)s.ids.size(), budget);
+    if (!cache_.reserve(s.id, count)) break;
+    waiting_.pop_front();
+    running_.push_back(s.id);
+    s.admittedAt = stats_.steps;
+    plan.push_back({&s, count});
+    budget -= count;
+  }
+  if (plan.empty()) {
+    // Nothing fits even with every other sequence preempted: add() rules this out.
+    fail("scheduler: no sequence fits the KV cache ({} free blocks)", cache_.freeBlocks());
+  }
+
+  std::vector<PagedModel::SeqStep> steps;
+  for (const Planned& p : plan)
+    steps.push_back({p.seq->id, std::vector<int64_t>(p.seq->ids.begin() + p.seq->cached,
+                                                     p.seq->ids.begin() + p.seq->cached + p.count)});
+  ops::Tensor logits = model_.step(steps);
+  ++stats_.steps;
+
+  const int64_t vocab = logits.dim(1);
+  for (size_t n = 0; n < plan.size(); ++n) {
+    Seq& s = *plan[n].seq;
+    s.cached += plan[n].count;
+    if (s.cached < (int64_t)s.ids.size()) continue;  // a prefill chunk: no token yet
+    if (s.req.maxNewTokens == 0) {
+      finish(s, FinishReason::Length);
+      continue;
+    }
+    int64_t next = s.sampler.sample({logits.data<float>() + n * vocab, (size_t)vocab});
+    s.ids.push_back(next);
+    ++s.generated;
+    ++stats_.generatedTokens;
+    if (events_.onToken) events_.onToken(s.id, next);
+    std::vector<int64_t> gen(s.ids.end() - s.generated, s.ids.end());
+    if (s.req.eosId && next == *s.req.eosId) finish(s, FinishReason::Eos);
+    else if (s.stop && s.stop(gen)) finish(s, FinishReason::Stop);
+    else if (s.generated >= s.req.maxNewTokens) finish(s, FinishReason::Length);
+    else if (opts_.maxContext > 0 && (int64_t)s.ids.size() >= opts_.maxContext) finish(s, FinishReason::Context);
+  }
+  return !idle();
+}
+
+void Scheduler::runToCompletion() {
+  while (step()) {
+  }
+}
+
+}  // namespace strata::runtime

@@ -1,0 +1,79 @@
+// Continuous batching over the paged model (DESIGN.md step 8): requests join
+// and leave between steps; one step runs the decode token of every running
+// sequence and prefill chunks of new (or preempted) ones together, within a
+// token budget. When the KV cache cannot hold the next step, the most
+// recently admitted sequence is preempted: its blocks are freed and it waits
+// at the front of the queue to be recomputed (prompt + what it generated so
+// far), keeping its sampler state, so its output does not change.
+#pragma once
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "runtime/generate.h"
+#include "runtime/paged_generate.h"
+
+namespace strata::runtime {
+
+enum class FinishReason { Eos, Length, Stop, Context };
+const char* finishReasonName(FinishReason r);
+
+struct SchedulerOptions {
+  int64_t blockSize = 16;
+  int64_t numBlocks = 0;          // KV cache blocks (> 0)
+  int64_t maxStepTokens = 512;    // tokens per step over all sequences (prefill chunks + decodes)
+  int64_t maxSeqs = 64;           // sequences per step
+  int64_t maxContext = 0;         // positions a sequence may reach (0 = unbounded)
+  void validate() const;
+};
+
+struct SchedulerStats {
+  int64_t steps = 0, preemptions = 0, promptTokens = 0, generatedTokens = 0, recomputedTokens = 0;
+};
+
+class Scheduler {
+ public:
+  struct Events {
+    // A sampled token of request `id` (in order).
+    std::function<void(int64_t id, int64_t token)> onToken;
+    // Request `id` is done; `ids` = prompt + generated.
+    std::function<void(int64_t id, const std::vector<int64_t>& ids, FinishReason why)> onFinish;
+  };
+  Scheduler(const Executor& exec, SchedulerOptions options, Events events);
+  ~Scheduler();
+
+  // Queues a request (it joins at the next step) and returns its id. `stop`,
+  // when given, sees the generated ids after each token and ends the request
+  // (FinishReason::Stop) when it returns true (stop strings). Throws on an
+  // empty prompt, bad sampling parameters, or a prompt that can never fit
+  // the cache or the context.
+  int64_t add(const GenerateRequest& req, std::function<bool(const std::vector<int64_t>&)> stop = {});
+  // Runs one step; false when nothing is waiting or running.
+  bool step();
+  // Steps until every request has finished.
+  void runToCompletion();
+  bool idle() const;
+  const SchedulerStats& stats() const { return stats_; }
+
+ private:
+  struct Seq;
+  void preempt(Seq& s);
+  void finish(Seq& s, FinishReason why);
+
+  const Executor& exec_;
+  SchedulerOptions opts_;
+  Events events_;
+  PagedKvCache cache_;
+  PagedModel model_;
+  std::map<int64_t, std::unique_ptr<Seq>> seqs_;
+  std::deque<int64_t> waiting_;   // not in the cache (new or preempted), front first
+  std::vector<int64_t> running_;  // in the cache, in admission order
+  int64_t nextId_ = 0;
+  SchedulerStats stats_;
+};
+
+}  // namespace strata::runtime
