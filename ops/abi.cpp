@@ -2,6 +2,10 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <functional>
+#include <mutex>
 #include <thread>
 
 namespace strata::abi {
@@ -26,13 +30,91 @@ KernelArgs& KernelArgs::f32(float value) {
   return *this;
 }
 
+namespace {
+
+// Persistent workers for launch(): created on first use, they wait for a
+// launch, take programs from its shared counter, and wait again. A waiting
+// worker spins briefly before blocking, because a model step issues launches
+// back to back (waking a blocked thread costs tens of microseconds, more than
+// a small decode kernel). The calling thread works too.
+class WorkerPool {
+ public:
+  static WorkerPool& get() {
+    static WorkerPool pool((int)std::max(1u, std::thread::hardware_concurrency()) - 1);
+    return pool;
+  }
+  int size() const { return (int)threads_.size(); }
+
+  // Runs body() on the caller and on `helpers` workers; returns when all are done.
+  void run(const std::function<void()>& body, int helpers) {
+    std::lock_guard<std::mutex> serial(launchMutex_);  // one launch at a time
+    helpers = std::min(helpers, size());
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      body_ = &body;
+      wanted_ = helpers;
+      pending_.store(helpers);
+      generation_.fetch_add(1, std::memory_order_release);
+    }
+    cv_.notify_all();
+    body();
+    while (pending_.load(std::memory_order_acquire) > 0) std::this_thread::yield();
+  }
+
+  ~WorkerPool() {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      stop_ = true;
+      generation_.fetch_add(1);
+    }
+    cv_.notify_all();
+    for (auto& t : threads_) t.join();
+  }
+
+ private:
+  explicit WorkerPool(int n) {
+    for (int i = 0; i < n; ++i) threads_.emplace_back([this, i] { loop(i); });
+  }
+  void loop(int index) {
+    uint64_t seen = 0;
+    for (;;) {
+      // Spin for a while, then block until the next launch.
+      auto spinUntil = std::chrono::steady_clock::now() + std::chrono::microseconds(200);
+      while (generation_.load(std::memory_order_acquire) == seen && std::chrono::steady_clock::now() < spinUntil)
+        std::this_thread::yield();
+      std::unique_lock<std::mutex> lock(mutex_);
+      cv_.wait(lock, [&] { return generation_.load() != seen; });
+      seen = generation_.load();
+      if (stop_) return;
+      const std::function<void()>* body = body_;
+      bool mine = index < wanted_;
+      lock.unlock();
+      if (!mine) continue;
+      (*body)();
+      pending_.fetch_sub(1, std::memory_order_acq_rel);
+    }
+  }
+
+  std::vector<std::thread> threads_;
+  std::mutex launchMutex_, mutex_;
+  std::condition_variable cv_;
+  std::atomic<uint64_t> generation_{0};
+  std::atomic<int> pending_{0};
+  const std::function<void()>* body_ = nullptr;
+  int wanted_ = 0;
+  bool stop_ = false;
+};
+
+}  // namespace
+
 void launch(PackedKernel kernel, const KernelArgs& args, int64_t gx, int64_t gy, int64_t gz, int threads) {
   int64_t total = gx * gy * gz;
   if (total <= 0) return;
-  if (threads <= 0) threads = (int)std::max(1u, std::thread::hardware_concurrency());
+  WorkerPool& pool = WorkerPool::get();
+  if (threads <= 0) threads = pool.size() + 1;
   threads = (int)std::min<int64_t>(threads, total);
   std::atomic<int64_t> next{0};
-  auto worker = [&] {
+  std::function<void()> worker = [&] {
     std::vector<void*> slots = args.slots();
     int64_t pid[3];
     for (int i = 0; i < 3; ++i) slots.push_back(&pid[i]);
@@ -45,9 +127,7 @@ void launch(PackedKernel kernel, const KernelArgs& args, int64_t gx, int64_t gy,
     }
   };
   if (threads == 1) return worker();
-  std::vector<std::thread> pool;
-  for (int t = 0; t < threads; ++t) pool.emplace_back(worker);
-  for (auto& t : pool) t.join();
+  pool.run(worker, threads - 1);
 }
 
 }  // namespace strata::abi

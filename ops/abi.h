@@ -43,7 +43,9 @@ class KernelArgs {
 };
 
 // Runs the kernel for every program id in [0, gx) x [0, gy) x [0, gz),
-// spreading programs over `threads` threads (0: the hardware's count).
+// spreading programs over `threads` threads (0: the hardware's count): the
+// caller and persistent pool workers (one launch at a time; concurrent
+// callers take turns).
 void launch(PackedKernel kernel, const KernelArgs& args, int64_t gx, int64_t gy = 1, int64_t gz = 1,
             int threads = 0);
 

@@ -9,6 +9,7 @@
 #include <map>
 
 #include "graph/Pipeline.h"
+#include "tools/bench_decode.h"
 #include "tools/bench_kernels.h"
 #include "tools/cpu_model.h"
 #include "tools/run_command.h"
@@ -212,6 +213,19 @@ int main(int argc, char** argv) {
   benchKernelsCmd->add_option("--json", benchJson, "Also write the results to this JSON file");
   benchKernelsCmd->add_option("--seconds", benchSeconds, "Time spent per case and library")->capture_default_str();
 
+  tools::BenchDecodeOpts bd;
+  auto* benchDecodeCmd = benchCmd->add_subcommand(
+      "decode", "Decode speed on the CPU through the generated kernels (tokens/s) against the memory roofline "
+                "(weight bytes per step / copy bandwidth measured in the same run)");
+  benchDecodeCmd->add_option("--model", bd.model, "HF folder or .onnx (default: a random model from --config)");
+  benchDecodeCmd->add_option("--config", bd.config,
+                             "HF config.json of the random model (default: models/configs/llama-100m.json, ~124M parameters)");
+  benchDecodeCmd->add_option("--batch", bd.batches, "Sequences decoded together (repeatable)")->capture_default_str();
+  benchDecodeCmd->add_option("--prompt-tokens", bd.promptTokens, "Prompt length per sequence")->capture_default_str();
+  benchDecodeCmd->add_option("--tokens", bd.decodeTokens, "Decode steps timed")->capture_default_str();
+  benchDecodeCmd->add_option("--block-size", bd.blockSize, "KV cache block size")->capture_default_str();
+  benchDecodeCmd->add_option("--json", bd.jsonPath, "Also write the results to this JSON file");
+
   CLI11_PARSE(app, argc, argv);
   ro.blockSizeGiven = blockOpt->count() > 0;
   try {
@@ -220,6 +234,7 @@ int main(int argc, char** argv) {
     if (compileCmd->parsed()) return compile(co);
     if (inspectCmd->parsed()) return inspect(inspectModel, inspectJson, inspectMlir, inspectRegions);
     if (benchKernelsCmd->parsed()) return tools::benchKernels(benchJson, benchSeconds);
+    if (benchDecodeCmd->parsed()) return tools::benchDecode(bd);
   } catch (const Error& e) {
     std::fprintf(stderr, "error: %s\n", e.what());
     return 1;

@@ -1,0 +1,146 @@
+#include "tools/bench_decode.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <set>
+#include <thread>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "graph/Pipeline.h"
+#include "models/hf_config.h"
+#include "models/model_source.h"
+#include "models/random_model.h"
+#include "runtime/paged_generate.h"
+#include "tools/cpu_model.h"
+
+namespace strata::tools {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+double seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
+
+// Copy bandwidth in bytes/s, counting bytes read plus bytes written: the best
+// of 5 copies of 256 MiB, split over all cores (what the kernels use).
+double copyBandwidth() {
+  const size_t n = 256ull << 20;
+  std::vector<char> a(n, 1), b(n, 0);
+  int threads = (int)std::max(1u, std::thread::hardware_concurrency());
+  double best = 1e30;
+  for (int rep = 0; rep < 5; ++rep) {
+    auto t0 = Clock::now();
+    std::vector<std::thread> ts;
+    for (int t = 0; t < threads; ++t)
+      ts.emplace_back([&, t] {
+        size_t lo = n / threads * t, hi = t + 1 == threads ? n : n / threads * (t + 1);
+        std::memcpy(b.data() + lo, a.data() + lo, hi - lo);
+      });
+    for (auto& t : ts) t.join();
+    best = std::min(best, seconds(Clock::now() - t0));
+  }
+  return 2.0 * n / best;
+}
+
+// Bytes of weights one decode step reads: every weight in full, except the
+// embedding table, of which each token reads one row.
+double weightBytesPerStep(const ops::GraphDef& g, int64_t batch) {
+  std::set<std::string> embedding;
+  for (const auto& n : g.nodes)
+    if (n.op == "region.embedding") embedding.insert(n.inputs.at(0));
+  double bytes = 0;
+  for (const auto& w : g.weights)
+    bytes += embedding.count(w.name) ? (double)w.nbytes / w.shape.at(0) * batch : (double)w.nbytes;
+  return bytes;
+}
+
+std::string randomModel(const std::string& config) {
+  models::LlamaConfig c = models::readLlamaConfig(config);
+  std::string key = fmt::format("{:x}", std::hash<std::string>{}(models::toJson(c).dump()));
+  fs::path dir = fs::temp_directory_path() / ("strata-bench-model-" + key);
+  if (!fs::exists(dir / "model.safetensors")) {
+    std::fprintf(stderr, "writing a random %s model to %s...\n", c.modelType.c_str(), dir.c_str());
+    models::writeRandomCheckpoint(c, dir.string(), 1);
+  }
+  return dir.string();
+}
+
+}  // namespace
+
+int benchDecode(const BenchDecodeOpts& o) {
+  if (o.promptTokens < 1 || o.decodeTokens < 1 || o.blockSize < 1) fail("--prompt-tokens, --tokens and --block-size must be >= 1");
+  for (int64_t b : o.batches)
+    if (b < 1) fail("--batch: {} is not a batch size", b);
+  std::string model = o.model.empty() ? randomModel(o.config.empty() ? std::string(STRATA_SOURCE_DIR "/models/configs/llama-100m.json") : o.config) : o.model;
+  std::fprintf(stderr, "measuring copy bandwidth...\n");
+  double bw = copyBandwidth();
+  CompiledCpuModel m = compileCpuModel(graph::formRegions(models::loadModel(model)), o.blockSize, true);
+  runtime::Executor exec(std::move(m.graph), std::move(m.kernels));
+  const ops::GraphDef& g = exec.graph();
+  int64_t params = 0;
+  for (const auto& w : g.weights) params += ops::numel(w.shape);
+  int64_t vocab = g.meta.value("vocab_size", (int64_t)1000);
+
+  json rows = json::array();
+  std::printf("model: %s (%.1fM parameters, f32), prompt %lld tokens, %lld decode steps, KV block %lld\n", model.c_str(),
+              params / 1e6, (long long)o.promptTokens, (long long)o.decodeTokens, (long long)o.blockSize);
+  std::printf("copy bandwidth (read + write, %u threads): %.1f GB/s\n", std::max(1u, std::thread::hardware_concurrency()),
+              bw / 1e9);
+  std::printf("%6s %12s %12s %14s %14s %12s %10s\n", "batch", "prefill ms", "ms/step", "tokens/s", "weights MB/step",
+              "roofline ms", "fraction");
+  std::mt19937 rng(1);
+  for (int64_t batch : o.batches) {
+    int64_t blocksPerSeq = (o.promptTokens + o.decodeTokens + 1 + o.blockSize - 1) / o.blockSize;
+    runtime::PagedKvCache cache(runtime::kvCacheShapeFor(g, o.blockSize, blocksPerSeq * batch));
+    runtime::PagedModel pm(exec, cache);
+    std::vector<runtime::PagedModel::SeqStep> steps;
+    for (int64_t s = 0; s < batch; ++s) {
+      std::vector<int64_t> p(o.promptTokens);
+      for (auto& t : p) t = std::uniform_int_distribution<int64_t>(3, vocab - 1)(rng);
+      if (!cache.reserve(s, o.promptTokens)) fail("bench: cache too small");
+      steps.push_back({s, p});
+    }
+    auto t0 = Clock::now();
+    ops::Tensor logits = pm.step(steps);
+    double prefill = seconds(Clock::now() - t0);
+    auto next = [&](ops::Tensor& l) {
+      for (int64_t s = 0; s < batch; ++s) {
+        const float* row = l.data<float>() + s * l.dim(1);
+        steps[s].tokens = {std::max_element(row, row + l.dim(1)) - row};
+        if (!cache.reserve(s, cache.length(s) + 1)) fail("bench: cache too small");
+      }
+    };
+    next(logits);
+    auto t1 = Clock::now();
+    for (int64_t i = 0; i < o.decodeTokens; ++i) {
+      logits = pm.step(steps);
+      next(logits);
+    }
+    double perStep = seconds(Clock::now() - t1) / o.decodeTokens;
+    double bytes = weightBytesPerStep(g, batch), roofline = bytes / bw;
+    json r = {{"batch", batch}, {"prefill_ms", prefill * 1e3}, {"ms_per_step", perStep * 1e3},
+              {"tokens_per_s", batch / perStep}, {"weight_bytes_per_step", bytes}, {"roofline_ms", roofline * 1e3},
+              {"roofline_fraction", roofline / perStep}};
+    rows.push_back(r);
+    std::printf("%6lld %12.1f %12.2f %14.1f %14.1f %12.2f %10.2f\n", (long long)batch, prefill * 1e3, perStep * 1e3,
+                batch / perStep, bytes / 1e6, roofline * 1e3, roofline / perStep);
+  }
+  std::printf("roofline: weight bytes read per decode step / copy bandwidth; fraction = roofline / measured\n");
+  if (!o.jsonPath.empty()) {
+    json out = {{"model", model}, {"parameters", params}, {"copy_bandwidth_bytes_per_s", bw}, {"rows", rows},
+                {"prompt_tokens", o.promptTokens}, {"decode_steps", o.decodeTokens}, {"block_size", o.blockSize}};
+    std::ofstream(o.jsonPath) << out.dump(2) << "\n";
+  }
+  return 0;
+}
+
+}  // namespace strata::tools
