@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "codegen/UArch.h"
+#include "ops/error.h"
 
 namespace strata::tile {
 
@@ -18,6 +19,13 @@ GemmKernelSpec cpuGemmSpec(const std::string& target, bool weightsNK, int64_t ro
     s.blockM = 1;
     s.blockN = 4 * u.vectorBytes / 4;
     s.blockK = 8;
+    if (weightsNK) {
+      // 4 weight rows x 16 accumulator vectors (8 on the 16-register AVX2
+      // file); swiglu's second weight halves the K block (emitGemmKernel).
+      s.dotForm = true;
+      s.blockN = 4;
+      s.blockK = (u.vectorBytes / 4) * (u.vectorBytes >= 64 ? 4 : 2);
+    }
     return s;
   }
   // One warp of 6 rows x 4 vector registers: 24 accumulators, B's 4
@@ -112,9 +120,112 @@ struct GemmText {
   }
 };
 
+// The dot-product form (GemmKernelSpec::dotForm): acc[n, k] += W[n, k] *
+// x[k] over K blocks, then one sum per row; the epilogue works on the [BN]
+// row vector. Outputs and residual are addressed through a flat view that
+// ends at the row's end, so a ragged last block of columns is masked there.
+std::string emitGemvDotForm(const GemmKernelSpec& s) {
+  const int64_t N = s.blockN, K = s.swiglu ? std::max<int64_t>(1, s.blockK / 2) : s.blockK;
+  std::string wT = fmt::format("tensor<{}x{}xf32>", N, K), xT = fmt::format("tensor<1x{}xf32>", K),
+              vT = fmt::format("tensor<{}xf32>", N);
+  std::string wP = "!tile.block_ptr<" + wT + ">", xP = "!tile.block_ptr<" + xT + ">", vP = "!tile.block_ptr<" + vT + ">";
+  int nw = s.swiglu ? 2 : 1;
+  // One K loop threading (x ptr, w ptr, acc[, w2 ptr, acc2]) from `inits`.
+  auto loop = [&](const std::string& res, const char* from, const char* to, const std::vector<std::string>& inits,
+                  const char* ib) {
+    std::string iter = fmt::format("%xp = {}, %wp = {}", inits[0], inits[1]), types = xP + ", " + wP;
+    std::string body = fmt::format(R"(      %x = tile.load %xp{ib} : {xP}
+      %xb = tile.broadcast %x : {xT} -> {wT}
+      %w = tile.load %wp{ib} : {wP}
+      %s = math.fma %w, %xb, %acc : {wT}
+      %nx = tile.advance %xp, [%c0, %bk] : {xP}
+      %nw = tile.advance %wp, [%c0, %bk] : {wP}
+)",
+                                   fmt::arg("ib", ib), fmt::arg("xP", xP), fmt::arg("xT", xT), fmt::arg("wT", wT),
+                                   fmt::arg("wP", wP));
+    std::string yields = "%nx, %nw, %s";
+    iter += fmt::format(", %acc = {}", inits[2]);
+    types += ", " + wT;
+    if (nw == 2) {
+      iter += fmt::format(", %wp2 = {}, %acc2 = {}", inits[3], inits[4]);
+      types += ", " + wP + ", " + wT;
+      body += fmt::format(R"(      %w2 = tile.load %wp2{ib} : {wP}
+      %s2 = math.fma %w2, %xb, %acc2 : {wT}
+      %nw2 = tile.advance %wp2, [%c0, %bk] : {wP}
+)",
+                          fmt::arg("ib", ib), fmt::arg("wP", wP), fmt::arg("wT", wT));
+      yields += ", %nw2, %s2";
+    }
+    return fmt::format("  {}:{} = scf.for %k = {} to {} step %bk iter_args({}) -> ({}) {{\n{}      scf.yield {} : {}\n  }}\n",
+                       res, nw == 2 ? 5 : 3, from, to, iter, types, body, yields, types);
+  };
+  std::string body = loop("%f", "%c0", "%kfull", {"%xp0", "%wp0", "%zero", "%wp20", "%zero"}, " {in_bounds}") +
+                     loop("%t", "%kfull", "%K", {"%f#0", "%f#1", "%f#2", "%f#3", "%f#4"}, "");
+  body += fmt::format("  %r = tile.reduce %t#2 {{kind = \"sum\", axis = 1 : i64}} : {} -> {}\n", wT, vT);
+  std::string out = "%r";
+  auto add1d = [&](const std::string& name, const std::string& buf, const std::string& shape, const std::string& off,
+                   const std::string& in) {
+    body += fmt::format(R"(  %{n}p = tile.make_block_ptr {buf}, [{shape}], [%c1], [{off}] : !tile.ptr<f32> -> {vP}
+  %{n}v = tile.load %{n}p : {vP}
+  %{n} = arith.addf {in}, %{n}v : {vT}
+)",
+                        fmt::arg("n", name), fmt::arg("buf", buf), fmt::arg("shape", shape), fmt::arg("off", off),
+                        fmt::arg("vP", vP), fmt::arg("vT", vT), fmt::arg("in", in));
+    return "%" + name;
+  };
+  if (s.bias) out = add1d("gate", "%bias", "%N", "%col", out);
+  if (s.swiglu) {
+    body += fmt::format("  %r2 = tile.reduce %t#4 {{kind = \"sum\", axis = 1 : i64}} : {} -> {}\n", wT, vT);
+    std::string up = s.bias ? add1d("up", "%bias2", "%N", "%col", "%r2") : "%r2";
+    body += fmt::format("  %act = tile.silu {} : {}\n  %glu = arith.mulf %act, {} : {}\n", out, vT, up, vT);
+    out = "%glu";
+  }
+  if (s.residual) out = add1d("resid", "%res", "%rowEnd", "%off", out);
+  body += fmt::format("  %cp = tile.make_block_ptr %c, [%rowEnd], [%c1], [%off] : !tile.ptr<f32> -> {}\n", vP);
+  body += fmt::format("  tile.store %cp, {} : {}\n", out, vP);
+
+  std::string args = "%a: !tile.ptr<f32>, %b: !tile.ptr<f32>, ";
+  if (s.swiglu) args += "%b2: !tile.ptr<f32>, ";
+  args += "%c: !tile.ptr<f32>, ";
+  if (s.bias) args += s.swiglu ? "%bias: !tile.ptr<f32>, %bias2: !tile.ptr<f32>, " : "%bias: !tile.ptr<f32>, ";
+  if (s.residual) args += "%res: !tile.ptr<f32>, ";
+  args += "%M: index, %N: index, %K: index";
+  std::string w2 = s.swiglu ? fmt::format("  %wp20 = tile.make_block_ptr %b2, [%N, %K], [%K, %c1], [%col, %c0] : !tile.ptr<f32> -> {}\n", wP)
+                            : "";
+  return fmt::format(R"(func.func @{name}({args}) attributes {{tile.num_warps = 1 : i64}} {{
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %bn = arith.constant {BN} : index
+  %bk = arith.constant {BK} : index
+  %row = tile.program_id 0
+  %pn = tile.program_id 1
+  %col = arith.muli %pn, %bn : index
+  %rowStart = arith.muli %row, %N : index
+  %rowEnd = arith.addi %rowStart, %N : index
+  %off = arith.addi %rowStart, %col : index
+  %colEnd = arith.addi %col, %bn : index
+  %colsIn = arith.cmpi sle, %colEnd, %N : index
+  %kblocks = arith.divui %K, %bk : index
+  %kfull0 = arith.muli %kblocks, %bk : index
+  %kfull = arith.select %colsIn, %kfull0, %c0 : index
+  %xp0 = tile.make_block_ptr %a, [%M, %K], [%K, %c1], [%row, %c0] : !tile.ptr<f32> -> {xP}
+  %wp0 = tile.make_block_ptr %b, [%N, %K], [%K, %c1], [%col, %c0] : !tile.ptr<f32> -> {wP}
+{w2}  %zero = arith.constant dense<0.0> : {wT}
+{body}  return
+}}
+)",
+                     fmt::arg("name", s.name), fmt::arg("args", args), fmt::arg("BN", N), fmt::arg("BK", K),
+                     fmt::arg("xP", xP), fmt::arg("wP", wP), fmt::arg("wT", wT), fmt::arg("w2", w2),
+                     fmt::arg("body", body));
+}
+
 }  // namespace
 
 std::string emitGemmKernel(const GemmKernelSpec& s) {
+  if (s.dotForm) {
+    if (!s.weightsNK || s.blockM != 1) fail("gemm kernel: the dot-product form needs [N, K] weights and blockM 1");
+    return emitGemvDotForm(s);
+  }
   // B's view is [K, N] either way; for [N, K] storage it is transposed
   // (strides [1, K]).
   std::string bStrides = s.weightsNK ? "[%c1, %K]" : "[%N, %c1]";

@@ -87,6 +87,11 @@ struct Planner {
         return emitGemmKernel(s);
       });
       json l = launchAttr(name, s.blockM, s.blockN);
+      // The dot-product form reads each weight block once per row, from
+      // cache after the first (consecutive programs are the rows of one
+      // column block): up to 8 rows it beats the gathers of the [N, K]
+      // outer-product form (measured in docs/codegen.md).
+      if (rows <= 1) l["max_rows"] = s.dotForm ? 8 : 1;
       if (rows > 1) k = l;
       else k["decode"] = l;
     }

@@ -8,7 +8,7 @@
 //   {"name", "block_m", "block_n"}  the kernel and its blocking (attention
 //        and kv_write: block_n is the KV cache block size they were built for)
 //   "decode": {...}                 the variant used when a launch has one
-//        row (gemm: M = 1) or one query per sequence (attention)
+//        query per sequence (attention) or at most "max_rows" rows (gemm)
 //   "gather": {...}                 gemm with rows: the row gather that picks
 //        lm_head's rows first
 #pragma once

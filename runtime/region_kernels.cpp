@@ -47,6 +47,7 @@ RegionKernels::Launch RegionKernels::resolve(const ops::NodeDef& n, const nlohma
   l.fn = lookup_(a.at("name").get<std::string>());
   l.blockM = a.value("block_m", (int64_t)1);
   l.blockN = a.value("block_n", (int64_t)1);
+  l.maxRows = a.value("max_rows", (int64_t)1);
   if (l.blockM <= 0 || l.blockN <= 0) fail("node '{}' ({}): kernel blocking {}", n.name, n.op, a.dump());
   return l;
 }
@@ -111,7 +112,7 @@ V RegionKernels::gemm(const ops::NodeDef& n, const Resolved& r, const V& in) {
     outBase = s;
   }
   const int64_t M = x.numel() / K;
-  const Launch& l = M == 1 && r.decode ? *r.decode : r.main;
+  const Launch& l = r.decode && M <= r.decode->maxRows ? *r.decode : r.main;
   auto widthOf = [&](size_t wi) {
     const Tensor& w = f32(in, 1 + wi, "weight");
     if (w.rank() != 2 || w.dim(nk ? 1 : 0) != K)

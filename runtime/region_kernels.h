@@ -33,6 +33,7 @@ class RegionKernels {
   struct Launch {
     abi::PackedKernel fn = nullptr;
     int64_t blockM = 1, blockN = 1;
+    int64_t maxRows = 1;  // gemm decode variant: used up to this many rows
   };
   struct Resolved {
     Launch main;

@@ -65,7 +65,9 @@ INSTANTIATE_TEST_SUITE_P(Cpu, GemmEpilogue,
                                            EpilogueCase{true, false, true, true, 1},
                                            EpilogueCase{false, true, false, true, 2},
                                            EpilogueCase{true, true, false, false, 2},
-                                           EpilogueCase{false, true, false, true, 1}),
+                                           EpilogueCase{false, true, false, true, 1},
+                                           EpilogueCase{true, true, true, true, 1},
+                                           EpilogueCase{true, false, false, false, 1}),
                          [](const auto& info) {
                            const EpilogueCase& c = info.param;
                            return std::string(c.bias ? "bias_" : "") + (c.swiglu ? "swiglu_" : "") +
