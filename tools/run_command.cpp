@@ -257,7 +257,10 @@ int runCommand(const RunOpts& o) {
     if (o.timings) out["timings"] = timingsOf(r);
     std::cout << out.dump(-1, ' ', false, json::error_handler_t::replace) << "\n";
   }
-  if (single && !o.json) std::printf("\n");
+  if (single && !o.json) {
+    std::printf("\n");
+    std::fflush(stdout);
+  }
   if (o.timings) {
     if (single) {
       json t = timingsOf(results[0]);
