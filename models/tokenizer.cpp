@@ -239,6 +239,12 @@ std::vector<int64_t> Tokenizer::encode(const std::string& text, bool addSpecial)
   return ids;
 }
 
+std::optional<int64_t> Tokenizer::tokenId(const std::string& content) const {
+  for (const auto& [text, id] : added_)
+    if (text == content) return id;
+  return std::nullopt;
+}
+
 std::string Tokenizer::decode(const std::vector<int64_t>& ids, bool skipSpecial) const {
   static const auto table = unicodeToByte();
   std::string out;

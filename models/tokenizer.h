@@ -25,6 +25,8 @@ class Tokenizer {
   // the bos token). Throws on invalid UTF-8.
   std::vector<int64_t> encode(const std::string& text, bool addSpecial = true) const;
   std::string decode(const std::vector<int64_t>& ids, bool skipSpecial = true) const;
+  // The id of an added token (by its literal content), if there is one.
+  std::optional<int64_t> tokenId(const std::string& content) const;
   // Ids 0..vocabSize()-1 (the model's vocabulary must cover them).
   int64_t vocabSize() const { return idToToken_.empty() ? 0 : idToToken_.rbegin()->first + 1; }
 

@@ -10,6 +10,7 @@
 
 #include "graph/Pipeline.h"
 #include "models/model_source.h"
+#include "models/chat_template.h"
 #include "models/tokenizer.h"
 #include "runtime/artifact.h"
 #include "runtime/scheduler.h"
@@ -81,11 +82,13 @@ struct Prompt {
   std::vector<int64_t> ids;
 };
 
-std::vector<Prompt> readPrompts(const RunOpts& o, const std::optional<models::Tokenizer>& tok) {
+std::vector<Prompt> readPrompts(const RunOpts& o, const std::optional<models::Tokenizer>& tok,
+                                const std::optional<models::ChatTemplate>& chat) {
   std::vector<Prompt> ps;
   auto encode = [&](const std::string& text, const std::string& where) {
     if (!tok) fail("{}: no tokenizer.json beside {}; give --prompt-ids instead", where, o.model);
-    std::vector<int64_t> ids = tok->encode(text);
+    // A chat template brings its own special tokens (bos included).
+    std::vector<int64_t> ids = chat ? tok->encode(chat->render(text, o.system), false) : tok->encode(text);
     if (ids.empty()) fail("{}: the text encodes to no tokens", where);
     return ids;
   };
@@ -123,6 +126,8 @@ int runCommand(const RunOpts& o) {
   if (o.cacheBlocks < 0) fail("--cache-blocks must be >= 0, got {}", o.cacheBlocks);
   for (const auto& s : o.stop)
     if (s.empty()) fail("--stop: an empty stop string would stop at once");
+  if (o.chat && !o.promptIds.empty()) fail("--chat formats text: give --prompt or --batch-file, not --prompt-ids");
+  if (!o.system.empty() && !o.chat) fail("--system is part of the chat format: add --chat");
   runtime::SamplingParams sp;
   bool sampling = o.temperature || o.topK || o.topP;
   if (sampling && o.greedy) fail("--greedy cannot be combined with --temperature/--top-k/--top-p");
@@ -141,7 +146,17 @@ int runCommand(const RunOpts& o) {
     fail("the tokenizer has {} tokens but the model's vocabulary is {}: they do not belong together", l.tok->vocabSize(),
          vocab);
   if (!o.stop.empty() && !l.tok) fail("--stop needs the model's tokenizer.json to compare text");
-  std::vector<Prompt> prompts = readPrompts(o, l.tok);
+  std::optional<models::ChatTemplate> chat;
+  std::optional<int64_t> endOfTurn;
+  if (o.chat) {
+    if (!l.tok) fail("--chat needs the model's tokenizer.json");
+    chat = models::detectChatTemplate(*l.tok);
+    if (!chat)
+      fail("--chat: the tokenizer has neither Llama 3's (<|start_header_id|>, <|eot_id|>) nor ChatML's (<|im_start|>, "
+           "<|im_end|>) turn tokens, so strata does not know this model's chat format");
+    endOfTurn = l.tok->tokenId(chat->endOfTurn());
+  }
+  std::vector<Prompt> prompts = readPrompts(o, l.tok, chat);
   int64_t ctx = meta.value("max_position_embeddings", (int64_t)0);
   std::vector<runtime::GenerateRequest> reqs;
   int64_t blocksForAll = 0;
@@ -220,10 +235,11 @@ int runCommand(const RunOpts& o) {
   };
   runtime::Scheduler sched(exec, so, ev);
   std::function<bool(const std::vector<int64_t>&)> stop;
-  if (!o.stop.empty())
+  if (!o.stop.empty() || endOfTurn)
     stop = [&](const std::vector<int64_t>& gen) {
+      if (endOfTurn && !gen.empty() && gen.back() == *endOfTurn) return true;  // the assistant's turn ended
       bool hit = false;
-      textOf(gen, &hit);
+      if (!o.stop.empty()) textOf(gen, &hit);
       return hit;
     };
   Clock::time_point t0 = Clock::now();

@@ -10,9 +10,9 @@
 namespace strata::tools {
 
 struct RunOpts {
-  std::string model, backend = "cpu", prompt, promptIds, batchFile;
+  std::string model, backend = "cpu", prompt, promptIds, batchFile, system;
   int64_t maxNewTokens = 32, blockSize = 16, cacheBlocks = 0, maxStepTokens = 512, maxSeqs = 64;
-  bool greedy = false, json = false, ignoreEos = false, blockSizeGiven = false, timings = false;
+  bool greedy = false, json = false, ignoreEos = false, blockSizeGiven = false, timings = false, chat = false;
   std::optional<float> temperature, topP;
   std::optional<int64_t> topK;
   uint64_t seed = 0;

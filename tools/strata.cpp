@@ -160,6 +160,10 @@ int main(int argc, char** argv) {
                      "Generate for every line of this file (one prompt per line) at once, with continuous batching; "
                      "prints each completion as it finishes ([N] text), or one JSON line per prompt with --json");
   runCmd->add_option("--stop", ro.stop, "Stop a completion when its text contains this string (repeatable; cut from the text)");
+  runCmd->add_flag("--chat", ro.chat,
+                   "Wrap each prompt as a user turn in the model's chat format (Llama 3 or ChatML/Qwen2, from its "
+                   "tokenizer's special tokens) and stop at the end of the assistant's turn");
+  runCmd->add_option("--system", ro.system, "System message for --chat");
   runCmd->add_flag("--timings", ro.timings, "Report TTFT, per-token latency and tokens/s (stderr; JSON with --json)");
   runCmd->add_option("--max-step-tokens", ro.maxStepTokens,
                      "Tokens per model step over all sequences (longer prompts are prefilled in chunks)")

@@ -155,5 +155,21 @@ expect_error "the model's context is 64" "$strata" run "$tmp/qwen2" --prompt-ids
 cp "$fx/tokenizer.json" "$tmp/qwen2/"
 expect_error "do not belong together" "$strata" run "$tmp/qwen2" --prompt "hello"
 
+# --chat: the ChatML (Qwen2) format from the tokenizer's turn tokens; the
+# prompt ids are the rendered template's (tests/data/tokenizers/golden.json).
+data=$(dirname "$0")/../data/tokenizers
+python3 -c "import json;c=json.load(open('$tmp/qwen2.json'));c['vocab_size']=600;json.dump(c,open('$tmp/qwen2chat.json','w'))"
+"$strata" make-model --config "$tmp/qwen2chat.json" -o "$tmp/qwen2chat" --seed 2 2>/dev/null && cp "$data/chatml_style.json" "$tmp/qwen2chat/tokenizer.json"
+out=$("$strata" run "$tmp/qwen2chat" --chat --prompt "Why tile programs?" --max-new-tokens 3 --json) || bad "run --chat"
+python3 - "$data/golden.json" "$out" <<'PY' && ok || bad "--chat prompt ids"
+import json, sys
+want = json.load(open(sys.argv[1]))["chat"]["chatml_style.json"][0]["ids"]
+got = json.loads(sys.argv[2])
+assert got["token_ids"][:got["prompt_tokens"]] == want, (got, want)
+PY
+expect_error "does not know this model's chat format" "$strata" run "$fx" --chat --prompt "hi"
+expect_error "--system is part of the chat format" "$strata" run "$fx" --system "be brief" --prompt "hi"
+expect_error "not --prompt-ids" "$strata" run "$fx" --chat --prompt-ids 0
+
 echo "$pass passed, $fail failed"
 [ $fail -eq 0 ]

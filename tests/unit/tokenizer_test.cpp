@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "models/chat_template.h"
 #include "models/pretokenizer.h"
 #include "models/tokenizer.h"
 #include "ops/error.h"
@@ -43,6 +44,22 @@ TEST_P(TokenizerGolden, EncodesLikeHuggingFaceAndRoundTrips) {
 
 INSTANTIATE_TEST_SUITE_P(Tokenizers, TokenizerGolden, ::testing::Values("tiny-llama", "llama3_style.json"),
                          [](const auto& info) { return info.param == "tiny-llama" ? std::string("gpt2_style") : std::string("llama3_style"); });
+
+// --chat: the template picked from the tokenizer's turn tokens, rendered and
+// encoded, gives the ids HF gets for the family's rendered prompt.
+TEST(ChatTemplate, RendersLikeTheModelFamilies) {
+  for (const auto& [file, cases] : golden().at("chat").items()) {
+    models::Tokenizer tok = models::Tokenizer::load(dataDir() + "/" + file);
+    auto chat = models::detectChatTemplate(tok);
+    ASSERT_TRUE(chat) << file;
+    EXPECT_EQ(chat->format, file == "llama3_style.json" ? models::ChatFormat::Llama3 : models::ChatFormat::ChatML);
+    EXPECT_TRUE(tok.tokenId(chat->endOfTurn())) << file;
+    for (const json& c : cases)
+      EXPECT_EQ(tok.encode(chat->render(c.at("user"), c.at("system")), false), c.at("ids").get<std::vector<int64_t>>())
+          << file << ": " << c.dump();
+  }
+  EXPECT_FALSE(models::detectChatTemplate(models::Tokenizer::load(fixtureTokenizer())));  // no turn tokens
+}
 
 TEST(Tokenizer, WithoutSpecialTokens) {
   models::Tokenizer tok = models::Tokenizer::load(fixtureTokenizer());

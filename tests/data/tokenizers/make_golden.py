@@ -45,7 +45,8 @@ def llama3_style():
         pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False),
     ])
     tok.decoder = decoders.ByteLevel()
-    trainer = trainers.BpeTrainer(vocab_size=700, special_tokens=["<|begin_of_text|>", "<|end_of_text|>"],
+    trainer = trainers.BpeTrainer(vocab_size=700, special_tokens=["<|begin_of_text|>", "<|end_of_text|>",
+                                                                  "<|start_header_id|>", "<|end_header_id|>", "<|eot_id|>"],
                                   initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False)
     tok.train_from_iterator(CORPUS, trainer)
     tok.post_processor = processors.Sequence([
@@ -55,12 +56,48 @@ def llama3_style():
     return tok
 
 
+def chatml_style():
+    """GPT-2 byte-level regex with Qwen2's ChatML turn tokens, no bos."""
+    tok = Tokenizer(models.BPE())
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True)
+    tok.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(vocab_size=600, special_tokens=["<|endoftext|>", "<|im_start|>", "<|im_end|>"],
+                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False)
+    tok.train_from_iterator(CORPUS, trainer)
+    return tok
+
+
+# Chat prompts rendered as the model families' templates do (Llama 3:
+# trimmed content; Qwen2: a default system message), encoded without the
+# post-processor (the template carries its own bos).
+CHAT = [("Why tile programs?", ""), ("  Hi there  ", "Answer briefly.")]
+
+
+def render_llama3(user, system):
+    turn = lambda role, text: f"<|start_header_id|>{role}<|end_header_id|>\n\n{text.strip()}<|eot_id|>"
+    return ("<|begin_of_text|>" + (turn("system", system) if system else "") + turn("user", user)
+            + "<|start_header_id|>assistant<|end_header_id|>\n\n")
+
+
+def render_chatml(user, system):
+    turn = lambda role, text: f"<|im_start|>{role}\n{text}<|im_end|>\n"
+    return turn("system", system or "You are a helpful assistant.") + turn("user", user) + "<|im_start|>assistant\n"
+
+
 def main():
     llama3 = llama3_style()
     llama3.save(str(HERE / "llama3_style.json"))
+    chatml = chatml_style()
+    chatml.save(str(HERE / "chatml_style.json"))
     golden = {}
     for name, tok in [("llama3_style.json", llama3), ("tiny-llama", Tokenizer.from_file(str(FIXTURE)))]:
         golden[name] = [{"text": s, "ids": tok.encode(s).ids} for s in SAMPLES]
+    golden["chat"] = {
+        "llama3_style.json": [{"user": u, "system": s, "ids": llama3.encode(render_llama3(u, s), add_special_tokens=False).ids}
+                              for u, s in CHAT],
+        "chatml_style.json": [{"user": u, "system": s, "ids": chatml.encode(render_chatml(u, s), add_special_tokens=False).ids}
+                              for u, s in CHAT],
+    }
     (HERE / "golden.json").write_text(json.dumps(golden, ensure_ascii=False, indent=1) + "\n")
 
 
