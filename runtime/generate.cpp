@@ -69,7 +69,7 @@ std::vector<int64_t> Generator::generate(const GenerateRequest& req, const std::
     const Tensor& logits = out.at("logits");
     int64_t v = logits.dim(logits.rank() - 1), rows = logits.numel() / v;
     if (logits.dtype() != ops::DType::F32) fail("logits must be f32, got {}", ops::dtypeName(logits.dtype()));
-    int64_t next = sampler.sample({logits.data<float>() + (rows - 1) * v, (size_t)v});
+    int64_t next = sampler.sample({logits.data<float>() + (rows - 1) * v, (size_t)v}, ids);
     ids.push_back(next);
     if (onToken) onToken(next);
     if (hasPast_) {

@@ -10,6 +10,8 @@
 namespace strata::runtime {
 
 void SamplingParams::validate() const {
+  if (!(repetitionPenalty > 0.f) || !std::isfinite(repetitionPenalty))
+    fail("--repetition-penalty must be > 0, got {}", repetitionPenalty);
   if (greedy) return;
   if (!(temperature > 0.f) || !std::isfinite(temperature)) fail("--temperature must be > 0, got {}", temperature);
   if (topK < 0) fail("--top-k must be >= 0, got {}", topK);
@@ -18,8 +20,21 @@ void SamplingParams::validate() const {
 
 Sampler::Sampler(SamplingParams p) : p_(p), rng_(p.seed) { p_.validate(); }
 
-int64_t Sampler::sample(std::span<const float> logits) {
-  if (logits.empty()) fail("cannot sample from empty logits");
+int64_t Sampler::sample(std::span<const float> logitsIn, std::span<const int64_t> history) {
+  if (logitsIn.empty()) fail("cannot sample from empty logits");
+  std::vector<float> penalized;
+  std::span<const float> logits = logitsIn;
+  if (p_.repetitionPenalty != 1.0f && !history.empty()) {
+    penalized.assign(logitsIn.begin(), logitsIn.end());
+    std::vector<bool> seen(penalized.size(), false);
+    for (int64_t id : history)
+      if (id >= 0 && id < (int64_t)penalized.size() && !seen[id]) {
+        seen[id] = true;
+        float& l = penalized[id];
+        l = l > 0 ? l / p_.repetitionPenalty : l * p_.repetitionPenalty;
+      }
+    logits = penalized;
+  }
   if (p_.greedy) return std::max_element(logits.begin(), logits.end()) - logits.begin();
   std::vector<int64_t> idx(logits.size());
   std::iota(idx.begin(), idx.end(), 0);

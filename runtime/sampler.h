@@ -1,5 +1,8 @@
-// Token sampling from one row of logits: greedy (argmax, lowest id on ties),
-// or temperature -> top-k -> top-p (nucleus) -> draw with a seeded generator.
+// Token sampling from one row of logits: an optional repetition penalty on
+// the tokens the sequence already holds (HF's rule: a positive logit is
+// divided by the penalty, a negative one multiplied), then greedy (argmax,
+// lowest id on ties) or temperature -> top-k -> top-p (nucleus) -> draw with
+// a seeded generator.
 #pragma once
 #include <cstdint>
 #include <random>
@@ -13,6 +16,7 @@ struct SamplingParams {
   int64_t topK = 0;          // 0 = all
   float topP = 1.0f;         // (0, 1]
   uint64_t seed = 0;
+  float repetitionPenalty = 1.0f;  // > 0; 1 = off
   // Throws strata::Error on out-of-range values, naming the parameter.
   void validate() const;
 };
@@ -20,7 +24,8 @@ struct SamplingParams {
 class Sampler {
  public:
   explicit Sampler(SamplingParams p);
-  int64_t sample(std::span<const float> logits);
+  // `history`: the sequence so far (prompt + generated), for the penalty.
+  int64_t sample(std::span<const float> logits, std::span<const int64_t> history = {});
 
  private:
   SamplingParams p_;

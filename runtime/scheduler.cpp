@@ -140,7 +140,7 @@ bool Scheduler::step() {
       finish(s, FinishReason::Length);
       continue;
     }
-    int64_t next = s.sampler.sample({logits.data<float>() + n * vocab, (size_t)vocab});
+    int64_t next = s.sampler.sample({logits.data<float>() + n * vocab, (size_t)vocab}, s.ids);
     s.ids.push_back(next);
     ++s.generated;
     ++stats_.generatedTokens;

@@ -136,6 +136,7 @@ int runCommand(const RunOpts& o) {
   sp.topK = o.topK.value_or(0);
   sp.topP = o.topP.value_or(1.0f);
   sp.seed = o.seed;
+  sp.repetitionPenalty = o.repetitionPenalty;
   sp.validate();
 
   Loaded l = load(o);

@@ -14,6 +14,7 @@ struct RunOpts {
   int64_t maxNewTokens = 32, blockSize = 16, cacheBlocks = 0, maxStepTokens = 512, maxSeqs = 64;
   bool greedy = false, json = false, ignoreEos = false, blockSizeGiven = false, timings = false, chat = false;
   std::optional<float> temperature, topP;
+  float repetitionPenalty = 1.0f;
   std::optional<int64_t> topK;
   uint64_t seed = 0;
   std::vector<std::string> stop;

@@ -174,7 +174,10 @@ int main(int argc, char** argv) {
   runCmd->add_option("--temperature", ro.temperature, "Sample with this temperature (> 0)");
   runCmd->add_option("--top-k", ro.topK, "Sample among the K most likely tokens (0 = all)");
   runCmd->add_option("--top-p", ro.topP, "Sample from the smallest set with probability >= P");
-  runCmd->add_option("--seed", ro.seed, "Random seed for sampling")->capture_default_str();
+  runCmd->add_option("--seed", ro.seed, "Random seed for sampling (prompt i of a batch uses seed + i)")->capture_default_str();
+  runCmd->add_option("--repetition-penalty", ro.repetitionPenalty,
+                     "Divide positive / multiply negative logits of tokens already in the sequence by this (1 = off)")
+      ->capture_default_str();
   runCmd->add_flag("--ignore-eos", ro.ignoreEos, "Keep generating after the end-of-sequence token");
   runCmd->add_flag("--json", ro.json, "Print one JSON object {token_ids, text, ...} instead of streaming text");
   auto* blockOpt = runCmd->add_option("--block-size", ro.blockSize, "Tokens per KV cache block (an artifact: the size it was compiled for)")

@@ -60,6 +60,7 @@ expect_error "outside the vocabulary" "$strata" run "$fx" --prompt-ids 0,9999
 expect_error "not a token id" "$strata" run "$fx" --prompt-ids 0,x
 expect_error "--temperature must be > 0" "$strata" run "$fx" --prompt-ids 0 --temperature 0
 expect_error "--top-p" "$strata" run "$fx" --prompt-ids 0 --top-p 2
+expect_error "--repetition-penalty must be > 0" "$strata" run "$fx" --prompt-ids 0 --repetition-penalty -1
 expect_error "not available" "$strata" run "$fx" --prompt-ids 0 --backend cuda
 
 # --prompt TEXT: tokenized exactly as HF does (the fixture's token_ids), then

@@ -68,6 +68,22 @@ TEST(Sampler, GreedyAndSeededSampling) {
   EXPECT_EQ(nucleus.sample(logits), 1);
 }
 
+// HF's rule: seen tokens with positive logits are divided, negative ones
+// multiplied; greedy then picks the best unseen token.
+TEST(Sampler, RepetitionPenalty) {
+  std::vector<float> logits = {2.0f, 1.9f, -0.5f, 1.0f};
+  runtime::SamplingParams p;
+  p.repetitionPenalty = 2.0f;
+  runtime::Sampler s(p);
+  std::vector<int64_t> history = {0, 0, 2};
+  EXPECT_EQ(s.sample(logits, history), 1);  // 2.0 -> 1.0 < 1.9
+  EXPECT_EQ(s.sample(logits), 0);           // no history, no penalty
+  p.repetitionPenalty = 1.0f;
+  EXPECT_EQ(runtime::Sampler(p).sample(logits, history), 0);
+  p.repetitionPenalty = 0.f;
+  EXPECT_THROW(p.validate(), Error);
+}
+
 TEST(Sampler, InvalidParametersAreNamed) {
   runtime::SamplingParams p;
   p.greedy = false;
