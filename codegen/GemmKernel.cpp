@@ -120,6 +120,17 @@ struct GemmText {
   }
 };
 
+// The kernel parameters (GemmKernelSpec's contract; both forms share it):
+// (a, b, [b_up], c, [bias, [bias_up]], [residual]: buffers; M, N, K: index).
+std::string signature(const GemmKernelSpec& s) {
+  std::string args = "%a: !tile.ptr<f32>, %b: !tile.ptr<f32>, ";
+  if (s.swiglu) args += "%b2: !tile.ptr<f32>, ";
+  args += "%c: !tile.ptr<f32>, ";
+  if (s.bias) args += s.swiglu ? "%bias: !tile.ptr<f32>, %bias2: !tile.ptr<f32>, " : "%bias: !tile.ptr<f32>, ";
+  if (s.residual) args += "%res: !tile.ptr<f32>, ";
+  return args + "%M: index, %N: index, %K: index";
+}
+
 // The dot-product form (GemmKernelSpec::dotForm): acc[n, k] += W[n, k] *
 // x[k] over K blocks, then one sum per row; the epilogue works on the [BN]
 // row vector. Outputs and residual are addressed through a flat view that
@@ -184,12 +195,7 @@ std::string emitGemvDotForm(const GemmKernelSpec& s) {
   body += fmt::format("  %cp = tile.make_block_ptr %c, [%rowEnd], [%c1], [%off] : !tile.ptr<f32> -> {}\n", vP);
   body += fmt::format("  tile.store %cp, {} : {}\n", out, vP);
 
-  std::string args = "%a: !tile.ptr<f32>, %b: !tile.ptr<f32>, ";
-  if (s.swiglu) args += "%b2: !tile.ptr<f32>, ";
-  args += "%c: !tile.ptr<f32>, ";
-  if (s.bias) args += s.swiglu ? "%bias: !tile.ptr<f32>, %bias2: !tile.ptr<f32>, " : "%bias: !tile.ptr<f32>, ";
-  if (s.residual) args += "%res: !tile.ptr<f32>, ";
-  args += "%M: index, %N: index, %K: index";
+  std::string args = signature(s);
   std::string w2 = s.swiglu ? fmt::format("  %wp20 = tile.make_block_ptr %b2, [%N, %K], [%K, %c1], [%col, %c0] : !tile.ptr<f32> -> {}\n", wP)
                             : "";
   return fmt::format(R"(func.func @{name}({args}) attributes {{tile.num_warps = 1 : i64}} {{
@@ -236,12 +242,7 @@ std::string emitGemmKernel(const GemmKernelSpec& s) {
   t.aP = "!tile.block_ptr<" + t.aT + ">";
   t.bP = "!tile.block_ptr<" + t.bT + ">";
 
-  std::string args = "%a: !tile.ptr<f32>, %b: !tile.ptr<f32>, ";
-  if (s.swiglu) args += "%b2: !tile.ptr<f32>, ";
-  args += "%c: !tile.ptr<f32>, ";
-  if (s.bias) args += s.swiglu ? "%bias: !tile.ptr<f32>, %bias2: !tile.ptr<f32>, " : "%bias: !tile.ptr<f32>, ";
-  if (s.residual) args += "%res: !tile.ptr<f32>, ";
-  args += "%M: index, %N: index, %K: index";
+  std::string args = signature(s);
 
   std::vector<std::string> zeros = {"%zero", "%zero"}, ptrs = {"%ap", "%bp", "%bp2"};
   std::string b2 = s.swiglu ? fmt::format("  %bp2 = tile.make_block_ptr %b2, [%K, %N], {}, [%c0, %col] : !tile.ptr<f32> -> {}\n",

@@ -98,23 +98,7 @@ TEST(CpuBackend, BatchedStepsMatchSingleSequences) {
   runtime::Executor exec = cpuExecutor(fixtureDir() + "/model_dynamo.onnx", 16);
   std::vector<std::vector<int64_t>> ids = {prompt(0), prompt(1), prompt(2)}, alone;
   for (const auto& p : ids) alone.push_back(greedy(exec, p, 16, 8));
-  runtime::PagedKvCache cache(runtime::kvCacheShapeFor(exec.graph(), 16, 16));
-  runtime::PagedModel model(exec, cache);
-  std::vector<runtime::PagedModel::SeqStep> step;
-  for (size_t s = 0; s < ids.size(); ++s) {
-    ASSERT_TRUE(cache.reserve((int64_t)s, (int64_t)ids[s].size()));
-    step.push_back({(int64_t)s, ids[s]});
-  }
-  for (int t = 0; t < 8; ++t) {
-    ops::Tensor logits = model.step(step);
-    for (size_t s = 0; s < step.size(); ++s) {
-      const float* row = logits.data<float>() + s * logits.dim(1);
-      int64_t best = std::max_element(row, row + logits.dim(1)) - row;
-      ids[s].push_back(best);
-      ASSERT_TRUE(cache.reserve((int64_t)s, (int64_t)ids[s].size()));
-      step[s].tokens = {best};
-    }
-  }
+  ids = fixture::greedyLockstep(exec, ids, 16, 16, 8);
   for (size_t s = 0; s < ids.size(); ++s) EXPECT_EQ(ids[s], alone[s]) << "sequence " << s;
 }
 

@@ -5,8 +5,12 @@
 #include <fstream>
 #include <string>
 
+#include <algorithm>
+#include <vector>
+
 #include "models/hf_config.h"
 #include "models/random_model.h"
+#include "runtime/paged_generate.h"
 
 #include <nlohmann/json.hpp>
 
@@ -38,6 +42,32 @@ inline std::string selfBuiltModel(const std::string& name, const nlohmann::json&
   std::ofstream(cfg) << config.dump();
   models::writeRandomCheckpoint(models::readLlamaConfig(cfg), d, 7);
   return d;
+}
+
+// Greedy decoding of several prompts in lockstep: one PagedModel step
+// prefills all of them together, then each step decodes one token for every
+// sequence. Returns prompt + `steps` tokens per sequence.
+inline std::vector<std::vector<int64_t>> greedyLockstep(const runtime::Executor& exec,
+                                                        std::vector<std::vector<int64_t>> ids, int64_t blockSize,
+                                                        int64_t numBlocks, int steps) {
+  runtime::PagedKvCache cache(runtime::kvCacheShapeFor(exec.graph(), blockSize, numBlocks));
+  runtime::PagedModel model(exec, cache);
+  std::vector<runtime::PagedModel::SeqStep> step;
+  for (size_t s = 0; s < ids.size(); ++s) {
+    if (!cache.reserve((int64_t)s, (int64_t)ids[s].size())) fail("greedyLockstep: cache too small");
+    step.push_back({(int64_t)s, ids[s]});
+  }
+  for (int t = 0; t < steps; ++t) {
+    ops::Tensor logits = model.step(step);
+    for (size_t s = 0; s < step.size(); ++s) {
+      const float* row = logits.data<float>() + s * logits.dim(1);
+      int64_t best = std::max_element(row, row + logits.dim(1)) - row;
+      ids[s].push_back(best);
+      if (!cache.reserve((int64_t)s, (int64_t)ids[s].size())) fail("greedyLockstep: cache too small");
+      step[s].tokens = {best};
+    }
+  }
+  return ids;
 }
 
 }  // namespace strata::fixture

@@ -103,24 +103,7 @@ TEST(PagedModel, BatchedStepsMatchSingleSequences) {
     req.maxNewTokens = 8;
     alone.push_back(runtime::generatePaged(exec, req, {4, 0}));
   }
-  runtime::PagedKvCache cache(runtime::kvCacheShapeFor(exec.graph(), 4, 64));
-  runtime::PagedModel model(exec, cache);
-  std::vector<std::vector<int64_t>> ids = prompts;
-  std::vector<runtime::PagedModel::SeqStep> step;
-  for (size_t s = 0; s < prompts.size(); ++s) {
-    ASSERT_TRUE(cache.reserve((int64_t)s, (int64_t)prompts[s].size()));
-    step.push_back({(int64_t)s, prompts[s]});
-  }
-  for (int t = 0; t < 8; ++t) {
-    ops::Tensor logits = model.step(step);
-    for (size_t s = 0; s < step.size(); ++s) {
-      const float* row = logits.data<float>() + s * logits.dim(1);
-      int64_t best = std::max_element(row, row + logits.dim(1)) - row;
-      ids[s].push_back(best);
-      ASSERT_TRUE(cache.reserve((int64_t)s, (int64_t)ids[s].size()));
-      step[s].tokens = {best};
-    }
-  }
+  std::vector<std::vector<int64_t>> ids = fixture::greedyLockstep(exec, prompts, 4, 64, 8);
   for (size_t s = 0; s < prompts.size(); ++s) EXPECT_EQ(ids[s], alone[s]) << "sequence " << s;
 }
 
