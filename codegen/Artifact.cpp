@@ -39,7 +39,6 @@ void writeCpuArtifact(const KernelPlan& plan, const std::string& dir, const nloh
   writeText(d / "kernels.mlir", plan.tileIr);
   fs::path so = d / "kernels.so", tmp = d / "kernels.so.tmp";
   CpuKernels::writeSharedLibrary(plan.tileIr, tmp.string(), g.meta["kernels"].value("target", ""));
-  fs::remove(tmp.string() + ".o", ec);
   fs::rename(tmp, so);
   writeText(d / "plan.json", ops::toJson(g).dump(1));  // last: a plan.json means the artifact is complete
 }

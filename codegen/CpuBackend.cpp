@@ -206,6 +206,7 @@ void CpuKernels::writeSharedLibrary(const std::string& tileIr, const std::string
   std::optional<llvm::StringRef> redirects[] = {std::nullopt, llvm::StringRef(log), llvm::StringRef(log)};
   std::string err;
   int rc = llvm::sys::ExecuteAndWait(linker, argv, std::nullopt, redirects, 0, 0, &err);
+  llvm::sys::fs::remove(object);  // only the library is kept
   if (rc != 0) {
     auto out = llvm::MemoryBuffer::getFile(log);
     fail("cpu backend: linking {} failed ({}): {}", path, err.empty() ? "exit " + std::to_string(rc) : err,

@@ -23,9 +23,9 @@ class CpuKernels {
   // strata::Error with MLIR's diagnostics on failure.
   static std::unique_ptr<CpuKernels> compile(const std::string& tileIr, const std::string& target = "");
   // The same kernels as position-independent machine code for the host CPU
-  // (target "" or the host's): `path`.o is written and linked into the shared
-  // library `path` with ld.lld (LLVM 22's, or ld.lld on PATH). Throws with
-  // the linker's output on failure.
+  // (target "" or the host's): an object file `path`.o is written, linked into
+  // the shared library `path` with ld.lld (LLVM 22's, or ld.lld on PATH) and
+  // removed. Throws with the linker's output on failure.
   static void writeSharedLibrary(const std::string& tileIr, const std::string& path, const std::string& target = "");
   ~CpuKernels();
 

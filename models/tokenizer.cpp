@@ -63,9 +63,9 @@ const std::vector<std::string>& byteToUnicode() {
   return table;
 }
 
-// A ByteLevel pre-tokenizer's settings; throws on options that change
-// behaviour in ways not implemented.
-void readByteLevel(const json& p, const std::string& path, bool& addPrefixSpace, bool& useRegex) {
+// A ByteLevel pre-tokenizer's settings (trim_offsets only affects offsets,
+// which strata does not report).
+void readByteLevel(const json& p, bool& addPrefixSpace, bool& useRegex) {
   addPrefixSpace = p.value("add_prefix_space", false);
   useRegex = p.value("use_regex", true);
 }
@@ -149,7 +149,7 @@ Tokenizer Tokenizer::load(const std::string& path) {
     std::string preType = pre.is_null() ? "" : pre.value("type", "");
     bool useRegex = false;
     if (preType == "ByteLevel") {
-      readByteLevel(pre, path, t.addPrefixSpace_, useRegex);
+      readByteLevel(pre, t.addPrefixSpace_, useRegex);
       if (useRegex) t.splitter_ = std::make_shared<RegexSplitter>(kGpt2SplitPattern);
     } else if (preType == "Sequence") {
       // Llama 3 / Qwen2: Split(regex, Isolated) then ByteLevel without regex.
@@ -163,7 +163,7 @@ Tokenizer Tokenizer::load(const std::string& path) {
       const json& pat = split.at("pattern");
       if (!pat.contains("Regex")) fail("{}: Split pattern {} is not supported (Regex is)", path, pat.dump());
       t.splitter_ = std::make_shared<RegexSplitter>(pat["Regex"].get<std::string>());
-      readByteLevel(list[1], path, t.addPrefixSpace_, useRegex);
+      readByteLevel(list[1], t.addPrefixSpace_, useRegex);
       if (useRegex) fail("{}: a second regex split after Split is not supported", path);
     } else {
       fail("{}: pre_tokenizer '{}' is not supported (ByteLevel or Split + ByteLevel are)", path, preType);

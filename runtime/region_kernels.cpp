@@ -30,6 +30,13 @@ void checkIndices(const Tensor& ids, int64_t limit, const char* what) {
   for (int64_t i = 0; i < ids.numel(); ++i)
     if (p[i] < 0 || p[i] >= limit) fail("{} {} at #{} is outside [0, {})", what, p[i], i, limit);
 }
+// The layer cache [blocks, 2, KV heads, blockSize, D] a kernel built for
+// `blockSize` can read.
+void checkCache(const Tensor& cache, int64_t blockSize) {
+  if (cache.rank() != 5 || cache.dim(3) != blockSize)
+    fail("cache {} does not have the block size {} the kernel was built for", ops::shapeStr(cache.shape()), blockSize);
+}
+
 // Shape of x with its last dim replaced by n.
 ops::Shape withLast(ops::Shape s, int64_t n) {
   s.back() = n;
@@ -153,8 +160,7 @@ V RegionKernels::pagedAttention(const Resolved& r, const V& in) {
   const Tensor& tables = i64(in, 2, "block_tables");
   const Tensor& starts = i64(in, 3, "seq_starts");
   const Tensor& lens = i64(in, 4, "context_lens");
-  if (cache.rank() != 5 || cache.dim(3) != r.main.blockN)
-    fail("cache {} does not have the block size {} the kernel was built for", ops::shapeStr(cache.shape()), r.main.blockN);
+  checkCache(cache, r.main.blockN);
   const int64_t N = lens.numel(), D = cache.dim(4);
   if (starts.numel() != N + 1 || tables.rank() != 2 || tables.dim(0) != N)
     fail("seq_starts ({}) / block_tables {} do not match {} sequences", starts.numel(), ops::shapeStr(tables.shape()), N);
@@ -236,8 +242,7 @@ V RegionKernels::run(const ops::NodeDef& n, const V& in) {
     const Tensor& k = f32(in, 1, "k");
     const Tensor& v = f32(in, 2, "v");
     const Tensor& slots = i64(in, 3, "slot_mapping");
-    if (cache.rank() != 5 || cache.dim(3) != l.blockN)
-      fail("cache {} does not have the block size {} the kernel was built for", ops::shapeStr(cache.shape()), l.blockN);
+    checkCache(cache, l.blockN);
     int64_t Hk = cache.dim(2), D = cache.dim(4), T = slots.numel();
     if (k.numel() != T * Hk * D || v.numel() != T * Hk * D)
       fail("k/v {} / {} are not {} tokens of {} x {}", ops::shapeStr(k.shape()), ops::shapeStr(v.shape()), T, Hk, D);

@@ -30,7 +30,6 @@ struct Scheduler::Seq {
   std::vector<int64_t> ids;  // prompt + generated
   int64_t cached = 0;        // leading ids whose K/V are in the cache
   int64_t generated = 0;
-  int64_t admittedAt = 0;    // admission order (preemption picks the latest)
 };
 
 Scheduler::Scheduler(const Executor& exec, SchedulerOptions options, Events events)
@@ -102,9 +101,10 @@ bool Scheduler::step() {
       ++i;
       continue;
     }
+    // running_ is in admission order: the victim comes at or after i, so it
+    // is not in the plan yet.
     Seq& victim = *seqs_.at(running_.back());
     bool self = &victim == &s;
-    plan.erase(std::remove_if(plan.begin(), plan.end(), [&](const Planned& p) { return p.seq == &victim; }), plan.end());
     preempt(victim);
     if (self) break;
   }
@@ -115,7 +115,6 @@ bool Scheduler::step() {
     if (!cache_.reserve(s.id, count)) break;
     waiting_.pop_front();
     running_.push_back(s.id);
-    s.admittedAt = stats_.steps;
     plan.push_back({&s, count});
     budget -= count;
   }

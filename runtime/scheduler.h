@@ -71,7 +71,7 @@ class Scheduler {
   PagedModel model_;
   std::map<int64_t, std::unique_ptr<Seq>> seqs_;
   std::deque<int64_t> waiting_;   // not in the cache (new or preempted), front first
-  std::vector<int64_t> running_;  // in the cache, in admission order
+  std::vector<int64_t> running_;  // in the cache, in admission order (the last is preempted first)
   int64_t nextId_ = 0;
   SchedulerStats stats_;
 };

@@ -61,7 +61,6 @@ std::optional<abi::KernelLookup> cachedKernels(const std::string& ir, const std:
     fs::path tmp = lib;
     tmp += fmt::format(".{}.tmp", ::getpid());
     tile::CpuKernels::writeSharedLibrary(ir, tmp.string(), target);
-    fs::remove(tmp.string() + ".o", ec);
     fs::rename(tmp, lib, ec);  // atomic: concurrent runs never see half a library
     if (ec) return std::nullopt;
   }
