@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "models/utf8.h"
 #include "ops/error.h"
 
 namespace strata::models {
@@ -12,56 +13,6 @@ namespace strata::models {
 using nlohmann::json;
 
 namespace {
-// GPT-2's byte-level alphabet: printable bytes stand for themselves, the
-// others are shifted to code points 256+. Returns code point -> byte.
-std::map<uint32_t, uint8_t> unicodeToByte() {
-  std::map<uint32_t, uint8_t> m;
-  uint32_t next = 256;
-  for (uint32_t b = 0; b < 256; ++b) {
-    bool printable = (b >= 33 && b <= 126) || (b >= 161 && b <= 172) || (b >= 174 && b <= 255);
-    m[printable ? b : next++] = (uint8_t)b;
-  }
-  return m;
-}
-
-// Decodes one UTF-8 code point at s[i], advancing i; invalid bytes map to U+FFFD.
-uint32_t nextCodePoint(const std::string& s, size_t& i) {
-  auto c = (uint8_t)s[i++];
-  int extra = c >= 0xf0 ? 3 : c >= 0xe0 ? 2 : c >= 0xc0 ? 1 : 0;
-  uint32_t cp = extra == 3 ? c & 0x07 : extra == 2 ? c & 0x0f : extra == 1 ? c & 0x1f : c;
-  for (int k = 0; k < extra; ++k) {
-    if (i >= s.size() || ((uint8_t)s[i] & 0xc0) != 0x80) return 0xfffd;
-    cp = (cp << 6) | ((uint8_t)s[i++] & 0x3f);
-  }
-  return cp;
-}
-void appendUtf8(std::string& out, uint32_t cp) {
-  if (cp < 0x80) {
-    out.push_back((char)cp);
-  } else if (cp < 0x800) {
-    out.push_back((char)(0xc0 | (cp >> 6)));
-    out.push_back((char)(0x80 | (cp & 0x3f)));
-  } else if (cp < 0x10000) {
-    out.push_back((char)(0xe0 | (cp >> 12)));
-    out.push_back((char)(0x80 | ((cp >> 6) & 0x3f)));
-    out.push_back((char)(0x80 | (cp & 0x3f)));
-  } else {
-    out.push_back((char)(0xf0 | (cp >> 18)));
-    out.push_back((char)(0x80 | ((cp >> 12) & 0x3f)));
-    out.push_back((char)(0x80 | ((cp >> 6) & 0x3f)));
-    out.push_back((char)(0x80 | (cp & 0x3f)));
-  }
-}
-
-// byte -> its character in GPT-2's alphabet, UTF-8 encoded.
-const std::vector<std::string>& byteToUnicode() {
-  static const std::vector<std::string> table = [] {
-    std::vector<std::string> t(256);
-    for (const auto& [cp, b] : unicodeToByte()) appendUtf8(t[b], cp);
-    return t;
-  }();
-  return table;
-}
 
 // A ByteLevel pre-tokenizer's settings (trim_offsets only affects offsets,
 // which strata does not report).
@@ -111,27 +62,38 @@ Tokenizer Tokenizer::load(const std::string& path) {
   try {
     const json& model = j.at("model");
     if (model.value("type", "") != "BPE") fail("{}: model type '{}' is not supported (BPE)", path, model.value("type", ""));
-    if (model.value("byte_fallback", false))
-      fail("{}: a SentencePiece-style BPE (byte_fallback) is not supported; byte-level BPE is", path);
     for (const char* k : {"continuing_subword_prefix", "end_of_word_suffix"})
       if (model.contains(k) && !model[k].is_null() && !model[k].get<std::string>().empty())
         fail("{}: BPE option '{}' is not supported", path, k);
+    if (model.contains("dropout") && !model["dropout"].is_null())
+      fail("{}: BPE dropout is not supported (encoding must be deterministic)", path);
     if (!model.at("vocab").is_object() || !model.at("merges").is_array())
       fail("{}: malformed tokenizer (model.vocab must be an object, model.merges a list)", path);
+    std::unordered_map<std::string, int64_t> vocab;
     for (const auto& [tok, id] : model.at("vocab").items()) {
       t.idToToken_[id.get<int64_t>()] = tok;
-      t.vocab_[tok] = id.get<int64_t>();
+      vocab[tok] = id.get<int64_t>();
     }
-    int64_t rank = 0;
+    std::vector<std::pair<std::string, std::string>> merges;
     for (const json& m : model.at("merges")) {
-      std::string key = m.is_array() ? m.at(0).get<std::string>() + " " + m.at(1).get<std::string>() : m.get<std::string>();
-      t.mergeRank_.emplace(key, rank++);
+      if (m.is_array()) {
+        merges.emplace_back(m.at(0).get<std::string>(), m.at(1).get<std::string>());
+      } else {  // the older "left right" spelling
+        std::string pair = m.get<std::string>();
+        size_t space = pair.find(' ', 1);
+        if (space == std::string::npos) fail("{}: merge '{}' is not two symbols", path, pair);
+        merges.emplace_back(pair.substr(0, space), pair.substr(space + 1));
+      }
     }
-    t.ignoreMerges_ = model.value("ignore_merges", false);
-    if (model.contains("unk_token") && model["unk_token"].is_string()) {
-      auto it = t.vocab_.find(model["unk_token"].get<std::string>());
-      if (it != t.vocab_.end()) t.unk_ = it->second;
-    }
+    std::optional<int64_t> unk;
+    if (model.contains("unk_token") && model["unk_token"].is_string())
+      if (auto it = vocab.find(model["unk_token"].get<std::string>()); it != vocab.end()) unk = it->second;
+    BpeOptions options;
+    options.byteFallback = model.value("byte_fallback", false);
+    options.fuseUnk = model.value("fuse_unk", false);
+    options.ignoreMerges = model.value("ignore_merges", false);
+    t.bpe_ = std::make_unique<Bpe>(std::move(vocab), merges, unk, options, path);
+
     if (j.contains("added_tokens"))
       for (const json& a : j["added_tokens"]) {
         int64_t id = a.at("id").get<int64_t>();
@@ -143,16 +105,17 @@ Tokenizer Tokenizer::load(const std::string& path) {
     std::stable_sort(t.added_.begin(), t.added_.end(),
                      [](const auto& a, const auto& b) { return a.first.size() > b.first.size(); });
 
-    if (j.contains("normalizer") && !j["normalizer"].is_null())
-      fail("{}: normalizer '{}' is not supported", path, j["normalizer"].value("type", "?"));
+    t.normalizer_ = Normalizer(j.value("normalizer", json()), path);
     const json& pre = j.value("pre_tokenizer", json());
     std::string preType = pre.is_null() ? "" : pre.value("type", "");
     bool useRegex = false;
     if (preType == "ByteLevel") {
+      t.preTokenizer_ = PreTokenizer::ByteLevel;
       readByteLevel(pre, t.addPrefixSpace_, useRegex);
       if (useRegex) t.splitter_ = std::make_shared<RegexSplitter>(kGpt2SplitPattern);
     } else if (preType == "Sequence") {
       // Llama 3 / Qwen2: Split(regex, Isolated) then ByteLevel without regex.
+      t.preTokenizer_ = PreTokenizer::ByteLevel;
       const json& list = pre.at("pretokenizers");
       if (list.size() != 2 || list[0].value("type", "") != "Split" || list[1].value("type", "") != "ByteLevel")
         fail("{}: pre_tokenizer sequence {} is not supported (Split then ByteLevel is)", path, list.dump());
@@ -165,11 +128,22 @@ Tokenizer Tokenizer::load(const std::string& path) {
       t.splitter_ = std::make_shared<RegexSplitter>(pat["Regex"].get<std::string>());
       readByteLevel(list[1], t.addPrefixSpace_, useRegex);
       if (useRegex) fail("{}: a second regex split after Split is not supported", path);
-    } else {
-      fail("{}: pre_tokenizer '{}' is not supported (ByteLevel or Split + ByteLevel are)", path, preType);
+    } else if (preType == "Metaspace") {
+      t.preTokenizer_ = PreTokenizer::Metaspace;
+      t.metaspace_ = pre.value("replacement", "\u2581");
+      std::string scheme = pre.value("prepend_scheme", "always");
+      if (!pre.value("add_prefix_space", true)) scheme = "never";  // the older spelling
+      if (scheme != "always" && scheme != "first" && scheme != "never")
+        fail("{}: Metaspace prepend_scheme '{}' is unknown (always, first, never)", path, scheme);
+      t.metaspacePrepend_ = scheme == "always" ? Prepend::Always : scheme == "first" ? Prepend::First : Prepend::Never;
+      t.metaspaceSplit_ = pre.value("split", true);
+    } else if (!preType.empty()) {
+      fail("{}: pre_tokenizer '{}' is not supported (ByteLevel, Split + ByteLevel, Metaspace or none are)", path,
+           preType);
     }
-    if (j.contains("decoder") && !j["decoder"].is_null() && j["decoder"].value("type", "") != "ByteLevel")
-      fail("{}: decoder '{}' is not supported (ByteLevel is)", path, j["decoder"].value("type", ""));
+    if (options.byteFallback && t.preTokenizer_ == PreTokenizer::ByteLevel)
+      fail("{}: byte_fallback with a ByteLevel pre-tokenizer is not supported", path);
+    t.decoder_ = Decoder(j.value("decoder", json()), path);
     readPostProcessor(j.value("post_processor", json()), path, t.prefix_, t.suffix_);
   } catch (const json::exception& e) {
     fail("{}: malformed tokenizer ({})", path, e.what());
@@ -177,51 +151,52 @@ Tokenizer Tokenizer::load(const std::string& path) {
   return t;
 }
 
-void Tokenizer::encodePiece(const std::string& piece, std::vector<int64_t>& out) const {
-  const auto& bytes = byteToUnicode();
-  std::vector<std::string> syms;
-  std::string word;
-  for (char c : piece) {
-    syms.push_back(bytes[(uint8_t)c]);
-    word += syms.back();
-  }
-  if (ignoreMerges_)
-    if (auto it = vocab_.find(word); it != vocab_.end()) return out.push_back(it->second);
-  // Merge the adjacent pair of lowest rank (leftmost on ties) until none has one.
-  for (;;) {
-    int64_t bestRank = -1;
-    size_t best = 0;
-    for (size_t i = 0; i + 1 < syms.size(); ++i) {
-      auto it = mergeRank_.find(syms[i] + " " + syms[i + 1]);
-      if (it != mergeRank_.end() && (bestRank < 0 || it->second < bestRank)) {
-        bestRank = it->second;
-        best = i;
-      }
+void Tokenizer::encodeSegment(const std::string& segment, bool atStart, std::vector<int64_t>& out) const {
+  std::string text = normalizer_.apply(segment);
+  switch (preTokenizer_) {
+    case PreTokenizer::None:
+      return bpe_->encodeWord(text, out);
+    case PreTokenizer::ByteLevel: {
+      if (addPrefixSpace_ && !text.empty() && text[0] != ' ') text.insert(text.begin(), ' ');
+      auto encodeBytes = [&](std::string_view piece) {
+        std::string word;
+        for (char c : piece) word += byteLevelChar((unsigned char)c);
+        bpe_->encodeWord(word, out);
+      };
+      if (!splitter_) return encodeBytes(text);
+      for (std::string_view piece : splitter_->split(text)) encodeBytes(piece);
+      return;
     }
-    if (bestRank < 0) break;
-    syms[best] += syms[best + 1];
-    syms.erase(syms.begin() + best + 1);
-  }
-  for (const auto& s : syms) {
-    auto it = vocab_.find(s);
-    if (it != vocab_.end()) out.push_back(it->second);
-    else if (unk_) out.push_back(*unk_);
-    else fail("tokenizer: symbol '{}' is not in the vocabulary and there is no unk token", s);
+    case PreTokenizer::Metaspace: {
+      // Spaces become the replacement; the first word gets one in front
+      // (scheme permitting) unless it has one; with `split`, every
+      // replacement starts a new word.
+      std::string s;
+      for (char c : text) s += c == ' ' ? metaspace_ : std::string(1, c);
+      bool prepend = metaspacePrepend_ == Prepend::Always || (metaspacePrepend_ == Prepend::First && atStart);
+      if (prepend && s.compare(0, metaspace_.size(), metaspace_) != 0) s.insert(0, metaspace_);
+      if (!metaspaceSplit_) return bpe_->encodeWord(s, out);
+      size_t begin = 0;
+      for (size_t at = s.find(metaspace_, 1); at != std::string::npos; at = s.find(metaspace_, at + 1)) {
+        bpe_->encodeWord(s.substr(begin, at - begin), out);
+        begin = at;
+      }
+      return bpe_->encodeWord(s.substr(begin), out);
+    }
   }
 }
 
 std::vector<int64_t> Tokenizer::encode(const std::string& text, bool addSpecial) const {
+  if (!utf8::valid(text)) {
+    size_t bad = 0;
+    while (bad < text.size() && utf8::valid(text.substr(0, bad + utf8::length((uint8_t)text[bad]))))
+      bad += utf8::length((uint8_t)text[bad]);
+    fail("tokenizer: the text is not valid UTF-8 (at byte offset {})", bad);
+  }
   std::vector<int64_t> ids;
   if (addSpecial) ids = prefix_;
-  // Added tokens are matched literally (earliest, then longest) before any
-  // pre-tokenization; the text between them is split and BPE-encoded.
-  auto encodeText = [&](std::string_view seg) {
-    if (seg.empty()) return;
-    std::string s(seg);
-    if (addPrefixSpace_ && s[0] != ' ') s.insert(s.begin(), ' ');
-    if (!splitter_) return encodePiece(s, ids);
-    for (std::string_view piece : splitter_->split(s)) encodePiece(std::string(piece), ids);
-  };
+  // Added tokens are matched literally (earliest, then longest) before
+  // normalization and pre-tokenization; the text between them is encoded.
   size_t pos = 0;
   while (pos < text.size()) {
     size_t at = std::string::npos;
@@ -230,7 +205,8 @@ std::vector<int64_t> Tokenizer::encode(const std::string& text, bool addSpecial)
       size_t f = a.first.empty() ? std::string::npos : text.find(a.first, pos);
       if (f < at) at = f, hit = &a;  // longest first: equal positions keep the longer token
     }
-    encodeText(std::string_view(text).substr(pos, (hit ? at : text.size()) - pos));
+    size_t end = hit ? at : text.size();
+    if (end > pos) encodeSegment(text.substr(pos, end - pos), pos == 0, ids);
     if (!hit) break;
     ids.push_back(hit->second);
     pos = at + hit->first.size();
@@ -246,24 +222,16 @@ std::optional<int64_t> Tokenizer::tokenId(const std::string& content) const {
 }
 
 std::string Tokenizer::decode(const std::vector<int64_t>& ids, bool skipSpecial) const {
-  static const auto table = unicodeToByte();
-  std::string out;
+  std::vector<DecodedToken> tokens;
   for (int64_t id : ids) {
     auto it = idToToken_.find(id);
     if (it == idToToken_.end()) fail("token id {} is outside the tokenizer's vocabulary", id);
     auto sp = special_.find(id);
-    if (sp != special_.end()) {  // added tokens are literal text
-      if (!(skipSpecial && sp->second)) out += it->second;
-      continue;
-    }
-    const std::string& s = it->second;
-    for (size_t i = 0; i < s.size();) {
-      uint32_t cp = nextCodePoint(s, i);
-      auto b = table.find(cp);
-      if (b != table.end()) out.push_back((char)b->second);
-    }
+    bool added = sp != special_.end();
+    if (added && skipSpecial && sp->second) continue;
+    tokens.push_back({it->second, added});
   }
-  return out;
+  return decoder_.apply(std::move(tokens));
 }
 
 }  // namespace strata::models

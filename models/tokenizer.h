@@ -1,18 +1,23 @@
-// Hugging Face tokenizer.json, byte-level BPE family (GPT-2, Llama 3, Qwen2):
-// added/special tokens matched literally first, the pre-tokenizer's regex
-// split (models/pretokenizer.h), bytes mapped to GPT-2's byte alphabet, BPE
-// merges by rank, and the post-processor's template (bos). Decoding undoes
-// the byte mapping. SentencePiece-style (metaspace) tokenizers are rejected
-// with a clear error at load.
+// Hugging Face tokenizer.json with a BPE model, both families:
+//  - byte-level BPE (GPT-2, Llama 3, Qwen2): the pre-tokenizer's regex split
+//    (models/pretokenizer.h), bytes mapped to GPT-2's alphabet;
+//  - SentencePiece-style BPE (Llama 2, Mistral): a Prepend/Replace normalizer
+//    or a Metaspace pre-tokenizer turns spaces into U+2581, code points
+//    missing from the vocabulary fall back to <0xXX> byte tokens.
+// Added/special tokens are matched literally first (before normalization);
+// the post-processor's template adds bos. Decoding runs the file's decoder
+// steps (models/text_steps.h). Components strata does not implement are
+// rejected at load, by name.
 #pragma once
 #include <map>
 #include <memory>
 #include <optional>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
+#include "models/bpe.h"
 #include "models/pretokenizer.h"
+#include "models/text_steps.h"
 
 namespace strata::models {
 
@@ -31,16 +36,25 @@ class Tokenizer {
   int64_t vocabSize() const { return idToToken_.empty() ? 0 : idToToken_.rbegin()->first + 1; }
 
  private:
-  void encodePiece(const std::string& piece, std::vector<int64_t>& out) const;
+  Tokenizer() = default;
+  // Normalizes, pre-tokenizes and BPE-encodes text between added tokens;
+  // `atStart`: the segment begins the input (Metaspace's "first" scheme).
+  void encodeSegment(const std::string& segment, bool atStart, std::vector<int64_t>& out) const;
 
   std::map<int64_t, std::string> idToToken_;
-  std::map<int64_t, bool> special_;
-  std::unordered_map<std::string, int64_t> vocab_;         // BPE symbol -> id
-  std::unordered_map<std::string, int64_t> mergeRank_;     // "left right" -> rank
+  std::map<int64_t, bool> special_;                        // added tokens: id -> special
   std::vector<std::pair<std::string, int64_t>> added_;     // literal added tokens, longest first
+  std::unique_ptr<const Bpe> bpe_;
+  Normalizer normalizer_;
+  Decoder decoder_;
+  // Pre-tokenizer: ByteLevel (optional regex split first, optional prefix
+  // space), Metaspace, or none (the segment is one word).
+  enum class PreTokenizer { None, ByteLevel, Metaspace } preTokenizer_ = PreTokenizer::None;
   std::shared_ptr<const RegexSplitter> splitter_;          // null: no regex split
-  bool addPrefixSpace_ = false, ignoreMerges_ = false;
-  std::optional<int64_t> unk_;
+  bool addPrefixSpace_ = false;
+  std::string metaspace_ = "\u2581";
+  enum class Prepend { Always, First, Never } metaspacePrepend_ = Prepend::Always;
+  bool metaspaceSplit_ = true;
   std::vector<int64_t> prefix_, suffix_;                   // template ids around the text
 };
 

@@ -1,7 +1,8 @@
-// The byte-level BPE tokenizer against Hugging Face tokenizers' own ids
+// The tokenizer against Hugging Face tokenizers' own ids and decoded text
 // (tests/data/tokenizers/golden.json, made by make_golden.py with
-// tokenizers 0.22.1) for a GPT-2-style and a Llama-3-style tokenizer, and
-// clear errors for what it does not implement.
+// tokenizers 0.22.1) for byte-level (GPT-2, Llama 3, Qwen2 with NFC) and
+// SentencePiece-style (Llama 2, Mistral) tokenizers, and clear errors for
+// what it does not implement.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -29,21 +30,41 @@ const json& golden() {
 
 class TokenizerGolden : public ::testing::TestWithParam<std::string> {};
 
-TEST_P(TokenizerGolden, EncodesLikeHuggingFaceAndRoundTrips) {
+TEST_P(TokenizerGolden, EncodesAndDecodesLikeHuggingFace) {
   std::string path = GetParam() == "tiny-llama" ? fixtureTokenizer() : dataDir() + "/" + GetParam();
   models::Tokenizer tok = models::Tokenizer::load(path);
   for (const json& c : golden().at(GetParam())) {
     std::string text = c.at("text").get<std::string>();
     std::vector<int64_t> ids = tok.encode(text);
     EXPECT_EQ(ids, c.at("ids").get<std::vector<int64_t>>()) << "text: " << text;
-    // Decoding (special tokens kept) gives the text back.
-    std::vector<int64_t> body(ids.begin() + 1, ids.end());  // without the template's bos
-    EXPECT_EQ(tok.decode(body, /*skipSpecial=*/false), text);
+    EXPECT_EQ(tok.decode(ids), c.at("decoded").get<std::string>()) << "text: " << text;
+    EXPECT_EQ(tok.decode(ids, /*skipSpecial=*/false), c.at("decoded_all").get<std::string>()) << "text: " << text;
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Tokenizers, TokenizerGolden, ::testing::Values("tiny-llama", "llama3_style.json"),
-                         [](const auto& info) { return info.param == "tiny-llama" ? std::string("gpt2_style") : std::string("llama3_style"); });
+INSTANTIATE_TEST_SUITE_P(Tokenizers, TokenizerGolden,
+                         ::testing::Values("tiny-llama", "llama3_style.json", "chatml_style.json", "llama2_style.json",
+                                           "mistral_style.json"),
+                         [](const auto& info) {
+                           return info.param == "tiny-llama" ? std::string("gpt2_style")
+                                                             : info.param.substr(0, info.param.find('.'));
+                         });
+
+// The families' characteristic steps, shown on their own.
+TEST(Tokenizer, SentencePieceStyleFallsBackToBytes) {
+  models::Tokenizer tok = models::Tokenizer::load(dataDir() + "/llama2_style.json");
+  std::vector<int64_t> ids = tok.encode("\xe6\x9d\xb1", false);  // U+6771, not in the vocabulary
+  EXPECT_EQ(ids.size(), 4u);                                          // the U+2581 word start, then 3 bytes
+  EXPECT_EQ(tok.decode(ids), "\xe6\x9d\xb1");
+  EXPECT_EQ(tok.decode({ids[0], ids[1]}), "\xef\xbf\xbd");  // an incomplete byte run decodes to U+FFFD
+}
+
+TEST(Tokenizer, NfcNormalizerComposes) {
+  models::Tokenizer tok = models::Tokenizer::load(dataDir() + "/chatml_style.json");  // Qwen2-style: NFC
+  EXPECT_EQ(tok.encode("cafe\xcc\x81"), tok.encode("caf\xc3\xa9"));
+  EXPECT_NE(models::Tokenizer::load(fixtureTokenizer()).encode("cafe\xcc\x81"),
+            models::Tokenizer::load(fixtureTokenizer()).encode("caf\xc3\xa9"));  // no normalizer there
+}
 
 // --chat: the template picked from the tokenizer's turn tokens, rendered and
 // encoded, gives the ids HF gets for the family's rendered prompt.
@@ -97,14 +118,21 @@ TEST(Tokenizer, UnsupportedComponentsAreNamed) {
     }
   };
   json j = base;
-  j["normalizer"] = {{"type", "NFC"}};
-  expectError(j, "normalizer 'NFC'");
+  j["normalizer"] = {{"type", "BertNormalizer"}};
+  expectError(j, "normalizer 'BertNormalizer'");
   j = base;
-  j["model"]["byte_fallback"] = true;
-  expectError(j, "SentencePiece-style");
+  j["normalizer"] = {{"type", "Replace"}, {"pattern", {{"Regex", " +"}}}, {"content", " "}};
+  expectError(j, "a String pattern is");
   j = base;
-  j["pre_tokenizer"] = {{"type", "Metaspace"}};
-  expectError(j, "pre_tokenizer 'Metaspace'");
+  j["pre_tokenizer"] = nullptr;
+  j["model"]["byte_fallback"] = true;  // and no <0xXX> tokens in the vocabulary
+  expectError(j, "byte-fallback token '<0x00>'");
+  j = base;
+  j["pre_tokenizer"] = {{"type", "Whitespace"}};
+  expectError(j, "pre_tokenizer 'Whitespace'");
+  j = base;
+  j["decoder"] = {{"type", "WordPiece"}};
+  expectError(j, "decoder 'WordPiece'");
   j = base;
   j["model"]["type"] = "WordPiece";
   expectError(j, "model type 'WordPiece'");

@@ -1,15 +1,20 @@
 """Regenerates the tokenizer golden data (tokenizers==0.22.1, pinned).
 
-Builds a Llama-3-style tokenizer (Split with Llama 3's regex, then ByteLevel
-without regex; ignore_merges; bos template) trained on a small corpus, and
-encodes tricky strings with it and with the tiny-llama fixture's tokenizer
-(GPT-2-style ByteLevel with regex). strata's C++ tokenizer must give the same
-ids (tests/unit/tokenizer_test.cpp). Run: python3 make_golden.py
+Builds small tokenizers in each family's tokenizer.json form, trained on a
+small corpus: Llama-3-style (Split with Llama 3's regex, then ByteLevel
+without regex; ignore_merges; bos template), ChatML/Qwen2-style (NFC
+normalizer, GPT-2 regex), Llama-2-style SentencePiece BPE (Prepend/Replace
+normalizer, byte fallback, <0xXX> tokens in the vocabulary) and
+Mistral-style (Metaspace pre-tokenizer with the "first" scheme). Encodes
+tricky strings with them and with the tiny-llama fixture's tokenizer
+(GPT-2-style ByteLevel with regex) and decodes the ids back. strata's C++
+tokenizer must give the same ids and text (tests/unit/tokenizer_test.cpp).
+Run: python3 make_golden.py
 """
 import json
 import pathlib
 
-from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers, processors, trainers
+from tokenizers import Regex, Tokenizer, decoders, models, normalizers, pre_tokenizers, processors, trainers
 
 HERE = pathlib.Path(__file__).parent
 FIXTURE = HERE.parents[2] / "models" / "testdata" / "tiny-llama" / "tokenizer.json"
@@ -35,6 +40,8 @@ SAMPLES = [
     "a",
     "",
     "x" * 40,
+    "<s>mid</s> text",
+    " two  spaces and cafe\u0301 (decomposed) \u212b",
 ]
 
 
@@ -59,11 +66,44 @@ def llama3_style():
 def chatml_style():
     """GPT-2 byte-level regex with Qwen2's ChatML turn tokens, no bos."""
     tok = Tokenizer(models.BPE())
+    tok.normalizer = normalizers.NFC()
     tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True)
     tok.decoder = decoders.ByteLevel()
     trainer = trainers.BpeTrainer(vocab_size=600, special_tokens=["<|endoftext|>", "<|im_start|>", "<|im_end|>"],
                                   initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False)
     tok.train_from_iterator(CORPUS, trainer)
+    return tok
+
+
+def sentencepiece_vocab():
+    """A SentencePiece-shaped BPE vocabulary: <unk> <s> </s>, the 256
+    <0xXX> byte tokens, then pieces trained with U+2581 word starts (some
+    characters of the corpus left out, so byte fallback happens)."""
+    t = Tokenizer(models.BPE())
+    t.pre_tokenizer = pre_tokenizers.Metaspace(replacement="\u2581", prepend_scheme="always", split=True)
+    t.train_from_iterator(CORPUS, trainers.BpeTrainer(vocab_size=500, limit_alphabet=60, show_progress=False))
+    trained = json.loads(t.to_str())["model"]
+    vocab = {"<unk>": 0, "<s>": 1, "</s>": 2}
+    for b in range(256):
+        vocab[f"<0x{b:02X}>"] = len(vocab)
+    for piece, _ in sorted(trained["vocab"].items(), key=lambda kv: kv[1]):
+        vocab.setdefault(piece, len(vocab))
+    return vocab, [tuple(m) for m in trained["merges"]]
+
+
+def sentencepiece_style(legacy):
+    """legacy: Llama 2's converted form (normalizer Prepend + Replace, no
+    pre-tokenizer); else Mistral's newer form (Metaspace, scheme "first")."""
+    vocab, merges = sentencepiece_vocab()
+    tok = Tokenizer(models.BPE(vocab, merges, unk_token="<unk>", byte_fallback=True, fuse_unk=True))
+    tok.add_special_tokens(["<unk>", "<s>", "</s>"])
+    if legacy:
+        tok.normalizer = normalizers.Sequence([normalizers.Prepend("\u2581"), normalizers.Replace(" ", "\u2581")])
+    else:
+        tok.pre_tokenizer = pre_tokenizers.Metaspace(replacement="\u2581", prepend_scheme="first", split=False)
+    tok.decoder = decoders.Sequence([decoders.Replace("\u2581", " "), decoders.ByteFallback(), decoders.Fuse(),
+                                     decoders.Strip(" ", 1, 0)])
+    tok.post_processor = processors.TemplateProcessing(single="<s> $A", special_tokens=[("<s>", 1)])
     return tok
 
 
@@ -89,9 +129,18 @@ def main():
     llama3.save(str(HERE / "llama3_style.json"))
     chatml = chatml_style()
     chatml.save(str(HERE / "chatml_style.json"))
+    llama2 = sentencepiece_style(legacy=True)
+    llama2.save(str(HERE / "llama2_style.json"))
+    mistral = sentencepiece_style(legacy=False)
+    mistral.save(str(HERE / "mistral_style.json"))
     golden = {}
-    for name, tok in [("llama3_style.json", llama3), ("tiny-llama", Tokenizer.from_file(str(FIXTURE)))]:
-        golden[name] = [{"text": s, "ids": tok.encode(s).ids} for s in SAMPLES]
+    for name, tok in [("llama3_style.json", llama3), ("chatml_style.json", chatml), ("llama2_style.json", llama2),
+                      ("mistral_style.json", mistral), ("tiny-llama", Tokenizer.from_file(str(FIXTURE)))]:
+        golden[name] = []
+        for s in SAMPLES:
+            ids = tok.encode(s).ids
+            golden[name].append({"text": s, "ids": ids, "decoded": tok.decode(ids),
+                                 "decoded_all": tok.decode(ids, skip_special_tokens=False)})
     golden["chat"] = {
         "llama3_style.json": [{"user": u, "system": s, "ids": llama3.encode(render_llama3(u, s), add_special_tokens=False).ids}
                               for u, s in CHAT],
