@@ -1,5 +1,7 @@
 #include "runtime/paged_cache.h"
 
+#include <algorithm>
+
 #include "ops/error.h"
 
 namespace strata::runtime {
@@ -34,12 +36,38 @@ int64_t KvCacheShape::bytes() const {
   return layers * numBlocks * 2 * kvHeads * blockSize * headDim * (int64_t)ops::dtypeSize(dtype);
 }
 
-PagedKvCache::PagedKvCache(const KvCacheShape& shape) : shape_(shape), alloc_(shape.numBlocks) {
-  if (shape.layers <= 0 || shape.kvHeads <= 0 || shape.headDim <= 0 || shape.blockSize <= 0)
-    fail("KV cache shape invalid: {} layers, {} kv heads, head dim {}, block size {}", shape.layers, shape.kvHeads,
-         shape.headDim, shape.blockSize);
-  for (int64_t l = 0; l < shape.layers; ++l)
-    layers_.emplace_back(shape.dtype, ops::Shape{shape.numBlocks, 2, shape.kvHeads, shape.blockSize, shape.headDim});
+int64_t KvCacheShape::blockBytes() const {
+  return layers * 2 * kvHeads * blockSize * headDim * (int64_t)ops::dtypeSize(dtype);
+}
+
+namespace {
+void checkGeometry(const KvCacheShape& s) {
+  if (s.layers <= 0 || s.kvHeads <= 0 || s.headDim <= 0 || s.blockSize <= 0)
+    fail("KV cache shape invalid: {} layers, {} kv heads, head dim {}, block size {}", s.layers, s.kvHeads, s.headDim,
+         s.blockSize);
+}
+}  // namespace
+
+int64_t blocksForBudget(const KvCacheShape& shape, uint64_t budgetBytes) {
+  checkGeometry(shape);
+  int64_t blocks = (int64_t)(budgetBytes / (uint64_t)shape.blockBytes());
+  if (blocks < 1)
+    fail("a KV cache budget of {} bytes holds no block ({} bytes each: {} layers x K,V x {} kv heads x {} tokens x {} "
+         "dims)",
+         budgetBytes, shape.blockBytes(), shape.layers, shape.kvHeads, shape.blockSize, shape.headDim);
+  return blocks;
+}
+
+PagedKvCache::PagedKvCache(const KvCacheShape& shape, Device& device)
+    : shape_(shape), device_(device), alloc_(shape.numBlocks) {
+  checkGeometry(shape);
+  size_t bytes = (size_t)(shape.bytes() / shape.layers);
+  for (int64_t l = 0; l < shape.layers; ++l) {
+    void* p = device.allocate(bytes);
+    std::shared_ptr<const void> owner(p, [&device, bytes](const void* q) { device.release(const_cast<void*>(q), bytes); });
+    layers_.emplace_back(shape.dtype, ops::Shape{shape.numBlocks, 2, shape.kvHeads, shape.blockSize, shape.headDim},
+                         owner, p);
+  }
 }
 
 const PagedKvCache::Seq& PagedKvCache::get(int64_t seq) const {
@@ -50,13 +78,36 @@ const PagedKvCache::Seq& PagedKvCache::get(int64_t seq) const {
 
 bool PagedKvCache::reserve(int64_t seq, int64_t newLength) {
   Seq& s = seqs_[seq];
-  int64_t need = (newLength + shape_.blockSize - 1) / shape_.blockSize - (int64_t)s.blocks.size();
-  if (need > alloc_.freeBlocks()) {
+  const int64_t bs = shape_.blockSize;
+  int64_t need = std::max<int64_t>(0, (newLength + bs - 1) / bs - (int64_t)s.blocks.size());
+  // Shared blocks that the new positions will be written into.
+  std::vector<size_t> shared;
+  for (int64_t b = s.length / bs; b < (int64_t)s.blocks.size() && b * bs < newLength; ++b)
+    if (alloc_.refCount(s.blocks[b]) > 1) shared.push_back((size_t)b);
+  if (need + (int64_t)shared.size() > alloc_.freeBlocks()) {
     if (s.blocks.empty() && s.length == 0) seqs_.erase(seq);
     return false;
   }
+  const size_t blockBytes = (size_t)(shape_.blockBytes() / shape_.layers);
+  for (size_t b : shared) {
+    int64_t fresh = *alloc_.allocate();
+    for (const ops::Tensor& layer : layers_) {
+      auto* base = static_cast<char*>(const_cast<void*>(layer.raw()));
+      device_.copy(base + fresh * blockBytes, base + s.blocks[b] * blockBytes, blockBytes);
+    }
+    alloc_.release(s.blocks[b]);
+    s.blocks[b] = fresh;
+    ++copied_;
+  }
   for (int64_t i = 0; i < need; ++i) s.blocks.push_back(*alloc_.allocate());
   return true;
+}
+
+void PagedKvCache::fork(int64_t parent, int64_t child) {
+  if (has(child)) fail("KV cache: fork into sequence {}, which exists", child);
+  Seq copy = get(parent);
+  for (int64_t b : copy.blocks) alloc_.retain(b);
+  seqs_[child] = std::move(copy);
 }
 
 void PagedKvCache::setLength(int64_t seq, int64_t length) {

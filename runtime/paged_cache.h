@@ -7,6 +7,10 @@
 // at offset p % block_size. Running out of blocks is an answer (reserve()
 // returns false and changes nothing), never a crash: the caller decides
 // whether to wait, preempt or fail.
+//
+// Forked sequences share their parent's blocks (reference counts); a shared
+// block is copied before the first write into it (copy-on-write, in
+// reserve()), so prompts sampled several ways are stored once.
 #pragma once
 #include <cstdint>
 #include <map>
@@ -14,6 +18,7 @@
 #include <vector>
 
 #include "ops/tensor.h"
+#include "runtime/device.h"
 
 namespace strata::runtime {
 
@@ -38,18 +43,30 @@ struct KvCacheShape {
   int64_t layers = 0, kvHeads = 0, headDim = 0, blockSize = 16, numBlocks = 0;
   ops::DType dtype = ops::DType::F32;
   int64_t bytes() const;
+  // Bytes of one block over all layers (K and V).
+  int64_t blockBytes() const;
 };
+
+// The number of blocks a memory budget holds for `shape`'s geometry
+// (numBlocks ignored); throws when not even one block fits.
+int64_t blocksForBudget(const KvCacheShape& shape, uint64_t budgetBytes);
 
 class PagedKvCache {
  public:
-  explicit PagedKvCache(const KvCacheShape& shape);
+  // Storage comes from `device` (one allocation per layer, freed with the cache).
+  explicit PagedKvCache(const KvCacheShape& shape, Device& device = cpuDevice());
   const KvCacheShape& shape() const { return shape_; }
+  Device& device() const { return device_; }
   int64_t blockSize() const { return shape_.blockSize; }
   const ops::Tensor& layer(int64_t l) const { return layers_.at(l); }
 
   // Makes room for `newLength` tokens of sequence `seq` (created on first
-  // use). False, with nothing changed, when there are not enough free blocks.
+  // use) and makes the blocks that positions [length, newLength) fall in its
+  // own (copying shared ones). False, with nothing changed, when there are
+  // not enough free blocks.
   bool reserve(int64_t seq, int64_t newLength);
+  // `child` (new) shares all of `parent`'s blocks and its length.
+  void fork(int64_t parent, int64_t child);
   // Marks `length` tokens as written (after a step).
   void setLength(int64_t seq, int64_t length);
   int64_t length(int64_t seq) const;
@@ -60,6 +77,9 @@ class PagedKvCache {
   void free(int64_t seq);
   bool has(int64_t seq) const { return seqs_.count(seq) != 0; }
   int64_t freeBlocks() const { return alloc_.freeBlocks(); }
+  int64_t refCount(int64_t block) const { return alloc_.refCount(block); }
+  // Blocks copied on write so far.
+  int64_t copiedBlocks() const { return copied_; }
 
  private:
   struct Seq {
@@ -68,7 +88,9 @@ class PagedKvCache {
   };
   const Seq& get(int64_t seq) const;
   KvCacheShape shape_;
+  Device& device_;
   std::vector<ops::Tensor> layers_;
+  int64_t copied_ = 0;
   BlockAllocator alloc_;
   std::map<int64_t, Seq> seqs_;
 };

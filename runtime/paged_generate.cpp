@@ -30,6 +30,8 @@ PagedModel::PagedModel(const Executor& exec, PagedKvCache& cache) : exec_(exec),
     if (!g.findInput(in)) fail("{}: the region graph has no '{}' input", g.source, in);
   for (int64_t l = 0; l < cache.shape().layers; ++l)
     if (!g.findInput("kv_cache." + std::to_string(l))) fail("{}: the region graph has no 'kv_cache.{}' input", g.source, l);
+  if (!cache.device().hostAddressable())
+    fail("the KV cache is on the {} device, which the CPU backend's kernels cannot address", cache.device().name());
 }
 
 Tensor PagedModel::step(const std::vector<SeqStep>& steps) {

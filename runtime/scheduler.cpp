@@ -30,6 +30,7 @@ struct Scheduler::Seq {
   std::vector<int64_t> ids;  // prompt + generated
   int64_t cached = 0;        // leading ids whose K/V are in the cache
   int64_t generated = 0;
+  std::vector<int64_t> forks;  // samples waiting for this prompt to be computed
 };
 
 Scheduler::Scheduler(const Executor& exec, SchedulerOptions options, Events events)
@@ -60,6 +61,28 @@ int64_t Scheduler::add(const GenerateRequest& req, std::function<bool(const std:
   seqs_[id] = std::move(s);
   waiting_.push_back(id);
   return id;
+}
+
+std::vector<int64_t> Scheduler::addSamples(const GenerateRequest& req, int64_t n,
+                                           std::function<bool(const std::vector<int64_t>&)> stop) {
+  if (n < 1) fail("the number of samples must be >= 1, got {}", n);
+  std::vector<int64_t> ids{add(req, stop)};
+  Seq& parent = *seqs_.at(ids[0]);
+  for (int64_t k = 1; k < n; ++k) {
+    GenerateRequest r = req;
+    r.sampling.seed = req.sampling.seed + (uint64_t)k;
+    auto s = std::make_unique<Seq>(Seq{nextId_++, r, stop, Sampler(r.sampling), r.promptIds});
+    parent.forks.push_back(s->id);
+    ids.push_back(s->id);
+    seqs_[s->id] = std::move(s);
+  }
+  return ids;
+}
+
+const SchedulerStats& Scheduler::stats() const {
+  reported_ = stats_;
+  reported_.copiedBlocks = cache_.copiedBlocks();
+  return reported_;
 }
 
 bool Scheduler::idle() const { return waiting_.empty() && running_.empty(); }
@@ -135,22 +158,37 @@ bool Scheduler::step() {
     Seq& s = *plan[n].seq;
     s.cached += plan[n].count;
     if (s.cached < (int64_t)s.ids.size()) continue;  // a prefill chunk: no token yet
-    if (s.req.maxNewTokens == 0) {
-      finish(s, FinishReason::Length);
-      continue;
+    const float* row = logits.data<float>() + n * vocab;
+    // The prompt is in the cache: samples waiting for it share its blocks
+    // and sample their first token from the same logits.
+    // (Forked before the parent advances: finishing frees its blocks.)
+    std::vector<Seq*> group{&s};
+    for (int64_t id : s.forks) {
+      Seq& child = *seqs_.at(id);
+      cache_.fork(s.id, child.id);
+      child.cached = s.cached;
+      running_.push_back(child.id);
+      ++stats_.forks;
+      group.push_back(&child);
     }
-    int64_t next = s.sampler.sample({logits.data<float>() + n * vocab, (size_t)vocab}, s.ids);
-    s.ids.push_back(next);
-    ++s.generated;
-    ++stats_.generatedTokens;
-    if (events_.onToken) events_.onToken(s.id, next);
-    std::vector<int64_t> gen(s.ids.end() - s.generated, s.ids.end());
-    if (s.req.eosId && next == *s.req.eosId) finish(s, FinishReason::Eos);
-    else if (s.stop && s.stop(gen)) finish(s, FinishReason::Stop);
-    else if (s.generated >= s.req.maxNewTokens) finish(s, FinishReason::Length);
-    else if (opts_.maxContext > 0 && (int64_t)s.ids.size() >= opts_.maxContext) finish(s, FinishReason::Context);
+    s.forks.clear();
+    for (Seq* g : group) advance(*g, row, vocab);
   }
   return !idle();
+}
+
+void Scheduler::advance(Seq& s, const float* logits, int64_t vocab) {
+  if (s.req.maxNewTokens == 0) return finish(s, FinishReason::Length);
+  int64_t next = s.sampler.sample({logits, (size_t)vocab}, s.ids);
+  s.ids.push_back(next);
+  ++s.generated;
+  ++stats_.generatedTokens;
+  if (events_.onToken) events_.onToken(s.id, next);
+  std::vector<int64_t> gen(s.ids.end() - s.generated, s.ids.end());
+  if (s.req.eosId && next == *s.req.eosId) finish(s, FinishReason::Eos);
+  else if (s.stop && s.stop(gen)) finish(s, FinishReason::Stop);
+  else if (s.generated >= s.req.maxNewTokens) finish(s, FinishReason::Length);
+  else if (opts_.maxContext > 0 && (int64_t)s.ids.size() >= opts_.maxContext) finish(s, FinishReason::Context);
 }
 
 void Scheduler::runToCompletion() {

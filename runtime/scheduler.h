@@ -5,6 +5,10 @@
 // recently admitted sequence is preempted: its blocks are freed and it waits
 // at the front of the queue to be recomputed (prompt + what it generated so
 // far), keeping its sampler state, so its output does not change.
+//
+// Parallel sampling (addSamples): the prompt is prefilled once, then forked
+// into n sequences that share its cache blocks (copy-on-write), each with
+// its own sampler seed.
 #pragma once
 #include <deque>
 #include <functional>
@@ -33,6 +37,7 @@ struct SchedulerOptions {
 
 struct SchedulerStats {
   int64_t steps = 0, preemptions = 0, promptTokens = 0, generatedTokens = 0, recomputedTokens = 0;
+  int64_t forks = 0, copiedBlocks = 0;  // forked sequences; shared blocks copied on write
 };
 
 class Scheduler {
@@ -52,17 +57,24 @@ class Scheduler {
   // empty prompt, bad sampling parameters, or a prompt that can never fit
   // the cache or the context.
   int64_t add(const GenerateRequest& req, std::function<bool(const std::vector<int64_t>&)> stop = {});
+  // `n` samples of one prompt: ids of n requests, sample k seeded with
+  // req.sampling.seed + k (sample k's tokens equal those of `req` alone with
+  // that seed). The prompt is computed once and its blocks shared.
+  std::vector<int64_t> addSamples(const GenerateRequest& req, int64_t n,
+                                  std::function<bool(const std::vector<int64_t>&)> stop = {});
   // Runs one step; false when nothing is waiting or running.
   bool step();
   // Steps until every request has finished.
   void runToCompletion();
   bool idle() const;
-  const SchedulerStats& stats() const { return stats_; }
+  const SchedulerStats& stats() const;
 
  private:
   struct Seq;
   void preempt(Seq& s);
   void finish(Seq& s, FinishReason why);
+  // Samples s's next token from its logits row and finishes s if it is done.
+  void advance(Seq& s, const float* logits, int64_t vocab);
 
   const Executor& exec_;
   SchedulerOptions opts_;
@@ -74,6 +86,7 @@ class Scheduler {
   std::vector<int64_t> running_;  // in the cache, in admission order (the last is preempted first)
   int64_t nextId_ = 0;
   SchedulerStats stats_;
+  mutable SchedulerStats reported_;
 };
 
 }  // namespace strata::runtime

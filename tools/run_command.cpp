@@ -124,6 +124,8 @@ int runCommand(const RunOpts& o) {
   if (o.maxNewTokens < 0) fail("--max-new-tokens must be >= 0, got {}", o.maxNewTokens);
   if (o.blockSize <= 0) fail("--block-size must be >= 1, got {}", o.blockSize);
   if (o.cacheBlocks < 0) fail("--cache-blocks must be >= 0, got {}", o.cacheBlocks);
+  if (o.cacheMiB < 0) fail("--cache-mb must be > 0, got {}", o.cacheMiB);
+  if (o.samples < 1) fail("--samples must be >= 1, got {}", o.samples);
   for (const auto& s : o.stop)
     if (s.empty()) fail("--stop: an empty stop string would stop at once");
   if (o.chat && !o.promptIds.empty()) fail("--chat formats text: give --prompt or --batch-file, not --prompt-ids");
@@ -178,20 +180,30 @@ int runCommand(const RunOpts& o) {
                      (long long)r.maxNewTokens, (long long)ctx);
     }
     r.sampling = sp;
-    r.sampling.seed = sp.seed + i;  // reproducible, and different per prompt
+    r.sampling.seed = sp.seed + i * o.samples;  // completion j samples with seed + j
     if (!o.ignoreEos && meta.contains("eos_token_id")) r.eosId = meta["eos_token_id"].get<int64_t>();
-    blocksForAll += ((int64_t)p.ids.size() + r.maxNewTokens + l.blockSize - 1) / l.blockSize;
+    blocksForAll += ((int64_t)p.ids.size() + r.maxNewTokens + l.blockSize - 1) / l.blockSize * o.samples;
     reqs.push_back(r);
   }
 
   runtime::SchedulerOptions so;
   so.blockSize = l.blockSize;
   so.numBlocks = o.cacheBlocks > 0 ? o.cacheBlocks : std::max<int64_t>(1, blocksForAll);
+  if (o.cacheMiB > 0) {
+    uint64_t budget = (uint64_t)(o.cacheMiB * 1048576.0);
+    runtime::Device& device = runtime::cpuDevice();
+    if (budget > device.capacity())
+      fail("--cache-mb {}: more than the {} device's {:.0f} MiB of memory", o.cacheMiB, device.name(),
+           device.capacity() / 1048576.0);
+    so.numBlocks = runtime::blocksForBudget(runtime::kvCacheShapeFor(exec.graph(), l.blockSize, 0), budget);
+  }
   so.maxStepTokens = o.maxStepTokens;
   so.maxSeqs = o.maxSeqs;
   so.maxContext = ctx;
 
-  const bool single = prompts.size() == 1;
+  // One output per (prompt, sample): output j is prompt j / samples.
+  const size_t outputs = prompts.size() * (size_t)o.samples;
+  const bool single = outputs == 1;
   struct Result {
     std::vector<int64_t> ids;
     std::vector<int64_t> generated;
@@ -199,8 +211,8 @@ int runCommand(const RunOpts& o) {
     Clock::time_point first, done;
     std::string shown;  // streamed text so far
   };
-  std::map<int64_t, size_t> index;  // scheduler id -> prompt index
-  std::vector<Result> results(prompts.size());
+  std::map<int64_t, size_t> index;  // scheduler id -> output index
+  std::vector<Result> results(outputs);
   // Text of generated ids, cut before the first stop string.
   auto textOf = [&](const std::vector<int64_t>& gen, bool* stopped = nullptr) {
     std::string t = l.tok ? l.tok->decode(gen) : std::string();
@@ -244,7 +256,10 @@ int runCommand(const RunOpts& o) {
       return hit;
     };
   Clock::time_point t0 = Clock::now();
-  for (size_t i = 0; i < reqs.size(); ++i) index[sched.add(reqs[i], stop)] = i;
+  for (size_t i = 0; i < reqs.size(); ++i) {
+    std::vector<int64_t> ids = sched.addSamples(reqs[i], o.samples, stop);
+    for (size_t k = 0; k < ids.size(); ++k) index[ids[k]] = i * o.samples + k;
+  }
   sched.runToCompletion();
   double wall = ms(Clock::now() - t0);
 
@@ -261,16 +276,20 @@ int runCommand(const RunOpts& o) {
                   {"tokens_per_s", wall > 0 ? st.generatedTokens / (wall / 1000.0) : 0.0},
                   {"steps", st.steps},
                   {"preemptions", st.preemptions},
-                  {"recomputed_tokens", st.recomputedTokens}};
+                  {"recomputed_tokens", st.recomputedTokens},
+                  {"cache_blocks", so.numBlocks},
+                  {"forks", st.forks},
+                  {"copied_blocks", st.copiedBlocks}};
   for (size_t i = 0; i < results.size(); ++i) {
     const Result& r = results[i];
     if (!o.json) continue;
     json out = {{"token_ids", r.ids},
-                {"prompt_tokens", prompts[i].ids.size()},
+                {"prompt_tokens", prompts[i / o.samples].ids.size()},
                 {"generated_tokens", r.generated.size()},
                 {"finish_reason", runtime::finishReasonName(r.why)}};
     out["text"] = l.tok ? json(textOf(r.generated)) : json(nullptr);
     if (!single) out["index"] = i;
+    if (o.samples > 1) out["sample"] = i % o.samples;
     if (o.timings) out["timings"] = timingsOf(r);
     std::cout << out.dump(-1, ' ', false, json::error_handler_t::replace) << "\n";
   }
@@ -286,10 +305,13 @@ int runCommand(const RunOpts& o) {
                    (long long)st.promptTokens, results[0].generated.size());
     } else {
       std::fprintf(stderr,
-                   "timings: %zu prompts, %lld generated tokens in %.1f ms (%.1f tokens/s), %lld steps, %lld "
-                   "preemptions (%lld tokens recomputed)\n",
-                   prompts.size(), (long long)st.generatedTokens, wall, summary["tokens_per_s"].get<double>(),
-                   (long long)st.steps, (long long)st.preemptions, (long long)st.recomputedTokens);
+                   "timings: %zu prompts x %lld samples, %lld generated tokens in %.1f ms (%.1f tokens/s), %lld steps, "
+                   "%lld preemptions (%lld tokens recomputed), %lld cache blocks, %lld forks (%lld blocks copied on "
+                   "write)\n",
+                   prompts.size(), (long long)o.samples, (long long)st.generatedTokens, wall,
+                   summary["tokens_per_s"].get<double>(), (long long)st.steps, (long long)st.preemptions,
+                   (long long)st.recomputedTokens, (long long)so.numBlocks, (long long)st.forks,
+                   (long long)st.copiedBlocks);
     }
     if (o.json) std::cout << json{{"summary", summary}}.dump() << "\n";
   }

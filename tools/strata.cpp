@@ -182,8 +182,15 @@ int main(int argc, char** argv) {
   runCmd->add_flag("--json", ro.json, "Print one JSON object {token_ids, text, ...} instead of streaming text");
   auto* blockOpt = runCmd->add_option("--block-size", ro.blockSize, "Tokens per KV cache block (an artifact: the size it was compiled for)")
                        ->capture_default_str();
-  runCmd->add_option("--cache-blocks", ro.cacheBlocks,
+  auto* blocksOpt = runCmd->add_option("--cache-blocks", ro.cacheBlocks,
                      "KV cache blocks to allocate (0: enough for every prompt and --max-new-tokens at once; fewer makes the scheduler preempt and recompute)")
+      ->capture_default_str();
+  runCmd->add_option("--cache-mb", ro.cacheMiB,
+                     "KV cache memory budget in MiB: as many blocks as fit (instead of --cache-blocks)")
+      ->excludes(blocksOpt);
+  runCmd->add_option("--samples", ro.samples,
+                     "Completions per prompt: the prompt is computed once and its KV cache blocks shared "
+                     "(copy-on-write); completion j (prompt j / N, sample j % N) samples with seed + j")
       ->capture_default_str();
 
   CompileOpts co;
@@ -233,7 +240,14 @@ int main(int argc, char** argv) {
   benchDecodeCmd->add_option("--block-size", bd.blockSize, "KV cache block size")->capture_default_str();
   benchDecodeCmd->add_option("--json", bd.jsonPath, "Also write the results to this JSON file");
 
-  CLI11_PARSE(app, argc, argv);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    if (e.get_exit_code() == 0) return app.exit(e);  // --help
+    // Bad flags are errors like any other: one line, status 1 (README).
+    std::fprintf(stderr, "error: %s\nRun with --help for more information.\n", e.what());
+    return 1;
+  }
   ro.blockSizeGiven = blockOpt->count() > 0;
   try {
     if (runCmd->parsed()) return tools::runCommand(ro);

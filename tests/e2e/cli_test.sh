@@ -98,6 +98,30 @@ python3 -c "
 import json,sys
 s=[json.loads(l) for l in open('$tmp/batch.jsonl') if 'summary' in l][0]['summary']
 assert s['prompts']==9 and s['preemptions']>0, s" && ok || bad "batch summary: no preemption"
+# --samples: the prompt is computed once and forked; sample k equals the
+# prompt alone with seed + k; a cache budget in MiB instead of blocks.
+"$strata" run "$fx" --prompt-ids "$ids" --samples 3 --temperature 0.8 --seed 5 --block-size 4 --max-new-tokens 12 \
+  --ignore-eos --cache-mb 1 --json --timings > "$tmp/samples.jsonl" 2>"$tmp/samples.err" && ok || { bad "--samples run"; cat "$tmp/samples.err"; }
+for k in 0 1 2; do
+  alone=$("$strata" run "$fx" --prompt-ids "$ids" --temperature 0.8 --seed $((5 + k)) --block-size 4 --max-new-tokens 12 \
+    --ignore-eos --json 2>/dev/null)
+  python3 - "$tmp/samples.jsonl" "$k" "$alone" <<'PY' && ok || bad "sample $k differs from its seed alone"
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1]) if '"sample"' in l]
+row = next(r for r in rows if r["sample"] == int(sys.argv[2]))
+assert row["token_ids"] == json.loads(sys.argv[3])["token_ids"], (row, sys.argv[3])
+PY
+done
+python3 -c "
+import json
+s=[json.loads(l) for l in open('$tmp/samples.jsonl') if 'summary' in l][0]['summary']
+assert s['forks']==2 and s['copied_blocks']>=2 and s['prompt_tokens']==len('$ids'.split(',')), s
+assert s['cache_blocks']==1048576//(2*2*2*4*16*4), s  # 2 layers, K and V, 2 kv heads, block 4, head dim 16, f32" \
+  && ok || bad "--samples summary (forks, copied blocks, blocks from --cache-mb)"
+expect_error "--samples must be >= 1" "$strata" run "$fx" --prompt-ids 0 --samples 0
+expect_error "excludes" "$strata" run "$fx" --prompt-ids 0 --cache-mb 1 --cache-blocks 4
+expect_error "holds no block" "$strata" run "$fx" --prompt-ids 0 --cache-mb 0.0001
+
 # --stop cuts the completion at the stop string.
 out=$("$strata" run "$fx" --prompt-ids "$ids" --max-new-tokens 24 --stop " kernel" --json)
 python3 -c "

@@ -151,6 +151,46 @@ TEST(CpuBackend, ContinuousBatchingWithPreemptionMatchesAlone) {
   EXPECT_THROW(sched.add(huge), Error);  // can never fit 24 blocks of 4
 }
 
+// Parallel sampling: one prompt prefilled once and forked into 4 samples
+// that share its blocks (copy-on-write into the partly filled last one);
+// each sample equals the request alone with its seed, with a roomy cache
+// and with one so small that forked samples are preempted and recomputed.
+TEST(CpuBackend, ForkedSamplesShareThePromptAndMatchAlone) {
+  runtime::Executor exec = cpuExecutor(fixtureDir() + "/model_dynamo.onnx", 4);
+  runtime::GenerateRequest req;
+  req.promptIds = prompt(1);
+  for (int k = 0; k < 8; ++k) req.promptIds.push_back(30 + 11 * k);  // not a multiple of the block size
+  ASSERT_NE(req.promptIds.size() % 4, 0u);
+  req.maxNewTokens = 14;
+  req.sampling.greedy = false;
+  req.sampling.temperature = 0.8f;
+  req.sampling.topP = 0.9f;
+  req.sampling.seed = 7;
+  std::vector<std::vector<int64_t>> alone;
+  for (int k = 0; k < 4; ++k) {
+    runtime::GenerateRequest r = req;
+    r.sampling.seed = 7 + k;
+    alone.push_back(runtime::generatePaged(exec, r, {4, 0}));
+  }
+  ASSERT_NE(alone[0], alone[1]);  // the seeds matter
+  for (int64_t blocks : {64, 12}) {
+    runtime::SchedulerOptions so;
+    so.blockSize = 4;
+    so.numBlocks = blocks;
+    std::map<int64_t, std::vector<int64_t>> got;
+    runtime::Scheduler::Events ev;
+    ev.onFinish = [&](int64_t id, const std::vector<int64_t>& ids, runtime::FinishReason) { got[id] = ids; };
+    runtime::Scheduler sched(exec, so, ev);
+    std::vector<int64_t> ids = sched.addSamples(req, 4);
+    sched.runToCompletion();
+    for (int k = 0; k < 4; ++k) EXPECT_EQ(got[ids[k]], alone[k]) << "sample " << k << ", " << blocks << " blocks";
+    EXPECT_EQ(sched.stats().forks, 3);
+    EXPECT_GE(sched.stats().copiedBlocks, 3);  // the shared partial block, once per writer but the last
+    EXPECT_EQ(sched.stats().promptTokens, (int64_t)req.promptIds.size());
+    if (blocks == 12) EXPECT_GT(sched.stats().preemptions, 0);
+  }
+}
+
 // strata compile's artifact: written by codegen, read by the runtime alone
 // (plan.json + kernels.so), same tokens; a damaged artifact is an error.
 TEST(CpuBackend, ArtifactRoundTrip) {

@@ -128,4 +128,80 @@ TEST(PagedKvCache, AllocatesBlocksAndReportsExhaustion) {
   EXPECT_TRUE(cache.reserve(9, 12));
 }
 
+// Forks share blocks; the first write into a shared block copies it, so the
+// parent's K/V never change under it; running out of blocks for the copy is
+// an answer, not a crash.
+TEST(PagedKvCache, ForkSharesBlocksAndCopiesOnWrite) {
+  using strata::runtime::PagedKvCache;
+  PagedKvCache cache({/*layers*/ 2, /*kvHeads*/ 1, /*headDim*/ 2, /*blockSize*/ 4, /*numBlocks*/ 4});
+  ASSERT_TRUE(cache.reserve(1, 6));  // blocks 0, 1; token 5 is in block 1
+  cache.setLength(1, 6);
+  auto* k0 = const_cast<float*>(cache.layer(0).data<float>()), *k1 = const_cast<float*>(cache.layer(1).data<float>());
+  const int64_t blockFloats = 2 * 1 * 4 * 2;
+  for (int64_t i = 0; i < 2 * blockFloats; ++i) k0[i] = (float)i, k1[i] = (float)-i;
+  cache.fork(1, 2);
+  EXPECT_EQ(cache.blockTable(2), cache.blockTable(1));
+  EXPECT_EQ(cache.length(2), 6);
+  EXPECT_EQ(cache.refCount(cache.blockTable(1)[1]), 2);
+  EXPECT_THROW(cache.fork(1, 2), strata::Error);
+
+  // The child writes token 6: block 1 (shared) is copied, block 0 stays shared.
+  ASSERT_TRUE(cache.reserve(2, 7));
+  int64_t copy = cache.blockTable(2)[1];
+  EXPECT_NE(copy, cache.blockTable(1)[1]);
+  EXPECT_EQ(cache.blockTable(2)[0], cache.blockTable(1)[0]);
+  EXPECT_EQ(cache.copiedBlocks(), 1);
+  for (int64_t i = 0; i < blockFloats; ++i) {
+    EXPECT_EQ(k0[copy * blockFloats + i], (float)(blockFloats + i));
+    EXPECT_EQ(k1[copy * blockFloats + i], (float)-(blockFloats + i));
+  }
+  k0[copy * blockFloats] = 1000;  // the child's write
+  EXPECT_EQ(k0[blockFloats], (float)blockFloats);
+  // The parent's block 1 is its own again: writing needs no copy.
+  EXPECT_EQ(cache.refCount(cache.blockTable(1)[1]), 1);
+  ASSERT_TRUE(cache.reserve(1, 8));
+  EXPECT_EQ(cache.copiedBlocks(), 1);
+
+  // One block left; a second child that writes into the shared block 1 and
+  // past it needs two: refused, nothing changed.
+  cache.fork(1, 3);
+  EXPECT_EQ(cache.freeBlocks(), 1);
+  std::vector<int64_t> before = cache.blockTable(3);
+  EXPECT_FALSE(cache.reserve(3, 9));
+  EXPECT_EQ(cache.blockTable(3), before);
+  EXPECT_EQ(cache.freeBlocks(), 1);
+  // Freeing the parent keeps the children's blocks.
+  cache.free(1);
+  EXPECT_EQ(cache.refCount(before[0]), 2);
+  cache.free(2);
+  cache.free(3);
+  EXPECT_EQ(cache.freeBlocks(), 4);
+}
+
+// The null device holds no data, so a Llama-3-8B-sized cache can be sized
+// and exercised here: blocks from a memory budget, allocations accounted and
+// released, one copy per layer for each block copied on write.
+TEST(PagedKvCache, SizedFromABudgetOnTheNullDevice) {
+  using namespace strata::runtime;
+  auto device = makeNullDevice(60ull << 30);
+  KvCacheShape shape{/*layers*/ 32, /*kvHeads*/ 8, /*headDim*/ 128, /*blockSize*/ 16, 0, strata::ops::DType::BF16};
+  EXPECT_EQ(shape.blockBytes(), 32 * 2 * 8 * 16 * 128 * 2);  // 2 MiB
+  shape.numBlocks = blocksForBudget(shape, 40ull << 30);
+  EXPECT_EQ(shape.numBlocks, 20480);
+  EXPECT_THROW(blocksForBudget(shape, 1 << 20), strata::Error);  // not one block
+  {
+    PagedKvCache cache(shape, *device);
+    EXPECT_EQ(device->allocated(), 40ull << 30);
+    EXPECT_FALSE(device->hostAddressable());
+    ASSERT_TRUE(cache.reserve(0, 100));
+    cache.setLength(0, 100);
+    cache.fork(0, 1);
+    ASSERT_TRUE(cache.reserve(1, 101));
+    EXPECT_EQ(device->copies(), 32u);  // block 6 of every layer
+    EXPECT_THROW(PagedKvCache(shape, *device), strata::Error);  // 60 GiB device, 40 GiB in use
+    EXPECT_EQ(device->allocated(), 40ull << 30);                 // the failed one gave back its layers
+  }
+  EXPECT_EQ(device->allocated(), 0u);
+}
+
 }  // namespace
