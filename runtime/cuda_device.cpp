@@ -1,0 +1,140 @@
+#include "runtime/cuda_device.h"
+
+#include <vector>
+
+#include "ops/error.h"
+
+namespace strata::runtime {
+
+using namespace cuda;
+
+namespace {
+CUdeviceptr dptr(const void* p) { return (CUdeviceptr) reinterpret_cast<uintptr_t>(p); }
+}  // namespace
+
+std::string CudaDevice::unavailable() {
+  std::string why;
+  return driver(&why) ? std::string() : why;
+}
+
+std::unique_ptr<CudaDevice> CudaDevice::open(int ordinal) {
+  std::string why;
+  const Driver* d = driver(&why);
+  if (!d) fail("no CUDA device: {}", why);
+  int count = 0;
+  check(d->cuDeviceGetCount(&count), "cuDeviceGetCount");
+  if (ordinal < 0 || ordinal >= count) fail("no CUDA device {}: the driver reports {}", ordinal, count);
+  return std::unique_ptr<CudaDevice>(new CudaDevice(*d, ordinal));
+}
+
+CudaDevice::CudaDevice(const Driver& d, int ordinal) : d_(d) {
+  check(d_.cuDeviceGet(&dev_, ordinal), "cuDeviceGet");
+  check(d_.cuDevicePrimaryCtxRetain(&ctx_, dev_), "cuDevicePrimaryCtxRetain");
+  check(d_.cuCtxSetCurrent(ctx_), "cuCtxSetCurrent");
+  char name[256] = {};
+  check(d_.cuDeviceGetName(name, sizeof name, dev_), "cuDeviceGetName");
+  deviceName_ = name;
+  size_t total = 0;
+  check(d_.cuDeviceTotalMem(&total, dev_), "cuDeviceTotalMem");
+  totalMemory_ = total;
+  int major = 0, minor = 0;
+  check(d_.cuDeviceGetAttribute(&major, kComputeCapabilityMajor, dev_), "cuDeviceGetAttribute(major)");
+  check(d_.cuDeviceGetAttribute(&minor, kComputeCapabilityMinor, dev_), "cuDeviceGetAttribute(minor)");
+  check(d_.cuDeviceGetAttribute(&sms_, kMultiprocessorCount, dev_), "cuDeviceGetAttribute(multiprocessors)");
+  cc_ = major * 10 + minor;
+}
+
+CudaDevice::~CudaDevice() { d_.cuDevicePrimaryCtxRelease(dev_); }
+
+void* CudaDevice::allocate(size_t bytes) {
+  if (bytes == 0) return nullptr;
+  CUdeviceptr p = 0;
+  CUresult r = d_.cuMemAlloc(&p, bytes);
+  if (r != 0) {
+    size_t freeBytes = 0, total = 0;
+    d_.cuMemGetInfo(&freeBytes, &total);
+    check(r, fmt::format("cuda device: allocating {:.1f} MiB ({:.1f} MiB free of {:.1f})", bytes / 1048576.0,
+                         freeBytes / 1048576.0, total / 1048576.0)
+                 .c_str());
+  }
+  check(d_.cuMemsetD8(p, 0, bytes), "cuMemsetD8");
+  allocated_ += bytes;
+  return reinterpret_cast<void*>((uintptr_t)p);
+}
+
+void CudaDevice::release(void* p, size_t bytes) {
+  if (!p) return;
+  check(d_.cuMemFree(dptr(p)), "cuMemFree");
+  allocated_ -= bytes;
+}
+
+void CudaDevice::copy(void* dst, const void* src, size_t bytes) {
+  check(d_.cuMemcpyDtoD(dptr(dst), dptr(src), bytes), "cuMemcpyDtoD");
+  ++copies_;
+}
+
+void CudaDevice::synchronize() { check(d_.cuCtxSynchronize(), "cuCtxSynchronize"); }
+
+void CudaDevice::upload(void* dst, const void* host, size_t bytes) {
+  check(d_.cuMemcpyHtoD(dptr(dst), host, bytes), "cuMemcpyHtoD");
+}
+
+void CudaDevice::download(void* host, const void* src, size_t bytes) {
+  check(d_.cuMemcpyDtoH(host, dptr(src), bytes), "cuMemcpyDtoH");
+}
+
+std::unique_ptr<CudaDevice::Module> CudaDevice::loadModule(const std::string& image) const {
+  // The JIT's error log says what is wrong with a PTX (CU_JIT_ERROR_LOG_BUFFER
+  // = 5, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES = 6 in cuda.h).
+  std::vector<char> log(8192, '\0');
+  int options[] = {5, 6};
+  void* values[] = {log.data(), reinterpret_cast<void*>((uintptr_t)log.size())};
+  std::string text = image;  // PTX must be NUL-terminated
+  CUmodule m = nullptr;
+  CUresult r = d_.cuModuleLoadDataEx(&m, text.c_str(), 2, options, values);
+  if (r != 0) {
+    std::string what = fmt::format("cuModuleLoadDataEx{}{}", log[0] ? ": " : "", log.data());
+    check(r, what.c_str());
+  }
+  return std::unique_ptr<Module>(new Module(*this, m));
+}
+
+CudaDevice::Module::~Module() { device_.d_.cuModuleUnload(module_); }
+
+CUfunction CudaDevice::Module::function(const std::string& name) const {
+  CUfunction f = nullptr;
+  check(device_.d_.cuModuleGetFunction(&f, module_, name.c_str()), fmt::format("cuModuleGetFunction({})", name).c_str());
+  return f;
+}
+
+void CudaDevice::launch(CUfunction f, std::array<unsigned, 3> grid, std::array<unsigned, 3> block,
+                        unsigned sharedBytes, void** args) const {
+  if (sharedBytes > 48 * 1024)  // CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8
+    check(d_.cuFuncSetAttribute(f, 8, (int)sharedBytes), "cuFuncSetAttribute(max dynamic shared memory)");
+  check(d_.cuLaunchKernel(f, grid[0], grid[1], grid[2], block[0], block[1], block[2], sharedBytes, nullptr, args,
+                          nullptr),
+        "cuLaunchKernel");
+}
+
+float CudaDevice::timeMs(const std::function<void()>& work) const {
+  CUevent start = nullptr, stop = nullptr;
+  check(d_.cuEventCreate(&start, 0), "cuEventCreate");
+  check(d_.cuEventCreate(&stop, 0), "cuEventCreate");
+  float ms = 0;
+  try {
+    check(d_.cuEventRecord(start, nullptr), "cuEventRecord");
+    work();
+    check(d_.cuEventRecord(stop, nullptr), "cuEventRecord");
+    check(d_.cuEventSynchronize(stop), "cuEventSynchronize");
+    check(d_.cuEventElapsedTime(&ms, start, stop), "cuEventElapsedTime");
+  } catch (...) {
+    d_.cuEventDestroy(start);
+    d_.cuEventDestroy(stop);
+    throw;
+  }
+  d_.cuEventDestroy(start);
+  d_.cuEventDestroy(stop);
+  return ms;
+}
+
+}  // namespace strata::runtime

@@ -1,0 +1,69 @@
+// The cuda device (runtime/device.h) over the driver API (runtime/cuda_driver.h):
+// device memory, copies, module loading (PTX, which the driver compiles for
+// the GPU, or cubin), kernel launches and event timing. Every driver call is
+// checked; a failure throws strata::Error naming the call and CUDA's error.
+// A machine without a usable GPU gets "no CUDA device: <why>" from open(),
+// and tests skip with unavailable()'s reason.
+#pragma once
+#include <array>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "runtime/cuda_driver.h"
+#include "runtime/device.h"
+
+namespace strata::runtime {
+
+class CudaDevice final : public Device {
+ public:
+  static std::unique_ptr<CudaDevice> open(int ordinal = 0);
+  // "" when open() would succeed, else why it would not.
+  static std::string unavailable();
+  ~CudaDevice() override;
+
+  const char* name() const override { return "cuda"; }
+  bool hostAddressable() const override { return false; }
+  uint64_t capacity() const override { return totalMemory_; }
+  void* allocate(size_t bytes) override;
+  void release(void* p, size_t bytes) override;
+  void copy(void* dst, const void* src, size_t bytes) override;
+  void synchronize() override;
+  void upload(void* dst, const void* host, size_t bytes);
+  void download(void* host, const void* src, size_t bytes);
+
+  std::string deviceName() const { return deviceName_; }
+  int computeCapability() const { return cc_; }  // 90 for sm_90
+  int multiprocessors() const { return sms_; }
+
+  // A loaded module; functions live as long as it does.
+  class Module {
+   public:
+    ~Module();
+    cuda::CUfunction function(const std::string& name) const;
+
+   private:
+    friend class CudaDevice;
+    Module(const CudaDevice& device, cuda::CUmodule m) : device_(device), module_(m) {}
+    const CudaDevice& device_;
+    cuda::CUmodule module_;
+  };
+  // PTX text or a cubin image; a PTX the driver rejects throws with its JIT log.
+  std::unique_ptr<Module> loadModule(const std::string& image) const;
+  // Asynchronous on the default stream; `args` point at each kernel argument.
+  void launch(cuda::CUfunction f, std::array<unsigned, 3> grid, std::array<unsigned, 3> block, unsigned sharedBytes,
+              void** args) const;
+  // Milliseconds the device spent on what `work` enqueues (events around it).
+  float timeMs(const std::function<void()>& work) const;
+
+ private:
+  CudaDevice(const cuda::Driver& d, int ordinal);
+  const cuda::Driver& d_;
+  cuda::CUdevice dev_ = 0;
+  cuda::CUcontext ctx_ = nullptr;
+  uint64_t totalMemory_ = 0;
+  std::string deviceName_;
+  int cc_ = 0, sms_ = 0;
+};
+
+}  // namespace strata::runtime

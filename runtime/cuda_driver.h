@@ -1,0 +1,71 @@
+// The CUDA driver API, loaded at run time with dlopen("libcuda.so.1"): no
+// link-time CUDA dependency, so one strata binary runs on machines with and
+// without a GPU. Only the entry points strata calls are declared (their
+// types follow cuda.h; the _v2 names are the ones cuda.h maps to).
+#pragma once
+#include <cstddef>
+#include <string>
+
+namespace strata::runtime::cuda {
+
+using CUresult = int;
+using CUdevice = int;
+using CUdeviceptr = unsigned long long;
+using CUcontext = struct CUctx_st*;
+using CUmodule = struct CUmod_st*;
+using CUfunction = struct CUfunc_st*;
+using CUstream = struct CUstream_st*;
+using CUevent = struct CUevent_st*;
+
+// cuDeviceGetAttribute keys strata reads (values from cuda.h).
+enum DeviceAttribute : int {
+  kMaxSharedMemoryPerBlockOptin = 97,
+  kMultiprocessorCount = 16,
+  kComputeCapabilityMajor = 75,
+  kComputeCapabilityMinor = 76,
+  kL2CacheSize = 38,
+};
+
+struct Driver {
+  CUresult (*cuInit)(unsigned);
+  CUresult (*cuGetErrorName)(CUresult, const char**);
+  CUresult (*cuGetErrorString)(CUresult, const char**);
+  CUresult (*cuDeviceGetCount)(int*);
+  CUresult (*cuDeviceGet)(CUdevice*, int);
+  CUresult (*cuDeviceGetName)(char*, int, CUdevice);
+  CUresult (*cuDeviceTotalMem)(size_t*, CUdevice);
+  CUresult (*cuDeviceGetAttribute)(int*, int, CUdevice);
+  CUresult (*cuDevicePrimaryCtxRetain)(CUcontext*, CUdevice);
+  CUresult (*cuDevicePrimaryCtxRelease)(CUdevice);
+  CUresult (*cuCtxSetCurrent)(CUcontext);
+  CUresult (*cuCtxSynchronize)();
+  CUresult (*cuMemGetInfo)(size_t*, size_t*);
+  CUresult (*cuMemAlloc)(CUdeviceptr*, size_t);
+  CUresult (*cuMemFree)(CUdeviceptr);
+  CUresult (*cuMemsetD8)(CUdeviceptr, unsigned char, size_t);
+  CUresult (*cuMemcpyHtoD)(CUdeviceptr, const void*, size_t);
+  CUresult (*cuMemcpyDtoH)(void*, CUdeviceptr, size_t);
+  CUresult (*cuMemcpyDtoD)(CUdeviceptr, CUdeviceptr, size_t);
+  CUresult (*cuModuleLoadDataEx)(CUmodule*, const void*, unsigned, int*, void**);
+  CUresult (*cuModuleUnload)(CUmodule);
+  CUresult (*cuModuleGetFunction)(CUfunction*, CUmodule, const char*);
+  CUresult (*cuFuncSetAttribute)(CUfunction, int, int);
+  CUresult (*cuLaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, CUstream,
+                             void**, void**);
+  CUresult (*cuEventCreate)(CUevent*, unsigned);
+  CUresult (*cuEventRecord)(CUevent, CUstream);
+  CUresult (*cuEventSynchronize)(CUevent);
+  CUresult (*cuEventElapsedTime)(float*, CUevent, CUevent);
+  CUresult (*cuEventDestroy)(CUevent);
+};
+
+// The loaded driver with cuInit done, or nullptr; `why` then says why
+// ("libcuda.so.1 not found: ...", "cuInit failed: CUDA_ERROR_NO_DEVICE ...").
+// Loaded once per process; after a failed cuInit nothing else is called.
+const Driver* driver(std::string* why = nullptr);
+
+// Throws strata::Error "<what>: <CUDA error name> (<description>)" unless
+// `r` is CUDA_SUCCESS.
+void check(CUresult r, const char* what);
+
+}  // namespace strata::runtime::cuda

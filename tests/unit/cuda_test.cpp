@@ -1,0 +1,155 @@
+// The cuda device: on a machine without a GPU (CI), opening it is a clear
+// error and the GPU tests skip with the reason; on the GPU machine, memory,
+// copies, the paged KV cache's copy-on-write in device memory, module
+// loading (with the JIT log for bad PTX), launches and event timing.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <numeric>
+#include <random>
+
+#include "ops/error.h"
+#include "runtime/cuda_device.h"
+#include "runtime/paged_cache.h"
+
+using namespace strata;
+using runtime::CudaDevice;
+
+namespace {
+
+std::unique_ptr<CudaDevice> openOrSkip() {
+  std::string why = CudaDevice::unavailable();
+  if (!why.empty()) return nullptr;
+  return CudaDevice::open();
+}
+
+#define SKIP_WITHOUT_GPU(dev)                                                  \
+  auto dev = openOrSkip();                                                     \
+  if (!dev) GTEST_SKIP() << "no CUDA device: " << CudaDevice::unavailable();
+
+std::vector<float> randomFloats(size_t n, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> u(-1, 1);
+  std::vector<float> v(n);
+  for (float& x : v) x = u(rng);
+  return v;
+}
+
+TEST(CudaDevice, WithoutAGpuOpeningIsAClearError) {
+  std::string why = CudaDevice::unavailable();
+  if (why.empty()) GTEST_SKIP() << "a CUDA device is present";
+  try {
+    CudaDevice::open();
+    ADD_FAILURE() << "opened a CUDA device although: " << why;
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("no CUDA device: " + why), std::string::npos) << e.what();
+  }
+}
+
+TEST(CudaDevice, MemoryAndCopies) {
+  SKIP_WITHOUT_GPU(dev);
+  EXPECT_GE(dev->computeCapability(), 70);
+  EXPECT_GT(dev->multiprocessors(), 0);
+  std::printf("device: %s, sm_%d, %d SMs, %.1f GiB\n", dev->deviceName().c_str(), dev->computeCapability(),
+              dev->multiprocessors(), dev->capacity() / 1073741824.0);
+  const size_t n = 1 << 20, bytes = n * sizeof(float);
+  void* a = dev->allocate(bytes);
+  void* b = dev->allocate(bytes);
+  EXPECT_EQ(dev->allocated(), 2 * bytes);
+  std::vector<float> host(n, 1.0f);
+  dev->download(host.data(), b, bytes);  // fresh allocations are zero
+  EXPECT_EQ(std::count(host.begin(), host.end(), 0.0f), (long)n);
+  std::vector<float> x = randomFloats(n, 1), back(n);
+  dev->upload(a, x.data(), bytes);
+  dev->copy(b, a, bytes);
+  dev->download(back.data(), b, bytes);
+  EXPECT_EQ(std::memcmp(back.data(), x.data(), bytes), 0);
+  dev->release(a, bytes);
+  dev->release(b, bytes);
+  EXPECT_EQ(dev->allocated(), 0u);
+  EXPECT_THROW(dev->allocate(dev->capacity() * 2), Error);  // names the request and what is free
+}
+
+// The paged cache's storage and copy-on-write on the GPU: a forked
+// sequence's first write into a shared block copies it in device memory.
+TEST(CudaDevice, PagedKvCacheCopiesOnWriteInDeviceMemory) {
+  SKIP_WITHOUT_GPU(dev);
+  runtime::KvCacheShape shape{/*layers*/ 2, /*kvHeads*/ 2, /*headDim*/ 64, /*blockSize*/ 16, /*numBlocks*/ 8};
+  runtime::PagedKvCache cache(shape, *dev);
+  const size_t layerBytes = (size_t)(shape.bytes() / shape.layers), blockBytes = layerBytes / shape.numBlocks;
+  std::vector<float> fill = randomFloats(layerBytes / 4, 2);
+  for (int64_t l = 0; l < shape.layers; ++l) dev->upload(const_cast<void*>(cache.layer(l).raw()), fill.data(), layerBytes);
+  ASSERT_TRUE(cache.reserve(0, 20));
+  cache.setLength(0, 20);
+  cache.fork(0, 1);
+  ASSERT_TRUE(cache.reserve(1, 21));
+  int64_t src = cache.blockTable(0)[1], dst = cache.blockTable(1)[1];
+  ASSERT_NE(src, dst);
+  for (int64_t l = 0; l < shape.layers; ++l) {
+    std::vector<char> copied(blockBytes);
+    dev->download(copied.data(), static_cast<const char*>(cache.layer(l).raw()) + dst * blockBytes, blockBytes);
+    EXPECT_EQ(std::memcmp(copied.data(), reinterpret_cast<const char*>(fill.data()) + src * blockBytes, blockBytes), 0)
+        << "layer " << l;
+  }
+}
+
+// A test vehicle for the launch path (arguments, grid, bounds): y += x.
+const char* kAddPtx = R"(
+.version 8.0
+.target sm_80
+.address_size 64
+.visible .entry add_f32(.param .u64 px, .param .u64 py, .param .u32 pn) {
+  .reg .pred %p<2>;
+  .reg .b32 %r<6>;
+  .reg .f32 %f<4>;
+  .reg .b64 %rd<8>;
+  ld.param.u64 %rd1, [px];
+  ld.param.u64 %rd2, [py];
+  ld.param.u32 %r1, [pn];
+  mov.u32 %r2, %ctaid.x;
+  mov.u32 %r3, %ntid.x;
+  mov.u32 %r4, %tid.x;
+  mad.lo.s32 %r5, %r2, %r3, %r4;
+  setp.ge.u32 %p1, %r5, %r1;
+  @%p1 bra DONE;
+  cvta.to.global.u64 %rd1, %rd1;
+  cvta.to.global.u64 %rd2, %rd2;
+  mul.wide.u32 %rd3, %r5, 4;
+  add.s64 %rd4, %rd1, %rd3;
+  add.s64 %rd5, %rd2, %rd3;
+  ld.global.f32 %f1, [%rd4];
+  ld.global.f32 %f2, [%rd5];
+  add.f32 %f3, %f1, %f2;
+  st.global.f32 [%rd5], %f3;
+DONE:
+  ret;
+}
+)";
+
+TEST(CudaDevice, LoadsModulesLaunchesAndTimes) {
+  SKIP_WITHOUT_GPU(dev);
+  auto module = dev->loadModule(kAddPtx);
+  auto fn = module->function("add_f32");
+  EXPECT_THROW(module->function("missing"), Error);
+  const unsigned n = 1000003;  // not a multiple of the block
+  std::vector<float> x = randomFloats(n, 3), y = randomFloats(n, 4), out(n);
+  void* dx = dev->allocate(n * 4);
+  void* dy = dev->allocate(n * 4);
+  dev->upload(dx, x.data(), n * 4);
+  dev->upload(dy, y.data(), n * 4);
+  void* args[] = {&dx, &dy, const_cast<unsigned*>(&n)};
+  float ms = dev->timeMs([&] { dev->launch(fn, {(n + 255) / 256, 1, 1}, {256, 1, 1}, 0, args); });
+  dev->download(out.data(), dy, n * 4);
+  for (unsigned i = 0; i < n; ++i) ASSERT_EQ(out[i], x[i] + y[i]) << i;
+  EXPECT_GT(ms, 0.0f);
+  dev->release(dx, n * 4);
+  dev->release(dy, n * 4);
+  try {
+    dev->loadModule(".version 8.0\n.target sm_80\n.address_size 64\n.visible .entry broken( {\n");
+    ADD_FAILURE() << "loaded broken PTX";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("cuModuleLoadDataEx"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
