@@ -88,7 +88,7 @@ Result infer(Operation* op) {
   static const llvm::StringSet<llvm::MallocAllocator> compare = {"Equal", "Less", "LessOrEqual", "Greater", "GreaterOrEqual"};
   static const llvm::StringSet<llvm::MallocAllocator> sameShape = {"Neg", "Abs", "Sqrt", "Reciprocal", "Exp", "Log", "Sigmoid", "Silu", "Tanh",
                                               "Erf", "Relu", "Cos", "Sin", "Floor", "Ceil", "Not", "Identity", "Softmax",
-                                              "CumSum", "Trilu", "RMSNorm", "Rope", "region.rmsnorm", "region.rope",
+                                              "CumSum", "Trilu", "RMSNorm", "SimplifiedLayerNormalization", "Rope", "region.rmsnorm", "region.rope",
                                               "region.kv_write", "region.paged_attention"};
   std::vector<std::optional<Dims>> all;
   for (unsigned i = 0; i < op->getNumOperands(); ++i) all.push_back(dimsOf(i));

@@ -126,6 +126,11 @@ def Graph_ReduceSumOp : Graph_NodeOp<"ReduceSum", 1, 2, 1, "sum over axes">;
 def Graph_ReduceMaxOp : Graph_NodeOp<"ReduceMax", 1, 2, 1, "max over axes">;
 def Graph_ReduceMinOp : Graph_NodeOp<"ReduceMin", 1, 2, 1, "min over axes">;
 
+// onnxruntime's fused RMSNorm (default domain; ORT-optimized graphs): Y =
+// X / sqrt(mean(X^2 over axes >= axis) + epsilon) * scale.
+def Graph_SimplifiedLayerNormalizationOp : Graph_NodeOp<"SimplifiedLayerNormalization", 2, 2, 1,
+    "RMS normalization over the axes from `axis` on, times scale">;
+
 // strata high-level ops (semantics in ops/reference.h).
 def Graph_RMSNormOp : Graph_NodeOp<"RMSNorm", 2, 2, 1, "x * rsqrt(mean(x^2) + eps) * weight">;
 def Graph_RopeOp : Graph_NodeOp<"Rope", 2, 2, 1, "rotate-half rotary embedding of x [B,H,S,D] at positions [B,S]">;

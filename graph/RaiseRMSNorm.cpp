@@ -1,7 +1,8 @@
 // RMSNorm as exporters write it:
 //   w * (x * Reciprocal(Sqrt(ReduceMean(Pow(x, 2), -1) + eps)))
 // with Div(1, .) for Reciprocal, Div(x, Sqrt(.)) for the product, x * x for
-// Pow, and any operand order of the commutative ops.
+// Pow, and any operand order of the commutative ops; and onnxruntime's fused
+// SimplifiedLayerNormalization over the last axis with a 1-D scale.
 #include "graph/Match.h"
 #include "graph/Patterns.h"
 
@@ -82,8 +83,28 @@ struct RaiseRMSNorm : RewritePattern {
   }
 };
 
+struct RaiseSimplifiedLayerNorm : RewritePattern {
+  explicit RaiseSimplifiedLayerNorm(MLIRContext* ctx) : RewritePattern("graph.SimplifiedLayerNormalization", 1, ctx) {}
+  LogicalResult matchAndRewrite(Operation* op, PatternRewriter& rw) const override {
+    auto r = rankOf(op->getOperand(0));
+    auto wRank = rankOf(op->getOperand(1));
+    int64_t axis = intAttrOf(op, "axis").value_or(-1);
+    if (!r || !wRank) return rw.notifyMatchFailure(op, "ranks unknown");
+    if (axis != -1 && axis != *r - 1) return rw.notifyMatchFailure(op, "normalizes over more than the last axis");
+    if (*wRank != 1) return rw.notifyMatchFailure(op, "scale is not 1-D");
+    double eps = 1e-5;
+    if (auto e = op->getAttrOfType<FloatAttr>("epsilon")) eps = e.getValueAsDouble();
+    NamedAttribute a(rw.getStringAttr("eps"), rw.getF64FloatAttr(eps));
+    Operation* n = createNode(rw, op->getLoc(), "RMSNorm", op->getResultTypes(), {op->getOperand(0), op->getOperand(1)}, {a});
+    rw.replaceOp(op, n->getResults());
+    return success();
+  }
+};
+
 }  // namespace
 
-void populateRaiseRMSNormPatterns(RewritePatternSet& patterns) { patterns.add<RaiseRMSNorm>(patterns.getContext()); }
+void populateRaiseRMSNormPatterns(RewritePatternSet& patterns) {
+  patterns.add<RaiseRMSNorm, RaiseSimplifiedLayerNorm>(patterns.getContext());
+}
 
 }  // namespace strata::graph

@@ -245,6 +245,8 @@ void addNode(const onnx::NodeProto& n, Ctx& c) {
     if (!a.ref_attr_name().empty()) fail("{}: node '{}': attribute references (functions) are not supported", c.path, name);
     d.attrs[a.name()] = attrValue(a, n, c);
   }
+  if (n.op_type() == "SimplifiedLayerNormalization" && n.output_size() > 1 && !n.output(1).empty())
+    fail("{}: node '{}': SimplifiedLayerNormalization's inv_std_var output (training) is not supported", c.path, name);
   if (n.op_type() == "Cast") {
     if (!d.attrs.contains("to")) fail("{}: node '{}': Cast has no 'to' attribute", c.path, name);
     d.attrs["to"] = ops::dtypeName(dtypeOf((int)d.attrs["to"].get<int64_t>(), "Cast node '" + name + "' target", c));

@@ -161,6 +161,18 @@ const std::map<std::string, KernelFn>& table() {
       {"Softmax", [](const ops::NodeDef& n, const V& in) { return V{ops::softmax(need(in, 0, n), attrInt(n, "axis", -1))}; }},
       {"ReduceMean", reduceK(ops::ReduceOp::Mean)}, {"ReduceSum", reduceK(ops::ReduceOp::Sum)},
       {"ReduceMax", reduceK(ops::ReduceOp::Max)}, {"ReduceMin", reduceK(ops::ReduceOp::Min)},
+      {"SimplifiedLayerNormalization", [](const ops::NodeDef& n, const V& in) {
+         // Normalizes over the axes from `axis` on: as RMSNorm over their
+         // product, with scale flattened to match.
+         const Tensor& x = need(in, 0, n);
+         int64_t axis = attrInt(n, "axis", -1), r = x.rank();
+         if (axis < -r || axis >= r) fail("{}: axis {} is out of range for rank {}", n.name, axis, r);
+         if (axis < 0) axis += r;
+         int64_t inner = 1;
+         for (int64_t i = axis; i < r; ++i) inner *= x.dim(i);
+         Tensor y = ops::rmsNorm(x.reshaped({x.numel() / std::max<int64_t>(inner, 1), inner}),
+                                 need(in, 1, n).reshaped({need(in, 1, n).numel()}), attrFloat(n, "epsilon", 1e-5f));
+         return V{y.reshaped(x.shape())}; }},
       {"RMSNorm", [](const ops::NodeDef& n, const V& in) {
          return V{ops::rmsNorm(need(in, 0, n), need(in, 1, n), n.attrs.at("eps").get<float>())}; }},
       {"Rope", [](const ops::NodeDef& n, const V& in) {

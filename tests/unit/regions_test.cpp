@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <optional>
 
 #include "graph/Pipeline.h"
 #include "graph/RegionReport.h"
@@ -65,6 +66,62 @@ TEST_P(RegionFixtureTest, PagedGreedyMatchesReference) {
       EXPECT_EQ(runtime::generatePaged(exec, req, {blockSize, 0}), want) << "block size " << blockSize << " prompt " << idx;
     }
   }
+}
+
+// onnxruntime-optimized graphs carry RMSNorm as one SimplifiedLayerNormalization
+// node. The TorchScript fixture with each decomposed RMSNorm replaced by that
+// node (what ORT's fusion writes): the unfused graph runs it with the
+// reference kernel, and region formation raises it to the same rmsnorm
+// regions, both reproducing the fixture's tokens.
+ops::GraphDef withSimplifiedLayerNorm(ops::GraphDef g) {
+  auto consumer = [&](const std::string& value, const char* op) -> size_t {
+    for (size_t j = 0; j < g.nodes.size(); ++j)
+      if (g.nodes[j].op == op && std::count(g.nodes[j].inputs.begin(), g.nodes[j].inputs.end(), value)) return j;
+    ADD_FAILURE() << "no " << op << " reads " << value;
+    return 0;
+  };
+  auto constant = [&](const std::string& name) -> std::optional<double> {
+    for (const auto& c : g.constants)
+      if (c.name == name) return c.value.scalarAsDouble();
+    return std::nullopt;
+  };
+  std::vector<bool> drop(g.nodes.size(), false);
+  std::map<size_t, ops::NodeDef> fused;  // at the Pow's position
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    if (g.nodes[i].op != "Pow") continue;
+    std::vector<size_t> chain{i};
+    for (const char* op : {"ReduceMean", "Add", "Sqrt", "Div", "Mul", "Mul"})
+      chain.push_back(consumer(g.nodes[chain.back()].outputs[0], op));
+    const ops::NodeDef &add = g.nodes[chain[2]], &last = g.nodes[chain[6]];
+    std::optional<double> eps = constant(add.inputs[0]) ? constant(add.inputs[0]) : constant(add.inputs[1]);
+    std::string w = last.inputs[0] == g.nodes[chain[5]].outputs[0] ? last.inputs[1] : last.inputs[0];
+    if (!eps) ADD_FAILURE() << "no epsilon constant at " << add.name;
+    for (size_t j : chain) drop[j] = true;
+    fused[i] = ops::NodeDef{"SimplifiedLayerNormalization", "SLN_" + std::to_string(fused.size()),
+                            {g.nodes[i].inputs[0], w}, {last.outputs[0]}, {{"axis", -1}, {"epsilon", eps.value_or(0)}}};
+  }
+  std::vector<ops::NodeDef> nodes;
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    if (fused.count(i)) nodes.push_back(fused[i]);
+    if (!drop[i]) nodes.push_back(g.nodes[i]);
+  }
+  EXPECT_EQ(fused.size(), 5u);  // 2 layers x 2 + the final norm
+  g.nodes = nodes;
+  return g;
+}
+
+TEST(SimplifiedLayerNormalization, RunsAndBecomesRmsNormRegions) {
+  ops::GraphDef g = withSimplifiedLayerNorm(models::loadModel(fixtureDir() + "/decoder_with_past.onnx"));
+  runtime::GenerateRequest req;
+  req.promptIds = reference()["token_ids"][1].get<std::vector<int64_t>>();
+  req.maxNewTokens = 24;
+  auto want = reference()["greedy_prompt1_24"].get<std::vector<int64_t>>();
+  runtime::Executor unfused(g);
+  EXPECT_EQ(runtime::Generator(unfused).generate(req), want);
+  ops::GraphDef r = graph::formRegions(g);
+  expectLlamaRegions(graph::describeRegions(r), 2, false);
+  runtime::Executor exec(r);
+  EXPECT_EQ(runtime::generatePaged(exec, req, {4, 0}), want);
 }
 
 TEST_P(RegionFixtureTest, PresentOutputsAndPastInputsAreGone) {

@@ -83,3 +83,33 @@ graph.graph attributes {input_names = ["x"], source = "cube", meta = "{}"} {
   %6 = graph.Mul(%w, %5) : (tensor<64xf32>, tensor<1x?x64xf32>) -> tensor<1x?x64xf32>
   graph.output %6 {names = ["y"]} : tensor<1x?x64xf32>
 }
+
+// -----
+
+// onnxruntime's fused form over the last axis (explicit and default axis,
+// default epsilon).
+// CHECK-LABEL: source = "ort-fused"
+// CHECK: %[[A:.*]] = graph.RMSNorm(%arg0, %{{.*}}) {eps = 9.99999997{{[0-9]*}}E-7 : f64}
+// CHECK: %[[B:.*]] = graph.RMSNorm(%[[A]], %{{.*}}) {eps = 1.000000e-05 : f64}
+// CHECK-NOT: graph.SimplifiedLayerNormalization
+graph.graph attributes {input_names = ["x"], source = "ort-fused", meta = "{}"} {
+^bb0(%x: tensor<1x?x64xf32>):
+  %w = graph.weight "norm.weight" at "/m.bin" [0, 256] : tensor<64xf32>
+  %0 = graph.SimplifiedLayerNormalization(%x, %w) {axis = -1 : i64, epsilon = 9.99999997E-7 : f64} : (tensor<1x?x64xf32>, tensor<64xf32>) -> tensor<1x?x64xf32>
+  %1 = graph.SimplifiedLayerNormalization(%0, %w) {axis = 2 : i64} : (tensor<1x?x64xf32>, tensor<64xf32>) -> tensor<1x?x64xf32>
+  graph.output %1 {names = ["y"]} : tensor<1x?x64xf32>
+}
+
+// -----
+
+// Negative: normalizing over the last two axes is not an RMSNorm over the
+// hidden size; it stays (and runs with its reference kernel).
+// CHECK-LABEL: source = "ort-two-axes"
+// CHECK-NOT: graph.RMSNorm
+// CHECK: graph.SimplifiedLayerNormalization
+graph.graph attributes {input_names = ["x"], source = "ort-two-axes", meta = "{}"} {
+^bb0(%x: tensor<1x4x64xf32>):
+  %w = graph.weight "norm.weight" at "/m.bin" [0, 1024] : tensor<4x64xf32>
+  %0 = graph.SimplifiedLayerNormalization(%x, %w) {axis = 1 : i64, epsilon = 1.0e-5 : f64} : (tensor<1x4x64xf32>, tensor<4x64xf32>) -> tensor<1x4x64xf32>
+  graph.output %0 {names = ["y"]} : tensor<1x4x64xf32>
+}
