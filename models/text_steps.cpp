@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 #include <unicode/unorm2.h>
+#include <unicode/ustring.h>
 
 #include "models/utf8.h"
 #include "ops/error.h"
@@ -57,34 +58,27 @@ std::string stringPattern(const json& j, const std::string& where, const char* c
   return p["String"].get<std::string>();
 }
 
-// Text in the given Unicode normalization form, through ICU.
+// Text in the given Unicode normalization form, through ICU (which works in
+// UTF-16: converted in and out with ICU's own UTF-8 routines).
 std::string normalizeUnicode(const std::string& text, const std::string& form) {
   UErrorCode err = U_ZERO_ERROR;
   const UNormalizer2* n = form == "NFC"    ? unorm2_getNFCInstance(&err)
                           : form == "NFD"  ? unorm2_getNFDInstance(&err)
                           : form == "NFKC" ? unorm2_getNFKCInstance(&err)
                                            : unorm2_getNFKDInstance(&err);
-  if (U_FAILURE(err)) fail("tokenizer normalizer {}: ICU has no such instance ({})", form, u_errorName(err));
-  // ICU works in UTF-16; UTF-8 in, UTF-8 out.
-  std::u16string in;
-  for (size_t i = 0; i < text.size();) {
-    uint32_t cp = utf8::next(text, i);
-    if (cp >= 0x10000) {
-      in.push_back((char16_t)(0xd800 + ((cp - 0x10000) >> 10)));
-      in.push_back((char16_t)(0xdc00 + ((cp - 0x10000) & 0x3ff)));
-    } else {
-      in.push_back((char16_t)cp);
-    }
+  std::u16string in(text.size() + 1, u'\0'), out(text.size() * 4 + 16, u'\0');
+  int32_t inLen = 0, outLen = 0, len = 0;
+  u_strFromUTF8(in.data(), (int32_t)in.size(), &inLen, text.data(), (int32_t)text.size(), &err);
+  if (U_SUCCESS(err)) outLen = unorm2_normalize(n, in.data(), inLen, out.data(), (int32_t)out.size(), &err);
+  if (err == U_BUFFER_OVERFLOW_ERROR) {  // compatibility forms can expand a lot (U+FDFA: 18 units)
+    err = U_ZERO_ERROR;
+    out.assign(outLen + 1, u'\0');
+    outLen = unorm2_normalize(n, in.data(), inLen, out.data(), (int32_t)out.size(), &err);
   }
-  std::u16string out(in.size() * 3 + 16, u'\0');
-  int32_t len = unorm2_normalize(n, in.data(), (int32_t)in.size(), out.data(), (int32_t)out.size(), &err);
+  std::string r(outLen * 3 + 1, '\0');
+  if (U_SUCCESS(err)) u_strToUTF8(r.data(), (int32_t)r.size(), &len, out.data(), outLen, &err);
   if (U_FAILURE(err)) fail("tokenizer normalizer {}: {}", form, u_errorName(err));
-  std::string r;
-  for (int32_t i = 0; i < len; ++i) {
-    uint32_t cp = out[i];
-    if (cp >= 0xd800 && cp < 0xdc00 && i + 1 < len) cp = 0x10000 + ((cp - 0xd800) << 10) + (out[++i] - 0xdc00);
-    utf8::append(r, cp);
-  }
+  r.resize(len);
   return r;
 }
 

@@ -79,10 +79,10 @@ std::vector<int64_t> Scheduler::addSamples(const GenerateRequest& req, int64_t n
   return ids;
 }
 
-const SchedulerStats& Scheduler::stats() const {
-  reported_ = stats_;
-  reported_.copiedBlocks = cache_.copiedBlocks();
-  return reported_;
+SchedulerStats Scheduler::stats() const {
+  SchedulerStats s = stats_;
+  s.copiedBlocks = cache_.copiedBlocks();
+  return s;
 }
 
 bool Scheduler::idle() const { return waiting_.empty() && running_.empty(); }

@@ -67,7 +67,7 @@ class Scheduler {
   // Steps until every request has finished.
   void runToCompletion();
   bool idle() const;
-  const SchedulerStats& stats() const;
+  SchedulerStats stats() const;
 
  private:
   struct Seq;
@@ -86,7 +86,6 @@ class Scheduler {
   std::vector<int64_t> running_;  // in the cache, in admission order (the last is preempted first)
   int64_t nextId_ = 0;
   SchedulerStats stats_;
-  mutable SchedulerStats reported_;
 };
 
 }  // namespace strata::runtime
