@@ -32,9 +32,7 @@ void BlockAllocator::release(int64_t block) {
 
 int64_t BlockAllocator::refCount(int64_t block) const { return refs_.at(block); }
 
-int64_t KvCacheShape::bytes() const {
-  return layers * numBlocks * 2 * kvHeads * blockSize * headDim * (int64_t)ops::dtypeSize(dtype);
-}
+int64_t KvCacheShape::bytes() const { return blockBytes() * numBlocks; }
 
 int64_t KvCacheShape::blockBytes() const {
   return layers * 2 * kvHeads * blockSize * headDim * (int64_t)ops::dtypeSize(dtype);
