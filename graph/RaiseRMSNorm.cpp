@@ -64,6 +64,14 @@ bool matchNormalized(Value v, Value& x, double& eps) {
   return false;
 }
 
+// Replaces `op` (the norm's last node) by RMSNorm(x, w){eps}.
+LogicalResult replaceWithRMSNorm(PatternRewriter& rw, Operation* op, Value x, Value w, double eps) {
+  NamedAttribute a(rw.getStringAttr("eps"), rw.getF64FloatAttr(eps));
+  Operation* n = createNode(rw, op->getLoc(), "RMSNorm", op->getResultTypes(), {x, w}, {a});
+  rw.replaceOp(op, n->getResults());
+  return success();
+}
+
 struct RaiseRMSNorm : RewritePattern {
   explicit RaiseRMSNorm(MLIRContext* ctx) : RewritePattern("graph.Mul", 2, ctx) {}
   LogicalResult matchAndRewrite(Operation* op, PatternRewriter& rw) const override {
@@ -74,10 +82,7 @@ struct RaiseRMSNorm : RewritePattern {
       auto d = staticDim(op->getOperand(1 - i), -1);
       if (!wRank || *wRank != 1 || !d || staticDim(w, 0) != d) continue;
       if (!matchNormalized(op->getOperand(1 - i), x, eps)) continue;
-      NamedAttribute a(rw.getStringAttr("eps"), rw.getF64FloatAttr(eps));
-      Operation* n = createNode(rw, op->getLoc(), "RMSNorm", op->getResultTypes(), {x, w}, {a});
-      rw.replaceOp(op, n->getResults());
-      return success();
+      return replaceWithRMSNorm(rw, op, x, w, eps);
     }
     return rw.notifyMatchFailure(op, "not weight * normalized(x)");
   }
@@ -94,10 +99,7 @@ struct RaiseSimplifiedLayerNorm : RewritePattern {
     if (*wRank != 1) return rw.notifyMatchFailure(op, "scale is not 1-D");
     double eps = 1e-5;
     if (auto e = op->getAttrOfType<FloatAttr>("epsilon")) eps = e.getValueAsDouble();
-    NamedAttribute a(rw.getStringAttr("eps"), rw.getF64FloatAttr(eps));
-    Operation* n = createNode(rw, op->getLoc(), "RMSNorm", op->getResultTypes(), {op->getOperand(0), op->getOperand(1)}, {a});
-    rw.replaceOp(op, n->getResults());
-    return success();
+    return replaceWithRMSNorm(rw, op, op->getOperand(0), op->getOperand(1), eps);
   }
 };
 
