@@ -3,7 +3,10 @@
 #include <filesystem>
 #include <fstream>
 
+#include <fmt/format.h>
+
 #include "codegen/CpuBackend.h"
+#include "codegen/CudaBackend.h"
 #include "ops/error.h"
 
 namespace strata::tile {
@@ -22,16 +25,23 @@ void writeText(const fs::path& p, const std::string& text) {
   fs::rename(tmp, p);  // never leaves a half-written file under the final name
 }
 
-}  // namespace
-
-void writeCpuArtifact(const KernelPlan& plan, const std::string& dir, const nlohmann::json& extraMeta) {
+// Creates `dir`, or reuses it when empty or holding a previous output
+// (recognized by `marker`).
+fs::path outputDir(const std::string& dir, const char* marker) {
   fs::path d(dir);
   std::error_code ec;
   if (fs::exists(d, ec) && !fs::is_directory(d, ec)) fail("-o {}: exists and is not a directory", dir);
-  if (fs::is_directory(d, ec) && !fs::is_empty(d, ec) && !fs::exists(d / "plan.json", ec))
-    fail("-o {}: the directory is not empty and holds no strata artifact; refusing to write into it", dir);
+  if (fs::is_directory(d, ec) && !fs::is_empty(d, ec) && !fs::exists(d / marker, ec))
+    fail("-o {}: the directory is not empty and holds no strata output ({}); refusing to write into it", dir, marker);
   fs::create_directories(d, ec);
   if (ec) fail("cannot create {}: {}", dir, ec.message());
+  return d;
+}
+
+}  // namespace
+
+void writeCpuArtifact(const KernelPlan& plan, const std::string& dir, const nlohmann::json& extraMeta) {
+  fs::path d = outputDir(dir, "plan.json");
 
   ops::GraphDef g = plan.graph;
   for (const auto& [k, v] : extraMeta.items()) g.meta[k] = v;
@@ -41,6 +51,46 @@ void writeCpuArtifact(const KernelPlan& plan, const std::string& dir, const nloh
   CpuKernels::writeSharedLibrary(plan.tileIr, tmp.string(), g.meta["kernels"].value("target", ""));
   fs::rename(tmp, so);
   writeText(d / "plan.json", ops::toJson(g).dump(1));  // last: a plan.json means the artifact is complete
+}
+
+std::vector<GemmKernelSpec> cudaGemmKernelSet() {
+  std::vector<GemmKernelSpec> set;
+  for (const char* dt : {"bf16", "f16"}) {
+    for (int64_t rows : {1, 2048})
+      for (bool nk : {false, true}) {
+        GemmKernelSpec s = cudaGemmSpec(dt, nk, rows);
+        s.name = fmt::format("gemm_{}_{}_{}", dt, nk ? "nk" : "kn", rows <= 16 ? "decode" : "prefill");
+        set.push_back(s);
+      }
+    GemmKernelSpec s = cudaGemmSpec(dt, true, 2048);
+    s.name = fmt::format("gemm_{}_nk_bias_residual", dt);
+    s.bias = s.residual = true;
+    set.push_back(s);
+    s = cudaGemmSpec(dt, true, 2048);
+    s.name = fmt::format("gemm_{}_nk_swiglu_bias", dt);
+    s.swiglu = s.bias = true;
+    set.push_back(s);
+  }
+  return set;
+}
+
+void writeCudaGemmKernels(const std::vector<GemmKernelSpec>& specs, const std::string& target, const std::string& dir) {
+  std::string ir;
+  for (const GemmKernelSpec& s : specs) ir += emitGemmKernel(s);
+  CudaModule m = compileCuda(ir, target);
+  nlohmann::json kernels = nlohmann::json::array();
+  for (size_t i = 0; i < specs.size(); ++i) {
+    const GemmKernelSpec& s = specs[i];
+    kernels.push_back({{"name", s.name}, {"threads", m.kernels[i].threads}, {"dtype", s.dtype},
+                       {"weights", s.weightsNK ? "nk" : "kn"}, {"bias", s.bias}, {"residual", s.residual},
+                       {"swiglu", s.swiglu}, {"block_m", s.blockM}, {"block_n", s.blockN}, {"block_k", s.blockK},
+                       {"num_warps", s.numWarps}});
+  }
+  fs::path d = outputDir(dir, "kernels.json");
+  writeText(d / "kernels.mlir", ir);
+  writeText(d / "kernels.ptx", m.ptx);
+  nlohmann::json manifest = {{"format", kArtifactFormat}, {"target", target}, {"kernels", kernels}};
+  writeText(d / "kernels.json", manifest.dump(1));  // last: the set is complete
 }
 
 }  // namespace strata::tile

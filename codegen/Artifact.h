@@ -10,6 +10,9 @@
 #pragma once
 #include <string>
 
+#include <vector>
+
+#include "codegen/GemmKernel.h"
 #include "codegen/RegionKernels.h"
 
 namespace strata::tile {
@@ -20,5 +23,19 @@ inline constexpr int kArtifactFormat = 1;
 // strata::Error naming the path on failure. `extraMeta` entries (e.g. the
 // tokenizer path) are merged into plan.json's meta.
 void writeCpuArtifact(const KernelPlan& plan, const std::string& dir, const nlohmann::json& extraMeta);
+
+// A GEMM kernel set for an NVIDIA target (codegen/CudaBackend.h), what the
+// GPU conformance tests and `strata-gpu bench` run:
+//   kernels.ptx   the PTX of every kernel
+//   kernels.mlir  their workgroup-level tile IR
+//   kernels.json  {"format", "target", "kernels": [{"name", "threads",
+//                 "dtype", "weights": "kn"|"nk", "bias", "residual",
+//                 "swiglu", "block_m", "block_n", "block_k", "num_warps"}]}
+void writeCudaGemmKernels(const std::vector<GemmKernelSpec>& specs, const std::string& target, const std::string& dir);
+
+// The set `strata compile-kernels` builds: for bf16 and f16, the prefill
+// and decode blockings (cudaGemmSpec) with [K, N] and [N, K] weights, and
+// the epilogues (bias + residual, SwiGLU with bias) on [N, K] weights.
+std::vector<GemmKernelSpec> cudaGemmKernelSet();
 
 }  // namespace strata::tile

@@ -1,6 +1,8 @@
 //===- ConvertTileToVector.cpp - CPU lowering of intrinsic-sized tile IR --===//
 #include "codegen/Passes.h"
 
+#include "codegen/BlockPtrLowering.h"
+
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
@@ -16,14 +18,7 @@ namespace {
 
 Type convertType(Type t) {
   if (auto r = dyn_cast<RankedTensorType>(t)) return VectorType::get(r.getShape(), r.getElementType());
-  if (auto p = dyn_cast<PtrType>(t)) return MemRefType::get({ShapedType::kDynamic}, p.getElementType());
-  if (auto b = dyn_cast<BlockPtrType>(t)) {
-    int64_t rank = b.getTileType().getRank();
-    SmallVector<int64_t> dyn(rank, ShapedType::kDynamic);
-    auto layout = StridedLayoutAttr::get(t.getContext(), ShapedType::kDynamic, dyn);
-    return MemRefType::get(dyn, b.getTileType().getElementType(), layout);
-  }
-  return t;
+  return memRefTypeOf(t);
 }
 
 class Lowering {
@@ -111,43 +106,8 @@ class Lowering {
     Location loc = op->getLoc();
     if (auto p = dyn_cast<ProgramIdOp>(op)) return pid[p.getAxis()];
     if (isa<WarpIdOp>(op)) return warpId;
-    if (auto m = dyn_cast<MakeBlockPtrOp>(op)) {
-      Value off = arith::ConstantIndexOp::create(b, loc, 0);
-      SmallVector<OpFoldResult> sizes, strides;
-      for (auto [s, st, o] : llvm::zip(m.getShape(), m.getStrides(), m.getOffsets())) {
-        off = arith::AddIOp::create(b, loc, off, arith::MulIOp::create(b, loc, o, st));
-        sizes.push_back(remaining(loc, s, o));
-        strides.push_back(st);
-      }
-      // A unit innermost stride is kept static in the view's type: rows are
-      // then contiguous and load as whole vectors (not element by element).
-      auto type = cast<MemRefType>(convertType(m.getType()));
-      if (getConstantIntValue(strides.back()) == 1) {
-        SmallVector<int64_t> st(type.getRank(), ShapedType::kDynamic);
-        st.back() = 1;
-        strides.back() = b.getIndexAttr(1);
-        type = MemRefType::get(type.getShape(), type.getElementType(),
-                               StridedLayoutAttr::get(b.getContext(), ShapedType::kDynamic, st));
-      }
-      return Value(memref::ReinterpretCastOp::create(b, loc, type, m.getBase(), OpFoldResult(off), sizes, strides));
-    }
-    if (auto a = dyn_cast<AdvanceOp>(op)) {
-      auto md = memref::ExtractStridedMetadataOp::create(b, loc, a.getPtr());
-      Value off = md.getOffset();
-      SmallVector<OpFoldResult> sizes, strides;
-      auto type = cast<MemRefType>(a.getPtr().getType());
-      SmallVector<int64_t> staticStrides = type.getStridesAndOffset().first;
-      for (auto [i, s, st, d] : llvm::enumerate(md.getSizes(), md.getStrides(), a.getOffsets())) {
-        off = arith::AddIOp::create(b, loc, off, arith::MulIOp::create(b, loc, d, st));
-        // No clamp at zero here: a negative extent masks everything just
-        // the same (bounds compare signed), and s - d per step is a plain
-        // induction variable that LLVM folds away on unmasked paths.
-        sizes.push_back(shrunk(loc, s, d));
-        strides.push_back(ShapedType::isDynamic(staticStrides[i]) ? OpFoldResult(st) : b.getIndexAttr(staticStrides[i]));
-      }
-      return Value(memref::ReinterpretCastOp::create(b, loc, type, md.getBaseBuffer(), OpFoldResult(off), sizes,
-                                                     strides));
-    }
+    if (auto m = dyn_cast<MakeBlockPtrOp>(op)) return lowerMakeBlockPtr(b, m, m.getBase());
+    if (auto a = dyn_cast<AdvanceOp>(op)) return lowerAdvance(b, a, a.getPtr());
     if (auto l = dyn_cast<LoadOp>(op)) {
       auto vt = cast<VectorType>(convertType(l.getType()));
       auto view = cast<MemRefType>(l.getPtr().getType());
@@ -227,21 +187,6 @@ class Lowering {
     for (Type t : op->getResultTypes())
       if (isa<RankedTensorType, BlockPtrType>(t)) return op->emitError() << "the CPU backend cannot lower this op";
     return Value();
-  }
-
-  // size - delta, folded to a non-negative constant when both are constants
-  // (a view's static size must not be negative).
-  OpFoldResult shrunk(Location loc, Value size, Value delta) {
-    auto cs = getConstantIntValue(size), cd = getConstantIntValue(delta);
-    if (cs && cd) return b.getIndexAttr(std::max<int64_t>(*cs - *cd, 0));
-    return Value(arith::SubIOp::create(b, loc, size, delta));
-  }
-
-  // max(size - offset, 0): what is left of the array from the block on.
-  OpFoldResult remaining(Location loc, Value size, Value offset) {
-    Value zero = arith::ConstantIndexOp::create(b, loc, 0);
-    Value left = arith::SubIOp::create(b, loc, size, offset);
-    return Value(arith::MaxSIOp::create(b, loc, left, zero));
   }
 
   // Constant i64 vectors (of type `it`, the elements of `vt` in row-major

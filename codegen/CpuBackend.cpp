@@ -1,5 +1,6 @@
 #include "codegen/CpuBackend.h"
 
+#include "codegen/LlvmLowering.h"
 #include "codegen/Passes.h"
 #include "mlir/Conversion/Passes.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -112,30 +113,12 @@ OwningOpRef<ModuleOp> lowerToLLVM(MLIRContext& ctx, const std::string& tileIr, c
   fpm.addPass(createCanonicalizerPass());
   fpm.addPass(createConvertVectorToSCFPass(VectorTransferToSCFOptions().enableFullUnroll()));
   fpm.addPass(vector::createLowerVectorMultiReductionPass());
-  pm.addPass(memref::createExpandStridedMetadataPass());
-  pm.addPass(createLowerAffinePass());
-  pm.addPass(createSCFToControlFlowPass());
   ConvertVectorToLLVMPassOptions v2l;
   v2l.vectorContractLowering = vector::VectorContractLowering::OuterProduct;
-  pm.addPass(createConvertVectorToLLVMPass(v2l));
-  pm.addPass(createFinalizeMemRefToLLVMConversionPass());
-  pm.addPass(createConvertMathToLLVMPass());
-  pm.addPass(createArithToLLVMConversionPass());
-  pm.addPass(createConvertFuncToLLVMPass());
-  pm.addPass(createConvertControlFlowToLLVMPass());
-  pm.addPass(createUBToLLVMConversionPass());  // poison from vector unrolling
-  pm.addPass(createReconcileUnrealizedCastsPass());
+  addLowerToLLVMPasses(pm, v2l);
   if (failed(pm.run(*module))) fail("cpu backend: lowering failed:\n{}", diagnostics);
   addPackedEntryPoints(*module);
   return module;
-}
-
-std::unique_ptr<ScopedDiagnosticHandler> collectDiagnostics(MLIRContext& ctx, std::string& out) {
-  return std::make_unique<ScopedDiagnosticHandler>(&ctx, [&out](Diagnostic& d) {
-    llvm::raw_string_ostream os(out);
-    os << d.getLocation() << ": " << d << "\n";
-    return success();
-  });
 }
 
 std::string findLinker() {

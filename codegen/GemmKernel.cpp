@@ -40,12 +40,36 @@ GemmKernelSpec cpuGemmSpec(const std::string& target, bool weightsNK, int64_t ro
   return s;
 }
 
+GemmKernelSpec cudaGemmSpec(const std::string& dtype, bool weightsNK, int64_t rows) {
+  GemmKernelSpec s;
+  s.dtype = dtype;
+  s.weightsNK = weightsNK;
+  s.tiling = "";  // assign-layouts' square warp grid
+  if (rows <= 16) {
+    s.blockM = 16, s.blockN = 64, s.blockK = 32, s.numWarps = 4;
+    s.tiling = "vertical";  // warps side by side along N: each keeps all 16 rows
+  } else {
+    s.blockM = 128, s.blockN = 128, s.blockK = 32, s.numWarps = 8;
+  }
+  return s;
+}
+
 namespace {
 
 // Text pieces of one GEMM kernel; `ib` is " {in_bounds}" on the fast path.
 struct GemmText {
   const GemmKernelSpec& s;
   std::string aT, bT, cT, aP, bP, hint;
+  std::string cS;  // the C block in the storage type
+
+  // `in` (a tile of storage type `from`) in f32 (type `to`): appends the
+  // convert to `e` and returns its name; f32 storage needs none.
+  std::string widen(std::string& e, const std::string& name, const std::string& in, const std::string& from,
+                    const std::string& to) const {
+    if (s.dtype == "f32") return in;
+    e += fmt::format("    %{} = tile.convert {} : {} -> {}\n", name, in, from, to);
+    return "%" + name;
+  }
 
   // A K loop over [from, to) starting from the accumulators `inits`
   // (and block pointers `ptrs`); its results are `res`#0.. .
@@ -84,14 +108,19 @@ struct GemmText {
   std::string epilogue(const std::string& p, const std::string& acc, const std::string& acc2, const char* ib) const {
     std::string e, out = acc;
     auto addBias = [&](const char* buf, const std::string& in, const std::string& o) {
-      e += fmt::format(R"(    %{o}p = tile.make_block_ptr {buf}, [%N], [%c1], [%col] : !tile.ptr<f32> -> !tile.block_ptr<tensor<{N}xf32>>
-    %{o}v = tile.load %{o}p{ib} : !tile.block_ptr<tensor<{N}xf32>>
-    %{o}e = tile.expand_dims %{o}v {{axis = 0 : i64}} : tensor<{N}xf32> -> tensor<1x{N}xf32>
+      e += fmt::format(R"(    %{o}p = tile.make_block_ptr {buf}, [%N], [%c1], [%col] : !tile.ptr<{dt}> -> !tile.block_ptr<tensor<{N}x{dt}>>
+    %{o}v = tile.load %{o}p{ib} : !tile.block_ptr<tensor<{N}x{dt}>>
+)",
+                       fmt::arg("o", o), fmt::arg("buf", buf), fmt::arg("N", s.blockN), fmt::arg("dt", s.dtype),
+                       fmt::arg("ib", ib));
+      std::string v = widen(e, o + "w", "%" + o + "v", fmt::format("tensor<{}x{}>", s.blockN, s.dtype),
+                            fmt::format("tensor<{}xf32>", s.blockN));
+      e += fmt::format(R"(    %{o}e = tile.expand_dims {v} {{axis = 0 : i64}} : tensor<{N}xf32> -> tensor<1x{N}xf32>
     %{o}b = tile.broadcast %{o}e : tensor<1x{N}xf32> -> {cT}
     %{o} = arith.addf {in}, %{o}b : {cT}
 )",
-                       fmt::arg("o", o), fmt::arg("buf", buf), fmt::arg("in", in), fmt::arg("N", s.blockN),
-                       fmt::arg("cT", cT), fmt::arg("ib", ib));
+                       fmt::arg("o", o), fmt::arg("v", v), fmt::arg("in", in), fmt::arg("N", s.blockN),
+                       fmt::arg("cT", cT));
     };
     if (s.bias) {
       addBias("%bias", acc, p + "gate");
@@ -108,14 +137,19 @@ struct GemmText {
       out = "%" + p + "glu";
     }
     if (s.residual) {
-      e += fmt::format(R"(    %{p}rp = tile.make_block_ptr %res, [%M, %N], [%N, %c1], [%row, %col] : !tile.ptr<f32> -> !tile.block_ptr<{cT}>
-    %{p}rv = tile.load %{p}rp{ib} : !tile.block_ptr<{cT}>
-    %{p}res = arith.addf {in}, %{p}rv : {cT}
+      e += fmt::format(R"(    %{p}rp = tile.make_block_ptr %res, [%M, %N], [%N, %c1], [%row, %col] : !tile.ptr<{dt}> -> !tile.block_ptr<{cS}>
+    %{p}rv = tile.load %{p}rp{ib} : !tile.block_ptr<{cS}>
 )",
-                       fmt::arg("p", p), fmt::arg("cT", cT), fmt::arg("in", out), fmt::arg("ib", ib));
+                       fmt::arg("p", p), fmt::arg("cS", cS), fmt::arg("dt", s.dtype), fmt::arg("ib", ib));
+      std::string r = widen(e, p + "rw", "%" + p + "rv", cS, cT);
+      e += fmt::format("    %{}res = arith.addf {}, {} : {}\n", p, out, r, cT);
       out = "%" + p + "res";
     }
-    e += fmt::format("    tile.store %cp, {}{} : !tile.block_ptr<{}>\n", out, ib, cT);
+    if (s.dtype != "f32") {
+      e += fmt::format("    %{}out = tile.convert {} : {} -> {}\n", p, out, cT, cS);
+      out = "%" + p + "out";
+    }
+    e += fmt::format("    tile.store %cp, {}{} : !tile.block_ptr<{}>\n", out, ib, cS);
     return e;
   }
 };
@@ -123,11 +157,15 @@ struct GemmText {
 // The kernel parameters (GemmKernelSpec's contract; both forms share it):
 // (a, b, [b_up], c, [bias, [bias_up]], [residual]: buffers; M, N, K: index).
 std::string signature(const GemmKernelSpec& s) {
-  std::string args = "%a: !tile.ptr<f32>, %b: !tile.ptr<f32>, ";
-  if (s.swiglu) args += "%b2: !tile.ptr<f32>, ";
-  args += "%c: !tile.ptr<f32>, ";
-  if (s.bias) args += s.swiglu ? "%bias: !tile.ptr<f32>, %bias2: !tile.ptr<f32>, " : "%bias: !tile.ptr<f32>, ";
-  if (s.residual) args += "%res: !tile.ptr<f32>, ";
+  std::string args;
+  auto buffer = [&](const char* name) { args += fmt::format("%{}: !tile.ptr<{}>, ", name, s.dtype); };
+  buffer("a");
+  buffer("b");
+  if (s.swiglu) buffer("b2");
+  buffer("c");
+  if (s.bias) buffer("bias");
+  if (s.bias && s.swiglu) buffer("bias2");
+  if (s.residual) buffer("res");
   return args + "%M: index, %N: index, %K: index";
 }
 
@@ -230,23 +268,27 @@ std::string emitGemvDotForm(const GemmKernelSpec& s) {
 std::string emitGemmKernel(const GemmKernelSpec& s) {
   if (s.dotForm) {
     if (!s.weightsNK || s.blockM != 1) fail("gemm kernel: the dot-product form needs [N, K] weights and blockM 1");
+    if (s.dtype != "f32") fail("gemm kernel: the dot-product form is f32 only (got {})", s.dtype);
     return emitGemvDotForm(s);
   }
+  if (s.dtype != "f32" && s.dtype != "f16" && s.dtype != "bf16")
+    fail("gemm kernel: storage type must be f32, f16 or bf16 (got {})", s.dtype);
   // B's view is [K, N] either way; for [N, K] storage it is transposed
   // (strides [1, K]).
   std::string bStrides = s.weightsNK ? "[%c1, %K]" : "[%N, %c1]";
   const int64_t M = s.blockM, N = s.blockN, K = s.blockK;
-  GemmText t{s, fmt::format("tensor<{}x{}xf32>", M, K), fmt::format("tensor<{}x{}xf32>", K, N),
+  GemmText t{s, fmt::format("tensor<{}x{}x{}>", M, K, s.dtype), fmt::format("tensor<{}x{}x{}>", K, N, s.dtype),
              fmt::format("tensor<{}x{}xf32>", M, N), "", "",
-             s.tiling.empty() ? "" : fmt::format(" {{tiling = \"{}\"}}", s.tiling)};
+             s.tiling.empty() ? "" : fmt::format(" {{tiling = \"{}\"}}", s.tiling),
+             fmt::format("tensor<{}x{}x{}>", M, N, s.dtype)};
   t.aP = "!tile.block_ptr<" + t.aT + ">";
   t.bP = "!tile.block_ptr<" + t.bT + ">";
 
   std::string args = signature(s);
 
   std::vector<std::string> zeros = {"%zero", "%zero"}, ptrs = {"%ap", "%bp", "%bp2"};
-  std::string b2 = s.swiglu ? fmt::format("  %bp2 = tile.make_block_ptr %b2, [%K, %N], {}, [%c0, %col] : !tile.ptr<f32> -> {}\n",
-                                          bStrides, t.bP)
+  std::string b2 = s.swiglu ? fmt::format("  %bp2 = tile.make_block_ptr %b2, [%K, %N], {}, [%c0, %col] : !tile.ptr<{}> -> {}\n",
+                                          bStrides, s.dtype, t.bP)
                             : "";
   // Interior programs (the whole C block inside C) run the full K blocks
   // without bounds checks, then the K tail checked; edge programs check
@@ -273,9 +315,9 @@ std::string emitGemmKernel(const GemmKernelSpec& s) {
   %interior = arith.andi %rowsIn, %colsIn : i1
   %kblocks = arith.divui %K, %bk : index
   %kfull = arith.muli %kblocks, %bk : index
-  %ap = tile.make_block_ptr %a, [%M, %K], [%K, %c1], [%row, %c0] : !tile.ptr<f32> -> {aP}
-  %bp = tile.make_block_ptr %b, [%K, %N], {bStrides}, [%c0, %col] : !tile.ptr<f32> -> {bP}
-{b2}  %cp = tile.make_block_ptr %c, [%M, %N], [%N, %c1], [%row, %col] : !tile.ptr<f32> -> !tile.block_ptr<{cT}>
+  %ap = tile.make_block_ptr %a, [%M, %K], [%K, %c1], [%row, %c0] : !tile.ptr<{dt}> -> {aP}
+  %bp = tile.make_block_ptr %b, [%K, %N], {bStrides}, [%c0, %col] : !tile.ptr<{dt}> -> {bP}
+{b2}  %cp = tile.make_block_ptr %c, [%M, %N], [%N, %c1], [%row, %col] : !tile.ptr<{dt}> -> !tile.block_ptr<{cS}>
   %zero = arith.constant dense<0.0> : {cT}
   scf.if %interior {{
 {fast}  }} else {{
@@ -285,7 +327,8 @@ std::string emitGemmKernel(const GemmKernelSpec& s) {
 )",
                      fmt::arg("name", s.name), fmt::arg("args", args), fmt::arg("W", s.numWarps), fmt::arg("BM", M),
                      fmt::arg("BN", N), fmt::arg("BK", K), fmt::arg("aP", t.aP), fmt::arg("bP", t.bP),
-                     fmt::arg("bStrides", bStrides), fmt::arg("b2", b2), fmt::arg("cT", t.cT),
+                     fmt::arg("bStrides", bStrides), fmt::arg("b2", b2), fmt::arg("cT", t.cT), fmt::arg("cS", t.cS),
+                     fmt::arg("dt", s.dtype),
                      fmt::arg("fast", fast), fmt::arg("edge", edge));
 }
 

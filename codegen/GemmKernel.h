@@ -19,6 +19,9 @@ namespace strata::tile {
 // [bias_up]], [residual]: buffers; M, N, K: index).
 struct GemmKernelSpec {
   std::string name = "gemm";
+  // Storage type of every buffer (f32, f16 or bf16); the dot accumulates in
+  // f32 and the epilogue runs in f32 (loads widen, the store narrows).
+  std::string dtype = "f32";
   bool weightsNK = false;
   bool bias = false, swiglu = false, residual = false;
   int64_t blockM = 16, blockN = 16, blockK = 8, numWarps = 4;
@@ -39,5 +42,11 @@ struct GemmKernelSpec {
 GemmKernelSpec cpuGemmSpec(const std::string& target, bool weightsNK, int64_t rows = 2);
 
 std::string emitGemmKernel(const GemmKernelSpec& spec);
+
+// Blocking for the sm_90 mma.sync kernels (f16/bf16 storage). Prefill
+// (rows > 16): 128 x 128 blocks, K steps of 32, 8 warps in a 2 x 4 grid of
+// 64 x 32 warp tiles (16 accumulator fragments per warp). Decode (rows <=
+// 16): 16-row blocks, 64 columns over 4 warps, so the weights stream once.
+GemmKernelSpec cudaGemmSpec(const std::string& dtype, bool weightsNK, int64_t rows);
 
 }  // namespace strata::tile

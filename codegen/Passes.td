@@ -85,4 +85,28 @@ def ConvertTileToVector : Pass<"convert-tile-to-vector", "::mlir::func::FuncOp">
                            "::mlir::arith::ArithDialect", "::mlir::math::MathDialect", "::mlir::scf::SCFDialect"];
 }
 
+def ConvertTileToNVVM : Pass<"convert-tile-to-nvvm", "::mlir::func::FuncOp"> {
+  let summary = "sm_90 backend: mma-sized per-warp tile IR -> per-lane NVVM, memref and scf";
+  let description = [{
+    The NVIDIA lowering of per-warp tile IR after match-target-size with the
+    sm_90 row. Every tile is an mma.sync m16n8k16 fragment held by the warp's
+    32 lanes: A [16, 16] (8 elements per lane), B [16, 8] or an unsplit
+    [16, 16] (4 or 8), C [16, 8] (4), and broadcast / expand_dims sources of
+    those with the broadcast dimension at coordinate 0. The fragment of each
+    tile follows from its uses (dot operands fix it; extracts, elementwise
+    ops, scf loops and ifs and broadcasts carry it); a tile used as two
+    different fragments, or shaped unlike its fragment, is an error.
+    Tiles become per-lane vectors; `!tile.ptr<T>` arguments become
+    `memref<?xT>` and block pointers strided views (as on the CPU); loads
+    and stores address each lane element, guarded by the view's sizes unless
+    `in_bounds`; dots become `nvvm.mma.sync` (f16 / bf16 operands, f32
+    accumulators); program ids are `%ctaid`, the warp id `%tid.x / 32`. The
+    function keeps `tile.num_warps` (a block runs 32 x num_warps threads);
+    the backend marks the lowered `llvm.func` as an `nvvm.kernel` with it.
+  }];
+  let dependentDialects = ["::mlir::vector::VectorDialect", "::mlir::memref::MemRefDialect",
+                           "::mlir::arith::ArithDialect", "::mlir::math::MathDialect", "::mlir::scf::SCFDialect",
+                           "::mlir::LLVM::LLVMDialect", "::mlir::NVVM::NVVMDialect"];
+}
+
 #endif  // STRATA_TILE_PASSES

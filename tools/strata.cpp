@@ -135,6 +135,18 @@ int compile(const CompileOpts& o) {
   return 0;
 }
 
+// The GEMM kernel set for a GPU target (codegen/Artifact.h): what the GPU
+// conformance tests and `strata-gpu bench` load on a machine without LLVM.
+int compileKernels(const std::string& target, const std::string& out) {
+  const std::string prefix = "cuda:";
+  if (target.rfind(prefix, 0) != 0) fail("--target {}: kernel sets are built for cuda:sm_90", target);
+  std::vector<tile::GemmKernelSpec> set = tile::cudaGemmKernelSet();
+  std::fprintf(stderr, "compiling %zu GEMM kernels for %s into %s...\n", set.size(), target.c_str(), out.c_str());
+  tile::writeCudaGemmKernels(set, target.substr(prefix.size()), out);
+  std::fprintf(stderr, "wrote %s/kernels.ptx, kernels.json, kernels.mlir\n", out.c_str());
+  return 0;
+}
+
 int makeModel(const std::string& config, const std::string& out, uint64_t seed) {
   models::LlamaConfig c = models::readLlamaConfig(config);
   int64_t params = models::writeRandomCheckpoint(c, out, seed);
@@ -202,6 +214,14 @@ int main(int argc, char** argv) {
   compileCmd->add_option("--block-size", co.blockSize, "Tokens per KV cache block the kernels are built for")
       ->capture_default_str();
 
+  std::string ckTarget = "cuda:sm_90", ckOut;
+  auto* compileKernelsCmd = app.add_subcommand(
+      "compile-kernels", "Compile the GEMM kernel set (bf16/f16; prefill and decode blockings; bias, residual, SwiGLU "
+                         "epilogues) for a GPU into a directory (kernels.ptx, kernels.json, kernels.mlir) that the "
+                         "runtime-only strata-gpu and strata_cuda_tests load");
+  compileKernelsCmd->add_option("--target", ckTarget, "GPU target: cuda:sm_90 (Hopper)")->capture_default_str();
+  compileKernelsCmd->add_option("-o,--output", ckOut, "Directory to write")->required();
+
   std::string inspectModel;
   bool inspectJson = false, inspectMlir = false, inspectRegions = false;
   auto* inspectCmd = app.add_subcommand("inspect", "Show a model's inputs, outputs, symbolic dims, ops and parameters");
@@ -253,6 +273,7 @@ int main(int argc, char** argv) {
     if (runCmd->parsed()) return tools::runCommand(ro);
     if (makeCmd->parsed()) return makeModel(mmConfig, mmOut, mmSeed);
     if (compileCmd->parsed()) return compile(co);
+    if (compileKernelsCmd->parsed()) return compileKernels(ckTarget, ckOut);
     if (inspectCmd->parsed()) return inspect(inspectModel, inspectJson, inspectMlir, inspectRegions);
     if (benchKernelsCmd->parsed()) return tools::benchKernels(benchJson, benchSeconds);
     if (benchDecodeCmd->parsed()) return tools::benchDecode(bd);

@@ -1,0 +1,79 @@
+#include "codegen/BlockPtrLowering.h"
+
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+
+namespace strata::tile {
+
+using namespace mlir;
+
+namespace {
+
+// size - delta, folded to a non-negative constant when both are constants
+// (a view's static size must not be negative).
+OpFoldResult shrunk(OpBuilder& b, Location loc, Value size, Value delta) {
+  auto cs = getConstantIntValue(size), cd = getConstantIntValue(delta);
+  if (cs && cd) return b.getIndexAttr(std::max<int64_t>(*cs - *cd, 0));
+  return Value(arith::SubIOp::create(b, loc, size, delta));
+}
+
+// max(size - offset, 0): what is left of the array from the block on.
+OpFoldResult remaining(OpBuilder& b, Location loc, Value size, Value offset) {
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  Value left = arith::SubIOp::create(b, loc, size, offset);
+  return Value(arith::MaxSIOp::create(b, loc, left, zero));
+}
+
+}  // namespace
+
+Type memRefTypeOf(Type t) {
+  if (auto p = dyn_cast<PtrType>(t)) return MemRefType::get({ShapedType::kDynamic}, p.getElementType());
+  if (auto bp = dyn_cast<BlockPtrType>(t)) {
+    int64_t rank = bp.getTileType().getRank();
+    SmallVector<int64_t> dyn(rank, ShapedType::kDynamic);
+    auto layout = StridedLayoutAttr::get(t.getContext(), ShapedType::kDynamic, dyn);
+    return MemRefType::get(dyn, bp.getTileType().getElementType(), layout);
+  }
+  return t;
+}
+
+Value lowerMakeBlockPtr(OpBuilder& b, MakeBlockPtrOp m, Value base) {
+  Location loc = m.getLoc();
+  Value off = arith::ConstantIndexOp::create(b, loc, 0);
+  SmallVector<OpFoldResult> sizes, strides;
+  for (auto [s, st, o] : llvm::zip(m.getShape(), m.getStrides(), m.getOffsets())) {
+    off = arith::AddIOp::create(b, loc, off, arith::MulIOp::create(b, loc, o, st));
+    sizes.push_back(remaining(b, loc, s, o));
+    strides.push_back(st);
+  }
+  // A unit innermost stride is kept static in the view's type: rows are
+  // then contiguous and load as whole vectors (not element by element).
+  auto type = cast<MemRefType>(memRefTypeOf(m.getType()));
+  if (getConstantIntValue(strides.back()) == 1) {
+    SmallVector<int64_t> st(type.getRank(), ShapedType::kDynamic);
+    st.back() = 1;
+    strides.back() = b.getIndexAttr(1);
+    type = MemRefType::get(type.getShape(), type.getElementType(),
+                           StridedLayoutAttr::get(b.getContext(), ShapedType::kDynamic, st));
+  }
+  return memref::ReinterpretCastOp::create(b, loc, type, base, OpFoldResult(off), sizes, strides);
+}
+
+Value lowerAdvance(OpBuilder& b, AdvanceOp a, Value view) {
+  Location loc = a.getLoc();
+  auto md = memref::ExtractStridedMetadataOp::create(b, loc, view);
+  Value off = md.getOffset();
+  SmallVector<OpFoldResult> sizes, strides;
+  auto type = cast<MemRefType>(view.getType());
+  SmallVector<int64_t> staticStrides = type.getStridesAndOffset().first;
+  for (auto [i, s, st, d] : llvm::enumerate(md.getSizes(), md.getStrides(), a.getOffsets())) {
+    off = arith::AddIOp::create(b, loc, off, arith::MulIOp::create(b, loc, d, st));
+    // No clamp at zero here: a negative extent masks everything just the
+    // same (bounds compare signed), and s - d per step is a plain induction
+    // variable that LLVM folds away on unmasked paths.
+    sizes.push_back(shrunk(b, loc, s, d));
+    strides.push_back(ShapedType::isDynamic(staticStrides[i]) ? OpFoldResult(st) : b.getIndexAttr(staticStrides[i]));
+  }
+  return memref::ReinterpretCastOp::create(b, loc, type, md.getBaseBuffer(), OpFoldResult(off), sizes, strides);
+}
+
+}  // namespace strata::tile

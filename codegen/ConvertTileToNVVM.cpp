@@ -1,0 +1,416 @@
+//===- ConvertTileToNVVM.cpp - sm_90 lowering of mma-sized tile IR --------===//
+//
+// Per-warp tile IR whose tiles are mma.sync fragments (match-target-size
+// with the sm_90 row) becomes per-lane code: each tile value is held by the
+// 32 lanes of its warp, element i of lane l at the coordinates the PTX ISA
+// gives for mma.m16n8k16 operands (g = l / 4, t = l % 4):
+//   A [16, 16]: row g + 8 * (i/2 % 2), col 2t + i%2 + 8 * (i/4)     8 per lane
+//   B [16,  8]: row 2t + i%2 + 8 * (i/2 % 2), col g (+ 8 * (i/4))    4 (8 for [16, 16])
+//   C [16,  8]: row g + 8 * (i/2), col 2t + i%2                      4 per lane
+// Which fragment a tile is follows from its uses (an analysis before the
+// rewrite): dot operands fix A, B and C; extracts, elementwise ops, loops
+// and broadcasts carry the layout along (a broadcast source holds the same
+// lane elements with the broadcast dimension at coordinate 0).
+//===----------------------------------------------------------------------===//
+#include "codegen/BlockPtrLowering.h"
+#include "codegen/Passes.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+
+namespace strata::tile {
+
+#define GEN_PASS_DEF_CONVERTTILETONVVM
+#include "codegen/Passes.h.inc"
+
+using namespace mlir;
+
+namespace {
+
+// The lane layout of one tile (see the file comment).
+struct Frag {
+  enum Kind { A, B, C } kind = C;
+  int64_t cols = 8;            // B: 8 or 16 columns (an unsplit [16, 16] B load)
+  bool collapseRows = false;   // a [1, n] broadcast source: row coordinate 0
+  bool collapseCols = false;   // a [m, 1] broadcast source: column coordinate 0
+  int64_t droppedAxis = -1;    // a 1-D tile (expand_dims source): this axis is gone
+
+  int64_t size() const { return kind == A ? 8 : kind == C ? 4 : 4 * cols / 8; }
+  bool operator==(const Frag& o) const {
+    return kind == o.kind && cols == o.cols && collapseRows == o.collapseRows && collapseCols == o.collapseCols &&
+           droppedAxis == o.droppedAxis;
+  }
+  // Offsets of element i from the lane's base coordinates.
+  int64_t rowOff(int64_t i) const {
+    return kind == A ? 8 * ((i >> 1) & 1) : kind == B ? (i & 1) + 8 * ((i >> 1) & 1) : 8 * (i >> 1);
+  }
+  int64_t colOff(int64_t i) const { return kind == A ? (i & 1) + 8 * (i >> 2) : kind == B ? 8 * (i >> 2) : (i & 1); }
+  // The lane's base row is g (A, C) or 2t (B); the base column the other.
+  bool rowFromGroup() const { return kind != B; }
+  std::string str() const {
+    const char* k[] = {"A", "B", "C"};
+    return std::string(k[kind]) + (collapseRows ? " (row broadcast)" : "") + (collapseCols ? " (column broadcast)" : "");
+  }
+};
+
+bool isElementwise(Operation* op) {
+  if (isa<ConvertOp, SiluOp, arith::SelectOp>(op)) return true;
+  Dialect* d = op->getDialect();
+  return d && (isa<arith::ArithDialect, math::MathDialect>(d)) && op->getNumResults() == 1 &&
+         isa<RankedTensorType>(op->getResult(0).getType()) && !isa<arith::ConstantOp>(op);
+}
+
+// Decides every tile value's fragment; reports the first conflict.
+class FragAnalysis {
+ public:
+  LogicalResult run(func::FuncOp f) {
+    bool changed = true;
+    while (changed && ok) {
+      changed = false;
+      f.walk([&](Operation* op) { changed |= visit(op); });
+    }
+    if (!ok) return failure();
+    // Tiles no use decides (a stored-only tile) take the accumulator layout.
+    f.walk([&](Operation* op) {
+      for (Value r : op->getResults())
+        if (auto t = dyn_cast<RankedTensorType>(r.getType()); t && !frags.count(r)) set(r, Frag{}, op);
+    });
+    f.walk([&](Operation* op) {
+      for (Value r : op->getResults())
+        if (auto t = dyn_cast<RankedTensorType>(r.getType())) checkShape(r, t, op);
+    });
+    return success(ok);
+  }
+  const Frag& of(Value v) const { return frags.find(v)->second; }
+  // `to` replaces `from` in the rewrite: it holds the same fragment.
+  void replaced(Value from, Value to) {
+    if (auto it = frags.find(from); it != frags.end()) frags[to] = Frag(it->second);
+  }
+
+ private:
+  bool set(Value v, const Frag& f, Operation* at) {
+    if (!ok) return false;
+    auto [it, inserted] = frags.try_emplace(v, f);
+    if (inserted) return true;
+    if (!(it->second == f)) {
+      at->emitError() << "tile used both as mma fragment " << it->second.str() << " and " << f.str();
+      ok = false;
+    }
+    return false;
+  }
+  std::optional<Frag> get(Value v) const {
+    auto it = frags.find(v);
+    return it == frags.end() ? std::nullopt : std::optional<Frag>(it->second);
+  }
+  // All of `vals` take one fragment (the first one known).
+  bool unify(ArrayRef<Value> vals, Operation* at) {
+    std::optional<Frag> f;
+    for (Value v : vals)
+      if (isa<RankedTensorType>(v.getType()) && (f = get(v))) break;
+    if (!f) return false;
+    bool changed = false;
+    for (Value v : vals)
+      if (isa<RankedTensorType>(v.getType())) changed |= set(v, *f, at);
+    return changed;
+  }
+
+  bool visit(Operation* op) {
+    bool c = false;
+    if (auto d = dyn_cast<DotOp>(op)) {
+      c |= set(d.getA(), Frag{Frag::A, 16}, op);
+      c |= set(d.getB(), Frag{Frag::B, 8}, op);
+      c |= set(d.getC(), Frag{}, op);
+      c |= set(d.getResult(), Frag{}, op);
+    } else if (auto e = dyn_cast<ExtractOp>(op)) {
+      if (auto f = get(e.getResult()); f && f->kind == Frag::B) c |= set(e.getSrc(), Frag{Frag::B, 16}, op);
+    } else if (auto b = dyn_cast<BroadcastOp>(op)) {
+      if (auto f = get(b.getResult())) {
+        auto src = cast<RankedTensorType>(b.getSrc().getType());
+        auto dst = cast<RankedTensorType>(b.getType());
+        f->collapseRows |= src.getDimSize(0) == 1 && dst.getDimSize(0) != 1;
+        f->collapseCols |= src.getDimSize(1) == 1 && dst.getDimSize(1) != 1;
+        c |= set(b.getSrc(), *f, op);
+      }
+    } else if (auto e = dyn_cast<ExpandDimsOp>(op)) {
+      if (auto f = get(e.getResult())) {
+        f->droppedAxis = e.getAxis();
+        c |= set(e.getSrc(), *f, op);
+      }
+    } else if (isElementwise(op)) {
+      SmallVector<Value> vals(op->getOperands());
+      vals.push_back(op->getResult(0));
+      c |= unify(vals, op);
+    } else if (auto fo = dyn_cast<scf::ForOp>(op)) {
+      auto yield = cast<scf::YieldOp>(fo.getBody()->getTerminator());
+      for (auto [init, arg, res, y] : llvm::zip(fo.getInitArgs(), fo.getRegionIterArgs(), fo.getResults(),
+                                                yield.getOperands()))
+        c |= unify({init, arg, res, y}, op);
+    } else if (auto i = dyn_cast<scf::IfOp>(op)) {
+      for (auto [k, res] : llvm::enumerate(i.getResults())) {
+        SmallVector<Value> vals = {res};
+        for (Region* r : {&i.getThenRegion(), &i.getElseRegion()})
+          if (!r->empty()) vals.push_back(r->front().getTerminator()->getOperand(k));
+        c |= unify(vals, op);
+      }
+    }
+    return c;
+  }
+
+  void checkShape(Value v, RankedTensorType t, Operation* at) {
+    if (!ok) return;
+    const Frag& f = of(v);
+    SmallVector<int64_t> want = {16, f.kind == Frag::A ? 16 : f.kind == Frag::B ? f.cols : 8};
+    if (f.collapseRows) want[0] = 1;
+    if (f.collapseCols) want[1] = 1;
+    if (f.droppedAxis >= 0) want.erase(want.begin() + f.droppedAxis);
+    if (t.getShape() != ArrayRef<int64_t>(want)) {
+      InFlightDiagnostic d = at->emitError() << "the sm_90 lowering holds tiles as mma.m16n8k16 fragments; " << t
+                                            << " does not fit fragment " << f.str() << " (expected [";
+      llvm::interleaveComma(want, d);
+      d << "]): run match-target-size with target=sm_90 first";
+      ok = false;
+    }
+  }
+
+  DenseMap<Value, Frag> frags;
+  bool ok = true;
+};
+
+class Lowering {
+ public:
+  Lowering(func::FuncOp f, FragAnalysis& frags) : f(f), frags(frags), b(f.getContext()) {}
+
+  LogicalResult run() {
+    int64_t numWarps = 1;
+    if (auto a = f->getAttrOfType<IntegerAttr>("tile.num_warps")) numWarps = a.getInt();
+    Block& entry = f.getBody().front();
+    for (BlockArgument a : entry.getArguments()) a.setType(memRefTypeOf(a.getType()));
+    f.setType(FunctionType::get(f.getContext(), entry.getArgumentTypes(), f.getResultTypes()));
+
+    // Lane coordinates, once per kernel: warp = tid / 32, g = lane / 4, 2t.
+    Location loc = f.getLoc();
+    b.setInsertionPointToStart(&entry);
+    Value tid = arith::IndexCastOp::create(b, loc, b.getIndexType(), NVVM::ThreadIdXOp::create(b, loc, b.getI32Type()));
+    Value lane = arith::RemUIOp::create(b, loc, tid, cst(32));
+    warpId = arith::DivUIOp::create(b, loc, tid, cst(32));
+    group = arith::DivUIOp::create(b, loc, lane, cst(4));
+    pair = arith::MulIOp::create(b, loc, arith::RemUIOp::create(b, loc, lane, cst(4)), cst(2));
+
+    LogicalResult status = success();
+    SmallVector<Operation*> dead;
+    f.walk<WalkOrder::PreOrder>([&](Operation* op) {
+      if (failed(status)) return WalkResult::interrupt();
+      if (auto fo = dyn_cast<scf::ForOp>(op)) {
+        for (auto [init, arg, res] : llvm::zip(fo.getInitArgs(), fo.getRegionIterArgs(), fo.getResults())) {
+          Type t = isa<MemRefType>(init.getType()) ? init.getType() : laneType(arg);
+          arg.setType(t);
+          res.setType(t);
+        }
+        return WalkResult::advance();
+      }
+      if (auto i = dyn_cast<scf::IfOp>(op)) {
+        for (Value r : i.getResults()) r.setType(laneType(r));
+        return WalkResult::advance();
+      }
+      b.setInsertionPoint(op);
+      FailureOr<Value> repl = lower(op);
+      if (failed(repl)) {
+        status = failure();
+        return WalkResult::interrupt();
+      }
+      if (*repl) {
+        frags.replaced(op->getResult(0), *repl);
+        op->getResult(0).replaceAllUsesWith(*repl);
+        dead.push_back(op);
+      } else if (isa<StoreOp, PrefetchOp>(op)) {
+        dead.push_back(op);
+      }
+      return WalkResult::advance();
+    });
+    for (Operation* op : llvm::reverse(dead)) op->erase();
+    if (failed(status)) return failure();
+    // The block size: marked as a kernel once the function is an llvm.func.
+    f->setAttr("tile.num_warps", b.getI64IntegerAttr(numWarps));
+    return success();
+  }
+
+ private:
+  Value cst(int64_t v) { return arith::ConstantIndexOp::create(b, f.getLoc(), v); }
+
+  // The per-lane vector of a tile value; other types unchanged.
+  Type laneType(Value v) {
+    auto t = dyn_cast<RankedTensorType>(v.getType());
+    if (!t) return memRefTypeOf(v.getType());
+    return VectorType::get({frags.of(v).size()}, t.getElementType());
+  }
+
+  // The view indices of element i of `fr` for this lane (rank of the view).
+  SmallVector<Value> coords(const Frag& fr, int64_t i) {
+    Value rowBase = fr.rowFromGroup() ? group : pair, colBase = fr.rowFromGroup() ? pair : group;
+    Location loc = f.getLoc();
+    Value r = fr.collapseRows ? cst(0) : arith::AddIOp::create(b, loc, rowBase, cst(fr.rowOff(i))).getResult();
+    Value c = fr.collapseCols ? cst(0) : arith::AddIOp::create(b, loc, colBase, cst(fr.colOff(i))).getResult();
+    if (fr.droppedAxis == 0) return {c};
+    if (fr.droppedAxis == 1) return {r};
+    return {r, c};
+  }
+
+  // i < size_d for every index of `idx` into `view`.
+  Value inBounds(Location loc, Value view, ArrayRef<Value> idx) {
+    Value ok;
+    for (auto [d, i] : llvm::enumerate(idx)) {
+      Value size = memref::DimOp::create(b, loc, view, d);
+      Value in = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, i, size);
+      ok = ok ? arith::AndIOp::create(b, loc, ok, in).getResult() : in;
+    }
+    return ok;
+  }
+
+  FailureOr<Value> lower(Operation* op) {
+    Location loc = op->getLoc();
+    if (auto p = dyn_cast<ProgramIdOp>(op)) {
+      Value id;
+      Type i32 = b.getI32Type();
+      if (p.getAxis() == 0) id = NVVM::BlockIdXOp::create(b, loc, i32);
+      else if (p.getAxis() == 1) id = NVVM::BlockIdYOp::create(b, loc, i32);
+      else id = NVVM::BlockIdZOp::create(b, loc, i32);
+      return Value(arith::IndexCastOp::create(b, loc, b.getIndexType(), id));
+    }
+    if (isa<WarpIdOp>(op)) return warpId;
+    if (auto m = dyn_cast<MakeBlockPtrOp>(op)) return lowerMakeBlockPtr(b, m, m.getBase());
+    if (auto a = dyn_cast<AdvanceOp>(op)) return lowerAdvance(b, a, a.getPtr());
+    if (isa<PrefetchOp>(op)) return Value();
+    if (auto l = dyn_cast<LoadOp>(op)) {
+      const Frag& fr = frags.of(l.getResult());
+      auto vt = cast<VectorType>(laneType(l.getResult()));
+      Type et = vt.getElementType();
+      SmallVector<Value> elems;
+      for (int64_t i = 0; i < fr.size(); ++i) {
+        SmallVector<Value> idx = coords(fr, i);
+        if (l.getInBounds()) {
+          elems.push_back(memref::LoadOp::create(b, loc, l.getPtr(), idx));
+          continue;
+        }
+        auto guarded = scf::IfOp::create(b, loc, et, inBounds(loc, l.getPtr(), idx), true);
+        OpBuilder::InsertionGuard g(b);
+        b.setInsertionPointToStart(guarded.thenBlock());
+        scf::YieldOp::create(b, loc, ValueRange{memref::LoadOp::create(b, loc, l.getPtr(), idx)});
+        b.setInsertionPointToStart(guarded.elseBlock());
+        scf::YieldOp::create(b, loc, ValueRange{arith::ConstantOp::create(b, loc, b.getZeroAttr(et))});
+        elems.push_back(guarded.getResult(0));
+      }
+      return Value(vector::FromElementsOp::create(b, loc, vt, elems));
+    }
+    if (auto s = dyn_cast<StoreOp>(op)) {
+      const Frag& fr = frags.of(s.getValue());
+      for (int64_t i = 0; i < fr.size(); ++i) {
+        SmallVector<Value> idx = coords(fr, i);
+        Value v = vector::ExtractOp::create(b, loc, s.getValue(), i);
+        if (s.getInBounds()) {
+          memref::StoreOp::create(b, loc, v, s.getPtr(), idx);
+          continue;
+        }
+        auto guarded = scf::IfOp::create(b, loc, TypeRange{}, inBounds(loc, s.getPtr(), idx), false);
+        OpBuilder::InsertionGuard g(b);
+        b.setInsertionPointToStart(guarded.thenBlock());
+        memref::StoreOp::create(b, loc, v, s.getPtr(), idx);
+      }
+      return Value();
+    }
+    if (auto d = dyn_cast<DotOp>(op)) return lowerDot(d);
+    if (auto e = dyn_cast<ExtractOp>(op)) {
+      // Only B's [16, 16] -> [16, 8] column halves: elements 4j.. 4j+3.
+      const Frag& src = frags.of(e.getSrc());
+      if (src.kind != Frag::B || src.cols != 16)
+        return op->emitError() << "the sm_90 lowering extracts only column halves of a [16, 16] B operand";
+      return Value(vector::ExtractStridedSliceOp::create(b, loc, e.getSrc(), {4 * int64_t(e.getIndex())}, {4}, {1}));
+    }
+    if (isa<ExpandDimsOp, BroadcastOp>(op)) return op->getOperand(0);  // same lane elements (see Frag)
+    if (auto s = dyn_cast<SplatOp>(op))
+      return Value(vector::BroadcastOp::create(b, loc, laneType(s.getResult()), s.getValue()));
+    if (auto c = dyn_cast<ConvertOp>(op)) {
+      auto dst = cast<VectorType>(laneType(c.getResult()));
+      auto src = cast<VectorType>(c.getSrc().getType());
+      if (src.getElementType() == dst.getElementType()) return c.getSrc();
+      if (src.getElementTypeBitWidth() < dst.getElementTypeBitWidth())
+        return Value(arith::ExtFOp::create(b, loc, dst, c.getSrc()));
+      return Value(arith::TruncFOp::create(b, loc, dst, c.getSrc()));
+    }
+    if (auto s = dyn_cast<SiluOp>(op)) {
+      // x / (1 + 2^(-x log2 e)): NVPTX has ex2 but no exp.
+      auto vt = cast<VectorType>(s.getSrc().getType());
+      auto splat = [&](double v) {
+        return arith::ConstantOp::create(b, loc, DenseElementsAttr::get(vt, b.getFloatAttr(vt.getElementType(), v)));
+      };
+      Value scaled = arith::MulFOp::create(b, loc, s.getSrc(), splat(-1.4426950408889634));
+      Value e = math::Exp2Op::create(b, loc, scaled);
+      return Value(arith::DivFOp::create(b, loc, s.getSrc(), arith::AddFOp::create(b, loc, splat(1.0), e)));
+    }
+    if (isa<math::ExpOp>(op))
+      return op->emitError() << "the sm_90 lowering has no exp (NVPTX has ex2): write exp2 of x * log2(e)";
+    if (auto c = dyn_cast<arith::ConstantOp>(op)) {
+      auto d = dyn_cast<DenseElementsAttr>(c.getValue());
+      if (!d) return Value();
+      if (!d.isSplat()) return op->emitError() << "the sm_90 lowering takes only splat tile constants";
+      auto vt = cast<VectorType>(laneType(c.getResult()));
+      return Value(arith::ConstantOp::create(b, loc, DenseElementsAttr::get(vt, d.getSplatValue<Attribute>())));
+    }
+    if (op->getDialect() && isa<TileDialect>(op->getDialect()))
+      return op->emitError() << "the sm_90 lowering does not handle '" << op->getName() << "' yet";
+    // Elementwise arith/math and scalars: retype in place.
+    for (Value r : op->getResults()) r.setType(laneType(r));
+    return Value();
+  }
+
+  // mma.sync.m16n8k16.row.col, f32 accumulate. bf16 pairs travel as i32
+  // registers (the ISA's .bf16x2 operands); f16 pairs as vector<2xf16>.
+  FailureOr<Value> lowerDot(DotOp d) {
+    Location loc = d.getLoc();
+    Type et = cast<RankedTensorType>(d.getA().getType()).getElementType();
+    if (!et.isF16() && !et.isBF16())
+      return d.emitError() << "sm_90 dots take f16 or bf16 operands (got " << et << ")";
+    auto regs = [&](Value v, int64_t n) {
+      SmallVector<Value> out;
+      for (int64_t r = 0; r < n; ++r) {
+        Value p = vector::ExtractStridedSliceOp::create(b, loc, v, {2 * r}, {2}, {1});
+        out.push_back(et.isBF16() ? LLVM::BitcastOp::create(b, loc, b.getI32Type(), p).getResult() : p);
+      }
+      return out;
+    };
+    SmallVector<Value> a = regs(d.getA(), 4), bb = regs(d.getB(), 2), c;
+    for (int64_t i = 0; i < 4; ++i) c.push_back(vector::ExtractOp::create(b, loc, d.getC(), i));
+    Type f32 = b.getF32Type();
+    auto res = LLVM::LLVMStructType::getLiteral(b.getContext(), {f32, f32, f32, f32});
+    NVVM::MMATypes pt = et.isBF16() ? NVVM::MMATypes::bf16 : NVVM::MMATypes::f16;
+    Value mma = NVVM::MmaOp::create(b, loc, res, a, bb, c, ArrayRef<int64_t>{16, 8, 16}, std::nullopt, std::nullopt,
+                                    std::array<NVVM::MMATypes, 2>{pt, pt},
+                                    std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row, NVVM::MMALayout::col});
+    SmallVector<Value> out;
+    for (int64_t i = 0; i < 4; ++i) out.push_back(LLVM::ExtractValueOp::create(b, loc, mma, i));
+    return Value(vector::FromElementsOp::create(b, loc, VectorType::get({4}, f32), out));
+  }
+
+  func::FuncOp f;
+  FragAnalysis& frags;
+  OpBuilder b;
+  Value warpId, group, pair;
+};
+
+struct ConvertTileToNVVMPass : impl::ConvertTileToNVVMBase<ConvertTileToNVVMPass> {
+  void runOnOperation() override {
+    func::FuncOp f = getOperation();
+    if (f.isExternal()) return;
+    bool bad = false;
+    f.walk([&](Operation* op) {
+      for (Type t : op->getResultTypes())
+        if (encodingOf(t) && !bad) {
+          op->emitError() << "tile still has a layout encoding: run distribute-to-warps and match-target-size first";
+          bad = true;
+        }
+    });
+    FragAnalysis frags;
+    if (bad || failed(frags.run(f)) || failed(Lowering(f, frags).run())) signalPassFailure();
+  }
+};
+
+}  // namespace
+}  // namespace strata::tile

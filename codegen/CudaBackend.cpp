@@ -1,0 +1,128 @@
+#include "codegen/CudaBackend.h"
+
+#include "codegen/LlvmLowering.h"
+#include "codegen/Passes.h"
+#include "mlir/Conversion/Passes.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/NVVM/NVVMToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Export.h"
+#include "mlir/Transforms/Passes.h"
+#include "mlir/ExecutionEngine/OptUtils.h"
+#include "llvm/IR/LegacyPassManager.h"
+#include "llvm/IR/Module.h"
+#include "llvm/MC/TargetRegistry.h"
+#include "llvm/Target/TargetMachine.h"
+#include "ops/error.h"
+
+extern "C" {
+void LLVMInitializeNVPTXTargetInfo();
+void LLVMInitializeNVPTXTarget();
+void LLVMInitializeNVPTXTargetMC();
+void LLVMInitializeNVPTXAsmPrinter();
+}
+
+namespace strata::tile {
+
+using namespace mlir;
+
+namespace {
+
+// Hopper's tensor-core instructions (wgmma, setmaxnreg) need the `a`
+// variant; PTX 8.0 is the first ISA with sm_90a (the default ISA aborts).
+struct NvptxTarget {
+  const char* chip;
+  const char* features;
+};
+
+NvptxTarget nvptxTargetFor(const std::string& target) {
+  if (target == "sm_90") return {"sm_90a", "+ptx80"};
+  fail("cuda backend: unknown target '{}' (known: sm_90)", target);
+}
+
+void initNvptx() {
+  static const bool ready = [] {
+    LLVMInitializeNVPTXTargetInfo();
+    LLVMInitializeNVPTXTarget();
+    LLVMInitializeNVPTXTargetMC();
+    LLVMInitializeNVPTXAsmPrinter();
+    return true;
+  }();
+  (void)ready;
+}
+
+}  // namespace
+
+CudaModule compileCuda(const std::string& tileIr, const std::string& target) {
+  NvptxTarget nv = nvptxTargetFor(target);
+  initNvptx();
+  MLIRContext ctx;
+  DialectRegistry registry;
+  registry.insert<TileDialect, func::FuncDialect, arith::ArithDialect, math::MathDialect, scf::SCFDialect,
+                  vector::VectorDialect, memref::MemRefDialect, LLVM::LLVMDialect, NVVM::NVVMDialect>();
+  registerBuiltinDialectTranslation(registry);
+  registerLLVMDialectTranslation(registry);
+  registerNVVMDialectTranslation(registry);
+  ctx.appendDialectRegistry(registry);
+  ctx.disableMultithreading();
+  std::string diagnostics;
+  auto handler = collectDiagnostics(ctx, diagnostics);
+
+  OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(tileIr, &ctx);
+  if (!module) fail("cuda backend: cannot parse tile IR:\n{}", diagnostics);
+  CudaModule out;
+  out.target = target;
+  for (auto f : module->getOps<func::FuncOp>()) {
+    int64_t warps = 1;
+    if (auto a = f->getAttrOfType<IntegerAttr>("tile.num_warps")) warps = a.getInt();
+    out.kernels.push_back({f.getName().str(), 32 * warps});
+  }
+
+  PassManager pm(&ctx);
+  OpPassManager& fpm = pm.nest<func::FuncOp>();
+  fpm.addPass(createAssignLayouts());
+  fpm.addPass(createDistributeToWarps());
+  MatchTargetSizeOptions mts;
+  mts.target = target;
+  fpm.addPass(createMatchTargetSize(mts));
+  fpm.addPass(createConvertTileToNVVM());
+  fpm.addPass(createCanonicalizerPass());
+  fpm.addPass(createCSEPass());
+  addLowerToLLVMPasses(pm, ConvertVectorToLLVMPassOptions());
+  if (failed(pm.run(*module))) fail("cuda backend: lowering failed:\n{}", diagnostics);
+  for (auto f : module->getOps<LLVM::LLVMFuncOp>()) {
+    auto warps = f->getAttrOfType<IntegerAttr>("tile.num_warps");
+    if (!warps) continue;
+    f->removeAttr("tile.num_warps");
+    OpBuilder b(&ctx);
+    f->setAttr(NVVM::NVVMDialect::getKernelFuncAttrName(), b.getUnitAttr());
+    f->setAttr(NVVM::NVVMDialect::getMaxntidAttrName(), b.getDenseI32ArrayAttr({int32_t(32 * warps.getInt()), 1, 1}));
+  }
+
+  std::string err;
+  const std::string triple = "nvptx64-nvidia-cuda";
+  const llvm::Target* t = llvm::TargetRegistry::lookupTarget(triple, err);
+  if (!t) fail("cuda backend: no NVPTX target in this LLVM: {}", err);
+  std::unique_ptr<llvm::TargetMachine> tm(
+      t->createTargetMachine(llvm::Triple(triple), nv.chip, nv.features, llvm::TargetOptions(), std::nullopt));
+  llvm::LLVMContext llvmCtx;
+  std::unique_ptr<llvm::Module> llvmModule = translateModuleToLLVMIR(*module, llvmCtx);
+  if (!llvmModule) fail("cuda backend: translation to LLVM IR failed:\n{}", diagnostics);
+  llvmModule->setDataLayout(tm->createDataLayout());
+  llvmModule->setTargetTriple(tm->getTargetTriple());
+  if (llvm::Error e = makeOptimizingTransformer(3, 0, tm.get())(llvmModule.get()))
+    fail("cuda backend: LLVM optimization failed: {}", llvm::toString(std::move(e)));
+  llvm::SmallString<0> ptx;
+  {
+    llvm::raw_svector_ostream os(ptx);
+    llvm::legacy::PassManager emit;
+    if (tm->addPassesToEmitFile(emit, os, nullptr, llvm::CodeGenFileType::AssemblyFile))
+      fail("cuda backend: the NVPTX target cannot emit PTX");
+    emit.run(*llvmModule);
+  }
+  out.ptx = ptx.str().str();
+  return out;
+}
+
+}  // namespace strata::tile
