@@ -83,6 +83,34 @@ float bf16ToFloat(uint16_t h) {
   return f;
 }
 
+uint16_t floatToBf16(float f) {
+  uint32_t bits;
+  std::memcpy(&bits, &f, 4);
+  if ((bits & 0x7fffffffu) > 0x7f800000u) return uint16_t((bits >> 16) | 0x40);  // quiet NaN
+  bits += 0x7fffu + ((bits >> 16) & 1);  // round half to even on the dropped 16 bits
+  return uint16_t(bits >> 16);
+}
+
+uint16_t floatToHalf(float f) {
+  uint32_t bits;
+  std::memcpy(&bits, &f, 4);
+  uint32_t sign = (bits >> 16) & 0x8000u, abs = bits & 0x7fffffffu;
+  if (abs > 0x7f800000u) return uint16_t(sign | 0x7e00u);         // NaN
+  if (abs >= 0x477ff000u) return uint16_t(sign | 0x7c00u);        // rounds past 65504: infinity
+  if (abs < 0x38800000u) {                                        // f16 subnormal or zero
+    if (abs < 0x33000000u) return uint16_t(sign);                 // below half the smallest subnormal
+    uint32_t mant = (abs & 0x7fffffu) | 0x800000u;
+    int shift = 126 - int(abs >> 23);                             // 14 + (113 - exponent)
+    uint32_t q = mant >> shift, rem = mant & ((1u << shift) - 1), half = 1u << (shift - 1);
+    if (rem > half || (rem == half && (q & 1))) ++q;
+    return uint16_t(sign | q);
+  }
+  uint32_t h = ((abs >> 13) - (112u << 10));                      // rebias 127 -> 15
+  uint32_t rem = abs & 0x1fffu;
+  if (rem > 0x1000u || (rem == 0x1000u && (h & 1))) ++h;          // may carry into the exponent: still right
+  return uint16_t(sign | h);
+}
+
 Tensor::Tensor(DType t, Shape shape) : dtype_(t), shape_(std::move(shape)) {
   for (int64_t d : shape_)
     if (d < 0) fail("negative dimension in shape {}", shapeStr(shape_));
@@ -156,7 +184,11 @@ Tensor Tensor::cast(DType t) const {
       Tensor f = convertFrom<float>(*this, DType::F32);
       return convert<uint8_t>(f, t, [&](int64_t i) { return f.data<float>()[i] != 0.f; });
     }
-    case DType::F16: case DType::BF16: break;
+    case DType::F16: case DType::BF16: {
+      Tensor f = convertFrom<float>(*this, DType::F32);
+      auto round = t == DType::F16 ? floatToHalf : floatToBf16;
+      return convert<uint16_t>(f, t, [&](int64_t i) { return round(f.data<float>()[i]); });
+    }
   }
   fail("cast to {} is not supported by the reference kernels (they compute in f32)", dtypeName(t));
 }

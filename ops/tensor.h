@@ -31,6 +31,10 @@ std::string shapeStr(const Shape& s);
 
 float halfToFloat(uint16_t h);
 float bf16ToFloat(uint16_t h);
+// Round to nearest even (as the GPU's cvt.rn does); NaN stays NaN, values
+// past the largest finite become infinity.
+uint16_t floatToHalf(float f);
+uint16_t floatToBf16(float f);
 
 class Tensor {
  public:
@@ -62,7 +66,8 @@ class Tensor {
   Tensor reshaped(Shape s) const;
   // Widened copy in f32 (f16/bf16/i64/i32/bool) or this tensor when already f32.
   Tensor toF32() const;
-  // Converted copy (or this tensor when already of dtype t).
+  // Converted copy (or this tensor when already of dtype t); to f16/bf16
+  // rounds to nearest even.
   Tensor cast(DType t) const;
   // Values of an integer tensor as int64 (for shape operands).
   std::vector<int64_t> toI64Vector() const;

@@ -121,3 +121,24 @@ TEST(Tensor, HalfConversions) {
   EXPECT_EQ(halfToFloat(0x0001), std::ldexp(1.f, -24));
   EXPECT_EQ(bf16ToFloat(0x3f80), 1.0f);
 }
+
+// f32 -> f16 / bf16 rounding (what the GPU tests feed the kernels): every
+// finite 16-bit value round-trips, ties go to even, overflow is infinity.
+TEST(Tensor, FloatToHalfAndBf16RoundToNearestEven) {
+  for (uint32_t h = 0; h <= 0xffff; ++h) {
+    if ((h & 0x7c00) == 0x7c00 && (h & 0x3ff)) continue;  // NaN payloads
+    ASSERT_EQ(strata::ops::floatToHalf(strata::ops::halfToFloat(uint16_t(h))), h) << std::hex << h;
+    if ((h & 0x7f80) == 0x7f80 && (h & 0x7f)) continue;
+    ASSERT_EQ(strata::ops::floatToBf16(strata::ops::bf16ToFloat(uint16_t(h))), h) << std::hex << h;
+  }
+  EXPECT_EQ(strata::ops::floatToHalf(1.0f + 1.0f / 2048), 0x3c00);      // tie, even stays
+  EXPECT_EQ(strata::ops::floatToHalf(1.0f + 3.0f / 2048), 0x3c02);      // tie, odd rounds up
+  EXPECT_EQ(strata::ops::floatToHalf(65520.0f), 0x7c00);
+  EXPECT_EQ(strata::ops::floatToHalf(0x1p-25f), 0x0000);                // half the smallest subnormal: ties to 0
+  EXPECT_EQ(strata::ops::floatToHalf(0x1.8p-25f), 0x0001);
+  EXPECT_EQ(strata::ops::floatToBf16(1.0f + 0x1p-8f), 0x3f80);          // tie, even stays
+  EXPECT_EQ(strata::ops::floatToBf16(1.0f + 0x3p-8f), 0x3f82);
+  Tensor t = Tensor::fromF32({1.5f, -2.0f}, {2}).cast(DType::BF16);
+  EXPECT_EQ(t.dtype(), DType::BF16);
+  EXPECT_EQ(t.toF32().data<float>()[1], -2.0f);
+}

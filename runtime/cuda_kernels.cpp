@@ -1,0 +1,88 @@
+#include "runtime/cuda_kernels.h"
+
+#include <nlohmann/json.hpp>
+
+#include <fstream>
+#include <sstream>
+
+#include "ops/abi.h"
+#include "ops/error.h"
+
+namespace strata::runtime {
+
+namespace {
+
+std::string readFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) fail("cannot read {} (make a kernel set with `strata compile-kernels --target cuda:sm_90 -o DIR`)", path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+}  // namespace
+
+std::unique_ptr<CudaKernelSet> CudaKernelSet::load(const CudaDevice& device, const std::string& dir) {
+  const std::string manifestPath = dir + "/kernels.json";
+  nlohmann::json m;
+  try {
+    m = nlohmann::json::parse(readFile(manifestPath));
+  } catch (const nlohmann::json::exception& e) {
+    fail("{}: not valid JSON: {}", manifestPath, e.what());
+  }
+  std::unique_ptr<CudaKernelSet> set(new CudaKernelSet(device));
+  try {
+    set->target_ = m.at("target").get<std::string>();
+    int cc = device.computeCapability();
+    if (set->target_ != "sm_" + std::to_string(cc))
+      fail("{}: kernels built for {} cannot run on {} (sm_{})", manifestPath, set->target_, device.deviceName(), cc);
+    set->module_ = device.loadModule(readFile(dir + "/kernels.ptx"));
+    for (const auto& k : m.at("kernels")) {
+      CudaGemmKernel g;
+      g.name = k.at("name");
+      g.dtype = k.at("dtype");
+      g.weightsNK = k.at("weights") == "nk";
+      g.bias = k.at("bias");
+      g.residual = k.at("residual");
+      g.swiglu = k.at("swiglu");
+      g.blockM = k.at("block_m");
+      g.blockN = k.at("block_n");
+      g.blockK = k.at("block_k");
+      g.threads = k.at("threads");
+      g.function = set->module_->function(g.name);
+      set->gemms_.push_back(g);
+    }
+  } catch (const nlohmann::json::exception& e) {
+    fail("{}: malformed kernel manifest: {}", manifestPath, e.what());
+  }
+  return set;
+}
+
+const CudaGemmKernel& CudaKernelSet::gemm(const std::string& name) const {
+  for (const CudaGemmKernel& k : gemms_)
+    if (k.name == name) return k;
+  fail("no GEMM kernel '{}' in this kernel set ({})", name, target_);
+}
+
+void CudaKernelSet::launch(const CudaGemmKernel& k, const GemmBuffers& bufs, int64_t M, int64_t N, int64_t K) const {
+  if (M <= 0 || N <= 0 || K <= 0) fail("gemm {}: M, N, K must be positive, got {}, {}, {}", k.name, M, N, K);
+  // The kernel's signature (codegen/GemmKernel.h): (a, b, [b_up], c, [bias,
+  // [bias_up]], [residual], M, N, K); buffer sizes are element counts.
+  abi::KernelArgs args;
+  auto buffer = [&](const void* p, int64_t elements, const char* what) {
+    if (!p) fail("gemm {}: the kernel needs the {} buffer", k.name, what);
+    args.buffer(p, elements);
+  };
+  buffer(bufs.a, M * K, "A");
+  buffer(bufs.b, K * N, "B");
+  if (k.swiglu) buffer(bufs.bUp, K * N, "up-projection B");
+  buffer(bufs.c, M * N, "C");
+  if (k.bias) buffer(bufs.bias, N, "bias");
+  if (k.bias && k.swiglu) buffer(bufs.biasUp, N, "up-projection bias");
+  if (k.residual) buffer(bufs.residual, M * N, "residual");
+  args.index(M).index(N).index(K);
+  std::array<unsigned, 3> grid = {unsigned((M + k.blockM - 1) / k.blockM), unsigned((N + k.blockN - 1) / k.blockN), 1};
+  device_.launch(k.function, grid, {unsigned(k.threads), 1, 1}, 0, const_cast<void**>(args.slots().data()));
+}
+
+}  // namespace strata::runtime

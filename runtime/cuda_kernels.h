@@ -1,0 +1,52 @@
+// A GEMM kernel set compiled for an NVIDIA GPU (`strata compile-kernels`,
+// codegen/Artifact.h: kernels.ptx + kernels.json) loaded on a cuda device,
+// with the launcher that passes the kernel ABI (ops/abi.h). Runtime only: no
+// LLVM on the GPU machine.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "runtime/cuda_device.h"
+
+namespace strata::runtime {
+
+struct CudaGemmKernel {
+  std::string name, dtype;  // dtype: storage type of every buffer (bf16, f16)
+  bool weightsNK = false, bias = false, residual = false, swiglu = false;
+  int64_t blockM = 0, blockN = 0, blockK = 0, threads = 0;
+  cuda::CUfunction function = nullptr;
+};
+
+// Device buffers of one GEMM launch (null where the kernel takes none):
+// C[M, N] = epilogue(A[M, K] x B), B [K, N] or [N, K] as the kernel says.
+struct GemmBuffers {
+  const void *a = nullptr, *b = nullptr, *bUp = nullptr;
+  void* c = nullptr;
+  const void *bias = nullptr, *biasUp = nullptr, *residual = nullptr;
+};
+
+class CudaKernelSet {
+ public:
+  // Reads DIR/kernels.json and loads DIR/kernels.ptx; throws strata::Error
+  // naming the file when either is missing or malformed.
+  static std::unique_ptr<CudaKernelSet> load(const CudaDevice& device, const std::string& dir);
+
+  const std::string& target() const { return target_; }
+  const std::vector<CudaGemmKernel>& gemms() const { return gemms_; }
+  const CudaGemmKernel& gemm(const std::string& name) const;  // throws when absent
+
+  // Enqueues one launch (grid ceil(M / blockM) x ceil(N / blockN)); throws
+  // when a buffer the kernel needs is null or M, N, K is not positive.
+  void launch(const CudaGemmKernel& k, const GemmBuffers& buffers, int64_t M, int64_t N, int64_t K) const;
+
+ private:
+  CudaKernelSet(const CudaDevice& device) : device_(device) {}
+  const CudaDevice& device_;
+  std::unique_ptr<CudaDevice::Module> module_;
+  std::string target_;
+  std::vector<CudaGemmKernel> gemms_;
+};
+
+}  // namespace strata::runtime

@@ -1,0 +1,123 @@
+// strata's generated GEMM kernels on the GPU (the kernel set from
+// `strata compile-kernels --target cuda:sm_90`, built with the project into
+// build/cuda-kernels, or the directory in $STRATA_CUDA_KERNELS) against the
+// ops/ reference on random ragged shapes. Runtime only: the GPU machine has
+// no LLVM. Skips without a GPU.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <random>
+
+#include "ops/error.h"
+#include "ops/regions.h"
+#include "runtime/cuda_kernels.h"
+
+using namespace strata;
+using runtime::CudaDevice;
+
+namespace {
+
+std::string kernelDir() {
+  const char* env = std::getenv("STRATA_CUDA_KERNELS");
+  return env && *env ? env : STRATA_CUDA_KERNELS_DIR;
+}
+
+// A random [shape] tensor of `dtype` values in [-1, 1] and the same values
+// in f32 (what the reference computes on).
+struct Operand {
+  ops::Tensor stored, f32;
+};
+
+Operand randomOperand(ops::Shape shape, ops::DType dtype, std::mt19937& rng) {
+  std::uniform_real_distribution<float> u(-1, 1);
+  std::vector<float> v(ops::numel(shape));
+  for (float& x : v) x = u(rng);
+  ops::Tensor stored = ops::Tensor::fromF32(v, shape).cast(dtype);
+  return {stored, stored.toF32()};
+}
+
+// Device copy of a host tensor, freed with the struct.
+struct DeviceTensor {
+  CudaDevice& dev;
+  void* p;
+  size_t bytes;
+  DeviceTensor(CudaDevice& d, const ops::Tensor& t) : dev(d), p(d.allocate(t.nbytes())), bytes(t.nbytes()) {
+    d.upload(p, t.raw(), bytes);
+  }
+  DeviceTensor(CudaDevice& d, size_t n) : dev(d), p(d.allocate(n)), bytes(n) {}
+  ~DeviceTensor() { dev.release(p, bytes); }
+};
+
+struct Shape3 {
+  int64_t M, N, K;
+};
+
+// Max |got - ref| / (1 + |ref|) over C; the kernel's f32 sums differ from the
+// reference's only in order, so the bound is the output rounding (bf16 2^-8,
+// f16 2^-11) plus a K-dependent accumulation term.
+double checkGemm(CudaDevice& dev, const runtime::CudaKernelSet& set, const runtime::CudaGemmKernel& k, Shape3 s,
+                 unsigned seed) {
+  std::mt19937 rng(seed);
+  ops::DType dt = ops::parseDType(k.dtype);
+  ops::Shape wShape = k.weightsNK ? ops::Shape{s.N, s.K} : ops::Shape{s.K, s.N};
+  Operand a = randomOperand({s.M, s.K}, dt, rng), b = randomOperand(wShape, dt, rng),
+          bUp = randomOperand(wShape, dt, rng), bias = randomOperand({s.N}, dt, rng),
+          biasUp = randomOperand({s.N}, dt, rng), res = randomOperand({s.M, s.N}, dt, rng);
+  std::vector<ops::Tensor> weights = {b.f32}, biases;
+  if (k.swiglu) weights.push_back(bUp.f32);
+  if (k.bias) biases = k.swiglu ? std::vector<ops::Tensor>{bias.f32, biasUp.f32} : std::vector<ops::Tensor>{bias.f32};
+  ops::GemmSpec spec{k.weightsNK, k.swiglu ? ops::GemmEpilogue::SwiGLU : ops::GemmEpilogue::None};
+  ops::Tensor ref = ops::gemmRegion(a.f32, weights, biases, k.residual ? &res.f32 : nullptr, nullptr, spec)[0];
+
+  DeviceTensor da(dev, a.stored), db(dev, b.stored), dbUp(dev, bUp.stored), dbias(dev, bias.stored),
+      dbiasUp(dev, biasUp.stored), dres(dev, res.stored), dc(dev, size_t(s.M * s.N * 2));
+  runtime::GemmBuffers bufs{da.p, db.p, dbUp.p, dc.p, dbias.p, dbiasUp.p, dres.p};
+  set.launch(k, bufs, s.M, s.N, s.K);
+  ops::Tensor out(dt, {s.M, s.N});
+  dev.download(out.mut<uint16_t>(), dc.p, out.nbytes());
+  ops::Tensor got = out.toF32();
+  double worst = 0;
+  for (int64_t i = 0; i < s.M * s.N; ++i) {
+    double r = ref.data<float>()[i], g = got.data<float>()[i];
+    if (!std::isfinite(g)) return INFINITY;
+    worst = std::max(worst, std::abs(g - r) / (1 + std::abs(r)));
+  }
+  return worst;
+}
+
+TEST(CudaGemmKernels, EqualTheReferenceOnRaggedShapes) {
+  std::string why = CudaDevice::unavailable();
+  if (!why.empty()) GTEST_SKIP() << "no CUDA device: " << why;
+  auto dev = CudaDevice::open();
+  auto set = runtime::CudaKernelSet::load(*dev, kernelDir());
+  ASSERT_FALSE(set->gemms().empty());
+  // Ragged everywhere: no M, N or K is a multiple of a block (except the
+  // aligned case), K below one K block, rows below and above one M block.
+  const std::vector<Shape3> decode = {{1, 200, 264}, {5, 77, 40}, {16, 64, 64}, {9, 130, 1000}};
+  const std::vector<Shape3> prefill = {{37, 200, 264}, {130, 77, 24}, {256, 256, 256}, {300, 390, 1000}};
+  unsigned seed = 1;
+  for (const runtime::CudaGemmKernel& k : set->gemms()) {
+    const double tol = (k.dtype == "bf16" ? 1.0 / 128 : 1.0 / 1024);
+    for (Shape3 s : k.blockM <= 16 ? decode : prefill) {
+      double err = checkGemm(*dev, *set, k, s, seed++);
+      std::printf("%-28s M=%-4lld N=%-4lld K=%-5lld max rel err %.2e (tol %.1e)\n", k.name.c_str(), (long long)s.M,
+                  (long long)s.N, (long long)s.K, err, tol);
+      EXPECT_LE(err, tol) << k.name << " M=" << s.M << " N=" << s.N << " K=" << s.K;
+    }
+  }
+}
+
+TEST(CudaGemmKernels, MissingKernelSetIsAClearError) {
+  std::string why = CudaDevice::unavailable();
+  if (!why.empty()) GTEST_SKIP() << "no CUDA device: " << why;
+  auto dev = CudaDevice::open();
+  try {
+    runtime::CudaKernelSet::load(*dev, "/nonexistent-kernel-set");
+    ADD_FAILURE() << "loaded a missing kernel set";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("/nonexistent-kernel-set/kernels.json"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace

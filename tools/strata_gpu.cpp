@@ -1,0 +1,107 @@
+// strata-gpu: the runtime-only GPU tool (links no LLVM; it runs on the GPU
+// machine next to a kernel set from `strata compile-kernels`).
+//   strata-gpu bench-gemm --kernels DIR [--json FILE]
+// times the generated bf16 GEMM kernels on Llama-3-8B projection shapes
+// (weights [N, K] as HF Linear stores them) with CUDA events.
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include <cstdio>
+#include <fstream>
+#include <random>
+
+#include "ops/error.h"
+#include "ops/tensor.h"
+#include "runtime/cuda_kernels.h"
+
+using namespace strata;
+
+namespace {
+
+struct Case {
+  int64_t M, K, N;
+};
+
+int benchGemm(const std::string& dir, const std::string& jsonPath, const std::string& dtype, int reps) {
+  auto dev = runtime::CudaDevice::open();
+  auto set = runtime::CudaKernelSet::load(*dev, dir);
+  std::printf("device: %s (sm_%d, %d SMs); kernels %s\n", dev->deviceName().c_str(), dev->computeCapability(),
+              dev->multiprocessors(), dir.c_str());
+  const std::vector<std::pair<int64_t, int64_t>> kn = {{4096, 6144}, {4096, 4096}, {4096, 28672}, {14336, 4096}};
+  std::vector<Case> cases;
+  for (int64_t m : {1, 16, 64, 256, 2048})
+    for (auto [k, n] : kn) cases.push_back({m, k, n});
+  // One random weight / activation buffer big enough for every case.
+  int64_t maxW = 0, maxA = 0, maxC = 0;
+  for (const Case& c : cases) {
+    maxW = std::max(maxW, c.K * c.N);
+    maxA = std::max(maxA, c.M * c.K);
+    maxC = std::max(maxC, c.M * c.N);
+  }
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<float> u(-1, 1);
+  auto upload = [&](int64_t n) {
+    std::vector<uint16_t> h(n);
+    for (auto& x : h) x = dtype == "bf16" ? ops::floatToBf16(u(rng)) : ops::floatToHalf(u(rng));
+    void* p = dev->allocate(n * 2);
+    dev->upload(p, h.data(), n * 2);
+    return p;
+  };
+  void* w = upload(maxW);
+  void* a = upload(maxA);
+  void* c = dev->allocate(maxC * 2);
+  nlohmann::json rows = nlohmann::json::array();
+  std::printf("%-6s %-6s %-6s %-30s %9s %9s %9s\n", "M", "K", "N", "kernel", "us", "TFLOP/s", "GB/s");
+  for (const Case& cs : cases) {
+    const auto& k = set->gemm(fmt::format("gemm_{}_nk_{}", dtype, cs.M <= 16 ? "decode" : "prefill"));
+    runtime::GemmBuffers b{a, w, nullptr, c, nullptr, nullptr, nullptr};
+    set->launch(k, b, cs.M, cs.N, cs.K);  // warm-up
+    float ms = dev->timeMs([&] {
+      for (int r = 0; r < reps; ++r) set->launch(k, b, cs.M, cs.N, cs.K);
+    }) / reps;
+    double flops = 2.0 * cs.M * cs.N * cs.K, bytes = 2.0 * (cs.K * cs.N + cs.M * cs.K + cs.M * cs.N);
+    double tflops = flops / (ms * 1e-3) / 1e12, gbs = bytes / (ms * 1e-3) / 1e9;
+    std::printf("%-6lld %-6lld %-6lld %-30s %9.1f %9.1f %9.0f\n", (long long)cs.M, (long long)cs.K, (long long)cs.N,
+                k.name.c_str(), ms * 1e3, tflops, gbs);
+    rows.push_back({{"M", cs.M}, {"K", cs.K}, {"N", cs.N}, {"kernel", k.name}, {"us", ms * 1e3}, {"tflops", tflops},
+                    {"gbs", gbs}});
+  }
+  dev->release(w, maxW * 2);
+  dev->release(a, maxA * 2);
+  dev->release(c, maxC * 2);
+  if (!jsonPath.empty()) {
+    std::ofstream os(jsonPath);
+    os << nlohmann::json({{"device", dev->deviceName()}, {"dtype", dtype}, {"gemm", rows}}).dump(1) << "\n";
+    if (!os) fail("cannot write {}", jsonPath);
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"strata-gpu: run and time strata's generated GPU kernels (runtime only)"};
+  app.require_subcommand(1);
+  std::string dir, json, dtype = "bf16";
+  int reps = 20;
+  auto* bench = app.add_subcommand("bench-gemm", "Time the generated GEMM kernels on Llama-3-8B projection shapes "
+                                                 "(decode M = 1..256, prefill M = 2048)");
+  bench->add_option("--kernels", dir, "Kernel set directory from `strata compile-kernels`")->required();
+  bench->add_option("--json", json, "Also write the results to this JSON file");
+  bench->add_option("--dtype", dtype, "bf16 or f16")->capture_default_str();
+  bench->add_option("--reps", reps, "Timed launches per case")->capture_default_str();
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    if (e.get_exit_code() == 0) return app.exit(e);
+    std::fprintf(stderr, "error: %s\n", e.what());
+    return 1;
+  }
+  try {
+    if (bench->parsed()) return benchGemm(dir, json, dtype, reps);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "error: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}
