@@ -354,8 +354,6 @@ class Lowering {
       auto vt = cast<VectorType>(laneType(c.getResult()));
       return Value(arith::ConstantOp::create(b, loc, DenseElementsAttr::get(vt, d.getSplatValue<Attribute>())));
     }
-    if (op->getDialect() && isa<TileDialect>(op->getDialect()))
-      return op->emitError() << "the sm_90 lowering does not handle '" << op->getName() << "' yet";
     // Elementwise arith/math and scalars: retype in place.
     for (Value r : op->getResults()) r.setType(laneType(r));
     return Value();
@@ -400,7 +398,18 @@ struct ConvertTileToNVVMPass : impl::ConvertTileToNVVMBase<ConvertTileToNVVMPass
     func::FuncOp f = getOperation();
     if (f.isExternal()) return;
     bool bad = false;
+    for (Type t : f.getArgumentTypes())
+      if (isa<RankedTensorType>(t) && !bad) {
+        f.emitError() << "kernel arguments are pointers and scalars (got " << t << "): load tiles through block pointers";
+        bad = true;
+      }
     f.walk([&](Operation* op) {
+      if (!bad && op->getDialect() && isa<TileDialect>(op->getDialect()) &&
+          !isa<ProgramIdOp, WarpIdOp, MakeBlockPtrOp, AdvanceOp, LoadOp, StoreOp, PrefetchOp, DotOp, ExtractOp,
+               ExpandDimsOp, BroadcastOp, SplatOp, ConvertOp, SiluOp>(op)) {
+        op->emitError() << "the sm_90 lowering does not handle '" << op->getName() << "' yet";
+        bad = true;
+      }
       for (Type t : op->getResultTypes())
         if (encodingOf(t) && !bad) {
           op->emitError() << "tile still has a layout encoding: run distribute-to-warps and match-target-size first";

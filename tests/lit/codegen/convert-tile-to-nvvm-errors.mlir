@@ -1,0 +1,56 @@
+// RUN: strata-opt %s -split-input-file -convert-tile-to-nvvm -verify-diagnostics
+
+// f32 operands have no m16n8k16 mma.
+func.func @f32_dot() attributes {tile.num_warps = 1 : i64} {
+  %a = arith.constant dense<1.0> : tensor<16x16xf32>
+  %b = arith.constant dense<1.0> : tensor<16x8xf32>
+  %c = arith.constant dense<0.0> : tensor<16x8xf32>
+  // expected-error @+1 {{sm_90 dots take f16 or bf16 operands (got 'f32')}}
+  %d = tile.dot %a, %b, %c : tensor<16x16xf32> * tensor<16x8xf32> -> tensor<16x8xf32>
+  return
+}
+
+// -----
+
+// A tile that is not an mma fragment (match-target-size was not run).
+func.func @too_big() attributes {tile.num_warps = 1 : i64} {
+  // expected-error @+1 {{'tensor<32x16xf16>' does not fit fragment A (expected [16, 16]): run match-target-size with target=sm_90 first}}
+  %a = arith.constant dense<1.0> : tensor<32x16xf16>
+  %b = arith.constant dense<1.0> : tensor<16x8xf16>
+  %c = arith.constant dense<0.0> : tensor<32x8xf32>
+  %d = tile.dot %a, %b, %c : tensor<32x16xf16> * tensor<16x8xf16> -> tensor<32x8xf32>
+  return
+}
+
+// -----
+
+// One lane layout per tile: a B operand widened into an accumulator would
+// need its elements in two different lane orders.
+func.func @two_roles() attributes {tile.num_warps = 1 : i64} {
+  %a = arith.constant dense<1.0> : tensor<16x16xf16>
+  %b = arith.constant dense<1.0> : tensor<16x8xf16>
+  %c = arith.constant dense<0.0> : tensor<16x8xf32>
+  %d = tile.dot %a, %b, %c : tensor<16x16xf16> * tensor<16x8xf16> -> tensor<16x8xf32>
+  %w = arith.extf %b : tensor<16x8xf16> to tensor<16x8xf32>
+  // expected-error @+1 {{tile used both as mma fragment B and C}}
+  %e = tile.dot %a, %b, %w : tensor<16x16xf16> * tensor<16x8xf16> -> tensor<16x8xf32>
+  return
+}
+
+// -----
+
+// Kernels take pointers and scalars; tiles come from loads.
+// expected-error @+1 {{kernel arguments are pointers and scalars}}
+func.func @tile_argument(%x: tensor<16x8xf32>) attributes {tile.num_warps = 1 : i64} {
+  return
+}
+
+// -----
+
+// Reductions need cross-lane shuffles, which this lowering does not emit yet.
+func.func @reduce() attributes {tile.num_warps = 1 : i64} {
+  %x = arith.constant dense<1.0> : tensor<16x8xf32>
+  // expected-error @+1 {{the sm_90 lowering does not handle 'tile.reduce' yet}}
+  %r = tile.reduce %x {kind = "sum", axis = 1 : i64} : tensor<16x8xf32> -> tensor<16xf32>
+  return
+}

@@ -1,0 +1,92 @@
+// RUN: strata-opt %s -split-input-file -assign-layouts -distribute-to-warps -match-target-size=target=sm_90 -convert-tile-to-nvvm | FileCheck %s
+// RUN: strata-opt %s -split-input-file -assign-layouts -distribute-to-warps -match-target-size=target=sm_90 -convert-tile-to-nvvm \
+// RUN:   | mlir-opt -split-input-file --canonicalize --expand-strided-metadata --lower-affine --convert-scf-to-cf --convert-vector-to-llvm \
+// RUN:       --finalize-memref-to-llvm --convert-math-to-llvm --convert-arith-to-llvm --convert-func-to-llvm --convert-cf-to-llvm \
+// RUN:       --reconcile-unrealized-casts > %t.llvm.mlir
+// RUN: FileCheck %s --check-prefix=LLVM < %t.llvm.mlir
+
+// A 32x32 bf16 GEMM block with 4 warps (a 2x2 grid of 16x16 warp tiles):
+// per warp and K step one A fragment [16, 16] (8 elements per lane), one
+// [16, 16] B load split into two [16, 8] column halves (4 elements each),
+// two mma.sync into two [16, 8] accumulators (4 f32 per lane). Loads
+// outside {in_bounds} are guarded per element by the view's sizes.
+// CHECK-LABEL: func.func @gemm_block
+// CHECK-SAME: (%{{.*}}: memref<?xbf16>, %{{.*}}: memref<?xbf16>, %{{.*}}: memref<?xf32>, %{{.*}}: index, %{{.*}}: index, %{{.*}}: index)
+// CHECK-SAME: tile.num_warps = 4
+// CHECK: nvvm.read.ptx.sreg.tid.x
+// CHECK: nvvm.read.ptx.sreg.ctaid.x
+// CHECK: scf.for {{.*}} -> (vector<4xf32>, vector<4xf32>, memref<?x?xbf16, strided<[?, 1], offset: ?>>, memref<?x?xbf16, strided<[?, 1], offset: ?>>)
+// CHECK-COUNT-8: memref.load {{.*}} : memref<?x?xbf16, strided<[?, 1], offset: ?>>
+// CHECK: vector.from_elements {{.*}} : vector<8xbf16>
+// CHECK-COUNT-8: memref.load {{.*}} : memref<?x?xbf16, strided<[?, 1], offset: ?>>
+// CHECK: vector.from_elements {{.*}} : vector<8xbf16>
+// CHECK: vector.extract_strided_slice %{{.*}} {offsets = [0], sizes = [4], strides = [1]} : vector<8xbf16> to vector<4xbf16>
+// CHECK: vector.extract_strided_slice %{{.*}} {offsets = [4], sizes = [4], strides = [1]} : vector<8xbf16> to vector<4xbf16>
+// CHECK: llvm.bitcast %{{.*}} : vector<2xbf16> to i32
+// CHECK: nvvm.mma.sync A[{{.*}}] B[{{.*}}] C[{{.*}}] {layoutA = #nvvm.mma_layout<row>, layoutB = #nvvm.mma_layout<col>, multiplicandAPtxType = #nvvm.mma_type<bf16>, multiplicandBPtxType = #nvvm.mma_type<bf16>, shape = #nvvm.shape<m = 16, n = 8, k = 16>}
+// CHECK: nvvm.mma.sync
+// CHECK-NOT: nvvm.mma.sync
+// CHECK: scf.yield
+// The store after the loop: 4 guarded elements per fragment, two fragments.
+// CHECK-COUNT-4: scf.if
+// CHECK: memref.store {{.*}} : memref<?x?xf32, strided<[?, 1], offset: ?>>
+// LLVM-LABEL: llvm.func @gemm_block
+// LLVM: nvvm.mma.sync
+func.func @gemm_block(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.ptr<f32>, %M: index, %N: index, %K: index) attributes {tile.num_warps = 4 : i64} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c16 = arith.constant 16 : index
+  %c32 = arith.constant 32 : index
+  %pm = tile.program_id 0
+  %row = arith.muli %pm, %c32 : index
+  %zero = arith.constant dense<0.0> : tensor<32x32xf32>
+  %ap = tile.make_block_ptr %a, [%M, %K], [%K, %c1], [%row, %c0] : !tile.ptr<bf16> -> !tile.block_ptr<tensor<32x16xbf16>>
+  %bp = tile.make_block_ptr %b, [%K, %N], [%N, %c1], [%c0, %c0] : !tile.ptr<bf16> -> !tile.block_ptr<tensor<16x32xbf16>>
+  %r:3 = scf.for %k = %c0 to %K step %c16 iter_args(%acc = %zero, %pa = %ap, %pb = %bp) -> (tensor<32x32xf32>, !tile.block_ptr<tensor<32x16xbf16>>, !tile.block_ptr<tensor<16x32xbf16>>) {
+    %x = tile.load %pa {in_bounds} : !tile.block_ptr<tensor<32x16xbf16>>
+    %y = tile.load %pb {in_bounds} : !tile.block_ptr<tensor<16x32xbf16>>
+    %d = tile.dot %x, %y, %acc : tensor<32x16xbf16> * tensor<16x32xbf16> -> tensor<32x32xf32>
+    %na = tile.advance %pa, [%c0, %c16] : !tile.block_ptr<tensor<32x16xbf16>>
+    %nb = tile.advance %pb, [%c16, %c0] : !tile.block_ptr<tensor<16x32xbf16>>
+    scf.yield %d, %na, %nb : tensor<32x32xf32>, !tile.block_ptr<tensor<32x16xbf16>>, !tile.block_ptr<tensor<16x32xbf16>>
+  }
+  %cp = tile.make_block_ptr %c, [%M, %N], [%N, %c1], [%row, %c0] : !tile.ptr<f32> -> !tile.block_ptr<tensor<32x32xf32>>
+  tile.store %cp, %r#0 : !tile.block_ptr<tensor<32x32xf32>>
+  return
+}
+
+// -----
+
+// An epilogue on the accumulator: the [32] f16 bias row is loaded in the
+// accumulator's lane order with the broadcast row at coordinate 0 (a 1-D
+// view indexed by the column only), widened, added, then SiLU (through ex2:
+// NVPTX has no exp) and a narrowing store.
+// CHECK-LABEL: func.func @bias_silu
+// CHECK: nvvm.mma.sync
+// CHECK: memref.load {{.*}} : memref<?xf16, strided<[1], offset: ?>>
+// CHECK: arith.extf {{.*}} : vector<4xf16> to vector<4xf32>
+// CHECK: arith.addf {{.*}} : vector<4xf32>
+// CHECK: math.exp2 {{.*}} : vector<4xf32>
+// CHECK: arith.truncf {{.*}} : vector<4xf32> to vector<4xf16>
+// CHECK: memref.store {{.*}} : memref<?x?xf16, strided<[?, 1], offset: ?>>
+func.func @bias_silu(%a: !tile.ptr<f16>, %b: !tile.ptr<f16>, %bias: !tile.ptr<f16>, %c: !tile.ptr<f16>, %M: index, %N: index, %K: index) attributes {tile.num_warps = 4 : i64} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %zero = arith.constant dense<0.0> : tensor<32x32xf32>
+  %ap = tile.make_block_ptr %a, [%M, %K], [%K, %c1], [%c0, %c0] : !tile.ptr<f16> -> !tile.block_ptr<tensor<32x16xf16>>
+  %bp = tile.make_block_ptr %b, [%K, %N], [%N, %c1], [%c0, %c0] : !tile.ptr<f16> -> !tile.block_ptr<tensor<16x32xf16>>
+  %x = tile.load %ap : !tile.block_ptr<tensor<32x16xf16>>
+  %y = tile.load %bp : !tile.block_ptr<tensor<16x32xf16>>
+  %d = tile.dot %x, %y, %zero : tensor<32x16xf16> * tensor<16x32xf16> -> tensor<32x32xf32>
+  %vp = tile.make_block_ptr %bias, [%N], [%c1], [%c0] : !tile.ptr<f16> -> !tile.block_ptr<tensor<32xf16>>
+  %v = tile.load %vp : !tile.block_ptr<tensor<32xf16>>
+  %w = tile.convert %v : tensor<32xf16> -> tensor<32xf32>
+  %e = tile.expand_dims %w {axis = 0 : i64} : tensor<32xf32> -> tensor<1x32xf32>
+  %bb = tile.broadcast %e : tensor<1x32xf32> -> tensor<32x32xf32>
+  %s = arith.addf %d, %bb : tensor<32x32xf32>
+  %act = tile.silu %s : tensor<32x32xf32>
+  %o = tile.convert %act : tensor<32x32xf32> -> tensor<32x32xf16>
+  %cp = tile.make_block_ptr %c, [%M, %N], [%N, %c1], [%c0, %c0] : !tile.ptr<f16> -> !tile.block_ptr<tensor<32x32xf16>>
+  tile.store %cp, %o : !tile.block_ptr<tensor<32x32xf16>>
+  return
+}
