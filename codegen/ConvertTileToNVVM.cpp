@@ -12,7 +12,7 @@
 // and broadcasts carry the layout along (a broadcast source holds the same
 // lane elements with the broadcast dimension at coordinate 0).
 //===----------------------------------------------------------------------===//
-#include "codegen/BlockPtrLowering.h"
+#include "codegen/TileLowering.h"
 #include "codegen/Passes.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
@@ -327,14 +327,8 @@ class Lowering {
     if (isa<ExpandDimsOp, BroadcastOp>(op)) return op->getOperand(0);  // same lane elements (see Frag)
     if (auto s = dyn_cast<SplatOp>(op))
       return Value(vector::BroadcastOp::create(b, loc, laneType(s.getResult()), s.getValue()));
-    if (auto c = dyn_cast<ConvertOp>(op)) {
-      auto dst = cast<VectorType>(laneType(c.getResult()));
-      auto src = cast<VectorType>(c.getSrc().getType());
-      if (src.getElementType() == dst.getElementType()) return c.getSrc();
-      if (src.getElementTypeBitWidth() < dst.getElementTypeBitWidth())
-        return Value(arith::ExtFOp::create(b, loc, dst, c.getSrc()));
-      return Value(arith::TruncFOp::create(b, loc, dst, c.getSrc()));
-    }
+    if (auto c = dyn_cast<ConvertOp>(op))
+      return lowerConvert(b, loc, c.getSrc(), cast<VectorType>(laneType(c.getResult())));
     if (auto s = dyn_cast<SiluOp>(op)) {
       // x / (1 + 2^(-x log2 e)): NVPTX has ex2 but no exp.
       auto vt = cast<VectorType>(s.getSrc().getType());

@@ -1,7 +1,7 @@
 //===- ConvertTileToVector.cpp - CPU lowering of intrinsic-sized tile IR --===//
 #include "codegen/Passes.h"
 
-#include "codegen/BlockPtrLowering.h"
+#include "codegen/TileLowering.h"
 
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
@@ -160,14 +160,8 @@ class Lowering {
       return Value(vector::BroadcastOp::create(b, loc, convertType(br.getType()), br.getSrc()));
     if (auto s = dyn_cast<SplatOp>(op))
       return Value(vector::BroadcastOp::create(b, loc, convertType(s.getType()), s.getValue()));
-    if (auto c = dyn_cast<ConvertOp>(op)) {
-      auto dst = cast<VectorType>(convertType(c.getType()));
-      auto src = cast<VectorType>(c.getSrc().getType());
-      if (src.getElementType() == dst.getElementType()) return c.getSrc();
-      if (src.getElementTypeBitWidth() < dst.getElementTypeBitWidth())
-        return Value(arith::ExtFOp::create(b, loc, dst, c.getSrc()));
-      return Value(arith::TruncFOp::create(b, loc, dst, c.getSrc()));
-    }
+    if (auto c = dyn_cast<ConvertOp>(op))
+      return lowerConvert(b, loc, c.getSrc(), cast<VectorType>(convertType(c.getType())));
     if (auto s = dyn_cast<SiluOp>(op)) {
       // x * sigmoid(x) = x / (1 + exp(-x))
       auto vt = cast<VectorType>(s.getSrc().getType());

@@ -1,5 +1,6 @@
-// Block pointers as strided memref views, shared by the CPU and NVVM
-// lowerings (one definition of what a block pointer addresses).
+// What the CPU and NVVM lowerings of tile IR share: block pointers as
+// strided memref views (one definition of what a block pointer addresses)
+// and element type conversion.
 //
 // `!tile.ptr<T>` is `memref<?xT>`; a `!tile.block_ptr<tensor<...xT>>` is a
 // strided view of that buffer starting at the block: offset = sum(offset_i *
@@ -10,6 +11,7 @@
 
 #include "codegen/TileDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/BuiltinTypes.h"
 
 namespace strata::tile {
 
@@ -22,5 +24,10 @@ mlir::Value lowerMakeBlockPtr(mlir::OpBuilder& b, MakeBlockPtrOp op, mlir::Value
 // The view of a `tile.advance` of `view` (moved by the op's offsets, sizes
 // shrunk by as much).
 mlir::Value lowerAdvance(mlir::OpBuilder& b, AdvanceOp op, mlir::Value view);
+
+// `tile.convert` of `src` (a vector) to the vector type `dst`: extf when
+// widening, truncf (round to nearest even) when narrowing, `src` itself
+// when the element types agree.
+mlir::Value lowerConvert(mlir::OpBuilder& b, mlir::Location loc, mlir::Value src, mlir::VectorType dst);
 
 }  // namespace strata::tile

@@ -1,4 +1,4 @@
-#include "codegen/BlockPtrLowering.h"
+#include "codegen/TileLowering.h"
 
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 
@@ -74,6 +74,13 @@ Value lowerAdvance(OpBuilder& b, AdvanceOp a, Value view) {
     strides.push_back(ShapedType::isDynamic(staticStrides[i]) ? OpFoldResult(st) : b.getIndexAttr(staticStrides[i]));
   }
   return memref::ReinterpretCastOp::create(b, loc, type, md.getBaseBuffer(), OpFoldResult(off), sizes, strides);
+}
+
+Value lowerConvert(OpBuilder& b, Location loc, Value src, VectorType dst) {
+  auto from = cast<VectorType>(src.getType());
+  if (from.getElementType() == dst.getElementType()) return src;
+  if (from.getElementTypeBitWidth() < dst.getElementTypeBitWidth()) return arith::ExtFOp::create(b, loc, dst, src);
+  return arith::TruncFOp::create(b, loc, dst, src);
 }
 
 }  // namespace strata::tile
