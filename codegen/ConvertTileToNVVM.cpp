@@ -195,38 +195,9 @@ class Lowering {
     group = arith::DivUIOp::create(b, loc, lane, cst(4));
     pair = arith::MulIOp::create(b, loc, arith::RemUIOp::create(b, loc, lane, cst(4)), cst(2));
 
-    LogicalResult status = success();
-    SmallVector<Operation*> dead;
-    f.walk<WalkOrder::PreOrder>([&](Operation* op) {
-      if (failed(status)) return WalkResult::interrupt();
-      if (auto fo = dyn_cast<scf::ForOp>(op)) {
-        for (auto [init, arg, res] : llvm::zip(fo.getInitArgs(), fo.getRegionIterArgs(), fo.getResults())) {
-          Type t = isa<MemRefType>(init.getType()) ? init.getType() : laneType(arg);
-          arg.setType(t);
-          res.setType(t);
-        }
-        return WalkResult::advance();
-      }
-      if (auto i = dyn_cast<scf::IfOp>(op)) {
-        for (Value r : i.getResults()) r.setType(laneType(r));
-        return WalkResult::advance();
-      }
-      b.setInsertionPoint(op);
-      FailureOr<Value> repl = lower(op);
-      if (failed(repl)) {
-        status = failure();
-        return WalkResult::interrupt();
-      }
-      if (*repl) {
-        frags.replaced(op->getResult(0), *repl);
-        op->getResult(0).replaceAllUsesWith(*repl);
-        dead.push_back(op);
-      } else if (isa<StoreOp, PrefetchOp>(op)) {
-        dead.push_back(op);
-      }
-      return WalkResult::advance();
-    });
-    for (Operation* op : llvm::reverse(dead)) op->erase();
+    LogicalResult status = rewriteTileOps(
+        b, &entry, [&](Value v) { return laneType(v); }, [&](Operation* op) { return lower(op); },
+        [&](Value from, Value to) { frags.replaced(from, to); });
     if (failed(status)) return failure();
     // The block size: marked as a kernel once the function is an llvm.func.
     f->setAttr("tile.num_warps", b.getI64IntegerAttr(numWarps));

@@ -66,35 +66,9 @@ class Lowering {
                                  Block::iterator(ret));
     Value warpId = warps.getInductionVar();
 
-    LogicalResult status = success();
-    SmallVector<Operation*> dead;
-    warps.getBody()->walk<WalkOrder::PreOrder>([&](Operation* op) {
-      if (failed(status)) return WalkResult::interrupt();
-      if (auto fo = dyn_cast<scf::ForOp>(op)) {
-        // Loop-carried values take their (already lowered) initial value's
-        // type: a view with a static unit stride must stay one.
-        for (auto [init, arg, res] : llvm::zip(fo.getInitArgs(), fo.getRegionIterArgs(), fo.getResults())) {
-          Type t = isa<MemRefType>(init.getType()) ? init.getType() : convertType(arg.getType());
-          arg.setType(t);
-          res.setType(t);
-        }
-        return WalkResult::advance();
-      }
-      b.setInsertionPoint(op);
-      FailureOr<Value> repl = lower(op, pid, warpId);
-      if (failed(repl)) {
-        status = failure();
-        return WalkResult::interrupt();
-      }
-      if (*repl) {
-        op->getResult(0).replaceAllUsesWith(*repl);
-        dead.push_back(op);
-      } else if (isa<StoreOp, PrefetchOp>(op)) {
-        dead.push_back(op);
-      }
-      return WalkResult::advance();
-    });
-    for (Operation* op : llvm::reverse(dead)) op->erase();
+    LogicalResult status = rewriteTileOps(
+        b, warps.getBody(), [](Value v) { return convertType(v.getType()); },
+        [&](Operation* op) { return lower(op, pid, warpId); });
     f->removeAttr("tile.num_warps");
     return status;
   }

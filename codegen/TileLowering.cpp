@@ -83,4 +83,36 @@ Value lowerConvert(OpBuilder& b, Location loc, Value src, VectorType dst) {
   return arith::TruncFOp::create(b, loc, dst, src);
 }
 
+LogicalResult rewriteTileOps(OpBuilder& b, Block* body, function_ref<Type(Value)> retype,
+                             function_ref<FailureOr<Value>(Operation*)> lower, function_ref<void(Value, Value)> replaced) {
+  LogicalResult status = success();
+  SmallVector<Operation*> dead;
+  body->walk<WalkOrder::PreOrder>([&](Operation* op) {
+    if (auto fo = dyn_cast<scf::ForOp>(op)) {
+      for (auto [init, arg, res] : llvm::zip(fo.getInitArgs(), fo.getRegionIterArgs(), fo.getResults())) {
+        Type t = isa<MemRefType>(init.getType()) ? init.getType() : retype(arg);
+        arg.setType(t);
+        res.setType(t);
+      }
+      return WalkResult::advance();
+    }
+    b.setInsertionPoint(op);
+    FailureOr<Value> repl = lower(op);
+    if (failed(repl)) {
+      status = failure();
+      return WalkResult::interrupt();
+    }
+    if (*repl) {
+      if (replaced) replaced(op->getResult(0), *repl);
+      op->getResult(0).replaceAllUsesWith(*repl);
+      dead.push_back(op);
+    } else if (isa<StoreOp, PrefetchOp>(op)) {
+      dead.push_back(op);
+    }
+    return WalkResult::advance();
+  });
+  for (Operation* op : llvm::reverse(dead)) op->erase();
+  return status;
+}
+
 }  // namespace strata::tile

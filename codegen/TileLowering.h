@@ -30,4 +30,16 @@ mlir::Value lowerAdvance(mlir::OpBuilder& b, AdvanceOp op, mlir::Value view);
 // when the element types agree.
 mlir::Value lowerConvert(mlir::OpBuilder& b, mlir::Location loc, mlir::Value src, mlir::VectorType dst);
 
+// The rewrite both lowerings drive: walks `body` in pre-order; an scf.for's
+// loop-carried values take their (already lowered) init's type when that is
+// a memref (a view with a static unit stride must stay one), else
+// `retype(value)`; every other op goes to `lower` (builder at the op), whose
+// non-null result replaces the op's first result (`replaced(old, new)` is
+// told first); replaced ops, stores and prefetches are erased. Stops at the
+// first op `lower` fails on (it has reported the error).
+mlir::LogicalResult rewriteTileOps(mlir::OpBuilder& b, mlir::Block* body,
+                                   llvm::function_ref<mlir::Type(mlir::Value)> retype,
+                                   llvm::function_ref<mlir::FailureOr<mlir::Value>(mlir::Operation*)> lower,
+                                   llvm::function_ref<void(mlir::Value, mlir::Value)> replaced = nullptr);
+
 }  // namespace strata::tile
