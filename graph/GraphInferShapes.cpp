@@ -88,7 +88,8 @@ Result infer(Operation* op) {
   static const llvm::StringSet<llvm::MallocAllocator> compare = {"Equal", "Less", "LessOrEqual", "Greater", "GreaterOrEqual"};
   static const llvm::StringSet<llvm::MallocAllocator> sameShape = {"Neg", "Abs", "Sqrt", "Reciprocal", "Exp", "Log", "Sigmoid", "Silu", "Tanh",
                                               "Erf", "Relu", "Cos", "Sin", "Floor", "Ceil", "Not", "Identity", "Softmax",
-                                              "CumSum", "Trilu", "RMSNorm", "SimplifiedLayerNormalization", "Rope", "region.rmsnorm", "region.rope",
+                                              "CumSum", "Trilu", "RMSNorm", "SimplifiedLayerNormalization", "RMSNormalization",
+                                              "RotaryEmbedding", "com.microsoft.SkipSimplifiedLayerNormalization", "Rope", "region.rmsnorm", "region.rope",
                                               "region.kv_write", "region.paged_attention"};
   std::vector<std::optional<Dims>> all;
   for (unsigned i = 0; i < op->getNumOperands(); ++i) all.push_back(dimsOf(i));
@@ -285,9 +286,11 @@ Result infer(Operation* op) {
     }
     return {out, elt0};
   }
-  if (name == "MatMul") {
+  if (name == "MatMul" || name == "com.microsoft.FusedMatMul") {
     auto a = dimsOf(0), c = dimsOf(1);
     if (!a || !c || a->size() < 2 || c->size() < 2) return {std::nullopt, elt0};
+    if (intAttr(op, "transA").value_or(0)) std::swap((*a)[a->size() - 1], (*a)[a->size() - 2]);
+    if (intAttr(op, "transB").value_or(0)) std::swap((*c)[c->size() - 1], (*c)[c->size() - 2]);
     auto batch = broadcast({Dims(a->begin(), a->end() - 2), Dims(c->begin(), c->end() - 2)});
     if (!batch) return {std::nullopt, elt0};
     batch->push_back((*a)[a->size() - 2]);
@@ -333,6 +336,15 @@ Result infer(Operation* op) {
     if (!q || !v || q->size() != 4 || v->size() != 4) return {std::nullopt, elt0};
     return {Dims{(*q)[0], (*q)[1], (*q)[2], (*v)[3]}, elt0};
   }
+  if (name == "onnx.Attention") {
+    auto q = dimsOf(0), v = dimsOf(2);
+    if (!q || !v || q->size() != v->size()) return {std::nullopt, elt0};
+    if (q->size() == 4) return {Dims{(*q)[0], (*q)[1], (*q)[2], (*v)[3]}, elt0};
+    auto hq = intAttr(op, "q_num_heads"), hk = intAttr(op, "kv_num_heads");
+    if (q->size() != 3 || !hq || !hk || !v->back().isStatic() || *hk <= 0) return {std::nullopt, elt0};
+    return {Dims{(*q)[0], (*q)[1], {*hq * (v->back().value / *hk), ""}}, elt0};
+  }
+  if (name == "com.microsoft.GroupQueryAttention") return {dimsOf(0), elt0};
   if (name == "Tile") {
     auto d = dimsOf(0);
     auto reps = constantInts(op->getOperand(1));
@@ -344,6 +356,36 @@ Result infer(Operation* op) {
     return {out, elt0};
   }
   return {std::nullopt, elt0};
+}
+
+// Results after the first, for the ops that have more: present K/V of
+// Attention-23 ([B, Hkv, ?, D]; K itself without past) and of
+// GroupQueryAttention, SkipSimplifiedLayerNormalization's sum (#3).
+SmallVector<std::pair<unsigned, Result>> inferMore(Operation* op) {
+  StringRef name = op->getName().stripDialect();
+  auto dimsOf = [&](unsigned i) {
+    return i < op->getNumOperands() ? getDims(op->getOperand(i).getType()) : std::optional<Dims>();
+  };
+  auto given = [&](unsigned i) { return i < op->getNumOperands() && !isa<NoneType>(op->getOperand(i).getType()); };
+  SmallVector<std::pair<unsigned, Result>> r;
+  if (name == "onnx.Attention") {
+    for (unsigned kv : {1u, 2u}) {
+      auto d = dimsOf(kv);
+      if (kv >= op->getNumResults() || !d || d->size() != 4) continue;
+      if (given(kv + 3)) (*d)[2] = Dim{-1, ""};
+      r.push_back({kv, {d, eltOf(op->getOperand(kv))}});
+    }
+  } else if (name == "com.microsoft.GroupQueryAttention") {
+    auto q = dimsOf(0);
+    auto hq = intAttr(op, "num_heads"), hk = intAttr(op, "kv_num_heads");
+    if (q && q->size() == 3 && q->back().isStatic() && hq && hk && *hq > 0)
+      for (unsigned kv : {1u, 2u})
+        if (kv < op->getNumResults())
+          r.push_back({kv, {Dims{(*q)[0], {*hk, ""}, {-1, ""}, {q->back().value / *hq, ""}}, eltOf(op->getOperand(0))}});
+  } else if (name == "com.microsoft.SkipSimplifiedLayerNormalization" && op->getNumResults() > 3) {
+    r.push_back({3, {broadcast({dimsOf(0), dimsOf(1)}), eltOf(op->getOperand(0))}});
+  }
+  return r;
 }
 
 struct GraphInferShapes : impl::GraphInferShapesBase<GraphInferShapes> {
@@ -360,6 +402,8 @@ struct GraphInferShapes : impl::GraphInferShapesBase<GraphInferShapes> {
       }
       // No rule (region.gemm, whose builder sets its result types): keep
       // what is known rather than forget it.
+      for (auto& [i, more] : inferMore(&op))
+        if (more.dims) op.getResult(i).setType(makeTensorType(ctx, *more.dims, more.elt));
       if (!r.dims && isa<RankedTensorType>(op.getResult(0).getType())) continue;
       op.getResult(0).setType(t);
     }

@@ -131,6 +131,25 @@ def Graph_ReduceMinOp : Graph_NodeOp<"ReduceMin", 1, 2, 1, "min over axes">;
 def Graph_SimplifiedLayerNormalizationOp : Graph_NodeOp<"SimplifiedLayerNormalization", 2, 2, 1,
     "RMS normalization over the axes from `axis` on, times scale">;
 
+// ONNX opset 23's LLM ops (semantics in ops/reference.h; raised to strata's
+// ops by graph-raise-llm-ops). "onnx.Attention" is ONNX's Attention, named
+// apart from strata's own.
+def Graph_RMSNormalizationOp : Graph_NodeOp<"RMSNormalization", 2, 2, 1,
+    "RMS normalization over the axes from `axis` on, times scale (opset 23)">;
+def Graph_RotaryEmbeddingOp : Graph_NodeOp<"RotaryEmbedding", 3, 4, 1,
+    "rotary embedding of x from cos/sin tables, optionally indexed by position ids (opset 23)">;
+def Graph_OnnxAttentionOp : Graph_NodeOp<"onnx.Attention", 3, 6, -1,
+    "ONNX Attention (opset 23): Y, present_key, present_value from Q, K, V, mask, past K/V">;
+
+// onnxruntime's contrib ops (domain com.microsoft, version 1) that ORT's
+// fusions leave in LLM graphs.
+def Graph_OrtGroupQueryAttentionOp : Graph_NodeOp<"com.microsoft.GroupQueryAttention", 7, 12, -1,
+    "causal GQA over token-major q/k/v with a KV cache and optional rotary (onnxruntime)">;
+def Graph_OrtSkipSimplifiedLayerNormalizationOp : Graph_NodeOp<"com.microsoft.SkipSimplifiedLayerNormalization", 3, 4, -1,
+    "RMS-normalized input + skip (+ bias); output #3 is the sum (onnxruntime)">;
+def Graph_OrtFusedMatMulOp : Graph_NodeOp<"com.microsoft.FusedMatMul", 2, 2, 1,
+    "alpha * op(A) @ op(B) with optional transposes of the last two dims (onnxruntime)">;
+
 // strata high-level ops (semantics in ops/reference.h).
 def Graph_RMSNormOp : Graph_NodeOp<"RMSNorm", 2, 2, 1, "x * rsqrt(mean(x^2) + eps) * weight">;
 def Graph_RopeOp : Graph_NodeOp<"Rope", 2, 2, 1, "rotate-half rotary embedding of x [B,H,S,D] at positions [B,S]">;

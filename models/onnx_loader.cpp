@@ -233,14 +233,31 @@ void addConstantNode(const onnx::NodeProto& n, Ctx& c) {
   fail("{}: Constant node '{}' has no value", c.path, n.name());
 }
 
-void addNode(const onnx::NodeProto& n, Ctx& c) {
-  std::string name = n.name().empty() ? n.op_type() + "_" + std::to_string(c.g.nodes.size()) : n.name();
-  if (!n.domain().empty() && n.domain() != "ai.onnx")
-    fail("{}: node '{}': op '{}' of domain '{}' is not supported", c.path, name, n.op_type(), n.domain());
-  if (n.op_type() == "Constant") return addConstantNode(n, c);
+// The op name a node gets in strata: the ONNX op type for the default domain,
+// "onnx.<type>" where strata has an op of the same name (Attention-23),
+// "com.microsoft.<type>" for onnxruntime's contrib ops strata reads.
+std::string strataOpName(const onnx::NodeProto& n, const std::string& name, const Ctx& c) {
+  const std::string& dom = n.domain();
+  if (dom == kOrtDomain) {
+    std::string op = std::string(kOrtDomain) + "." + n.op_type();
+    if (!ops::findKernel(op))
+      fail("{}: node '{}': op '{}' of domain '{}' is not supported (strata reads {} from it)", c.path, name, n.op_type(), dom,
+           "GroupQueryAttention, SkipSimplifiedLayerNormalization, FusedMatMul");
+    return op;
+  }
+  if (!dom.empty() && dom != "ai.onnx")
+    fail("{}: node '{}': op '{}' of domain '{}' is not supported", c.path, name, n.op_type(), dom);
+  if (ops::findKernel("onnx." + n.op_type())) return "onnx." + n.op_type();
   if (!ops::findKernel(n.op_type()) || ops::isStrataOp(n.op_type()))
     fail("{}: node '{}': op '{}' is not supported", c.path, name, n.op_type());
-  ops::NodeDef d{n.op_type(), name, {n.input().begin(), n.input().end()}, {n.output().begin(), n.output().end()}, json::object()};
+  return n.op_type();
+}
+
+void addNode(const onnx::NodeProto& n, Ctx& c) {
+  std::string name = n.name().empty() ? n.op_type() + "_" + std::to_string(c.g.nodes.size()) : n.name();
+  if (n.op_type() == "Constant" && (n.domain().empty() || n.domain() == "ai.onnx")) return addConstantNode(n, c);
+  ops::NodeDef d{strataOpName(n, name, c), name, {n.input().begin(), n.input().end()}, {n.output().begin(), n.output().end()},
+                 json::object()};
   for (const auto& a : n.attribute()) {
     if (!a.ref_attr_name().empty()) fail("{}: node '{}': attribute references (functions) are not supported", c.path, name);
     d.attrs[a.name()] = attrValue(a, n, c);
@@ -252,6 +269,24 @@ void addNode(const onnx::NodeProto& n, Ctx& c) {
     d.attrs["to"] = ops::dtypeName(dtypeOf((int)d.attrs["to"].get<int64_t>(), "Cast node '" + name + "' target", c));
   }
   c.g.nodes.push_back(std::move(d));
+}
+
+// Outputs strata's kernels do not produce (training statistics, the raw QK
+// product) must not be read by anything.
+void checkUnreadOutputs(const Ctx& c) {
+  static const std::map<std::string, std::vector<size_t>> unproduced = {
+      {"com.microsoft.SkipSimplifiedLayerNormalization", {1, 2}}, {"onnx.Attention", {3}}};
+  std::set<std::string> read;
+  for (const auto& n : c.g.nodes) read.insert(n.inputs.begin(), n.inputs.end());
+  for (const auto& o : c.g.outputs) read.insert(o.name);
+  for (const auto& n : c.g.nodes) {
+    auto it = unproduced.find(n.op);
+    if (it == unproduced.end()) continue;
+    for (size_t i : it->second)
+      if (i < n.outputs.size() && !n.outputs[i].empty() && read.count(n.outputs[i]))
+        fail("{}: node '{}' ({}): output #{} ('{}') is read, and strata does not compute it", c.path, n.name, n.op, i,
+             n.outputs[i]);
+  }
 }
 
 }  // namespace
@@ -266,6 +301,9 @@ ops::GraphDef loadOnnxFromBytes(const uint8_t* data, size_t size, const std::str
   for (const auto& o : m.opset_import())
     if (o.domain().empty() || o.domain() == "ai.onnx") opset = o.version();
   if (opset < 0) fail("{}: the model imports no opset of the default ONNX domain", path);
+  for (const auto& o : m.opset_import())
+    if (o.domain() == kOrtDomain && o.version() != 1)
+      fail("{}: version {} of domain '{}' is not supported (strata reads version 1)", path, o.version(), kOrtDomain);
   if (opset < kMinOnnxOpset || opset > kMaxOnnxOpset)
     fail("{}: opset {} of the default ONNX domain is not supported (strata reads opsets {} to {})", path, opset,
          kMinOnnxOpset, kMaxOnnxOpset);
@@ -285,6 +323,7 @@ ops::GraphDef loadOnnxFromBytes(const uint8_t* data, size_t size, const std::str
     if (!inits.count(v.name())) c.g.inputs.push_back(valueInfo(v, c));
   for (const auto& v : graph.output()) c.g.outputs.push_back(valueInfo(v, c));
   for (const auto& n : graph.node()) addNode(n, c);
+  checkUnreadOutputs(c);
   return c.g;
 }
 

@@ -38,6 +38,13 @@ const Tensor& need(const std::vector<Tensor>& in, size_t i, const ops::NodeDef& 
 
 using V = std::vector<Tensor>;
 
+const Tensor* optional(const V& in, size_t i) { return in.size() > i && in[i].defined() ? &in[i] : nullptr; }
+
+// RMSNormalization-23 and onnxruntime's SimplifiedLayerNormalization.
+V rmsNormalizationK(const ops::NodeDef& n, const V& in) {
+  return V{ops::rmsNormAxes(need(in, 0, n), need(in, 1, n), attrInt(n, "axis", -1), attrFloat(n, "epsilon", 1e-5f))};
+}
+
 // region.gemm operands: x, w_0..w_{n-1}, [b_0..b_{n-1}], [residual], [rows];
 // attrs weights (n), bias, residual, rows (0/1), layout ("kn"|"nk"),
 // epilogue ("none"|"swiglu").
@@ -161,18 +168,36 @@ const std::map<std::string, KernelFn>& table() {
       {"Softmax", [](const ops::NodeDef& n, const V& in) { return V{ops::softmax(need(in, 0, n), attrInt(n, "axis", -1))}; }},
       {"ReduceMean", reduceK(ops::ReduceOp::Mean)}, {"ReduceSum", reduceK(ops::ReduceOp::Sum)},
       {"ReduceMax", reduceK(ops::ReduceOp::Max)}, {"ReduceMin", reduceK(ops::ReduceOp::Min)},
-      {"SimplifiedLayerNormalization", [](const ops::NodeDef& n, const V& in) {
-         // Normalizes over the axes from `axis` on: as RMSNorm over their
-         // product, with scale flattened to match.
-         const Tensor& x = need(in, 0, n);
-         int64_t axis = attrInt(n, "axis", -1), r = x.rank();
-         if (axis < -r || axis >= r) fail("{}: axis {} is out of range for rank {}", n.name, axis, r);
-         if (axis < 0) axis += r;
-         int64_t inner = 1;
-         for (int64_t i = axis; i < r; ++i) inner *= x.dim(i);
-         Tensor y = ops::rmsNorm(x.reshaped({x.numel() / std::max<int64_t>(inner, 1), inner}),
-                                 need(in, 1, n).reshaped({need(in, 1, n).numel()}), attrFloat(n, "epsilon", 1e-5f));
-         return V{y.reshaped(x.shape())}; }},
+      {"SimplifiedLayerNormalization", rmsNormalizationK},
+      {"RMSNormalization", rmsNormalizationK},
+      {"RotaryEmbedding", [](const ops::NodeDef& n, const V& in) {
+         return V{ops::rotaryEmbedding(need(in, 0, n), need(in, 1, n), need(in, 2, n), optional(in, 3),
+                                       attrInt(n, "interleaved", 0) != 0, attrInt(n, "rotary_embedding_dim", 0),
+                                       attrInt(n, "num_heads", 0))}; }},
+      {"onnx.Attention", [](const ops::NodeDef& n, const V& in) {
+         ops::OnnxAttentionSpec s{attrFloat(n, "scale", 0.f), attrFloat(n, "softcap", 0.f), attrInt(n, "is_causal", 0) != 0,
+                                  attrInt(n, "q_num_heads", 0), attrInt(n, "kv_num_heads", 0)};
+         return ops::onnxAttention(need(in, 0, n), need(in, 1, n), need(in, 2, n), optional(in, 3), optional(in, 4),
+                                   optional(in, 5), s); }},
+      {"com.microsoft.GroupQueryAttention", [](const ops::NodeDef& n, const V& in) {
+         for (size_t i = 9; i < in.size(); ++i)
+           if (in[i].defined()) fail("GroupQueryAttention: input #{} (position_ids / attention_bias / head_sink) is not supported", i);
+         ops::GqaSpec s{attrInt(n, "num_heads", 0), attrInt(n, "kv_num_heads", 0), attrFloat(n, "scale", 0.f),
+                        attrFloat(n, "softcap", 0.f), attrInt(n, "do_rotary", 0) != 0,
+                        attrInt(n, "rotary_interleaved", 0) != 0, attrInt(n, "local_window_size", -1)};
+         return ops::groupQueryAttention(need(in, 0, n), need(in, 1, n), need(in, 2, n), optional(in, 3), optional(in, 4),
+                                         need(in, 5, n), need(in, 6, n), optional(in, 7), optional(in, 8), s); }},
+      {"com.microsoft.SkipSimplifiedLayerNormalization", [](const ops::NodeDef& n, const V& in) {
+         // input + skip (+ bias), then RMS-normalized over the last axis. The
+         // mean / inv_std_var outputs (training) are not produced; the loader
+         // refuses graphs that read them.
+         Tensor sum = ops::binary(ops::BinaryOp::Add, need(in, 0, n), need(in, 1, n));
+         if (const Tensor* b = optional(in, 3)) sum = ops::binary(ops::BinaryOp::Add, sum, *b);
+         return V{ops::rmsNormAxes(sum, need(in, 2, n), -1, attrFloat(n, "epsilon", 1e-5f)), Tensor(), Tensor(), sum}; }},
+      {"com.microsoft.FusedMatMul", [](const ops::NodeDef& n, const V& in) {
+         if (attrInt(n, "transBatchA", 0) || attrInt(n, "transBatchB", 0)) fail("FusedMatMul: transBatchA/B are not supported");
+         return V{ops::fusedMatMul(need(in, 0, n), need(in, 1, n), attrFloat(n, "alpha", 1.f), attrInt(n, "transA", 0) != 0,
+                                   attrInt(n, "transB", 0) != 0)}; }},
       {"RMSNorm", [](const ops::NodeDef& n, const V& in) {
          return V{ops::rmsNorm(need(in, 0, n), need(in, 1, n), n.attrs.at("eps").get<float>())}; }},
       {"Rope", [](const ops::NodeDef& n, const V& in) {

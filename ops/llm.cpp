@@ -46,46 +46,59 @@ Tensor rope(const Tensor& x, const Tensor& positions, float theta) {
   return y;
 }
 
-Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, float scale, bool causal, const Tensor* keyMask) {
+Tensor attendBiased(const Tensor& q, const Tensor& k, const Tensor& v, float scale, float softcap, const AttentionBias& bias) {
   if (q.rank() != 4 || k.rank() != 4 || v.rank() != 4) fail("attention: q/k/v must be rank 4");
   int64_t B = q.dim(0), Hq = q.dim(1), S = q.dim(2), D = q.dim(3), Hk = k.dim(1), T = k.dim(2);
   if (k.dim(0) != B || v.dim(0) != B || k.dim(3) != D || v.dim(1) != Hk || v.dim(2) != T || Hk == 0 || Hq % Hk)
     fail("attention: shapes q {} k {} v {} do not agree", shapeStr(q.shape()), shapeStr(k.shape()), shapeStr(v.shape()));
-  if (causal && T < S) fail("attention: causal with fewer keys ({}) than queries ({})", T, S);
+  Tensor qf = q.toF32(), kf = k.toF32(), vf = v.toF32();
   int64_t Dv = v.dim(3), group = Hq / Hk;
-  std::vector<int64_t> keep;
-  if (keyMask) {
-    keep = keyMask->toI64Vector();
-    if ((int64_t)keep.size() != B * T) fail("attention: key mask {} is not [B={}, T={}]", shapeStr(keyMask->shape()), B, T);
-  }
-  auto visibleKey = [&](int64_t b, int64_t j) { return keep.empty() || keep[b * T + j] != 0; };
+  const float kMasked = -std::numeric_limits<float>::infinity();
   Tensor o(DType::F32, {B, Hq, S, Dv});
   std::vector<float> sc(T);
   for (int64_t b = 0; b < B; ++b)
     for (int64_t h = 0; h < Hq; ++h) {
       int64_t kh = h / group;
-      const float* K = k.data<float>() + (b * Hk + kh) * T * D;
-      const float* V = v.data<float>() + (b * Hk + kh) * T * Dv;
+      const float* K = kf.data<float>() + (b * Hk + kh) * T * D;
+      const float* V = vf.data<float>() + (b * Hk + kh) * T * Dv;
       for (int64_t i = 0; i < S; ++i) {
-        const float* Q = q.data<float>() + ((b * Hq + h) * S + i) * D;
-        int64_t visible = causal ? T - S + i + 1 : T;
-        float m = -std::numeric_limits<float>::infinity(), sum = 0;
-        for (int64_t j = 0; j < visible; ++j) {
-          if (!visibleKey(b, j)) continue;
+        const float* Q = qf.data<float>() + ((b * Hq + h) * S + i) * D;
+        float m = kMasked, sum = 0;
+        for (int64_t j = 0; j < T; ++j) {
+          float add = bias(b, h, i, j);
+          if (add == kMasked) { sc[j] = kMasked; continue; }
           float acc = 0;
           for (int64_t d = 0; d < D; ++d) acc += Q[d] * K[j * D + d];
-          sc[j] = acc * scale;
+          acc *= scale;
+          if (softcap > 0) acc = softcap * std::tanh(acc / softcap);
+          sc[j] = acc + add;
           m = std::max(m, sc[j]);
         }
-        for (int64_t j = 0; j < visible; ++j)
-          if (visibleKey(b, j)) sum += (sc[j] = std::exp(sc[j] - m));
         float* O = o.mut<float>() + ((b * Hq + h) * S + i) * Dv;
-        for (int64_t j = 0; j < visible; ++j)
-          if (visibleKey(b, j))
+        if (m == kMasked) continue;  // no visible key: zeros
+        for (int64_t j = 0; j < T; ++j) sum += (sc[j] = sc[j] == kMasked ? 0.f : std::exp(sc[j] - m));
+        for (int64_t j = 0; j < T; ++j)
+          if (sc[j] != 0.f)
             for (int64_t d = 0; d < Dv; ++d) O[d] += sc[j] / sum * V[j * Dv + d];
       }
     }
   return o;
+}
+
+Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, float scale, bool causal, const Tensor* keyMask) {
+  if (q.rank() != 4 || k.rank() != 4) fail("attention: q/k/v must be rank 4");
+  int64_t B = q.dim(0), S = q.dim(2), T = k.dim(2);
+  if (causal && T < S) fail("attention: causal with fewer keys ({}) than queries ({})", T, S);
+  std::vector<int64_t> keep;
+  if (keyMask) {
+    keep = keyMask->toI64Vector();
+    if ((int64_t)keep.size() != B * T) fail("attention: key mask {} is not [B={}, T={}]", shapeStr(keyMask->shape()), B, T);
+  }
+  const float kMasked = -std::numeric_limits<float>::infinity();
+  return attendBiased(q, k, v, scale, 0.f, [&](int64_t b, int64_t, int64_t i, int64_t j) {
+    bool visible = (!causal || j <= T - S + i) && (keep.empty() || keep[b * T + j] != 0);
+    return visible ? 0.f : kMasked;
+  });
 }
 
 }  // namespace strata::ops

@@ -4,6 +4,7 @@
 // broadcasting, negative axes counted from the back); the strata high-level
 // ops (rms_norm, rope, attention, linear, silu) are documented below.
 #pragma once
+#include <functional>
 #include <optional>
 #include <vector>
 
@@ -61,6 +62,59 @@ Tensor rope(const Tensor& x, const Tensor& positions, float theta);
 // key yields zeros. Returns [B, Hq, S, D].
 Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, float scale, bool causal,
                  const Tensor* keyMask = nullptr);
+
+// The attention every form above reduces to: q [B, Hq, S, D], k/v [B, Hkv, T,
+// D / Dv]; query head h reads KV head h / (Hq / Hkv) (GQA grouping, as torch's
+// enable_gqa and onnxruntime compute it). bias(b, h, i, j) is added to the
+// scaled (and, with softcap > 0, capped) score; -inf masks the key. A row with
+// no visible key yields zeros. Returns [B, Hq, S, Dv].
+using AttentionBias = std::function<float(int64_t b, int64_t h, int64_t i, int64_t j)>;
+Tensor attendBiased(const Tensor& q, const Tensor& k, const Tensor& v, float scale, float softcap, const AttentionBias& bias);
+
+// ---- LLM ops of ONNX opset 23 and onnxruntime's com.microsoft domain ------
+// (ops/llm_onnx.cpp; region formation raises them to the ops above.)
+
+// RMSNormalization-23 / SimplifiedLayerNormalization: normalizes over the axes
+// from `axis` on (their product), scale broadcast over them.
+Tensor rmsNormAxes(const Tensor& x, const Tensor& scale, int64_t axis, float eps);
+// RotaryEmbedding-23: x [B, H, S, D] or [B, S, H * D] (numHeads given);
+// cos/sin [B, S, R/2], or [maxPos, R/2] indexed by positions [B, S]; R =
+// rotaryDim (0: all of D); pairs are (i, i + R/2), or (2i, 2i + 1) when
+// interleaved; dims from R on pass through.
+Tensor rotaryEmbedding(const Tensor& x, const Tensor& cos, const Tensor& sin, const Tensor* positions, bool interleaved,
+                       int64_t rotaryDim, int64_t numHeads);
+// Attention-23: q/k/v 4-D [B, H, S, D] or 3-D [B, S, H * D] (qHeads/kvHeads
+// given); past K/V [B, Hkv, P, D] are put before the new ones; mask bool
+// (true = attend) or additive, broadcast to [B, Hq, S, T], padded with
+// "masked" up to T keys; causal: query i sees keys j <= i (the spec's
+// upper-left alignment); scale 0 = 1/sqrt(D). Returns {Y, present_key,
+// present_value}; Y has q's rank.
+struct OnnxAttentionSpec {
+  float scale = 0, softcap = 0;
+  bool causal = false;
+  int64_t qHeads = 0, kvHeads = 0;
+};
+std::vector<Tensor> onnxAttention(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor* mask, const Tensor* pastK,
+                                  const Tensor* pastV, const OnnxAttentionSpec& s);
+// com.microsoft GroupQueryAttention: q [B, S, Hq * D], k/v [B, S, Hkv * D],
+// past K/V [B, Hkv, P, D] (optional), seqlens_k [B] (total length - 1 per
+// sequence), total_sequence_length (scalar). Sequence b holds L_b = seqlens_k[b]
+// + 1 tokens after this step, the new ones at L_b - S + i. Causal; with
+// doRotary, q and k are rotated at those positions from cos/sin caches
+// [maxPos, D/2]. Returns {output [B, S, Hq * D], present_key, present_value
+// [B, Hkv, max(P, total), D]}.
+struct GqaSpec {
+  int64_t heads = 0, kvHeads = 0;
+  float scale = 0, softcap = 0;
+  bool doRotary = false, rotaryInterleaved = false;
+  int64_t localWindow = -1;
+};
+std::vector<Tensor> groupQueryAttention(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor* pastK,
+                                        const Tensor* pastV, const Tensor& seqlensK, const Tensor& totalSeqLen,
+                                        const Tensor* cos, const Tensor* sin, const GqaSpec& s);
+// com.microsoft FusedMatMul: alpha * op(A) @ op(B), op = swap of the last two
+// dims when trans is set.
+Tensor fusedMatMul(const Tensor& a, const Tensor& b, float alpha, bool transA, bool transB);
 
 // Normalizes a possibly negative axis against `rank`; throws when out of range.
 int64_t normAxis(int64_t axis, int64_t rank);

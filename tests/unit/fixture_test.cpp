@@ -67,7 +67,14 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{"decoder_with_past_dynamo.onnx", false}, Case{"external/decoder_with_past.onnx", false},
                       Case{".", false}, Case{"model_dynamo.onnx", true}, Case{"decoder_with_past.onnx", true},
                       Case{"decoder_with_past_dynamo.onnx", true}, Case{"external/decoder_with_past.onnx", true},
-                      Case{".", true}),
+                      Case{".", true},
+                      // Opset 23 (Attention, RMSNormalization, RotaryEmbedding) and onnxruntime's
+                      // contrib ops (GroupQueryAttention, SkipSimplifiedLayerNormalization,
+                      // FusedMatMul): tools/gpu/export_more_onnx.py made them from this model.
+                      Case{"model_opset23.onnx", false}, Case{"decoder_with_past_opset23.onnx", false},
+                      Case{"model_ort_fused.onnx", false}, Case{"decoder_with_past_ort_fused.onnx", false},
+                      Case{"model_opset23.onnx", true}, Case{"decoder_with_past_opset23.onnx", true},
+                      Case{"model_ort_fused.onnx", true}, Case{"decoder_with_past_ort_fused.onnx", true}),
     [](const auto& info) {
       std::string s = info.param.source == "." ? "hf" : info.param.source;
       for (char& c : s)
