@@ -1,17 +1,32 @@
 // Epilogues and prologues folded into a single-result region.gemm:
 //  - bias: Add(gemm, b) with b a 1-D weight of N elements (no bias yet);
-//  - residual: Add(r, gemm) with r of the result's type (no residual yet);
+//  - residual: Add(r, gemm) with r of the result's type (no residual yet; a
+//    leading batch dim of 1 against a dynamic one counts as equal: by the
+//    paged contract every step is one [1, T] batch, and exports that bake the
+//    example's batch of 1 into a Reshape produce exactly that mix);
 //  - row gather: x = Gather(h, rows, axis 1) with h [1, T, K] -> compute
 //    only those rows (lm_head at the last token of each sequence).
 #include "graph/GemmParts.h"
 #include "graph/Match.h"
 #include "graph/Patterns.h"
+#include "graph/SymbolicDims.h"
 
 namespace strata::graph {
 
 using namespace mlir;
 
 namespace {
+
+bool sameUpToPagedBatch(Value a, Value b) {
+  if (sameShape(a, b)) return true;
+  auto da = getDims(a.getType()), db = getDims(b.getType());
+  if (!da || !db || da->size() != db->size() || da->empty()) return false;
+  auto one = [](const ops::Dim& d) { return d.isStatic() && d.value == 1; };
+  if (!((one((*da)[0]) && !(*db)[0].isStatic()) || (one((*db)[0]) && !(*da)[0].isStatic()))) return false;
+  for (size_t i = 1; i < da->size(); ++i)
+    if ((*da)[i].isStatic() != (*db)[i].isStatic() || ((*da)[i].isStatic() && (*da)[i].value != (*db)[i].value)) return false;
+  return cast<ShapedType>(a.getType()).getElementType() == cast<ShapedType>(b.getType()).getElementType();
+}
 
 struct FuseGemmAdd : RewritePattern {
   explicit FuseGemmAdd(MLIRContext* ctx) : RewritePattern("graph.Add", 1, ctx) {}
@@ -25,7 +40,7 @@ struct FuseGemmAdd : RewritePattern {
       if (g->biases.empty() && g->epilogue == "none" && g->weights.size() == 1 && isWeight(other, 1) && n &&
           staticDim(other, 0) == n) {
         g->biases = {other};
-      } else if (sameShape(other, op->getResult(0)) && sameShape(gemmOp->getResult(0), other)) {
+      } else if (sameShape(other, op->getResult(0)) && sameUpToPagedBatch(gemmOp->getResult(0), other)) {
         g->residual = other;
       } else {
         continue;

@@ -110,7 +110,11 @@ struct GraphFormPagedAttention : impl::GraphFormPagedAttentionBase<GraphFormPage
       if (!p.out) return bad("its output is not merged back to [B, S, H * D] (Transpose + Reshape)");
       if (q->positions) {
         if (!positions) positions = q->positions;
-        if (positions != q->positions) return bad("layers use different positions");
+        // Patterns that derive positions per layer (GroupQueryAttention's
+        // rotary) give equal values, not one value: both must be 0..S-1.
+        if (positions != q->positions &&
+            (inputName(positions) == "position_ids" || !isArangeOfSequence(g, q->positions)))
+          return bad("layers use different positions");
       }
       plans.push_back(p);
     }

@@ -1,5 +1,6 @@
-// graph-raise-llm-ops: exporter subgraphs -> RMSNorm/Rope/Attention/Silu
-// (patterns in Raise*.cpp), then dead-node removal.
+// graph-raise-llm-ops: exporter subgraphs, ONNX opset-23 LLM ops and
+// onnxruntime's contrib ops -> RMSNorm/Rope/Attention/Silu (patterns in
+// Raise*.cpp), then dead-node removal.
 #include "graph/Passes.h"
 #include "graph/Patterns.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
@@ -18,6 +19,10 @@ struct GraphRaiseLlmOps : impl::GraphRaiseLlmOpsBase<GraphRaiseLlmOps> {
     populateRaiseRopePatterns(patterns);
     populateRaiseAttentionPatterns(patterns);
     populateRaiseSiluPatterns(patterns);
+    populateRaiseRotaryEmbeddingPatterns(patterns);
+    populateRaiseOnnxAttentionPatterns(patterns);
+    populateRaiseOrtContribPatterns(patterns);
+    populateRaiseGroupQueryAttentionPatterns(patterns);
     // Top-down in graph order: masks and angle tables are evaluated before
     // anything inside them could be rewritten.
     mlir::GreedyRewriteConfig config;

@@ -88,4 +88,11 @@ Operation* createNode(OpBuilder& b, Location loc, StringRef opType, TypeRange re
   return b.create(st);
 }
 
+Value createI64Constant(OpBuilder& b, Location loc, ArrayRef<int64_t> values, bool scalar) {
+  SmallVector<int64_t> shape;
+  if (!scalar) shape.push_back((int64_t)values.size());
+  auto type = RankedTensorType::get(shape, b.getI64Type());
+  return b.create<ConstantOp>(loc, type, "raised_const", DenseElementsAttr::get(type, values)).getResult();
+}
+
 }  // namespace strata::graph

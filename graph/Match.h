@@ -40,4 +40,7 @@ mlir::Value otherOperand(mlir::Operation* op, mlir::Value x);
 mlir::Operation* createNode(mlir::OpBuilder& b, mlir::Location loc, llvm::StringRef opType, mlir::TypeRange results,
                             mlir::ValueRange operands, llvm::ArrayRef<mlir::NamedAttribute> attrs = {});
 
+// A graph.constant of i64 values ([n], or a 0-d tensor when `scalar`).
+mlir::Value createI64Constant(mlir::OpBuilder& b, mlir::Location loc, llvm::ArrayRef<int64_t> values, bool scalar = false);
+
 }  // namespace strata::graph

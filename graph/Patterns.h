@@ -16,6 +16,15 @@ void populateRaiseRopePatterns(mlir::RewritePatternSet& patterns);
 void populateRaiseAttentionPatterns(mlir::RewritePatternSet& patterns);
 // x * Sigmoid(x) -> Silu.
 void populateRaiseSiluPatterns(mlir::RewritePatternSet& patterns);
+// ONNX opset 23: RotaryEmbedding -> Rope, Attention -> Attention
+// (RMSNormalization is in the RMSNorm family).
+void populateRaiseRotaryEmbeddingPatterns(mlir::RewritePatternSet& patterns);
+void populateRaiseOnnxAttentionPatterns(mlir::RewritePatternSet& patterns);
+// onnxruntime's contrib ops: SkipSimplifiedLayerNormalization -> Add + RMSNorm,
+// FusedMatMul -> Transpose/MatMul/Mul; GroupQueryAttention -> head splits,
+// Rope, Attention, head merge.
+void populateRaiseOrtContribPatterns(mlir::RewritePatternSet& patterns);
+void populateRaiseGroupQueryAttentionPatterns(mlir::RewritePatternSet& patterns);
 
 // Gather(table, ids) -> region.embedding; RMSNorm -> region.rmsnorm.
 void populateFormEmbeddingPatterns(mlir::RewritePatternSet& patterns);

@@ -11,7 +11,7 @@
 // none; a mask that is none of these is left alone (and reported as fallback).
 #include <cmath>
 
-#include "graph/Evaluate.h"
+#include "graph/AttentionParts.h"
 #include "graph/Match.h"
 #include "graph/Patterns.h"
 
@@ -20,30 +20,6 @@ namespace strata::graph {
 using namespace mlir;
 
 namespace {
-
-constexpr double kMaskedBelow = -1e30;
-
-// Reshape(Expand(Unsqueeze(k, 2), [B, Hkv, n, T, D]), [B, Hkv * n, T, D]) -> k,
-// or the same with Tile(Unsqueeze(k, 2), [1, 1, n, 1, 1]) for the Expand:
-// both repeat each KV head n times in a row (GQA grouping, torch's
-// repeat_interleave on the head axis).
-Value peelRepeatKv(Value v) {
-  Operation* rs = defOf(v, "Reshape");
-  if (!rs) return v;
-  Operation* ex = defOf(rs->getOperand(0), "Expand");
-  if (Operation* tile = defOf(rs->getOperand(0), "Tile")) {
-    auto reps = intsAttrOrOperand(tile, "", 1);
-    if (reps && reps->size() == 5 && (*reps)[0] == 1 && (*reps)[1] == 1 && (*reps)[3] == 1 && (*reps)[4] == 1) ex = tile;
-  }
-  Operation* un = ex ? defOf(ex->getOperand(0), "Unsqueeze") : nullptr;
-  if (!un) return v;
-  auto axes = intsAttrOrOperand(un, "axes", 1);
-  Value k = un->getOperand(0);
-  if (!axes || axes->size() != 1 || (*axes)[0] != 2 || rankOf(k) != 4 || rankOf(rs->getResult(0)) != 4) return v;
-  auto hk = staticDim(k, 1), hq = staticDim(rs->getResult(0), 1);
-  if (!hk || !hq || *hq % *hk) return v;
-  return k;
-}
 
 struct Scores {
   Value q, kt;
@@ -78,82 +54,6 @@ std::optional<Scores> matchScores(Value v) {
   s.q = unscale(mm->getOperand(0));
   s.kt = unscale(mm->getOperand(1));
   return s;
-}
-
-// The closed forms a mask is compared with: allowed[b, i, j] for query i
-// (position past + i) and key j.
-enum class MaskKind { CausalPadding, Causal, Padding, None };
-const char* maskName(MaskKind k) {
-  switch (k) {
-    case MaskKind::CausalPadding: return "causal+padding";
-    case MaskKind::Causal: return "causal";
-    case MaskKind::Padding: return "padding";
-    case MaskKind::None: return "none";
-  }
-  return "?";
-}
-
-// How the evaluated mask tensor reads: bool "true = masked" (Where(c, -big, s)),
-// bool "true = allowed" (Where(c, s, -big)) or additive float.
-enum class MaskForm { MaskedIfTrue, AllowedIfTrue, Additive };
-
-// Which closed forms match the mask on one probe (bit per MaskKind).
-unsigned matchingKinds(const ops::Tensor& m, MaskForm form, int64_t B, int64_t S, int64_t P, const ops::Tensor& am) {
-  int64_t T = P + S;
-  ops::Shape s4 = m.shape();
-  if (s4.size() > 4) return 0;
-  while (s4.size() < 4) s4.insert(s4.begin(), 1);
-  if ((s4[0] != 1 && s4[0] != B) || (s4[2] != 1 && s4[2] != S) || s4[3] != T) return 0;
-  ops::Tensor mf = m.toF32();
-  const float* p = mf.data<float>();
-  auto keep = am.defined() ? am.toI64Vector() : std::vector<int64_t>();
-  unsigned ok = 0xF;
-  for (int64_t b = 0; b < B; ++b)
-    for (int64_t h = 0; h < s4[1]; ++h)
-      for (int64_t i = 0; i < S; ++i)
-        for (int64_t j = 0; j < T; ++j) {
-          float v = p[(((s4[0] == 1 ? 0 : b) * s4[1] + h) * s4[2] + (s4[2] == 1 ? 0 : i)) * T + j];
-          bool allowed;
-          if (form == MaskForm::Additive) {
-            if (v != 0.f && !(v <= kMaskedBelow)) return 0;  // a bias, not a mask
-            allowed = v == 0.f;
-          } else {
-            allowed = (v != 0.f) == (form == MaskForm::AllowedIfTrue);
-          }
-          bool causal = j <= P + i, pad = keep.empty() || keep[b * T + j] != 0;
-          if (allowed != (causal && pad)) ok &= ~(1u << (unsigned)MaskKind::CausalPadding);
-          if (allowed != causal) ok &= ~(1u << (unsigned)MaskKind::Causal);
-          if (allowed != pad) ok &= ~(1u << (unsigned)MaskKind::Padding);
-          if (!allowed) ok &= ~(1u << (unsigned)MaskKind::None);
-        }
-  return ok;
-}
-
-std::optional<MaskKind> classifyMask(GraphOp g, Value mask, MaskForm form) {
-  bool hasPast = false, hasMask = false;
-  for (BlockArgument a : g.getBody().front().getArguments()) {
-    std::string n = inputName(a);
-    hasPast |= n.rfind("past_key_values.", 0) == 0;
-    hasMask |= n == "attention_mask";
-  }
-  struct Probe { ProbeDims d; int64_t padRow; };
-  std::vector<Probe> probes = hasPast ? std::vector<Probe>{{{2, 3, 2}, 1}, {{2, 1, 4}, 0}, {{1, 4, 0}, -1}}
-                                      : std::vector<Probe>{{{2, 4, 0}, 1}, {{1, 5, 0}, -1}, {{2, 2, 0}, 0}};
-  unsigned ok = 0xF;
-  for (const Probe& pr : probes) {
-    Evaluator ev;
-    ops::Tensor am;
-    int64_t B = setProbeInputs(ev, g, pr.d, pr.padRow, &am);
-    auto m = ev.eval(mask);
-    if (!m) return std::nullopt;
-    ok &= matchingKinds(*m, form, B, pr.d.seq, pr.d.past, am);
-  }
-  for (MaskKind k : {MaskKind::CausalPadding, MaskKind::Causal, MaskKind::Padding, MaskKind::None})
-    if (ok & (1u << (unsigned)k)) {
-      if ((k == MaskKind::CausalPadding || k == MaskKind::Padding) && !hasMask) continue;
-      return k;
-    }
-  return std::nullopt;
 }
 
 // k^T written as Transpose(k, [0, 1, 3, 2]), or (dynamo's SDPA decomposition)
@@ -217,18 +117,7 @@ struct RaiseAttention : RewritePattern {
       if (!k2) return rw.notifyMatchFailure(op, "mask is not causal / padding");
       kind = *k2;
     }
-    SmallVector<Value> operands{q, k, v};
-    if (kind == MaskKind::CausalPadding || kind == MaskKind::Padding)
-      for (BlockArgument a : g.getBody().front().getArguments())
-        if (inputName(a) == "attention_mask") operands.push_back(a);
-    SmallVector<NamedAttribute> attrs{
-        {rw.getStringAttr("scale"), rw.getF64FloatAttr(sc->scale)},
-        {rw.getStringAttr("causal"), rw.getI64IntegerAttr(kind == MaskKind::Causal || kind == MaskKind::CausalPadding)},
-        {rw.getStringAttr("mask"), rw.getStringAttr(maskName(kind))},
-        {rw.getStringAttr("heads"), rw.getI64IntegerAttr(*hq)},
-        {rw.getStringAttr("kv_heads"), rw.getI64IntegerAttr(*hk)},
-        {rw.getStringAttr("head_dim"), rw.getI64IntegerAttr(*d)}};
-    Operation* n = createNode(rw, op->getLoc(), "Attention", op->getResultTypes(), operands, attrs);
+    Operation* n = createAttention(rw, op->getLoc(), op->getResult(0).getType(), q, k, v, kind, sc->scale);
     rw.replaceOp(op, n->getResults());
     return success();
   }

@@ -88,8 +88,10 @@ struct RaiseRMSNorm : RewritePattern {
   }
 };
 
-struct RaiseSimplifiedLayerNorm : RewritePattern {
-  explicit RaiseSimplifiedLayerNorm(MLIRContext* ctx) : RewritePattern("graph.SimplifiedLayerNormalization", 1, ctx) {}
+// onnxruntime's SimplifiedLayerNormalization and ONNX's RMSNormalization-23
+// (same semantics) over the last axis with a 1-D scale.
+struct RaiseNormalizationOp : RewritePattern {
+  RaiseNormalizationOp(MLIRContext* ctx, StringRef root) : RewritePattern(root, 1, ctx) {}
   LogicalResult matchAndRewrite(Operation* op, PatternRewriter& rw) const override {
     auto r = rankOf(op->getOperand(0));
     auto wRank = rankOf(op->getOperand(1));
@@ -106,7 +108,9 @@ struct RaiseSimplifiedLayerNorm : RewritePattern {
 }  // namespace
 
 void populateRaiseRMSNormPatterns(RewritePatternSet& patterns) {
-  patterns.add<RaiseRMSNorm, RaiseSimplifiedLayerNorm>(patterns.getContext());
+  patterns.add<RaiseRMSNorm>(patterns.getContext());
+  for (StringRef root : {"graph.SimplifiedLayerNormalization", "graph.RMSNormalization"})
+    patterns.add<RaiseNormalizationOp>(patterns.getContext(), root);
 }
 
 }  // namespace strata::graph

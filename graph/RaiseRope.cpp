@@ -5,12 +5,9 @@
 // per exporter (Mul by inv_freq, or MatMul with it, then Transpose/Concat), so
 // it is checked by evaluation: with P set to probe positions, E must equal
 // P * theta^(-2i/D) (i mod D/2) for one theta, which becomes the attribute.
-#include <cmath>
-
-#include "graph/Evaluate.h"
 #include "graph/Match.h"
 #include "graph/Patterns.h"
-#include "graph/SymbolicDims.h"
+#include "graph/RopeAngles.h"
 
 namespace strata::graph {
 
@@ -47,61 +44,6 @@ Value angleTable(Value c, StringRef fn) {
   }
   Operation* f = defOf(v, fn);
   return f ? f->getOperand(0) : nullptr;
-}
-
-// Walks E back to the integer positions it is computed from.
-Value positionsOf(Value e) {
-  Value v = e;
-  for (int steps = 0; steps < 16 && v; ++steps) {
-    auto t = dyn_cast<RankedTensorType>(v.getType());
-    if (t && isa<IntegerType>(t.getElementType()) && t.getRank() <= 2) return v;
-    Operation* op = v.getDefiningOp();
-    if (!op) return nullptr;
-    if (isOp(op, "Concat") && op->getNumOperands() == 2 && op->getOperand(0) == op->getOperand(1)) v = op->getOperand(0);
-    else if (isOp(op, "Cast") || isOp(op, "Transpose") || isOp(op, "Unsqueeze") || isOp(op, "Reshape") || isOp(op, "Expand"))
-      v = op->getOperand(0);
-    else if (isOp(op, "Mul") || isOp(op, "MatMul")) {
-      bool c0 = isa_and_nonnull<ConstantOp>(op->getOperand(0).getDefiningOp());
-      bool c1 = isa_and_nonnull<ConstantOp>(op->getOperand(1).getDefiningOp());
-      if (c0 == c1) return nullptr;
-      v = op->getOperand(c0 ? 1 : 0);
-    } else {
-      return nullptr;
-    }
-  }
-  return nullptr;
-}
-
-// theta such that E == P * theta^(-2i/D) on probe positions, or nullopt.
-std::optional<double> thetaOf(Value e, Value p, int64_t D) {
-  auto pt = dyn_cast<RankedTensorType>(p.getType());
-  if (!pt) return std::nullopt;
-  ops::Shape shape;
-  for (int64_t i = 0; i < pt.getRank(); ++i) shape.push_back(pt.isDynamicDim(i) ? (i == 0 && pt.getRank() == 2 ? 2 : 5) : pt.getDimSize(i));
-  ops::Tensor probe(dtypeFor(pt.getElementType()) == ops::DType::I32 ? ops::DType::I32 : ops::DType::I64, shape);
-  const int64_t values[] = {1, 0, 7, 300, 2, 41, 5, 123, 3, 64};
-  std::vector<int64_t> pos;
-  for (int64_t i = 0; i < probe.numel(); ++i) pos.push_back(values[i % 10]);
-  for (int64_t i = 0; i < probe.numel(); ++i) {
-    if (probe.dtype() == ops::DType::I32) probe.mut<int32_t>()[i] = (int32_t)pos[i];
-    else probe.mut<int64_t>()[i] = pos[i];
-  }
-  Evaluator ev;
-  ev.setValue(p, probe);
-  auto et = ev.eval(e);
-  if (!et || et->dtype() != ops::DType::F32 || et->numel() != probe.numel() * D || pos.empty()) return std::nullopt;
-  const float* a = et->data<float>();
-  int64_t half = D / 2;
-  double theta = std::pow((double)a[1], -(double)half);  // position 1 first: a[1] = theta^(-2/D)
-  if (!(theta > 1.0) || !std::isfinite(theta)) return std::nullopt;
-  // Exports store f32 inv_freq; bases are integers (1e4, 5e5, 1e6) in practice.
-  if (std::abs(theta - std::round(theta)) <= 1e-4 * theta) theta = std::round(theta);
-  for (size_t t = 0; t < pos.size(); ++t)
-    for (int64_t i = 0; i < D; ++i) {
-      double want = (double)pos[t] * std::pow(theta, -2.0 * (double)(i % half) / (double)D);
-      if (std::abs(a[t * D + i] - want) > 1e-5 * std::abs(want) + 1e-5) return std::nullopt;
-    }
-  return theta;
 }
 
 struct RaiseRope : RewritePattern {

@@ -139,7 +139,12 @@ TEST_P(RegionFixtureTest, PresentOutputsAndPastInputsAreGone) {
 
 INSTANTIATE_TEST_SUITE_P(Sources, RegionFixtureTest,
                          ::testing::Values("model_dynamo.onnx", "decoder_with_past.onnx", "decoder_with_past_dynamo.onnx",
-                                           "external/decoder_with_past.onnx", "."),
+                                           "external/decoder_with_past.onnx", ".",
+                                           // opset 23 (Attention, RMSNormalization, RotaryEmbedding)
+                                           "model_opset23.onnx", "decoder_with_past_opset23.onnx",
+                                           // onnxruntime fusions (GroupQueryAttention, SkipSimplifiedLayerNormalization,
+                                           // FusedMatMul)
+                                           "model_ort_fused.onnx", "decoder_with_past_ort_fused.onnx"),
                          [](const auto& info) {
                            std::string s = info.param == "." ? "hf" : info.param;
                            for (char& c : s)
