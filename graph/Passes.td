@@ -40,8 +40,11 @@ def GraphRaiseLlmOps : Pass<"graph-raise-llm-ops", "::strata::graph::GraphOp"> {
     with Slice/Neg/Concat, cos/sin from positions; theta recovered by
     evaluating the angle table), Attention (MatMul/scale/mask/Softmax/MatMul,
     GQA repeat-kv; the mask classified by evaluation on probe inputs as
-    causal, padding, both or none), Silu (x * Sigmoid(x)). Dead nodes are
-    removed afterwards.
+    causal, padding, both or none), Silu (x * Sigmoid(x)); also ONNX opset
+    23's RMSNormalization, RotaryEmbedding and Attention, and onnxruntime's
+    SkipSimplifiedLayerNormalization (Add + RMSNorm), FusedMatMul
+    (Transpose/MatMul/Mul) and GroupQueryAttention (head splits, Rope,
+    causal Attention, head merge). Dead nodes are removed afterwards.
   }];
 }
 

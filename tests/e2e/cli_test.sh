@@ -23,7 +23,8 @@ expect_error() {
 want=$(python3 -c "import json;r=json.load(open('$fx/reference.json'));print(json.dumps(r['greedy_prompt0_24']))")
 ids=$(python3 -c "import json;r=json.load(open('$fx/reference.json'));print(','.join(map(str,r['token_ids'][0])))")
 for backend in cpu reference; do
-  for m in "$fx" "$fx/model_dynamo.onnx" "$fx/decoder_with_past.onnx" "$fx/decoder_with_past_dynamo.onnx" "$fx/external/decoder_with_past.onnx"; do
+  for m in "$fx" "$fx/model_dynamo.onnx" "$fx/decoder_with_past.onnx" "$fx/decoder_with_past_dynamo.onnx" "$fx/external/decoder_with_past.onnx" \
+           "$fx/model_opset23.onnx" "$fx/decoder_with_past_opset23.onnx" "$fx/model_ort_fused.onnx" "$fx/decoder_with_past_ort_fused.onnx"; do
     out=$("$strata" run "$m" --backend $backend --prompt-ids "$ids" --max-new-tokens 24 --greedy --json) || { bad "run $m --backend $backend exited $?"; continue; }
     got=$(python3 -c "import json,sys;print(json.dumps(json.loads(sys.argv[1])['token_ids']))" "$out")
     [ "$got" = "$want" ] && ok || bad "run $m --backend $backend: token_ids $got != $want"
@@ -146,7 +147,7 @@ PY
 "$strata" --help | grep -q "run" && ok || bad "--help"
 
 # inspect --regions: one attention per layer, nothing in fallback.
-for m in "$fx" "$fx/model_dynamo.onnx" "$fx/decoder_with_past.onnx"; do
+for m in "$fx" "$fx/model_dynamo.onnx" "$fx/decoder_with_past.onnx" "$fx/model_opset23.onnx" "$fx/model_ort_fused.onnx"; do
   "$strata" inspect "$m" --regions --json > "$tmp/regions.json" && python3 - "$tmp/regions.json" <<'PY' && ok || bad "inspect --regions $m"
 import json, sys
 j = json.load(open(sys.argv[1]))

@@ -73,7 +73,9 @@ onnx::ModelProto tinyModel(const std::string& op, int64_t opset) {
 }  // namespace
 
 TEST(Onnx, LoadsAllFixtureExports) {
-  for (const char* f : {"model_dynamo.onnx", "decoder_with_past.onnx", "decoder_with_past_dynamo.onnx", "external/decoder_with_past.onnx"}) {
+  for (const char* f : {"model_dynamo.onnx", "decoder_with_past.onnx", "decoder_with_past_dynamo.onnx", "external/decoder_with_past.onnx",
+                        "model_opset23.onnx", "decoder_with_past_opset23.onnx", "model_ort_fused.onnx",
+                        "decoder_with_past_ort_fused.onnx"}) {
     ops::GraphDef g = models::loadOnnx(kFixture + "/" + f);
     EXPECT_FALSE(g.nodes.empty()) << f;
     EXPECT_FALSE(g.weights.empty()) << f;
@@ -120,13 +122,51 @@ TEST(Onnx, UnsupportedOpAndOpsetAreNamed) {
   std::string p = d.write("op.onnx", tinyModel("LSTM", 17).SerializeAsString());
   expectError([&] { models::loadOnnx(p); }, {"the_node", "LSTM", "not supported"});
   p = d.write("opset.onnx", tinyModel("Relu", 13).SerializeAsString());
-  expectError([&] { models::loadOnnx(p); }, {"opset 13", "17 to 21"});
+  expectError([&] { models::loadOnnx(p); }, {"opset 13", "17 to 23"});
+  p = d.write("opset24.onnx", tinyModel("Relu", 24).SerializeAsString());
+  expectError([&] { models::loadOnnx(p); }, {"opset 24", "17 to 23"});
   auto m = tinyModel("Relu", 17);
   m.mutable_graph()->mutable_node(0)->set_domain("com.microsoft");
   p = d.write("domain.onnx", m.SerializeAsString());
   expectError([&] { models::loadOnnx(p); }, {"the_node", "com.microsoft"});
-  p = d.write("ok.onnx", tinyModel("Relu", 21).SerializeAsString());
+  p = d.write("ok.onnx", tinyModel("Relu", 23).SerializeAsString());
   EXPECT_EQ(models::loadOnnx(p).nodes.size(), 1u);
+}
+
+// onnxruntime's contrib domain: the ops strata reads get a qualified name;
+// another version of the domain, and outputs strata does not compute that
+// something reads, are errors naming the node.
+TEST(Onnx, ContribOpsAndAttention23) {
+  TempDir d;
+  auto m = tinyModel("FusedMatMul", 20);
+  m.mutable_graph()->mutable_node(0)->set_domain("com.microsoft");
+  m.mutable_graph()->mutable_node(0)->add_input("x");
+  auto* ms = m.add_opset_import();
+  ms->set_domain("com.microsoft");
+  ms->set_version(1);
+  std::string p = d.write("fused.onnx", m.SerializeAsString());
+  EXPECT_EQ(models::loadOnnx(p).nodes.at(0).op, "com.microsoft.FusedMatMul");
+  ms->set_version(2);
+  p = d.write("v2.onnx", m.SerializeAsString());
+  expectError([&] { models::loadOnnx(p); }, {"version 2", "com.microsoft"});
+
+  auto sk = tinyModel("SkipSimplifiedLayerNormalization", 20);
+  auto* n = sk.mutable_graph()->mutable_node(0);
+  n->set_domain("com.microsoft");
+  n->add_input("x");
+  n->add_input("x");
+  n->add_output("mean");
+  n->add_output("inv_std");
+  sk.mutable_graph()->add_output()->set_name("inv_std");
+  sk.mutable_graph()->mutable_output(1)->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto_DataType_FLOAT);
+  p = d.write("skip.onnx", sk.SerializeAsString());
+  expectError([&] { models::loadOnnx(p); }, {"the_node", "output #2", "inv_std", "does not compute"});
+
+  auto at = tinyModel("Attention", 23);
+  at.mutable_graph()->mutable_node(0)->add_input("x");
+  at.mutable_graph()->mutable_node(0)->add_input("x");
+  p = d.write("attention.onnx", at.SerializeAsString());
+  EXPECT_EQ(models::loadOnnx(p).nodes.at(0).op, "onnx.Attention");
 }
 
 TEST(Safetensors, ParsesFixtureHeader) {

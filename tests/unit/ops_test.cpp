@@ -10,6 +10,19 @@ using namespace strata::ops;
 namespace {
 std::vector<float> f32(const Tensor& t) { return {t.data<float>(), t.data<float>() + t.numel()}; }
 std::vector<int64_t> i64(const Tensor& t) { return t.toI64Vector(); }
+Tensor randomF32(Shape s, uint32_t seed) {
+  Tensor t(DType::F32, s);
+  for (int64_t i = 0; i < t.numel(); ++i) t.mut<float>()[i] = (float)((seed = seed * 1664525u + 1013904223u) >> 8) / 16777216.f - 0.5f;
+  return t;
+}
+void expectNear(const Tensor& a, const Tensor& b, float tol) {
+  ASSERT_EQ(a.shape(), b.shape());
+  for (int64_t i = 0; i < a.numel(); ++i) ASSERT_NEAR(a.data<float>()[i], b.data<float>()[i], tol) << "at " << i;
+}
+// [B, S, H * D] -> [B, H, S, D]
+Tensor heads(const Tensor& x, int64_t H) {
+  return transpose(x.reshaped({x.dim(0), x.dim(1), H, x.dim(2) / H}), {0, 2, 1, 3});
+}
 }  // namespace
 
 TEST(Elementwise, BroadcastAdd) {
@@ -113,6 +126,58 @@ TEST(Llm, RmsNormRopeAttention) {
   Tensor q(DType::F32, {1, 2, 2, 1}), k = Tensor::fromF32({0, 0}, {1, 1, 2, 1}), v = Tensor::fromF32({1, 3}, {1, 1, 2, 1});
   auto o = f32(attention(q, k, v, 1.f, true));
   EXPECT_EQ(o, (std::vector<float>{1, 2, 1, 2}));
+}
+
+// The opset-23 / onnxruntime forms agree with strata's ops on the same inputs.
+TEST(LlmOnnx, RotaryEmbeddingIsRope) {
+  Tensor x = randomF32({2, 3, 5, 8}, 1);
+  Tensor pos = Tensor::fromI64({3, 4, 5, 6, 7, 0, 1, 2, 9, 11}, {2, 5});
+  Tensor cosT(DType::F32, {12, 4}), sinT(DType::F32, {12, 4});
+  for (int64_t p = 0; p < 12; ++p)
+    for (int64_t i = 0; i < 4; ++i) {
+      float a = (float)p * std::pow(10000.f, -(float)(2 * i) / 8.f);
+      cosT.mut<float>()[p * 4 + i] = std::cos(a);
+      sinT.mut<float>()[p * 4 + i] = std::sin(a);
+    }
+  expectNear(rotaryEmbedding(x, cosT, sinT, &pos, false, 0, 3), rope(x, pos, 10000.f), 1e-5f);
+  // 3-D input with num_heads gives the same numbers token-major.
+  Tensor x3 = transpose(x, {0, 2, 1, 3}).reshaped({2, 5, 24});
+  expectNear(heads(rotaryEmbedding(x3, cosT, sinT, &pos, false, 0, 3), 3), rope(x, pos, 10000.f), 1e-5f);
+}
+
+TEST(LlmOnnx, Attention23AndGroupQueryAttentionMatchAttention) {
+  // 4 query heads on 2 KV heads, 3 cached + 2 new tokens.
+  Tensor q = randomF32({1, 2, 32}, 2), k = randomF32({1, 2, 16}, 3), v = randomF32({1, 2, 16}, 4);
+  Tensor pk = randomF32({1, 2, 3, 8}, 5), pv = randomF32({1, 2, 3, 8}, 6);
+  Tensor kAll = concat({pk, heads(k, 2)}, 2), vAll = concat({pv, heads(v, 2)}, 2);
+  Tensor want = attention(heads(q, 4), kAll, vAll, 0.5f, true);
+  // Attention-23, 3-D, past inputs, causal through a bool mask [S, T].
+  Tensor mask(DType::Bool, {2, 5});
+  for (int64_t i = 0; i < 2; ++i)
+    for (int64_t j = 0; j < 5; ++j) mask.mut<uint8_t>()[i * 5 + j] = j <= 3 + i;
+  auto a = onnxAttention(q, k, v, &mask, &pk, &pv, OnnxAttentionSpec{0.5f, 0.f, false, 4, 2});
+  expectNear(heads(a[0], 4), want, 1e-5f);
+  expectNear(a[1], kAll, 0.f);
+  // GroupQueryAttention with the cache: seqlens_k = 4 (5 tokens after the step).
+  auto g = groupQueryAttention(q, k, v, &pk, &pv, Tensor::fromI64({4}, {1}), Tensor::fromI64({5}, {}), nullptr, nullptr,
+                               GqaSpec{4, 2, 0.5f, 0.f, false, false, -1});
+  expectNear(heads(g[0], 4), want, 1e-5f);
+  expectNear(g[1], kAll, 0.f);
+  expectNear(g[2], vAll, 0.f);
+  // A shorter sequence in a longer cache: seqlens_k = 3 puts the new tokens at 2 and 3.
+  auto g2 = groupQueryAttention(q, k, v, &pk, &pv, Tensor::fromI64({3}, {1}), Tensor::fromI64({5}, {}), nullptr, nullptr,
+                                GqaSpec{4, 2, 0.5f, 0.f, false, false, -1});
+  Tensor k2 = concat({slice(pk, {0}, {2}, {2}, {}), heads(k, 2)}, 2), v2 = concat({slice(pv, {0}, {2}, {2}, {}), heads(v, 2)}, 2);
+  expectNear(heads(g2[0], 4), attention(heads(q, 4), k2, v2, 0.5f, true), 1e-5f);
+}
+
+TEST(LlmOnnx, FusedMatMulAndRmsNormAxes) {
+  Tensor a = randomF32({2, 3, 4}, 7), b = randomF32({2, 5, 4}, 8);
+  Tensor want = binary(BinaryOp::Mul, matmul(a, transpose(b, {0, 2, 1})), Tensor::scalarF32(0.25f));
+  expectNear(fusedMatMul(a, b, 0.25f, false, true), want, 1e-6f);
+  Tensor x = randomF32({2, 3, 4}, 9), w = randomF32({3, 4}, 10);
+  Tensor flat = rmsNorm(x.reshaped({2, 12}), w.reshaped({12}), 1e-5f).reshaped({2, 3, 4});
+  expectNear(rmsNormAxes(x, w, 1, 1e-5f), flat, 1e-6f);
 }
 
 TEST(Tensor, HalfConversions) {

@@ -74,3 +74,21 @@ graph.graph attributes {input_names = ["c", "k"], source = "t", meta = "{}"} {
   %0 = graph.region.kv_write(%c, %k, %k) : (tensor<4x2x2x16x16xf32>, tensor<1x3x32xf32>, tensor<1x3x32xf32>) -> tensor<4x2x2x16x16xf32>
   graph.output %0 {names = ["c"]} : tensor<4x2x2x16x16xf32>
 }
+
+// -----
+
+graph.graph attributes {input_names = ["q"], source = "t", meta = "{}"} {
+^bb0(%q: tensor<1x2x64xf32>):
+  // expected-error @+1 {{'graph.com.microsoft.GroupQueryAttention' op takes 7 to 12 inputs, got 3}}
+  %a = graph.com.microsoft.GroupQueryAttention(%q, %q, %q) {num_heads = 4 : i64, kv_num_heads = 2 : i64} : (tensor<1x2x64xf32>, tensor<1x2x64xf32>, tensor<1x2x64xf32>) -> tensor<1x2x64xf32>
+  graph.output %a {names = ["a"]} : tensor<1x2x64xf32>
+}
+
+// -----
+
+graph.graph attributes {input_names = ["q"], source = "t", meta = "{}"} {
+^bb0(%q: tensor<1x4x2x16xf32>):
+  // expected-error @+1 {{'graph.onnx.Attention' op takes 3 to 6 inputs, got 2}}
+  %a = graph.onnx.Attention(%q, %q) : (tensor<1x4x2x16xf32>, tensor<1x4x2x16xf32>) -> tensor<1x4x2x16xf32>
+  graph.output %a {names = ["a"]} : tensor<1x4x2x16xf32>
+}
