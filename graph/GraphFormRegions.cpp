@@ -2,6 +2,7 @@
 // in a fixed order (each phase its own greedy run): SwiGLU must see the
 // single-weight gate and up GEMMs before sibling fusion could merge them
 // with something else, and epilogues attach before siblings are grouped.
+// Leftover elementwise chains become region.elementwise last.
 #include "graph/Passes.h"
 #include "graph/Patterns.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
@@ -19,7 +20,8 @@ struct GraphFormRegions : impl::GraphFormRegionsBase<GraphFormRegions> {
         {populateFormEmbeddingPatterns, populateFormRMSNormPatterns, populateFormGemmPatterns},
         {populateFuseGemmSwiGLUPatterns},
         {populateFuseGemmEpiloguePatterns},
-        {populateFuseSiblingGemmPatterns}};
+        {populateFuseSiblingGemmPatterns},
+        {populateFormElementwisePatterns}};
     mlir::GreedyRewriteConfig config;
     config.setUseTopDownTraversal(true);
     config.setRegionSimplificationLevel(mlir::GreedySimplifyRegionLevel::Disabled);  // keep unused inputs

@@ -194,6 +194,15 @@ def Graph_RegionGemmOp : Graph_NodeOp<"region.gemm", 2, -1, -1,
     the model file.
   }];
 }
+def Graph_RegionElementwiseOp : Graph_NodeOp<"region.elementwise", 0, -1, -1,
+    "a fused chain of elementwise / reduction ops (what no other region took)"> {
+  let description = [{
+    `body`: the steps in order, each {op, inputs, attrs} with an ONNX op
+    type, its attributes and input indices (0..n-1 are the region's
+    operands, n + i is step i's result); `outputs`: the indices the region
+    returns.
+  }];
+}
 def Graph_RegionKvWriteOp : Graph_NodeOp<"region.kv_write", 4, 4, 1,
     "write new K/V [..., T, kv_heads * head_dim] into a paged cache at slot_mapping [T]"> {
   let description = [{

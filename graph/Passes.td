@@ -67,13 +67,15 @@ def GraphFormPagedAttention : Pass<"graph-form-paged-attention", "::strata::grap
 }
 
 def GraphFormRegions : Pass<"graph-form-regions", "::strata::graph::GraphOp"> {
-  let summary = "Form embedding, rmsnorm and GEMM+epilogue regions";
+  let summary = "Form embedding, rmsnorm, GEMM+epilogue and fused elementwise regions";
   let description = [{
     Gather from a weight table -> region.embedding; RMSNorm -> region.rmsnorm;
     MatMul with a weight / Linear (+ bias Add) -> region.gemm, then epilogue
     fusions in order: SwiGLU (silu(x Wg) * (x Wu) -> one region), residual Add,
     row gather (lm_head at logits_indices), and sibling GEMMs that read the
-    same input (q/k/v) -> one region with several results.
+    same input (q/k/v) -> one region with several results. Last, what is
+    left of float elementwise / reduction chains -> region.elementwise, one
+    per connected group that does not depend on itself.
   }];
 }
 

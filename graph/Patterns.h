@@ -36,5 +36,8 @@ void populateFormGemmPatterns(mlir::RewritePatternSet& patterns);
 void populateFuseGemmSwiGLUPatterns(mlir::RewritePatternSet& patterns);
 void populateFuseGemmEpiloguePatterns(mlir::RewritePatternSet& patterns);
 void populateFuseSiblingGemmPatterns(mlir::RewritePatternSet& patterns);
+// Last: what is left of float elementwise / reduction chains -> one
+// region.elementwise per connected (convex) group.
+void populateFormElementwisePatterns(mlir::RewritePatternSet& patterns);
 
 }  // namespace strata::graph

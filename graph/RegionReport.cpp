@@ -100,6 +100,9 @@ json describeRegions(const ops::GraphDef& g) {
       detail = "layer " + std::to_string(n.attrs.value("layer", (int64_t)0));
     } else if (n.op == "region.embedding") {
       detail = "gather";
+    } else if (n.op == "region.elementwise") {
+      for (const auto& step : n.attrs.at("body")) detail += (detail.empty() ? "" : " ") + step.at("op").get<std::string>();
+      flops = (double)n.attrs.at("body").size() * lastDim(n.outputs[0]);  // one op per element, last dim per token
     }
     r["detail"] = detail;
     r["flops"] = flops;

@@ -66,6 +66,26 @@ V gemmRegionK(const ops::NodeDef& n, const V& in) {
   return ops::gemmRegion(need(in, 0, n), w, b, res, rows, spec);
 }
 
+// region.elementwise: runs its body's steps with their own reference kernels.
+V elementwiseRegionK(const ops::NodeDef& n, const V& in) {
+  V values(in);
+  for (const json& step : n.attrs.at("body")) {
+    ops::NodeDef s{step.at("op").get<std::string>(), n.name, {}, {""}, step.value("attrs", json::object())};
+    const KernelFn* k = findKernel(s.op);
+    if (!k || s.op.rfind("region.", 0) == 0) fail("{}: region.elementwise step '{}' has no reference kernel", n.name, s.op);
+    V args;
+    for (const json& i : step.at("inputs")) {
+      size_t at = i.get<size_t>();
+      if (at >= values.size()) fail("{}: region.elementwise step '{}' reads value #{} before it exists", n.name, s.op, at);
+      args.push_back(values[at]);
+    }
+    values.push_back((*k)(s, args).at(0));
+  }
+  V outs;
+  for (const json& i : n.attrs.at("outputs")) outs.push_back(values.at(i.get<size_t>()));
+  return outs;
+}
+
 KernelFn binaryK(ops::BinaryOp op) {
   return [op](const ops::NodeDef& n, const V& in) {
     Tensor acc = need(in, 0, n);
@@ -217,6 +237,7 @@ const std::map<std::string, KernelFn>& table() {
          return V{ops::ropeTokens(need(in, 0, n), need(in, 1, n), n.attrs.at("head_dim").get<int64_t>(),
                                   n.attrs.at("theta").get<float>())}; }},
       {"region.gemm", gemmRegionK},
+      {"region.elementwise", elementwiseRegionK},
       {"region.kv_write", [](const ops::NodeDef& n, const V& in) {
          return V{ops::kvWrite(need(in, 0, n), need(in, 1, n), need(in, 2, n), need(in, 3, n))}; }},
       {"region.paged_attention", [](const ops::NodeDef& n, const V& in) {

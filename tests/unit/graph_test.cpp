@@ -6,6 +6,7 @@
 
 #include "graph/Pipeline.h"
 #include "models/model_source.h"
+#include "runtime/executor.h"
 
 using namespace strata;
 
@@ -67,4 +68,30 @@ TEST(Normalize, UnknownOpInGraphDefIsNamed) {
     EXPECT_NE(std::string(e.what()).find("'n1'"), std::string::npos);
     EXPECT_NE(std::string(e.what()).find("Frobnicate"), std::string::npos);
   }
+}
+
+// A leftover elementwise chain becomes one region.elementwise whose reference
+// execution (its steps, in order) equals the unfused graph's, through the
+// GraphDef plan form (JSON) too.
+TEST(Regions, ElementwiseChainRunsAsOneRegion) {
+  ops::GraphDef g;
+  g.source = "chain";
+  g.inputs = {{"x", ops::DType::F32, {{-1, "n"}, {8, ""}}, true}, {"bias", ops::DType::F32, {{8, ""}}, true}};
+  g.outputs = {{"p", ops::DType::F32, {}, false}, {"s", ops::DType::F32, {}, false}};
+  g.constants = {{"half", ops::Tensor::scalarF32(0.5f)}};
+  g.nodes = {{"Mul", "mul", {"x", "half"}, {"m"}, nlohmann::json::object()},
+             {"Add", "add", {"m", "bias"}, {"s"}, nlohmann::json::object()},
+             {"Tanh", "tanh", {"s"}, {"t"}, nlohmann::json::object()},
+             {"Softmax", "softmax", {"t"}, {"p"}, {{"axis", -1}}}};
+  ops::GraphDef r = ops::graphFromJson(ops::toJson(graph::formRegions(g)));
+  ASSERT_EQ(r.nodes.size(), 1u);
+  EXPECT_EQ(r.nodes[0].op, "region.elementwise");
+  EXPECT_EQ(r.nodes[0].attrs["body"].size(), 4u);
+  ops::Tensor x(ops::DType::F32, {3, 8}), bias(ops::DType::F32, {8});
+  for (int i = 0; i < 24; ++i) x.mut<float>()[i] = 0.37f * (float)(i % 7) - 1.f;
+  for (int i = 0; i < 8; ++i) bias.mut<float>()[i] = 0.1f * (float)i;
+  auto want = runtime::Executor(g).run({{"x", x}, {"bias", bias}});
+  auto got = runtime::Executor(r).run({{"x", x}, {"bias", bias}});
+  for (const char* o : {"p", "s"})
+    for (int i = 0; i < 24; ++i) EXPECT_FLOAT_EQ(got.at(o).data<float>()[i], want.at(o).data<float>()[i]) << o << " " << i;
 }

@@ -58,13 +58,14 @@ graph.graph attributes {input_names = ["h", "logits_indices"], source = "qkv-bia
 // Negatives: a product of two activations is no GEMM region; an Add that
 // broadcasts is no residual; SiLU of one input times a product of another
 // input is no SwiGLU (the two GEMMs do not share x); the projections that do
-// share x become one two-result region.
+// share x become one two-result region. The leftover Add, and SiLU times
+// the other product, are fused elementwise regions.
 // CHECK-LABEL: source = "almost"
 // CHECK: graph.MatMul(%arg0, %arg1)
 // CHECK: %[[P:.*]]:2 = graph.region.gemm(%arg0, %{{.*}}, %{{.*}}) {{.*}}residual = 0
-// CHECK: graph.Add(%[[P]]#0, %arg2)
-// CHECK: graph.Silu(%[[P]]#1)
-// CHECK: graph.Mul
+// CHECK: graph.region.elementwise(%[[P]]#0, %arg2) {body = [{attrs = {}, inputs = array<i64: 0, 1>, op = "Add"}], outputs = array<i64: 2>}
+// CHECK: %[[G:.*]] = graph.region.gemm(%arg3
+// CHECK: graph.region.elementwise(%[[P]]#1, %[[G]]) {body = [{attrs = {}, inputs = array<i64: 0>, op = "Silu"}, {attrs = {}, inputs = array<i64: 2, 1>, op = "Mul"}], outputs = array<i64: 3>}
 graph.graph attributes {input_names = ["x", "y", "b", "z"], source = "almost", meta = "{}"} {
 ^bb0(%x: tensor<?x8x64xf32>, %y: tensor<?x64x8xf32>, %b: tensor<1x1x64xf32>, %z: tensor<?x8x64xf32>):
   %w = graph.weight "w" at "/m.bin" [0, 16384] : tensor<64x64xf32>
@@ -78,4 +79,28 @@ graph.graph attributes {input_names = ["x", "y", "b", "z"], source = "almost", m
   %u = graph.MatMul(%z, %w3) : (tensor<?x8x64xf32>, tensor<64x64xf32>) -> tensor<?x8x64xf32>
   %m = graph.Mul(%s, %u) : (tensor<?x8x64xf32>, tensor<?x8x64xf32>) -> tensor<?x8x64xf32>
   graph.output %xy, %a, %m {names = ["xy", "a", "m"]} : tensor<?x8x8xf32>, tensor<?x8x64xf32>, tensor<?x8x64xf32>
+}
+
+// -----
+
+// Fused elementwise regions: one region per connected chain (a softmax over
+// a scaled, biased activation; the intermediate read outside is an output
+// too); a chain interrupted by a non-elementwise op that both reads it and
+// feeds it stays unfused (it would depend on itself).
+// CHECK-LABEL: source = "elementwise"
+// CHECK: %[[E:.*]]:2 = graph.region.elementwise(%arg0, %{{.*}}, %arg1) {body = [{attrs = {}, inputs = array<i64: 0, 1>, op = "Mul"}, {attrs = {}, inputs = array<i64: 3, 2>, op = "Add"}, {attrs = {axis = -1 : i64}, inputs = array<i64: 4>, op = "Softmax"}], outputs = array<i64: 4, 5>}
+// CHECK: graph.Exp
+// CHECK: graph.MatMul
+// CHECK: graph.Add
+// CHECK: graph.output %[[E]]#1, %[[E]]#0
+graph.graph attributes {input_names = ["x", "bias", "y", "w"], source = "elementwise", meta = "{}"} {
+^bb0(%x: tensor<?x8xf32>, %bias: tensor<8xf32>, %y: tensor<8x8xf32>, %w: tensor<8x8xf32>):
+  %c = graph.constant "half" dense<5.000000e-01> : tensor<f32> : tensor<f32>
+  %0 = graph.Mul(%x, %c) : (tensor<?x8xf32>, tensor<f32>) -> tensor<?x8xf32>
+  %1 = graph.Add(%0, %bias) : (tensor<?x8xf32>, tensor<8xf32>) -> tensor<?x8xf32>
+  %2 = graph.Softmax(%1) {axis = -1 : i64} : (tensor<?x8xf32>) -> tensor<?x8xf32>
+  %3 = graph.Exp(%y) : (tensor<8x8xf32>) -> tensor<8x8xf32>
+  %4 = graph.MatMul(%3, %w) : (tensor<8x8xf32>, tensor<8x8xf32>) -> tensor<8x8xf32>
+  %5 = graph.Add(%3, %4) : (tensor<8x8xf32>, tensor<8x8xf32>) -> tensor<8x8xf32>
+  graph.output %2, %1, %5 {names = ["p", "s", "z"]} : tensor<?x8xf32>, tensor<?x8xf32>, tensor<8x8xf32>
 }
