@@ -96,7 +96,22 @@ std::optional<MaskKind> classifyMask(GraphOp g, Value mask, MaskForm form) {
 // or the same with Tile(Unsqueeze(k, 2), [1, 1, n, 1, 1]) for the Expand:
 // both repeat each KV head n times in a row (GQA grouping, torch's
 // repeat_interleave on the head axis).
+//
+// Also Gather(k, idx, axis 1) with constant idx == [h / n for h < Hkv * n]
+// (torch's index_select form); indices in any other order (a plain
+// Tile(k, [1, n, 1, 1]) reads head h % Hkv) are not GQA grouping and stay.
 Value peelRepeatKv(Value v) {
+  if (Operation* g = defOf(v, "Gather")) {
+    auto idx = intsAttrOrOperand(g, "", 1);
+    Value k = g->getOperand(0);
+    auto hk = staticDim(k, 1);
+    if (intAttrOf(g, "axis").value_or(0) != 1 || !idx || rankOf(k) != 4 || !hk || idx->empty() || idx->size() % *hk)
+      return v;
+    int64_t n = (int64_t)idx->size() / *hk;
+    for (size_t h = 0; h < idx->size(); ++h)
+      if ((*idx)[h] != (int64_t)h / n) return v;
+    return k;
+  }
   Operation* rs = defOf(v, "Reshape");
   if (!rs) return v;
   Operation* ex = defOf(rs->getOperand(0), "Expand");

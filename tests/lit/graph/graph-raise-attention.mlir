@@ -152,3 +152,33 @@ graph.graph attributes {input_names = ["input_ids", "attention_mask", "position_
   graph.output %o, %kc, %vc {names = ["o", "present.0.key", "present.0.value"]} : tensor<?x4x?x16xf32>, tensor<?x2x?x16xf32>, tensor<?x2x?x16xf32>
 }
 
+
+// -----
+
+// repeat-kv as index_select on the head axis: Gather(k, [0, 0, 1, 1], axis 1)
+// is GQA grouping and is peeled; [0, 1, 0, 1] (what a plain Tile(k, [1, 2,
+// 1, 1]) computes: head h reads h % Hkv) is not, and stays.
+// CHECK-LABEL: source = "gqa-gather"
+// CHECK: graph.Attention(%arg0, %arg1, %arg2) {causal = 0 : i64, head_dim = 16 : i64, heads = 4 : i64, kv_heads = 2 : i64, mask = "none", scale = 2.500000e-01 : f64}
+// CHECK: graph.Attention(%arg0, %{{.*}}, %{{.*}}) {causal = 0 : i64, head_dim = 16 : i64, heads = 4 : i64, kv_heads = 4 : i64, mask = "none"
+graph.graph attributes {input_names = ["q", "k", "v"], source = "gqa-gather", meta = "{}"} {
+^bb0(%q: tensor<1x4x?x16xf32>, %k: tensor<1x2x?x16xf32>, %v: tensor<1x2x?x16xf32>):
+  %grp = graph.constant "grouped" dense<[0, 0, 1, 1]> : tensor<4xi64> : tensor<4xi64>
+  %itl = graph.constant "interleaved" dense<[0, 1, 0, 1]> : tensor<4xi64> : tensor<4xi64>
+  %quarter = graph.constant "quarter" dense<0.25> : tensor<f32> : tensor<f32>
+  %kg = graph.Gather(%k, %grp) {axis = 1 : i64} : (tensor<1x2x?x16xf32>, tensor<4xi64>) -> tensor<1x4x?x16xf32>
+  %vg = graph.Gather(%v, %grp) {axis = 1 : i64} : (tensor<1x2x?x16xf32>, tensor<4xi64>) -> tensor<1x4x?x16xf32>
+  %kt = graph.Transpose(%kg) {perm = array<i64: 0, 1, 3, 2>} : (tensor<1x4x?x16xf32>) -> tensor<1x4x16x?xf32>
+  %s = graph.MatMul(%q, %kt) : (tensor<1x4x?x16xf32>, tensor<1x4x16x?xf32>) -> tensor<1x4x?x?xf32>
+  %ss = graph.Mul(%s, %quarter) : (tensor<1x4x?x?xf32>, tensor<f32>) -> tensor<1x4x?x?xf32>
+  %p = graph.Softmax(%ss) {axis = -1 : i64} : (tensor<1x4x?x?xf32>) -> tensor<1x4x?x?xf32>
+  %o = graph.MatMul(%p, %vg) : (tensor<1x4x?x?xf32>, tensor<1x4x?x16xf32>) -> tensor<1x4x?x16xf32>
+  %ki = graph.Gather(%k, %itl) {axis = 1 : i64} : (tensor<1x2x?x16xf32>, tensor<4xi64>) -> tensor<1x4x?x16xf32>
+  %vi = graph.Gather(%v, %itl) {axis = 1 : i64} : (tensor<1x2x?x16xf32>, tensor<4xi64>) -> tensor<1x4x?x16xf32>
+  %kti = graph.Transpose(%ki) {perm = array<i64: 0, 1, 3, 2>} : (tensor<1x4x?x16xf32>) -> tensor<1x4x16x?xf32>
+  %si = graph.MatMul(%q, %kti) : (tensor<1x4x?x16xf32>, tensor<1x4x16x?xf32>) -> tensor<1x4x?x?xf32>
+  %ssi = graph.Mul(%si, %quarter) : (tensor<1x4x?x?xf32>, tensor<f32>) -> tensor<1x4x?x?xf32>
+  %pi = graph.Softmax(%ssi) {axis = -1 : i64} : (tensor<1x4x?x?xf32>) -> tensor<1x4x?x?xf32>
+  %oi = graph.MatMul(%pi, %vi) : (tensor<1x4x?x?xf32>, tensor<1x4x?x16xf32>) -> tensor<1x4x?x16xf32>
+  graph.output %o, %oi {names = ["o", "oi"]} : tensor<1x4x?x16xf32>, tensor<1x4x?x16xf32>
+}
