@@ -2,6 +2,7 @@
 
 #include "graph/Evaluate.h"
 #include "graph/Match.h"
+#include "graph/SymbolicDims.h"
 
 namespace strata::graph {
 
@@ -144,6 +145,25 @@ Operation* createAttention(PatternRewriter& rw, Location loc, Type result, Value
       {rw.getStringAttr("kv_heads"), rw.getI64IntegerAttr(*staticDim(k, 1))},
       {rw.getStringAttr("head_dim"), rw.getI64IntegerAttr(*staticDim(q, 3))}};
   return createNode(rw, loc, "Attention", result, operands, attrs);
+}
+
+Value createHeadSplit(PatternRewriter& rw, Location loc, Value x, int64_t H, int64_t D) {
+  auto d = *getDims(x.getType());
+  Type elt = cast<ShapedType>(x.getType()).getElementType();
+  MLIRContext* ctx = rw.getContext();
+  Value r = createNode(rw, loc, "Reshape", makeTensorType(ctx, {d[0], d[1], {H, ""}, {D, ""}}, elt),
+                       {x, createI64Constant(rw, loc, {0, 0, H, D})})->getResult(0);
+  return createNode(rw, loc, "Transpose", makeTensorType(ctx, {d[0], {H, ""}, d[1], {D, ""}}, elt), {r},
+                    {rw.getNamedAttr("perm", rw.getDenseI64ArrayAttr({0, 2, 1, 3}))})->getResult(0);
+}
+
+Value createHeadMerge(PatternRewriter& rw, Location loc, Value o, Type result) {
+  auto d = *getDims(o.getType());
+  Type elt = cast<ShapedType>(o.getType()).getElementType();
+  Value t = createNode(rw, loc, "Transpose", makeTensorType(rw.getContext(), {d[0], d[2], d[1], d[3]}, elt), {o},
+                       {rw.getNamedAttr("perm", rw.getDenseI64ArrayAttr({0, 2, 1, 3}))})->getResult(0);
+  int64_t width = d[1].value * d[3].value;
+  return createNode(rw, loc, "Reshape", result, {t, createI64Constant(rw, loc, {0, 0, width})})->getResult(0);
 }
 
 }  // namespace strata::graph

@@ -38,4 +38,10 @@ mlir::Value peelRepeatKv(mlir::Value v);
 mlir::Operation* createAttention(mlir::PatternRewriter& rw, mlir::Location loc, mlir::Type result, mlir::Value q,
                                  mlir::Value k, mlir::Value v, MaskKind kind, double scale);
 
+// [B, S, H * D] -> Reshape [B, S, H, D] -> Transpose [B, H, S, D]: the head
+// split graph-form-paged-attention reads. x must be rank 3.
+mlir::Value createHeadSplit(mlir::PatternRewriter& rw, mlir::Location loc, mlir::Value x, int64_t H, int64_t D);
+// o [B, H, S, D] -> Transpose [B, S, H, D] -> Reshape to `result` ([B, S, H * D]).
+mlir::Value createHeadMerge(mlir::PatternRewriter& rw, mlir::Location loc, mlir::Value o, mlir::Type result);
+
 }  // namespace strata::graph

@@ -89,7 +89,8 @@ Result infer(Operation* op) {
   static const llvm::StringSet<llvm::MallocAllocator> sameShape = {"Neg", "Abs", "Sqrt", "Reciprocal", "Exp", "Log", "Sigmoid", "Silu", "Tanh",
                                               "Erf", "Relu", "Cos", "Sin", "Floor", "Ceil", "Not", "Identity", "Softmax",
                                               "CumSum", "Trilu", "RMSNorm", "SimplifiedLayerNormalization", "RMSNormalization",
-                                              "RotaryEmbedding", "com.microsoft.SkipSimplifiedLayerNormalization", "Rope", "region.rmsnorm", "region.rope",
+                                              "RotaryEmbedding", "com.microsoft.SkipSimplifiedLayerNormalization",
+                                              "com.microsoft.RotaryEmbedding", "Rope", "region.rmsnorm", "region.rope",
                                               "region.kv_write", "region.paged_attention"};
   std::vector<std::optional<Dims>> all;
   for (unsigned i = 0; i < op->getNumOperands(); ++i) all.push_back(dimsOf(i));
@@ -344,7 +345,7 @@ Result infer(Operation* op) {
     if (q->size() != 3 || !hq || !hk || !v->back().isStatic() || *hk <= 0) return {std::nullopt, elt0};
     return {Dims{(*q)[0], (*q)[1], {*hq * (v->back().value / *hk), ""}}, elt0};
   }
-  if (name == "com.microsoft.GroupQueryAttention") return {dimsOf(0), elt0};
+  if (name == "com.microsoft.GroupQueryAttention" || name == "com.microsoft.MultiHeadAttention") return {dimsOf(0), elt0};
   if (name == "Tile") {
     auto d = dimsOf(0);
     auto reps = constantInts(op->getOperand(1));

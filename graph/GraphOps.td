@@ -147,6 +147,10 @@ def Graph_OrtGroupQueryAttentionOp : Graph_NodeOp<"com.microsoft.GroupQueryAtten
     "causal GQA over token-major q/k/v with a KV cache and optional rotary (onnxruntime)">;
 def Graph_OrtSkipSimplifiedLayerNormalizationOp : Graph_NodeOp<"com.microsoft.SkipSimplifiedLayerNormalization", 3, 4, -1,
     "RMS-normalized input + skip (+ bias); output #3 is the sum (onnxruntime)">;
+def Graph_OrtMultiHeadAttentionOp : Graph_NodeOp<"com.microsoft.MultiHeadAttention", 3, 10, -1,
+    "attention over token-major q/k/v with an additive attention bias (onnxruntime)">;
+def Graph_OrtRotaryEmbeddingOp : Graph_NodeOp<"com.microsoft.RotaryEmbedding", 4, 4, 1,
+    "rotary embedding of token-major x at position_ids from cos/sin caches (onnxruntime)">;
 def Graph_OrtFusedMatMulOp : Graph_NodeOp<"com.microsoft.FusedMatMul", 2, 2, 1,
     "alpha * op(A) @ op(B) with optional transposes of the last two dims (onnxruntime)">;
 

@@ -23,6 +23,7 @@ struct GraphRaiseLlmOps : impl::GraphRaiseLlmOpsBase<GraphRaiseLlmOps> {
     populateRaiseOnnxAttentionPatterns(patterns);
     populateRaiseOrtContribPatterns(patterns);
     populateRaiseGroupQueryAttentionPatterns(patterns);
+    populateRaiseMultiHeadAttentionPatterns(patterns);
     // Top-down in graph order: masks and angle tables are evaluated before
     // anything inside them could be rewritten.
     mlir::GreedyRewriteConfig config;

@@ -59,6 +59,13 @@ bool sameShape(Value a, Value b) {
   return ta && tb && ta.getShape() == tb.getShape() && ta.getElementType() == tb.getElementType();
 }
 
+bool sameExtent(Value a, int64_t da, Value b, int64_t db) {
+  auto x = getDims(a.getType()), y = getDims(b.getType());
+  if (!x || !y || da >= (int64_t)x->size() || db >= (int64_t)y->size()) return false;
+  const ops::Dim &p = (*x)[da], &q = (*y)[db];
+  return p.isStatic() ? q.isStatic() && p.value == q.value : !p.symbol.empty() && p.symbol == q.symbol;
+}
+
 bool isWeight(Value v, int64_t rank) {
   auto w = v.getDefiningOp<WeightOp>();
   return w && cast<RankedTensorType>(w.getType()).getRank() == rank;

@@ -28,6 +28,9 @@ std::optional<int64_t> staticDim(mlir::Value v, int64_t i);  // i may be negativ
 // Same element type and dims (dynamic dims compare equal; symbol names in
 // the encoding are ignored, inference does not always carry them).
 bool sameShape(mlir::Value a, mlir::Value b);
+// Dim da of a and dim db of b are the same extent: equal static sizes, or
+// the same named symbol.
+bool sameExtent(mlir::Value a, int64_t da, mlir::Value b, int64_t db);
 // A model weight (graph.weight) of rank `rank`.
 bool isWeight(mlir::Value v, int64_t rank);
 // The graph input name of a block argument, or "".

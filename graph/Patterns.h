@@ -25,6 +25,9 @@ void populateRaiseOnnxAttentionPatterns(mlir::RewritePatternSet& patterns);
 // Rope, Attention, head merge.
 void populateRaiseOrtContribPatterns(mlir::RewritePatternSet& patterns);
 void populateRaiseGroupQueryAttentionPatterns(mlir::RewritePatternSet& patterns);
+// MultiHeadAttention (+ the RotaryEmbedding on its q and k) -> head splits,
+// Rope, Attention, head merge.
+void populateRaiseMultiHeadAttentionPatterns(mlir::RewritePatternSet& patterns);
 
 // Gather(table, ids) -> region.embedding; RMSNorm -> region.rmsnorm.
 void populateFormEmbeddingPatterns(mlir::RewritePatternSet& patterns);

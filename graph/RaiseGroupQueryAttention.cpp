@@ -35,21 +35,6 @@ bool coversWholeInput(GraphOp g, Value seqlensK, Value total) {
   return true;
 }
 
-struct Builder {
-  PatternRewriter& rw;
-  Location loc;
-  Type elt;
-  Value node(StringRef op, ArrayRef<ops::Dim> dims, Type t, ValueRange in, ArrayRef<NamedAttribute> attrs = {}) {
-    return createNode(rw, loc, op, makeTensorType(rw.getContext(), dims, t), in, attrs)->getResult(0);
-  }
-  // [B, S, H * D] -> [B, H, S, D]
-  Value split(Value x, const std::vector<ops::Dim>& bs, int64_t H, int64_t D) {
-    Value r = node("Reshape", {bs[0], bs[1], {H, ""}, {D, ""}}, elt, {x, createI64Constant(rw, loc, {0, 0, H, D})});
-    return node("Transpose", {bs[0], {H, ""}, bs[1], {D, ""}}, elt, {r},
-                {rw.getNamedAttr("perm", rw.getDenseI64ArrayAttr({0, 2, 1, 3}))});
-  }
-};
-
 struct RaiseGroupQueryAttention : RewritePattern {
   explicit RaiseGroupQueryAttention(MLIRContext* ctx) : RewritePattern("graph.com.microsoft.GroupQueryAttention", 1, ctx) {}
   LogicalResult matchAndRewrite(Operation* op, PatternRewriter& rw) const override {
@@ -83,30 +68,32 @@ struct RaiseGroupQueryAttention : RewritePattern {
       theta = thetaOfPositionTable(g, c->getOperand(0), D);
       if (!theta) return rw.notifyMatchFailure(op, "cos cache rows are not positions * theta^(-2i/D)");
     }
-    Builder b{rw, op->getLoc(), cast<ShapedType>(q.getType()).getElementType()};
+    Location loc = op->getLoc();
     Type i64 = rw.getI64Type();
+    MLIRContext* ctx = rw.getContext();
     std::vector<ops::Dim> bs{(*qd)[0], (*qd)[1]};
-    Value qh = b.split(q, bs, *H, D), kh = b.split(k, bs, *Hk, D), vh = b.split(v, bs, *Hk, D);
+    Value qh = createHeadSplit(rw, loc, q, *H, D), kh = createHeadSplit(rw, loc, k, *Hk, D),
+          vh = createHeadSplit(rw, loc, v, *Hk, D);
     if (rotary) {
       // Positions 0..S-1 as [1, S] (the paged form's one batch row), from
       // total_sequence_length (== S, checked above): unlike q's shape it is
       // computed from input dims alone, so later passes can evaluate it.
-      Value len = b.node("Cast", {}, i64, {op->getOperand(6)}, {rw.getNamedAttr("to", rw.getStringAttr("i64"))});
-      Value arange = b.node("Range", {bs[1]}, i64,
-                            {createI64Constant(rw, b.loc, {0}, true), len, createI64Constant(rw, b.loc, {1}, true)});
-      Value pos = b.node("Unsqueeze", {{1, ""}, bs[1]}, i64, {arange, createI64Constant(rw, b.loc, {0})});
+      auto node = [&](StringRef name, const std::vector<ops::Dim>& dims, ValueRange in, ArrayRef<NamedAttribute> a = {}) {
+        return createNode(rw, loc, name, makeTensorType(ctx, dims, i64), in, a)->getResult(0);
+      };
+      Value len = node("Cast", {}, {op->getOperand(6)}, {rw.getNamedAttr("to", rw.getStringAttr("i64"))});
+      Value arange =
+          node("Range", {bs[1]}, {createI64Constant(rw, loc, {0}, true), len, createI64Constant(rw, loc, {1}, true)});
+      Value pos = node("Unsqueeze", {{1, ""}, bs[1]}, {arange, createI64Constant(rw, loc, {0})});
       NamedAttribute t = rw.getNamedAttr("theta", rw.getF64FloatAttr(*theta));
-      qh = createNode(rw, b.loc, "Rope", qh.getType(), {qh, pos}, {t})->getResult(0);
-      kh = createNode(rw, b.loc, "Rope", kh.getType(), {kh, pos}, {t})->getResult(0);
+      qh = createNode(rw, loc, "Rope", qh.getType(), {qh, pos}, {t})->getResult(0);
+      kh = createNode(rw, loc, "Rope", kh.getType(), {kh, pos}, {t})->getResult(0);
     }
     double scale = 1.0 / std::sqrt((double)D);
     if (auto s = op->getAttrOfType<FloatAttr>("scale"); s && s.getValueAsDouble() != 0) scale = s.getValueAsDouble();
-    Type attT = makeTensorType(rw.getContext(), {bs[0], {*H, ""}, bs[1], {D, ""}}, b.elt);
-    Value o = createAttention(rw, b.loc, attT, qh, kh, vh, MaskKind::Causal, scale)->getResult(0);
-    o = b.node("Transpose", {bs[0], bs[1], {*H, ""}, {D, ""}}, b.elt, {o},
-               {rw.getNamedAttr("perm", rw.getDenseI64ArrayAttr({0, 2, 1, 3}))});
-    o = createNode(rw, b.loc, "Reshape", op->getResult(0).getType(), {o, createI64Constant(rw, b.loc, {0, 0, *H * D})})
-            ->getResult(0);
+    Type attT = makeTensorType(ctx, {bs[0], {*H, ""}, bs[1], {D, ""}}, cast<ShapedType>(q.getType()).getElementType());
+    Value o = createAttention(rw, loc, attT, qh, kh, vh, MaskKind::Causal, scale)->getResult(0);
+    o = createHeadMerge(rw, loc, o, op->getResult(0).getType());
     rw.replaceAllUsesWith(op->getResult(0), o);
     rw.eraseOp(op);
     return success();

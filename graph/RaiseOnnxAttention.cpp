@@ -22,14 +22,6 @@ namespace {
 
 bool given(Operation* op, unsigned i) { return i < op->getNumOperands() && !isa<NoneType>(op->getOperand(i).getType()); }
 
-// Same extent: equal static dims, or the same named symbol.
-bool sameExtent(Value a, int64_t da, Value b, int64_t db) {
-  auto x = getDims(a.getType()), y = getDims(b.getType());
-  if (!x || !y) return false;
-  const ops::Dim &p = (*x)[da], &q = (*y)[db];
-  return p.isStatic() ? q.isStatic() && p.value == q.value : !p.symbol.empty() && p.symbol == q.symbol;
-}
-
 struct RaiseOnnxAttention : RewritePattern {
   explicit RaiseOnnxAttention(MLIRContext* ctx) : RewritePattern("graph.onnx.Attention", 1, ctx) {}
   LogicalResult matchAndRewrite(Operation* op, PatternRewriter& rw) const override {

@@ -242,7 +242,7 @@ std::string strataOpName(const onnx::NodeProto& n, const std::string& name, cons
     std::string op = std::string(kOrtDomain) + "." + n.op_type();
     if (!ops::findKernel(op))
       fail("{}: node '{}': op '{}' of domain '{}' is not supported (strata reads {} from it)", c.path, name, n.op_type(), dom,
-           "GroupQueryAttention, SkipSimplifiedLayerNormalization, FusedMatMul");
+           "GroupQueryAttention, MultiHeadAttention, RotaryEmbedding, SkipSimplifiedLayerNormalization, FusedMatMul");
     return op;
   }
   if (!dom.empty() && dom != "ai.onnx")

@@ -4,7 +4,8 @@
 // Accepts the default domain at opsets 17..23 (23's Attention is named
 // "onnx.Attention": strata has an Attention op of its own) and, from
 // onnxruntime's com.microsoft domain (version 1), GroupQueryAttention,
-// SkipSimplifiedLayerNormalization and FusedMatMul, named
+// MultiHeadAttention, RotaryEmbedding, SkipSimplifiedLayerNormalization and
+// FusedMatMul, named
 // "com.microsoft.<op>". Inline and external-data
 // initializers, dynamic dims (dim_param). Large initializers become weight
 // references (file + byte offset) into the .onnx file or its external data

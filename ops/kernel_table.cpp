@@ -207,6 +207,32 @@ const std::map<std::string, KernelFn>& table() {
                         attrInt(n, "rotary_interleaved", 0) != 0, attrInt(n, "local_window_size", -1)};
          return ops::groupQueryAttention(need(in, 0, n), need(in, 1, n), need(in, 2, n), optional(in, 3), optional(in, 4),
                                          need(in, 5, n), need(in, 6, n), optional(in, 7), optional(in, 8), s); }},
+      {"com.microsoft.RotaryEmbedding", [](const ops::NodeDef& n, const V& in) {
+         // x [B, S, H * D] (or 4-D), position_ids [B, S] (or one offset: p + s),
+         // caches [maxPos, R/2]; num_heads 0 = from the cache width.
+         if (attrFloat(n, "scale", 1.f) != 1.f) fail("{}: RotaryEmbedding scale != 1 is not supported", n.name);
+         const Tensor& x = need(in, 0, n);
+         const Tensor& cosT = need(in, 2, n);
+         int64_t R = attrInt(n, "rotary_embedding_dim", 0), heads = attrInt(n, "num_heads", 0);
+         if (x.rank() == 3 && heads == 0) heads = x.dim(2) / (R ? R : 2 * cosT.dim(cosT.rank() - 1));
+         Tensor pos = need(in, 1, n);
+         int64_t B = x.dim(0), S = x.rank() == 3 ? x.dim(1) : x.dim(2);
+         if (pos.numel() == 1 && B * S > 1) {
+           std::vector<int64_t> p(B * S);
+           for (int64_t i = 0; i < B * S; ++i) p[i] = pos.toI64Vector()[0] + i % S;
+           pos = Tensor::fromI64(p, {B, S});
+         }
+         return V{ops::rotaryEmbedding(x, cosT, need(in, 3, n), &pos, attrInt(n, "interleaved", 0) != 0, R, heads)}; }},
+      {"com.microsoft.MultiHeadAttention", [](const ops::NodeDef& n, const V& in) {
+         // Token-major q/k/v [B, S, H * D] with an additive attention_bias
+         // (#5); bias, key_padding_mask, past K/V and packed forms are refused.
+         for (size_t i : {3u, 4u, 6u, 7u})
+           if (optional(in, i)) fail("{}: MultiHeadAttention input #{} (bias / key_padding_mask / past) is not supported", n.name, i);
+         const Tensor& q = need(in, 0, n);
+         if (q.rank() != 3 || need(in, 1, n).rank() != 3) fail("{}: MultiHeadAttention takes 3-D query and key", n.name);
+         int64_t H = attrInt(n, "num_heads", 0);
+         ops::OnnxAttentionSpec s{attrFloat(n, "scale", 0.f), 0.f, attrInt(n, "unidirectional", 0) != 0, H, H};
+         return ops::onnxAttention(q, need(in, 1, n), need(in, 2, n), optional(in, 5), nullptr, nullptr, s); }},
       {"com.microsoft.SkipSimplifiedLayerNormalization", [](const ops::NodeDef& n, const V& in) {
          // input + skip (+ bias), then RMS-normalized over the last axis. The
          // mean / inv_std_var outputs (training) are not produced; the loader

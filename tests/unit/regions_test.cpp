@@ -205,3 +205,25 @@ INSTANTIATE_TEST_SUITE_P(Families, SelfBuiltModelTest,
                          [](const auto& info) { return std::string(info.param.name); });
 
 }  // namespace
+
+// An MHA (kv heads == heads) tiny Llama through onnxscript's ORT fusions
+// (models/testdata/tiny-llama-mha): com.microsoft MultiHeadAttention with
+// RotaryEmbedding on q and k. Its reference kernels reproduce the plain
+// dynamo export of the same weights, and its region graph (rope on q and k,
+// paged attention, no fallback) generates the same tokens.
+TEST(OrtFusedMha, RegionsAndTokensMatchPlainExport) {
+  std::string dir = fixtureDir() + "/../tiny-llama-mha/";
+  ops::GraphDef plain = models::loadModel(dir + "mha_dynamo.onnx"), fused = models::loadModel(dir + "mha_ort_fused.onnx");
+  ops::GraphDef regions = graph::formRegions(fused);
+  json r = graph::describeRegions(regions);
+  EXPECT_TRUE(r["fallback"].empty()) << r["fallback"].dump();
+  EXPECT_EQ(r["counts"]["paged_attention"], 2);
+  EXPECT_EQ(r["counts"]["rope"], 4);
+  runtime::GenerateRequest req;
+  req.promptIds = {0, 17, 99, 250, 3, 42, 7, 180, 64, 5, 11, 230, 77, 18, 2, 9, 140};
+  req.maxNewTokens = 12;
+  runtime::Executor plainExec(plain), fusedExec(fused), regionExec(regions);
+  auto want = runtime::Generator(plainExec).generate(req);
+  EXPECT_EQ(runtime::Generator(fusedExec).generate(req), want);
+  EXPECT_EQ(runtime::generatePaged(regionExec, req, {4, 0}), want);
+}

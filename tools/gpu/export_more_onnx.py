@@ -133,5 +133,24 @@ for name, f in made.items():
     except Exception as e:
         report[f"ort_failed_{name}"] = f"{type(e).__name__}: {str(e)[:400]}"
 
+# An MHA model (kv heads == heads; random weights, seed 0, the fixture's sizes
+# otherwise): its plain dynamo export and onnxscript's ORT fusions of it
+# (com.microsoft MultiHeadAttention + RotaryEmbedding) ->
+# models/testdata/tiny-llama-mha/. Tests compare the two with each other.
+try:
+    from transformers import LlamaConfig
+    cm = LlamaConfig(hidden_size=64, intermediate_size=176, num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=4,
+                     vocab_size=512, max_position_embeddings=256, rms_norm_eps=1e-5, tie_word_embeddings=False)
+    torch.manual_seed(0)
+    mha = LlamaForCausalLM(cm).eval()
+    f = os.path.join(OUT, "mha_dynamo.onnx")
+    if export(Plain(mha), (torch.randint(0, 512, (1, 12)),), f, None, {"input_ids": {0: A, 1: A}},
+              input_names=["input_ids"], output_names=["logits"]):
+        fused, stats = optimize_for_ort(ir.load(f))
+        ir.save(fused, os.path.join(OUT, "mha_ort_fused.onnx"))
+        report["fusions_mha_ort_fused.onnx"] = {k: v for k, v in stats.items() if v}
+except Exception as e:
+    report["mha_failed"] = f"{type(e).__name__}: {str(e)[:300]}"
+
 json.dump(report, open(os.path.join(OUT, "export_report.json"), "w"), indent=1)
 print(json.dumps(report, indent=1))
