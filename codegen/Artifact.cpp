@@ -53,20 +53,26 @@ void writeCpuArtifact(const KernelPlan& plan, const std::string& dir, const nloh
   writeText(d / "plan.json", ops::toJson(g).dump(1));  // last: a plan.json means the artifact is complete
 }
 
-std::vector<GemmKernelSpec> cudaGemmKernelSet() {
+std::vector<GemmKernelSpec> cudaGemmKernelSet(const GemmBlocking& decode, const GemmBlocking& prefill) {
   std::vector<GemmKernelSpec> set;
+  auto spec = [&](const char* dt, bool nk, int64_t rows) {
+    GemmKernelSpec s = cudaGemmSpec(dt, nk, rows);
+    const GemmBlocking& b = rows <= 16 ? decode : prefill;
+    if (b.warps) applyBlocking(s, b);
+    return s;
+  };
   for (const char* dt : {"bf16", "f16"}) {
     for (int64_t rows : {1, 2048})
       for (bool nk : {false, true}) {
-        GemmKernelSpec s = cudaGemmSpec(dt, nk, rows);
+        GemmKernelSpec s = spec(dt, nk, rows);
         s.name = fmt::format("gemm_{}_{}_{}", dt, nk ? "nk" : "kn", rows <= 16 ? "decode" : "prefill");
         set.push_back(s);
       }
-    GemmKernelSpec s = cudaGemmSpec(dt, true, 2048);
+    GemmKernelSpec s = spec(dt, true, 2048);
     s.name = fmt::format("gemm_{}_nk_bias_residual", dt);
     s.bias = s.residual = true;
     set.push_back(s);
-    s = cudaGemmSpec(dt, true, 2048);
+    s = spec(dt, true, 2048);
     s.name = fmt::format("gemm_{}_nk_swiglu_bias", dt);
     s.swiglu = s.bias = true;
     set.push_back(s);

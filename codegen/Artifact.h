@@ -36,6 +36,8 @@ void writeCudaGemmKernels(const std::vector<GemmKernelSpec>& specs, const std::s
 // The set `strata compile-kernels` builds: for bf16 and f16, the prefill
 // and decode blockings (cudaGemmSpec) with [K, N] and [N, K] weights, and
 // the epilogues (bias + residual, SwiGLU with bias) on [N, K] weights.
-std::vector<GemmKernelSpec> cudaGemmKernelSet();
+// Non-zero blockings replace cudaGemmSpec's decode / prefill block shapes
+// (the epilogue kernels take the prefill one).
+std::vector<GemmKernelSpec> cudaGemmKernelSet(const GemmBlocking& decode = {}, const GemmBlocking& prefill = {});
 
 }  // namespace strata::tile

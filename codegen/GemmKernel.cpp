@@ -1,5 +1,7 @@
 #include "codegen/GemmKernel.h"
 
+#include <cstdio>
+
 #include <fmt/format.h>
 
 #include <vector>
@@ -45,13 +47,37 @@ GemmKernelSpec cudaGemmSpec(const std::string& dtype, bool weightsNK, int64_t ro
   s.dtype = dtype;
   s.weightsNK = weightsNK;
   s.tiling = "";  // assign-layouts' square warp grid
+  // Measured on the H200 (docs/cuda.md, 2026-11-21 sweep of 7 blockings):
+  // smaller blocks win while every lane loads its fragments from global
+  // memory itself — more CTAs in flight hide more load latency.
   if (rows <= 16) {
-    s.blockM = 16, s.blockN = 64, s.blockK = 32, s.numWarps = 4;
+    s.blockM = 16, s.blockN = 32, s.blockK = 64, s.numWarps = 2;
     s.tiling = "vertical";  // warps side by side along N: each keeps all 16 rows
   } else {
-    s.blockM = 128, s.blockN = 128, s.blockK = 32, s.numWarps = 8;
+    s.blockM = 64, s.blockN = 128, s.blockK = 32, s.numWarps = 4;
   }
   return s;
+}
+
+void applyBlocking(GemmKernelSpec& s, const GemmBlocking& b) {
+  s.blockM = b.m, s.blockN = b.n, s.blockK = b.k, s.numWarps = b.warps;
+  s.tiling = b.m <= 16 ? "vertical" : "";
+}
+
+GemmBlocking parseGemmBlocking(const std::string& text, const std::string& what) {
+  GemmBlocking b;
+  char x1 = 0, x2 = 0, x3 = 0;
+  int used = 0;
+  if (std::sscanf(text.c_str(), "%ld%c%ld%c%ld%c%ld%n", &b.m, &x1, &b.n, &x2, &b.k, &x3, &b.warps, &used) != 7 ||
+      x1 != 'x' || x2 != 'x' || x3 != 'x' || used != (int)text.size())
+    fail("{} '{}': expected MxNxKxW (block M, N, K and warps), e.g. 16x64x32x4", what, text);
+  bool pow2 = b.warps > 0 && (b.warps & (b.warps - 1)) == 0;
+  bool rowsOk = b.m >= 16 && b.m % 16 == 0, kOk = b.k >= 16 && b.k % 16 == 0;
+  bool splitOk = pow2 && (b.m > 16 || b.n % (8 * b.warps) == 0);
+  if (!rowsOk || !kOk || !pow2 || b.warps > 32 || !splitOk)
+    fail("{} '{}': M and K must be multiples of 16 and warps a power of two up to 32 (with M = 16, splitting N into "
+         "8-column warp tiles)", what, text);
+  return b;
 }
 
 namespace {

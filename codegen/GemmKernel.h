@@ -44,9 +44,20 @@ GemmKernelSpec cpuGemmSpec(const std::string& target, bool weightsNK, int64_t ro
 std::string emitGemmKernel(const GemmKernelSpec& spec);
 
 // Blocking for the sm_90 mma.sync kernels (f16/bf16 storage). Prefill
-// (rows > 16): 128 x 128 blocks, K steps of 32, 8 warps in a 2 x 4 grid of
-// 64 x 32 warp tiles (16 accumulator fragments per warp). Decode (rows <=
-// 16): 16-row blocks, 64 columns over 4 warps, so the weights stream once.
+// (rows > 16): 64 x 128 blocks, K steps of 32, 4 warps in assign-layouts'
+// square grid. Decode (rows <= 16): 16-row blocks, 32 columns over 2 warps,
+// K steps of 64, so the weights stream once over many CTAs.
 GemmKernelSpec cudaGemmSpec(const std::string& dtype, bool weightsNK, int64_t rows);
+
+// A block shape for cudaGemmSpec's kernels: "MxNxKxW" (block M, N, K, warps).
+// With M = 16 (one fragment row) the warps go side by side along N, else in
+// assign-layouts' square grid.
+struct GemmBlocking {
+  int64_t m = 0, n = 0, k = 0, warps = 0;
+};
+// Parses "MxNxKxW"; throws naming `what` when malformed or not made of whole
+// mma fragments (M and K multiples of 16, N of 8 per warp).
+GemmBlocking parseGemmBlocking(const std::string& text, const std::string& what);
+void applyBlocking(GemmKernelSpec& s, const GemmBlocking& b);
 
 }  // namespace strata::tile

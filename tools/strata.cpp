@@ -137,10 +137,13 @@ int compile(const CompileOpts& o) {
 
 // The GEMM kernel set for a GPU target (codegen/Artifact.h): what the GPU
 // conformance tests and `strata-gpu bench` load on a machine without LLVM.
-int compileKernels(const std::string& target, const std::string& out) {
+int compileKernels(const std::string& target, const std::string& out, const std::string& decode, const std::string& prefill) {
   const std::string prefix = "cuda:";
   if (target.rfind(prefix, 0) != 0) fail("--target {}: kernel sets are built for cuda:sm_90", target);
-  std::vector<tile::GemmKernelSpec> set = tile::cudaGemmKernelSet();
+  tile::GemmBlocking d, p;
+  if (!decode.empty()) d = tile::parseGemmBlocking(decode, "--decode-block");
+  if (!prefill.empty()) p = tile::parseGemmBlocking(prefill, "--prefill-block");
+  std::vector<tile::GemmKernelSpec> set = tile::cudaGemmKernelSet(d, p);
   std::fprintf(stderr, "compiling %zu GEMM kernels for %s into %s...\n", set.size(), target.c_str(), out.c_str());
   tile::writeCudaGemmKernels(set, target.substr(prefix.size()), out);
   std::fprintf(stderr, "wrote %s/kernels.ptx, kernels.json, kernels.mlir\n", out.c_str());
@@ -214,13 +217,19 @@ int main(int argc, char** argv) {
   compileCmd->add_option("--block-size", co.blockSize, "Tokens per KV cache block the kernels are built for")
       ->capture_default_str();
 
-  std::string ckTarget = "cuda:sm_90", ckOut;
+  std::string ckTarget = "cuda:sm_90", ckOut, ckDecode, ckPrefill;
   auto* compileKernelsCmd = app.add_subcommand(
       "compile-kernels", "Compile the GEMM kernel set (bf16/f16; prefill and decode blockings; bias, residual, SwiGLU "
                          "epilogues) for a GPU into a directory (kernels.ptx, kernels.json, kernels.mlir) that the "
                          "runtime-only strata-gpu and strata_cuda_tests load");
   compileKernelsCmd->add_option("--target", ckTarget, "GPU target: cuda:sm_90 (Hopper)")->capture_default_str();
   compileKernelsCmd->add_option("-o,--output", ckOut, "Directory to write")->required();
+  compileKernelsCmd->add_option("--decode-block", ckDecode,
+                                "Block shape MxNxKxW (block M, N, K, warps) of the decode kernels instead of the default "
+                                "16x32x64x2 (for tuning)");
+  compileKernelsCmd->add_option("--prefill-block", ckPrefill,
+                                "Block shape MxNxKxW of the prefill and epilogue kernels instead of the default "
+                                "64x128x32x4 (for tuning)");
 
   std::string inspectModel;
   bool inspectJson = false, inspectMlir = false, inspectRegions = false;
@@ -273,7 +282,7 @@ int main(int argc, char** argv) {
     if (runCmd->parsed()) return tools::runCommand(ro);
     if (makeCmd->parsed()) return makeModel(mmConfig, mmOut, mmSeed);
     if (compileCmd->parsed()) return compile(co);
-    if (compileKernelsCmd->parsed()) return compileKernels(ckTarget, ckOut);
+    if (compileKernelsCmd->parsed()) return compileKernels(ckTarget, ckOut, ckDecode, ckPrefill);
     if (inspectCmd->parsed()) return inspect(inspectModel, inspectJson, inspectMlir, inspectRegions);
     if (benchKernelsCmd->parsed()) return tools::benchKernels(benchJson, benchSeconds);
     if (benchDecodeCmd->parsed()) return tools::benchDecode(bd);

@@ -196,6 +196,8 @@ PY
 expect_error "does not know this model's chat format" "$strata" run "$fx" --chat --prompt "hi"
 expect_error "--system is part of the chat format" "$strata" run "$fx" --system "be brief" --prompt "hi"
 expect_error "not --prompt-ids" "$strata" run "$fx" --chat --prompt-ids 0
+expect_error "--decode-block '16x8x32x4'" "$strata" compile-kernels -o "$tmp/kbad" --decode-block 16x8x32x4
+expect_error "expected MxNxKxW" "$strata" compile-kernels -o "$tmp/kbad" --prefill-block 64x128
 
 echo "$pass passed, $fail failed"
 [ $fail -eq 0 ]
