@@ -236,6 +236,44 @@ class Lowering {
     return ok;
   }
 
+  // A flat view of a load's array for 2-element accesses: base buffer as
+  // memref<?xT>, the view's offset and strides.
+  struct PairedView {
+    Value flat, offset;
+    SmallVector<Value> strides;
+    Value load(OpBuilder& b, Location loc, ArrayRef<Value> idx, Type et) const {
+      Value lin = offset;
+      for (auto [i, st] : llvm::zip(idx, strides))
+        lin = arith::AddIOp::create(b, loc, lin, arith::MulIOp::create(b, loc, i, st));
+      int64_t bytes = 2 * et.getIntOrFloatBitWidth() / 8;
+      return vector::LoadOp::create(b, loc, VectorType::get({2}, et), flat, ValueRange{lin}, /*nontemporal=*/false,
+                                    llvm::MaybeAlign(bytes));
+    }
+  };
+
+  // Set when `l` promises `contiguous = d` and every even element i of the
+  // fragment has i + 1 right after it along d (A fragments along K = dim 1,
+  // B fragments along K = dim 0) in a full 2-D view: then pairs load as one
+  // access of twice the width (tile.load's contract gives the alignment).
+  std::optional<PairedView> pairedView(LoadOp l, const Frag& fr, Type et) {
+    auto d = l.getContiguous();
+    if (!d || !l.getInBounds() || fr.collapseRows || fr.collapseCols || fr.droppedAxis >= 0 ||
+        et.getIntOrFloatBitWidth() != 16)
+      return std::nullopt;
+    for (int64_t i = 0; i + 1 < fr.size(); i += 2) {
+      int64_t dr = fr.rowOff(i + 1) - fr.rowOff(i), dc = fr.colOff(i + 1) - fr.colOff(i);
+      if (!((*d == 0 && dr == 1 && dc == 0) || (*d == 1 && dr == 0 && dc == 1))) return std::nullopt;
+      if ((*d == 0 ? fr.rowOff(i) : fr.colOff(i)) % 2) return std::nullopt;
+    }
+    Location loc = l.getLoc();
+    auto md = memref::ExtractStridedMetadataOp::create(b, loc, l.getPtr());
+    auto flatType = MemRefType::get({ShapedType::kDynamic}, et);
+    Value flat = memref::ReinterpretCastOp::create(b, loc, flatType, md.getBaseBuffer(), OpFoldResult(b.getIndexAttr(0)),
+                                                   ArrayRef<OpFoldResult>{b.getIndexAttr(INT32_MAX)},
+                                                   ArrayRef<OpFoldResult>{b.getIndexAttr(1)});
+    return PairedView{flat, md.getOffset(), SmallVector<Value>(md.getStrides().begin(), md.getStrides().end())};
+  }
+
   FailureOr<Value> lower(Operation* op) {
     Location loc = op->getLoc();
     if (auto p = dyn_cast<ProgramIdOp>(op)) {
@@ -255,8 +293,15 @@ class Lowering {
       auto vt = cast<VectorType>(laneType(l.getResult()));
       Type et = vt.getElementType();
       SmallVector<Value> elems;
+      std::optional<PairedView> paired = pairedView(l, fr, et);
       for (int64_t i = 0; i < fr.size(); ++i) {
         SmallVector<Value> idx = coords(fr, i);
+        if (paired && i % 2 == 0) {  // elements i, i + 1 adjacent and aligned: one 2-element load
+          Value v2 = paired->load(b, loc, idx, et);
+          for (int64_t j = 0; j < 2; ++j) elems.push_back(vector::ExtractOp::create(b, loc, v2, j));
+          ++i;
+          continue;
+        }
         if (l.getInBounds()) {
           elems.push_back(memref::LoadOp::create(b, loc, l.getPtr(), idx));
           continue;

@@ -97,20 +97,31 @@ struct GemmText {
     return "%" + name;
   }
 
+  // The attributes of a fast-path (`ib` non-empty) operand load: with 16-bit
+  // storage and K even (the fast path's condition then), the K dim `kDim`
+  // of A ([M, K], 1) and of [N, K] weights viewed as [K, N] (0) is
+  // contiguous in pairs — tile.load's `contiguous` promise. kDim -1: none.
+  std::string loadAttrs(const char* ib, int kDim) const {
+    if (!*ib || kDim < 0 || !sixteenBit()) return ib;
+    return fmt::format(" {{in_bounds, contiguous = {} : i64}}", kDim);
+  }
+  bool sixteenBit() const { return s.dtype == "f16" || s.dtype == "bf16"; }
+
   // A K loop over [from, to) starting from the accumulators `inits`
   // (and block pointers `ptrs`); its results are `res`#0.. .
   std::string kLoop(const std::string& res, const char* from, const char* to, const std::vector<std::string>& inits,
                     const std::vector<std::string>& ptrs, const char* ib) const {
     std::string iterArgs = fmt::format("%acc = {}, %pa = {}, %pb = {}", inits[0], ptrs[0], ptrs[1]);
     std::string types = cT + ", " + aP + ", " + bP;
-    std::string body = fmt::format(R"(    %x = tile.load %pa{ib} : {aP}
-    %y = tile.load %pb{ib} : {bP}
+    std::string aib = loadAttrs(ib, 1), bib = loadAttrs(ib, s.weightsNK ? 0 : -1);
+    std::string body = fmt::format(R"(    %x = tile.load %pa{aib} : {aP}
+    %y = tile.load %pb{bib} : {bP}
     %d = tile.dot %x, %y, %acc{hint} : {aT} * {bT} -> {cT}
     %na = tile.advance %pa, [%c0, %bk] : {aP}
     %nb = tile.advance %pb, [%bk, %c0] : {bP}
 )",
-                                   fmt::arg("ib", ib), fmt::arg("aP", aP), fmt::arg("bP", bP), fmt::arg("aT", aT),
-                                   fmt::arg("bT", bT), fmt::arg("cT", cT), fmt::arg("hint", hint));
+                                   fmt::arg("aib", aib), fmt::arg("bib", bib), fmt::arg("aP", aP), fmt::arg("bP", bP),
+                                   fmt::arg("aT", aT), fmt::arg("bT", bT), fmt::arg("cT", cT), fmt::arg("hint", hint));
     std::string yields = "%d, %na, %nb";
     int n = 3;
     if (s.swiglu) {
@@ -120,7 +131,7 @@ struct GemmText {
     %d2 = tile.dot %x, %y2, %acc2 : {aT} * {bT} -> {cT}
     %nb2 = tile.advance %pb2, [%bk, %c0] : {bP}
 )",
-                          fmt::arg("ib", ib), fmt::arg("bP", bP), fmt::arg("aT", aT), fmt::arg("bT", bT),
+                          fmt::arg("ib", bib), fmt::arg("bP", bP), fmt::arg("aT", aT), fmt::arg("bT", bT),
                           fmt::arg("cT", cT));
       yields += ", %d2, %nb2";
       n = 5;
@@ -323,6 +334,13 @@ std::string emitGemmKernel(const GemmKernelSpec& s) {
                      t.kLoop("%ft", "%kfull", "%K", {"%f#0", "%f#3"}, {"%f#1", "%f#2", "%f#4"}, "") +
                      t.epilogue("f", "%ft#0", "%ft#3", " {in_bounds}");
   std::string edge = t.kLoop("%e", "%c0", "%K", zeros, ptrs, "") + t.epilogue("e", "%e#0", "%e#3", "");
+  // 16-bit storage: the fast path's paired loads along K need K even.
+  std::string kEven = t.sixteenBit() ? R"(  %c2 = arith.constant 2 : index
+  %kOdd = arith.remui %K, %c2 : index
+  %kEven = arith.cmpi eq, %kOdd, %c0 : index
+  %fast = arith.andi %interior, %kEven : i1
+)"
+                                     : "";
 
   return fmt::format(R"(func.func @{name}({args}) attributes {{tile.num_warps = {W} : i64}} {{
   %c0 = arith.constant 0 : index
@@ -339,13 +357,13 @@ std::string emitGemmKernel(const GemmKernelSpec& s) {
   %rowsIn = arith.cmpi sle, %rowEnd, %M : index
   %colsIn = arith.cmpi sle, %colEnd, %N : index
   %interior = arith.andi %rowsIn, %colsIn : i1
-  %kblocks = arith.divui %K, %bk : index
+{kEven}  %kblocks = arith.divui %K, %bk : index
   %kfull = arith.muli %kblocks, %bk : index
   %ap = tile.make_block_ptr %a, [%M, %K], [%K, %c1], [%row, %c0] : !tile.ptr<{dt}> -> {aP}
   %bp = tile.make_block_ptr %b, [%K, %N], {bStrides}, [%c0, %col] : !tile.ptr<{dt}> -> {bP}
 {b2}  %cp = tile.make_block_ptr %c, [%M, %N], [%N, %c1], [%row, %col] : !tile.ptr<{dt}> -> !tile.block_ptr<{cS}>
   %zero = arith.constant dense<0.0> : {cT}
-  scf.if %interior {{
+  scf.if {fastCond} {{
 {fast}  }} else {{
 {edge}  }}
   return
@@ -354,7 +372,7 @@ std::string emitGemmKernel(const GemmKernelSpec& s) {
                      fmt::arg("name", s.name), fmt::arg("args", args), fmt::arg("W", s.numWarps), fmt::arg("BM", M),
                      fmt::arg("BN", N), fmt::arg("BK", K), fmt::arg("aP", t.aP), fmt::arg("bP", t.bP),
                      fmt::arg("bStrides", bStrides), fmt::arg("b2", b2), fmt::arg("cT", t.cT), fmt::arg("cS", t.cS),
-                     fmt::arg("dt", s.dtype),
+                     fmt::arg("dt", s.dtype), fmt::arg("kEven", kEven), fmt::arg("fastCond", t.sixteenBit() ? "%fast" : "%interior"),
                      fmt::arg("fast", fast), fmt::arg("edge", edge));
 }
 

@@ -307,6 +307,15 @@ LogicalResult AdvanceOp::verify() {
   return success();
 }
 
+LogicalResult LoadOp::verify() {
+  auto c = getContiguous();
+  if (!c) return success();
+  int64_t rank = cast<RankedTensorType>(getResult().getType()).getRank();
+  if (!getInBounds()) return emitOpError("contiguous needs in_bounds (it promises more about the same block)");
+  if (*c < 0 || *c >= rank) return emitOpError() << "contiguous dim " << *c << " is not a dim of the rank-" << rank << " tile";
+  return success();
+}
+
 LogicalResult DotOp::verify() {
   auto a = tileOf(getA()), b = tileOf(getB()), c = tileOf(getC());
   if (a.getRank() != 2 || b.getRank() != 2 || c.getRank() != 2) return emitOpError() << "operands must be rank 2";

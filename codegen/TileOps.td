@@ -59,10 +59,18 @@ def Tile_LoadOp : Tile_Op<"load", [MemoryEffects<[MemRead]>,
     With `in_bounds` the kernel guarantees the whole block lies inside the
     array (a full interior tile): the load needs no bounds checks or masks.
     Kernels use it on their mask-free fast path.
+
+    `contiguous = d` (with `in_bounds`) is a further promise: dim d of the
+    array has unit stride, and every element at an even block coordinate
+    along d starts a 2-element run aligned to twice the element size (array
+    base aligned, other strides and the block offset along d even). Targets
+    may then load such pairs as one wider access (the sm_90 lowering does
+    for 16-bit mma fragments).
   }];
-  let arguments = (ins Tile_BlockPtrType:$ptr, UnitAttr:$in_bounds);
+  let arguments = (ins Tile_BlockPtrType:$ptr, UnitAttr:$in_bounds, OptionalAttr<I64Attr>:$contiguous);
   let results = (outs Tile_Tile:$result);
   let assemblyFormat = "$ptr attr-dict `:` type($ptr)";
+  let hasVerifier = 1;
 }
 
 def Tile_StoreOp : Tile_Op<"store", [MemoryEffects<[MemWrite]>,
