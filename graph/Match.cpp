@@ -59,6 +59,10 @@ bool sameShape(Value a, Value b) {
   return ta && tb && ta.getShape() == tb.getShape() && ta.getElementType() == tb.getElementType();
 }
 
+bool hasOperand(Operation* op, unsigned i) {
+  return i < op->getNumOperands() && !isa<NoneType>(op->getOperand(i).getType());
+}
+
 bool sameExtent(Value a, int64_t da, Value b, int64_t db) {
   auto x = getDims(a.getType()), y = getDims(b.getType());
   if (!x || !y || da >= (int64_t)x->size() || db >= (int64_t)y->size()) return false;

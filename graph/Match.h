@@ -31,6 +31,8 @@ bool sameShape(mlir::Value a, mlir::Value b);
 // Dim da of a and dim db of b are the same extent: equal static sizes, or
 // the same named symbol.
 bool sameExtent(mlir::Value a, int64_t da, mlir::Value b, int64_t db);
+// Operand i is present (not an omitted optional input, graph.none).
+bool hasOperand(mlir::Operation* op, unsigned i);
 // A model weight (graph.weight) of rank `rank`.
 bool isWeight(mlir::Value v, int64_t rank);
 // The graph input name of a block argument, or "".

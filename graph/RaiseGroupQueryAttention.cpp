@@ -20,8 +20,6 @@ using namespace mlir;
 
 namespace {
 
-bool given(Operation* op, unsigned i) { return i < op->getNumOperands() && !isa<NoneType>(op->getOperand(i).getType()); }
-
 // seqlens_k + 1 == total_sequence_length == S on every probe.
 bool coversWholeInput(GraphOp g, Value seqlensK, Value total) {
   for (int64_t s : {5, 1, 3}) {
@@ -42,13 +40,13 @@ struct RaiseGroupQueryAttention : RewritePattern {
     Value q = op->getOperand(0), k = op->getOperand(1), v = op->getOperand(2);
     auto qd = getDims(q.getType());
     if (!H || !Hk || *H <= 0 || *Hk <= 0 || *H % *Hk || !qd || qd->size() != 3 || !qd->back().isStatic() ||
-        qd->back().value % *H || !given(op, 1) || !given(op, 2))
+        qd->back().value % *H || !hasOperand(op, 1) || !hasOperand(op, 2))
       return rw.notifyMatchFailure(op, "not unpacked [B, S, H * D] q/k/v with static heads");
     int64_t D = qd->back().value / *H;
     if (staticDim(k, 2) != *Hk * D || staticDim(v, 2) != *Hk * D) return rw.notifyMatchFailure(op, "k/v width");
-    if (given(op, 3) || given(op, 4)) return rw.notifyMatchFailure(op, "reads a KV cache");
+    if (hasOperand(op, 3) || hasOperand(op, 4)) return rw.notifyMatchFailure(op, "reads a KV cache");
     for (unsigned i = 9; i < op->getNumOperands(); ++i)
-      if (given(op, i)) return rw.notifyMatchFailure(op, "position_ids / attention_bias / head_sink");
+      if (hasOperand(op, i)) return rw.notifyMatchFailure(op, "position_ids / attention_bias / head_sink");
     for (unsigned i : {1u, 2u})
       if (i < op->getNumResults() && !op->getResult(i).use_empty()) return rw.notifyMatchFailure(op, "present K/V are read");
     if (intAttrOf(op, "local_window_size").value_or(-1) != -1 || intAttrOf(op, "rotary_interleaved").value_or(0) ||
@@ -63,7 +61,7 @@ struct RaiseGroupQueryAttention : RewritePattern {
     std::optional<double> theta;
     if (rotary) {
       Operation* c = defOf(op->getOperand(7), "Cos");
-      Operation* s = given(op, 8) ? defOf(op->getOperand(8), "Sin") : nullptr;
+      Operation* s = hasOperand(op, 8) ? defOf(op->getOperand(8), "Sin") : nullptr;
       if (!c || !s || c->getOperand(0) != s->getOperand(0)) return rw.notifyMatchFailure(op, "cos/sin caches of one angle table");
       theta = thetaOfPositionTable(g, c->getOperand(0), D);
       if (!theta) return rw.notifyMatchFailure(op, "cos cache rows are not positions * theta^(-2i/D)");

@@ -21,8 +21,6 @@ using namespace mlir;
 
 namespace {
 
-bool given(Operation* op, unsigned i) { return i < op->getNumOperands() && !isa<NoneType>(op->getOperand(i).getType()); }
-
 struct Rotary {
   Value x, positions;
   double theta = 0;
@@ -56,7 +54,7 @@ struct RaiseMultiHeadAttention : RewritePattern {
       return rw.notifyMatchFailure(op, "not token-major [B, S, H * D] q/k/v");
     int64_t D = *width / *H;
     for (unsigned i : {3u, 4u, 6u, 7u, 8u, 9u})
-      if (given(op, i)) return rw.notifyMatchFailure(op, "bias / key_padding_mask / past inputs");
+      if (hasOperand(op, i)) return rw.notifyMatchFailure(op, "bias / key_padding_mask / past inputs");
     for (unsigned i : {1u, 2u})
       if (i < op->getNumResults() && !op->getResult(i).use_empty()) return rw.notifyMatchFailure(op, "present K/V are read");
     auto g = op->getParentOfType<GraphOp>();
@@ -65,7 +63,7 @@ struct RaiseMultiHeadAttention : RewritePattern {
       return rw.notifyMatchFailure(op, "rotary embedding not on q and k alike");
     bool causal = intAttrOf(op, "unidirectional").value_or(0) != 0;
     MaskKind kind = MaskKind::None;
-    if (given(op, 5)) {
+    if (hasOperand(op, 5)) {
       if (causal) return rw.notifyMatchFailure(op, "unidirectional together with an attention bias");
       auto k2 = classifyMask(g, op->getOperand(5), MaskForm::Additive);
       if (!k2) return rw.notifyMatchFailure(op, "attention bias is not a causal / padding mask");

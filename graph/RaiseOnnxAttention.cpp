@@ -20,8 +20,6 @@ using namespace mlir;
 
 namespace {
 
-bool given(Operation* op, unsigned i) { return i < op->getNumOperands() && !isa<NoneType>(op->getOperand(i).getType()); }
-
 struct RaiseOnnxAttention : RewritePattern {
   explicit RaiseOnnxAttention(MLIRContext* ctx) : RewritePattern("graph.onnx.Attention", 1, ctx) {}
   LogicalResult matchAndRewrite(Operation* op, PatternRewriter& rw) const override {
@@ -30,15 +28,15 @@ struct RaiseOnnxAttention : RewritePattern {
     if (auto sc = op->getAttrOfType<FloatAttr>("softcap"); sc && sc.getValueAsDouble() != 0)
       return rw.notifyMatchFailure(op, "softcap");
     if (op->getNumResults() > 3 && !op->getResult(3).use_empty()) return rw.notifyMatchFailure(op, "qk output is read");
-    if (given(op, 4) != given(op, 5)) return rw.notifyMatchFailure(op, "only one of past K/V");
-    bool past = given(op, 4);
+    if (hasOperand(op, 4) != hasOperand(op, 5)) return rw.notifyMatchFailure(op, "only one of past K/V");
+    bool past = hasOperand(op, 4);
     Value kh = past ? k : peelRepeatKv(k), vh = past ? v : peelRepeatKv(v);
     auto hq = staticDim(q, 1), hk = staticDim(kh, 1), d = staticDim(q, 3);
     if (!hq || !hk || !d || staticDim(vh, 1) != hk || *hq % *hk || (past && staticDim(op->getOperand(4), 1) != hk))
       return rw.notifyMatchFailure(op, "heads are not static and GQA-compatible");
     bool causal = intAttrOf(op, "is_causal").value_or(0) != 0;
     MaskKind kind = MaskKind::None;
-    if (given(op, 3)) {
+    if (hasOperand(op, 3)) {
       if (causal) return rw.notifyMatchFailure(op, "is_causal together with a mask");
       Value mask = op->getOperand(3);
       auto elt = cast<ShapedType>(mask.getType()).getElementType();
