@@ -27,7 +27,7 @@ struct SplitSkipSimplifiedLayerNorm : RewritePattern {
         return rw.notifyMatchFailure(op, "mean / inv_std_var are read");
     Location loc = op->getLoc();
     Value sum = createNode(rw, loc, "Add", x.getType(), {x, skip})->getResult(0);
-    if (op->getNumOperands() > 3 && !isa<NoneType>(op->getOperand(3).getType()))
+    if (hasOperand(op, 3))
       sum = createNode(rw, loc, "Add", x.getType(), {sum, op->getOperand(3)})->getResult(0);
     double eps = 1e-5;
     if (auto e = op->getAttrOfType<FloatAttr>("epsilon")) eps = e.getValueAsDouble();

@@ -32,7 +32,7 @@ struct RaiseRotaryEmbedding : RewritePattern {
     if (rd != 0 && rd != *D) return rw.notifyMatchFailure(op, "partial rotary dim");
     Value e = operandOf(op->getOperand(1), "Cos");
     if (!e || operandOf(op->getOperand(2), "Sin") != e) return rw.notifyMatchFailure(op, "cos/sin not of one angle table");
-    bool hasPositions = op->getNumOperands() > 3 && !isa<NoneType>(op->getOperand(3).getType());
+    bool hasPositions = hasOperand(op, 3);
     Value p;
     std::optional<double> theta;
     if (hasPositions) {
