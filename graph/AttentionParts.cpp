@@ -1,5 +1,7 @@
 #include "graph/AttentionParts.h"
 
+#include <cmath>
+
 #include "graph/Evaluate.h"
 #include "graph/Match.h"
 #include "graph/SymbolicDims.h"
@@ -145,6 +147,11 @@ Operation* createAttention(PatternRewriter& rw, Location loc, Type result, Value
       {rw.getStringAttr("kv_heads"), rw.getI64IntegerAttr(*staticDim(k, 1))},
       {rw.getStringAttr("head_dim"), rw.getI64IntegerAttr(*staticDim(q, 3))}};
   return createNode(rw, loc, "Attention", result, operands, attrs);
+}
+
+double attentionScale(Operation* op, int64_t headDim) {
+  if (auto s = op->getAttrOfType<FloatAttr>("scale"); s && s.getValueAsDouble() != 0) return s.getValueAsDouble();
+  return 1.0 / std::sqrt((double)headDim);
 }
 
 Value createHeadSplit(PatternRewriter& rw, Location loc, Value x, int64_t H, int64_t D) {

@@ -38,6 +38,10 @@ mlir::Value peelRepeatKv(mlir::Value v);
 mlir::Operation* createAttention(mlir::PatternRewriter& rw, mlir::Location loc, mlir::Type result, mlir::Value q,
                                  mlir::Value k, mlir::Value v, MaskKind kind, double scale);
 
+// The softmax scale of an attention node: its `scale` attribute, or
+// 1/sqrt(D) when absent or 0 (the default of ONNX's and onnxruntime's ops).
+double attentionScale(mlir::Operation* op, int64_t headDim);
+
 // [B, S, H * D] -> Reshape [B, S, H, D] -> Transpose [B, H, S, D]: the head
 // split graph-form-paged-attention reads. x must be rank 3.
 mlir::Value createHeadSplit(mlir::PatternRewriter& rw, mlir::Location loc, mlir::Value x, int64_t H, int64_t D);

@@ -87,10 +87,8 @@ struct RaiseGroupQueryAttention : RewritePattern {
       qh = createNode(rw, loc, "Rope", qh.getType(), {qh, pos}, {t})->getResult(0);
       kh = createNode(rw, loc, "Rope", kh.getType(), {kh, pos}, {t})->getResult(0);
     }
-    double scale = 1.0 / std::sqrt((double)D);
-    if (auto s = op->getAttrOfType<FloatAttr>("scale"); s && s.getValueAsDouble() != 0) scale = s.getValueAsDouble();
-    Type attT = makeTensorType(ctx, {bs[0], {*H, ""}, bs[1], {D, ""}}, cast<ShapedType>(q.getType()).getElementType());
-    Value o = createAttention(rw, loc, attT, qh, kh, vh, MaskKind::Causal, scale)->getResult(0);
+    double scale = attentionScale(op, D);
+    Value o = createAttention(rw, loc, qh.getType(), qh, kh, vh, MaskKind::Causal, scale)->getResult(0);
     o = createHeadMerge(rw, loc, o, op->getResult(0).getType());
     rw.replaceAllUsesWith(op->getResult(0), o);
     rw.eraseOp(op);

@@ -8,8 +8,6 @@
 // RotaryEmbedding on q and k alike (rotate-half, full D, position_ids
 // [B, S], cos/sin caches whose row r is position r) becomes Rope after the
 // split; a RotaryEmbedding anywhere else is left to its reference kernel.
-#include <cmath>
-
 #include "graph/AttentionParts.h"
 #include "graph/Match.h"
 #include "graph/Patterns.h"
@@ -80,8 +78,7 @@ struct RaiseMultiHeadAttention : RewritePattern {
                         {rw.getNamedAttr("theta", rw.getF64FloatAttr(r.theta))})->getResult(0);
     };
     Value qh = headsOf(*rq), kh = headsOf(*rk), vh = createHeadSplit(rw, loc, v, *H, D);
-    double scale = 1.0 / std::sqrt((double)D);
-    if (auto s = op->getAttrOfType<FloatAttr>("scale"); s && s.getValueAsDouble() != 0) scale = s.getValueAsDouble();
+    double scale = attentionScale(op, D);
     Value o = createAttention(rw, loc, qh.getType(), qh, kh, vh, kind, scale)->getResult(0);
     rw.replaceAllUsesWith(op->getResult(0), createHeadMerge(rw, loc, o, op->getResult(0).getType()));
     rw.eraseOp(op);

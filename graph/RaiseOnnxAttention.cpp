@@ -7,8 +7,6 @@
 // are the same sequence (the spec aligns the triangle top-left, strata
 // bottom-right; they agree only when S == T). Past K/V inputs become a Concat
 // in front (the present outputs), the form graph-form-paged-attention reads.
-#include <cmath>
-
 #include "graph/AttentionParts.h"
 #include "graph/Match.h"
 #include "graph/Patterns.h"
@@ -58,8 +56,7 @@ struct RaiseOnnxAttention : RewritePattern {
       }
       kh = present[0], vh = present[1];
     }
-    double scale = 1.0 / std::sqrt((double)*d);
-    if (auto s = op->getAttrOfType<FloatAttr>("scale")) scale = s.getValueAsDouble();
+    double scale = attentionScale(op, *d);
     Operation* n = createAttention(rw, loc, op->getResult(0).getType(), q, kh, vh, kind, scale);
     rw.replaceAllUsesWith(op->getResult(0), n->getResult(0));
     for (unsigned i : {1u, 2u})
