@@ -15,30 +15,19 @@ GemmKernelSpec cpuGemmSpec(const std::string& target, bool weightsNK, int64_t ro
   const UArch& u = uarchFor(target);
   GemmKernelSpec s;
   s.weightsNK = weightsNK;
-  if (rows <= 1) {
-    s.name = "gemv";
-    s.numWarps = 1;
-    s.blockM = 1;
-    s.blockN = 4 * u.vectorBytes / 4;
-    s.blockK = 8;
-    if (weightsNK) {
-      // 4 weight rows x 16 accumulator vectors (8 on the 16-register AVX2
-      // file); swiglu's second weight halves the K block (emitGemmKernel).
-      s.dotForm = true;
-      s.blockN = 4;
-      s.blockK = (u.vectorBytes / 4) * (u.vectorBytes >= 64 ? 4 : 2);
-    }
-    return s;
-  }
-  // One warp of 6 rows x 4 vector registers: 24 accumulators, B's 4
-  // vectors and a broadcast A scalar fit the 32 AVX-512 registers (AVX2
-  // spills some of its 16). Measured 2026-11-21 on the dev Xeon, 128x2048x2048,
-  // one thread: 4 warps x (4 x 2 vectors) 10.7 GFLOP/s, 1 x (8 x 2) 16.0,
-  // 1 x (6 x 4) 16.2-16.6; warps on the CPU re-read B, so one bigger block wins.
+  s.packedB = true;
   s.numWarps = 1;
-  s.blockM = 6;
-  s.blockN = 4 * u.vectorBytes / 4;
-  s.blockK = 8;
+  // 6 rows x 4 vector registers: 24 accumulators, B's 4 vectors and a
+  // broadcast A scalar fit the 32 AVX-512 registers; AVX2's 16 take 6 x 2.
+  // K steps of 4. Measured 2026-11-21 on the dev Xeon, 128x2048x2048, one
+  // thread: [K, N] weights read in place 13-20 GFLOP/s (rows 8 KiB apart
+  // alias in L1 and defeat the prefetchers); panel-packed 56-72 (K step 1:
+  // 38-58, 8: 31-65). Warps on the CPU run one after another and would each
+  // re-read B, so one warp.
+  s.blockN = (u.vectorBytes >= 64 ? 4 : 2) * u.vectorBytes / 4;
+  s.blockK = 4;
+  s.blockM = rows <= 1 ? 1 : 6;
+  s.name = rows <= 1 ? "gemv" : "gemm";
   return s;
 }
 
@@ -113,7 +102,7 @@ struct GemmText {
                     const std::vector<std::string>& ptrs, const char* ib) const {
     std::string iterArgs = fmt::format("%acc = {}, %pa = {}, %pb = {}", inits[0], ptrs[0], ptrs[1]);
     std::string types = cT + ", " + aP + ", " + bP;
-    std::string aib = loadAttrs(ib, 1), bib = loadAttrs(ib, s.weightsNK ? 0 : -1);
+    std::string aib = loadAttrs(ib, 1), bib = loadAttrs(ib, s.weightsNK && !s.packedB ? 0 : -1);
     std::string body = fmt::format(R"(    %x = tile.load %pa{aib} : {aP}
     %y = tile.load %pb{bib} : {bP}
     %d = tile.dot %x, %y, %acc{hint} : {aT} * {bT} -> {cT}
@@ -206,113 +195,18 @@ std::string signature(const GemmKernelSpec& s) {
   return args + "%M: index, %N: index, %K: index";
 }
 
-// The dot-product form (GemmKernelSpec::dotForm): acc[n, k] += W[n, k] *
-// x[k] over K blocks, then one sum per row; the epilogue works on the [BN]
-// row vector. Outputs and residual are addressed through a flat view that
-// ends at the row's end, so a ragged last block of columns is masked there.
-std::string emitGemvDotForm(const GemmKernelSpec& s) {
-  const int64_t N = s.blockN, K = s.swiglu ? std::max<int64_t>(1, s.blockK / 2) : s.blockK;
-  std::string wT = fmt::format("tensor<{}x{}xf32>", N, K), xT = fmt::format("tensor<1x{}xf32>", K),
-              vT = fmt::format("tensor<{}xf32>", N);
-  std::string wP = "!tile.block_ptr<" + wT + ">", xP = "!tile.block_ptr<" + xT + ">", vP = "!tile.block_ptr<" + vT + ">";
-  int nw = s.swiglu ? 2 : 1;
-  // One K loop threading (x ptr, w ptr, acc[, w2 ptr, acc2]) from `inits`.
-  auto loop = [&](const std::string& res, const char* from, const char* to, const std::vector<std::string>& inits,
-                  const char* ib) {
-    std::string iter = fmt::format("%xp = {}, %wp = {}", inits[0], inits[1]), types = xP + ", " + wP;
-    std::string body = fmt::format(R"(      %x = tile.load %xp{ib} : {xP}
-      %xb = tile.broadcast %x : {xT} -> {wT}
-      %w = tile.load %wp{ib} : {wP}
-      %s = math.fma %w, %xb, %acc : {wT}
-      %nx = tile.advance %xp, [%c0, %bk] : {xP}
-      %nw = tile.advance %wp, [%c0, %bk] : {wP}
-)",
-                                   fmt::arg("ib", ib), fmt::arg("xP", xP), fmt::arg("xT", xT), fmt::arg("wT", wT),
-                                   fmt::arg("wP", wP));
-    std::string yields = "%nx, %nw, %s";
-    iter += fmt::format(", %acc = {}", inits[2]);
-    types += ", " + wT;
-    if (nw == 2) {
-      iter += fmt::format(", %wp2 = {}, %acc2 = {}", inits[3], inits[4]);
-      types += ", " + wP + ", " + wT;
-      body += fmt::format(R"(      %w2 = tile.load %wp2{ib} : {wP}
-      %s2 = math.fma %w2, %xb, %acc2 : {wT}
-      %nw2 = tile.advance %wp2, [%c0, %bk] : {wP}
-)",
-                          fmt::arg("ib", ib), fmt::arg("wP", wP), fmt::arg("wT", wT));
-      yields += ", %nw2, %s2";
-    }
-    return fmt::format("  {}:{} = scf.for %k = {} to {} step %bk iter_args({}) -> ({}) {{\n{}      scf.yield {} : {}\n  }}\n",
-                       res, nw == 2 ? 5 : 3, from, to, iter, types, body, yields, types);
-  };
-  std::string body = loop("%f", "%c0", "%kfull", {"%xp0", "%wp0", "%zero", "%wp20", "%zero"}, " {in_bounds}") +
-                     loop("%t", "%kfull", "%K", {"%f#0", "%f#1", "%f#2", "%f#3", "%f#4"}, "");
-  body += fmt::format("  %r = tile.reduce %t#2 {{kind = \"sum\", axis = 1 : i64}} : {} -> {}\n", wT, vT);
-  std::string out = "%r";
-  auto add1d = [&](const std::string& name, const std::string& buf, const std::string& shape, const std::string& off,
-                   const std::string& in) {
-    body += fmt::format(R"(  %{n}p = tile.make_block_ptr {buf}, [{shape}], [%c1], [{off}] : !tile.ptr<f32> -> {vP}
-  %{n}v = tile.load %{n}p : {vP}
-  %{n} = arith.addf {in}, %{n}v : {vT}
-)",
-                        fmt::arg("n", name), fmt::arg("buf", buf), fmt::arg("shape", shape), fmt::arg("off", off),
-                        fmt::arg("vP", vP), fmt::arg("vT", vT), fmt::arg("in", in));
-    return "%" + name;
-  };
-  if (s.bias) out = add1d("gate", "%bias", "%N", "%col", out);
-  if (s.swiglu) {
-    body += fmt::format("  %r2 = tile.reduce %t#4 {{kind = \"sum\", axis = 1 : i64}} : {} -> {}\n", wT, vT);
-    std::string up = s.bias ? add1d("up", "%bias2", "%N", "%col", "%r2") : "%r2";
-    body += fmt::format("  %act = tile.silu {} : {}\n  %glu = arith.mulf %act, {} : {}\n", out, vT, up, vT);
-    out = "%glu";
-  }
-  if (s.residual) out = add1d("resid", "%res", "%rowEnd", "%off", out);
-  body += fmt::format("  %cp = tile.make_block_ptr %c, [%rowEnd], [%c1], [%off] : !tile.ptr<f32> -> {}\n", vP);
-  body += fmt::format("  tile.store %cp, {} : {}\n", out, vP);
-
-  std::string args = signature(s);
-  std::string w2 = s.swiglu ? fmt::format("  %wp20 = tile.make_block_ptr %b2, [%N, %K], [%K, %c1], [%col, %c0] : !tile.ptr<f32> -> {}\n", wP)
-                            : "";
-  return fmt::format(R"(func.func @{name}({args}) attributes {{tile.num_warps = 1 : i64}} {{
-  %c0 = arith.constant 0 : index
-  %c1 = arith.constant 1 : index
-  %bn = arith.constant {BN} : index
-  %bk = arith.constant {BK} : index
-  %row = tile.program_id 0
-  %pn = tile.program_id 1
-  %col = arith.muli %pn, %bn : index
-  %rowStart = arith.muli %row, %N : index
-  %rowEnd = arith.addi %rowStart, %N : index
-  %off = arith.addi %rowStart, %col : index
-  %colEnd = arith.addi %col, %bn : index
-  %colsIn = arith.cmpi sle, %colEnd, %N : index
-  %kblocks = arith.divui %K, %bk : index
-  %kfull0 = arith.muli %kblocks, %bk : index
-  %kfull = arith.select %colsIn, %kfull0, %c0 : index
-  %xp0 = tile.make_block_ptr %a, [%M, %K], [%K, %c1], [%row, %c0] : !tile.ptr<f32> -> {xP}
-  %wp0 = tile.make_block_ptr %b, [%N, %K], [%K, %c1], [%col, %c0] : !tile.ptr<f32> -> {wP}
-{w2}  %zero = arith.constant dense<0.0> : {wT}
-{body}  return
-}}
-)",
-                     fmt::arg("name", s.name), fmt::arg("args", args), fmt::arg("BN", N), fmt::arg("BK", K),
-                     fmt::arg("xP", xP), fmt::arg("wP", wP), fmt::arg("wT", wT), fmt::arg("w2", w2),
-                     fmt::arg("body", body));
-}
-
 }  // namespace
 
 std::string emitGemmKernel(const GemmKernelSpec& s) {
-  if (s.dotForm) {
-    if (!s.weightsNK || s.blockM != 1) fail("gemm kernel: the dot-product form needs [N, K] weights and blockM 1");
-    if (s.dtype != "f32") fail("gemm kernel: the dot-product form is f32 only (got {})", s.dtype);
-    return emitGemvDotForm(s);
-  }
   if (s.dtype != "f32" && s.dtype != "f16" && s.dtype != "bf16")
     fail("gemm kernel: storage type must be f32, f16 or bf16 (got {})", s.dtype);
   // B's view is [K, N] either way; for [N, K] storage it is transposed
-  // (strides [1, K]).
-  std::string bStrides = s.weightsNK ? "[%c1, %K]" : "[%N, %c1]";
+  // (strides [1, K]); packed, it is program column block pn's panel: rows
+  // [pn K, pn K + K) of a [panels K, blockN] array (padded: no column edge).
+  std::string bShape = s.packedB ? "[%kend, %bn]" : "[%K, %N]";
+  std::string bStrides = s.packedB ? "[%bn, %c1]" : s.weightsNK ? "[%c1, %K]" : "[%N, %c1]";
+  std::string bOffsets = s.packedB ? "[%koff, %c0]" : "[%c0, %col]";
+  std::string panel = s.packedB ? "  %koff = arith.muli %pn, %K : index\n  %kend = arith.addi %koff, %K : index\n" : "";
   const int64_t M = s.blockM, N = s.blockN, K = s.blockK;
   GemmText t{s, fmt::format("tensor<{}x{}x{}>", M, K, s.dtype), fmt::format("tensor<{}x{}x{}>", K, N, s.dtype),
              fmt::format("tensor<{}x{}xf32>", M, N), "", "",
@@ -324,8 +218,8 @@ std::string emitGemmKernel(const GemmKernelSpec& s) {
   std::string args = signature(s);
 
   std::vector<std::string> zeros = {"%zero", "%zero"}, ptrs = {"%ap", "%bp", "%bp2"};
-  std::string b2 = s.swiglu ? fmt::format("  %bp2 = tile.make_block_ptr %b2, [%K, %N], {}, [%c0, %col] : !tile.ptr<{}> -> {}\n",
-                                          bStrides, s.dtype, t.bP)
+  std::string b2 = s.swiglu ? fmt::format("  %bp2 = tile.make_block_ptr %b2, {}, {}, {} : !tile.ptr<{}> -> {}\n",
+                                          bShape, bStrides, bOffsets, s.dtype, t.bP)
                             : "";
   // Interior programs (the whole C block inside C) run the full K blocks
   // without bounds checks, then the K tail checked; edge programs check
@@ -360,7 +254,7 @@ std::string emitGemmKernel(const GemmKernelSpec& s) {
 {kEven}  %kblocks = arith.divui %K, %bk : index
   %kfull = arith.muli %kblocks, %bk : index
   %ap = tile.make_block_ptr %a, [%M, %K], [%K, %c1], [%row, %c0] : !tile.ptr<{dt}> -> {aP}
-  %bp = tile.make_block_ptr %b, [%K, %N], {bStrides}, [%c0, %col] : !tile.ptr<{dt}> -> {bP}
+{panel}  %bp = tile.make_block_ptr %b, {bShape}, {bStrides}, {bOffsets} : !tile.ptr<{dt}> -> {bP}
 {b2}  %cp = tile.make_block_ptr %c, [%M, %N], [%N, %c1], [%row, %col] : !tile.ptr<{dt}> -> !tile.block_ptr<{cS}>
   %zero = arith.constant dense<0.0> : {cT}
   scf.if {fastCond} {{
@@ -371,7 +265,7 @@ std::string emitGemmKernel(const GemmKernelSpec& s) {
 )",
                      fmt::arg("name", s.name), fmt::arg("args", args), fmt::arg("W", s.numWarps), fmt::arg("BM", M),
                      fmt::arg("BN", N), fmt::arg("BK", K), fmt::arg("aP", t.aP), fmt::arg("bP", t.bP),
-                     fmt::arg("bStrides", bStrides), fmt::arg("b2", b2), fmt::arg("cT", t.cT), fmt::arg("cS", t.cS),
+                     fmt::arg("bStrides", bStrides), fmt::arg("bShape", bShape), fmt::arg("bOffsets", bOffsets), fmt::arg("panel", panel), fmt::arg("b2", b2), fmt::arg("cT", t.cT), fmt::arg("cS", t.cS),
                      fmt::arg("dt", s.dtype), fmt::arg("kEven", kEven), fmt::arg("fastCond", t.sixteenBit() ? "%fast" : "%interior"),
                      fmt::arg("fast", fast), fmt::arg("edge", edge));
 }

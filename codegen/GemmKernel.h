@@ -25,20 +25,17 @@ struct GemmKernelSpec {
   bool weightsNK = false;
   bool bias = false, swiglu = false, residual = false;
   int64_t blockM = 16, blockN = 16, blockK = 8, numWarps = 4;
-  // Dot-product form, for one row against [N, K] weights (decode): each
-  // program multiplies blockN weight rows by the x row blockK columns at a
-  // time (contiguous loads along K, x broadcast over the rows), accumulates
-  // elementwise and sums each row once at the end. The outer-product form
-  // would read [N, K] weights through gathers. Needs weightsNK and blockM 1.
-  bool dotForm = false;
+  // B (and b_up) panel-packed (abi::packPanels) with panels of blockN
+  // columns: program column block pn reads panel pn as a [K, blockN] array
+  // with unit column stride; weightsNK then only says how it was packed.
+  bool packedB = false;
   std::string tiling = "horizontal";  // the dot's tiling hint ("" = let assign-layouts choose)
 };
 
-// Register-blocked defaults for a CPU uArch row. For M >= 2: one warp of 6
-// rows x four vector registers of columns. For M = 1 (decode, a GEMV that
-// streams the weights once): [K, N] weights take one warp of 1 row x four
-// vector registers, so no FMAs or weight re-reads are spent on rows that do
-// not exist; [N, K] weights take the dot-product form.
+// Register-blocked defaults for a CPU uArch row, reading panel-packed
+// weights (packedB) four vector registers wide. For M >= 2: one warp of 6
+// rows x 4 vectors. For M = 1 (decode, a GEMV that streams the weights
+// once): 1 row x 4 vectors, so no FMAs are spent on rows that do not exist.
 GemmKernelSpec cpuGemmSpec(const std::string& target, bool weightsNK, int64_t rows = 2);
 
 std::string emitGemmKernel(const GemmKernelSpec& spec);

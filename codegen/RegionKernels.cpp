@@ -80,18 +80,18 @@ struct Planner {
       s.bias = attr(n, "bias") != 0;
       s.swiglu = epi == "swiglu";
       s.residual = attr(n, "residual") != 0;
-      std::string key = fmt::format("{}|{}|{}|{}|{}x{}x{}x{}|{}", layout, s.bias, s.swiglu, s.residual, s.blockM,
-                                    s.blockN, s.blockK, s.numWarps, s.tiling);
+      std::string key = fmt::format("{}|{}|{}|{}|{}x{}x{}x{}|{}|{}", layout, s.bias, s.swiglu, s.residual, s.blockM,
+                                    s.blockN, s.blockK, s.numWarps, s.tiling, s.packedB);
       std::string name = set.add(rows > 1 ? "gemm" : "gemv", key, [&](const std::string& nm) {
         s.name = nm;
         return emitGemmKernel(s);
       });
       json l = launchAttr(name, s.blockM, s.blockN);
-      // The dot-product form reads each weight block once per row, from
-      // cache after the first (consecutive programs are the rows of one
-      // column block): up to 8 rows it beats the gathers of the [N, K]
-      // outer-product form (measured in docs/codegen.md).
-      if (rows <= 1) l["max_rows"] = s.dotForm ? 8 : 1;
+      // Both variants read the same panels (blockN wide), packed once.
+      if (s.packedB) l["packed_b"] = s.blockN;
+      // The 1-row blocking for one row only: from 2 rows on, the 6-row
+      // block's one pass over the weights wins (docs/codegen.md).
+      if (rows <= 1) l["max_rows"] = 1;
       if (rows > 1) k = l;
       else k["decode"] = l;
     }

@@ -11,6 +11,8 @@
 //        query per sequence (attention) or at most "max_rows" rows (gemm)
 //   "gather": {...}                 gemm with rows: the row gather that picks
 //        lm_head's rows first
+//   "packed_b": width               gemm: the kernel reads its weights
+//        panel-packed (abi::packPanels) with panels this wide
 #pragma once
 
 #include <cstdint>

@@ -11,9 +11,10 @@ namespace strata::tile {
 struct UArch {
   std::string name;
   std::string description;
-  // Largest 2-D block one load/store instruction moves: rows x bytes per row
-  // (Xe 2D block load: 32 rows of 64 bytes = 32x32 f16; ldmatrix.x4: 16x16
-  // b16; CPU: one vector register per row).
+  // Largest 2-D block one load moves: rows x bytes per row (Xe 2D block
+  // load: 32 rows of 64 bytes = 32x32 f16; ldmatrix.x4: 16x16 b16; CPU: 8
+  // rows of 4 vector registers from one base pointer, its register pieces
+  // extracted at static offsets).
   int64_t maxLoadRows, maxLoadRowBytes;
   // The intrinsic dot: m x n x k (f16/bf16 operands; f32 operands on the
   // CPU use k = 1 as well).

@@ -10,6 +10,30 @@
 
 namespace strata::abi {
 
+int64_t packedPanelsSize(int64_t K, int64_t N, int64_t width) { return (N + width - 1) / width * K * width; }
+
+void packPanels(const float* w, int64_t K, int64_t N, bool nk, int64_t width, float* out) {
+  for (int64_t p = 0, panels = (N + width - 1) / width; p < panels; ++p) {
+    const int64_t n0 = p * width, cols = std::min(width, N - n0);
+    float* panel = out + p * K * width;
+    if (!nk) {
+      // [K, N]: each panel row is a run of a source row.
+      for (int64_t k = 0; k < K; ++k) {
+        std::copy(w + k * N + n0, w + k * N + n0 + cols, panel + k * width);
+        std::fill(panel + k * width + cols, panel + (k + 1) * width, 0.f);
+      }
+      continue;
+    }
+    // [N, K]: a transpose, 16 K at a time so the source runs and the 16
+    // destination rows stay in L1.
+    for (int64_t k0 = 0; k0 < K; k0 += 16) {
+      const int64_t k1 = std::min(K, k0 + 16);
+      for (int64_t j = 0; j < width; ++j)
+        for (int64_t k = k0; k < k1; ++k) panel[k * width + j] = j < cols ? w[(n0 + j) * K + k] : 0.f;
+    }
+  }
+}
+
 KernelArgs& KernelArgs::buffer(const void* data, int64_t elements) {
   void*& p = ptrs_.emplace_back(const_cast<void*>(data));
   slots_.push_back(&p);  // allocated

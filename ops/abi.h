@@ -42,6 +42,16 @@ class KernelArgs {
   std::vector<void*> slots_;
 };
 
+// Panel-packed weights: the layout CPU GEMM kernels read B in (weights are
+// constants, so they are packed once, at load). A weight of K x N (stored
+// [K, N], or [N, K] when `nk`) becomes ceil(N / width) panels, panel p
+// holding columns [p * width, (p + 1) * width) as K contiguous rows of
+// `width` floats: packed[(p * K + k) * width + j] = B[k, p * width + j],
+// 0 past column N. A kernel program then streams its panel front to back
+// (no 4 KiB-strided rows that alias in L1, hardware prefetch follows).
+int64_t packedPanelsSize(int64_t K, int64_t N, int64_t width);
+void packPanels(const float* w, int64_t K, int64_t N, bool nk, int64_t width, float* out);
+
 // Runs the kernel for every program id in [0, gx) x [0, gy) x [0, gz),
 // spreading programs over `threads` threads (0: the hardware's count): the
 // caller and persistent pool workers (one launch at a time; concurrent

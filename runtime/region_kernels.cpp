@@ -55,7 +55,8 @@ RegionKernels::Launch RegionKernels::resolve(const ops::NodeDef& n, const nlohma
   l.blockM = a.value("block_m", (int64_t)1);
   l.blockN = a.value("block_n", (int64_t)1);
   l.maxRows = a.value("max_rows", (int64_t)1);
-  if (l.blockM <= 0 || l.blockN <= 0) fail("node '{}' ({}): kernel blocking {}", n.name, n.op, a.dump());
+  l.packedWidth = a.value("packed_b", (int64_t)0);
+  if (l.blockM <= 0 || l.blockN <= 0 || (l.packedWidth && l.packedWidth != l.blockN)) fail("node '{}' ({}): kernel blocking {}", n.name, n.op, a.dump());
   return l;
 }
 
@@ -93,6 +94,19 @@ Tensor RegionKernels::gatherRows(const Launch& l, const Tensor& table, const Ten
   a.buffer(ids.data<int64_t>(), T).index(T).index(rows).index(width);
   launch(l, a, T, ceilDiv(width, l.blockN));
   return out;
+}
+
+const Tensor& RegionKernels::packedWeight(const Tensor& w, bool nk, int64_t width) {
+  const int64_t K = w.dim(nk ? 1 : 0), N = w.dim(nk ? 0 : 1);
+  std::lock_guard<std::mutex> lock(packMutex_);
+  auto key = std::make_tuple(w.raw(), nk, width, K, N);
+  auto it = packed_.find(key);
+  if (it == packed_.end()) {
+    Tensor p(ops::DType::F32, {abi::packedPanelsSize(K, N, width)});
+    abi::packPanels(w.data<float>(), K, N, nk, width, p.mut<float>());
+    it = packed_.emplace(key, std::make_pair(w, std::move(p))).first;
+  }
+  return it->second.second;
 }
 
 // region.gemm operands: x, w_0..w_{n-1}, [b_0..b_{n-1}], [residual], [rows]
@@ -134,7 +148,10 @@ V RegionKernels::gemm(const ops::NodeDef& n, const Resolved& r, const V& in) {
     Tensor c(ops::DType::F32, withLast(outBase, N));
     abi::KernelArgs a;
     a.buffer(x.data<float>(), x.numel());
-    for (int64_t j = wi; j < (swiglu ? 2 : wi + 1); ++j) a.buffer(in[1 + j].data<float>(), in[1 + j].numel());
+    for (int64_t j = wi; j < (swiglu ? 2 : wi + 1); ++j) {
+      const Tensor& w = l.packedWidth ? packedWeight(in[1 + j], nk, l.packedWidth) : in[1 + j];
+      a.buffer(w.data<float>(), w.numel());
+    }
     a.buffer(c.data<float>(), c.numel());
     if (hasBias)
       for (int64_t j = wi; j < (swiglu ? 2 : wi + 1); ++j) {

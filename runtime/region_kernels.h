@@ -8,6 +8,7 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <tuple>
 #include <vector>
 
 #include "ops/abi.h"
@@ -34,6 +35,7 @@ class RegionKernels {
     abi::PackedKernel fn = nullptr;
     int64_t blockM = 1, blockN = 1;
     int64_t maxRows = 1;  // gemm decode variant: used up to this many rows
+    int64_t packedWidth = 0;  // gemm: weights panel-packed this wide (0: as stored)
   };
   struct Resolved {
     Launch main;
@@ -47,12 +49,18 @@ class RegionKernels {
   std::vector<ops::Tensor> gemm(const ops::NodeDef& n, const Resolved& r, const std::vector<ops::Tensor>& in);
   std::vector<ops::Tensor> pagedAttention(const Resolved& r, const std::vector<ops::Tensor>& in);
   ops::Tensor gatherRows(const Launch& l, const ops::Tensor& table, const ops::Tensor& ids);
+  // Weight `w` (a constant: gemm weights are initializers) panel-packed
+  // `width` wide, made on first use and kept: the cache holds `w` too, so
+  // its storage (the key) stays alive and is never another tensor's.
+  const ops::Tensor& packedWeight(const ops::Tensor& w, bool nk, int64_t width);
 
   abi::KernelLookup lookup_;
   int threads_;
   std::map<const ops::NodeDef*, Resolved> nodes_;
   std::mutex ropeMutex_;
   std::map<std::pair<int64_t, float>, ops::RopeTables> rope_;
+  std::mutex packMutex_;
+  std::map<std::tuple<const void*, bool, int64_t, int64_t, int64_t>, std::pair<ops::Tensor, ops::Tensor>> packed_;
 };
 
 }  // namespace strata::runtime

@@ -22,7 +22,8 @@ using testing::randomTensor;
 struct GemmCase {
   std::string target;
   bool weightsNK;
-  int64_t rows = 2;  // the kernel variant: 1 = the decode (GEMV) blocking
+  int64_t rows = 2;     // the kernel variant: 1 = the decode (GEMV) blocking
+  bool packed = true;   // false: B read in place (the layout the GPU kernels read)
 };
 
 class GemmConformance : public ::testing::TestWithParam<GemmCase> {};
@@ -31,6 +32,7 @@ TEST_P(GemmConformance, MatchesReferenceOnRaggedShapes) {
   const GemmCase& c = GetParam();
   if (c.target == "cpu-avx512" && tile::hostCpuTarget() != "cpu-avx512") GTEST_SKIP() << "host has no AVX-512";
   tile::GemmKernelSpec spec = tile::cpuGemmSpec(c.target, c.weightsNK, c.rows);
+  spec.packedB = c.packed;
   auto kernels = tile::CpuKernels::compile(tile::emitGemmKernel(spec), c.target);
   abi::PackedKernel gemm = kernels->lookup(spec.name);
   std::mt19937 rng(7);
@@ -39,6 +41,7 @@ TEST_P(GemmConformance, MatchesReferenceOnRaggedShapes) {
     Tensor a = randomTensor({m, k}, rng);
     Tensor b = c.weightsNK ? randomTensor({n, k}, rng) : randomTensor({k, n}, rng);
     Tensor want = ref::matmul(a, c.weightsNK ? ref::transpose(b, {1, 0}) : b);
+    b = testing::gemmWeight(b, c.weightsNK, spec.packedB ? spec.blockN : 0);
     // Guard bands: the kernel must not write outside C.
     std::vector<float> out(m * n + 64, 1234.f);
     abi::KernelArgs args;
@@ -58,10 +61,12 @@ INSTANTIATE_TEST_SUITE_P(Cpu, GemmConformance,
                          ::testing::Values(GemmCase{"cpu-avx2", false}, GemmCase{"cpu-avx2", true},
                                            GemmCase{"cpu-avx512", false}, GemmCase{"cpu-avx512", true},
                                            GemmCase{"cpu-avx2", false, 1}, GemmCase{"cpu-avx2", true, 1},
-                                           GemmCase{"cpu-avx512", true, 1}),
+                                           GemmCase{"cpu-avx512", true, 1}, GemmCase{"cpu-avx2", false, 2, false},
+                                           GemmCase{"cpu-avx2", true, 2, false}, GemmCase{"cpu-avx512", true, 2, false},
+                                           GemmCase{"cpu-avx512", false, 1, false}),
                          [](const auto& info) {
                            std::string n = info.param.target + (info.param.weightsNK ? "_nk" : "_kn") +
-                                           (info.param.rows == 1 ? "_gemv" : "");
+                                           (info.param.rows == 1 ? "_gemv" : "") + (info.param.packed ? "" : "_in_place");
                            std::replace(n.begin(), n.end(), '-', '_');
                            return n;
                          });

@@ -49,7 +49,9 @@ TEST_P(GemmEpilogue, MatchesGemmRegion) {
     Tensor got(DType::F32, {m, n});
     abi::KernelArgs args;
     args.buffer(x.data<float>(), x.numel());
-    for (const Tensor& t : w) args.buffer(t.data<float>(), t.numel());
+    std::vector<Tensor> wArgs;
+    for (const Tensor& t : w) wArgs.push_back(testing::gemmWeight(t, c.weightsNK, spec.packedB ? spec.blockN : 0));
+    for (const Tensor& t : wArgs) args.buffer(t.data<float>(), t.numel());
     args.buffer(got.data<float>(), got.numel());
     for (const Tensor& t : b) args.buffer(t.data<float>(), t.numel());
     if (c.residual) args.buffer(res.data<float>(), res.numel());

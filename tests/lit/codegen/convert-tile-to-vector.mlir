@@ -10,17 +10,19 @@
 
 // An 8x16 f32 register block on AVX2: block pointers become strided views
 // starting at the block (out-of-range rows/columns are masked; a unit
-// innermost stride stays static so rows load as vectors), the 64
-// intrinsic dots become vector.contract and, in LLVM, 64 fused multiply-adds on 8-wide
-// vectors; the program ids are three trailing index arguments and the one
-// warp runs in a loop.
+// innermost stride stays static so rows load as vectors), A and B load as
+// whole blocks (one masked load per row once in LLVM, 8 for A and 4 for B) whose
+// pieces are strided slices, the 64 intrinsic dots become vector.contract
+// and, in LLVM, 64 fused multiply-adds on 8-wide vectors; the program ids
+// are three trailing index arguments and the one warp runs in a loop.
 // CHECK-LABEL: func.func @cpu_gemm_block
 // CHECK-SAME: (%{{.*}}: memref<?xf32>, %{{.*}}: memref<?xf32>, %{{.*}}: memref<?xf32>, %{{.*}}: index, %{{.*}}: index, %{{.*}}: index, %{{.*}}: index, %{{.*}}: index, %{{.*}}: index)
 // CHECK: scf.for
 // CHECK: memref.reinterpret_cast %arg0 to offset: [%{{.*}}], sizes: [%{{.*}}, %{{.*}}], strides: [%arg5, 1] : memref<?xf32> to memref<?x?xf32, strided<[?, 1], offset: ?>>
-// CHECK: vector.transfer_read {{.*}} : memref<?x?xf32, strided<[?, 1], offset: ?>>, vector<1x4xf32>
-// CHECK-NEXT: vector.extract_strided_slice %{{.*}} {offsets = [0, 0], sizes = [1, 1], strides = [1, 1]} : vector<1x4xf32> to vector<1x1xf32>
-// CHECK-COUNT-15: vector.transfer_read {{.*}} : memref<?x?xf32, strided<[?, 1], offset: ?>>, vector<1x{{4|8}}xf32>
+// CHECK: vector.transfer_read {{.*}} : memref<?x?xf32, strided<[?, 1], offset: ?>>, vector<8x4xf32>
+// CHECK-NEXT: vector.extract_strided_slice %{{.*}} {offsets = [0, 0], sizes = [1, 1], strides = [1, 1]} : vector<8x4xf32> to vector<1x1xf32>
+// CHECK: vector.transfer_read {{.*}} : memref<?x?xf32, strided<[?, 1], offset: ?>>, vector<4x16xf32>
+// CHECK-NOT: vector.transfer_read
 // CHECK-COUNT-64: vector.contract
 // CHECK-COUNT-16: vector.transfer_write {{.*}} : vector<1x8xf32>, memref<?x?xf32, strided<[?, 1], offset: ?>>
 // LLVM-LABEL: llvm.func @cpu_gemm_block
@@ -28,7 +30,7 @@
 // LLVM: llvm.intr.fmuladd{{.*}}vector<8xf32>
 // LLVM: llvm.intr.masked.store
 // FMAS: 64
-// LOADS: 16
+// LOADS: 12
 func.func @cpu_gemm_block(%a: !tile.ptr<f32>, %b: !tile.ptr<f32>, %c: !tile.ptr<f32>, %m: index, %n: index, %k: index) attributes {tile.num_warps = 1 : i64} {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
@@ -92,10 +94,10 @@ func.func @row_walk(%x: !tile.ptr<f32>, %y: !tile.ptr<f32>, %n: index) attribute
 // A mask is a compare of constant row/column index vectors plus the bases,
 // then a select against -inf.
 // CHECK-LABEL: func.func @masked_scores
-// CHECK: arith.cmpi slt, %{{.*}}, %{{.*}} : vector<1x8xi64>
-// CHECK: arith.cmpi sle, %{{.*}}, %{{.*}} : vector<1x8xi64>
-// CHECK: arith.andi %{{.*}}, %{{.*}} : vector<1x8xi1>
-// CHECK: arith.select %{{.*}}, %{{.*}}, %{{.*}} : vector<1x8xi1>, vector<1x8xf32>
+// CHECK: arith.cmpi slt, %{{.*}}, %{{.*}} : vector<2x16xi64>
+// CHECK: arith.cmpi sle, %{{.*}}, %{{.*}} : vector<2x16xi64>
+// CHECK: arith.andi %{{.*}}, %{{.*}} : vector<2x16xi1>
+// CHECK: arith.select %{{.*}}, %{{.*}}, %{{.*}} : vector<2x16xi1>, vector<2x16xf32>
 // LLVM-LABEL: llvm.func @masked_scores
 // LLVM: llvm.select
 func.func @masked_scores(%s: !tile.ptr<f32>, %o: !tile.ptr<f32>, %row: index, %col: index, %lim: index) attributes {tile.num_warps = 2 : i64} {
@@ -112,9 +114,10 @@ func.func @masked_scores(%s: !tile.ptr<f32>, %o: !tile.ptr<f32>, %row: index, %c
 // -----
 
 // A block with non-contiguous rows (a transposed view, K^T) loads as one
-// masked gather per piece, not element by element.
+// masked gather per piece (here a warp's whole 2x16 block), not element by
+// element.
 // CHECK-LABEL: func.func @transposed_load
-// CHECK: vector.gather %{{.*}}[%{{.*}}] [%{{.*}}], %{{.*}}, %{{.*}} : memref<?xf32>, vector<8xi64>, vector<8xi1>, vector<8xf32> into vector<8xf32>
+// CHECK: vector.gather %{{.*}}[%{{.*}}] [%{{.*}}], %{{.*}}, %{{.*}} : memref<?xf32>, vector<32xi64>, vector<32xi1>, vector<32xf32> into vector<32xf32>
 // LLVM-LABEL: llvm.func @transposed_load
 // LLVM: llvm.intr.masked.gather
 func.func @transposed_load(%s: !tile.ptr<f32>, %o: !tile.ptr<f32>, %row: index, %col: index, %lim: index) attributes {tile.num_warps = 2 : i64} {
@@ -135,14 +138,14 @@ func.func @transposed_load(%s: !tile.ptr<f32>, %o: !tile.ptr<f32>, %row: index, 
 // are split in place by match-target-size.
 // CHECK-LABEL: func.func @interior_fast_path
 // CHECK: scf.if
-// CHECK: vector.transfer_read {{.*}} {in_bounds = [true, true]} : memref<?x?xf32, strided<[?, 1], offset: ?>>, vector<1x8xf32>
-// CHECK: vector.transfer_write {{.*}} {in_bounds = [true, true]} : vector<1x8xf32>, memref<?x?xf32, strided<[?, 1], offset: ?>>
+// CHECK: vector.transfer_read {{.*}} {in_bounds = [true, true]} : memref<?x?xf32, strided<[?, 1], offset: ?>>, vector<2x16xf32>
+// CHECK: vector.transfer_write {{.*}} {in_bounds = [true, true]} : vector<2x16xf32>, memref<?x?xf32, strided<[?, 1], offset: ?>>
 // CHECK: } else {
 // CHECK-NOT: in_bounds = [true
-// CHECK: vector.transfer_read {{.*}} : memref<?x?xf32, strided<[?, 1], offset: ?>>, vector<1x8xf32>
+// CHECK: vector.transfer_read {{.*}} : memref<?x?xf32, strided<[?, 1], offset: ?>>, vector<2x16xf32>
 // CHECK: vector.transfer_write
 // LLVM-LABEL: llvm.func @interior_fast_path
-// LLVM: llvm.load {{.*}} -> vector<8xf32>
+// LLVM: llvm.load {{.*}} -> vector<16xf32>
 // LLVM: llvm.intr.masked.load
 func.func @interior_fast_path(%s: !tile.ptr<f32>, %o: !tile.ptr<f32>, %n: index, %interior: i1) attributes {tile.num_warps = 1 : i64} {
   %c0 = arith.constant 0 : index
