@@ -97,12 +97,13 @@ struct GemmText {
   bool sixteenBit() const { return s.dtype == "f16" || s.dtype == "bf16"; }
 
   // A K loop over [from, to) starting from the accumulators `inits`
-  // (and block pointers `ptrs`); its results are `res`#0.. .
+  // (and block pointers `ptrs`); its results are `res`#0.. . `ib` marks the
+  // loads in bounds, `bIb` B's alone (packed panels are whole up to K).
   std::string kLoop(const std::string& res, const char* from, const char* to, const std::vector<std::string>& inits,
-                    const std::vector<std::string>& ptrs, const char* ib) const {
+                    const std::vector<std::string>& ptrs, const char* ib, const char* bIb) const {
     std::string iterArgs = fmt::format("%acc = {}, %pa = {}, %pb = {}", inits[0], ptrs[0], ptrs[1]);
     std::string types = cT + ", " + aP + ", " + bP;
-    std::string aib = loadAttrs(ib, 1), bib = loadAttrs(ib, s.weightsNK && !s.packedB ? 0 : -1);
+    std::string aib = loadAttrs(ib, 1), bib = loadAttrs(bIb, s.weightsNK && !s.packedB ? 0 : -1);
     std::string body = fmt::format(R"(    %x = tile.load %pa{aib} : {aP}
     %y = tile.load %pb{bib} : {bP}
     %d = tile.dot %x, %y, %acc{hint} : {aT} * {bT} -> {cT}
@@ -224,10 +225,32 @@ std::string emitGemmKernel(const GemmKernelSpec& s) {
   // Interior programs (the whole C block inside C) run the full K blocks
   // without bounds checks, then the K tail checked; edge programs check
   // everything. Ragged shapes thus cost checks only where they are ragged.
-  std::string fast = t.kLoop("%f", "%c0", "%kfull", zeros, ptrs, " {in_bounds}") +
-                     t.kLoop("%ft", "%kfull", "%K", {"%f#0", "%f#3"}, {"%f#1", "%f#2", "%f#4"}, "") +
+  const char* ib = " {in_bounds}";
+  std::string fast = t.kLoop("%f", "%c0", "%kfull", zeros, ptrs, ib, ib) +
+                     t.kLoop("%ft", "%kfull", "%K", {"%f#0", "%f#3"}, {"%f#1", "%f#2", "%f#4"}, "", "") +
                      t.epilogue("f", "%ft#0", "%ft#3", " {in_bounds}");
-  std::string edge = t.kLoop("%e", "%c0", "%K", zeros, ptrs, "") + t.epilogue("e", "%e#0", "%e#3", "");
+  // Rows of the program's block. With packed weights (the CPU) a last
+  // block that would stick out past M moves up to end at M instead, when M
+  // has a whole block: it recomputes rows of its neighbour and stores the
+  // same values there, and runs the mask-free path (a 2-row edge block on
+  // the masked path cost about 20 % at M = 32). Else blocks stay on the
+  // grid and the edge one is masked.
+  std::string rows = s.packedB ? R"(  %row0 = arith.muli %pm, %bm : index
+  %lastRow = arith.subi %M, %bm : index
+  %rowUp = arith.minsi %row0, %lastRow : index
+  %rowsIn = arith.cmpi sle, %bm, %M : index
+  %row = arith.select %rowsIn, %rowUp, %row0 : index
+)"
+                               : R"(  %row = arith.muli %pm, %bm : index
+  %rowEnd = arith.addi %row, %bm : index
+  %rowsIn = arith.cmpi sle, %rowEnd, %M : index
+)";
+  // Edge programs with packed weights still read whole panel rows up to
+  // the K tail (only A's rows and C's rows and columns need masks).
+  std::string edge = s.packedB ? t.kLoop("%e", "%c0", "%kfull", zeros, ptrs, "", ib) +
+                                     t.kLoop("%et", "%kfull", "%K", {"%e#0", "%e#3"}, {"%e#1", "%e#2", "%e#4"}, "", "") +
+                                     t.epilogue("e", "%et#0", "%et#3", "")
+                               : t.kLoop("%e", "%c0", "%K", zeros, ptrs, "", "") + t.epilogue("e", "%e#0", "%e#3", "");
   // 16-bit storage: the fast path's paired loads along K need K even.
   std::string kEven = t.sixteenBit() ? R"(  %c2 = arith.constant 2 : index
   %kOdd = arith.remui %K, %c2 : index
@@ -244,11 +267,8 @@ std::string emitGemmKernel(const GemmKernelSpec& s) {
   %bk = arith.constant {BK} : index
   %pm = tile.program_id 0
   %pn = tile.program_id 1
-  %row = arith.muli %pm, %bm : index
-  %col = arith.muli %pn, %bn : index
-  %rowEnd = arith.addi %row, %bm : index
+{rows}  %col = arith.muli %pn, %bn : index
   %colEnd = arith.addi %col, %bn : index
-  %rowsIn = arith.cmpi sle, %rowEnd, %M : index
   %colsIn = arith.cmpi sle, %colEnd, %N : index
   %interior = arith.andi %rowsIn, %colsIn : i1
 {kEven}  %kblocks = arith.divui %K, %bk : index
@@ -265,7 +285,7 @@ std::string emitGemmKernel(const GemmKernelSpec& s) {
 )",
                      fmt::arg("name", s.name), fmt::arg("args", args), fmt::arg("W", s.numWarps), fmt::arg("BM", M),
                      fmt::arg("BN", N), fmt::arg("BK", K), fmt::arg("aP", t.aP), fmt::arg("bP", t.bP),
-                     fmt::arg("bStrides", bStrides), fmt::arg("bShape", bShape), fmt::arg("bOffsets", bOffsets), fmt::arg("panel", panel), fmt::arg("b2", b2), fmt::arg("cT", t.cT), fmt::arg("cS", t.cS),
+                     fmt::arg("bStrides", bStrides), fmt::arg("bShape", bShape), fmt::arg("bOffsets", bOffsets), fmt::arg("panel", panel), fmt::arg("rows", rows), fmt::arg("b2", b2), fmt::arg("cT", t.cT), fmt::arg("cS", t.cS),
                      fmt::arg("dt", s.dtype), fmt::arg("kEven", kEven), fmt::arg("fastCond", t.sixteenBit() ? "%fast" : "%interior"),
                      fmt::arg("fast", fast), fmt::arg("edge", edge));
 }

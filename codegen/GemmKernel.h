@@ -28,6 +28,8 @@ struct GemmKernelSpec {
   // B (and b_up) panel-packed (abi::packPanels) with panels of blockN
   // columns: program column block pn reads panel pn as a [K, blockN] array
   // with unit column stride; weightsNK then only says how it was packed.
+  // The last row block then ends at M (overlapping its neighbour, storing
+  // the same values), so C must not alias A or the residual.
   bool packedB = false;
   std::string tiling = "horizontal";  // the dot's tiling hint ("" = let assign-layouts choose)
 };
