@@ -18,7 +18,8 @@ GemmKernelSpec cpuGemmSpec(const std::string& target, bool weightsNK, int64_t ro
   s.packedB = true;
   s.numWarps = 1;
   // 6 rows x 4 vector registers: 24 accumulators, B's 4 vectors and a
-  // broadcast A scalar fit the 32 AVX-512 registers; AVX2's 16 take 6 x 2.
+  // broadcast A scalar fit the 32 AVX-512 registers; AVX2's 16 take 6 x 2
+  // (12 + 2 + 1, by register count: no AVX2-only machine measured).
   // K steps of 4. Measured 2026-11-21 on the dev Xeon, 128x2048x2048, one
   // thread: [K, N] weights read in place 13-20 GFLOP/s (rows 8 KiB apart
   // alias in L1 and defeat the prefetchers); panel-packed 56-72 (K step 1:
