@@ -173,4 +173,12 @@ Value createHeadMerge(PatternRewriter& rw, Location loc, Value o, Type result) {
   return createNode(rw, loc, "Reshape", result, {t, createI64Constant(rw, loc, {0, 0, width})})->getResult(0);
 }
 
+void replaceWithHeadAttention(PatternRewriter& rw, Operation* op, Value qh, Value kh, Value vh, MaskKind kind,
+                              int64_t headDim) {
+  Location loc = op->getLoc();
+  Value o = createAttention(rw, loc, qh.getType(), qh, kh, vh, kind, attentionScale(op, headDim))->getResult(0);
+  rw.replaceAllUsesWith(op->getResult(0), createHeadMerge(rw, loc, o, op->getResult(0).getType()));
+  rw.eraseOp(op);
+}
+
 }  // namespace strata::graph

@@ -48,4 +48,10 @@ mlir::Value createHeadSplit(mlir::PatternRewriter& rw, mlir::Location loc, mlir:
 // o [B, H, S, D] -> Transpose [B, S, H, D] -> Reshape to `result` ([B, S, H * D]).
 mlir::Value createHeadMerge(mlir::PatternRewriter& rw, mlir::Location loc, mlir::Value o, mlir::Type result);
 
+// Replaces `op` (a fused attention op whose result 0 is [B, S, H * D] and
+// whose other results are unread) by Attention on the split heads qh, kh, vh
+// ([B, H(kv), S|T, D]) with `op`'s scale (attentionScale), then the head merge.
+void replaceWithHeadAttention(mlir::PatternRewriter& rw, mlir::Operation* op, mlir::Value qh, mlir::Value kh,
+                              mlir::Value vh, MaskKind kind, int64_t headDim);
+
 }  // namespace strata::graph

@@ -87,11 +87,7 @@ struct RaiseGroupQueryAttention : RewritePattern {
       qh = createNode(rw, loc, "Rope", qh.getType(), {qh, pos}, {t})->getResult(0);
       kh = createNode(rw, loc, "Rope", kh.getType(), {kh, pos}, {t})->getResult(0);
     }
-    double scale = attentionScale(op, D);
-    Value o = createAttention(rw, loc, qh.getType(), qh, kh, vh, MaskKind::Causal, scale)->getResult(0);
-    o = createHeadMerge(rw, loc, o, op->getResult(0).getType());
-    rw.replaceAllUsesWith(op->getResult(0), o);
-    rw.eraseOp(op);
+    replaceWithHeadAttention(rw, op, qh, kh, vh, MaskKind::Causal, D);
     return success();
   }
 };

@@ -78,10 +78,7 @@ struct RaiseMultiHeadAttention : RewritePattern {
                         {rw.getNamedAttr("theta", rw.getF64FloatAttr(r.theta))})->getResult(0);
     };
     Value qh = headsOf(*rq), kh = headsOf(*rk), vh = createHeadSplit(rw, loc, v, *H, D);
-    double scale = attentionScale(op, D);
-    Value o = createAttention(rw, loc, qh.getType(), qh, kh, vh, kind, scale)->getResult(0);
-    rw.replaceAllUsesWith(op->getResult(0), createHeadMerge(rw, loc, o, op->getResult(0).getType()));
-    rw.eraseOp(op);
+    replaceWithHeadAttention(rw, op, qh, kh, vh, kind, D);
     return success();
   }
 };
