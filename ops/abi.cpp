@@ -34,6 +34,13 @@ void packPanels(const float* w, int64_t K, int64_t N, bool nk, int64_t width, fl
   }
 }
 
+ops::Tensor packPanels(const ops::Tensor& w, bool nk, int64_t width) {
+  const int64_t K = w.dim(nk ? 1 : 0), N = w.dim(nk ? 0 : 1);
+  ops::Tensor p(ops::DType::F32, {packedPanelsSize(K, N, width)});
+  packPanels(w.data<float>(), K, N, nk, width, p.mut<float>());
+  return p;
+}
+
 KernelArgs& KernelArgs::buffer(const void* data, int64_t elements) {
   void*& p = ptrs_.emplace_back(const_cast<void*>(data));
   slots_.push_back(&p);  // allocated

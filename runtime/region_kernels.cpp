@@ -101,11 +101,7 @@ const Tensor& RegionKernels::packedWeight(const Tensor& w, bool nk, int64_t widt
   std::lock_guard<std::mutex> lock(packMutex_);
   auto key = std::make_tuple(w.raw(), nk, width, K, N);
   auto it = packed_.find(key);
-  if (it == packed_.end()) {
-    Tensor p(ops::DType::F32, {abi::packedPanelsSize(K, N, width)});
-    abi::packPanels(w.data<float>(), K, N, nk, width, p.mut<float>());
-    it = packed_.emplace(key, std::make_pair(w, std::move(p))).first;
-  }
+  if (it == packed_.end()) it = packed_.emplace(key, std::make_pair(w, abi::packPanels(w, nk, width))).first;
   return it->second.second;
 }
 

@@ -32,11 +32,7 @@ inline double maxRelError(const ops::Tensor& got, const ops::Tensor& want) {
 // A GEMM kernel's B argument: `w` as stored ([K, N], or [N, K] when `nk`),
 // or panel-packed `packedWidth` wide (abi::packPanels) when that is not 0.
 inline ops::Tensor gemmWeight(const ops::Tensor& w, bool nk, int64_t packedWidth) {
-  if (!packedWidth) return w;
-  int64_t K = w.dim(nk ? 1 : 0), N = w.dim(nk ? 0 : 1);
-  ops::Tensor p(ops::DType::F32, {abi::packedPanelsSize(K, N, packedWidth)});
-  abi::packPanels(w.data<float>(), K, N, nk, packedWidth, p.mut<float>());
-  return p;
+  return packedWidth ? abi::packPanels(w, nk, packedWidth) : w;
 }
 
 }  // namespace strata::testing
