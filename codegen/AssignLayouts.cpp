@@ -186,20 +186,27 @@ struct AssignLayoutsPass : impl::AssignLayoutsBase<AssignLayoutsPass> {
     Operation* rootOp = choice->root.getDefiningOp() ? choice->root.getDefiningOp() : f.getOperation();
     if (failed(prop.set(choice->root, blocked(ctx, *layout), rootOp)) || failed(prop.run(f)))
       return signalPassFailure();
-    // An elementwise kernel may hold independent chains (the KV write moves
-    // K and V rows that never meet): each chain not reached from the root is
-    // an elementwise workload of its own and gets the root layout for its
-    // shape. Other workloads must be connected to their root.
-    while (choice->workload == Workload::Elementwise) {
+    // A kernel may hold independent chains: an elementwise one (the KV write
+    // moves K and V rows that never meet) or a GEMM whose K is walked in
+    // chunks (the first chunk's dot starts from zeros, the later ones from
+    // the stored partial sums). Each chain not reached from the root is a
+    // workload of its own kind and gets the root layout for its shape: a
+    // GEMM's from its next dot (with the root's tiling), an elementwise
+    // one's from its next tile. Other workloads must be connected to their
+    // root.
+    bool chains = choice->workload == Workload::Elementwise || choice->workload == Workload::Gemm;
+    while (chains) {
       Value next;
       f.walk([&](Operation* op) {
+        bool candidate = choice->workload == Workload::Elementwise || isa<DotOp>(op);
         for (Value v : op->getResults())
-          if (!next && isTileValue(v) && !prop.get(v)) next = v;
+          if (!next && candidate && isTileValue(v) && !prop.get(v)) next = v;
       });
       if (!next) break;
-      auto l = rootLayout(tileTypeOf(next).getShape(), warps, Tiling::Horizontal, why);
+      Tiling tiling = choice->workload == Workload::Gemm ? choice->tiling : Tiling::Horizontal;
+      auto l = rootLayout(tileTypeOf(next).getShape(), warps, tiling, why);
       if (failed(l)) {
-        next.getDefiningOp()->emitError() << "elementwise chain root: " << why;
+        next.getDefiningOp()->emitError() << workloadName(choice->workload) << " chain root: " << why;
         return signalPassFailure();
       }
       if (failed(prop.set(next, blocked(ctx, *l), next.getDefiningOp())) || failed(prop.run(f)))

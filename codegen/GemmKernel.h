@@ -28,16 +28,30 @@ struct GemmKernelSpec {
   // B (and b_up) panel-packed (abi::packPanels) with panels of blockN
   // columns: program column block pn reads panel pn as a [K, blockN] array
   // with unit column stride; weightsNK then only says how it was packed.
-  // The last row block then ends at M (overlapping its neighbour, storing
-  // the same values), so C must not alias A or the residual.
+  // Packed kernels (the CPU form, f32) also take the two fields below.
   bool packedB = false;
+  // Packed form: a program owns about blockM rows (the grid stays
+  // ceil(M / blockM) x ceil(N / blockN); the kernel spreads M over that
+  // many programs in whole register blocks) and runs them as register
+  // blocks of microM rows. A remainder of fewer than microM rows moves up to
+  // end at the program's last row (overlapping its neighbour block and
+  // storing the same values), so C must not alias A or the residual.
+  int64_t microM = 0;
+  // Packed form: K is walked in chunks of chunkK (a multiple of blockK) with
+  // every register block of the program visited per chunk, so a chunk of
+  // the B panel is read from memory once and then reused from cache; the
+  // partial sums make a round trip through C between chunks. 0 (and with
+  // swiglu, whose second partial sum has nowhere to go): the whole K per
+  // register block.
+  int64_t chunkK = 0;
   std::string tiling = "horizontal";  // the dot's tiling hint ("" = let assign-layouts choose)
 };
 
 // Register-blocked defaults for a CPU uArch row, reading panel-packed
-// weights (packedB) four vector registers wide. For M >= 2: one warp of 6
-// rows x 4 vectors. For M = 1 (decode, a GEMV that streams the weights
-// once): 1 row x 4 vectors, so no FMAs are spent on rows that do not exist.
+// weights (packedB) four vector registers wide. For M >= 2: register blocks
+// of 6 rows x 4 vectors, K chunks and rows per program sized by the row's
+// L2. For M = 1 (decode, a GEMV that streams the weights once): 1 row x 4
+// vectors, so no FMAs are spent on rows that do not exist.
 GemmKernelSpec cpuGemmSpec(const std::string& target, bool weightsNK, int64_t rows = 2);
 
 std::string emitGemmKernel(const GemmKernelSpec& spec);

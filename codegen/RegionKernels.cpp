@@ -80,8 +80,8 @@ struct Planner {
       s.bias = attr(n, "bias") != 0;
       s.swiglu = epi == "swiglu";
       s.residual = attr(n, "residual") != 0;
-      std::string key = fmt::format("{}|{}|{}|{}|{}x{}x{}x{}|{}|{}", layout, s.bias, s.swiglu, s.residual, s.blockM,
-                                    s.blockN, s.blockK, s.numWarps, s.tiling, s.packedB);
+      std::string key = fmt::format("{}|{}|{}|{}|{}x{}x{}x{}|{}|{}|{}|{}", layout, s.bias, s.swiglu, s.residual,
+                                    s.blockM, s.blockN, s.blockK, s.numWarps, s.tiling, s.packedB, s.microM, s.chunkK);
       std::string name = set.add(rows > 1 ? "gemm" : "gemv", key, [&](const std::string& nm) {
         s.name = nm;
         return emitGemmKernel(s);

@@ -24,6 +24,9 @@ struct UArch {
   int64_t lanes, vectorBytes;
   // Warpgroup MMA (sm_90 wgmma m64nNk16, N up to 256); 0 where absent.
   int64_t groupDotM, groupDotMaxN, groupDotK;
+  // Per-core L2 cache bytes (CPU rows: what GEMM kernels size their K chunks
+  // and row groups by; 0 where codegen does not use it).
+  int64_t l2Bytes;
 };
 
 // The table row for a target name; throws strata::Error naming the known

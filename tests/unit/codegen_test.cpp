@@ -32,11 +32,17 @@ TEST_P(GemmConformance, MatchesReferenceOnRaggedShapes) {
   const GemmCase& c = GetParam();
   if (c.target == "cpu-avx512" && tile::hostCpuTarget() != "cpu-avx512") GTEST_SKIP() << "host has no AVX-512";
   tile::GemmKernelSpec spec = tile::cpuGemmSpec(c.target, c.weightsNK, c.rows);
-  spec.packedB = c.packed;
+  if (!c.packed) {  // the grid form: one register block per program, whole K
+    spec.packedB = false;
+    spec.blockM = spec.microM, spec.microM = 0, spec.chunkK = 0;
+  }
   auto kernels = tile::CpuKernels::compile(tile::emitGemmKernel(spec), c.target);
   abi::PackedKernel gemm = kernels->lookup(spec.name);
   std::mt19937 rng(7);
-  const int64_t shapes[][3] = {{1, 7, 1}, {5, 16, 9}, {17, 50, 64}, {33, 33, 100}, {64, 96, 37}, {3, 130, 257}};
+  const int64_t shapes[][3] = {{1, 7, 1}, {5, 16, 9}, {17, 50, 64}, {33, 33, 100}, {64, 96, 37}, {3, 130, 257},
+                                 // several programs of several row blocks, a shifted remainder,
+                                 // three K chunks (the last with a tail of 2)
+                                 {130, 70, 530}};
   for (auto [m, n, k] : shapes) {
     Tensor a = randomTensor({m, k}, rng);
     Tensor b = c.weightsNK ? randomTensor({n, k}, rng) : randomTensor({k, n}, rng);

@@ -259,6 +259,40 @@ func.func @two_chains(%x: !tile.ptr<f32>, %y: !tile.ptr<f32>, %n: index) attribu
 
 // -----
 
+// A GEMM whose K is walked in chunks: the first chunk's dot starts from
+// zeros, a later chunk's from the partial sums reloaded from C. The second
+// chain never meets the root, so it gets the root's layout for its shape
+// and the root's (hinted) tiling: both dots lay out the same.
+// CHECK: #[[C:.*]] = #tile.blocked<{sizePerWarp = [8, 32], warpsPerCTA = [1, 1], order = [1, 0]}>
+// CHECK-LABEL: func.func @gemm_chunks
+// CHECK-SAME: tile.workload = "gemm"
+// CHECK: tile.dot {{.*}} -> tensor<8x32xf32, #[[C]]>
+// CHECK: tile.load {{.*}} : <tensor<8x32xf32, #[[C]]>>
+// CHECK: tile.dot {{.*}} -> tensor<8x32xf32, #[[C]]>
+func.func @gemm_chunks(%a: !tile.ptr<f32>, %b: !tile.ptr<f32>, %c: !tile.ptr<f32>, %n: index) attributes {tile.num_warps = 1 : i64} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %ap = tile.make_block_ptr %a, [%n, %n], [%n, %c1], [%c0, %c0] : !tile.ptr<f32> -> !tile.block_ptr<tensor<8x4xf32>>
+  %bp = tile.make_block_ptr %b, [%n, %n], [%n, %c1], [%c0, %c0] : !tile.ptr<f32> -> !tile.block_ptr<tensor<4x32xf32>>
+  %cp = tile.make_block_ptr %c, [%n, %n], [%n, %c1], [%c0, %c0] : !tile.ptr<f32> -> !tile.block_ptr<tensor<8x32xf32>>
+  %z = arith.constant dense<0.0> : tensor<8x32xf32>
+  %x = tile.load %ap : !tile.block_ptr<tensor<8x4xf32>>
+  %y = tile.load %bp : !tile.block_ptr<tensor<4x32xf32>>
+  %d = tile.dot %x, %y, %z {tiling = "horizontal"} : tensor<8x4xf32> * tensor<4x32xf32> -> tensor<8x32xf32>
+  tile.store %cp, %d : !tile.block_ptr<tensor<8x32xf32>>
+  %ap2 = tile.advance %ap, [%c0, %c4] : !tile.block_ptr<tensor<8x4xf32>>
+  %bp2 = tile.advance %bp, [%c4, %c0] : !tile.block_ptr<tensor<4x32xf32>>
+  %part = tile.load %cp : !tile.block_ptr<tensor<8x32xf32>>
+  %x2 = tile.load %ap2 : !tile.block_ptr<tensor<8x4xf32>>
+  %y2 = tile.load %bp2 : !tile.block_ptr<tensor<4x32xf32>>
+  %d2 = tile.dot %x2, %y2, %part : tensor<8x4xf32> * tensor<4x32xf32> -> tensor<8x32xf32>
+  tile.store %cp, %d2 : !tile.block_ptr<tensor<8x32xf32>>
+  return
+}
+
+// -----
+
 // tile.mask keeps its operand's layout.
 // CHECK-LABEL: func.func @masked_scores
 // CHECK: tile.mask {{.*}} {causal} : tensor<4x16xf32, #blocked{{.*}}>
