@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <functional>
 
 #include <fmt/format.h>
 
@@ -247,7 +248,7 @@ std::string emitPackedGemm(const GemmKernelSpec& s) {
   // Block pointers of the register block at rows %row, K offset `k`: B is
   // program column block pn's panel, rows [pn K, pn K + K) of a
   // [panels K, blockN] array (zero-padded: no column edge).
-  auto blockPtrs = [&](const char* k) {
+  auto blockPtrs = [&](const char* k, const char* cRows = "%M") {
     std::string p = fmt::format(R"(    %ap = tile.make_block_ptr %a, [%M, %K], [%K, %c1], [%row, {k}] : !tile.ptr<f32> -> {aP}
     %bo = arith.addi %koff, {k} : index
     %bp = tile.make_block_ptr %b, [%kend, %bn], [%bn, %c1], [%bo, %c0] : !tile.ptr<f32> -> {bP}
@@ -257,9 +258,9 @@ std::string emitPackedGemm(const GemmKernelSpec& s) {
       p += fmt::format("    %bp2 = tile.make_block_ptr %b2, [%kend, %bn], [%bn, %c1], [%bo, %c0] : !tile.ptr<f32> -> {}\n",
                        t.bP);
     return p + fmt::format(
-                   "    %cp = tile.make_block_ptr %c, [%M, %N], [%N, %c1], [%row, %col] : !tile.ptr<f32> -> "
+                   "    %cp = tile.make_block_ptr %c, [{}, %N], [%N, %c1], [%row, %col] : !tile.ptr<f32> -> "
                    "!tile.block_ptr<{}>\n",
-                   t.cS);
+                   cRows, t.cS);
   };
   // The K tail [from, to) (fewer than blockK steps) one K step at a time
   // from the accumulators `inits`: every load is whole (K and panel rows
@@ -292,17 +293,46 @@ std::string emitPackedGemm(const GemmKernelSpec& s) {
   // One chunk [%kc, %kce) of one register block, from zeros (the first
   // chunk) or from the partial sums stored in C; the last chunk runs the
   // epilogue, the others store the partial sums.
-  auto chunk = [&](const std::string& p, const std::string& init, const char* cIb) {
-    return t.kLoop("%" + p, "%kc", "%kcf", {init}, ptrs, ib, ib) + tail(p, "%kcf", "%kce", {"%" + p + "#0"}, ib) +
+  auto chunk = [&](const std::string& p, const std::string& init, const char* aIb, const char* cIb) {
+    return t.kLoop("%" + p, "%kc", "%kcf", {init}, ptrs, aIb, ib) + tail(p, "%kcf", "%kce", {"%" + p + "#0"}, aIb) +
            fmt::format("      scf.if %last {{\n{}      }} else {{\n        tile.store %cp, %{}t#0{} : !tile.block_ptr<{}>\n      }}\n",
                        t.epilogue(p, "%" + p + "t#0", "", cIb), p, cIb, t.cS);
   };
-  // The program's rows: whole register blocks first, then a remainder.
+  // The program's rows [r0, r1): a remainder of fewer than microM rows
+  // first, then whole register blocks. The remainder is a whole block at
+  // r0 whose C view ends at its last row, so the rows it shares with the
+  // next block are computed but neither read nor written (C's accesses are
+  // masked, A's loads are not); only with M < microM are A's rows masked.
+  // `work(p, aIb, cIb)` is one block's work at %row.
+  auto rows = [&](const char* k, const std::function<std::string(const std::string&, const char*, const char*)>& work,
+                  const std::string& p, const std::string& preRem, const std::string& preFull, const char* cIb) {
+    return fmt::format(R"(  scf.if %hasRem {{
+    %row = arith.addi %r0, %c0 : index
+{remPtrs}{preRem}    scf.if %aWhole {{
+{remWhole}    }} else {{
+{remMasked}    }}
+  }}
+  scf.for %rb = %c0 to %nfull step %c1 {{
+    %rbo = arith.muli %rb, %mr : index
+    %row = arith.addi %remEnd, %rbo : index
+{ptrs}{preFull}{full}  }}
+)",
+                       fmt::arg("remPtrs", blockPtrs(k, "%remEnd")), fmt::arg("preRem", preRem),
+                       fmt::arg("remWhole", work(p + "r", ib, "")), fmt::arg("remMasked", work(p + "m", "", "")),
+                       fmt::arg("ptrs", blockPtrs(k)), fmt::arg("preFull", preFull), fmt::arg("full", work(p, ib, cIb)));
+  };
   auto body = [&](const char* cIb) {
-    std::string rowOf = "    %rbo = arith.muli %rb, %mr : index\n    %row = arith.addi %r0, %rbo : index\n";
-    std::string blocks;
     if (s.chunkK && !s.swiglu) {
-      blocks = fmt::format(R"(  scf.for %kc = %c0 to %K step %kcs {{
+      // Per chunk, every block of the program (first from zeros, later from
+      // the partial sums in C).
+      std::string fromZero = rows("%kc", [&](const std::string& p, const char* a, const char* c) {
+        return chunk(p, "%zero", a, c);
+      }, "g", "", "", cIb);
+      std::string fromC = rows("%kc", [&](const std::string& p, const char* a, const char* c) {
+        return chunk(p, "%cv", a, c);
+      }, "h", fmt::format("    %cv = tile.load %cp : !tile.block_ptr<{}>\n", t.cS),
+                               fmt::format("    %cv = tile.load %cp{} : !tile.block_ptr<{}>\n", cIb, t.cS), cIb);
+      return fmt::format(R"(  scf.for %kc = %c0 to %K step %kcs {{
     %kce0 = arith.addi %kc, %kcs : index
     %kce = arith.minsi %kce0, %K : index
     %kcn = arith.subi %kce, %kc : index
@@ -312,38 +342,14 @@ std::string emitPackedGemm(const GemmKernelSpec& s) {
     %first = arith.cmpi eq, %kc, %c0 : index
     %last = arith.cmpi eq, %kce, %K : index
     scf.if %first {{
-    scf.for %rb = %c0 to %nfull step %c1 {{
-{rowOf}{ptrs}{fromZero}    }}
-    }} else {{
-    scf.for %rb = %c0 to %nfull step %c1 {{
-{rowOf}{ptrs}      %cv = tile.load %cp{cIb} : !tile.block_ptr<{cS}>
+{fromZero}    }} else {{
 {fromC}    }}
-    }}
   }}
 )",
-                           fmt::arg("rowOf", rowOf), fmt::arg("ptrs", blockPtrs("%kc")),
-                           fmt::arg("fromZero", chunk("g", "%zero", cIb)), fmt::arg("cIb", cIb), fmt::arg("cS", t.cS),
-                           fmt::arg("fromC", chunk("h", "%cv", cIb)));
-    } else {
-      blocks = fmt::format("  scf.for %rb = %c0 to %nfull step %c1 {{\n{}{}{}  }}\n", rowOf, blockPtrs("%c0"),
-                           wholeK("w", ib, cIb));
+                         fmt::arg("fromZero", fromZero), fmt::arg("fromC", fromC));
     }
-    // The remainder (fewer than microM rows) runs after the whole blocks:
-    // when the program has a whole block's rows it moves up to end at the
-    // program's last row, recomputing rows of its neighbour block and
-    // storing the same values there (the same sums in the same order), on
-    // the mask-free path; else its rows are masked.
-    return blocks + fmt::format(R"(  scf.if %hasRem {{
-    %rowUp = arith.subi %r1, %mr : index
-    %rowLo = arith.addi %r0, %done : index
-    %row = arith.select %whole, %rowUp, %rowLo : index
-{ptrs}    scf.if %whole {{
-{fast}    }} else {{
-{edge}    }}
-  }}
-)",
-                                fmt::arg("ptrs", blockPtrs("%c0")), fmt::arg("fast", wholeK("f", ib, cIb)),
-                                fmt::arg("edge", wholeK("e", "", "")));
+    return rows("%c0", [&](const std::string& p, const char* a, const char* c) { return wholeK(p, a, c); }, "w", "",
+                "", cIb);
   };
 
   return fmt::format(R"(func.func @{name}({args}) attributes {{tile.num_warps = 1 : i64}} {{
@@ -366,16 +372,19 @@ std::string emitPackedGemm(const GemmKernelSpec& s) {
   %per0 = arith.addi %mBlocks, %np1 : index
   %perBlocks = arith.divui %per0, %nprog : index
   %per = arith.muli %perBlocks, %mr : index
-  %r0 = arith.muli %pm, %per : index
-  %r1u = arith.addi %r0, %per : index
-  %r1 = arith.minsi %r1u, %M : index
+  %after = arith.subi %np1, %pm : index
+  %back = arith.muli %after, %per : index
+  %r1 = arith.subi %M, %back : index
+  %r0u = arith.subi %r1, %per : index
+  %r0 = arith.maxsi %r0u, %c0 : index
   %nrows0 = arith.subi %r1, %r0 : index
   %nrows = arith.maxsi %nrows0, %c0 : index
   %nfull = arith.divui %nrows, %mr : index
   %done = arith.muli %nfull, %mr : index
   %rem = arith.subi %nrows, %done : index
   %hasRem = arith.cmpi sgt, %rem, %c0 : index
-  %whole = arith.cmpi sge, %nrows, %mr : index
+  %remEnd = arith.addi %r0, %rem : index
+  %aWhole = arith.cmpi sge, %M, %mr : index
   %col = arith.muli %pn, %bn : index
   %colEnd = arith.addi %col, %bn : index
   %colsIn = arith.cmpi sle, %colEnd, %N : index

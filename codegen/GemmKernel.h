@@ -32,10 +32,11 @@ struct GemmKernelSpec {
   bool packedB = false;
   // Packed form: a program owns about blockM rows (the grid stays
   // ceil(M / blockM) x ceil(N / blockN); the kernel spreads M over that
-  // many programs in whole register blocks) and runs them as register
-  // blocks of microM rows. A remainder of fewer than microM rows moves up to
-  // end at the program's last row (overlapping its neighbour block and
-  // storing the same values), so C must not alias A or the residual.
+  // many programs in whole register blocks, the first program taking the
+  // remainder) and runs them as register blocks of microM rows. The
+  // remainder (fewer than microM rows) runs as a whole block that reads
+  // A rows past its own (not past M) with C's accesses masked to its rows,
+  // so C must not alias A.
   int64_t microM = 0;
   // Packed form: K is walked in chunks of chunkK (a multiple of blockK) with
   // every register block of the program visited per chunk, so a chunk of
