@@ -217,11 +217,8 @@ std::string signature(const GemmKernelSpec& s) {
   return args + "%M: index, %N: index, %K: index";
 }
 
-}  // namespace
-
-namespace {
-
-// The text pieces both forms share: the GemmText, the signature's tail.
+// The operand and C block types of a kernel (a register block's, in the
+// packed form) for both forms.
 GemmText gemmText(const GemmKernelSpec& s) {
   const int64_t M = s.microM ? s.microM : s.blockM, N = s.blockN, K = s.blockK;
   GemmText t{s, fmt::format("tensor<{}x{}x{}>", M, K, s.dtype), fmt::format("tensor<{}x{}x{}>", K, N, s.dtype),
@@ -245,22 +242,31 @@ std::string emitPackedGemm(const GemmKernelSpec& s) {
   GemmText t = gemmText(s);
   const char* ib = " {in_bounds}";
   std::vector<std::string> zeros = {"%zero", "%zero"}, ptrs = {"%ap", "%bp", "%bp2"};
-  // Block pointers of the register block at rows %row, K offset `k`: B is
-  // program column block pn's panel, rows [pn K, pn K + K) of a
+  // A's and B's (and b_up's) block pointers %{n}ap, %{n}bp (%{n}bp2) at
+  // rows %row, K offset `k`, for a blockK-deep step or (`unit`) a K step of
+  // 1: B is program column block pn's panel, rows [pn K, pn K + K) of a
   // [panels K, blockN] array (zero-padded: no column edge).
-  auto blockPtrs = [&](const char* k, const char* cRows = "%M") {
-    std::string p = fmt::format(R"(    %ap = tile.make_block_ptr %a, [%M, %K], [%K, %c1], [%row, {k}] : !tile.ptr<f32> -> {aP}
-    %bo = arith.addi %koff, {k} : index
-    %bp = tile.make_block_ptr %b, [%kend, %bn], [%bn, %c1], [%bo, %c0] : !tile.ptr<f32> -> {bP}
+  auto operandPtrs = [&](const std::string& n, const char* k, bool unit) {
+    const std::string &aP = unit ? t.aP1 : t.aP, &bP = unit ? t.bP1 : t.bP;
+    std::string p = fmt::format(R"(    %{n}ap = tile.make_block_ptr %a, [%M, %K], [%K, %c1], [%row, {k}] : !tile.ptr<f32> -> {aP}
+    %{n}bo = arith.addi %koff, {k} : index
+    %{n}bp = tile.make_block_ptr %b, [%kend, %bn], [%bn, %c1], [%{n}bo, %c0] : !tile.ptr<f32> -> {bP}
 )",
-                                fmt::arg("k", k), fmt::arg("aP", t.aP), fmt::arg("bP", t.bP));
+                                fmt::arg("n", n), fmt::arg("k", k), fmt::arg("aP", aP), fmt::arg("bP", bP));
     if (s.swiglu)
-      p += fmt::format("    %bp2 = tile.make_block_ptr %b2, [%kend, %bn], [%bn, %c1], [%bo, %c0] : !tile.ptr<f32> -> {}\n",
-                       t.bP);
-    return p + fmt::format(
-                   "    %cp = tile.make_block_ptr %c, [{}, %N], [%N, %c1], [%row, %col] : !tile.ptr<f32> -> "
-                   "!tile.block_ptr<{}>\n",
-                   cRows, t.cS);
+      p += fmt::format(
+          "    %{n}bp2 = tile.make_block_ptr %b2, [%kend, %bn], [%bn, %c1], [%{n}bo, %c0] : !tile.ptr<f32> -> {bP}\n",
+          fmt::arg("n", n), fmt::arg("bP", bP));
+    return p;
+  };
+  // The register block's pointers (%ap, %bp, %bp2, %cp); C's view has
+  // `cRows` rows.
+  auto blockPtrs = [&](const char* k, const char* cRows = "%M") {
+    return operandPtrs("", k, false) +
+           fmt::format(
+               "    %cp = tile.make_block_ptr %c, [{}, %N], [%N, %c1], [%row, %col] : !tile.ptr<f32> -> "
+               "!tile.block_ptr<{}>\n",
+               cRows, t.cS);
   };
   // The K tail [from, to) (fewer than blockK steps) one K step at a time
   // from the accumulators `inits`: every load is whole (K and panel rows
@@ -269,18 +275,9 @@ std::string emitPackedGemm(const GemmKernelSpec& s) {
   // registers from the accumulators (measured: 5 accumulators spilled).
   auto tail = [&](const std::string& p, const char* from, const char* to, const std::vector<std::string>& inits,
                   const char* aIb) {
-    std::string ptrs1 = fmt::format(R"(    %{p}a1 = tile.make_block_ptr %a, [%M, %K], [%K, %c1], [%row, {from}] : !tile.ptr<f32> -> {aP1}
-    %{p}bo1 = arith.addi %koff, {from} : index
-    %{p}b1 = tile.make_block_ptr %b, [%kend, %bn], [%bn, %c1], [%{p}bo1, %c0] : !tile.ptr<f32> -> {bP1}
-)",
-                                    fmt::arg("p", p), fmt::arg("from", from), fmt::arg("aP1", t.aP1),
-                                    fmt::arg("bP1", t.bP1));
-    if (s.swiglu)
-      ptrs1 += fmt::format(
-          "    %{p}c1 = tile.make_block_ptr %b2, [%kend, %bn], [%bn, %c1], [%{p}bo1, %c0] : !tile.ptr<f32> -> {bP1}\n",
-          fmt::arg("p", p), fmt::arg("bP1", t.bP1));
-    return ptrs1 + t.kLoop("%" + p + "t", from, to, inits, {"%" + p + "a1", "%" + p + "b1", "%" + p + "c1"}, aIb, ib,
-                           true);
+    std::string n = p + "1";
+    return operandPtrs(n, from, true) +
+           t.kLoop("%" + p + "t", from, to, inits, {"%" + n + "ap", "%" + n + "bp", "%" + n + "bp2"}, aIb, ib, true);
   };
   // The whole K of one register block from zeros, then the epilogue. `aIb`
   // marks A's loads in bounds (all but a remainder's masked rows), `cIb`
