@@ -2,6 +2,7 @@
 #include "codegen/Passes.h"
 
 #include "codegen/TileLowering.h"
+#include "codegen/UArch.h"
 
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
@@ -46,6 +47,15 @@ class Lowering {
       }
     });
     if (bad) return failure();
+    // A prefetch's pointer operand is a view by the time the op is lowered:
+    // remember each block's shape first. Lines are the target's (recorded
+    // by match-target-size).
+    f.walk([&](PrefetchOp p) { prefetchBlocks[p] = cast<BlockPtrType>(p.getPtr().getType()).getTileType(); });
+    if (!prefetchBlocks.empty()) {
+      auto target = f->getAttrOfType<StringAttr>("tile.target");
+      if (!target) return f.emitError() << "tile.prefetch needs the function's tile.target: run match-target-size first";
+      lineBytes = uarchFor(target.getValue()).cacheLineBytes;
+    }
 
     // Signature: pointers become memrefs; three program ids are appended.
     Block& entry = f.getBody().front();
@@ -98,7 +108,7 @@ class Lowering {
       vector::TransferWriteOp::create(b, loc, s.getValue(), s.getPtr(), zeros, inBounds);
       return Value();
     }
-    if (isa<PrefetchOp>(op)) return Value();
+    if (auto p = dyn_cast<PrefetchOp>(op)) return lowerPrefetch(p);
     if (auto l = dyn_cast<BlockLookupOp>(op)) {
       Value v = memref::LoadOp::create(b, loc, l.getTable(), ValueRange{l.getIndex()});
       return Value(arith::IndexCastOp::create(b, loc, b.getIndexType(), v));
@@ -154,6 +164,30 @@ class Lowering {
     for (Value r : op->getResults()) r.setType(convertType(r.getType()));
     for (Type t : op->getResultTypes())
       if (isa<RankedTensorType, BlockPtrType>(t)) return op->emitError() << "the CPU backend cannot lower this op";
+    return Value();
+  }
+
+  // One read prefetch (into all cache levels) per cache line of each row of
+  // the block: the row's first element, then every line's worth of elements
+  // after it. Rows are contiguous in every block the kernels prefetch (a
+  // strided view only gets its row starts). Addresses past the array are
+  // harmless: x86 prefetches never fault.
+  Value lowerPrefetch(PrefetchOp p) {
+    Location loc = p.getLoc();
+    RankedTensorType block = prefetchBlocks.lookup(p);
+    auto view = cast<MemRefType>(p.getPtr().getType());
+    int64_t rank = block.getRank();
+    int64_t rows = rank == 2 ? block.getDimSize(0) : 1, cols = block.getDimSize(rank - 1);
+    int64_t perLine = std::max<int64_t>(1, lineBytes * 8 / block.getElementTypeBitWidth());
+    if (view.getStridesAndOffset().first.back() != 1) perLine = cols;
+    for (int64_t i = 0; i < rows; ++i)
+      for (int64_t j = 0; j < cols; j += perLine) {
+        SmallVector<Value> idx;
+        if (rank == 2) idx.push_back(arith::ConstantIndexOp::create(b, loc, i));
+        idx.push_back(arith::ConstantIndexOp::create(b, loc, j));
+        memref::PrefetchOp::create(b, loc, p.getPtr(), idx, /*isWrite=*/false, /*localityHint=*/3,
+                                   /*isDataCache=*/true);
+      }
     return Value();
   }
 
@@ -239,6 +273,8 @@ class Lowering {
 
   func::FuncOp f;
   OpBuilder b;
+  DenseMap<Operation*, RankedTensorType> prefetchBlocks;
+  int64_t lineBytes = 0;
 };
 
 struct ConvertTileToVectorPass : impl::ConvertTileToVectorBase<ConvertTileToVectorPass> {

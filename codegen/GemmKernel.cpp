@@ -21,25 +21,33 @@ GemmKernelSpec cpuGemmSpec(const std::string& target, bool weightsNK, int64_t ro
   s.numWarps = 1;
   // 6 rows x 4 vector registers: 24 accumulators, B's 4 vectors and a
   // broadcast A scalar fit the 32 AVX-512 registers; AVX2's 16 take 6 x 2
-  // (12 + 2 + 1, by register count: no AVX2-only machine measured).
-  // K steps of 4. Measured 2026-11-21 on the dev Xeon, 128x2048x2048, one
-  // thread: [K, N] weights read in place 13-20 GFLOP/s (rows 8 KiB apart
-  // alias in L1 and defeat the prefetchers); panel-packed 56-72 (K step 1:
-  // 38-58, 8: 31-65). Warps on the CPU run one after another and would each
-  // re-read B, so one warp.
+  // (12 + 2 + 1, by register count: no AVX2-only machine measured). Warps
+  // on the CPU run one after another and would each re-read B, so one warp.
+  // Measured 2026-11-21 on the dev Xeon, 128x2048x2048, one thread: [K, N]
+  // weights read in place 13-20 GFLOP/s (rows 8 KiB apart alias in L1 and
+  // defeat the prefetchers); panel-packed 56-72.
   s.blockN = (u.vectorBytes >= 64 ? 4 : 2) * u.vectorBytes / 4;
-  s.blockK = 4;
   s.microM = rows <= 1 ? 1 : 6;
   s.blockM = s.microM;
+  s.blockK = 4;
   if (rows > 1) {
-    // B's K chunk takes a sixteenth of L2 (AVX-512: 256 rows x 64 floats,
-    // 64 KiB) and the program's A rows of one chunk an eighth, so both stay
-    // in L2 while the chunk is reused by every register block. Measured
-    // 2026-11-21 on the dev Xeon (1 MiB L2), 2 threads: 30x5632x2048
-    // 75-80 -> 107-116 GFLOP/s, 30x2048x2048 88-90 -> 107-138; chunks of
-    // 64-512 rows within the noise of each other.
-    s.chunkK = std::max<int64_t>(s.blockK, u.l2Bytes / 16 / (s.blockN * 4) / s.blockK * s.blockK);
-    s.blockM = std::max<int64_t>(1, u.l2Bytes / 8 / (s.chunkK * 4) / s.microM) * s.microM;
+    // K chunks of B take a quarter of L2 (AVX-512: 1024 rows x 64 floats,
+    // 256 KiB) and the program's A rows of one chunk about half (rounded up
+    // to whole register blocks: 132 rows, so M = 128 is one program per
+    // panel and the threads split the panels), so both stay in L2 while a
+    // chunk is reused by every register block. K steps of 1 prefetching B 8
+    // rows ahead: a chunk outgrows L1 and the hardware prefetchers did not
+    // keep the register blocks fed; with steps of 4 LLVM hoisted the next
+    // step's B loads and spilled accumulators. Measured 2026-11-21 on the
+    // dev Xeon, 2 threads, geomean over bench kernels' 9 shapes: 0.80 of
+    // oneDNN (steps of 4, 256-row chunks, 126 rows, no prefetch) -> 0.93-0.97
+    // (a prefetch distance of 4 rows: 0.85, 16: 0.92; chunks of 512: 0.94,
+    // 2048: 0.90).
+    s.blockK = 1;
+    s.prefetchK = 8;
+    s.chunkK = u.l2Bytes / 4 / (s.blockN * 4);
+    int64_t aRows = u.l2Bytes / 2 / (s.chunkK * 4);
+    s.blockM = (aRows + s.microM - 1) / s.microM * s.microM;
   }
   s.name = rows <= 1 ? "gemv" : "gemm";
   return s;
@@ -133,9 +141,17 @@ struct GemmText {
                                    fmt::arg("aib", aib), fmt::arg("bib", bib), fmt::arg("aP", aP), fmt::arg("bP", bP),
                                    fmt::arg("aT", aT), fmt::arg("bT", bT), fmt::arg("cT", cT), fmt::arg("hint", hint),
                                    fmt::arg("step", step));
+    // Packed main loops: prefetch B (and b_up) prefetchK rows ahead.
+    auto prefetch = [&](const char* ptr) {
+      if (!s.packedB || !s.prefetchK || unit) return std::string();
+      return fmt::format("    %pf{p} = tile.advance %{p}, [%pfk, %c0] : {bP}\n    tile.prefetch %pf{p} : {bP}\n",
+                         fmt::arg("p", ptr), fmt::arg("bP", bP));
+    };
+    body += prefetch("pb");
     std::string yields = "%d, %na, %nb";
     int n = 3;
     if (s.swiglu) {
+      body += prefetch("pb2");
       iterArgs += fmt::format(", %acc2 = {}, %pb2 = {}", inits[1], ptrs[2]);
       types += ", " + cT + ", " + bP;
       body += fmt::format(R"(    %y2 = tile.load %pb2{ib} : {bP}
@@ -357,6 +373,7 @@ std::string emitPackedGemm(const GemmKernelSpec& s) {
   %bn = arith.constant {BN} : index
   %bk = arith.constant {BK} : index
   %kcs = arith.constant {KC} : index
+  %pfk = arith.constant {PFK} : index
   %pm = tile.program_id 0
   %pn = tile.program_id 1
   %mr1 = arith.subi %mr, %c1 : index
@@ -398,7 +415,7 @@ std::string emitPackedGemm(const GemmKernelSpec& s) {
 )",
                      fmt::arg("name", s.name), fmt::arg("args", signature(s)), fmt::arg("BM", s.blockM),
                      fmt::arg("MR", s.microM), fmt::arg("BN", s.blockN), fmt::arg("BK", s.blockK),
-                     fmt::arg("KC", s.chunkK ? s.chunkK : s.blockK), fmt::arg("cT", t.cT),
+                     fmt::arg("KC", s.chunkK ? s.chunkK : s.blockK), fmt::arg("PFK", s.prefetchK), fmt::arg("cT", t.cT),
                      fmt::arg("inside", body(ib)), fmt::arg("edge", body("")));
 }
 

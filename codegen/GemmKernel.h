@@ -45,6 +45,10 @@ struct GemmKernelSpec {
   // swiglu, whose second partial sum has nowhere to go): the whole K per
   // register block.
   int64_t chunkK = 0;
+  // Packed form: the main K loop prefetches B's (and b_up's) block this
+  // many K rows ahead (0: no prefetch). B's K chunk outgrows L1 and the
+  // hardware prefetchers do not keep up with a register block's B stream.
+  int64_t prefetchK = 0;
   std::string tiling = "horizontal";  // the dot's tiling hint ("" = let assign-layouts choose)
 };
 

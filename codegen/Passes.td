@@ -73,7 +73,9 @@ def ConvertTileToVector : Pass<"convert-tile-to-vector", "::mlir::func::FuncOp">
     vectors; `!tile.ptr<T>` arguments become `memref<?xT>`; a block pointer
     becomes a strided view that starts at the block (sizes = what is left of
     the array, so out-of-range elements are masked by `vector.transfer_read`
-    / `transfer_write`, which read zero and skip writes); dots become
+    / `transfer_write`, which read zero and skip writes); a prefetch becomes
+    one `memref.prefetch` per cache line of each block row (line size from
+    the uArch row named by the function's `tile.target`); dots become
     `vector.contract` (f16/bf16 operands are widened to f32); extracts are
     register sub-vectors. Warps of a workgroup are one register block each
     and run one after another: the body is wrapped in a loop over

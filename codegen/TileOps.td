@@ -87,6 +87,12 @@ def Tile_StoreOp : Tile_Op<"store", [MemoryEffects<[MemWrite]>,
 
 def Tile_PrefetchOp : Tile_Op<"prefetch", [MemoryEffects<[MemRead]>]> {
   let summary = "Hints that the block will be loaded soon";
+  let description = [{
+    A hint with no effect on results: the block may lie partly or wholly
+    outside the array (a loop prefetching ahead runs past its end). The CPU
+    backend brings every cache line of the block's rows into all cache
+    levels; the NVIDIA backend drops it.
+  }];
   let arguments = (ins Tile_BlockPtrType:$ptr);
   let assemblyFormat = "$ptr attr-dict `:` type($ptr)";
 }

@@ -27,6 +27,8 @@ struct UArch {
   // Per-core L2 cache bytes (CPU rows: what GEMM kernels size their K chunks
   // and row groups by; 0 where codegen does not use it).
   int64_t l2Bytes;
+  // Cache line bytes (what one prefetch brings in).
+  int64_t cacheLineBytes;
 };
 
 // The table row for a target name; throws strata::Error naming the known

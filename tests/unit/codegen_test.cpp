@@ -36,29 +36,43 @@ TEST_P(GemmConformance, MatchesReferenceOnRaggedShapes) {
     spec.packedB = false;
     spec.blockM = spec.microM, spec.microM = 0, spec.chunkK = 0;
   }
-  auto kernels = tile::CpuKernels::compile(tile::emitGemmKernel(spec), c.target);
-  abi::PackedKernel gemm = kernels->lookup(spec.name);
+  // The target's blocking, and (packed GEMM) a small one: programs of two
+  // register blocks and K chunks of 256, so the shapes below span several
+  // programs, remainders and chunks.
+  std::vector<tile::GemmKernelSpec> specs = {spec};
+  if (c.packed && spec.chunkK) {
+    specs.push_back(spec);
+    specs.back().name += "_small";
+    specs.back().blockM = 2 * spec.microM, specs.back().chunkK = 256;
+  }
+  std::string ir;
+  for (const auto& s : specs) ir += tile::emitGemmKernel(s);
+  auto kernels = tile::CpuKernels::compile(ir, c.target);
   std::mt19937 rng(7);
   const int64_t shapes[][3] = {{1, 7, 1}, {5, 16, 9}, {17, 50, 64}, {33, 33, 100}, {64, 96, 37}, {3, 130, 257},
-                                 // several programs of several row blocks, a shifted remainder,
-                                 // three K chunks (the last with a tail of 2)
-                                 {130, 70, 530}};
-  for (auto [m, n, k] : shapes) {
-    Tensor a = randomTensor({m, k}, rng);
-    Tensor b = c.weightsNK ? randomTensor({n, k}, rng) : randomTensor({k, n}, rng);
-    Tensor want = ref::matmul(a, c.weightsNK ? ref::transpose(b, {1, 0}) : b);
-    b = testing::gemmWeight(b, c.weightsNK, spec.packedB ? spec.blockN : 0);
-    // Guard bands: the kernel must not write outside C.
-    std::vector<float> out(m * n + 64, 1234.f);
-    abi::KernelArgs args;
-    args.buffer(a.data<float>(), m * k).buffer(b.data<float>(), b.numel()).buffer(out.data() + 32, m * n).index(m).index(n).index(k);
-    abi::launch(gemm, args, (m + spec.blockM - 1) / spec.blockM, (n + spec.blockN - 1) / spec.blockN);
-    Tensor got(DType::F32, {m, n});
-    std::copy(out.begin() + 32, out.begin() + 32 + m * n, got.mut<float>());
-    EXPECT_LT(maxRelError(got, want), 1e-5) << m << "x" << n << "x" << k;
-    for (int i = 0; i < 32; ++i) {
-      ASSERT_EQ(out[i], 1234.f) << "write before C at " << m << "x" << n << "x" << k;
-      ASSERT_EQ(out[32 + m * n + i], 1234.f) << "write after C at " << m << "x" << n << "x" << k;
+                               // several programs of several row blocks, a shifted remainder, K
+                               // chunks (the last of 18 rows), prefetches past K's end
+                               {130, 70, 530}, {140, 20, 1100}};
+  for (const auto& spec : specs) {
+    abi::PackedKernel gemm = kernels->lookup(spec.name);
+    for (auto [m, n, k] : shapes) {
+      Tensor a = randomTensor({m, k}, rng);
+      Tensor b = c.weightsNK ? randomTensor({n, k}, rng) : randomTensor({k, n}, rng);
+      Tensor want = ref::matmul(a, c.weightsNK ? ref::transpose(b, {1, 0}) : b);
+      b = testing::gemmWeight(b, c.weightsNK, spec.packedB ? spec.blockN : 0);
+      // Guard bands: the kernel must not write outside C.
+      std::vector<float> out(m * n + 64, 1234.f);
+      abi::KernelArgs args;
+      args.buffer(a.data<float>(), m * k).buffer(b.data<float>(), b.numel()).buffer(out.data() + 32, m * n)
+          .index(m).index(n).index(k);
+      abi::launch(gemm, args, (m + spec.blockM - 1) / spec.blockM, (n + spec.blockN - 1) / spec.blockN);
+      Tensor got(DType::F32, {m, n});
+      std::copy(out.begin() + 32, out.begin() + 32 + m * n, got.mut<float>());
+      EXPECT_LT(maxRelError(got, want), 1e-5) << spec.name << " " << m << "x" << n << "x" << k;
+      for (int i = 0; i < 32; ++i) {
+        ASSERT_EQ(out[i], 1234.f) << "write before C at " << m << "x" << n << "x" << k;
+        ASSERT_EQ(out[32 + m * n + i], 1234.f) << "write after C at " << m << "x" << n << "x" << k;
+      }
     }
   }
 }

@@ -21,3 +21,14 @@ func.func @still_laid_out(%x: tensor<8xf32, #tile.blocked<{sizePerWarp = [4], wa
   %y = arith.addf %x, %x : tensor<8xf32, #tile.blocked<{sizePerWarp = [4], warpsPerCTA = [2], order = [0]}>>
   return
 }
+
+// -----
+
+// expected-error @+1 {{tile.prefetch needs the function's tile.target: run match-target-size first}}
+func.func @prefetch_without_target(%x: !tile.ptr<f32>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %xp = tile.make_block_ptr %x, [%n], [%c1], [%c0] : !tile.ptr<f32> -> !tile.block_ptr<tensor<16xf32>>
+  tile.prefetch %xp : !tile.block_ptr<tensor<16xf32>>
+  return
+}

@@ -163,3 +163,28 @@ func.func @interior_fast_path(%s: !tile.ptr<f32>, %o: !tile.ptr<f32>, %n: index,
   }
   return
 }
+
+// -----
+
+// A prefetch: one memref.prefetch per 64-byte line of each block row (rows
+// of 32 f32 = 128 bytes: lines at columns 0 and 16), read into all levels;
+// llvm.intr.prefetch in LLVM. It has no other effect: the copy after it
+// loads and stores as without it.
+// CHECK-LABEL: func.func @prefetch_rows
+// CHECK-COUNT-6: memref.prefetch %{{.*}}[%{{.*}}, %{{.*}}], read, locality<3>, data
+// CHECK-NOT: memref.prefetch
+// LLVM-LABEL: llvm.func @prefetch_rows
+// LLVM-COUNT-6: llvm.intr.prefetch
+// LLVM-NOT: llvm.intr.prefetch
+// LLVM: llvm.return
+func.func @prefetch_rows(%x: !tile.ptr<f32>, %y: !tile.ptr<f32>, %rows: index) attributes {tile.num_warps = 1 : i64} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c32 = arith.constant 32 : index
+  %xp = tile.make_block_ptr %x, [%rows, %c32], [%c32, %c1], [%c0, %c0] : !tile.ptr<f32> -> !tile.block_ptr<tensor<3x32xf32>>
+  tile.prefetch %xp : !tile.block_ptr<tensor<3x32xf32>>
+  %v = tile.load %xp : !tile.block_ptr<tensor<3x32xf32>>
+  %yp = tile.make_block_ptr %y, [%rows, %c32], [%c32, %c1], [%c0, %c0] : !tile.ptr<f32> -> !tile.block_ptr<tensor<3x32xf32>>
+  tile.store %yp, %v : !tile.block_ptr<tensor<3x32xf32>>
+  return
+}
