@@ -29,21 +29,25 @@ GemmKernelSpec cpuGemmSpec(const std::string& target, bool weightsNK, int64_t ro
   s.blockN = (u.vectorBytes >= 64 ? 4 : 2) * u.vectorBytes / 4;
   s.microM = rows <= 1 ? 1 : 6;
   s.blockM = s.microM;
-  s.blockK = 4;
+  // K steps of 1 prefetching B ahead: B's K chunk outgrows L1 (and the
+  // decode GEMV streams B from memory once) and the hardware prefetchers did
+  // not keep the register blocks fed; with steps of 4 LLVM hoisted the next
+  // step's B loads and spilled accumulators. Measured 2026-11-21 on the dev
+  // Xeon, 2 threads: GEMV 0.92-0.98 of oneDNN -> 1.0-1.09 (16 rows ahead;
+  // 32 and 64: 1.0).
+  s.blockK = 1;
+  s.prefetchK = 16;
   if (rows > 1) {
     // K chunks of B take a quarter of L2 (AVX-512: 1024 rows x 64 floats,
     // 256 KiB) and the program's A rows of one chunk about half (rounded up
     // to whole register blocks: 132 rows, so M = 128 is one program per
     // panel and the threads split the panels), so both stay in L2 while a
-    // chunk is reused by every register block. K steps of 1 prefetching B 8
-    // rows ahead: a chunk outgrows L1 and the hardware prefetchers did not
-    // keep the register blocks fed; with steps of 4 LLVM hoisted the next
-    // step's B loads and spilled accumulators. Measured 2026-11-21 on the
-    // dev Xeon, 2 threads, geomean over bench kernels' 9 shapes: 0.80 of
-    // oneDNN (steps of 4, 256-row chunks, 126 rows, no prefetch) -> 0.93-0.97
-    // (a prefetch distance of 4 rows: 0.85, 16: 0.92; chunks of 512: 0.94,
-    // 2048: 0.90).
-    s.blockK = 1;
+    // chunk is reused by every register block; B prefetched 8 rows ahead.
+    // Measured 2026-11-21 on the dev Xeon, 2 threads, geomean over bench
+    // kernels' 9 shapes: 0.80 of oneDNN (steps of 4, 256-row chunks, 126
+    // rows, no prefetch) -> 0.92-0.97 (a prefetch distance of 4 rows: 0.85,
+    // 16: 0.92; chunks of 512: 0.94, 2048: 0.90; register blocks of 4 rows,
+    // no remainder at M = 32 / 128: 0.90).
     s.prefetchK = 8;
     s.chunkK = u.l2Bytes / 4 / (s.blockN * 4);
     int64_t aRows = u.l2Bytes / 2 / (s.chunkK * 4);
