@@ -103,6 +103,7 @@ struct GemmText {
   std::string aT, bT, cT, aP, bP, hint;
   std::string cS;  // the C block in the storage type
   std::string aT1, bT1, aP1, bP1;  // operand blocks one K step deep
+  std::string zero = "%zero";      // the zero accumulators' SSA name
 
   // `in` (a tile of storage type `from`) in f32 (type `to`): appends the
   // convert to `e` and returns its name; f32 storage needs none.
@@ -259,15 +260,24 @@ std::string emitPackedGemm(const GemmKernelSpec& s) {
   if (s.microM <= 0 || s.blockM % s.microM != 0 || (s.chunkK && s.chunkK % s.blockK != 0))
     fail("gemm kernel: program rows {} must be whole register blocks of {} rows and the K chunk {} whole K steps of {}",
          s.blockM, s.microM, s.chunkK, s.blockK);
-  GemmText t = gemmText(s);
+  // 6-row register blocks (t6), and 4-row blocks (t4) for remainders of 2
+  // and 4 rows (8 rows as two 4-row blocks instead of a 6-row block and a
+  // cut 6-row block). The lambdas below emit for the block shape *cur.
+  GemmText t6 = gemmText(s);
+  GemmKernelSpec s4 = s;
+  s4.microM = 4;
+  GemmText t4 = gemmText(s4);
+  t4.zero = "%zero4";
+  const bool small = s.microM == 6;
+  const GemmText* cur = &t6;
   const char* ib = " {in_bounds}";
-  std::vector<std::string> zeros = {"%zero", "%zero"}, ptrs = {"%ap", "%bp", "%bp2"};
+  std::vector<std::string> ptrs = {"%ap", "%bp", "%bp2"};
   // A's and B's (and b_up's) block pointers %{n}ap, %{n}bp (%{n}bp2) at
   // rows %row, K offset `k`, for a blockK-deep step or (`unit`) a K step of
   // 1: B is program column block pn's panel, rows [pn K, pn K + K) of a
   // [panels K, blockN] array (zero-padded: no column edge).
   auto operandPtrs = [&](const std::string& n, const char* k, bool unit) {
-    const std::string &aP = unit ? t.aP1 : t.aP, &bP = unit ? t.bP1 : t.bP;
+    const std::string &aP = unit ? cur->aP1 : cur->aP, &bP = unit ? cur->bP1 : cur->bP;
     std::string p = fmt::format(R"(    %{n}ap = tile.make_block_ptr %a, [%M, %K], [%K, %c1], [%row, {k}] : !tile.ptr<f32> -> {aP}
     %{n}bo = arith.addi %koff, {k} : index
     %{n}bp = tile.make_block_ptr %b, [%kend, %bn], [%bn, %c1], [%{n}bo, %c0] : !tile.ptr<f32> -> {bP}
@@ -286,7 +296,7 @@ std::string emitPackedGemm(const GemmKernelSpec& s) {
            fmt::format(
                "    %cp = tile.make_block_ptr %c, [{}, %N], [%N, %c1], [%row, %col] : !tile.ptr<f32> -> "
                "!tile.block_ptr<{}>\n",
-               cRows, t.cS);
+               cRows, cur->cS);
   };
   // The K tail [from, to) (fewer than blockK steps) one K step at a time
   // from the accumulators `inits`: every load is whole (K and panel rows
@@ -297,58 +307,81 @@ std::string emitPackedGemm(const GemmKernelSpec& s) {
                   const char* aIb) {
     std::string n = p + "1";
     return operandPtrs(n, from, true) +
-           t.kLoop("%" + p + "t", from, to, inits, {"%" + n + "ap", "%" + n + "bp", "%" + n + "bp2"}, aIb, ib, true);
+           cur->kLoop("%" + p + "t", from, to, inits, {"%" + n + "ap", "%" + n + "bp", "%" + n + "bp2"}, aIb, ib, true);
   };
   // The whole K of one register block from zeros, then the epilogue. `aIb`
   // marks A's loads in bounds (all but a remainder's masked rows), `cIb`
   // C's (and bias / residual) accesses.
   auto wholeK = [&](const std::string& p, const char* aIb, const char* cIb) {
-    return t.kLoop("%" + p, "%c0", "%kfull", zeros, ptrs, aIb, ib) +
+    return cur->kLoop("%" + p, "%c0", "%kfull", {cur->zero, cur->zero}, ptrs, aIb, ib) +
            tail(p, "%kfull", "%K", {"%" + p + "#0", "%" + p + "#3"}, aIb) +
-           t.epilogue(p, "%" + p + "t#0", "%" + p + "t#3", cIb);
+           cur->epilogue(p, "%" + p + "t#0", "%" + p + "t#3", cIb);
   };
   // One chunk [%kc, %kce) of one register block, from zeros (the first
   // chunk) or from the partial sums stored in C; the last chunk runs the
   // epilogue, the others store the partial sums.
   auto chunk = [&](const std::string& p, const std::string& init, const char* aIb, const char* cIb) {
-    return t.kLoop("%" + p, "%kc", "%kcf", {init}, ptrs, aIb, ib) + tail(p, "%kcf", "%kce", {"%" + p + "#0"}, aIb) +
+    return cur->kLoop("%" + p, "%kc", "%kcf", {init}, ptrs, aIb, ib) + tail(p, "%kcf", "%kce", {"%" + p + "#0"}, aIb) +
            fmt::format("      scf.if %last {{\n{}      }} else {{\n        tile.store %cp, %{}t#0{} : !tile.block_ptr<{}>\n      }}\n",
-                       t.epilogue(p, "%" + p + "t#0", "", cIb), p, cIb, t.cS);
+                       cur->epilogue(p, "%" + p + "t#0", "", cIb), p, cIb, cur->cS);
   };
   // The program's rows [r0, r1): a remainder of fewer than microM rows
   // first, then whole register blocks. The remainder is a whole block at
   // r0 whose C view ends at its last row, so the rows it shares with the
   // next block are computed but neither read nor written (C's accesses are
   // masked, A's loads are not); only with M < microM are A's rows masked.
-  // `work(p, aIb, cIb)` is one block's work at %row.
+  // With 6-row blocks (`small`), a remainder of 4 rows runs as one 4-row
+  // block and one of 2 rows (after at least one 6-row block) as two: no
+  // rows computed for nothing (%use4; the 6-row blocks then start at
+  // %fullStart). `work(p, aIb, cIb)` is one block's work at %row, `pre(cIb)`
+  // what comes before it (both for the block shape *cur).
   auto rows = [&](const char* k, const std::function<std::string(const std::string&, const char*, const char*)>& work,
-                  const std::string& p, const std::string& preRem, const std::string& preFull, const char* cIb) {
-    return fmt::format(R"(  scf.if %hasRem {{
+                  const std::string& p, const std::function<std::string(const char*)>& pre, const char* cIb) {
+    std::string cut = fmt::format(R"(  scf.if %hasRem {{
     %row = arith.addi %r0, %c0 : index
 {remPtrs}{preRem}    scf.if %aWhole {{
 {remWhole}    }} else {{
 {remMasked}    }}
   }}
-  scf.for %rb = %c0 to %nfull step %c1 {{
-    %rbo = arith.muli %rb, %mr : index
-    %row = arith.addi %remEnd, %rbo : index
-{ptrs}{preFull}{full}  }}
 )",
-                       fmt::arg("remPtrs", blockPtrs(k, "%remEnd")), fmt::arg("preRem", preRem),
-                       fmt::arg("remWhole", work(p + "r", ib, "")), fmt::arg("remMasked", work(p + "m", "", "")),
-                       fmt::arg("ptrs", blockPtrs(k)), fmt::arg("preFull", preFull), fmt::arg("full", work(p, ib, cIb)));
+                                  fmt::arg("remPtrs", blockPtrs(k, "%remEnd")), fmt::arg("preRem", pre("")),
+                                  fmt::arg("remWhole", work(p + "r", ib, "")),
+                                  fmt::arg("remMasked", work(p + "m", "", "")));
+    std::string full = fmt::format(R"(  scf.for %rb = %c0 to %nfullE step %c1 {{
+    %rbo = arith.muli %rb, %mr : index
+    %row = arith.addi %fullStart, %rbo : index
+{ptrs}{pre}{work}  }}
+)",
+                                   fmt::arg("ptrs", blockPtrs(k)), fmt::arg("pre", pre(cIb)),
+                                   fmt::arg("work", work(p, ib, cIb)));
+    if (!small) return cut + full;
+    cur = &t4;
+    std::string quads = fmt::format(R"(  scf.if %use4 {{
+  scf.for %q = %c0 to %n4 step %c1 {{
+    %qo = arith.muli %q, %c4 : index
+    %row = arith.addi %r0, %qo : index
+{ptrs}{pre}{work}  }}
+  }} else {{
+{cut}  }}
+)",
+                                    fmt::arg("ptrs", blockPtrs(k)), fmt::arg("pre", pre(cIb)),
+                                    fmt::arg("work", work(p + "q", ib, cIb)), fmt::arg("cut", cut));
+    cur = &t6;
+    return quads + full;
   };
   auto body = [&](const char* cIb) {
     if (s.chunkK && !s.swiglu) {
       // Per chunk, every block of the program (first from zeros, later from
       // the partial sums in C).
+      auto none = [](const char*) { return std::string(); };
       std::string fromZero = rows("%kc", [&](const std::string& p, const char* a, const char* c) {
-        return chunk(p, "%zero", a, c);
-      }, "g", "", "", cIb);
+        return chunk(p, cur->zero, a, c);
+      }, "g", none, cIb);
       std::string fromC = rows("%kc", [&](const std::string& p, const char* a, const char* c) {
         return chunk(p, "%cv", a, c);
-      }, "h", fmt::format("    %cv = tile.load %cp : !tile.block_ptr<{}>\n", t.cS),
-                               fmt::format("    %cv = tile.load %cp{} : !tile.block_ptr<{}>\n", cIb, t.cS), cIb);
+      }, "h", [&](const char* c) {
+        return fmt::format("    %cv = tile.load %cp{} : !tile.block_ptr<{}>\n", c, cur->cS);
+      }, cIb);
       return fmt::format(R"(  scf.for %kc = %c0 to %K step %kcs {{
     %kce0 = arith.addi %kc, %kcs : index
     %kce = arith.minsi %kce0, %K : index
@@ -365,10 +398,30 @@ std::string emitPackedGemm(const GemmKernelSpec& s) {
 )",
                          fmt::arg("fromZero", fromZero), fmt::arg("fromC", fromC));
     }
-    return rows("%c0", [&](const std::string& p, const char* a, const char* c) { return wholeK(p, a, c); }, "w", "",
-                "", cIb);
+    return rows("%c0", [&](const std::string& p, const char* a, const char* c) { return wholeK(p, a, c); }, "w",
+                [](const char*) { return std::string(); }, cIb);
   };
 
+  // Where the 6-row blocks start and how many there are (after 4-row
+  // blocks or a cut block, see `rows`).
+  std::string blocks = small ? fmt::format(R"(  %c2 = arith.constant 2 : index
+  %c4 = arith.constant 4 : index
+  %zero4 = arith.constant dense<0.0> : {cT4}
+  %rem4 = arith.cmpi eq, %rem, %c4 : index
+  %rem2 = arith.cmpi eq, %rem, %c2 : index
+  %hasFull = arith.cmpi sgt, %nfull, %c0 : index
+  %split2 = arith.andi %rem2, %hasFull : i1
+  %use4 = arith.ori %rem4, %split2 : i1
+  %n4 = arith.select %split2, %c2, %c1 : index
+  %q4 = arith.muli %n4, %c4 : index
+  %quadEnd = arith.addi %r0, %q4 : index
+  %fullStart = arith.select %use4, %quadEnd, %remEnd : index
+  %nfullLess = arith.subi %nfull, %c1 : index
+  %nfullE = arith.select %split2, %nfullLess, %nfull : index
+)",
+                                           fmt::arg("cT4", t4.cT))
+                             : "  %fullStart = arith.addi %remEnd, %c0 : index\n"
+                               "  %nfullE = arith.addi %nfull, %c0 : index\n";
   return fmt::format(R"(func.func @{name}({args}) attributes {{tile.num_warps = 1 : i64}} {{
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
@@ -411,7 +464,7 @@ std::string emitPackedGemm(const GemmKernelSpec& s) {
   %koff = arith.muli %pn, %K : index
   %kend = arith.addi %koff, %K : index
   %zero = arith.constant dense<0.0> : {cT}
-  scf.if %colsIn {{
+{blocks}  scf.if %colsIn {{
 {inside}  }} else {{
 {edge}  }}
   return
@@ -419,8 +472,8 @@ std::string emitPackedGemm(const GemmKernelSpec& s) {
 )",
                      fmt::arg("name", s.name), fmt::arg("args", signature(s)), fmt::arg("BM", s.blockM),
                      fmt::arg("MR", s.microM), fmt::arg("BN", s.blockN), fmt::arg("BK", s.blockK),
-                     fmt::arg("KC", s.chunkK ? s.chunkK : s.blockK), fmt::arg("PFK", s.prefetchK), fmt::arg("cT", t.cT),
-                     fmt::arg("inside", body(ib)), fmt::arg("edge", body("")));
+                     fmt::arg("KC", s.chunkK ? s.chunkK : s.blockK), fmt::arg("PFK", s.prefetchK), fmt::arg("cT", t6.cT),
+                     fmt::arg("blocks", blocks), fmt::arg("inside", body(ib)), fmt::arg("edge", body("")));
 }
 
 }  // namespace

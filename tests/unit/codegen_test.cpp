@@ -50,9 +50,10 @@ TEST_P(GemmConformance, MatchesReferenceOnRaggedShapes) {
   auto kernels = tile::CpuKernels::compile(ir, c.target);
   std::mt19937 rng(7);
   const int64_t shapes[][3] = {{1, 7, 1}, {5, 16, 9}, {17, 50, 64}, {33, 33, 100}, {64, 96, 37}, {3, 130, 257},
-                               // several programs of several row blocks, a shifted remainder, K
-                               // chunks (the last of 18 rows), prefetches past K's end
-                               {130, 70, 530}, {140, 20, 1100}};
+                               // several programs of several row blocks, remainders of 4 rows (one
+                               // 4-row block) and 2 rows (two, or a cut block at M = 2), K chunks (the
+                               // last of 18 rows), prefetches past K's end
+                               {130, 70, 530}, {140, 20, 1100}, {32, 40, 300}, {2, 20, 33}};
   for (const auto& spec : specs) {
     abi::PackedKernel gemm = kernels->lookup(spec.name);
     for (auto [m, n, k] : shapes) {
