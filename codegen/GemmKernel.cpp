@@ -102,7 +102,6 @@ struct GemmText {
   const GemmKernelSpec& s;
   std::string aT, bT, cT, aP, bP, hint;
   std::string cS;  // the C block in the storage type
-  std::string aT1, bT1, aP1, bP1;  // operand blocks one K step deep
   std::string zero = "%zero";      // the zero accumulators' SSA name
 
   // `in` (a tile of storage type `from`) in f32 (type `to`): appends the
@@ -127,13 +126,10 @@ struct GemmText {
   // A K loop over [from, to) starting from the accumulators `inits`
   // (and block pointers `ptrs`); its results are `res`#0.. . `ib` marks the
   // loads in bounds, `bIb` B's alone (packed panels are whole up to K).
-  // `unit`: K steps of 1 over the unit operand blocks (aT1, bT1; the CPU
-  // form's K tail, whose loads are then whole).
+  // Steps of blockK (%bk).
   std::string kLoop(const std::string& res, const char* from, const char* to, const std::vector<std::string>& inits,
-                    const std::vector<std::string>& ptrs, const char* ib, const char* bIb, bool unit = false) const {
-    const std::string &aP = unit ? aP1 : this->aP, &bP = unit ? bP1 : this->bP;
-    const std::string &aT = unit ? aT1 : this->aT, &bT = unit ? bT1 : this->bT;
-    const char* step = unit ? "%c1" : "%bk";
+                    const std::vector<std::string>& ptrs, const char* ib, const char* bIb) const {
+    const char* step = "%bk";
     std::string iterArgs = fmt::format("%acc = {}, %pa = {}, %pb = {}", inits[0], ptrs[0], ptrs[1]);
     std::string types = cT + ", " + aP + ", " + bP;
     std::string aib = loadAttrs(ib, 1), bib = loadAttrs(bIb, s.weightsNK && !s.packedB ? 0 : -1);
@@ -148,7 +144,7 @@ struct GemmText {
                                    fmt::arg("step", step));
     // Packed main loops: prefetch B (and b_up) prefetchK rows ahead.
     auto prefetch = [&](const char* ptr) {
-      if (!s.packedB || !s.prefetchK || unit) return std::string();
+      if (!s.packedB || !s.prefetchK) return std::string();
       return fmt::format("    %pf{p} = tile.advance %{p}, [%pfk, %c0] : {bP}\n    tile.prefetch %pf{p} : {bP}\n",
                          fmt::arg("p", ptr), fmt::arg("bP", bP));
     };
@@ -248,8 +244,6 @@ GemmText gemmText(const GemmKernelSpec& s) {
              fmt::format("tensor<{}x{}x{}>", M, N, s.dtype)};
   t.aP = "!tile.block_ptr<" + t.aT + ">";
   t.bP = "!tile.block_ptr<" + t.bT + ">";
-  t.aT1 = fmt::format("tensor<{}x1x{}>", M, s.dtype), t.bT1 = fmt::format("tensor<1x{}x{}>", N, s.dtype);
-  t.aP1 = "!tile.block_ptr<" + t.aT1 + ">", t.bP1 = "!tile.block_ptr<" + t.bT1 + ">";
   return t;
 }
 
@@ -257,9 +251,9 @@ GemmText gemmText(const GemmKernelSpec& s) {
 // walked in chunks (see GemmKernelSpec::microM / chunkK).
 std::string emitPackedGemm(const GemmKernelSpec& s) {
   if (s.dtype != "f32") fail("gemm kernel: panel-packed (CPU) kernels are f32 only (got {})", s.dtype);
-  if (s.microM <= 0 || s.blockM % s.microM != 0 || (s.chunkK && s.chunkK % s.blockK != 0))
-    fail("gemm kernel: program rows {} must be whole register blocks of {} rows and the K chunk {} whole K steps of {}",
-         s.blockM, s.microM, s.chunkK, s.blockK);
+  if (s.microM <= 0 || s.blockM % s.microM != 0 || s.blockK != 1)
+    fail("gemm kernel: program rows {} must be whole register blocks of {} rows, and K steps 1 (got {})", s.blockM,
+         s.microM, s.blockK);
   // 6-row register blocks (t6), and 4-row blocks (t4) for remainders of 2
   // and 4 rows (8 rows as two 4-row blocks instead of a 6-row block and a
   // cut 6-row block). The lambdas below emit for the block shape *cur.
@@ -272,58 +266,39 @@ std::string emitPackedGemm(const GemmKernelSpec& s) {
   const GemmText* cur = &t6;
   const char* ib = " {in_bounds}";
   std::vector<std::string> ptrs = {"%ap", "%bp", "%bp2"};
-  // A's and B's (and b_up's) block pointers %{n}ap, %{n}bp (%{n}bp2) at
-  // rows %row, K offset `k`, for a blockK-deep step or (`unit`) a K step of
-  // 1: B is program column block pn's panel, rows [pn K, pn K + K) of a
-  // [panels K, blockN] array (zero-padded: no column edge).
-  auto operandPtrs = [&](const std::string& n, const char* k, bool unit) {
-    const std::string &aP = unit ? cur->aP1 : cur->aP, &bP = unit ? cur->bP1 : cur->bP;
-    std::string p = fmt::format(R"(    %{n}ap = tile.make_block_ptr %a, [%M, %K], [%K, %c1], [%row, {k}] : !tile.ptr<f32> -> {aP}
-    %{n}bo = arith.addi %koff, {k} : index
-    %{n}bp = tile.make_block_ptr %b, [%kend, %bn], [%bn, %c1], [%{n}bo, %c0] : !tile.ptr<f32> -> {bP}
+  // The register block's pointers %ap, %bp (%bp2), %cp at rows %row, K
+  // offset `k`: B is program column block pn's panel, rows [pn K, pn K + K)
+  // of a [panels K, blockN] array (zero-padded: no column edge); C's view
+  // has `cRows` rows.
+  auto blockPtrs = [&](const char* k, const char* cRows = "%M") {
+    std::string p = fmt::format(R"(    %ap = tile.make_block_ptr %a, [%M, %K], [%K, %c1], [%row, {k}] : !tile.ptr<f32> -> {aP}
+    %bo = arith.addi %koff, {k} : index
+    %bp = tile.make_block_ptr %b, [%kend, %bn], [%bn, %c1], [%bo, %c0] : !tile.ptr<f32> -> {bP}
+    %cp = tile.make_block_ptr %c, [{cRows}, %N], [%N, %c1], [%row, %col] : !tile.ptr<f32> -> !tile.block_ptr<{cS}>
 )",
-                                fmt::arg("n", n), fmt::arg("k", k), fmt::arg("aP", aP), fmt::arg("bP", bP));
+                                fmt::arg("k", k), fmt::arg("aP", cur->aP), fmt::arg("bP", cur->bP),
+                                fmt::arg("cRows", cRows), fmt::arg("cS", cur->cS));
     if (s.swiglu)
       p += fmt::format(
-          "    %{n}bp2 = tile.make_block_ptr %b2, [%kend, %bn], [%bn, %c1], [%{n}bo, %c0] : !tile.ptr<f32> -> {bP}\n",
-          fmt::arg("n", n), fmt::arg("bP", bP));
+          "    %bp2 = tile.make_block_ptr %b2, [%kend, %bn], [%bn, %c1], [%bo, %c0] : !tile.ptr<f32> -> {}\n",
+          cur->bP);
     return p;
-  };
-  // The register block's pointers (%ap, %bp, %bp2, %cp); C's view has
-  // `cRows` rows.
-  auto blockPtrs = [&](const char* k, const char* cRows = "%M") {
-    return operandPtrs("", k, false) +
-           fmt::format(
-               "    %cp = tile.make_block_ptr %c, [{}, %N], [%N, %c1], [%row, %col] : !tile.ptr<f32> -> "
-               "!tile.block_ptr<{}>\n",
-               cRows, cur->cS);
-  };
-  // The K tail [from, to) (fewer than blockK steps) one K step at a time
-  // from the accumulators `inits`: every load is whole (K and panel rows
-  // are not crossed), so the tail needs no lane masks — vector masks would
-  // be loop invariants LLVM hoists above the main K loop, where they took
-  // registers from the accumulators (measured: 5 accumulators spilled).
-  auto tail = [&](const std::string& p, const char* from, const char* to, const std::vector<std::string>& inits,
-                  const char* aIb) {
-    std::string n = p + "1";
-    return operandPtrs(n, from, true) +
-           cur->kLoop("%" + p + "t", from, to, inits, {"%" + n + "ap", "%" + n + "bp", "%" + n + "bp2"}, aIb, ib, true);
   };
   // The whole K of one register block from zeros, then the epilogue. `aIb`
   // marks A's loads in bounds (all but a remainder's masked rows), `cIb`
-  // C's (and bias / residual) accesses.
+  // C's (and bias / residual) accesses. K steps of 1 never cross K, so B's
+  // loads are always whole.
   auto wholeK = [&](const std::string& p, const char* aIb, const char* cIb) {
-    return cur->kLoop("%" + p, "%c0", "%kfull", {cur->zero, cur->zero}, ptrs, aIb, ib) +
-           tail(p, "%kfull", "%K", {"%" + p + "#0", "%" + p + "#3"}, aIb) +
-           cur->epilogue(p, "%" + p + "t#0", "%" + p + "t#3", cIb);
+    return cur->kLoop("%" + p, "%c0", "%K", {cur->zero, cur->zero}, ptrs, aIb, ib) +
+           cur->epilogue(p, "%" + p + "#0", "%" + p + "#3", cIb);
   };
   // One chunk [%kc, %kce) of one register block, from zeros (the first
   // chunk) or from the partial sums stored in C; the last chunk runs the
   // epilogue, the others store the partial sums.
   auto chunk = [&](const std::string& p, const std::string& init, const char* aIb, const char* cIb) {
-    return cur->kLoop("%" + p, "%kc", "%kcf", {init}, ptrs, aIb, ib) + tail(p, "%kcf", "%kce", {"%" + p + "#0"}, aIb) +
-           fmt::format("      scf.if %last {{\n{}      }} else {{\n        tile.store %cp, %{}t#0{} : !tile.block_ptr<{}>\n      }}\n",
-                       cur->epilogue(p, "%" + p + "t#0", "", cIb), p, cIb, cur->cS);
+    return cur->kLoop("%" + p, "%kc", "%kce", {init}, ptrs, aIb, ib) +
+           fmt::format("      scf.if %last {{\n{}      }} else {{\n        tile.store %cp, %{}#0{} : !tile.block_ptr<{}>\n      }}\n",
+                       cur->epilogue(p, "%" + p + "#0", "", cIb), p, cIb, cur->cS);
   };
   // The program's rows [r0, r1): a remainder of fewer than microM rows
   // first, then whole register blocks. The remainder is a whole block at
@@ -385,10 +360,6 @@ std::string emitPackedGemm(const GemmKernelSpec& s) {
       return fmt::format(R"(  scf.for %kc = %c0 to %K step %kcs {{
     %kce0 = arith.addi %kc, %kcs : index
     %kce = arith.minsi %kce0, %K : index
-    %kcn = arith.subi %kce, %kc : index
-    %kcq = arith.divui %kcn, %bk : index
-    %kcb = arith.muli %kcq, %bk : index
-    %kcf = arith.addi %kc, %kcb : index
     %first = arith.cmpi eq, %kc, %c0 : index
     %last = arith.cmpi eq, %kce, %K : index
     scf.if %first {{
@@ -459,8 +430,6 @@ std::string emitPackedGemm(const GemmKernelSpec& s) {
   %col = arith.muli %pn, %bn : index
   %colEnd = arith.addi %col, %bn : index
   %colsIn = arith.cmpi sle, %colEnd, %N : index
-  %kblocks = arith.divui %K, %bk : index
-  %kfull = arith.muli %kblocks, %bk : index
   %koff = arith.muli %pn, %K : index
   %kend = arith.addi %koff, %K : index
   %zero = arith.constant dense<0.0> : {cT}

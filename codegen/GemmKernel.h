@@ -28,7 +28,8 @@ struct GemmKernelSpec {
   // B (and b_up) panel-packed (abi::packPanels) with panels of blockN
   // columns: program column block pn reads panel pn as a [K, blockN] array
   // with unit column stride; weightsNK then only says how it was packed.
-  // Packed kernels (the CPU form, f32) also take the two fields below.
+  // Packed kernels (the CPU form, f32) step K by 1 (blockK = 1) and also
+  // take the fields below.
   bool packedB = false;
   // Packed form: a program owns about blockM rows (the grid stays
   // ceil(M / blockM) x ceil(N / blockN); the kernel spreads M over that
