@@ -200,10 +200,9 @@ void CpuKernels::writeSharedLibrary(const std::string& tileIr, const std::string
 
 abi::PackedKernel CpuKernels::lookup(const std::string& name) const {
   auto fn = impl_->engine->lookup(abi::packedSymbol(name));
-  if (!fn) {
-    llvm::consumeError(fn.takeError());
-    fail("cpu backend: no kernel named '{}'", name);
-  }
+  // The JIT compiles on first lookup: the error is either a missing kernel
+  // or a symbol the kernels need and the process lacks (say which).
+  if (!fn) fail("cpu backend: cannot look up kernel '{}': {}", name, llvm::toString(fn.takeError()));
   return reinterpret_cast<abi::PackedKernel>(*fn);
 }
 
