@@ -126,22 +126,19 @@ struct GemmText {
   // A K loop over [from, to) starting from the accumulators `inits`
   // (and block pointers `ptrs`); its results are `res`#0.. . `ib` marks the
   // loads in bounds, `bIb` B's alone (packed panels are whole up to K).
-  // Steps of blockK (%bk).
   std::string kLoop(const std::string& res, const char* from, const char* to, const std::vector<std::string>& inits,
                     const std::vector<std::string>& ptrs, const char* ib, const char* bIb) const {
-    const char* step = "%bk";
     std::string iterArgs = fmt::format("%acc = {}, %pa = {}, %pb = {}", inits[0], ptrs[0], ptrs[1]);
     std::string types = cT + ", " + aP + ", " + bP;
     std::string aib = loadAttrs(ib, 1), bib = loadAttrs(bIb, s.weightsNK && !s.packedB ? 0 : -1);
     std::string body = fmt::format(R"(    %x = tile.load %pa{aib} : {aP}
     %y = tile.load %pb{bib} : {bP}
     %d = tile.dot %x, %y, %acc{hint} : {aT} * {bT} -> {cT}
-    %na = tile.advance %pa, [%c0, {step}] : {aP}
-    %nb = tile.advance %pb, [{step}, %c0] : {bP}
+    %na = tile.advance %pa, [%c0, %bk] : {aP}
+    %nb = tile.advance %pb, [%bk, %c0] : {bP}
 )",
                                    fmt::arg("aib", aib), fmt::arg("bib", bib), fmt::arg("aP", aP), fmt::arg("bP", bP),
-                                   fmt::arg("aT", aT), fmt::arg("bT", bT), fmt::arg("cT", cT), fmt::arg("hint", hint),
-                                   fmt::arg("step", step));
+                                   fmt::arg("aT", aT), fmt::arg("bT", bT), fmt::arg("cT", cT), fmt::arg("hint", hint));
     // Packed main loops: prefetch B (and b_up) prefetchK rows ahead.
     auto prefetch = [&](const char* ptr) {
       if (!s.packedB || !s.prefetchK) return std::string();
@@ -157,15 +154,15 @@ struct GemmText {
       types += ", " + cT + ", " + bP;
       body += fmt::format(R"(    %y2 = tile.load %pb2{ib} : {bP}
     %d2 = tile.dot %x, %y2, %acc2 : {aT} * {bT} -> {cT}
-    %nb2 = tile.advance %pb2, [{step}, %c0] : {bP}
+    %nb2 = tile.advance %pb2, [%bk, %c0] : {bP}
 )",
                           fmt::arg("ib", bib), fmt::arg("bP", bP), fmt::arg("aT", aT), fmt::arg("bT", bT),
-                          fmt::arg("cT", cT), fmt::arg("step", step));
+                          fmt::arg("cT", cT));
       yields += ", %d2, %nb2";
       n = 5;
     }
-    return fmt::format("    {}:{} = scf.for %k = {} to {} step {} iter_args({}) -> ({}) {{\n{}      scf.yield {} : {}\n    }}\n",
-                       res, n, from, to, step, iterArgs, types, body, yields, types);
+    return fmt::format("    {}:{} = scf.for %k = {} to {} step %bk iter_args({}) -> ({}) {{\n{}      scf.yield {} : {}\n    }}\n",
+                       res, n, from, to, iterArgs, types, body, yields, types);
   }
 
   // Bias / SwiGLU / residual on the accumulators `acc` (and `acc2`), then
@@ -344,11 +341,11 @@ std::string emitPackedGemm(const GemmKernelSpec& s) {
     cur = &t6;
     return quads + full;
   };
+  auto none = [](const char*) { return std::string(); };
   auto body = [&](const char* cIb) {
     if (s.chunkK && !s.swiglu) {
       // Per chunk, every block of the program (first from zeros, later from
       // the partial sums in C).
-      auto none = [](const char*) { return std::string(); };
       std::string fromZero = rows("%kc", [&](const std::string& p, const char* a, const char* c) {
         return chunk(p, cur->zero, a, c);
       }, "g", none, cIb);
@@ -369,8 +366,8 @@ std::string emitPackedGemm(const GemmKernelSpec& s) {
 )",
                          fmt::arg("fromZero", fromZero), fmt::arg("fromC", fromC));
     }
-    return rows("%c0", [&](const std::string& p, const char* a, const char* c) { return wholeK(p, a, c); }, "w",
-                [](const char*) { return std::string(); }, cIb);
+    return rows("%c0", [&](const std::string& p, const char* a, const char* c) { return wholeK(p, a, c); }, "w", none,
+                cIb);
   };
 
   // Where the 6-row blocks start and how many there are (after 4-row
