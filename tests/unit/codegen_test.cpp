@@ -30,14 +30,19 @@ struct GemmCase {
 
 class GemmConformance : public ::testing::TestWithParam<GemmCase> {};
 
+// A CPU spec in the grid form (the GPU kernels' layout): one register block
+// per program, B read in place, whole K.
+tile::GemmKernelSpec gridForm(tile::GemmKernelSpec spec) {
+  spec.packedB = false;
+  spec.blockM = spec.microM, spec.microM = 0, spec.chunkK = 0;
+  return spec;
+}
+
 TEST_P(GemmConformance, MatchesReferenceOnRaggedShapes) {
   const GemmCase& c = GetParam();
   if (c.target == "cpu-avx512" && tile::hostCpuTarget() != "cpu-avx512") GTEST_SKIP() << "host has no AVX-512";
   tile::GemmKernelSpec spec = tile::cpuGemmSpec(c.target, c.weightsNK, c.rows);
-  if (!c.packed) {  // the grid form: one register block per program, whole K
-    spec.packedB = false;
-    spec.blockM = spec.microM, spec.microM = 0, spec.chunkK = 0;
-  }
+  if (!c.packed) spec = gridForm(spec);
   // The target's blocking, and (packed GEMM) a small one: programs of two
   // register blocks and K chunks of 256, so the shapes below span several
   // programs, remainders and chunks.
@@ -103,11 +108,9 @@ INSTANTIATE_TEST_SUITE_P(Cpu, GemmConformance,
 // __truncsfbf2, which the JIT does not have.
 TEST(GemmConformanceF16, MatchesReferenceOnRaggedShapes) {
   for (bool nk : {false, true}) {
-    tile::GemmKernelSpec spec = tile::cpuGemmSpec(tile::hostCpuTarget(), nk);
+    tile::GemmKernelSpec spec = gridForm(tile::cpuGemmSpec(tile::hostCpuTarget(), nk));
     spec.dtype = "f16";
-    spec.packedB = false;
-    spec.blockM = spec.microM, spec.microM = 0, spec.chunkK = 0, spec.prefetchK = 0;
-    spec.blockK = 4;
+    spec.blockK = 4;  // several K steps per block, as the GPU kernels take
     auto kernels = tile::CpuKernels::compile(tile::emitGemmKernel(spec), tile::hostCpuTarget());
     abi::PackedKernel gemm = kernels->lookup(spec.name);
     const DType dtype = DType::F16;
