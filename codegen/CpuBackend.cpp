@@ -5,6 +5,7 @@
 #include "mlir/Conversion/Passes.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/Math/Transforms/Passes.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
 #include "mlir/Dialect/Vector/Transforms/Passes.h"
 #include "mlir/ExecutionEngine/ExecutionEngine.h"
@@ -14,6 +15,7 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "mlir/Transforms/Passes.h"
 #include "mlir/Target/LLVMIR/Export.h"
 #include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
@@ -113,10 +115,20 @@ OwningOpRef<ModuleOp> lowerToLLVM(MLIRContext& ctx, const std::string& tileIr, c
   fpm.addPass(createCanonicalizerPass());
   fpm.addPass(createConvertVectorToSCFPass(VectorTransferToSCFOptions().enableFullUnroll()));
   fpm.addPass(vector::createLowerVectorMultiReductionPass());
+  if (failed(pm.run(*module))) fail("cpu backend: lowering failed:\n{}", diagnostics);
+  // Math functions LLVM has no intrinsic for (tanh, erf) become vector
+  // polynomials, as MLIR approximates them (f32, a few ulp).
+  RewritePatternSet approx(&ctx);
+  populatePolynomialApproximateTanhPattern(approx);
+  populatePolynomialApproximateErfPattern(approx);
+  if (failed(applyPatternsGreedily(*module, std::move(approx))))
+    fail("cpu backend: math approximation did not converge:\n{}", diagnostics);
+
+  PassManager llvmPm(&ctx);
   ConvertVectorToLLVMPassOptions v2l;
   v2l.vectorContractLowering = vector::VectorContractLowering::OuterProduct;
-  addLowerToLLVMPasses(pm, v2l);
-  if (failed(pm.run(*module))) fail("cpu backend: lowering failed:\n{}", diagnostics);
+  addLowerToLLVMPasses(llvmPm, v2l);
+  if (failed(llvmPm.run(*module))) fail("cpu backend: lowering failed:\n{}", diagnostics);
   addPackedEntryPoints(*module);
   return module;
 }

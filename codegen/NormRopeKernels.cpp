@@ -7,9 +7,11 @@
 
 namespace strata::tile {
 
+int64_t cpuRowBlockN(const std::string& target) { return 4 * uarchFor(target).vectorBytes / 4; }
+
 RmsNormKernelSpec cpuRmsNormSpec(const std::string& target) {
   RmsNormKernelSpec s;
-  s.blockN = 4 * uarchFor(target).vectorBytes / 4;  // four vector registers per step
+  s.blockN = cpuRowBlockN(target);
   return s;
 }
 

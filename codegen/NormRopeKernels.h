@@ -11,6 +11,10 @@ namespace strata::tile {
 // (the same arithmetic order as ops::rmsNorm). Signature (x, w, y: f32
 // buffers; rows, hidden: index; eps: f32), grid = rows. `blockN` columns are
 // streamed per step, twice (sum of squares, then scale).
+// Columns a row-wise kernel (RMSNorm, fused elementwise) streams per step
+// on a CPU target: four vector registers.
+int64_t cpuRowBlockN(const std::string& target);
+
 struct RmsNormKernelSpec {
   std::string name = "rms_norm";
   int64_t blockN = 64;

@@ -7,6 +7,7 @@
 #include "codegen/AttentionKernel.h"
 #include "codegen/CpuBackend.h"
 #include "codegen/DataMovementKernels.h"
+#include "codegen/ElementwiseKernel.h"
 #include "codegen/GemmKernel.h"
 #include "codegen/NormRopeKernels.h"
 #include "ops/error.h"
@@ -60,6 +61,48 @@ struct Planner {
     if (it == g.values.end() || !it->second.shapeKnown || it->second.shape.empty() || !it->second.shape.back().isStatic())
       fail("{}: node '{}' ({}): the width of '{}' is not known statically", g.source, n.name, n.op, value);
     return it->second.shape.back().value;
+  }
+
+  // What the planner knows of a value: graph input, weight, constant or an
+  // intermediate the graph compiler typed.
+  ElementwiseOperand operand(const ops::NodeDef& n, const std::string& value) const {
+    if (const ops::ValueInfo* v = g.findInput(value)) return {v->shape, ops::isFloat(v->dtype), std::nullopt};
+    for (const auto& w : g.weights)
+      if (w.name == value) return {ops::dimsOf(w.shape), ops::isFloat(w.dtype), std::nullopt};
+    for (const auto& c : g.constants)
+      if (c.name == value) {
+        ElementwiseOperand o{ops::dimsOf(c.value.shape()), ops::isFloat(c.value.dtype()), std::nullopt};
+        if (c.value.dtype() == ops::DType::I64)
+          o.ints = std::vector<int64_t>(c.value.data<int64_t>(), c.value.data<int64_t>() + c.value.numel());
+        return o;
+      }
+    auto it = g.values.find(value);
+    if (it == g.values.end() || !it->second.shapeKnown)
+      fail("{}: node '{}' ({}): the shape of '{}' is not known", g.source, n.name, n.op, value);
+    return {it->second.shape, ops::isFloat(it->second.dtype), std::nullopt};
+  }
+
+  json elementwise(const ops::NodeDef& n) {
+    std::vector<ElementwiseOperand> operands;
+    for (const auto& in : n.inputs) operands.push_back(operand(n, in));
+    ElementwiseRegionPlan p;
+    try {
+      p = planElementwiseRegion(n, operands, cpuRowBlockN(target));
+    } catch (const Error& e) {
+      fail("{}: {}", g.source, e.what());
+    }
+    std::string key = elementwiseKernelKey(p.spec);
+    std::string name = set.add("elementwise", key, [&](const std::string& nm) {
+      p.spec.name = nm;
+      return emitElementwiseKernel(p.spec);
+    });
+    json k = launchAttr(name, 1, p.spec.blockN);
+    k["cols"] = p.spec.cols;
+    for (size_t i = 0; i < p.operands.size(); ++i)
+      k["operands"].push_back({{"input", p.operands[i]}, {"form", ops::rowFormName(p.spec.inputs[i])}});
+    for (size_t i = 0; i < p.keepLast.size(); ++i)
+      k["outputs"].push_back({{"full", p.full[i]}, {"keep_last", p.keepLast[i]}});
+    return k;
   }
 
   std::string gatherRows() {
@@ -124,6 +167,7 @@ struct Planner {
       GatherRowsKernelSpec s = cpuGatherRowsSpec(target);
       return launchAttr(gatherRows(), 1, s.blockN);
     }
+    if (n.op == "region.elementwise") return elementwise(n);
     if (n.op == "region.rmsnorm") {
       RmsNormKernelSpec s = cpuRmsNormSpec(target);
       std::string name = set.add("rms_norm", std::to_string(s.blockN), [&](const std::string& nm) {
@@ -146,6 +190,7 @@ struct Planner {
       return launchAttr(name, 1, s.headDim);
     }
     if (n.op == "region.kv_write") {
+      if (!g.meta.contains("paged")) fail("{}: node '{}' (region.kv_write) in a graph without paged metadata", g.source, n.name);
       const json& p = g.meta.at("paged");
       KvWriteKernelSpec s;
       s.kvHeads = p.at("kv_heads").get<int64_t>();
@@ -167,7 +212,6 @@ struct Planner {
 
 KernelPlan planCpuKernels(ops::GraphDef graph, const CpuPlanOptions& options) {
   if (options.blockSize <= 0) fail("KV cache block size must be >= 1, got {}", options.blockSize);
-  if (!graph.meta.contains("paged")) fail("{}: the graph is not in paged region form", graph.source);
   for (const auto& w : graph.weights)
     if (w.dtype != ops::DType::F32)
       fail("{}: weight '{}' is {}; the CPU kernels take f32 weights (use --backend reference)", graph.source, w.name,

@@ -19,6 +19,7 @@ enum class DType : uint8_t { F32, F16, BF16, I64, I32, Bool };
 
 size_t dtypeSize(DType t);
 const char* dtypeName(DType t);
+inline bool isFloat(DType t) { return t == DType::F32 || t == DType::F16 || t == DType::BF16; }
 // Parses the names dtypeName prints ("f32", "i64", ...); throws on others.
 DType parseDType(const std::string& s);
 

@@ -2,6 +2,9 @@
 
 #include <algorithm>
 
+#include "ops/reference.h"
+#include "ops/row_forms.h"
+
 namespace strata::runtime {
 
 using ops::Tensor;
@@ -166,6 +169,51 @@ V RegionKernels::gemm(const ops::NodeDef& n, const Resolved& r, const V& in) {
   return outs;
 }
 
+// region.elementwise: the kernel reads some of the inputs (the others are
+// reduction axes it was built for), each in its planned row form
+// (ops/row_forms.h); outputs are the full [rows, cols] space or one value
+// per row.
+V RegionKernels::elementwise(const ops::NodeDef& n, const Resolved& r, const V& in) {
+  using ops::RowForm;
+  const nlohmann::json& k = n.attrs.at("kernel");
+  const int64_t cols = k.at("cols").get<int64_t>();
+  std::vector<std::pair<const Tensor*, RowForm>> operands;
+  ops::Shape space;
+  for (const auto& o : k.at("operands")) {
+    size_t i = o.at("input").get<size_t>();
+    operands.emplace_back(&f32(in, i, "operand"), ops::parseRowForm(o.at("form").get<std::string>()));
+    space = ops::broadcastShapes(space, operands.back().first->shape());
+  }
+  if (space.empty() || space.back() != cols)
+    fail("operands broadcast to {}; the kernel was built for rows of {}", ops::shapeStr(space), cols);
+  const int64_t rows = ops::numel(space) / cols;
+  // Forms coincide along a dim of 1 (a [1, C] full operand is also a row).
+  auto varyRows = [](RowForm f) { return f == RowForm::Full || f == RowForm::Col; };
+  auto varyCols = [](RowForm f) { return f == RowForm::Full || f == RowForm::Row; };
+  abi::KernelArgs a;
+  for (size_t i = 0; i < operands.size(); ++i) {
+    auto [t, planned] = operands[i];
+    std::optional<RowForm> f = ops::rowForm(ops::dimsOf(t->shape()), ops::dimsOf(space));
+    if (!f || (rows > 1 && varyRows(*f) != varyRows(planned)) || (cols > 1 && varyCols(*f) != varyCols(planned)))
+      fail("operand {} is {} in the space {}; the kernel was built for a {} operand", k["operands"][i]["input"].dump(),
+           ops::shapeStr(t->shape()), ops::shapeStr(space), ops::rowFormName(planned));
+    a.buffer(t->data<float>(), t->numel());
+  }
+  V outs;
+  for (const auto& o : k.at("outputs")) {
+    ops::Shape s = space;
+    if (!o.at("full").get<bool>()) {
+      s.pop_back();
+      if (o.at("keep_last").get<bool>()) s.push_back(1);
+    }
+    outs.emplace_back(ops::DType::F32, s);
+    a.buffer(outs.back().data<float>(), outs.back().numel());
+  }
+  a.index(rows);
+  if (rows > 0) launch(r.main, a, rows);
+  return outs;
+}
+
 // region.paged_attention operands: q, cache, block_tables, seq_starts, context_lens.
 V RegionKernels::pagedAttention(const Resolved& r, const V& in) {
   const Tensor& q = f32(in, 0, "q");
@@ -211,6 +259,7 @@ V RegionKernels::run(const ops::NodeDef& n, const V& in) {
   const Launch& l = r.main;
   if (n.op == "region.gemm") return gemm(n, r, in);
   if (n.op == "region.paged_attention") return pagedAttention(r, in);
+  if (n.op == "region.elementwise") return elementwise(n, r, in);
   if (n.op == "region.embedding") {
     const Tensor& table = f32(in, 0, "embedding table");
     const Tensor& ids = i64(in, 1, "token ids");

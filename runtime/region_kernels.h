@@ -47,6 +47,7 @@ class RegionKernels {
   ops::RopeTables ropeTables(int64_t headDim, float theta, int64_t positions);
 
   std::vector<ops::Tensor> gemm(const ops::NodeDef& n, const Resolved& r, const std::vector<ops::Tensor>& in);
+  std::vector<ops::Tensor> elementwise(const ops::NodeDef& n, const Resolved& r, const std::vector<ops::Tensor>& in);
   std::vector<ops::Tensor> pagedAttention(const Resolved& r, const std::vector<ops::Tensor>& in);
   ops::Tensor gatherRows(const Launch& l, const ops::Tensor& table, const ops::Tensor& ids);
   // Weight `w` (a constant: gemm weights are initializers) panel-packed
