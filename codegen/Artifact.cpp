@@ -80,17 +80,36 @@ std::vector<GemmKernelSpec> cudaGemmKernelSet(const GemmBlocking& decode, const 
   return set;
 }
 
-void writeCudaGemmKernels(const std::vector<GemmKernelSpec>& specs, const std::string& target, const std::string& dir) {
+std::vector<RmsNormKernelSpec> cudaRmsNormKernelSet() {
+  std::vector<RmsNormKernelSpec> set;
+  for (const char* dt : {"f32", "bf16", "f16"}) {
+    RmsNormKernelSpec s;
+    s.name = fmt::format("rms_norm_{}", dt);
+    s.dtype = dt;
+    s.blockN = 8 * 32;
+    set.push_back(s);
+  }
+  return set;
+}
+
+void writeCudaKernels(const std::vector<GemmKernelSpec>& gemms, const std::vector<RmsNormKernelSpec>& norms,
+                      const std::string& target, const std::string& dir) {
   std::string ir;
-  for (const GemmKernelSpec& s : specs) ir += emitGemmKernel(s);
+  for (const GemmKernelSpec& s : gemms) ir += emitGemmKernel(s);
+  for (const RmsNormKernelSpec& s : norms) ir += emitRmsNormKernel(s);
   CudaModule m = compileCuda(ir, target);
   nlohmann::json kernels = nlohmann::json::array();
-  for (size_t i = 0; i < specs.size(); ++i) {
-    const GemmKernelSpec& s = specs[i];
-    kernels.push_back({{"name", s.name}, {"threads", m.kernels[i].threads}, {"dtype", s.dtype},
+  for (size_t i = 0; i < gemms.size(); ++i) {
+    const GemmKernelSpec& s = gemms[i];
+    kernels.push_back({{"kind", "gemm"}, {"name", s.name}, {"threads", m.kernels[i].threads}, {"dtype", s.dtype},
                        {"weights", s.weightsNK ? "nk" : "kn"}, {"bias", s.bias}, {"residual", s.residual},
                        {"swiglu", s.swiglu}, {"block_m", s.blockM}, {"block_n", s.blockN}, {"block_k", s.blockK},
                        {"num_warps", s.numWarps}});
+  }
+  for (size_t i = 0; i < norms.size(); ++i) {
+    const RmsNormKernelSpec& s = norms[i];
+    kernels.push_back({{"kind", "rms_norm"}, {"name", s.name}, {"threads", m.kernels[gemms.size() + i].threads},
+                       {"dtype", s.dtype}, {"block_n", s.blockN}});
   }
   fs::path d = outputDir(dir, "kernels.json");
   writeText(d / "kernels.mlir", ir);

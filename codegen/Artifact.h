@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "codegen/GemmKernel.h"
+#include "codegen/NormRopeKernels.h"
 #include "codegen/RegionKernels.h"
 
 namespace strata::tile {
@@ -24,14 +25,21 @@ inline constexpr int kArtifactFormat = 1;
 // tokenizer path) are merged into plan.json's meta.
 void writeCpuArtifact(const KernelPlan& plan, const std::string& dir, const nlohmann::json& extraMeta);
 
-// A GEMM kernel set for an NVIDIA target (codegen/CudaBackend.h), what the
-// GPU conformance tests and `strata-gpu bench` run:
+// A kernel set for an NVIDIA target (codegen/CudaBackend.h), what the GPU
+// conformance tests and `strata-gpu bench` run:
 //   kernels.ptx   the PTX of every kernel
 //   kernels.mlir  their workgroup-level tile IR
-//   kernels.json  {"format", "target", "kernels": [{"name", "threads",
-//                 "dtype", "weights": "kn"|"nk", "bias", "residual",
-//                 "swiglu", "block_m", "block_n", "block_k", "num_warps"}]}
-void writeCudaGemmKernels(const std::vector<GemmKernelSpec>& specs, const std::string& target, const std::string& dir);
+//   kernels.json  {"format", "target", "kernels": [...]}: GEMMs as
+//                 {"kind": "gemm", "name", "threads", "dtype", "weights":
+//                 "kn"|"nk", "bias", "residual", "swiglu", "block_m",
+//                 "block_n", "block_k", "num_warps"}, RMSNorms as
+//                 {"kind": "rms_norm", "name", "threads", "dtype", "block_n"}
+void writeCudaKernels(const std::vector<GemmKernelSpec>& gemms, const std::vector<RmsNormKernelSpec>& norms,
+                      const std::string& target, const std::string& dir);
+
+// RMSNorm kernels for the GPU: f32, bf16 and f16 storage, one warp per row
+// streaming 8 elements per lane per step.
+std::vector<RmsNormKernelSpec> cudaRmsNormKernelSet();
 
 // The set `strata compile-kernels` builds: for bf16 and f16, the prefill
 // and decode blockings (cudaGemmSpec) with [K, N] and [N, K] weights, and

@@ -28,16 +28,32 @@ namespace {
 
 // The lane layout of one tile (see the file comment).
 struct Frag {
-  enum Kind { A, B, C } kind = C;
+  // Lane: a tile of a kernel without dots, `numel` elements spread over the
+  // lanes round-robin (element i of lane l is linear index 32 i + l, so a
+  // warp's access i is contiguous), or, for a single element, held by every
+  // lane.
+  enum Kind { A, B, C, Lane } kind = C;
   int64_t cols = 8;            // B: 8 or 16 columns (an unsplit [16, 16] B load)
   bool collapseRows = false;   // a [1, n] broadcast source: row coordinate 0
   bool collapseCols = false;   // a [m, 1] broadcast source: column coordinate 0
   int64_t droppedAxis = -1;    // a 1-D tile (expand_dims source): this axis is gone
+  int64_t numel = 0;           // Lane: elements of the tile
+  SmallVector<int64_t, 2> shape;  // Lane: the tile's shape
 
-  int64_t size() const { return kind == A ? 8 : kind == C ? 4 : 4 * cols / 8; }
+  static Frag lane(RankedTensorType t) {
+    Frag f{Lane};
+    f.numel = t.getNumElements();
+    f.shape.assign(t.getShape().begin(), t.getShape().end());
+    return f;
+  }
+
+  int64_t size() const {
+    if (kind == Lane) return numel == 1 ? 1 : (numel + 31) / 32;
+    return kind == A ? 8 : kind == C ? 4 : 4 * cols / 8;
+  }
   bool operator==(const Frag& o) const {
-    return kind == o.kind && cols == o.cols && collapseRows == o.collapseRows && collapseCols == o.collapseCols &&
-           droppedAxis == o.droppedAxis;
+    return kind == o.kind && numel == o.numel && shape == o.shape && cols == o.cols && collapseRows == o.collapseRows &&
+           collapseCols == o.collapseCols && droppedAxis == o.droppedAxis;
   }
   // Offsets of element i from the lane's base coordinates.
   int64_t rowOff(int64_t i) const {
@@ -47,6 +63,7 @@ struct Frag {
   // The lane's base row is g (A, C) or 2t (B); the base column the other.
   bool rowFromGroup() const { return kind != B; }
   std::string str() const {
+    if (kind == Lane) return "lane-linear [" + std::to_string(numel) + "]";
     const char* k[] = {"A", "B", "C"};
     return std::string(k[kind]) + (collapseRows ? " (row broadcast)" : "") + (collapseCols ? " (column broadcast)" : "");
   }
@@ -63,6 +80,17 @@ bool isElementwise(Operation* op) {
 class FragAnalysis {
  public:
   LogicalResult run(func::FuncOp f) {
+    // Without dots no tile is an mma operand: every tile is lane-linear.
+    bool hasDot = false;
+    f.walk([&](DotOp) { hasDot = true; });
+    if (!hasDot) {
+      auto lane = [&](Value v) {
+        if (auto t = dyn_cast<RankedTensorType>(v.getType())) frags[v] = Frag::lane(t);
+      };
+      f.walk([&](Operation* op) { llvm::for_each(op->getResults(), lane); });
+      f.walk([&](Block* blk) { llvm::for_each(blk->getArguments(), lane); });
+      return success();
+    }
     bool changed = true;
     while (changed && ok) {
       changed = false;
@@ -191,6 +219,7 @@ class Lowering {
     b.setInsertionPointToStart(&entry);
     Value tid = arith::IndexCastOp::create(b, loc, b.getIndexType(), NVVM::ThreadIdXOp::create(b, loc, b.getI32Type()));
     Value lane = arith::RemUIOp::create(b, loc, tid, cst(32));
+    laneId = lane;
     warpId = arith::DivUIOp::create(b, loc, tid, cst(32));
     group = arith::DivUIOp::create(b, loc, lane, cst(4));
     pair = arith::MulIOp::create(b, loc, arith::RemUIOp::create(b, loc, lane, cst(4)), cst(2));
@@ -274,6 +303,110 @@ class Lowering {
     return PairedView{flat, md.getOffset(), SmallVector<Value>(md.getStrides().begin(), md.getStrides().end())};
   }
 
+  // Lane-linear tiles (kernels without dots). Element i of this lane is
+  // linear index 32 i + lane (index 0 in every lane for a single element);
+  // `each(i, idx, pred)` is called per element with its view indices and,
+  // for the last round of a tile that does not fill it, the lane predicate
+  // (null when every lane holds a real element).
+  void forLaneElements(const Frag& fr, llvm::function_ref<void(int64_t, SmallVector<Value>, Value)> each) {
+    Location loc = f.getLoc();
+    ArrayRef<int64_t> shape = fr.shape;
+    for (int64_t i = 0; i < fr.size(); ++i) {
+      Value e = fr.numel == 1 ? cst(0) : arith::AddIOp::create(b, loc, laneId, cst(32 * i)).getResult();
+      Value pred;
+      if (fr.numel > 1 && 32 * (i + 1) > fr.numel)
+        pred = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, laneId, cst(fr.numel - 32 * i));
+      SmallVector<Value> idx;
+      if (shape.size() == 2) {
+        idx.push_back(arith::DivUIOp::create(b, loc, e, cst(shape[1])));
+        idx.push_back(arith::RemUIOp::create(b, loc, e, cst(shape[1])));
+      } else {
+        idx.push_back(e);
+      }
+      each(i, idx, pred);
+    }
+  }
+  Value both(Location loc, Value a, Value c) { return !a ? c : !c ? a : arith::AndIOp::create(b, loc, a, c).getResult(); }
+
+  Value lowerLaneLoad(LoadOp l, const Frag& fr) {
+    Location loc = l.getLoc();
+    auto vt = cast<VectorType>(laneType(l.getResult()));
+    Type et = vt.getElementType();
+    SmallVector<Value> elems;
+    forLaneElements(fr, [&](int64_t, SmallVector<Value> idx, Value pred) {
+      Value ok = both(loc, pred, l.getInBounds() ? Value() : inBounds(loc, l.getPtr(), idx));
+      if (!ok) {
+        elems.push_back(memref::LoadOp::create(b, loc, l.getPtr(), idx));
+        return;
+      }
+      auto guarded = scf::IfOp::create(b, loc, et, ok, true);
+      OpBuilder::InsertionGuard g(b);
+      b.setInsertionPointToStart(guarded.thenBlock());
+      scf::YieldOp::create(b, loc, ValueRange{memref::LoadOp::create(b, loc, l.getPtr(), idx)});
+      b.setInsertionPointToStart(guarded.elseBlock());
+      scf::YieldOp::create(b, loc, ValueRange{arith::ConstantOp::create(b, loc, b.getZeroAttr(et))});
+      elems.push_back(guarded.getResult(0));
+    });
+    return vector::FromElementsOp::create(b, loc, vt, elems);
+  }
+
+  void lowerLaneStore(StoreOp s, const Frag& fr) {
+    Location loc = s.getLoc();
+    // A single element is written by lane 0 only.
+    Value first = fr.numel == 1 ? arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, laneId, cst(0)).getResult()
+                                : Value();
+    forLaneElements(fr, [&](int64_t i, SmallVector<Value> idx, Value pred) {
+      Value v = vector::ExtractOp::create(b, loc, s.getValue(), i);
+      Value ok = both(loc, both(loc, first, pred), s.getInBounds() ? Value() : inBounds(loc, s.getPtr(), idx));
+      if (!ok) {
+        memref::StoreOp::create(b, loc, v, s.getPtr(), idx);
+        return;
+      }
+      auto guarded = scf::IfOp::create(b, loc, TypeRange{}, ok, false);
+      OpBuilder::InsertionGuard g(b);
+      b.setInsertionPointToStart(guarded.thenBlock());
+      memref::StoreOp::create(b, loc, v, s.getPtr(), idx);
+    });
+  }
+
+  // A reduction of a whole lane-linear tile (the kept dim is 1) to one value
+  // every lane holds: each lane combines its elements (identity for the
+  // missing ones of a partial round), then five butterfly shuffles.
+  FailureOr<Value> lowerLaneReduce(ReduceOp r, const Frag& fr) {
+    Location loc = r.getLoc();
+    if (frags.of(r.getResult()).numel != 1 || r.getCrossWarp())
+      return r.emitError() << "the sm_90 lowering reduces a kernel's tiles whole within a warp (the kept dims must be 1)";
+    if (!cast<VectorType>(r.getSrc().getType()).getElementType().isF32())
+      return r.emitError() << "the sm_90 lowering reduces f32 tiles only";
+    bool isMax = r.getKind() == "max";
+    auto combine = [&](Value a, Value c) -> Value {
+      return isMax ? arith::MaximumFOp::create(b, loc, a, c).getResult() : arith::AddFOp::create(b, loc, a, c).getResult();
+    };
+    Value acc = arith::ConstantOp::create(
+        b, loc, b.getF32FloatAttr(isMax ? -std::numeric_limits<float>::infinity() : 0.f));
+    Value identity = acc;
+    Value v = r.getSrc();
+    for (int64_t i = 0; i < fr.size(); ++i) {
+      Value e = vector::ExtractOp::create(b, loc, v, i);
+      if (fr.numel > 1 && 32 * (i + 1) > fr.numel)
+        e = arith::SelectOp::create(
+            b, loc, arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, laneId, cst(fr.numel - 32 * i)), e, identity);
+      acc = combine(acc, e);
+    }
+    if (fr.numel > 1) {
+      Type i32 = b.getI32Type();
+      Value all = arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(-1));
+      Value clamp = arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(31));
+      for (int32_t off = 16; off >= 1; off /= 2) {
+        Value o = arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(off));
+        Value other = NVVM::ShflOp::create(b, loc, b.getF32Type(), all, acc, o, clamp, NVVM::ShflKind::bfly, UnitAttr());
+        acc = combine(acc, other);
+      }
+      (void)i32;
+    }
+    return Value(vector::BroadcastOp::create(b, loc, laneType(r.getResult()), acc));
+  }
+
   FailureOr<Value> lower(Operation* op) {
     Location loc = op->getLoc();
     if (auto p = dyn_cast<ProgramIdOp>(op)) {
@@ -288,6 +421,21 @@ class Lowering {
     if (auto m = dyn_cast<MakeBlockPtrOp>(op)) return lowerMakeBlockPtr(b, m, m.getBase());
     if (auto a = dyn_cast<AdvanceOp>(op)) return lowerAdvance(b, a, a.getPtr());
     if (isa<PrefetchOp>(op)) return Value();
+    if (auto l = dyn_cast<BlockLookupOp>(op)) return lowerBlockLookup(b, l);
+    if (auto r = dyn_cast<ReduceOp>(op)) return lowerLaneReduce(r, frags.of(r.getSrc()));  // (no dots: checked)
+    if (auto l = dyn_cast<LoadOp>(op); l && frags.of(l.getResult()).kind == Frag::Lane)
+      return lowerLaneLoad(l, frags.of(l.getResult()));
+    if (auto s = dyn_cast<StoreOp>(op); s && frags.of(s.getValue()).kind == Frag::Lane) {
+      lowerLaneStore(s, frags.of(s.getValue()));
+      return Value();
+    }
+    if (auto br = dyn_cast<BroadcastOp>(op); br && frags.of(br.getResult()).kind == Frag::Lane) {
+      const Frag& src = frags.of(br.getSrc());
+      if (src.numel == frags.of(br.getResult()).numel) return br.getSrc();
+      if (src.numel != 1)
+        return op->emitError() << "the sm_90 lowering broadcasts single values only in kernels without dots";
+      return Value(vector::BroadcastOp::create(b, loc, laneType(br.getResult()), vector::ExtractOp::create(b, loc, br.getSrc(), 0)));
+    }
     if (auto l = dyn_cast<LoadOp>(op)) {
       const Frag& fr = frags.of(l.getResult());
       auto vt = cast<VectorType>(laneType(l.getResult()));
@@ -355,8 +503,12 @@ class Lowering {
       Value e = math::Exp2Op::create(b, loc, scaled);
       return Value(arith::DivFOp::create(b, loc, s.getSrc(), arith::AddFOp::create(b, loc, splat(1.0), e)));
     }
-    if (isa<math::ExpOp>(op))
-      return op->emitError() << "the sm_90 lowering has no exp (NVPTX has ex2): write exp2 of x * log2(e)";
+    if (auto e = dyn_cast<math::ExpOp>(op)) {
+      // NVPTX has ex2, not exp: e^x = 2^(x log2 e).
+      auto vt = cast<VectorType>(laneType(e.getResult()));
+      Value l2e = arith::ConstantOp::create(b, loc, DenseElementsAttr::get(vt, b.getFloatAttr(vt.getElementType(), 1.4426950408889634)));
+      return Value(math::Exp2Op::create(b, loc, arith::MulFOp::create(b, loc, e.getOperand(), l2e)));
+    }
     if (auto c = dyn_cast<arith::ConstantOp>(op)) {
       auto d = dyn_cast<DenseElementsAttr>(c.getValue());
       if (!d) return Value();
@@ -400,7 +552,7 @@ class Lowering {
   func::FuncOp f;
   FragAnalysis& frags;
   OpBuilder b;
-  Value warpId, group, pair;
+  Value warpId, laneId, group, pair;
 };
 
 struct ConvertTileToNVVMPass : impl::ConvertTileToNVVMBase<ConvertTileToNVVMPass> {
@@ -416,7 +568,7 @@ struct ConvertTileToNVVMPass : impl::ConvertTileToNVVMBase<ConvertTileToNVVMPass
     f.walk([&](Operation* op) {
       if (!bad && op->getDialect() && isa<TileDialect>(op->getDialect()) &&
           !isa<ProgramIdOp, WarpIdOp, MakeBlockPtrOp, AdvanceOp, LoadOp, StoreOp, PrefetchOp, DotOp, ExtractOp,
-               ExpandDimsOp, BroadcastOp, SplatOp, ConvertOp, SiluOp>(op)) {
+               ExpandDimsOp, BroadcastOp, SplatOp, ConvertOp, SiluOp, ReduceOp, BlockLookupOp>(op)) {
         op->emitError() << "the sm_90 lowering does not handle '" << op->getName() << "' yet";
         bad = true;
       }
@@ -426,6 +578,14 @@ struct ConvertTileToNVVMPass : impl::ConvertTileToNVVMBase<ConvertTileToNVVMPass
           bad = true;
         }
     });
+    // Reductions over mma fragments (attention's softmax) are not lowered yet.
+    bool hasDot = false;
+    f.walk([&](DotOp) { hasDot = true; });
+    if (hasDot && !bad)
+      f.walk([&](ReduceOp r) {
+        if (!bad) r.emitError() << "the sm_90 lowering reduces tiles of kernels without dots only";
+        bad = true;
+      });
     FragAnalysis frags;
     if (bad || failed(frags.run(f)) || failed(Lowering(f, frags).run())) signalPassFailure();
   }

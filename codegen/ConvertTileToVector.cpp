@@ -109,10 +109,7 @@ class Lowering {
       return Value();
     }
     if (auto p = dyn_cast<PrefetchOp>(op)) return lowerPrefetch(p);
-    if (auto l = dyn_cast<BlockLookupOp>(op)) {
-      Value v = memref::LoadOp::create(b, loc, l.getTable(), ValueRange{l.getIndex()});
-      return Value(arith::IndexCastOp::create(b, loc, b.getIndexType(), v));
-    }
+    if (auto l = dyn_cast<BlockLookupOp>(op)) return lowerBlockLookup(b, l);
     if (auto d = dyn_cast<DotOp>(op)) return lowerDot(d);
     if (auto e = dyn_cast<ExtractOp>(op)) {
       auto src = cast<VectorType>(e.getSrc().getType());

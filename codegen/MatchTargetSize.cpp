@@ -506,8 +506,20 @@ struct MatchTargetSizePass : impl::MatchTargetSizeBase<MatchTargetSizePass> {
       }
       dot.assign(maxDot.begin(), maxDot.end());
     }
-    Splitter s(f, load, dot);
-    if (failed(s.run())) return signalPassFailure();
+    // On a GPU a kernel without dots keeps its tiles whole: the lowering
+    // spreads each over the warp's lanes, so no intrinsic shape applies.
+    bool hasDot = false;
+    f.walk([&](DotOp) { hasDot = true; });
+    if (u->lanes > 1 && !hasDot) {
+      auto strip = [](Value v) { v.setType(withEncoding(v.getType(), {})); };
+      f.walk([&](Operation* op) { llvm::for_each(op->getResults(), strip); });
+      f.walk([&](Block* blk) { llvm::for_each(blk->getArguments(), strip); });
+      f.walk([&](arith::ConstantOp c) {
+        if (auto d = dyn_cast<DenseElementsAttr>(c.getValue())) c.setValueAttr(d.reshape(cast<ShapedType>(c.getType())));
+      });
+    } else if (failed(Splitter(f, load, dot).run())) {
+      return signalPassFailure();
+    }
     f->setAttr("tile.target", StringAttr::get(&getContext(), u->name));
   }
 };

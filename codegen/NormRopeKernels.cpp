@@ -17,19 +17,33 @@ RmsNormKernelSpec cpuRmsNormSpec(const std::string& target) {
 
 std::string emitRmsNormKernel(const RmsNormKernelSpec& s) {
   if (s.blockN <= 0) fail("rms_norm kernel: block of {} columns", s.blockN);
-  return fmt::format(R"(func.func @{name}(%x: !tile.ptr<f32>, %w: !tile.ptr<f32>, %y: !tile.ptr<f32>, %R: index, %N: index, %eps: f32) attributes {{tile.num_warps = 1 : i64}} {{
+  if (s.dtype != "f32" && s.dtype != "bf16" && s.dtype != "f16")
+    fail("rms_norm kernel: storage type '{}' (expected f32, bf16 or f16)", s.dtype);
+  // 16-bit storage: loads are widened to f32 and the result narrowed back.
+  const bool narrow = s.dtype != "f32";
+  auto widen = [&](const char* v) {
+    return narrow ? fmt::format("    %{0} = tile.convert %{0}_s : tensor<1x{1}x{2}> -> tensor<1x{1}xf32>\n", v, s.blockN,
+                                s.dtype)
+                  : std::string();
+  };
+  const std::string raw = narrow ? "_s" : "";
+  const std::string store =
+      narrow ? fmt::format("    %rs = tile.convert %r : tensor<1x{0}xf32> -> tensor<1x{0}x{1}>\n    tile.store %o, %rs",
+                           s.blockN, s.dtype)
+             : "    tile.store %o, %r";
+  return fmt::format(R"(func.func @{name}(%x: !tile.ptr<{T}>, %w: !tile.ptr<{T}>, %y: !tile.ptr<{T}>, %R: index, %N: index, %eps: f32) attributes {{tile.num_warps = 1 : i64}} {{
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %cB = arith.constant {B} : index
   %row = tile.program_id 0
-  %xp = tile.make_block_ptr %x, [%R, %N], [%N, %c1], [%row, %c0] : !tile.ptr<f32> -> !tile.block_ptr<tensor<1x{B}xf32>>
+  %xp = tile.make_block_ptr %x, [%R, %N], [%N, %c1], [%row, %c0] : !tile.ptr<{T}> -> !tile.block_ptr<tensor<1x{B}x{T}>>
   %zero = arith.constant dense<0.0> : tensor<1x{B}xf32>
-  %sq:2 = scf.for %c = %c0 to %N step %cB iter_args(%acc = %zero, %p = %xp) -> (tensor<1x{B}xf32>, !tile.block_ptr<tensor<1x{B}xf32>>) {{
-    %v = tile.load %p : !tile.block_ptr<tensor<1x{B}xf32>>
-    %v2 = arith.mulf %v, %v : tensor<1x{B}xf32>
+  %sq:2 = scf.for %c = %c0 to %N step %cB iter_args(%acc = %zero, %p = %xp) -> (tensor<1x{B}xf32>, !tile.block_ptr<tensor<1x{B}x{T}>>) {{
+    %v{raw} = tile.load %p : !tile.block_ptr<tensor<1x{B}x{T}>>
+{widenV}    %v2 = arith.mulf %v, %v : tensor<1x{B}xf32>
     %a = arith.addf %acc, %v2 : tensor<1x{B}xf32>
-    %pn = tile.advance %p, [%c0, %cB] : !tile.block_ptr<tensor<1x{B}xf32>>
-    scf.yield %a, %pn : tensor<1x{B}xf32>, !tile.block_ptr<tensor<1x{B}xf32>>
+    %pn = tile.advance %p, [%c0, %cB] : !tile.block_ptr<tensor<1x{B}x{T}>>
+    scf.yield %a, %pn : tensor<1x{B}xf32>, !tile.block_ptr<tensor<1x{B}x{T}>>
   }}
   %ss = tile.reduce %sq#0 {{kind = "sum", axis = 1 : i64}} : tensor<1x{B}xf32> -> tensor<1xf32>
   %ni = arith.index_cast %N : index to i64
@@ -43,23 +57,24 @@ std::string emitRmsNormKernel(const RmsNormKernelSpec& s) {
   %inv = arith.divf %one, %rt : tensor<1xf32>
   %ie = tile.expand_dims %inv {{axis = 1 : i64}} : tensor<1xf32> -> tensor<1x1xf32>
   %ib = tile.broadcast %ie : tensor<1x1xf32> -> tensor<1x{B}xf32>
-  %wp = tile.make_block_ptr %w, [%c1, %N], [%N, %c1], [%c0, %c0] : !tile.ptr<f32> -> !tile.block_ptr<tensor<1x{B}xf32>>
-  %yp = tile.make_block_ptr %y, [%R, %N], [%N, %c1], [%row, %c0] : !tile.ptr<f32> -> !tile.block_ptr<tensor<1x{B}xf32>>
-  %out:3 = scf.for %c = %c0 to %N step %cB iter_args(%p = %xp, %q = %wp, %o = %yp) -> (!tile.block_ptr<tensor<1x{B}xf32>>, !tile.block_ptr<tensor<1x{B}xf32>>, !tile.block_ptr<tensor<1x{B}xf32>>) {{
-    %v = tile.load %p : !tile.block_ptr<tensor<1x{B}xf32>>
-    %wv = tile.load %q : !tile.block_ptr<tensor<1x{B}xf32>>
-    %n = arith.mulf %v, %ib : tensor<1x{B}xf32>
+  %wp = tile.make_block_ptr %w, [%c1, %N], [%N, %c1], [%c0, %c0] : !tile.ptr<{T}> -> !tile.block_ptr<tensor<1x{B}x{T}>>
+  %yp = tile.make_block_ptr %y, [%R, %N], [%N, %c1], [%row, %c0] : !tile.ptr<{T}> -> !tile.block_ptr<tensor<1x{B}x{T}>>
+  %out:3 = scf.for %c = %c0 to %N step %cB iter_args(%p = %xp, %q = %wp, %o = %yp) -> (!tile.block_ptr<tensor<1x{B}x{T}>>, !tile.block_ptr<tensor<1x{B}x{T}>>, !tile.block_ptr<tensor<1x{B}x{T}>>) {{
+    %v{raw} = tile.load %p : !tile.block_ptr<tensor<1x{B}x{T}>>
+{widenV}    %wv{raw} = tile.load %q : !tile.block_ptr<tensor<1x{B}x{T}>>
+{widenW}    %n = arith.mulf %v, %ib : tensor<1x{B}xf32>
     %r = arith.mulf %n, %wv : tensor<1x{B}xf32>
-    tile.store %o, %r : !tile.block_ptr<tensor<1x{B}xf32>>
-    %pn = tile.advance %p, [%c0, %cB] : !tile.block_ptr<tensor<1x{B}xf32>>
-    %qn = tile.advance %q, [%c0, %cB] : !tile.block_ptr<tensor<1x{B}xf32>>
-    %on = tile.advance %o, [%c0, %cB] : !tile.block_ptr<tensor<1x{B}xf32>>
-    scf.yield %pn, %qn, %on : !tile.block_ptr<tensor<1x{B}xf32>>, !tile.block_ptr<tensor<1x{B}xf32>>, !tile.block_ptr<tensor<1x{B}xf32>>
+{store} : !tile.block_ptr<tensor<1x{B}x{T}>>
+    %pn = tile.advance %p, [%c0, %cB] : !tile.block_ptr<tensor<1x{B}x{T}>>
+    %qn = tile.advance %q, [%c0, %cB] : !tile.block_ptr<tensor<1x{B}x{T}>>
+    %on = tile.advance %o, [%c0, %cB] : !tile.block_ptr<tensor<1x{B}x{T}>>
+    scf.yield %pn, %qn, %on : !tile.block_ptr<tensor<1x{B}x{T}>>, !tile.block_ptr<tensor<1x{B}x{T}>>, !tile.block_ptr<tensor<1x{B}x{T}>>
   }}
   return
 }}
 )",
-                     fmt::arg("name", s.name), fmt::arg("B", s.blockN));
+                     fmt::arg("name", s.name), fmt::arg("B", s.blockN), fmt::arg("T", s.dtype), fmt::arg("raw", raw),
+                     fmt::arg("widenV", widen("v")), fmt::arg("widenW", widen("wv")), fmt::arg("store", store));
 }
 
 std::string emitRopeKernel(const RopeKernelSpec& s) {

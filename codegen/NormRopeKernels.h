@@ -15,9 +15,12 @@ namespace strata::tile {
 // on a CPU target: four vector registers.
 int64_t cpuRowBlockN(const std::string& target);
 
+// `dtype` is the storage type of x, w and y (f32, bf16 or f16); the
+// arithmetic is f32 either way.
 struct RmsNormKernelSpec {
   std::string name = "rms_norm";
   int64_t blockN = 64;
+  std::string dtype = "f32";
 };
 RmsNormKernelSpec cpuRmsNormSpec(const std::string& target);
 std::string emitRmsNormKernel(const RmsNormKernelSpec& spec);

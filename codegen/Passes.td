@@ -57,6 +57,8 @@ def MatchTargetSize : Pass<"match-target-size", "::mlir::func::FuncOp"> {
     result pieces). Where a dot needs a smaller block than its operand was
     loaded in, `tile.extract` takes the sub-block (ML-Triton, Listing 4).
     Encodings are dropped: each tile is now one intrinsic's worth of data.
+    On a GPU target (lanes > 1) a function without dots is left whole: its
+    tiles are spread over the warp's lanes by the lowering, not split.
   }];
   let options = [
     Option<"target", "target", "std::string", "\"cpu-avx2\"", "uArch table: cpu-avx2, cpu-avx512, sm_90 or xe">,
@@ -105,6 +107,15 @@ def ConvertTileToNVVM : Pass<"convert-tile-to-nvvm", "::mlir::func::FuncOp"> {
     accumulators); program ids are `%ctaid`, the warp id `%tid.x / 32`. The
     function keeps `tile.num_warps` (a block runs 32 x num_warps threads);
     the backend marks the lowered `llvm.func` as an `nvvm.kernel` with it.
+
+    A function without dots (row-wise kernels: RMSNorm, RoPE) holds every
+    tile lane-linear instead: element i of lane l is the tile's linear index
+    32 i + l (each of a warp's accesses contiguous), a single element is held
+    by every lane; a round that does not fill the warp is guarded by the
+    lane id. `tile.reduce` of a whole tile combines each lane's elements and
+    then shuffles (five `shfl.sync.bfly` steps), leaving the result in every
+    lane; a broadcast of a single element fills the lane's vector; a single
+    element is stored by lane 0. `math.exp` becomes ex2 of x log2 e.
   }];
   let dependentDialects = ["::mlir::vector::VectorDialect", "::mlir::memref::MemRefDialect",
                            "::mlir::arith::ArithDialect", "::mlir::math::MathDialect", "::mlir::scf::SCFDialect",

@@ -58,6 +58,11 @@ Value lowerMakeBlockPtr(OpBuilder& b, MakeBlockPtrOp m, Value base) {
   return memref::ReinterpretCastOp::create(b, loc, type, base, OpFoldResult(off), sizes, strides);
 }
 
+Value lowerBlockLookup(OpBuilder& b, BlockLookupOp op) {
+  Value v = memref::LoadOp::create(b, op.getLoc(), op.getTable(), ValueRange{op.getIndex()});
+  return arith::IndexCastOp::create(b, op.getLoc(), b.getIndexType(), v);
+}
+
 Value lowerAdvance(OpBuilder& b, AdvanceOp a, Value view) {
   Location loc = a.getLoc();
   auto md = memref::ExtractStridedMetadataOp::create(b, loc, view);

@@ -25,6 +25,9 @@ mlir::Value lowerMakeBlockPtr(mlir::OpBuilder& b, MakeBlockPtrOp op, mlir::Value
 // shrunk by as much).
 mlir::Value lowerAdvance(mlir::OpBuilder& b, AdvanceOp op, mlir::Value view);
 
+// `tile.block_lookup`: the table entry (its table already a memref) as an index.
+mlir::Value lowerBlockLookup(mlir::OpBuilder& b, BlockLookupOp op);
+
 // `tile.convert` of `src` (a vector) to the vector type `dst`: extf when
 // widening, truncf (round to nearest even) when narrowing, `src` itself
 // when the element types agree.

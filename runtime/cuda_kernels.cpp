@@ -38,6 +38,18 @@ std::unique_ptr<CudaKernelSet> CudaKernelSet::load(const CudaDevice& device, con
       fail("{}: kernels built for {} cannot run on {} (sm_{})", manifestPath, set->target_, device.deviceName(), cc);
     set->module_ = device.loadModule(readFile(dir + "/kernels.ptx"));
     for (const auto& k : m.at("kernels")) {
+      const std::string kind = k.value("kind", "gemm");
+      if (kind == "rms_norm") {
+        CudaRmsNormKernel r;
+        r.name = k.at("name");
+        r.dtype = k.at("dtype");
+        r.blockN = k.at("block_n");
+        r.threads = k.at("threads");
+        r.function = set->module_->function(r.name);
+        set->norms_.push_back(r);
+        continue;
+      }
+      if (kind != "gemm") fail("{}: kernel '{}' of unknown kind '{}'", manifestPath, k.value("name", "?"), kind);
       CudaGemmKernel g;
       g.name = k.at("name");
       g.dtype = k.at("dtype");
@@ -83,6 +95,16 @@ void CudaKernelSet::launch(const CudaGemmKernel& k, const GemmBuffers& bufs, int
   args.index(M).index(N).index(K);
   std::array<unsigned, 3> grid = {unsigned((M + k.blockM - 1) / k.blockM), unsigned((N + k.blockN - 1) / k.blockN), 1};
   device_.launch(k.function, grid, {unsigned(k.threads), 1, 1}, 0, const_cast<void**>(args.slots().data()));
+}
+
+void CudaKernelSet::launch(const CudaRmsNormKernel& k, const void* x, const void* w, void* y, int64_t rows,
+                           int64_t hidden, float eps) const {
+  if (rows <= 0 || hidden <= 0) fail("rms_norm {}: rows and hidden must be positive, got {}, {}", k.name, rows, hidden);
+  if (!x || !w || !y) fail("rms_norm {}: x, w and y must be device buffers", k.name);
+  // (x, w, y, rows, hidden, eps): codegen/NormRopeKernels.h.
+  abi::KernelArgs args;
+  args.buffer(x, rows * hidden).buffer(w, hidden).buffer(y, rows * hidden).index(rows).index(hidden).f32(eps);
+  device_.launch(k.function, {unsigned(rows), 1, 1}, {unsigned(k.threads), 1, 1}, 0, const_cast<void**>(args.slots().data()));
 }
 
 }  // namespace strata::runtime

@@ -1,4 +1,4 @@
-// A GEMM kernel set compiled for an NVIDIA GPU (`strata compile-kernels`,
+// A kernel set (GEMMs, RMSNorms) compiled for an NVIDIA GPU (`strata compile-kernels`,
 // codegen/Artifact.h: kernels.ptx + kernels.json) loaded on a cuda device,
 // with the launcher that passes the kernel ABI (ops/abi.h). Runtime only: no
 // LLVM on the GPU machine.
@@ -19,6 +19,12 @@ struct CudaGemmKernel {
   cuda::CUfunction function = nullptr;
 };
 
+struct CudaRmsNormKernel {
+  std::string name, dtype;  // dtype: storage type of x, w and y (f32, bf16, f16)
+  int64_t blockN = 0, threads = 0;
+  cuda::CUfunction function = nullptr;
+};
+
 // Device buffers of one GEMM launch (null where the kernel takes none):
 // C[M, N] = epilogue(A[M, K] x B), B [K, N] or [N, K] as the kernel says.
 struct GemmBuffers {
@@ -36,10 +42,15 @@ class CudaKernelSet {
   const std::string& target() const { return target_; }
   const std::vector<CudaGemmKernel>& gemms() const { return gemms_; }
   const CudaGemmKernel& gemm(const std::string& name) const;  // throws when absent
+  const std::vector<CudaRmsNormKernel>& rmsNorms() const { return norms_; }
 
   // Enqueues one launch (grid ceil(M / blockM) x ceil(N / blockN)); throws
   // when a buffer the kernel needs is null or M, N, K is not positive.
   void launch(const CudaGemmKernel& k, const GemmBuffers& buffers, int64_t M, int64_t N, int64_t K) const;
+  // y[rows, hidden] = rmsnorm(x) * w, one block of one warp per row; throws
+  // on a null buffer or a non-positive size.
+  void launch(const CudaRmsNormKernel& k, const void* x, const void* w, void* y, int64_t rows, int64_t hidden,
+              float eps) const;
 
  private:
   CudaKernelSet(const CudaDevice& device) : device_(device) {}
@@ -47,6 +58,7 @@ class CudaKernelSet {
   std::unique_ptr<CudaDevice::Module> module_;
   std::string target_;
   std::vector<CudaGemmKernel> gemms_;
+  std::vector<CudaRmsNormKernel> norms_;
 };
 
 }  // namespace strata::runtime

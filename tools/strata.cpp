@@ -144,8 +144,10 @@ int compileKernels(const std::string& target, const std::string& out, const std:
   if (!decode.empty()) d = tile::parseGemmBlocking(decode, "--decode-block");
   if (!prefill.empty()) p = tile::parseGemmBlocking(prefill, "--prefill-block");
   std::vector<tile::GemmKernelSpec> set = tile::cudaGemmKernelSet(d, p);
-  std::fprintf(stderr, "compiling %zu GEMM kernels for %s into %s...\n", set.size(), target.c_str(), out.c_str());
-  tile::writeCudaGemmKernels(set, target.substr(prefix.size()), out);
+  std::vector<tile::RmsNormKernelSpec> norms = tile::cudaRmsNormKernelSet();
+  std::fprintf(stderr, "compiling %zu GEMM and %zu RMSNorm kernels for %s into %s...\n", set.size(), norms.size(),
+               target.c_str(), out.c_str());
+  tile::writeCudaKernels(set, norms, target.substr(prefix.size()), out);
   std::fprintf(stderr, "wrote %s/kernels.ptx, kernels.json, kernels.mlir\n", out.c_str());
   return 0;
 }

@@ -2,7 +2,9 @@
 // machine next to a kernel set from `strata compile-kernels`).
 //   strata-gpu bench-gemm --kernels DIR [--json FILE]
 // times the generated bf16 GEMM kernels on Llama-3-8B projection shapes
-// (weights [N, K] as HF Linear stores them) with CUDA events.
+// (weights [N, K] as HF Linear stores them) with CUDA events;
+//   strata-gpu bench-rmsnorm --kernels DIR [--json FILE]
+// the generated RMSNorm kernels at hidden 4096 (Llama-3-8B) for 1..4096 rows.
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
@@ -77,6 +79,40 @@ int benchGemm(const std::string& dir, const std::string& jsonPath, const std::st
   return 0;
 }
 
+int benchRmsNorm(const std::string& dir, const std::string& jsonPath, const std::string& dtype, int reps) {
+  auto dev = runtime::CudaDevice::open();
+  auto set = runtime::CudaKernelSet::load(*dev, dir);
+  const runtime::CudaRmsNormKernel* k = nullptr;
+  for (const auto& n : set->rmsNorms())
+    if (n.dtype == dtype) k = &n;
+  if (!k) fail("no {} RMSNorm kernel in {}", dtype, dir);
+  const int64_t hidden = 4096, maxRows = 4096, elt = ops::dtypeSize(ops::parseDType(dtype));
+  std::printf("device: %s; kernel %s\n%-6s %-6s %9s %9s\n", dev->deviceName().c_str(), k->name.c_str(), "rows",
+              "hidden", "us", "GB/s");
+  void* x = dev->allocate(maxRows * hidden * elt);  // zero-filled: the timing does not depend on values
+  void* w = dev->allocate(hidden * elt);
+  void* y = dev->allocate(maxRows * hidden * elt);
+  nlohmann::json out = nlohmann::json::array();
+  for (int64_t rows : {1, 8, 32, 128, 512, 2048, 4096}) {
+    set->launch(*k, x, w, y, rows, hidden, 1e-5f);  // warm-up
+    float ms = dev->timeMs([&] {
+      for (int r = 0; r < reps; ++r) set->launch(*k, x, w, y, rows, hidden, 1e-5f);
+    }) / reps;
+    double bytes = double(elt) * (2 * rows * hidden + hidden), gbs = bytes / (ms * 1e-3) / 1e9;
+    std::printf("%-6lld %-6lld %9.1f %9.0f\n", (long long)rows, (long long)hidden, ms * 1e3, gbs);
+    out.push_back({{"rows", rows}, {"hidden", hidden}, {"us", ms * 1e3}, {"gbs", gbs}});
+  }
+  dev->release(x, maxRows * hidden * elt);
+  dev->release(w, hidden * elt);
+  dev->release(y, maxRows * hidden * elt);
+  if (!jsonPath.empty()) {
+    std::ofstream os(jsonPath);
+    os << nlohmann::json({{"device", dev->deviceName()}, {"dtype", dtype}, {"rms_norm", out}}).dump(1) << "\n";
+    if (!os) fail("cannot write {}", jsonPath);
+  }
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -90,6 +126,11 @@ int main(int argc, char** argv) {
   bench->add_option("--json", json, "Also write the results to this JSON file");
   bench->add_option("--dtype", dtype, "bf16 or f16")->capture_default_str();
   bench->add_option("--reps", reps, "Timed launches per case")->capture_default_str();
+  auto* norm = app.add_subcommand("bench-rmsnorm", "Time the generated RMSNorm kernels at hidden 4096 (1..4096 rows)");
+  norm->add_option("--kernels", dir, "Kernel set directory from `strata compile-kernels`")->required();
+  norm->add_option("--json", json, "Also write the results to this JSON file");
+  norm->add_option("--dtype", dtype, "f32, bf16 or f16")->capture_default_str();
+  norm->add_option("--reps", reps, "Timed launches per case")->capture_default_str();
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -99,6 +140,7 @@ int main(int argc, char** argv) {
   }
   try {
     if (bench->parsed()) return benchGemm(dir, json, dtype, reps);
+    if (norm->parsed()) return benchRmsNorm(dir, json, dtype, reps);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "error: %s\n", e.what());
     return 1;

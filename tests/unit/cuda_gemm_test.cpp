@@ -1,4 +1,4 @@
-// strata's generated GEMM kernels on the GPU (the kernel set from
+// strata's generated GEMM and RMSNorm kernels on the GPU (the kernel set from
 // `strata compile-kernels --target cuda:sm_90`, built with the project into
 // build/cuda-kernels, or the directory in $STRATA_CUDA_KERNELS) against the
 // ops/ reference on random ragged shapes. Runtime only: the GPU machine has
@@ -10,6 +10,7 @@
 #include <random>
 
 #include "ops/error.h"
+#include "ops/reference.h"
 #include "ops/regions.h"
 #include "runtime/cuda_kernels.h"
 
@@ -104,6 +105,39 @@ TEST(CudaGemmKernels, EqualTheReferenceOnRaggedShapes) {
       std::printf("%-28s M=%-4lld N=%-4lld K=%-5lld max rel err %.2e (tol %.1e)\n", k.name.c_str(), (long long)s.M,
                   (long long)s.N, (long long)s.K, err, tol);
       EXPECT_LE(err, tol) << k.name << " M=" << s.M << " N=" << s.N << " K=" << s.K;
+    }
+  }
+}
+
+// The generated RMSNorm kernels (one warp per row, lane-linear tiles and a
+// shuffle reduction) against ops::rmsNorm on the same rounded inputs, ragged
+// widths (below one lane round, between rounds, over several blocks).
+TEST(CudaRmsNormKernels, EqualTheReferenceOnRaggedShapes) {
+  std::string why = CudaDevice::unavailable();
+  if (!why.empty()) GTEST_SKIP() << "no CUDA device: " << why;
+  auto dev = CudaDevice::open();
+  auto set = runtime::CudaKernelSet::load(*dev, kernelDir());
+  ASSERT_EQ(set->rmsNorms().size(), 3u);
+  std::mt19937 rng(5);
+  for (const runtime::CudaRmsNormKernel& k : set->rmsNorms()) {
+    ops::DType dt = ops::parseDType(k.dtype);
+    const double tol = dt == ops::DType::F32 ? 1e-5 : dt == ops::DType::BF16 ? 1.0 / 128 : 1.0 / 1024;
+    for (auto [rows, hidden] : {std::pair<int64_t, int64_t>{1, 7}, {3, 33}, {37, 200}, {5, 1000}, {2, 4096}}) {
+      Operand x = randomOperand({rows, hidden}, dt, rng), w = randomOperand({hidden}, dt, rng);
+      ops::Tensor ref = ops::rmsNorm(x.f32, w.f32, 1e-5f);
+      DeviceTensor dx(*dev, x.stored), dw(*dev, w.stored), dy(*dev, x.stored.nbytes());
+      set->launch(k, dx.p, dw.p, dy.p, rows, hidden, 1e-5f);
+      ops::Tensor out(dt, {rows, hidden});
+      dev->download(out.mut<uint8_t>(), dy.p, out.nbytes());
+      ops::Tensor got = out.toF32();
+      double worst = 0;
+      for (int64_t i = 0; i < rows * hidden; ++i) {
+        double r = ref.data<float>()[i], g = got.data<float>()[i];
+        worst = std::isfinite(g) ? std::max(worst, std::abs(g - r) / (1 + std::abs(r))) : INFINITY;
+      }
+      std::printf("%-14s rows=%-3lld hidden=%-5lld max rel err %.2e (tol %.1e)\n", k.name.c_str(), (long long)rows,
+                  (long long)hidden, worst, tol);
+      EXPECT_LE(worst, tol) << k.name << " rows=" << rows << " hidden=" << hidden;
     }
   }
 }

@@ -47,10 +47,30 @@ func.func @tile_argument(%x: tensor<16x8xf32>) attributes {tile.num_warps = 1 : 
 
 // -----
 
-// Reductions need cross-lane shuffles, which this lowering does not emit yet.
-func.func @reduce() attributes {tile.num_warps = 1 : i64} {
+// A kernel without dots reduces whole tiles only: the row sums of a
+// [16, 8] tile would need per-row lane groups.
+func.func @reduce_rows() attributes {tile.num_warps = 1 : i64} {
   %x = arith.constant dense<1.0> : tensor<16x8xf32>
-  // expected-error @+1 {{the sm_90 lowering does not handle 'tile.reduce' yet}}
+  // expected-error @+1 {{the sm_90 lowering reduces a kernel's tiles whole within a warp (the kept dims must be 1)}}
   %r = tile.reduce %x {kind = "sum", axis = 1 : i64} : tensor<16x8xf32> -> tensor<16xf32>
+  return
+}
+
+// -----
+
+// Reductions next to dots (attention's softmax) need reductions over mma
+// fragments, which this lowering does not do yet.
+func.func @reduce_fragment(%a: !tile.ptr<bf16>) attributes {tile.num_warps = 1 : i64} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c16 = arith.constant 16 : index
+  %pa = tile.make_block_ptr %a, [%c16, %c16], [%c16, %c1], [%c0, %c0] : !tile.ptr<bf16> -> !tile.block_ptr<tensor<16x16xbf16>>
+  %x = tile.load %pa {in_bounds} : !tile.block_ptr<tensor<16x16xbf16>>
+  %y = tile.load %pa {in_bounds} : !tile.block_ptr<tensor<16x16xbf16>>
+  %zero = arith.constant dense<0.0> : tensor<16x8xf32>
+  %yb = tile.extract %y[0] : tensor<16x16xbf16> -> tensor<16x8xbf16>
+  %c = tile.dot %x, %yb, %zero : tensor<16x16xbf16> * tensor<16x8xbf16> -> tensor<16x8xf32>
+  // expected-error @+1 {{the sm_90 lowering reduces tiles of kernels without dots only}}
+  %r = tile.reduce %c {kind = "max", axis = 1 : i64} : tensor<16x8xf32> -> tensor<16xf32>
   return
 }

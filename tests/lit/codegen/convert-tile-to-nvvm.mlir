@@ -131,3 +131,41 @@ func.func @paired_loads(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.ptr<
   tile.store %cp, %r#0 {in_bounds} : !tile.block_ptr<tensor<32x32xf32>>
   return
 }
+
+// -----
+
+// A kernel without dots holds its tiles lane-linear: a [1, 40] f32 row is
+// one full round of 32 lanes plus a round only lanes 0..7 hold (guarded by
+// the lane id); the sum is each lane's own elements (the missing one
+// replaced by 0) and five butterfly shuffles; the [1, 1] result is held by
+// every lane and stored by lane 0 only. match-target-size leaves the tiles
+// whole.
+// CHECK-LABEL: func.func @row_sum
+// CHECK: %[[TID:.*]] = nvvm.read.ptx.sreg.tid.x
+// CHECK: %[[LANE:.*]] = arith.remui %{{.*}}, %c32
+// CHECK: memref.load {{.*}} : memref<?x?xf32, strided<[?, 1], offset: ?>>
+// CHECK: %[[PART:.*]] = arith.cmpi ult, %[[LANE]], %c8
+// CHECK: scf.if %[[PART]] -> (f32)
+// CHECK: memref.load
+// CHECK: vector.from_elements {{.*}} : vector<2xf32>
+// CHECK: arith.select
+// CHECK-COUNT-5: nvvm.shfl.sync bfly
+// CHECK-NOT: nvvm.shfl.sync
+// CHECK: arith.cmpi eq, %[[LANE]], %c0
+// CHECK: scf.if
+// CHECK: memref.store
+// LLVM-LABEL: llvm.func @row_sum
+// LLVM-COUNT-5: nvvm.shfl.sync bfly
+func.func @row_sum(%x: !tile.ptr<f32>, %y: !tile.ptr<f32>, %R: index) attributes {tile.num_warps = 1 : i64} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c40 = arith.constant 40 : index
+  %row = tile.program_id 0
+  %p = tile.make_block_ptr %x, [%R, %c40], [%c40, %c1], [%row, %c0] : !tile.ptr<f32> -> !tile.block_ptr<tensor<1x40xf32>>
+  %v = tile.load %p {in_bounds} : !tile.block_ptr<tensor<1x40xf32>>
+  %s = tile.reduce %v {kind = "sum", axis = 1 : i64} : tensor<1x40xf32> -> tensor<1xf32>
+  %e = tile.expand_dims %s {axis = 1 : i64} : tensor<1xf32> -> tensor<1x1xf32>
+  %q = tile.make_block_ptr %y, [%R, %c1], [%c1, %c1], [%row, %c0] : !tile.ptr<f32> -> !tile.block_ptr<tensor<1x1xf32>>
+  tile.store %q, %e {in_bounds} : !tile.block_ptr<tensor<1x1xf32>>
+  return
+}
