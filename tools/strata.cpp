@@ -221,8 +221,8 @@ int main(int argc, char** argv) {
 
   std::string ckTarget = "cuda:sm_90", ckOut, ckDecode, ckPrefill;
   auto* compileKernelsCmd = app.add_subcommand(
-      "compile-kernels", "Compile the GEMM kernel set (bf16/f16; prefill and decode blockings; bias, residual, SwiGLU "
-                         "epilogues) for a GPU into a directory (kernels.ptx, kernels.json, kernels.mlir) that the "
+      "compile-kernels", "Compile the GPU kernel set (GEMMs: bf16/f16, prefill and decode blockings, bias, residual, "
+                         "SwiGLU epilogues; RMSNorm: f32/bf16/f16) for a GPU into a directory (kernels.ptx, kernels.json, kernels.mlir) that the "
                          "runtime-only strata-gpu and strata_cuda_tests load");
   compileKernelsCmd->add_option("--target", ckTarget, "GPU target: cuda:sm_90 (Hopper)")->capture_default_str();
   compileKernelsCmd->add_option("-o,--output", ckOut, "Directory to write")->required();
