@@ -265,6 +265,29 @@ class Lowering {
     return ok;
   }
 
+  // Element `idx` of `view`, or 0 where `ok` (when given) is false.
+  Value loadElement(Location loc, Value view, ArrayRef<Value> idx, Type et, Value ok) {
+    if (!ok) return memref::LoadOp::create(b, loc, view, idx);
+    auto guarded = scf::IfOp::create(b, loc, et, ok, true);
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointToStart(guarded.thenBlock());
+    scf::YieldOp::create(b, loc, ValueRange{memref::LoadOp::create(b, loc, view, idx)});
+    b.setInsertionPointToStart(guarded.elseBlock());
+    scf::YieldOp::create(b, loc, ValueRange{arith::ConstantOp::create(b, loc, b.getZeroAttr(et))});
+    return guarded.getResult(0);
+  }
+  // Stores `v` at `idx` of `view` where `ok` (when given) holds.
+  void storeElement(Location loc, Value v, Value view, ArrayRef<Value> idx, Value ok) {
+    if (!ok) {
+      memref::StoreOp::create(b, loc, v, view, idx);
+      return;
+    }
+    auto guarded = scf::IfOp::create(b, loc, TypeRange{}, ok, false);
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointToStart(guarded.thenBlock());
+    memref::StoreOp::create(b, loc, v, view, idx);
+  }
+
   // A flat view of a load's array for 2-element accesses: base buffer as
   // memref<?xT>, the view's offset and strides.
   struct PairedView {
@@ -335,17 +358,7 @@ class Lowering {
     SmallVector<Value> elems;
     forLaneElements(fr, [&](int64_t, SmallVector<Value> idx, Value pred) {
       Value ok = both(loc, pred, l.getInBounds() ? Value() : inBounds(loc, l.getPtr(), idx));
-      if (!ok) {
-        elems.push_back(memref::LoadOp::create(b, loc, l.getPtr(), idx));
-        return;
-      }
-      auto guarded = scf::IfOp::create(b, loc, et, ok, true);
-      OpBuilder::InsertionGuard g(b);
-      b.setInsertionPointToStart(guarded.thenBlock());
-      scf::YieldOp::create(b, loc, ValueRange{memref::LoadOp::create(b, loc, l.getPtr(), idx)});
-      b.setInsertionPointToStart(guarded.elseBlock());
-      scf::YieldOp::create(b, loc, ValueRange{arith::ConstantOp::create(b, loc, b.getZeroAttr(et))});
-      elems.push_back(guarded.getResult(0));
+      elems.push_back(loadElement(loc, l.getPtr(), idx, et, ok));
     });
     return vector::FromElementsOp::create(b, loc, vt, elems);
   }
@@ -358,14 +371,7 @@ class Lowering {
     forLaneElements(fr, [&](int64_t i, SmallVector<Value> idx, Value pred) {
       Value v = vector::ExtractOp::create(b, loc, s.getValue(), i);
       Value ok = both(loc, both(loc, first, pred), s.getInBounds() ? Value() : inBounds(loc, s.getPtr(), idx));
-      if (!ok) {
-        memref::StoreOp::create(b, loc, v, s.getPtr(), idx);
-        return;
-      }
-      auto guarded = scf::IfOp::create(b, loc, TypeRange{}, ok, false);
-      OpBuilder::InsertionGuard g(b);
-      b.setInsertionPointToStart(guarded.thenBlock());
-      memref::StoreOp::create(b, loc, v, s.getPtr(), idx);
+      storeElement(loc, v, s.getPtr(), idx, ok);
     });
   }
 
@@ -450,17 +456,7 @@ class Lowering {
           ++i;
           continue;
         }
-        if (l.getInBounds()) {
-          elems.push_back(memref::LoadOp::create(b, loc, l.getPtr(), idx));
-          continue;
-        }
-        auto guarded = scf::IfOp::create(b, loc, et, inBounds(loc, l.getPtr(), idx), true);
-        OpBuilder::InsertionGuard g(b);
-        b.setInsertionPointToStart(guarded.thenBlock());
-        scf::YieldOp::create(b, loc, ValueRange{memref::LoadOp::create(b, loc, l.getPtr(), idx)});
-        b.setInsertionPointToStart(guarded.elseBlock());
-        scf::YieldOp::create(b, loc, ValueRange{arith::ConstantOp::create(b, loc, b.getZeroAttr(et))});
-        elems.push_back(guarded.getResult(0));
+        elems.push_back(loadElement(loc, l.getPtr(), idx, et, l.getInBounds() ? Value() : inBounds(loc, l.getPtr(), idx)));
       }
       return Value(vector::FromElementsOp::create(b, loc, vt, elems));
     }
@@ -469,14 +465,7 @@ class Lowering {
       for (int64_t i = 0; i < fr.size(); ++i) {
         SmallVector<Value> idx = coords(fr, i);
         Value v = vector::ExtractOp::create(b, loc, s.getValue(), i);
-        if (s.getInBounds()) {
-          memref::StoreOp::create(b, loc, v, s.getPtr(), idx);
-          continue;
-        }
-        auto guarded = scf::IfOp::create(b, loc, TypeRange{}, inBounds(loc, s.getPtr(), idx), false);
-        OpBuilder::InsertionGuard g(b);
-        b.setInsertionPointToStart(guarded.thenBlock());
-        memref::StoreOp::create(b, loc, v, s.getPtr(), idx);
+        storeElement(loc, v, s.getPtr(), idx, s.getInBounds() ? Value() : inBounds(loc, s.getPtr(), idx));
       }
       return Value();
     }

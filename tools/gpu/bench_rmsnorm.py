@@ -16,16 +16,7 @@ import subprocess
 
 import torch
 
-
-def time_ms(fn, reps):
-    fn()
-    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    start.record()
-    for _ in range(reps):
-        fn()
-    end.record()
-    torch.cuda.synchronize()
-    return start.elapsed_time(end) / reps
+from bench_gemm import time_ms  # (same directory)
 
 
 def main():
