@@ -79,10 +79,8 @@ bool isElementwise(Operation* op) {
 // Decides every tile value's fragment; reports the first conflict.
 class FragAnalysis {
  public:
-  LogicalResult run(func::FuncOp f) {
+  LogicalResult run(func::FuncOp f, bool hasDot) {
     // Without dots no tile is an mma operand: every tile is lane-linear.
-    bool hasDot = false;
-    f.walk([&](DotOp) { hasDot = true; });
     if (!hasDot) {
       auto lane = [&](Value v) {
         if (auto t = dyn_cast<RankedTensorType>(v.getType())) frags[v] = Frag::lane(t);
@@ -400,7 +398,6 @@ class Lowering {
       acc = combine(acc, e);
     }
     if (fr.numel > 1) {
-      Type i32 = b.getI32Type();
       Value all = arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(-1));
       Value clamp = arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(31));
       for (int32_t off = 16; off >= 1; off /= 2) {
@@ -408,7 +405,6 @@ class Lowering {
         Value other = NVVM::ShflOp::create(b, loc, b.getF32Type(), all, acc, o, clamp, NVVM::ShflKind::bfly, UnitAttr());
         acc = combine(acc, other);
       }
-      (void)i32;
     }
     return Value(vector::BroadcastOp::create(b, loc, laneType(r.getResult()), acc));
   }
@@ -576,7 +572,7 @@ struct ConvertTileToNVVMPass : impl::ConvertTileToNVVMBase<ConvertTileToNVVMPass
         bad = true;
       });
     FragAnalysis frags;
-    if (bad || failed(frags.run(f)) || failed(Lowering(f, frags).run())) signalPassFailure();
+    if (bad || failed(frags.run(f, hasDot)) || failed(Lowering(f, frags).run())) signalPassFailure();
   }
 };
 

@@ -3,7 +3,6 @@
 #include <algorithm>
 
 #include "ops/reference.h"
-#include "ops/row_forms.h"
 
 namespace strata::runtime {
 
@@ -69,6 +68,14 @@ void RegionKernels::prepare(const ops::NodeDef& n) {
   r.main = resolve(n, a);
   if (a.contains("decode")) r.decode = resolve(n, a["decode"]);
   if (a.contains("gather")) r.gather = resolve(n, a["gather"]);
+  if (n.op == "region.elementwise") {
+    ElementwiseLayout e;
+    e.cols = a.at("cols").get<int64_t>();
+    for (const auto& o : a.at("operands"))
+      e.operands.emplace_back(o.at("input").get<size_t>(), ops::parseRowForm(o.at("form").get<std::string>()));
+    for (const auto& o : a.at("outputs")) e.outputs.emplace_back(o.at("full").get<bool>(), o.at("keep_last").get<bool>());
+    r.elementwise = e;
+  }
   nodes_[&n] = r;
 }
 
@@ -173,17 +180,12 @@ V RegionKernels::gemm(const ops::NodeDef& n, const Resolved& r, const V& in) {
 // reduction axes it was built for), each in its planned row form
 // (ops/row_forms.h); outputs are the full [rows, cols] space or one value
 // per row.
-V RegionKernels::elementwise(const ops::NodeDef& n, const Resolved& r, const V& in) {
+V RegionKernels::elementwise(const Resolved& r, const V& in) {
   using ops::RowForm;
-  const nlohmann::json& k = n.attrs.at("kernel");
-  const int64_t cols = k.at("cols").get<int64_t>();
-  std::vector<std::pair<const Tensor*, RowForm>> operands;
+  const ElementwiseLayout& k = *r.elementwise;
+  const int64_t cols = k.cols;
   ops::Shape space;
-  for (const auto& o : k.at("operands")) {
-    size_t i = o.at("input").get<size_t>();
-    operands.emplace_back(&f32(in, i, "operand"), ops::parseRowForm(o.at("form").get<std::string>()));
-    space = ops::broadcastShapes(space, operands.back().first->shape());
-  }
+  for (auto [i, form] : k.operands) space = ops::broadcastShapes(space, f32(in, i, "operand").shape());
   if (space.empty() || space.back() != cols)
     fail("operands broadcast to {}; the kernel was built for rows of {}", ops::shapeStr(space), cols);
   const int64_t rows = ops::numel(space) / cols;
@@ -191,20 +193,20 @@ V RegionKernels::elementwise(const ops::NodeDef& n, const Resolved& r, const V& 
   auto varyRows = [](RowForm f) { return f == RowForm::Full || f == RowForm::Col; };
   auto varyCols = [](RowForm f) { return f == RowForm::Full || f == RowForm::Row; };
   abi::KernelArgs a;
-  for (size_t i = 0; i < operands.size(); ++i) {
-    auto [t, planned] = operands[i];
-    std::optional<RowForm> f = ops::rowForm(ops::dimsOf(t->shape()), ops::dimsOf(space));
+  for (auto [i, planned] : k.operands) {
+    const Tensor& t = in[i];
+    std::optional<RowForm> f = ops::rowForm(ops::dimsOf(t.shape()), ops::dimsOf(space));
     if (!f || (rows > 1 && varyRows(*f) != varyRows(planned)) || (cols > 1 && varyCols(*f) != varyCols(planned)))
-      fail("operand {} is {} in the space {}; the kernel was built for a {} operand", k["operands"][i]["input"].dump(),
-           ops::shapeStr(t->shape()), ops::shapeStr(space), ops::rowFormName(planned));
-    a.buffer(t->data<float>(), t->numel());
+      fail("operand {} is {} in the space {}; the kernel was built for a {} operand", i, ops::shapeStr(t.shape()),
+           ops::shapeStr(space), ops::rowFormName(planned));
+    a.buffer(t.data<float>(), t.numel());
   }
   V outs;
-  for (const auto& o : k.at("outputs")) {
+  for (auto [full, keepLast] : k.outputs) {
     ops::Shape s = space;
-    if (!o.at("full").get<bool>()) {
+    if (!full) {
       s.pop_back();
-      if (o.at("keep_last").get<bool>()) s.push_back(1);
+      if (keepLast) s.push_back(1);
     }
     outs.emplace_back(ops::DType::F32, s);
     a.buffer(outs.back().data<float>(), outs.back().numel());
@@ -259,7 +261,7 @@ V RegionKernels::run(const ops::NodeDef& n, const V& in) {
   const Launch& l = r.main;
   if (n.op == "region.gemm") return gemm(n, r, in);
   if (n.op == "region.paged_attention") return pagedAttention(r, in);
-  if (n.op == "region.elementwise") return elementwise(n, r, in);
+  if (n.op == "region.elementwise") return elementwise(r, in);
   if (n.op == "region.embedding") {
     const Tensor& table = f32(in, 0, "embedding table");
     const Tensor& ids = i64(in, 1, "token ids");

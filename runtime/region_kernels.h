@@ -14,6 +14,7 @@
 #include "ops/abi.h"
 #include "ops/graph_def.h"
 #include "ops/regions.h"
+#include "ops/row_forms.h"
 
 namespace strata::runtime {
 
@@ -37,9 +38,17 @@ class RegionKernels {
     int64_t maxRows = 1;  // gemm decode variant: used up to this many rows
     int64_t packedWidth = 0;  // gemm: weights panel-packed this wide (0: as stored)
   };
+  // region.elementwise's launch contract (the kernel attribute's cols,
+  // operands and outputs), read once at prepare.
+  struct ElementwiseLayout {
+    int64_t cols = 0;
+    std::vector<std::pair<size_t, ops::RowForm>> operands;  // input index, planned form
+    std::vector<std::pair<bool, bool>> outputs;              // full, keep_last
+  };
   struct Resolved {
     Launch main;
     std::optional<Launch> decode, gather;
+    std::optional<ElementwiseLayout> elementwise;
   };
   Launch resolve(const ops::NodeDef& n, const nlohmann::json& a) const;
   void launch(const Launch& l, const abi::KernelArgs& args, int64_t gx, int64_t gy = 1, int64_t gz = 1) const;
@@ -47,7 +56,7 @@ class RegionKernels {
   ops::RopeTables ropeTables(int64_t headDim, float theta, int64_t positions);
 
   std::vector<ops::Tensor> gemm(const ops::NodeDef& n, const Resolved& r, const std::vector<ops::Tensor>& in);
-  std::vector<ops::Tensor> elementwise(const ops::NodeDef& n, const Resolved& r, const std::vector<ops::Tensor>& in);
+  std::vector<ops::Tensor> elementwise(const Resolved& r, const std::vector<ops::Tensor>& in);
   std::vector<ops::Tensor> pagedAttention(const Resolved& r, const std::vector<ops::Tensor>& in);
   ops::Tensor gatherRows(const Launch& l, const ops::Tensor& table, const ops::Tensor& ids);
   // Weight `w` (a constant: gemm weights are initializers) panel-packed
