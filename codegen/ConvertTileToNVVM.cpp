@@ -3,10 +3,17 @@
 // Per-warp tile IR whose tiles are mma.sync fragments (match-target-size
 // with the sm_90 row) becomes per-lane code: each tile value is held by the
 // 32 lanes of its warp, element i of lane l at the coordinates the PTX ISA
-// gives for mma.m16n8k16 operands (g = l / 4, t = l % 4):
-//   A [16, 16]: row g + 8 * (i/2 % 2), col 2t + i%2 + 8 * (i/4)     8 per lane
-//   B [16,  8]: row 2t + i%2 + 8 * (i/2 % 2), col g (+ 8 * (i/4))    4 (8 for [16, 16])
+// gives for mma.m16n8k16 operands (g = l / 4, t = l % 4), except that the
+// K positions of A and B are permuted (the mma's K slot 2t + j + 8h holds
+// the block's K position 4t + j + 2h, j, h in {0, 1}):
+//   A [16, 16]: row g + 8 * (i/2 % 2), col 4t + i%2 + 2 * (i/4)     8 per lane
+//   B [16,  8]: row 4t + i%2 + 2 * (i/2 % 2), col g (+ 8 * (i/4))    4 (8 for [16, 16])
 //   C [16,  8]: row g + 8 * (i/2), col 2t + i%2                      4 per lane
+// A dot sums over K, so any permutation of K that A and B share leaves it
+// unchanged; every A and B fragment is loaded (or splat) through these
+// coordinates, so they all share this one. It gives each lane 4 adjacent K
+// elements per fragment row (one 8-byte access for 16-bit types, a whole
+// 32-byte sector per 4 lanes) instead of two pairs 16 bytes apart.
 // Which fragment a tile is follows from its uses (an analysis before the
 // rewrite): dot operands fix A, B and C; extracts, elementwise ops, loops
 // and broadcasts carry the layout along (a broadcast source holds the same
@@ -55,12 +62,14 @@ struct Frag {
     return kind == o.kind && numel == o.numel && shape == o.shape && cols == o.cols && collapseRows == o.collapseRows &&
            collapseCols == o.collapseCols && droppedAxis == o.droppedAxis;
   }
-  // Offsets of element i from the lane's base coordinates.
+  // Offsets of element i from the lane's base coordinates (see the file
+  // comment: K, A's columns and B's rows, permuted).
   int64_t rowOff(int64_t i) const {
-    return kind == A ? 8 * ((i >> 1) & 1) : kind == B ? (i & 1) + 8 * ((i >> 1) & 1) : 8 * (i >> 1);
+    return kind == A ? 8 * ((i >> 1) & 1) : kind == B ? (i & 1) + 2 * ((i >> 1) & 1) : 8 * (i >> 1);
   }
-  int64_t colOff(int64_t i) const { return kind == A ? (i & 1) + 8 * (i >> 2) : kind == B ? 8 * (i >> 2) : (i & 1); }
-  // The lane's base row is g (A, C) or 2t (B); the base column the other.
+  int64_t colOff(int64_t i) const { return kind == A ? (i & 1) + 2 * (i >> 2) : kind == B ? 8 * (i >> 2) : (i & 1); }
+  // The lane's base row is g (A, C) or 4t (B); the base column 4t (A), g
+  // (B) or 2t (C).
   bool rowFromGroup() const { return kind != B; }
   std::string str() const {
     if (kind == Lane) return "lane-linear [" + std::to_string(numel) + "]";
@@ -212,7 +221,7 @@ class Lowering {
     for (BlockArgument a : entry.getArguments()) a.setType(memRefTypeOf(a.getType()));
     f.setType(FunctionType::get(f.getContext(), entry.getArgumentTypes(), f.getResultTypes()));
 
-    // Lane coordinates, once per kernel: warp = tid / 32, g = lane / 4, 2t.
+    // Lane coordinates, once per kernel: warp = tid / 32, g = lane / 4, 2t, 4t.
     Location loc = f.getLoc();
     b.setInsertionPointToStart(&entry);
     Value tid = arith::IndexCastOp::create(b, loc, b.getIndexType(), NVVM::ThreadIdXOp::create(b, loc, b.getI32Type()));
@@ -220,7 +229,9 @@ class Lowering {
     laneId = lane;
     warpId = arith::DivUIOp::create(b, loc, tid, cst(32));
     group = arith::DivUIOp::create(b, loc, lane, cst(4));
-    pair = arith::MulIOp::create(b, loc, arith::RemUIOp::create(b, loc, lane, cst(4)), cst(2));
+    Value t = arith::RemUIOp::create(b, loc, lane, cst(4));
+    pair = arith::MulIOp::create(b, loc, t, cst(2));
+    quad = arith::MulIOp::create(b, loc, t, cst(4));
 
     LogicalResult status = rewriteTileOps(
         b, &entry, [&](Value v) { return laneType(v); }, [&](Operation* op) { return lower(op); },
@@ -243,7 +254,7 @@ class Lowering {
 
   // The view indices of element i of `fr` for this lane (rank of the view).
   SmallVector<Value> coords(const Frag& fr, int64_t i) {
-    Value rowBase = fr.rowFromGroup() ? group : pair, colBase = fr.rowFromGroup() ? pair : group;
+    Value rowBase = fr.kind == Frag::B ? quad : group, colBase = fr.kind == Frag::A ? quad : fr.kind == Frag::B ? group : pair;
     Location loc = f.getLoc();
     Value r = fr.collapseRows ? cst(0) : arith::AddIOp::create(b, loc, rowBase, cst(fr.rowOff(i))).getResult();
     Value c = fr.collapseCols ? cst(0) : arith::AddIOp::create(b, loc, colBase, cst(fr.colOff(i))).getResult();
@@ -286,42 +297,76 @@ class Lowering {
     memref::StoreOp::create(b, loc, v, view, idx);
   }
 
-  // A flat view of a load's array for 2-element accesses: base buffer as
-  // memref<?xT>, the view's offset and strides.
-  struct PairedView {
+  // A flat view of a load's array for R-element accesses: base buffer as
+  // memref<?xT>, the view's offset and strides, the run length R.
+  struct RunView {
     Value flat, offset;
     SmallVector<Value> strides;
-    Value load(OpBuilder& b, Location loc, ArrayRef<Value> idx, Type et) const {
+    int64_t dim = 0, run = 2;
+    Value load(OpBuilder& b, Location loc, ArrayRef<Value> idx, Type et, int64_t n) const {
       Value lin = offset;
       for (auto [i, st] : llvm::zip(idx, strides))
         lin = arith::AddIOp::create(b, loc, lin, arith::MulIOp::create(b, loc, i, st));
-      int64_t bytes = 2 * et.getIntOrFloatBitWidth() / 8;
-      return vector::LoadOp::create(b, loc, VectorType::get({2}, et), flat, ValueRange{lin}, /*nontemporal=*/false,
+      int64_t bytes = n * et.getIntOrFloatBitWidth() / 8;
+      return vector::LoadOp::create(b, loc, VectorType::get({n}, et), flat, ValueRange{lin}, /*nontemporal=*/false,
                                     llvm::MaybeAlign(bytes));
     }
   };
 
-  // Set when `l` promises `contiguous = d` and every even element i of the
-  // fragment has i + 1 right after it along d (A fragments along K = dim 1,
-  // B fragments along K = dim 0) in a full 2-D view: then pairs load as one
-  // access of twice the width (tile.load's contract gives the alignment).
-  std::optional<PairedView> pairedView(LoadOp l, const Frag& fr, Type et) {
+  // Set when `l` promises `contiguous = d` (runs of `run` elements along d)
+  // of a full 2-D view of 16-bit elements: elements of the fragment that
+  // form an aligned run along d then load as one wider access (see
+  // runsOf).
+  std::optional<RunView> runView(LoadOp l, const Frag& fr, Type et) {
     auto d = l.getContiguous();
     if (!d || !l.getInBounds() || fr.collapseRows || fr.collapseCols || fr.droppedAxis >= 0 ||
         et.getIntOrFloatBitWidth() != 16)
       return std::nullopt;
-    for (int64_t i = 0; i + 1 < fr.size(); i += 2) {
-      int64_t dr = fr.rowOff(i + 1) - fr.rowOff(i), dc = fr.colOff(i + 1) - fr.colOff(i);
-      if (!((*d == 0 && dr == 1 && dc == 0) || (*d == 1 && dr == 0 && dc == 1))) return std::nullopt;
-      if ((*d == 0 ? fr.rowOff(i) : fr.colOff(i)) % 2) return std::nullopt;
-    }
     Location loc = l.getLoc();
     auto md = memref::ExtractStridedMetadataOp::create(b, loc, l.getPtr());
     auto flatType = MemRefType::get({ShapedType::kDynamic}, et);
     Value flat = memref::ReinterpretCastOp::create(b, loc, flatType, md.getBaseBuffer(), OpFoldResult(b.getIndexAttr(0)),
                                                    ArrayRef<OpFoldResult>{b.getIndexAttr(INT32_MAX)},
                                                    ArrayRef<OpFoldResult>{b.getIndexAttr(1)});
-    return PairedView{flat, md.getOffset(), SmallVector<Value>(md.getStrides().begin(), md.getStrides().end())};
+    return RunView{flat, md.getOffset(), SmallVector<Value>(md.getStrides().begin(), md.getStrides().end()), int64_t(*d),
+                   int64_t(l.getRun().value_or(2))};
+  }
+
+  // The fragment's elements grouped into accesses: each group lists element
+  // indices in increasing position along `dim`; a group of n > 1 is an
+  // n-element run starting at a multiple of n (n <= maxRun, and n divides
+  // the lane's base coordinate along `dim`, so the run is aligned).
+  // Singletons where no run forms.
+  static SmallVector<SmallVector<int64_t, 4>> runsOf(const Frag& fr, int64_t dim, int64_t maxRun) {
+    // Lane base along dim: 4t (A's columns, B's rows), 2t (C's columns), g.
+    bool kDim = (fr.kind == Frag::A && dim == 1) || (fr.kind == Frag::B && dim == 0);
+    maxRun = std::min(maxRun, kDim ? int64_t(4) : fr.kind == Frag::C && dim == 1 ? int64_t(2) : int64_t(1));
+    int64_t n = fr.size();
+    auto along = [&](int64_t i) { return dim == 0 ? fr.rowOff(i) : fr.colOff(i); };
+    auto across = [&](int64_t i) { return dim == 0 ? fr.colOff(i) : fr.rowOff(i); };
+    SmallVector<bool> used(n, false);
+    SmallVector<SmallVector<int64_t, 4>> out;
+    for (int64_t i = 0; i < n; ++i) {
+      if (used[i]) continue;
+      SmallVector<int64_t, 4> group = {i};
+      for (int64_t r = maxRun; r >= 2; r /= 2) {
+        if (along(i) % r) continue;
+        SmallVector<int64_t, 4> g = {i};
+        for (int64_t k = 1; k < r; ++k)
+          for (int64_t j = 0; j < n; ++j)
+            if (!used[j] && j != i && across(j) == across(i) && along(j) == along(i) + k) {
+              g.push_back(j);
+              break;
+            }
+        if ((int64_t)g.size() == r) {
+          group = g;
+          break;
+        }
+      }
+      for (int64_t j : group) used[j] = true;
+      out.push_back(group);
+    }
+    return out;
   }
 
   // Lane-linear tiles (kernels without dots). Element i of this lane is
@@ -442,17 +487,22 @@ class Lowering {
       const Frag& fr = frags.of(l.getResult());
       auto vt = cast<VectorType>(laneType(l.getResult()));
       Type et = vt.getElementType();
-      SmallVector<Value> elems;
-      std::optional<PairedView> paired = pairedView(l, fr, et);
+      SmallVector<Value> elems(fr.size());
+      if (std::optional<RunView> runs = runView(l, fr, et)) {
+        for (const auto& group : runsOf(fr, runs->dim, runs->run)) {
+          SmallVector<Value> idx = coords(fr, group[0]);
+          if (group.size() == 1) {
+            elems[group[0]] = memref::LoadOp::create(b, loc, l.getPtr(), idx);
+            continue;
+          }
+          Value v = runs->load(b, loc, idx, et, group.size());
+          for (auto [k, i] : llvm::enumerate(group)) elems[i] = vector::ExtractOp::create(b, loc, v, k);
+        }
+        return Value(vector::FromElementsOp::create(b, loc, vt, elems));
+      }
       for (int64_t i = 0; i < fr.size(); ++i) {
         SmallVector<Value> idx = coords(fr, i);
-        if (paired && i % 2 == 0) {  // elements i, i + 1 adjacent and aligned: one 2-element load
-          Value v2 = paired->load(b, loc, idx, et);
-          for (int64_t j = 0; j < 2; ++j) elems.push_back(vector::ExtractOp::create(b, loc, v2, j));
-          ++i;
-          continue;
-        }
-        elems.push_back(loadElement(loc, l.getPtr(), idx, et, l.getInBounds() ? Value() : inBounds(loc, l.getPtr(), idx)));
+        elems[i] = loadElement(loc, l.getPtr(), idx, et, l.getInBounds() ? Value() : inBounds(loc, l.getPtr(), idx));
       }
       return Value(vector::FromElementsOp::create(b, loc, vt, elems));
     }
@@ -537,7 +587,7 @@ class Lowering {
   func::FuncOp f;
   FragAnalysis& frags;
   OpBuilder b;
-  Value warpId, laneId, group, pair;
+  Value warpId, laneId, group, pair, quad;  // quad = 4t, pair = 2t
 };
 
 struct ConvertTileToNVVMPass : impl::ConvertTileToNVVMBase<ConvertTileToNVVMPass> {

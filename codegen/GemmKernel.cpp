@@ -114,12 +114,13 @@ struct GemmText {
   }
 
   // The attributes of a fast-path (`ib` non-empty) operand load: with 16-bit
-  // storage and K even (the fast path's condition then), the K dim `kDim`
-  // of A ([M, K], 1) and of [N, K] weights viewed as [K, N] (0) is
-  // contiguous in pairs — tile.load's `contiguous` promise. kDim -1: none.
+  // storage and K a multiple of 4 (the fast path's condition then), the K
+  // dim `kDim` of A ([M, K], 1) and of [N, K] weights viewed as [K, N] (0)
+  // is contiguous in aligned runs of 4 — tile.load's `contiguous` promise
+  // (blockK is a multiple of 16). kDim -1: none.
   std::string loadAttrs(const char* ib, int kDim) const {
     if (!*ib || kDim < 0 || !sixteenBit()) return ib;
-    return fmt::format(" {{in_bounds, contiguous = {} : i64}}", kDim);
+    return fmt::format(" {{in_bounds, contiguous = {} : i64, run = 4 : i64}}", kDim);
   }
   bool sixteenBit() const { return s.dtype == "f16" || s.dtype == "bf16"; }
 
@@ -467,10 +468,10 @@ std::string emitGemmKernel(const GemmKernelSpec& s) {
                      t.kLoop("%ft", "%kfull", "%K", {"%f#0", "%f#3"}, {"%f#1", "%f#2", "%f#4"}, "", "") +
                      t.epilogue("f", "%ft#0", "%ft#3", " {in_bounds}");
   std::string edge = t.kLoop("%e", "%c0", "%K", zeros, ptrs, "", "") + t.epilogue("e", "%e#0", "%e#3", "");
-  // 16-bit storage: the fast path's paired loads along K need K even.
-  std::string kEven = t.sixteenBit() ? R"(  %c2 = arith.constant 2 : index
-  %kOdd = arith.remui %K, %c2 : index
-  %kEven = arith.cmpi eq, %kOdd, %c0 : index
+  // 16-bit storage: the fast path's 4-element loads along K need K % 4 = 0.
+  std::string kEven = t.sixteenBit() ? R"(  %c4 = arith.constant 4 : index
+  %kRem = arith.remui %K, %c4 : index
+  %kEven = arith.cmpi eq, %kRem, %c0 : index
   %fast = arith.andi %interior, %kEven : i1
 )"
                                      : "";

@@ -309,6 +309,10 @@ LogicalResult AdvanceOp::verify() {
 
 LogicalResult LoadOp::verify() {
   auto c = getContiguous();
+  if (auto r = getRun()) {
+    if (!c) return emitOpError("run needs contiguous (it sizes the contiguous runs)");
+    if (*r < 2 || (*r & (*r - 1))) return emitOpError() << "run " << *r << " is not a power of two of at least 2";
+  }
   if (!c) return success();
   int64_t rank = cast<RankedTensorType>(getResult().getType()).getRank();
   if (!getInBounds()) return emitOpError("contiguous needs in_bounds (it promises more about the same block)");

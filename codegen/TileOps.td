@@ -61,13 +61,15 @@ def Tile_LoadOp : Tile_Op<"load", [MemoryEffects<[MemRead]>,
     Kernels use it on their mask-free fast path.
 
     `contiguous = d` (with `in_bounds`) is a further promise: dim d of the
-    array has unit stride, and every element at an even block coordinate
-    along d starts a 2-element run aligned to twice the element size (array
-    base aligned, other strides and the block offset along d even). Targets
-    may then load such pairs as one wider access (the sm_90 lowering does
-    for 16-bit mma fragments).
+    array has unit stride, and every element at a block coordinate along d
+    that is a multiple of R starts an R-element run aligned to R times the
+    element size (array base aligned, other strides and the block offset
+    along d multiples of R), R = `run` (a power of two, 2 when absent).
+    Targets may then load such runs as one wider access (the sm_90 lowering
+    does for 16-bit mma fragments).
   }];
-  let arguments = (ins Tile_BlockPtrType:$ptr, UnitAttr:$in_bounds, OptionalAttr<I64Attr>:$contiguous);
+  let arguments = (ins Tile_BlockPtrType:$ptr, UnitAttr:$in_bounds, OptionalAttr<I64Attr>:$contiguous,
+                       OptionalAttr<I64Attr>:$run);
   let results = (outs Tile_Tile:$result);
   let assemblyFormat = "$ptr attr-dict `:` type($ptr)";
   let hasVerifier = 1;

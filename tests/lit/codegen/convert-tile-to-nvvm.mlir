@@ -134,6 +134,45 @@ func.func @paired_loads(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.ptr<
 
 // -----
 
+// With `run = 4`, the 4 K elements a lane holds per fragment row (K is
+// permuted: lane t holds the block's K positions 4t .. 4t + 3) load as one
+// 8-byte vector: 2 per A fragment, 1 per B half.
+// CHECK-LABEL: func.func @run_loads
+// CHECK: scf.for
+// CHECK-COUNT-2: vector.load %{{.*}}[%{{.*}}] {alignment = 8 : i64} : memref<?xbf16>, vector<4xbf16>
+// CHECK: vector.from_elements {{.*}} : vector<8xbf16>
+// CHECK-COUNT-2: vector.load %{{.*}}[%{{.*}}] {alignment = 8 : i64} : memref<?xbf16>, vector<4xbf16>
+// CHECK: vector.from_elements {{.*}} : vector<8xbf16>
+// CHECK: nvvm.mma.sync
+// CHECK-NOT: memref.load
+// CHECK: scf.yield
+// LLVM-LABEL: llvm.func @run_loads
+// LLVM: llvm.load %{{.*}} {alignment = 8 : i64} : !llvm.ptr -> vector<4xbf16>
+func.func @run_loads(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.ptr<f32>, %M: index, %N: index, %K: index) attributes {tile.num_warps = 4 : i64} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c16 = arith.constant 16 : index
+  %c32 = arith.constant 32 : index
+  %pm = tile.program_id 0
+  %row = arith.muli %pm, %c32 : index
+  %zero = arith.constant dense<0.0> : tensor<32x32xf32>
+  %ap = tile.make_block_ptr %a, [%M, %K], [%K, %c1], [%row, %c0] : !tile.ptr<bf16> -> !tile.block_ptr<tensor<32x16xbf16>>
+  %bp = tile.make_block_ptr %b, [%K, %N], [%c1, %K], [%c0, %c0] : !tile.ptr<bf16> -> !tile.block_ptr<tensor<16x32xbf16>>
+  %r:3 = scf.for %k = %c0 to %K step %c16 iter_args(%acc = %zero, %pa = %ap, %pb = %bp) -> (tensor<32x32xf32>, !tile.block_ptr<tensor<32x16xbf16>>, !tile.block_ptr<tensor<16x32xbf16>>) {
+    %x = tile.load %pa {in_bounds, contiguous = 1 : i64, run = 4 : i64} : !tile.block_ptr<tensor<32x16xbf16>>
+    %y = tile.load %pb {in_bounds, contiguous = 0 : i64, run = 4 : i64} : !tile.block_ptr<tensor<16x32xbf16>>
+    %d = tile.dot %x, %y, %acc : tensor<32x16xbf16> * tensor<16x32xbf16> -> tensor<32x32xf32>
+    %na = tile.advance %pa, [%c0, %c16] : !tile.block_ptr<tensor<32x16xbf16>>
+    %nb = tile.advance %pb, [%c16, %c0] : !tile.block_ptr<tensor<16x32xbf16>>
+    scf.yield %d, %na, %nb : tensor<32x32xf32>, !tile.block_ptr<tensor<32x16xbf16>>, !tile.block_ptr<tensor<16x32xbf16>>
+  }
+  %cp = tile.make_block_ptr %c, [%M, %N], [%N, %c1], [%row, %c0] : !tile.ptr<f32> -> !tile.block_ptr<tensor<32x32xf32>>
+  tile.store %cp, %r#0 {in_bounds} : !tile.block_ptr<tensor<32x32xf32>>
+  return
+}
+
+// -----
+
 // A kernel without dots holds its tiles lane-linear: a [1, 40] f32 row is
 // one full round of 32 lanes plus a round only lanes 0..7 hold (guarded by
 // the lane id); the sum is each lane's own elements (the missing one

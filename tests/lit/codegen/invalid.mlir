@@ -128,3 +128,19 @@ func.func @contiguous_dim(%p: !tile.block_ptr<tensor<16x16xbf16>>) {
   %x = tile.load %p {in_bounds, contiguous = 2 : i64} : !tile.block_ptr<tensor<16x16xbf16>>
   return
 }
+
+// -----
+
+func.func @run_needs_contiguous(%p: !tile.block_ptr<tensor<16x16xbf16>>) {
+  // expected-error @+1 {{run needs contiguous}}
+  %x = tile.load %p {in_bounds, run = 4 : i64} : !tile.block_ptr<tensor<16x16xbf16>>
+  return
+}
+
+// -----
+
+func.func @run_power_of_two(%p: !tile.block_ptr<tensor<16x16xbf16>>) {
+  // expected-error @+1 {{run 3 is not a power of two of at least 2}}
+  %x = tile.load %p {in_bounds, contiguous = 1 : i64, run = 3 : i64} : !tile.block_ptr<tensor<16x16xbf16>>
+  return
+}
