@@ -148,6 +148,13 @@ class Propagator {
       return success();
     }
     if (failed(set(dot.getResult(), r, dot)) || failed(set(dot.getC(), r, dot))) return failure();
+    // A result every warp holds whole although warps are laid along it is a
+    // K split: its operands take their layouts from their own producers
+    // (the split_k root's A and the block pointers it shares).
+    auto resShape = tileTypeOf(dot.getResult()).getShape();
+    if (auto lr = equivalentBlocked(r, resShape); succeeded(lr))
+      for (size_t i = 0; i < resShape.size(); ++i)
+        if (lr->warpsPerCTA[i] > 1 && lr->sizePerWarp[i] == resShape[i]) return success();
     // Operands already laid out by a producer keep their layout (split K).
     if (!get(dot.getA()) && failed(set(dot.getA(), DotOperandEncodingAttr::get(ctx, 0, r), dot))) return failure();
     if (!get(dot.getB()) && failed(set(dot.getB(), DotOperandEncodingAttr::get(ctx, 1, r), dot))) return failure();
@@ -199,6 +206,11 @@ struct AssignLayoutsPass : impl::AssignLayoutsBase<AssignLayoutsPass> {
       Value next;
       f.walk([&](Operation* op) {
         bool candidate = choice->workload == Workload::Elementwise || isa<DotOp>(op);
+        // split_k chains start at a dot's A operand, like the root.
+        if (auto d = dyn_cast<DotOp>(op); d && choice->tiling == Tiling::SplitK) {
+          if (!next && !prop.get(d.getResult()) && !prop.get(d.getA())) next = d.getA();
+          return;
+        }
         for (Value v : op->getResults())
           if (!next && candidate && isTileValue(v) && !prop.get(v)) next = v;
       });

@@ -170,6 +170,8 @@ class FragAnalysis {
         f->droppedAxis = e.getAxis();
         c |= set(e.getSrc(), *f, op);
       }
+    } else if (auto r = dyn_cast<ReduceOp>(op); r && r.getCrossWarp() && !r.getAxis()) {
+      c |= unify({r.getSrc(), r.getResult()}, op);  // same elements, combined across warps
     } else if (isElementwise(op)) {
       SmallVector<Value> vals(op->getOperands());
       vals.push_back(op->getResult(0));
@@ -212,7 +214,10 @@ class FragAnalysis {
 
 class Lowering {
  public:
-  Lowering(func::FuncOp f, FragAnalysis& frags) : f(f), frags(frags), b(f.getContext()) {}
+  // `scratch`: the kernel's shared-memory global (null without cross-warp
+  // reductions), f32, numWarps x 32 x the largest lane vector reduced.
+  Lowering(func::FuncOp f, FragAnalysis& frags, memref::GlobalOp scratch)
+      : f(f), frags(frags), b(f.getContext()), scratchGlobal(scratch) {}
 
   LogicalResult run() {
     int64_t numWarps = 1;
@@ -229,6 +234,8 @@ class Lowering {
     laneId = lane;
     warpId = arith::DivUIOp::create(b, loc, tid, cst(32));
     group = arith::DivUIOp::create(b, loc, lane, cst(4));
+    if (scratchGlobal) scratch = memref::GetGlobalOp::create(b, loc, scratchGlobal.getType(), scratchGlobal.getSymName());
+    this->numWarps = numWarps;
     Value t = arith::RemUIOp::create(b, loc, lane, cst(4));
     pair = arith::MulIOp::create(b, loc, t, cst(2));
     quad = arith::MulIOp::create(b, loc, t, cst(4));
@@ -454,8 +461,37 @@ class Lowering {
     return Value(vector::BroadcastOp::create(b, loc, laneType(r.getResult()), acc));
   }
 
+  // A cross-warp sum or max of a tile every warp holds whole (same lane
+  // elements in every warp) through the scratch block: write, barrier,
+  // combine all warps' values, barrier (the scratch is reused).
+  Value lowerCrossWarpReduce(ReduceOp r) {
+    Location loc = r.getLoc();
+    auto vt = cast<VectorType>(r.getSrc().getType());
+    int64_t n = vt.getNumElements();
+    auto slot = [&](Value warp, int64_t i) {
+      Value base = arith::MulIOp::create(b, loc, arith::AddIOp::create(b, loc, arith::MulIOp::create(b, loc, warp, cst(n)), cst(i)), cst(32));
+      return arith::AddIOp::create(b, loc, base, laneId).getResult();
+    };
+    for (int64_t i = 0; i < n; ++i)
+      memref::StoreOp::create(b, loc, vector::ExtractOp::create(b, loc, r.getSrc(), i), scratch, ValueRange{slot(warpId, i)});
+    NVVM::Barrier0Op::create(b, loc);
+    bool isMax = r.getKind() == "max";
+    SmallVector<Value> out;
+    for (int64_t i = 0; i < n; ++i) {
+      Value acc;
+      for (int64_t w = 0; w < numWarps; ++w) {
+        Value v = memref::LoadOp::create(b, loc, scratch, ValueRange{slot(cst(w), i)});
+        acc = !acc ? v : isMax ? arith::MaximumFOp::create(b, loc, acc, v).getResult() : arith::AddFOp::create(b, loc, acc, v).getResult();
+      }
+      out.push_back(acc);
+    }
+    NVVM::Barrier0Op::create(b, loc);
+    return vector::FromElementsOp::create(b, loc, vt, out);
+  }
+
   FailureOr<Value> lower(Operation* op) {
     Location loc = op->getLoc();
+    if (auto r = dyn_cast<ReduceOp>(op); r && r.getCrossWarp()) return lowerCrossWarpReduce(r);
     if (auto p = dyn_cast<ProgramIdOp>(op)) {
       Value id;
       Type i32 = b.getI32Type();
@@ -587,13 +623,20 @@ class Lowering {
   func::FuncOp f;
   FragAnalysis& frags;
   OpBuilder b;
+  memref::GlobalOp scratchGlobal;
+  Value scratch;
+  int64_t numWarps = 1;
   Value warpId, laneId, group, pair, quad;  // quad = 4t, pair = 2t
 };
 
 struct ConvertTileToNVVMPass : impl::ConvertTileToNVVMBase<ConvertTileToNVVMPass> {
   void runOnOperation() override {
-    func::FuncOp f = getOperation();
-    if (f.isExternal()) return;
+    SmallVector<func::FuncOp> kernels(getOperation().getOps<func::FuncOp>());
+    for (func::FuncOp f : kernels)
+      if (!f.isExternal() && failed(lowerKernel(f))) return signalPassFailure();
+  }
+
+  LogicalResult lowerKernel(func::FuncOp f) {
     bool bad = false;
     for (Type t : f.getArgumentTypes())
       if (isa<RankedTensorType>(t) && !bad) {
@@ -613,16 +656,35 @@ struct ConvertTileToNVVMPass : impl::ConvertTileToNVVMBase<ConvertTileToNVVMPass
           bad = true;
         }
     });
-    // Reductions over mma fragments (attention's softmax) are not lowered yet.
+    // Reductions over mma fragments within a warp (attention's softmax) are
+    // not lowered yet; cross-warp combinations of whole tiles are.
     bool hasDot = false;
     f.walk([&](DotOp) { hasDot = true; });
     if (hasDot && !bad)
       f.walk([&](ReduceOp r) {
-        if (!bad) r.emitError() << "the sm_90 lowering reduces tiles of kernels without dots only";
-        bad = true;
+        if (!bad && !(r.getCrossWarp() && !r.getAxis())) {
+          r.emitError() << "the sm_90 lowering reduces tiles of kernels without dots only (or whole tiles across warps)";
+          bad = true;
+        }
       });
     FragAnalysis frags;
-    if (bad || failed(frags.run(f, hasDot)) || failed(Lowering(f, frags).run())) signalPassFailure();
+    if (bad || failed(frags.run(f, hasDot))) return failure();
+    // Scratch for cross-warp reductions: numWarps x 32 lanes x the largest
+    // lane vector reduced.
+    int64_t numWarps = 1, perLane = 0;
+    if (auto a = f->getAttrOfType<IntegerAttr>("tile.num_warps")) numWarps = a.getInt();
+    f.walk([&](ReduceOp r) {
+      if (r.getCrossWarp()) perLane = std::max(perLane, frags.of(r.getSrc()).size());
+    });
+    memref::GlobalOp scratch;
+    if (perLane) {
+      OpBuilder mb(f);
+      auto type = MemRefType::get({numWarps * 32 * perLane}, mb.getF32Type(), MemRefLayoutAttrInterface(),
+                                  mb.getI64IntegerAttr(3));
+      scratch = memref::GlobalOp::create(mb, f.getLoc(), (f.getName() + "_scratch").str(), mb.getStringAttr("private"),
+                                         type, Attribute(), /*constant=*/false, mb.getI64IntegerAttr(16));
+    }
+    return Lowering(f, frags, scratch).run();
   }
 };
 

@@ -86,9 +86,10 @@ CudaModule compileCuda(const std::string& tileIr, const std::string& target) {
   MatchTargetSizeOptions mts;
   mts.target = target;
   fpm.addPass(createMatchTargetSize(mts));
-  fpm.addPass(createConvertTileToNVVM());
-  fpm.addPass(createCanonicalizerPass());
-  fpm.addPass(createCSEPass());
+  pm.addPass(createConvertTileToNVVM());  // a module pass: it adds the kernels' shared-memory scratch
+  OpPassManager& lowered = pm.nest<func::FuncOp>();
+  lowered.addPass(createCanonicalizerPass());
+  lowered.addPass(createCSEPass());
   addLowerToLLVMPasses(pm, ConvertVectorToLLVMPassOptions());
   if (failed(pm.run(*module))) fail("cuda backend: lowering failed:\n{}", diagnostics);
   for (auto f : module->getOps<LLVM::LLVMFuncOp>()) {

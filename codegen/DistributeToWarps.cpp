@@ -135,9 +135,33 @@ struct DistributeToWarpsPass : impl::DistributeToWarpsBase<DistributeToWarpsPass
     // 4. Reductions over a dim split between warps combine across warps.
     for (ReduceOp r : crossReduces) r.setCrossWarp(true);
     // 5. A dot with K split between warps: partial product, cross-warp sum, + c.
+    // A dot that only accumulates a K loop's carried value (c is the loop's
+    // argument and the dot's result its next value, neither used otherwise)
+    // keeps accumulating its warp's partial sum from zeros; the sum across
+    // warps is taken once, after the loop, and added to the loop's initial
+    // value (sum over steps of the warps' sums = sum over warps of their
+    // partial sums).
     for (DotOp d : splitKDots) {
-      b.setInsertionPoint(d);
       auto ct = cast<RankedTensorType>(d.getC().getType());
+      if (auto loop = dyn_cast<scf::ForOp>(d->getParentOp()); loop && d.getC().hasOneUse() && d->hasOneUse()) {
+        auto arg = dyn_cast<BlockArgument>(d.getC());
+        auto yield = cast<scf::YieldOp>(loop.getBody()->getTerminator());
+        if (arg && arg.getOwner() == loop.getBody() && arg.getArgNumber() >= 1 &&
+            yield.getOperand(arg.getArgNumber() - 1) == d.getResult()) {
+          unsigned k = arg.getArgNumber() - 1;
+          b.setInsertionPoint(loop);
+          Value zero = arith::ConstantOp::create(b, d.getLoc(), DenseElementsAttr::get(ct, b.getF32FloatAttr(0.f)));
+          Value init = loop.getInitArgs()[k];
+          loop.getInitArgsMutable()[k].assign(zero);
+          b.setInsertionPointAfter(loop);
+          Value partial = loop.getResult(k);
+          auto sum = ReduceOp::create(b, d.getLoc(), ct, partial, b.getStringAttr("sum"), nullptr, b.getUnitAttr(), nullptr);
+          Value total = arith::AddFOp::create(b, d.getLoc(), init, sum.getResult());
+          partial.replaceAllUsesExcept(total, sum);
+          continue;
+        }
+      }
+      b.setInsertionPoint(d);
       Value zero = arith::ConstantOp::create(b, d.getLoc(), DenseElementsAttr::get(ct, b.getF32FloatAttr(0.f)));
       Value partial = DotOp::create(b, d.getLoc(), ct, d.getA(), d.getB(), zero, nullptr);
       auto sum = ReduceOp::create(b, d.getLoc(), ct, partial, b.getStringAttr("sum"), nullptr, b.getUnitAttr(), nullptr);

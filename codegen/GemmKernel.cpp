@@ -62,12 +62,14 @@ GemmKernelSpec cudaGemmSpec(const std::string& dtype, bool weightsNK, int64_t ro
   s.dtype = dtype;
   s.weightsNK = weightsNK;
   s.tiling = "";  // assign-layouts' square warp grid
-  // Measured on the H200 (docs/cuda.md, 2026-11-21 sweep of 7 blockings):
-  // smaller blocks win while every lane loads its fragments from global
-  // memory itself — more CTAs in flight hide more load latency.
+  // Measured on the H200 (docs/cuda.md, 2026-11-21 sweeps): smaller blocks
+  // win while every lane loads its fragments from global memory itself —
+  // more loads in flight hide more latency. Decode streams the weights:
+  // 8 warps splitting K (each 32 of every 256) keep 4-8x more loads in
+  // flight than 2 warps side by side along N (geomean 1.0 -> 1.9 TB/s).
   if (rows <= 16) {
-    s.blockM = 16, s.blockN = 32, s.blockK = 64, s.numWarps = 2;
-    s.tiling = "vertical";  // warps side by side along N: each keeps all 16 rows
+    s.blockM = 16, s.blockN = 64, s.blockK = 256, s.numWarps = 8;
+    s.tiling = "split_k";
   } else {
     s.blockM = 64, s.blockN = 128, s.blockK = 32, s.numWarps = 4;
   }
@@ -76,18 +78,30 @@ GemmKernelSpec cudaGemmSpec(const std::string& dtype, bool weightsNK, int64_t ro
 
 void applyBlocking(GemmKernelSpec& s, const GemmBlocking& b) {
   s.blockM = b.m, s.blockN = b.n, s.blockK = b.k, s.numWarps = b.warps;
-  s.tiling = b.m <= 16 ? "vertical" : "";
+  s.tiling = b.splitK ? "split_k" : b.m <= 16 ? "vertical" : "";
 }
 
 GemmBlocking parseGemmBlocking(const std::string& text, const std::string& what) {
   GemmBlocking b;
   char x1 = 0, x2 = 0, x3 = 0;
   int used = 0;
-  if (std::sscanf(text.c_str(), "%ld%c%ld%c%ld%c%ld%n", &b.m, &x1, &b.n, &x2, &b.k, &x3, &b.warps, &used) != 7 ||
-      x1 != 'x' || x2 != 'x' || x3 != 'x' || used != (int)text.size())
-    fail("{} '{}': expected MxNxKxW (block M, N, K and warps), e.g. 16x64x32x4", what, text);
+  std::string shape = text;
+  if (!shape.empty() && shape.back() == 's') {
+    b.splitK = true;
+    shape.pop_back();
+  }
+  if (std::sscanf(shape.c_str(), "%ld%c%ld%c%ld%c%ld%n", &b.m, &x1, &b.n, &x2, &b.k, &x3, &b.warps, &used) != 7 ||
+      x1 != 'x' || x2 != 'x' || x3 != 'x' || used != (int)shape.size())
+    fail("{} '{}': expected MxNxKxW (block M, N, K and warps) with an optional s (warps split K), e.g. 16x64x32x4 or "
+         "16x32x256x8s", what, text);
   bool pow2 = b.warps > 0 && (b.warps & (b.warps - 1)) == 0;
   bool rowsOk = b.m >= 16 && b.m % 16 == 0, kOk = b.k >= 16 && b.k % 16 == 0;
+  if (b.splitK) {
+    if (!rowsOk || !pow2 || b.warps > 32 || b.n % 8 != 0 || b.k % (16 * b.warps) != 0)
+      fail("{} '{}': with warps splitting K, M must be a multiple of 16, N of 8, K of 16 x warps and warps a power "
+           "of two up to 32", what, text);
+    return b;
+  }
   bool splitOk = pow2 && (b.m > 16 || b.n % (8 * b.warps) == 0);
   if (!rowsOk || !kOk || !pow2 || b.warps > 32 || !splitOk)
     fail("{} '{}': M and K must be multiples of 16 and warps a power of two up to 32 (with M = 16, splitting N into "
@@ -461,20 +475,27 @@ std::string emitGemmKernel(const GemmKernelSpec& s) {
                                           bStrides, s.dtype, t.bP)
                             : "";
   // Interior programs (the whole C block inside C) run the full K blocks
-  // without bounds checks, then the K tail checked; edge programs check
-  // everything. Ragged shapes thus cost checks only where they are ragged.
+  // without bounds checks, then the K tail checked; programs whose columns
+  // are inside but rows are not (every decode program when M < blockM)
+  // check only A's loads and C's accesses in the full K blocks; the other
+  // edge programs check everything. Ragged shapes thus cost checks only
+  // where they are ragged.
   const char* ib = " {in_bounds}";
   std::string fast = t.kLoop("%f", "%c0", "%kfull", zeros, ptrs, ib, ib) +
                      t.kLoop("%ft", "%kfull", "%K", {"%f#0", "%f#3"}, {"%f#1", "%f#2", "%f#4"}, "", "") +
                      t.epilogue("f", "%ft#0", "%ft#3", " {in_bounds}");
+  std::string rowEdge = t.kLoop("%r", "%c0", "%kfull", zeros, ptrs, "", ib) +
+                        t.kLoop("%rt", "%kfull", "%K", {"%r#0", "%r#3"}, {"%r#1", "%r#2", "%r#4"}, "", "") +
+                        t.epilogue("r", "%rt#0", "%rt#3", "");
   std::string edge = t.kLoop("%e", "%c0", "%K", zeros, ptrs, "", "") + t.epilogue("e", "%e#0", "%e#3", "");
   // 16-bit storage: the fast path's 4-element loads along K need K % 4 = 0.
   std::string kEven = t.sixteenBit() ? R"(  %c4 = arith.constant 4 : index
   %kRem = arith.remui %K, %c4 : index
   %kEven = arith.cmpi eq, %kRem, %c0 : index
   %fast = arith.andi %interior, %kEven : i1
+  %colsFast = arith.andi %colsIn, %kEven : i1
 )"
-                                     : "";
+                                     : "  %colsFast = arith.andi %colsIn, %colsIn : i1\n";
 
   return fmt::format(R"(func.func @{name}({args}) attributes {{tile.num_warps = {W} : i64}} {{
   %c0 = arith.constant 0 : index
@@ -499,7 +520,10 @@ std::string emitGemmKernel(const GemmKernelSpec& s) {
   %zero = arith.constant dense<0.0> : {cT}
   scf.if {fastCond} {{
 {fast}  }} else {{
+  scf.if %colsFast {{
+{rowEdge}  }} else {{
 {edge}  }}
+  }}
   return
 }}
 )",
@@ -508,7 +532,7 @@ std::string emitGemmKernel(const GemmKernelSpec& s) {
                      fmt::arg("bStrides", bStrides), fmt::arg("b2", b2), fmt::arg("cT", t.cT), fmt::arg("cS", t.cS),
                      fmt::arg("dt", s.dtype), fmt::arg("kEven", kEven),
                      fmt::arg("fastCond", t.sixteenBit() ? "%fast" : "%interior"), fmt::arg("fast", fast),
-                     fmt::arg("edge", edge));
+                     fmt::arg("rowEdge", rowEdge), fmt::arg("edge", edge));
 }
 
 }  // namespace strata::tile

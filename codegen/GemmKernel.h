@@ -64,18 +64,23 @@ std::string emitGemmKernel(const GemmKernelSpec& spec);
 
 // Blocking for the sm_90 mma.sync kernels (f16/bf16 storage). Prefill
 // (rows > 16): 64 x 128 blocks, K steps of 32, 4 warps in assign-layouts'
-// square grid. Decode (rows <= 16): 16-row blocks, 32 columns over 2 warps,
-// K steps of 64, so the weights stream once over many CTAs.
+// square grid. Decode (rows <= 16): 16 x 64 blocks, K steps of 256 split
+// over 8 warps (split_k), so the weights stream once with many loads in
+// flight.
 GemmKernelSpec cudaGemmSpec(const std::string& dtype, bool weightsNK, int64_t rows);
 
 // A block shape for cudaGemmSpec's kernels: "MxNxKxW" (block M, N, K, warps).
 // With M = 16 (one fragment row) the warps go side by side along N, else in
-// assign-layouts' square grid.
+// assign-layouts' square grid; with a trailing "s" (splitK) the warps split
+// K instead (the dot's split_k tiling: each warp walks K / W of every K
+// block for the whole C block, summed across warps after the K loop).
 struct GemmBlocking {
   int64_t m = 0, n = 0, k = 0, warps = 0;
+  bool splitK = false;
 };
-// Parses "MxNxKxW"; throws naming `what` when malformed or not made of whole
-// mma fragments (M and K multiples of 16, N of 8 per warp).
+// Parses "MxNxKxW[s]"; throws naming `what` when malformed or not made of
+// whole mma fragments (M and K multiples of 16, N of 8 per warp; split K:
+// N of 8, K of 16 per warp).
 GemmBlocking parseGemmBlocking(const std::string& text, const std::string& what);
 void applyBlocking(GemmKernelSpec& s, const GemmBlocking& b);
 

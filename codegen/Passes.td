@@ -19,7 +19,9 @@ def AssignLayouts : Pass<"assign-layouts", "::mlir::func::FuncOp"> {
       and reductions over them cross warps;
     - reduction / elementwise (no dot): the stored tile, rows over warps.
     A `tiling` attribute on a dot (horizontal | vertical | square) overrides
-    the detector. The encoding then flows along def-use chains in both
+    the detector; `split_k` lays the dot's A operand out with K over warps
+    (vertical on A), so the result is held whole by every warp as a partial
+    sum. The encoding then flows along def-use chains in both
     directions: dot operands get `dot_op` encodings of the result's, reduce
     results `slice`, everything else (loads, stores, block pointers,
     elementwise ops, loop-carried values) shares its neighbours' encoding.
@@ -40,7 +42,10 @@ def DistributeToWarps : Pass<"distribute-to-warps", "::mlir::func::FuncOp"> {
     coordinate is its linear `tile.warp_id` in row-major order of
     warpsPerCTA. A reduce along a dim split over warps becomes a local reduce
     with `cross_warp`; a dot whose K dim is split over warps computes its
-    partial product and adds the cross-warp sum of it (paged decode).
+    partial product and adds the cross-warp sum of it (paged decode) — or,
+    when it only accumulates a K loop's carried value (split_k GEMMs), keeps
+    the warp's partial sum in the loop (started from zeros) and adds the
+    cross-warp sum once after the loop to the loop's initial value.
     Splat constants shrink to the warp's block. Encodings stay on the types
     (ML-Triton, Listing 3).
   }];
@@ -89,7 +94,7 @@ def ConvertTileToVector : Pass<"convert-tile-to-vector", "::mlir::func::FuncOp">
                            "::mlir::arith::ArithDialect", "::mlir::math::MathDialect", "::mlir::scf::SCFDialect"];
 }
 
-def ConvertTileToNVVM : Pass<"convert-tile-to-nvvm", "::mlir::func::FuncOp"> {
+def ConvertTileToNVVM : Pass<"convert-tile-to-nvvm", "::mlir::ModuleOp"> {
   let summary = "sm_90 backend: mma-sized per-warp tile IR -> per-lane NVVM, memref and scf";
   let description = [{
     The NVIDIA lowering of per-warp tile IR after match-target-size with the
@@ -116,6 +121,17 @@ def ConvertTileToNVVM : Pass<"convert-tile-to-nvvm", "::mlir::func::FuncOp"> {
     then shuffles (five `shfl.sync.bfly` steps), leaving the result in every
     lane; a broadcast of a single element fills the lane's vector; a single
     element is stored by lane 0. `math.exp` becomes ex2 of x log2 e.
+
+    A cross-warp `tile.reduce` (no axis: every warp holds the whole tile,
+    e.g. the partial sums of a split_k dot) goes through shared memory:
+    every warp writes its lane elements to a scratch block (element i of
+    lane l of warp w at (w n + i) 32 + l, n elements per lane: every warp
+    holds the same fragment, so equal indices are equal coordinates, and a
+    warp's accesses are contiguous), a barrier, each warp combines the
+    values of all warps, a barrier (the scratch is reused). The scratch is
+    one `memref.global` in address space 3 per kernel
+    (`@<kernel>_scratch`), sized for its largest cross-warp reduction; this
+    is why the pass runs on the module.
   }];
   let dependentDialects = ["::mlir::vector::VectorDialect", "::mlir::memref::MemRefDialect",
                            "::mlir::arith::ArithDialect", "::mlir::math::MathDialect", "::mlir::scf::SCFDialect",

@@ -328,8 +328,8 @@ LogicalResult DotOp::verify() {
   if (a.getElementType() != b.getElementType())
     return emitOpError() << "a and b must have the same element type";
   if (!c.getElementType().isF32()) return emitOpError() << "accumulates in f32, got " << c.getElementType();
-  if (auto t = getTiling(); t && *t != "horizontal" && *t != "vertical" && *t != "square")
-    return emitOpError() << "tiling must be horizontal, vertical or square, got '" << *t << "'";
+  if (auto t = getTiling(); t && *t != "horizontal" && *t != "vertical" && *t != "square" && *t != "split_k")
+    return emitOpError() << "tiling must be horizontal, vertical, square or split_k, got '" << *t << "'";
   return success();
 }
 

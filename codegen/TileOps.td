@@ -104,7 +104,10 @@ def Tile_DotOp : Tile_Op<"dot", [Pure, AllTypesMatch<["c", "result"]>]> {
   let description = [{
     `tiling` ("horizontal", "vertical" or "square") is the user's hint for how
     `assign-layouts` splits the result between warps; it overrides the
-    workload detector (paper, section 3.1).
+    workload detector (paper, section 3.1). "split_k" splits K instead: each
+    warp multiplies its slice of K into a partial result that every warp
+    holds whole, and the partial results are summed across warps
+    (`distribute-to-warps` does it once after a K loop).
   }];
   let arguments = (ins Tile_FloatTile:$a, Tile_FloatTile:$b, Tile_FloatTile:$c, OptionalAttr<StrAttr>:$tiling);
   let results = (outs Tile_FloatTile:$result);

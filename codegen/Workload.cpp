@@ -21,6 +21,7 @@ static std::optional<Tiling> parseTiling(StringRef s) {
   if (s == "horizontal") return Tiling::Horizontal;
   if (s == "vertical") return Tiling::Vertical;
   if (s == "square") return Tiling::Square;
+  if (s == "split_k") return Tiling::SplitK;
   return std::nullopt;
 }
 
@@ -57,9 +58,13 @@ FailureOr<RootChoice> detectWorkload(func::FuncOp f) {
           break;
         }
     }
-    // A hinted dot becomes the root with the hinted tiling.
+    // A hinted dot becomes the root with the hinted tiling; split_k lays out
+    // its A operand (K over warps), from which the dot's layouts follow.
     for (DotOp d : dots)
-      if (auto t = d.getTiling()) return RootChoice{c.workload, d.getResult(), *parseTiling(*t), true};
+      if (auto t = d.getTiling()) {
+        Tiling tiling = *parseTiling(*t);
+        return RootChoice{c.workload, tiling == Tiling::SplitK ? d.getA() : d.getResult(), tiling, true};
+      }
     return c;
   }
   if (firstReduce) return RootChoice{Workload::Reduction, firstReduce.getSrc(), Tiling::Horizontal};
@@ -94,7 +99,7 @@ FailureOr<WarpLayout> rootLayout(ArrayRef<int64_t> shape, int64_t numWarps, Tili
   };
   for (int64_t p : primeFactorsDescending(numWarps)) {
     int64_t dim = 0;
-    if (tiling == Tiling::Vertical) dim = rank - 1;
+    if (tiling == Tiling::Vertical || tiling == Tiling::SplitK) dim = rank - 1;
     if (tiling == Tiling::Square && rank == 2 && l.sizePerWarp[1] > l.sizePerWarp[0]) dim = 1;
     if (split(dim, p)) continue;
     // Square tiling may fall back to the other dim; the others may not.

@@ -9,13 +9,13 @@
 namespace strata::tile {
 
 enum class Workload { Gemm, Attention, PagedDecode, Reduction, Elementwise };
-enum class Tiling { Horizontal, Vertical, Square };
+enum class Tiling { Horizontal, Vertical, Square, SplitK };
 
 const char* workloadName(Workload w);
 
 struct RootChoice {
   Workload workload;
-  mlir::Value root;  // the value whose layout is chosen first
+  mlir::Value root;  // the value whose layout is chosen first (a split_k dot's A operand)
   Tiling tiling;
   bool hinted = false;  // tiling came from a dot's `tiling` attribute
 };
@@ -25,7 +25,8 @@ struct RootChoice {
 llvm::FailureOr<RootChoice> detectWorkload(mlir::func::FuncOp f);
 
 // Splits `shape` over `numWarps` warps by `tiling`: horizontal puts every
-// warp on dim 0, vertical on the last dim, square halves the dim with the
+// warp on dim 0, vertical and split_k (given a dot's A operand: its K) on
+// the last dim, square halves the dim with the
 // larger per-warp extent (dim 0 on ties) one prime factor at a time, so a
 // 256x256 tile on 32 warps gets warpsPerCTA [8, 4], sizePerWarp [32, 64].
 // Fails with a message when the shape does not divide.

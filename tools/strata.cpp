@@ -227,8 +227,8 @@ int main(int argc, char** argv) {
   compileKernelsCmd->add_option("--target", ckTarget, "GPU target: cuda:sm_90 (Hopper)")->capture_default_str();
   compileKernelsCmd->add_option("-o,--output", ckOut, "Directory to write")->required();
   compileKernelsCmd->add_option("--decode-block", ckDecode,
-                                "Block shape MxNxKxW (block M, N, K, warps) of the decode kernels instead of the default "
-                                "16x32x64x2 (for tuning)");
+                                "Block shape MxNxKxW (block M, N, K, warps; a trailing s: the warps split K) of the decode "
+                                "kernels instead of the default 16x64x256x8s (for tuning)");
   compileKernelsCmd->add_option("--prefill-block", ckPrefill,
                                 "Block shape MxNxKxW of the prefill and epilogue kernels instead of the default "
                                 "64x128x32x4 (for tuning)");

@@ -307,3 +307,36 @@ func.func @masked_scores(%s: !tile.ptr<f32>, %o: !tile.ptr<f32>, %row: index, %c
   tile.store %q, %m : !tile.block_ptr<tensor<4x16xf32>>
   return
 }
+
+// -----
+
+// A split_k hint lays out the dot's A operand with K over the 4 warps
+// ([16, 64] per warp); B follows with its K rows over warps and the result
+// is held whole by every warp ([16, 32], warps laid along N only by name).
+// CHECK-DAG: #[[C:.*]] = #tile.blocked<{sizePerWarp = [16, 32], warpsPerCTA = [1, 4], order = [1, 0]}>
+// CHECK-DAG: #[[A:.*]] = #tile.blocked<{sizePerWarp = [16, 64], warpsPerCTA = [1, 4], order = [1, 0]}>
+// CHECK-DAG: #[[B:.*]] = #tile.blocked<{sizePerWarp = [64, 32], warpsPerCTA = [4, 1], order = [1, 0]}>
+// CHECK-LABEL: func.func @split_k_gemv
+// CHECK: tile.dot {{.*}} : tensor<16x256xbf16, #[[A]]> * tensor<256x32xbf16, #[[B]]> -> tensor<16x32xf32, #[[C]]>
+func.func @split_k_gemv(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.ptr<f32>, %M: index, %N: index, %K: index) attributes {tile.num_warps = 4 : i64} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c32 = arith.constant 32 : index
+  %c256 = arith.constant 256 : index
+  %pn = tile.program_id 1
+  %col = arith.muli %pn, %c32 : index
+  %init = arith.constant dense<1.0> : tensor<16x32xf32>
+  %ap = tile.make_block_ptr %a, [%M, %K], [%K, %c1], [%c0, %c0] : !tile.ptr<bf16> -> !tile.block_ptr<tensor<16x256xbf16>>
+  %bp = tile.make_block_ptr %b, [%K, %N], [%c1, %K], [%c0, %col] : !tile.ptr<bf16> -> !tile.block_ptr<tensor<256x32xbf16>>
+  %r:3 = scf.for %k = %c0 to %K step %c256 iter_args(%acc = %init, %pa = %ap, %pb = %bp) -> (tensor<16x32xf32>, !tile.block_ptr<tensor<16x256xbf16>>, !tile.block_ptr<tensor<256x32xbf16>>) {
+    %x = tile.load %pa : !tile.block_ptr<tensor<16x256xbf16>>
+    %y = tile.load %pb : !tile.block_ptr<tensor<256x32xbf16>>
+    %d = tile.dot %x, %y, %acc {tiling = "split_k"} : tensor<16x256xbf16> * tensor<256x32xbf16> -> tensor<16x32xf32>
+    %na = tile.advance %pa, [%c0, %c256] : !tile.block_ptr<tensor<16x256xbf16>>
+    %nb = tile.advance %pb, [%c256, %c0] : !tile.block_ptr<tensor<256x32xbf16>>
+    scf.yield %d, %na, %nb : tensor<16x32xf32>, !tile.block_ptr<tensor<16x256xbf16>>, !tile.block_ptr<tensor<256x32xbf16>>
+  }
+  %cp = tile.make_block_ptr %c, [%M, %N], [%N, %c1], [%c0, %col] : !tile.ptr<f32> -> !tile.block_ptr<tensor<16x32xf32>>
+  tile.store %cp, %r#0 : !tile.block_ptr<tensor<16x32xf32>>
+  return
+}

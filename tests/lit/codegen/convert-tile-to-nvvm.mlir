@@ -208,3 +208,46 @@ func.func @row_sum(%x: !tile.ptr<f32>, %y: !tile.ptr<f32>, %R: index) attributes
   tile.store %q, %e {in_bounds} : !tile.block_ptr<tensor<1x1xf32>>
   return
 }
+
+// -----
+
+// split_k: per warp and K step 4 x 4 mma.sync (K 64 of 256, N 32), no
+// barrier in the loop. The cross-warp sum of the partial sums after it goes
+// through the kernel's shared-memory scratch (4 warps x 32 lanes x 4 floats): per
+// [16, 8] accumulator piece, 4 stores, a barrier, 4 x 4 loads summed, a
+// barrier.
+// CHECK: memref.global "private" @split_k_gemv_scratch : memref<512xf32, 3> {alignment = 16 : i64}
+// CHECK-LABEL: func.func @split_k_gemv
+// CHECK: %[[S:.*]] = memref.get_global @split_k_gemv_scratch : memref<512xf32, 3>
+// CHECK: scf.for
+// CHECK-COUNT-16: nvvm.mma.sync
+// CHECK-NOT: nvvm.mma.sync
+// CHECK-NOT: nvvm.barrier0
+// CHECK: scf.yield
+// CHECK-COUNT-4: memref.store %{{.*}}, %[[S]][%{{.*}}] : memref<512xf32, 3>
+// CHECK-NEXT: nvvm.barrier0
+// CHECK-COUNT-16: memref.load %[[S]][%{{.*}}] : memref<512xf32, 3>
+// CHECK: nvvm.barrier0
+// LLVM: llvm.mlir.global private @split_k_gemv_scratch() {addr_space = 3 : i32, alignment = 16 : i64} : !llvm.array<512 x f32>
+func.func @split_k_gemv(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.ptr<f32>, %M: index, %N: index, %K: index) attributes {tile.num_warps = 4 : i64} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c32 = arith.constant 32 : index
+  %c256 = arith.constant 256 : index
+  %pn = tile.program_id 1
+  %col = arith.muli %pn, %c32 : index
+  %init = arith.constant dense<1.0> : tensor<16x32xf32>
+  %ap = tile.make_block_ptr %a, [%M, %K], [%K, %c1], [%c0, %c0] : !tile.ptr<bf16> -> !tile.block_ptr<tensor<16x256xbf16>>
+  %bp = tile.make_block_ptr %b, [%K, %N], [%c1, %K], [%c0, %col] : !tile.ptr<bf16> -> !tile.block_ptr<tensor<256x32xbf16>>
+  %r:3 = scf.for %k = %c0 to %K step %c256 iter_args(%acc = %init, %pa = %ap, %pb = %bp) -> (tensor<16x32xf32>, !tile.block_ptr<tensor<16x256xbf16>>, !tile.block_ptr<tensor<256x32xbf16>>) {
+    %x = tile.load %pa : !tile.block_ptr<tensor<16x256xbf16>>
+    %y = tile.load %pb : !tile.block_ptr<tensor<256x32xbf16>>
+    %d = tile.dot %x, %y, %acc {tiling = "split_k"} : tensor<16x256xbf16> * tensor<256x32xbf16> -> tensor<16x32xf32>
+    %na = tile.advance %pa, [%c0, %c256] : !tile.block_ptr<tensor<16x256xbf16>>
+    %nb = tile.advance %pb, [%c256, %c0] : !tile.block_ptr<tensor<256x32xbf16>>
+    scf.yield %d, %na, %nb : tensor<16x32xf32>, !tile.block_ptr<tensor<16x256xbf16>>, !tile.block_ptr<tensor<256x32xbf16>>
+  }
+  %cp = tile.make_block_ptr %c, [%M, %N], [%N, %c1], [%c0, %col] : !tile.ptr<f32> -> !tile.block_ptr<tensor<16x32xf32>>
+  tile.store %cp, %r#0 : !tile.block_ptr<tensor<16x32xf32>>
+  return
+}

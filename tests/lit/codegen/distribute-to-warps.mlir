@@ -179,3 +179,44 @@ func.func @masked_scores(%s: !tile.ptr<f32>, %o: !tile.ptr<f32>, %row: index, %c
   tile.store %q, %m : !tile.block_ptr<tensor<4x16xf32>>
   return
 }
+
+// -----
+
+// split_k: each warp loads its 64 of every 256 K (offset warp * 64) and
+// accumulates a partial sum from zeros in the loop; the cross-warp sum is
+// taken once after the loop and added to the loop's initial value.
+// CHECK-LABEL: func.func @split_k_gemv
+// CHECK: %[[W:.*]] = tile.warp_id
+// CHECK: %[[INIT:.*]] = arith.constant dense<1.000000e+00> : tensor<16x32xf32
+// CHECK: tile.make_block_ptr %arg0, {{.*}}, [%c0, %{{.*}}] : <bf16> -> <tensor<16x64xbf16
+// CHECK: tile.make_block_ptr %arg1, {{.*}} : <bf16> -> <tensor<64x32xbf16
+// CHECK: %[[ZERO:.*]] = arith.constant dense<0.000000e+00> : tensor<16x32xf32
+// CHECK: %[[LOOP:.*]]:3 = scf.for {{.*}} iter_args(%[[ACC:.*]] = %[[ZERO]],
+// CHECK: tile.dot %{{.*}}, %{{.*}}, %[[ACC]] {tiling = "split_k"} : tensor<16x64xbf16, {{.*}}> * tensor<64x32xbf16, {{.*}}> -> tensor<16x32xf32
+// CHECK-NOT: tile.reduce
+// CHECK: scf.yield
+// CHECK: %[[SUM:.*]] = tile.reduce %[[LOOP]]#0 {cross_warp, kind = "sum"}
+// CHECK: %[[TOTAL:.*]] = arith.addf %[[INIT]], %[[SUM]]
+// CHECK: tile.store %{{.*}}, %[[TOTAL]]
+func.func @split_k_gemv(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.ptr<f32>, %M: index, %N: index, %K: index) attributes {tile.num_warps = 4 : i64} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c32 = arith.constant 32 : index
+  %c256 = arith.constant 256 : index
+  %pn = tile.program_id 1
+  %col = arith.muli %pn, %c32 : index
+  %init = arith.constant dense<1.0> : tensor<16x32xf32>
+  %ap = tile.make_block_ptr %a, [%M, %K], [%K, %c1], [%c0, %c0] : !tile.ptr<bf16> -> !tile.block_ptr<tensor<16x256xbf16>>
+  %bp = tile.make_block_ptr %b, [%K, %N], [%c1, %K], [%c0, %col] : !tile.ptr<bf16> -> !tile.block_ptr<tensor<256x32xbf16>>
+  %r:3 = scf.for %k = %c0 to %K step %c256 iter_args(%acc = %init, %pa = %ap, %pb = %bp) -> (tensor<16x32xf32>, !tile.block_ptr<tensor<16x256xbf16>>, !tile.block_ptr<tensor<256x32xbf16>>) {
+    %x = tile.load %pa : !tile.block_ptr<tensor<16x256xbf16>>
+    %y = tile.load %pb : !tile.block_ptr<tensor<256x32xbf16>>
+    %d = tile.dot %x, %y, %acc {tiling = "split_k"} : tensor<16x256xbf16> * tensor<256x32xbf16> -> tensor<16x32xf32>
+    %na = tile.advance %pa, [%c0, %c256] : !tile.block_ptr<tensor<16x256xbf16>>
+    %nb = tile.advance %pb, [%c256, %c0] : !tile.block_ptr<tensor<256x32xbf16>>
+    scf.yield %d, %na, %nb : tensor<16x32xf32>, !tile.block_ptr<tensor<16x256xbf16>>, !tile.block_ptr<tensor<256x32xbf16>>
+  }
+  %cp = tile.make_block_ptr %c, [%M, %N], [%N, %c1], [%c0, %col] : !tile.ptr<f32> -> !tile.block_ptr<tensor<16x32xf32>>
+  tile.store %cp, %r#0 : !tile.block_ptr<tensor<16x32xf32>>
+  return
+}

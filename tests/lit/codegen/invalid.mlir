@@ -42,7 +42,7 @@ func.func @dot_shapes(%a: tensor<16x16xf16>, %b: tensor<8x8xf16>, %c: tensor<16x
 // -----
 
 func.func @dot_tiling(%a: tensor<16x16xf16>, %b: tensor<16x8xf16>, %c: tensor<16x8xf32>) {
-  // expected-error @+1 {{tiling must be horizontal, vertical or square, got 'diagonal'}}
+  // expected-error @+1 {{tiling must be horizontal, vertical, square or split_k, got 'diagonal'}}
   %d = tile.dot %a, %b, %c {tiling = "diagonal"} : tensor<16x16xf16> * tensor<16x8xf16> -> tensor<16x8xf32>
   return
 }
