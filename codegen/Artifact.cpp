@@ -53,19 +53,22 @@ void writeCpuArtifact(const KernelPlan& plan, const std::string& dir, const nloh
   writeText(d / "plan.json", ops::toJson(g).dump(1));  // last: a plan.json means the artifact is complete
 }
 
-std::vector<GemmKernelSpec> cudaGemmKernelSet(const GemmBlocking& decode, const GemmBlocking& prefill) {
+std::vector<GemmKernelSpec> cudaGemmKernelSet(const GemmBlocking& decode, const GemmBlocking& medium,
+                                              const GemmBlocking& prefill) {
   std::vector<GemmKernelSpec> set;
   auto spec = [&](const char* dt, bool nk, int64_t rows) {
     GemmKernelSpec s = cudaGemmSpec(dt, nk, rows);
-    const GemmBlocking& b = rows <= 16 ? decode : prefill;
+    const GemmBlocking& b = rows <= kCudaDecodeRows ? decode : rows <= kCudaMediumRows ? medium : prefill;
     if (b.warps) applyBlocking(s, b);
     return s;
   };
   for (const char* dt : {"bf16", "f16"}) {
-    for (int64_t rows : {1, 2048})
+    for (int64_t rows : {kCudaDecodeRows, kCudaMediumRows, int64_t(2048)})
       for (bool nk : {false, true}) {
         GemmKernelSpec s = spec(dt, nk, rows);
-        s.name = fmt::format("gemm_{}_{}_{}", dt, nk ? "nk" : "kn", rows <= 16 ? "decode" : "prefill");
+        const char* cls = rows <= kCudaDecodeRows ? "decode" : rows <= kCudaMediumRows ? "medium" : "prefill";
+        s.name = fmt::format("gemm_{}_{}_{}", dt, nk ? "nk" : "kn", cls);
+        s.maxRows = rows <= kCudaMediumRows ? rows : 0;
         set.push_back(s);
       }
     GemmKernelSpec s = spec(dt, true, 2048);
@@ -104,7 +107,7 @@ void writeCudaKernels(const std::vector<GemmKernelSpec>& gemms, const std::vecto
     kernels.push_back({{"kind", "gemm"}, {"name", s.name}, {"threads", m.kernels[i].threads}, {"dtype", s.dtype},
                        {"weights", s.weightsNK ? "nk" : "kn"}, {"bias", s.bias}, {"residual", s.residual},
                        {"swiglu", s.swiglu}, {"block_m", s.blockM}, {"block_n", s.blockN}, {"block_k", s.blockK},
-                       {"num_warps", s.numWarps}});
+                       {"num_warps", s.numWarps}, {"max_rows", s.maxRows}});
   }
   for (size_t i = 0; i < norms.size(); ++i) {
     const RmsNormKernelSpec& s = norms[i];

@@ -41,11 +41,13 @@ void writeCudaKernels(const std::vector<GemmKernelSpec>& gemms, const std::vecto
 // streaming 8 elements per lane per step.
 std::vector<RmsNormKernelSpec> cudaRmsNormKernelSet();
 
-// The set `strata compile-kernels` builds: for bf16 and f16, the prefill
-// and decode blockings (cudaGemmSpec) with [K, N] and [N, K] weights, and
-// the epilogues (bias + residual, SwiGLU with bias) on [N, K] weights.
-// Non-zero blockings replace cudaGemmSpec's decode / prefill block shapes
-// (the epilogue kernels take the prefill one).
-std::vector<GemmKernelSpec> cudaGemmKernelSet(const GemmBlocking& decode = {}, const GemmBlocking& prefill = {});
+// The set `strata compile-kernels` builds: for bf16 and f16, the decode,
+// medium and prefill blockings (cudaGemmSpec) with [K, N] and [N, K]
+// weights, and the epilogues (bias + residual, SwiGLU with bias) on [N, K]
+// weights. Non-zero blockings replace cudaGemmSpec's block shapes (the
+// epilogue kernels take the prefill one). kernels.json gives each plain
+// kernel the most rows it is meant for (`max_rows`: 16, 128, 0 = any).
+std::vector<GemmKernelSpec> cudaGemmKernelSet(const GemmBlocking& decode = {}, const GemmBlocking& medium = {},
+                                              const GemmBlocking& prefill = {});
 
 }  // namespace strata::tile

@@ -51,6 +51,9 @@ struct GemmKernelSpec {
   // hardware prefetchers do not keep up with a register block's B stream.
   int64_t prefetchK = 0;
   std::string tiling = "horizontal";  // the dot's tiling hint ("" = let assign-layouts choose)
+  // GPU kernel sets: the most rows (M) this blocking is meant for (0: any);
+  // recorded in kernels.json for the runtime's choice (CudaKernelSet::gemmFor).
+  int64_t maxRows = 0;
 };
 
 // Register-blocked defaults for a CPU uArch row, reading panel-packed
@@ -63,10 +66,12 @@ GemmKernelSpec cpuGemmSpec(const std::string& target, bool weightsNK, int64_t ro
 std::string emitGemmKernel(const GemmKernelSpec& spec);
 
 // Blocking for the sm_90 mma.sync kernels (f16/bf16 storage). Prefill
-// (rows > 16): 64 x 128 blocks, K steps of 32, 4 warps in assign-layouts'
-// square grid. Decode (rows <= 16): 16 x 64 blocks, K steps of 256 split
-// over 8 warps (split_k), so the weights stream once with many loads in
-// flight.
+// (rows > kCudaMediumRows): 64 x 128 blocks, K steps of 32, 4 warps in
+// assign-layouts' square grid. Medium (16 < rows <= kCudaMediumRows):
+// 64 x 32 blocks, K steps of 128 split over 4 warps. Decode (rows <= 16):
+// 16 x 64 blocks, K steps of 256 split over 8 warps (split_k), so the
+// weights stream once with many loads in flight.
+constexpr int64_t kCudaDecodeRows = 16, kCudaMediumRows = 128;
 GemmKernelSpec cudaGemmSpec(const std::string& dtype, bool weightsNK, int64_t rows);
 
 // A block shape for cudaGemmSpec's kernels: "MxNxKxW" (block M, N, K, warps).

@@ -61,6 +61,7 @@ std::unique_ptr<CudaKernelSet> CudaKernelSet::load(const CudaDevice& device, con
       g.blockN = k.at("block_n");
       g.blockK = k.at("block_k");
       g.threads = k.at("threads");
+      g.maxRows = k.value("max_rows", 0);
       g.function = set->module_->function(g.name);
       set->gemms_.push_back(g);
     }
@@ -68,6 +69,18 @@ std::unique_ptr<CudaKernelSet> CudaKernelSet::load(const CudaDevice& device, con
     fail("{}: malformed kernel manifest: {}", manifestPath, e.what());
   }
   return set;
+}
+
+const CudaGemmKernel& CudaKernelSet::gemmFor(const std::string& dtype, bool weightsNK, int64_t rows) const {
+  const CudaGemmKernel* best = nullptr;
+  auto bound = [](const CudaGemmKernel& k) { return k.maxRows > 0 ? k.maxRows : INT64_MAX; };
+  for (const CudaGemmKernel& k : gemms_)
+    if (k.dtype == dtype && k.weightsNK == weightsNK && !k.bias && !k.residual && !k.swiglu && bound(k) >= rows &&
+        (!best || bound(k) < bound(*best)))
+      best = &k;
+  if (!best)
+    fail("no {} GEMM kernel with {} weights for {} rows in the kernel set", dtype, weightsNK ? "[N, K]" : "[K, N]", rows);
+  return *best;
 }
 
 const CudaGemmKernel& CudaKernelSet::gemm(const std::string& name) const {

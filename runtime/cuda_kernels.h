@@ -16,6 +16,7 @@ struct CudaGemmKernel {
   std::string name, dtype;  // dtype: storage type of every buffer (bf16, f16)
   bool weightsNK = false, bias = false, residual = false, swiglu = false;
   int64_t blockM = 0, blockN = 0, blockK = 0, threads = 0;
+  int64_t maxRows = 0;  // the most rows its blocking is meant for (0: any)
   cuda::CUfunction function = nullptr;
 };
 
@@ -42,6 +43,10 @@ class CudaKernelSet {
   const std::string& target() const { return target_; }
   const std::vector<CudaGemmKernel>& gemms() const { return gemms_; }
   const CudaGemmKernel& gemm(const std::string& name) const;  // throws when absent
+  // The epilogue-free kernel for `dtype` and weight layout meant for M =
+  // `rows`: the smallest max_rows >= rows (0 counts as unbounded); throws
+  // when the set has none.
+  const CudaGemmKernel& gemmFor(const std::string& dtype, bool weightsNK, int64_t rows) const;
   const std::vector<CudaRmsNormKernel>& rmsNorms() const { return norms_; }
 
   // Enqueues one launch (grid ceil(M / blockM) x ceil(N / blockN)); throws

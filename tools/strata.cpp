@@ -137,13 +137,15 @@ int compile(const CompileOpts& o) {
 
 // The GEMM kernel set for a GPU target (codegen/Artifact.h): what the GPU
 // conformance tests and `strata-gpu bench` load on a machine without LLVM.
-int compileKernels(const std::string& target, const std::string& out, const std::string& decode, const std::string& prefill) {
+int compileKernels(const std::string& target, const std::string& out, const std::string& decode,
+                   const std::string& medium, const std::string& prefill) {
   const std::string prefix = "cuda:";
   if (target.rfind(prefix, 0) != 0) fail("--target {}: kernel sets are built for cuda:sm_90", target);
-  tile::GemmBlocking d, p;
+  tile::GemmBlocking d, m, p;
   if (!decode.empty()) d = tile::parseGemmBlocking(decode, "--decode-block");
+  if (!medium.empty()) m = tile::parseGemmBlocking(medium, "--medium-block");
   if (!prefill.empty()) p = tile::parseGemmBlocking(prefill, "--prefill-block");
-  std::vector<tile::GemmKernelSpec> set = tile::cudaGemmKernelSet(d, p);
+  std::vector<tile::GemmKernelSpec> set = tile::cudaGemmKernelSet(d, m, p);
   std::vector<tile::RmsNormKernelSpec> norms = tile::cudaRmsNormKernelSet();
   std::fprintf(stderr, "compiling %zu GEMM and %zu RMSNorm kernels for %s into %s...\n", set.size(), norms.size(),
                target.c_str(), out.c_str());
@@ -219,16 +221,19 @@ int main(int argc, char** argv) {
   compileCmd->add_option("--block-size", co.blockSize, "Tokens per KV cache block the kernels are built for")
       ->capture_default_str();
 
-  std::string ckTarget = "cuda:sm_90", ckOut, ckDecode, ckPrefill;
+  std::string ckTarget = "cuda:sm_90", ckOut, ckDecode, ckMedium, ckPrefill;
   auto* compileKernelsCmd = app.add_subcommand(
-      "compile-kernels", "Compile the GPU kernel set (GEMMs: bf16/f16, prefill and decode blockings, bias, residual, "
-                         "SwiGLU epilogues; RMSNorm: f32/bf16/f16) for a GPU into a directory (kernels.ptx, kernels.json, kernels.mlir) that the "
+      "compile-kernels", "Compile the GPU kernel set (GEMMs: bf16/f16, decode, medium and prefill blockings, bias, "
+                         "residual, SwiGLU epilogues; RMSNorm: f32/bf16/f16) for a GPU into a directory (kernels.ptx, kernels.json, kernels.mlir) that the "
                          "runtime-only strata-gpu and strata_cuda_tests load");
   compileKernelsCmd->add_option("--target", ckTarget, "GPU target: cuda:sm_90 (Hopper)")->capture_default_str();
   compileKernelsCmd->add_option("-o,--output", ckOut, "Directory to write")->required();
   compileKernelsCmd->add_option("--decode-block", ckDecode,
                                 "Block shape MxNxKxW (block M, N, K, warps; a trailing s: the warps split K) of the decode "
                                 "kernels instead of the default 16x64x256x8s (for tuning)");
+  compileKernelsCmd->add_option("--medium-block", ckMedium,
+                                "Block shape MxNxKxW[s] of the kernels for 17..128 rows instead of the default "
+                                "64x32x128x4s (for tuning)");
   compileKernelsCmd->add_option("--prefill-block", ckPrefill,
                                 "Block shape MxNxKxW of the prefill and epilogue kernels instead of the default "
                                 "64x128x32x4 (for tuning)");
@@ -284,7 +289,7 @@ int main(int argc, char** argv) {
     if (runCmd->parsed()) return tools::runCommand(ro);
     if (makeCmd->parsed()) return makeModel(mmConfig, mmOut, mmSeed);
     if (compileCmd->parsed()) return compile(co);
-    if (compileKernelsCmd->parsed()) return compileKernels(ckTarget, ckOut, ckDecode, ckPrefill);
+    if (compileKernelsCmd->parsed()) return compileKernels(ckTarget, ckOut, ckDecode, ckMedium, ckPrefill);
     if (inspectCmd->parsed()) return inspect(inspectModel, inspectJson, inspectMlir, inspectRegions);
     if (benchKernelsCmd->parsed()) return tools::benchKernels(benchJson, benchSeconds);
     if (benchDecodeCmd->parsed()) return tools::benchDecode(bd);

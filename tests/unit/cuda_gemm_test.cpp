@@ -111,6 +111,20 @@ TEST(CudaGemmKernels, EqualTheReferenceOnRaggedShapes) {
   }
 }
 
+// The runtime's choice of a blocking by row count (kernels.json max_rows).
+TEST(CudaGemmKernels, ChoosesTheBlockingForTheRowCount) {
+  std::string why = CudaDevice::unavailable();
+  if (!why.empty()) GTEST_SKIP() << "no CUDA device: " << why;
+  auto dev = CudaDevice::open();
+  auto set = runtime::CudaKernelSet::load(*dev, kernelDir());
+  for (auto [rows, cls] : {std::pair<int64_t, const char*>{1, "decode"}, {16, "decode"}, {17, "medium"},
+                           {128, "medium"}, {129, "prefill"}, {100000, "prefill"}}) {
+    EXPECT_EQ(set->gemmFor("bf16", true, rows).name, std::string("gemm_bf16_nk_") + cls) << rows << " rows";
+    EXPECT_EQ(set->gemmFor("f16", false, rows).name, std::string("gemm_f16_kn_") + cls) << rows << " rows";
+  }
+  EXPECT_THROW(set->gemmFor("f32", true, 1), Error);
+}
+
 // The generated RMSNorm kernels (one warp per row, lane-linear tiles and a
 // shuffle reduction) against ops::rmsNorm on the same rounded inputs, ragged
 // widths (below one lane round, between rounds, over several blocks).
