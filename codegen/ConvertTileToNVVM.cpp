@@ -67,10 +67,9 @@ struct Frag {
   int64_t rowOff(int64_t i) const {
     return kind == A ? 8 * ((i >> 1) & 1) : kind == B ? (i & 1) + 2 * ((i >> 1) & 1) : 8 * (i >> 1);
   }
-  int64_t colOff(int64_t i) const { return kind == A ? (i & 1) + 2 * (i >> 2) : kind == B ? 8 * (i >> 2) : (i & 1); }
   // The lane's base row is g (A, C) or 4t (B); the base column 4t (A), g
-  // (B) or 2t (C).
-  bool rowFromGroup() const { return kind != B; }
+  // (B) or 2t (C): see Lowering::coords.
+  int64_t colOff(int64_t i) const { return kind == A ? (i & 1) + 2 * (i >> 2) : kind == B ? 8 * (i >> 2) : (i & 1); }
   std::string str() const {
     if (kind == Lane) return "lane-linear [" + std::to_string(numel) + "]";
     const char* k[] = {"A", "B", "C"};
@@ -435,9 +434,7 @@ class Lowering {
     if (!cast<VectorType>(r.getSrc().getType()).getElementType().isF32())
       return r.emitError() << "the sm_90 lowering reduces f32 tiles only";
     bool isMax = r.getKind() == "max";
-    auto combine = [&](Value a, Value c) -> Value {
-      return isMax ? arith::MaximumFOp::create(b, loc, a, c).getResult() : arith::AddFOp::create(b, loc, a, c).getResult();
-    };
+    auto combine = [&](Value a, Value c) { return combineReduced(loc, r, a, c); };
     Value acc = arith::ConstantOp::create(
         b, loc, b.getF32FloatAttr(isMax ? -std::numeric_limits<float>::infinity() : 0.f));
     Value identity = acc;
@@ -461,6 +458,12 @@ class Lowering {
     return Value(vector::BroadcastOp::create(b, loc, laneType(r.getResult()), acc));
   }
 
+  // a + c or max(a, c) as the reduction `r` combines.
+  Value combineReduced(Location loc, ReduceOp r, Value a, Value c) {
+    if (r.getKind() == "max") return arith::MaximumFOp::create(b, loc, a, c);
+    return arith::AddFOp::create(b, loc, a, c);
+  }
+
   // A cross-warp sum or max of a tile every warp holds whole (same lane
   // elements in every warp) through the scratch block: write, barrier,
   // combine all warps' values, barrier (the scratch is reused).
@@ -475,13 +478,12 @@ class Lowering {
     for (int64_t i = 0; i < n; ++i)
       memref::StoreOp::create(b, loc, vector::ExtractOp::create(b, loc, r.getSrc(), i), scratch, ValueRange{slot(warpId, i)});
     NVVM::Barrier0Op::create(b, loc);
-    bool isMax = r.getKind() == "max";
     SmallVector<Value> out;
     for (int64_t i = 0; i < n; ++i) {
       Value acc;
       for (int64_t w = 0; w < numWarps; ++w) {
         Value v = memref::LoadOp::create(b, loc, scratch, ValueRange{slot(cst(w), i)});
-        acc = !acc ? v : isMax ? arith::MaximumFOp::create(b, loc, acc, v).getResult() : arith::AddFOp::create(b, loc, acc, v).getResult();
+        acc = acc ? combineReduced(loc, r, acc, v) : v;
       }
       out.push_back(acc);
     }

@@ -143,6 +143,9 @@ struct DistributeToWarpsPass : impl::DistributeToWarpsBase<DistributeToWarpsPass
     // partial sums).
     for (DotOp d : splitKDots) {
       auto ct = cast<RankedTensorType>(d.getC().getType());
+      auto zeros = [&] {
+        return arith::ConstantOp::create(b, d.getLoc(), DenseElementsAttr::get(ct, b.getF32FloatAttr(0.f))).getResult();
+      };
       if (auto loop = dyn_cast<scf::ForOp>(d->getParentOp()); loop && d.getC().hasOneUse() && d->hasOneUse()) {
         auto arg = dyn_cast<BlockArgument>(d.getC());
         auto yield = cast<scf::YieldOp>(loop.getBody()->getTerminator());
@@ -150,9 +153,8 @@ struct DistributeToWarpsPass : impl::DistributeToWarpsBase<DistributeToWarpsPass
             yield.getOperand(arg.getArgNumber() - 1) == d.getResult()) {
           unsigned k = arg.getArgNumber() - 1;
           b.setInsertionPoint(loop);
-          Value zero = arith::ConstantOp::create(b, d.getLoc(), DenseElementsAttr::get(ct, b.getF32FloatAttr(0.f)));
           Value init = loop.getInitArgs()[k];
-          loop.getInitArgsMutable()[k].assign(zero);
+          loop.getInitArgsMutable()[k].assign(zeros());
           b.setInsertionPointAfter(loop);
           Value partial = loop.getResult(k);
           auto sum = ReduceOp::create(b, d.getLoc(), ct, partial, b.getStringAttr("sum"), nullptr, b.getUnitAttr(), nullptr);
@@ -162,8 +164,7 @@ struct DistributeToWarpsPass : impl::DistributeToWarpsBase<DistributeToWarpsPass
         }
       }
       b.setInsertionPoint(d);
-      Value zero = arith::ConstantOp::create(b, d.getLoc(), DenseElementsAttr::get(ct, b.getF32FloatAttr(0.f)));
-      Value partial = DotOp::create(b, d.getLoc(), ct, d.getA(), d.getB(), zero, nullptr);
+      Value partial = DotOp::create(b, d.getLoc(), ct, d.getA(), d.getB(), zeros(), nullptr);
       auto sum = ReduceOp::create(b, d.getLoc(), ct, partial, b.getStringAttr("sum"), nullptr, b.getUnitAttr(), nullptr);
       Value total = arith::AddFOp::create(b, d.getLoc(), d.getC(), sum.getResult());
       d.getResult().replaceAllUsesWith(total);
