@@ -5,6 +5,7 @@
 #include <array>
 #include <cmath>
 
+#include "codegen/StorageText.h"
 #include "ops/error.h"
 
 namespace strata::tile {
@@ -60,8 +61,8 @@ std::string stepBody(const AttentionKernelSpec& s, bool masked) {
   // Query rows over warps, like contiguous FlashAttention-2 (the paged
   // detector would split the keys: the paper's decode layout).
   std::string hint = s.paged ? " {tiling = \"horizontal\"}" : "";
-  return fmt::format(R"(    %kt = tile.load %kp : !tile.block_ptr<tensor<{D}x{N}xf32>>
-    %s = tile.dot %qs, %kt, %zs : tensor<{M}x{D}xf32> * tensor<{D}x{N}xf32> -> tensor<{M}x{N}xf32>
+  const StorageText st{s.dtype};
+  return fmt::format(R"({loadK}    %s = tile.dot %qs, %kt, %zs : tensor<{M}x{D}xf32> * tensor<{D}x{N}xf32> -> tensor<{M}x{N}xf32>
 {mask}    %mx = tile.reduce {sc} {{kind = "max", axis = 1 : i64}} : tensor<{M}x{N}xf32> -> tensor<{M}xf32>
     %mn = arith.maximumf %m, %mx : tensor<{M}xf32>
 {safe}    %me = tile.expand_dims {ms} {{axis = 1 : i64}} : tensor<{M}xf32> -> tensor<{M}x1xf32>
@@ -76,13 +77,13 @@ std::string stepBody(const AttentionKernelSpec& s, bool masked) {
     %ae = tile.expand_dims %alpha {{axis = 1 : i64}} : tensor<{M}xf32> -> tensor<{M}x1xf32>
     %ab = tile.broadcast %ae : tensor<{M}x1xf32> -> tensor<{M}x{D}xf32>
     %accs = arith.mulf %acc, %ab : tensor<{M}x{D}xf32>
-    %vt = tile.load %vp : !tile.block_ptr<tensor<{N}x{D}xf32>>
-    %accn = tile.dot %p, %vt, %accs{hint} : tensor<{M}x{N}xf32> * tensor<{N}x{D}xf32> -> tensor<{M}x{D}xf32>
+{loadV}    %accn = tile.dot %p, %vt, %accs{hint} : tensor<{M}x{N}xf32> * tensor<{N}x{D}xf32> -> tensor<{M}x{D}xf32>
     scf.yield %accn, %mn, %ln : tensor<{M}x{D}xf32>, tensor<{M}xf32>, tensor<{M}xf32>
 )",
                      fmt::arg("M", s.blockM), fmt::arg("N", s.blockN), fmt::arg("D", s.headDim),
                      fmt::arg("mask", mask), fmt::arg("sc", scores), fmt::arg("safe", safeMax), fmt::arg("ms", ms),
-                     fmt::arg("hint", hint));
+                     fmt::arg("hint", hint), fmt::arg("loadK", st.load("kt", "%kp", fmt::format("{}x{}", s.headDim, s.blockN))),
+                     fmt::arg("loadV", st.load("vt", "%vp", fmt::format("{}x{}", s.blockN, s.headDim))));
 }
 
 // K^T [D, N] and V [N, D] block pointers of the key block at %j, for rows
@@ -101,10 +102,11 @@ std::string kvPointers(const AttentionKernelSpec& s, const char* kBuf, const cha
 )";
   return fmt::format(R"(    %vleft = arith.subi %ctx, %j : index
     %valid = arith.minsi %vleft, %cN : index
-{ends}    %kp = tile.make_block_ptr {kb}, [%cD, %kend], [%c1, %cD], [%c0, %krow] : !tile.ptr<f32> -> !tile.block_ptr<tensor<{D}x{N}xf32>>
-    %vp = tile.make_block_ptr {vb}, [%vend, %cD], [%cD, %c1], [%vrow, %c0] : !tile.ptr<f32> -> !tile.block_ptr<tensor<{N}x{D}xf32>>
+{ends}    %kp = tile.make_block_ptr {kb}, [%cD, %kend], [%c1, %cD], [%c0, %krow] : {P} -> !tile.block_ptr<tensor<{D}x{N}x{T}>>
+    %vp = tile.make_block_ptr {vb}, [%vend, %cD], [%cD, %c1], [%vrow, %c0] : {P} -> !tile.block_ptr<tensor<{N}x{D}x{T}>>
 )",
-                     fmt::arg("ends", ends), fmt::arg("kb", kBuf), fmt::arg("vb", vBuf), fmt::arg("N", s.blockN), fmt::arg("D", s.headDim));
+                     fmt::arg("ends", ends), fmt::arg("kb", kBuf), fmt::arg("vb", vBuf), fmt::arg("N", s.blockN),
+                     fmt::arg("D", s.headDim), fmt::arg("T", s.dtype), fmt::arg("P", StorageText{s.dtype}.ptr()));
 }
 
 // A loop over key blocks [from, to) carrying (acc, m, l) from `inits`.
@@ -128,11 +130,14 @@ std::string emitAttentionKernel(const AttentionKernelSpec& s) {
     fail("attention kernel: {} KV splits (splits > 1 need the paged form)", s.kvSplits);
   if (s.paged && (s.keyMask || !s.causal))
     fail("attention kernel: the paged form is causal over the context and takes no key mask");
+  const StorageText st{s.dtype};
+  st.check("attention");
   const int64_t M = s.blockM, N = s.blockN, D = s.headDim;
+  const std::string P = st.ptr(), qo = fmt::format("{}x{}", M, D);
   std::string args, prologue, kvRows;
   if (s.paged) {
-    args = std::string("%q: !tile.ptr<f32>, %cache: !tile.ptr<f32>, ") +
-           (s.kvSplits > 1 ? "%po: !tile.ptr<f32>, %pm: !tile.ptr<f32>, %pl: !tile.ptr<f32>, " : "%o: !tile.ptr<f32>, ") +
+    args = fmt::format("%q: {0}, %cache: {0}, ", P) +
+           (s.kvSplits > 1 ? "%po: !tile.ptr<f32>, %pm: !tile.ptr<f32>, %pl: !tile.ptr<f32>, " : "%o: " + P + ", ") +
            "%tables: !tile.ptr<i64>, %starts: !tile.ptr<i64>, %lens: !tile.ptr<i64>, %maxBlocks: index, %cacheRows: index";
     // Sequence n's tokens are rows [s0, s1) of q/o; its context is ctx.
     prologue = fmt::format(R"(  %n = tile.program_id 2
@@ -144,12 +149,12 @@ std::string emitAttentionKernel(const AttentionKernelSpec& s) {
   %qRow = arith.addi %s0, %r0 : index
   %qCol = arith.muli %h, %cD : index
   %qColEnd = arith.addi %qCol, %cD : index
-  %qp = tile.make_block_ptr %q, [%s1, %qColEnd], [%cF, %c1], [%qRow, %qCol] : !tile.ptr<f32> -> !tile.block_ptr<tensor<{M}x{D}xf32>>
+  %qp = tile.make_block_ptr %q, [%s1, %qColEnd], [%cF, %c1], [%qRow, %qCol] : {P} -> {BP}
 {oPtr}  %tableRow = arith.muli %n, %maxBlocks : index
 )",
-                           fmt::arg("M", M), fmt::arg("D", D),
+                           fmt::arg("P", P), fmt::arg("BP", st.blockPtr(qo)),
                            fmt::arg("oPtr", s.kvSplits > 1 ? std::string()
-                                                           : fmt::format("  %op = tile.make_block_ptr %o, [%s1, %qColEnd], [%cF, %c1], [%qRow, %qCol] : !tile.ptr<f32> -> !tile.block_ptr<tensor<{}x{}xf32>>\n", M, D)));
+                                                           : fmt::format("  %op = tile.make_block_ptr %o, [%s1, %qColEnd], [%cF, %c1], [%qRow, %qCol] : {} -> {}\n", P, st.blockPtr(qo))));
     // Cache rows of (physical block, kv head): K at ((blk * 2) * Hk + kh) * N,
     // V Hk * N rows further.
     kvRows = fmt::format(R"(    %lblk = arith.divui %j, %cN : index
@@ -161,8 +166,8 @@ std::string emitAttentionKernel(const AttentionKernelSpec& s) {
     %vrow = arith.addi %krow, %cHkN : index
 )") + kvPointers(s, "%cache", "%cache", "%cacheRows");
   } else {
-    args = std::string("%q: !tile.ptr<f32>, %k: !tile.ptr<f32>, %v: !tile.ptr<f32>, ") +
-           (s.keyMask ? "%mask: !tile.ptr<f32>, " : "") + "%o: !tile.ptr<f32>, %S: index, %T: index";
+    args = fmt::format("%q: {0}, %k: {0}, %v: {0}, ", P) + (s.keyMask ? "%mask: !tile.ptr<f32>, " : "") + "%o: " + P +
+           ", %S: index, %T: index";
     prologue = fmt::format(R"(  %b = tile.program_id 2
   %B = arith.addi %b, %c1 : index
   %qLen = arith.addi %S, %c0 : index
@@ -172,13 +177,13 @@ std::string emitAttentionKernel(const AttentionKernelSpec& s) {
   %qBase = arith.muli %bhq, %S : index
   %qRow = arith.addi %qBase, %r0 : index
   %qEnd = arith.addi %qBase, %S : index
-  %qp = tile.make_block_ptr %q, [%qEnd, %cD], [%cD, %c1], [%qRow, %c0] : !tile.ptr<f32> -> !tile.block_ptr<tensor<{M}x{D}xf32>>
-  %op = tile.make_block_ptr %o, [%qEnd, %cD], [%cD, %c1], [%qRow, %c0] : !tile.ptr<f32> -> !tile.block_ptr<tensor<{M}x{D}xf32>>
+  %qp = tile.make_block_ptr %q, [%qEnd, %cD], [%cD, %c1], [%qRow, %c0] : {P} -> {BP}
+  %op = tile.make_block_ptr %o, [%qEnd, %cD], [%cD, %c1], [%qRow, %c0] : {P} -> {BP}
   %bk = arith.muli %b, %cHk : index
   %bkh = arith.addi %bk, %kh : index
   %kvBase = arith.muli %bkh, %T : index
 )",
-                           fmt::arg("M", M), fmt::arg("D", D));
+                           fmt::arg("P", P), fmt::arg("BP", st.blockPtr(qo)));
     kvRows = std::string(R"(    %krow = arith.addi %kvBase, %j : index
     %vrow = arith.addi %kvBase, %j : index
 )") + kvPointers(s, "%k", "%v", "");
@@ -241,7 +246,7 @@ std::string emitAttentionKernel(const AttentionKernelSpec& s) {
   %out = arith.divf %r2#0, %lb : tensor<{M}x{D}xf32>
 )",
                            fmt::arg("M", M), fmt::arg("D", D));
-  if (s.kvSplits == 1) epilogue += fmt::format("  tile.store %op, %out : !tile.block_ptr<tensor<{}x{}xf32>>\n", M, D);
+  if (s.kvSplits == 1) epilogue += st.store("%op", "%out", qo);
 
   // Constants only the guarded forms use (an unused tile would get no layout).
   std::string maskConsts;
@@ -293,8 +298,7 @@ std::string emitAttentionKernel(const AttentionKernelSpec& s) {
   %past = arith.subi %ctx, %qLen : index
   %pos0 = arith.addi %past, %r0 : index
 {bounds}  %kvEnd = arith.select %hasRows, %kvEnd0, %c0 : index
-{fullEnd}{range}  %qt = tile.load %qp : !tile.block_ptr<tensor<{M}x{D}xf32>>
-  %qsc = arith.constant dense<{qscale:.9e}> : tensor<{M}x{D}xf32>
+{fullEnd}{range}{loadQ}  %qsc = arith.constant dense<{qscale:.9e}> : tensor<{M}x{D}xf32>
   %qs = arith.mulf %qt, %qsc : tensor<{M}x{D}xf32>
   %zs = arith.constant dense<0.0> : tensor<{M}x{N}xf32>
 {maskConsts}  %acc0 = arith.constant dense<0.0> : tensor<{M}x{D}xf32>
@@ -312,13 +316,16 @@ std::string emitAttentionKernel(const AttentionKernelSpec& s) {
                      fmt::arg("fullLoop", loop(s, kvRows, false, "%lo", "%fe", {"%acc0", "%m0", "%l0"}, "%r1")),
                      fmt::arg("maskedLoop", loop(s, kvRows, true, "%fe", "%hi", {"%r1#0", "%r1#1", "%r1#2"}, "%r2")),
                      fmt::arg("epilogue", epilogue), fmt::arg("maskConsts", maskConsts), fmt::arg("S", s.kvSplits),
-                     fmt::arg("range", range));
+                     fmt::arg("range", range), fmt::arg("loadQ", st.load("qt", "%qp", qo)));
 }
 
 std::string emitAttentionCombineKernel(const AttentionKernelSpec& s) {
   if (s.kvSplits < 2 || s.heads <= 0 || s.headDim <= 0) fail("attention combine kernel: needs >= 2 KV splits");
+  const StorageText st{s.dtype};
+  st.check("attention combine");
   const int64_t S = s.kvSplits, D = s.headDim;
-  return fmt::format(R"(func.func @{name}_combine(%po: !tile.ptr<f32>, %pm: !tile.ptr<f32>, %pl: !tile.ptr<f32>, %o: !tile.ptr<f32>, %T: index) attributes {{tile.num_warps = 1 : i64}} {{
+  const std::string row = fmt::format("1x{}", D);
+  return fmt::format(R"(func.func @{name}_combine(%po: !tile.ptr<f32>, %pm: !tile.ptr<f32>, %pl: !tile.ptr<f32>, %o: {P}, %T: index) attributes {{tile.num_warps = 1 : i64}} {{
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %cS = arith.constant {S} : index
@@ -352,13 +359,13 @@ std::string emitAttentionCombineKernel(const AttentionKernelSpec& s) {
   %out = arith.divf %out0, %lb : tensor<1x{D}xf32>
   %col = arith.muli %h, %cD : index
   %colEnd = arith.addi %col, %cD : index
-  %op = tile.make_block_ptr %o, [%T, %colEnd], [%cF, %c1], [%t, %col] : !tile.ptr<f32> -> !tile.block_ptr<tensor<1x{D}xf32>>
-  tile.store %op, %out : !tile.block_ptr<tensor<1x{D}xf32>>
-  return
+  %op = tile.make_block_ptr %o, [%T, %colEnd], [%cF, %c1], [%t, %col] : {P} -> {BP}
+{store}  return
 }}
 )",
                      fmt::arg("name", s.name), fmt::arg("S", S), fmt::arg("D", D), fmt::arg("H", s.heads),
-                     fmt::arg("F", s.heads * D));
+                     fmt::arg("F", s.heads * D), fmt::arg("P", st.ptr()), fmt::arg("BP", st.blockPtr(row)),
+                     fmt::arg("store", st.store("%op", "%out", row)));
 }
 
 }  // namespace strata::tile

@@ -22,13 +22,13 @@ struct AttentionKernelSpec {
   //   all sequences, the cache [num_blocks, 2, kvHeads, blockN, headDim] read
   //   through i64 block tables; query i of sequence n is at position
   //   context_lens[n] - q_len + i and sees keys up to it (always causal).
-  //   Signature (q, cache, o: f32; block_tables, seq_starts, context_lens:
-  //   i64; max_blocks, cache_rows: index), grid
+  //   Signature (q, cache, o: dtype; block_tables, seq_starts,
+  //   context_lens: i64; max_blocks, cache_rows: index), grid
   //   ceil(max q_len / blockM) x heads x sequences.
   // Contiguous (ops::attention): q/o [B, heads, S, headDim], k/v [B, kvHeads,
   //   T, headDim]; causal puts query i at position T - S + i. With keyMask a
   //   [B, T] f32 mask (nonzero = keep) follows v; rows that see no key give 0.
-  //   Signature (q, k, v, [mask,] o: f32; S, T: index), grid
+  //   Signature (q, k, v: dtype, [mask: f32,] o: dtype; S, T: index), grid
   //   ceil(S / blockM) x heads x B.
   bool paged = true;
   bool causal = true;
@@ -43,6 +43,10 @@ struct AttentionKernelSpec {
   // po [T, heads, kvSplits, headDim], pm and pl (running max and sum)
   // [T, heads, kvSplits]; the combine kernel merges them into o.
   int64_t kvSplits = 1;
+  // Storage type of q, k, v (the cache) and o: f32, f16 or bf16 (loads are
+  // widened, the output narrowed; the arithmetic is f32). The key mask and
+  // the split partials (po, pm, pl) are f32 either way.
+  std::string dtype = "f32";
 };
 
 // Blocking for the host CPU: one warp (a warp's rows are one register block
@@ -54,7 +58,7 @@ AttentionKernelSpec cpuAttentionSpec(int64_t heads, int64_t kvHeads, int64_t hea
 // keyMask on the paged form).
 std::string emitAttentionKernel(const AttentionKernelSpec& spec);
 
-// `<name>_combine(po, pm, pl, o: f32; tokens: index)`, grid tokens x heads:
+// `<name>_combine(po, pm, pl: f32, o: dtype; tokens: index)`, grid tokens x heads:
 // o = sum_s 2^(m_s - M) acc_s / sum_s 2^(m_s - M) l_s with M = max_s m_s (a
 // split that saw no key has m = -inf and weighs nothing).
 std::string emitAttentionCombineKernel(const AttentionKernelSpec& spec);

@@ -95,7 +95,11 @@ class Lowering {
     if (auto l = dyn_cast<LoadOp>(op)) {
       auto vt = cast<VectorType>(convertType(l.getType()));
       auto view = cast<MemRefType>(l.getPtr().getType());
-      if (vt.getRank() == 2 && view.getStridesAndOffset().first.back() != 1) return lowerStridedLoad(l, vt);
+      if (vt.getRank() == 2 && view.getStridesAndOffset().first.back() != 1) {
+        if (view.getStridesAndOffset().first.front() == 1 && vt.getElementTypeBitWidth() < 32)
+          return lowerTransposedLoad(l, vt);
+        return lowerStridedLoad(l, vt);
+      }
       Value pad = arith::ConstantOp::create(b, loc, b.getZeroAttr(vt.getElementType()));
       SmallVector<Value> zeros(vt.getRank(), arith::ConstantIndexOp::create(b, loc, 0));
       SmallVector<bool> inBounds(vt.getRank(), l.getInBounds());
@@ -202,8 +206,8 @@ class Lowering {
     return vector::BroadcastOp::create(b, loc, it, arith::IndexCastOp::create(b, loc, b.getI64Type(), index));
   }
 
-  // A block whose rows are not contiguous (a transposed view: K^T, [N, K]
-  // weights) loads as one masked hardware gather instead of an unrolled
+  // A 32-bit block whose rows are not contiguous (a transposed view: K^T,
+  // [N, K] weights) loads as one masked hardware gather instead of an unrolled
   // element-by-element transfer: element (i, j) is at offset + i*s0 + j*s1
   // of the underlying buffer, present when i < size0 and j < size1.
   Value lowerStridedLoad(LoadOp l, VectorType vt) {
@@ -227,6 +231,25 @@ class Lowering {
     Value pass = arith::ConstantOp::create(b, loc, b.getZeroAttr(flatVec));
     Value g = vector::GatherOp::create(b, loc, flatVec, flat, ValueRange{md.getOffset()}, idx, mask, pass);
     return vector::ShapeCastOp::create(b, loc, vt, g);
+  }
+
+  // A 16-bit block of a transposed view (unit stride along dim 0: K^T,
+  // [N, K] weights viewed as [K, N]) is the transpose of a block whose rows
+  // are contiguous: read that ([cols, rows], masked the same way by the
+  // view's sizes) and transpose it in registers. x86 has no 16-bit gather:
+  // a masked one becomes a branch per element, which LLVM's code generator
+  // takes minutes over at attention sizes. (32-bit blocks gather: measured
+  // as fast as this and 4x quicker to compile.)
+  Value lowerTransposedLoad(LoadOp l, VectorType vt) {
+    Location loc = l.getLoc();
+    auto swap = AffineMap::getPermutationMap(ArrayRef<unsigned>{1, 0}, b.getContext());
+    Value view = memref::TransposeOp::create(b, loc, l.getPtr(), AffineMapAttr::get(swap));
+    auto rowsType = VectorType::get({vt.getDimSize(1), vt.getDimSize(0)}, vt.getElementType());
+    Value pad = arith::ConstantOp::create(b, loc, b.getZeroAttr(vt.getElementType()));
+    SmallVector<Value> zeros(2, arith::ConstantIndexOp::create(b, loc, 0));
+    SmallVector<bool> inBounds(2, l.getInBounds());
+    Value rows = vector::TransferReadOp::create(b, loc, rowsType, view, zeros, pad, inBounds);
+    return vector::TransposeOp::create(b, loc, rows, ArrayRef<int64_t>{1, 0});
   }
 
   // keep(i, j) = col_base + j < limit && (!causal || col_base + j <= row_base + i),

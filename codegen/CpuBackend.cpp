@@ -3,6 +3,7 @@
 #include "codegen/LlvmLowering.h"
 #include "codegen/Passes.h"
 #include "mlir/Conversion/Passes.h"
+#include "mlir/Dialect/Arith/Transforms/Passes.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Math/Transforms/Passes.h"
@@ -121,13 +122,21 @@ OwningOpRef<ModuleOp> lowerToLLVM(MLIRContext& ctx, const std::string& tileIr, c
   RewritePatternSet approx(&ctx);
   populatePolynomialApproximateTanhPattern(approx);
   populatePolynomialApproximateErfPattern(approx);
+  // bf16 widening and narrowing become integer code (x86 without
+  // AVX512-BF16 has no instruction for them; legalize-bf16-storage then
+  // carries the remaining bf16 moves as i16).
+  arith::populateExpandBFloat16Patterns(approx);
   if (failed(applyPatternsGreedily(*module, std::move(approx))))
     fail("cpu backend: math approximation did not converge:\n{}", diagnostics);
 
   PassManager llvmPm(&ctx);
   ConvertVectorToLLVMPassOptions v2l;
   v2l.vectorContractLowering = vector::VectorContractLowering::OuterProduct;
+  // Transposed block loads (K^T, [N, K] weights) end in a vector.transpose:
+  // one shuffle of the flattened vector, which LLVM lowers to permutes.
+  v2l.vectorTransposeLowering = vector::VectorTransposeLowering::Shuffle1D;
   addLowerToLLVMPasses(llvmPm, v2l);
+  llvmPm.addPass(createLegalizeBf16Storage());
   if (failed(llvmPm.run(*module))) fail("cpu backend: lowering failed:\n{}", diagnostics);
   addPackedEntryPoints(*module);
   return module;

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "codegen/StorageText.h"
 #include "codegen/UArch.h"
 #include "ops/error.h"
 
@@ -17,20 +18,9 @@ RmsNormKernelSpec cpuRmsNormSpec(const std::string& target) {
 
 std::string emitRmsNormKernel(const RmsNormKernelSpec& s) {
   if (s.blockN <= 0) fail("rms_norm kernel: block of {} columns", s.blockN);
-  if (s.dtype != "f32" && s.dtype != "bf16" && s.dtype != "f16")
-    fail("rms_norm kernel: storage type '{}' (expected f32, bf16 or f16)", s.dtype);
-  // 16-bit storage: loads are widened to f32 and the result narrowed back.
-  const bool narrow = s.dtype != "f32";
-  auto widen = [&](const char* v) {
-    return narrow ? fmt::format("    %{0} = tile.convert %{0}_s : tensor<1x{1}x{2}> -> tensor<1x{1}xf32>\n", v, s.blockN,
-                                s.dtype)
-                  : std::string();
-  };
-  const std::string raw = narrow ? "_s" : "";
-  const std::string store =
-      narrow ? fmt::format("    %rs = tile.convert %r : tensor<1x{0}xf32> -> tensor<1x{0}x{1}>\n    tile.store %o, %rs",
-                           s.blockN, s.dtype)
-             : "    tile.store %o, %r";
+  const StorageText st{s.dtype};
+  st.check("rms_norm");
+  const std::string row = fmt::format("1x{}", s.blockN);
   return fmt::format(R"(func.func @{name}(%x: !tile.ptr<{T}>, %w: !tile.ptr<{T}>, %y: !tile.ptr<{T}>, %R: index, %N: index, %eps: f32) attributes {{tile.num_warps = 1 : i64}} {{
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
@@ -39,8 +29,7 @@ std::string emitRmsNormKernel(const RmsNormKernelSpec& s) {
   %xp = tile.make_block_ptr %x, [%R, %N], [%N, %c1], [%row, %c0] : !tile.ptr<{T}> -> !tile.block_ptr<tensor<1x{B}x{T}>>
   %zero = arith.constant dense<0.0> : tensor<1x{B}xf32>
   %sq:2 = scf.for %c = %c0 to %N step %cB iter_args(%acc = %zero, %p = %xp) -> (tensor<1x{B}xf32>, !tile.block_ptr<tensor<1x{B}x{T}>>) {{
-    %v{raw} = tile.load %p : !tile.block_ptr<tensor<1x{B}x{T}>>
-{widenV}    %v2 = arith.mulf %v, %v : tensor<1x{B}xf32>
+{loadV}    %v2 = arith.mulf %v, %v : tensor<1x{B}xf32>
     %a = arith.addf %acc, %v2 : tensor<1x{B}xf32>
     %pn = tile.advance %p, [%c0, %cB] : !tile.block_ptr<tensor<1x{B}x{T}>>
     scf.yield %a, %pn : tensor<1x{B}xf32>, !tile.block_ptr<tensor<1x{B}x{T}>>
@@ -60,12 +49,9 @@ std::string emitRmsNormKernel(const RmsNormKernelSpec& s) {
   %wp = tile.make_block_ptr %w, [%c1, %N], [%N, %c1], [%c0, %c0] : !tile.ptr<{T}> -> !tile.block_ptr<tensor<1x{B}x{T}>>
   %yp = tile.make_block_ptr %y, [%R, %N], [%N, %c1], [%row, %c0] : !tile.ptr<{T}> -> !tile.block_ptr<tensor<1x{B}x{T}>>
   %out:3 = scf.for %c = %c0 to %N step %cB iter_args(%p = %xp, %q = %wp, %o = %yp) -> (!tile.block_ptr<tensor<1x{B}x{T}>>, !tile.block_ptr<tensor<1x{B}x{T}>>, !tile.block_ptr<tensor<1x{B}x{T}>>) {{
-    %v{raw} = tile.load %p : !tile.block_ptr<tensor<1x{B}x{T}>>
-{widenV}    %wv{raw} = tile.load %q : !tile.block_ptr<tensor<1x{B}x{T}>>
-{widenW}    %n = arith.mulf %v, %ib : tensor<1x{B}xf32>
+{loadV}{loadW}    %n = arith.mulf %v, %ib : tensor<1x{B}xf32>
     %r = arith.mulf %n, %wv : tensor<1x{B}xf32>
-{store} : !tile.block_ptr<tensor<1x{B}x{T}>>
-    %pn = tile.advance %p, [%c0, %cB] : !tile.block_ptr<tensor<1x{B}x{T}>>
+{store}    %pn = tile.advance %p, [%c0, %cB] : !tile.block_ptr<tensor<1x{B}x{T}>>
     %qn = tile.advance %q, [%c0, %cB] : !tile.block_ptr<tensor<1x{B}x{T}>>
     %on = tile.advance %o, [%c0, %cB] : !tile.block_ptr<tensor<1x{B}x{T}>>
     scf.yield %pn, %qn, %on : !tile.block_ptr<tensor<1x{B}x{T}>>, !tile.block_ptr<tensor<1x{B}x{T}>>, !tile.block_ptr<tensor<1x{B}x{T}>>
@@ -73,15 +59,19 @@ std::string emitRmsNormKernel(const RmsNormKernelSpec& s) {
   return
 }}
 )",
-                     fmt::arg("name", s.name), fmt::arg("B", s.blockN), fmt::arg("T", s.dtype), fmt::arg("raw", raw),
-                     fmt::arg("widenV", widen("v")), fmt::arg("widenW", widen("wv")), fmt::arg("store", store));
+                     fmt::arg("name", s.name), fmt::arg("B", s.blockN), fmt::arg("T", s.dtype), 
+                     fmt::arg("loadV", st.load("v", "%p", row)), fmt::arg("loadW", st.load("wv", "%q", row)),
+                     fmt::arg("store", st.store("%o", "%r", row)));
 }
 
 std::string emitRopeKernel(const RopeKernelSpec& s) {
   if (s.heads <= 0 || s.headDim <= 0 || s.headDim % 2)
     fail("rope kernel: {} heads of dim {} (needs an even head dim)", s.heads, s.headDim);
+  const StorageText st{s.dtype};
+  st.check("rope");
   const int64_t half = s.headDim / 2;
-  return fmt::format(R"(func.func @{name}(%x: !tile.ptr<f32>, %y: !tile.ptr<f32>, %cos: !tile.ptr<f32>, %sin: !tile.ptr<f32>, %pos: !tile.ptr<i64>, %T: index, %P: index) attributes {{tile.num_warps = 1 : i64}} {{
+  const std::string row = fmt::format("1x{}", half);
+  return fmt::format(R"(func.func @{name}(%x: {P}, %y: {P}, %cos: !tile.ptr<f32>, %sin: !tile.ptr<f32>, %pos: !tile.ptr<i64>, %T: index, %P: index) attributes {{tile.num_warps = 1 : i64}} {{
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %cD = arith.constant {D} : index
@@ -92,13 +82,11 @@ std::string emitRopeKernel(const RopeKernelSpec& s) {
   %p = tile.block_lookup %pos[%t] : !tile.ptr<i64>
   %c1st = arith.muli %h, %cD : index
   %c2nd = arith.addi %c1st, %cHalf : index
-  %x1p = tile.make_block_ptr %x, [%T, %cF], [%cF, %c1], [%t, %c1st] : !tile.ptr<f32> -> !tile.block_ptr<tensor<1x{half}xf32>>
-  %x2p = tile.make_block_ptr %x, [%T, %cF], [%cF, %c1], [%t, %c2nd] : !tile.ptr<f32> -> !tile.block_ptr<tensor<1x{half}xf32>>
+  %x1p = tile.make_block_ptr %x, [%T, %cF], [%cF, %c1], [%t, %c1st] : {P} -> {BP}
+  %x2p = tile.make_block_ptr %x, [%T, %cF], [%cF, %c1], [%t, %c2nd] : {P} -> {BP}
   %cp = tile.make_block_ptr %cos, [%P, %cHalf], [%cHalf, %c1], [%p, %c0] : !tile.ptr<f32> -> !tile.block_ptr<tensor<1x{half}xf32>>
   %sp = tile.make_block_ptr %sin, [%P, %cHalf], [%cHalf, %c1], [%p, %c0] : !tile.ptr<f32> -> !tile.block_ptr<tensor<1x{half}xf32>>
-  %x1 = tile.load %x1p : !tile.block_ptr<tensor<1x{half}xf32>>
-  %x2 = tile.load %x2p : !tile.block_ptr<tensor<1x{half}xf32>>
-  %cv = tile.load %cp : !tile.block_ptr<tensor<1x{half}xf32>>
+{x1}{x2}  %cv = tile.load %cp : !tile.block_ptr<tensor<1x{half}xf32>>
   %sv = tile.load %sp : !tile.block_ptr<tensor<1x{half}xf32>>
   %a = arith.mulf %x1, %cv : tensor<1x{half}xf32>
   %b = arith.mulf %x2, %sv : tensor<1x{half}xf32>
@@ -106,15 +94,15 @@ std::string emitRopeKernel(const RopeKernelSpec& s) {
   %d = arith.mulf %x2, %cv : tensor<1x{half}xf32>
   %e = arith.mulf %x1, %sv : tensor<1x{half}xf32>
   %y2 = arith.addf %d, %e : tensor<1x{half}xf32>
-  %y1p = tile.make_block_ptr %y, [%T, %cF], [%cF, %c1], [%t, %c1st] : !tile.ptr<f32> -> !tile.block_ptr<tensor<1x{half}xf32>>
-  %y2p = tile.make_block_ptr %y, [%T, %cF], [%cF, %c1], [%t, %c2nd] : !tile.ptr<f32> -> !tile.block_ptr<tensor<1x{half}xf32>>
-  tile.store %y1p, %y1 : !tile.block_ptr<tensor<1x{half}xf32>>
-  tile.store %y2p, %y2 : !tile.block_ptr<tensor<1x{half}xf32>>
-  return
+  %y1p = tile.make_block_ptr %y, [%T, %cF], [%cF, %c1], [%t, %c1st] : {P} -> {BP}
+  %y2p = tile.make_block_ptr %y, [%T, %cF], [%cF, %c1], [%t, %c2nd] : {P} -> {BP}
+{y1}{y2}  return
 }}
 )",
                      fmt::arg("name", s.name), fmt::arg("D", s.headDim), fmt::arg("half", half),
-                     fmt::arg("F", s.heads * s.headDim));
+                     fmt::arg("F", s.heads * s.headDim), fmt::arg("P", st.ptr()), fmt::arg("BP", st.blockPtr(row)),
+                     fmt::arg("x1", st.load("x1", "%x1p", row)), fmt::arg("x2", st.load("x2", "%x2p", row)),
+                     fmt::arg("y1", st.store("%y1p", "%y1", row)), fmt::arg("y2", st.store("%y2p", "%y2", row)));
 }
 
 }  // namespace strata::tile

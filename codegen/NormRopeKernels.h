@@ -29,11 +29,13 @@ std::string emitRmsNormKernel(const RmsNormKernelSpec& spec);
 // for i < headDim / 2, y_i = x_i cos - x_{i+half} sin and y_{i+half} =
 // x_{i+half} cos + x_i sin, with cos/sin read from [P, half] tables
 // (ops::ropeTables) at the token's position. In place when y == x.
-// Signature (x, y, cos, sin: f32; positions: i64; tokens, table_rows:
-// index), grid tokens x heads.
+// Signature (x, y: dtype; cos, sin: f32; positions: i64; tokens,
+// table_rows: index), grid tokens x heads. `dtype` is the storage type of x
+// and y (f32, bf16 or f16); the arithmetic is f32.
 struct RopeKernelSpec {
   std::string name = "rope";
   int64_t heads = 0, headDim = 0;
+  std::string dtype = "f32";
 };
 std::string emitRopeKernel(const RopeKernelSpec& spec);
 

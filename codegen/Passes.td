@@ -138,4 +138,24 @@ def ConvertTileToNVVM : Pass<"convert-tile-to-nvvm", "::mlir::ModuleOp"> {
                            "::mlir::LLVM::LLVMDialect", "::mlir::NVVM::NVVMDialect"];
 }
 
+def LegalizeBf16Storage : Pass<"legalize-bf16-storage", "::mlir::ModuleOp"> {
+  let summary = "CPU backend: carry bf16 values that only move (load, store, shuffle) as i16";
+  let description = [{
+    Runs on the LLVM dialect, after `arith-expand{include-bf16}` has turned
+    every bf16 conversion into integer arithmetic (an extension is a shift
+    of the 16 bits into an i32; a truncation rounds to nearest even in
+    integers). What is left of bf16 only moves: loads, stores, masked and
+    gathered accesses, vector shuffles, element inserts / extracts,
+    aggregates, selects, constants and block arguments. The x86 code
+    generator without AVX512-BF16 would still legalize such moves through
+    f32 and call `__truncsfbf2`, which neither the JIT nor a kernel library
+    has; carried as i16 they are plain 16-bit moves. Every bf16 value
+    becomes i16 of the same shape (vectors and arrays of them too), a bf16
+    constant keeps its bits, and the bitcasts between the two become
+    no-ops and disappear. A bf16 value used by any other op (arithmetic the
+    expansion did not remove) is an error naming the op.
+  }];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
+}
+
 #endif  // STRATA_TILE_PASSES

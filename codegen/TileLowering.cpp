@@ -45,16 +45,22 @@ Value lowerMakeBlockPtr(OpBuilder& b, MakeBlockPtrOp m, Value base) {
     sizes.push_back(remaining(b, loc, s, o));
     strides.push_back(st);
   }
-  // A unit innermost stride is kept static in the view's type: rows are
-  // then contiguous and load as whole vectors (not element by element).
+  // Unit strides are kept static in the view's type: innermost, rows are
+  // contiguous and load as whole vectors; outermost (a transposed view:
+  // K^T, [N, K] weights as [K, N]), columns are, and load as rows plus a
+  // transpose in registers.
   auto type = cast<MemRefType>(memRefTypeOf(m.getType()));
-  if (getConstantIntValue(strides.back()) == 1) {
-    SmallVector<int64_t> st(type.getRank(), ShapedType::kDynamic);
-    st.back() = 1;
-    strides.back() = b.getIndexAttr(1);
+  SmallVector<int64_t> st(type.getRank(), ShapedType::kDynamic);
+  bool unit = false;
+  for (auto [i, stride] : llvm::enumerate(strides))
+    if (getConstantIntValue(stride) == 1) {
+      st[i] = 1;
+      stride = b.getIndexAttr(1);
+      unit = true;
+    }
+  if (unit)
     type = MemRefType::get(type.getShape(), type.getElementType(),
                            StridedLayoutAttr::get(b.getContext(), ShapedType::kDynamic, st));
-  }
   return memref::ReinterpretCastOp::create(b, loc, type, base, OpFoldResult(off), sizes, strides);
 }
 

@@ -3,6 +3,7 @@
 #include "graph/Passes.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/DialectRegistry.h"
@@ -11,7 +12,8 @@
 int main(int argc, char** argv) {
   mlir::DialectRegistry registry;
   registry.insert<strata::graph::GraphDialect, strata::tile::TileDialect, mlir::func::FuncDialect,
-                  mlir::arith::ArithDialect, mlir::math::MathDialect, mlir::scf::SCFDialect>();
+                  mlir::arith::ArithDialect, mlir::math::MathDialect, mlir::scf::SCFDialect,
+                  mlir::LLVM::LLVMDialect>();  // legalize-bf16-storage reads the LLVM dialect
   strata::graph::registerGraphPasses();
   strata::tile::registerTilePasses();
   return mlir::asMainReturnCode(

@@ -2,8 +2,8 @@
 // paged) against ops::attention / ops::pagedAttention: GQA ratios 1, 4, 8,
 // head dims 64 and 128, causal and not, key masks, ragged lengths no tile
 // divides, paged block sizes 16 and 32 with shuffled (non-contiguous) block
-// tables. f32 throughout; the bound is on the error relative to the output's
-// largest magnitude.
+// tables; f32, and f16 / bf16 storage of q, k, v (the cache) and o. The
+// bound is on the error relative to the output's largest magnitude.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -87,7 +87,9 @@ struct PagedStep {
   int64_t maxBlocks = 0, numBlocks = 0, maxQ = 0, seqs = 0;
 };
 
-PagedStep makePagedStep(const Heads& heads, int64_t blockSize, int64_t queryRows, float scale, std::mt19937& rng) {
+// q and the cache are stored in `dtype`; the reference sees their values.
+PagedStep makePagedStep(const Heads& heads, int64_t blockSize, int64_t queryRows, float scale, std::mt19937& rng,
+                        DType dtype = DType::F32) {
   // (new tokens, context) per sequence: prefill spanning blocks, decode
   // steps at and just past block boundaries, a chunked-prefill continuation.
   std::vector<std::pair<int64_t, int64_t>> seqs = {{37, 37}, {1, blockSize}, {1, blockSize + 1}, {9, 70}, {1, 3}};
@@ -120,9 +122,10 @@ PagedStep makePagedStep(const Heads& heads, int64_t blockSize, int64_t queryRows
       p.tables.mut<int64_t>()[n * p.maxBlocks + b] = physical[next++];
   }
   p.starts.mut<int64_t>()[N] = tok;
-  p.cache = randomTensor({p.numBlocks, 2, heads.kv, blockSize, heads.dim}, rng, -4.f, 4.f);
-  p.q = randomTensor({tokens, heads.q * heads.dim}, rng);
-  p.want = ops::pagedAttention(p.q, p.cache, p.tables, p.starts, p.lens, {heads.q, heads.kv, heads.dim, scale});
+  p.cache = randomTensor({p.numBlocks, 2, heads.kv, blockSize, heads.dim}, rng, -4.f, 4.f).cast(dtype);
+  p.q = randomTensor({tokens, heads.q * heads.dim}, rng).cast(dtype);
+  p.want = ops::pagedAttention(p.q.toF32(), p.cache.toF32(), p.tables, p.starts, p.lens,
+                               {heads.q, heads.kv, heads.dim, scale});
   return p;
 }
 
@@ -136,6 +139,32 @@ void appendPagedTail(abi::KernelArgs& args, const PagedStep& p, const Heads& hea
       .index(p.numBlocks * 2 * heads.kv * blockSize);
 }
 
+// Runs `spec` (with its combine kernel when it splits the keys) on step `p`;
+// o in the spec's storage type.
+Tensor runPaged(const tile::AttentionKernelSpec& spec, const PagedStep& p, const Heads& heads, int64_t blockSize) {
+  std::string ir = tile::emitAttentionKernel(spec);
+  if (spec.kvSplits > 1) ir += tile::emitAttentionCombineKernel(spec);
+  auto kernels = tile::CpuKernels::compile(ir);
+  const int64_t T = p.q.dim(0), S = spec.kvSplits;
+  Tensor got(p.q.dtype(), p.q.shape());
+  std::vector<float> po(T * heads.q * S * heads.dim, NAN), pm(T * heads.q * S, NAN), pl(T * heads.q * S, NAN);
+  abi::KernelArgs args;
+  args.buffer(p.q.raw(), p.q.numel()).buffer(p.cache.raw(), p.cache.numel());
+  if (S > 1)
+    args.buffer(po.data(), (int64_t)po.size()).buffer(pm.data(), (int64_t)pm.size()).buffer(pl.data(), (int64_t)pl.size());
+  else
+    args.buffer(got.raw(), got.numel());
+  appendPagedTail(args, p, heads, blockSize);
+  abi::launch(kernels->lookup(spec.name), args, (p.maxQ + spec.blockM - 1) / spec.blockM * S, heads.q, p.seqs);
+  if (S > 1) {
+    abi::KernelArgs combine;
+    combine.buffer(po.data(), (int64_t)po.size()).buffer(pm.data(), (int64_t)pm.size()).buffer(pl.data(), (int64_t)pl.size());
+    combine.buffer(got.raw(), got.numel()).index(T);
+    abi::launch(kernels->lookup(spec.name + "_combine"), combine, T, heads.q);
+  }
+  return got;
+}
+
 class PagedAttention : public ::testing::TestWithParam<std::tuple<Heads, int64_t, int64_t>> {};
 
 TEST_P(PagedAttention, MatchesReference) {
@@ -143,16 +172,8 @@ TEST_P(PagedAttention, MatchesReference) {
   const float scale = 1.f / std::sqrt((float)heads.dim);
   std::mt19937 rng(5);
   tile::AttentionKernelSpec spec = tile::cpuAttentionSpec(heads.q, heads.kv, heads.dim, scale, blockSize, queryRows);
-  auto kernels = tile::CpuKernels::compile(tile::emitAttentionKernel(spec));
-  abi::PackedKernel kernel = kernels->lookup(spec.name);
   PagedStep p = makePagedStep(heads, blockSize, queryRows, scale, rng);
-  Tensor got(DType::F32, p.q.shape());
-  abi::KernelArgs args;
-  args.buffer(p.q.data<float>(), p.q.numel()).buffer(p.cache.data<float>(), p.cache.numel());
-  args.buffer(got.data<float>(), got.numel());
-  appendPagedTail(args, p, heads, blockSize);
-  abi::launch(kernel, args, (p.maxQ + spec.blockM - 1) / spec.blockM, heads.q, p.seqs);
-  EXPECT_LT(maxRelError(got, p.want), kF32Bound);
+  EXPECT_LT(maxRelError(runPaged(spec, p, heads, blockSize), p.want), kF32Bound);
 }
 
 // Flash-decoding: keys split over 3 programs per (query block, head), then
@@ -165,22 +186,8 @@ TEST_P(PagedAttentionSplitKv, MatchesReference) {
   std::mt19937 rng(17);
   tile::AttentionKernelSpec spec = tile::cpuAttentionSpec(heads.q, heads.kv, heads.dim, scale, blockSize, queryRows);
   spec.kvSplits = 3;
-  auto kernels =
-      tile::CpuKernels::compile(tile::emitAttentionKernel(spec) + tile::emitAttentionCombineKernel(spec));
   PagedStep p = makePagedStep(heads, blockSize, queryRows, scale, rng);
-  const int64_t T = p.q.dim(0), S = spec.kvSplits;
-  std::vector<float> po(T * heads.q * S * heads.dim, NAN), pm(T * heads.q * S, NAN), pl(T * heads.q * S, NAN);
-  abi::KernelArgs args;
-  args.buffer(p.q.data<float>(), p.q.numel()).buffer(p.cache.data<float>(), p.cache.numel());
-  args.buffer(po.data(), (int64_t)po.size()).buffer(pm.data(), (int64_t)pm.size()).buffer(pl.data(), (int64_t)pl.size());
-  appendPagedTail(args, p, heads, blockSize);
-  abi::launch(kernels->lookup(spec.name), args, (p.maxQ + spec.blockM - 1) / spec.blockM * S, heads.q, p.seqs);
-  Tensor got(DType::F32, p.q.shape());
-  abi::KernelArgs combine;
-  combine.buffer(po.data(), (int64_t)po.size()).buffer(pm.data(), (int64_t)pm.size()).buffer(pl.data(), (int64_t)pl.size());
-  combine.buffer(got.data<float>(), got.numel()).index(T);
-  abi::launch(kernels->lookup(spec.name + "_combine"), combine, T, heads.q);
-  EXPECT_LT(maxRelError(got, p.want), kF32Bound);
+  EXPECT_LT(maxRelError(runPaged(spec, p, heads, blockSize), p.want), kF32Bound);
 }
 
 INSTANTIATE_TEST_SUITE_P(Cpu, PagedAttentionSplitKv,
@@ -200,6 +207,59 @@ INSTANTIATE_TEST_SUITE_P(Cpu, PagedAttention,
                            return name(std::get<0>(info.param)) + "_bs" + std::to_string(std::get<1>(info.param)) +
                                   (std::get<2>(info.param) == 1 ? "_decode" : "_prefill");
                          });
+
+// 16-bit storage: q, k, v (the cache) and o in f16 / bf16, rounded inputs
+// in the reference, the output's rounding in the bound. GQA 4, ragged
+// lengths; paged decode and prefill with block sizes 16 and 32, and split
+// keys (the partials stay f32; the combine kernel narrows).
+class AttentionStorage : public ::testing::TestWithParam<DType> {};
+
+TEST_P(AttentionStorage, ContiguousMatchesReference) {
+  const DType dtype = GetParam();
+  const Heads heads{8, 2, 64};
+  const float scale = 0.125f;
+  std::mt19937 rng(23);
+  for (bool causal : {false, true}) {
+    tile::AttentionKernelSpec spec = tile::cpuAttentionSpec(heads.q, heads.kv, heads.dim, scale, 16, 4);
+    spec.paged = false;
+    spec.causal = causal;
+    spec.dtype = ops::dtypeName(dtype);
+    auto kernels = tile::CpuKernels::compile(tile::emitAttentionKernel(spec));
+    const int64_t B = 2, S = 13, T = 40;
+    Tensor q = randomTensor({B, heads.q, S, heads.dim}, rng).cast(dtype);
+    Tensor k = randomTensor({B, heads.kv, T, heads.dim}, rng).cast(dtype);
+    Tensor v = randomTensor({B, heads.kv, T, heads.dim}, rng).cast(dtype);
+    Tensor want = ops::attention(q.toF32(), k.toF32(), v.toF32(), scale, causal, nullptr);
+    Tensor got(dtype, q.shape());
+    abi::KernelArgs args;
+    args.buffer(q.raw(), q.numel()).buffer(k.raw(), k.numel()).buffer(v.raw(), v.numel());
+    args.buffer(got.raw(), got.numel()).index(S).index(T);
+    abi::launch(kernels->lookup(spec.name), args, (S + spec.blockM - 1) / spec.blockM, heads.q, B);
+    EXPECT_LT(maxRelError(got.toF32(), want), testing::storageBound(dtype, kF32Bound)) << (causal ? "causal" : "full");
+  }
+}
+
+TEST_P(AttentionStorage, PagedMatchesReference) {
+  const DType dtype = GetParam();
+  const Heads heads{8, 2, 128};
+  const float scale = 1.f / std::sqrt(128.f);
+  std::mt19937 rng(29);
+  struct Form {
+    int64_t blockSize, queryRows, splits;
+  };
+  for (Form f : {Form{16, 1, 1}, Form{32, 4, 1}, Form{16, 1, 3}}) {
+    tile::AttentionKernelSpec spec = tile::cpuAttentionSpec(heads.q, heads.kv, heads.dim, scale, f.blockSize, f.queryRows);
+    spec.kvSplits = f.splits;
+    spec.dtype = ops::dtypeName(dtype);
+    PagedStep p = makePagedStep(heads, f.blockSize, f.queryRows, scale, rng, dtype);
+    EXPECT_LT(maxRelError(runPaged(spec, p, heads, f.blockSize).toF32(), p.want),
+              testing::storageBound(dtype, kF32Bound))
+        << "block " << f.blockSize << ", " << f.queryRows << " query rows, " << f.splits << " splits";
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Cpu, AttentionStorage, ::testing::Values(DType::F16, DType::BF16),
+                         [](const auto& info) { return std::string(ops::dtypeName(info.param)); });
 
 TEST(AttentionKernel, RejectsBadSpecs) {
   tile::AttentionKernelSpec s = tile::cpuAttentionSpec(6, 4, 64, 0.125f, 16, 4);

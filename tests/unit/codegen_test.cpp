@@ -99,22 +99,24 @@ INSTANTIATE_TEST_SUITE_P(Cpu, GemmConformance,
                            return n;
                          });
 
-// f16 storage on the CPU: the grid form's kernel (one register block per
+// 16-bit storage on the CPU: the grid form's kernel (one register block per
 // program, B read in place) widens A and B to f32, sums in f32 and narrows C
 // on the store (round to nearest even). The reference computes on the same
-// rounded inputs in f32; the bound is the output's own rounding (2^-10
-// relative) plus the sums' f32 error. bf16 does not run on the CPU yet: the
-// x86 backend legalizes bf16 vector moves through f32 and calls
-// __truncsfbf2, which the JIT does not have.
-TEST(GemmConformanceF16, MatchesReferenceOnRaggedShapes) {
+// rounded inputs in f32; the bound is the output's own rounding
+// (testing::storageBound).
+// bf16 conversions are integer code and bf16 moves i16 moves on the host
+// (legalize-bf16-storage), so no bf16 instruction or library call is needed.
+class GemmConformance16 : public ::testing::TestWithParam<DType> {};
+
+TEST_P(GemmConformance16, MatchesReferenceOnRaggedShapes) {
+  const DType dtype = GetParam();
+  const double tol = testing::storageBound(dtype, 1e-5);
   for (bool nk : {false, true}) {
     tile::GemmKernelSpec spec = gridForm(tile::cpuGemmSpec(tile::hostCpuTarget(), nk));
-    spec.dtype = "f16";
+    spec.dtype = dtypeName(dtype);
     spec.blockK = 4;  // several K steps per block, as the GPU kernels take
     auto kernels = tile::CpuKernels::compile(tile::emitGemmKernel(spec), tile::hostCpuTarget());
     abi::PackedKernel gemm = kernels->lookup(spec.name);
-    const DType dtype = DType::F16;
-    const double tol = 1.0 / 1024;
     std::mt19937 rng(11);
     for (auto [m, n, k] : {std::array<int64_t, 3>{1, 7, 2}, {5, 16, 10}, {17, 50, 64}, {33, 70, 100}}) {
       Tensor a = randomTensor({m, k}, rng).cast(dtype);
@@ -130,6 +132,9 @@ TEST(GemmConformanceF16, MatchesReferenceOnRaggedShapes) {
     }
   }
 }
+
+INSTANTIATE_TEST_SUITE_P(Storage, GemmConformance16, ::testing::Values(DType::F16, DType::BF16),
+                         [](const auto& info) { return std::string(dtypeName(info.param)); });
 
 TEST(CpuBackend, ReportsBadTileIr) {
   EXPECT_THROW(tile::CpuKernels::compile("func.func @k( {"), Error);

@@ -29,6 +29,16 @@ inline double maxRelError(const ops::Tensor& got, const ops::Tensor& want) {
   return maxAbs / maxRef;
 }
 
+// The bound for a kernel whose f32 result (within `f32Bound` of the
+// reference) is stored in `storage`: plus half an ulp of the output's
+// largest magnitude (2^-11 for f16, 2^-8 for bf16), with 10 % to spare for
+// the f32 arithmetic. Truncating instead of rounding on the store exceeds it.
+inline double storageBound(ops::DType storage, double f32Bound) {
+  if (storage == ops::DType::F16) return f32Bound + 1.1 * 0x1p-11;
+  if (storage == ops::DType::BF16) return f32Bound + 1.1 * 0x1p-8;
+  return f32Bound;
+}
+
 // A GEMM kernel's B argument: `w` as stored ([K, N], or [N, K] when `nk`),
 // or panel-packed `packedWidth` wide (abi::packPanels) when that is not 0.
 inline ops::Tensor gemmWeight(const ops::Tensor& w, bool nk, int64_t packedWidth) {

@@ -1,8 +1,10 @@
 // Conformance of the generated GEMM-with-epilogue, RMSNorm and RoPE kernels
 // against ops::gemmRegion / ops::rmsNorm / ops::ropeTokens, on ragged
-// shapes. f32; the bound is on the error relative to the output's largest
-// magnitude.
+// shapes. The bound is on the error relative to the output's largest
+// magnitude; RMSNorm and RoPE also in f16 and bf16 storage.
 #include <gtest/gtest.h>
+
+#include <cstring>
 
 #include "codegen/CpuBackend.h"
 #include "codegen/GemmKernel.h"
@@ -77,52 +79,64 @@ INSTANTIATE_TEST_SUITE_P(Cpu, GemmEpilogue,
                                   (c.rows == 1 ? "_gemv" : "");
                          });
 
-TEST(RmsNormKernel, MatchesReference) {
+// RMSNorm and RoPE in each storage type: inputs rounded to it, the
+// reference computed on the rounded values in f32, the output read back.
+class RowKernels : public ::testing::TestWithParam<DType> {};
+
+TEST_P(RowKernels, RmsNormMatchesReference) {
+  const DType dtype = GetParam();
   tile::RmsNormKernelSpec spec = tile::cpuRmsNormSpec(tile::hostCpuTarget());
+  spec.dtype = ops::dtypeName(dtype);
   auto kernels = tile::CpuKernels::compile(tile::emitRmsNormKernel(spec));
   abi::PackedKernel kernel = kernels->lookup(spec.name);
   std::mt19937 rng(9);
   const int64_t shapes[][2] = {{1, 7}, {3, 64}, {5, 100}, {2, 2048}, {4, 130}};
   for (auto [rows, hidden] : shapes) {
-    Tensor x = randomTensor({rows, hidden}, rng, -3.f, 3.f);
-    Tensor w = randomTensor({hidden}, rng);
-    Tensor want = ops::rmsNorm(x, w, 1e-5f);
-    Tensor got(DType::F32, {rows, hidden});
+    Tensor x = randomTensor({rows, hidden}, rng, -3.f, 3.f).cast(dtype);
+    Tensor w = randomTensor({hidden}, rng).cast(dtype);
+    Tensor want = ops::rmsNorm(x.toF32(), w.toF32(), 1e-5f);
+    Tensor got(dtype, {rows, hidden});
     abi::KernelArgs args;
-    args.buffer(x.data<float>(), x.numel()).buffer(w.data<float>(), w.numel()).buffer(got.data<float>(), got.numel());
+    args.buffer(x.raw(), x.numel()).buffer(w.raw(), w.numel()).buffer(got.raw(), got.numel());
     args.index(rows).index(hidden).f32(1e-5f);
     abi::launch(kernel, args, rows);
-    EXPECT_LT(maxRelError(got, want), 1e-6) << rows << "x" << hidden;
+    EXPECT_LT(maxRelError(got.toF32(), want), testing::storageBound(dtype, 1e-6)) << rows << "x" << hidden;
   }
 }
 
-TEST(RopeKernel, MatchesReferenceAndRunsInPlace) {
+TEST_P(RowKernels, RopeMatchesReferenceAndRunsInPlace) {
+  const DType dtype = GetParam();
   std::mt19937 rng(13);
   for (int64_t headDim : {16, 64, 128}) {
     const int64_t heads = 3, tokens = 5, maxPos = 300;
-    tile::RopeKernelSpec spec{"rope", heads, headDim};
+    tile::RopeKernelSpec spec{"rope", heads, headDim, ops::dtypeName(dtype)};
     auto kernels = tile::CpuKernels::compile(tile::emitRopeKernel(spec));
     abi::PackedKernel kernel = kernels->lookup(spec.name);
     ops::RopeTables tables = ops::ropeTables(maxPos, headDim, 10000.f);
-    Tensor x = randomTensor({tokens, heads * headDim}, rng);
+    Tensor x = randomTensor({tokens, heads * headDim}, rng).cast(dtype);
     Tensor pos(DType::I64, {tokens});
     const int64_t positions[] = {0, 7, 299, 3, 128};
     std::copy(positions, positions + tokens, pos.mut<int64_t>());
-    Tensor want = ops::ropeTokens(x, pos, headDim, 10000.f);
-    Tensor y(DType::F32, x.shape());  // the kernel writes over its input
-    std::copy(x.data<float>(), x.data<float>() + x.numel(), y.mut<float>());
+    Tensor want = ops::ropeTokens(x.toF32(), pos, headDim, 10000.f);
+    Tensor y(dtype, x.shape());  // the kernel writes over its input
+    std::memcpy(y.mut<char>(), x.raw(), x.nbytes());
     abi::KernelArgs args;
-    args.buffer(y.data<float>(), y.numel()).buffer(y.data<float>(), y.numel());
+    args.buffer(y.raw(), y.numel()).buffer(y.raw(), y.numel());
     args.buffer(tables.cos.data<float>(), tables.cos.numel()).buffer(tables.sin.data<float>(), tables.sin.numel());
     args.buffer(pos.data<int64_t>(), pos.numel()).index(tokens).index(maxPos);
     abi::launch(kernel, args, tokens, heads);
-    EXPECT_LT(maxRelError(y, want), 1e-6) << "head dim " << headDim;
+    EXPECT_LT(maxRelError(y.toF32(), want), testing::storageBound(dtype, 1e-6)) << "head dim " << headDim;
   }
 }
+
+INSTANTIATE_TEST_SUITE_P(Storage, RowKernels, ::testing::Values(DType::F32, DType::F16, DType::BF16),
+                         [](const auto& info) { return std::string(ops::dtypeName(info.param)); });
 
 TEST(LayerKernels, RejectBadSpecs) {
   EXPECT_THROW(tile::emitRopeKernel({"rope", 2, 15}), Error);
   EXPECT_THROW(tile::emitRmsNormKernel({"rms_norm", 0}), Error);
+  EXPECT_THROW(tile::emitRmsNormKernel({"rms_norm", 64, "f64"}), Error);
+  EXPECT_THROW(tile::emitRopeKernel({"rope", 2, 16, "i32"}), Error);
   EXPECT_THROW(ops::ropeTables(0, 64, 1e4f), Error);
 }
 

@@ -131,6 +131,31 @@ func.func @transposed_load(%s: !tile.ptr<f32>, %o: !tile.ptr<f32>, %row: index, 
   tile.store %q, %m : !tile.block_ptr<tensor<4x16xf32>>
   return
 }
+
+// -----
+
+// The same block in 16 bits: x86 has no 16-bit gather, so the rows of the
+// untransposed view are read (masked by its sizes) and transposed in
+// registers.
+// CHECK-LABEL: func.func @transposed_load_16
+// CHECK-NOT: vector.gather
+// CHECK: %[[T:.*]] = memref.transpose %{{.*}} (d0, d1) -> (d1, d0) : memref<?x?xbf16, strided<[1, ?], offset: ?>> to memref<?x?xbf16, strided<[?, 1], offset: ?>>
+// CHECK: %[[R:.*]] = vector.transfer_read %[[T]][%{{.*}}, %{{.*}}], %{{.*}} : memref<?x?xbf16, strided<[?, 1], offset: ?>>, vector<16x2xbf16>
+// CHECK: vector.transpose %[[R]], [1, 0] : vector<16x2xbf16> to vector<2x16xbf16>
+// LLVM-LABEL: llvm.func @transposed_load_16
+// LLVM-NOT: llvm.intr.masked.gather
+// LLVM: llvm.return
+func.func @transposed_load_16(%s: !tile.ptr<bf16>, %o: !tile.ptr<f32>) attributes {tile.num_warps = 2 : i64} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c16 = arith.constant 16 : index
+  %p = tile.make_block_ptr %s, [%c16, %c16], [%c1, %c16], [%c0, %c0] : !tile.ptr<bf16> -> !tile.block_ptr<tensor<4x16xbf16>>
+  %x = tile.load %p : !tile.block_ptr<tensor<4x16xbf16>>
+  %w = tile.convert %x : tensor<4x16xbf16> -> tensor<4x16xf32>
+  %q = tile.make_block_ptr %o, [%c16, %c16], [%c16, %c1], [%c0, %c0] : !tile.ptr<f32> -> !tile.block_ptr<tensor<4x16xf32>>
+  tile.store %q, %w : !tile.block_ptr<tensor<4x16xf32>>
+  return
+}
 // -----
 
 // A kernel's fast path: `in_bounds` loads and stores are plain vector
