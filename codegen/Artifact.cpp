@@ -95,25 +95,36 @@ std::vector<RmsNormKernelSpec> cudaRmsNormKernelSet() {
   return set;
 }
 
-void writeCudaKernels(const std::vector<GemmKernelSpec>& gemms, const std::vector<RmsNormKernelSpec>& norms,
-                      const std::string& target, const std::string& dir) {
+std::vector<RopeKernelSpec> cudaRopeKernelSet() {
+  std::vector<RopeKernelSpec> set;
+  for (const char* dt : {"bf16", "f16"})
+    for (int64_t heads : {32, 8}) set.push_back({fmt::format("rope_{}_h{}_d128", dt, heads), heads, 128, dt});
+  return set;
+}
+
+void writeCudaKernels(const CudaKernelSetSpec& set, const std::string& target, const std::string& dir) {
   std::string ir;
-  for (const GemmKernelSpec& s : gemms) ir += emitGemmKernel(s);
-  for (const RmsNormKernelSpec& s : norms) ir += emitRmsNormKernel(s);
+  for (const GemmKernelSpec& s : set.gemms) ir += emitGemmKernel(s);
+  for (const RmsNormKernelSpec& s : set.norms) ir += emitRmsNormKernel(s);
+  for (const RopeKernelSpec& s : set.ropes) ir += emitRopeKernel(s);
   CudaModule m = compileCuda(ir, target);
+  auto threads = [&](const std::string& name) {
+    for (const CudaKernelInfo& k : m.kernels)
+      if (k.name == name) return k.threads;
+    fail("cuda backend: kernel {} missing from the compiled module", name);
+  };
   nlohmann::json kernels = nlohmann::json::array();
-  for (size_t i = 0; i < gemms.size(); ++i) {
-    const GemmKernelSpec& s = gemms[i];
-    kernels.push_back({{"kind", "gemm"}, {"name", s.name}, {"threads", m.kernels[i].threads}, {"dtype", s.dtype},
+  for (const GemmKernelSpec& s : set.gemms)
+    kernels.push_back({{"kind", "gemm"}, {"name", s.name}, {"threads", threads(s.name)}, {"dtype", s.dtype},
                        {"weights", s.weightsNK ? "nk" : "kn"}, {"bias", s.bias}, {"residual", s.residual},
                        {"swiglu", s.swiglu}, {"block_m", s.blockM}, {"block_n", s.blockN}, {"block_k", s.blockK},
                        {"num_warps", s.numWarps}, {"max_rows", s.maxRows}});
-  }
-  for (size_t i = 0; i < norms.size(); ++i) {
-    const RmsNormKernelSpec& s = norms[i];
-    kernels.push_back({{"kind", "rms_norm"}, {"name", s.name}, {"threads", m.kernels[gemms.size() + i].threads},
-                       {"dtype", s.dtype}, {"block_n", s.blockN}});
-  }
+  for (const RmsNormKernelSpec& s : set.norms)
+    kernels.push_back({{"kind", "rms_norm"}, {"name", s.name}, {"threads", threads(s.name)}, {"dtype", s.dtype},
+                       {"block_n", s.blockN}});
+  for (const RopeKernelSpec& s : set.ropes)
+    kernels.push_back({{"kind", "rope"}, {"name", s.name}, {"threads", threads(s.name)}, {"dtype", s.dtype},
+                       {"heads", s.heads}, {"head_dim", s.headDim}});
   fs::path d = outputDir(dir, "kernels.json");
   writeText(d / "kernels.mlir", ir);
   writeText(d / "kernels.ptx", m.ptx);

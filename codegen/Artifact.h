@@ -33,13 +33,24 @@ void writeCpuArtifact(const KernelPlan& plan, const std::string& dir, const nloh
 //                 {"kind": "gemm", "name", "threads", "dtype", "weights":
 //                 "kn"|"nk", "bias", "residual", "swiglu", "block_m",
 //                 "block_n", "block_k", "num_warps"}, RMSNorms as
-//                 {"kind": "rms_norm", "name", "threads", "dtype", "block_n"}
-void writeCudaKernels(const std::vector<GemmKernelSpec>& gemms, const std::vector<RmsNormKernelSpec>& norms,
-                      const std::string& target, const std::string& dir);
+//                 {"kind": "rms_norm", "name", "threads", "dtype", "block_n"},
+//                 RoPEs as {"kind": "rope", "name", "threads", "dtype",
+//                 "heads", "head_dim"}
+struct CudaKernelSetSpec {
+  std::vector<GemmKernelSpec> gemms;
+  std::vector<RmsNormKernelSpec> norms;
+  std::vector<RopeKernelSpec> ropes;
+};
+void writeCudaKernels(const CudaKernelSetSpec& set, const std::string& target, const std::string& dir);
 
 // RMSNorm kernels for the GPU: f32, bf16 and f16 storage, one warp per row
 // streaming 8 elements per lane per step.
 std::vector<RmsNormKernelSpec> cudaRmsNormKernelSet();
+
+// RoPE kernels for the GPU: bf16 and f16 storage of q / k rows of 32 and 8
+// heads of dim 128 (Llama-3-8B's query and key projections), one warp per
+// (token, head).
+std::vector<RopeKernelSpec> cudaRopeKernelSet();
 
 // The set `strata compile-kernels` builds: for bf16 and f16, the decode,
 // medium and prefill blockings (cudaGemmSpec) with [K, N] and [N, K]

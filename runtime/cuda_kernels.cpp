@@ -49,6 +49,17 @@ std::unique_ptr<CudaKernelSet> CudaKernelSet::load(const CudaDevice& device, con
         set->norms_.push_back(r);
         continue;
       }
+      if (kind == "rope") {
+        CudaRopeKernel r;
+        r.name = k.at("name");
+        r.dtype = k.at("dtype");
+        r.heads = k.at("heads");
+        r.headDim = k.at("head_dim");
+        r.threads = k.at("threads");
+        r.function = set->module_->function(r.name);
+        set->ropes_.push_back(r);
+        continue;
+      }
       if (kind != "gemm") fail("{}: kernel '{}' of unknown kind '{}'", manifestPath, k.value("name", "?"), kind);
       CudaGemmKernel g;
       g.name = k.at("name");
@@ -118,6 +129,20 @@ void CudaKernelSet::launch(const CudaRmsNormKernel& k, const void* x, const void
   abi::KernelArgs args;
   args.buffer(x, rows * hidden).buffer(w, hidden).buffer(y, rows * hidden).index(rows).index(hidden).f32(eps);
   device_.launch(k.function, {unsigned(rows), 1, 1}, {unsigned(k.threads), 1, 1}, 0, const_cast<void**>(args.slots().data()));
+}
+
+void CudaKernelSet::launch(const CudaRopeKernel& k, const void* x, void* y, const void* cos, const void* sin,
+                           const void* positions, int64_t tokens, int64_t tableRows) const {
+  if (tokens <= 0 || tableRows <= 0)
+    fail("rope {}: tokens and table rows must be positive, got {}, {}", k.name, tokens, tableRows);
+  if (!x || !y || !cos || !sin || !positions) fail("rope {}: x, y, cos, sin and positions must be device buffers", k.name);
+  // (x, y, cos, sin, positions, tokens, table_rows): codegen/NormRopeKernels.h.
+  const int64_t width = k.heads * k.headDim, half = k.headDim / 2;
+  abi::KernelArgs args;
+  args.buffer(x, tokens * width).buffer(y, tokens * width).buffer(cos, tableRows * half).buffer(sin, tableRows * half);
+  args.buffer(positions, tokens).index(tokens).index(tableRows);
+  device_.launch(k.function, {unsigned(tokens), unsigned(k.heads), 1}, {unsigned(k.threads), 1, 1}, 0,
+                 const_cast<void**>(args.slots().data()));
 }
 
 }  // namespace strata::runtime

@@ -1,4 +1,4 @@
-// A kernel set (GEMMs, RMSNorms) compiled for an NVIDIA GPU (`strata compile-kernels`,
+// A kernel set (GEMMs, RMSNorms, RoPEs) compiled for an NVIDIA GPU (`strata compile-kernels`,
 // codegen/Artifact.h: kernels.ptx + kernels.json) loaded on a cuda device,
 // with the launcher that passes the kernel ABI (ops/abi.h). Runtime only: no
 // LLVM on the GPU machine.
@@ -26,6 +26,12 @@ struct CudaRmsNormKernel {
   cuda::CUfunction function = nullptr;
 };
 
+struct CudaRopeKernel {
+  std::string name, dtype;  // dtype: storage type of x and y (bf16, f16); cos / sin are f32
+  int64_t heads = 0, headDim = 0, threads = 0;
+  cuda::CUfunction function = nullptr;
+};
+
 // Device buffers of one GEMM launch (null where the kernel takes none):
 // C[M, N] = epilogue(A[M, K] x B), B [K, N] or [N, K] as the kernel says.
 struct GemmBuffers {
@@ -48,6 +54,7 @@ class CudaKernelSet {
   // when the set has none.
   const CudaGemmKernel& gemmFor(const std::string& dtype, bool weightsNK, int64_t rows) const;
   const std::vector<CudaRmsNormKernel>& rmsNorms() const { return norms_; }
+  const std::vector<CudaRopeKernel>& ropes() const { return ropes_; }
 
   // Enqueues one launch (grid ceil(M / blockM) x ceil(N / blockN)); throws
   // when a buffer the kernel needs is null or M, N, K is not positive.
@@ -56,6 +63,13 @@ class CudaKernelSet {
   // on a null buffer or a non-positive size.
   void launch(const CudaRmsNormKernel& k, const void* x, const void* w, void* y, int64_t rows, int64_t hidden,
               float eps) const;
+  // Rotate-half RoPE of `tokens` rows of heads x headDim (codegen/
+  // NormRopeKernels.h): y = rope(x) at each token's position (i64, device)
+  // from the [tableRows, headDim / 2] f32 cos / sin tables; y may be x. One
+  // block of one warp per (token, head); throws on a null buffer or a
+  // non-positive size.
+  void launch(const CudaRopeKernel& k, const void* x, void* y, const void* cos, const void* sin, const void* positions,
+              int64_t tokens, int64_t tableRows) const;
 
  private:
   CudaKernelSet(const CudaDevice& device) : device_(device) {}
@@ -64,6 +78,7 @@ class CudaKernelSet {
   std::string target_;
   std::vector<CudaGemmKernel> gemms_;
   std::vector<CudaRmsNormKernel> norms_;
+  std::vector<CudaRopeKernel> ropes_;
 };
 
 }  // namespace strata::runtime

@@ -145,11 +145,10 @@ int compileKernels(const std::string& target, const std::string& out, const std:
   if (!decode.empty()) d = tile::parseGemmBlocking(decode, "--decode-block");
   if (!medium.empty()) m = tile::parseGemmBlocking(medium, "--medium-block");
   if (!prefill.empty()) p = tile::parseGemmBlocking(prefill, "--prefill-block");
-  std::vector<tile::GemmKernelSpec> set = tile::cudaGemmKernelSet(d, m, p);
-  std::vector<tile::RmsNormKernelSpec> norms = tile::cudaRmsNormKernelSet();
-  std::fprintf(stderr, "compiling %zu GEMM and %zu RMSNorm kernels for %s into %s...\n", set.size(), norms.size(),
-               target.c_str(), out.c_str());
-  tile::writeCudaKernels(set, norms, target.substr(prefix.size()), out);
+  tile::CudaKernelSetSpec set{tile::cudaGemmKernelSet(d, m, p), tile::cudaRmsNormKernelSet(), tile::cudaRopeKernelSet()};
+  std::fprintf(stderr, "compiling %zu GEMM, %zu RMSNorm and %zu RoPE kernels for %s into %s...\n", set.gemms.size(),
+               set.norms.size(), set.ropes.size(), target.c_str(), out.c_str());
+  tile::writeCudaKernels(set, target.substr(prefix.size()), out);
   std::fprintf(stderr, "wrote %s/kernels.ptx, kernels.json, kernels.mlir\n", out.c_str());
   return 0;
 }

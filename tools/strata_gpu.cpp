@@ -4,7 +4,9 @@
 // times the generated bf16 GEMM kernels on Llama-3-8B projection shapes
 // (weights [N, K] as HF Linear stores them) with CUDA events;
 //   strata-gpu bench-rmsnorm --kernels DIR [--json FILE]
-// the generated RMSNorm kernels at hidden 4096 (Llama-3-8B) for 1..4096 rows.
+// the generated RMSNorm kernels at hidden 4096 (Llama-3-8B) for 1..4096 rows;
+//   strata-gpu bench-rope --kernels DIR [--json FILE]
+// the generated RoPE kernels on Llama-3-8B's q and k rows for 1..4096 tokens.
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
@@ -23,6 +25,13 @@ namespace {
 struct Case {
   int64_t M, K, N;
 };
+
+void writeResults(const std::string& path, const nlohmann::json& results) {
+  if (path.empty()) return;
+  std::ofstream os(path);
+  os << results.dump(1) << "\n";
+  if (!os) fail("cannot write {}", path);
+}
 
 int benchGemm(const std::string& dir, const std::string& jsonPath, const std::string& dtype, int reps) {
   auto dev = runtime::CudaDevice::open();
@@ -71,11 +80,7 @@ int benchGemm(const std::string& dir, const std::string& jsonPath, const std::st
   dev->release(w, maxW * 2);
   dev->release(a, maxA * 2);
   dev->release(c, maxC * 2);
-  if (!jsonPath.empty()) {
-    std::ofstream os(jsonPath);
-    os << nlohmann::json({{"device", dev->deviceName()}, {"dtype", dtype}, {"gemm", rows}}).dump(1) << "\n";
-    if (!os) fail("cannot write {}", jsonPath);
-  }
+  writeResults(jsonPath, {{"device", dev->deviceName()}, {"dtype", dtype}, {"gemm", rows}});
   return 0;
 }
 
@@ -105,11 +110,42 @@ int benchRmsNorm(const std::string& dir, const std::string& jsonPath, const std:
   dev->release(x, maxRows * hidden * elt);
   dev->release(w, hidden * elt);
   dev->release(y, maxRows * hidden * elt);
-  if (!jsonPath.empty()) {
-    std::ofstream os(jsonPath);
-    os << nlohmann::json({{"device", dev->deviceName()}, {"dtype", dtype}, {"rms_norm", out}}).dump(1) << "\n";
-    if (!os) fail("cannot write {}", jsonPath);
+  writeResults(jsonPath, {{"device", dev->deviceName()}, {"dtype", dtype}, {"rms_norm", out}});
+  return 0;
+}
+
+// In place on zero-filled rows (timing does not depend on values); bytes =
+// x read and written plus the cos / sin rows each token reads.
+int benchRope(const std::string& dir, const std::string& jsonPath, const std::string& dtype, int reps) {
+  auto dev = runtime::CudaDevice::open();
+  auto set = runtime::CudaKernelSet::load(*dev, dir);
+  const int64_t maxTokens = 4096, tableRows = 8192, elt = ops::dtypeSize(ops::parseDType(dtype));
+  std::printf("device: %s\n%-22s %-6s %9s %9s\n", dev->deviceName().c_str(), "kernel", "tokens", "us", "GB/s");
+  nlohmann::json out = nlohmann::json::array();
+  for (const runtime::CudaRopeKernel& k : set->ropes()) {
+    if (k.dtype != dtype) continue;
+    const int64_t width = k.heads * k.headDim, half = k.headDim / 2;
+    void* x = dev->allocate(maxTokens * width * elt);
+    void* cos = dev->allocate(tableRows * half * 4);
+    void* sin = dev->allocate(tableRows * half * 4);
+    void* pos = dev->allocate(maxTokens * 8);
+    for (int64_t tokens : {1, 8, 32, 128, 512, 2048, 4096}) {
+      set->launch(k, x, x, cos, sin, pos, tokens, tableRows);  // warm-up
+      float ms = dev->timeMs([&] {
+        for (int r = 0; r < reps; ++r) set->launch(k, x, x, cos, sin, pos, tokens, tableRows);
+      }) / reps;
+      double bytes = double(tokens) * (2 * width * elt + 2 * half * 4 + 8), gbs = bytes / (ms * 1e-3) / 1e9;
+      std::printf("%-22s %-6lld %9.1f %9.0f\n", k.name.c_str(), (long long)tokens, ms * 1e3, gbs);
+      out.push_back({{"kernel", k.name}, {"heads", k.heads}, {"head_dim", k.headDim}, {"tokens", tokens},
+                     {"us", ms * 1e3}, {"gbs", gbs}});
+    }
+    dev->release(x, maxTokens * width * elt);
+    dev->release(cos, tableRows * half * 4);
+    dev->release(sin, tableRows * half * 4);
+    dev->release(pos, maxTokens * 8);
   }
+  if (out.empty()) fail("no {} RoPE kernel in {}", dtype, dir);
+  writeResults(jsonPath, {{"device", dev->deviceName()}, {"dtype", dtype}, {"rope", out}});
   return 0;
 }
 
@@ -131,6 +167,12 @@ int main(int argc, char** argv) {
   norm->add_option("--json", json, "Also write the results to this JSON file");
   norm->add_option("--dtype", dtype, "f32, bf16 or f16")->capture_default_str();
   norm->add_option("--reps", reps, "Timed launches per case")->capture_default_str();
+  auto* rope = app.add_subcommand("bench-rope", "Time the generated RoPE kernels on Llama-3-8B q and k rows "
+                                                "(1..4096 tokens)");
+  rope->add_option("--kernels", dir, "Kernel set directory from `strata compile-kernels`")->required();
+  rope->add_option("--json", json, "Also write the results to this JSON file");
+  rope->add_option("--dtype", dtype, "bf16 or f16")->capture_default_str();
+  rope->add_option("--reps", reps, "Timed launches per case")->capture_default_str();
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -141,6 +183,7 @@ int main(int argc, char** argv) {
   try {
     if (bench->parsed()) return benchGemm(dir, json, dtype, reps);
     if (norm->parsed()) return benchRmsNorm(dir, json, dtype, reps);
+    if (rope->parsed()) return benchRope(dir, json, dtype, reps);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "error: %s\n", e.what());
     return 1;

@@ -1,4 +1,4 @@
-// strata's generated GEMM and RMSNorm kernels on the GPU (the kernel set from
+// strata's generated GEMM, RMSNorm and RoPE kernels on the GPU (the kernel set from
 // `strata compile-kernels --target cuda:sm_90`, built with the project into
 // build/cuda-kernels, or the directory in $STRATA_CUDA_KERNELS) against the
 // ops/ reference on random ragged shapes. Runtime only: the GPU machine has
@@ -154,6 +154,44 @@ TEST(CudaRmsNormKernels, EqualTheReferenceOnRaggedShapes) {
       std::printf("%-14s rows=%-3lld hidden=%-5lld max rel err %.2e (tol %.1e)\n", k.name.c_str(), (long long)rows,
                   (long long)hidden, worst, tol);
       EXPECT_LE(worst, tol) << k.name << " rows=" << rows << " hidden=" << hidden;
+    }
+  }
+}
+
+// RoPE in place on q / k rows at unordered positions (one past the table's
+// middle, the last row, 0), against ops::ropeTokens on the stored values;
+// bound: the output's rounding (bf16 2^-8, f16 2^-11 of 1 + |ref|) plus f32.
+TEST(CudaRopeKernels, EqualTheReferenceInPlace) {
+  std::string why = CudaDevice::unavailable();
+  if (!why.empty()) GTEST_SKIP() << "no CUDA device: " << why;
+  auto dev = CudaDevice::open();
+  auto set = runtime::CudaKernelSet::load(*dev, kernelDir());
+  ASSERT_EQ(set->ropes().size(), 4u);
+  std::mt19937 rng(7);
+  const int64_t tableRows = 4096;
+  for (const runtime::CudaRopeKernel& k : set->ropes()) {
+    ops::DType dt = ops::parseDType(k.dtype);
+    const double tol = (dt == ops::DType::BF16 ? 0x1p-8 : 0x1p-11) + 1e-5;
+    ops::RopeTables tables = ops::ropeTables(tableRows, k.headDim, 500000.f);
+    DeviceTensor dcos(*dev, tables.cos), dsin(*dev, tables.sin);
+    for (int64_t tokens : {1, 5, 37}) {
+      Operand x = randomOperand({tokens, k.heads * k.headDim}, dt, rng);
+      std::vector<int64_t> pos(tokens);
+      for (int64_t t = 0; t < tokens; ++t) pos[t] = t == 0 ? tableRows - 1 : (t * 2654435761u) % tableRows;
+      ops::Tensor positions = ops::Tensor::fromI64(pos);
+      ops::Tensor ref = ops::ropeTokens(x.f32, positions, k.headDim, 500000.f);
+      DeviceTensor dx(*dev, x.stored), dpos(*dev, positions);
+      set->launch(k, dx.p, dx.p, dcos.p, dsin.p, dpos.p, tokens, tableRows);
+      ops::Tensor out(dt, x.stored.shape());
+      dev->download(out.mut<uint8_t>(), dx.p, out.nbytes());
+      ops::Tensor got = out.toF32();
+      double worst = 0;
+      for (int64_t i = 0; i < got.numel(); ++i) {
+        double r = ref.data<float>()[i], g = got.data<float>()[i];
+        worst = std::isfinite(g) ? std::max(worst, std::abs(g - r) / (1 + std::abs(r))) : INFINITY;
+      }
+      std::printf("%-20s tokens=%-3lld max rel err %.2e (tol %.1e)\n", k.name.c_str(), (long long)tokens, worst, tol);
+      EXPECT_LE(worst, tol) << k.name << " tokens=" << tokens;
     }
   }
 }
