@@ -56,19 +56,27 @@ void writeCpuArtifact(const KernelPlan& plan, const std::string& dir, const nloh
 std::vector<GemmKernelSpec> cudaGemmKernelSet(const GemmBlocking& decode, const GemmBlocking& medium,
                                               const GemmBlocking& prefill) {
   std::vector<GemmKernelSpec> set;
-  auto spec = [&](const char* dt, bool nk, int64_t rows) {
-    GemmKernelSpec s = cudaGemmSpec(dt, nk, rows);
+  // A --decode-block replaces both decode blockings (short and long K).
+  auto spec = [&](const char* dt, bool nk, int64_t rows, int64_t k = 0) {
+    GemmKernelSpec s = cudaGemmSpec(dt, nk, rows, k);
     const GemmBlocking& b = rows <= kCudaDecodeRows ? decode : rows <= kCudaMediumRows ? medium : prefill;
     if (b.warps) applyBlocking(s, b);
     return s;
   };
+  struct Class {
+    const char* name;
+    int64_t rows, minK;
+  };
+  const Class classes[] = {
+      {"decode", kCudaDecodeRows, 0}, {"decode_long_k", kCudaDecodeRows, kCudaLongK}, {"medium", kCudaMediumRows, 0},
+      {"prefill", 2048, 0}};
   for (const char* dt : {"bf16", "f16"}) {
-    for (int64_t rows : {kCudaDecodeRows, kCudaMediumRows, int64_t(2048)})
+    for (const Class& c : classes)
       for (bool nk : {false, true}) {
-        GemmKernelSpec s = spec(dt, nk, rows);
-        const char* cls = rows <= kCudaDecodeRows ? "decode" : rows <= kCudaMediumRows ? "medium" : "prefill";
-        s.name = fmt::format("gemm_{}_{}_{}", dt, nk ? "nk" : "kn", cls);
-        s.maxRows = rows <= kCudaMediumRows ? rows : 0;
+        GemmKernelSpec s = spec(dt, nk, c.rows, c.minK);
+        s.name = fmt::format("gemm_{}_{}_{}", dt, nk ? "nk" : "kn", c.name);
+        s.maxRows = c.rows <= kCudaMediumRows ? c.rows : 0;
+        s.minK = c.minK;
         set.push_back(s);
       }
     GemmKernelSpec s = spec(dt, true, 2048);
@@ -118,7 +126,7 @@ void writeCudaKernels(const CudaKernelSetSpec& set, const std::string& target, c
     kernels.push_back({{"kind", "gemm"}, {"name", s.name}, {"threads", threads(s.name)}, {"dtype", s.dtype},
                        {"weights", s.weightsNK ? "nk" : "kn"}, {"bias", s.bias}, {"residual", s.residual},
                        {"swiglu", s.swiglu}, {"block_m", s.blockM}, {"block_n", s.blockN}, {"block_k", s.blockK},
-                       {"num_warps", s.numWarps}, {"max_rows", s.maxRows}});
+                       {"num_warps", s.numWarps}, {"max_rows", s.maxRows}, {"min_k", s.minK}});
   for (const RmsNormKernelSpec& s : set.norms)
     kernels.push_back({{"kind", "rms_norm"}, {"name", s.name}, {"threads", threads(s.name)}, {"dtype", s.dtype},
                        {"block_n", s.blockN}});

@@ -32,7 +32,7 @@ void writeCpuArtifact(const KernelPlan& plan, const std::string& dir, const nloh
 //   kernels.json  {"format", "target", "kernels": [...]}: GEMMs as
 //                 {"kind": "gemm", "name", "threads", "dtype", "weights":
 //                 "kn"|"nk", "bias", "residual", "swiglu", "block_m",
-//                 "block_n", "block_k", "num_warps"}, RMSNorms as
+//                 "block_n", "block_k", "num_warps", "max_rows", "min_k"}, RMSNorms as
 //                 {"kind": "rms_norm", "name", "threads", "dtype", "block_n"},
 //                 RoPEs as {"kind": "rope", "name", "threads", "dtype",
 //                 "heads", "head_dim"}
@@ -55,9 +55,11 @@ std::vector<RopeKernelSpec> cudaRopeKernelSet();
 // The set `strata compile-kernels` builds: for bf16 and f16, the decode,
 // medium and prefill blockings (cudaGemmSpec) with [K, N] and [N, K]
 // weights, and the epilogues (bias + residual, SwiGLU with bias) on [N, K]
-// weights. Non-zero blockings replace cudaGemmSpec's block shapes (the
-// epilogue kernels take the prefill one). kernels.json gives each plain
-// kernel the most rows it is meant for (`max_rows`: 16, 128, 0 = any).
+// weights, plus a decode blocking for K >= kCudaLongK. Non-zero blockings
+// replace cudaGemmSpec's block shapes (the epilogue kernels take the
+// prefill one, both decode kernels the decode one). kernels.json gives each
+// plain kernel the most rows it is meant for (`max_rows`: 16, 128, 0 = any)
+// and the fewest K (`min_k`: 0 or kCudaLongK).
 std::vector<GemmKernelSpec> cudaGemmKernelSet(const GemmBlocking& decode = {}, const GemmBlocking& medium = {},
                                               const GemmBlocking& prefill = {});
 

@@ -57,7 +57,7 @@ GemmKernelSpec cpuGemmSpec(const std::string& target, bool weightsNK, int64_t ro
   return s;
 }
 
-GemmKernelSpec cudaGemmSpec(const std::string& dtype, bool weightsNK, int64_t rows) {
+GemmKernelSpec cudaGemmSpec(const std::string& dtype, bool weightsNK, int64_t rows, int64_t k) {
   GemmKernelSpec s;
   s.dtype = dtype;
   s.weightsNK = weightsNK;
@@ -67,7 +67,13 @@ GemmKernelSpec cudaGemmSpec(const std::string& dtype, bool weightsNK, int64_t ro
   // more loads in flight hide more latency. Decode streams the weights:
   // 8 warps splitting K (each 32 of every 256) keep 4-8x more loads in
   // flight than 2 warps side by side along N (geomean 1.0 -> 1.9 TB/s).
-  if (rows <= kCudaDecodeRows) {
+  if (rows <= kCudaDecodeRows && k >= kCudaLongK) {
+    // 2026-11-21 sweep, K = 14336, N = 4096: M = 1 1630 -> 2492 GB/s,
+    // M = 16 1764 -> 1951 (and slower than 8 warps at K = 4096).
+    s.blockM = 16, s.blockN = 32, s.blockK = 512, s.numWarps = 16;
+    s.tiling = "split_k";
+    s.minK = kCudaLongK;
+  } else if (rows <= kCudaDecodeRows) {
     s.blockM = 16, s.blockN = 64, s.blockK = 256, s.numWarps = 8;
     s.tiling = "split_k";
   } else if (rows <= kCudaMediumRows) {

@@ -73,6 +73,7 @@ std::unique_ptr<CudaKernelSet> CudaKernelSet::load(const CudaDevice& device, con
       g.blockK = k.at("block_k");
       g.threads = k.at("threads");
       g.maxRows = k.value("max_rows", 0);
+      g.minK = k.value("min_k", 0);
       g.function = set->module_->function(g.name);
       set->gemms_.push_back(g);
     }
@@ -82,15 +83,20 @@ std::unique_ptr<CudaKernelSet> CudaKernelSet::load(const CudaDevice& device, con
   return set;
 }
 
-const CudaGemmKernel& CudaKernelSet::gemmFor(const std::string& dtype, bool weightsNK, int64_t rows) const {
+const CudaGemmKernel& CudaKernelSet::gemmFor(const std::string& dtype, bool weightsNK, int64_t rows,
+                                             int64_t k) const {
   const CudaGemmKernel* best = nullptr;
-  auto bound = [](const CudaGemmKernel& k) { return k.maxRows > 0 ? k.maxRows : INT64_MAX; };
-  for (const CudaGemmKernel& k : gemms_)
-    if (k.dtype == dtype && k.weightsNK == weightsNK && !k.bias && !k.residual && !k.swiglu && bound(k) >= rows &&
-        (!best || bound(k) < bound(*best)))
-      best = &k;
+  auto bound = [](const CudaGemmKernel& g) { return g.maxRows > 0 ? g.maxRows : INT64_MAX; };
+  auto better = [&](const CudaGemmKernel& g) {
+    return !best || bound(g) < bound(*best) || (bound(g) == bound(*best) && g.minK > best->minK);
+  };
+  for (const CudaGemmKernel& g : gemms_)
+    if (g.dtype == dtype && g.weightsNK == weightsNK && !g.bias && !g.residual && !g.swiglu && bound(g) >= rows &&
+        g.minK <= k && better(g))
+      best = &g;
   if (!best)
-    fail("no {} GEMM kernel with {} weights for {} rows in the kernel set", dtype, weightsNK ? "[N, K]" : "[K, N]", rows);
+    fail("no {} GEMM kernel with {} weights for {} rows and K = {} in the kernel set", dtype,
+         weightsNK ? "[N, K]" : "[K, N]", rows, k);
   return *best;
 }
 

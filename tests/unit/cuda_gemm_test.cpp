@@ -117,12 +117,17 @@ TEST(CudaGemmKernels, ChoosesTheBlockingForTheRowCount) {
   if (!why.empty()) GTEST_SKIP() << "no CUDA device: " << why;
   auto dev = CudaDevice::open();
   auto set = runtime::CudaKernelSet::load(*dev, kernelDir());
-  for (auto [rows, cls] : {std::pair<int64_t, const char*>{1, "decode"}, {16, "decode"}, {17, "medium"},
-                           {128, "medium"}, {129, "prefill"}, {100000, "prefill"}}) {
-    EXPECT_EQ(set->gemmFor("bf16", true, rows).name, std::string("gemm_bf16_nk_") + cls) << rows << " rows";
-    EXPECT_EQ(set->gemmFor("f16", false, rows).name, std::string("gemm_f16_kn_") + cls) << rows << " rows";
+  struct Choice {
+    int64_t rows, k;
+    const char* cls;
+  };
+  for (auto [rows, k, cls] : {Choice{1, 4096, "decode"}, {16, 8191, "decode"}, {1, 8192, "decode_long_k"},
+                              {16, 14336, "decode_long_k"}, {17, 14336, "medium"}, {128, 4096, "medium"},
+                              {129, 4096, "prefill"}, {100000, 14336, "prefill"}}) {
+    EXPECT_EQ(set->gemmFor("bf16", true, rows, k).name, std::string("gemm_bf16_nk_") + cls) << rows << " rows";
+    EXPECT_EQ(set->gemmFor("f16", false, rows, k).name, std::string("gemm_f16_kn_") + cls) << rows << " rows";
   }
-  EXPECT_THROW(set->gemmFor("f32", true, 1), Error);
+  EXPECT_THROW(set->gemmFor("f32", true, 1, 4096), Error);
 }
 
 // The generated RMSNorm kernels (one warp per row, lane-linear tiles and a
