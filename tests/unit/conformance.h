@@ -1,10 +1,16 @@
 // Helpers shared by the conformance tests of generated kernels.
 #pragma once
 
+#include <ostream>
 #include <random>
 
 #include "ops/abi.h"
 #include "ops/tensor.h"
+
+namespace strata::ops {
+// gtest prints parameters through this (found by argument-dependent lookup).
+inline void PrintTo(DType t, std::ostream* os) { *os << dtypeName(t); }
+}  // namespace strata::ops
 
 namespace strata::testing {
 
