@@ -1,4 +1,5 @@
 #include "codegen/GemmKernel.h"
+#include "codegen/StorageText.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -127,17 +128,10 @@ namespace {
 struct GemmText {
   const GemmKernelSpec& s;
   std::string aT, bT, cT, aP, bP, hint;
-  std::string cS;  // the C block in the storage type
+  std::string cS;      // the C block in the storage type
+  std::string cShape;  // "MxN" of the C block
   std::string zero = "%zero";      // the zero accumulators' SSA name
-
-  // `in` (a tile of storage type `from`) in f32 (type `to`): appends the
-  // convert to `e` and returns its name; f32 storage needs none.
-  std::string widen(std::string& e, const std::string& name, const std::string& in, const std::string& from,
-                    const std::string& to) const {
-    if (s.dtype == "f32") return in;
-    e += fmt::format("    %{} = tile.convert {} : {} -> {}\n", name, in, from, to);
-    return "%" + name;
-  }
+  StorageText st{s.dtype};
 
   // The attributes of a fast-path (`ib` non-empty) operand load: with 16-bit
   // storage and K a multiple of 4 (the fast path's condition then), the K
@@ -202,8 +196,7 @@ struct GemmText {
 )",
                        fmt::arg("o", o), fmt::arg("buf", buf), fmt::arg("N", s.blockN), fmt::arg("dt", s.dtype),
                        fmt::arg("ib", ib));
-      std::string v = widen(e, o + "w", "%" + o + "v", fmt::format("tensor<{}x{}>", s.blockN, s.dtype),
-                            fmt::format("tensor<{}xf32>", s.blockN));
+      std::string v = st.widen(e, o + "w", "%" + o + "v", std::to_string(s.blockN));
       e += fmt::format(R"(    %{o}e = tile.expand_dims {v} {{axis = 0 : i64}} : tensor<{N}xf32> -> tensor<1x{N}xf32>
     %{o}b = tile.broadcast %{o}e : tensor<1x{N}xf32> -> {cT}
     %{o} = arith.addf {in}, %{o}b : {cT}
@@ -230,16 +223,11 @@ struct GemmText {
     %{p}rv = tile.load %{p}rp{ib} : !tile.block_ptr<{cS}>
 )",
                        fmt::arg("p", p), fmt::arg("cS", cS), fmt::arg("dt", s.dtype), fmt::arg("ib", ib));
-      std::string r = widen(e, p + "rw", "%" + p + "rv", cS, cT);
+      std::string r = st.widen(e, p + "rw", "%" + p + "rv", cShape);
       e += fmt::format("    %{}res = arith.addf {}, {} : {}\n", p, out, r, cT);
       out = "%" + p + "res";
     }
-    if (s.dtype != "f32") {
-      e += fmt::format("    %{}out = tile.convert {} : {} -> {}\n", p, out, cT, cS);
-      out = "%" + p + "out";
-    }
-    e += fmt::format("    tile.store %cp, {}{} : !tile.block_ptr<{}>\n", out, ib, cS);
-    return e;
+    return e + st.store("%cp", out, cShape, ib);
   }
 };
 
@@ -265,7 +253,7 @@ GemmText gemmText(const GemmKernelSpec& s) {
   GemmText t{s, fmt::format("tensor<{}x{}x{}>", M, K, s.dtype), fmt::format("tensor<{}x{}x{}>", K, N, s.dtype),
              fmt::format("tensor<{}x{}xf32>", M, N), "", "",
              s.tiling.empty() ? "" : fmt::format(" {{tiling = \"{}\"}}", s.tiling),
-             fmt::format("tensor<{}x{}x{}>", M, N, s.dtype)};
+             fmt::format("tensor<{}x{}x{}>", M, N, s.dtype), fmt::format("{}x{}", M, N)};
   t.aP = "!tile.block_ptr<" + t.aT + ">";
   t.bP = "!tile.block_ptr<" + t.bT + ">";
   return t;

@@ -32,13 +32,14 @@ std::string StorageText::load(const std::string& name, const std::string& ptr, c
   return text;
 }
 
-std::string StorageText::store(const std::string& ptr, const std::string& value, const std::string& shape) const {
+std::string StorageText::store(const std::string& ptr, const std::string& value, const std::string& shape,
+                               const std::string& attrs) const {
   std::string text, v = value;
   if (sixteenBit()) {
     v = ptr + "_val";  // value may be a result group member (%r#0)
     text += fmt::format("    {} = tile.convert {} : tensor<{}xf32> -> {}\n", v, value, shape, tensor(shape));
   }
-  return text + fmt::format("    tile.store {}, {} : {}\n", ptr, v, blockPtr(shape));
+  return text + fmt::format("    tile.store {}, {}{} : {}\n", ptr, v, attrs, blockPtr(shape));
 }
 
 }  // namespace strata::tile

@@ -26,8 +26,10 @@ struct StorageText {
   // pointer `ptr`; `attrs` (" {in_bounds}" or empty) go on the load.
   std::string load(const std::string& name, const std::string& ptr, const std::string& shape,
                    const std::string& attrs = "") const;
-  // Lines storing the f32 tile `value` [shape] through `ptr`.
-  std::string store(const std::string& ptr, const std::string& value, const std::string& shape) const;
+  // Lines storing the f32 tile `value` [shape] through `ptr`; `attrs` as
+  // for load.
+  std::string store(const std::string& ptr, const std::string& value, const std::string& shape,
+                    const std::string& attrs = "") const;
   // `in` (a tile of this storage type, [shape]) in f32: appends the convert
   // defining `%name` to `text` and returns "%name"; f32 storage returns `in`.
   std::string widen(std::string& text, const std::string& name, const std::string& in,
