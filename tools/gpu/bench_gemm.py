@@ -10,15 +10,15 @@ Writes OUT/gemm.json (every figure) and prints a markdown table (the one
 in docs/cuda.md). Python is the harness only; strata's kernels run from the
 C++ runtime.
 """
-import argparse
 import json
 import math
 import os
-import subprocess
 
 import torch
 import triton
 import triton.language as tl
+
+from harness import parse, run_strata, time_ms, torch_dtype  # (same directory)
 
 
 @triton.jit
@@ -57,33 +57,9 @@ def triton_matmul(x, wt, out):
     return out
 
 
-def time_ms(fn, reps):
-    fn()
-    torch.cuda.synchronize()
-    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    start.record()
-    for _ in range(reps):
-        fn()
-    end.record()
-    torch.cuda.synchronize()
-    return start.elapsed_time(end) / reps
-
-
-def main():
-    p = argparse.ArgumentParser()
-    p.add_argument("--strata-gpu", required=True)
-    p.add_argument("--kernels", required=True)
-    p.add_argument("--out", required=True)
-    p.add_argument("--dtype", default="bf16")
-    p.add_argument("--reps", type=int, default=20)
-    args = p.parse_args()
-    os.makedirs(args.out, exist_ok=True)
-    strata_json = os.path.join(args.out, "strata_gemm.json")
-    subprocess.run([args.strata_gpu, "bench-gemm", "--kernels", args.kernels, "--json", strata_json,
-                    "--dtype", args.dtype, "--reps", str(args.reps)], check=True)
-    with open(strata_json) as f:
-        strata = {(r["M"], r["K"], r["N"]): r for r in json.load(f)["gemm"]}
-    dt = torch.bfloat16 if args.dtype == "bf16" else torch.float16
+def run(args):
+    strata = {(r["M"], r["K"], r["N"]): r for r in run_strata(args, "bench-gemm", "strata_gemm.json")["gemm"]}
+    dt = torch_dtype(args.dtype)
     rows = []
     for (M, K, N), s in strata.items():
         x = torch.rand(M, K, device="cuda", dtype=dt) * 2 - 1
@@ -110,6 +86,10 @@ def main():
         ratios.append(ratio)
         print(f"| {M} | {K} | {N} | {fig(r['strata_us'])} | {fig(r['cublas_us'])} | {fig(r['triton_us'])} | {ratio:.2f} |")
     print(f"geomean strata / cuBLAS: {math.exp(sum(map(math.log, ratios)) / len(ratios)):.3f}")
+
+
+def main():
+    run(parse("GEMM: strata vs cuBLAS and Triton", reps=20))
 
 
 if __name__ == "__main__":

@@ -9,30 +9,17 @@ torch.nn.functional.rms_norm on the same shapes and dtype (hidden 4096,
 Writes OUT/rmsnorm.json and prints a markdown table. Python is the harness
 only; strata's kernels run from the C++ runtime.
 """
-import argparse
 import json
 import os
-import subprocess
 
 import torch
 
-from bench_gemm import time_ms  # (same directory)
+from harness import parse, run_strata, time_ms, torch_dtype  # (same directory)
 
 
-def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--strata-gpu", required=True)
-    ap.add_argument("--kernels", required=True)
-    ap.add_argument("--out", required=True)
-    ap.add_argument("--dtype", default="bf16")
-    ap.add_argument("--reps", type=int, default=50)
-    a = ap.parse_args()
-    os.makedirs(a.out, exist_ok=True)
-    sj = os.path.join(a.out, "rmsnorm-strata.json")
-    subprocess.run([a.strata_gpu, "bench-rmsnorm", "--kernels", a.kernels, "--dtype", a.dtype, "--reps",
-                    str(a.reps), "--json", sj], check=True)
-    strata = json.load(open(sj))
-    dt = {"bf16": torch.bfloat16, "f16": torch.float16, "f32": torch.float32}[a.dtype]
+def run(a):
+    strata = run_strata(a, "bench-rmsnorm", "rmsnorm-strata.json")
+    dt = torch_dtype(a.dtype)
     elt = torch.tensor([], dtype=dt).element_size()
     big = torch.empty(1 << 28, dtype=torch.uint8, device="cuda")
     copy_gbs = 2 * big.numel() / (time_ms(lambda: big.clone(), 10) * 1e-3) / 1e9
@@ -50,6 +37,10 @@ def main():
     print(f"copy bandwidth (torch clone of 256 MiB): {copy_gbs:.0f} GB/s")
     json.dump({"device": torch.cuda.get_device_name(), "dtype": a.dtype, "copy_gbs": copy_gbs, "rows": rows},
               open(os.path.join(a.out, "rmsnorm.json"), "w"), indent=1)
+
+
+def main():
+    run(parse("RMSNorm: strata vs torch.nn.functional.rms_norm", reps=50))
 
 
 if __name__ == "__main__":

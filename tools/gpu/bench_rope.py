@@ -10,14 +10,12 @@ k (8 heads) rows of dim 128, 1..4096 tokens, CUDA-event timing.
 Writes OUT/rope.json and prints a markdown table. Python is the harness
 only; strata's kernels run from the C++ runtime.
 """
-import argparse
 import json
 import os
-import subprocess
 
 import torch
 
-from bench_gemm import time_ms  # (same directory)
+from harness import parse, run_strata, time_ms, torch_dtype  # (same directory)
 
 
 def rotate_half(x):
@@ -25,20 +23,9 @@ def rotate_half(x):
     return torch.cat((-x[..., h:], x[..., :h]), dim=-1)
 
 
-def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--strata-gpu", required=True)
-    ap.add_argument("--kernels", required=True)
-    ap.add_argument("--out", required=True)
-    ap.add_argument("--dtype", default="bf16")
-    ap.add_argument("--reps", type=int, default=50)
-    a = ap.parse_args()
-    os.makedirs(a.out, exist_ok=True)
-    sj = os.path.join(a.out, "rope-strata.json")
-    subprocess.run([a.strata_gpu, "bench-rope", "--kernels", a.kernels, "--dtype", a.dtype, "--reps", str(a.reps),
-                    "--json", sj], check=True)
-    strata = json.load(open(sj))
-    dt = {"bf16": torch.bfloat16, "f16": torch.float16}[a.dtype]
+def run(a):
+    strata = run_strata(a, "bench-rope", "rope-strata.json")
+    dt = torch_dtype(a.dtype)
     table_rows = 8192
     rows = []
     print("| heads x dim | tokens | strata us | strata GB/s | HF eager us | strata speed-up |")
@@ -60,6 +47,10 @@ def main():
         print(f"| {h} x {d} | {t} | {s['us']:.1f} | {s['gbs']:.0f} | {ms * 1e3:.1f} | {ms * 1e3 / s['us']:.2f} |")
     json.dump({"device": torch.cuda.get_device_name(), "dtype": a.dtype, "rows": rows},
               open(os.path.join(a.out, "rope.json"), "w"), indent=1)
+
+
+def main():
+    run(parse("RoPE: strata vs the HF eager form", reps=50))
 
 
 if __name__ == "__main__":
