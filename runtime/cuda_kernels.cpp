@@ -20,6 +20,17 @@ std::string readFile(const std::string& path) {
   return ss.str();
 }
 
+// The fields every kind of kernel has, from its manifest entry `k`.
+template <typename Kernel>
+Kernel named(const nlohmann::json& k, const CudaDevice::Module& module) {
+  Kernel r;
+  r.name = k.at("name");
+  r.dtype = k.at("dtype");
+  r.threads = k.at("threads");
+  r.function = module.function(r.name);
+  return r;
+}
+
 }  // namespace
 
 std::unique_ptr<CudaKernelSet> CudaKernelSet::load(const CudaDevice& device, const std::string& dir) {
@@ -40,30 +51,20 @@ std::unique_ptr<CudaKernelSet> CudaKernelSet::load(const CudaDevice& device, con
     for (const auto& k : m.at("kernels")) {
       const std::string kind = k.value("kind", "gemm");
       if (kind == "rms_norm") {
-        CudaRmsNormKernel r;
-        r.name = k.at("name");
-        r.dtype = k.at("dtype");
+        auto r = named<CudaRmsNormKernel>(k, *set->module_);
         r.blockN = k.at("block_n");
-        r.threads = k.at("threads");
-        r.function = set->module_->function(r.name);
         set->norms_.push_back(r);
         continue;
       }
       if (kind == "rope") {
-        CudaRopeKernel r;
-        r.name = k.at("name");
-        r.dtype = k.at("dtype");
+        auto r = named<CudaRopeKernel>(k, *set->module_);
         r.heads = k.at("heads");
         r.headDim = k.at("head_dim");
-        r.threads = k.at("threads");
-        r.function = set->module_->function(r.name);
         set->ropes_.push_back(r);
         continue;
       }
       if (kind != "gemm") fail("{}: kernel '{}' of unknown kind '{}'", manifestPath, k.value("name", "?"), kind);
-      CudaGemmKernel g;
-      g.name = k.at("name");
-      g.dtype = k.at("dtype");
+      auto g = named<CudaGemmKernel>(k, *set->module_);
       g.weightsNK = k.at("weights") == "nk";
       g.bias = k.at("bias");
       g.residual = k.at("residual");
@@ -71,10 +72,8 @@ std::unique_ptr<CudaKernelSet> CudaKernelSet::load(const CudaDevice& device, con
       g.blockM = k.at("block_m");
       g.blockN = k.at("block_n");
       g.blockK = k.at("block_k");
-      g.threads = k.at("threads");
       g.maxRows = k.value("max_rows", 0);
       g.minK = k.value("min_k", 0);
-      g.function = set->module_->function(g.name);
       set->gemms_.push_back(g);
     }
   } catch (const nlohmann::json::exception& e) {

@@ -156,23 +156,23 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   std::string dir, json, dtype = "bf16";
   int reps = 20;
-  auto* bench = app.add_subcommand("bench-gemm", "Time the generated GEMM kernels on Llama-3-8B projection shapes "
-                                                 "(decode M = 1..256, prefill M = 2048)");
-  bench->add_option("--kernels", dir, "Kernel set directory from `strata compile-kernels`")->required();
-  bench->add_option("--json", json, "Also write the results to this JSON file");
-  bench->add_option("--dtype", dtype, "bf16 or f16")->capture_default_str();
-  bench->add_option("--reps", reps, "Timed launches per case")->capture_default_str();
-  auto* norm = app.add_subcommand("bench-rmsnorm", "Time the generated RMSNorm kernels at hidden 4096 (1..4096 rows)");
-  norm->add_option("--kernels", dir, "Kernel set directory from `strata compile-kernels`")->required();
-  norm->add_option("--json", json, "Also write the results to this JSON file");
-  norm->add_option("--dtype", dtype, "f32, bf16 or f16")->capture_default_str();
-  norm->add_option("--reps", reps, "Timed launches per case")->capture_default_str();
-  auto* rope = app.add_subcommand("bench-rope", "Time the generated RoPE kernels on Llama-3-8B q and k rows "
-                                                "(1..4096 tokens)");
-  rope->add_option("--kernels", dir, "Kernel set directory from `strata compile-kernels`")->required();
-  rope->add_option("--json", json, "Also write the results to this JSON file");
-  rope->add_option("--dtype", dtype, "bf16 or f16")->capture_default_str();
-  rope->add_option("--reps", reps, "Timed launches per case")->capture_default_str();
+  // Every bench subcommand takes the same options.
+  auto benchCommand = [&](const char* name, const char* what, const char* dtypes) {
+    CLI::App* c = app.add_subcommand(name, what);
+    c->add_option("--kernels", dir, "Kernel set directory from `strata compile-kernels`")->required();
+    c->add_option("--json", json, "Also write the results to this JSON file");
+    c->add_option("--dtype", dtype, dtypes)->capture_default_str();
+    c->add_option("--reps", reps, "Timed launches per case")->capture_default_str();
+    return c;
+  };
+  auto* bench = benchCommand("bench-gemm",
+                             "Time the generated GEMM kernels on Llama-3-8B projection shapes (decode M = 1..256, "
+                             "prefill M = 2048)",
+                             "bf16 or f16");
+  auto* norm = benchCommand("bench-rmsnorm", "Time the generated RMSNorm kernels at hidden 4096 (1..4096 rows)",
+                            "f32, bf16 or f16");
+  auto* rope = benchCommand("bench-rope", "Time the generated RoPE kernels on Llama-3-8B q and k rows (1..4096 tokens)",
+                            "bf16 or f16");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
