@@ -132,8 +132,9 @@ OwningOpRef<ModuleOp> lowerToLLVM(MLIRContext& ctx, const std::string& tileIr, c
   PassManager llvmPm(&ctx);
   ConvertVectorToLLVMPassOptions v2l;
   v2l.vectorContractLowering = vector::VectorContractLowering::OuterProduct;
-  // Transposed block loads (K^T, [N, K] weights) end in a vector.transpose:
-  // one shuffle of the flattened vector, which LLVM lowers to permutes.
+  // 16-bit transposed block loads (K^T, [N, K] weights) end in a
+  // vector.transpose: one shuffle of the flattened vector, which LLVM
+  // lowers to permutes.
   v2l.vectorTransposeLowering = vector::VectorTransposeLowering::Shuffle1D;
   addLowerToLLVMPasses(llvmPm, v2l);
   llvmPm.addPass(createLegalizeBf16Storage());

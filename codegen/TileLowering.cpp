@@ -47,8 +47,8 @@ Value lowerMakeBlockPtr(OpBuilder& b, MakeBlockPtrOp m, Value base) {
   }
   // Unit strides are kept static in the view's type: innermost, rows are
   // contiguous and load as whole vectors; outermost (a transposed view:
-  // K^T, [N, K] weights as [K, N]), columns are, and load as rows plus a
-  // transpose in registers.
+  // K^T, [N, K] weights as [K, N]), columns are (the CPU loads 16-bit
+  // blocks of such views as rows plus a transpose in registers).
   auto type = cast<MemRefType>(memRefTypeOf(m.getType()));
   SmallVector<int64_t> st(type.getRank(), ShapedType::kDynamic);
   bool unit = false;
