@@ -39,49 +39,52 @@ bool onlyMoves(Operation* op) {
              LLVM::ZeroOp, LLVM::ConstantOp, LLVM::BitcastOp, LLVM::BrOp, LLVM::CondBrOp>(op);
 }
 
-// The i16 form of a bf16 constant: the same bits.
-Attribute asBits(Attribute value, Type i16Type) {
-  if (auto f = dyn_cast<FloatAttr>(value))
-    return IntegerAttr::get(i16Type, f.getValue().bitcastToAPInt());
-  if (auto d = dyn_cast<DenseFPElementsAttr>(value)) return d.bitcast(IntegerType::get(value.getContext(), 16));
-  return {};
+// The i16 form of a bf16 constant (a float or dense float attribute, which
+// the checks made sure of): the same bits.
+Attribute asBits(Attribute value) {
+  auto i16 = IntegerType::get(value.getContext(), 16);
+  if (auto f = dyn_cast<FloatAttr>(value)) return IntegerAttr::get(i16, f.getValue().bitcastToAPInt());
+  return cast<DenseFPElementsAttr>(value).bitcast(i16);
+}
+
+bool holdsBf16(TypeRange types) {
+  return llvm::any_of(types, [](Type t) { return bool(withoutBf16(t)); });
 }
 
 struct LegalizeBf16StoragePass : impl::LegalizeBf16StorageBase<LegalizeBf16StoragePass> {
   void runOnOperation() override {
+    // Check every op on the original types first: once a producer is
+    // retyped, its users no longer show that they took bf16.
     bool failed = false;
     getOperation().walk([&](Operation* op) {
-      bool touches = llvm::any_of(op->getOperandTypes(), [](Type t) { return bool(withoutBf16(t)); }) ||
-                     llvm::any_of(op->getResultTypes(), [](Type t) { return bool(withoutBf16(t)); });
       if (auto f = dyn_cast<LLVM::LLVMFuncOp>(op)) {
         auto type = f.getFunctionType();
-        touches = withoutBf16(type.getReturnType()) ||
-                  llvm::any_of(type.getParams(), [](Type t) { return bool(withoutBf16(t)); });
-        if (touches) {
+        if (withoutBf16(type.getReturnType()) || holdsBf16(type.getParams())) {
           op->emitOpError("takes or returns bf16 values; kernels take bf16 buffers through pointers");
           failed = true;
         }
         return;
       }
-      if (!touches) return;
+      if (!holdsBf16(op->getOperandTypes()) && !holdsBf16(op->getResultTypes())) return;
       if (!onlyMoves(op)) {
         op->emitOpError("computes on bf16 values: expand bf16 arithmetic (arith-expand{include-bf16}) first");
         failed = true;
+      } else if (isa<LLVM::ConstantOp>(op) &&
+                 !isa<FloatAttr, DenseFPElementsAttr>(cast<LLVM::ConstantOp>(op).getValue())) {
+        op->emitOpError("holds a bf16 constant of an unexpected kind");
+        failed = true;
+      }
+    });
+    if (failed) return signalPassFailure();
+    getOperation().walk([](Operation* op) {
+      if (auto c = dyn_cast<LLVM::ConstantOp>(op); c && withoutBf16(c.getType())) {
+        c.getResult().setType(withoutBf16(c.getType()));
+        c.setValueAttr(asBits(c.getValue()));
         return;
       }
       for (Value r : op->getResults())
         if (Type t = withoutBf16(r.getType())) r.setType(t);
-      if (auto c = dyn_cast<LLVM::ConstantOp>(op)) {
-        Attribute bits = asBits(c.getValue(), getElementTypeOrSelf(c.getType()));
-        if (!bits) {
-          op->emitOpError("holds a bf16 constant of an unexpected kind");
-          failed = true;
-          return;
-        }
-        c.setValueAttr(bits);
-      }
     });
-    if (failed) return signalPassFailure();
     getOperation().walk([](Block* b) {
       for (BlockArgument a : b->getArguments())
         if (Type t = withoutBf16(a.getType())) a.setType(t);

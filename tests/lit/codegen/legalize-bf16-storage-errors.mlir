@@ -15,3 +15,14 @@ llvm.func @bf16_argument(%x: bf16, %p: !llvm.ptr) {
   llvm.store %x, %p : bf16, !llvm.ptr
   llvm.return
 }
+
+// -----
+
+// A conversion the expansion left: its result is not bf16, but it reads one.
+llvm.func @widening(%p: !llvm.ptr, %q: !llvm.ptr) {
+  %v = llvm.load %p : !llvm.ptr -> vector<8xbf16>
+  // expected-error @+1 {{computes on bf16 values: expand bf16 arithmetic (arith-expand{include-bf16}) first}}
+  %w = llvm.fpext %v : vector<8xbf16> to vector<8xf32>
+  llvm.store %w, %q : vector<8xf32>, !llvm.ptr
+  llvm.return
+}
