@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <memory>
 #include <random>
 
 #include "ops/error.h"
@@ -87,11 +88,23 @@ double checkGemm(CudaDevice& dev, const runtime::CudaKernelSet& set, const runti
   return worst;
 }
 
-TEST(CudaGemmKernels, EqualTheReferenceOnRaggedShapes) {
-  std::string why = CudaDevice::unavailable();
-  if (!why.empty()) GTEST_SKIP() << "no CUDA device: " << why;
-  auto dev = CudaDevice::open();
-  auto set = runtime::CudaKernelSet::load(*dev, kernelDir());
+// Each test gets the device and the kernel set; skips without a GPU.
+class KernelSetTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string why = CudaDevice::unavailable();
+    if (!why.empty()) GTEST_SKIP() << "no CUDA device: " << why;
+    dev = CudaDevice::open();
+    set = runtime::CudaKernelSet::load(*dev, kernelDir());
+  }
+  std::unique_ptr<CudaDevice> dev;
+  std::unique_ptr<runtime::CudaKernelSet> set;
+};
+using CudaGemmKernels = KernelSetTest;
+using CudaRmsNormKernels = KernelSetTest;
+using CudaRopeKernels = KernelSetTest;
+
+TEST_F(CudaGemmKernels, EqualTheReferenceOnRaggedShapes) {
   ASSERT_FALSE(set->gemms().empty());
   // Ragged everywhere: no M, N or K is a multiple of a block (except the
   // aligned case), K below one K block, rows below and above one M block;
@@ -112,11 +125,7 @@ TEST(CudaGemmKernels, EqualTheReferenceOnRaggedShapes) {
 }
 
 // The runtime's choice of a blocking by row count (kernels.json max_rows).
-TEST(CudaGemmKernels, ChoosesTheBlockingForTheRowCount) {
-  std::string why = CudaDevice::unavailable();
-  if (!why.empty()) GTEST_SKIP() << "no CUDA device: " << why;
-  auto dev = CudaDevice::open();
-  auto set = runtime::CudaKernelSet::load(*dev, kernelDir());
+TEST_F(CudaGemmKernels, ChoosesTheBlockingForTheRowCount) {
   struct Choice {
     int64_t rows, k;
     const char* cls;
@@ -133,11 +142,7 @@ TEST(CudaGemmKernels, ChoosesTheBlockingForTheRowCount) {
 // The generated RMSNorm kernels (one warp per row, lane-linear tiles and a
 // shuffle reduction) against ops::rmsNorm on the same rounded inputs, ragged
 // widths (below one lane round, between rounds, over several blocks).
-TEST(CudaRmsNormKernels, EqualTheReferenceOnRaggedShapes) {
-  std::string why = CudaDevice::unavailable();
-  if (!why.empty()) GTEST_SKIP() << "no CUDA device: " << why;
-  auto dev = CudaDevice::open();
-  auto set = runtime::CudaKernelSet::load(*dev, kernelDir());
+TEST_F(CudaRmsNormKernels, EqualTheReferenceOnRaggedShapes) {
   ASSERT_EQ(set->rmsNorms().size(), 3u);
   std::mt19937 rng(5);
   for (const runtime::CudaRmsNormKernel& k : set->rmsNorms()) {
@@ -166,11 +171,7 @@ TEST(CudaRmsNormKernels, EqualTheReferenceOnRaggedShapes) {
 // RoPE in place on q / k rows at unordered positions (one past the table's
 // middle, the last row, 0), against ops::ropeTokens on the stored values;
 // bound: the output's rounding (bf16 2^-8, f16 2^-11 of 1 + |ref|) plus f32.
-TEST(CudaRopeKernels, EqualTheReferenceInPlace) {
-  std::string why = CudaDevice::unavailable();
-  if (!why.empty()) GTEST_SKIP() << "no CUDA device: " << why;
-  auto dev = CudaDevice::open();
-  auto set = runtime::CudaKernelSet::load(*dev, kernelDir());
+TEST_F(CudaRopeKernels, EqualTheReferenceInPlace) {
   ASSERT_EQ(set->ropes().size(), 4u);
   std::mt19937 rng(7);
   const int64_t tableRows = 4096;
@@ -201,7 +202,7 @@ TEST(CudaRopeKernels, EqualTheReferenceInPlace) {
   }
 }
 
-TEST(CudaGemmKernels, MissingKernelSetIsAClearError) {
+TEST(CudaKernelSet, MissingKernelSetIsAClearError) {
   std::string why = CudaDevice::unavailable();
   if (!why.empty()) GTEST_SKIP() << "no CUDA device: " << why;
   auto dev = CudaDevice::open();
