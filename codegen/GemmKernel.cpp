@@ -139,10 +139,9 @@ struct GemmText {
   // is contiguous in aligned runs of 4 — tile.load's `contiguous` promise
   // (blockK is a multiple of 16). kDim -1: none.
   std::string loadAttrs(const char* ib, int kDim) const {
-    if (!*ib || kDim < 0 || !sixteenBit()) return ib;
+    if (!*ib || kDim < 0 || !st.sixteenBit()) return ib;
     return fmt::format(" {{in_bounds, contiguous = {} : i64, run = 4 : i64}}", kDim);
   }
-  bool sixteenBit() const { return s.dtype == "f16" || s.dtype == "bf16"; }
 
   // A K loop over [from, to) starting from the accumulators `inits`
   // (and block pointers `ptrs`); its results are `res`#0.. . `ib` marks the
@@ -460,8 +459,7 @@ std::string emitPackedGemm(const GemmKernelSpec& s) {
 }  // namespace
 
 std::string emitGemmKernel(const GemmKernelSpec& s) {
-  if (s.dtype != "f32" && s.dtype != "f16" && s.dtype != "bf16")
-    fail("gemm kernel: storage type must be f32, f16 or bf16 (got {})", s.dtype);
+  StorageText{s.dtype}.check("gemm");
   if (s.packedB) return emitPackedGemm(s);
   // B's view is [K, N] either way; for [N, K] storage it is transposed
   // (strides [1, K]).
@@ -489,7 +487,7 @@ std::string emitGemmKernel(const GemmKernelSpec& s) {
                         t.epilogue("r", "%rt#0", "%rt#3", "");
   std::string edge = t.kLoop("%e", "%c0", "%K", zeros, ptrs, "", "") + t.epilogue("e", "%e#0", "%e#3", "");
   // 16-bit storage: the fast path's 4-element loads along K need K % 4 = 0.
-  std::string kEven = t.sixteenBit() ? R"(  %c4 = arith.constant 4 : index
+  std::string kEven = t.st.sixteenBit() ? R"(  %c4 = arith.constant 4 : index
   %kRem = arith.remui %K, %c4 : index
   %kEven = arith.cmpi eq, %kRem, %c0 : index
   %fast = arith.andi %interior, %kEven : i1
@@ -531,7 +529,7 @@ std::string emitGemmKernel(const GemmKernelSpec& s) {
                      fmt::arg("BN", N), fmt::arg("BK", K), fmt::arg("aP", t.aP), fmt::arg("bP", t.bP),
                      fmt::arg("bStrides", bStrides), fmt::arg("b2", b2), fmt::arg("cT", t.cT), fmt::arg("cS", t.cS),
                      fmt::arg("dt", s.dtype), fmt::arg("kEven", kEven),
-                     fmt::arg("fastCond", t.sixteenBit() ? "%fast" : "%interior"), fmt::arg("fast", fast),
+                     fmt::arg("fastCond", t.st.sixteenBit() ? "%fast" : "%interior"), fmt::arg("fast", fast),
                      fmt::arg("rowEdge", rowEdge), fmt::arg("edge", edge));
 }
 

@@ -59,7 +59,7 @@ std::string emitRmsNormKernel(const RmsNormKernelSpec& s) {
   return
 }}
 )",
-                     fmt::arg("name", s.name), fmt::arg("B", s.blockN), fmt::arg("T", s.dtype), 
+                     fmt::arg("name", s.name), fmt::arg("B", s.blockN), fmt::arg("T", s.dtype),
                      fmt::arg("loadV", st.load("v", "%p", row)), fmt::arg("loadW", st.load("wv", "%q", row)),
                      fmt::arg("store", st.store("%o", "%r", row)));
 }
