@@ -86,6 +86,7 @@ std::vector<GemmKernelSpec> cudaGemmKernelSet(const GemmBlocking& decode, const 
     s = spec(dt, true, 2048);
     s.name = fmt::format("gemm_{}_nk_swiglu_bias", dt);
     s.swiglu = s.bias = true;
+    s.stages = 0;  // two B blocks would not fit the shared memory at 3 stages
     set.push_back(s);
   }
   return set;
@@ -126,7 +127,8 @@ void writeCudaKernels(const CudaKernelSetSpec& set, const std::string& target, c
     kernels.push_back({{"kind", "gemm"}, {"name", s.name}, {"threads", threads(s.name)}, {"dtype", s.dtype},
                        {"weights", s.weightsNK ? "nk" : "kn"}, {"bias", s.bias}, {"residual", s.residual},
                        {"swiglu", s.swiglu}, {"block_m", s.blockM}, {"block_n", s.blockN}, {"block_k", s.blockK},
-                       {"num_warps", s.numWarps}, {"max_rows", s.maxRows}, {"min_k", s.minK}});
+                       {"num_warps", s.numWarps}, {"stages", s.stages}, {"max_rows", s.maxRows},
+                       {"min_k", s.minK}});
   for (const RmsNormKernelSpec& s : set.norms)
     kernels.push_back({{"kind", "rms_norm"}, {"name", s.name}, {"threads", threads(s.name)}, {"dtype", s.dtype},
                        {"block_n", s.blockN}});

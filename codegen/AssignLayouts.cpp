@@ -212,7 +212,7 @@ struct AssignLayoutsPass : impl::AssignLayoutsBase<AssignLayoutsPass> {
           return;
         }
         for (Value v : op->getResults())
-          if (!next && candidate && isTileValue(v) && !prop.get(v)) next = v;
+          if (!next && candidate && isTileValue(v) && !prop.get(v) && !isCopyPointer(v)) next = v;
       });
       if (!next) break;
       Tiling tiling = choice->workload == Workload::Gemm ? choice->tiling : Tiling::Horizontal;
@@ -235,7 +235,8 @@ struct AssignLayoutsPass : impl::AssignLayoutsBase<AssignLayoutsPass> {
               if (Attribute e = prop.get(a)) a.setType(withEncoding(a.getType(), e));
             }
       for (Value v : op->getResults()) {
-        if (!isTileValue(v)) continue;
+        // Workgroup-level copies' views need no layout.
+        if (!isTileValue(v) || isCopyPointer(v)) continue;
         Attribute e = prop.get(v);
         if (!e) {
           op->emitError() << "no layout reaches this tile (it is not connected to the " << workloadName(choice->workload)

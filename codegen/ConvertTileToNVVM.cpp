@@ -14,6 +14,10 @@
 // coordinates, so they all share this one. It gives each lane 4 adjacent K
 // elements per fragment row (one 8-byte access for 16-bit types, a whole
 // 32-byte sector per 4 lanes) instead of two pairs 16 bytes apart.
+// Kernels that stage dot operands through workgroup-local memory
+// (tile.alloc, filled by tile.async_copy = cp.async) read them with
+// ldmatrix, which yields the ISA's K order: their fragments are not
+// permuted (every fragment of such a kernel, so global loads agree).
 // Which fragment a tile is follows from its uses (an analysis before the
 // rewrite): dot operands fix A, B and C; extracts, elementwise ops, loops
 // and broadcasts carry the layout along (a broadcast source holds the same
@@ -21,6 +25,7 @@
 //===----------------------------------------------------------------------===//
 #include "codegen/TileLowering.h"
 #include "codegen/Passes.h"
+#include "codegen/UArch.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 
@@ -45,6 +50,7 @@ struct Frag {
   bool collapseCols = false;   // a [m, 1] broadcast source: column coordinate 0
   int64_t droppedAxis = -1;    // a 1-D tile (expand_dims source): this axis is gone
   int64_t numel = 0;           // Lane: elements of the tile
+  bool permuteK = true;        // A, B: K permuted (else the ISA's order)
   SmallVector<int64_t, 2> shape;  // Lane: the tile's shape
 
   static Frag lane(RankedTensorType t) {
@@ -59,17 +65,22 @@ struct Frag {
     return kind == A ? 8 : kind == C ? 4 : 4 * cols / 8;
   }
   bool operator==(const Frag& o) const {
-    return kind == o.kind && numel == o.numel && shape == o.shape && cols == o.cols && collapseRows == o.collapseRows &&
+    return kind == o.kind && numel == o.numel && shape == o.shape && cols == o.cols && permuteK == o.permuteK &&
+           collapseRows == o.collapseRows &&
            collapseCols == o.collapseCols && droppedAxis == o.droppedAxis;
   }
   // Offsets of element i from the lane's base coordinates (see the file
-  // comment: K, A's columns and B's rows, permuted).
+  // comment: K, A's columns and B's rows, permuted or in the ISA's order).
+  int64_t kStep() const { return permuteK ? 2 : 8; }
   int64_t rowOff(int64_t i) const {
-    return kind == A ? 8 * ((i >> 1) & 1) : kind == B ? (i & 1) + 2 * ((i >> 1) & 1) : 8 * (i >> 1);
+    return kind == A ? 8 * ((i >> 1) & 1) : kind == B ? (i & 1) + kStep() * ((i >> 1) & 1) : 8 * (i >> 1);
   }
-  // The lane's base row is g (A, C) or 4t (B); the base column 4t (A), g
-  // (B) or 2t (C): see Lowering::coords.
-  int64_t colOff(int64_t i) const { return kind == A ? (i & 1) + 2 * (i >> 2) : kind == B ? 8 * (i >> 2) : (i & 1); }
+  // The lane's base row is g (A, C) or the K base (B); the base column the
+  // K base (A), g (B) or 2t (C); the K base is 4t permuted, else 2t: see
+  // Lowering::coords.
+  int64_t colOff(int64_t i) const {
+    return kind == A ? (i & 1) + kStep() * (i >> 2) : kind == B ? 8 * (i >> 2) : (i & 1);
+  }
   std::string str() const {
     if (kind == Lane) return "lane-linear [" + std::to_string(numel) + "]";
     const char* k[] = {"A", "B", "C"};
@@ -87,7 +98,9 @@ bool isElementwise(Operation* op) {
 // Decides every tile value's fragment; reports the first conflict.
 class FragAnalysis {
  public:
-  LogicalResult run(func::FuncOp f, bool hasDot) {
+  // `permuteK`: A and B fragments take the permuted K order (else the ISA's).
+  LogicalResult run(func::FuncOp f, bool hasDot, bool permuteK) {
+    this->permuteK = permuteK;
     // Without dots no tile is an mma operand: every tile is lane-linear.
     if (!hasDot) {
       auto lane = [&](Value v) {
@@ -150,12 +163,18 @@ class FragAnalysis {
   bool visit(Operation* op) {
     bool c = false;
     if (auto d = dyn_cast<DotOp>(op)) {
-      c |= set(d.getA(), Frag{Frag::A, 16}, op);
-      c |= set(d.getB(), Frag{Frag::B, 8}, op);
+      Frag a{Frag::A, 16}, bf{Frag::B, 8};
+      a.permuteK = bf.permuteK = permuteK;
+      c |= set(d.getA(), a, op);
+      c |= set(d.getB(), bf, op);
       c |= set(d.getC(), Frag{}, op);
       c |= set(d.getResult(), Frag{}, op);
     } else if (auto e = dyn_cast<ExtractOp>(op)) {
-      if (auto f = get(e.getResult()); f && f->kind == Frag::B) c |= set(e.getSrc(), Frag{Frag::B, 16}, op);
+      if (auto f = get(e.getResult()); f && f->kind == Frag::B) {
+        Frag src = *f;
+        src.cols = 16;
+        c |= set(e.getSrc(), src, op);
+      }
     } else if (auto b = dyn_cast<BroadcastOp>(op)) {
       if (auto f = get(b.getResult())) {
         auto src = cast<RankedTensorType>(b.getSrc().getType());
@@ -208,15 +227,24 @@ class FragAnalysis {
   }
 
   DenseMap<Value, Frag> frags;
-  bool ok = true;
+  bool ok = true, permuteK = true;
+};
+
+// What the rewrite needs to know about workgroup-local memory, gathered
+// from the tile IR before it (the ops' operands are views by the time each
+// op is lowered).
+struct LocalMemory {
+  DenseMap<Operation*, memref::GlobalOp> allocs;      // tile.alloc -> its .shared global
+  DenseSet<Operation*> loads;                         // tile.load of a local view
+  DenseMap<Operation*, RankedTensorType> copyBlocks;  // tile.async_copy -> its block
 };
 
 class Lowering {
  public:
   // `scratch`: the kernel's shared-memory global (null without cross-warp
   // reductions), f32, numWarps x 32 x the largest lane vector reduced.
-  Lowering(func::FuncOp f, FragAnalysis& frags, memref::GlobalOp scratch)
-      : f(f), frags(frags), b(f.getContext()), scratchGlobal(scratch) {}
+  Lowering(func::FuncOp f, FragAnalysis& frags, memref::GlobalOp scratch, const LocalMemory& local)
+      : f(f), frags(frags), b(f.getContext()), scratchGlobal(scratch), local(local) {}
 
   LogicalResult run() {
     int64_t numWarps = 1;
@@ -228,7 +256,7 @@ class Lowering {
     // Lane coordinates, once per kernel: warp = tid / 32, g = lane / 4, 2t, 4t.
     Location loc = f.getLoc();
     b.setInsertionPointToStart(&entry);
-    Value tid = arith::IndexCastOp::create(b, loc, b.getIndexType(), NVVM::ThreadIdXOp::create(b, loc, b.getI32Type()));
+    tid = arith::IndexCastOp::create(b, loc, b.getIndexType(), NVVM::ThreadIdXOp::create(b, loc, b.getI32Type()));
     Value lane = arith::RemUIOp::create(b, loc, tid, cst(32));
     laneId = lane;
     warpId = arith::DivUIOp::create(b, loc, tid, cst(32));
@@ -260,7 +288,8 @@ class Lowering {
 
   // The view indices of element i of `fr` for this lane (rank of the view).
   SmallVector<Value> coords(const Frag& fr, int64_t i) {
-    Value rowBase = fr.kind == Frag::B ? quad : group, colBase = fr.kind == Frag::A ? quad : fr.kind == Frag::B ? group : pair;
+    Value kBase = fr.permuteK ? quad : pair;
+    Value rowBase = fr.kind == Frag::B ? kBase : group, colBase = fr.kind == Frag::A ? kBase : fr.kind == Frag::B ? group : pair;
     Location loc = f.getLoc();
     Value r = fr.collapseRows ? cst(0) : arith::AddIOp::create(b, loc, rowBase, cst(fr.rowOff(i))).getResult();
     Value c = fr.collapseCols ? cst(0) : arith::AddIOp::create(b, loc, colBase, cst(fr.colOff(i))).getResult();
@@ -344,9 +373,11 @@ class Lowering {
   // the lane's base coordinate along `dim`, so the run is aligned).
   // Singletons where no run forms.
   static SmallVector<SmallVector<int64_t, 4>> runsOf(const Frag& fr, int64_t dim, int64_t maxRun) {
-    // Lane base along dim: 4t (A's columns, B's rows), 2t (C's columns), g.
+    // Lane base along dim: 4t or 2t (A's columns, B's rows: K permuted or
+    // not), 2t (C's columns), g.
     bool kDim = (fr.kind == Frag::A && dim == 1) || (fr.kind == Frag::B && dim == 0);
-    maxRun = std::min(maxRun, kDim ? int64_t(4) : fr.kind == Frag::C && dim == 1 ? int64_t(2) : int64_t(1));
+    int64_t kRun = fr.permuteK ? 4 : 2;
+    maxRun = std::min(maxRun, kDim ? kRun : fr.kind == Frag::C && dim == 1 ? int64_t(2) : int64_t(1));
     int64_t n = fr.size();
     auto along = [&](int64_t i) { return dim == 0 ? fr.rowOff(i) : fr.colOff(i); };
     auto across = [&](int64_t i) { return dim == 0 ? fr.colOff(i) : fr.rowOff(i); };
@@ -491,8 +522,149 @@ class Lowering {
     return vector::FromElementsOp::create(b, loc, vt, out);
   }
 
+  // The address of element `idx` of the view `view` as an LLVM pointer in
+  // address space `space` (0 generic, 1 global, 3 shared). Views of
+  // tile.alloc buffers are generic pointers into .shared (see lowerAlloc).
+  Value elementPtr(Location loc, Value view, ArrayRef<Value> idx, unsigned space) {
+    auto md = memref::ExtractStridedMetadataOp::create(b, loc, view);
+    Value lin = md.getOffset();
+    for (auto [i, st] : llvm::zip(idx, md.getStrides()))
+      lin = arith::AddIOp::create(b, loc, lin, arith::MulIOp::create(b, loc, i, st));
+    int64_t bytes = cast<MemRefType>(view.getType()).getElementTypeBitWidth() / 8;
+    Value base = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, view);
+    Value addr = arith::AddIOp::create(b, loc, base, arith::MulIOp::create(b, loc, lin, cst(bytes)));
+    Value i64 = arith::IndexCastOp::create(b, loc, b.getI64Type(), addr);
+    Value p = LLVM::IntToPtrOp::create(b, loc, LLVM::LLVMPointerType::get(b.getContext()), i64);
+    if (!space) return p;
+    return LLVM::AddrSpaceCastOp::create(b, loc, LLVM::LLVMPointerType::get(b.getContext(), space), p);
+  }
+
+  // tile.alloc: the kernel's .shared global for it, as a generic memref<?xT>
+  // (what every tile.ptr is), so views of it are built like any other.
+  Value lowerAlloc(AllocOp a) {
+    Location loc = a.getLoc();
+    memref::GlobalOp g = local.allocs.lookup(a);
+    Value shared = memref::GetGlobalOp::create(b, loc, g.getType(), g.getSymName());
+    auto t = g.getType();
+    auto generic = MemRefType::get(t.getShape(), t.getElementType());
+    Value v = memref::MemorySpaceCastOp::create(b, loc, generic, shared);
+    return memref::CastOp::create(b, loc, memRefTypeOf(a.getType()), v);
+  }
+
+  // tile.async_copy: the workgroup's threads take the block's 16-byte runs
+  // (8 elements along the contiguous dim) round-robin, one cp.async.cg each;
+  // a run that leaves the source array copies what is inside (cp.async's
+  // source size) and zero-fills the rest.
+  LogicalResult lowerAsyncCopy(AsyncCopyOp c) {
+    Location loc = c.getLoc();
+    RankedTensorType block = local.copyBlocks.lookup(c);
+    int64_t d = c.getContiguous(), o = 1 - d;
+    if (block.getRank() != 2) return c.emitError() << "the sm_90 lowering copies 2-D blocks";
+    int64_t perLine = block.getDimSize(d) / 8, total = block.getNumElements() / 8, threads = 32 * numWarps;
+    Value dst = c.getDst(), src = c.getSrc();
+    Value sizeD, sizeO;
+    if (!c.getInBounds()) {
+      sizeD = memref::DimOp::create(b, loc, src, d);
+      sizeO = memref::DimOp::create(b, loc, src, o);
+    }
+    for (int64_t it = 0; it * threads < total; ++it) {
+      OpBuilder::InsertionGuard guard(b);
+      Value chunk = arith::AddIOp::create(b, loc, tid, cst(it * threads));
+      if ((it + 1) * threads > total) {
+        auto inside = scf::IfOp::create(b, loc, TypeRange{},
+                                        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, chunk, cst(total)), false);
+        b.setInsertionPointToStart(inside.thenBlock());
+      }
+      Value alongD = arith::MulIOp::create(b, loc, arith::RemUIOp::create(b, loc, chunk, cst(perLine)), cst(8));
+      Value alongO = arith::DivUIOp::create(b, loc, chunk, cst(perLine));
+      SmallVector<Value> idx = d == 1 ? SmallVector<Value>{alongO, alongD} : SmallVector<Value>{alongD, alongO};
+      Value to = elementPtr(loc, dst, idx, 3);
+      if (c.getInBounds()) {
+        NVVM::CpAsyncOp::create(b, loc, to, elementPtr(loc, src, idx, 1), 16u,
+                                NVVM::LoadCacheModifierKind::CG, Value());
+        continue;
+      }
+      // Elements of this run inside the array: min(8, size_d - along_d)
+      // along d (at least 0), none when the run's row is outside.
+      Value left = arith::MaxSIOp::create(b, loc, arith::SubIOp::create(b, loc, sizeD, alongD), cst(0));
+      Value n = arith::MinSIOp::create(b, loc, left, cst(8));
+      Value rowIn = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, alongO, sizeO);
+      n = arith::SelectOp::create(b, loc, rowIn, n, cst(0));
+      // A run with nothing inside reads nothing; it points at the block's
+      // first element (inside the array) all the same.
+      Value any = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt, n, cst(0));
+      SmallVector<Value> srcIdx;
+      for (Value i : idx) srcIdx.push_back(arith::SelectOp::create(b, loc, any, i, cst(0)));
+      Value bytes = arith::IndexCastOp::create(b, loc, b.getI32Type(), arith::MulIOp::create(b, loc, n, cst(2)));
+      NVVM::CpAsyncOp::create(b, loc, to, elementPtr(loc, src, srcIdx, 1), 16u,
+                              NVVM::LoadCacheModifierKind::CG, bytes);
+    }
+    return success();
+  }
+
+  // An A or B fragment from a view of workgroup-local memory: one
+  // ldmatrix (.x4 for A and [16, 16] B, .x2 for [16, 8] B). Lanes 8j..8j+7
+  // give the rows of 8x8 matrix j, 8 elements along the view's contiguous
+  // dim each: A (contiguous along K) non-transposed; B contiguous along K
+  // ([N, K] storage) non-transposed, along N ([K, N] storage) with .trans.
+  // Register j then holds the fragment's elements 2j, 2j + 1 (ISA order).
+  FailureOr<Value> lowerLocalLoad(LoadOp l, const Frag& fr) {
+    Location loc = l.getLoc();
+    auto vt = cast<VectorType>(laneType(l.getResult()));
+    Type et = vt.getElementType();
+    auto d = l.getContiguous();
+    if ((fr.kind != Frag::A && fr.kind != Frag::B) || fr.collapseRows || fr.collapseCols || fr.droppedAxis >= 0 ||
+        et.getIntOrFloatBitWidth() != 16 || !d || (fr.kind == Frag::A && *d != 1))
+      return l.emitError() << "the sm_90 lowering loads workgroup-local tiles only as 16-bit dot operands with "
+                              "`contiguous` along K (A) or either dim (B), through ldmatrix";
+    int64_t num = fr.kind == Frag::A || fr.cols == 16 ? 4 : 2;
+    bool trans = fr.kind == Frag::B && *d == 1;
+    Value j = arith::DivUIOp::create(b, loc, laneId, cst(8));
+    if (num == 2) j = arith::RemUIOp::create(b, loc, j, cst(2));
+    Value r = arith::RemUIOp::create(b, loc, laneId, cst(8));
+    Value lo = arith::MulIOp::create(b, loc, arith::RemUIOp::create(b, loc, j, cst(2)), cst(8));  // 8 (j % 2)
+    Value hi = arith::MulIOp::create(b, loc, arith::DivUIOp::create(b, loc, j, cst(2)), cst(8));  // 8 (j / 2)
+    SmallVector<Value> idx;
+    if (fr.kind == Frag::A) idx = {arith::AddIOp::create(b, loc, r, lo), hi};            // rows r + 8 (j%2), K 8 (j/2)
+    else if (!trans) idx = {lo, arith::AddIOp::create(b, loc, r, hi)};                   // K 8 (j%2), N r + 8 (j/2)
+    else idx = {arith::AddIOp::create(b, loc, r, lo), hi};                               // K r + 8 (j%2), N 8 (j/2)
+    Value ptr = elementPtr(loc, l.getPtr(), idx, 3);
+    Type i32 = b.getI32Type();
+    Type res = num == 1 ? i32 : LLVM::LLVMStructType::getLiteral(b.getContext(), SmallVector<Type>(num, i32));
+    Value m = NVVM::LdMatrixOp::create(b, loc, res, ptr, b.getI32IntegerAttr(num),
+                                       NVVM::MMALayoutAttr::get(b.getContext(), trans ? NVVM::MMALayout::col : NVVM::MMALayout::row),
+                                       NVVM::LdStMatrixShapeAttr::get(b.getContext(), 8, 8),
+                                       NVVM::LdStMatrixEltTypeAttr::get(b.getContext(), NVVM::LdStMatrixEltType::B16));
+    SmallVector<Value> elems;
+    auto pairType = VectorType::get({2}, et);
+    for (int64_t k = 0; k < num; ++k) {
+      Value reg = LLVM::ExtractValueOp::create(b, loc, m, k);
+      Value p = LLVM::BitcastOp::create(b, loc, pairType, reg);
+      for (int64_t e = 0; e < 2; ++e) elems.push_back(vector::ExtractOp::create(b, loc, p, e));
+    }
+    return Value(vector::FromElementsOp::create(b, loc, vt, elems));
+  }
+
   FailureOr<Value> lower(Operation* op) {
     Location loc = op->getLoc();
+    if (auto a = dyn_cast<AllocOp>(op)) return lowerAlloc(a);
+    if (auto c = dyn_cast<AsyncCopyOp>(op)) {
+      if (failed(lowerAsyncCopy(c))) return failure();
+      return Value();
+    }
+    if (isa<AsyncCommitOp>(op)) {
+      NVVM::CpAsyncCommitGroupOp::create(b, loc);
+      return Value();
+    }
+    if (auto w = dyn_cast<AsyncWaitOp>(op)) {
+      NVVM::CpAsyncWaitGroupOp::create(b, loc, b.getI32IntegerAttr(w.getPending()));
+      return Value();
+    }
+    if (isa<BarrierOp>(op)) {
+      NVVM::Barrier0Op::create(b, loc);
+      return Value();
+    }
+    if (auto l = dyn_cast<LoadOp>(op); l && local.loads.contains(op)) return lowerLocalLoad(l, frags.of(l.getResult()));
     if (auto r = dyn_cast<ReduceOp>(op); r && r.getCrossWarp()) return lowerCrossWarpReduce(r);
     if (auto p = dyn_cast<ProgramIdOp>(op)) {
       Value id;
@@ -627,8 +799,9 @@ class Lowering {
   OpBuilder b;
   memref::GlobalOp scratchGlobal;
   Value scratch;
+  const LocalMemory& local;
   int64_t numWarps = 1;
-  Value warpId, laneId, group, pair, quad;  // quad = 4t, pair = 2t
+  Value tid, warpId, laneId, group, pair, quad;  // quad = 4t, pair = 2t
 };
 
 struct ConvertTileToNVVMPass : impl::ConvertTileToNVVMBase<ConvertTileToNVVMPass> {
@@ -648,7 +821,8 @@ struct ConvertTileToNVVMPass : impl::ConvertTileToNVVMBase<ConvertTileToNVVMPass
     f.walk([&](Operation* op) {
       if (!bad && op->getDialect() && isa<TileDialect>(op->getDialect()) &&
           !isa<ProgramIdOp, WarpIdOp, MakeBlockPtrOp, AdvanceOp, LoadOp, StoreOp, PrefetchOp, DotOp, ExtractOp,
-               ExpandDimsOp, BroadcastOp, SplatOp, ConvertOp, SiluOp, ReduceOp, BlockLookupOp>(op)) {
+               ExpandDimsOp, BroadcastOp, SplatOp, ConvertOp, SiluOp, ReduceOp, BlockLookupOp, AllocOp, AsyncCopyOp,
+               AsyncCommitOp, AsyncWaitOp, BarrierOp>(op)) {
         op->emitError() << "the sm_90 lowering does not handle '" << op->getName() << "' yet";
         bad = true;
       }
@@ -669,8 +843,21 @@ struct ConvertTileToNVVMPass : impl::ConvertTileToNVVMBase<ConvertTileToNVVMPass
           bad = true;
         }
       });
+    // Workgroup-local memory: dot operands read from it come through
+    // ldmatrix, so the kernel's fragments keep the ISA's K order.
+    LocalMemory local;
+    f.walk([&](LoadOp l) {
+      if (isLocalPointer(l.getPtr())) local.loads.insert(l);
+    });
+    f.walk([&](AsyncCopyOp c) {
+      local.copyBlocks[c] = c.getDst().getType().getTileType();
+      if (!bad && (!isLocalPointer(c.getDst()) || isLocalPointer(c.getSrc()))) {
+        c.emitError() << "tile.async_copy copies from global memory (src) into workgroup-local memory (dst)";
+        bad = true;
+      }
+    });
     FragAnalysis frags;
-    if (bad || failed(frags.run(f, hasDot))) return failure();
+    if (bad || failed(frags.run(f, hasDot, local.loads.empty()))) return failure();
     // Scratch for cross-warp reductions: numWarps x 32 lanes x the largest
     // lane vector reduced.
     int64_t numWarps = 1, perLane = 0;
@@ -686,7 +873,25 @@ struct ConvertTileToNVVMPass : impl::ConvertTileToNVVMBase<ConvertTileToNVVMPass
       scratch = memref::GlobalOp::create(mb, f.getLoc(), (f.getName() + "_scratch").str(), mb.getStringAttr("private"),
                                          type, Attribute(), /*constant=*/false, mb.getI64IntegerAttr(16));
     }
-    return Lowering(f, frags, scratch).run();
+    // One .shared global per tile.alloc, 16-byte aligned (cp.async's
+    // 16-byte copies); with the scratch, within the static shared memory a
+    // kernel gets.
+    int64_t sharedBytes = scratch ? numWarps * 32 * perLane * 4 : 0;
+    int64_t n = 0;
+    f.walk([&](AllocOp a) {
+      OpBuilder mb(f);
+      Type et = a.getType().getElementType();
+      auto type = MemRefType::get({int64_t(a.getSize())}, et, MemRefLayoutAttrInterface(), mb.getI64IntegerAttr(3));
+      sharedBytes += a.getSize() * ((et.getIntOrFloatBitWidth() + 7) / 8);
+      local.allocs[a] = memref::GlobalOp::create(mb, a.getLoc(), (f.getName() + "_local" + std::to_string(n++)).str(),
+                                                 mb.getStringAttr("private"), type, Attribute(), /*constant=*/false,
+                                                 mb.getI64IntegerAttr(16));
+    });
+    int64_t limit = uarchFor("sm_90").localMemoryBytes;
+    if (sharedBytes > limit)
+      return f.emitError() << "the kernel needs " << sharedBytes << " bytes of shared memory; sm_90 kernels get "
+                           << limit << " without opting in to more";
+    return Lowering(f, frags, scratch, local).run();
   }
 };
 

@@ -41,8 +41,8 @@ class Lowering {
         r.emitError() << "cross-warp reductions are not supported by the CPU backend";
         bad = true;
       }
-      if (isa<AllocOp, BarrierOp>(op)) {
-        op->emitError() << "local scratch and barriers are not supported by the CPU backend";
+      if (isa<AllocOp, BarrierOp, AsyncCopyOp, AsyncCommitOp, AsyncWaitOp>(op)) {
+        op->emitError() << "workgroup-local memory, async copies and barriers are not supported by the CPU backend";
         bad = true;
       }
     });

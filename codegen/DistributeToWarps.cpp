@@ -48,7 +48,7 @@ struct DistributeToWarpsPass : impl::DistributeToWarpsBase<DistributeToWarpsPass
     bool unlaid = false;
     f.walk([&](Operation* op) {
       for (Value v : op->getResults()) {
-        if (isTileValue(v) && !encodingOf(v.getType())) {
+        if (isTileValue(v) && !encodingOf(v.getType()) && !isCopyPointer(v)) {
           op->emitError() << "tile without a layout: run assign-layouts first";
           unlaid = true;
         }

@@ -85,6 +85,7 @@ GemmKernelSpec cudaGemmSpec(const std::string& dtype, bool weightsNK, int64_t ro
     s.tiling = "split_k";
   } else {
     s.blockM = 64, s.blockN = 128, s.blockK = 32, s.numWarps = 4;
+    s.stages = 3;
   }
   return s;
 }
@@ -92,6 +93,7 @@ GemmKernelSpec cudaGemmSpec(const std::string& dtype, bool weightsNK, int64_t ro
 void applyBlocking(GemmKernelSpec& s, const GemmBlocking& b) {
   s.blockM = b.m, s.blockN = b.n, s.blockK = b.k, s.numWarps = b.warps;
   s.tiling = b.splitK ? "split_k" : b.m <= 16 ? "vertical" : "";
+  s.stages = b.stages;
 }
 
 GemmBlocking parseGemmBlocking(const std::string& text, const std::string& what) {
@@ -99,14 +101,21 @@ GemmBlocking parseGemmBlocking(const std::string& text, const std::string& what)
   char x1 = 0, x2 = 0, x3 = 0;
   int used = 0;
   std::string shape = text;
+  if (size_t at = shape.find('@'); at != std::string::npos) {
+    std::string n = shape.substr(at + 1);
+    if (n.empty() || n.find_first_not_of("0123456789") != std::string::npos || (b.stages = std::stoll(n)) == 1 ||
+        b.stages > 8)
+      fail("{} '{}': the stage count after @ must be 0 (no staging) or 2 to 8", what, text);
+    shape.resize(at);
+  }
   if (!shape.empty() && shape.back() == 's') {
     b.splitK = true;
     shape.pop_back();
   }
   if (std::sscanf(shape.c_str(), "%ld%c%ld%c%ld%c%ld%n", &b.m, &x1, &b.n, &x2, &b.k, &x3, &b.warps, &used) != 7 ||
       x1 != 'x' || x2 != 'x' || x3 != 'x' || used != (int)shape.size())
-    fail("{} '{}': expected MxNxKxW (block M, N, K and warps) with an optional s (warps split K), e.g. 16x64x32x4 or "
-         "16x32x256x8s", what, text);
+    fail("{} '{}': expected MxNxKxW (block M, N, K and warps) with an optional s (warps split K) and @S (S stages "
+         "through shared memory), e.g. 16x64x32x4, 16x32x256x8s or 64x128x32x4@3", what, text);
   bool pow2 = b.warps > 0 && (b.warps & (b.warps - 1)) == 0;
   bool rowsOk = b.m >= 16 && b.m % 16 == 0, kOk = b.k >= 16 && b.k % 16 == 0;
   if (b.splitK) {
@@ -256,6 +265,100 @@ GemmText gemmText(const GemmKernelSpec& s) {
   t.aP = "!tile.block_ptr<" + t.aT + ">";
   t.bP = "!tile.block_ptr<" + t.bT + ">";
   return t;
+}
+
+// Grid form staged through workgroup-local memory (GemmKernelSpec::stages):
+// the body of the branch taken when K (and N for [K, N] weights) is a
+// multiple of 8. Local rows are padded by 8 elements (16 bytes), so the 8
+// rows an ldmatrix reads fall in distinct banks. Buffer stage s holds A's
+// rows [s BM, (s + 1) BM) of a [S BM, BK] array and B's block s of a
+// [BK, S BN] ([N, K] weights: stored N-major, K contiguous) or [S BK, BN]
+// ([K, N]) array. K block j is copied into stage j % S, S - 1 blocks ahead:
+// at step i the wait leaves S - 2 groups in flight (block i has landed),
+// the barrier makes it visible and frees the stage step i - 1 read, which
+// then receives block i + S - 1.
+std::string stagedBody(const GemmKernelSpec& s, const GemmText& t) {
+  const int64_t M = s.blockM, N = s.blockN, K = s.blockK, S = s.stages, P = K + 8, PN = N + 8;
+  std::string dt = s.dtype;
+  // Local array shapes and strides (constants defined below).
+  std::string bLocal = s.weightsNK ? "[%sbk, %lbc], [%c1, %lp]" : "[%lbr, %sbn], [%lpn, %c1]";
+  int64_t bSize = s.weightsNK ? S * N * P : S * K * PN;
+  int bDim = s.weightsNK ? 0 : 1;
+  // Local views of stage `st` (an index SSA name).
+  auto aView = [&](const std::string& name, const std::string& st) {
+    return fmt::format("    %{n}o = arith.muli {st}, %sbm : index\n"
+                       "    %{n} = tile.make_block_ptr %sa, [%lar, %sbk], [%lp, %c1], [%{n}o, %c0] : !tile.ptr<{dt}> -> {aP}\n",
+                       fmt::arg("n", name), fmt::arg("st", st), fmt::arg("dt", dt), fmt::arg("aP", t.aP));
+  };
+  auto bView = [&](const std::string& name, const std::string& st) {
+    std::string off = s.weightsNK ? fmt::format("[%c0, %{}o]", name) : fmt::format("[%{}o, %c0]", name);
+    return fmt::format("    %{n}o = arith.muli {st}, {step} : index\n"
+                       "    %{n} = tile.make_block_ptr %sb, {shape}, {off} : !tile.ptr<{dt}> -> {bP}\n",
+                       fmt::arg("n", name), fmt::arg("st", st), fmt::arg("step", s.weightsNK ? "%sbn" : "%sbk"),
+                       fmt::arg("shape", bLocal), fmt::arg("off", off), fmt::arg("dt", dt), fmt::arg("bP", t.bP));
+  };
+  // Copies of K block `j` into stage `st`.
+  auto copy = [&](const std::string& p, const std::string& j, const std::string& st) {
+    std::string bStrides = s.weightsNK ? "[%c1, %K]" : "[%N, %c1]";
+    return fmt::format("    %{p}ko = arith.muli {j}, %bk : index\n"
+                       "    %{p}ga = tile.make_block_ptr %a, [%M, %K], [%K, %c1], [%row, %{p}ko] : !tile.ptr<{dt}> -> {aP}\n"
+                       "{la}    tile.async_copy %{p}la, %{p}ga {{contiguous = 1 : i64}} : {aP}\n"
+                       "    %{p}gb = tile.make_block_ptr %b, [%K, %N], {bs}, [%{p}ko, %col] : !tile.ptr<{dt}> -> {bP}\n"
+                       "{lb}    tile.async_copy %{p}lb, %{p}gb {{contiguous = {bd} : i64}} : {bP}\n",
+                       fmt::arg("p", p), fmt::arg("j", j), fmt::arg("dt", dt), fmt::arg("aP", t.aP), fmt::arg("bP", t.bP),
+                       fmt::arg("bs", bStrides), fmt::arg("bd", bDim), fmt::arg("la", aView(p + "la", st)),
+                       fmt::arg("lb", bView(p + "lb", st)));
+  };
+  std::string loads = fmt::format(
+      "{la}    %x = tile.load %ua {{in_bounds, contiguous = 1 : i64, run = 8 : i64}} : {aP}\n"
+      "{lb}    %y = tile.load %ub {{in_bounds, contiguous = {bd} : i64, run = 8 : i64}} : {bP}\n"
+      "    %d = tile.dot %x, %y, %acc{hint} : {aT} * {bT} -> {cT}\n",
+      fmt::arg("la", aView("ua", "%st")), fmt::arg("lb", bView("ub", "%st")), fmt::arg("aP", t.aP), fmt::arg("bP", t.bP),
+      fmt::arg("bd", bDim), fmt::arg("hint", t.hint), fmt::arg("aT", t.aT), fmt::arg("bT", t.bT), fmt::arg("cT", t.cT));
+  return fmt::format(R"(    %sa = tile.alloc {{size = {aSize} : i64}} : !tile.ptr<{dt}>
+    %sb = tile.alloc {{size = {bSize} : i64}} : !tile.ptr<{dt}>
+    %sbm = arith.constant {BM} : index
+    %sbn = arith.constant {BN} : index
+    %sbk = arith.constant {BK} : index
+    %lar = arith.constant {LAR} : index
+    %lbc = arith.constant {LBC} : index
+    %lbr = arith.constant {LBR} : index
+    %lp = arith.constant {P} : index
+    %lpn = arith.constant {PN} : index
+    %ns = arith.constant {S} : index
+    %ns1 = arith.constant {S1} : index
+    %bk1 = arith.subi %bk, %c1 : index
+    %kb0 = arith.addi %K, %bk1 : index
+    %nk = arith.divui %kb0, %bk : index
+    scf.for %s = %c0 to %ns1 step %c1 {{
+    %pin = arith.cmpi slt, %s, %nk : index
+    scf.if %pin {{
+{pcopy}    }}
+    tile.async_commit
+    }}
+    %sr = scf.for %i = %c0 to %nk step %c1 iter_args(%acc = %zero) -> ({cT}) {{
+    tile.async_wait {{pending = {S2} : i64}}
+    tile.barrier
+    %j = arith.addi %i, %ns1 : index
+    %jin = arith.cmpi slt, %j, %nk : index
+    scf.if %jin {{
+    %js = arith.remui %j, %ns : index
+{lcopy}    }}
+    tile.async_commit
+    %st = arith.remui %i, %ns : index
+{loads}      scf.yield %d : {cT}
+    }}
+    scf.if %interior {{
+{fast}    }} else {{
+{edge}    }}
+)",
+                     fmt::arg("aSize", S * M * P), fmt::arg("bSize", bSize), fmt::arg("dt", dt), fmt::arg("BM", M),
+                     fmt::arg("BN", N), fmt::arg("BK", K), fmt::arg("LAR", S * M), fmt::arg("LBC", S * N),
+                     fmt::arg("LBR", S * K), fmt::arg("P", P), fmt::arg("PN", PN), fmt::arg("S", S), fmt::arg("S1", S - 1),
+                     fmt::arg("S2", S - 2), fmt::arg("pcopy", copy("p", "%s", "%s")),
+                     fmt::arg("lcopy", copy("l", "%j", "%js")), fmt::arg("cT", t.cT), fmt::arg("loads", loads),
+                     fmt::arg("fast", t.epilogue("sf", "%sr", "", " {in_bounds}")),
+                     fmt::arg("edge", t.epilogue("se", "%sr", "", "")));
 }
 
 // CPU form: panel-packed weights, programs of several register blocks, K
@@ -495,6 +598,28 @@ std::string emitGemmKernel(const GemmKernelSpec& s) {
 )"
                                      : "  %colsFast = arith.andi %colsIn, %colsIn : i1\n";
 
+  // Staged kernels take the unstaged body only where the copies' 16-byte
+  // runs would not be aligned.
+  std::string body = fmt::format(R"(  scf.if {fastCond} {{
+{fast}  }} else {{
+  scf.if %colsFast {{
+{rowEdge}  }} else {{
+{edge}  }}
+  }}
+)",
+                                 fmt::arg("fastCond", t.st.sixteenBit() ? "%fast" : "%interior"),
+                                 fmt::arg("fast", fast), fmt::arg("rowEdge", rowEdge), fmt::arg("edge", edge));
+  if (s.stages) {
+    if (!t.st.sixteenBit() || s.swiglu || s.stages < 2)
+      fail("gemm '{}': staging through local memory takes 16-bit storage, at least 2 stages and no swiglu", s.name);
+    // 16-byte runs: K (and N with [K, N] weights) a multiple of 8.
+    std::string aligned = "  %c8 = arith.constant 8 : index\n  %k8r = arith.remui %K, %c8 : index\n";
+    aligned += s.weightsNK ? "  %staged = arith.cmpi eq, %k8r, %c0 : index\n"
+                           : "  %n8r = arith.remui %N, %c8 : index\n  %kn8 = arith.ori %k8r, %n8r : index\n"
+                             "  %staged = arith.cmpi eq, %kn8, %c0 : index\n";
+    body = aligned + "  scf.if %staged {\n" + stagedBody(s, t) + "  } else {\n" + body + "  }\n";
+  }
+
   return fmt::format(R"(func.func @{name}({args}) attributes {{tile.num_warps = {W} : i64}} {{
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
@@ -516,21 +641,13 @@ std::string emitGemmKernel(const GemmKernelSpec& s) {
   %bp = tile.make_block_ptr %b, [%K, %N], {bStrides}, [%c0, %col] : !tile.ptr<{dt}> -> {bP}
 {b2}  %cp = tile.make_block_ptr %c, [%M, %N], [%N, %c1], [%row, %col] : !tile.ptr<{dt}> -> !tile.block_ptr<{cS}>
   %zero = arith.constant dense<0.0> : {cT}
-  scf.if {fastCond} {{
-{fast}  }} else {{
-  scf.if %colsFast {{
-{rowEdge}  }} else {{
-{edge}  }}
-  }}
-  return
+{body}  return
 }}
 )",
                      fmt::arg("name", s.name), fmt::arg("args", args), fmt::arg("W", s.numWarps), fmt::arg("BM", M),
                      fmt::arg("BN", N), fmt::arg("BK", K), fmt::arg("aP", t.aP), fmt::arg("bP", t.bP),
                      fmt::arg("bStrides", bStrides), fmt::arg("b2", b2), fmt::arg("cT", t.cT), fmt::arg("cS", t.cS),
-                     fmt::arg("dt", s.dtype), fmt::arg("kEven", kEven),
-                     fmt::arg("fastCond", t.st.sixteenBit() ? "%fast" : "%interior"), fmt::arg("fast", fast),
-                     fmt::arg("rowEdge", rowEdge), fmt::arg("edge", edge));
+                     fmt::arg("dt", s.dtype), fmt::arg("kEven", kEven), fmt::arg("body", body));
 }
 
 }  // namespace strata::tile

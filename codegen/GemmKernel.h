@@ -50,6 +50,14 @@ struct GemmKernelSpec {
   // many K rows ahead (0: no prefetch). B's K chunk outgrows L1 and the
   // hardware prefetchers do not keep up with a register block's B stream.
   int64_t prefetchK = 0;
+  // Grid form, 16-bit storage: 0 reads the dot operands straight from
+  // global memory (each lane its fragments); n >= 2 stages the A and B
+  // blocks through workgroup-local memory in n buffers filled by
+  // tile.async_copy (cp.async on sm_90) n - 1 K steps ahead of the dots,
+  // which read them with ldmatrix. Staged kernels need K % 8 = 0 (and N % 8
+  // = 0 with [K, N] weights) and 16-byte aligned buffers; other shapes take
+  // the unstaged path inside the same kernel. Not with swiglu.
+  int64_t stages = 0;
   std::string tiling = "horizontal";  // the dot's tiling hint ("" = let assign-layouts choose)
   // GPU kernel sets: the most rows (M) this blocking is meant for (0: any);
   // recorded in kernels.json for the runtime's choice (CudaKernelSet::gemmFor).
@@ -69,7 +77,8 @@ std::string emitGemmKernel(const GemmKernelSpec& spec);
 
 // Blocking for the sm_90 mma.sync kernels (f16/bf16 storage). Prefill
 // (rows > kCudaMediumRows): 64 x 128 blocks, K steps of 32, 4 warps in
-// assign-layouts' square grid. Medium (16 < rows <= kCudaMediumRows):
+// assign-layouts' square grid, operands staged through shared memory in 3
+// buffers. Medium (16 < rows <= kCudaMediumRows):
 // 64 x 32 blocks, K steps of 128 split over 4 warps. Decode (rows <= 16):
 // 16 x 64 blocks, K steps of 256 split over 8 warps (split_k), so the
 // weights stream once with many loads in flight; from K = kCudaLongK on,
@@ -82,9 +91,11 @@ GemmKernelSpec cudaGemmSpec(const std::string& dtype, bool weightsNK, int64_t ro
 // With M = 16 (one fragment row) the warps go side by side along N, else in
 // assign-layouts' square grid; with a trailing "s" (splitK) the warps split
 // K instead (the dot's split_k tiling: each warp walks K / W of every K
-// block for the whole C block, summed across warps after the K loop).
+// block for the whole C block, summed across warps after the K loop); a
+// final "@S" stages operands through shared memory in S buffers
+// (GemmKernelSpec::stages; without it, none).
 struct GemmBlocking {
-  int64_t m = 0, n = 0, k = 0, warps = 0;
+  int64_t m = 0, n = 0, k = 0, warps = 0, stages = 0;
   bool splitK = false;
 };
 // Parses "MxNxKxW[s]"; throws naming `what` when malformed or not made of

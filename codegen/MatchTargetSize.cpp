@@ -201,6 +201,12 @@ class Splitter {
     f.walk([&](Operation* op) {
       if (succeeded(status) && isa<LoadOp, StoreOp, MakeBlockPtrOp>(op)) {
         Value v = op->getNumResults() ? op->getResult(0) : op->getOperand(1);
+        // A workgroup-level copy's views stay whole (the target lowers the
+        // copy over all of the workgroup's threads).
+        if (isCopyPointer(v)) {
+          if (!pieceOfClass(v)) status = setPiece(v, Shape(tileTypeOf(v).getShape()), op);
+          return;
+        }
         // Derive right away so a reduced or broadcast value that is stored
         // keeps its producer's pieces.
         if (!pieceOfClass(v)) status = succeeded(setPiece(v, loadPiece(v), op)) ? deriveAll() : failure();

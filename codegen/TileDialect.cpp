@@ -92,6 +92,31 @@ FailureOr<WarpLayout> equivalentBlocked(Attribute enc, ArrayRef<int64_t> shape) 
 
 bool isTileValue(Value v) { return isa<RankedTensorType, BlockPtrType>(v.getType()); }
 
+bool isCopyPointer(Value v) {
+  if (!isa<BlockPtrType>(v.getType()) || v.use_empty()) return false;
+  return llvm::all_of(v.getUsers(), [](Operation* u) {
+    if (isa<AsyncCopyOp>(u)) return true;
+    auto a = dyn_cast<AdvanceOp>(u);
+    return a && isCopyPointer(a.getResult());
+  });
+}
+
+bool isLocalPointer(Value v) {
+  for (;;) {
+    if (auto arg = dyn_cast<BlockArgument>(v)) {
+      auto loop = dyn_cast<scf::ForOp>(arg.getOwner()->getParentOp());
+      if (!loop || arg.getArgNumber() == 0) return false;
+      v = loop.getInitArgs()[arg.getArgNumber() - 1];
+      continue;
+    }
+    Operation* def = v.getDefiningOp();
+    if (isa_and_nonnull<AllocOp>(def)) return true;
+    if (auto m = dyn_cast_or_null<MakeBlockPtrOp>(def)) v = m.getBase();
+    else if (auto a = dyn_cast_or_null<AdvanceOp>(def)) v = a.getPtr();
+    else return false;
+  }
+}
+
 RankedTensorType tileTypeOf(Value v) {
   if (auto b = dyn_cast<BlockPtrType>(v.getType())) return b.getTileType();
   return cast<RankedTensorType>(v.getType());
@@ -317,6 +342,17 @@ LogicalResult LoadOp::verify() {
   int64_t rank = cast<RankedTensorType>(getResult().getType()).getRank();
   if (!getInBounds()) return emitOpError("contiguous needs in_bounds (it promises more about the same block)");
   if (*c < 0 || *c >= rank) return emitOpError() << "contiguous dim " << *c << " is not a dim of the rank-" << rank << " tile";
+  return success();
+}
+
+LogicalResult AsyncCopyOp::verify() {
+  RankedTensorType t = getDst().getType().getTileType();
+  int64_t d = getContiguous();
+  if (d < 0 || d >= t.getRank()) return emitOpError() << "contiguous dim " << d << " is not a dim of the rank-" << t.getRank() << " block";
+  if (t.getElementTypeBitWidth() != 16)
+    return emitOpError() << "copies blocks of 16-bit elements (got " << t.getElementType() << ")";
+  if (t.getDimSize(d) % 8 != 0)
+    return emitOpError() << "the block's size along its contiguous dim " << d << " must be a multiple of 8 (got " << t.getDimSize(d) << ")";
   return success();
 }
 

@@ -117,8 +117,8 @@ LogicalResult rewriteTileOps(OpBuilder& b, Block* body, function_ref<Type(Value)
       if (replaced) replaced(op->getResult(0), *repl);
       op->getResult(0).replaceAllUsesWith(*repl);
       dead.push_back(op);
-    } else if (isa<StoreOp, PrefetchOp>(op)) {
-      dead.push_back(op);
+    } else if (op->getNumResults() == 0 && isa_and_nonnull<TileDialect>(op->getDialect())) {
+      dead.push_back(op);  // stores, prefetches, copies, waits, barriers
     }
     return WalkResult::advance();
   });

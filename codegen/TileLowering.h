@@ -38,7 +38,8 @@ mlir::Value lowerConvert(mlir::OpBuilder& b, mlir::Location loc, mlir::Value src
 // a memref (a view with a static unit stride must stay one), else
 // `retype(value)`; every other op goes to `lower` (builder at the op), whose
 // non-null result replaces the op's first result (`replaced(old, new)` is
-// told first); replaced ops, stores and prefetches are erased. Stops at the
+// told first); replaced ops and tile ops without results (stores,
+// prefetches, copies, waits, barriers) are erased. Stops at the
 // first op `lower` fails on (it has reported the error).
 mlir::LogicalResult rewriteTileOps(mlir::OpBuilder& b, mlir::Block* body,
                                    llvm::function_ref<mlir::Type(mlir::Value)> retype,

@@ -214,9 +214,56 @@ def Tile_BlockLookupOp : Tile_Op<"block_lookup", [MemoryEffects<[MemRead]>]> {
 }
 
 def Tile_AllocOp : Tile_Op<"alloc", [MemoryEffects<[MemAlloc]>]> {
-  let summary = "Workgroup-local scratch block shared by the warps (SLM / stack)";
-  let results = (outs Tile_BlockPtrType:$result);
+  let summary = "Workgroup-local buffer of `size` elements shared by the workgroup's warps";
+  let description = [{
+    A buffer in the workgroup's local memory (shared memory on NVIDIA GPUs,
+    SLM on Intel Xe), live for the whole kernel. It is addressed like any
+    buffer, through `tile.make_block_ptr` views; staging copies fill it with
+    `tile.async_copy` and `tile.barrier` makes their writes visible to every
+    warp. The sm_90 lowering places it in `.shared` (16-byte aligned); the
+    CPU backend has no workgroup-local memory and rejects it.
+  }];
+  let arguments = (ins ConfinedAttr<I64Attr, [IntPositive]>:$size);
+  let results = (outs Tile_PtrType:$result);
   let assemblyFormat = "attr-dict `:` type($result)";
+}
+
+def Tile_AsyncCopyOp : Tile_Op<"async_copy", [MemoryEffects<[MemRead, MemWrite]>,
+    AllTypesMatch<["dst", "src"]>]> {
+  let summary = "The whole workgroup copies a block into workgroup-local memory, asynchronously";
+  let description = [{
+    Every thread of the workgroup takes part (a workgroup-level op: its
+    block pointers carry no layout and are not split between warps). `dst`
+    is a view of a `tile.alloc` buffer, `src` a view of a global array of the
+    same block shape; elements of `src` outside its array are written as
+    zeros. `contiguous = d` promises that dim d has unit stride in both views
+    and that every run of 8 elements along d starting at a block coordinate
+    that is a multiple of 8 is aligned to 8 elements (the copy moves such
+    runs, 16 bytes of 16-bit elements at a time); the block's size along d
+    is a multiple of 8. With `in_bounds` the whole block lies inside `src`'s
+    array. The copies a thread issued between two `tile.async_commit`s form
+    a group; `tile.async_wait` waits for groups, and a `tile.barrier` after
+    it makes the copied block visible to every warp.
+  }];
+  let arguments = (ins Tile_BlockPtrType:$dst, Tile_BlockPtrType:$src, I64Attr:$contiguous, UnitAttr:$in_bounds);
+  let assemblyFormat = "$dst `,` $src attr-dict `:` type($dst)";
+  let hasVerifier = 1;
+}
+
+def Tile_AsyncCommitOp : Tile_Op<"async_commit"> {
+  let summary = "Closes the group of async copies issued since the last commit";
+  let assemblyFormat = "attr-dict";
+}
+
+def Tile_AsyncWaitOp : Tile_Op<"async_wait"> {
+  let summary = "Waits until at most `pending` committed copy groups are still in flight";
+  let description = [{
+    Groups complete in commit order, so after `tile.async_wait {pending = n}`
+    every group but the n most recently committed has landed (for this
+    thread's copies; a `tile.barrier` then covers the whole workgroup's).
+  }];
+  let arguments = (ins ConfinedAttr<I64Attr, [IntNonNegative]>:$pending);
+  let assemblyFormat = "attr-dict";
 }
 
 def Tile_BarrierOp : Tile_Op<"barrier"> {

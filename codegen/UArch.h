@@ -29,6 +29,10 @@ struct UArch {
   int64_t l2Bytes;
   // Cache line bytes (what one prefetch brings in).
   int64_t cacheLineBytes;
+  // Workgroup-local memory (tile.alloc) a kernel gets without opting in:
+  // sm_90 static shared memory (48 KiB; more needs dynamic shared memory
+  // and a launch attribute), Xe SLM; 0 where there is none (CPU).
+  int64_t localMemoryBytes;
 };
 
 // The table row for a target name; throws strata::Error naming the known
