@@ -117,24 +117,28 @@ void writeCudaKernels(const CudaKernelSetSpec& set, const std::string& target, c
   for (const RmsNormKernelSpec& s : set.norms) ir += emitRmsNormKernel(s);
   for (const RopeKernelSpec& s : set.ropes) ir += emitRopeKernel(s);
   CudaModule m = compileCuda(ir, target);
-  auto threads = [&](const std::string& name) {
+  // The fields every kind shares (what the runtime launches with), then the
+  // kind's own.
+  auto entry = [&](const char* kind, const std::string& name, const std::string& dtype, const nlohmann::json& own) {
     for (const CudaKernelInfo& k : m.kernels)
-      if (k.name == name) return k.threads;
+      if (k.name == name) {
+        nlohmann::json e = {{"kind", kind}, {"name", name}, {"threads", k.threads}, {"shared_bytes", k.sharedBytes},
+                            {"dtype", dtype}};
+        e.update(own);
+        return e;
+      }
     fail("cuda backend: kernel {} missing from the compiled module", name);
   };
   nlohmann::json kernels = nlohmann::json::array();
   for (const GemmKernelSpec& s : set.gemms)
-    kernels.push_back({{"kind", "gemm"}, {"name", s.name}, {"threads", threads(s.name)}, {"dtype", s.dtype},
-                       {"weights", s.weightsNK ? "nk" : "kn"}, {"bias", s.bias}, {"residual", s.residual},
-                       {"swiglu", s.swiglu}, {"block_m", s.blockM}, {"block_n", s.blockN}, {"block_k", s.blockK},
-                       {"num_warps", s.numWarps}, {"stages", s.stages}, {"max_rows", s.maxRows},
-                       {"min_k", s.minK}});
-  for (const RmsNormKernelSpec& s : set.norms)
-    kernels.push_back({{"kind", "rms_norm"}, {"name", s.name}, {"threads", threads(s.name)}, {"dtype", s.dtype},
-                       {"block_n", s.blockN}});
+    kernels.push_back(entry("gemm", s.name, s.dtype,
+                            {{"weights", s.weightsNK ? "nk" : "kn"}, {"bias", s.bias}, {"residual", s.residual},
+                             {"swiglu", s.swiglu}, {"block_m", s.blockM}, {"block_n", s.blockN},
+                             {"block_k", s.blockK}, {"num_warps", s.numWarps}, {"stages", s.stages},
+                             {"max_rows", s.maxRows}, {"min_k", s.minK}}));
+  for (const RmsNormKernelSpec& s : set.norms) kernels.push_back(entry("rms_norm", s.name, s.dtype, {{"block_n", s.blockN}}));
   for (const RopeKernelSpec& s : set.ropes)
-    kernels.push_back({{"kind", "rope"}, {"name", s.name}, {"threads", threads(s.name)}, {"dtype", s.dtype},
-                       {"heads", s.heads}, {"head_dim", s.headDim}});
+    kernels.push_back(entry("rope", s.name, s.dtype, {{"heads", s.heads}, {"head_dim", s.headDim}}));
   fs::path d = outputDir(dir, "kernels.json");
   writeText(d / "kernels.mlir", ir);
   writeText(d / "kernels.ptx", m.ptx);

@@ -234,7 +234,8 @@ class FragAnalysis {
 // from the tile IR before it (the ops' operands are views by the time each
 // op is lowered).
 struct LocalMemory {
-  DenseMap<Operation*, memref::GlobalOp> allocs;      // tile.alloc -> its .shared global
+  memref::GlobalOp dynamic;                           // the kernel's dynamic shared memory (bytes)
+  DenseMap<Operation*, int64_t> allocs;               // tile.alloc -> its byte offset in it
   DenseSet<Operation*> loads;                         // tile.load of a local view
   DenseMap<Operation*, RankedTensorType> copyBlocks;  // tile.async_copy -> its block
 };
@@ -539,16 +540,18 @@ class Lowering {
     return LLVM::AddrSpaceCastOp::create(b, loc, LLVM::LLVMPointerType::get(b.getContext(), space), p);
   }
 
-  // tile.alloc: the kernel's .shared global for it, as a generic memref<?xT>
-  // (what every tile.ptr is), so views of it are built like any other.
+  // tile.alloc: its bytes of the kernel's dynamic shared memory as a generic
+  // memref<?xT> (what every tile.ptr is), so views of it are built like any
+  // other.
   Value lowerAlloc(AllocOp a) {
     Location loc = a.getLoc();
-    memref::GlobalOp g = local.allocs.lookup(a);
+    memref::GlobalOp g = local.dynamic;
     Value shared = memref::GetGlobalOp::create(b, loc, g.getType(), g.getSymName());
-    auto t = g.getType();
-    auto generic = MemRefType::get(t.getShape(), t.getElementType());
-    Value v = memref::MemorySpaceCastOp::create(b, loc, generic, shared);
-    return memref::CastOp::create(b, loc, memRefTypeOf(a.getType()), v);
+    auto i8 = b.getI8Type();
+    Value bytes = memref::MemorySpaceCastOp::create(b, loc, MemRefType::get(g.getType().getShape(), i8), shared);
+    bytes = memref::CastOp::create(b, loc, MemRefType::get({ShapedType::kDynamic}, i8), bytes);
+    return memref::ViewOp::create(b, loc, memRefTypeOf(a.getType()), bytes, cst(local.allocs.lookup(a)),
+                                  ValueRange{cst(a.getSize())});
   }
 
   // tile.async_copy: the workgroup's threads take the block's 16-byte runs
@@ -855,6 +858,11 @@ struct ConvertTileToNVVMPass : impl::ConvertTileToNVVMBase<ConvertTileToNVVMPass
         c.emitError() << "tile.async_copy copies from global memory (src) into workgroup-local memory (dst)";
         bad = true;
       }
+      if (!bad && (!isCopyPointer(c.getDst()) || !isCopyPointer(c.getSrc()))) {
+        c.emitError() << "tile.async_copy's views must serve async copies only (the workgroup copies the whole "
+                         "block); make separate views for loads";
+        bad = true;
+      }
     });
     FragAnalysis frags;
     if (bad || failed(frags.run(f, hasDot, local.loads.empty()))) return failure();
@@ -873,24 +881,28 @@ struct ConvertTileToNVVMPass : impl::ConvertTileToNVVMBase<ConvertTileToNVVMPass
       scratch = memref::GlobalOp::create(mb, f.getLoc(), (f.getName() + "_scratch").str(), mb.getStringAttr("private"),
                                          type, Attribute(), /*constant=*/false, mb.getI64IntegerAttr(16));
     }
-    // One .shared global per tile.alloc, 16-byte aligned (cp.async's
-    // 16-byte copies); with the scratch, within the static shared memory a
-    // kernel gets.
-    int64_t sharedBytes = scratch ? numWarps * 32 * perLane * 4 : 0;
-    int64_t n = 0;
+    // tile.alloc buffers live in the kernel's dynamic shared memory (an
+    // extern .shared array; the launch passes its size, which the
+    // function's tile.shared_bytes records), each 16-byte aligned for
+    // cp.async's 16-byte copies. With the scratch (static), within what a
+    // block can have.
+    int64_t dynamicBytes = 0;
     f.walk([&](AllocOp a) {
-      OpBuilder mb(f);
-      Type et = a.getType().getElementType();
-      auto type = MemRefType::get({int64_t(a.getSize())}, et, MemRefLayoutAttrInterface(), mb.getI64IntegerAttr(3));
-      sharedBytes += a.getSize() * ((et.getIntOrFloatBitWidth() + 7) / 8);
-      local.allocs[a] = memref::GlobalOp::create(mb, a.getLoc(), (f.getName() + "_local" + std::to_string(n++)).str(),
-                                                 mb.getStringAttr("private"), type, Attribute(), /*constant=*/false,
-                                                 mb.getI64IntegerAttr(16));
+      local.allocs[a] = dynamicBytes;
+      dynamicBytes += (a.getSize() * ((a.getType().getElementType().getIntOrFloatBitWidth() + 7) / 8) + 15) / 16 * 16;
     });
-    int64_t limit = uarchFor("sm_90").localMemoryBytes;
-    if (sharedBytes > limit)
-      return f.emitError() << "the kernel needs " << sharedBytes << " bytes of shared memory; sm_90 kernels get "
-                           << limit << " without opting in to more";
+    int64_t limit = uarchFor("sm_90").localMemoryBytes, staticBytes = scratch ? numWarps * 32 * perLane * 4 : 0;
+    if (dynamicBytes + staticBytes > limit)
+      return f.emitError() << "the kernel needs " << dynamicBytes + staticBytes
+                           << " bytes of shared memory; an sm_90 block can have " << limit;
+    if (dynamicBytes) {
+      OpBuilder mb(f);
+      auto type = MemRefType::get({0}, mb.getI8Type(), MemRefLayoutAttrInterface(), mb.getI64IntegerAttr(3));
+      local.dynamic = memref::GlobalOp::create(mb, f.getLoc(), (f.getName() + "_local").str(),
+                                               mb.getStringAttr("public"), type, Attribute(), /*constant=*/false,
+                                               mb.getI64IntegerAttr(16));
+      f->setAttr("tile.shared_bytes", mb.getI64IntegerAttr(dynamicBytes));
+    }
     return Lowering(f, frags, scratch, local).run();
   }
 };

@@ -96,6 +96,11 @@ CudaModule compileCuda(const std::string& tileIr, const std::string& target) {
     auto warps = f->getAttrOfType<IntegerAttr>("tile.num_warps");
     if (!warps) continue;
     f->removeAttr("tile.num_warps");
+    if (auto shared = f->getAttrOfType<IntegerAttr>("tile.shared_bytes")) {
+      for (CudaKernelInfo& k : out.kernels)
+        if (k.name == f.getName()) k.sharedBytes = shared.getInt();
+      f->removeAttr("tile.shared_bytes");
+    }
     OpBuilder b(&ctx);
     f->setAttr(NVVM::NVVMDialect::getKernelFuncAttrName(), b.getUnitAttr());
     f->setAttr(NVVM::NVVMDialect::getMaxntidAttrName(), b.getDenseI32ArrayAttr({int32_t(32 * warps.getInt()), 1, 1}));

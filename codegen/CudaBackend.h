@@ -16,7 +16,8 @@ namespace strata::tile {
 
 struct CudaKernelInfo {
   std::string name;
-  int64_t threads = 0;  // per block: 32 x the kernel's tile.num_warps
+  int64_t threads = 0;      // per block: 32 x the kernel's tile.num_warps
+  int64_t sharedBytes = 0;  // dynamic shared memory per block (its tile.alloc buffers)
 };
 
 struct CudaModule {

@@ -29,9 +29,9 @@ struct UArch {
   int64_t l2Bytes;
   // Cache line bytes (what one prefetch brings in).
   int64_t cacheLineBytes;
-  // Workgroup-local memory (tile.alloc) a kernel gets without opting in:
-  // sm_90 static shared memory (48 KiB; more needs dynamic shared memory
-  // and a launch attribute), Xe SLM; 0 where there is none (CPU).
+  // Workgroup-local memory (tile.alloc) a workgroup can have: sm_90 shared
+  // memory per block (227 KiB, dynamic shared memory above 48 KiB), Xe SLM;
+  // 0 where there is none (CPU).
   int64_t localMemoryBytes;
 };
 

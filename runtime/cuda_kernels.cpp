@@ -27,6 +27,7 @@ Kernel named(const nlohmann::json& k, const CudaDevice::Module& module) {
   r.name = k.at("name");
   r.dtype = k.at("dtype");
   r.threads = k.at("threads");
+  r.sharedBytes = k.value("shared_bytes", 0);
   r.function = module.function(r.name);
   return r;
 }
@@ -123,7 +124,8 @@ void CudaKernelSet::launch(const CudaGemmKernel& k, const GemmBuffers& bufs, int
   if (k.residual) buffer(bufs.residual, M * N, "residual");
   args.index(M).index(N).index(K);
   std::array<unsigned, 3> grid = {unsigned((M + k.blockM - 1) / k.blockM), unsigned((N + k.blockN - 1) / k.blockN), 1};
-  device_.launch(k.function, grid, {unsigned(k.threads), 1, 1}, 0, const_cast<void**>(args.slots().data()));
+  device_.launch(k.function, grid, {unsigned(k.threads), 1, 1}, unsigned(k.sharedBytes),
+                 const_cast<void**>(args.slots().data()));
 }
 
 void CudaKernelSet::launch(const CudaRmsNormKernel& k, const void* x, const void* w, void* y, int64_t rows,
@@ -133,7 +135,8 @@ void CudaKernelSet::launch(const CudaRmsNormKernel& k, const void* x, const void
   // (x, w, y, rows, hidden, eps): codegen/NormRopeKernels.h.
   abi::KernelArgs args;
   args.buffer(x, rows * hidden).buffer(w, hidden).buffer(y, rows * hidden).index(rows).index(hidden).f32(eps);
-  device_.launch(k.function, {unsigned(rows), 1, 1}, {unsigned(k.threads), 1, 1}, 0, const_cast<void**>(args.slots().data()));
+  device_.launch(k.function, {unsigned(rows), 1, 1}, {unsigned(k.threads), 1, 1}, unsigned(k.sharedBytes),
+                 const_cast<void**>(args.slots().data()));
 }
 
 void CudaKernelSet::launch(const CudaRopeKernel& k, const void* x, void* y, const void* cos, const void* sin,
@@ -146,7 +149,7 @@ void CudaKernelSet::launch(const CudaRopeKernel& k, const void* x, void* y, cons
   abi::KernelArgs args;
   args.buffer(x, tokens * width).buffer(y, tokens * width).buffer(cos, tableRows * half).buffer(sin, tableRows * half);
   args.buffer(positions, tokens).index(tokens).index(tableRows);
-  device_.launch(k.function, {unsigned(tokens), unsigned(k.heads), 1}, {unsigned(k.threads), 1, 1}, 0,
+  device_.launch(k.function, {unsigned(tokens), unsigned(k.heads), 1}, {unsigned(k.threads), 1, 1}, unsigned(k.sharedBytes),
                  const_cast<void**>(args.slots().data()));
 }
 

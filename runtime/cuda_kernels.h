@@ -16,6 +16,7 @@ struct CudaGemmKernel {
   std::string name, dtype;  // dtype: storage type of every buffer (bf16, f16)
   bool weightsNK = false, bias = false, residual = false, swiglu = false;
   int64_t blockM = 0, blockN = 0, blockK = 0, threads = 0;
+  int64_t sharedBytes = 0;  // dynamic shared memory per block (kernels.json shared_bytes)
   int64_t maxRows = 0;  // the most rows its blocking is meant for (0: any)
   int64_t minK = 0;     // the fewest K its blocking is meant for (0: any)
   cuda::CUfunction function = nullptr;
@@ -23,13 +24,13 @@ struct CudaGemmKernel {
 
 struct CudaRmsNormKernel {
   std::string name, dtype;  // dtype: storage type of x, w and y (f32, bf16, f16)
-  int64_t blockN = 0, threads = 0;
+  int64_t blockN = 0, threads = 0, sharedBytes = 0;
   cuda::CUfunction function = nullptr;
 };
 
 struct CudaRopeKernel {
   std::string name, dtype;  // dtype: storage type of x and y (bf16, f16); cos / sin are f32
-  int64_t heads = 0, headDim = 0, threads = 0;
+  int64_t heads = 0, headDim = 0, threads = 0, sharedBytes = 0;
   cuda::CUfunction function = nullptr;
 };
 

@@ -74,3 +74,64 @@ func.func @reduce_fragment(%a: !tile.ptr<bf16>) attributes {tile.num_warps = 1 :
   %r = tile.reduce %c {kind = "max", axis = 1 : i64} : tensor<16x8xf32> -> tensor<16xf32>
   return
 }
+
+// -----
+
+// A copy's view that a load also reads: the copy would be split between warps.
+func.func @copy_view_loaded(%a: !tile.ptr<bf16>, %K: index) attributes {tile.num_warps = 1 : i64} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c16 = arith.constant 16 : index
+  %s = tile.alloc {size = 256 : i64} : !tile.ptr<bf16>
+  %g = tile.make_block_ptr %a, [%c16, %K], [%K, %c1], [%c0, %c0] : !tile.ptr<bf16> -> !tile.block_ptr<tensor<16x16xbf16>>
+  %l = tile.make_block_ptr %s, [%c16, %c16], [%c16, %c1], [%c0, %c0] : !tile.ptr<bf16> -> !tile.block_ptr<tensor<16x16xbf16>>
+  // expected-error @+1 {{tile.async_copy's views must serve async copies only}}
+  tile.async_copy %l, %g {contiguous = 1 : i64} : !tile.block_ptr<tensor<16x16xbf16>>
+  %x = tile.load %l {in_bounds, contiguous = 1 : i64} : !tile.block_ptr<tensor<16x16xbf16>>
+  %b = arith.constant dense<1.0> : tensor<16x8xbf16>
+  %c = arith.constant dense<0.0> : tensor<16x8xf32>
+  %d = tile.dot %x, %b, %c : tensor<16x16xbf16> * tensor<16x8xbf16> -> tensor<16x8xf32>
+  return
+}
+
+// -----
+
+// Copies go from global into workgroup-local memory.
+func.func @copy_direction(%a: !tile.ptr<bf16>, %K: index) attributes {tile.num_warps = 1 : i64} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c16 = arith.constant 16 : index
+  %s = tile.alloc {size = 256 : i64} : !tile.ptr<bf16>
+  %g = tile.make_block_ptr %a, [%c16, %K], [%K, %c1], [%c0, %c0] : !tile.ptr<bf16> -> !tile.block_ptr<tensor<16x16xbf16>>
+  %l = tile.make_block_ptr %s, [%c16, %c16], [%c16, %c1], [%c0, %c0] : !tile.ptr<bf16> -> !tile.block_ptr<tensor<16x16xbf16>>
+  // expected-error @+1 {{tile.async_copy copies from global memory (src) into workgroup-local memory (dst)}}
+  tile.async_copy %g, %l {contiguous = 1 : i64} : !tile.block_ptr<tensor<16x16xbf16>>
+  return
+}
+
+// -----
+
+// More workgroup-local memory than an sm_90 block can have.
+// expected-error @+1 {{the kernel needs 262144 bytes of shared memory; an sm_90 block can have 232448}}
+func.func @too_much_local() attributes {tile.num_warps = 1 : i64} {
+  %s = tile.alloc {size = 131072 : i64} : !tile.ptr<bf16>
+  return
+}
+
+// -----
+
+// Dot operands from workgroup-local memory come through ldmatrix, which
+// needs rows contiguous along K for A.
+func.func @local_a_not_contiguous(%K: index) attributes {tile.num_warps = 1 : i64} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c16 = arith.constant 16 : index
+  %s = tile.alloc {size = 256 : i64} : !tile.ptr<bf16>
+  %l = tile.make_block_ptr %s, [%c16, %c16], [%c1, %c16], [%c0, %c0] : !tile.ptr<bf16> -> !tile.block_ptr<tensor<16x16xbf16>>
+  // expected-error @+1 {{loads workgroup-local tiles only as 16-bit dot operands with `contiguous` along K (A)}}
+  %x = tile.load %l {in_bounds, contiguous = 0 : i64} : !tile.block_ptr<tensor<16x16xbf16>>
+  %b = arith.constant dense<1.0> : tensor<16x8xbf16>
+  %c = arith.constant dense<0.0> : tensor<16x8xf32>
+  %d = tile.dot %x, %b, %c : tensor<16x16xbf16> * tensor<16x8xbf16> -> tensor<16x8xf32>
+  return
+}

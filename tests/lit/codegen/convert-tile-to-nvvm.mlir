@@ -251,3 +251,64 @@ func.func @split_k_gemv(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.ptr<
   tile.store %cp, %r#0 : !tile.block_ptr<tensor<16x32xf32>>
   return
 }
+
+// -----
+
+// Operands staged through workgroup-local memory: a 32x32 bf16 block on 4
+// warps, A [M, K] and B from [N, K] storage copied by the whole workgroup
+// with cp.async (bounds-checked: the source size shrinks at the array's
+// edges, the rest is zero-filled), then read with ldmatrix (.x4 for A's
+// [16, 16] and for B's [16, 16], which is K-contiguous: not transposed).
+// The buffers are carved out of the kernel's dynamic shared memory, whose
+// size the function records.
+// CHECK: memref.global "public" @staged_local : memref<0xi8, 3> {alignment = 16 : i64}
+// CHECK-LABEL: func.func @staged
+// CHECK-SAME: tile.shared_bytes = 3072
+// CHECK: memref.get_global @staged_local : memref<0xi8, 3>
+// CHECK: memref.view {{.*}} : memref<?xi8> to memref<?xbf16>
+// CHECK: scf.for
+// CHECK: nvvm.cp.async.shared.global {{.*}}, 16, cache = cg, {{.*}} : !llvm.ptr<3>, !llvm.ptr<1>, i32
+// CHECK: nvvm.cp.async.commit.group
+// CHECK: nvvm.cp.async.wait.group 0
+// CHECK: nvvm.barrier0
+// CHECK: nvvm.ldmatrix {{.*}} {eltType = #nvvm.ld_st_matrix_elt_type<b16>, layout = #nvvm.mma_layout<row>, num = 4 : i32, shape = #nvvm.ld_st_matrix_shape<m = 8, n = 8>} : (!llvm.ptr<3>) -> !llvm.struct<(i32, i32, i32, i32)>
+// CHECK: nvvm.ldmatrix {{.*}}layout = #nvvm.mma_layout<row>, num = 4
+// CHECK: nvvm.mma.sync
+// CHECK: nvvm.mma.sync
+// CHECK-NOT: nvvm.mma.sync
+// CHECK: scf.yield
+// LLVM: llvm.mlir.global external @staged_local() {addr_space = 3 : i32, alignment = 16 : i64} : !llvm.array<0 x i8>
+// LLVM-LABEL: llvm.func @staged
+// LLVM: nvvm.cp.async.shared.global
+// LLVM: nvvm.ldmatrix
+func.func @staged(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.ptr<f32>, %M: index, %N: index, %K: index) attributes {tile.num_warps = 4 : i64} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c16 = arith.constant 16 : index
+  %c24 = arith.constant 24 : index
+  %c32 = arith.constant 32 : index
+  %sa = tile.alloc {size = 768 : i64} : !tile.ptr<bf16>
+  %sb = tile.alloc {size = 768 : i64} : !tile.ptr<bf16>
+  %zero = arith.constant dense<0.0> : tensor<32x32xf32>
+  %r = scf.for %k = %c0 to %K step %c16 iter_args(%acc = %zero) -> (tensor<32x32xf32>) {
+    %ga = tile.make_block_ptr %a, [%M, %K], [%K, %c1], [%c0, %k] : !tile.ptr<bf16> -> !tile.block_ptr<tensor<32x16xbf16>>
+    %ca = tile.make_block_ptr %sa, [%c32, %c16], [%c24, %c1], [%c0, %c0] : !tile.ptr<bf16> -> !tile.block_ptr<tensor<32x16xbf16>>
+    tile.async_copy %ca, %ga {contiguous = 1 : i64} : !tile.block_ptr<tensor<32x16xbf16>>
+    %gb = tile.make_block_ptr %b, [%K, %N], [%c1, %K], [%k, %c0] : !tile.ptr<bf16> -> !tile.block_ptr<tensor<16x32xbf16>>
+    %cb = tile.make_block_ptr %sb, [%c16, %c32], [%c1, %c24], [%c0, %c0] : !tile.ptr<bf16> -> !tile.block_ptr<tensor<16x32xbf16>>
+    tile.async_copy %cb, %gb {contiguous = 0 : i64} : !tile.block_ptr<tensor<16x32xbf16>>
+    tile.async_commit
+    tile.async_wait {pending = 0 : i64}
+    tile.barrier
+    %la = tile.make_block_ptr %sa, [%c32, %c16], [%c24, %c1], [%c0, %c0] : !tile.ptr<bf16> -> !tile.block_ptr<tensor<32x16xbf16>>
+    %lb = tile.make_block_ptr %sb, [%c16, %c32], [%c1, %c24], [%c0, %c0] : !tile.ptr<bf16> -> !tile.block_ptr<tensor<16x32xbf16>>
+    %x = tile.load %la {in_bounds, contiguous = 1 : i64} : !tile.block_ptr<tensor<32x16xbf16>>
+    %y = tile.load %lb {in_bounds, contiguous = 0 : i64} : !tile.block_ptr<tensor<16x32xbf16>>
+    %d = tile.dot %x, %y, %acc : tensor<32x16xbf16> * tensor<16x32xbf16> -> tensor<32x32xf32>
+    tile.barrier
+    scf.yield %d : tensor<32x32xf32>
+  }
+  %cp = tile.make_block_ptr %c, [%M, %N], [%N, %c1], [%c0, %c0] : !tile.ptr<f32> -> !tile.block_ptr<tensor<32x32xf32>>
+  tile.store %cp, %r : !tile.block_ptr<tensor<32x32xf32>>
+  return
+}

@@ -220,3 +220,37 @@ func.func @split_k_gemv(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.ptr<
   tile.store %cp, %r#0 : !tile.block_ptr<tensor<16x32xf32>>
   return
 }
+
+// -----
+
+// A workgroup-level copy's views (used only by tile.async_copy) take no
+// layout and stay whole: every thread of the workgroup takes part in the
+// copy. The view the dot's A operand is loaded from is split between warps.
+// CHECK-LABEL: func.func @staged_copy
+// CHECK: tile.make_block_ptr {{.*}} -> <tensor<32x16xbf16>>
+// CHECK: tile.make_block_ptr {{.*}} -> <tensor<32x16xbf16>>
+// CHECK: tile.async_copy %{{.*}}, %{{.*}} {contiguous = 1 : i64} : <tensor<32x16xbf16>>
+// CHECK: tile.load %{{.*}} : <tensor<16x16xbf16, #dot_op>>
+func.func @staged_copy(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.ptr<f32>, %M: index, %N: index, %K: index) attributes {tile.num_warps = 4 : i64} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c16 = arith.constant 16 : index
+  %c24 = arith.constant 24 : index
+  %c32 = arith.constant 32 : index
+  %sa = tile.alloc {size = 768 : i64} : !tile.ptr<bf16>
+  %ga = tile.make_block_ptr %a, [%M, %K], [%K, %c1], [%c0, %c0] : !tile.ptr<bf16> -> !tile.block_ptr<tensor<32x16xbf16>>
+  %ca = tile.make_block_ptr %sa, [%c32, %c16], [%c24, %c1], [%c0, %c0] : !tile.ptr<bf16> -> !tile.block_ptr<tensor<32x16xbf16>>
+  tile.async_copy %ca, %ga {contiguous = 1 : i64} : !tile.block_ptr<tensor<32x16xbf16>>
+  tile.async_commit
+  tile.async_wait {pending = 0 : i64}
+  tile.barrier
+  %la = tile.make_block_ptr %sa, [%c32, %c16], [%c24, %c1], [%c0, %c0] : !tile.ptr<bf16> -> !tile.block_ptr<tensor<32x16xbf16>>
+  %x = tile.load %la {in_bounds, contiguous = 1 : i64} : !tile.block_ptr<tensor<32x16xbf16>>
+  %bp = tile.make_block_ptr %b, [%K, %N], [%N, %c1], [%c0, %c0] : !tile.ptr<bf16> -> !tile.block_ptr<tensor<16x32xbf16>>
+  %y = tile.load %bp : !tile.block_ptr<tensor<16x32xbf16>>
+  %zero = arith.constant dense<0.0> : tensor<32x32xf32>
+  %d = tile.dot %x, %y, %zero : tensor<32x16xbf16> * tensor<16x32xbf16> -> tensor<32x32xf32>
+  %cp = tile.make_block_ptr %c, [%M, %N], [%N, %c1], [%c0, %c0] : !tile.ptr<f32> -> !tile.block_ptr<tensor<32x32xf32>>
+  tile.store %cp, %d : !tile.block_ptr<tensor<32x32xf32>>
+  return
+}

@@ -144,3 +144,35 @@ func.func @run_power_of_two(%p: !tile.block_ptr<tensor<16x16xbf16>>) {
   %x = tile.load %p {in_bounds, contiguous = 1 : i64, run = 3 : i64} : !tile.block_ptr<tensor<16x16xbf16>>
   return
 }
+
+// -----
+
+func.func @alloc_size() {
+  // expected-error @+1 {{'tile.alloc' op attribute 'size' failed to satisfy constraint}}
+  %s = tile.alloc {size = 0 : i64} : !tile.ptr<bf16>
+  return
+}
+
+// -----
+
+func.func @async_copy_dim(%d: !tile.block_ptr<tensor<16x16xbf16>>, %s: !tile.block_ptr<tensor<16x16xbf16>>) {
+  // expected-error @+1 {{contiguous dim 2 is not a dim of the rank-2 block}}
+  tile.async_copy %d, %s {contiguous = 2 : i64} : !tile.block_ptr<tensor<16x16xbf16>>
+  return
+}
+
+// -----
+
+func.func @async_copy_f32(%d: !tile.block_ptr<tensor<16x16xf32>>, %s: !tile.block_ptr<tensor<16x16xf32>>) {
+  // expected-error @+1 {{copies blocks of 16-bit elements (got 'f32')}}
+  tile.async_copy %d, %s {contiguous = 1 : i64} : !tile.block_ptr<tensor<16x16xf32>>
+  return
+}
+
+// -----
+
+func.func @async_copy_runs(%d: !tile.block_ptr<tensor<16x12xbf16>>, %s: !tile.block_ptr<tensor<16x12xbf16>>) {
+  // expected-error @+1 {{the block's size along its contiguous dim 1 must be a multiple of 8 (got 12)}}
+  tile.async_copy %d, %s {contiguous = 1 : i64} : !tile.block_ptr<tensor<16x12xbf16>>
+  return
+}
