@@ -29,13 +29,13 @@ void writeCpuArtifact(const KernelPlan& plan, const std::string& dir, const nloh
 // conformance tests and `strata-gpu bench` run:
 //   kernels.ptx   the PTX of every kernel
 //   kernels.mlir  their workgroup-level tile IR
-//   kernels.json  {"format", "target", "kernels": [...]}: GEMMs as
-//                 {"kind": "gemm", "name", "threads", "dtype", "weights":
-//                 "kn"|"nk", "bias", "residual", "swiglu", "block_m",
-//                 "block_n", "block_k", "num_warps", "max_rows", "min_k"}, RMSNorms as
-//                 {"kind": "rms_norm", "name", "threads", "dtype", "block_n"},
-//                 RoPEs as {"kind": "rope", "name", "threads", "dtype",
-//                 "heads", "head_dim"}
+//   kernels.json  {"format", "target", "kernels": [...]}: every kernel
+//                 with "kind", "name", "threads" (per block),
+//                 "shared_bytes" (dynamic shared memory per block) and
+//                 "dtype"; GEMMs also "weights": "kn"|"nk", "bias",
+//                 "residual", "swiglu", "block_m", "block_n", "block_k",
+//                 "num_warps", "stages", "max_rows"; RMSNorms "block_n";
+//                 RoPEs "heads", "head_dim"
 struct CudaKernelSetSpec {
   std::vector<GemmKernelSpec> gemms;
   std::vector<RmsNormKernelSpec> norms;
@@ -53,13 +53,12 @@ std::vector<RmsNormKernelSpec> cudaRmsNormKernelSet();
 std::vector<RopeKernelSpec> cudaRopeKernelSet();
 
 // The set `strata compile-kernels` builds: for bf16 and f16, the decode,
-// medium and prefill blockings (cudaGemmSpec) with [K, N] and [N, K]
+// medium, prefill and large blockings (cudaGemmSpec) with [K, N] and [N, K]
 // weights, and the epilogues (bias + residual, SwiGLU with bias) on [N, K]
-// weights, plus a decode blocking for K >= kCudaLongK. Non-zero blockings
-// replace cudaGemmSpec's block shapes (the epilogue kernels take the
-// prefill one, both decode kernels the decode one). kernels.json gives each
-// plain kernel the most rows it is meant for (`max_rows`: 16, 128, 0 = any)
-// and the fewest K (`min_k`: 0 or kCudaLongK).
+// weights. Non-zero blockings replace cudaGemmSpec's block shapes (the
+// prefill one both prefill classes and the epilogue kernels). kernels.json
+// gives each plain kernel the most rows it is meant for (`max_rows`: 16,
+// 128, 1024, 0 = any).
 std::vector<GemmKernelSpec> cudaGemmKernelSet(const GemmBlocking& decode = {}, const GemmBlocking& medium = {},
                                               const GemmBlocking& prefill = {});
 

@@ -150,11 +150,19 @@ class Propagator {
     if (failed(set(dot.getResult(), r, dot)) || failed(set(dot.getC(), r, dot))) return failure();
     // A result every warp holds whole although warps are laid along it is a
     // K split: its operands take their layouts from their own producers
-    // (the split_k root's A and the block pointers it shares).
+    // (the split_k root's A and the block pointers it shares); B follows A
+    // as above when A is laid out first.
     auto resShape = tileTypeOf(dot.getResult()).getShape();
     if (auto lr = equivalentBlocked(r, resShape); succeeded(lr))
       for (size_t i = 0; i < resShape.size(); ++i)
-        if (lr->warpsPerCTA[i] > 1 && lr->sizePerWarp[i] == resShape[i]) return success();
+        if (lr->warpsPerCTA[i] > 1 && lr->sizePerWarp[i] == resShape[i]) {
+          Attribute a = get(dot.getA());
+          if (!a || isa<DotOperandEncodingAttr>(a) || get(dot.getB())) return success();
+          auto la = equivalentBlocked(a, tileTypeOf(dot.getA()).getShape());
+          if (failed(la)) return success();
+          WarpLayout lb{{la->sizePerWarp[1], resShape[1]}, {la->warpsPerCTA[1], la->warpsPerCTA[0]}, {1, 0}};
+          return set(dot.getB(), blocked(ctx, lb), dot);
+        }
     // Operands already laid out by a producer keep their layout (split K).
     if (!get(dot.getA()) && failed(set(dot.getA(), DotOperandEncodingAttr::get(ctx, 0, r), dot))) return failure();
     if (!get(dot.getB()) && failed(set(dot.getB(), DotOperandEncodingAttr::get(ctx, 1, r), dot))) return failure();
@@ -206,9 +214,13 @@ struct AssignLayoutsPass : impl::AssignLayoutsBase<AssignLayoutsPass> {
       Value next;
       f.walk([&](Operation* op) {
         bool candidate = choice->workload == Workload::Elementwise || isa<DotOp>(op);
-        // split_k chains start at a dot's A operand, like the root.
+        // split_k chains start at a dot's A operand, like the root (also
+        // when the result is laid out already: a K split's operands take
+        // their layouts from their own producers, not from the result; a
+        // staged kernel's fallback loops share only their zero accumulators
+        // with the staged loop).
         if (auto d = dyn_cast<DotOp>(op); d && choice->tiling == Tiling::SplitK) {
-          if (!next && !prop.get(d.getResult()) && !prop.get(d.getA())) next = d.getA();
+          if (!next && !prop.get(d.getA())) next = d.getA();
           return;
         }
         for (Value v : op->getResults())

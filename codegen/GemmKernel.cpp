@@ -58,34 +58,36 @@ GemmKernelSpec cpuGemmSpec(const std::string& target, bool weightsNK, int64_t ro
   return s;
 }
 
-GemmKernelSpec cudaGemmSpec(const std::string& dtype, bool weightsNK, int64_t rows, int64_t k) {
+GemmKernelSpec cudaGemmSpec(const std::string& dtype, bool weightsNK, int64_t rows) {
   GemmKernelSpec s;
   s.dtype = dtype;
   s.weightsNK = weightsNK;
   s.tiling = "";  // assign-layouts' square warp grid
-  // Measured on the H200 (docs/cuda.md, 2026-11-21 sweeps): smaller blocks
-  // win while every lane loads its fragments from global memory itself —
-  // more loads in flight hide more latency. Decode streams the weights:
-  // 8 warps splitting K (each 32 of every 256) keep 4-8x more loads in
-  // flight than 2 warps side by side along N (geomean 1.0 -> 1.9 TB/s).
-  if (rows <= kCudaDecodeRows && k >= kCudaLongK) {
-    // 2026-11-21 sweep, K = 14336, N = 4096: M = 1 1630 -> 2492 GB/s,
-    // M = 16 1764 -> 1951 (and slower than 8 warps at K = 4096).
-    s.blockM = 16, s.blockN = 32, s.blockK = 512, s.numWarps = 16;
-    s.tiling = "split_k";
-    s.minK = kCudaLongK;
-  } else if (rows <= kCudaDecodeRows) {
-    s.blockM = 16, s.blockN = 64, s.blockK = 256, s.numWarps = 8;
+  // Measured on the H100 (docs/cuda.md, 2026-11-21 sweeps of staged
+  // blockings, bf16 [N, K], Llama-3-8B shapes): operands staged through
+  // shared memory by cp.async, 3-4 buffers deep, beat every blocking whose
+  // lanes load their fragments from global memory (2 buffers lose to 3:
+  // 130-142 vs 176-187 TFLOP/s at M = 2048 with 64 x 128 blocks). Decode
+  // streams the weights once: 8 warps splitting K keep many copies in
+  // flight (M = 1: 1.7-2.1 -> 2.1-2.7 TB/s, also at K = 14336, where a
+  // 16-warp blocking was kept before).
+  if (rows <= kCudaDecodeRows) {
+    s.blockM = 16, s.blockN = 32, s.blockK = 256, s.numWarps = 8, s.stages = 3;
     s.tiling = "split_k";
   } else if (rows <= kCudaMediumRows) {
     // 64-row blocks of 32 columns, 4 warps splitting K steps of 128: at
-    // M = 64 the square 64 x 128 blocking leaves most SMs idle (32 CTAs
-    // for N = 4096). 2026-11-21 sweep, M = 64: 17-100 -> 53-76 TFLOP/s.
-    s.blockM = 64, s.blockN = 32, s.blockK = 128, s.numWarps = 4;
+    // M = 64 the square blockings leave most SMs idle (32 CTAs for
+    // N = 4096). M = 64: 54-76 (unstaged) -> 66-86 TFLOP/s.
+    s.blockM = 64, s.blockN = 32, s.blockK = 128, s.numWarps = 4, s.stages = 3;
     s.tiling = "split_k";
+  } else if (rows <= kCudaPrefillRows) {
+    // M = 256: 117-151 (64 x 128 x 32, 3 buffers) -> 144-197 TFLOP/s.
+    s.blockM = 64, s.blockN = 128, s.blockK = 64, s.numWarps = 4, s.stages = 3;
   } else {
-    s.blockM = 64, s.blockN = 128, s.blockK = 32, s.numWarps = 4;
-    s.stages = 3;
+    // M = 2048: 176-187 (64 x 128 x 32, 3 buffers) -> 249-262 TFLOP/s
+    // (64 x 64 warp tiles; 80 KiB of shared memory). At M = 256 these
+    // blocks leave SMs idle (97-216).
+    s.blockM = 128, s.blockN = 128, s.blockK = 32, s.numWarps = 4, s.stages = 4;
   }
   return s;
 }

@@ -62,8 +62,6 @@ struct GemmKernelSpec {
   // GPU kernel sets: the most rows (M) this blocking is meant for (0: any);
   // recorded in kernels.json for the runtime's choice (CudaKernelSet::gemmFor).
   int64_t maxRows = 0;
-  // GPU kernel sets: the fewest K this blocking is meant for (0: any).
-  int64_t minK = 0;
 };
 
 // Register-blocked defaults for a CPU uArch row, reading panel-packed
@@ -75,17 +73,16 @@ GemmKernelSpec cpuGemmSpec(const std::string& target, bool weightsNK, int64_t ro
 
 std::string emitGemmKernel(const GemmKernelSpec& spec);
 
-// Blocking for the sm_90 mma.sync kernels (f16/bf16 storage). Prefill
-// (rows > kCudaMediumRows): 64 x 128 blocks, K steps of 32, 4 warps in
-// assign-layouts' square grid, operands staged through shared memory in 3
-// buffers. Medium (16 < rows <= kCudaMediumRows):
-// 64 x 32 blocks, K steps of 128 split over 4 warps. Decode (rows <= 16):
-// 16 x 64 blocks, K steps of 256 split over 8 warps (split_k), so the
-// weights stream once with many loads in flight; from K = kCudaLongK on,
-// 16 x 32 blocks and K steps of 512 over 16 warps (K = 14336 makes few,
-// long blocks: more warps per block keep more loads in flight).
-constexpr int64_t kCudaDecodeRows = 16, kCudaMediumRows = 128, kCudaLongK = 8192;
-GemmKernelSpec cudaGemmSpec(const std::string& dtype, bool weightsNK, int64_t rows, int64_t k = 0);
+// Blocking for the sm_90 mma.sync kernels (f16/bf16 storage), every one
+// staged through shared memory (cp.async, ldmatrix). Decode (rows <=
+// kCudaDecodeRows): 16 x 32 blocks, K steps of 256 split over 8 warps
+// (split_k), so the weights stream once with many copies in flight, 3
+// buffers. Medium (<= kCudaMediumRows): 64 x 32 blocks, K steps of 128
+// split over 4 warps, 3 buffers. Prefill (<= kCudaPrefillRows): 64 x 128 x
+// 64 blocks, 4 warps in assign-layouts' square grid, 3 buffers. Large:
+// 128 x 128 x 32 blocks, 4 warps, 4 buffers.
+constexpr int64_t kCudaDecodeRows = 16, kCudaMediumRows = 128, kCudaPrefillRows = 1024;
+GemmKernelSpec cudaGemmSpec(const std::string& dtype, bool weightsNK, int64_t rows);
 
 // A block shape for cudaGemmSpec's kernels: "MxNxKxW" (block M, N, K, warps).
 // With M = 16 (one fragment row) the warps go side by side along N, else in

@@ -74,7 +74,6 @@ std::unique_ptr<CudaKernelSet> CudaKernelSet::load(const CudaDevice& device, con
       g.blockN = k.at("block_n");
       g.blockK = k.at("block_k");
       g.maxRows = k.value("max_rows", 0);
-      g.minK = k.value("min_k", 0);
       set->gemms_.push_back(g);
     }
   } catch (const nlohmann::json::exception& e) {
@@ -83,20 +82,19 @@ std::unique_ptr<CudaKernelSet> CudaKernelSet::load(const CudaDevice& device, con
   return set;
 }
 
-const CudaGemmKernel& CudaKernelSet::gemmFor(const std::string& dtype, bool weightsNK, int64_t rows,
-                                             int64_t k) const {
+const CudaGemmKernel& CudaKernelSet::gemmFor(const std::string& dtype, bool weightsNK, int64_t rows) const {
   const CudaGemmKernel* best = nullptr;
   auto bound = [](const CudaGemmKernel& g) { return g.maxRows > 0 ? g.maxRows : INT64_MAX; };
   auto better = [&](const CudaGemmKernel& g) {
-    return !best || bound(g) < bound(*best) || (bound(g) == bound(*best) && g.minK > best->minK);
+    return !best || bound(g) < bound(*best);
   };
   for (const CudaGemmKernel& g : gemms_)
     if (g.dtype == dtype && g.weightsNK == weightsNK && !g.bias && !g.residual && !g.swiglu && bound(g) >= rows &&
-        g.minK <= k && better(g))
+        better(g))
       best = &g;
   if (!best)
-    fail("no {} GEMM kernel with {} weights for {} rows and K = {} in the kernel set", dtype,
-         weightsNK ? "[N, K]" : "[K, N]", rows, k);
+    fail("no {} GEMM kernel with {} weights for {} rows in the kernel set", dtype, weightsNK ? "[N, K]" : "[K, N]",
+         rows);
   return *best;
 }
 

@@ -18,7 +18,6 @@ struct CudaGemmKernel {
   int64_t blockM = 0, blockN = 0, blockK = 0, threads = 0;
   int64_t sharedBytes = 0;  // dynamic shared memory per block (kernels.json shared_bytes)
   int64_t maxRows = 0;  // the most rows its blocking is meant for (0: any)
-  int64_t minK = 0;     // the fewest K its blocking is meant for (0: any)
   cuda::CUfunction function = nullptr;
 };
 
@@ -52,9 +51,9 @@ class CudaKernelSet {
   const std::vector<CudaGemmKernel>& gemms() const { return gemms_; }
   const CudaGemmKernel& gemm(const std::string& name) const;  // throws when absent
   // The epilogue-free kernel for `dtype` and weight layout meant for M =
-  // `rows` and this K: the smallest max_rows >= rows (0 counts as
-  // unbounded), then the largest min_k <= k; throws when the set has none.
-  const CudaGemmKernel& gemmFor(const std::string& dtype, bool weightsNK, int64_t rows, int64_t k) const;
+  // `rows`: the smallest max_rows >= rows (0 counts as unbounded); throws
+  // when the set has none.
+  const CudaGemmKernel& gemmFor(const std::string& dtype, bool weightsNK, int64_t rows) const;
   const std::vector<CudaRmsNormKernel>& rmsNorms() const { return norms_; }
   const std::vector<CudaRopeKernel>& ropes() const { return ropes_; }
 

@@ -228,14 +228,16 @@ int main(int argc, char** argv) {
   compileKernelsCmd->add_option("--target", ckTarget, "GPU target: cuda:sm_90 (Hopper)")->capture_default_str();
   compileKernelsCmd->add_option("-o,--output", ckOut, "Directory to write")->required();
   compileKernelsCmd->add_option("--decode-block", ckDecode,
-                                "Block shape MxNxKxW (block M, N, K, warps; a trailing s: the warps split K) of the decode "
-                                "kernels instead of the default 16x64x256x8s (for tuning)");
+                                "Block shape MxNxKxW[s][@S] (block M, N, K, warps; s: the warps split K; @S: S buffers of "
+                                "operands staged through shared memory, none without it) of the decode kernels instead "
+                                "of the default 16x32x256x8s@3 (for tuning)");
   compileKernelsCmd->add_option("--medium-block", ckMedium,
-                                "Block shape MxNxKxW[s] of the kernels for 17..128 rows instead of the default "
-                                "64x32x128x4s (for tuning)");
+                                "Block shape MxNxKxW[s][@S] of the kernels for 17..128 rows instead of the default "
+                                "64x32x128x4s@3 (for tuning)");
   compileKernelsCmd->add_option("--prefill-block", ckPrefill,
-                                "Block shape MxNxKxW of the prefill and epilogue kernels instead of the default "
-                                "64x128x32x4 (for tuning)");
+                                "Block shape MxNxKxW[s][@S] of the kernels for more than 128 rows and the epilogue "
+                                "kernels instead of the defaults 64x128x64x4@3 (up to 1024 rows) and 128x128x32x4@4 "
+                                "(more; SwiGLU: 64x128x32x4, not staged) (for tuning)");
 
   std::string inspectModel;
   bool inspectJson = false, inspectMlir = false, inspectRegions = false;

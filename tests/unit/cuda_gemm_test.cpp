@@ -127,16 +127,15 @@ TEST_F(CudaGemmKernels, EqualTheReferenceOnRaggedShapes) {
 // The runtime's choice of a blocking by row count (kernels.json max_rows).
 TEST_F(CudaGemmKernels, ChoosesTheBlockingForTheRowCount) {
   struct Choice {
-    int64_t rows, k;
+    int64_t rows;
     const char* cls;
   };
-  for (auto [rows, k, cls] : {Choice{1, 4096, "decode"}, {16, 8191, "decode"}, {1, 8192, "decode_long_k"},
-                              {16, 14336, "decode_long_k"}, {17, 14336, "medium"}, {128, 4096, "medium"},
-                              {129, 4096, "prefill"}, {100000, 14336, "prefill"}}) {
-    EXPECT_EQ(set->gemmFor("bf16", true, rows, k).name, std::string("gemm_bf16_nk_") + cls) << rows << " rows";
-    EXPECT_EQ(set->gemmFor("f16", false, rows, k).name, std::string("gemm_f16_kn_") + cls) << rows << " rows";
+  for (auto [rows, cls] : {Choice{1, "decode"}, {16, "decode"}, {17, "medium"}, {128, "medium"}, {129, "prefill"},
+                           {1024, "prefill"}, {1025, "large"}, {100000, "large"}}) {
+    EXPECT_EQ(set->gemmFor("bf16", true, rows).name, std::string("gemm_bf16_nk_") + cls) << rows << " rows";
+    EXPECT_EQ(set->gemmFor("f16", false, rows).name, std::string("gemm_f16_kn_") + cls) << rows << " rows";
   }
-  EXPECT_THROW(set->gemmFor("f32", true, 1, 4096), Error);
+  EXPECT_THROW(set->gemmFor("f32", true, 1), Error);
 }
 
 // The generated RMSNorm kernels (one warp per row, lane-linear tiles and a
