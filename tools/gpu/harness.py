@@ -35,14 +35,36 @@ def run_strata(a, subcommand, json_name):
         return json.load(f)
 
 
-def time_ms(fn, reps):
-    """Mean milliseconds per call over `reps` calls after one warm-up."""
-    fn()
-    torch.cuda.synchronize()
+def time_ms(fn, reps, graph=False):
+    """Mean milliseconds per call over `reps` calls after one warm-up.
+
+    graph=True captures the `reps` calls in one CUDA graph and times its
+    replay: GPU time alone, without Python's per-call dispatch (10-30 us a
+    call, which exceeds a small kernel's own time and would make the peer
+    look slower than its kernel is)."""
+    if graph:
+        side = torch.cuda.Stream()
+        side.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(side):
+            fn()  # warm-up outside the capture (library handles, autotuning)
+        torch.cuda.current_stream().wait_stream(side)
+        g = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(g):
+            for _ in range(reps):
+                fn()
+        g.replay()
+        torch.cuda.synchronize()
+        run = g.replay
+        calls = 1
+    else:
+        fn()
+        torch.cuda.synchronize()
+        run = fn
+        calls = reps
     start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
     start.record()
-    for _ in range(reps):
-        fn()
+    for _ in range(calls):
+        run()
     end.record()
     torch.cuda.synchronize()
     return start.elapsed_time(end) / reps
