@@ -83,12 +83,11 @@ std::vector<GemmKernelSpec> cudaGemmKernelSet(const GemmBlocking& decode, const 
     s.name = fmt::format("gemm_{}_nk_bias_residual", dt);
     s.bias = s.residual = true;
     set.push_back(s);
-    // The staged emitter takes one B operand (not yet SwiGLU's two): the
-    // unstaged blocking that measured best before staging.
+    // SwiGLU keeps two accumulators: 64 x 64 blocks (32 x 32 per warp)
+    // leave registers for both.
     s = cudaGemmSpec(dt, true, 2048);
-    s.blockM = 64, s.blockN = 128, s.blockK = 32, s.numWarps = 4;
+    s.blockM = 64, s.blockN = 64, s.blockK = 32, s.numWarps = 4, s.stages = 4;
     if (prefill.warps) applyBlocking(s, prefill);
-    s.stages = 0;
     s.name = fmt::format("gemm_{}_nk_swiglu_bias", dt);
     s.swiglu = s.bias = true;
     set.push_back(s);

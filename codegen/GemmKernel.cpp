@@ -292,34 +292,51 @@ std::string stagedBody(const GemmKernelSpec& s, const GemmText& t) {
                        "    %{n} = tile.make_block_ptr %sa, [%lar, %sbk], [%lp, %c1], [%{n}o, %c0] : !tile.ptr<{dt}> -> {aP}\n",
                        fmt::arg("n", name), fmt::arg("st", st), fmt::arg("dt", dt), fmt::arg("aP", t.aP));
   };
-  auto bView = [&](const std::string& name, const std::string& st) {
+  // Local views of B operand `w` (0: b, 1: SwiGLU's b2; buffer %sb / %sb2).
+  auto bView = [&](int w, const std::string& name, const std::string& st) {
     std::string off = s.weightsNK ? fmt::format("[%c0, %{}o]", name) : fmt::format("[%{}o, %c0]", name);
     return fmt::format("    %{n}o = arith.muli {st}, {step} : index\n"
-                       "    %{n} = tile.make_block_ptr %sb, {shape}, {off} : !tile.ptr<{dt}> -> {bP}\n",
+                       "    %{n} = tile.make_block_ptr %sb{w}, {shape}, {off} : !tile.ptr<{dt}> -> {bP}\n",
                        fmt::arg("n", name), fmt::arg("st", st), fmt::arg("step", s.weightsNK ? "%sbn" : "%sbk"),
-                       fmt::arg("shape", bLocal), fmt::arg("off", off), fmt::arg("dt", dt), fmt::arg("bP", t.bP));
+                       fmt::arg("w", w ? "2" : ""), fmt::arg("shape", bLocal), fmt::arg("off", off),
+                       fmt::arg("dt", dt), fmt::arg("bP", t.bP));
   };
+  const int nb = s.swiglu ? 2 : 1;  // B operands
   // Copies of K block `j` into stage `st`.
   auto copy = [&](const std::string& p, const std::string& j, const std::string& st) {
     std::string bStrides = s.weightsNK ? "[%c1, %K]" : "[%N, %c1]";
-    return fmt::format("    %{p}ko = arith.muli {j}, %bk : index\n"
-                       "    %{p}ga = tile.make_block_ptr %a, [%M, %K], [%K, %c1], [%row, %{p}ko] : !tile.ptr<{dt}> -> {aP}\n"
-                       "{la}    tile.async_copy %{p}la, %{p}ga {{contiguous = 1 : i64}} : {aP}\n"
-                       "    %{p}gb = tile.make_block_ptr %b, [%K, %N], {bs}, [%{p}ko, %col] : !tile.ptr<{dt}> -> {bP}\n"
-                       "{lb}    tile.async_copy %{p}lb, %{p}gb {{contiguous = {bd} : i64}} : {bP}\n",
-                       fmt::arg("p", p), fmt::arg("j", j), fmt::arg("dt", dt), fmt::arg("aP", t.aP), fmt::arg("bP", t.bP),
-                       fmt::arg("bs", bStrides), fmt::arg("bd", bDim), fmt::arg("la", aView(p + "la", st)),
-                       fmt::arg("lb", bView(p + "lb", st)));
+    std::string c = fmt::format("    %{p}ko = arith.muli {j}, %bk : index\n"
+                                "    %{p}ga = tile.make_block_ptr %a, [%M, %K], [%K, %c1], [%row, %{p}ko] : !tile.ptr<{dt}> -> {aP}\n"
+                                "{la}    tile.async_copy %{p}la, %{p}ga {{contiguous = 1 : i64}} : {aP}\n",
+                                fmt::arg("p", p), fmt::arg("j", j), fmt::arg("dt", dt), fmt::arg("aP", t.aP),
+                                fmt::arg("la", aView(p + "la", st)));
+    for (int w = 0; w < nb; ++w) {
+      std::string q = p + (w ? "2" : "");
+      c += fmt::format("    %{q}gb = tile.make_block_ptr %b{w}, [%K, %N], {bs}, [%{p}ko, %col] : !tile.ptr<{dt}> -> {bP}\n"
+                       "{lb}    tile.async_copy %{q}lb, %{q}gb {{contiguous = {bd} : i64}} : {bP}\n",
+                       fmt::arg("p", p), fmt::arg("q", q), fmt::arg("w", w ? "2" : ""), fmt::arg("dt", dt),
+                       fmt::arg("bP", t.bP), fmt::arg("bs", bStrides), fmt::arg("bd", bDim),
+                       fmt::arg("lb", bView(w, q + "lb", st)));
+    }
+    return c;
   };
-  std::string loads = fmt::format(
-      "{la}    %x = tile.load %ua {{in_bounds, contiguous = 1 : i64, run = 8 : i64}} : {aP}\n"
-      "{lb}    %y = tile.load %ub {{in_bounds, contiguous = {bd} : i64, run = 8 : i64}} : {bP}\n"
-      "    %d = tile.dot %x, %y, %acc{hint} : {aT} * {bT} -> {cT}\n",
-      fmt::arg("la", aView("ua", "%st")), fmt::arg("lb", bView("ub", "%st")), fmt::arg("aP", t.aP), fmt::arg("bP", t.bP),
-      fmt::arg("bd", bDim), fmt::arg("hint", t.hint), fmt::arg("aT", t.aT), fmt::arg("bT", t.bT), fmt::arg("cT", t.cT));
-  return fmt::format(R"(    %sa = tile.alloc {{size = {aSize} : i64}} : !tile.ptr<{dt}>
-    %sb = tile.alloc {{size = {bSize} : i64}} : !tile.ptr<{dt}>
-    %sbm = arith.constant {BM} : index
+  std::string loads = fmt::format("{la}    %x = tile.load %ua {{in_bounds, contiguous = 1 : i64, run = 8 : i64}} : {aP}\n",
+                                  fmt::arg("la", aView("ua", "%st")), fmt::arg("aP", t.aP));
+  std::string allocs = fmt::format("    %sa = tile.alloc {{size = {} : i64}} : !tile.ptr<{}>\n", S * M * P, dt);
+  std::string accs, types, yields;
+  for (int w = 0; w < nb; ++w) {
+    std::string q = w ? "2" : "";
+    loads += fmt::format("{lb}    %y{q} = tile.load %ub{q} {{in_bounds, contiguous = {bd} : i64, run = 8 : i64}} : {bP}\n"
+                         "    %d{q} = tile.dot %x, %y{q}, %acc{q}{hint} : {aT} * {bT} -> {cT}\n",
+                         fmt::arg("lb", bView(w, "ub" + q, "%st")), fmt::arg("q", q), fmt::arg("bP", t.bP),
+                         fmt::arg("bd", bDim), fmt::arg("hint", t.hint), fmt::arg("aT", t.aT), fmt::arg("bT", t.bT),
+                         fmt::arg("cT", t.cT));
+    allocs += fmt::format("    %sb{} = tile.alloc {{size = {} : i64}} : !tile.ptr<{}>\n", q, bSize, dt);
+    accs += fmt::format("{}%acc{} = %zero", w ? ", " : "", q);
+    types += (w ? ", " : "") + t.cT;
+    yields += fmt::format("{}%d{}", w ? ", " : "", q);
+  }
+  return fmt::format(R"({allocs}    %sbm = arith.constant {BM} : index
     %sbn = arith.constant {BN} : index
     %sbk = arith.constant {BK} : index
     %lar = arith.constant {LAR} : index
@@ -338,7 +355,7 @@ std::string stagedBody(const GemmKernelSpec& s, const GemmText& t) {
 {pcopy}    }}
     tile.async_commit
     }}
-    %sr = scf.for %i = %c0 to %nk step %c1 iter_args(%acc = %zero) -> ({cT}) {{
+    %sr:{nb} = scf.for %i = %c0 to %nk step %c1 iter_args({accs}) -> ({types}) {{
     tile.async_wait {{pending = {S2} : i64}}
     tile.barrier
     %j = arith.addi %i, %ns1 : index
@@ -348,19 +365,19 @@ std::string stagedBody(const GemmKernelSpec& s, const GemmText& t) {
 {lcopy}    }}
     tile.async_commit
     %st = arith.remui %i, %ns : index
-{loads}      scf.yield %d : {cT}
+{loads}      scf.yield {yields} : {types}
     }}
     scf.if %interior {{
 {fast}    }} else {{
 {edge}    }}
 )",
-                     fmt::arg("aSize", S * M * P), fmt::arg("bSize", bSize), fmt::arg("dt", dt), fmt::arg("BM", M),
-                     fmt::arg("BN", N), fmt::arg("BK", K), fmt::arg("LAR", S * M), fmt::arg("LBC", S * N),
-                     fmt::arg("LBR", S * K), fmt::arg("P", P), fmt::arg("PN", PN), fmt::arg("S", S), fmt::arg("S1", S - 1),
-                     fmt::arg("S2", S - 2), fmt::arg("pcopy", copy("p", "%s", "%s")),
-                     fmt::arg("lcopy", copy("l", "%j", "%js")), fmt::arg("cT", t.cT), fmt::arg("loads", loads),
-                     fmt::arg("fast", t.epilogue("sf", "%sr", "", " {in_bounds}")),
-                     fmt::arg("edge", t.epilogue("se", "%sr", "", "")));
+                     fmt::arg("allocs", allocs), fmt::arg("BM", M), fmt::arg("BN", N), fmt::arg("BK", K),
+                     fmt::arg("LAR", S * M), fmt::arg("LBC", S * N), fmt::arg("LBR", S * K), fmt::arg("P", P),
+                     fmt::arg("PN", PN), fmt::arg("S", S), fmt::arg("S1", S - 1), fmt::arg("S2", S - 2),
+                     fmt::arg("pcopy", copy("p", "%s", "%s")), fmt::arg("lcopy", copy("l", "%j", "%js")),
+                     fmt::arg("nb", nb), fmt::arg("accs", accs), fmt::arg("types", types), fmt::arg("yields", yields),
+                     fmt::arg("loads", loads), fmt::arg("fast", t.epilogue("sf", "%sr#0", s.swiglu ? "%sr#1" : "", " {in_bounds}")),
+                     fmt::arg("edge", t.epilogue("se", "%sr#0", s.swiglu ? "%sr#1" : "", "")));
 }
 
 // CPU form: panel-packed weights, programs of several register blocks, K
@@ -612,8 +629,8 @@ std::string emitGemmKernel(const GemmKernelSpec& s) {
                                  fmt::arg("fastCond", t.st.sixteenBit() ? "%fast" : "%interior"),
                                  fmt::arg("fast", fast), fmt::arg("rowEdge", rowEdge), fmt::arg("edge", edge));
   if (s.stages) {
-    if (!t.st.sixteenBit() || s.swiglu || s.stages < 2)
-      fail("gemm '{}': staging through local memory takes 16-bit storage, at least 2 stages and no swiglu", s.name);
+    if (!t.st.sixteenBit() || s.stages < 2)
+      fail("gemm '{}': staging through local memory takes 16-bit storage and at least 2 stages", s.name);
     // 16-byte runs: K (and N with [K, N] weights) a multiple of 8.
     std::string aligned = "  %c8 = arith.constant 8 : index\n  %k8r = arith.remui %K, %c8 : index\n";
     aligned += s.weightsNK ? "  %staged = arith.cmpi eq, %k8r, %c0 : index\n"

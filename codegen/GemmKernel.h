@@ -56,7 +56,8 @@ struct GemmKernelSpec {
   // tile.async_copy (cp.async on sm_90) n - 1 K steps ahead of the dots,
   // which read them with ldmatrix. Staged kernels need K % 8 = 0 (and N % 8
   // = 0 with [K, N] weights) and 16-byte aligned buffers; other shapes take
-  // the unstaged path inside the same kernel. Not with swiglu.
+  // the unstaged path inside the same kernel. With swiglu both B operands
+  // are staged.
   int64_t stages = 0;
   std::string tiling = "horizontal";  // the dot's tiling hint ("" = let assign-layouts choose)
   // GPU kernel sets: the most rows (M) this blocking is meant for (0: any);

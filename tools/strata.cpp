@@ -237,7 +237,7 @@ int main(int argc, char** argv) {
   compileKernelsCmd->add_option("--prefill-block", ckPrefill,
                                 "Block shape MxNxKxW[s][@S] of the kernels for more than 128 rows and the epilogue "
                                 "kernels instead of the defaults 64x128x64x4@3 (up to 1024 rows) and 128x128x32x4@4 "
-                                "(more; SwiGLU: 64x128x32x4, not staged) (for tuning)");
+                                "(more; SwiGLU: 64x64x32x4@4) (for tuning)");
 
   std::string inspectModel;
   bool inspectJson = false, inspectMlir = false, inspectRegions = false;

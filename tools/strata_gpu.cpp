@@ -2,7 +2,8 @@
 // machine next to a kernel set from `strata compile-kernels`).
 //   strata-gpu bench-gemm --kernels DIR [--json FILE]
 // times the generated bf16 GEMM kernels on Llama-3-8B projection shapes
-// (weights [N, K] as HF Linear stores them) with CUDA events;
+// (weights [N, K] as HF Linear stores them) and the SwiGLU kernel on the
+// MLP's gate / up projection (M = 256, 2048) with CUDA events;
 //   strata-gpu bench-rmsnorm --kernels DIR [--json FILE]
 // the generated RMSNorm kernels at hidden 4096 (Llama-3-8B) for 1..4096 rows;
 //   strata-gpu bench-rope --kernels DIR [--json FILE]
@@ -77,10 +78,29 @@ int benchGemm(const std::string& dir, const std::string& jsonPath, const std::st
     rows.push_back({{"M", cs.M}, {"K", cs.K}, {"N", cs.N}, {"kernel", k.name}, {"us", ms * 1e3}, {"tflops", tflops},
                     {"gbs", gbs}});
   }
+  // The MLP's gate / up projection as one SwiGLU kernel (two [N, K] weights,
+  // biases; the same weight buffer serves both: timing only).
+  nlohmann::json swiglu = nlohmann::json::array();
+  const std::string swigluName = "gemm_" + dtype + "_nk_swiglu_bias";
+  const int64_t sK = 4096, sN = 14336;
+  void* bias = upload(sN);
+  for (int64_t m : {256, 2048}) {
+    const auto& k = set->gemm(swigluName);
+    runtime::GemmBuffers b{a, w, w, c, bias, bias, nullptr};
+    set->launch(k, b, m, sN, sK);
+    float ms = dev->timeMs([&] {
+      for (int r = 0; r < reps; ++r) set->launch(k, b, m, sN, sK);
+    }) / reps;
+    double tflops = 4.0 * m * sN * sK / (ms * 1e-3) / 1e12;
+    std::printf("%-6lld %-6lld %-6lld %-30s %9.1f %9.1f %9s\n", (long long)m, (long long)sK, (long long)sN,
+                k.name.c_str(), ms * 1e3, tflops, "-");
+    swiglu.push_back({{"M", m}, {"K", sK}, {"N", sN}, {"kernel", k.name}, {"us", ms * 1e3}, {"tflops", tflops}});
+  }
+  dev->release(bias, sN * 2);
   dev->release(w, maxW * 2);
   dev->release(a, maxA * 2);
   dev->release(c, maxC * 2);
-  writeResults(jsonPath, {{"device", dev->deviceName()}, {"dtype", dtype}, {"gemm", rows}});
+  writeResults(jsonPath, {{"device", dev->deviceName()}, {"dtype", dtype}, {"gemm", rows}, {"swiglu", swiglu}});
   return 0;
 }
 
@@ -167,7 +187,7 @@ int main(int argc, char** argv) {
   };
   auto* bench = benchCommand("bench-gemm",
                              "Time the generated GEMM kernels on Llama-3-8B projection shapes (decode M = 1..256, "
-                             "prefill M = 2048)",
+                             "prefill M = 2048) and the SwiGLU kernel on the gate / up projection",
                              "bf16 or f16");
   auto* norm = benchCommand("bench-rmsnorm", "Time the generated RMSNorm kernels at hidden 4096 (1..4096 rows)",
                             "f32, bf16 or f16");
