@@ -303,18 +303,20 @@ std::string stagedBody(const GemmKernelSpec& s, const GemmText& t) {
   };
   const int nb = s.swiglu ? 2 : 1;  // B operands
   // Copies of K block `j` into stage `st`.
-  auto copy = [&](const std::string& p, const std::string& j, const std::string& st) {
+  // `ib`: the copies lie inside the arrays (no bounds arithmetic per run).
+  auto copy = [&](const std::string& p, const std::string& j, const std::string& st, bool ib) {
     std::string bStrides = s.weightsNK ? "[%c1, %K]" : "[%N, %c1]";
     std::string c = fmt::format("    %{p}ko = arith.muli {j}, %bk : index\n"
                                 "    %{p}ga = tile.make_block_ptr %a, [%M, %K], [%K, %c1], [%row, %{p}ko] : !tile.ptr<{dt}> -> {aP}\n"
-                                "{la}    tile.async_copy %{p}la, %{p}ga {{contiguous = 1 : i64}} : {aP}\n",
+                                "{la}    tile.async_copy %{p}la, %{p}ga {{contiguous = 1 : i64{ib}}} : {aP}\n",
                                 fmt::arg("p", p), fmt::arg("j", j), fmt::arg("dt", dt), fmt::arg("aP", t.aP),
+                                fmt::arg("ib", ib ? ", in_bounds" : ""),
                                 fmt::arg("la", aView(p + "la", st)));
     for (int w = 0; w < nb; ++w) {
       std::string q = p + (w ? "2" : "");
       c += fmt::format("    %{q}gb = tile.make_block_ptr %b{w}, [%K, %N], {bs}, [%{p}ko, %col] : !tile.ptr<{dt}> -> {bP}\n"
-                       "{lb}    tile.async_copy %{q}lb, %{q}gb {{contiguous = {bd} : i64}} : {bP}\n",
-                       fmt::arg("p", p), fmt::arg("q", q), fmt::arg("w", w ? "2" : ""), fmt::arg("dt", dt),
+                       "{lb}    tile.async_copy %{q}lb, %{q}gb {{contiguous = {bd} : i64{ib}}} : {bP}\n",
+                       fmt::arg("p", p), fmt::arg("q", q), fmt::arg("ib", ib ? ", in_bounds" : ""), fmt::arg("w", w ? "2" : ""), fmt::arg("dt", dt),
                        fmt::arg("bP", t.bP), fmt::arg("bs", bStrides), fmt::arg("bd", bDim),
                        fmt::arg("lb", bView(w, q + "lb", st)));
     }
@@ -336,20 +338,10 @@ std::string stagedBody(const GemmKernelSpec& s, const GemmText& t) {
     types += (w ? ", " : "") + t.cT;
     yields += fmt::format("{}%d{}", w ? ", " : "", q);
   }
-  return fmt::format(R"({allocs}    %sbm = arith.constant {BM} : index
-    %sbn = arith.constant {BN} : index
-    %sbk = arith.constant {BK} : index
-    %lar = arith.constant {LAR} : index
-    %lbc = arith.constant {LBC} : index
-    %lbr = arith.constant {LBR} : index
-    %lp = arith.constant {P} : index
-    %lpn = arith.constant {PN} : index
-    %ns = arith.constant {S} : index
-    %ns1 = arith.constant {S1} : index
-    %bk1 = arith.subi %bk, %c1 : index
-    %kb0 = arith.addi %K, %bk1 : index
-    %nk = arith.divui %kb0, %bk : index
-    scf.for %s = %c0 to %ns1 step %c1 {{
+  // The pipeline: S - 1 blocks copied ahead, then the K loop; `ib`: copies
+  // without bounds arithmetic (interior blocks when K is whole K blocks).
+  auto pipeline = [&](bool ib) {
+    return fmt::format(R"(    scf.for %s = %c0 to %ns1 step %c1 {{
     %pin = arith.cmpi slt, %s, %nk : index
     scf.if %pin {{
 {pcopy}    }}
@@ -367,17 +359,41 @@ std::string stagedBody(const GemmKernelSpec& s, const GemmText& t) {
     %st = arith.remui %i, %ns : index
 {loads}      scf.yield {yields} : {types}
     }}
-    scf.if %interior {{
+)",
+                       fmt::arg("S2", S - 2), fmt::arg("pcopy", copy("p", "%s", "%s", ib)),
+                       fmt::arg("lcopy", copy("l", "%j", "%js", ib)), fmt::arg("nb", nb), fmt::arg("accs", accs),
+                       fmt::arg("types", types), fmt::arg("yields", yields), fmt::arg("loads", loads));
+  };
+  std::string acc2 = s.swiglu ? "%sr#1" : "";
+  return fmt::format(R"({allocs}    %sbm = arith.constant {BM} : index
+    %sbn = arith.constant {BN} : index
+    %sbk = arith.constant {BK} : index
+    %lar = arith.constant {LAR} : index
+    %lbc = arith.constant {LBC} : index
+    %lbr = arith.constant {LBR} : index
+    %lp = arith.constant {P} : index
+    %lpn = arith.constant {PN} : index
+    %ns = arith.constant {S} : index
+    %ns1 = arith.constant {S1} : index
+    %bk1 = arith.subi %bk, %c1 : index
+    %kb0 = arith.addi %K, %bk1 : index
+    %nk = arith.divui %kb0, %bk : index
+    %kbr = arith.remui %K, %bk : index
+    %kwhole = arith.cmpi eq, %kbr, %c0 : index
+    %full = arith.andi %interior, %kwhole : i1
+    scf.if %full {{
+{inside}{fast}    }} else {{
+{checked}    scf.if %interior {{
 {fast}    }} else {{
 {edge}    }}
+    }}
 )",
                      fmt::arg("allocs", allocs), fmt::arg("BM", M), fmt::arg("BN", N), fmt::arg("BK", K),
                      fmt::arg("LAR", S * M), fmt::arg("LBC", S * N), fmt::arg("LBR", S * K), fmt::arg("P", P),
-                     fmt::arg("PN", PN), fmt::arg("S", S), fmt::arg("S1", S - 1), fmt::arg("S2", S - 2),
-                     fmt::arg("pcopy", copy("p", "%s", "%s")), fmt::arg("lcopy", copy("l", "%j", "%js")),
-                     fmt::arg("nb", nb), fmt::arg("accs", accs), fmt::arg("types", types), fmt::arg("yields", yields),
-                     fmt::arg("loads", loads), fmt::arg("fast", t.epilogue("sf", "%sr#0", s.swiglu ? "%sr#1" : "", " {in_bounds}")),
-                     fmt::arg("edge", t.epilogue("se", "%sr#0", s.swiglu ? "%sr#1" : "", "")));
+                     fmt::arg("PN", PN), fmt::arg("S", S), fmt::arg("S1", S - 1), fmt::arg("inside", pipeline(true)),
+                     fmt::arg("checked", pipeline(false)),
+                     fmt::arg("fast", t.epilogue("sf", "%sr#0", acc2, " {in_bounds}")),
+                     fmt::arg("edge", t.epilogue("se", "%sr#0", acc2, "")));
 }
 
 // CPU form: panel-packed weights, programs of several register blocks, K
