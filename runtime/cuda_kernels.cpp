@@ -74,6 +74,7 @@ std::unique_ptr<CudaKernelSet> CudaKernelSet::load(const CudaDevice& device, con
       g.blockN = k.at("block_n");
       g.blockK = k.at("block_k");
       g.maxRows = k.value("max_rows", 0);
+      g.stages = k.value("stages", 0);
       set->gemms_.push_back(g);
     }
   } catch (const nlohmann::json::exception& e) {
@@ -109,13 +110,18 @@ void CudaKernelSet::launch(const CudaGemmKernel& k, const GemmBuffers& bufs, int
   // The kernel's signature (codegen/GemmKernel.h): (a, b, [b_up], c, [bias,
   // [bias_up]], [residual], M, N, K); buffer sizes are element counts.
   abi::KernelArgs args;
-  auto buffer = [&](const void* p, int64_t elements, const char* what) {
+  // Buffers are read in 4-byte pairs; staged kernels copy 16-byte runs of
+  // the operands (A, B) with cp.async.
+  auto buffer = [&](const void* p, int64_t elements, const char* what, uintptr_t align = 4) {
     if (!p) fail("gemm {}: the kernel needs the {} buffer", k.name, what);
+    if (reinterpret_cast<uintptr_t>(p) % align)
+      fail("gemm {}: the {} buffer must be {}-byte aligned", k.name, what, align);
     args.buffer(p, elements);
   };
-  buffer(bufs.a, M * K, "A");
-  buffer(bufs.b, K * N, "B");
-  if (k.swiglu) buffer(bufs.bUp, K * N, "up-projection B");
+  const uintptr_t operand = k.stages ? 16 : 4;
+  buffer(bufs.a, M * K, "A", operand);
+  buffer(bufs.b, K * N, "B", operand);
+  if (k.swiglu) buffer(bufs.bUp, K * N, "up-projection B", operand);
   buffer(bufs.c, M * N, "C");
   if (k.bias) buffer(bufs.bias, N, "bias");
   if (k.bias && k.swiglu) buffer(bufs.biasUp, N, "up-projection bias");

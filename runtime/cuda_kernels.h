@@ -18,6 +18,7 @@ struct CudaGemmKernel {
   int64_t blockM = 0, blockN = 0, blockK = 0, threads = 0;
   int64_t sharedBytes = 0;  // dynamic shared memory per block (kernels.json shared_bytes)
   int64_t maxRows = 0;  // the most rows its blocking is meant for (0: any)
+  int64_t stages = 0;   // shared-memory buffers of A and B (0: not staged); staged: A, B 16-byte aligned
   cuda::CUfunction function = nullptr;
 };
 

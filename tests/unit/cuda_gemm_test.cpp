@@ -124,6 +124,21 @@ TEST_F(CudaGemmKernels, EqualTheReferenceOnRaggedShapes) {
   }
 }
 
+// Staged kernels copy 16-byte runs of A and B: a misaligned operand is an
+// error naming the buffer, before anything is launched.
+TEST_F(CudaGemmKernels, MisalignedOperandsAreAClearError) {
+  const runtime::CudaGemmKernel& k = set->gemmFor("bf16", true, 2048);
+  ASSERT_GT(k.stages, 0);
+  DeviceTensor a(*dev, 64 * 64 * 2 + 16), b(*dev, 64 * 64 * 2), c(*dev, 64 * 64 * 2);
+  runtime::GemmBuffers bufs{static_cast<char*>(a.p) + 2, b.p, nullptr, c.p, nullptr, nullptr, nullptr};
+  try {
+    set->launch(k, bufs, 64, 64, 64);
+    FAIL() << "expected an alignment error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("the A buffer must be 16-byte aligned"), std::string::npos) << e.what();
+  }
+}
+
 // The runtime's choice of a blocking by row count (kernels.json max_rows).
 TEST_F(CudaGemmKernels, ChoosesTheBlockingForTheRowCount) {
   struct Choice {
