@@ -198,6 +198,7 @@ expect_error "--system is part of the chat format" "$strata" run "$fx" --system 
 expect_error "not --prompt-ids" "$strata" run "$fx" --chat --prompt-ids 0
 expect_error "--decode-block '16x8x32x4'" "$strata" compile-kernels -o "$tmp/kbad" --decode-block 16x8x32x4
 expect_error "expected MxNxKxW" "$strata" compile-kernels -o "$tmp/kbad" --prefill-block 64x128
+expect_error "the stage count after @ must be 0 (no staging) or 2 to 8" "$strata" compile-kernels -o "$tmp/kbad" --prefill-block 64x128x32x4@1
 
 echo "$pass passed, $fail failed"
 [ $fail -eq 0 ]

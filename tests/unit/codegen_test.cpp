@@ -142,5 +142,26 @@ TEST(CpuBackend, ReportsBadTileIr) {
   EXPECT_THROW(k->lookup("missing"), Error);
 }
 
+// GPU block shapes from the command line: "MxNxKxW", "s" = warps split K,
+// "@S" = S shared-memory buffers (none without it).
+TEST(GemmBlocking, ParsesWarpsSplitAndStages) {
+  tile::GemmBlocking b = tile::parseGemmBlocking("64x128x32x4", "--prefill-block");
+  EXPECT_EQ(b.m, 64);
+  EXPECT_EQ(b.n, 128);
+  EXPECT_EQ(b.k, 32);
+  EXPECT_EQ(b.warps, 4);
+  EXPECT_FALSE(b.splitK);
+  EXPECT_EQ(b.stages, 0);
+  b = tile::parseGemmBlocking("16x32x256x8s@3", "--decode-block");
+  EXPECT_TRUE(b.splitK);
+  EXPECT_EQ(b.stages, 3);
+  tile::GemmKernelSpec s = tile::cudaGemmSpec("bf16", true, 2048);
+  tile::applyBlocking(s, b);
+  EXPECT_EQ(s.stages, 3);
+  EXPECT_EQ(s.tiling, "split_k");
+  for (const char* bad : {"64x128x32x4@1", "64x128x32x4@", "64x128x32x4@9", "64x128x32x4@x", "64x128"})
+    EXPECT_THROW(tile::parseGemmBlocking(bad, "--prefill-block"), Error) << bad;
+}
+
 }  // namespace
 }  // namespace strata
