@@ -240,6 +240,15 @@ struct LocalMemory {
   DenseMap<Operation*, RankedTensorType> copyBlocks;  // tile.async_copy -> its block
 };
 
+// offset + sum(idx_d * stride_d): element `idx` of a strided view as an
+// index into its base buffer.
+Value linearIndex(OpBuilder& b, Location loc, Value offset, ValueRange strides, ArrayRef<Value> idx) {
+  Value lin = offset;
+  for (auto [i, st] : llvm::zip(idx, strides))
+    lin = arith::AddIOp::create(b, loc, lin, arith::MulIOp::create(b, loc, i, st));
+  return lin;
+}
+
 class Lowering {
  public:
   // `scratch`: the kernel's shared-memory global (null without cross-warp
@@ -340,9 +349,7 @@ class Lowering {
     SmallVector<Value> strides;
     int64_t dim = 0, run = 2;
     Value load(OpBuilder& b, Location loc, ArrayRef<Value> idx, Type et, int64_t n) const {
-      Value lin = offset;
-      for (auto [i, st] : llvm::zip(idx, strides))
-        lin = arith::AddIOp::create(b, loc, lin, arith::MulIOp::create(b, loc, i, st));
+      Value lin = linearIndex(b, loc, offset, strides, idx);
       int64_t bytes = n * et.getIntOrFloatBitWidth() / 8;
       return vector::LoadOp::create(b, loc, VectorType::get({n}, et), flat, ValueRange{lin}, /*nontemporal=*/false,
                                     llvm::MaybeAlign(bytes));
@@ -524,19 +531,16 @@ class Lowering {
   }
 
   // The address of element `idx` of the view `view` as an LLVM pointer in
-  // address space `space` (0 generic, 1 global, 3 shared). Views of
-  // tile.alloc buffers are generic pointers into .shared (see lowerAlloc).
+  // address space `space` (1 global, 3 shared). Views of tile.alloc
+  // buffers are generic pointers into .shared (see lowerAlloc).
   Value elementPtr(Location loc, Value view, ArrayRef<Value> idx, unsigned space) {
     auto md = memref::ExtractStridedMetadataOp::create(b, loc, view);
-    Value lin = md.getOffset();
-    for (auto [i, st] : llvm::zip(idx, md.getStrides()))
-      lin = arith::AddIOp::create(b, loc, lin, arith::MulIOp::create(b, loc, i, st));
+    Value lin = linearIndex(b, loc, md.getOffset(), md.getStrides(), idx);
     int64_t bytes = cast<MemRefType>(view.getType()).getElementTypeBitWidth() / 8;
     Value base = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, view);
     Value addr = arith::AddIOp::create(b, loc, base, arith::MulIOp::create(b, loc, lin, cst(bytes)));
     Value i64 = arith::IndexCastOp::create(b, loc, b.getI64Type(), addr);
     Value p = LLVM::IntToPtrOp::create(b, loc, LLVM::LLVMPointerType::get(b.getContext()), i64);
-    if (!space) return p;
     return LLVM::AddrSpaceCastOp::create(b, loc, LLVM::LLVMPointerType::get(b.getContext(), space), p);
   }
 
