@@ -168,7 +168,7 @@ class Lowering {
     return Value();
   }
 
-  // One read prefetch (into all cache levels) per cache line of each row of
+  // One read prefetch (into the caches `locality` names) per cache line of each row of
   // the block: the row's first element, then every line's worth of elements
   // after it. Rows are contiguous in every block the kernels prefetch (a
   // strided view only gets its row starts). Addresses past the array are
@@ -186,7 +186,7 @@ class Lowering {
         SmallVector<Value> idx;
         if (rank == 2) idx.push_back(arith::ConstantIndexOp::create(b, loc, i));
         idx.push_back(arith::ConstantIndexOp::create(b, loc, j));
-        memref::PrefetchOp::create(b, loc, p.getPtr(), idx, /*isWrite=*/false, /*localityHint=*/3,
+        memref::PrefetchOp::create(b, loc, p.getPtr(), idx, /*isWrite=*/false, p.getLocality(),
                                    /*isDataCache=*/true);
       }
     return Value();

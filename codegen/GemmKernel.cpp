@@ -28,7 +28,8 @@ GemmKernelSpec cpuGemmSpec(const std::string& target, bool weightsNK, int64_t ro
   // weights read in place 13-20 GFLOP/s (rows 8 KiB apart alias in L1 and
   // defeat the prefetchers); panel-packed 56-72.
   s.blockN = (u.vectorBytes >= 64 ? 4 : 2) * u.vectorBytes / 4;
-  s.microM = rows <= 1 ? 1 : 6;
+  const bool gemv = rows == 1;
+  s.microM = gemv ? 1 : 6;
   s.blockM = s.microM;
   // K steps of 1 prefetching B ahead: B's K chunk outgrows L1 (and the
   // decode GEMV streams B from memory once) and the hardware prefetchers did
@@ -38,7 +39,7 @@ GemmKernelSpec cpuGemmSpec(const std::string& target, bool weightsNK, int64_t ro
   // 32 and 64: 1.0).
   s.blockK = 1;
   s.prefetchK = 16;
-  if (rows > 1) {
+  if (!gemv) {
     // K chunks of B take a quarter of L2 (AVX-512: 1024 rows x 64 floats,
     // 256 KiB) and the program's A rows of one chunk about half (rounded up
     // to whole register blocks: 132 rows, so M = 128 is one program per
@@ -53,8 +54,18 @@ GemmKernelSpec cpuGemmSpec(const std::string& target, bool weightsNK, int64_t ro
     s.chunkK = u.l2Bytes / 4 / (s.blockN * 4);
     int64_t aRows = u.l2Bytes / 2 / (s.chunkK * 4);
     s.blockM = (aRows + s.microM - 1) / s.microM * s.microM;
+    // A chunk's first register block reads B's chunk from memory; at one
+    // core's memory bandwidth (18 GB/s here) it runs at half speed. With
+    // few blocks per chunk that is a large share of the work, so programs
+    // of few rows prefetch the next chunk into L2 over all their blocks
+    // (one line per K step). Measured 2026-11-21 on the dev Xeon, 2 threads,
+    // paired with the same kernel without it: M = 20 +7-19 %, 32 +5-12 %,
+    // 64 +3-6 %, 96 +-1 %, 128 -1-5 % (every block's loop carries the
+    // prefetch, and past M = 64 the chunk's first block is too small a
+    // share to pay for it): hence a kernel of its own for M <= 64.
+    if (rows > 1 && rows <= kCpuSmallRows) s.prefetchNext = u.cacheLineBytes / 4;
   }
-  s.name = rows <= 1 ? "gemv" : "gemm";
+  s.name = gemv ? "gemv" : s.prefetchNext ? "gemm_small" : "gemm";
   return s;
 }
 
@@ -158,7 +169,8 @@ struct GemmText {
   // (and block pointers `ptrs`); its results are `res`#0.. . `ib` marks the
   // loads in bounds, `bIb` B's alone (packed panels are whole up to K).
   std::string kLoop(const std::string& res, const char* from, const char* to, const std::vector<std::string>& inits,
-                    const std::vector<std::string>& ptrs, const char* ib, const char* bIb) const {
+                    const std::vector<std::string>& ptrs, const char* ib, const char* bIb,
+                    const std::string& nextLines = "") const {
     std::string iterArgs = fmt::format("%acc = {}, %pa = {}, %pb = {}", inits[0], ptrs[0], ptrs[1]);
     std::string types = cT + ", " + aP + ", " + bP;
     std::string aib = loadAttrs(ib, 1), bib = loadAttrs(bIb, s.weightsNK && !s.packedB ? 0 : -1);
@@ -179,6 +191,18 @@ struct GemmText {
     body += prefetch("pb");
     std::string yields = "%d, %na, %nb";
     int n = 3;
+    if (!nextLines.empty()) {
+      // One cache line of the next K chunk per step, into L2 (see
+      // GemmKernelSpec::prefetchNext).
+      std::string lP = fmt::format("!tile.block_ptr<tensor<{}xf32>>", s.prefetchNext);
+      body += fmt::format(R"(    %lk = arith.subi %k, {from} : index
+    %lo = arith.muli %lk, %lw : index
+    %la = arith.addi {start}, %lo : index
+    %pl = tile.make_block_ptr %b, [%bTotal], [%c1], [%la] : !tile.ptr<f32> -> {lP}
+    tile.prefetch %pl {{locality = 2 : i64}} : {lP}
+)",
+                          fmt::arg("from", from), fmt::arg("start", nextLines), fmt::arg("lP", lP));
+    }
     if (s.swiglu) {
       body += prefetch("pb2");
       iterArgs += fmt::format(", %acc2 = {}, %pb2 = {}", inits[1], ptrs[2]);
@@ -445,7 +469,26 @@ std::string emitPackedGemm(const GemmKernelSpec& s) {
   // chunk) or from the partial sums stored in C; the last chunk runs the
   // epilogue, the others store the partial sums.
   auto chunk = [&](const std::string& p, const std::string& init, const char* aIb, const char* cIb) {
-    return cur->kLoop("%" + p, "%kc", "%kce", {init}, ptrs, aIb, ib) +
+    std::string lines, start;
+    if (s.prefetchNext) {
+      // This block's share of the next chunk's lines (a contiguous run:
+      // the hardware prefetchers follow it too): blocks start (row - r0) *
+      // kcs / microM lines in (6-row blocks tile the chunk), capped so every
+      // block prefetches inside the next chunk; blocks past the cap
+      // prefetch lines already in L2 (measured cheaper than a second loop
+      // without prefetches, whose extra live registers spilled; lines one
+      // per B row, strided, lost 5 %; 2026-11-21).
+      start = fmt::format(R"(    %{p}o = arith.subi %row, %r0 : index
+    %{p}ol = arith.muli %{p}o, %linesPerRow : index
+    %{p}oc = arith.minsi %{p}ol, %lastLines : index
+    %{p}of = arith.muli %{p}oc, %lw : index
+    %{p}ls = arith.addi %nextBase, %{p}of : index
+)",
+                          fmt::arg("p", p));
+      lines = "%" + p + "ls";
+    }
+    std::string loops = start + cur->kLoop("%" + p, "%kc", "%kce", {init}, ptrs, aIb, ib, lines);
+    return loops +
            fmt::format("      scf.if %last {{\n{}      }} else {{\n        tile.store %cp, %{}#0{} : !tile.block_ptr<{}>\n      }}\n",
                        cur->epilogue(p, "%" + p + "#0", "", cIb), p, cIb, cur->cS);
   };
@@ -506,10 +549,16 @@ std::string emitPackedGemm(const GemmKernelSpec& s) {
       }, "h", [&](const char* c) {
         return fmt::format("    %cv = tile.load %cp{} : !tile.block_ptr<{}>\n", c, cur->cS);
       }, cIb);
+      std::string next;
+      if (s.prefetchNext)
+        next = fmt::format(R"(    %nextRow = arith.addi %koff, %kce : index
+    %nextBase = arith.muli %nextRow, %bn : index
+)");
       return fmt::format(R"(  scf.for %kc = %c0 to %K step %kcs {{
     %kce0 = arith.addi %kc, %kcs : index
     %kce = arith.minsi %kce0, %K : index
-    %first = arith.cmpi eq, %kc, %c0 : index
+{next})",
+                         fmt::arg("next", next)) + fmt::format(R"(    %first = arith.cmpi eq, %kc, %c0 : index
     %last = arith.cmpi eq, %kce, %K : index
     scf.if %first {{
 {fromZero}    }} else {{
@@ -542,6 +591,18 @@ std::string emitPackedGemm(const GemmKernelSpec& s) {
                                            fmt::arg("cT4", t4.cT))
                              : "  %fullStart = arith.addi %remEnd, %c0 : index\n"
                                "  %nfullE = arith.addi %nfull, %c0 : index\n";
+  // Next-chunk prefetch: a chunk has kcs * bn / lw lines of lw floats.
+  std::string nextConsts;
+  if (s.prefetchNext) {
+    int64_t lines = s.chunkK * s.blockN / s.prefetchNext;
+    nextConsts = fmt::format(R"(  %lw = arith.constant {LW} : index
+  %linesPerRow = arith.constant {LPR} : index
+  %lastLines = arith.constant {LAST} : index
+  %bTotal = arith.muli %kend, %bn : index
+)",
+                             fmt::arg("LW", s.prefetchNext), fmt::arg("LPR", s.chunkK / s.microM),
+                             fmt::arg("LAST", std::max<int64_t>(0, lines - s.chunkK)));
+  }
   return fmt::format(R"(func.func @{name}({args}) attributes {{tile.num_warps = 1 : i64}} {{
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
@@ -581,7 +642,7 @@ std::string emitPackedGemm(const GemmKernelSpec& s) {
   %colsIn = arith.cmpi sle, %colEnd, %N : index
   %koff = arith.muli %pn, %K : index
   %kend = arith.addi %koff, %K : index
-  %zero = arith.constant dense<0.0> : {cT}
+{nextConsts}  %zero = arith.constant dense<0.0> : {cT}
 {blocks}  scf.if %colsIn {{
 {inside}  }} else {{
 {edge}  }}
@@ -591,7 +652,8 @@ std::string emitPackedGemm(const GemmKernelSpec& s) {
                      fmt::arg("name", s.name), fmt::arg("args", signature(s)), fmt::arg("BM", s.blockM),
                      fmt::arg("MR", s.microM), fmt::arg("BN", s.blockN), fmt::arg("BK", s.blockK),
                      fmt::arg("KC", s.chunkK ? s.chunkK : s.blockK), fmt::arg("PFK", s.prefetchK), fmt::arg("cT", t6.cT),
-                     fmt::arg("blocks", blocks), fmt::arg("inside", body(ib)), fmt::arg("edge", body("")));
+                     fmt::arg("blocks", blocks), fmt::arg("inside", body(ib)), fmt::arg("edge", body("")),
+                     fmt::arg("nextConsts", nextConsts));
 }
 
 }  // namespace

@@ -50,6 +50,12 @@ struct GemmKernelSpec {
   // many K rows ahead (0: no prefetch). B's K chunk outgrows L1 and the
   // hardware prefetchers do not keep up with a register block's B stream.
   int64_t prefetchK = 0;
+  // Packed form with chunks: each register block's K loop also prefetches
+  // one line (prefetchNext floats) of B's next chunk per step into L2, the
+  // program's blocks splitting the chunk between them, so the chunk's first
+  // block does not stream it from memory at one core's memory bandwidth
+  // while the compute units wait. 0: off.
+  int64_t prefetchNext = 0;
   // Grid form, 16-bit storage: 0 reads the dot operands straight from
   // global memory (each lane its fragments); n >= 2 stages the A and B
   // blocks through workgroup-local memory in n buffers filled by
@@ -66,11 +72,14 @@ struct GemmKernelSpec {
 };
 
 // Register-blocked defaults for a CPU uArch row, reading panel-packed
-// weights (packedB) four vector registers wide. For M >= 2: register blocks
-// of 6 rows x 4 vectors, K chunks and rows per program sized by the row's
-// L2. For M = 1 (decode, a GEMV that streams the weights once): 1 row x 4
-// vectors, so no FMAs are spent on rows that do not exist.
-GemmKernelSpec cpuGemmSpec(const std::string& target, bool weightsNK, int64_t rows = 2);
+// weights (packedB) four vector registers wide, for problems of at most
+// `rows` rows (0: any). M >= 2: register blocks of 6 rows x 4 vectors, K
+// chunks and rows per program sized by the row's L2; up to kCpuSmallRows
+// rows ("gemm_small") the K loops also prefetch B's next chunk
+// (prefetchNext). M = 1 (decode, a GEMV that streams the weights once):
+// 1 row x 4 vectors, so no FMAs are spent on rows that do not exist.
+constexpr int64_t kCpuSmallRows = 64;
+GemmKernelSpec cpuGemmSpec(const std::string& target, bool weightsNK, int64_t rows = 0);
 
 std::string emitGemmKernel(const GemmKernelSpec& spec);
 

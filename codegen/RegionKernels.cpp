@@ -118,25 +118,29 @@ struct Planner {
     if ((layout != "kn" && layout != "nk") || (epi != "none" && epi != "swiglu"))
       fail("{}: node '{}' (region.gemm): layout '{}' / epilogue '{}' unknown", g.source, n.name, layout, epi);
     json k;
-    for (int64_t rows : {2, 1}) {
+    // The general kernel, then the variants the runtime picks by rows
+    // (the fewest max_rows >= M): small problems, decode.
+    for (int64_t rows : {int64_t(0), kCpuSmallRows, int64_t(1)}) {
       GemmKernelSpec s = cpuGemmSpec(target, layout == "nk", rows);
       s.bias = attr(n, "bias") != 0;
       s.swiglu = epi == "swiglu";
+      if (rows > 1 && s.swiglu) continue;  // SwiGLU walks K whole: no chunks to prefetch
       s.residual = attr(n, "residual") != 0;
-      std::string key = fmt::format("{}|{}|{}|{}|{}x{}x{}x{}|{}|{}|{}|{}", layout, s.bias, s.swiglu, s.residual,
-                                    s.blockM, s.blockN, s.blockK, s.numWarps, s.tiling, s.packedB, s.microM, s.chunkK);
-      std::string name = set.add(rows > 1 ? "gemm" : "gemv", key, [&](const std::string& nm) {
+      std::string key = fmt::format("{}|{}|{}|{}|{}x{}x{}x{}|{}|{}|{}|{}|{}", layout, s.bias, s.swiglu, s.residual,
+                                    s.blockM, s.blockN, s.blockK, s.numWarps, s.tiling, s.packedB, s.microM, s.chunkK,
+                                    s.prefetchNext);
+      std::string name = set.add(s.name, key, [&](const std::string& nm) {
         s.name = nm;
         return emitGemmKernel(s);
       });
       json l = launchAttr(name, s.blockM, s.blockN);
-      // Both variants read the same panels (blockN wide), packed once.
+      // All variants read the same panels (blockN wide), packed once.
       if (s.packedB) l["packed_b"] = s.blockN;
       // The 1-row blocking for one row only: from 2 rows on, the 6-row
       // block's one pass over the weights wins (docs/codegen.md).
-      if (rows <= 1) l["max_rows"] = 1;
-      if (rows > 1) k = l;
-      else k["decode"] = l;
+      if (rows) l["max_rows"] = rows;
+      if (!rows) k = l;
+      else k[rows == 1 ? "decode" : "small"] = l;
     }
     if (attr(n, "rows") != 0) k["gather"] = launchAttr(gatherRows(), 1, cpuGatherRowsSpec(target).blockN);
     return k;

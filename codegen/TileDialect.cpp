@@ -92,13 +92,22 @@ FailureOr<WarpLayout> equivalentBlocked(Attribute enc, ArrayRef<int64_t> shape) 
 
 bool isTileValue(Value v) { return isa<RankedTensorType, BlockPtrType>(v.getType()); }
 
-bool isCopyPointer(Value v) {
-  if (!isa<BlockPtrType>(v.getType()) || v.use_empty()) return false;
+// Every use of `v` (through tile.advance) copies or prefetches.
+static bool onlyMovesData(Value v) {
+  if (v.use_empty()) return false;
   return llvm::all_of(v.getUsers(), [](Operation* u) {
-    if (isa<AsyncCopyOp>(u)) return true;
+    if (isa<AsyncCopyOp, PrefetchOp>(u)) return true;
     auto a = dyn_cast<AdvanceOp>(u);
-    return a && isCopyPointer(a.getResult());
+    return a && onlyMovesData(a.getResult());
   });
+}
+
+bool isCopyPointer(Value v) {
+  if (!isa<BlockPtrType>(v.getType())) return false;
+  // Judge the whole advance chain from its root: an advance of a pointer
+  // that is also loaded from shares that pointer's layout.
+  while (auto a = v.getDefiningOp<AdvanceOp>()) v = a.getPtr();
+  return onlyMovesData(v);
 }
 
 bool isLocalPointer(Value v) {

@@ -53,9 +53,11 @@ mlir::Type withEncoding(mlir::Type t, mlir::Attribute enc);
 // type and encoding; other types pass through.
 mlir::Type withShape(mlir::Type t, llvm::ArrayRef<int64_t> shape);
 
-// A block pointer used only by `tile.async_copy` (directly or through
-// `tile.advance`): a workgroup-level copy's view, which carries no layout,
-// is not split between warps or into target-sized pieces.
+// A block pointer used only to move data, by `tile.async_copy` or
+// `tile.prefetch` (directly or through `tile.advance`): a workgroup-level
+// copy's or prefetch's view, which carries no layout, is not split between
+// warps or into target-sized pieces (a prefetch of a pointer derived from a
+// laid-out one keeps that layout).
 bool isCopyPointer(mlir::Value v);
 // A pointer or block pointer into a `tile.alloc` buffer (through
 // make_block_ptr, advance and scf.for loop-carried values).

@@ -92,10 +92,12 @@ def Tile_PrefetchOp : Tile_Op<"prefetch", [MemoryEffects<[MemRead]>]> {
   let description = [{
     A hint with no effect on results: the block may lie partly or wholly
     outside the array (a loop prefetching ahead runs past its end). The CPU
-    backend brings every cache line of the block's rows into all cache
-    levels; the NVIDIA backend drops it.
+    backend brings every cache line of the block's rows into the caches that
+    `locality` names (x86: 3 = all levels, prefetcht0; 2 = L2 and beyond,
+    prefetcht1; 1 = the last level, prefetcht2; 0 = non-temporal); the
+    NVIDIA backend drops it.
   }];
-  let arguments = (ins Tile_BlockPtrType:$ptr);
+  let arguments = (ins Tile_BlockPtrType:$ptr, DefaultValuedAttr<ConfinedAttr<I64Attr, [IntMinValue<0>, IntMaxValue<3>]>, "3">:$locality);
   let assemblyFormat = "$ptr attr-dict `:` type($ptr)";
 }
 

@@ -67,6 +67,7 @@ void RegionKernels::prepare(const ops::NodeDef& n) {
   Resolved r;
   r.main = resolve(n, a);
   if (a.contains("decode")) r.decode = resolve(n, a["decode"]);
+  if (a.contains("small")) r.small = resolve(n, a["small"]);
   if (a.contains("gather")) r.gather = resolve(n, a["gather"]);
   if (n.op == "region.elementwise") {
     ElementwiseLayout e;
@@ -139,7 +140,9 @@ V RegionKernels::gemm(const ops::NodeDef& n, const Resolved& r, const V& in) {
     outBase = s;
   }
   const int64_t M = x.numel() / K;
-  const Launch& l = r.decode && M <= r.decode->maxRows ? *r.decode : r.main;
+  const Launch& l = r.decode && M <= r.decode->maxRows ? *r.decode
+                    : r.small && M <= r.small->maxRows  ? *r.small
+                                                        : r.main;
   auto widthOf = [&](size_t wi) {
     const Tensor& w = f32(in, 1 + wi, "weight");
     if (w.rank() != 2 || w.dim(nk ? 1 : 0) != K)

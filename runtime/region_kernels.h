@@ -35,7 +35,7 @@ class RegionKernels {
   struct Launch {
     abi::PackedKernel fn = nullptr;
     int64_t blockM = 1, blockN = 1;
-    int64_t maxRows = 1;  // gemm decode variant: used up to this many rows
+    int64_t maxRows = 1;  // gemm decode / small variants: used up to this many rows
     int64_t packedWidth = 0;  // gemm: weights panel-packed this wide (0: as stored)
   };
   // region.elementwise's launch contract (the kernel attribute's cols,
@@ -47,7 +47,7 @@ class RegionKernels {
   };
   struct Resolved {
     Launch main;
-    std::optional<Launch> decode, gather;
+    std::optional<Launch> decode, small, gather;
     std::optional<ElementwiseLayout> elementwise;
   };
   Launch resolve(const ops::NodeDef& n, const nlohmann::json& a) const;

@@ -145,9 +145,13 @@ nlohmann::json benchAttention(const std::string& target, int threads, double sec
 int benchKernels(const std::string& jsonPath, double secondsPerCase) {
   const std::string target = tile::hostCpuTarget();
   std::fprintf(stderr, "compiling GEMM kernels for %s...\n", target.c_str());
-  // Two blockings: decode (M = 1) and the rest; both read the same panels.
-  tile::GemmKernelSpec gemvSpec = tile::cpuGemmSpec(target, false, 1), gemmSpec = tile::cpuGemmSpec(target, false);
-  auto kernels = tile::CpuKernels::compile(tile::emitGemmKernel(gemvSpec) + tile::emitGemmKernel(gemmSpec), target);
+  // The runtime's three blockings: decode (M = 1), small (M <= 64) and the
+  // rest; all read the same panels.
+  tile::GemmKernelSpec gemvSpec = tile::cpuGemmSpec(target, false, 1),
+                       smallSpec = tile::cpuGemmSpec(target, false, tile::kCpuSmallRows),
+                       gemmSpec = tile::cpuGemmSpec(target, false);
+  auto kernels = tile::CpuKernels::compile(
+      tile::emitGemmKernel(gemvSpec) + tile::emitGemmKernel(smallSpec) + tile::emitGemmKernel(gemmSpec), target);
   int threads = (int)std::max(1u, std::thread::hardware_concurrency());
 
   dnnl::engine eng(dnnl::engine::kind::cpu, 0);
@@ -172,7 +176,7 @@ int benchKernels(const std::string& jsonPath, double secondsPerCase) {
       std::vector<float> a(m * k), b(k * n), c(m * n), c2(m * n);
       for (float& x : a) x = dist(rng);
       for (float& x : b) x = dist(rng);
-      const tile::GemmKernelSpec& spec = m == 1 ? gemvSpec : gemmSpec;
+      const tile::GemmKernelSpec& spec = m == 1 ? gemvSpec : m <= tile::kCpuSmallRows ? smallSpec : gemmSpec;
       abi::PackedKernel gemm = kernels->lookup(spec.name);
       // Weights are constants: both sides lay them out once, before timing
       // (strata: panel-packed as the runtime does at load; oneDNN: reordered

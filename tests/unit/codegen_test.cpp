@@ -24,7 +24,7 @@ using testing::randomTensor;
 struct GemmCase {
   std::string target;
   bool weightsNK;
-  int64_t rows = 2;     // the kernel variant: 1 = the decode (GEMV) blocking
+  int64_t rows = 0;     // the kernel variant (cpuGemmSpec's rows): 1 = decode (GEMV), 64 = small, 0 = any
   bool packed = true;   // false: B read in place (the layout the GPU kernels read)
 };
 
@@ -34,7 +34,7 @@ class GemmConformance : public ::testing::TestWithParam<GemmCase> {};
 // per program, B read in place, whole K.
 tile::GemmKernelSpec gridForm(tile::GemmKernelSpec spec) {
   spec.packedB = false;
-  spec.blockM = spec.microM, spec.microM = 0, spec.chunkK = 0;
+  spec.blockM = spec.microM, spec.microM = 0, spec.chunkK = 0, spec.prefetchNext = 0;
   return spec;
 }
 
@@ -89,12 +89,14 @@ INSTANTIATE_TEST_SUITE_P(Cpu, GemmConformance,
                          ::testing::Values(GemmCase{"cpu-avx2", false}, GemmCase{"cpu-avx2", true},
                                            GemmCase{"cpu-avx512", false}, GemmCase{"cpu-avx512", true},
                                            GemmCase{"cpu-avx2", false, 1}, GemmCase{"cpu-avx2", true, 1},
-                                           GemmCase{"cpu-avx512", true, 1}, GemmCase{"cpu-avx2", false, 2, false},
-                                           GemmCase{"cpu-avx2", true, 2, false}, GemmCase{"cpu-avx512", true, 2, false},
+                                           GemmCase{"cpu-avx512", true, 1}, GemmCase{"cpu-avx2", false, 64},
+                                           GemmCase{"cpu-avx512", true, 64}, GemmCase{"cpu-avx512", false, 64},
+                                           GemmCase{"cpu-avx2", false, 0, false},
+                                           GemmCase{"cpu-avx2", true, 0, false}, GemmCase{"cpu-avx512", true, 0, false},
                                            GemmCase{"cpu-avx512", false, 1, false}),
                          [](const auto& info) {
                            std::string n = info.param.target + (info.param.weightsNK ? "_nk" : "_kn") +
-                                           (info.param.rows == 1 ? "_gemv" : "") + (info.param.packed ? "" : "_in_place");
+                                           (info.param.rows == 1 ? "_gemv" : info.param.rows ? "_small" : "") + (info.param.packed ? "" : "_in_place");
                            std::replace(n.begin(), n.end(), '-', '_');
                            return n;
                          });

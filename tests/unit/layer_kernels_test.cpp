@@ -23,7 +23,7 @@ using testing::randomTensor;
 
 struct EpilogueCase {
   bool bias, swiglu, residual, weightsNK;
-  int64_t rows;  // kernel variant: 1 = the decode blocking
+  int64_t rows;  // kernel variant (cpuGemmSpec's rows): 1 = decode, 64 = small, 0 = any
 };
 
 class GemmEpilogue : public ::testing::TestWithParam<EpilogueCase> {};
@@ -64,11 +64,12 @@ TEST_P(GemmEpilogue, MatchesGemmRegion) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Cpu, GemmEpilogue,
-                         ::testing::Values(EpilogueCase{true, false, false, false, 2},
-                                           EpilogueCase{false, false, true, true, 2},
+                         ::testing::Values(EpilogueCase{true, false, false, false, 0},
+                                           EpilogueCase{false, false, true, true, 0},
+                                           EpilogueCase{true, false, true, false, 64},
                                            EpilogueCase{true, false, true, true, 1},
-                                           EpilogueCase{false, true, false, true, 2},
-                                           EpilogueCase{true, true, false, false, 2},
+                                           EpilogueCase{false, true, false, true, 0},
+                                           EpilogueCase{true, true, false, false, 0},
                                            EpilogueCase{false, true, false, true, 1},
                                            EpilogueCase{true, true, true, true, 1},
                                            EpilogueCase{true, false, false, false, 1}),
@@ -76,7 +77,7 @@ INSTANTIATE_TEST_SUITE_P(Cpu, GemmEpilogue,
                            const EpilogueCase& c = info.param;
                            return std::string(c.bias ? "bias_" : "") + (c.swiglu ? "swiglu_" : "") +
                                   (c.residual ? "residual_" : "") + (c.weightsNK ? "nk" : "kn") +
-                                  (c.rows == 1 ? "_gemv" : "");
+                                  (c.rows == 1 ? "_gemv" : c.rows ? "_small" : "");
                          });
 
 // RMSNorm and RoPE in each storage type: inputs rounded to it, the

@@ -213,3 +213,33 @@ func.func @prefetch_rows(%x: !tile.ptr<f32>, %y: !tile.ptr<f32>, %rows: index) a
   tile.store %yp, %v : !tile.block_ptr<tensor<3x32xf32>>
   return
 }
+
+// -----
+
+// A pointer that only prefetches (no load or store reaches it) takes no
+// layout and stays whole: one prefetch per cache line of its block (a
+// 16-float line here), with the op's locality (2: L2 and beyond,
+// prefetcht1 on x86).
+// CHECK-LABEL: func.func @prefetch_only_l2
+// CHECK: scf.for
+// CHECK: memref.prefetch %{{.*}}[%{{.*}}], read, locality<2>, data
+// CHECK-NOT: memref.prefetch
+// LLVM-LABEL: llvm.func @prefetch_only_l2
+// LLVM: llvm.intr.prefetch
+// LLVM-NOT: llvm.intr.prefetch
+// LLVM: llvm.return
+func.func @prefetch_only_l2(%x: !tile.ptr<f32>, %y: !tile.ptr<f32>, %n: index) attributes {tile.num_warps = 1 : i64} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c16 = arith.constant 16 : index
+  scf.for %i = %c0 to %n step %c1 {
+    %o = arith.muli %i, %c16 : index
+    %p = tile.make_block_ptr %x, [%n], [%c1], [%o] : !tile.ptr<f32> -> !tile.block_ptr<tensor<16xf32>>
+    tile.prefetch %p {locality = 2 : i64} : !tile.block_ptr<tensor<16xf32>>
+  }
+  %xp = tile.make_block_ptr %x, [%n], [%c1], [%c0] : !tile.ptr<f32> -> !tile.block_ptr<tensor<8xf32>>
+  %v = tile.load %xp : !tile.block_ptr<tensor<8xf32>>
+  %yp = tile.make_block_ptr %y, [%n], [%c1], [%c0] : !tile.ptr<f32> -> !tile.block_ptr<tensor<8xf32>>
+  tile.store %yp, %v : !tile.block_ptr<tensor<8xf32>>
+  return
+}

@@ -176,3 +176,14 @@ func.func @async_copy_runs(%d: !tile.block_ptr<tensor<16x12xbf16>>, %s: !tile.bl
   tile.async_copy %d, %s {contiguous = 1 : i64} : !tile.block_ptr<tensor<16x12xbf16>>
   return
 }
+
+// -----
+
+func.func @prefetch_locality_out_of_range(%x: !tile.ptr<f32>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %p = tile.make_block_ptr %x, [%n], [%c1], [%c0] : !tile.ptr<f32> -> !tile.block_ptr<tensor<16xf32>>
+  // expected-error @+1 {{attribute 'locality' failed to satisfy constraint}}
+  tile.prefetch %p {locality = 4 : i64} : !tile.block_ptr<tensor<16xf32>>
+  return
+}
