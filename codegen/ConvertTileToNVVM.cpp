@@ -532,16 +532,22 @@ class Lowering {
 
   // The address of element `idx` of the view `view` as an LLVM pointer in
   // address space `space` (1 global, 3 shared). Views of tile.alloc
-  // buffers are generic pointers into .shared (see lowerAlloc).
+  // buffers are generic pointers into .shared (see lowerAlloc). The view's
+  // base is cast to `space` first and the element offset added there (a
+  // GEP), so the accesses of one view share one base register and their
+  // constant offsets become immediates (shared addresses are 32-bit: see
+  // CudaBackend's short pointers); offsets added to the generic pointer
+  // cost a 64-bit register and a cvta per access.
   Value elementPtr(Location loc, Value view, ArrayRef<Value> idx, unsigned space) {
     auto md = memref::ExtractStridedMetadataOp::create(b, loc, view);
     Value lin = linearIndex(b, loc, md.getOffset(), md.getStrides(), idx);
     int64_t bytes = cast<MemRefType>(view.getType()).getElementTypeBitWidth() / 8;
     Value base = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, view);
-    Value addr = arith::AddIOp::create(b, loc, base, arith::MulIOp::create(b, loc, lin, cst(bytes)));
-    Value i64 = arith::IndexCastOp::create(b, loc, b.getI64Type(), addr);
+    Value i64 = arith::IndexCastOp::create(b, loc, b.getI64Type(), base);
     Value p = LLVM::IntToPtrOp::create(b, loc, LLVM::LLVMPointerType::get(b.getContext()), i64);
-    return LLVM::AddrSpaceCastOp::create(b, loc, LLVM::LLVMPointerType::get(b.getContext(), space), p);
+    Value inSpace = LLVM::AddrSpaceCastOp::create(b, loc, LLVM::LLVMPointerType::get(b.getContext(), space), p);
+    Value off = arith::IndexCastOp::create(b, loc, b.getI64Type(), arith::MulIOp::create(b, loc, lin, cst(bytes)));
+    return LLVM::GEPOp::create(b, loc, inSpace.getType(), b.getI8Type(), inSpace, ValueRange{off});
   }
 
   // tile.alloc: its bytes of the kernel's dynamic shared memory as a generic

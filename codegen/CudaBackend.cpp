@@ -13,8 +13,11 @@
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
 #include "llvm/MC/TargetRegistry.h"
+#include "llvm/Support/CommandLine.h"
 #include "llvm/Target/TargetMachine.h"
 #include "ops/error.h"
+
+#include <mutex>
 
 extern "C" {
 void LLVMInitializeNVPTXTargetInfo();
@@ -106,6 +109,15 @@ CudaModule compileCuda(const std::string& tileIr, const std::string& target) {
     f->setAttr(NVVM::NVVMDialect::getMaxntidAttrName(), b.getDenseI32ArrayAttr({int32_t(32 * warps.getInt()), 1, 1}));
   }
 
+  // 32-bit pointers for .shared (every shared address fits): staged
+  // operands' ldmatrix / cp.async addresses take one register instead of
+  // two. NVPTX reads the option when it builds the target machine's data
+  // layout; it is process-wide and has no other API.
+  static std::once_flag shortPointers;
+  std::call_once(shortPointers, [] {
+    auto& opts = llvm::cl::getRegisteredOptions();
+    if (auto it = opts.find("nvptx-short-ptr"); it != opts.end()) it->second->addOccurrence(0, "nvptx-short-ptr", "true");
+  });
   std::string err;
   const std::string triple = "nvptx64-nvidia-cuda";
   const llvm::Target* t = llvm::TargetRegistry::lookupTarget(triple, err);
