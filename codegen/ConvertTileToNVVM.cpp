@@ -21,7 +21,8 @@
 // Which fragment a tile is follows from its uses (an analysis before the
 // rewrite): dot operands fix A, B and C; extracts, elementwise ops, loops
 // and broadcasts carry the layout along (a broadcast source holds the same
-// lane elements with the broadcast dimension at coordinate 0).
+// lane elements with the broadcast dimension at coordinate 0); a row or
+// column reduction of C holds C's elements with that coordinate collapsed.
 //===----------------------------------------------------------------------===//
 #include "codegen/TileLowering.h"
 #include "codegen/Passes.h"
@@ -190,6 +191,15 @@ class FragAnalysis {
       }
     } else if (auto r = dyn_cast<ReduceOp>(op); r && r.getCrossWarp() && !r.getAxis()) {
       c |= unify({r.getSrc(), r.getResult()}, op);  // same elements, combined across warps
+    } else if (auto r = dyn_cast<ReduceOp>(op); r && !r.getCrossWarp() && r.getAxis() && get(r.getSrc()) &&
+                                                get(r.getSrc())->kind == Frag::C) {
+      // A row (axis 1) or column (axis 0) reduction of an accumulator
+      // fragment: the result holds the kept coordinate of every element
+      // (see lowerFragmentReduce), as an expand_dims + broadcast back expects.
+      Frag res = *get(r.getSrc());
+      (*r.getAxis() == 1 ? res.collapseCols : res.collapseRows) = true;
+      res.droppedAxis = *r.getAxis();
+      c |= set(r.getResult(), res, op);
     } else if (isElementwise(op)) {
       SmallVector<Value> vals(op->getOperands());
       vals.push_back(op->getResult(0));
@@ -497,6 +507,38 @@ class Lowering {
     return Value(vector::BroadcastOp::create(b, loc, laneType(r.getResult()), acc));
   }
 
+  // A row (axis 1) or column (axis 0) reduction of a [16, 8] accumulator
+  // fragment (element i at row g + 8 (i / 2), column 2t + i % 2; match-
+  // target-size splits wider tiles and combines the pieces' results
+  // elementwise). Rows: each lane combines its two columns per row, then
+  // the 4 lanes of a row (same g: lane bits 0-1) by butterfly shuffles;
+  // columns: its two rows per column, then the 8 lanes of a column (same t:
+  // lane bits 2-4). The result keeps the fragment's element numbering with
+  // the reduced coordinate gone (rows: [r(g), r(g), r(g+8), r(g+8)];
+  // columns: [c(2t), c(2t+1), c(2t), c(2t+1)]), so it broadcasts back
+  // through expand_dims + broadcast without data movement.
+  FailureOr<Value> lowerFragmentReduce(ReduceOp r, const Frag& fr) {
+    Location loc = r.getLoc();
+    if (fr.kind != Frag::C || fr.collapseRows || fr.collapseCols || fr.droppedAxis >= 0)
+      return r.emitError() << "the sm_90 lowering reduces accumulator fragments only (got " << fr.str() << ")";
+    if (!cast<VectorType>(r.getSrc().getType()).getElementType().isF32())
+      return r.emitError() << "the sm_90 lowering reduces f32 tiles only";
+    const bool rows = *r.getAxis() == 1;
+    auto el = [&](int64_t i) { return vector::ExtractOp::create(b, loc, r.getSrc(), i).getResult(); };
+    // Per lane: rows combine elements (0, 1) and (2, 3); columns (0, 2), (1, 3).
+    Value part[2] = {combineReduced(loc, r, el(0), el(rows ? 1 : 2)), combineReduced(loc, r, el(rows ? 2 : 1), el(3))};
+    Value all = arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(-1));
+    Value clamp = arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(31));
+    for (Value& v : part)
+      for (int32_t off : rows ? std::initializer_list<int32_t>{1, 2} : std::initializer_list<int32_t>{4, 8, 16}) {
+        Value o = arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(off));
+        v = combineReduced(loc, r, v, NVVM::ShflOp::create(b, loc, b.getF32Type(), all, v, o, clamp, NVVM::ShflKind::bfly, UnitAttr()));
+      }
+    SmallVector<Value> out = rows ? SmallVector<Value>{part[0], part[0], part[1], part[1]}
+                                  : SmallVector<Value>{part[0], part[1], part[0], part[1]};
+    return Value(vector::FromElementsOp::create(b, loc, cast<VectorType>(laneType(r.getResult())), out));
+  }
+
   // a + c or max(a, c) as the reduction `r` combines.
   Value combineReduced(Location loc, ReduceOp r, Value a, Value c) {
     if (r.getKind() == "max") return arith::MaximumFOp::create(b, loc, a, c);
@@ -692,7 +734,11 @@ class Lowering {
     if (auto a = dyn_cast<AdvanceOp>(op)) return lowerAdvance(b, a, a.getPtr());
     if (isa<PrefetchOp>(op)) return Value();
     if (auto l = dyn_cast<BlockLookupOp>(op)) return lowerBlockLookup(b, l);
-    if (auto r = dyn_cast<ReduceOp>(op)) return lowerLaneReduce(r, frags.of(r.getSrc()));  // (no dots: checked)
+    if (auto r = dyn_cast<ReduceOp>(op)) {
+      const Frag& src = frags.of(r.getSrc());
+      if (src.kind == Frag::Lane) return lowerLaneReduce(r, src);
+      return lowerFragmentReduce(r, src);
+    }
     if (auto l = dyn_cast<LoadOp>(op); l && frags.of(l.getResult()).kind == Frag::Lane)
       return lowerLaneLoad(l, frags.of(l.getResult()));
     if (auto s = dyn_cast<StoreOp>(op); s && frags.of(s.getValue()).kind == Frag::Lane) {
@@ -746,7 +792,13 @@ class Lowering {
         return op->emitError() << "the sm_90 lowering extracts only column halves of a [16, 16] B operand";
       return Value(vector::ExtractStridedSliceOp::create(b, loc, e.getSrc(), {4 * int64_t(e.getIndex())}, {4}, {1}));
     }
-    if (isa<ExpandDimsOp, BroadcastOp>(op)) return op->getOperand(0);  // same lane elements (see Frag)
+    if (isa<ExpandDimsOp, BroadcastOp>(op)) {
+      // Same lane elements (see Frag), but a value of its own: the operand
+      // keeps its fragment for its other uses (a row max stored as well as
+      // broadcast back). The identity cast folds away in the LLVM lowering.
+      Value src = op->getOperand(0);
+      return UnrealizedConversionCastOp::create(b, loc, src.getType(), src).getResult(0);
+    }
     if (auto s = dyn_cast<SplatOp>(op))
       return Value(vector::BroadcastOp::create(b, loc, laneType(s.getResult()), s.getValue()));
     if (auto c = dyn_cast<ConvertOp>(op))
@@ -845,14 +897,16 @@ struct ConvertTileToNVVMPass : impl::ConvertTileToNVVMBase<ConvertTileToNVVMPass
           bad = true;
         }
     });
-    // Reductions over mma fragments within a warp (attention's softmax) are
-    // not lowered yet; cross-warp combinations of whole tiles are.
+    // In kernels with dots, a reduction combines whole tiles across warps
+    // or reduces an accumulator fragment along one axis within its warp
+    // (attention's softmax); other fragments are not reduced.
     bool hasDot = false;
     f.walk([&](DotOp) { hasDot = true; });
     if (hasDot && !bad)
       f.walk([&](ReduceOp r) {
-        if (!bad && !(r.getCrossWarp() && !r.getAxis())) {
-          r.emitError() << "the sm_90 lowering reduces tiles of kernels without dots only (or whole tiles across warps)";
+        if (bad || (r.getCrossWarp() && !r.getAxis())) return;
+        if (r.getCrossWarp() || !r.getAxis()) {
+          r.emitError() << "the sm_90 lowering reduces along an axis within a warp, or whole tiles across warps";
           bad = true;
         }
       });

@@ -122,6 +122,13 @@ def ConvertTileToNVVM : Pass<"convert-tile-to-nvvm", "::mlir::ModuleOp"> {
     lane; a broadcast of a single element fills the lane's vector; a single
     element is stored by lane 0. `math.exp` becomes ex2 of x log2 e.
 
+    In a function with dots, a `tile.reduce` along axis 1 or 0 of an
+    accumulator fragment (softmax's row max and sum) combines the lane's
+    own elements of each row (column), then the lanes of the row (4:
+    shuffles by 1, 2) or column (8: by 4, 8, 16); the result is the
+    accumulator fragment with that coordinate collapsed, which expand_dims
+    and broadcast carry back unchanged.
+
     A cross-warp `tile.reduce` (no axis: every warp holds the whole tile,
     e.g. the partial sums of a split_k dot) goes through shared memory:
     every warp writes its lane elements to a scratch block (element i of

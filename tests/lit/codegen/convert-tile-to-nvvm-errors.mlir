@@ -58,9 +58,10 @@ func.func @reduce_rows() attributes {tile.num_warps = 1 : i64} {
 
 // -----
 
-// Reductions next to dots (attention's softmax) need reductions over mma
-// fragments, which this lowering does not do yet.
-func.func @reduce_fragment(%a: !tile.ptr<bf16>) attributes {tile.num_warps = 1 : i64} {
+// Next to dots, a reduction along an axis stays within its warp (an
+// accumulator fragment's rows or columns); along an axis and across warps
+// at once is not lowered.
+func.func @reduce_fragment_across_warps(%a: !tile.ptr<bf16>) attributes {tile.num_warps = 1 : i64} {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %c16 = arith.constant 16 : index
@@ -70,8 +71,8 @@ func.func @reduce_fragment(%a: !tile.ptr<bf16>) attributes {tile.num_warps = 1 :
   %zero = arith.constant dense<0.0> : tensor<16x8xf32>
   %yb = tile.extract %y[0] : tensor<16x16xbf16> -> tensor<16x8xbf16>
   %c = tile.dot %x, %yb, %zero : tensor<16x16xbf16> * tensor<16x8xbf16> -> tensor<16x8xf32>
-  // expected-error @+1 {{the sm_90 lowering reduces tiles of kernels without dots only}}
-  %r = tile.reduce %c {kind = "max", axis = 1 : i64} : tensor<16x8xf32> -> tensor<16xf32>
+  // expected-error @+1 {{the sm_90 lowering reduces along an axis within a warp, or whole tiles across warps}}
+  %r = tile.reduce %c {kind = "max", axis = 1 : i64, cross_warp} : tensor<16x8xf32> -> tensor<16xf32>
   return
 }
 

@@ -312,3 +312,86 @@ func.func @staged(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.ptr<f32>, 
   tile.store %cp, %r : !tile.block_ptr<tensor<32x32xf32>>
   return
 }
+
+// -----
+
+// Softmax's reductions over an accumulator: S = A B (a [16, 16] tile, two
+// [16, 8] fragments after match-target-size), its row max (each fragment's
+// two columns per row in the lane, then the 4 lanes of a row: butterfly
+// shuffles by 1 and 2, then the fragments' maxima combined), S - max
+// broadcast back without data movement, its column sums (the lane's two
+// rows per column, then the 8 lanes of a column: shuffles by 4, 8, 16),
+// and the row max stored as well (lanes of a row write the same value).
+// CHECK-LABEL: func.func @softmax_reductions
+// CHECK-COUNT-2: nvvm.mma.sync
+// CHECK: nvvm.shfl.sync bfly %{{.*}}, %{{.*}}, %c1_i32{{.*}} : f32 -> f32
+// CHECK-NEXT: arith.maximumf
+// CHECK: nvvm.shfl.sync bfly %{{.*}}, %{{.*}}, %c2_i32{{.*}} : f32 -> f32
+// CHECK-NEXT: arith.maximumf
+// CHECK: nvvm.shfl.sync bfly %{{.*}}, %{{.*}}, %c1_i32{{.*}} : f32 -> f32
+// CHECK-NEXT: arith.maximumf
+// CHECK: nvvm.shfl.sync bfly %{{.*}}, %{{.*}}, %c2_i32{{.*}} : f32 -> f32
+// CHECK-NEXT: arith.maximumf
+// CHECK: nvvm.shfl.sync bfly %{{.*}}, %{{.*}}, %c1_i32{{.*}} : f32 -> f32
+// CHECK-NEXT: arith.maximumf
+// CHECK: nvvm.shfl.sync bfly %{{.*}}, %{{.*}}, %c2_i32{{.*}} : f32 -> f32
+// CHECK-NEXT: arith.maximumf
+// CHECK: nvvm.shfl.sync bfly %{{.*}}, %{{.*}}, %c1_i32{{.*}} : f32 -> f32
+// CHECK-NEXT: arith.maximumf
+// CHECK: nvvm.shfl.sync bfly %{{.*}}, %{{.*}}, %c2_i32{{.*}} : f32 -> f32
+// CHECK-NEXT: arith.maximumf
+// CHECK: arith.maximumf %{{.*}}, %{{.*}} : vector<4xf32>
+// CHECK-COUNT-2: arith.subf %{{.*}}, %{{.*}} : vector<4xf32>
+// CHECK: nvvm.shfl.sync bfly %{{.*}}, %{{.*}}, %c4_i32{{.*}} : f32 -> f32
+// CHECK-NEXT: arith.addf
+// CHECK: nvvm.shfl.sync bfly %{{.*}}, %{{.*}}, %c8_i32{{.*}} : f32 -> f32
+// CHECK-NEXT: arith.addf
+// CHECK: nvvm.shfl.sync bfly %{{.*}}, %{{.*}}, %c16_i32{{.*}} : f32 -> f32
+// CHECK-NEXT: arith.addf
+// CHECK: nvvm.shfl.sync bfly %{{.*}}, %{{.*}}, %c4_i32{{.*}} : f32 -> f32
+// CHECK-NEXT: arith.addf
+// CHECK: nvvm.shfl.sync bfly %{{.*}}, %{{.*}}, %c8_i32{{.*}} : f32 -> f32
+// CHECK-NEXT: arith.addf
+// CHECK: nvvm.shfl.sync bfly %{{.*}}, %{{.*}}, %c16_i32{{.*}} : f32 -> f32
+// CHECK-NEXT: arith.addf
+// CHECK: nvvm.shfl.sync bfly %{{.*}}, %{{.*}}, %c4_i32{{.*}} : f32 -> f32
+// CHECK-NEXT: arith.addf
+// CHECK: nvvm.shfl.sync bfly %{{.*}}, %{{.*}}, %c8_i32{{.*}} : f32 -> f32
+// CHECK-NEXT: arith.addf
+// CHECK: nvvm.shfl.sync bfly %{{.*}}, %{{.*}}, %c16_i32{{.*}} : f32 -> f32
+// CHECK-NEXT: arith.addf
+// CHECK: nvvm.shfl.sync bfly %{{.*}}, %{{.*}}, %c4_i32{{.*}} : f32 -> f32
+// CHECK-NEXT: arith.addf
+// CHECK: nvvm.shfl.sync bfly %{{.*}}, %{{.*}}, %c8_i32{{.*}} : f32 -> f32
+// CHECK-NEXT: arith.addf
+// CHECK: nvvm.shfl.sync bfly %{{.*}}, %{{.*}}, %c16_i32{{.*}} : f32 -> f32
+// CHECK-NEXT: arith.addf
+// CHECK-NOT: nvvm.shfl.sync
+// CHECK: return
+// LLVM-LABEL: llvm.func @softmax_reductions
+// LLVM-COUNT-20: nvvm.shfl.sync bfly
+// LLVM-NOT: builtin.unrealized_conversion_cast
+// LLVM: llvm.return
+func.func @softmax_reductions(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %o: !tile.ptr<f32>, %m: !tile.ptr<f32>, %cs: !tile.ptr<f32>) attributes {tile.num_warps = 1 : i64} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c16 = arith.constant 16 : index
+  %ap = tile.make_block_ptr %a, [%c16, %c16], [%c16, %c1], [%c0, %c0] : !tile.ptr<bf16> -> !tile.block_ptr<tensor<16x16xbf16>>
+  %bp = tile.make_block_ptr %b, [%c16, %c16], [%c16, %c1], [%c0, %c0] : !tile.ptr<bf16> -> !tile.block_ptr<tensor<16x16xbf16>>
+  %x = tile.load %ap : !tile.block_ptr<tensor<16x16xbf16>>
+  %y = tile.load %bp : !tile.block_ptr<tensor<16x16xbf16>>
+  %z = arith.constant dense<0.0> : tensor<16x16xf32>
+  %s = tile.dot %x, %y, %z : tensor<16x16xbf16> * tensor<16x16xbf16> -> tensor<16x16xf32>
+  %mx = tile.reduce %s {axis = 1 : i64, kind = "max"} : tensor<16x16xf32> -> tensor<16xf32>
+  %me = tile.expand_dims %mx {axis = 1 : i64} : tensor<16xf32> -> tensor<16x1xf32>
+  %mb = tile.broadcast %me : tensor<16x1xf32> -> tensor<16x16xf32>
+  %d = arith.subf %s, %mb : tensor<16x16xf32>
+  %csum = tile.reduce %d {axis = 0 : i64, kind = "sum"} : tensor<16x16xf32> -> tensor<16xf32>
+  %op = tile.make_block_ptr %o, [%c16, %c16], [%c16, %c1], [%c0, %c0] : !tile.ptr<f32> -> !tile.block_ptr<tensor<16x16xf32>>
+  tile.store %op, %d : !tile.block_ptr<tensor<16x16xf32>>
+  %mp = tile.make_block_ptr %m, [%c16], [%c1], [%c0] : !tile.ptr<f32> -> !tile.block_ptr<tensor<16xf32>>
+  tile.store %mp, %mx : !tile.block_ptr<tensor<16xf32>>
+  %cp = tile.make_block_ptr %cs, [%c16], [%c1], [%c0] : !tile.ptr<f32> -> !tile.block_ptr<tensor<16xf32>>
+  tile.store %cp, %csum : !tile.block_ptr<tensor<16xf32>>
+  return
+}
