@@ -495,16 +495,20 @@ class Lowering {
             b, loc, arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, laneId, cst(fr.numel - 32 * i)), e, identity);
       acc = combine(acc, e);
     }
-    if (fr.numel > 1) {
-      Value all = arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(-1));
-      Value clamp = arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(31));
-      for (int32_t off = 16; off >= 1; off /= 2) {
-        Value o = arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(off));
-        Value other = NVVM::ShflOp::create(b, loc, b.getF32Type(), all, acc, o, clamp, NVVM::ShflKind::bfly, UnitAttr());
-        acc = combine(acc, other);
-      }
-    }
+    if (fr.numel > 1) acc = combineAcrossLanes(loc, r, acc, {16, 8, 4, 2, 1});
     return Value(vector::BroadcastOp::create(b, loc, laneType(r.getResult()), acc));
+  }
+
+  // `v` combined (as `r` combines) with the lanes whose ids differ from
+  // this lane's in the bits `offsets` name: one butterfly shuffle each.
+  Value combineAcrossLanes(Location loc, ReduceOp r, Value v, ArrayRef<int32_t> offsets) {
+    Value all = arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(-1));
+    Value clamp = arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(31));
+    for (int32_t off : offsets) {
+      Value o = arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(off));
+      v = combineReduced(loc, r, v, NVVM::ShflOp::create(b, loc, b.getF32Type(), all, v, o, clamp, NVVM::ShflKind::bfly, UnitAttr()));
+    }
+    return v;
   }
 
   // A row (axis 1) or column (axis 0) reduction of a [16, 8] accumulator
@@ -527,13 +531,8 @@ class Lowering {
     auto el = [&](int64_t i) { return vector::ExtractOp::create(b, loc, r.getSrc(), i).getResult(); };
     // Per lane: rows combine elements (0, 1) and (2, 3); columns (0, 2), (1, 3).
     Value part[2] = {combineReduced(loc, r, el(0), el(rows ? 1 : 2)), combineReduced(loc, r, el(rows ? 2 : 1), el(3))};
-    Value all = arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(-1));
-    Value clamp = arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(31));
     for (Value& v : part)
-      for (int32_t off : rows ? std::initializer_list<int32_t>{1, 2} : std::initializer_list<int32_t>{4, 8, 16}) {
-        Value o = arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(off));
-        v = combineReduced(loc, r, v, NVVM::ShflOp::create(b, loc, b.getF32Type(), all, v, o, clamp, NVVM::ShflKind::bfly, UnitAttr()));
-      }
+      v = rows ? combineAcrossLanes(loc, r, v, {1, 2}) : combineAcrossLanes(loc, r, v, {4, 8, 16});
     SmallVector<Value> out = rows ? SmallVector<Value>{part[0], part[0], part[1], part[1]}
                                   : SmallVector<Value>{part[0], part[1], part[0], part[1]};
     return Value(vector::FromElementsOp::create(b, loc, cast<VectorType>(laneType(r.getResult())), out));

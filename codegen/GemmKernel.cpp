@@ -487,8 +487,7 @@ std::string emitPackedGemm(const GemmKernelSpec& s) {
                           fmt::arg("p", p));
       lines = "%" + p + "ls";
     }
-    std::string loops = start + cur->kLoop("%" + p, "%kc", "%kce", {init}, ptrs, aIb, ib, lines);
-    return loops +
+    return start + cur->kLoop("%" + p, "%kc", "%kce", {init}, ptrs, aIb, ib, lines) +
            fmt::format("      scf.if %last {{\n{}      }} else {{\n        tile.store %cp, %{}#0{} : !tile.block_ptr<{}>\n      }}\n",
                        cur->epilogue(p, "%" + p + "#0", "", cIb), p, cIb, cur->cS);
   };
@@ -551,9 +550,8 @@ std::string emitPackedGemm(const GemmKernelSpec& s) {
       }, cIb);
       std::string next;
       if (s.prefetchNext)
-        next = fmt::format(R"(    %nextRow = arith.addi %koff, %kce : index
-    %nextBase = arith.muli %nextRow, %bn : index
-)");
+        next = "    %nextRow = arith.addi %koff, %kce : index\n"
+               "    %nextBase = arith.muli %nextRow, %bn : index\n";
       return fmt::format(R"(  scf.for %kc = %c0 to %K step %kcs {{
     %kce0 = arith.addi %kc, %kcs : index
     %kce = arith.minsi %kce0, %K : index
