@@ -85,8 +85,8 @@ std::string emitGemmKernel(const GemmKernelSpec& spec);
 
 // Blocking for the sm_90 mma.sync kernels (f16/bf16 storage), every one
 // staged through shared memory (cp.async, ldmatrix). Decode (rows <=
-// kCudaDecodeRows): 16 x 32 blocks, K steps of 256 split over 8 warps
-// (split_k), so the weights stream once with many copies in flight, 3
+// kCudaDecodeRows): 16 x 32 blocks, K steps of 128 split over 4 warps
+// (split_k), so the weights stream once with many copies in flight, 4
 // buffers. Medium (<= kCudaMediumRows): 64 x 32 blocks, K steps of 128
 // split over 4 warps, 3 buffers. Prefill (<= kCudaPrefillRows): 64 x 128 x
 // 64 blocks, 4 warps in assign-layouts' square grid, 3 buffers. Large:

@@ -230,7 +230,7 @@ int main(int argc, char** argv) {
   compileKernelsCmd->add_option("--decode-block", ckDecode,
                                 "Block shape MxNxKxW[s][@S] (block M, N, K, warps; s: the warps split K; @S: S buffers of "
                                 "operands staged through shared memory, none without it) of the decode kernels instead "
-                                "of the default 16x32x256x8s@3 (for tuning)");
+                                "of the default 16x32x128x4s@4 (for tuning)");
   compileKernelsCmd->add_option("--medium-block", ckMedium,
                                 "Block shape MxNxKxW[s][@S] of the kernels for 17..128 rows instead of the default "
                                 "64x32x128x4s@3 (for tuning)");
