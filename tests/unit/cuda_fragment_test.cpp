@@ -14,6 +14,7 @@
 #include "ops/abi.h"
 #include "ops/tensor.h"
 #include "runtime/cuda_device.h"
+#include "tests/unit/cuda_device_tensor.h"
 
 using namespace strata;
 using runtime::CudaDevice;
@@ -64,24 +65,14 @@ TEST(CudaFragmentReductions, RowMaxAndColumnSumsOfAnAccumulatorMatchTheHost) {
       cs[j] += d[i * N + j];
     }
 
-  void* da = dev->allocate(a16.nbytes());
-  void* db = dev->allocate(b16.nbytes());
-  void* dd = dev->allocate(M * N * 4);
-  void* dm = dev->allocate(M * 4);
-  void* dc = dev->allocate(N * 4);
-  dev->upload(da, a16.raw(), a16.nbytes());
-  dev->upload(db, b16.raw(), b16.nbytes());
+  strata::testing::DeviceTensor da(*dev, a16), db(*dev, b16), dd(*dev, M * N * 4), dm(*dev, M * 4), dc(*dev, N * 4);
   strata::abi::KernelArgs args;
-  args.buffer(da, M * K).buffer(db, K * N).buffer(dd, M * N).buffer(dm, M).buffer(dc, N);
+  args.buffer(da.p, M * K).buffer(db.p, K * N).buffer(dd.p, M * N).buffer(dm.p, M).buffer(dc.p, N);
   dev->launch(fn, {1, 1, 1}, {32, 1, 1}, 0, const_cast<void**>(args.slots().data()));
   std::vector<float> gd(M * N), gm(M), gc(N);
-  dev->download(gd.data(), dd, gd.size() * 4);
-  dev->download(gm.data(), dm, gm.size() * 4);
-  dev->download(gc.data(), dc, gc.size() * 4);
-  for (void* p : {da, db}) dev->release(p, p == da ? a16.nbytes() : b16.nbytes());
-  dev->release(dd, M * N * 4);
-  dev->release(dm, M * 4);
-  dev->release(dc, N * 4);
+  dev->download(gd.data(), dd.p, gd.size() * 4);
+  dev->download(gm.data(), dm.p, gm.size() * 4);
+  dev->download(gc.data(), dc.p, gc.size() * 4);
 
   // f32 sums over K = 32 products of values below 4: differences from the
   // f64 host are order rounding, well under 1e-4 relative to 1 + |ref|.

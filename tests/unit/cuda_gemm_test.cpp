@@ -14,9 +14,11 @@
 #include "ops/reference.h"
 #include "ops/regions.h"
 #include "runtime/cuda_kernels.h"
+#include "tests/unit/cuda_device_tensor.h"
 
 using namespace strata;
 using runtime::CudaDevice;
+using strata::testing::DeviceTensor;
 
 namespace {
 
@@ -38,18 +40,6 @@ Operand randomOperand(ops::Shape shape, ops::DType dtype, std::mt19937& rng) {
   ops::Tensor stored = ops::Tensor::fromF32(v, shape).cast(dtype);
   return {stored, stored.toF32()};
 }
-
-// Device copy of a host tensor, freed with the struct.
-struct DeviceTensor {
-  CudaDevice& dev;
-  void* p;
-  size_t bytes;
-  DeviceTensor(CudaDevice& d, const ops::Tensor& t) : dev(d), p(d.allocate(t.nbytes())), bytes(t.nbytes()) {
-    d.upload(p, t.raw(), bytes);
-  }
-  DeviceTensor(CudaDevice& d, size_t n) : dev(d), p(d.allocate(n)), bytes(n) {}
-  ~DeviceTensor() { dev.release(p, bytes); }
-};
 
 struct Shape3 {
   int64_t M, N, K;
