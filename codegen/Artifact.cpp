@@ -114,11 +114,26 @@ std::vector<RopeKernelSpec> cudaRopeKernelSet() {
   return set;
 }
 
+std::vector<AttentionKernelSpec> cudaAttentionKernelSet(const std::string& blocking) {
+  std::vector<AttentionKernelSpec> set;
+  struct Heads {
+    int64_t heads, kvHeads, headDim;
+  };
+  for (const char* dt : {"bf16", "f16"})
+    for (Heads h : {Heads{32, 32, 64}, Heads{32, 32, 128}, Heads{32, 8, 128}})
+      for (bool causal : {true, false}) {
+        set.push_back(cudaAttentionSpec(h.heads, h.kvHeads, h.headDim, causal, dt));
+        if (!blocking.empty()) applyAttentionBlocking(set.back(), blocking, "--attention-block");
+      }
+  return set;
+}
+
 void writeCudaKernels(const CudaKernelSetSpec& set, const std::string& target, const std::string& dir) {
   std::string ir;
   for (const GemmKernelSpec& s : set.gemms) ir += emitGemmKernel(s);
   for (const RmsNormKernelSpec& s : set.norms) ir += emitRmsNormKernel(s);
   for (const RopeKernelSpec& s : set.ropes) ir += emitRopeKernel(s);
+  for (const AttentionKernelSpec& s : set.attentions) ir += emitAttentionKernel(s);
   CudaModule m = compileCuda(ir, target);
   // The fields every kind shares (what the runtime launches with), then the
   // kind's own.
@@ -142,6 +157,11 @@ void writeCudaKernels(const CudaKernelSetSpec& set, const std::string& target, c
   for (const RmsNormKernelSpec& s : set.norms) kernels.push_back(entry("rms_norm", s.name, s.dtype, {{"block_n", s.blockN}}));
   for (const RopeKernelSpec& s : set.ropes)
     kernels.push_back(entry("rope", s.name, s.dtype, {{"heads", s.heads}, {"head_dim", s.headDim}}));
+  for (const AttentionKernelSpec& s : set.attentions)
+    kernels.push_back(entry("attention", s.name, s.dtype,
+                            {{"heads", s.heads}, {"kv_heads", s.kvHeads}, {"head_dim", s.headDim},
+                             {"causal", s.causal}, {"scale", s.scale}, {"block_m", s.blockM}, {"block_n", s.blockN},
+                             {"stages", s.stages}}));
   fs::path d = outputDir(dir, "kernels.json");
   writeText(d / "kernels.mlir", ir);
   writeText(d / "kernels.ptx", m.ptx);

@@ -12,6 +12,7 @@
 
 #include <vector>
 
+#include "codegen/AttentionKernel.h"
 #include "codegen/GemmKernel.h"
 #include "codegen/NormRopeKernels.h"
 #include "codegen/RegionKernels.h"
@@ -35,11 +36,14 @@ void writeCpuArtifact(const KernelPlan& plan, const std::string& dir, const nloh
 //                 "dtype"; GEMMs also "weights": "kn"|"nk", "bias",
 //                 "residual", "swiglu", "block_m", "block_n", "block_k",
 //                 "num_warps", "stages", "max_rows"; RMSNorms "block_n";
-//                 RoPEs "heads", "head_dim"
+//                 RoPEs "heads", "head_dim"; attentions "heads",
+//                 "kv_heads", "head_dim", "causal", "scale", "block_m",
+//                 "block_n", "stages"
 struct CudaKernelSetSpec {
   std::vector<GemmKernelSpec> gemms;
   std::vector<RmsNormKernelSpec> norms;
   std::vector<RopeKernelSpec> ropes;
+  std::vector<AttentionKernelSpec> attentions;
 };
 void writeCudaKernels(const CudaKernelSetSpec& set, const std::string& target, const std::string& dir);
 
@@ -51,6 +55,14 @@ std::vector<RmsNormKernelSpec> cudaRmsNormKernelSet();
 // heads of dim 128 (Llama-3-8B's query and key projections), one warp per
 // (token, head).
 std::vector<RopeKernelSpec> cudaRopeKernelSet();
+
+// FlashAttention-2 forward kernels for the GPU (cudaAttentionSpec, scale
+// 1 / sqrt(head dim)), causal and not, bf16 and f16: 32 heads of dim 64 and
+// of dim 128 (the peers' benchmark shapes), and Llama-3-8B's GQA (32 query
+// heads over 8 KV heads, dim 128).
+// `blocking` (applyAttentionBlocking text), when given, replaces the
+// blocking of every one.
+std::vector<AttentionKernelSpec> cudaAttentionKernelSet(const std::string& blocking = "");
 
 // The set `strata compile-kernels` builds: for bf16 and f16, the decode,
 // medium, prefill and large blockings (cudaGemmSpec) with [K, N] and [N, K]

@@ -4,6 +4,7 @@
 
 #include <array>
 #include <cmath>
+#include <functional>
 
 #include "codegen/StorageText.h"
 #include "ops/error.h"
@@ -23,6 +24,39 @@ AttentionKernelSpec cpuAttentionSpec(int64_t heads, int64_t kvHeads, int64_t hea
   return s;
 }
 
+AttentionKernelSpec cudaAttentionSpec(int64_t heads, int64_t kvHeads, int64_t headDim, bool causal,
+                                      const std::string& dtype) {
+  AttentionKernelSpec s;
+  s.paged = false;
+  s.causal = causal;
+  s.heads = heads;
+  s.kvHeads = kvHeads;
+  s.headDim = headDim;
+  s.scale = 1.f / std::sqrt(float(headDim));
+  s.dtype = dtype;
+  s.numWarps = 4;
+  s.blockM = 16 * s.numWarps;
+  s.blockN = 64;
+  s.stages = 2;
+  s.name = fmt::format("attention_{}_h{}_kv{}_d{}_{}", dtype, heads, kvHeads, headDim, causal ? "causal" : "full");
+  return s;
+}
+
+void applyAttentionBlocking(AttentionKernelSpec& s, const std::string& text, const std::string& what) {
+  std::string t = text;
+  bool reloadQ = !t.empty() && t.back() == 'q';
+  if (reloadQ) t.pop_back();
+  long m = 0, n = 0, w = 0, st = 0;
+  int used = 0;
+  if (std::sscanf(t.c_str(), "%ldx%ldx%ld@%ld%n", &m, &n, &w, &st, &used) != 4 || used != (int)t.size() || m <= 0 ||
+      n <= 0 || w <= 0 || st < 2)
+    fail("{} '{}': expected MxNxW@S (block M query rows, N keys per step, W warps, S >= 2 buffers) with an optional "
+         "trailing q (Q read from local memory each step), e.g. 64x64x4@2 or 128x64x4@2q",
+         what, text);
+  s.blockM = m, s.blockN = n, s.numWarps = w, s.stages = st;
+  s.qInRegisters = !reloadQ;
+}
+
 namespace {
 
 // Rows that may see no key in a program (m stays -inf there): with a key
@@ -30,8 +64,23 @@ namespace {
 // program's share. Such kernels guard exp2 against -inf - -inf.
 bool rowsMaySeeNothing(const AttentionKernelSpec& s) { return s.keyMask || s.kvSplits > 1; }
 
-// Text of one key-block step: loads K^T and V through %kp / %vp (built by
-// the caller's prologue), S, optional masks, online softmax, O += P V.
+// The GPU form (see AttentionKernelSpec::stages): operands staged through
+// workgroup-local memory, dots on the storage type.
+bool gpuForm(const AttentionKernelSpec& s) { return s.stages > 0; }
+
+// The CPU form loads K^T and V through %kp / %vp (built by `kvRows`);
+// the GPU form reads them from local stage %st (see loop()).
+using KvRows = std::function<std::string(const std::string& prefix, const std::string& j)>;
+
+// The GPU form's Q fragments, read from local memory through %qu: once
+// before the key loops, or in every step when they do not stay in registers.
+std::string qFragments(const AttentionKernelSpec& s) {
+  return fmt::format("  %qt = tile.load %qu {{in_bounds, contiguous = 1 : i64, run = 8 : i64}} : {}\n",
+                     StorageText{s.dtype}.blockPtr(fmt::format("{}x{}", s.blockM, s.headDim)));
+}
+
+// Text of one key-block step: K^T and V, S, optional masks, online
+// softmax, O += P V.
 std::string stepBody(const AttentionKernelSpec& s, bool masked) {
   std::string mask;
   std::string scores = "%s";
@@ -60,10 +109,44 @@ std::string stepBody(const AttentionKernelSpec& s, bool masked) {
   std::string ms = rowsMaySeeNothing(s) ? "%ms" : "%mn";
   // Query rows over warps, like contiguous FlashAttention-2 (the paged
   // detector would split the keys: the paper's decode layout).
-  std::string hint = s.paged ? " {tiling = \"horizontal\"}" : "";
+  std::string hint = s.paged || gpuForm(s) ? " {tiling = \"horizontal\"}" : "";
   const StorageText st{s.dtype};
-  return fmt::format(R"({loadK}    %s = tile.dot %qs, %kt, %zs : tensor<{M}x{D}xf32> * tensor<{D}x{N}xf32> -> tensor<{M}x{N}xf32>
-{mask}    %mx = tile.reduce {sc} {{kind = "max", axis = 1 : i64}} : tensor<{M}x{N}xf32> -> tensor<{M}xf32>
+  const std::string kShape = fmt::format("{}x{}", s.headDim, s.blockN), vShape = fmt::format("{}x{}", s.blockN, s.headDim);
+  std::string loadK, loadV, scores0, pv;
+  if (gpuForm(s)) {
+    // Local views of stage %st: K^T [D, N] over keys stored row by row
+    // (contiguous along D), V [N, D] (contiguous along D).
+    loadK = (s.qInRegisters ? std::string() : qFragments(s)) + fmt::format(R"(    %so = arith.muli %st, %cN : index
+    %ku = tile.make_block_ptr %lk, [%cD, %cSN], [%c1, %cPD], [%c0, %so] : {P} -> {KB}
+    %kt = tile.load %ku {{in_bounds, contiguous = 0 : i64, run = 8 : i64}} : {KB}
+)",
+                        fmt::arg("P", st.ptr()), fmt::arg("KB", st.blockPtr(kShape)));
+    loadV = fmt::format(R"(    %vu = tile.make_block_ptr %lv, [%cSN, %cD], [%cPD, %c1], [%so, %c0] : {P} -> {VB}
+    %vt = tile.load %vu {{in_bounds, contiguous = 1 : i64, run = 8 : i64}} : {VB}
+)",
+                        fmt::arg("P", st.ptr()), fmt::arg("VB", st.blockPtr(vShape)));
+    // Scores scaled after the dot (f32); P narrowed to the storage type.
+    scores0 = fmt::format(R"(    %s0 = tile.dot %qt, %kt, %zs : {QT} * {KT} -> tensor<{M}x{N}xf32>
+    %s = arith.mulf %s0, %ssc : tensor<{M}x{N}xf32>
+)",
+                          fmt::arg("QT", st.tensor(fmt::format("{}x{}", s.blockM, s.headDim))), fmt::arg("KT", st.tensor(kShape)),
+                          fmt::arg("M", s.blockM), fmt::arg("N", s.blockN));
+    pv = fmt::format(R"(    %pb = tile.convert %p : tensor<{M}x{N}xf32> -> {PT}
+    %accn = tile.dot %pb, %vt, %accs{hint} : {PT} * {VT} -> tensor<{M}x{D}xf32>
+)",
+                     fmt::arg("M", s.blockM), fmt::arg("N", s.blockN), fmt::arg("D", s.headDim), fmt::arg("hint", hint),
+                     fmt::arg("PT", st.tensor(fmt::format("{}x{}", s.blockM, s.blockN))), fmt::arg("VT", st.tensor(vShape)));
+  } else {
+    loadK = st.load("kt", "%kp", kShape);
+    loadV = st.load("vt", "%vp", vShape);
+    scores0 = fmt::format(
+        "    %s = tile.dot %qs, %kt, %zs : tensor<{M}x{D}xf32> * tensor<{D}x{N}xf32> -> tensor<{M}x{N}xf32>\n",
+        fmt::arg("M", s.blockM), fmt::arg("N", s.blockN), fmt::arg("D", s.headDim));
+    pv = fmt::format(
+        "    %accn = tile.dot %p, %vt, %accs{hint} : tensor<{M}x{N}xf32> * tensor<{N}x{D}xf32> -> tensor<{M}x{D}xf32>\n",
+        fmt::arg("M", s.blockM), fmt::arg("N", s.blockN), fmt::arg("D", s.headDim), fmt::arg("hint", hint));
+  }
+  return fmt::format(R"({loadK}{scores0}{mask}    %mx = tile.reduce {sc} {{kind = "max", axis = 1 : i64}} : tensor<{M}x{N}xf32> -> tensor<{M}xf32>
     %mn = arith.maximumf %m, %mx : tensor<{M}xf32>
 {safe}    %me = tile.expand_dims {ms} {{axis = 1 : i64}} : tensor<{M}xf32> -> tensor<{M}x1xf32>
     %mb = tile.broadcast %me : tensor<{M}x1xf32> -> tensor<{M}x{N}xf32>
@@ -77,47 +160,100 @@ std::string stepBody(const AttentionKernelSpec& s, bool masked) {
     %ae = tile.expand_dims %alpha {{axis = 1 : i64}} : tensor<{M}xf32> -> tensor<{M}x1xf32>
     %ab = tile.broadcast %ae : tensor<{M}x1xf32> -> tensor<{M}x{D}xf32>
     %accs = arith.mulf %acc, %ab : tensor<{M}x{D}xf32>
-{loadV}    %accn = tile.dot %p, %vt, %accs{hint} : tensor<{M}x{N}xf32> * tensor<{N}x{D}xf32> -> tensor<{M}x{D}xf32>
-    scf.yield %accn, %mn, %ln : tensor<{M}x{D}xf32>, tensor<{M}xf32>, tensor<{M}xf32>
+{loadV}{pv}    scf.yield %accn, %mn, %ln : tensor<{M}x{D}xf32>, tensor<{M}xf32>, tensor<{M}xf32>
 )",
                      fmt::arg("M", s.blockM), fmt::arg("N", s.blockN), fmt::arg("D", s.headDim),
                      fmt::arg("mask", mask), fmt::arg("sc", scores), fmt::arg("safe", safeMax), fmt::arg("ms", ms),
-                     fmt::arg("hint", hint), fmt::arg("loadK", st.load("kt", "%kp", fmt::format("{}x{}", s.headDim, s.blockN))),
-                     fmt::arg("loadV", st.load("vt", "%vp", fmt::format("{}x{}", s.blockN, s.headDim))));
+                     fmt::arg("loadK", loadK), fmt::arg("scores0", scores0), fmt::arg("loadV", loadV), fmt::arg("pv", pv));
 }
 
 // K^T [D, N] and V [N, D] block pointers of the key block at %j, for rows
 // %krow.. / %vrow.. of a [rows, D] view, limited to %valid keys (so keys past
 // the context read as zero: P V never touches stale cache rows).
 // `clamp` (a value name or "") caps the row ends at the buffer's rows.
-std::string kvPointers(const AttentionKernelSpec& s, const char* kBuf, const char* vBuf, const char* clamp) {
-  std::string ends = *clamp ? fmt::format(R"(    %kend0 = arith.addi %krow, %valid : index
-    %vend0 = arith.addi %vrow, %valid : index
-    %kend = arith.minsi %kend0, {0} : index
-    %vend = arith.minsi %vend0, {0} : index
+// Names carry the prefix `p` (the GPU form builds these for the copies of
+// two different blocks), the block starts at key `j`.
+std::string kvPointers(const AttentionKernelSpec& s, const char* kBuf, const char* vBuf, const char* clamp,
+                       const std::string& p, const std::string& j) {
+  std::string ends = *clamp ? fmt::format(R"(    %{p}kend0 = arith.addi %{p}krow, %{p}valid : index
+    %{p}vend0 = arith.addi %{p}vrow, %{p}valid : index
+    %{p}kend = arith.minsi %{p}kend0, {c} : index
+    %{p}vend = arith.minsi %{p}vend0, {c} : index
 )",
-                                          clamp)
-                            : R"(    %kend = arith.addi %krow, %valid : index
-    %vend = arith.addi %vrow, %valid : index
-)";
-  return fmt::format(R"(    %vleft = arith.subi %ctx, %j : index
-    %valid = arith.minsi %vleft, %cN : index
-{ends}    %kp = tile.make_block_ptr {kb}, [%cD, %kend], [%c1, %cD], [%c0, %krow] : {P} -> !tile.block_ptr<tensor<{D}x{N}x{T}>>
-    %vp = tile.make_block_ptr {vb}, [%vend, %cD], [%cD, %c1], [%vrow, %c0] : {P} -> !tile.block_ptr<tensor<{N}x{D}x{T}>>
+                                          fmt::arg("p", p), fmt::arg("c", clamp))
+                            : fmt::format(R"(    %{p}kend = arith.addi %{p}krow, %{p}valid : index
+    %{p}vend = arith.addi %{p}vrow, %{p}valid : index
+)",
+                                          fmt::arg("p", p));
+  return fmt::format(R"(    %{p}vleft = arith.subi %ctx, {j} : index
+    %{p}valid = arith.minsi %{p}vleft, %cN : index
+{ends}    %{p}kp = tile.make_block_ptr {kb}, [%cD, %{p}kend], [%c1, %cD], [%c0, %{p}krow] : {P} -> !tile.block_ptr<tensor<{D}x{N}x{T}>>
+    %{p}vp = tile.make_block_ptr {vb}, [%{p}vend, %cD], [%cD, %c1], [%{p}vrow, %c0] : {P} -> !tile.block_ptr<tensor<{N}x{D}x{T}>>
 )",
                      fmt::arg("ends", ends), fmt::arg("kb", kBuf), fmt::arg("vb", vBuf), fmt::arg("N", s.blockN),
-                     fmt::arg("D", s.headDim), fmt::arg("T", s.dtype), fmt::arg("P", StorageText{s.dtype}.ptr()));
+                     fmt::arg("D", s.headDim), fmt::arg("T", s.dtype), fmt::arg("P", StorageText{s.dtype}.ptr()),
+                     fmt::arg("p", p), fmt::arg("j", j));
 }
 
 // A loop over key blocks [from, to) carrying (acc, m, l) from `inits`.
-std::string loop(const AttentionKernelSpec& s, const std::string& kvRows, bool masked, const char* from,
-                 const char* to, const std::array<std::string, 3>& inits, const char* result) {
-  return fmt::format(R"(  {res}:3 = scf.for %j = {from} to {to} step %cN iter_args(%acc = {i0}, %m = {i1}, %l = {i2}) -> (tensor<{M}x{D}xf32>, tensor<{M}xf32>, tensor<{M}xf32>) {{
+// The GPU form pipelines the K / V copies like the staged GEMM: after a
+// barrier (the previous loop's warps are done with the buffers), stages - 1
+// blocks are copied ahead; step i waits until block i has landed (stages -
+// 2 groups left in flight), a barrier makes it visible and frees the buffer
+// step i - 1 read, which receives block i + stages - 1.
+std::string loop(const AttentionKernelSpec& s, const KvRows& kvRows, bool masked, const char* from, const char* to,
+                 const std::array<std::string, 3>& inits, const char* result) {
+  std::string pre, rows;
+  if (!gpuForm(s)) {
+    rows = kvRows("", "%j");
+  } else {
+    const StorageText st{s.dtype};
+    const std::string KB = st.blockPtr(fmt::format("{}x{}", s.headDim, s.blockN)),
+                      VB = st.blockPtr(fmt::format("{}x{}", s.blockN, s.headDim));
+    // Copies of the block at key `j` into stage `stage`, names prefixed `p`.
+    auto copy = [&](const std::string& p, const std::string& j, const std::string& stage) {
+      return kvRows(p, j) + fmt::format(R"(    %{p}so = arith.muli {st}, %cN : index
+    %{p}kl = tile.make_block_ptr %lk, [%cD, %cSN], [%c1, %cPD], [%c0, %{p}so] : {P} -> {KB}
+    tile.async_copy %{p}kl, %{p}kp {{contiguous = 0 : i64}} : {KB}
+    %{p}vl = tile.make_block_ptr %lv, [%cSN, %cD], [%cPD, %c1], [%{p}so, %c0] : {P} -> {VB}
+    tile.async_copy %{p}vl, %{p}vp {{contiguous = 1 : i64}} : {VB}
+)",
+                                        fmt::arg("p", p), fmt::arg("st", stage), fmt::arg("P", st.ptr()),
+                                        fmt::arg("KB", KB), fmt::arg("VB", VB));
+    };
+    pre = fmt::format(R"(  tile.barrier
+  scf.for %pi = %c0 to %cST1 step %c1 {{
+    %pj0 = arith.muli %pi, %cN : index
+    %pj = arith.addi {from}, %pj0 : index
+    %pin = arith.cmpi slt, %pj, {to} : index
+    scf.if %pin {{
+{copy}    }}
+    tile.async_commit
+  }}
+)",
+                      fmt::arg("from", from), fmt::arg("to", to), fmt::arg("copy", copy("p", "%pj", "%pi")));
+    rows = fmt::format(R"(    %i0 = arith.subi %j, {from} : index
+    %i = arith.divui %i0, %cN : index
+    tile.async_wait {{pending = {S2} : i64}}
+    tile.barrier
+    %nj = arith.addi %j, %cAhead : index
+    %nin = arith.cmpi slt, %nj, {to} : index
+    scf.if %nin {{
+    %ni = arith.addi %i, %cST1 : index
+    %nst = arith.remui %ni, %cST : index
+{copy}    }}
+    tile.async_commit
+    %st = arith.remui %i, %cST : index
+)",
+                       fmt::arg("from", from), fmt::arg("to", to), fmt::arg("S2", s.stages - 2),
+                       fmt::arg("copy", copy("n", "%nj", "%nst")));
+  }
+  return pre + fmt::format(R"(  {res}:3 = scf.for %j = {from} to {to} step %cN iter_args(%acc = {i0}, %m = {i1}, %l = {i2}) -> (tensor<{M}x{D}xf32>, tensor<{M}xf32>, tensor<{M}xf32>) {{
 {rows}{body}  }}
 )",
-                     fmt::arg("res", result), fmt::arg("from", from), fmt::arg("to", to), fmt::arg("i0", inits[0]),
-                     fmt::arg("i1", inits[1]), fmt::arg("i2", inits[2]), fmt::arg("M", s.blockM), fmt::arg("D", s.headDim),
-                     fmt::arg("rows", kvRows), fmt::arg("body", stepBody(s, masked)));
+                           fmt::arg("res", result), fmt::arg("from", from), fmt::arg("to", to), fmt::arg("i0", inits[0]),
+                           fmt::arg("i1", inits[1]), fmt::arg("i2", inits[2]), fmt::arg("M", s.blockM),
+                           fmt::arg("D", s.headDim), fmt::arg("rows", rows), fmt::arg("body", stepBody(s, masked)));
 }
 
 }  // namespace
@@ -133,8 +269,19 @@ std::string emitAttentionKernel(const AttentionKernelSpec& s) {
   const StorageText st{s.dtype};
   st.check("attention");
   const int64_t M = s.blockM, N = s.blockN, D = s.headDim;
+  if (gpuForm(s)) {
+    if (!st.sixteenBit() || s.stages < 2 || s.paged || s.keyMask || s.kvSplits > 1)
+      fail("attention kernel '{}': the staged GPU form takes f16 or bf16, at least 2 stages, the contiguous form "
+           "without a key mask and no KV splits (paged decode on the GPU is not built yet)",
+           s.name);
+    if (s.numWarps <= 0 || M % (16 * s.numWarps) || N % 16 || D % 16)
+      fail("attention kernel '{}': the GPU form needs a multiple of 16 query rows per warp (block M {} on {} warps) and key block "
+           "and head dim multiples of 16 (got {} and {})",
+           s.name, M, s.numWarps, N, D);
+  }
   const std::string P = st.ptr(), qo = fmt::format("{}x{}", M, D);
-  std::string args, prologue, kvRows;
+  std::string args, prologue;
+  KvRows kvRows;
   if (s.paged) {
     args = fmt::format("%q: {0}, %cache: {0}, ", P) +
            (s.kvSplits > 1 ? "%po: !tile.ptr<f32>, %pm: !tile.ptr<f32>, %pl: !tile.ptr<f32>, " : "%o: " + P + ", ") +
@@ -157,14 +304,18 @@ std::string emitAttentionKernel(const AttentionKernelSpec& s) {
                                                            : fmt::format("  %op = tile.make_block_ptr %o, [%s1, %qColEnd], [%cF, %c1], [%qRow, %qCol] : {} -> {}\n", P, st.blockPtr(qo))));
     // Cache rows of (physical block, kv head): K at ((blk * 2) * Hk + kh) * N,
     // V Hk * N rows further.
-    kvRows = fmt::format(R"(    %lblk = arith.divui %j, %cN : index
-    %ti = arith.addi %tableRow, %lblk : index
-    %blk = tile.block_lookup %tables[%ti] : !tile.ptr<i64>
-    %b2 = arith.muli %blk, %c2Hk : index
-    %b3 = arith.addi %b2, %kh : index
-    %krow = arith.muli %b3, %cN : index
-    %vrow = arith.addi %krow, %cHkN : index
-)") + kvPointers(s, "%cache", "%cache", "%cacheRows");
+    kvRows = [&s](const std::string& p, const std::string& j) {
+      return fmt::format(R"(    %{p}lblk = arith.divui {j}, %cN : index
+    %{p}ti = arith.addi %tableRow, %{p}lblk : index
+    %{p}blk = tile.block_lookup %tables[%{p}ti] : !tile.ptr<i64>
+    %{p}b2 = arith.muli %{p}blk, %c2Hk : index
+    %{p}b3 = arith.addi %{p}b2, %kh : index
+    %{p}krow = arith.muli %{p}b3, %cN : index
+    %{p}vrow = arith.addi %{p}krow, %cHkN : index
+)",
+                         fmt::arg("p", p), fmt::arg("j", j)) +
+             kvPointers(s, "%cache", "%cache", "%cacheRows", p, j);
+    };
   } else {
     args = fmt::format("%q: {0}, %k: {0}, %v: {0}, ", P) + (s.keyMask ? "%mask: !tile.ptr<f32>, " : "") + "%o: " + P +
            ", %S: index, %T: index";
@@ -184,9 +335,13 @@ std::string emitAttentionKernel(const AttentionKernelSpec& s) {
   %kvBase = arith.muli %bkh, %T : index
 )",
                            fmt::arg("P", P), fmt::arg("BP", st.blockPtr(qo)));
-    kvRows = std::string(R"(    %krow = arith.addi %kvBase, %j : index
-    %vrow = arith.addi %kvBase, %j : index
-)") + kvPointers(s, "%k", "%v", "");
+    kvRows = [&s](const std::string& p, const std::string& j) {
+      return fmt::format(R"(    %{p}krow = arith.addi %kvBase, {j} : index
+    %{p}vrow = arith.addi %kvBase, {j} : index
+)",
+                         fmt::arg("p", p), fmt::arg("j", j)) +
+             kvPointers(s, "%k", "%v", "", p, j);
+    };
   }
 
   // Keys [0, fullEnd) are visible to every row of the block (mask-free
@@ -272,7 +427,41 @@ std::string emitAttentionKernel(const AttentionKernelSpec& s) {
   %fe = arith.maxsi %lo, %fe0 : index
 )";
   const double log2e = 1.4426950408889634;
-  return fmt::format(R"(func.func @{name}({args}) attributes {{tile.num_warps = 1 : i64}} {{
+  std::string loadQ;
+  if (gpuForm(s)) {
+    // Buffers: Q [M, D], K and V `stages` x [N, D], rows padded by 8
+    // elements (16 bytes) so an ldmatrix's 8 rows fall in distinct banks.
+    // Q is copied once and held in registers; its copy lands before the
+    // key loops start theirs.
+    const int64_t PD = D + 8;
+    loadQ = fmt::format(R"(  %cPD = arith.constant {PD} : index
+  %cSN = arith.constant {SN} : index
+  %cST = arith.constant {ST} : index
+  %cST1 = arith.constant {ST1} : index
+  %cAhead = arith.constant {ahead} : index
+  %lq = tile.alloc {{size = {qSize} : i64}} : {P}
+  %lk = tile.alloc {{size = {kvSize} : i64}} : {P}
+  %lv = tile.alloc {{size = {kvSize} : i64}} : {P}
+  %ql = tile.make_block_ptr %lq, [%cM, %cD], [%cPD, %c1], [%c0, %c0] : {P} -> {QB}
+  tile.async_copy %ql, %qp {{contiguous = 1 : i64}} : {QB}
+  tile.async_commit
+  tile.async_wait {{pending = 0 : i64}}
+  tile.barrier
+  %qu = tile.make_block_ptr %lq, [%cM, %cD], [%cPD, %c1], [%c0, %c0] : {P} -> {QB}
+{qLoad}  %ssc = arith.constant dense<{sscale:.9e}> : tensor<{M}x{N}xf32>
+)",
+                        fmt::arg("PD", PD), fmt::arg("SN", s.stages * N), fmt::arg("ST", s.stages),
+                        fmt::arg("ST1", s.stages - 1), fmt::arg("ahead", (s.stages - 1) * N), fmt::arg("qSize", M * PD),
+                        fmt::arg("kvSize", s.stages * N * PD), fmt::arg("P", P), fmt::arg("QB", st.blockPtr(qo)),
+                        fmt::arg("sscale", s.scale * log2e), fmt::arg("M", M), fmt::arg("N", N),
+                        fmt::arg("qLoad", s.qInRegisters ? qFragments(s) : std::string()));
+  } else {
+    loadQ = st.load("qt", "%qp", qo) + fmt::format(R"(  %qsc = arith.constant dense<{qscale:.9e}> : tensor<{M}x{D}xf32>
+  %qs = arith.mulf %qt, %qsc : tensor<{M}x{D}xf32>
+)",
+                                                   fmt::arg("qscale", s.scale * log2e), fmt::arg("M", M), fmt::arg("D", D));
+  }
+  return fmt::format(R"(func.func @{name}({args}) attributes {{tile.num_warps = {W} : i64}} {{
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %cM = arith.constant {M} : index
@@ -298,9 +487,7 @@ std::string emitAttentionKernel(const AttentionKernelSpec& s) {
   %past = arith.subi %ctx, %qLen : index
   %pos0 = arith.addi %past, %r0 : index
 {bounds}  %kvEnd = arith.select %hasRows, %kvEnd0, %c0 : index
-{fullEnd}{range}{loadQ}  %qsc = arith.constant dense<{qscale:.9e}> : tensor<{M}x{D}xf32>
-  %qs = arith.mulf %qt, %qsc : tensor<{M}x{D}xf32>
-  %zs = arith.constant dense<0.0> : tensor<{M}x{N}xf32>
+{fullEnd}{range}{loadQ}  %zs = arith.constant dense<0.0> : tensor<{M}x{N}xf32>
 {maskConsts}  %acc0 = arith.constant dense<0.0> : tensor<{M}x{D}xf32>
   %m0 = arith.constant dense<0xFF800000> : tensor<{M}xf32>
   %l0 = arith.constant dense<0.0> : tensor<{M}xf32>
@@ -312,11 +499,11 @@ std::string emitAttentionKernel(const AttentionKernelSpec& s) {
                      fmt::arg("D", D), fmt::arg("F", s.heads * D), fmt::arg("G", s.heads / s.kvHeads),
                      fmt::arg("H", s.heads), fmt::arg("Hk", s.kvHeads), fmt::arg("Hk2", 2 * s.kvHeads),
                      fmt::arg("HkN", s.kvHeads * N), fmt::arg("prologue", prologue), fmt::arg("bounds", bounds),
-                     fmt::arg("fullEnd", fullEnd), fmt::arg("qscale", s.scale * log2e),
+                     fmt::arg("fullEnd", fullEnd),
                      fmt::arg("fullLoop", loop(s, kvRows, false, "%lo", "%fe", {"%acc0", "%m0", "%l0"}, "%r1")),
                      fmt::arg("maskedLoop", loop(s, kvRows, true, "%fe", "%hi", {"%r1#0", "%r1#1", "%r1#2"}, "%r2")),
                      fmt::arg("epilogue", epilogue), fmt::arg("maskConsts", maskConsts), fmt::arg("S", s.kvSplits),
-                     fmt::arg("range", range), fmt::arg("loadQ", st.load("qt", "%qp", qo)));
+                     fmt::arg("range", range), fmt::arg("loadQ", loadQ), fmt::arg("W", std::max<int64_t>(1, s.numWarps)));
 }
 
 std::string emitAttentionCombineKernel(const AttentionKernelSpec& s) {

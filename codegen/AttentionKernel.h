@@ -47,12 +47,39 @@ struct AttentionKernelSpec {
   // widened, the output narrowed; the arithmetic is f32). The key mask and
   // the split partials (po, pm, pl) are f32 either way.
   std::string dtype = "f32";
+  // GPU form (stages >= 2; f16 / bf16, contiguous, no key mask or splits):
+  // FlashAttention-2's split, each of `numWarps` warps takes blockM /
+  // numWarps query rows (a multiple of 16), so a row's max and sum stay
+  // within its warp. Q
+  // is copied into workgroup-local memory once and held in registers; K
+  // and V blocks are copied (tile.async_copy) `stages` - 1 blocks ahead of
+  // the step that reads them. The dots take the storage type (f32
+  // accumulate): S is scaled after q k^T and P narrowed to the storage
+  // type for P V. The CPU form (stages 0) is one warp, f32 arithmetic.
+  int64_t numWarps = 1;
+  int64_t stages = 0;
+  // GPU form: Q's fragments stay in registers across the key loop (else
+  // each step reads them again from local memory: fewer registers live, for
+  // blockings with 32 rows per warp).
+  bool qInRegisters = true;
 };
 
 // Blocking for the host CPU: one warp (a warp's rows are one register block
 // on the CPU), blockM query rows; decode (q_len 1) uses blockM = 1.
 AttentionKernelSpec cpuAttentionSpec(int64_t heads, int64_t kvHeads, int64_t headDim, float scale, int64_t blockN,
                                      int64_t queryRows);
+
+// Blocking for sm_90 (the GPU form, contiguous): 4 warps x 16 query rows,
+// key blocks of 64, K / V copied one block ahead (2 buffers). With head dim
+// 128 ptxas keeps it in 230 registers without spills.
+AttentionKernelSpec cudaAttentionSpec(int64_t heads, int64_t kvHeads, int64_t headDim, bool causal,
+                                      const std::string& dtype);
+
+// Replaces the GPU form's blocking with `text`: "MxNxW@S" (block M query
+// rows, N keys per step, W warps, S buffers), a trailing "q" reading Q from
+// local memory in every step (qInRegisters = false), e.g. 128x64x4@2q.
+// Throws strata::Error naming `what` (an option) on malformed text.
+void applyAttentionBlocking(AttentionKernelSpec& s, const std::string& text, const std::string& what);
 
 // Throws strata::Error on an inconsistent spec (heads % kvHeads, sizes <= 0,
 // keyMask on the paged form).

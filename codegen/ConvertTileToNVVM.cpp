@@ -90,7 +90,7 @@ struct Frag {
 };
 
 bool isElementwise(Operation* op) {
-  if (isa<ConvertOp, SiluOp, arith::SelectOp>(op)) return true;
+  if (isa<ConvertOp, SiluOp, MaskOp, arith::SelectOp>(op)) return true;
   Dialect* d = op->getDialect();
   return d && (isa<arith::ArithDialect, math::MathDialect>(d)) && op->getNumResults() == 1 &&
          isa<RankedTensorType>(op->getResult(0).getType()) && !isa<arith::ConstantOp>(op);
@@ -176,6 +176,11 @@ class FragAnalysis {
         src.cols = 16;
         c |= set(e.getSrc(), src, op);
       }
+    } else if (auto cc = dyn_cast<ConcatOp>(op)) {
+      // Two [16, 8] accumulator fragments side by side are one [16, 16] A
+      // fragment in the ISA's K order (see lowerConcat).
+      if (auto f = get(cc.getResult()); f && f->kind == Frag::A && !f->permuteK)
+        for (Value v : cc.getSrcs()) c |= set(v, Frag{}, op);
     } else if (auto b = dyn_cast<BroadcastOp>(op)) {
       if (auto f = get(b.getResult())) {
         auto src = cast<RankedTensorType>(b.getSrc().getType());
@@ -784,6 +789,8 @@ class Lowering {
       return Value();
     }
     if (auto d = dyn_cast<DotOp>(op)) return lowerDot(d);
+    if (auto cc = dyn_cast<ConcatOp>(op)) return lowerConcat(cc);
+    if (auto m = dyn_cast<MaskOp>(op)) return lowerMask(m);
     if (auto e = dyn_cast<ExtractOp>(op)) {
       // Only B's [16, 16] -> [16, 8] column halves: elements 4j.. 4j+3.
       const Frag& src = frags.of(e.getSrc());
@@ -828,6 +835,50 @@ class Lowering {
     // Elementwise arith/math and scalars: retype in place.
     for (Value r : op->getResults()) r.setType(laneType(r));
     return Value();
+  }
+
+  // Two [16, 8] accumulator fragments joined along columns as the A operand
+  // of a dot: C element i is at row g + 8 (i/2), column 2t + i%2, and A
+  // element i (ISA K order) at row g + 8 (i/2 % 2), column 2t + i%2 + 8
+  // (i/4), so A = the left fragment's 4 elements, then the right one's.
+  // Only that join is a register move; others are refused.
+  FailureOr<Value> lowerConcat(ConcatOp cc) {
+    const Frag& res = frags.of(cc.getResult());
+    bool fits = res.kind == Frag::A && !res.permuteK && cc.getAxis() == 1 && cc.getSrcs().size() == 2 &&
+                llvm::all_of(cc.getSrcs(), [&](Value v) { return frags.of(v) == Frag{}; });
+    if (!fits)
+      return cc.emitError() << "the sm_90 lowering joins only two [16, 8] accumulator fragments along columns into "
+                               "the A operand of a dot";
+    Location loc = cc.getLoc();
+    SmallVector<Value> elems;
+    for (Value v : cc.getSrcs())
+      for (int64_t i = 0; i < 4; ++i) elems.push_back(vector::ExtractOp::create(b, loc, v, i));
+    return Value(vector::FromElementsOp::create(b, loc, cast<VectorType>(laneType(cc.getResult())), elems));
+  }
+
+  // keep = col < limit && (!causal || col <= row) per lane element, at the
+  // element's coordinates plus the mask's bases; -inf elsewhere.
+  FailureOr<Value> lowerMask(MaskOp m) {
+    const Frag& fr = frags.of(m.getResult());
+    if (fr.kind != Frag::C || fr.collapseRows || fr.collapseCols || fr.droppedAxis >= 0)
+      return m.emitError() << "the sm_90 lowering masks accumulator fragments only (got " << fr.str() << ")";
+    Location loc = m.getLoc();
+    auto vt = cast<VectorType>(laneType(m.getResult()));
+    SmallVector<Value> keep;
+    for (int64_t i = 0; i < fr.size(); ++i) {
+      SmallVector<Value> rc = coords(fr, i);
+      Value col = arith::AddIOp::create(b, loc, m.getColBase(), rc[1]);
+      Value k = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, col, m.getLimit());
+      if (m.getCausal()) {
+        Value row = arith::AddIOp::create(b, loc, m.getRowBase(), rc[0]);
+        k = arith::AndIOp::create(b, loc, k, arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sle, col, row));
+      }
+      keep.push_back(k);
+    }
+    Value mask = vector::FromElementsOp::create(b, loc, VectorType::get({fr.size()}, b.getI1Type()), keep);
+    Value ninf = arith::ConstantOp::create(
+        b, loc, DenseElementsAttr::get(vt, b.getFloatAttr(vt.getElementType(), -std::numeric_limits<double>::infinity())));
+    return Value(arith::SelectOp::create(b, loc, mask, m.getSrc(), ninf));
   }
 
   // mma.sync.m16n8k16.row.col, f32 accumulate. bf16 pairs travel as i32
@@ -886,7 +937,7 @@ struct ConvertTileToNVVMPass : impl::ConvertTileToNVVMBase<ConvertTileToNVVMPass
       if (!bad && op->getDialect() && isa<TileDialect>(op->getDialect()) &&
           !isa<ProgramIdOp, WarpIdOp, MakeBlockPtrOp, AdvanceOp, LoadOp, StoreOp, PrefetchOp, DotOp, ExtractOp,
                ExpandDimsOp, BroadcastOp, SplatOp, ConvertOp, SiluOp, ReduceOp, BlockLookupOp, AllocOp, AsyncCopyOp,
-               AsyncCommitOp, AsyncWaitOp, BarrierOp>(op)) {
+               AsyncCommitOp, AsyncWaitOp, BarrierOp, ConcatOp, MaskOp>(op)) {
         op->emitError() << "the sm_90 lowering does not handle '" << op->getName() << "' yet";
         bad = true;
       }
@@ -927,8 +978,12 @@ struct ConvertTileToNVVMPass : impl::ConvertTileToNVVMBase<ConvertTileToNVVMPass
         bad = true;
       }
     });
+    // A kernel that joins accumulator fragments into A operands (tile.concat)
+    // needs the ISA's K order too.
+    bool joins = false;
+    f.walk([&](ConcatOp) { joins = true; });
     FragAnalysis frags;
-    if (bad || failed(frags.run(f, hasDot, local.loads.empty()))) return failure();
+    if (bad || failed(frags.run(f, hasDot, local.loads.empty() && !joins))) return failure();
     // Scratch for cross-warp reductions: numWarps x 32 lanes x the largest
     // lane vector reduced.
     int64_t numWarps = 1, perLane = 0;

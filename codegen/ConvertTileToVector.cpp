@@ -127,6 +127,17 @@ class Lowering {
       }
       return Value(vector::ExtractStridedSliceOp::create(b, loc, e.getSrc(), offsets, dst.getShape(), ones));
     }
+    if (auto c = dyn_cast<ConcatOp>(op)) {
+      // Each operand inserted at its offset along the axis.
+      auto dst = cast<VectorType>(convertType(c.getType()));
+      Value out = arith::ConstantOp::create(b, loc, b.getZeroAttr(dst));
+      for (auto [k, v] : llvm::enumerate(c.getSrcs())) {
+        SmallVector<int64_t> offsets(dst.getRank(), 0), ones(dst.getRank(), 1);
+        offsets[c.getAxis()] = int64_t(k) * cast<VectorType>(v.getType()).getDimSize(c.getAxis());
+        out = vector::InsertStridedSliceOp::create(b, loc, v, out, offsets, ones);
+      }
+      return out;
+    }
     if (auto r = dyn_cast<ReduceOp>(op)) {
       auto src = cast<VectorType>(r.getSrc().getType());
       auto dstT = convertType(r.getType());

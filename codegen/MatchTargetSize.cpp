@@ -7,7 +7,10 @@
 // the intrinsic dot's m x n; classes derived from it by reduce, expand_dims
 // or broadcast follow it; classes that are loaded or stored get the largest
 // 2-D block load; the rest stay whole. Dots then run over their m x n x k
-// grid, taking operand sub-blocks with tile.extract (ML-Triton, Listing 4).
+// grid, taking operand sub-blocks with tile.extract (ML-Triton, Listing 4),
+// or joining pieces with tile.concat where an operand's pieces are smaller
+// than the intrinsic's block (attention's P, an accumulator, as the A
+// operand of P V).
 //
 //===----------------------------------------------------------------------===//
 #include "codegen/Passes.h"
@@ -237,6 +240,8 @@ class Splitter {
   // Sub-block of `shape` at element `origin` of a split value, via extract.
   FailureOr<Value> subBlock(OpBuilder& b, Location loc, Value old, ArrayRef<int64_t> origin, ArrayRef<int64_t> shape) {
     const Pieces& p = pieces(old);
+    for (size_t i = 0; i < origin.size(); ++i)
+      if (shape[i] > p.piece[i]) return joinedBlock(b, loc, old, origin, shape, i);
     Shape gridIdx, local;
     for (size_t i = 0; i < origin.size(); ++i) {
       gridIdx.push_back(origin[i] / p.piece[i]);
@@ -261,6 +266,46 @@ class Splitter {
     auto e = ExtractOp::create(b, loc, pieceType(old, shape), piece, b.getI64IntegerAttr(index));
     lastExtract[piece] = e;
     return extracts[key] = e;
+  }
+
+  // A block larger than the pieces along `axis` (a dot's [16, 16] A block
+  // of an operand split into [16, 8] accumulator pieces): the pieces it
+  // covers joined by tile.concat, placed right after the last of them when
+  // they share a block (then reused by every later use), else at `b`.
+  FailureOr<Value> joinedBlock(OpBuilder& b, Location loc, Value old, ArrayRef<int64_t> origin, ArrayRef<int64_t> shape,
+                               size_t axis) {
+    const Pieces& p = pieces(old);
+    if (shape[axis] % p.piece[axis] || origin[axis] % p.piece[axis])
+      return emitError(loc) << "a dot needs [" << llvm::make_range(shape.begin(), shape.end())
+                            << "] blocks of an operand split into [" << llvm::make_range(p.piece.begin(), p.piece.end())
+                            << "] pieces (not a whole number of pieces)";
+    SmallVector<Value> parts;
+    for (int64_t k = 0; k < shape[axis] / p.piece[axis]; ++k) {
+      Shape o(origin), sh(shape);
+      o[axis] += k * p.piece[axis];
+      sh[axis] = p.piece[axis];
+      auto part = subBlock(b, loc, old, o, sh);
+      if (failed(part)) return failure();
+      parts.push_back(*part);
+    }
+    auto key = std::make_pair(parts.front(), int64_t(parts.size()));
+    if (auto it = joins.find(key); it != joins.end()) return it->second;
+    Block* blk = parts.front().getParentBlock();
+    Operation* last = nullptr;
+    bool shared = true;
+    for (Value v : parts) {
+      shared &= v.getParentBlock() == blk;
+      if (Operation* d = v.getDefiningOp(); d && (!last || last->isBeforeInBlock(d))) last = d;
+    }
+    OpBuilder::InsertionGuard guard(b);
+    if (shared) {
+      if (last) b.setInsertionPointAfter(last);
+      else b.setInsertionPointToStart(blk);
+    }
+    auto t = RankedTensorType::get(shape, tileTypeOf(old).getElementType());
+    Value joined = ConcatOp::create(b, loc, t, parts, b.getI64IntegerAttr(axis));
+    if (shared) joins[key] = joined;
+    return joined;
   }
 
   LogicalResult rewriteBlock(Block& blk) {
@@ -482,6 +527,7 @@ class Splitter {
   Pieces& pieces(Value v) { return split[v.getAsOpaquePointer()]; }
   DenseMap<std::pair<Value, int64_t>, Value> extracts;
   DenseMap<Value, Operation*> lastExtract;
+  DenseMap<std::pair<Value, int64_t>, Value> joins;  // (first part, parts) -> tile.concat
   SmallVector<Operation*> dead;
 };
 

@@ -437,6 +437,24 @@ LogicalResult ExtractOp::verify() {
   return success();
 }
 
+LogicalResult ConcatOp::verify() {
+  if (getSrcs().size() < 2) return emitOpError() << "joins at least two tiles";
+  auto s = tileOf(getSrcs().front()), r = tileOf(getResult());
+  for (Value v : getSrcs())
+    if (v.getType() != getSrcs().front().getType()) return emitOpError() << "joins tiles of one type";
+  int64_t axis = getAxis();
+  if (axis < 0 || axis >= s.getRank()) return emitOpError() << "axis " << axis << " out of range for " << s;
+  if (r.getRank() != s.getRank() || r.getElementType() != s.getElementType())
+    return emitOpError() << "result must have the operands' rank and element type";
+  for (int64_t i = 0; i < s.getRank(); ++i) {
+    int64_t want = i == axis ? s.getDimSize(i) * int64_t(getSrcs().size()) : s.getDimSize(i);
+    if (r.getDimSize(i) != want)
+      return emitOpError() << "joining " << getSrcs().size() << " x " << s << " along " << axis << " gives dim " << i
+                           << " = " << want << ", not " << r.getDimSize(i);
+  }
+  return success();
+}
+
 LogicalResult MaskOp::verify() {
   if (getSrc().getType().getRank() != 2) return emitOpError() << "masks 2-D score tiles, got " << getSrc().getType();
   return success();

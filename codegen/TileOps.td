@@ -184,6 +184,22 @@ def Tile_ExtractOp : Tile_Op<"extract", [Pure]> {
   let hasVerifier = 1;
 }
 
+def Tile_ConcatOp : Tile_Op<"concat", [Pure]> {
+  let summary = "Joins tiles of one type side by side along `axis` (the inverse of extract)";
+  let description = [{
+    Introduced by `match-target-size` where an op needs a larger block than
+    the pieces its operand was split into: a dot's [16, 16] A block made of
+    two [16, 8] accumulator pieces (attention's P in P V). The result's
+    `axis` dim is the operands' times their count; the other dims are theirs.
+    Lowered to registers (on sm_90, in the ISA's K order two accumulator
+    fragments side by side are one A fragment), never through memory.
+  }];
+  let arguments = (ins Variadic<Tile_Tile>:$srcs, I64Attr:$axis);
+  let results = (outs Tile_Tile:$result);
+  let assemblyFormat = "$srcs attr-dict `:` type($srcs) `->` type($result)";
+  let hasVerifier = 1;
+}
+
 def Tile_MaskOp : Tile_Op<"mask", [Pure, AllTypesMatch<["src", "result"]>]> {
   let summary = "Sets masked elements of a 2-D score tile to -inf (causal and key-length masks)";
   let description = [{

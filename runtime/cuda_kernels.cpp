@@ -64,6 +64,17 @@ std::unique_ptr<CudaKernelSet> CudaKernelSet::load(const CudaDevice& device, con
         set->ropes_.push_back(r);
         continue;
       }
+      if (kind == "attention") {
+        auto a = named<CudaAttentionKernel>(k, *set->module_);
+        a.heads = k.at("heads");
+        a.kvHeads = k.at("kv_heads");
+        a.headDim = k.at("head_dim");
+        a.causal = k.at("causal");
+        a.scale = k.at("scale");
+        a.blockM = k.at("block_m");
+        set->attentions_.push_back(a);
+        continue;
+      }
       if (kind != "gemm") fail("{}: kernel '{}' of unknown kind '{}'", manifestPath, k.value("name", "?"), kind);
       auto g = named<CudaGemmKernel>(k, *set->module_);
       g.weightsNK = k.at("weights") == "nk";
@@ -99,6 +110,15 @@ const CudaGemmKernel& CudaKernelSet::gemmFor(const std::string& dtype, bool weig
   return *best;
 }
 
+const CudaAttentionKernel& CudaKernelSet::attentionFor(const std::string& dtype, int64_t heads, int64_t kvHeads,
+                                                       int64_t headDim, bool causal) const {
+  for (const CudaAttentionKernel& a : attentions_)
+    if (a.dtype == dtype && a.heads == heads && a.kvHeads == kvHeads && a.headDim == headDim && a.causal == causal)
+      return a;
+  fail("no {} {} attention kernel for {} heads over {} KV heads of dim {} in the kernel set", causal ? "causal" : "full",
+       dtype, heads, kvHeads, headDim);
+}
+
 const CudaGemmKernel& CudaKernelSet::gemm(const std::string& name) const {
   for (const CudaGemmKernel& k : gemms_)
     if (k.name == name) return k;
@@ -130,6 +150,27 @@ void CudaKernelSet::launch(const CudaGemmKernel& k, const GemmBuffers& bufs, int
   std::array<unsigned, 3> grid = {unsigned((M + k.blockM - 1) / k.blockM), unsigned((N + k.blockN - 1) / k.blockN), 1};
   device_.launch(k.function, grid, {unsigned(k.threads), 1, 1}, unsigned(k.sharedBytes),
                  const_cast<void**>(args.slots().data()));
+}
+
+void CudaKernelSet::launch(const CudaAttentionKernel& k, const void* q, const void* kk, const void* v, void* o,
+                           int64_t batch, int64_t S, int64_t T) const {
+  if (batch <= 0 || S <= 0 || T <= 0)
+    fail("attention {}: batch, S and T must be positive, got {}, {}, {}", k.name, batch, S, T);
+  if (k.causal && S > T) fail("attention {}: causal attention needs S <= T (query i sits at T - S + i), got {} > {}", k.name, S, T);
+  // (q, k, v, o, S, T): codegen/AttentionKernel.h, contiguous form.
+  abi::KernelArgs args;
+  auto buffer = [&](const void* p, int64_t elements, const char* what) {
+    if (!p) fail("attention {}: the kernel needs the {} buffer", k.name, what);
+    if (reinterpret_cast<uintptr_t>(p) % 16) fail("attention {}: the {} buffer must be 16-byte aligned", k.name, what);
+    args.buffer(p, elements);
+  };
+  buffer(q, batch * k.heads * S * k.headDim, "q");
+  buffer(kk, batch * k.kvHeads * T * k.headDim, "k");
+  buffer(v, batch * k.kvHeads * T * k.headDim, "v");
+  buffer(o, batch * k.heads * S * k.headDim, "o");
+  args.index(S).index(T);
+  device_.launch(k.function, {unsigned((S + k.blockM - 1) / k.blockM), unsigned(k.heads), unsigned(batch)},
+                 {unsigned(k.threads), 1, 1}, unsigned(k.sharedBytes), const_cast<void**>(args.slots().data()));
 }
 
 void CudaKernelSet::launch(const CudaRmsNormKernel& k, const void* x, const void* w, void* y, int64_t rows,

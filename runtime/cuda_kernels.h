@@ -34,6 +34,17 @@ struct CudaRopeKernel {
   cuda::CUfunction function = nullptr;
 };
 
+// FlashAttention-2 forward (codegen/AttentionKernel.h, GPU form): q / o [B,
+// heads, S, headDim], k / v [B, kvHeads, T, headDim]; causal puts query i at
+// position T - S + i. Scale, heads and head dim are compiled in.
+struct CudaAttentionKernel {
+  std::string name, dtype;  // dtype: storage type of q, k, v and o (bf16, f16)
+  int64_t heads = 0, kvHeads = 0, headDim = 0, blockM = 0, threads = 0, sharedBytes = 0;
+  bool causal = false;
+  float scale = 0;
+  cuda::CUfunction function = nullptr;
+};
+
 // Device buffers of one GEMM launch (null where the kernel takes none):
 // C[M, N] = epilogue(A[M, K] x B), B [K, N] or [N, K] as the kernel says.
 struct GemmBuffers {
@@ -57,6 +68,11 @@ class CudaKernelSet {
   const CudaGemmKernel& gemmFor(const std::string& dtype, bool weightsNK, int64_t rows) const;
   const std::vector<CudaRmsNormKernel>& rmsNorms() const { return norms_; }
   const std::vector<CudaRopeKernel>& ropes() const { return ropes_; }
+  const std::vector<CudaAttentionKernel>& attentions() const { return attentions_; }
+  // The attention kernel for these heads, head dim, dtype and masking;
+  // throws when the set has none.
+  const CudaAttentionKernel& attentionFor(const std::string& dtype, int64_t heads, int64_t kvHeads, int64_t headDim,
+                                          bool causal) const;
 
   // Enqueues one launch (grid ceil(M / blockM) x ceil(N / blockN)); throws
   // when a buffer the kernel needs is null or M, N, K is not positive.
@@ -72,6 +88,13 @@ class CudaKernelSet {
   // non-positive size.
   void launch(const CudaRopeKernel& k, const void* x, void* y, const void* cos, const void* sin, const void* positions,
               int64_t tokens, int64_t tableRows) const;
+  // o = softmax(q k^T scale [+ causal mask]) v for `batch` sequences of S
+  // queries over T keys (S <= T when causal), grid ceil(S / blockM) x heads
+  // x batch; buffers 16-byte aligned (the kernel copies 16-byte runs);
+  // throws on a null or misaligned buffer, a non-positive size, or S > T
+  // with a causal kernel.
+  void launch(const CudaAttentionKernel& k, const void* q, const void* kk, const void* v, void* o, int64_t batch,
+              int64_t S, int64_t T) const;
 
  private:
   CudaKernelSet(const CudaDevice& device) : device_(device) {}
@@ -81,6 +104,7 @@ class CudaKernelSet {
   std::vector<CudaGemmKernel> gemms_;
   std::vector<CudaRmsNormKernel> norms_;
   std::vector<CudaRopeKernel> ropes_;
+  std::vector<CudaAttentionKernel> attentions_;
 };
 
 }  // namespace strata::runtime

@@ -138,16 +138,17 @@ int compile(const CompileOpts& o) {
 // The GEMM kernel set for a GPU target (codegen/Artifact.h): what the GPU
 // conformance tests and `strata-gpu bench` load on a machine without LLVM.
 int compileKernels(const std::string& target, const std::string& out, const std::string& decode,
-                   const std::string& medium, const std::string& prefill) {
+                   const std::string& medium, const std::string& prefill, const std::string& attention) {
   const std::string prefix = "cuda:";
   if (target.rfind(prefix, 0) != 0) fail("--target {}: kernel sets are built for cuda:sm_90", target);
   tile::GemmBlocking d, m, p;
   if (!decode.empty()) d = tile::parseGemmBlocking(decode, "--decode-block");
   if (!medium.empty()) m = tile::parseGemmBlocking(medium, "--medium-block");
   if (!prefill.empty()) p = tile::parseGemmBlocking(prefill, "--prefill-block");
-  tile::CudaKernelSetSpec set{tile::cudaGemmKernelSet(d, m, p), tile::cudaRmsNormKernelSet(), tile::cudaRopeKernelSet()};
-  std::fprintf(stderr, "compiling %zu GEMM, %zu RMSNorm and %zu RoPE kernels for %s into %s...\n", set.gemms.size(),
-               set.norms.size(), set.ropes.size(), target.c_str(), out.c_str());
+  tile::CudaKernelSetSpec set{tile::cudaGemmKernelSet(d, m, p), tile::cudaRmsNormKernelSet(), tile::cudaRopeKernelSet(),
+                              tile::cudaAttentionKernelSet(attention)};
+  std::fprintf(stderr, "compiling %zu GEMM, %zu RMSNorm, %zu RoPE and %zu attention kernels for %s into %s...\n",
+               set.gemms.size(), set.norms.size(), set.ropes.size(), set.attentions.size(), target.c_str(), out.c_str());
   tile::writeCudaKernels(set, target.substr(prefix.size()), out);
   std::fprintf(stderr, "wrote %s/kernels.ptx, kernels.json, kernels.mlir\n", out.c_str());
   return 0;
@@ -220,10 +221,11 @@ int main(int argc, char** argv) {
   compileCmd->add_option("--block-size", co.blockSize, "Tokens per KV cache block the kernels are built for")
       ->capture_default_str();
 
-  std::string ckTarget = "cuda:sm_90", ckOut, ckDecode, ckMedium, ckPrefill;
+  std::string ckTarget = "cuda:sm_90", ckOut, ckDecode, ckMedium, ckPrefill, ckAttention;
   auto* compileKernelsCmd = app.add_subcommand(
       "compile-kernels", "Compile the GPU kernel set (GEMMs: bf16/f16, decode, medium and prefill blockings, bias, "
-                         "residual, SwiGLU epilogues; RMSNorm: f32/bf16/f16) for a GPU into a directory (kernels.ptx, kernels.json, kernels.mlir) that the "
+                         "residual, SwiGLU epilogues; RMSNorm: f32/bf16/f16; RoPE: bf16/f16; FlashAttention-2: "
+                         "bf16/f16, causal and not, head dim 64 and 128) for a GPU into a directory (kernels.ptx, kernels.json, kernels.mlir) that the "
                          "runtime-only strata-gpu and strata_cuda_tests load");
   compileKernelsCmd->add_option("--target", ckTarget, "GPU target: cuda:sm_90 (Hopper)")->capture_default_str();
   compileKernelsCmd->add_option("-o,--output", ckOut, "Directory to write")->required();
@@ -238,6 +240,10 @@ int main(int argc, char** argv) {
                                 "Block shape MxNxKxW[s][@S] of the kernels for more than 128 rows and the epilogue "
                                 "kernels instead of the defaults 64x128x64x4@3 (up to 1024 rows) and 128x128x32x4@4 "
                                 "(more; SwiGLU: 64x64x32x4@4) (for tuning)");
+  compileKernelsCmd->add_option("--attention-block", ckAttention,
+                                "Blocking MxNxW@S[q] of the attention kernels (block M query rows, N keys per step, W "
+                                "warps, S buffers; q: Q read from shared memory every step) instead of the default "
+                                "64x64x4@2 (for tuning)");
 
   std::string inspectModel;
   bool inspectJson = false, inspectMlir = false, inspectRegions = false;
@@ -290,7 +296,7 @@ int main(int argc, char** argv) {
     if (runCmd->parsed()) return tools::runCommand(ro);
     if (makeCmd->parsed()) return makeModel(mmConfig, mmOut, mmSeed);
     if (compileCmd->parsed()) return compile(co);
-    if (compileKernelsCmd->parsed()) return compileKernels(ckTarget, ckOut, ckDecode, ckMedium, ckPrefill);
+    if (compileKernelsCmd->parsed()) return compileKernels(ckTarget, ckOut, ckDecode, ckMedium, ckPrefill, ckAttention);
     if (inspectCmd->parsed()) return inspect(inspectModel, inspectJson, inspectMlir, inspectRegions);
     if (benchKernelsCmd->parsed()) return tools::benchKernels(benchJson, benchSeconds);
     if (benchDecodeCmd->parsed()) return tools::benchDecode(bd);

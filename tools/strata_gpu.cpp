@@ -7,10 +7,15 @@
 //   strata-gpu bench-rmsnorm --kernels DIR [--json FILE]
 // the generated RMSNorm kernels at hidden 4096 (Llama-3-8B) for 1..4096 rows;
 //   strata-gpu bench-rope --kernels DIR [--json FILE]
-// the generated RoPE kernels on Llama-3-8B's q and k rows for 1..4096 tokens.
+// the generated RoPE kernels on Llama-3-8B's q and k rows for 1..4096 tokens;
+//   strata-gpu bench-attention --kernels DIR [--json FILE]
+// the FlashAttention-2 kernels at 16k tokens per launch (batch x seq, seq
+// 1k..16k), head dim 64 and 128, causal and not, and Llama-3-8B's GQA
+// prefill (seq 128..8k, batch 1).
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include <array>
 #include <cstdio>
 #include <fstream>
 #include <random>
@@ -169,6 +174,50 @@ int benchRope(const std::string& dir, const std::string& jsonPath, const std::st
   return 0;
 }
 
+// Random q, k, v (timing does not depend on values beyond the mask);
+// FLOPs = 4 B H S T D, halved with the causal mask at S = T (the count
+// FlashAttention's benchmarks use).
+int benchAttention(const std::string& dir, const std::string& jsonPath, const std::string& dtype, int reps) {
+  auto dev = runtime::CudaDevice::open();
+  auto set = runtime::CudaKernelSet::load(*dev, dir);
+  std::printf("device: %s\n%-38s %-5s %-6s %9s %9s\n", dev->deviceName().c_str(), "kernel", "batch", "seq", "ms",
+              "TFLOP/s");
+  const int64_t maxElems = int64_t(32) * 16384 * 128;  // [B, 32 heads, S, 128] with B S = 16k
+  std::mt19937 rng(3);
+  std::uniform_real_distribution<float> u(-1, 1);
+  std::vector<uint16_t> h(maxElems);
+  for (auto& x : h) x = dtype == "bf16" ? ops::floatToBf16(u(rng)) : ops::floatToHalf(u(rng));
+  std::array<void*, 4> bufs{};
+  for (void*& p : bufs) {
+    p = dev->allocate(maxElems * 2);
+    dev->upload(p, h.data(), maxElems * 2);
+  }
+  nlohmann::json out = nlohmann::json::array();
+  for (const runtime::CudaAttentionKernel& k : set->attentions()) {
+    if (k.dtype != dtype) continue;
+    const bool gqa = k.kvHeads != k.heads;
+    std::vector<int64_t> seqs = gqa ? std::vector<int64_t>{128, 512, 2048, 8192}
+                                    : std::vector<int64_t>{1024, 2048, 4096, 8192, 16384};
+    for (int64_t S : seqs) {
+      const int64_t B = gqa ? 1 : 16384 / S;
+      auto launch = [&] { set->launch(k, bufs[0], bufs[1], bufs[2], bufs[3], B, S, S); };
+      launch();  // warm-up
+      float ms = dev->timeMs([&] {
+        for (int r = 0; r < reps; ++r) launch();
+      }) / reps;
+      double flops = 4.0 * B * k.heads * S * S * k.headDim * (k.causal ? 0.5 : 1.0);
+      double tflops = flops / (ms * 1e-3) / 1e12;
+      std::printf("%-38s %-5lld %-6lld %9.3f %9.1f\n", k.name.c_str(), (long long)B, (long long)S, ms, tflops);
+      out.push_back({{"kernel", k.name}, {"heads", k.heads}, {"kv_heads", k.kvHeads}, {"head_dim", k.headDim},
+                     {"causal", k.causal}, {"batch", B}, {"seq", S}, {"ms", ms}, {"tflops", tflops}});
+    }
+  }
+  for (void* p : bufs) dev->release(p, maxElems * 2);
+  if (out.empty()) fail("no {} attention kernel in {}", dtype, dir);
+  writeResults(jsonPath, {{"device", dev->deviceName()}, {"dtype", dtype}, {"attention", out}});
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -193,6 +242,10 @@ int main(int argc, char** argv) {
                             "f32, bf16 or f16");
   auto* rope = benchCommand("bench-rope", "Time the generated RoPE kernels on Llama-3-8B q and k rows (1..4096 tokens)",
                             "bf16 or f16");
+  auto* attn = benchCommand("bench-attention",
+                            "Time the generated FlashAttention-2 kernels (head dim 64 / 128, seq 1k..16k, causal and "
+                            "not; Llama-3-8B GQA prefill)",
+                            "bf16 or f16");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -204,6 +257,7 @@ int main(int argc, char** argv) {
     if (bench->parsed()) return benchGemm(dir, json, dtype, reps);
     if (norm->parsed()) return benchRmsNorm(dir, json, dtype, reps);
     if (rope->parsed()) return benchRope(dir, json, dtype, reps);
+    if (attn->parsed()) return benchAttention(dir, json, dtype, reps);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "error: %s\n", e.what());
     return 1;

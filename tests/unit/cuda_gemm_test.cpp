@@ -1,4 +1,4 @@
-// strata's generated GEMM, RMSNorm and RoPE kernels on the GPU (the kernel set from
+// strata's generated GEMM, RMSNorm, RoPE and attention kernels on the GPU (the kernel set from
 // `strata compile-kernels --target cuda:sm_90`, built with the project into
 // build/cuda-kernels, or the directory in $STRATA_CUDA_KERNELS) against the
 // ops/ reference on random ragged shapes. Runtime only: the GPU machine has
@@ -93,6 +93,7 @@ class KernelSetTest : public ::testing::Test {
 using CudaGemmKernels = KernelSetTest;
 using CudaRmsNormKernels = KernelSetTest;
 using CudaRopeKernels = KernelSetTest;
+using CudaAttentionKernels = KernelSetTest;
 
 TEST_F(CudaGemmKernels, EqualTheReferenceOnRaggedShapes) {
   ASSERT_FALSE(set->gemms().empty());
@@ -203,6 +204,57 @@ TEST_F(CudaRopeKernels, EqualTheReferenceInPlace) {
       std::printf("%-20s tokens=%-3lld max rel err %.2e (tol %.1e)\n", k.name.c_str(), (long long)tokens, worst, tol);
       EXPECT_LE(worst, tol) << k.name << " tokens=" << tokens;
     }
+  }
+}
+
+// FlashAttention-2 kernels against ops::attention on the same rounded
+// inputs: ragged S and T (one query, below / across / past a 64-row block,
+// S > T without the causal mask), 2 sequences, GQA where the kernel has it.
+// The kernel rounds P to the storage type before P V and the output once:
+// |got - ref| <= 2^-6 (bf16) / 2^-9 (f16) with |v| <= 1; one key masked
+// wrongly among T = 100 moves an output by ~1e-2.
+TEST_F(CudaAttentionKernels, EqualTheReferenceOnRaggedShapes) {
+  ASSERT_EQ(set->attentions().size(), 12u);
+  struct Case {
+    int64_t B, S, T;
+  };
+  std::mt19937 rng(11);
+  for (const runtime::CudaAttentionKernel& k : set->attentions()) {
+    ops::DType dt = ops::parseDType(k.dtype);
+    const double tol = dt == ops::DType::BF16 ? 0x1p-6 : 0x1p-9;
+    std::vector<Case> cases = {{1, 1, 1}, {1, 5, 9}, {2, 37, 100}, {1, 64, 64}, {1, 130, 200}};
+    if (!k.causal) cases.push_back({1, 100, 37});
+    for (Case c : cases) {
+      Operand q = randomOperand({c.B, k.heads, c.S, k.headDim}, dt, rng),
+              kk = randomOperand({c.B, k.kvHeads, c.T, k.headDim}, dt, rng),
+              v = randomOperand({c.B, k.kvHeads, c.T, k.headDim}, dt, rng);
+      ops::Tensor ref = ops::attention(q.f32, kk.f32, v.f32, k.scale, k.causal);
+      DeviceTensor dq(*dev, q.stored), dk(*dev, kk.stored), dv(*dev, v.stored), dout(*dev, q.stored.nbytes());
+      set->launch(k, dq.p, dk.p, dv.p, dout.p, c.B, c.S, c.T);
+      ops::Tensor out(dt, q.stored.shape());
+      dev->download(out.mut<uint8_t>(), dout.p, out.nbytes());
+      ops::Tensor got = out.toF32();
+      double worst = 0;
+      for (int64_t i = 0; i < got.numel(); ++i) {
+        double r = ref.data<float>()[i], g = got.data<float>()[i];
+        worst = std::isfinite(g) ? std::max(worst, std::abs(g - r)) : INFINITY;
+      }
+      std::printf("%-36s B=%lld S=%-4lld T=%-4lld max abs err %.2e (tol %.1e)\n", k.name.c_str(), (long long)c.B,
+                  (long long)c.S, (long long)c.T, worst, tol);
+      EXPECT_LE(worst, tol) << k.name << " B=" << c.B << " S=" << c.S << " T=" << c.T;
+    }
+  }
+  // The runtime's lookup and its refusals.
+  EXPECT_EQ(set->attentionFor("bf16", 32, 8, 128, true).name, "attention_bf16_h32_kv8_d128_causal");
+  EXPECT_THROW(set->attentionFor("bf16", 32, 8, 96, true), Error);
+  const runtime::CudaAttentionKernel& k = set->attentionFor("bf16", 32, 32, 64, true);
+  DeviceTensor buf(*dev, size_t(32 * 64 * 64 * 2 + 16));
+  EXPECT_THROW(set->launch(k, buf.p, buf.p, buf.p, buf.p, 1, 64, 32), Error);  // causal, S > T
+  try {
+    set->launch(k, static_cast<char*>(buf.p) + 2, buf.p, buf.p, buf.p, 1, 16, 16);
+    ADD_FAILURE() << "expected an alignment error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("the q buffer must be 16-byte aligned"), std::string::npos) << e.what();
   }
 }
 

@@ -1,18 +1,20 @@
 """Every GPU kernel table of docs/cuda.md in one call on the GPU machine:
-GEMM vs cuBLAS and Triton, RMSNorm vs PyTorch, RoPE vs the HF eager form
-(bench_gemm.py, bench_rmsnorm.py, bench_rope.py in turn; each writes its
+GEMM vs cuBLAS and Triton, RMSNorm vs PyTorch, RoPE vs the HF eager form,
+attention vs SDPA FlashAttention-2 and cuDNN (bench_gemm.py,
+bench_rmsnorm.py, bench_rope.py, bench_attention.py in turn; each writes its
 JSON under --out and prints its markdown table).
 
     python3 tools/gpu/bench_all.py --strata-gpu .gpu/strata-gpu \
         --kernels .gpu/cuda-kernels --out $OUT
 
 --reps, when given, replaces each script's own default (20 GEMM launches,
-50 RMSNorm / RoPE launches per case).
+50 RMSNorm / RoPE, 10 attention launches per case).
 """
 import argparse
 import copy
 import os
 
+import bench_attention
 import bench_gemm  # (same directory)
 import bench_rmsnorm
 import bench_rope
@@ -24,7 +26,8 @@ def main():
     add_options(p, reps=None)
     a = p.parse_args()
     os.makedirs(a.out, exist_ok=True)
-    for title, module, reps in (("GEMM", bench_gemm, 20), ("RMSNorm", bench_rmsnorm, 50), ("RoPE", bench_rope, 50)):
+    for title, module, reps in (("GEMM", bench_gemm, 20), ("RMSNorm", bench_rmsnorm, 50), ("RoPE", bench_rope, 50),
+                                ("Attention", bench_attention, 10)):
         print(f"\n## {title}\n", flush=True)
         args = copy.copy(a)
         args.reps = a.reps or reps
