@@ -34,10 +34,16 @@ AttentionKernelSpec cudaAttentionSpec(int64_t heads, int64_t kvHeads, int64_t he
   s.headDim = headDim;
   s.scale = 1.f / std::sqrt(float(headDim));
   s.dtype = dtype;
+  // H200 sweep (docs/cuda.md): 128 query rows on 4 warps (32 rows per
+  // warp: each K / V fragment read from shared memory feeds two mma), keys
+  // in steps of 64, one block copied ahead; with head dim 128 Q's fragments
+  // do not fit in registers next to the accumulators and are read again
+  // every step.
   s.numWarps = 4;
-  s.blockM = 16 * s.numWarps;
+  s.blockM = 128;
   s.blockN = 64;
   s.stages = 2;
+  s.qInRegisters = headDim <= 64;
   s.name = fmt::format("attention_{}_h{}_kv{}_d{}_{}", dtype, heads, kvHeads, headDim, causal ? "causal" : "full");
   return s;
 }
@@ -125,9 +131,9 @@ std::string stepBody(const AttentionKernelSpec& s, bool masked) {
     %vt = tile.load %vu {{in_bounds, contiguous = 1 : i64, run = 8 : i64}} : {VB}
 )",
                         fmt::arg("P", st.ptr()), fmt::arg("VB", st.blockPtr(vShape)));
-    // Scores scaled after the dot (f32); P narrowed to the storage type.
-    scores0 = fmt::format(R"(    %s0 = tile.dot %qt, %kt, %zs : {QT} * {KT} -> tensor<{M}x{N}xf32>
-    %s = arith.mulf %s0, %ssc : tensor<{M}x{N}xf32>
+    // Raw scores; the scale goes on the row max and, fused with the
+    // subtraction of the max (one FMA per score), on the exponent.
+    scores0 = fmt::format(R"(    %s = tile.dot %qt, %kt, %zs : {QT} * {KT} -> tensor<{M}x{N}xf32>
 )",
                           fmt::arg("QT", st.tensor(fmt::format("{}x{}", s.blockM, s.headDim))), fmt::arg("KT", st.tensor(kShape)),
                           fmt::arg("M", s.blockM), fmt::arg("N", s.blockN));
@@ -146,12 +152,25 @@ std::string stepBody(const AttentionKernelSpec& s, bool masked) {
         "    %accn = tile.dot %p, %vt, %accs{hint} : tensor<{M}x{N}xf32> * tensor<{N}x{D}xf32> -> tensor<{M}x{D}xf32>\n",
         fmt::arg("M", s.blockM), fmt::arg("N", s.blockN), fmt::arg("D", s.headDim), fmt::arg("hint", hint));
   }
-  return fmt::format(R"({loadK}{scores0}{mask}    %mx = tile.reduce {sc} {{kind = "max", axis = 1 : i64}} : tensor<{M}x{N}xf32> -> tensor<{M}xf32>
-    %mn = arith.maximumf %m, %mx : tensor<{M}xf32>
+  // m is kept in scaled units (scale > 0: max(c s) = c max(s)). The CPU form
+  // scaled q; the GPU form scales the raw max and the exponent's argument.
+  std::string rowMax = fmt::format("    %mx = tile.reduce {} {{kind = \"max\", axis = 1 : i64}} : tensor<{}x{}xf32> -> tensor<{}xf32>\n",
+                                   scores, s.blockM, s.blockN, s.blockM);
+  std::string shifted = fmt::format("    %sd = arith.subf {}, %mb : tensor<{}x{}xf32>\n", scores, s.blockM, s.blockN);
+  if (gpuForm(s)) {
+    rowMax = fmt::format(R"(    %mx0 = tile.reduce {sc} {{kind = "max", axis = 1 : i64}} : tensor<{M}x{N}xf32> -> tensor<{M}xf32>
+    %mx = arith.mulf %mx0, %msc : tensor<{M}xf32>
+)",
+                         fmt::arg("sc", scores), fmt::arg("M", s.blockM), fmt::arg("N", s.blockN));
+    shifted = fmt::format(R"(    %sc = arith.mulf {sc}, %ssc fastmath<contract> : tensor<{M}x{N}xf32>
+    %sd = arith.subf %sc, %mb fastmath<contract> : tensor<{M}x{N}xf32>
+)",
+                          fmt::arg("sc", scores), fmt::arg("M", s.blockM), fmt::arg("N", s.blockN));
+  }
+  return fmt::format(R"({loadK}{scores0}{mask}{rowMax}    %mn = arith.maximumf %m, %mx : tensor<{M}xf32>
 {safe}    %me = tile.expand_dims {ms} {{axis = 1 : i64}} : tensor<{M}xf32> -> tensor<{M}x1xf32>
     %mb = tile.broadcast %me : tensor<{M}x1xf32> -> tensor<{M}x{N}xf32>
-    %sd = arith.subf {sc}, %mb : tensor<{M}x{N}xf32>
-    %p = math.exp2 %sd : tensor<{M}x{N}xf32>
+{shifted}    %p = math.exp2 %sd : tensor<{M}x{N}xf32>
     %ps = tile.reduce %p {{kind = "sum", axis = 1 : i64}} : tensor<{M}x{N}xf32> -> tensor<{M}xf32>
     %md = arith.subf %m, {ms} : tensor<{M}xf32>
     %alpha = math.exp2 %md : tensor<{M}xf32>
@@ -164,7 +183,8 @@ std::string stepBody(const AttentionKernelSpec& s, bool masked) {
 )",
                      fmt::arg("M", s.blockM), fmt::arg("N", s.blockN), fmt::arg("D", s.headDim),
                      fmt::arg("mask", mask), fmt::arg("sc", scores), fmt::arg("safe", safeMax), fmt::arg("ms", ms),
-                     fmt::arg("loadK", loadK), fmt::arg("scores0", scores0), fmt::arg("loadV", loadV), fmt::arg("pv", pv));
+                     fmt::arg("loadK", loadK), fmt::arg("scores0", scores0), fmt::arg("rowMax", rowMax),
+                     fmt::arg("shifted", shifted), fmt::arg("loadV", loadV), fmt::arg("pv", pv));
 }
 
 // K^T [D, N] and V [N, D] block pointers of the key block at %j, for rows
@@ -427,12 +447,24 @@ std::string emitAttentionKernel(const AttentionKernelSpec& s) {
   %fe = arith.maxsi %lo, %fe0 : index
 )";
   const double log2e = 1.4426950408889634;
+  // This program's query block. The GPU form takes them last first: with
+  // the causal mask the last blocks see the most keys, and the blocks the
+  // GPU starts first should be the longest (the short ones fill in at the
+  // end instead of leaving SMs idle).
+  std::string queryBlock = gpuForm(s) ? R"(  %nqb0 = arith.addi %S, %cM : index
+  %nqb1 = arith.subi %nqb0, %c1 : index
+  %nqb = arith.divui %nqb1, %cM : index
+  %lastQb = arith.subi %nqb, %c1 : index
+  %qb = arith.subi %lastQb, %pid0 : index
+)"
+                                      : "  %qb = arith.divui %pid0, %cS : index\n";
   std::string loadQ;
   if (gpuForm(s)) {
     // Buffers: Q [M, D], K and V `stages` x [N, D], rows padded by 8
     // elements (16 bytes) so an ldmatrix's 8 rows fall in distinct banks.
-    // Q is copied once and held in registers; its copy lands before the
-    // key loops start theirs.
+    // Q is copied once (and its fragments read once, or in every step
+    // without qInRegisters); its copy lands before the key loops start
+    // theirs.
     const int64_t PD = D + 8;
     loadQ = fmt::format(R"(  %cPD = arith.constant {PD} : index
   %cSN = arith.constant {SN} : index
@@ -449,6 +481,7 @@ std::string emitAttentionKernel(const AttentionKernelSpec& s) {
   tile.barrier
   %qu = tile.make_block_ptr %lq, [%cM, %cD], [%cPD, %c1], [%c0, %c0] : {P} -> {QB}
 {qLoad}  %ssc = arith.constant dense<{sscale:.9e}> : tensor<{M}x{N}xf32>
+  %msc = arith.constant dense<{sscale:.9e}> : tensor<{M}xf32>
 )",
                         fmt::arg("PD", PD), fmt::arg("SN", s.stages * N), fmt::arg("ST", s.stages),
                         fmt::arg("ST1", s.stages - 1), fmt::arg("ahead", (s.stages - 1) * N), fmt::arg("qSize", M * PD),
@@ -475,8 +508,7 @@ std::string emitAttentionKernel(const AttentionKernelSpec& s) {
   %cHkN = arith.constant {HkN} : index
   %pid0 = tile.program_id 0
   %cS = arith.constant {S} : index
-  %qb = arith.divui %pid0, %cS : index
-  %sid = arith.remui %pid0, %cS : index
+{queryBlock}  %sid = arith.remui %pid0, %cS : index
   %h = tile.program_id 1
   %r0 = arith.muli %qb, %cM : index
   %kh = arith.divui %h, %cG : index
@@ -503,7 +535,7 @@ std::string emitAttentionKernel(const AttentionKernelSpec& s) {
                      fmt::arg("fullLoop", loop(s, kvRows, false, "%lo", "%fe", {"%acc0", "%m0", "%l0"}, "%r1")),
                      fmt::arg("maskedLoop", loop(s, kvRows, true, "%fe", "%hi", {"%r1#0", "%r1#1", "%r1#2"}, "%r2")),
                      fmt::arg("epilogue", epilogue), fmt::arg("maskConsts", maskConsts), fmt::arg("S", s.kvSplits),
-                     fmt::arg("range", range), fmt::arg("loadQ", loadQ), fmt::arg("W", std::max<int64_t>(1, s.numWarps)));
+                     fmt::arg("range", range), fmt::arg("loadQ", loadQ), fmt::arg("queryBlock", queryBlock), fmt::arg("W", std::max<int64_t>(1, s.numWarps)));
 }
 
 std::string emitAttentionCombineKernel(const AttentionKernelSpec& s) {

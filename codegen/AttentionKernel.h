@@ -69,9 +69,9 @@ struct AttentionKernelSpec {
 AttentionKernelSpec cpuAttentionSpec(int64_t heads, int64_t kvHeads, int64_t headDim, float scale, int64_t blockN,
                                      int64_t queryRows);
 
-// Blocking for sm_90 (the GPU form, contiguous): 4 warps x 16 query rows,
-// key blocks of 64, K / V copied one block ahead (2 buffers). With head dim
-// 128 ptxas keeps it in 230 registers without spills.
+// Blocking for sm_90 (the GPU form, contiguous): 4 warps x 32 query rows,
+// key blocks of 64, K / V copied one block ahead (2 buffers); Q in
+// registers up to head dim 64, else read from shared memory every step.
 AttentionKernelSpec cudaAttentionSpec(int64_t heads, int64_t kvHeads, int64_t headDim, bool causal,
                                       const std::string& dtype);
 

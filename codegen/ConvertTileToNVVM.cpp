@@ -122,6 +122,16 @@ class FragAnalysis {
       for (Value r : op->getResults())
         if (auto t = dyn_cast<RankedTensorType>(r.getType()); t && !frags.count(r)) set(r, Frag{}, op);
     });
+    // Joins (tile.concat) exist for one purpose: see lowerConcat.
+    f.walk([&](ConcatOp cc) {
+      const Frag& res = of(cc.getResult());
+      if (ok && !(res.kind == Frag::A && !res.permuteK && cc.getAxis() == 1 && cc.getSrcs().size() == 2 &&
+                  llvm::all_of(cc.getSrcs(), [&](Value v) { return of(v) == Frag{}; }))) {
+        cc.emitError() << "the sm_90 lowering joins only two [16, 8] accumulator fragments along columns into the A "
+                          "operand of a dot";
+        ok = false;
+      }
+    });
     f.walk([&](Operation* op) {
       for (Value r : op->getResults())
         if (auto t = dyn_cast<RankedTensorType>(r.getType())) checkShape(r, t, op);
@@ -841,14 +851,8 @@ class Lowering {
   // of a dot: C element i is at row g + 8 (i/2), column 2t + i%2, and A
   // element i (ISA K order) at row g + 8 (i/2 % 2), column 2t + i%2 + 8
   // (i/4), so A = the left fragment's 4 elements, then the right one's.
-  // Only that join is a register move; others are refused.
-  FailureOr<Value> lowerConcat(ConcatOp cc) {
-    const Frag& res = frags.of(cc.getResult());
-    bool fits = res.kind == Frag::A && !res.permuteK && cc.getAxis() == 1 && cc.getSrcs().size() == 2 &&
-                llvm::all_of(cc.getSrcs(), [&](Value v) { return frags.of(v) == Frag{}; });
-    if (!fits)
-      return cc.emitError() << "the sm_90 lowering joins only two [16, 8] accumulator fragments along columns into "
-                               "the A operand of a dot";
+  // Only that join is a register move; the analysis refuses others.
+  Value lowerConcat(ConcatOp cc) {
     Location loc = cc.getLoc();
     SmallVector<Value> elems;
     for (Value v : cc.getSrcs())

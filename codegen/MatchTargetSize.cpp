@@ -501,14 +501,19 @@ class Splitter {
     if (want != out.piece)
       return r.emitError() << "reduction result is split differently from its source";
     bool isMax = r.getKind() == "max";
+    // The pieces along the axis are combined elementwise first and the one
+    // piece left is reduced: one reduction per row of pieces (on sm_90 its
+    // shuffles are the expensive part; attention's S row max and sum take
+    // one per 16 rows instead of one per [16, 8] piece).
     forEachIndex(out.grid, [&](ArrayRef<int64_t> idx) {
-      Value acc;
+      Value whole;
       for (int64_t g = 0; g < s.grid[ax]; ++g) {
         Shape si(idx);
         si.insert(si.begin() + ax, g);
-        Value part = ReduceOp::create(b, loc, t, s.at(si), r.getKindAttr(), r.getAxisAttr(), nullptr, nullptr);
-        acc = !acc ? part : isMax ? Value(arith::MaximumFOp::create(b, loc, acc, part)) : Value(arith::AddFOp::create(b, loc, acc, part));
+        Value part = s.at(si);
+        whole = !whole ? part : isMax ? Value(arith::MaximumFOp::create(b, loc, whole, part)) : Value(arith::AddFOp::create(b, loc, whole, part));
       }
+      Value acc = ReduceOp::create(b, loc, t, whole, r.getKindAttr(), r.getAxisAttr(), nullptr, nullptr);
       if (r.getCrossWarp())
         acc = ReduceOp::create(b, loc, t, acc, r.getKindAttr(), nullptr, r.getCrossWarpAttr(), r.getDstWarpsAttr());
       out.values.push_back(acc);

@@ -243,7 +243,7 @@ int main(int argc, char** argv) {
   compileKernelsCmd->add_option("--attention-block", ckAttention,
                                 "Blocking MxNxW@S[q] of the attention kernels (block M query rows, N keys per step, W "
                                 "warps, S buffers; q: Q read from shared memory every step) instead of the default "
-                                "64x64x4@2 (for tuning)");
+                                "128x64x4@2, with q above head dim 64 (for tuning)");
 
   std::string inspectModel;
   bool inspectJson = false, inspectMlir = false, inspectRegions = false;

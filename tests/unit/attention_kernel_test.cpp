@@ -275,5 +275,39 @@ TEST(AttentionKernel, RejectsBadSpecs) {
   EXPECT_THROW(tile::emitAttentionCombineKernel(s), Error);
 }
 
+// The GPU form's spec checks (its kernels run in strata_cuda_tests on a GPU)
+// and the --attention-block text.
+TEST(AttentionKernel, GpuFormRejectsWhatItCannotRun) {
+  auto expectError = [](const tile::AttentionKernelSpec& s, const std::string& part) {
+    try {
+      tile::emitAttentionKernel(s);
+      ADD_FAILURE() << "expected an error containing '" << part << "'";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find(part), std::string::npos) << e.what();
+    }
+  };
+  tile::AttentionKernelSpec s = tile::cudaAttentionSpec(32, 8, 128, true, "bf16");
+  EXPECT_EQ(s.name, "attention_bf16_h32_kv8_d128_causal");
+  EXPECT_FALSE(s.qInRegisters);
+  EXPECT_NE(tile::emitAttentionKernel(s).find("tile.num_warps = 4"), std::string::npos);
+  s.dtype = "f32";
+  expectError(s, "takes f16 or bf16");
+  s = tile::cudaAttentionSpec(32, 8, 128, true, "bf16");
+  s.paged = true;
+  expectError(s, "paged decode on the GPU is not built yet");
+  s = tile::cudaAttentionSpec(32, 8, 128, true, "bf16");
+  s.blockM = 72;
+  expectError(s, "multiple of 16 query rows per warp");
+  tile::applyAttentionBlocking(s, "64x32x2@3q", "--attention-block");
+  EXPECT_EQ(s.blockM, 64);
+  EXPECT_EQ(s.blockN, 32);
+  EXPECT_EQ(s.numWarps, 2);
+  EXPECT_EQ(s.stages, 3);
+  EXPECT_FALSE(s.qInRegisters);
+  EXPECT_NO_THROW(tile::emitAttentionKernel(s));
+  for (const char* bad : {"64x32x2", "64x32x2@1", "64x32@2", "64x32x2@2x"})
+    EXPECT_THROW(tile::applyAttentionBlocking(s, bad, "--attention-block"), Error) << bad;
+}
+
 }  // namespace
 }  // namespace strata

@@ -136,3 +136,17 @@ func.func @local_a_not_contiguous(%K: index) attributes {tile.num_warps = 1 : i6
   %d = tile.dot %x, %b, %c : tensor<16x16xbf16> * tensor<16x8xbf16> -> tensor<16x8xf32>
   return
 }
+
+// -----
+
+// A join along rows is not an A fragment: only two [16, 8] accumulators side
+// by side are (attention's P).
+func.func @concat_rows() attributes {tile.num_warps = 1 : i64} {
+  %a = arith.constant dense<1.0> : tensor<8x16xbf16>
+  %b = arith.constant dense<1.0> : tensor<16x8xbf16>
+  %c = arith.constant dense<0.0> : tensor<16x8xf32>
+  // expected-error @+1 {{the sm_90 lowering joins only two [16, 8] accumulator fragments along columns into the A operand of a dot}}
+  %j = tile.concat %a, %a {axis = 0 : i64} : tensor<8x16xbf16>, tensor<8x16xbf16> -> tensor<16x16xbf16>
+  %d = tile.dot %j, %b, %c : tensor<16x16xbf16> * tensor<16x8xbf16> -> tensor<16x8xf32>
+  return
+}

@@ -1,4 +1,5 @@
 // RUN: strata-opt %s -split-input-file -assign-layouts -distribute-to-warps -match-target-size=target=sm_90 -convert-tile-to-nvvm | FileCheck %s
+// RUN: strata-opt %s -split-input-file -assign-layouts -distribute-to-warps -match-target-size=target=sm_90 | FileCheck %s --check-prefix=TILE
 // RUN: strata-opt %s -split-input-file -assign-layouts -distribute-to-warps -match-target-size=target=sm_90 -convert-tile-to-nvvm \
 // RUN:   | mlir-opt -split-input-file --canonicalize --expand-strided-metadata --lower-affine --convert-scf-to-cf --convert-vector-to-llvm \
 // RUN:       --finalize-memref-to-llvm --convert-math-to-llvm --convert-arith-to-llvm --convert-func-to-llvm --convert-cf-to-llvm \
@@ -316,31 +317,24 @@ func.func @staged(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.ptr<f32>, 
 // -----
 
 // Softmax's reductions over an accumulator: S = A B (a [16, 16] tile, two
-// [16, 8] fragments after match-target-size), its row max (each fragment's
-// two columns per row in the lane, then the 4 lanes of a row: butterfly
-// shuffles by 1 and 2, then the fragments' maxima combined), S - max
-// broadcast back without data movement, its column sums (the lane's two
-// rows per column, then the 8 lanes of a column: shuffles by 4, 8, 16),
-// and the row max stored as well (lanes of a row write the same value).
+// [16, 8] fragments after match-target-size), its row max (the two
+// fragments combined elementwise, then the lane's two columns per row, then
+// the 4 lanes of a row: butterfly shuffles by 1 and 2), S - max broadcast
+// back without data movement, its column sums (the lane's two rows per
+// column, then the 8 lanes of a column: shuffles by 4, 8, 16), and the row
+// max stored as well (lanes of a row write the same value).
 // CHECK-LABEL: func.func @softmax_reductions
 // CHECK-COUNT-2: nvvm.mma.sync
-// CHECK: nvvm.shfl.sync bfly %{{.*}}, %{{.*}}, %c1_i32{{.*}} : f32 -> f32
-// CHECK-NEXT: arith.maximumf
-// CHECK: nvvm.shfl.sync bfly %{{.*}}, %{{.*}}, %c2_i32{{.*}} : f32 -> f32
-// CHECK-NEXT: arith.maximumf
-// CHECK: nvvm.shfl.sync bfly %{{.*}}, %{{.*}}, %c1_i32{{.*}} : f32 -> f32
-// CHECK-NEXT: arith.maximumf
-// CHECK: nvvm.shfl.sync bfly %{{.*}}, %{{.*}}, %c2_i32{{.*}} : f32 -> f32
-// CHECK-NEXT: arith.maximumf
-// CHECK: nvvm.shfl.sync bfly %{{.*}}, %{{.*}}, %c1_i32{{.*}} : f32 -> f32
-// CHECK-NEXT: arith.maximumf
-// CHECK: nvvm.shfl.sync bfly %{{.*}}, %{{.*}}, %c2_i32{{.*}} : f32 -> f32
-// CHECK-NEXT: arith.maximumf
-// CHECK: nvvm.shfl.sync bfly %{{.*}}, %{{.*}}, %c1_i32{{.*}} : f32 -> f32
-// CHECK-NEXT: arith.maximumf
-// CHECK: nvvm.shfl.sync bfly %{{.*}}, %{{.*}}, %c2_i32{{.*}} : f32 -> f32
-// CHECK-NEXT: arith.maximumf
 // CHECK: arith.maximumf %{{.*}}, %{{.*}} : vector<4xf32>
+// CHECK: nvvm.shfl.sync bfly %{{.*}}, %{{.*}}, %c1_i32{{.*}} : f32 -> f32
+// CHECK-NEXT: arith.maximumf
+// CHECK: nvvm.shfl.sync bfly %{{.*}}, %{{.*}}, %c2_i32{{.*}} : f32 -> f32
+// CHECK-NEXT: arith.maximumf
+// CHECK: nvvm.shfl.sync bfly %{{.*}}, %{{.*}}, %c1_i32{{.*}} : f32 -> f32
+// CHECK-NEXT: arith.maximumf
+// CHECK: nvvm.shfl.sync bfly %{{.*}}, %{{.*}}, %c2_i32{{.*}} : f32 -> f32
+// CHECK-NEXT: arith.maximumf
+// CHECK-NOT: nvvm.shfl.sync bfly %{{.*}}, %{{.*}}, %c1_i32
 // CHECK-COUNT-2: arith.subf %{{.*}}, %{{.*}} : vector<4xf32>
 // CHECK: nvvm.shfl.sync bfly %{{.*}}, %{{.*}}, %c4_i32{{.*}} : f32 -> f32
 // CHECK-NEXT: arith.addf
@@ -369,7 +363,7 @@ func.func @staged(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.ptr<f32>, 
 // CHECK-NOT: nvvm.shfl.sync
 // CHECK: return
 // LLVM-LABEL: llvm.func @softmax_reductions
-// LLVM-COUNT-20: nvvm.shfl.sync bfly
+// LLVM-COUNT-16: nvvm.shfl.sync bfly
 // LLVM-NOT: builtin.unrealized_conversion_cast
 // LLVM: llvm.return
 func.func @softmax_reductions(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %o: !tile.ptr<f32>, %m: !tile.ptr<f32>, %cs: !tile.ptr<f32>) attributes {tile.num_warps = 1 : i64} {
@@ -393,5 +387,54 @@ func.func @softmax_reductions(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %o: !til
   tile.store %mp, %mx : !tile.block_ptr<tensor<16xf32>>
   %cp = tile.make_block_ptr %cs, [%c16], [%c1], [%c0] : !tile.ptr<f32> -> !tile.block_ptr<tensor<16xf32>>
   tile.store %cp, %csum : !tile.block_ptr<tensor<16xf32>>
+  return
+}
+
+// -----
+
+// FlashAttention-2's P V on one warp: the scores' accumulator pieces are
+// masked (row and column of each lane element against the bases and the
+// limit), exponentiated and narrowed to bf16 piece by piece; the [16, 16]
+// A block of P V joins the two [16, 8] pieces (tile.concat), which the
+// lowering turns into one 8-element fragment (no shuffles, no memory):
+// left piece's 4 elements, then the right one's. With a join, A and B
+// fragments keep the ISA's K order. (P V is the layout root, as in the
+// attention emitter.)
+// TILE-LABEL: func.func @attention_p_v
+// TILE-COUNT-2: tile.mask %{{.*}}, [%{{.*}}, %{{.*}}], %{{.*}} {causal} : tensor<16x8xf32>
+// TILE: %[[P0:.*]] = tile.convert %{{.*}} : tensor<16x8xf32> -> tensor<16x8xbf16>
+// TILE: %[[P1:.*]] = tile.convert %{{.*}} : tensor<16x8xf32> -> tensor<16x8xbf16>
+// TILE: %[[PA:.*]] = tile.concat %[[P0]], %[[P1]] {axis = 1 : i64} : tensor<16x8xbf16>, tensor<16x8xbf16> -> tensor<16x16xbf16>
+// TILE-COUNT-2: tile.dot %[[PA]], %{{.*}}, %{{.*}} : tensor<16x16xbf16> * tensor<16x8xbf16> -> tensor<16x8xf32>
+// TILE-NOT: tile.concat
+// CHECK-LABEL: func.func @attention_p_v
+// CHECK-COUNT-2: nvvm.mma.sync
+// CHECK: arith.cmpi slt
+// CHECK: arith.cmpi sle
+// CHECK: arith.select %{{.*}}, %{{.*}}, %{{.*}} : vector<4xi1>, vector<4xf32>
+// CHECK: %[[J:.*]] = vector.from_elements %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} : vector<8xbf16>
+// CHECK-NOT: nvvm.shfl.sync
+// CHECK: vector.extract_strided_slice %[[J]] {offsets = [0], sizes = [2], strides = [1]}
+// CHECK-COUNT-2: nvvm.mma.sync
+// CHECK: return
+func.func @attention_p_v(%q: !tile.ptr<bf16>, %k: !tile.ptr<bf16>, %v: !tile.ptr<bf16>, %o: !tile.ptr<f32>, %pos: index, %n: index) attributes {tile.num_warps = 1 : i64} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c16 = arith.constant 16 : index
+  %qp = tile.make_block_ptr %q, [%c16, %c16], [%c16, %c1], [%c0, %c0] : !tile.ptr<bf16> -> !tile.block_ptr<tensor<16x16xbf16>>
+  %kp = tile.make_block_ptr %k, [%c16, %c16], [%c1, %c16], [%c0, %c0] : !tile.ptr<bf16> -> !tile.block_ptr<tensor<16x16xbf16>>
+  %vp = tile.make_block_ptr %v, [%c16, %c16], [%c16, %c1], [%c0, %c0] : !tile.ptr<bf16> -> !tile.block_ptr<tensor<16x16xbf16>>
+  %qt = tile.load %qp : !tile.block_ptr<tensor<16x16xbf16>>
+  %kt = tile.load %kp : !tile.block_ptr<tensor<16x16xbf16>>
+  %vt = tile.load %vp : !tile.block_ptr<tensor<16x16xbf16>>
+  %z = arith.constant dense<0.0> : tensor<16x16xf32>
+  %s = tile.dot %qt, %kt, %z : tensor<16x16xbf16> * tensor<16x16xbf16> -> tensor<16x16xf32>
+  %sm = tile.mask %s, [%pos, %c0], %n {causal} : tensor<16x16xf32>
+  %p = math.exp2 %sm : tensor<16x16xf32>
+  %pb = tile.convert %p : tensor<16x16xf32> -> tensor<16x16xbf16>
+  %z2 = arith.constant dense<0.0> : tensor<16x16xf32>
+  %out = tile.dot %pb, %vt, %z2 {tiling = "horizontal"} : tensor<16x16xbf16> * tensor<16x16xbf16> -> tensor<16x16xf32>
+  %op = tile.make_block_ptr %o, [%c16, %c16], [%c16, %c1], [%c0, %c0] : !tile.ptr<f32> -> !tile.block_ptr<tensor<16x16xf32>>
+  tile.store %op, %out : !tile.block_ptr<tensor<16x16xf32>>
   return
 }

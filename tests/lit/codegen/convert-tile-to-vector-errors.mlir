@@ -32,3 +32,11 @@ func.func @prefetch_without_target(%x: !tile.ptr<f32>, %n: index) {
   tile.prefetch %xp : !tile.block_ptr<tensor<16xf32>>
   return
 }
+
+// -----
+
+func.func @concat(%x: tensor<4x8xf32>) {
+  // expected-error @+1 {{tile.concat (joined pieces) is not supported by the CPU backend}}
+  %r = tile.concat %x, %x {axis = 1 : i64} : tensor<4x8xf32>, tensor<4x8xf32> -> tensor<4x16xf32>
+  return
+}

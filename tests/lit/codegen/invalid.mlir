@@ -187,3 +187,19 @@ func.func @prefetch_locality_out_of_range(%x: !tile.ptr<f32>, %n: index) {
   tile.prefetch %p {locality = 4 : i64} : !tile.block_ptr<tensor<16xf32>>
   return
 }
+
+// -----
+
+func.func @concat_wrong_size(%a: tensor<16x8xf32>) -> tensor<16x8xf32> {
+  // expected-error @+1 {{joining 2 x 'tensor<16x8xf32>' along 1 gives dim 1 = 16, not 8}}
+  %r = tile.concat %a, %a {axis = 1 : i64} : tensor<16x8xf32>, tensor<16x8xf32> -> tensor<16x8xf32>
+  return %r : tensor<16x8xf32>
+}
+
+// -----
+
+func.func @concat_mixed(%a: tensor<16x8xf32>, %b: tensor<16x8xbf16>) -> tensor<16x16xf32> {
+  // expected-error @+1 {{joins tiles of one type}}
+  %r = tile.concat %a, %b {axis = 1 : i64} : tensor<16x8xf32>, tensor<16x8xbf16> -> tensor<16x16xf32>
+  return %r : tensor<16x16xf32>
+}

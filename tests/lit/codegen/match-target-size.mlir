@@ -57,13 +57,18 @@ func.func @matmul_kernel_with_block_pointers(%a: !tile.ptr<f16>, %b: !tile.ptr<f
 // -----
 
 // FlashAttention-2 per warp (16x64 rows of O) on Xe: the row max of a 16x64
-// q k^T is taken per 8x16 piece and combined; P feeds the second dot's
-// 8x16 A blocks directly (same pieces as the first dot's result).
+// q k^T combines the four 8x16 pieces of each 8 rows elementwise and
+// reduces the result once; P feeds the second dot's 8x16 A blocks directly
+// (same pieces as the first dot's result).
 // XE-LABEL: func.func @flash_attention_fwd
 // XE: scf.for
-// XE: %[[R0:.*]] = tile.reduce %{{.*}} {axis = 1 : i64, kind = "max"} : tensor<8x16xf32> -> tensor<8xf32>
+// XE: %[[W0:.*]] = arith.maximumf %{{.*}}, %{{.*}} : tensor<8x16xf32>
+// XE: %[[W1:.*]] = arith.maximumf %[[W0]], %{{.*}} : tensor<8x16xf32>
+// XE: %[[W2:.*]] = arith.maximumf %[[W1]], %{{.*}} : tensor<8x16xf32>
+// XE-NEXT: %[[R0:.*]] = tile.reduce %[[W2]] {axis = 1 : i64, kind = "max"} : tensor<8x16xf32> -> tensor<8xf32>
 // XE: %[[R1:.*]] = tile.reduce %{{.*}} {axis = 1 : i64, kind = "max"} : tensor<8x16xf32> -> tensor<8xf32>
-// XE: arith.maximumf %[[R0]], %[[R1]] : tensor<8xf32>
+// XE-NOT: tile.reduce {{.*}}kind = "max"
+// XE: arith.maximumf %{{.*}}, %[[R0]] : tensor<8xf32>
 // XE: tile.convert {{.*}} : tensor<8x16xf32> -> tensor<8x16xf16>
 // XE: tile.dot {{.*}} : tensor<8x16xf16> * tensor<16x16xf16> -> tensor<8x16xf32>
 // XE: scf.yield
