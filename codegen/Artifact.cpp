@@ -128,12 +128,19 @@ std::vector<AttentionKernelSpec> cudaAttentionKernelSet(const std::string& block
   return set;
 }
 
+std::vector<AttentionKernelSpec> cudaPagedDecodeKernelSet() {
+  std::vector<AttentionKernelSpec> set;
+  for (const char* dt : {"bf16", "f16"}) set.push_back(cudaPagedDecodeSpec(32, 8, 128, 16, dt));
+  return set;
+}
+
 void writeCudaKernels(const CudaKernelSetSpec& set, const std::string& target, const std::string& dir) {
   std::string ir;
   for (const GemmKernelSpec& s : set.gemms) ir += emitGemmKernel(s);
   for (const RmsNormKernelSpec& s : set.norms) ir += emitRmsNormKernel(s);
   for (const RopeKernelSpec& s : set.ropes) ir += emitRopeKernel(s);
   for (const AttentionKernelSpec& s : set.attentions) ir += emitAttentionKernel(s);
+  for (const AttentionKernelSpec& s : set.pagedDecodes) ir += emitAttentionKernel(s) + emitAttentionCombineKernel(s);
   CudaModule m = compileCuda(ir, target);
   // The fields every kind shares (what the runtime launches with), then the
   // kind's own.
@@ -162,6 +169,14 @@ void writeCudaKernels(const CudaKernelSetSpec& set, const std::string& target, c
                             {{"heads", s.heads}, {"kv_heads", s.kvHeads}, {"head_dim", s.headDim},
                              {"causal", s.causal}, {"scale", s.scale}, {"block_m", s.blockM}, {"block_n", s.blockN},
                              {"stages", s.stages}}));
+  for (const AttentionKernelSpec& s : set.pagedDecodes) {
+    nlohmann::json combine = entry("attention_combine", s.name + "_combine", s.dtype, nlohmann::json::object());
+    kernels.push_back(entry("paged_decode", s.name, s.dtype,
+                            {{"heads", s.heads}, {"kv_heads", s.kvHeads}, {"head_dim", s.headDim},
+                             {"page_size", s.pageSize}, {"scale", s.scale}, {"block_n", s.blockN},
+                             {"stages", s.stages}, {"combine", combine["name"]},
+                             {"combine_threads", combine["threads"]}}));
+  }
   fs::path d = outputDir(dir, "kernels.json");
   writeText(d / "kernels.mlir", ir);
   writeText(d / "kernels.ptx", m.ptx);

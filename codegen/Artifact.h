@@ -38,12 +38,15 @@ void writeCpuArtifact(const KernelPlan& plan, const std::string& dir, const nloh
 //                 "num_warps", "stages", "max_rows"; RMSNorms "block_n";
 //                 RoPEs "heads", "head_dim"; attentions "heads",
 //                 "kv_heads", "head_dim", "causal", "scale", "block_m",
-//                 "block_n", "stages"
+//                 "block_n", "stages"; paged decodes the same plus
+//                 "page_size", "combine" (its combine kernel's name) and
+//                 "combine_threads"
 struct CudaKernelSetSpec {
   std::vector<GemmKernelSpec> gemms;
   std::vector<RmsNormKernelSpec> norms;
   std::vector<RopeKernelSpec> ropes;
   std::vector<AttentionKernelSpec> attentions;
+  std::vector<AttentionKernelSpec> pagedDecodes;  // GPU decode form, each with its combine kernel
 };
 void writeCudaKernels(const CudaKernelSetSpec& set, const std::string& target, const std::string& dir);
 
@@ -63,6 +66,11 @@ std::vector<RopeKernelSpec> cudaRopeKernelSet();
 // `blocking` (applyAttentionBlocking text), when given, replaces the
 // blocking of every one.
 std::vector<AttentionKernelSpec> cudaAttentionKernelSet(const std::string& blocking = "");
+
+// Paged decode attention for the GPU (cudaPagedDecodeSpec): bf16 and f16
+// caches of Llama-3-8B's attention (32 query heads over 8 KV heads, dim
+// 128) in pages of 16 tokens.
+std::vector<AttentionKernelSpec> cudaPagedDecodeKernelSet();
 
 // The set `strata compile-kernels` builds: for bf16 and f16, the decode,
 // medium, prefill and large blockings (cudaGemmSpec) with [K, N] and [N, K]

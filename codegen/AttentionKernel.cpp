@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <functional>
@@ -63,16 +64,46 @@ void applyAttentionBlocking(AttentionKernelSpec& s, const std::string& text, con
   s.qInRegisters = !reloadQ;
 }
 
+AttentionKernelSpec cudaPagedDecodeSpec(int64_t heads, int64_t kvHeads, int64_t headDim, int64_t pageSize,
+                                        const std::string& dtype) {
+  AttentionKernelSpec s;
+  s.paged = true;
+  s.causal = true;
+  s.heads = heads;
+  s.kvHeads = kvHeads;
+  s.headDim = headDim;
+  s.scale = 1.f / std::sqrt(float(headDim));
+  s.dtype = dtype;
+  // H200 sweep (docs/cuda.md): 32 keys per step in 3 buffers (55 KiB of
+  // shared memory, 4 programs per SM) streamed 0.3-5 % more than 64 keys in
+  // 3 or 2 buffers or 32 in 4, and far more than 128 (255 registers).
+  s.numWarps = 1;
+  s.blockM = 16;
+  s.blockN = std::max<int64_t>(32, pageSize);
+  s.pageSize = pageSize;
+  s.stages = 3;
+  s.name = fmt::format("paged_decode_{}_h{}_kv{}_d{}_p{}", dtype, heads, kvHeads, headDim, pageSize);
+  return s;
+}
+
 namespace {
 
-// Rows that may see no key in a program (m stays -inf there): with a key
-// mask, or when the keys are split and a row's causal range ends before this
-// program's share. Such kernels guard exp2 against -inf - -inf.
-bool rowsMaySeeNothing(const AttentionKernelSpec& s) { return s.keyMask || s.kvSplits > 1; }
 
 // The GPU form (see AttentionKernelSpec::stages): operands staged through
 // workgroup-local memory, dots on the storage type.
 bool gpuForm(const AttentionKernelSpec& s) { return s.stages > 0; }
+// Its paged form: decode, one new token per sequence, a KV head's query
+// heads packed into the rows (see AttentionKernelSpec::pageSize).
+bool gpuDecode(const AttentionKernelSpec& s) { return gpuForm(s) && s.paged; }
+// The decode form's single token sees every cached key: only the key
+// boundary is masked.
+bool causalMask(const AttentionKernelSpec& s) { return s.causal && !gpuDecode(s); }
+
+// Rows that may see no key in a program (m stays -inf there): with a key
+// mask, or when the keys are split (the GPU decode form always splits) and
+// a row's range ends before this program's share. Such kernels guard exp2
+// against -inf - -inf.
+bool rowsMaySeeNothing(const AttentionKernelSpec& s) { return s.keyMask || s.kvSplits > 1 || gpuDecode(s); }
 
 // The CPU form loads K^T and V through %kp / %vp (built by `kvRows`);
 // the GPU form reads them from local stage %st (see loop()).
@@ -92,7 +123,7 @@ std::string stepBody(const AttentionKernelSpec& s, bool masked) {
   std::string scores = "%s";
   if (masked) {
     mask += fmt::format("    %sm = tile.mask %s, [%pos0, %j], %ctx{} : tensor<{}x{}xf32>\n",
-                        s.causal ? " {causal}" : "", s.blockM, s.blockN);
+                        causalMask(s) ? " {causal}" : "", s.blockM, s.blockN);
     scores = "%sm";
   }
   if (s.keyMask) {
@@ -193,8 +224,10 @@ std::string stepBody(const AttentionKernelSpec& s, bool masked) {
 // `clamp` (a value name or "") caps the row ends at the buffer's rows.
 // Names carry the prefix `p` (the GPU form builds these for the copies of
 // two different blocks), the block starts at key `j`.
+// `keys` (a constant's name, its value `n`) is the block's key count: the
+// step's (%cN), or the GPU decode form's page.
 std::string kvPointers(const AttentionKernelSpec& s, const char* kBuf, const char* vBuf, const char* clamp,
-                       const std::string& p, const std::string& j) {
+                       const std::string& p, const std::string& j, const char* keys = "%cN", int64_t n = 0) {
   std::string ends = *clamp ? fmt::format(R"(    %{p}kend0 = arith.addi %{p}krow, %{p}valid : index
     %{p}vend0 = arith.addi %{p}vrow, %{p}valid : index
     %{p}kend = arith.minsi %{p}kend0, {c} : index
@@ -206,13 +239,13 @@ std::string kvPointers(const AttentionKernelSpec& s, const char* kBuf, const cha
 )",
                                           fmt::arg("p", p));
   return fmt::format(R"(    %{p}vleft = arith.subi %ctx, {j} : index
-    %{p}valid = arith.minsi %{p}vleft, %cN : index
+    %{p}valid = arith.minsi %{p}vleft, {keys} : index
 {ends}    %{p}kp = tile.make_block_ptr {kb}, [%cD, %{p}kend], [%c1, %cD], [%c0, %{p}krow] : {P} -> !tile.block_ptr<tensor<{D}x{N}x{T}>>
     %{p}vp = tile.make_block_ptr {vb}, [%{p}vend, %cD], [%cD, %c1], [%{p}vrow, %c0] : {P} -> !tile.block_ptr<tensor<{N}x{D}x{T}>>
 )",
-                     fmt::arg("ends", ends), fmt::arg("kb", kBuf), fmt::arg("vb", vBuf), fmt::arg("N", s.blockN),
+                     fmt::arg("ends", ends), fmt::arg("kb", kBuf), fmt::arg("vb", vBuf), fmt::arg("N", n ? n : s.blockN),
                      fmt::arg("D", s.headDim), fmt::arg("T", s.dtype), fmt::arg("P", StorageText{s.dtype}.ptr()),
-                     fmt::arg("p", p), fmt::arg("j", j));
+                     fmt::arg("p", p), fmt::arg("j", j), fmt::arg("keys", keys));
 }
 
 // A loop over key blocks [from, to) carrying (acc, m, l) from `inits`.
@@ -228,18 +261,31 @@ std::string loop(const AttentionKernelSpec& s, const KvRows& kvRows, bool masked
     rows = kvRows("", "%j");
   } else {
     const StorageText st{s.dtype};
-    const std::string KB = st.blockPtr(fmt::format("{}x{}", s.headDim, s.blockN)),
-                      VB = st.blockPtr(fmt::format("{}x{}", s.blockN, s.headDim));
     // Copies of the block at key `j` into stage `stage`, names prefixed `p`.
+    // The decode form copies the step's pages one by one (each from its
+    // own physical block) into consecutive rows of the stage.
+    const int64_t page = gpuDecode(s) ? s.pageSize : s.blockN;
+    const std::string KP = st.blockPtr(fmt::format("{}x{}", s.headDim, page)),
+                      VP = st.blockPtr(fmt::format("{}x{}", page, s.headDim));
     auto copy = [&](const std::string& p, const std::string& j, const std::string& stage) {
-      return kvRows(p, j) + fmt::format(R"(    %{p}so = arith.muli {st}, %cN : index
-    %{p}kl = tile.make_block_ptr %lk, [%cD, %cSN], [%c1, %cPD], [%c0, %{p}so] : {P} -> {KB}
-    tile.async_copy %{p}kl, %{p}kp {{contiguous = 0 : i64}} : {KB}
-    %{p}vl = tile.make_block_ptr %lv, [%cSN, %cD], [%cPD, %c1], [%{p}so, %c0] : {P} -> {VB}
-    tile.async_copy %{p}vl, %{p}vp {{contiguous = 1 : i64}} : {VB}
+      std::string text = fmt::format("    %{p}so = arith.muli {st}, %cN : index\n", fmt::arg("p", p), fmt::arg("st", stage));
+      for (int64_t pg = 0; pg < s.blockN / page; ++pg) {
+        const std::string q = gpuDecode(s) ? fmt::format("{}{}_", p, pg) : p;
+        std::string jj = j, row = "%" + p + "so";
+        if (pg) {
+          text += fmt::format("    %{q}j = arith.addi {j}, %c{off} : index\n    %{q}r = arith.addi %{p}so, %c{off} : index\n",
+                              fmt::arg("q", q), fmt::arg("j", j), fmt::arg("p", p), fmt::arg("off", pg * page));
+          jj = "%" + q + "j", row = "%" + q + "r";
+        }
+        text += kvRows(q, jj) + fmt::format(R"(    %{q}kl = tile.make_block_ptr %lk, [%cD, %cSN], [%c1, %cPD], [%c0, {row}] : {P} -> {KB}
+    tile.async_copy %{q}kl, %{q}kp {{contiguous = 0 : i64}} : {KB}
+    %{q}vl = tile.make_block_ptr %lv, [%cSN, %cD], [%cPD, %c1], [{row}, %c0] : {P} -> {VB}
+    tile.async_copy %{q}vl, %{q}vp {{contiguous = 1 : i64}} : {VB}
 )",
-                                        fmt::arg("p", p), fmt::arg("st", stage), fmt::arg("P", st.ptr()),
-                                        fmt::arg("KB", KB), fmt::arg("VB", VB));
+                                            fmt::arg("q", q), fmt::arg("row", row), fmt::arg("P", st.ptr()),
+                                            fmt::arg("KB", KP), fmt::arg("VB", VP));
+      }
+      return text;
     };
     pre = fmt::format(R"(  tile.barrier
   scf.for %pi = %c0 to %cST1 step %c1 {{
@@ -290,10 +336,14 @@ std::string emitAttentionKernel(const AttentionKernelSpec& s) {
   st.check("attention");
   const int64_t M = s.blockM, N = s.blockN, D = s.headDim;
   if (gpuForm(s)) {
-    if (!st.sixteenBit() || s.stages < 2 || s.paged || s.keyMask || s.kvSplits > 1)
-      fail("attention kernel '{}': the staged GPU form takes f16 or bf16, at least 2 stages, the contiguous form "
-           "without a key mask and no KV splits (paged decode on the GPU is not built yet)",
+    if (!st.sixteenBit() || s.stages < 2 || s.keyMask || s.kvSplits != 1)
+      fail("attention kernel '{}': the staged GPU form takes f16 or bf16, at least 2 stages, no key mask and no "
+           "compiled-in KV splits (its decode form takes the split count at launch)",
            s.name);
+    if (s.paged && (s.numWarps != 1 || M != 16 || s.heads / s.kvHeads > M || s.pageSize <= 0 || N % s.pageSize))
+      fail("attention kernel '{}': the GPU decode form packs a KV head's {} query heads into 16 rows of one warp and "
+           "copies whole pages (block M {} on {} warps, keys per step {}, page {})",
+           s.name, s.heads / s.kvHeads, M, s.numWarps, N, s.pageSize);
     if (s.numWarps <= 0 || M % (16 * s.numWarps) || N % 16 || D % 16)
       fail("attention kernel '{}': the GPU form needs a multiple of 16 query rows per warp (block M {} on {} warps) and key block "
            "and head dim multiples of 16 (got {} and {})",
@@ -302,7 +352,49 @@ std::string emitAttentionKernel(const AttentionKernelSpec& s) {
   const std::string P = st.ptr(), qo = fmt::format("{}x{}", M, D);
   std::string args, prologue;
   KvRows kvRows;
-  if (s.paged) {
+  if (gpuDecode(s)) {
+    args = fmt::format("%q: {0}, %cache: {0}, ", P) +
+           "%po: !tile.ptr<f32>, %pm: !tile.ptr<f32>, %pl: !tile.ptr<f32>, %tables: !tile.ptr<i64>, "
+           "%lens: !tile.ptr<i64>, %maxBlocks: index, %cacheRows: index, %splits: index";
+    // Sequence n's one token is row n of q / o [B, heads * D]; viewed as
+    // [B heads, D], KV head kh's query heads are rows [n H + kh G, + G): the
+    // program's rows past them read as zero and are never stored.
+    std::string pageOffsets;
+    for (int64_t pg = 1; pg < N / s.pageSize; ++pg)
+      pageOffsets += fmt::format("  %c{0} = arith.constant {0} : index\n", pg * s.pageSize);
+    prologue = fmt::format(R"(  %n = tile.program_id 2
+  %ctx = tile.block_lookup %lens[%n] : !tile.ptr<i64>
+  %qLen = arith.addi %c1, %c0 : index
+  %nH = arith.muli %n, %cH : index
+  %khG = arith.muli %kh, %cG : index
+  %qRow = arith.addi %nH, %khG : index
+  %qEnd = arith.addi %qRow, %cG : index
+  %qp = tile.make_block_ptr %q, [%qEnd, %cD], [%cD, %c1], [%qRow, %c0] : {P} -> {BP}
+  %tableRow = arith.muli %n, %maxBlocks : index
+  %cPg = arith.constant {page} : index
+  %cPgHk = arith.constant {pageHk} : index
+  %lastPage0 = arith.subi %ctx, %c1 : index
+  %lastPage = arith.divui %lastPage0, %cPg : index
+{pageOffsets})",
+                           fmt::arg("P", P), fmt::arg("BP", st.blockPtr(qo)), fmt::arg("page", s.pageSize),
+                           fmt::arg("pageHk", s.pageSize * s.kvHeads), fmt::arg("pageOffsets", pageOffsets));
+    // Page j / page of the sequence (clamped to its last page: a step's
+    // pages past the context copy nothing but must not read past the
+    // table row); K at ((blk * 2) * Hk + kh) * page, V Hk * page rows on.
+    kvRows = [&s](const std::string& p, const std::string& j) {
+      return fmt::format(R"(    %{p}lblk0 = arith.divui {j}, %cPg : index
+    %{p}lblk = arith.minsi %{p}lblk0, %lastPage : index
+    %{p}ti = arith.addi %tableRow, %{p}lblk : index
+    %{p}blk = tile.block_lookup %tables[%{p}ti] : !tile.ptr<i64>
+    %{p}b2 = arith.muli %{p}blk, %c2Hk : index
+    %{p}b3 = arith.addi %{p}b2, %kh : index
+    %{p}krow = arith.muli %{p}b3, %cPg : index
+    %{p}vrow = arith.addi %{p}krow, %cPgHk : index
+)",
+                         fmt::arg("p", p), fmt::arg("j", j)) +
+             kvPointers(s, "%cache", "%cache", "%cacheRows", p, j, "%cPg", s.pageSize);
+    };
+  } else if (s.paged) {
     args = fmt::format("%q: {0}, %cache: {0}, ", P) +
            (s.kvSplits > 1 ? "%po: !tile.ptr<f32>, %pm: !tile.ptr<f32>, %pl: !tile.ptr<f32>, " : "%o: " + P + ", ") +
            "%tables: !tile.ptr<i64>, %starts: !tile.ptr<i64>, %lens: !tile.ptr<i64>, %maxBlocks: index, %cacheRows: index";
@@ -369,7 +461,7 @@ std::string emitAttentionKernel(const AttentionKernelSpec& s) {
   // the tile: they are never stored, and an idle program (no rows) runs no
   // key block at all.
   std::string bounds;
-  if (s.causal)
+  if (causalMask(s))
     bounds = R"(  %kvEnd0 = arith.addi %pos0, %active : index
   %pos1 = arith.addi %pos0, %c1 : index
   %fullBlocks = arith.divui %pos1, %cN : index
@@ -385,7 +477,24 @@ std::string emitAttentionKernel(const AttentionKernelSpec& s) {
   // Without splits: O = acc / l (with a key mask, rows that saw no key give
   // 0), one store. With splits: the unnormalized partial results.
   std::string epilogue;
-  if (s.kvSplits > 1)
+  if (gpuDecode(s))
+    // Partials of [B heads, S D] (po) and [B heads, S] (pm, pl): row n H +
+    // h, split sid; the program's G rows from qRow.
+    epilogue = fmt::format(R"(  %sidD = arith.muli %sid, %cD : index
+  %sidDEnd = arith.addi %sidD, %cD : index
+  %sid1 = arith.addi %sid, %c1 : index
+  %cSD = arith.muli %cS, %cD : index
+  %pop = tile.make_block_ptr %po, [%qEnd, %sidDEnd], [%cSD, %c1], [%qRow, %sidD] : !tile.ptr<f32> -> !tile.block_ptr<tensor<{M}x{D}xf32>>
+  tile.store %pop, %r2#0 : !tile.block_ptr<tensor<{M}x{D}xf32>>
+  %me2 = tile.expand_dims %r2#1 {{axis = 1 : i64}} : tensor<{M}xf32> -> tensor<{M}x1xf32>
+  %pmp = tile.make_block_ptr %pm, [%qEnd, %sid1], [%cS, %c1], [%qRow, %sid] : !tile.ptr<f32> -> !tile.block_ptr<tensor<{M}x1xf32>>
+  tile.store %pmp, %me2 : !tile.block_ptr<tensor<{M}x1xf32>>
+  %le2 = tile.expand_dims %r2#2 {{axis = 1 : i64}} : tensor<{M}xf32> -> tensor<{M}x1xf32>
+  %plp = tile.make_block_ptr %pl, [%qEnd, %sid1], [%cS, %c1], [%qRow, %sid] : !tile.ptr<f32> -> !tile.block_ptr<tensor<{M}x1xf32>>
+  tile.store %plp, %le2 : !tile.block_ptr<tensor<{M}x1xf32>>
+)",
+                           fmt::arg("M", M), fmt::arg("D", D));
+  else if (s.kvSplits > 1)
     // acc [BM, D], m and l [BM, 1] of this split.
     epilogue = fmt::format(R"(  %poCol0 = arith.muli %h, %cS : index
   %poCol = arith.addi %poCol0, %sid : index
@@ -421,7 +530,7 @@ std::string emitAttentionKernel(const AttentionKernelSpec& s) {
   %out = arith.divf %r2#0, %lb : tensor<{M}x{D}xf32>
 )",
                            fmt::arg("M", M), fmt::arg("D", D));
-  if (s.kvSplits == 1) epilogue += st.store("%op", "%out", qo);
+  if (s.kvSplits == 1 && !gpuDecode(s)) epilogue += st.store("%op", "%out", qo);
 
   // Constants only the guarded forms use (an unused tile would get no layout).
   std::string maskConsts;
@@ -451,7 +560,7 @@ std::string emitAttentionKernel(const AttentionKernelSpec& s) {
   // the causal mask the last blocks see the most keys, and the blocks the
   // GPU starts first should be the longest (the short ones fill in at the
   // end instead of leaving SMs idle).
-  std::string queryBlock = gpuForm(s) ? R"(  %nqb0 = arith.addi %S, %cM : index
+  std::string queryBlock = gpuForm(s) && !s.paged ? R"(  %nqb0 = arith.addi %S, %cM : index
   %nqb1 = arith.subi %nqb0, %c1 : index
   %nqb = arith.divui %nqb1, %cM : index
   %lastQb = arith.subi %nqb, %c1 : index
@@ -507,11 +616,10 @@ std::string emitAttentionKernel(const AttentionKernelSpec& s) {
   %c2Hk = arith.constant {Hk2} : index
   %cHkN = arith.constant {HkN} : index
   %pid0 = tile.program_id 0
-  %cS = arith.constant {S} : index
-{queryBlock}  %sid = arith.remui %pid0, %cS : index
+{splitCount}{queryBlock}  %sid = arith.remui %pid0, %cS : index
   %h = tile.program_id 1
   %r0 = arith.muli %qb, %cM : index
-  %kh = arith.divui %h, %cG : index
+{khLine}
 {prologue}  %left = arith.subi %qLen, %r0 : index
   %left0 = arith.maxsi %left, %c0 : index
   %active = arith.minsi %left0, %cM : index
@@ -535,15 +643,89 @@ std::string emitAttentionKernel(const AttentionKernelSpec& s) {
                      fmt::arg("fullLoop", loop(s, kvRows, false, "%lo", "%fe", {"%acc0", "%m0", "%l0"}, "%r1")),
                      fmt::arg("maskedLoop", loop(s, kvRows, true, "%fe", "%hi", {"%r1#0", "%r1#1", "%r1#2"}, "%r2")),
                      fmt::arg("epilogue", epilogue), fmt::arg("maskConsts", maskConsts), fmt::arg("S", s.kvSplits),
-                     fmt::arg("range", range), fmt::arg("loadQ", loadQ), fmt::arg("queryBlock", queryBlock), fmt::arg("W", std::max<int64_t>(1, s.numWarps)));
+                     fmt::arg("range", range), fmt::arg("loadQ", loadQ), fmt::arg("queryBlock", queryBlock),
+                     fmt::arg("splitCount", gpuDecode(s) ? std::string("  %cS = arith.addi %splits, %c0 : index\n")
+                                                         : fmt::format("  %cS = arith.constant {} : index\n", s.kvSplits)),
+                     fmt::arg("khLine", gpuDecode(s) ? "  %kh = arith.addi %h, %c0 : index\n"
+                                                     : "  %kh = arith.divui %h, %cG : index\n"), fmt::arg("W", std::max<int64_t>(1, s.numWarps)));
 }
 
+namespace {
+
+// The GPU decode form's combine: the split count is an argument, so both
+// passes over the splits are loops of single values (every lane holds
+// them) and [1, D] rows: M = max_s m_s, then acc = sum_s 2^(m_s - M) acc_s
+// and l = sum_s 2^(m_s - M) l_s.
+std::string gpuCombineKernel(const AttentionKernelSpec& s) {
+  const StorageText st{s.dtype};
+  const int64_t D = s.headDim;
+  const std::string row = fmt::format("1x{}", D);
+  return fmt::format(R"(func.func @{name}_combine(%po: !tile.ptr<f32>, %pm: !tile.ptr<f32>, %pl: !tile.ptr<f32>, %o: {P}, %T: index, %splits: index) attributes {{tile.num_warps = 1 : i64}} {{
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %cD = arith.constant {D} : index
+  %cH = arith.constant {H} : index
+  %cF = arith.constant {F} : index
+  %t = tile.program_id 0
+  %h = tile.program_id 1
+  %th0 = arith.muli %t, %cH : index
+  %th = arith.addi %th0, %h : index
+  %TH = arith.muli %T, %cH : index
+  %THS = arith.muli %TH, %splits : index
+  %rowS = arith.muli %th, %splits : index
+  %ninf = arith.constant dense<0xFF800000> : tensor<1x1xf32>
+  %mx = scf.for %s = %c0 to %splits step %c1 iter_args(%m = %ninf) -> (tensor<1x1xf32>) {{
+    %msp = tile.make_block_ptr %pm, [%TH, %splits], [%splits, %c1], [%th, %s] : !tile.ptr<f32> -> !tile.block_ptr<tensor<1x1xf32>>
+    %ms = tile.load %msp : !tile.block_ptr<tensor<1x1xf32>>
+    %mn = arith.maximumf %m, %ms : tensor<1x1xf32>
+    scf.yield %mn : tensor<1x1xf32>
+  }}
+  %z = arith.constant dense<0.0> : tensor<1x{D}xf32>
+  %z1 = arith.constant dense<0.0> : tensor<1x1xf32>
+  %r:2 = scf.for %s = %c0 to %splits step %c1 iter_args(%acc = %z, %l = %z1) -> (tensor<1x{D}xf32>, tensor<1x1xf32>) {{
+    %msp = tile.make_block_ptr %pm, [%TH, %splits], [%splits, %c1], [%th, %s] : !tile.ptr<f32> -> !tile.block_ptr<tensor<1x1xf32>>
+    %ms = tile.load %msp : !tile.block_ptr<tensor<1x1xf32>>
+    %lsp = tile.make_block_ptr %pl, [%TH, %splits], [%splits, %c1], [%th, %s] : !tile.ptr<f32> -> !tile.block_ptr<tensor<1x1xf32>>
+    %ls = tile.load %lsp : !tile.block_ptr<tensor<1x1xf32>>
+    %dms = arith.subf %ms, %mx : tensor<1x1xf32>
+    %ws = math.exp2 %dms : tensor<1x1xf32>
+    %wl = arith.mulf %ws, %ls : tensor<1x1xf32>
+    %ln = arith.addf %l, %wl : tensor<1x1xf32>
+    %wsb = tile.broadcast %ws : tensor<1x1xf32> -> tensor<1x{D}xf32>
+    %arow = arith.addi %rowS, %s : index
+    %asp = tile.make_block_ptr %po, [%THS, %cD], [%cD, %c1], [%arow, %c0] : !tile.ptr<f32> -> !tile.block_ptr<tensor<1x{D}xf32>>
+    %as = tile.load %asp : !tile.block_ptr<tensor<1x{D}xf32>>
+    %wa = arith.mulf %wsb, %as : tensor<1x{D}xf32>
+    %accn = arith.addf %acc, %wa : tensor<1x{D}xf32>
+    scf.yield %accn, %ln : tensor<1x{D}xf32>, tensor<1x1xf32>
+  }}
+  %lb = tile.broadcast %r#1 : tensor<1x1xf32> -> tensor<1x{D}xf32>
+  %out = arith.divf %r#0, %lb : tensor<1x{D}xf32>
+  %col = arith.muli %h, %cD : index
+  %colEnd = arith.addi %col, %cD : index
+  %op = tile.make_block_ptr %o, [%T, %colEnd], [%cF, %c1], [%t, %col] : {P} -> {BP}
+{store}  return
+}}
+)",
+                     fmt::arg("name", s.name), fmt::arg("D", D), fmt::arg("H", s.heads), fmt::arg("F", s.heads * D),
+                     fmt::arg("P", st.ptr()), fmt::arg("BP", st.blockPtr(row)), fmt::arg("store", st.store("%op", "%out", row)));
+}
+
+}  // namespace
+
 std::string emitAttentionCombineKernel(const AttentionKernelSpec& s) {
-  if (s.kvSplits < 2 || s.heads <= 0 || s.headDim <= 0) fail("attention combine kernel: needs >= 2 KV splits");
   const StorageText st{s.dtype};
   st.check("attention combine");
+  if (gpuDecode(s) && s.heads > 0 && s.headDim > 0) return gpuCombineKernel(s);
+  if (s.kvSplits < 2 || s.heads <= 0 || s.headDim <= 0) fail("attention combine kernel: needs >= 2 KV splits");
   const int64_t S = s.kvSplits, D = s.headDim;
   const std::string row = fmt::format("1x{}", D);
+  // out0 = sum_s w_s acc_s as one dot.
+  std::string weighted = fmt::format(R"(  %pop = tile.make_block_ptr %po, [%THS, %cD], [%cD, %c1], [%rowS, %c0] : !tile.ptr<f32> -> !tile.block_ptr<tensor<{S}x{D}xf32>>
+  %acc = tile.load %pop : !tile.block_ptr<tensor<{S}x{D}xf32>>
+  %out0 = tile.dot %w, %acc, %z : tensor<1x{S}xf32> * tensor<{S}x{D}xf32> -> tensor<1x{D}xf32>
+)",
+                                                  fmt::arg("S", S), fmt::arg("D", D));
   return fmt::format(R"(func.func @{name}_combine(%po: !tile.ptr<f32>, %pm: !tile.ptr<f32>, %pl: !tile.ptr<f32>, %o: {P}, %T: index) attributes {{tile.num_warps = 1 : i64}} {{
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
@@ -560,10 +742,8 @@ std::string emitAttentionCombineKernel(const AttentionKernelSpec& s) {
   %rowS = arith.muli %th, %cS : index
   %pmp = tile.make_block_ptr %pm, [%TH, %cS], [%cS, %c1], [%th, %c0] : !tile.ptr<f32> -> !tile.block_ptr<tensor<1x{S}xf32>>
   %plp = tile.make_block_ptr %pl, [%TH, %cS], [%cS, %c1], [%th, %c0] : !tile.ptr<f32> -> !tile.block_ptr<tensor<1x{S}xf32>>
-  %pop = tile.make_block_ptr %po, [%THS, %cD], [%cD, %c1], [%rowS, %c0] : !tile.ptr<f32> -> !tile.block_ptr<tensor<{S}x{D}xf32>>
   %m = tile.load %pmp : !tile.block_ptr<tensor<1x{S}xf32>>
   %l = tile.load %plp : !tile.block_ptr<tensor<1x{S}xf32>>
-  %acc = tile.load %pop : !tile.block_ptr<tensor<{S}x{D}xf32>>
   %mx = tile.reduce %m {{kind = "max", axis = 1 : i64}} : tensor<1x{S}xf32> -> tensor<1xf32>
   %mxe = tile.expand_dims %mx {{axis = 1 : i64}} : tensor<1xf32> -> tensor<1x1xf32>
   %mxb = tile.broadcast %mxe : tensor<1x1xf32> -> tensor<1x{S}xf32>
@@ -572,8 +752,7 @@ std::string emitAttentionCombineKernel(const AttentionKernelSpec& s) {
   %wl = arith.mulf %w, %l : tensor<1x{S}xf32>
   %lsum = tile.reduce %wl {{kind = "sum", axis = 1 : i64}} : tensor<1x{S}xf32> -> tensor<1xf32>
   %z = arith.constant dense<0.0> : tensor<1x{D}xf32>
-  %out0 = tile.dot %w, %acc, %z : tensor<1x{S}xf32> * tensor<{S}x{D}xf32> -> tensor<1x{D}xf32>
-  %le = tile.expand_dims %lsum {{axis = 1 : i64}} : tensor<1xf32> -> tensor<1x1xf32>
+{weighted}  %le = tile.expand_dims %lsum {{axis = 1 : i64}} : tensor<1xf32> -> tensor<1x1xf32>
   %lb = tile.broadcast %le : tensor<1x1xf32> -> tensor<1x{D}xf32>
   %out = arith.divf %out0, %lb : tensor<1x{D}xf32>
   %col = arith.muli %h, %cD : index
@@ -584,7 +763,7 @@ std::string emitAttentionCombineKernel(const AttentionKernelSpec& s) {
 )",
                      fmt::arg("name", s.name), fmt::arg("S", S), fmt::arg("D", D), fmt::arg("H", s.heads),
                      fmt::arg("F", s.heads * D), fmt::arg("P", st.ptr()), fmt::arg("BP", st.blockPtr(row)),
-                     fmt::arg("store", st.store("%op", "%out", row)));
+                     fmt::arg("store", st.store("%op", "%out", row)), fmt::arg("weighted", weighted));
 }
 
 }  // namespace strata::tile

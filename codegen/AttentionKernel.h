@@ -62,6 +62,18 @@ struct AttentionKernelSpec {
   // each step reads them again from local memory: fewer registers live, for
   // blockings with 32 rows per warp).
   bool qInRegisters = true;
+  // GPU decode form (stages >= 2 and paged): one new token per sequence,
+  // one program per (KV split, KV head, sequence) of one warp whose 16 rows
+  // hold the KV head's heads / kvHeads query heads (the rest are padding,
+  // read as zero, never stored). The cache's block size is `pageSize`; a
+  // step reads blockN / pageSize pages. The split count is an argument
+  // (kvSplits stays 1) and the combine kernel always follows. Signature
+  // (q, cache: dtype; po, pm, pl: f32; block_tables, context_lens: i64;
+  // max_blocks, cache_rows, splits: index), q [B, heads * headDim];
+  // partials po [B heads, splits headDim], pm and pl [B heads, splits] (the
+  // combine kernel's layout, its signature then ends with splits: index);
+  // grid splits x kvHeads x B.
+  int64_t pageSize = 0;
 };
 
 // Blocking for the host CPU: one warp (a warp's rows are one register block
@@ -81,11 +93,17 @@ AttentionKernelSpec cudaAttentionSpec(int64_t heads, int64_t kvHeads, int64_t he
 // Throws strata::Error naming `what` (an option) on malformed text.
 void applyAttentionBlocking(AttentionKernelSpec& s, const std::string& text, const std::string& what);
 
+// The sm_90 paged decode kernel: 16 rows on one warp, 32 keys (pages of
+// `pageSize`; a page when larger) per step, 3 buffers.
+AttentionKernelSpec cudaPagedDecodeSpec(int64_t heads, int64_t kvHeads, int64_t headDim, int64_t pageSize,
+                                        const std::string& dtype);
+
 // Throws strata::Error on an inconsistent spec (heads % kvHeads, sizes <= 0,
 // keyMask on the paged form).
 std::string emitAttentionKernel(const AttentionKernelSpec& spec);
 
-// `<name>_combine(po, pm, pl: f32, o: dtype; tokens: index)`, grid tokens x heads:
+// `<name>_combine(po, pm, pl: f32, o: dtype; tokens: index)`, grid tokens x heads
+// (one warp each; the GPU form walks the splits in a loop instead of a dot):
 // o = sum_s 2^(m_s - M) acc_s / sum_s 2^(m_s - M) l_s with M = max_s m_s (a
 // split that saw no key has m = -inf and weighs nothing).
 std::string emitAttentionCombineKernel(const AttentionKernelSpec& spec);

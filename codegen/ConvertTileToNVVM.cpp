@@ -203,6 +203,11 @@ class FragAnalysis {
       if (auto f = get(e.getResult())) {
         f->droppedAxis = e.getAxis();
         c |= set(e.getSrc(), *f, op);
+      } else if (auto f = get(e.getSrc()); f && f->droppedAxis == int64_t(e.getAxis())) {
+        // A reduced row max or sum stored as a [16, 1] column (attention's
+        // split partials): the same lane elements, the axis back at size 1.
+        f->droppedAxis = -1;
+        c |= set(e.getResult(), *f, op);
       }
     } else if (auto r = dyn_cast<ReduceOp>(op); r && r.getCrossWarp() && !r.getAxis()) {
       c |= unify({r.getSrc(), r.getResult()}, op);  // same elements, combined across warps

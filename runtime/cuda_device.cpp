@@ -41,6 +41,8 @@ CudaDevice::CudaDevice(const Driver& d, int ordinal) : d_(d) {
   check(d_.cuDeviceGetAttribute(&major, kComputeCapabilityMajor, dev_), "cuDeviceGetAttribute(major)");
   check(d_.cuDeviceGetAttribute(&minor, kComputeCapabilityMinor, dev_), "cuDeviceGetAttribute(minor)");
   check(d_.cuDeviceGetAttribute(&sms_, kMultiprocessorCount, dev_), "cuDeviceGetAttribute(multiprocessors)");
+  check(d_.cuDeviceGetAttribute(&sharedPerSm_, kMaxSharedMemoryPerMultiprocessor, dev_),
+        "cuDeviceGetAttribute(shared memory per multiprocessor)");
   cc_ = major * 10 + minor;
 }
 

@@ -35,6 +35,7 @@ class CudaDevice final : public Device {
   std::string deviceName() const { return deviceName_; }
   int computeCapability() const { return cc_; }  // 90 for sm_90
   int multiprocessors() const { return sms_; }
+  int64_t sharedMemoryPerMultiprocessor() const { return sharedPerSm_; }  // bytes
 
   // A loaded module; functions live as long as it does.
   class Module {
@@ -63,7 +64,7 @@ class CudaDevice final : public Device {
   cuda::CUcontext ctx_ = nullptr;
   uint64_t totalMemory_ = 0;
   std::string deviceName_;
-  int cc_ = 0, sms_ = 0;
+  int cc_ = 0, sms_ = 0, sharedPerSm_ = 0;
 };
 
 }  // namespace strata::runtime

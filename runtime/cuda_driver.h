@@ -21,6 +21,7 @@ using CUevent = struct CUevent_st*;
 enum DeviceAttribute : int {
   kMaxSharedMemoryPerBlockOptin = 97,
   kMultiprocessorCount = 16,
+  kMaxSharedMemoryPerMultiprocessor = 81,
   kComputeCapabilityMajor = 75,
   kComputeCapabilityMinor = 76,
   kL2CacheSize = 38,

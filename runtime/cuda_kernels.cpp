@@ -2,6 +2,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+#include <cmath>
 #include <fstream>
 #include <sstream>
 
@@ -75,6 +77,20 @@ std::unique_ptr<CudaKernelSet> CudaKernelSet::load(const CudaDevice& device, con
         set->attentions_.push_back(a);
         continue;
       }
+      if (kind == "paged_decode") {
+        auto a = named<CudaPagedDecodeKernel>(k, *set->module_);
+        a.heads = k.at("heads");
+        a.kvHeads = k.at("kv_heads");
+        a.headDim = k.at("head_dim");
+        a.pageSize = k.at("page_size");
+        a.blockN = k.at("block_n");
+        a.scale = k.at("scale");
+        a.combine = set->module_->function(k.at("combine").get<std::string>());
+        a.combineThreads = k.at("combine_threads");
+        set->pagedDecodes_.push_back(a);
+        continue;
+      }
+      if (kind == "attention_combine") continue;  // launched with its paged decode kernel
       if (kind != "gemm") fail("{}: kernel '{}' of unknown kind '{}'", manifestPath, k.value("name", "?"), kind);
       auto g = named<CudaGemmKernel>(k, *set->module_);
       g.weightsNK = k.at("weights") == "nk";
@@ -171,6 +187,65 @@ void CudaKernelSet::launch(const CudaAttentionKernel& k, const void* q, const vo
   args.index(S).index(T);
   device_.launch(k.function, {unsigned((S + k.blockM - 1) / k.blockM), unsigned(k.heads), unsigned(batch)},
                  {unsigned(k.threads), 1, 1}, unsigned(k.sharedBytes), const_cast<void**>(args.slots().data()));
+}
+
+int64_t CudaKernelSet::pagedDecodeScratchBytes(const CudaPagedDecodeKernel& k, int64_t batch, int64_t splits) {
+  // po [B H, S D], then pm and pl [B H, S], f32; each 256-byte aligned.
+  auto round = [](int64_t bytes) { return (bytes + 255) / 256 * 256; };
+  return round(batch * k.heads * splits * k.headDim * 4) + 2 * round(batch * k.heads * splits * 4);
+}
+
+int64_t CudaKernelSet::pagedDecodeSplits(const CudaPagedDecodeKernel& k, int64_t batch, int64_t maxContext) const {
+  // The fixed cost of a program (pipeline fill, partials, its share of the
+  // combine) in keys: fitted to the H200 runs in docs/cuda.md. A block
+  // also takes 1 KiB of shared memory the driver reserves.
+  constexpr int64_t kProgramCost = 256, kReserved = 1024;
+  const int64_t perSm = std::max<int64_t>(1, device_.sharedMemoryPerMultiprocessor() / (k.sharedBytes + kReserved));
+  const int64_t slots = perSm * device_.multiprocessors(), programs = batch * k.kvHeads;
+  const int64_t most = std::max<int64_t>(1, (maxContext + k.blockN - 1) / k.blockN);
+  int64_t best = 1;
+  double bestCost = INFINITY;
+  for (int64_t s = 1; s <= most; ++s) {
+    double waves = double((programs * s + slots - 1) / slots);
+    double cost = waves * (double(maxContext) / double(s) + kProgramCost);
+    if (cost < bestCost) bestCost = cost, best = s;
+  }
+  return best;
+}
+
+void CudaKernelSet::launch(const CudaPagedDecodeKernel& k, const PagedDecodeBuffers& b, int64_t batch,
+                           int64_t maxBlocks, int64_t numBlocks, int64_t splits) const {
+  if (batch <= 0 || maxBlocks <= 0 || numBlocks <= 0 || splits <= 0)
+    fail("paged decode {}: batch, max blocks, cache blocks and splits must be positive, got {}, {}, {}, {}", k.name,
+         batch, maxBlocks, numBlocks, splits);
+  auto need = [&](const void* p, const char* what, uintptr_t align) {
+    if (!p) fail("paged decode {}: the kernel needs the {} buffer", k.name, what);
+    if (reinterpret_cast<uintptr_t>(p) % align)
+      fail("paged decode {}: the {} buffer must be {}-byte aligned", k.name, what, align);
+  };
+  // q and the cache are copied in 16-byte runs; the partials are f32.
+  need(b.q, "q", 16), need(b.cache, "cache", 16), need(b.tables, "block table", 8), need(b.contextLens, "context length", 8);
+  need(b.o, "o", 4), need(b.scratch, "scratch", 256);
+  const int64_t rows = batch * k.heads, cacheRows = numBlocks * 2 * k.kvHeads * k.pageSize;
+  char* scratch = static_cast<char*>(b.scratch);
+  auto round = [](int64_t bytes) { return (bytes + 255) / 256 * 256; };
+  void* po = scratch;
+  void* pm = scratch + round(rows * splits * k.headDim * 4);
+  void* pl = static_cast<char*>(pm) + round(rows * splits * 4);
+  // (q, cache, po, pm, pl, tables, lens, max_blocks, cache_rows, splits).
+  abi::KernelArgs args;
+  args.buffer(b.q, rows * k.headDim).buffer(b.cache, cacheRows * k.headDim);
+  args.buffer(po, rows * splits * k.headDim).buffer(pm, rows * splits).buffer(pl, rows * splits);
+  args.buffer(b.tables, batch * maxBlocks).buffer(b.contextLens, batch);
+  args.index(maxBlocks).index(cacheRows).index(splits);
+  device_.launch(k.function, {unsigned(splits), unsigned(k.kvHeads), unsigned(batch)}, {unsigned(k.threads), 1, 1},
+                 unsigned(k.sharedBytes), const_cast<void**>(args.slots().data()));
+  // (po, pm, pl, o, tokens, splits).
+  abi::KernelArgs combine;
+  combine.buffer(po, rows * splits * k.headDim).buffer(pm, rows * splits).buffer(pl, rows * splits);
+  combine.buffer(b.o, rows * k.headDim).index(batch).index(splits);
+  device_.launch(k.combine, {unsigned(batch), unsigned(k.heads), 1}, {unsigned(k.combineThreads), 1, 1}, 0,
+                 const_cast<void**>(combine.slots().data()));
 }
 
 void CudaKernelSet::launch(const CudaRmsNormKernel& k, const void* x, const void* w, void* y, int64_t rows,

@@ -45,6 +45,27 @@ struct CudaAttentionKernel {
   cuda::CUfunction function = nullptr;
 };
 
+// Paged decode attention (codegen/AttentionKernel.h, GPU decode form): one
+// new token per sequence, the KV cache [num_blocks, 2, kvHeads, pageSize,
+// headDim] read through block tables, keys split over `splits` programs per
+// (sequence, KV head) and merged by the combine kernel.
+struct CudaPagedDecodeKernel {
+  std::string name, dtype;  // dtype: storage type of q, the cache and o (bf16, f16)
+  int64_t heads = 0, kvHeads = 0, headDim = 0, pageSize = 0, blockN = 0, threads = 0, sharedBytes = 0;
+  int64_t combineThreads = 0;
+  float scale = 0;
+  cuda::CUfunction function = nullptr, combine = nullptr;
+};
+
+// Device buffers of one paged decode step: q / o [batch, heads * headDim],
+// the cache, block tables [batch, maxBlocks] and context lengths [batch]
+// (i64), and f32 scratch for the split partials
+// (CudaKernelSet::pagedDecodeScratchBytes).
+struct PagedDecodeBuffers {
+  const void *q = nullptr, *cache = nullptr, *tables = nullptr, *contextLens = nullptr;
+  void *o = nullptr, *scratch = nullptr;
+};
+
 // Device buffers of one GEMM launch (null where the kernel takes none):
 // C[M, N] = epilogue(A[M, K] x B), B [K, N] or [N, K] as the kernel says.
 struct GemmBuffers {
@@ -73,6 +94,15 @@ class CudaKernelSet {
   // throws when the set has none.
   const CudaAttentionKernel& attentionFor(const std::string& dtype, int64_t heads, int64_t kvHeads, int64_t headDim,
                                           bool causal) const;
+  const std::vector<CudaPagedDecodeKernel>& pagedDecodes() const { return pagedDecodes_; }
+  // Bytes of scratch a paged decode step of `batch` sequences in `splits`
+  // splits needs.
+  static int64_t pagedDecodeScratchBytes(const CudaPagedDecodeKernel& k, int64_t batch, int64_t splits);
+  // The split count for `batch` sequences of at most `maxContext` tokens on
+  // this device: the one that minimizes waves x (keys per split + a fixed
+  // cost per program), where a wave is as many programs as the SMs hold at
+  // once (by shared memory) and each split keeps at least one step of keys.
+  int64_t pagedDecodeSplits(const CudaPagedDecodeKernel& k, int64_t batch, int64_t maxContext) const;
 
   // Enqueues one launch (grid ceil(M / blockM) x ceil(N / blockN)); throws
   // when a buffer the kernel needs is null or M, N, K is not positive.
@@ -95,6 +125,13 @@ class CudaKernelSet {
   // with a causal kernel.
   void launch(const CudaAttentionKernel& k, const void* q, const void* kk, const void* v, void* o, int64_t batch,
               int64_t S, int64_t T) const;
+  // One decode step: the split kernel (grid splits x kvHeads x batch) and
+  // its combine (batch x heads). Every context length must be in [1,
+  // maxBlocks pageSize] (the kernel reads the lengths on the device, so
+  // the caller guarantees it); throws on a null or misaligned buffer or a
+  // non-positive size.
+  void launch(const CudaPagedDecodeKernel& k, const PagedDecodeBuffers& b, int64_t batch, int64_t maxBlocks,
+              int64_t numBlocks, int64_t splits) const;
 
  private:
   CudaKernelSet(const CudaDevice& device) : device_(device) {}
@@ -105,6 +142,7 @@ class CudaKernelSet {
   std::vector<CudaRmsNormKernel> norms_;
   std::vector<CudaRopeKernel> ropes_;
   std::vector<CudaAttentionKernel> attentions_;
+  std::vector<CudaPagedDecodeKernel> pagedDecodes_;
 };
 
 }  // namespace strata::runtime

@@ -146,9 +146,11 @@ int compileKernels(const std::string& target, const std::string& out, const std:
   if (!medium.empty()) m = tile::parseGemmBlocking(medium, "--medium-block");
   if (!prefill.empty()) p = tile::parseGemmBlocking(prefill, "--prefill-block");
   tile::CudaKernelSetSpec set{tile::cudaGemmKernelSet(d, m, p), tile::cudaRmsNormKernelSet(), tile::cudaRopeKernelSet(),
-                              tile::cudaAttentionKernelSet(attention)};
-  std::fprintf(stderr, "compiling %zu GEMM, %zu RMSNorm, %zu RoPE and %zu attention kernels for %s into %s...\n",
-               set.gemms.size(), set.norms.size(), set.ropes.size(), set.attentions.size(), target.c_str(), out.c_str());
+                              tile::cudaAttentionKernelSet(attention), tile::cudaPagedDecodeKernelSet()};
+  std::fprintf(stderr,
+               "compiling %zu GEMM, %zu RMSNorm, %zu RoPE, %zu attention and %zu paged decode kernels for %s into %s...\n",
+               set.gemms.size(), set.norms.size(), set.ropes.size(), set.attentions.size(), set.pagedDecodes.size(),
+               target.c_str(), out.c_str());
   tile::writeCudaKernels(set, target.substr(prefix.size()), out);
   std::fprintf(stderr, "wrote %s/kernels.ptx, kernels.json, kernels.mlir\n", out.c_str());
   return 0;

@@ -11,10 +11,14 @@
 //   strata-gpu bench-attention --kernels DIR [--json FILE]
 // the FlashAttention-2 kernels at 16k tokens per launch (batch x seq, seq
 // 1k..16k), head dim 64 and 128, causal and not, and Llama-3-8B's GQA
-// prefill (seq 128..8k, batch 1).
+// prefill (seq 128..8k, batch 1);
+//   strata-gpu bench-paged-decode --kernels DIR [--json FILE]
+// the paged decode kernels on Llama-3-8B's attention (32 / 8 heads, dim
+// 128, pages of 16) at batch 1..64 and context 1k..32k.
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <array>
 #include <cstdio>
 #include <fstream>
@@ -218,6 +222,63 @@ int benchAttention(const std::string& dir, const std::string& jsonPath, const st
   return 0;
 }
 
+// One decode step per launch pair (split kernel + combine) over a cache of
+// shuffled pages; bytes = the K and V every sequence reads (q, o and the
+// partials are < 1 % at these sizes). `splitScale` multiplies the
+// runtime's split count (for tuning).
+int benchPagedDecode(const std::string& dir, const std::string& jsonPath, const std::string& dtype, int reps,
+                     double splitScale) {
+  auto dev = runtime::CudaDevice::open();
+  auto set = runtime::CudaKernelSet::load(*dev, dir);
+  std::printf("device: %s\n%-34s %-5s %-6s %-6s %9s %9s\n", dev->deviceName().c_str(), "kernel", "batch", "ctx",
+              "splits", "us", "GB/s");
+  nlohmann::json out = nlohmann::json::array();
+  std::mt19937 rng(5);
+  for (const runtime::CudaPagedDecodeKernel& k : set->pagedDecodes()) {
+    if (k.dtype != dtype) continue;
+    const int64_t P = k.pageSize, rowBytes = k.headDim * 2;
+    for (int64_t B : {1, 8, 32, 64})
+      for (int64_t ctx : {1024, 4096, 16384, 32768}) {
+        const int64_t maxBlocks = ctx / P, numBlocks = B * maxBlocks;
+        const int64_t cacheBytes = numBlocks * 2 * k.kvHeads * P * rowBytes;
+        std::vector<int64_t> physical(numBlocks), lens(B, ctx);
+        for (int64_t i = 0; i < numBlocks; ++i) physical[i] = i;
+        std::shuffle(physical.begin(), physical.end(), rng);
+        const int64_t splits = std::max<int64_t>(
+            1, int64_t(splitScale * set->pagedDecodeSplits(k, B, ctx)));
+        void* q = dev->allocate(B * k.heads * rowBytes);
+        void* o = dev->allocate(B * k.heads * rowBytes);
+        void* cache = dev->allocate(cacheBytes);  // zero-filled: timing does not depend on values
+        void* tables = dev->allocate(numBlocks * 8);
+        void* dlens = dev->allocate(B * 8);
+        const int64_t scratchBytes = runtime::CudaKernelSet::pagedDecodeScratchBytes(k, B, splits);
+        void* scratch = dev->allocate(scratchBytes);
+        dev->upload(tables, physical.data(), numBlocks * 8);
+        dev->upload(dlens, lens.data(), B * 8);
+        runtime::PagedDecodeBuffers bufs{q, cache, tables, dlens, o, scratch};
+        set->launch(k, bufs, B, maxBlocks, numBlocks, splits);  // warm-up
+        float ms = dev->timeMs([&] {
+          for (int r = 0; r < reps; ++r) set->launch(k, bufs, B, maxBlocks, numBlocks, splits);
+        }) / reps;
+        double bytes = double(B) * ctx * k.kvHeads * 2 * rowBytes, gbs = bytes / (ms * 1e-3) / 1e9;
+        std::printf("%-34s %-5lld %-6lld %-6lld %9.1f %9.0f\n", k.name.c_str(), (long long)B, (long long)ctx,
+                    (long long)splits, ms * 1e3, gbs);
+        out.push_back({{"kernel", k.name}, {"heads", k.heads}, {"kv_heads", k.kvHeads}, {"head_dim", k.headDim},
+                       {"page_size", P}, {"batch", B}, {"context", ctx}, {"splits", splits}, {"us", ms * 1e3},
+                       {"gbs", gbs}});
+        dev->release(q, B * k.heads * rowBytes);
+        dev->release(o, B * k.heads * rowBytes);
+        dev->release(cache, cacheBytes);
+        dev->release(tables, numBlocks * 8);
+        dev->release(dlens, B * 8);
+        dev->release(scratch, scratchBytes);
+      }
+  }
+  if (out.empty()) fail("no {} paged decode kernel in {}", dtype, dir);
+  writeResults(jsonPath, {{"device", dev->deviceName()}, {"dtype", dtype}, {"paged_decode", out}});
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -246,6 +307,13 @@ int main(int argc, char** argv) {
                             "Time the generated FlashAttention-2 kernels (head dim 64 / 128, seq 1k..16k, causal and "
                             "not; Llama-3-8B GQA prefill)",
                             "bf16 or f16");
+  double splitScale = 1;
+  auto* paged = benchCommand("bench-paged-decode",
+                             "Time the generated paged decode attention kernels (Llama-3-8B: 32 / 8 heads, dim 128, "
+                             "pages of 16) at batch 1..64, context 1k..32k",
+                             "bf16 or f16");
+  paged->add_option("--split-scale", splitScale, "Multiply the runtime's KV split count by this (for tuning)")
+      ->capture_default_str();
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -258,6 +326,7 @@ int main(int argc, char** argv) {
     if (norm->parsed()) return benchRmsNorm(dir, json, dtype, reps);
     if (rope->parsed()) return benchRope(dir, json, dtype, reps);
     if (attn->parsed()) return benchAttention(dir, json, dtype, reps);
+    if (paged->parsed()) return benchPagedDecode(dir, json, dtype, reps, splitScale);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "error: %s\n", e.what());
     return 1;

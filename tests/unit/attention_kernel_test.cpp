@@ -293,8 +293,19 @@ TEST(AttentionKernel, GpuFormRejectsWhatItCannotRun) {
   s.dtype = "f32";
   expectError(s, "takes f16 or bf16");
   s = tile::cudaAttentionSpec(32, 8, 128, true, "bf16");
-  s.paged = true;
-  expectError(s, "paged decode on the GPU is not built yet");
+  s.paged = true;  // the decode form needs one warp of 16 rows and whole pages
+  expectError(s, "the GPU decode form packs a KV head's 4 query heads into 16 rows of one warp");
+  tile::AttentionKernelSpec d = tile::cudaPagedDecodeSpec(32, 8, 128, 16, "bf16");
+  d.kvSplits = 2;  // the decode form takes its split count at launch
+  expectError(d, "no compiled-in KV splits");
+  d.kvSplits = 1;
+  EXPECT_EQ(d.name, "paged_decode_bf16_h32_kv8_d128_p16");
+  EXPECT_NE(tile::emitAttentionKernel(d).find("%splits: index"), std::string::npos);
+  EXPECT_NE(tile::emitAttentionCombineKernel(d).find("%splits: index"), std::string::npos);
+  d.pageSize = 24;  // 32 keys per step are not whole pages
+  expectError(d, "copies whole pages");
+  d = tile::cudaPagedDecodeSpec(32, 1, 128, 16, "bf16");  // 32 query heads per KV head: more than 16 rows
+  expectError(d, "packs a KV head's 32 query heads");
   s = tile::cudaAttentionSpec(32, 8, 128, true, "bf16");
   s.blockM = 72;
   expectError(s, "multiple of 16 query rows per warp");

@@ -5,6 +5,7 @@
 // no LLVM. Skips without a GPU.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <memory>
@@ -94,6 +95,7 @@ using CudaGemmKernels = KernelSetTest;
 using CudaRmsNormKernels = KernelSetTest;
 using CudaRopeKernels = KernelSetTest;
 using CudaAttentionKernels = KernelSetTest;
+using CudaPagedDecodeKernels = KernelSetTest;
 
 TEST_F(CudaGemmKernels, EqualTheReferenceOnRaggedShapes) {
   ASSERT_FALSE(set->gemms().empty());
@@ -255,6 +257,59 @@ TEST_F(CudaAttentionKernels, EqualTheReferenceOnRaggedShapes) {
     ADD_FAILURE() << "expected an alignment error";
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("the q buffer must be 16-byte aligned"), std::string::npos) << e.what();
+  }
+}
+
+// Paged decode against ops::pagedAttention: 6 sequences of one new token
+// with contexts below, at and past a page, across step boundaries and long
+// (1 .. 1000), pages handed out in shuffled order from a cache of stale
+// random values (past each context too), split counts 1 (the combine
+// alone), 3, 7 and 40 (more splits than some contexts have steps: those
+// splits see no key) and the runtime's own choice. Bounds as for
+// FlashAttention-2 (|v| <= 1).
+TEST_F(CudaPagedDecodeKernels, EqualTheReferenceOnRaggedContexts) {
+  ASSERT_EQ(set->pagedDecodes().size(), 2u);
+  std::mt19937 rng(13);
+  const std::vector<int64_t> contexts = {1, 15, 16, 17, 200, 1000};
+  for (const runtime::CudaPagedDecodeKernel& k : set->pagedDecodes()) {
+    ops::DType dt = ops::parseDType(k.dtype);
+    const double tol = dt == ops::DType::BF16 ? 0x1p-6 : 0x1p-9;
+    const int64_t B = (int64_t)contexts.size(), P = k.pageSize;
+    int64_t maxBlocks = 0, used = 0;
+    for (int64_t c : contexts) maxBlocks = std::max(maxBlocks, (c + P - 1) / P), used += (c + P - 1) / P;
+    const int64_t numBlocks = used + 5;
+    std::vector<int64_t> physical(numBlocks);
+    for (int64_t i = 0; i < numBlocks; ++i) physical[i] = i;
+    std::shuffle(physical.begin(), physical.end(), rng);
+    ops::Tensor tables(ops::DType::I64, {B, maxBlocks}), starts(ops::DType::I64, {B + 1}), lens(ops::DType::I64, {B});
+    std::fill(tables.mut<int64_t>(), tables.mut<int64_t>() + tables.numel(), -1);
+    for (int64_t n = 0, next = 0; n < B; ++n) {
+      starts.mut<int64_t>()[n] = n;
+      lens.mut<int64_t>()[n] = contexts[n];
+      for (int64_t b = 0; b < (contexts[n] + P - 1) / P; ++b) tables.mut<int64_t>()[n * maxBlocks + b] = physical[next++];
+    }
+    starts.mut<int64_t>()[B] = B;
+    Operand q = randomOperand({B, k.heads * k.headDim}, dt, rng),
+            cache = randomOperand({numBlocks, 2, k.kvHeads, P, k.headDim}, dt, rng);
+    ops::Tensor ref = ops::pagedAttention(q.f32, cache.f32, tables, starts, lens,
+                                          {k.heads, k.kvHeads, k.headDim, k.scale});
+    DeviceTensor dq(*dev, q.stored), dcache(*dev, cache.stored), dtables(*dev, tables), dlens(*dev, lens),
+        dout(*dev, q.stored.nbytes());
+    const int64_t auto_ = set->pagedDecodeSplits(k, B, 1000);
+    for (int64_t splits : {int64_t(1), int64_t(3), int64_t(7), int64_t(40), auto_}) {
+      DeviceTensor scratch(*dev, size_t(runtime::CudaKernelSet::pagedDecodeScratchBytes(k, B, splits)));
+      set->launch(k, {dq.p, dcache.p, dtables.p, dlens.p, dout.p, scratch.p}, B, maxBlocks, numBlocks, splits);
+      ops::Tensor out(dt, q.stored.shape());
+      dev->download(out.mut<uint8_t>(), dout.p, out.nbytes());
+      ops::Tensor got = out.toF32();
+      double worst = 0;
+      for (int64_t i = 0; i < got.numel(); ++i) {
+        double r = ref.data<float>()[i], g = got.data<float>()[i];
+        worst = std::isfinite(g) ? std::max(worst, std::abs(g - r)) : INFINITY;
+      }
+      std::printf("%-36s splits=%-3lld max abs err %.2e (tol %.1e)\n", k.name.c_str(), (long long)splits, worst, tol);
+      EXPECT_LE(worst, tol) << k.name << " splits=" << splits;
+    }
   }
 }
 

@@ -1,14 +1,15 @@
 """Every GPU kernel table of docs/cuda.md in one call on the GPU machine:
 GEMM vs cuBLAS and Triton, RMSNorm vs PyTorch, RoPE vs the HF eager form,
-attention vs SDPA FlashAttention-2 and cuDNN (bench_gemm.py,
-bench_rmsnorm.py, bench_rope.py, bench_attention.py in turn; each writes its
+attention vs SDPA FlashAttention-2 and cuDNN, paged decode vs copy
+bandwidth and SDPA (bench_gemm.py, bench_rmsnorm.py, bench_rope.py,
+bench_attention.py, bench_paged_decode.py in turn; each writes its
 JSON under --out and prints its markdown table).
 
     python3 tools/gpu/bench_all.py --strata-gpu .gpu/strata-gpu \
         --kernels .gpu/cuda-kernels --out $OUT
 
 --reps, when given, replaces each script's own default (20 GEMM launches,
-50 RMSNorm / RoPE, 10 attention launches per case).
+50 RMSNorm / RoPE, 10 attention, 20 paged decode launches per case).
 """
 import argparse
 import copy
@@ -16,6 +17,7 @@ import os
 
 import bench_attention
 import bench_gemm  # (same directory)
+import bench_paged_decode
 import bench_rmsnorm
 import bench_rope
 from harness import add_options
@@ -27,7 +29,7 @@ def main():
     a = p.parse_args()
     os.makedirs(a.out, exist_ok=True)
     for title, module, reps in (("GEMM", bench_gemm, 20), ("RMSNorm", bench_rmsnorm, 50), ("RoPE", bench_rope, 50),
-                                ("Attention", bench_attention, 10)):
+                                ("Attention", bench_attention, 10), ("Paged decode", bench_paged_decode, 20)):
         print(f"\n## {title}\n", flush=True)
         args = copy.copy(a)
         args.reps = a.reps or reps
