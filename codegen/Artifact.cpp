@@ -134,6 +134,12 @@ std::vector<AttentionKernelSpec> cudaPagedDecodeKernelSet() {
   return set;
 }
 
+std::vector<AttentionKernelSpec> cudaPagedPrefillKernelSet() {
+  std::vector<AttentionKernelSpec> set;
+  for (const char* dt : {"bf16", "f16"}) set.push_back(cudaPagedPrefillSpec(32, 8, 128, 16, dt));
+  return set;
+}
+
 void writeCudaKernels(const CudaKernelSetSpec& set, const std::string& target, const std::string& dir) {
   std::string ir;
   for (const GemmKernelSpec& s : set.gemms) ir += emitGemmKernel(s);
@@ -141,6 +147,7 @@ void writeCudaKernels(const CudaKernelSetSpec& set, const std::string& target, c
   for (const RopeKernelSpec& s : set.ropes) ir += emitRopeKernel(s);
   for (const AttentionKernelSpec& s : set.attentions) ir += emitAttentionKernel(s);
   for (const AttentionKernelSpec& s : set.pagedDecodes) ir += emitAttentionKernel(s) + emitAttentionCombineKernel(s);
+  for (const AttentionKernelSpec& s : set.pagedPrefills) ir += emitAttentionKernel(s);
   CudaModule m = compileCuda(ir, target);
   // The fields every kind shares (what the runtime launches with), then the
   // kind's own.
@@ -177,6 +184,11 @@ void writeCudaKernels(const CudaKernelSetSpec& set, const std::string& target, c
                              {"stages", s.stages}, {"combine", combine["name"]},
                              {"combine_threads", combine["threads"]}}));
   }
+  for (const AttentionKernelSpec& s : set.pagedPrefills)
+    kernels.push_back(entry("paged_prefill", s.name, s.dtype,
+                            {{"heads", s.heads}, {"kv_heads", s.kvHeads}, {"head_dim", s.headDim},
+                             {"page_size", s.pageSize}, {"scale", s.scale}, {"block_m", s.blockM},
+                             {"block_n", s.blockN}}));
   fs::path d = outputDir(dir, "kernels.json");
   writeText(d / "kernels.mlir", ir);
   writeText(d / "kernels.ptx", m.ptx);

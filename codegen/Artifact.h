@@ -40,13 +40,15 @@ void writeCpuArtifact(const KernelPlan& plan, const std::string& dir, const nloh
 //                 "kv_heads", "head_dim", "causal", "scale", "block_m",
 //                 "block_n", "stages"; paged decodes the same plus
 //                 "page_size", "combine" (its combine kernel's name) and
-//                 "combine_threads"
+//                 "combine_threads"; paged prefills "heads", "kv_heads",
+//                 "head_dim", "page_size", "scale", "block_m", "block_n"
 struct CudaKernelSetSpec {
   std::vector<GemmKernelSpec> gemms;
   std::vector<RmsNormKernelSpec> norms;
   std::vector<RopeKernelSpec> ropes;
   std::vector<AttentionKernelSpec> attentions;
   std::vector<AttentionKernelSpec> pagedDecodes;  // GPU decode form, each with its combine kernel
+  std::vector<AttentionKernelSpec> pagedPrefills;  // GPU paged prefill form
 };
 void writeCudaKernels(const CudaKernelSetSpec& set, const std::string& target, const std::string& dir);
 
@@ -71,6 +73,8 @@ std::vector<AttentionKernelSpec> cudaAttentionKernelSet(const std::string& block
 // caches of Llama-3-8B's attention (32 query heads over 8 KV heads, dim
 // 128) in pages of 16 tokens.
 std::vector<AttentionKernelSpec> cudaPagedDecodeKernelSet();
+// Paged prefill attention for the GPU (cudaPagedPrefillSpec), same shapes.
+std::vector<AttentionKernelSpec> cudaPagedPrefillKernelSet();
 
 // The set `strata compile-kernels` builds: for bf16 and f16, the decode,
 // medium, prefill and large blockings (cudaGemmSpec) with [K, N] and [N, K]

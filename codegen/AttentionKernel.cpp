@@ -82,7 +82,22 @@ AttentionKernelSpec cudaPagedDecodeSpec(int64_t heads, int64_t kvHeads, int64_t 
   s.blockN = std::max<int64_t>(32, pageSize);
   s.pageSize = pageSize;
   s.stages = 3;
+  s.decode = true;
   s.name = fmt::format("paged_decode_{}_h{}_kv{}_d{}_p{}", dtype, heads, kvHeads, headDim, pageSize);
+  return s;
+}
+
+AttentionKernelSpec cudaPagedPrefillSpec(int64_t heads, int64_t kvHeads, int64_t headDim, int64_t pageSize,
+                                         const std::string& dtype) {
+  AttentionKernelSpec s = cudaAttentionSpec(heads, kvHeads, headDim, true, dtype);
+  s.paged = true;
+  s.pageSize = pageSize;
+  s.blockN = std::max(s.blockN, pageSize);
+  // The page-by-page copies' address arithmetic costs registers: at head
+  // dim 128 the contiguous blocking spills 136 bytes here, and is still the
+  // fastest (H200, seq 8192: 256 TFLOP/s; 128 rows on 8 warps without
+  // spills 205, 128 x 32 keys in 3 buffers 250, 64 x 64 216).
+  s.name = fmt::format("paged_prefill_{}_h{}_kv{}_d{}_p{}", dtype, heads, kvHeads, headDim, pageSize);
   return s;
 }
 
@@ -92,9 +107,11 @@ namespace {
 // The GPU form (see AttentionKernelSpec::stages): operands staged through
 // workgroup-local memory, dots on the storage type.
 bool gpuForm(const AttentionKernelSpec& s) { return s.stages > 0; }
-// Its paged form: decode, one new token per sequence, a KV head's query
-// heads packed into the rows (see AttentionKernelSpec::pageSize).
-bool gpuDecode(const AttentionKernelSpec& s) { return gpuForm(s) && s.paged; }
+// Its paged forms copy the cache page by page (AttentionKernelSpec::pageSize).
+bool gpuPaged(const AttentionKernelSpec& s) { return gpuForm(s) && s.paged; }
+// Decode: one new token per sequence, a KV head's query heads packed into
+// the rows (AttentionKernelSpec::decode).
+bool gpuDecode(const AttentionKernelSpec& s) { return gpuPaged(s) && s.decode; }
 // The decode form's single token sees every cached key: only the key
 // boundary is masked.
 bool causalMask(const AttentionKernelSpec& s) { return s.causal && !gpuDecode(s); }
@@ -264,13 +281,13 @@ std::string loop(const AttentionKernelSpec& s, const KvRows& kvRows, bool masked
     // Copies of the block at key `j` into stage `stage`, names prefixed `p`.
     // The decode form copies the step's pages one by one (each from its
     // own physical block) into consecutive rows of the stage.
-    const int64_t page = gpuDecode(s) ? s.pageSize : s.blockN;
+    const int64_t page = gpuPaged(s) ? s.pageSize : s.blockN;
     const std::string KP = st.blockPtr(fmt::format("{}x{}", s.headDim, page)),
                       VP = st.blockPtr(fmt::format("{}x{}", page, s.headDim));
     auto copy = [&](const std::string& p, const std::string& j, const std::string& stage) {
       std::string text = fmt::format("    %{p}so = arith.muli {st}, %cN : index\n", fmt::arg("p", p), fmt::arg("st", stage));
       for (int64_t pg = 0; pg < s.blockN / page; ++pg) {
-        const std::string q = gpuDecode(s) ? fmt::format("{}{}_", p, pg) : p;
+        const std::string q = gpuPaged(s) ? fmt::format("{}{}_", p, pg) : p;
         std::string jj = j, row = "%" + p + "so";
         if (pg) {
           text += fmt::format("    %{q}j = arith.addi {j}, %c{off} : index\n    %{q}r = arith.addi %{p}so, %c{off} : index\n",
@@ -340,10 +357,13 @@ std::string emitAttentionKernel(const AttentionKernelSpec& s) {
       fail("attention kernel '{}': the staged GPU form takes f16 or bf16, at least 2 stages, no key mask and no "
            "compiled-in KV splits (its decode form takes the split count at launch)",
            s.name);
-    if (s.paged && (s.numWarps != 1 || M != 16 || s.heads / s.kvHeads > M || s.pageSize <= 0 || N % s.pageSize))
+    if (s.paged && (s.pageSize <= 0 || N % s.pageSize))
+      fail("attention kernel '{}': the GPU paged forms copy whole pages (keys per step {}, page {})", s.name, N,
+           s.pageSize);
+    if (s.decode && (s.numWarps != 1 || M != 16 || s.heads / s.kvHeads > M))
       fail("attention kernel '{}': the GPU decode form packs a KV head's {} query heads into 16 rows of one warp and "
-           "copies whole pages (block M {} on {} warps, keys per step {}, page {})",
-           s.name, s.heads / s.kvHeads, M, s.numWarps, N, s.pageSize);
+           "copies whole pages (block M {} on {} warps)",
+           s.name, s.heads / s.kvHeads, M, s.numWarps);
     if (s.numWarps <= 0 || M % (16 * s.numWarps) || N % 16 || D % 16)
       fail("attention kernel '{}': the GPU form needs a multiple of 16 query rows per warp (block M {} on {} warps) and key block "
            "and head dim multiples of 16 (got {} and {})",
@@ -359,9 +379,6 @@ std::string emitAttentionKernel(const AttentionKernelSpec& s) {
     // Sequence n's one token is row n of q / o [B, heads * D]; viewed as
     // [B heads, D], KV head kh's query heads are rows [n H + kh G, + G): the
     // program's rows past them read as zero and are never stored.
-    std::string pageOffsets;
-    for (int64_t pg = 1; pg < N / s.pageSize; ++pg)
-      pageOffsets += fmt::format("  %c{0} = arith.constant {0} : index\n", pg * s.pageSize);
     prologue = fmt::format(R"(  %n = tile.program_id 2
   %ctx = tile.block_lookup %lens[%n] : !tile.ptr<i64>
   %qLen = arith.addi %c1, %c0 : index
@@ -371,29 +388,8 @@ std::string emitAttentionKernel(const AttentionKernelSpec& s) {
   %qEnd = arith.addi %qRow, %cG : index
   %qp = tile.make_block_ptr %q, [%qEnd, %cD], [%cD, %c1], [%qRow, %c0] : {P} -> {BP}
   %tableRow = arith.muli %n, %maxBlocks : index
-  %cPg = arith.constant {page} : index
-  %cPgHk = arith.constant {pageHk} : index
-  %lastPage0 = arith.subi %ctx, %c1 : index
-  %lastPage = arith.divui %lastPage0, %cPg : index
-{pageOffsets})",
-                           fmt::arg("P", P), fmt::arg("BP", st.blockPtr(qo)), fmt::arg("page", s.pageSize),
-                           fmt::arg("pageHk", s.pageSize * s.kvHeads), fmt::arg("pageOffsets", pageOffsets));
-    // Page j / page of the sequence (clamped to its last page: a step's
-    // pages past the context copy nothing but must not read past the
-    // table row); K at ((blk * 2) * Hk + kh) * page, V Hk * page rows on.
-    kvRows = [&s](const std::string& p, const std::string& j) {
-      return fmt::format(R"(    %{p}lblk0 = arith.divui {j}, %cPg : index
-    %{p}lblk = arith.minsi %{p}lblk0, %lastPage : index
-    %{p}ti = arith.addi %tableRow, %{p}lblk : index
-    %{p}blk = tile.block_lookup %tables[%{p}ti] : !tile.ptr<i64>
-    %{p}b2 = arith.muli %{p}blk, %c2Hk : index
-    %{p}b3 = arith.addi %{p}b2, %kh : index
-    %{p}krow = arith.muli %{p}b3, %cPg : index
-    %{p}vrow = arith.addi %{p}krow, %cPgHk : index
 )",
-                         fmt::arg("p", p), fmt::arg("j", j)) +
-             kvPointers(s, "%cache", "%cache", "%cacheRows", p, j, "%cPg", s.pageSize);
-    };
+                           fmt::arg("P", P), fmt::arg("BP", st.blockPtr(qo)));
   } else if (s.paged) {
     args = fmt::format("%q: {0}, %cache: {0}, ", P) +
            (s.kvSplits > 1 ? "%po: !tile.ptr<f32>, %pm: !tile.ptr<f32>, %pl: !tile.ptr<f32>, " : "%o: " + P + ", ") +
@@ -453,6 +449,34 @@ std::string emitAttentionKernel(const AttentionKernelSpec& s) {
 )",
                          fmt::arg("p", p), fmt::arg("j", j)) +
              kvPointers(s, "%k", "%v", "", p, j);
+    };
+  }
+
+  if (gpuPaged(s)) {
+    // The GPU forms copy page by page: page j / page of the sequence
+    // (clamped to its last page: a step's pages past the context copy
+    // nothing but must not read past the table row); K at ((blk * 2) * Hk
+    // + kh) * page, V Hk * page rows on.
+    prologue += fmt::format(R"(  %cPg = arith.constant {page} : index
+  %cPgHk = arith.constant {pageHk} : index
+  %lastPage0 = arith.subi %ctx, %c1 : index
+  %lastPage = arith.divui %lastPage0, %cPg : index
+)",
+                            fmt::arg("page", s.pageSize), fmt::arg("pageHk", s.pageSize * s.kvHeads));
+    for (int64_t pg = 1; pg < N / s.pageSize; ++pg)
+      prologue += fmt::format("  %c{0} = arith.constant {0} : index\n", pg * s.pageSize);
+    kvRows = [&s](const std::string& p, const std::string& j) {
+      return fmt::format(R"(    %{p}lblk0 = arith.divui {j}, %cPg : index
+    %{p}lblk = arith.minsi %{p}lblk0, %lastPage : index
+    %{p}ti = arith.addi %tableRow, %{p}lblk : index
+    %{p}blk = tile.block_lookup %tables[%{p}ti] : !tile.ptr<i64>
+    %{p}b2 = arith.muli %{p}blk, %c2Hk : index
+    %{p}b3 = arith.addi %{p}b2, %kh : index
+    %{p}krow = arith.muli %{p}b3, %cPg : index
+    %{p}vrow = arith.addi %{p}krow, %cPgHk : index
+)",
+                         fmt::arg("p", p), fmt::arg("j", j)) +
+             kvPointers(s, "%cache", "%cache", "%cacheRows", p, j, "%cPg", s.pageSize);
     };
   }
 

@@ -74,6 +74,11 @@ struct AttentionKernelSpec {
   // combine kernel's layout, its signature then ends with splits: index);
   // grid splits x kvHeads x B.
   int64_t pageSize = 0;
+  // GPU paged form: true is the decode form above; false the prefill form
+  // (chunked prefill too): the CPU paged form's rows (query tokens of one
+  // head, causal), signature and grid, with the GPU form's staging and
+  // the pages copied one by one (no KV splits).
+  bool decode = false;
 };
 
 // Blocking for the host CPU: one warp (a warp's rows are one register block
@@ -95,6 +100,10 @@ void applyAttentionBlocking(AttentionKernelSpec& s, const std::string& text, con
 
 // The sm_90 paged decode kernel: 16 rows on one warp, 32 keys (pages of
 // `pageSize`; a page when larger) per step, 3 buffers.
+// The sm_90 paged prefill kernel: cudaAttentionSpec's blocking (128 query
+// rows on 4 warps, 64 keys per step) over pages of `pageSize`.
+AttentionKernelSpec cudaPagedPrefillSpec(int64_t heads, int64_t kvHeads, int64_t headDim, int64_t pageSize,
+                                         const std::string& dtype);
 AttentionKernelSpec cudaPagedDecodeSpec(int64_t heads, int64_t kvHeads, int64_t headDim, int64_t pageSize,
                                         const std::string& dtype);
 

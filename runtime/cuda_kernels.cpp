@@ -90,6 +90,17 @@ std::unique_ptr<CudaKernelSet> CudaKernelSet::load(const CudaDevice& device, con
         set->pagedDecodes_.push_back(a);
         continue;
       }
+      if (kind == "paged_prefill") {
+        auto a = named<CudaPagedPrefillKernel>(k, *set->module_);
+        a.heads = k.at("heads");
+        a.kvHeads = k.at("kv_heads");
+        a.headDim = k.at("head_dim");
+        a.pageSize = k.at("page_size");
+        a.blockM = k.at("block_m");
+        a.scale = k.at("scale");
+        set->pagedPrefills_.push_back(a);
+        continue;
+      }
       if (kind == "attention_combine") continue;  // launched with its paged decode kernel
       if (kind != "gemm") fail("{}: kernel '{}' of unknown kind '{}'", manifestPath, k.value("name", "?"), kind);
       auto g = named<CudaGemmKernel>(k, *set->module_);
@@ -246,6 +257,29 @@ void CudaKernelSet::launch(const CudaPagedDecodeKernel& k, const PagedDecodeBuff
   combine.buffer(b.o, rows * k.headDim).index(batch).index(splits);
   device_.launch(k.combine, {unsigned(batch), unsigned(k.heads), 1}, {unsigned(k.combineThreads), 1, 1}, 0,
                  const_cast<void**>(combine.slots().data()));
+}
+
+void CudaKernelSet::launch(const CudaPagedPrefillKernel& k, const PagedPrefillBuffers& b, int64_t sequences,
+                           int64_t tokens, int64_t maxNew, int64_t maxBlocks, int64_t numBlocks) const {
+  if (sequences <= 0 || tokens <= 0 || maxNew <= 0 || maxBlocks <= 0 || numBlocks <= 0)
+    fail("paged prefill {}: sequences, tokens, max new tokens, max blocks and cache blocks must be positive, got {}, "
+         "{}, {}, {}, {}",
+         k.name, sequences, tokens, maxNew, maxBlocks, numBlocks);
+  auto need = [&](const void* p, const char* what, uintptr_t align) {
+    if (!p) fail("paged prefill {}: the kernel needs the {} buffer", k.name, what);
+    if (reinterpret_cast<uintptr_t>(p) % align)
+      fail("paged prefill {}: the {} buffer must be {}-byte aligned", k.name, what, align);
+  };
+  need(b.q, "q", 16), need(b.cache, "cache", 16), need(b.tables, "block table", 8), need(b.starts, "sequence start", 8);
+  need(b.contextLens, "context length", 8), need(b.o, "o", 4);
+  const int64_t width = k.heads * k.headDim, cacheRows = numBlocks * 2 * k.kvHeads * k.pageSize;
+  // (q, cache, o, tables, starts, lens, max_blocks, cache_rows).
+  abi::KernelArgs args;
+  args.buffer(b.q, tokens * width).buffer(b.cache, cacheRows * k.headDim).buffer(b.o, tokens * width);
+  args.buffer(b.tables, sequences * maxBlocks).buffer(b.starts, sequences + 1).buffer(b.contextLens, sequences);
+  args.index(maxBlocks).index(cacheRows);
+  device_.launch(k.function, {unsigned((maxNew + k.blockM - 1) / k.blockM), unsigned(k.heads), unsigned(sequences)},
+                 {unsigned(k.threads), 1, 1}, unsigned(k.sharedBytes), const_cast<void**>(args.slots().data()));
 }
 
 void CudaKernelSet::launch(const CudaRmsNormKernel& k, const void* x, const void* w, void* y, int64_t rows,

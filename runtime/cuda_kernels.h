@@ -57,6 +57,25 @@ struct CudaPagedDecodeKernel {
   cuda::CUfunction function = nullptr, combine = nullptr;
 };
 
+// Paged prefill attention (codegen/AttentionKernel.h, GPU paged prefill
+// form): sequences with any number of new tokens (chunked prefill),
+// causal over their context in the paged cache.
+struct CudaPagedPrefillKernel {
+  std::string name, dtype;
+  int64_t heads = 0, kvHeads = 0, headDim = 0, pageSize = 0, blockM = 0, threads = 0, sharedBytes = 0;
+  float scale = 0;
+  cuda::CUfunction function = nullptr;
+};
+
+// Device buffers of one paged prefill step: q / o [tokens, heads *
+// headDim] over all sequences, sequence n owning tokens [starts[n],
+// starts[n + 1]) with context_lens[n] tokens in the cache (its new ones
+// included), block tables [sequences, maxBlocks] (all i64 on the device).
+struct PagedPrefillBuffers {
+  const void *q = nullptr, *cache = nullptr, *tables = nullptr, *starts = nullptr, *contextLens = nullptr;
+  void* o = nullptr;
+};
+
 // Device buffers of one paged decode step: q / o [batch, heads * headDim],
 // the cache, block tables [batch, maxBlocks] and context lengths [batch]
 // (i64), and f32 scratch for the split partials
@@ -95,6 +114,7 @@ class CudaKernelSet {
   const CudaAttentionKernel& attentionFor(const std::string& dtype, int64_t heads, int64_t kvHeads, int64_t headDim,
                                           bool causal) const;
   const std::vector<CudaPagedDecodeKernel>& pagedDecodes() const { return pagedDecodes_; }
+  const std::vector<CudaPagedPrefillKernel>& pagedPrefills() const { return pagedPrefills_; }
   // Bytes of scratch a paged decode step of `batch` sequences in `splits`
   // splits needs.
   static int64_t pagedDecodeScratchBytes(const CudaPagedDecodeKernel& k, int64_t batch, int64_t splits);
@@ -132,6 +152,13 @@ class CudaKernelSet {
   // non-positive size.
   void launch(const CudaPagedDecodeKernel& k, const PagedDecodeBuffers& b, int64_t batch, int64_t maxBlocks,
               int64_t numBlocks, int64_t splits) const;
+  // One prefill step of `sequences` sequences over `tokens` new tokens, the
+  // longest with `maxNew` (grid ceil(maxNew / blockM) x heads x
+  // sequences). Each sequence's new tokens must fit its context (starts and
+  // lengths are read on the device); throws on a null or misaligned buffer
+  // or a non-positive size.
+  void launch(const CudaPagedPrefillKernel& k, const PagedPrefillBuffers& b, int64_t sequences, int64_t tokens,
+              int64_t maxNew, int64_t maxBlocks, int64_t numBlocks) const;
 
  private:
   CudaKernelSet(const CudaDevice& device) : device_(device) {}
@@ -143,6 +170,7 @@ class CudaKernelSet {
   std::vector<CudaRopeKernel> ropes_;
   std::vector<CudaAttentionKernel> attentions_;
   std::vector<CudaPagedDecodeKernel> pagedDecodes_;
+  std::vector<CudaPagedPrefillKernel> pagedPrefills_;
 };
 
 }  // namespace strata::runtime

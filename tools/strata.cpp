@@ -146,11 +146,13 @@ int compileKernels(const std::string& target, const std::string& out, const std:
   if (!medium.empty()) m = tile::parseGemmBlocking(medium, "--medium-block");
   if (!prefill.empty()) p = tile::parseGemmBlocking(prefill, "--prefill-block");
   tile::CudaKernelSetSpec set{tile::cudaGemmKernelSet(d, m, p), tile::cudaRmsNormKernelSet(), tile::cudaRopeKernelSet(),
-                              tile::cudaAttentionKernelSet(attention), tile::cudaPagedDecodeKernelSet()};
+                              tile::cudaAttentionKernelSet(attention), tile::cudaPagedDecodeKernelSet(),
+                              tile::cudaPagedPrefillKernelSet()};
   std::fprintf(stderr,
-               "compiling %zu GEMM, %zu RMSNorm, %zu RoPE, %zu attention and %zu paged decode kernels for %s into %s...\n",
+               "compiling %zu GEMM, %zu RMSNorm, %zu RoPE, %zu attention, %zu paged decode and %zu paged prefill "
+               "kernels for %s into %s...\n",
                set.gemms.size(), set.norms.size(), set.ropes.size(), set.attentions.size(), set.pagedDecodes.size(),
-               target.c_str(), out.c_str());
+               set.pagedPrefills.size(), target.c_str(), out.c_str());
   tile::writeCudaKernels(set, target.substr(prefix.size()), out);
   std::fprintf(stderr, "wrote %s/kernels.ptx, kernels.json, kernels.mlir\n", out.c_str());
   return 0;

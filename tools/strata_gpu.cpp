@@ -10,8 +10,8 @@
 // the generated RoPE kernels on Llama-3-8B's q and k rows for 1..4096 tokens;
 //   strata-gpu bench-attention --kernels DIR [--json FILE]
 // the FlashAttention-2 kernels at 16k tokens per launch (batch x seq, seq
-// 1k..16k), head dim 64 and 128, causal and not, and Llama-3-8B's GQA
-// prefill (seq 128..8k, batch 1);
+// 1k..16k), head dim 64 and 128, causal and not, Llama-3-8B's GQA
+// prefill (seq 128..8k, batch 1) and its paged prefill (512..8k);
 //   strata-gpu bench-paged-decode --kernels DIR [--json FILE]
 // the paged decode kernels on Llama-3-8B's attention (32 / 8 heads, dim
 // 128, pages of 16) at batch 1..64 and context 1k..32k.
@@ -214,6 +214,39 @@ int benchAttention(const std::string& dir, const std::string& jsonPath, const st
       std::printf("%-38s %-5lld %-6lld %9.3f %9.1f\n", k.name.c_str(), (long long)B, (long long)S, ms, tflops);
       out.push_back({{"kernel", k.name}, {"heads", k.heads}, {"kv_heads", k.kvHeads}, {"head_dim", k.headDim},
                      {"causal", k.causal}, {"batch", B}, {"seq", S}, {"ms", ms}, {"tflops", tflops}});
+    }
+  }
+  // Paged prefill of one fresh prompt (S = T) from a cache of shuffled
+  // pages: what a TTFT step runs after writing the prompt's K / V.
+  for (const runtime::CudaPagedPrefillKernel& k : set->pagedPrefills()) {
+    if (k.dtype != dtype) continue;
+    for (int64_t S : {512, 2048, 8192}) {
+      const int64_t P = k.pageSize, maxBlocks = S / P, numBlocks = maxBlocks;
+      std::vector<int64_t> physical(numBlocks), starts = {0, S}, lens = {S};
+      for (int64_t i = 0; i < numBlocks; ++i) physical[i] = i;
+      std::shuffle(physical.begin(), physical.end(), rng);
+      const int64_t cacheBytes = numBlocks * 2 * k.kvHeads * P * k.headDim * 2;
+      void* cache = dev->allocate(cacheBytes);
+      void* tables = dev->allocate(numBlocks * 8);
+      void* dstarts = dev->allocate(16);
+      void* dlens = dev->allocate(8);
+      dev->upload(tables, physical.data(), numBlocks * 8);
+      dev->upload(dstarts, starts.data(), 16);
+      dev->upload(dlens, lens.data(), 8);
+      runtime::PagedPrefillBuffers pb{bufs[0], cache, tables, dstarts, dlens, bufs[3]};
+      auto launch = [&] { set->launch(k, pb, 1, S, S, maxBlocks, numBlocks); };
+      launch();  // warm-up
+      float ms = dev->timeMs([&] {
+        for (int r = 0; r < reps; ++r) launch();
+      }) / reps;
+      double tflops = 4.0 * k.heads * S * S * k.headDim * 0.5 / (ms * 1e-3) / 1e12;
+      std::printf("%-38s %-5d %-6lld %9.3f %9.1f\n", k.name.c_str(), 1, (long long)S, ms, tflops);
+      out.push_back({{"kernel", k.name}, {"heads", k.heads}, {"kv_heads", k.kvHeads}, {"head_dim", k.headDim},
+                     {"causal", true}, {"paged", true}, {"batch", 1}, {"seq", S}, {"ms", ms}, {"tflops", tflops}});
+      dev->release(cache, cacheBytes);
+      dev->release(tables, numBlocks * 8);
+      dev->release(dstarts, 16);
+      dev->release(dlens, 8);
     }
   }
   for (void* p : bufs) dev->release(p, maxElems * 2);

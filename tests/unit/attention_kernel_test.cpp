@@ -293,8 +293,13 @@ TEST(AttentionKernel, GpuFormRejectsWhatItCannotRun) {
   s.dtype = "f32";
   expectError(s, "takes f16 or bf16");
   s = tile::cudaAttentionSpec(32, 8, 128, true, "bf16");
-  s.paged = true;  // the decode form needs one warp of 16 rows and whole pages
+  s.paged = true;  // the paged forms copy whole pages: a page size is needed
+  expectError(s, "the GPU paged forms copy whole pages (keys per step 64, page 0)");
+  s.pageSize = 16;
+  s.decode = true;  // the decode form needs one warp of 16 rows
   expectError(s, "the GPU decode form packs a KV head's 4 query heads into 16 rows of one warp");
+  s.decode = false;  // the paged prefill form: the contiguous form's blocking over pages
+  EXPECT_NO_THROW(tile::emitAttentionKernel(s));
   tile::AttentionKernelSpec d = tile::cudaPagedDecodeSpec(32, 8, 128, 16, "bf16");
   d.kvSplits = 2;  // the decode form takes its split count at launch
   expectError(d, "no compiled-in KV splits");
@@ -303,7 +308,7 @@ TEST(AttentionKernel, GpuFormRejectsWhatItCannotRun) {
   EXPECT_NE(tile::emitAttentionKernel(d).find("%splits: index"), std::string::npos);
   EXPECT_NE(tile::emitAttentionCombineKernel(d).find("%splits: index"), std::string::npos);
   d.pageSize = 24;  // 32 keys per step are not whole pages
-  expectError(d, "copies whole pages");
+  expectError(d, "copy whole pages (keys per step 32, page 24)");
   d = tile::cudaPagedDecodeSpec(32, 1, 128, 16, "bf16");  // 32 query heads per KV head: more than 16 rows
   expectError(d, "packs a KV head's 32 query heads");
   s = tile::cudaAttentionSpec(32, 8, 128, true, "bf16");

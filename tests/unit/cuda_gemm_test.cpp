@@ -96,6 +96,7 @@ using CudaRmsNormKernels = KernelSetTest;
 using CudaRopeKernels = KernelSetTest;
 using CudaAttentionKernels = KernelSetTest;
 using CudaPagedDecodeKernels = KernelSetTest;
+using CudaPagedPrefillKernels = KernelSetTest;
 
 TEST_F(CudaGemmKernels, EqualTheReferenceOnRaggedShapes) {
   ASSERT_FALSE(set->gemms().empty());
@@ -310,6 +311,54 @@ TEST_F(CudaPagedDecodeKernels, EqualTheReferenceOnRaggedContexts) {
       std::printf("%-36s splits=%-3lld max abs err %.2e (tol %.1e)\n", k.name.c_str(), (long long)splits, worst, tol);
       EXPECT_LE(worst, tol) << k.name << " splits=" << splits;
     }
+  }
+}
+
+// Paged prefill against ops::pagedAttention: a fresh prompt spanning query
+// blocks (130 / 130), a chunked continuation (9 new of 70), decode steps at
+// and past a page boundary (1 / 16, 1 / 17), a short prompt (3 / 3) and a
+// long chunk (200 new of 1000), pages shuffled over a stale cache.
+TEST_F(CudaPagedPrefillKernels, EqualTheReferenceOnMixedSequences) {
+  ASSERT_EQ(set->pagedPrefills().size(), 2u);
+  std::mt19937 rng(17);
+  const std::vector<std::pair<int64_t, int64_t>> seqs = {{130, 130}, {9, 70}, {1, 16}, {1, 17}, {3, 3}, {200, 1000}};
+  for (const runtime::CudaPagedPrefillKernel& k : set->pagedPrefills()) {
+    ops::DType dt = ops::parseDType(k.dtype);
+    const double tol = dt == ops::DType::BF16 ? 0x1p-6 : 0x1p-9;
+    const int64_t N = (int64_t)seqs.size(), P = k.pageSize;
+    int64_t maxBlocks = 0, used = 0, tokens = 0, maxNew = 0;
+    for (auto [q, c] : seqs)
+      maxBlocks = std::max(maxBlocks, (c + P - 1) / P), used += (c + P - 1) / P, tokens += q, maxNew = std::max(maxNew, q);
+    const int64_t numBlocks = used + 5;
+    std::vector<int64_t> physical(numBlocks);
+    for (int64_t i = 0; i < numBlocks; ++i) physical[i] = i;
+    std::shuffle(physical.begin(), physical.end(), rng);
+    ops::Tensor tables(ops::DType::I64, {N, maxBlocks}), starts(ops::DType::I64, {N + 1}), lens(ops::DType::I64, {N});
+    std::fill(tables.mut<int64_t>(), tables.mut<int64_t>() + tables.numel(), -1);
+    for (int64_t n = 0, next = 0, tok = 0; n < N; ++n) {
+      starts.mut<int64_t>()[n] = tok;
+      tok += seqs[n].first;
+      lens.mut<int64_t>()[n] = seqs[n].second;
+      for (int64_t b = 0; b < (seqs[n].second + P - 1) / P; ++b) tables.mut<int64_t>()[n * maxBlocks + b] = physical[next++];
+    }
+    starts.mut<int64_t>()[N] = tokens;
+    Operand q = randomOperand({tokens, k.heads * k.headDim}, dt, rng),
+            cache = randomOperand({numBlocks, 2, k.kvHeads, P, k.headDim}, dt, rng);
+    ops::Tensor ref = ops::pagedAttention(q.f32, cache.f32, tables, starts, lens,
+                                          {k.heads, k.kvHeads, k.headDim, k.scale});
+    DeviceTensor dq(*dev, q.stored), dcache(*dev, cache.stored), dtables(*dev, tables), dstarts(*dev, starts),
+        dlens(*dev, lens), dout(*dev, q.stored.nbytes());
+    set->launch(k, {dq.p, dcache.p, dtables.p, dstarts.p, dlens.p, dout.p}, N, tokens, maxNew, maxBlocks, numBlocks);
+    ops::Tensor out(dt, q.stored.shape());
+    dev->download(out.mut<uint8_t>(), dout.p, out.nbytes());
+    ops::Tensor got = out.toF32();
+    double worst = 0;
+    for (int64_t i = 0; i < got.numel(); ++i) {
+      double r = ref.data<float>()[i], g = got.data<float>()[i];
+      worst = std::isfinite(g) ? std::max(worst, std::abs(g - r)) : INFINITY;
+    }
+    std::printf("%-36s tokens=%lld max abs err %.2e (tol %.1e)\n", k.name.c_str(), (long long)tokens, worst, tol);
+    EXPECT_LE(worst, tol) << k.name;
   }
 }
 

@@ -2,8 +2,10 @@
 (`strata-gpu bench-attention`, a subprocess) side by side with PyTorch SDPA's
 FlashAttention-2 and cuDNN backends on the same shapes: 32 heads of dim 64
 and 128, 16k tokens per launch (batch x seq, seq 1k..16k), causal and not;
-and Llama-3-8B's GQA prefill (32 query heads over 8 KV heads, dim 128,
-batch 1, seq 128..8k; SDPA with enable_gqa). CUDA-event timing; FLOPs =
+Llama-3-8B's GQA prefill (32 query heads over 8 KV heads, dim 128,
+batch 1, seq 128..8k; SDPA with enable_gqa), and strata's paged prefill
+of the same (K / V read from a cache of shuffled pages; SDPA still on
+contiguous K / V). CUDA-event timing; FLOPs =
 4 B H S T D, halved when causal.
 
     python3 tools/gpu/bench_attention.py --strata-gpu .gpu/strata-gpu \
@@ -51,7 +53,8 @@ def run(a):
         rows.append({**s, **{f"{name}_tflops": t for name, t in peers.items()}})
         fmt = lambda t: "n/a" if t is None else f"{t:.0f}"
         ratio = "n/a" if peers["fa2"] is None else f"{s['tflops'] / peers['fa2']:.2f}"
-        print(f"| {h} ({hk}) x {d} | {'yes' if s['causal'] else 'no'} | {b} x {n} | {s['tflops']:.0f} | "
+        form = " paged" if s.get("paged") else ""
+        print(f"| {h} ({hk}) x {d}{form} | {'yes' if s['causal'] else 'no'} | {b} x {n} | {s['tflops']:.0f} | "
               f"{fmt(peers['fa2'])} | {fmt(peers['cudnn'])} | {ratio} |")
     json.dump({"device": torch.cuda.get_device_name(), "dtype": a.dtype, "rows": rows},
               open(os.path.join(a.out, "attention.json"), "w"), indent=1)
