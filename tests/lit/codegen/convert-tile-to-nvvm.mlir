@@ -438,3 +438,32 @@ func.func @attention_p_v(%q: !tile.ptr<bf16>, %k: !tile.ptr<bf16>, %v: !tile.ptr
   tile.store %op, %out : !tile.block_ptr<tensor<16x16xf32>>
   return
 }
+
+// -----
+
+// A row max stored as a [16, 1] column (the split partials of paged
+// decode): expand_dims gives it the reduction's lane elements with the
+// column back at size 1, so each lane stores its rows g and g + 8 at
+// column 0 (the 4 lanes of a row store the same value).
+// CHECK-LABEL: func.func @row_max_column
+// CHECK: nvvm.mma.sync
+// CHECK: nvvm.shfl.sync bfly
+// CHECK-NOT: builtin.unrealized_conversion_cast{{.*}}vector<16x1
+// CHECK-COUNT-4: memref.store %{{.*}}, %{{.*}}[%{{.*}}, %c0{{.*}}] : memref<?x?xf32
+// CHECK: return
+func.func @row_max_column(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %m: !tile.ptr<f32>) attributes {tile.num_warps = 1 : i64} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c16 = arith.constant 16 : index
+  %ap = tile.make_block_ptr %a, [%c16, %c16], [%c16, %c1], [%c0, %c0] : !tile.ptr<bf16> -> !tile.block_ptr<tensor<16x16xbf16>>
+  %bp = tile.make_block_ptr %b, [%c16, %c16], [%c16, %c1], [%c0, %c0] : !tile.ptr<bf16> -> !tile.block_ptr<tensor<16x16xbf16>>
+  %x = tile.load %ap : !tile.block_ptr<tensor<16x16xbf16>>
+  %y = tile.load %bp : !tile.block_ptr<tensor<16x16xbf16>>
+  %z = arith.constant dense<0.0> : tensor<16x16xf32>
+  %s = tile.dot %x, %y, %z : tensor<16x16xbf16> * tensor<16x16xbf16> -> tensor<16x16xf32>
+  %mx = tile.reduce %s {axis = 1 : i64, kind = "max"} : tensor<16x16xf32> -> tensor<16xf32>
+  %me = tile.expand_dims %mx {axis = 1 : i64} : tensor<16xf32> -> tensor<16x1xf32>
+  %mp = tile.make_block_ptr %m, [%c16, %c1], [%c1, %c1], [%c0, %c0] : !tile.ptr<f32> -> !tile.block_ptr<tensor<16x1xf32>>
+  tile.store %mp, %me : !tile.block_ptr<tensor<16x1xf32>>
+  return
+}
