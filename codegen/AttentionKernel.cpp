@@ -25,16 +25,28 @@ AttentionKernelSpec cpuAttentionSpec(int64_t heads, int64_t kvHeads, int64_t hea
   return s;
 }
 
-AttentionKernelSpec cudaAttentionSpec(int64_t heads, int64_t kvHeads, int64_t headDim, bool causal,
+namespace {
+
+// What every GPU attention kernel of the set shares: the heads, scale 1 /
+// sqrt(head dim), the storage type.
+AttentionKernelSpec gpuAttentionShape(int64_t heads, int64_t kvHeads, int64_t headDim, bool causal,
                                       const std::string& dtype) {
   AttentionKernelSpec s;
-  s.paged = false;
   s.causal = causal;
   s.heads = heads;
   s.kvHeads = kvHeads;
   s.headDim = headDim;
   s.scale = 1.f / std::sqrt(float(headDim));
   s.dtype = dtype;
+  return s;
+}
+
+}  // namespace
+
+AttentionKernelSpec cudaAttentionSpec(int64_t heads, int64_t kvHeads, int64_t headDim, bool causal,
+                                      const std::string& dtype) {
+  AttentionKernelSpec s = gpuAttentionShape(heads, kvHeads, headDim, causal, dtype);
+  s.paged = false;
   // H200 sweep (docs/cuda.md): 128 query rows on 4 warps (32 rows per
   // warp: each K / V fragment read from shared memory feeds two mma), keys
   // in steps of 64, one block copied ahead; with head dim 128 Q's fragments
@@ -66,14 +78,8 @@ void applyAttentionBlocking(AttentionKernelSpec& s, const std::string& text, con
 
 AttentionKernelSpec cudaPagedDecodeSpec(int64_t heads, int64_t kvHeads, int64_t headDim, int64_t pageSize,
                                         const std::string& dtype) {
-  AttentionKernelSpec s;
+  AttentionKernelSpec s = gpuAttentionShape(heads, kvHeads, headDim, true, dtype);
   s.paged = true;
-  s.causal = true;
-  s.heads = heads;
-  s.kvHeads = kvHeads;
-  s.headDim = headDim;
-  s.scale = 1.f / std::sqrt(float(headDim));
-  s.dtype = dtype;
   // H200 sweep (docs/cuda.md): 32 keys per step in 3 buffers (55 KiB of
   // shared memory, 4 programs per SM) streamed 0.3-5 % more than 64 keys in
   // 3 or 2 buffers or 32 in 4, and far more than 128 (255 registers).

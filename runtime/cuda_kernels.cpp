@@ -34,6 +34,24 @@ Kernel named(const nlohmann::json& k, const CudaDevice::Module& module) {
   return r;
 }
 
+// named<Kernel> plus the fields every attention kernel has.
+template <typename Kernel>
+Kernel namedAttention(const nlohmann::json& k, const CudaDevice::Module& module) {
+  Kernel a = named<Kernel>(k, module);
+  a.heads = k.at("heads");
+  a.kvHeads = k.at("kv_heads");
+  a.headDim = k.at("head_dim");
+  a.scale = k.at("scale");
+  return a;
+}
+
+// Throws unless `p` is a device buffer aligned to `align` bytes (`kernel`
+// and `what` name the launch and the buffer).
+void checkBuffer(const std::string& kernel, const void* p, const char* what, uintptr_t align) {
+  if (!p) fail("{}: the kernel needs the {} buffer", kernel, what);
+  if (reinterpret_cast<uintptr_t>(p) % align) fail("{}: the {} buffer must be {}-byte aligned", kernel, what, align);
+}
+
 }  // namespace
 
 std::unique_ptr<CudaKernelSet> CudaKernelSet::load(const CudaDevice& device, const std::string& dir) {
@@ -67,37 +85,25 @@ std::unique_ptr<CudaKernelSet> CudaKernelSet::load(const CudaDevice& device, con
         continue;
       }
       if (kind == "attention") {
-        auto a = named<CudaAttentionKernel>(k, *set->module_);
-        a.heads = k.at("heads");
-        a.kvHeads = k.at("kv_heads");
-        a.headDim = k.at("head_dim");
+        auto a = namedAttention<CudaAttentionKernel>(k, *set->module_);
         a.causal = k.at("causal");
-        a.scale = k.at("scale");
         a.blockM = k.at("block_m");
         set->attentions_.push_back(a);
         continue;
       }
       if (kind == "paged_decode") {
-        auto a = named<CudaPagedDecodeKernel>(k, *set->module_);
-        a.heads = k.at("heads");
-        a.kvHeads = k.at("kv_heads");
-        a.headDim = k.at("head_dim");
+        auto a = namedAttention<CudaPagedDecodeKernel>(k, *set->module_);
         a.pageSize = k.at("page_size");
         a.blockN = k.at("block_n");
-        a.scale = k.at("scale");
         a.combine = set->module_->function(k.at("combine").get<std::string>());
         a.combineThreads = k.at("combine_threads");
         set->pagedDecodes_.push_back(a);
         continue;
       }
       if (kind == "paged_prefill") {
-        auto a = named<CudaPagedPrefillKernel>(k, *set->module_);
-        a.heads = k.at("heads");
-        a.kvHeads = k.at("kv_heads");
-        a.headDim = k.at("head_dim");
+        auto a = namedAttention<CudaPagedPrefillKernel>(k, *set->module_);
         a.pageSize = k.at("page_size");
         a.blockM = k.at("block_m");
-        a.scale = k.at("scale");
         set->pagedPrefills_.push_back(a);
         continue;
       }
@@ -187,8 +193,7 @@ void CudaKernelSet::launch(const CudaAttentionKernel& k, const void* q, const vo
   // (q, k, v, o, S, T): codegen/AttentionKernel.h, contiguous form.
   abi::KernelArgs args;
   auto buffer = [&](const void* p, int64_t elements, const char* what) {
-    if (!p) fail("attention {}: the kernel needs the {} buffer", k.name, what);
-    if (reinterpret_cast<uintptr_t>(p) % 16) fail("attention {}: the {} buffer must be 16-byte aligned", k.name, what);
+    checkBuffer("attention " + k.name, p, what, 16);
     args.buffer(p, elements);
   };
   buffer(q, batch * k.heads * S * k.headDim, "q");
@@ -229,11 +234,7 @@ void CudaKernelSet::launch(const CudaPagedDecodeKernel& k, const PagedDecodeBuff
   if (batch <= 0 || maxBlocks <= 0 || numBlocks <= 0 || splits <= 0)
     fail("paged decode {}: batch, max blocks, cache blocks and splits must be positive, got {}, {}, {}, {}", k.name,
          batch, maxBlocks, numBlocks, splits);
-  auto need = [&](const void* p, const char* what, uintptr_t align) {
-    if (!p) fail("paged decode {}: the kernel needs the {} buffer", k.name, what);
-    if (reinterpret_cast<uintptr_t>(p) % align)
-      fail("paged decode {}: the {} buffer must be {}-byte aligned", k.name, what, align);
-  };
+  auto need = [&](const void* p, const char* what, uintptr_t align) { checkBuffer("paged decode " + k.name, p, what, align); };
   // q and the cache are copied in 16-byte runs; the partials are f32.
   need(b.q, "q", 16), need(b.cache, "cache", 16), need(b.tables, "block table", 8), need(b.contextLens, "context length", 8);
   need(b.o, "o", 4), need(b.scratch, "scratch", 256);
@@ -265,11 +266,7 @@ void CudaKernelSet::launch(const CudaPagedPrefillKernel& k, const PagedPrefillBu
     fail("paged prefill {}: sequences, tokens, max new tokens, max blocks and cache blocks must be positive, got {}, "
          "{}, {}, {}, {}",
          k.name, sequences, tokens, maxNew, maxBlocks, numBlocks);
-  auto need = [&](const void* p, const char* what, uintptr_t align) {
-    if (!p) fail("paged prefill {}: the kernel needs the {} buffer", k.name, what);
-    if (reinterpret_cast<uintptr_t>(p) % align)
-      fail("paged prefill {}: the {} buffer must be {}-byte aligned", k.name, what, align);
-  };
+  auto need = [&](const void* p, const char* what, uintptr_t align) { checkBuffer("paged prefill " + k.name, p, what, align); };
   need(b.q, "q", 16), need(b.cache, "cache", 16), need(b.tables, "block table", 8), need(b.starts, "sequence start", 8);
   need(b.contextLens, "context length", 8), need(b.o, "o", 4);
   const int64_t width = k.heads * k.headDim, cacheRows = numBlocks * 2 * k.kvHeads * k.pageSize;

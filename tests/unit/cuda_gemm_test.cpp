@@ -98,6 +98,61 @@ using CudaAttentionKernels = KernelSetTest;
 using CudaPagedDecodeKernels = KernelSetTest;
 using CudaPagedPrefillKernels = KernelSetTest;
 
+// max |got - ref| of a device buffer holding `ref`'s shape in `dt`
+// (infinity where the kernel wrote a non-finite value).
+double maxAbsError(CudaDevice& dev, const void* p, ops::DType dt, const ops::Tensor& ref) {
+  ops::Tensor out(dt, ref.shape());
+  dev.download(out.mut<uint8_t>(), p, out.nbytes());
+  ops::Tensor got = out.toF32();
+  double worst = 0;
+  for (int64_t i = 0; i < got.numel(); ++i) {
+    double r = ref.data<float>()[i], g = got.data<float>()[i];
+    worst = std::isfinite(g) ? std::max(worst, std::abs(g - r)) : INFINITY;
+  }
+  return worst;
+}
+
+// A paged attention step: sequences (new tokens, context) whose pages of
+// `pageSize` are handed out in shuffled order from a cache of random
+// values with 5 spare pages (stale data everywhere, past each context too),
+// q over all new tokens, and ops::pagedAttention's output on them.
+struct PagedStep {
+  ops::Tensor tables, starts, lens, ref;
+  Operand q, cache;
+  int64_t maxBlocks = 0, numBlocks = 0, tokens = 0, maxNew = 0;
+};
+
+PagedStep makePagedStep(const std::vector<std::pair<int64_t, int64_t>>& seqs, int64_t heads, int64_t kvHeads,
+                        int64_t headDim, float scale, int64_t pageSize, ops::DType dt, std::mt19937& rng) {
+  PagedStep p;
+  const int64_t N = (int64_t)seqs.size(), P = pageSize;
+  int64_t used = 0;
+  for (auto [q, c] : seqs) {
+    p.maxBlocks = std::max(p.maxBlocks, (c + P - 1) / P), used += (c + P - 1) / P;
+    p.tokens += q, p.maxNew = std::max(p.maxNew, q);
+  }
+  p.numBlocks = used + 5;
+  std::vector<int64_t> physical(p.numBlocks);
+  for (int64_t i = 0; i < p.numBlocks; ++i) physical[i] = i;
+  std::shuffle(physical.begin(), physical.end(), rng);
+  p.tables = ops::Tensor(ops::DType::I64, {N, p.maxBlocks});
+  p.starts = ops::Tensor(ops::DType::I64, {N + 1});
+  p.lens = ops::Tensor(ops::DType::I64, {N});
+  std::fill(p.tables.mut<int64_t>(), p.tables.mut<int64_t>() + p.tables.numel(), -1);
+  for (int64_t n = 0, next = 0, tok = 0; n < N; ++n) {
+    p.starts.mut<int64_t>()[n] = tok;
+    tok += seqs[n].first;
+    p.lens.mut<int64_t>()[n] = seqs[n].second;
+    for (int64_t b = 0; b < (seqs[n].second + P - 1) / P; ++b)
+      p.tables.mut<int64_t>()[n * p.maxBlocks + b] = physical[next++];
+  }
+  p.starts.mut<int64_t>()[N] = p.tokens;
+  p.q = randomOperand({p.tokens, heads * headDim}, dt, rng);
+  p.cache = randomOperand({p.numBlocks, 2, kvHeads, P, headDim}, dt, rng);
+  p.ref = ops::pagedAttention(p.q.f32, p.cache.f32, p.tables, p.starts, p.lens, {heads, kvHeads, headDim, scale});
+  return p;
+}
+
 TEST_F(CudaGemmKernels, EqualTheReferenceOnRaggedShapes) {
   ASSERT_FALSE(set->gemms().empty());
   // Ragged everywhere: no M, N or K is a multiple of a block (except the
@@ -234,14 +289,7 @@ TEST_F(CudaAttentionKernels, EqualTheReferenceOnRaggedShapes) {
       ops::Tensor ref = ops::attention(q.f32, kk.f32, v.f32, k.scale, k.causal);
       DeviceTensor dq(*dev, q.stored), dk(*dev, kk.stored), dv(*dev, v.stored), dout(*dev, q.stored.nbytes());
       set->launch(k, dq.p, dk.p, dv.p, dout.p, c.B, c.S, c.T);
-      ops::Tensor out(dt, q.stored.shape());
-      dev->download(out.mut<uint8_t>(), dout.p, out.nbytes());
-      ops::Tensor got = out.toF32();
-      double worst = 0;
-      for (int64_t i = 0; i < got.numel(); ++i) {
-        double r = ref.data<float>()[i], g = got.data<float>()[i];
-        worst = std::isfinite(g) ? std::max(worst, std::abs(g - r)) : INFINITY;
-      }
+      double worst = maxAbsError(*dev, dout.p, dt, ref);
       std::printf("%-36s B=%lld S=%-4lld T=%-4lld max abs err %.2e (tol %.1e)\n", k.name.c_str(), (long long)c.B,
                   (long long)c.S, (long long)c.T, worst, tol);
       EXPECT_LE(worst, tol) << k.name << " B=" << c.B << " S=" << c.S << " T=" << c.T;
@@ -271,43 +319,18 @@ TEST_F(CudaAttentionKernels, EqualTheReferenceOnRaggedShapes) {
 TEST_F(CudaPagedDecodeKernels, EqualTheReferenceOnRaggedContexts) {
   ASSERT_EQ(set->pagedDecodes().size(), 2u);
   std::mt19937 rng(13);
-  const std::vector<int64_t> contexts = {1, 15, 16, 17, 200, 1000};
+  const std::vector<std::pair<int64_t, int64_t>> seqs = {{1, 1}, {1, 15}, {1, 16}, {1, 17}, {1, 200}, {1, 1000}};
   for (const runtime::CudaPagedDecodeKernel& k : set->pagedDecodes()) {
     ops::DType dt = ops::parseDType(k.dtype);
     const double tol = dt == ops::DType::BF16 ? 0x1p-6 : 0x1p-9;
-    const int64_t B = (int64_t)contexts.size(), P = k.pageSize;
-    int64_t maxBlocks = 0, used = 0;
-    for (int64_t c : contexts) maxBlocks = std::max(maxBlocks, (c + P - 1) / P), used += (c + P - 1) / P;
-    const int64_t numBlocks = used + 5;
-    std::vector<int64_t> physical(numBlocks);
-    for (int64_t i = 0; i < numBlocks; ++i) physical[i] = i;
-    std::shuffle(physical.begin(), physical.end(), rng);
-    ops::Tensor tables(ops::DType::I64, {B, maxBlocks}), starts(ops::DType::I64, {B + 1}), lens(ops::DType::I64, {B});
-    std::fill(tables.mut<int64_t>(), tables.mut<int64_t>() + tables.numel(), -1);
-    for (int64_t n = 0, next = 0; n < B; ++n) {
-      starts.mut<int64_t>()[n] = n;
-      lens.mut<int64_t>()[n] = contexts[n];
-      for (int64_t b = 0; b < (contexts[n] + P - 1) / P; ++b) tables.mut<int64_t>()[n * maxBlocks + b] = physical[next++];
-    }
-    starts.mut<int64_t>()[B] = B;
-    Operand q = randomOperand({B, k.heads * k.headDim}, dt, rng),
-            cache = randomOperand({numBlocks, 2, k.kvHeads, P, k.headDim}, dt, rng);
-    ops::Tensor ref = ops::pagedAttention(q.f32, cache.f32, tables, starts, lens,
-                                          {k.heads, k.kvHeads, k.headDim, k.scale});
-    DeviceTensor dq(*dev, q.stored), dcache(*dev, cache.stored), dtables(*dev, tables), dlens(*dev, lens),
-        dout(*dev, q.stored.nbytes());
-    const int64_t auto_ = set->pagedDecodeSplits(k, B, 1000);
-    for (int64_t splits : {int64_t(1), int64_t(3), int64_t(7), int64_t(40), auto_}) {
+    PagedStep p = makePagedStep(seqs, k.heads, k.kvHeads, k.headDim, k.scale, k.pageSize, dt, rng);
+    const int64_t B = p.tokens;
+    DeviceTensor dq(*dev, p.q.stored), dcache(*dev, p.cache.stored), dtables(*dev, p.tables), dlens(*dev, p.lens),
+        dout(*dev, p.q.stored.nbytes());
+    for (int64_t splits : {int64_t(1), int64_t(3), int64_t(7), int64_t(40), set->pagedDecodeSplits(k, B, 1000)}) {
       DeviceTensor scratch(*dev, size_t(runtime::CudaKernelSet::pagedDecodeScratchBytes(k, B, splits)));
-      set->launch(k, {dq.p, dcache.p, dtables.p, dlens.p, dout.p, scratch.p}, B, maxBlocks, numBlocks, splits);
-      ops::Tensor out(dt, q.stored.shape());
-      dev->download(out.mut<uint8_t>(), dout.p, out.nbytes());
-      ops::Tensor got = out.toF32();
-      double worst = 0;
-      for (int64_t i = 0; i < got.numel(); ++i) {
-        double r = ref.data<float>()[i], g = got.data<float>()[i];
-        worst = std::isfinite(g) ? std::max(worst, std::abs(g - r)) : INFINITY;
-      }
+      set->launch(k, {dq.p, dcache.p, dtables.p, dlens.p, dout.p, scratch.p}, B, p.maxBlocks, p.numBlocks, splits);
+      double worst = maxAbsError(*dev, dout.p, dt, p.ref);
       std::printf("%-36s splits=%-3lld max abs err %.2e (tol %.1e)\n", k.name.c_str(), (long long)splits, worst, tol);
       EXPECT_LE(worst, tol) << k.name << " splits=" << splits;
     }
@@ -325,39 +348,13 @@ TEST_F(CudaPagedPrefillKernels, EqualTheReferenceOnMixedSequences) {
   for (const runtime::CudaPagedPrefillKernel& k : set->pagedPrefills()) {
     ops::DType dt = ops::parseDType(k.dtype);
     const double tol = dt == ops::DType::BF16 ? 0x1p-6 : 0x1p-9;
-    const int64_t N = (int64_t)seqs.size(), P = k.pageSize;
-    int64_t maxBlocks = 0, used = 0, tokens = 0, maxNew = 0;
-    for (auto [q, c] : seqs)
-      maxBlocks = std::max(maxBlocks, (c + P - 1) / P), used += (c + P - 1) / P, tokens += q, maxNew = std::max(maxNew, q);
-    const int64_t numBlocks = used + 5;
-    std::vector<int64_t> physical(numBlocks);
-    for (int64_t i = 0; i < numBlocks; ++i) physical[i] = i;
-    std::shuffle(physical.begin(), physical.end(), rng);
-    ops::Tensor tables(ops::DType::I64, {N, maxBlocks}), starts(ops::DType::I64, {N + 1}), lens(ops::DType::I64, {N});
-    std::fill(tables.mut<int64_t>(), tables.mut<int64_t>() + tables.numel(), -1);
-    for (int64_t n = 0, next = 0, tok = 0; n < N; ++n) {
-      starts.mut<int64_t>()[n] = tok;
-      tok += seqs[n].first;
-      lens.mut<int64_t>()[n] = seqs[n].second;
-      for (int64_t b = 0; b < (seqs[n].second + P - 1) / P; ++b) tables.mut<int64_t>()[n * maxBlocks + b] = physical[next++];
-    }
-    starts.mut<int64_t>()[N] = tokens;
-    Operand q = randomOperand({tokens, k.heads * k.headDim}, dt, rng),
-            cache = randomOperand({numBlocks, 2, k.kvHeads, P, k.headDim}, dt, rng);
-    ops::Tensor ref = ops::pagedAttention(q.f32, cache.f32, tables, starts, lens,
-                                          {k.heads, k.kvHeads, k.headDim, k.scale});
-    DeviceTensor dq(*dev, q.stored), dcache(*dev, cache.stored), dtables(*dev, tables), dstarts(*dev, starts),
-        dlens(*dev, lens), dout(*dev, q.stored.nbytes());
-    set->launch(k, {dq.p, dcache.p, dtables.p, dstarts.p, dlens.p, dout.p}, N, tokens, maxNew, maxBlocks, numBlocks);
-    ops::Tensor out(dt, q.stored.shape());
-    dev->download(out.mut<uint8_t>(), dout.p, out.nbytes());
-    ops::Tensor got = out.toF32();
-    double worst = 0;
-    for (int64_t i = 0; i < got.numel(); ++i) {
-      double r = ref.data<float>()[i], g = got.data<float>()[i];
-      worst = std::isfinite(g) ? std::max(worst, std::abs(g - r)) : INFINITY;
-    }
-    std::printf("%-36s tokens=%lld max abs err %.2e (tol %.1e)\n", k.name.c_str(), (long long)tokens, worst, tol);
+    PagedStep p = makePagedStep(seqs, k.heads, k.kvHeads, k.headDim, k.scale, k.pageSize, dt, rng);
+    DeviceTensor dq(*dev, p.q.stored), dcache(*dev, p.cache.stored), dtables(*dev, p.tables), dstarts(*dev, p.starts),
+        dlens(*dev, p.lens), dout(*dev, p.q.stored.nbytes());
+    set->launch(k, {dq.p, dcache.p, dtables.p, dstarts.p, dlens.p, dout.p}, (int64_t)seqs.size(), p.tokens, p.maxNew,
+                p.maxBlocks, p.numBlocks);
+    double worst = maxAbsError(*dev, dout.p, dt, p.ref);
+    std::printf("%-36s tokens=%lld max abs err %.2e (tol %.1e)\n", k.name.c_str(), (long long)p.tokens, worst, tol);
     EXPECT_LE(worst, tol) << k.name;
   }
 }
