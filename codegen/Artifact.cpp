@@ -140,6 +140,18 @@ std::vector<AttentionKernelSpec> cudaPagedPrefillKernelSet() {
   return set;
 }
 
+std::vector<GatherRowsKernelSpec> cudaGatherRowsKernelSet() {
+  std::vector<GatherRowsKernelSpec> set;
+  for (const char* dt : {"bf16", "f16"}) set.push_back({fmt::format("gather_rows_{}", dt), 8 * 32, dt});
+  return set;
+}
+
+std::vector<KvWriteKernelSpec> cudaKvWriteKernelSet() {
+  std::vector<KvWriteKernelSpec> set;
+  for (const char* dt : {"bf16", "f16"}) set.push_back({fmt::format("kv_write_{}_kv8_d128_p16", dt), 8, 128, 16, dt});
+  return set;
+}
+
 void writeCudaKernels(const CudaKernelSetSpec& set, const std::string& target, const std::string& dir) {
   std::string ir;
   for (const GemmKernelSpec& s : set.gemms) ir += emitGemmKernel(s);
@@ -148,6 +160,8 @@ void writeCudaKernels(const CudaKernelSetSpec& set, const std::string& target, c
   for (const AttentionKernelSpec& s : set.attentions) ir += emitAttentionKernel(s);
   for (const AttentionKernelSpec& s : set.pagedDecodes) ir += emitAttentionKernel(s) + emitAttentionCombineKernel(s);
   for (const AttentionKernelSpec& s : set.pagedPrefills) ir += emitAttentionKernel(s);
+  for (const GatherRowsKernelSpec& s : set.gathers) ir += emitGatherRowsKernel(s);
+  for (const KvWriteKernelSpec& s : set.kvWrites) ir += emitKvWriteKernel(s);
   CudaModule m = compileCuda(ir, target);
   // The fields every kind shares (what the runtime launches with), then the
   // kind's own.
@@ -189,6 +203,11 @@ void writeCudaKernels(const CudaKernelSetSpec& set, const std::string& target, c
                             {{"heads", s.heads}, {"kv_heads", s.kvHeads}, {"head_dim", s.headDim},
                              {"page_size", s.pageSize}, {"scale", s.scale}, {"block_m", s.blockM},
                              {"block_n", s.blockN}}));
+  for (const GatherRowsKernelSpec& s : set.gathers)
+    kernels.push_back(entry("gather_rows", s.name, s.dtype, {{"block_n", s.blockN}}));
+  for (const KvWriteKernelSpec& s : set.kvWrites)
+    kernels.push_back(entry("kv_write", s.name, s.dtype,
+                            {{"kv_heads", s.kvHeads}, {"head_dim", s.headDim}, {"page_size", s.blockSize}}));
   fs::path d = outputDir(dir, "kernels.json");
   writeText(d / "kernels.mlir", ir);
   writeText(d / "kernels.ptx", m.ptx);

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "codegen/AttentionKernel.h"
+#include "codegen/DataMovementKernels.h"
 #include "codegen/GemmKernel.h"
 #include "codegen/NormRopeKernels.h"
 #include "codegen/RegionKernels.h"
@@ -41,7 +42,9 @@ void writeCpuArtifact(const KernelPlan& plan, const std::string& dir, const nloh
 //                 "block_n", "stages"; paged decodes the same plus
 //                 "page_size", "combine" (its combine kernel's name) and
 //                 "combine_threads"; paged prefills "heads", "kv_heads",
-//                 "head_dim", "page_size", "scale", "block_m", "block_n"
+//                 "head_dim", "page_size", "scale", "block_m", "block_n";
+//                 row gathers "block_n"; KV writes "kv_heads", "head_dim",
+//                 "page_size"
 struct CudaKernelSetSpec {
   std::vector<GemmKernelSpec> gemms;
   std::vector<RmsNormKernelSpec> norms;
@@ -49,6 +52,8 @@ struct CudaKernelSetSpec {
   std::vector<AttentionKernelSpec> attentions;
   std::vector<AttentionKernelSpec> pagedDecodes;  // GPU decode form, each with its combine kernel
   std::vector<AttentionKernelSpec> pagedPrefills;  // GPU paged prefill form
+  std::vector<GatherRowsKernelSpec> gathers;
+  std::vector<KvWriteKernelSpec> kvWrites;
 };
 void writeCudaKernels(const CudaKernelSetSpec& set, const std::string& target, const std::string& dir);
 
@@ -75,6 +80,12 @@ std::vector<AttentionKernelSpec> cudaAttentionKernelSet(const std::string& block
 std::vector<AttentionKernelSpec> cudaPagedDecodeKernelSet();
 // Paged prefill attention for the GPU (cudaPagedPrefillSpec), same shapes.
 std::vector<AttentionKernelSpec> cudaPagedPrefillKernelSet();
+
+// Data movement for the GPU, bf16 and f16: row gathers (embedding lookup;
+// one warp copies 256 columns, 8 per lane) and the paged KV write of
+// Llama-3-8B's 8 KV heads of dim 128 into pages of 16.
+std::vector<GatherRowsKernelSpec> cudaGatherRowsKernelSet();
+std::vector<KvWriteKernelSpec> cudaKvWriteKernelSet();
 
 // The set `strata compile-kernels` builds: for bf16 and f16, the decode,
 // medium, prefill and large blockings (cudaGemmSpec) with [K, N] and [N, K]

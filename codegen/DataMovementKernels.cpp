@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "codegen/StorageText.h"
 #include "codegen/UArch.h"
 #include "ops/error.h"
 
@@ -15,29 +16,31 @@ GatherRowsKernelSpec cpuGatherRowsSpec(const std::string& target) {
 
 std::string emitGatherRowsKernel(const GatherRowsKernelSpec& s) {
   if (s.blockN <= 0) fail("gather_rows kernel: block of {} columns", s.blockN);
-  return fmt::format(R"(func.func @{name}(%table: !tile.ptr<f32>, %out: !tile.ptr<f32>, %ids: !tile.ptr<i64>, %T: index, %R: index, %F: index) attributes {{tile.num_warps = 1 : i64}} {{
+  StorageText{s.dtype}.check("gather_rows");
+  return fmt::format(R"(func.func @{name}(%table: !tile.ptr<{T}>, %out: !tile.ptr<{T}>, %ids: !tile.ptr<i64>, %T: index, %R: index, %F: index) attributes {{tile.num_warps = 1 : i64}} {{
   %c1 = arith.constant 1 : index
   %cB = arith.constant {B} : index
   %t = tile.program_id 0
   %pc = tile.program_id 1
   %col = arith.muli %pc, %cB : index
   %row = tile.block_lookup %ids[%t] : !tile.ptr<i64>
-  %src = tile.make_block_ptr %table, [%R, %F], [%F, %c1], [%row, %col] : !tile.ptr<f32> -> !tile.block_ptr<tensor<1x{B}xf32>>
-  %dst = tile.make_block_ptr %out, [%T, %F], [%F, %c1], [%t, %col] : !tile.ptr<f32> -> !tile.block_ptr<tensor<1x{B}xf32>>
-  %v = tile.load %src : !tile.block_ptr<tensor<1x{B}xf32>>
-  tile.store %dst, %v : !tile.block_ptr<tensor<1x{B}xf32>>
+  %src = tile.make_block_ptr %table, [%R, %F], [%F, %c1], [%row, %col] : !tile.ptr<{T}> -> !tile.block_ptr<tensor<1x{B}x{T}>>
+  %dst = tile.make_block_ptr %out, [%T, %F], [%F, %c1], [%t, %col] : !tile.ptr<{T}> -> !tile.block_ptr<tensor<1x{B}x{T}>>
+  %v = tile.load %src : !tile.block_ptr<tensor<1x{B}x{T}>>
+  tile.store %dst, %v : !tile.block_ptr<tensor<1x{B}x{T}>>
   return
 }}
 )",
-                     fmt::arg("name", s.name), fmt::arg("B", s.blockN));
+                     fmt::arg("name", s.name), fmt::arg("B", s.blockN), fmt::arg("T", s.dtype));
 }
 
 std::string emitKvWriteKernel(const KvWriteKernelSpec& s) {
   if (s.kvHeads <= 0 || s.headDim <= 0 || s.blockSize <= 0)
     fail("kv_write kernel: {} kv heads of dim {}, block size {}", s.kvHeads, s.headDim, s.blockSize);
+  StorageText{s.dtype}.check("kv_write");
   // Cache row of (block, kv = 0|1, head, offset) in the [cache_rows, D] view:
   // ((block * 2 + kv) * Hk + head) * BS + offset.
-  return fmt::format(R"(func.func @{name}(%cache: !tile.ptr<f32>, %k: !tile.ptr<f32>, %v: !tile.ptr<f32>, %slots: !tile.ptr<i64>, %T: index, %CR: index) attributes {{tile.num_warps = 1 : i64}} {{
+  return fmt::format(R"(func.func @{name}(%cache: !tile.ptr<{T}>, %k: !tile.ptr<{T}>, %v: !tile.ptr<{T}>, %slots: !tile.ptr<i64>, %T: index, %CR: index) attributes {{tile.num_warps = 1 : i64}} {{
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %c2 = arith.constant 2 : index
@@ -58,19 +61,19 @@ std::string emitKvWriteKernel(const KvWriteKernelSpec& s) {
   %hbs = arith.muli %cHk, %cBS : index
   %vrow = arith.addi %krow, %hbs : index
   %col = arith.muli %h, %cD : index
-  %kp = tile.make_block_ptr %k, [%T, %cF], [%cF, %c1], [%t, %col] : !tile.ptr<f32> -> !tile.block_ptr<tensor<1x{D}xf32>>
-  %vp = tile.make_block_ptr %v, [%T, %cF], [%cF, %c1], [%t, %col] : !tile.ptr<f32> -> !tile.block_ptr<tensor<1x{D}xf32>>
-  %ck = tile.make_block_ptr %cache, [%CR, %cD], [%cD, %c1], [%krow, %c0] : !tile.ptr<f32> -> !tile.block_ptr<tensor<1x{D}xf32>>
-  %cv = tile.make_block_ptr %cache, [%CR, %cD], [%cD, %c1], [%vrow, %c0] : !tile.ptr<f32> -> !tile.block_ptr<tensor<1x{D}xf32>>
-  %kx = tile.load %kp : !tile.block_ptr<tensor<1x{D}xf32>>
-  %vx = tile.load %vp : !tile.block_ptr<tensor<1x{D}xf32>>
-  tile.store %ck, %kx : !tile.block_ptr<tensor<1x{D}xf32>>
-  tile.store %cv, %vx : !tile.block_ptr<tensor<1x{D}xf32>>
+  %kp = tile.make_block_ptr %k, [%T, %cF], [%cF, %c1], [%t, %col] : !tile.ptr<{T}> -> !tile.block_ptr<tensor<1x{D}x{T}>>
+  %vp = tile.make_block_ptr %v, [%T, %cF], [%cF, %c1], [%t, %col] : !tile.ptr<{T}> -> !tile.block_ptr<tensor<1x{D}x{T}>>
+  %ck = tile.make_block_ptr %cache, [%CR, %cD], [%cD, %c1], [%krow, %c0] : !tile.ptr<{T}> -> !tile.block_ptr<tensor<1x{D}x{T}>>
+  %cv = tile.make_block_ptr %cache, [%CR, %cD], [%cD, %c1], [%vrow, %c0] : !tile.ptr<{T}> -> !tile.block_ptr<tensor<1x{D}x{T}>>
+  %kx = tile.load %kp : !tile.block_ptr<tensor<1x{D}x{T}>>
+  %vx = tile.load %vp : !tile.block_ptr<tensor<1x{D}x{T}>>
+  tile.store %ck, %kx : !tile.block_ptr<tensor<1x{D}x{T}>>
+  tile.store %cv, %vx : !tile.block_ptr<tensor<1x{D}x{T}>>
   return
 }}
 )",
                      fmt::arg("name", s.name), fmt::arg("D", s.headDim), fmt::arg("Hk", s.kvHeads),
-                     fmt::arg("BS", s.blockSize), fmt::arg("F", s.kvHeads * s.headDim));
+                     fmt::arg("BS", s.blockSize), fmt::arg("F", s.kvHeads * s.headDim), fmt::arg("T", s.dtype));
 }
 
 }  // namespace strata::tile

@@ -8,13 +8,15 @@
 
 namespace strata::tile {
 
-// out[t, :] = table[ids[t], :] for a [rows, F] f32 table. Signature (table,
-// out: f32; ids: i64; tokens, rows, F: index), grid tokens x ceil(F /
-// blockN). ids must lie in [0, rows) (the caller checks; a row outside the
-// table reads as zeros).
+// out[t, :] = table[ids[t], :] for a [rows, F] table of `dtype` (f32, f16,
+// bf16; the rows are copied, not converted). Signature (table, out: dtype;
+// ids: i64; tokens, rows, F: index), grid tokens x ceil(F / blockN). ids
+// must lie in [0, rows) (the caller checks; a row outside the table reads
+// as zeros).
 struct GatherRowsKernelSpec {
   std::string name = "gather_rows";
   int64_t blockN = 64;
+  std::string dtype = "f32";
 };
 GatherRowsKernelSpec cpuGatherRowsSpec(const std::string& target);
 std::string emitGatherRowsKernel(const GatherRowsKernelSpec& spec);
@@ -22,11 +24,12 @@ std::string emitGatherRowsKernel(const GatherRowsKernelSpec& spec);
 // ops::kvWrite: token t's k and v rows [kvHeads * headDim] go to cache slot
 // slots[t] (block slot / blockSize, offset slot % blockSize) of the layer's
 // cache [num_blocks, 2, kvHeads, blockSize, headDim]. Signature (cache, k, v:
-// f32; slots: i64; tokens, cache_rows: index) with cache_rows = num_blocks *
-// 2 * kvHeads * blockSize; grid tokens x kvHeads. Slots must be >= 0.
+// dtype; slots: i64; tokens, cache_rows: index) with cache_rows = num_blocks
+// * 2 * kvHeads * blockSize; grid tokens x kvHeads. Slots must be >= 0.
 struct KvWriteKernelSpec {
   std::string name = "kv_write";
   int64_t kvHeads = 0, headDim = 0, blockSize = 0;
+  std::string dtype = "f32";  // storage type of the cache, k and v (f32, f16, bf16)
 };
 std::string emitKvWriteKernel(const KvWriteKernelSpec& spec);
 

@@ -107,6 +107,20 @@ std::unique_ptr<CudaKernelSet> CudaKernelSet::load(const CudaDevice& device, con
         set->pagedPrefills_.push_back(a);
         continue;
       }
+      if (kind == "gather_rows") {
+        auto g = named<CudaGatherRowsKernel>(k, *set->module_);
+        g.blockN = k.at("block_n");
+        set->gathers_.push_back(g);
+        continue;
+      }
+      if (kind == "kv_write") {
+        auto w = named<CudaKvWriteKernel>(k, *set->module_);
+        w.kvHeads = k.at("kv_heads");
+        w.headDim = k.at("head_dim");
+        w.pageSize = k.at("page_size");
+        set->kvWrites_.push_back(w);
+        continue;
+      }
       if (kind == "attention_combine") continue;  // launched with its paged decode kernel
       if (kind != "gemm") fail("{}: kernel '{}' of unknown kind '{}'", manifestPath, k.value("name", "?"), kind);
       auto g = named<CudaGemmKernel>(k, *set->module_);
@@ -277,6 +291,35 @@ void CudaKernelSet::launch(const CudaPagedPrefillKernel& k, const PagedPrefillBu
   args.index(maxBlocks).index(cacheRows);
   device_.launch(k.function, {unsigned((maxNew + k.blockM - 1) / k.blockM), unsigned(k.heads), unsigned(sequences)},
                  {unsigned(k.threads), 1, 1}, unsigned(k.sharedBytes), const_cast<void**>(args.slots().data()));
+}
+
+void CudaKernelSet::launch(const CudaGatherRowsKernel& k, const void* table, void* out, const void* ids,
+                           int64_t tokens, int64_t rows, int64_t width) const {
+  if (tokens <= 0 || rows <= 0 || width <= 0)
+    fail("gather_rows {}: tokens, rows and width must be positive, got {}, {}, {}", k.name, tokens, rows, width);
+  const std::string what = "gather_rows " + k.name;
+  checkBuffer(what, table, "table", 2), checkBuffer(what, out, "out", 2), checkBuffer(what, ids, "ids", 8);
+  // (table, out, ids, tokens, rows, width): codegen/DataMovementKernels.h.
+  abi::KernelArgs args;
+  args.buffer(table, rows * width).buffer(out, tokens * width).buffer(ids, tokens).index(tokens).index(rows).index(width);
+  device_.launch(k.function, {unsigned(tokens), unsigned((width + k.blockN - 1) / k.blockN), 1},
+                 {unsigned(k.threads), 1, 1}, unsigned(k.sharedBytes), const_cast<void**>(args.slots().data()));
+}
+
+void CudaKernelSet::launch(const CudaKvWriteKernel& k, void* cache, const void* kk, const void* v, const void* slots,
+                           int64_t tokens, int64_t numBlocks) const {
+  if (tokens <= 0 || numBlocks <= 0)
+    fail("kv_write {}: tokens and cache blocks must be positive, got {}, {}", k.name, tokens, numBlocks);
+  const std::string what = "kv_write " + k.name;
+  checkBuffer(what, cache, "cache", 2), checkBuffer(what, kk, "k", 2), checkBuffer(what, v, "v", 2);
+  checkBuffer(what, slots, "slots", 8);
+  const int64_t width = k.kvHeads * k.headDim, cacheRows = numBlocks * 2 * k.kvHeads * k.pageSize;
+  // (cache, k, v, slots, tokens, cache_rows).
+  abi::KernelArgs args;
+  args.buffer(cache, cacheRows * k.headDim).buffer(kk, tokens * width).buffer(v, tokens * width).buffer(slots, tokens);
+  args.index(tokens).index(cacheRows);
+  device_.launch(k.function, {unsigned(tokens), unsigned(k.kvHeads), 1}, {unsigned(k.threads), 1, 1},
+                 unsigned(k.sharedBytes), const_cast<void**>(args.slots().data()));
 }
 
 void CudaKernelSet::launch(const CudaRmsNormKernel& k, const void* x, const void* w, void* y, int64_t rows,

@@ -85,6 +85,21 @@ struct PagedDecodeBuffers {
   void *o = nullptr, *scratch = nullptr;
 };
 
+// Row gather (embedding lookup): out[t, :] = table[ids[t], :].
+struct CudaGatherRowsKernel {
+  std::string name, dtype;
+  int64_t blockN = 0, threads = 0, sharedBytes = 0;
+  cuda::CUfunction function = nullptr;
+};
+
+// Paged KV write: token t's k and v rows [kvHeads * headDim] into cache
+// slot slots[t] of [num_blocks, 2, kvHeads, pageSize, headDim].
+struct CudaKvWriteKernel {
+  std::string name, dtype;
+  int64_t kvHeads = 0, headDim = 0, pageSize = 0, threads = 0, sharedBytes = 0;
+  cuda::CUfunction function = nullptr;
+};
+
 // Device buffers of one GEMM launch (null where the kernel takes none):
 // C[M, N] = epilogue(A[M, K] x B), B [K, N] or [N, K] as the kernel says.
 struct GemmBuffers {
@@ -115,6 +130,8 @@ class CudaKernelSet {
                                           bool causal) const;
   const std::vector<CudaPagedDecodeKernel>& pagedDecodes() const { return pagedDecodes_; }
   const std::vector<CudaPagedPrefillKernel>& pagedPrefills() const { return pagedPrefills_; }
+  const std::vector<CudaGatherRowsKernel>& gathers() const { return gathers_; }
+  const std::vector<CudaKvWriteKernel>& kvWrites() const { return kvWrites_; }
   // Bytes of scratch a paged decode step of `batch` sequences in `splits`
   // splits needs.
   static int64_t pagedDecodeScratchBytes(const CudaPagedDecodeKernel& k, int64_t batch, int64_t splits);
@@ -159,6 +176,14 @@ class CudaKernelSet {
   // or a non-positive size.
   void launch(const CudaPagedPrefillKernel& k, const PagedPrefillBuffers& b, int64_t sequences, int64_t tokens,
               int64_t maxNew, int64_t maxBlocks, int64_t numBlocks) const;
+  // out[tokens, width] = table[ids[t]] for a [rows, width] table; ids (i64,
+  // device) must lie in [0, rows) (read on the device: the caller checks).
+  void launch(const CudaGatherRowsKernel& k, const void* table, void* out, const void* ids, int64_t tokens,
+              int64_t rows, int64_t width) const;
+  // k / v [tokens, kvHeads * headDim] into the cache at slots (i64, device,
+  // each >= 0 and < numBlocks * pageSize: the caller checks).
+  void launch(const CudaKvWriteKernel& k, void* cache, const void* kk, const void* v, const void* slots,
+              int64_t tokens, int64_t numBlocks) const;
 
  private:
   CudaKernelSet(const CudaDevice& device) : device_(device) {}
@@ -171,6 +196,8 @@ class CudaKernelSet {
   std::vector<CudaAttentionKernel> attentions_;
   std::vector<CudaPagedDecodeKernel> pagedDecodes_;
   std::vector<CudaPagedPrefillKernel> pagedPrefills_;
+  std::vector<CudaGatherRowsKernel> gathers_;
+  std::vector<CudaKvWriteKernel> kvWrites_;
 };
 
 }  // namespace strata::runtime

@@ -147,12 +147,13 @@ int compileKernels(const std::string& target, const std::string& out, const std:
   if (!prefill.empty()) p = tile::parseGemmBlocking(prefill, "--prefill-block");
   tile::CudaKernelSetSpec set{tile::cudaGemmKernelSet(d, m, p), tile::cudaRmsNormKernelSet(), tile::cudaRopeKernelSet(),
                               tile::cudaAttentionKernelSet(attention), tile::cudaPagedDecodeKernelSet(),
-                              tile::cudaPagedPrefillKernelSet()};
+                              tile::cudaPagedPrefillKernelSet(), tile::cudaGatherRowsKernelSet(),
+                              tile::cudaKvWriteKernelSet()};
   std::fprintf(stderr,
-               "compiling %zu GEMM, %zu RMSNorm, %zu RoPE, %zu attention, %zu paged decode and %zu paged prefill "
-               "kernels for %s into %s...\n",
+               "compiling %zu GEMM, %zu RMSNorm, %zu RoPE, %zu attention, %zu paged decode, %zu paged prefill, %zu "
+               "row gather and %zu KV write kernels for %s into %s...\n",
                set.gemms.size(), set.norms.size(), set.ropes.size(), set.attentions.size(), set.pagedDecodes.size(),
-               set.pagedPrefills.size(), target.c_str(), out.c_str());
+               set.pagedPrefills.size(), set.gathers.size(), set.kvWrites.size(), target.c_str(), out.c_str());
   tile::writeCudaKernels(set, target.substr(prefix.size()), out);
   std::fprintf(stderr, "wrote %s/kernels.ptx, kernels.json, kernels.mlir\n", out.c_str());
   return 0;

@@ -97,6 +97,7 @@ using CudaRopeKernels = KernelSetTest;
 using CudaAttentionKernels = KernelSetTest;
 using CudaPagedDecodeKernels = KernelSetTest;
 using CudaPagedPrefillKernels = KernelSetTest;
+using CudaDataMovementKernels = KernelSetTest;
 
 // max |got - ref| of a device buffer holding `ref`'s shape in `dt`
 // (infinity where the kernel wrote a non-finite value).
@@ -356,6 +357,40 @@ TEST_F(CudaPagedPrefillKernels, EqualTheReferenceOnMixedSequences) {
     double worst = maxAbsError(*dev, dout.p, dt, p.ref);
     std::printf("%-36s tokens=%lld max abs err %.2e (tol %.1e)\n", k.name.c_str(), (long long)p.tokens, worst, tol);
     EXPECT_LE(worst, tol) << k.name;
+  }
+}
+
+// Row gathers (repeated and out-of-order ids, widths below, at and past a
+// 256-column block) and paged KV writes (slots in shuffled pages, at page
+// starts and ends) against ops::gather and ops::kvWrite: copies, so the
+// results must be bit-exact.
+TEST_F(CudaDataMovementKernels, EqualTheReferenceExactly) {
+  ASSERT_EQ(set->gathers().size(), 2u);
+  ASSERT_EQ(set->kvWrites().size(), 2u);
+  std::mt19937 rng(19);
+  for (const runtime::CudaGatherRowsKernel& k : set->gathers()) {
+    ops::DType dt = ops::parseDType(k.dtype);
+    for (int64_t width : {40, 256, 4100}) {
+      const int64_t rows = 300;
+      Operand table = randomOperand({rows, width}, dt, rng);
+      ops::Tensor ids = ops::Tensor::fromI64({299, 0, 17, 17, 5, 250, 1});
+      ops::Tensor want = ops::gather(table.f32, ids, 0);
+      DeviceTensor dtable(*dev, table.stored), dids(*dev, ids), dout(*dev, size_t(ids.numel() * width * 2));
+      set->launch(k, dtable.p, dout.p, dids.p, ids.numel(), rows, width);
+      EXPECT_EQ(maxAbsError(*dev, dout.p, dt, want), 0.0) << k.name << " width=" << width;
+    }
+  }
+  for (const runtime::CudaKvWriteKernel& k : set->kvWrites()) {
+    ops::DType dt = ops::parseDType(k.dtype);
+    const int64_t numBlocks = 9, tokens = 5, width = k.kvHeads * k.headDim;
+    Operand cache = randomOperand({numBlocks, 2, k.kvHeads, k.pageSize, k.headDim}, dt, rng);
+    Operand kk = randomOperand({tokens, width}, dt, rng), v = randomOperand({tokens, width}, dt, rng);
+    const int64_t P = k.pageSize;
+    ops::Tensor slots = ops::Tensor::fromI64({7 * P, 7 * P + 1, 2 * P + P - 1, 0, 8 * P + 3});
+    ops::Tensor want = ops::kvWrite(cache.f32, kk.f32, v.f32, slots);
+    DeviceTensor dcache(*dev, cache.stored), dk(*dev, kk.stored), dv(*dev, v.stored), dslots(*dev, slots);
+    set->launch(k, dcache.p, dk.p, dv.p, dslots.p, tokens, numBlocks);
+    EXPECT_EQ(maxAbsError(*dev, dcache.p, dt, want), 0.0) << k.name;
   }
 }
 
