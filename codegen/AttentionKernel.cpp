@@ -285,8 +285,8 @@ std::string loop(const AttentionKernelSpec& s, const KvRows& kvRows, bool masked
   } else {
     const StorageText st{s.dtype};
     // Copies of the block at key `j` into stage `stage`, names prefixed `p`.
-    // The decode form copies the step's pages one by one (each from its
-    // own physical block) into consecutive rows of the stage.
+    // The paged forms copy the step's pages one by one (each from its own
+    // physical block) into consecutive rows of the stage.
     const int64_t page = gpuPaged(s) ? s.pageSize : s.blockN;
     const std::string KP = st.blockPtr(fmt::format("{}x{}", s.headDim, page)),
                       VP = st.blockPtr(fmt::format("{}x{}", page, s.headDim));
