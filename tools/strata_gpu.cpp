@@ -338,7 +338,7 @@ int main(int argc, char** argv) {
                             "bf16 or f16");
   auto* attn = benchCommand("bench-attention",
                             "Time the generated FlashAttention-2 kernels (head dim 64 / 128, seq 1k..16k, causal and "
-                            "not; Llama-3-8B GQA prefill)",
+                            "not; Llama-3-8B GQA prefill, contiguous and from a paged cache)",
                             "bf16 or f16");
   double splitScale = 1;
   auto* paged = benchCommand("bench-paged-decode",
