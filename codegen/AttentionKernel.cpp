@@ -672,7 +672,7 @@ std::string emitAttentionKernel(const AttentionKernelSpec& s) {
                      fmt::arg("fullEnd", fullEnd),
                      fmt::arg("fullLoop", loop(s, kvRows, false, "%lo", "%fe", {"%acc0", "%m0", "%l0"}, "%r1")),
                      fmt::arg("maskedLoop", loop(s, kvRows, true, "%fe", "%hi", {"%r1#0", "%r1#1", "%r1#2"}, "%r2")),
-                     fmt::arg("epilogue", epilogue), fmt::arg("maskConsts", maskConsts), fmt::arg("S", s.kvSplits),
+                     fmt::arg("epilogue", epilogue), fmt::arg("maskConsts", maskConsts),
                      fmt::arg("range", range), fmt::arg("loadQ", loadQ), fmt::arg("queryBlock", queryBlock),
                      fmt::arg("splitCount", gpuDecode(s) ? std::string("  %cS = arith.addi %splits, %c0 : index\n")
                                                          : fmt::format("  %cS = arith.constant {} : index\n", s.kvSplits)),
@@ -750,12 +750,6 @@ std::string emitAttentionCombineKernel(const AttentionKernelSpec& s) {
   if (s.kvSplits < 2 || s.heads <= 0 || s.headDim <= 0) fail("attention combine kernel: needs >= 2 KV splits");
   const int64_t S = s.kvSplits, D = s.headDim;
   const std::string row = fmt::format("1x{}", D);
-  // out0 = sum_s w_s acc_s as one dot.
-  std::string weighted = fmt::format(R"(  %pop = tile.make_block_ptr %po, [%THS, %cD], [%cD, %c1], [%rowS, %c0] : !tile.ptr<f32> -> !tile.block_ptr<tensor<{S}x{D}xf32>>
-  %acc = tile.load %pop : !tile.block_ptr<tensor<{S}x{D}xf32>>
-  %out0 = tile.dot %w, %acc, %z : tensor<1x{S}xf32> * tensor<{S}x{D}xf32> -> tensor<1x{D}xf32>
-)",
-                                                  fmt::arg("S", S), fmt::arg("D", D));
   return fmt::format(R"(func.func @{name}_combine(%po: !tile.ptr<f32>, %pm: !tile.ptr<f32>, %pl: !tile.ptr<f32>, %o: {P}, %T: index) attributes {{tile.num_warps = 1 : i64}} {{
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
@@ -772,8 +766,10 @@ std::string emitAttentionCombineKernel(const AttentionKernelSpec& s) {
   %rowS = arith.muli %th, %cS : index
   %pmp = tile.make_block_ptr %pm, [%TH, %cS], [%cS, %c1], [%th, %c0] : !tile.ptr<f32> -> !tile.block_ptr<tensor<1x{S}xf32>>
   %plp = tile.make_block_ptr %pl, [%TH, %cS], [%cS, %c1], [%th, %c0] : !tile.ptr<f32> -> !tile.block_ptr<tensor<1x{S}xf32>>
+  %pop = tile.make_block_ptr %po, [%THS, %cD], [%cD, %c1], [%rowS, %c0] : !tile.ptr<f32> -> !tile.block_ptr<tensor<{S}x{D}xf32>>
   %m = tile.load %pmp : !tile.block_ptr<tensor<1x{S}xf32>>
   %l = tile.load %plp : !tile.block_ptr<tensor<1x{S}xf32>>
+  %acc = tile.load %pop : !tile.block_ptr<tensor<{S}x{D}xf32>>
   %mx = tile.reduce %m {{kind = "max", axis = 1 : i64}} : tensor<1x{S}xf32> -> tensor<1xf32>
   %mxe = tile.expand_dims %mx {{axis = 1 : i64}} : tensor<1xf32> -> tensor<1x1xf32>
   %mxb = tile.broadcast %mxe : tensor<1x1xf32> -> tensor<1x{S}xf32>
@@ -782,7 +778,8 @@ std::string emitAttentionCombineKernel(const AttentionKernelSpec& s) {
   %wl = arith.mulf %w, %l : tensor<1x{S}xf32>
   %lsum = tile.reduce %wl {{kind = "sum", axis = 1 : i64}} : tensor<1x{S}xf32> -> tensor<1xf32>
   %z = arith.constant dense<0.0> : tensor<1x{D}xf32>
-{weighted}  %le = tile.expand_dims %lsum {{axis = 1 : i64}} : tensor<1xf32> -> tensor<1x1xf32>
+  %out0 = tile.dot %w, %acc, %z : tensor<1x{S}xf32> * tensor<{S}x{D}xf32> -> tensor<1x{D}xf32>
+  %le = tile.expand_dims %lsum {{axis = 1 : i64}} : tensor<1xf32> -> tensor<1x1xf32>
   %lb = tile.broadcast %le : tensor<1x1xf32> -> tensor<1x{D}xf32>
   %out = arith.divf %out0, %lb : tensor<1x{D}xf32>
   %col = arith.muli %h, %cD : index
@@ -793,7 +790,7 @@ std::string emitAttentionCombineKernel(const AttentionKernelSpec& s) {
 )",
                      fmt::arg("name", s.name), fmt::arg("S", S), fmt::arg("D", D), fmt::arg("H", s.heads),
                      fmt::arg("F", s.heads * D), fmt::arg("P", st.ptr()), fmt::arg("BP", st.blockPtr(row)),
-                     fmt::arg("store", st.store("%op", "%out", row)), fmt::arg("weighted", weighted));
+                     fmt::arg("store", st.store("%op", "%out", row)));
 }
 
 }  // namespace strata::tile

@@ -533,8 +533,8 @@ class Lowering {
 
   // A row (axis 1) or column (axis 0) reduction of a [16, 8] accumulator
   // fragment (element i at row g + 8 (i / 2), column 2t + i % 2; match-
-  // target-size splits wider tiles and combines the pieces' results
-  // elementwise). Rows: each lane combines its two columns per row, then
+  // target-size splits wider tiles and combines the pieces along the
+  // reduced axis elementwise before this one reduction). Rows: each lane combines its two columns per row, then
   // the 4 lanes of a row (same g: lane bits 0-1) by butterfly shuffles;
   // columns: its two rows per column, then the 8 lanes of a column (same t:
   // lane bits 2-4). The result keeps the fragment's element numbering with
