@@ -2,6 +2,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <set>
 
 #include <fmt/format.h>
 
@@ -53,16 +54,13 @@ void writeCpuArtifact(const KernelPlan& plan, const std::string& dir, const nloh
   writeText(d / "plan.json", ops::toJson(g).dump(1));  // last: a plan.json means the artifact is complete
 }
 
-std::vector<GemmKernelSpec> cudaGemmKernelSet(const GemmBlocking& decode, const GemmBlocking& medium,
-                                              const GemmBlocking& prefill) {
-  std::vector<GemmKernelSpec> set;
-  // A --prefill-block replaces both prefill blockings (prefill and large).
-  auto spec = [&](const char* dt, bool nk, int64_t rows) {
-    GemmKernelSpec s = cudaGemmSpec(dt, nk, rows);
-    const GemmBlocking& b = rows <= kCudaDecodeRows ? decode : rows <= kCudaMediumRows ? medium : prefill;
-    if (b.warps) applyBlocking(s, b);
-    return s;
-  };
+std::string CudaGemmVariant::suffix() const {
+  return fmt::format("{}_{}{}{}{}", dtype, weightsNK ? "nk" : "kn", bias ? "_bias" : "", residual ? "_residual" : "",
+                     swiglu ? "_swiglu" : "");
+}
+
+std::vector<GemmKernelSpec> cudaGemmKernels(const CudaGemmVariant& v, const GemmBlocking& decode,
+                                            const GemmBlocking& medium, const GemmBlocking& prefill) {
   struct Class {
     const char* name;
     int64_t rows, maxRows;
@@ -71,27 +69,33 @@ std::vector<GemmKernelSpec> cudaGemmKernelSet(const GemmBlocking& decode, const 
                            {"medium", kCudaMediumRows, kCudaMediumRows},
                            {"prefill", kCudaPrefillRows, kCudaPrefillRows},
                            {"large", 2048, 0}};
-  for (const char* dt : {"bf16", "f16"}) {
-    for (const Class& c : classes)
-      for (bool nk : {false, true}) {
-        GemmKernelSpec s = spec(dt, nk, c.rows);
-        s.name = fmt::format("gemm_{}_{}_{}", dt, nk ? "nk" : "kn", c.name);
-        s.maxRows = c.maxRows;
-        set.push_back(s);
-      }
-    GemmKernelSpec s = spec(dt, true, 2048);
-    s.name = fmt::format("gemm_{}_nk_bias_residual", dt);
-    s.bias = s.residual = true;
-    set.push_back(s);
-    // SwiGLU keeps two accumulators: 64 x 64 blocks (32 x 32 per warp)
-    // leave registers for both.
-    s = cudaGemmSpec(dt, true, 2048);
-    s.blockM = 64, s.blockN = 64, s.blockK = 32, s.numWarps = 4, s.stages = 4;
-    if (prefill.warps) applyBlocking(s, prefill);
-    s.name = fmt::format("gemm_{}_nk_swiglu_bias", dt);
-    s.swiglu = s.bias = true;
+  std::vector<GemmKernelSpec> set;
+  for (const Class& c : classes) {
+    GemmKernelSpec s = cudaGemmSpec(v.dtype, v.weightsNK, c.rows);
+    // SwiGLU keeps two accumulators: from the prefill class up, 64 x 64
+    // blocks (32 x 32 per warp) leave registers for both.
+    if (v.swiglu && c.rows > kCudaMediumRows) s.blockM = 64, s.blockN = 64, s.blockK = 32, s.numWarps = 4, s.stages = 4;
+    // A --prefill-block replaces both prefill blockings (prefill and large).
+    const GemmBlocking& b = c.rows <= kCudaDecodeRows ? decode : c.rows <= kCudaMediumRows ? medium : prefill;
+    if (b.warps) applyBlocking(s, b);
+    s.bias = v.bias, s.residual = v.residual, s.swiglu = v.swiglu;
+    s.name = fmt::format("gemm_{}_{}", v.suffix(), c.name);
+    s.maxRows = c.maxRows;
     set.push_back(s);
   }
+  return set;
+}
+
+std::vector<GemmKernelSpec> cudaGemmKernelSet(const GemmBlocking& decode, const GemmBlocking& medium,
+                                              const GemmBlocking& prefill) {
+  std::vector<GemmKernelSpec> set;
+  for (const char* dt : {"bf16", "f16"})
+    for (CudaGemmVariant v : {CudaGemmVariant{dt, false}, CudaGemmVariant{dt, true},
+                              CudaGemmVariant{dt, true, false, true}, CudaGemmVariant{dt, true, false, false, true},
+                              CudaGemmVariant{dt, true, true}}) {
+      auto k = cudaGemmKernels(v, decode, medium, prefill);
+      set.insert(set.end(), k.begin(), k.end());
+    }
   return set;
 }
 
@@ -152,7 +156,11 @@ std::vector<KvWriteKernelSpec> cudaKvWriteKernelSet() {
   return set;
 }
 
-void writeCudaKernels(const CudaKernelSetSpec& set, const std::string& target, const std::string& dir) {
+namespace {
+
+// Writes the set's kernels.mlir, kernels.ptx and kernels.json into `d`
+// (kernels.json last: the set is complete).
+void writeCudaKernelFiles(const CudaKernelSetSpec& set, const std::string& target, const fs::path& d) {
   std::string ir;
   for (const GemmKernelSpec& s : set.gemms) ir += emitGemmKernel(s);
   for (const RmsNormKernelSpec& s : set.norms) ir += emitRmsNormKernel(s);
@@ -208,11 +216,86 @@ void writeCudaKernels(const CudaKernelSetSpec& set, const std::string& target, c
   for (const KvWriteKernelSpec& s : set.kvWrites)
     kernels.push_back(entry("kv_write", s.name, s.dtype,
                             {{"kv_heads", s.kvHeads}, {"head_dim", s.headDim}, {"page_size", s.blockSize}}));
-  fs::path d = outputDir(dir, "kernels.json");
   writeText(d / "kernels.mlir", ir);
   writeText(d / "kernels.ptx", m.ptx);
   nlohmann::json manifest = {{"format", kArtifactFormat}, {"target", target}, {"kernels", kernels}};
   writeText(d / "kernels.json", manifest.dump(1));  // last: the set is complete
+}
+
+}  // namespace
+
+void writeCudaKernels(const CudaKernelSetSpec& set, const std::string& target, const std::string& dir) {
+  writeCudaKernelFiles(set, target, outputDir(dir, "kernels.json"));
+}
+
+CudaKernelSetSpec cudaModelKernelSet(const ops::GraphDef& g, const std::string& dtype, int64_t pageSize) {
+  if (dtype != "bf16" && dtype != "f16") fail("GPU models run in bf16 or f16, not '{}'", dtype);
+  if (pageSize <= 0) fail("--block-size must be >= 1, got {}", pageSize);
+  if (!g.meta.contains("paged")) fail("{}: the graph is not in paged form (run region formation first)", g.source);
+  const nlohmann::json& paged = g.meta["paged"];
+  const int64_t heads = paged.at("heads").get<int64_t>(), kvHeads = paged.at("kv_heads").get<int64_t>();
+  CudaKernelSetSpec set;
+  std::set<std::string> names;
+  auto once = [&](const std::string& name) { return names.insert(name).second; };
+  for (const ops::NodeDef& n : g.nodes) {
+    const nlohmann::json& a = n.attrs;
+    if (n.op == "region.gemm") {
+      CudaGemmVariant v{dtype, a.value("layout", "kn") == "nk", a.value("bias", 0) != 0, a.value("residual", 0) != 0,
+                        a.value("epilogue", "none") == "swiglu"};
+      if (once(v.suffix()))
+        for (GemmKernelSpec& s : cudaGemmKernels(v)) set.gemms.push_back(s);
+      if (a.value("rows", 0) != 0 && once("gather")) set.gathers.push_back({"gather_rows_" + dtype, 8 * 32, dtype});
+    } else if (n.op == "region.embedding") {
+      if (once("gather")) set.gathers.push_back({"gather_rows_" + dtype, 8 * 32, dtype});
+    } else if (n.op == "region.rmsnorm") {
+      if (once("rms_norm")) set.norms.push_back({"rms_norm_" + dtype, 8 * 32, dtype});
+    } else if (n.op == "region.rope") {
+      // The q and k projections: the graph's head counts at this head dim.
+      const int64_t d = a.at("head_dim").get<int64_t>();
+      for (int64_t h : {heads, kvHeads}) {
+        std::string name = fmt::format("rope_{}_h{}_d{}", dtype, h, d);
+        if (once(name)) set.ropes.push_back({name, h, d, dtype});
+      }
+    } else if (n.op == "region.kv_write") {
+      const int64_t d = paged.at("head_dim").get<int64_t>();
+      std::string name = fmt::format("kv_write_{}_kv{}_d{}_p{}", dtype, kvHeads, d, pageSize);
+      if (once(name)) set.kvWrites.push_back({name, kvHeads, d, pageSize, dtype});
+    } else if (n.op == "region.paged_attention") {
+      const int64_t h = a.at("heads").get<int64_t>(), kv = a.at("kv_heads").get<int64_t>(),
+                    d = a.at("head_dim").get<int64_t>();
+      const float scale = a.at("scale").get<float>();
+      AttentionKernelSpec dec = cudaPagedDecodeSpec(h, kv, d, pageSize, dtype),
+                          pre = cudaPagedPrefillSpec(h, kv, d, pageSize, dtype);
+      dec.scale = pre.scale = scale;
+      if (once(dec.name)) {
+        set.pagedDecodes.push_back(dec);
+        set.pagedPrefills.push_back(pre);
+      } else {
+        for (const AttentionKernelSpec& s : set.pagedDecodes)
+          if (s.name == dec.name && s.scale != scale)
+            fail("node '{}' ({}): attention scale {} differs from another layer's {}", n.name, n.op, scale, s.scale);
+      }
+    } else {
+      fail("{}: node '{}' ({}) has no GPU kernel yet (the GPU backend runs embedding, RMSNorm, GEMM, RoPE, KV write and "
+           "paged attention regions)",
+           g.source, n.name, n.op);
+    }
+  }
+  return set;
+}
+
+void writeCudaArtifact(const ops::GraphDef& regions, const CudaKernelSetSpec& set, const std::string& arch,
+                       const std::string& dtype, int64_t pageSize, const std::string& dir,
+                       const nlohmann::json& extraMeta) {
+  fs::path d = outputDir(dir, "plan.json");
+  std::error_code ec;
+  fs::remove(d / "plan.json", ec);  // the artifact is incomplete until plan.json is written again
+  ops::GraphDef g = regions;
+  for (const auto& [k, v] : extraMeta.items()) g.meta[k] = v;
+  g.meta["kernels"] = {{"target", "cuda:" + arch}, {"block_size", pageSize}, {"dtype", dtype}};
+  g.meta["artifact"] = {{"format", kArtifactFormat}, {"kernels", "kernels.json"}};
+  writeCudaKernelFiles(set, arch, d);
+  writeText(d / "plan.json", ops::toJson(g).dump(1));  // last: a plan.json means the artifact is complete
 }
 
 }  // namespace strata::tile

@@ -57,6 +57,24 @@ struct CudaKernelSetSpec {
 };
 void writeCudaKernels(const CudaKernelSetSpec& set, const std::string& target, const std::string& dir);
 
+// The kernels a region graph (graph::formRegions) needs on an NVIDIA GPU
+// with `dtype` (bf16, f16) storage and KV pages of `pageSize` tokens: the
+// four row classes of each GEMM variant its gemm regions use, RMSNorm, RoPE
+// for its query and KV head counts, the KV write, paged decode and paged
+// prefill attention (the graph's scale) and the row gather (embedding,
+// lm_head rows). Throws naming the node when a region has no GPU kernel.
+CudaKernelSetSpec cudaModelKernelSet(const ops::GraphDef& regions, const std::string& dtype, int64_t pageSize);
+
+// Writes a model compiled for an NVIDIA GPU (`arch`, e.g. sm_90) as an
+// artifact directory that runtime/artifact.h reads: plan.json (the region
+// graph, weights by reference, meta "kernels": {target: "cuda:<arch>",
+// block_size, dtype}) and the kernel set's kernels.ptx, kernels.json and
+// kernels.mlir. The runtime picks each node's kernel from kernels.json by
+// its shapes (runtime/cuda_executor.h).
+void writeCudaArtifact(const ops::GraphDef& regions, const CudaKernelSetSpec& set, const std::string& arch,
+                       const std::string& dtype, int64_t pageSize, const std::string& dir,
+                       const nlohmann::json& extraMeta);
+
 // RMSNorm kernels for the GPU: f32, bf16 and f16 storage, one warp per row
 // streaming 8 elements per lane per step.
 std::vector<RmsNormKernelSpec> cudaRmsNormKernelSet();
@@ -87,13 +105,27 @@ std::vector<AttentionKernelSpec> cudaPagedPrefillKernelSet();
 std::vector<GatherRowsKernelSpec> cudaGatherRowsKernelSet();
 std::vector<KvWriteKernelSpec> cudaKvWriteKernelSet();
 
-// The set `strata compile-kernels` builds: for bf16 and f16, the decode,
-// medium, prefill and large blockings (cudaGemmSpec) with [K, N] and [N, K]
-// weights, and the epilogues (bias + residual, SwiGLU with bias) on [N, K]
-// weights. Non-zero blockings replace cudaGemmSpec's block shapes (the
-// prefill one both prefill classes and the epilogue kernels). kernels.json
-// gives each plain kernel the most rows it is meant for (`max_rows`: 16,
-// 128, 1024, 0 = any).
+// One GEMM variant of a GPU kernel set: storage type, weight layout and
+// epilogue. suffix() names its kernels: gemm_<dtype>_<kn|nk>[_bias]
+// [_residual][_swiglu]_<class>.
+struct CudaGemmVariant {
+  std::string dtype;
+  bool weightsNK = false, bias = false, residual = false, swiglu = false;
+  std::string suffix() const;
+};
+
+// A variant's four kernels, one per row class (cudaGemmSpec): decode,
+// medium, prefill and large, each recording in kernels.json the most rows
+// it is meant for (`max_rows`: 16, 128, 1024, 0 = any). SwiGLU from the
+// prefill class up runs 64 x 64 x 32 blocks on 4 warps (two accumulators).
+// Non-zero blockings replace the class's block shape (the prefill one both
+// prefill classes).
+std::vector<GemmKernelSpec> cudaGemmKernels(const CudaGemmVariant& v, const GemmBlocking& decode = {},
+                                            const GemmBlocking& medium = {}, const GemmBlocking& prefill = {});
+
+// The set `strata compile-kernels` builds: for bf16 and f16, the four
+// classes of plain GEMMs with [K, N] and [N, K] weights and of the [N, K]
+// epilogues Llama-family models use (residual, SwiGLU, bias).
 std::vector<GemmKernelSpec> cudaGemmKernelSet(const GemmBlocking& decode = {}, const GemmBlocking& medium = {},
                                               const GemmBlocking& prefill = {});
 

@@ -14,14 +14,27 @@ namespace strata::runtime {
 bool isArtifact(const std::string& path);
 
 struct Artifact {
-  ops::GraphDef graph;       // nodes carry their "kernel" attributes
-  abi::KernelLookup kernels;
+  ops::GraphDef graph;       // cpu: nodes carry their "kernel" attributes
+  std::string target;        // meta "kernels" target: a CPU (cpu-avx2, ...) or cuda:<arch>
+  abi::KernelLookup kernels;  // cpu: the kernel library (cuda: empty; kernelDir holds the set)
+  std::string kernelDir;     // cuda: the directory of kernels.json / kernels.ptx (CudaKernelSet::load)
+  std::string dtype;         // cuda: storage type the kernels were built for (bf16, f16)
   int64_t blockSize = 0;     // the KV cache block size the kernels were built for
   std::optional<std::string> tokenizer;
+  bool cuda() const { return target.rfind("cuda:", 0) == 0; }
+};
+
+struct ArtifactOptions {
+  // Where the model's weight files are now, when given (the artifact
+  // records absolute paths; each is looked up here by file name).
+  std::string weightsDir;
+  // False: the weight files are not read (benchmarks with random weights),
+  // so they need not exist.
+  bool weightFiles = true;
 };
 
 // Throws strata::Error naming the file on a missing or corrupt plan, an
-// unknown format, kernels this CPU cannot run, or weights that moved.
-Artifact loadArtifact(const std::string& dir);
+// unknown format, CPU kernels this CPU cannot run, or weights that moved.
+Artifact loadArtifact(const std::string& dir, const ArtifactOptions& options = {});
 
 }  // namespace strata::runtime

@@ -141,19 +141,21 @@ std::unique_ptr<CudaKernelSet> CudaKernelSet::load(const CudaDevice& device, con
   return set;
 }
 
-const CudaGemmKernel& CudaKernelSet::gemmFor(const std::string& dtype, bool weightsNK, int64_t rows) const {
+const CudaGemmKernel& CudaKernelSet::gemmFor(const std::string& dtype, bool weightsNK, int64_t rows,
+                                             const GemmEpilogue& e) const {
   const CudaGemmKernel* best = nullptr;
   auto bound = [](const CudaGemmKernel& g) { return g.maxRows > 0 ? g.maxRows : INT64_MAX; };
   auto better = [&](const CudaGemmKernel& g) {
     return !best || bound(g) < bound(*best);
   };
   for (const CudaGemmKernel& g : gemms_)
-    if (g.dtype == dtype && g.weightsNK == weightsNK && !g.bias && !g.residual && !g.swiglu && bound(g) >= rows &&
-        better(g))
+    if (g.dtype == dtype && g.weightsNK == weightsNK && g.bias == e.bias && g.residual == e.residual &&
+        g.swiglu == e.swiglu && bound(g) >= rows && better(g))
       best = &g;
   if (!best)
-    fail("no {} GEMM kernel with {} weights for {} rows in the kernel set", dtype, weightsNK ? "[N, K]" : "[K, N]",
-         rows);
+    fail("no {} GEMM kernel with {} weights{}{}{} for {} rows in the kernel set", dtype,
+         weightsNK ? "[N, K]" : "[K, N]", e.bias ? ", bias" : "", e.residual ? ", residual" : "",
+         e.swiglu ? ", SwiGLU" : "", rows);
   return *best;
 }
 

@@ -100,6 +100,11 @@ struct CudaKvWriteKernel {
   cuda::CUfunction function = nullptr;
 };
 
+// A GEMM kernel's epilogue (codegen/GemmKernel.h).
+struct GemmEpilogue {
+  bool bias = false, residual = false, swiglu = false;
+};
+
 // Device buffers of one GEMM launch (null where the kernel takes none):
 // C[M, N] = epilogue(A[M, K] x B), B [K, N] or [N, K] as the kernel says.
 struct GemmBuffers {
@@ -117,10 +122,11 @@ class CudaKernelSet {
   const std::string& target() const { return target_; }
   const std::vector<CudaGemmKernel>& gemms() const { return gemms_; }
   const CudaGemmKernel& gemm(const std::string& name) const;  // throws when absent
-  // The epilogue-free kernel for `dtype` and weight layout meant for M =
+  // The kernel for `dtype`, weight layout and epilogue meant for M =
   // `rows`: the smallest max_rows >= rows (0 counts as unbounded); throws
   // when the set has none.
-  const CudaGemmKernel& gemmFor(const std::string& dtype, bool weightsNK, int64_t rows) const;
+  const CudaGemmKernel& gemmFor(const std::string& dtype, bool weightsNK, int64_t rows,
+                                const GemmEpilogue& epilogue = {}) const;
   const std::vector<CudaRmsNormKernel>& rmsNorms() const { return norms_; }
   const std::vector<CudaRopeKernel>& ropes() const { return ropes_; }
   const std::vector<CudaAttentionKernel>& attentions() const { return attentions_; }

@@ -44,6 +44,11 @@ Executor::Executor(ops::GraphDef graph, abi::KernelLookup kernels) : graph_(std:
     if (!params_.count(name)) freeAfter_[i].push_back(name);
 }
 
+ops::DType GraphRunner::cacheDType() const {
+  const ops::ValueInfo* c = graph().findInput("kv_cache.0");
+  return c ? c->dtype : ops::DType::F32;
+}
+
 TensorMap Executor::run(const TensorMap& inputs) const {
   TensorMap env;
   for (const auto& v : graph_.inputs) {

@@ -14,22 +14,21 @@
 
 #include "ops/abi.h"
 #include "ops/graph_def.h"
+#include "runtime/graph_runner.h"
 #include "runtime/region_kernels.h"
 #include "runtime/weights.h"
 
 namespace strata::runtime {
 
-using TensorMap = std::map<std::string, ops::Tensor>;
-
-class Executor {
+class Executor final : public GraphRunner {
  public:
   // With `kernels`, every node must carry a planned kernel (no reference op
   // runs then); all of them are resolved here.
   explicit Executor(ops::GraphDef graph, abi::KernelLookup kernels = {});
-  const ops::GraphDef& graph() const { return graph_; }
+  const ops::GraphDef& graph() const override { return graph_; }
   // Inputs by graph input name; returns every graph output by name. Errors
   // name the node (name and op) that failed.
-  TensorMap run(const TensorMap& inputs) const;
+  TensorMap run(const TensorMap& inputs) const override;
 
 
  private:

@@ -8,7 +8,8 @@ namespace strata::runtime {
 
 using ops::Tensor;
 
-KvCacheShape kvCacheShapeFor(const ops::GraphDef& g, int64_t blockSize, int64_t numBlocks) {
+KvCacheShape kvCacheShapeFor(const GraphRunner& runner, int64_t blockSize, int64_t numBlocks) {
+  const ops::GraphDef& g = runner.graph();
   if (!g.meta.contains("paged"))
     fail("{}: the graph is not in paged form (run region formation first)", g.source);
   const auto& p = g.meta["paged"];
@@ -18,20 +19,22 @@ KvCacheShape kvCacheShapeFor(const ops::GraphDef& g, int64_t blockSize, int64_t 
   s.headDim = p.at("head_dim").get<int64_t>();
   s.blockSize = blockSize;
   s.numBlocks = numBlocks;
-  if (const ops::ValueInfo* c = g.findInput("kv_cache.0")) s.dtype = c->dtype;
+  s.dtype = runner.cacheDType();
   if (blockSize <= 0) fail("--block-size must be >= 1, got {}", blockSize);
   return s;
 }
 
-PagedModel::PagedModel(const Executor& exec, PagedKvCache& cache) : exec_(exec), cache_(cache) {
+PagedModel::PagedModel(const GraphRunner& exec, PagedKvCache& cache) : exec_(exec), cache_(cache) {
   const auto& g = exec.graph();
   for (const char* in : {"input_ids", "position_ids", "seq_starts", "context_lens", "block_tables", "slot_mapping",
                          "logits_indices"})
     if (!g.findInput(in)) fail("{}: the region graph has no '{}' input", g.source, in);
   for (int64_t l = 0; l < cache.shape().layers; ++l)
     if (!g.findInput("kv_cache." + std::to_string(l))) fail("{}: the region graph has no 'kv_cache.{}' input", g.source, l);
-  if (!cache.device().hostAddressable())
-    fail("the KV cache is on the {} device, which the CPU backend's kernels cannot address", cache.device().name());
+  if (&cache.device() != &exec.cacheDevice() || cache.shape().dtype != exec.cacheDType())
+    fail("the KV cache is {} on the {} device; this backend computes on {} in {} memory",
+         ops::dtypeName(cache.shape().dtype), cache.device().name(), ops::dtypeName(exec.cacheDType()),
+         exec.cacheDevice().name());
 }
 
 Tensor PagedModel::step(const std::vector<SeqStep>& steps) {
@@ -77,7 +80,7 @@ Tensor PagedModel::step(const std::vector<SeqStep>& steps) {
   return logits.reshaped({N, v});
 }
 
-std::vector<int64_t> generatePaged(const Executor& exec, const GenerateRequest& req, const PagedOptions& opts,
+std::vector<int64_t> generatePaged(const GraphRunner& exec, const GenerateRequest& req, const PagedOptions& opts,
                                    const std::function<void(int64_t)>& onToken) {
   if (req.promptIds.empty()) fail("the prompt is empty: give at least one token id");
   if (req.maxNewTokens < 0) fail("--max-new-tokens must be >= 0, got {}", req.maxNewTokens);

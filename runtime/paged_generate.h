@@ -8,18 +8,20 @@
 #include <optional>
 #include <vector>
 
-#include "runtime/executor.h"
+#include "runtime/graph_runner.h"
 #include "runtime/generate.h"
 #include "runtime/paged_cache.h"
 
 namespace strata::runtime {
 
-// The cache geometry a region graph needs (from its meta "paged" and inputs).
-KvCacheShape kvCacheShapeFor(const ops::GraphDef& g, int64_t blockSize, int64_t numBlocks);
+// The cache geometry a region graph needs (from its meta "paged"; the
+// element type is the runner's).
+KvCacheShape kvCacheShapeFor(const GraphRunner& runner, int64_t blockSize, int64_t numBlocks);
 
 class PagedModel {
  public:
-  PagedModel(const Executor& exec, PagedKvCache& cache);
+  // The cache must live on the runner's cache device.
+  PagedModel(const GraphRunner& exec, PagedKvCache& cache);
   struct SeqStep {
     int64_t seq;
     std::vector<int64_t> tokens;  // new tokens; the cache must have room (reserve) for them
@@ -30,7 +32,7 @@ class PagedModel {
   PagedKvCache& cache() { return cache_; }
 
  private:
-  const Executor& exec_;
+  const GraphRunner& exec_;
   PagedKvCache& cache_;
 };
 
@@ -40,7 +42,7 @@ struct PagedOptions {
 };
 
 // One request through the paged model (what `strata run` does).
-std::vector<int64_t> generatePaged(const Executor& exec, const GenerateRequest& req, const PagedOptions& opts,
+std::vector<int64_t> generatePaged(const GraphRunner& exec, const GenerateRequest& req, const PagedOptions& opts,
                                    const std::function<void(int64_t)>& onToken = {});
 
 }  // namespace strata::runtime

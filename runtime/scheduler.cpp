@@ -33,11 +33,11 @@ struct Scheduler::Seq {
   std::vector<int64_t> forks;  // samples waiting for this prompt to be computed
 };
 
-Scheduler::Scheduler(const Executor& exec, SchedulerOptions options, Events events)
+Scheduler::Scheduler(const GraphRunner& exec, SchedulerOptions options, Events events)
     : exec_(exec),
       opts_((options.validate(), options)),
       events_(std::move(events)),
-      cache_(kvCacheShapeFor(exec.graph(), opts_.blockSize, opts_.numBlocks)),
+      cache_(kvCacheShapeFor(exec, opts_.blockSize, opts_.numBlocks), exec.cacheDevice()),
       model_(exec, cache_) {}
 
 Scheduler::~Scheduler() = default;

@@ -48,7 +48,7 @@ class Scheduler {
     // Request `id` is done; `ids` = prompt + generated.
     std::function<void(int64_t id, const std::vector<int64_t>& ids, FinishReason why)> onFinish;
   };
-  Scheduler(const Executor& exec, SchedulerOptions options, Events events);
+  Scheduler(const GraphRunner& exec, SchedulerOptions options, Events events);
   ~Scheduler();
 
   // Queues a request (it joins at the next step) and returns its id. `stop`,
@@ -76,7 +76,7 @@ class Scheduler {
   // Samples s's next token from its logits row and finishes s if it is done.
   void advance(Seq& s, const float* logits, int64_t vocab);
 
-  const Executor& exec_;
+  const GraphRunner& exec_;
   SchedulerOptions opts_;
   Events events_;
   PagedKvCache cache_;

@@ -5,6 +5,11 @@
 namespace strata::runtime {
 
 ops::Tensor WeightStore::load(const ops::WeightRef& w) {
+  ops::Tensor t = stored(w);
+  return t.dtype() == ops::DType::F16 || t.dtype() == ops::DType::BF16 ? t.toF32() : t;
+}
+
+ops::Tensor WeightStore::stored(const ops::WeightRef& w) {
   auto& f = files_[w.file];
   if (!f) f = MappedFile::open(w.file);
   uint64_t expect = (uint64_t)ops::numel(w.shape) * ops::dtypeSize(w.dtype);
@@ -17,8 +22,7 @@ ops::Tensor WeightStore::load(const ops::WeightRef& w) {
   const uint8_t* p = f->data() + w.offset;
   bool aligned = reinterpret_cast<uintptr_t>(p) % ops::dtypeSize(w.dtype) == 0;
   ops::Tensor view(w.dtype, w.shape, f, p);
-  if (aligned && (w.dtype == ops::DType::F32 || w.dtype == ops::DType::I64)) return view;
-  if (w.dtype == ops::DType::F16 || w.dtype == ops::DType::BF16) return view.toF32();
+  if (aligned) return view;
   // Unaligned (possible inside protobuf): copy into aligned storage.
   ops::Tensor copy(w.dtype, w.shape);
   std::memcpy(copy.mut<uint8_t>(), p, w.nbytes);

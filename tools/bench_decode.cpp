@@ -17,7 +17,8 @@
 #include "models/hf_config.h"
 #include "models/model_source.h"
 #include "models/random_model.h"
-#include "runtime/paged_generate.h"
+#include "runtime/executor.h"
+#include "runtime/model_bench.h"
 #include "tools/cpu_model.h"
 
 namespace strata::tools {
@@ -51,18 +52,6 @@ double copyBandwidth() {
   return 2.0 * n / best;
 }
 
-// Bytes of weights one decode step reads: every weight in full, except the
-// embedding table, of which each token reads one row.
-double weightBytesPerStep(const ops::GraphDef& g, int64_t batch) {
-  std::set<std::string> embedding;
-  for (const auto& n : g.nodes)
-    if (n.op == "region.embedding") embedding.insert(n.inputs.at(0));
-  double bytes = 0;
-  for (const auto& w : g.weights)
-    bytes += embedding.count(w.name) ? (double)w.nbytes / w.shape.at(0) * batch : (double)w.nbytes;
-  return bytes;
-}
-
 std::string randomModel(const std::string& config) {
   models::LlamaConfig c = models::readLlamaConfig(config);
   std::string key = fmt::format("{:x}", std::hash<std::string>{}(models::toJson(c).dump()));
@@ -88,7 +77,6 @@ int benchDecode(const BenchDecodeOpts& o) {
   const ops::GraphDef& g = exec.graph();
   int64_t params = 0;
   for (const auto& w : g.weights) params += ops::numel(w.shape);
-  int64_t vocab = g.meta.value("vocab_size", (int64_t)1000);
 
   json rows = json::array();
   std::printf("model: %s (%.1fM parameters, f32), prompt %lld tokens, %lld decode steps, KV block %lld\n", model.c_str(),
@@ -97,36 +85,10 @@ int benchDecode(const BenchDecodeOpts& o) {
               bw / 1e9);
   std::printf("%6s %12s %12s %14s %14s %12s %10s\n", "batch", "prefill ms", "ms/step", "tokens/s", "weights MB/step",
               "roofline ms", "fraction");
-  std::mt19937 rng(1);
   for (int64_t batch : o.batches) {
-    int64_t blocksPerSeq = (o.promptTokens + o.decodeTokens + 1 + o.blockSize - 1) / o.blockSize;
-    runtime::PagedKvCache cache(runtime::kvCacheShapeFor(g, o.blockSize, blocksPerSeq * batch));
-    runtime::PagedModel pm(exec, cache);
-    std::vector<runtime::PagedModel::SeqStep> steps;
-    for (int64_t s = 0; s < batch; ++s) {
-      std::vector<int64_t> p(o.promptTokens);
-      for (auto& t : p) t = std::uniform_int_distribution<int64_t>(3, vocab - 1)(rng);
-      if (!cache.reserve(s, o.promptTokens)) fail("bench: cache too small");
-      steps.push_back({s, p});
-    }
-    auto t0 = Clock::now();
-    ops::Tensor logits = pm.step(steps);
-    double prefill = seconds(Clock::now() - t0);
-    auto next = [&](ops::Tensor& l) {
-      for (int64_t s = 0; s < batch; ++s) {
-        const float* row = l.data<float>() + s * l.dim(1);
-        steps[s].tokens = {std::max_element(row, row + l.dim(1)) - row};
-        if (!cache.reserve(s, cache.length(s) + 1)) fail("bench: cache too small");
-      }
-    };
-    next(logits);
-    auto t1 = Clock::now();
-    for (int64_t i = 0; i < o.decodeTokens; ++i) {
-      logits = pm.step(steps);
-      next(logits);
-    }
-    double perStep = seconds(Clock::now() - t1) / o.decodeTokens;
-    double bytes = weightBytesPerStep(g, batch), roofline = bytes / bw;
+    runtime::ModelTiming t = runtime::timePagedModel(exec, batch, o.promptTokens, o.decodeTokens, o.blockSize, 1);
+    double prefill = t.prefillMs / 1e3, perStep = t.msPerStep / 1e3;
+    double bytes = runtime::weightBytesPerStep(g, batch), roofline = bytes / bw;
     json r = {{"batch", batch}, {"prefill_ms", prefill * 1e3}, {"ms_per_step", perStep * 1e3},
               {"tokens_per_s", batch / perStep}, {"weight_bytes_per_step", bytes}, {"roofline_ms", roofline * 1e3},
               {"roofline_fraction", roofline / perStep}};

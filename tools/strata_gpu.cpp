@@ -1,5 +1,10 @@
 // strata-gpu: the runtime-only GPU tool (links no LLVM; it runs on the GPU
-// machine next to a kernel set from `strata compile-kernels`).
+// machine next to an artifact from `strata compile --target cuda:sm_90` or
+// a kernel set from `strata compile-kernels`).
+//   strata-gpu run DIR --prompt-ids 0,53,308 [strata run's options]
+// generates on the GPU (token ids in and out);
+//   strata-gpu bench-model DIR [--random-weights SEED] [--json FILE]
+// times the whole model: time to first token and decode ms/step;
 //   strata-gpu bench-gemm --kernels DIR [--json FILE]
 // times the generated bf16 GEMM kernels on Llama-3-8B projection shapes
 // (weights [N, K] as HF Linear stores them) and the SwiGLU kernel on the
@@ -26,7 +31,10 @@
 
 #include "ops/error.h"
 #include "ops/tensor.h"
+#include "runtime/cuda_executor.h"
 #include "runtime/cuda_kernels.h"
+#include "runtime/model_bench.h"
+#include "tools/run_loop.h"
 
 using namespace strata;
 
@@ -87,15 +95,13 @@ int benchGemm(const std::string& dir, const std::string& jsonPath, const std::st
     rows.push_back({{"M", cs.M}, {"K", cs.K}, {"N", cs.N}, {"kernel", k.name}, {"us", ms * 1e3}, {"tflops", tflops},
                     {"gbs", gbs}});
   }
-  // The MLP's gate / up projection as one SwiGLU kernel (two [N, K] weights,
-  // biases; the same weight buffer serves both: timing only).
+  // The MLP's gate / up projection as one SwiGLU kernel (two [N, K] weights;
+  // the same weight buffer serves both: timing only).
   nlohmann::json swiglu = nlohmann::json::array();
-  const std::string swigluName = "gemm_" + dtype + "_nk_swiglu_bias";
   const int64_t sK = 4096, sN = 14336;
-  void* bias = upload(sN);
   for (int64_t m : {256, 2048}) {
-    const auto& k = set->gemm(swigluName);
-    runtime::GemmBuffers b{a, w, w, c, bias, bias, nullptr};
+    const auto& k = set->gemmFor(dtype, /*weightsNK=*/true, m, {.swiglu = true});
+    runtime::GemmBuffers b{a, w, w, c, nullptr, nullptr, nullptr};
     set->launch(k, b, m, sN, sK);
     float ms = dev->timeMs([&] {
       for (int r = 0; r < reps; ++r) set->launch(k, b, m, sN, sK);
@@ -105,7 +111,6 @@ int benchGemm(const std::string& dir, const std::string& jsonPath, const std::st
                 k.name.c_str(), ms * 1e3, tflops, "-");
     swiglu.push_back({{"M", m}, {"K", sK}, {"N", sN}, {"kernel", k.name}, {"us", ms * 1e3}, {"tflops", tflops}});
   }
-  dev->release(bias, sN * 2);
   dev->release(w, maxW * 2);
   dev->release(a, maxA * 2);
   dev->release(c, maxC * 2);
@@ -312,6 +317,74 @@ int benchPagedDecode(const std::string& dir, const std::string& jsonPath, const 
   return 0;
 }
 
+// `strata-gpu run DIR`: `strata run` on an artifact compiled for the GPU,
+// with token ids in and out (this tool links no tokenizer).
+int runModel(const tools::RunOpts& o) {
+  tools::checkRunOpts(o);
+  runtime::Artifact a = runtime::loadArtifact(o.model, {o.weightsDir});
+  tools::checkArtifactRun(o, a);
+  const int64_t blockSize = a.blockSize;
+  runtime::CudaModel m = runtime::loadCudaModel(std::move(a), {.verbose = !o.json});
+  return tools::runPrompts(*m.exec, blockSize, o, {{o.promptIds, tools::parsePromptIds(o.promptIds)}}, {});
+}
+
+struct BenchModelOpts {
+  std::string dir, weightsDir, json;
+  std::optional<uint64_t> randomWeights;
+  std::vector<int64_t> prompts = {128, 2048}, batches = {1, 8, 32};
+  int64_t context = 128, steps = 32;
+};
+
+// End to end on the GPU: time to first token (one prefill step of a
+// batch-1 prompt, logits on the host) and decode ms per step at each
+// batch, next to the HBM roofline (weight bytes a step reads / a device
+// copy's bandwidth, bytes read + written, measured here).
+int benchModel(const BenchModelOpts& o) {
+  runtime::Artifact a = runtime::loadArtifact(o.dir, {o.weightsDir, !o.randomWeights});
+  if (!a.cuda()) fail("{} is compiled for {}, not for a GPU", o.dir, a.target);
+  const int64_t bs = a.blockSize;
+  runtime::CudaModel m = runtime::loadCudaModel(std::move(a), {.randomWeights = o.randomWeights, .verbose = true});
+  const runtime::CudaExecutor& exec = *m.exec;
+  runtime::CudaDevice& dev = *m.device;
+  const size_t copyBytes = size_t(1) << 30;
+  void* src = dev.allocate(copyBytes);
+  void* dst = dev.allocate(copyBytes);
+  dev.copy(dst, src, copyBytes);
+  float copyMs = 1e30f;
+  for (int r = 0; r < 5; ++r) copyMs = std::min(copyMs, dev.timeMs([&] { dev.copy(dst, src, copyBytes); }));
+  dev.release(src, copyBytes);
+  dev.release(dst, copyBytes);
+  const double bw = 2.0 * copyBytes / (copyMs * 1e-3);
+  const ops::GraphDef& g = exec.graph();
+  std::printf("device: %s; model %s, %.2f GB of %s weights%s; KV blocks of %lld; copy %.0f GB/s\n",
+              dev.deviceName().c_str(), g.source.c_str(), exec.weightBytes() / 1e9,
+              ops::dtypeName(exec.cacheDType()), o.randomWeights ? " (random)" : "", (long long)bs, bw / 1e9);
+  runtime::timePagedModel(exec, 1, 16, 2, bs, 0);  // warm-up: first launches, the pool's blocks
+  nlohmann::json ttft = nlohmann::json::array(), decode = nlohmann::json::array();
+  std::printf("%-28s %10s\n", "time to first token", "ms");
+  for (int64_t p : o.prompts) {
+    double best = 1e30;
+    for (int r = 0; r < 3; ++r) best = std::min(best, runtime::timePagedModel(exec, 1, p, 0, bs, r).prefillMs);
+    std::printf("  prompt %-19lld %10.2f\n", (long long)p, best);
+    ttft.push_back({{"prompt_tokens", p}, {"ttft_ms", best}});
+  }
+  std::printf("%-8s %-10s %12s %12s %12s %10s\n", "batch", "context", "ms/step", "tokens/s", "roofline ms", "fraction");
+  for (int64_t b : o.batches) {
+    runtime::ModelTiming t = runtime::timePagedModel(exec, b, o.context, o.steps, bs, 1);
+    const double roof =
+        runtime::weightBytesPerStep(g, b, ops::dtypeSize(exec.cacheDType())) / bw * 1e3;
+    std::printf("%-8lld %-10lld %12.2f %12.1f %12.2f %10.2f\n", (long long)b, (long long)o.context, t.msPerStep,
+                b * 1e3 / t.msPerStep, roof, roof / t.msPerStep);
+    decode.push_back({{"batch", b}, {"context", o.context}, {"steps", o.steps}, {"ms_per_step", t.msPerStep},
+                      {"tokens_per_s", b * 1e3 / t.msPerStep}, {"roofline_ms", roof}});
+  }
+  std::printf("roofline: weight bytes one decode step reads / copy bandwidth; fraction = roofline / measured\n");
+  writeResults(o.json, {{"device", dev.deviceName()}, {"model", g.source}, {"dtype", ops::dtypeName(exec.cacheDType())},
+                        {"weight_bytes", exec.weightBytes()}, {"random_weights", o.randomWeights.has_value()},
+                        {"block_size", bs}, {"copy_gbs", bw / 1e9}, {"ttft", ttft}, {"decode", decode}});
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -347,6 +420,26 @@ int main(int argc, char** argv) {
                              "bf16 or f16");
   paged->add_option("--split-scale", splitScale, "Multiply the runtime's KV split count by this (for tuning)")
       ->capture_default_str();
+  tools::RunOpts ro;
+  ro.backend = "cuda";
+  auto* run = app.add_subcommand("run", "Generate tokens on the GPU from a model compiled with `strata compile MODEL "
+                                        "--target cuda:sm_90 -o DIR` (token ids in and out)");
+  tools::addRunOptions(run, ro, /*text=*/false);
+  BenchModelOpts bm;
+  auto* benchModelCmd = app.add_subcommand(
+      "bench-model", "End to end on the GPU: time to first token and decode ms/step of a compiled model against the "
+                     "HBM roofline");
+  benchModelCmd->add_option("DIR", bm.dir, "Artifact directory from strata compile --target cuda:sm_90")->required();
+  benchModelCmd->add_option("--weights", bm.weightsDir, "The model's weight files are now in this folder");
+  benchModelCmd->add_option("--random-weights", bm.randomWeights,
+                            "Make the weights on the host with this seed instead of reading the files (which then "
+                            "need not exist)");
+  benchModelCmd->add_option("--prompts", bm.prompts, "Prompt lengths for time to first token")->capture_default_str();
+  benchModelCmd->add_option("--batches", bm.batches, "Batch sizes for decode")->capture_default_str();
+  benchModelCmd->add_option("--context", bm.context, "Prompt tokens of each sequence before decode")
+      ->capture_default_str();
+  benchModelCmd->add_option("--steps", bm.steps, "Timed decode steps")->capture_default_str();
+  benchModelCmd->add_option("--json", bm.json, "Also write the results to this JSON file");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -355,6 +448,8 @@ int main(int argc, char** argv) {
     return 1;
   }
   try {
+    if (run->parsed()) return runModel(ro);
+    if (benchModelCmd->parsed()) return benchModel(bm);
     if (bench->parsed()) return benchGemm(dir, json, dtype, reps);
     if (norm->parsed()) return benchRmsNorm(dir, json, dtype, reps);
     if (rope->parsed()) return benchRope(dir, json, dtype, reps);

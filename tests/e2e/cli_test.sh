@@ -2,8 +2,9 @@
 # The strata CLI end to end: the fixture through every source format with
 # --json, and bad input giving a clear message and exit status 1 (not a crash).
 set -u
-strata=${1:?usage: cli_test.sh STRATA_BIN FIXTURE_DIR}
+strata=${1:?usage: cli_test.sh STRATA_BIN FIXTURE_DIR [CUDA_ARTIFACT]}
 fx=${2:?}
+cuda_art=${3:-}  # the fixture compiled with --target cuda:sm_90 (the build makes one)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 export STRATA_KERNEL_CACHE="$tmp/kernel-cache"  # a private cache: the first run of each model compiles
@@ -62,7 +63,25 @@ expect_error "not a token id" "$strata" run "$fx" --prompt-ids 0,x
 expect_error "--temperature must be > 0" "$strata" run "$fx" --prompt-ids 0 --temperature 0
 expect_error "--top-p" "$strata" run "$fx" --prompt-ids 0 --top-p 2
 expect_error "--repetition-penalty must be > 0" "$strata" run "$fx" --prompt-ids 0 --repetition-penalty -1
-expect_error "not available" "$strata" run "$fx" --prompt-ids 0 --backend cuda
+expect_error "runs a compiled artifact" "$strata" run "$fx" --prompt-ids 0 --backend cuda
+expect_error "not a backend" "$strata" run "$fx" --prompt-ids 0 --backend vulkan
+expect_error "--weights moves an artifact" "$strata" run "$fx" --prompt-ids 0 --weights "$fx"
+expect_error "'cpu' (the host CPU) and 'cuda:sm_90'" "$strata" compile "$fx" --target cuda:sm_80 -o "$tmp/art3"
+expect_error "bf16 or f16" "$strata" compile "$fx" --target cuda:sm_90 --dtype f32 -o "$tmp/art3"
+if [ -n "$cuda_art" ]; then
+  # A GPU artifact: its plan and kernel set, and clear refusals.
+  [ -f "$cuda_art/plan.json" ] && [ -f "$cuda_art/kernels.ptx" ] && [ -f "$cuda_art/kernels.json" ] && ok || bad "cuda artifact files"
+  expect_error "not --backend cpu" "$strata" run "$cuda_art" --prompt-ids 0 --backend cpu
+  expect_error "--weights $tmp/none: not a directory" "$strata" run "$cuda_art" --prompt-ids 0 --weights "$tmp/none"
+  mkdir -p "$tmp/moved"
+  expect_error "give their new folder with --weights" "$strata" run "$cuda_art" --prompt-ids 0 --weights "$tmp/moved"
+  gpu_bin=$(dirname "$strata")/strata-gpu
+  if [ -z "$(command -v nvidia-smi)" ]; then  # CI: no GPU
+    expect_error "no CUDA device" "$strata" run "$cuda_art" --prompt-ids 0 --backend cuda
+    expect_error "no CUDA device" "$gpu_bin" run "$cuda_art" --prompt-ids 0
+  fi
+  expect_error "compiled for cpu" "$gpu_bin" bench-model "$tmp/art" --random-weights 1
+fi
 
 # --prompt TEXT: tokenized exactly as HF does (the fixture's token_ids), then
 # the same greedy tokens; the text decodes back.

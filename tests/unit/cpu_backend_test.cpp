@@ -50,7 +50,7 @@ TEST_P(CpuBackendFixture, GreedyAndLogitsMatchReference) {
   EXPECT_EQ(greedy(exec, prompt(1), blockSize), reference()["greedy_prompt1_24"].get<std::vector<int64_t>>());
 
   // The prefill step's logits (last prompt token) against HF's.
-  runtime::PagedKvCache cache(runtime::kvCacheShapeFor(exec.graph(), blockSize, 8));
+  runtime::PagedKvCache cache(runtime::kvCacheShapeFor(exec, blockSize, 8));
   runtime::PagedModel model(exec, cache);
   ASSERT_TRUE(cache.reserve(0, (int64_t)prompt(0).size()));
   ops::Tensor logits = model.step({{0, prompt(0)}});

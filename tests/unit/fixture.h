@@ -47,10 +47,10 @@ inline std::string selfBuiltModel(const std::string& name, const nlohmann::json&
 // Greedy decoding of several prompts in lockstep: one PagedModel step
 // prefills all of them together, then each step decodes one token for every
 // sequence. Returns prompt + `steps` tokens per sequence.
-inline std::vector<std::vector<int64_t>> greedyLockstep(const runtime::Executor& exec,
+inline std::vector<std::vector<int64_t>> greedyLockstep(const runtime::GraphRunner& exec,
                                                         std::vector<std::vector<int64_t>> ids, int64_t blockSize,
                                                         int64_t numBlocks, int steps) {
-  runtime::PagedKvCache cache(runtime::kvCacheShapeFor(exec.graph(), blockSize, numBlocks));
+  runtime::PagedKvCache cache(runtime::kvCacheShapeFor(exec, blockSize, numBlocks), exec.cacheDevice());
   runtime::PagedModel model(exec, cache);
   std::vector<runtime::PagedModel::SeqStep> step;
   for (size_t s = 0; s < ids.size(); ++s) {

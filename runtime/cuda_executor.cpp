@@ -1,0 +1,552 @@
+#include "runtime/cuda_executor.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <set>
+#include <thread>
+#include <vector>
+
+#include "ops/regions.h"
+#include "runtime/weights.h"
+
+namespace strata::runtime {
+
+using ops::Tensor;
+using V = std::vector<Tensor>;
+
+namespace {
+
+// Device blocks by size class, handed out again once their tensor dies.
+// Blocks are never cleared: every kernel writes its whole output.
+class DevicePool {
+ public:
+  explicit DevicePool(CudaDevice& d) : dev_(d) {}
+  ~DevicePool() {
+    for (auto [p, bytes] : all_) dev_.release(p, bytes);
+  }
+  Tensor tensor(ops::DType t, ops::Shape s) {
+    const size_t bytes = sizeClass(std::max<size_t>(ops::numel(s) * ops::dtypeSize(t), 1));
+    std::vector<void*>& list = free_[bytes];
+    void* p;
+    if (!list.empty()) {
+      p = list.back();
+      list.pop_back();
+    } else {
+      p = dev_.allocate(bytes);
+      all_.push_back({p, bytes});
+    }
+    std::shared_ptr<const void> owner(p, [this, bytes](const void* q) { free_[bytes].push_back(const_cast<void*>(q)); });
+    return Tensor(t, std::move(s), std::move(owner), p);
+  }
+
+ private:
+  // Four classes per power of two from 256 bytes up: at most 25 % slack,
+  // and the sizes of a model's activations repeat from layer to layer.
+  static size_t sizeClass(size_t n) {
+    if (n <= 256) return 256;
+    const int e = 63 - __builtin_clzll(n - 1);  // 2^e < n <= 2^(e + 1)
+    const size_t step = size_t(1) << (e - 2);
+    return (n + step - 1) / step * step;
+  }
+  CudaDevice& dev_;
+  std::map<size_t, std::vector<void*>> free_;
+  std::vector<std::pair<void*, size_t>> all_;
+};
+
+// A device copy of a host tensor that lives as long as the returned tensor.
+Tensor deviceCopy(CudaDevice& dev, const Tensor& host) {
+  const size_t bytes = std::max<size_t>(host.nbytes(), 1);
+  void* p = dev.allocate(bytes);
+  if (host.nbytes()) dev.upload(p, host.raw(), host.nbytes());
+  std::shared_ptr<const void> owner(p, [&dev, bytes](const void* q) { dev.release(const_cast<void*>(q), bytes); });
+  return Tensor(host.dtype(), host.shape(), std::move(owner), p);
+}
+
+uint64_t splitmix(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ull;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+
+// A weight of `w`'s shape filled on the host (CudaExecutorOptions::
+// randomWeights), chunk by chunk so the host never holds the whole model:
+// vectors (norm weights) 1, matrices uniform in +-0.02 sqrt(3). Element i
+// depends only on (seed, name, i), not on the thread count.
+Tensor randomWeight(CudaDevice& dev, const ops::WeightRef& w, ops::DType dt, uint64_t seed) {
+  const int64_t n = ops::numel(w.shape);
+  const size_t bytes = std::max<size_t>(n * 2, 1);
+  void* p = dev.allocate(bytes);
+  std::shared_ptr<const void> owner(p, [&dev, bytes](const void* q) { dev.release(const_cast<void*>(q), bytes); });
+  const uint64_t key = splitmix(seed ^ std::hash<std::string>{}(w.name));
+  const bool ones = w.shape.size() <= 1;
+  const float half = 0.02f * std::sqrt(3.f);
+  auto round = dt == ops::DType::BF16 ? ops::floatToBf16 : ops::floatToHalf;
+  const int64_t chunk = int64_t(1) << 24;
+  std::vector<uint16_t> buf(std::min(n, chunk));
+  const int threads = (int)std::max(1u, std::thread::hardware_concurrency());
+  for (int64_t off = 0; off < n; off += chunk) {
+    const int64_t len = std::min(chunk, n - off);
+    std::vector<std::thread> ts;
+    for (int t = 0; t < threads; ++t)
+      ts.emplace_back([&, t] {
+        for (int64_t i = len * t / threads; i < len * (t + 1) / threads; ++i) {
+          float v = ones ? 1.f : ((splitmix(key + uint64_t(off + i)) >> 40) * (1.0f / 16777216.0f) * 2 - 1) * half;
+          buf[i] = round(v);
+        }
+      });
+    for (auto& t : ts) t.join();
+    dev.upload(static_cast<uint8_t*>(p) + off * 2, buf.data(), len * 2);
+  }
+  return Tensor(dt, w.shape, std::move(owner), p);
+}
+
+// A device tensor's address for a kernel to write (pool and cache tensors
+// are writable device memory).
+void* mut(const Tensor& t) { return const_cast<void*>(t.raw()); }
+
+// Shape of x with its last dim replaced by n.
+ops::Shape withLast(ops::Shape s, int64_t n) {
+  s.back() = n;
+  return s;
+}
+
+void checkIndices(const Tensor& ids, int64_t limit, const char* what) {
+  const int64_t* p = ids.data<int64_t>();
+  for (int64_t i = 0; i < ids.numel(); ++i)
+    if (p[i] < 0 || p[i] >= limit) fail("{} {} at #{} is outside [0, {})", what, p[i], i, limit);
+}
+
+template <typename K, typename Pred>
+const K& findKernel(const std::vector<K>& ks, Pred pred, const std::string& what) {
+  for (const K& k : ks)
+    if (pred(k)) return k;
+  fail("the kernel set has no {}", what);
+}
+
+}  // namespace
+
+struct CudaExecutor::Impl {
+  // A value during run(): on the device, and on the host too for the
+  // integer step inputs (the launches check indices and pick kernels there).
+  struct Val {
+    Tensor dev, host;
+  };
+  struct RopeTable {
+    Tensor cos, sin;
+    int64_t rows = 0;
+  };
+
+  ops::GraphDef g;
+  CudaDevice& dev;
+  const CudaKernelSet& k;
+  ops::DType dt;
+  std::string dtName;
+  std::map<std::string, Tensor> params;  // weights and constants on the device
+  uint64_t weightBytes = 0;
+  std::vector<std::vector<std::string>> freeAfter;
+  mutable DevicePool pool;
+  mutable std::map<std::pair<int64_t, float>, RopeTable> rope;
+
+  Impl(ops::GraphDef graph, CudaDevice& d, const CudaKernelSet& kernels, const CudaExecutorOptions& o)
+      : g(std::move(graph)), dev(d), k(kernels), dt(o.dtype), dtName(ops::dtypeName(o.dtype)), pool(d) {}
+
+  const Tensor& devArg(const std::vector<const Val*>& in, size_t i, const char* what) const {
+    if (in.size() <= i || !in[i]) fail("missing {} (input #{})", what, i);
+    const Tensor& t = in[i]->dev;
+    if (t.dtype() != dt) fail("{} must be {}, got {}", what, dtName, ops::dtypeName(t.dtype()));
+    return t;
+  }
+  // An integer step input: its host copy (indices are checked there).
+  const Tensor& hostArg(const std::vector<const Val*>& in, size_t i, const char* what) const {
+    if (in.size() <= i || !in[i]) fail("missing {} (input #{})", what, i);
+    if (!in[i]->host.defined() || in[i]->host.dtype() != ops::DType::I64)
+      fail("{} must be an i64 step input of the graph", what);
+    return in[i]->host;
+  }
+  const CudaGatherRowsKernel& gatherKernel() const {
+    return findKernel(k.gathers(), [&](const auto& x) { return x.dtype == dtName; }, dtName + " row gather");
+  }
+  Tensor gatherRows(const Tensor& table, const Val& ids) const {
+    const int64_t rows = table.dim(0), width = table.numel() / rows, T = ids.host.numel();
+    checkIndices(ids.host, rows, "row index");
+    Tensor out = pool.tensor(dt, {T, width});
+    if (T > 0) k.launch(gatherKernel(), table.raw(), mut(out), ids.dev.raw(), T, rows, width);
+    return out;
+  }
+
+  V gemm(const ops::NodeDef& n, const std::vector<const Val*>& in) const;
+  V rmsNorm(const ops::NodeDef& n, const std::vector<const Val*>& in) const;
+  V ropeNode(const ops::NodeDef& n, const std::vector<const Val*>& in) const;
+  V kvWrite(const std::vector<const Val*>& in) const;
+  V pagedAttention(const ops::NodeDef& n, const std::vector<const Val*>& in) const;
+  V runNode(const ops::NodeDef& n, const std::vector<const Val*>& in) const;
+  void prepare(const ops::NodeDef& n) const;
+};
+
+// region.gemm operands: x, w_0..w_{n-1}, [b_0..b_{n-1}], [residual], [rows]
+// (ops/kernel_table.cpp documents the attributes; runtime/region_kernels.cpp
+// is the CPU twin).
+V CudaExecutor::Impl::gemm(const ops::NodeDef& n, const std::vector<const Val*>& in) const {
+  const int64_t nw = n.attrs.at("weights").get<int64_t>();
+  const bool hasBias = n.attrs.value("bias", 0) != 0, hasRes = n.attrs.value("residual", 0) != 0,
+             hasRows = n.attrs.value("rows", 0) != 0, swiglu = n.attrs.value("epilogue", "none") == "swiglu",
+             nk = n.attrs.value("layout", "kn") == "nk";
+  const size_t want = 1 + nw * (hasBias ? 2 : 1) + hasRes + hasRows;
+  if (nw < 1 || in.size() != want || (swiglu && nw != 2) || (hasRes && nw != 1 && !swiglu))
+    fail("{} operands for {} weights (bias {}, residual {}, rows {}, epilogue swiglu {})", in.size(), nw, hasBias,
+         hasRes, hasRows, swiglu);
+  Tensor x = devArg(in, 0, "x");
+  const int64_t K = x.dim(x.rank() - 1);
+  ops::Shape outBase = x.shape();
+  if (hasRows) {
+    hostArg(in, want - 1, "rows");
+    ops::Shape s(std::max<int64_t>(x.rank() - 2, 0), 1);
+    s.push_back(in[want - 1]->host.numel());
+    s.push_back(K);
+    x = gatherRows(x.reshaped({x.numel() / K, K}), *in[want - 1]);
+    outBase = s;
+  }
+  const int64_t M = x.numel() / K;
+  auto widthOf = [&](int64_t wi) {
+    const Tensor& w = devArg(in, 1 + wi, "weight");
+    if (w.rank() != 2 || w.dim(nk ? 1 : 0) != K)
+      fail("weight #{} is {}, expected {} with K = {}", wi, ops::shapeStr(w.shape()), nk ? "[N, K]" : "[K, N]", K);
+    return w.dim(nk ? 0 : 1);
+  };
+  const Tensor* res = hasRes ? &devArg(in, 1 + nw * (hasBias ? 2 : 1), "residual") : nullptr;
+  V outs;
+  if (M == 0) {
+    for (int64_t wi = 0; wi < (swiglu ? 1 : nw); ++wi) outs.push_back(pool.tensor(dt, withLast(outBase, widthOf(wi))));
+    return outs;
+  }
+  const CudaGemmKernel& kern = k.gemmFor(dtName, nk, M, {hasBias, hasRes, swiglu});
+  for (int64_t wi = 0; wi < (swiglu ? 1 : nw); ++wi) {
+    const int64_t N = widthOf(wi);
+    if (swiglu && widthOf(1) != N) fail("gate and up weights differ in width");
+    Tensor c = pool.tensor(dt, withLast(outBase, N));
+    GemmBuffers b;
+    b.a = x.raw();
+    b.b = in[1 + wi]->dev.raw();
+    if (swiglu) b.bUp = in[2]->dev.raw();
+    b.c = mut(c);
+    if (hasBias) {
+      for (int64_t j = wi; j < (swiglu ? 2 : wi + 1); ++j)
+        if (devArg(in, 1 + nw + j, "bias").numel() != N) fail("bias #{} has the wrong size for {} outputs", j, N);
+      b.bias = in[1 + nw + wi]->dev.raw();
+      if (swiglu) b.biasUp = in[1 + nw + 1]->dev.raw();
+    }
+    if (res) {
+      if (res->numel() != M * N) fail("residual {} does not match the output [{}, {}]", ops::shapeStr(res->shape()), M, N);
+      b.residual = res->raw();
+    }
+    k.launch(kern, b, M, N, K);
+    outs.push_back(std::move(c));
+  }
+  return outs;
+}
+
+V CudaExecutor::Impl::rmsNorm(const ops::NodeDef& n, const std::vector<const Val*>& in) const {
+  const Tensor& x = devArg(in, 0, "x");
+  const Tensor& w = devArg(in, 1, "weight");
+  const int64_t width = x.dim(x.rank() - 1), rows = x.numel() / width;
+  if (w.numel() != width) fail("weight has {} entries, x's rows {}", w.numel(), width);
+  Tensor y = pool.tensor(dt, x.shape());
+  const auto& kern = findKernel(k.rmsNorms(), [&](const auto& r) { return r.dtype == dtName; }, dtName + " RMSNorm");
+  if (rows > 0) k.launch(kern, x.raw(), w.raw(), mut(y), rows, width, n.attrs.at("eps").get<float>());
+  return {y};
+}
+
+V CudaExecutor::Impl::ropeNode(const ops::NodeDef& n, const std::vector<const Val*>& in) const {
+  const Tensor& x = devArg(in, 0, "x");
+  const Tensor& pos = hostArg(in, 1, "positions");
+  const int64_t D = n.attrs.at("head_dim").get<int64_t>(), width = x.dim(x.rank() - 1), T = x.numel() / width;
+  const float theta = n.attrs.at("theta").get<float>();
+  if (D <= 0 || width % D) fail("rows of {} are not whole heads of {}", width, D);
+  if (pos.numel() != T) fail("{} positions for {} tokens", pos.numel(), T);
+  int64_t maxPos = 0;
+  for (int64_t i = 0; i < T; ++i) {
+    if (pos.data<int64_t>()[i] < 0) fail("negative position {} at token {}", pos.data<int64_t>()[i], i);
+    maxPos = std::max(maxPos, pos.data<int64_t>()[i]);
+  }
+  const int64_t heads = width / D;
+  const auto& kern = findKernel(
+      k.ropes(), [&](const auto& r) { return r.dtype == dtName && r.heads == heads && r.headDim == D; },
+      fmt::format("{} RoPE kernel for {} heads of dim {}", dtName, heads, D));
+  // cos / sin tables, grown geometrically so a long generation rebuilds
+  // them O(log n) times (the CPU backend's rule).
+  RopeTable& tab = rope[{D, theta}];
+  if (tab.rows <= maxPos) {
+    int64_t rows = std::max<int64_t>({maxPos + 1, 2 * tab.rows, 256});
+    ops::RopeTables h = ops::ropeTables(rows, D, theta);
+    tab = {deviceCopy(dev, h.cos), deviceCopy(dev, h.sin), rows};
+  }
+  Tensor y = pool.tensor(dt, x.shape());
+  if (T > 0) k.launch(kern, x.raw(), mut(y), tab.cos.raw(), tab.sin.raw(), in[1]->dev.raw(), T, tab.rows);
+  return {y};
+}
+
+// region.kv_write operands: cache, k, v, slot_mapping; returns the cache.
+V CudaExecutor::Impl::kvWrite(const std::vector<const Val*>& in) const {
+  const Tensor& cache = devArg(in, 0, "cache");
+  const Tensor& kk = devArg(in, 1, "k");
+  const Tensor& v = devArg(in, 2, "v");
+  const Tensor& slots = hostArg(in, 3, "slot_mapping");
+  if (cache.rank() != 5) fail("cache {} is not [blocks, 2, KV heads, block size, head dim]", ops::shapeStr(cache.shape()));
+  const int64_t Hk = cache.dim(2), P = cache.dim(3), D = cache.dim(4), T = slots.numel();
+  if (kk.numel() != T * Hk * D || v.numel() != T * Hk * D)
+    fail("k/v {} / {} are not {} tokens of {} x {}", ops::shapeStr(kk.shape()), ops::shapeStr(v.shape()), T, Hk, D);
+  checkIndices(slots, cache.dim(0) * P, "cache slot");
+  const auto& kern = findKernel(
+      k.kvWrites(),
+      [&](const auto& w) { return w.dtype == dtName && w.kvHeads == Hk && w.headDim == D && w.pageSize == P; },
+      fmt::format("{} KV write for {} KV heads of dim {} in blocks of {}", dtName, Hk, D, P));
+  if (T > 0) k.launch(kern, mut(cache), kk.raw(), v.raw(), in[3]->dev.raw(), T, cache.dim(0));
+  return {cache};
+}
+
+// region.paged_attention operands: q, cache, block_tables, seq_starts,
+// context_lens. One new token per sequence: the paged decode kernel with
+// the split count CudaKernelSet::pagedDecodeSplits picks; otherwise the
+// paged prefill kernel (prefill, chunked prefill and decode rows mixed).
+V CudaExecutor::Impl::pagedAttention(const ops::NodeDef& n, const std::vector<const Val*>& in) const {
+  const Tensor& q = devArg(in, 0, "q");
+  const Tensor& cache = devArg(in, 1, "cache");
+  const Tensor& tables = hostArg(in, 2, "block_tables");
+  const Tensor& starts = hostArg(in, 3, "seq_starts");
+  const Tensor& lens = hostArg(in, 4, "context_lens");
+  const int64_t heads = n.attrs.at("heads").get<int64_t>(), kvHeads = n.attrs.at("kv_heads").get<int64_t>(),
+                D = n.attrs.at("head_dim").get<int64_t>();
+  const float scale = n.attrs.at("scale").get<float>();
+  if (cache.rank() != 5 || cache.dim(2) != kvHeads || cache.dim(4) != D)
+    fail("cache {} is not [blocks, 2, {}, block size, {}]", ops::shapeStr(cache.shape()), kvHeads, D);
+  const int64_t N = lens.numel(), P = cache.dim(3), maxBlocks = tables.rank() == 2 ? tables.dim(1) : 0;
+  if (starts.numel() != N + 1 || tables.rank() != 2 || tables.dim(0) != N)
+    fail("seq_starts ({}) / block_tables {} do not match {} sequences", starts.numel(), ops::shapeStr(tables.shape()), N);
+  const int64_t *st = starts.data<int64_t>(), *len = lens.data<int64_t>(), *tab = tables.data<int64_t>();
+  const int64_t T = q.numel() / (heads * D);
+  if (st[0] != 0 || st[N] != T) fail("seq_starts run from {} to {}, q has {} tokens", st[0], st[N], T);
+  int64_t maxNew = 0, maxContext = 0;
+  for (int64_t i = 0; i < N; ++i) {
+    const int64_t newTokens = st[i + 1] - st[i];
+    if (newTokens < 1 || len[i] < newTokens || len[i] > maxBlocks * P)
+      fail("sequence {}: context length {} for {} new tokens and {} table entries of {}", i, len[i], newTokens,
+           maxBlocks, P);
+    for (int64_t b = 0; b < (len[i] + P - 1) / P; ++b)
+      if (tab[i * maxBlocks + b] < 0 || tab[i * maxBlocks + b] >= cache.dim(0))
+        fail("sequence {}: block table entry {} = {} is outside [0, {})", i, b, tab[i * maxBlocks + b], cache.dim(0));
+    maxNew = std::max(maxNew, newTokens), maxContext = std::max(maxContext, len[i]);
+  }
+  Tensor o = pool.tensor(dt, q.shape());
+  if (N == 0) return {o};
+  auto matches = [&](const auto& a) {
+    return a.dtype == dtName && a.heads == heads && a.kvHeads == kvHeads && a.headDim == D && a.pageSize == P &&
+           a.scale == scale;
+  };
+  const std::string shape = fmt::format("{} heads over {} KV heads of dim {}, blocks of {}, scale {}", heads, kvHeads,
+                                        D, P, scale);
+  if (maxNew == 1) {
+    const auto& kern = findKernel(k.pagedDecodes(), matches, fmt::format("{} paged decode kernel for {}", dtName, shape));
+    const int64_t splits = k.pagedDecodeSplits(kern, N, maxContext);
+    Tensor scratch = pool.tensor(ops::DType::F32, {CudaKernelSet::pagedDecodeScratchBytes(kern, N, splits) / 4 + 1});
+    PagedDecodeBuffers b{q.raw(), cache.raw(), in[2]->dev.raw(), in[4]->dev.raw(), mut(o), mut(scratch)};
+    k.launch(kern, b, N, maxBlocks, cache.dim(0), splits);
+  } else {
+    const auto& kern =
+        findKernel(k.pagedPrefills(), matches, fmt::format("{} paged prefill kernel for {}", dtName, shape));
+    PagedPrefillBuffers b{q.raw(), cache.raw(), in[2]->dev.raw(), in[3]->dev.raw(), in[4]->dev.raw(), mut(o)};
+    k.launch(kern, b, N, T, maxNew, maxBlocks, cache.dim(0));
+  }
+  return {o};
+}
+
+V CudaExecutor::Impl::runNode(const ops::NodeDef& n, const std::vector<const Val*>& in) const {
+  if (n.op == "region.gemm") return gemm(n, in);
+  if (n.op == "region.rmsnorm") return rmsNorm(n, in);
+  if (n.op == "region.rope") return ropeNode(n, in);
+  if (n.op == "region.kv_write") return kvWrite(in);
+  if (n.op == "region.paged_attention") return pagedAttention(n, in);
+  if (n.op == "region.embedding") {
+    const Tensor& table = devArg(in, 0, "embedding table");
+    hostArg(in, 1, "token ids");
+    ops::Shape s = in[1]->host.shape();
+    s.push_back(table.dim(table.rank() - 1));
+    return {gatherRows(table, *in[1]).reshaped(s)};
+  }
+  fail("no GPU launcher for op '{}'", n.op);
+}
+
+// What can be checked before the first step: the op has a GPU launcher and
+// the kernel set has the kernels its fixed shapes need (the rest, like the
+// KV block size, is checked at the launch).
+void CudaExecutor::Impl::prepare(const ops::NodeDef& n) const {
+  const nlohmann::json& a = n.attrs;
+  if (n.op == "region.gemm") {
+    const bool nk = a.value("layout", "kn") == "nk";
+    GemmEpilogue e{a.value("bias", 0) != 0, a.value("residual", 0) != 0, a.value("epilogue", "none") == "swiglu"};
+    k.gemmFor(dtName, nk, 1, e), k.gemmFor(dtName, nk, int64_t(1) << 40, e);
+    if (a.value("rows", 0) != 0) gatherKernel();
+  } else if (n.op == "region.embedding") {
+    gatherKernel();
+  } else if (n.op == "region.rmsnorm") {
+    findKernel(k.rmsNorms(), [&](const auto& r) { return r.dtype == dtName; }, dtName + " RMSNorm");
+  } else if (n.op == "region.paged_attention") {
+    const int64_t h = a.at("heads").get<int64_t>(), kv = a.at("kv_heads").get<int64_t>(), d = a.at("head_dim").get<int64_t>();
+    auto same = [&](const auto& x) { return x.dtype == dtName && x.heads == h && x.kvHeads == kv && x.headDim == d; };
+    const std::string shape = fmt::format("{} heads over {} KV heads of dim {}", h, kv, d);
+    findKernel(k.pagedDecodes(), same, fmt::format("{} paged decode kernel for {}", dtName, shape));
+    findKernel(k.pagedPrefills(), same, fmt::format("{} paged prefill kernel for {}", dtName, shape));
+  } else if (n.op != "region.rope" && n.op != "region.kv_write") {
+    fail("op '{}' has no GPU launcher (the GPU backend runs embedding, RMSNorm, GEMM, RoPE, KV write and paged "
+         "attention regions)",
+         n.op);
+  }
+}
+
+CudaExecutor::CudaExecutor(ops::GraphDef graph, CudaDevice& device, const CudaKernelSet& kernels,
+                           CudaExecutorOptions o)
+    : impl_(std::make_unique<Impl>(std::move(graph), device, kernels, o)) {
+  Impl& m = *impl_;
+  const ops::GraphDef& g = m.g;
+  if (o.dtype != ops::DType::BF16 && o.dtype != ops::DType::F16)
+    fail("the GPU backend stores bf16 or f16, not {}", ops::dtypeName(o.dtype));
+  std::set<std::string> defined;
+  for (const auto& v : g.inputs) defined.insert(v.name);
+  for (const auto& w : g.weights) defined.insert(w.name);
+  for (const auto& c : g.constants) defined.insert(c.name);
+  std::map<std::string, size_t> lastUse;
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    const auto& n = g.nodes[i];
+    try {
+      m.prepare(n);
+    } catch (const Error& e) {
+      fail("{}: node '{}' ({}): {}", g.source, n.name, n.op, e.what());
+    }
+    for (const auto& in : n.inputs) {
+      if (in.empty()) continue;
+      if (!defined.count(in)) fail("{}: node '{}' ({}) reads '{}' before anything produces it", g.source, n.name, n.op, in);
+      lastUse[in] = i;
+    }
+    for (const auto& out : n.outputs) defined.insert(out);
+  }
+  for (const auto& out : g.outputs) {
+    if (!defined.count(out.name)) fail("{}: graph output '{}' is never produced", g.source, out.name);
+    lastUse.erase(out.name);
+  }
+  m.freeAfter.resize(g.nodes.size());
+  for (const auto& [name, i] : lastUse) m.freeAfter[i].push_back(name);
+
+  // Weights in the storage type (floating point ones; integer ones as they are).
+  auto storedAs = [&](ops::DType t) { return t == ops::DType::F32 || t == ops::DType::F16 || t == ops::DType::BF16 ? o.dtype : t; };
+  WeightStore store;
+  uint64_t done = 0, total = 0;
+  for (const auto& w : g.weights) total += ops::numel(w.shape) * ops::dtypeSize(storedAs(w.dtype));
+  for (const auto& w : g.weights) {
+    Tensor t;
+    if (o.randomWeights && storedAs(w.dtype) == o.dtype)
+      t = randomWeight(device, w, o.dtype, *o.randomWeights);
+    else
+      t = deviceCopy(device, store.stored(w).cast(storedAs(w.dtype)));
+    done += t.nbytes();
+    if (o.verbose && (done * 10 / std::max<uint64_t>(total, 1)) != ((done - t.nbytes()) * 10 / std::max<uint64_t>(total, 1)))
+      std::fprintf(stderr, "weights on the GPU: %.0f / %.0f MiB\n", done / 1048576.0, total / 1048576.0);
+    m.params[w.name] = std::move(t);
+  }
+  for (const auto& c : g.constants) m.params[c.name] = deviceCopy(device, c.value.cast(storedAs(c.value.dtype())));
+  m.weightBytes = done;
+}
+
+CudaExecutor::~CudaExecutor() = default;
+
+const ops::GraphDef& CudaExecutor::graph() const { return impl_->g; }
+Device& CudaExecutor::cacheDevice() const { return impl_->dev; }
+ops::DType CudaExecutor::cacheDType() const { return impl_->dt; }
+uint64_t CudaExecutor::weightBytes() const { return impl_->weightBytes; }
+
+TensorMap CudaExecutor::run(const TensorMap& inputs) const {
+  const Impl& m = *impl_;
+  const ops::GraphDef& g = m.g;
+  std::map<std::string, Impl::Val> env;
+  // The integer step inputs go up in one copy, 16-byte aligned each; their
+  // device views point into `staged`, which outlives `env`.
+  std::vector<std::pair<const ops::ValueInfo*, const Tensor*>> ints;
+  size_t bytes = 0;
+  for (const auto& v : g.inputs) {
+    auto it = inputs.find(v.name);
+    if (it == inputs.end()) fail("{}: graph input '{}' was not given", g.source, v.name);
+    const Tensor& t = it->second;
+    if (v.name.rfind("kv_cache.", 0) == 0) {
+      if (t.dtype() != m.dt)
+        fail("{}: '{}' is {}; this executor computes on {}", g.source, v.name, ops::dtypeName(t.dtype()), m.dtName);
+      env[v.name].dev = t;
+    } else {
+      if (t.dtype() != ops::DType::I64) fail("{}: graph input '{}' must be i64, got {}", g.source, v.name, ops::dtypeName(t.dtype()));
+      ints.push_back({&v, &t});
+      bytes += (t.nbytes() + 15) / 16 * 16;
+    }
+  }
+  Tensor staged = m.pool.tensor(ops::DType::I64, {(int64_t)std::max<size_t>(bytes / 8, 1)});
+  {
+    std::vector<uint8_t> host(bytes);
+    size_t off = 0;
+    for (auto [v, t] : ints) {
+      std::copy_n(static_cast<const uint8_t*>(t->raw()), t->nbytes(), host.data() + off);
+      env[v->name] = {Tensor(ops::DType::I64, t->shape(), nullptr, static_cast<const uint8_t*>(staged.raw()) + off), *t};
+      off += (t->nbytes() + 15) / 16 * 16;
+    }
+    if (bytes) m.dev.upload(mut(staged), host.data(), bytes);
+  }
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    const auto& n = g.nodes[i];
+    std::vector<Impl::Val> held;  // parameters as values
+    held.reserve(n.inputs.size());
+    std::vector<const Impl::Val*> args;
+    for (const auto& in : n.inputs) {
+      if (in.empty()) {
+        args.push_back(nullptr);
+      } else if (auto it = env.find(in); it != env.end()) {
+        args.push_back(&it->second);
+      } else {
+        held.push_back({m.params.at(in), Tensor()});
+        args.push_back(&held.back());
+      }
+    }
+    V outs;
+    try {
+      outs = m.runNode(n, args);
+    } catch (const Error& e) {
+      fail("{}: node '{}' ({}): {}", g.source, n.name, n.op, e.what());
+    } catch (const std::exception& e) {
+      fail("{}: node '{}' ({}): bad attributes: {}", g.source, n.name, n.op, e.what());
+    }
+    if (outs.size() < n.outputs.size())
+      fail("{}: node '{}' ({}) produced {} outputs, graph expects {}", g.source, n.name, n.op, outs.size(), n.outputs.size());
+    for (size_t j = 0; j < n.outputs.size(); ++j)
+      if (!n.outputs[j].empty()) env[n.outputs[j]] = {std::move(outs[j]), Tensor()};
+    for (const auto& dead : m.freeAfter[i]) env.erase(dead);
+  }
+  // Outputs come down (this waits for the step) and widen to f32.
+  TensorMap result;
+  for (const auto& o : g.outputs) {
+    auto it = env.find(o.name);
+    const Tensor& d = it != env.end() ? it->second.dev : m.params.at(o.name);
+    Tensor host(d.dtype(), d.shape());
+    if (host.nbytes()) m.dev.download(host.mut<uint8_t>(), d.raw(), host.nbytes());
+    result[o.name] = host.toF32();
+  }
+  return result;
+}
+
+CudaModel loadCudaModel(Artifact a, CudaExecutorOptions o) {
+  if (!a.cuda()) fail("{}: compiled for {}, not for a GPU", a.graph.source, a.target);
+  CudaModel m;
+  m.device = CudaDevice::open();
+  m.kernels = CudaKernelSet::load(*m.device, a.kernelDir);
+  o.dtype = ops::parseDType(a.dtype);
+  m.exec = std::make_unique<CudaExecutor>(std::move(a.graph), *m.device, *m.kernels, o);
+  return m;
+}
+
+}  // namespace strata::runtime

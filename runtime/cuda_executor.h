@@ -1,0 +1,71 @@
+// Runs a region graph (graph::formRegions; an artifact from `strata compile
+// --target cuda:sm_90`) on an NVIDIA GPU: weights, activations and the
+// paged KV cache in device memory in one storage type (bf16 or f16; every
+// kernel computes in f32), each region launched through the kernel set
+// (runtime/cuda_kernels.h), the kernel picked by the node's shapes: GEMMs
+// by weight layout, epilogue and rows (CudaKernelSet::gemmFor), RoPE by
+// heads and head dim, attention by heads, KV heads, head dim and page size
+// (paged decode when every sequence brings one token, paged prefill
+// otherwise). Runtime only: no LLVM here.
+//
+// All work goes to the device's default stream in graph order; step
+// inputs (ids, positions, tables) go up in one copy per step, and the
+// logits come down (f32) at the end of run(), which is the one
+// synchronization point. Intermediate values come from a pool of device
+// blocks reused across nodes and steps (stream order makes reuse safe).
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <optional>
+
+#include "runtime/artifact.h"
+#include "runtime/cuda_kernels.h"
+#include "runtime/graph_runner.h"
+
+namespace strata::runtime {
+
+struct CudaExecutorOptions {
+  ops::DType dtype = ops::DType::BF16;  // storage of weights, activations, KV cache (bf16, f16)
+  // Benchmarks: fill the weights on the host with this seed instead of
+  // reading the weight files (norm weights 1, everything else uniform with
+  // the standard deviation 0.02 of Hugging Face's Llama initializer); the
+  // files need not exist, only their shapes matter.
+  std::optional<uint64_t> randomWeights;
+  // Progress of the weight upload on stderr.
+  bool verbose = false;
+};
+
+class CudaExecutor final : public GraphRunner {
+ public:
+  // Checks every node (a region with a GPU kernel in `kernels` for its
+  // shapes, inputs produced before use) and uploads the weights; throws
+  // strata::Error naming the node or the weight. `device` and `kernels`
+  // must outlive the executor.
+  CudaExecutor(ops::GraphDef graph, CudaDevice& device, const CudaKernelSet& kernels, CudaExecutorOptions options = {});
+  ~CudaExecutor() override;
+  const ops::GraphDef& graph() const override;
+  TensorMap run(const TensorMap& inputs) const override;
+  Device& cacheDevice() const override;
+  ops::DType cacheDType() const override;
+  // Bytes of weights on the device.
+  uint64_t weightBytes() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// An artifact compiled for the GPU, ready to run: the device, its kernel
+// set and the executor (members in construction order, destroyed in
+// reverse).
+struct CudaModel {
+  std::unique_ptr<CudaDevice> device;
+  std::unique_ptr<CudaKernelSet> kernels;
+  std::unique_ptr<CudaExecutor> exec;
+};
+// Opens GPU 0 ("no CUDA device: ..." without one), loads the artifact's
+// kernel set and uploads its weights in the artifact's storage type
+// (options.dtype is ignored).
+CudaModel loadCudaModel(Artifact artifact, CudaExecutorOptions options = {});
+
+}  // namespace strata::runtime

@@ -1,0 +1,67 @@
+#include "runtime/model_bench.h"
+
+#include <algorithm>
+#include <chrono>
+#include <random>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "runtime/paged_generate.h"
+
+namespace strata::runtime {
+
+using Clock = std::chrono::steady_clock;
+
+double weightBytesPerStep(const ops::GraphDef& g, int64_t batch, int64_t elementBytes) {
+  std::set<std::string> embedding;
+  for (const auto& n : g.nodes)
+    if (n.op == "region.embedding") embedding.insert(n.inputs.at(0));
+  double bytes = 0;
+  for (const auto& w : g.weights) {
+    const double all = elementBytes ? (double)ops::numel(w.shape) * elementBytes : (double)w.nbytes;
+    bytes += embedding.count(w.name) ? all / w.shape.at(0) * batch : all;
+  }
+  return bytes;
+}
+
+ModelTiming timePagedModel(const GraphRunner& exec, int64_t batch, int64_t promptTokens, int64_t decodeSteps,
+                           int64_t blockSize, uint64_t seed) {
+  if (batch < 1 || promptTokens < 1 || decodeSteps < 0 || blockSize < 1)
+    fail("timing needs batch, prompt tokens and block size >= 1 and decode steps >= 0, got {}, {}, {}, {}", batch,
+         promptTokens, decodeSteps, blockSize);
+  const int64_t vocab = exec.graph().meta.value("vocab_size", (int64_t)1000);
+  const int64_t blocksPerSeq = (promptTokens + decodeSteps + blockSize) / blockSize;
+  PagedKvCache cache(kvCacheShapeFor(exec, blockSize, blocksPerSeq * batch), exec.cacheDevice());
+  PagedModel pm(exec, cache);
+  std::mt19937_64 rng(seed);
+  std::vector<PagedModel::SeqStep> steps;
+  for (int64_t s = 0; s < batch; ++s) {
+    std::vector<int64_t> p(promptTokens);
+    for (auto& t : p) t = std::uniform_int_distribution<int64_t>(3, std::max<int64_t>(3, vocab - 1))(rng);
+    if (!cache.reserve(s, promptTokens)) fail("timing: the KV cache is too small");
+    steps.push_back({s, p});
+  }
+  auto ms = [](Clock::duration d) { return std::chrono::duration<double, std::milli>(d).count(); };
+  ModelTiming t;
+  auto t0 = Clock::now();
+  ops::Tensor logits = pm.step(steps);
+  t.prefillMs = ms(Clock::now() - t0);
+  auto next = [&] {
+    for (int64_t s = 0; s < batch; ++s) {
+      const float* row = logits.data<float>() + s * logits.dim(1);
+      steps[s].tokens = {std::max_element(row, row + logits.dim(1)) - row};
+      if (!cache.reserve(s, cache.length(s) + 1)) fail("timing: the KV cache is too small");
+    }
+  };
+  next();
+  auto t1 = Clock::now();
+  for (int64_t i = 0; i < decodeSteps; ++i) {
+    logits = pm.step(steps);
+    next();
+  }
+  if (decodeSteps > 0) t.msPerStep = ms(Clock::now() - t1) / decodeSteps;
+  return t;
+}
+
+}  // namespace strata::runtime

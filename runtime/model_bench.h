@@ -1,0 +1,28 @@
+// End-to-end timing of a paged model, shared by `strata bench decode` (CPU)
+// and `strata-gpu bench-model` (GPU): prefill of a batch of random prompts,
+// then greedy decode steps, on wall-clock time (every step ends when its
+// logits are on the host).
+#pragma once
+#include <cstdint>
+
+#include "runtime/graph_runner.h"
+
+namespace strata::runtime {
+
+// Bytes of weights one decode step of `batch` sequences reads: every weight
+// in full, except the embedding table, of which each token reads one row;
+// each element `elementBytes` wide (0: as stored in the weight files).
+double weightBytesPerStep(const ops::GraphDef& g, int64_t batch, int64_t elementBytes = 0);
+
+struct ModelTiming {
+  double prefillMs = 0;  // the one step that prefills every prompt (batch 1: time to first token)
+  double msPerStep = 0;  // mean of the decode steps (0 when none ran)
+};
+
+// `batch` sequences of `promptTokens` random ids (seeded) prefilled in one
+// step, then `decodeSteps` steps of one greedy token each, in a fresh KV
+// cache on the runner's device with blocks of `blockSize`.
+ModelTiming timePagedModel(const GraphRunner& exec, int64_t batch, int64_t promptTokens, int64_t decodeSteps,
+                           int64_t blockSize, uint64_t seed);
+
+}  // namespace strata::runtime
