@@ -75,8 +75,10 @@ void writeCudaArtifact(const ops::GraphDef& regions, const CudaKernelSetSpec& se
                        const std::string& dtype, int64_t pageSize, const std::string& dir,
                        const nlohmann::json& extraMeta);
 
-// RMSNorm kernels for the GPU: f32, bf16 and f16 storage, one warp per row
-// streaming 8 elements per lane per step.
+// RMSNorm for the GPU in `dtype` storage: one warp per row streaming 32
+// elements per lane per step.
+RmsNormKernelSpec cudaRmsNormSpec(const std::string& dtype);
+// Those kernels for f32, bf16 and f16.
 std::vector<RmsNormKernelSpec> cudaRmsNormKernelSet();
 
 // RoPE kernels for the GPU: bf16 and f16 storage of q / k rows of 32 and 8
@@ -102,6 +104,7 @@ std::vector<AttentionKernelSpec> cudaPagedPrefillKernelSet();
 // Data movement for the GPU, bf16 and f16: row gathers (embedding lookup;
 // one warp copies 256 columns, 8 per lane) and the paged KV write of
 // Llama-3-8B's 8 KV heads of dim 128 into pages of 16.
+GatherRowsKernelSpec cudaGatherRowsSpec(const std::string& dtype);
 std::vector<GatherRowsKernelSpec> cudaGatherRowsKernelSet();
 std::vector<KvWriteKernelSpec> cudaKvWriteKernelSet();
 
@@ -117,7 +120,7 @@ struct CudaGemmVariant {
 // A variant's four kernels, one per row class (cudaGemmSpec): decode,
 // medium, prefill and large, each recording in kernels.json the most rows
 // it is meant for (`max_rows`: 16, 128, 1024, 0 = any). SwiGLU from the
-// prefill class up runs 64 x 64 x 32 blocks on 4 warps (two accumulators).
+// prefill class up runs 128 x 64 x 32 blocks on 4 warps (two accumulators).
 // Non-zero blockings replace the class's block shape (the prefill one both
 // prefill classes).
 std::vector<GemmKernelSpec> cudaGemmKernels(const CudaGemmVariant& v, const GemmBlocking& decode = {},

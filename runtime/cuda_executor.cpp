@@ -6,6 +6,7 @@
 #include <map>
 #include <set>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "ops/regions.h"
@@ -126,6 +127,24 @@ const K& findKernel(const std::vector<K>& ks, Pred pred, const std::string& what
   fail("the kernel set has no {}", what);
 }
 
+template <typename Val>
+std::string profileLabel(const ops::NodeDef& n, const std::vector<const Val*>& in) {
+  std::string op = n.op.substr(n.op.rfind('.') + 1);
+  const nlohmann::json& a = n.attrs;
+  if (n.op == "region.gemm")
+    return op + (a.value("rows", 0) ? " lm_head" : a.value("epilogue", "none") == "swiglu" ? " swiglu"
+                 : a.value("residual", 0)                                             ? " residual"
+                 : a.value("weights", 1) > 1                                          ? " qkv"
+                                                                                      : "");
+  if (n.op == "region.paged_attention" && in.size() > 3 && in[3] && in[3]->host.defined()) {
+    const Tensor& st = in[3]->host;
+    bool decode = true;
+    for (int64_t i = 0; i + 1 < st.numel(); ++i) decode &= st.data<int64_t>()[i + 1] - st.data<int64_t>()[i] == 1;
+    return op + (decode ? " decode" : " prefill");
+  }
+  return op;
+}
+
 }  // namespace
 
 struct CudaExecutor::Impl {
@@ -149,6 +168,9 @@ struct CudaExecutor::Impl {
   std::vector<std::vector<std::string>> freeAfter;
   mutable DevicePool pool;
   mutable std::map<std::pair<int64_t, float>, RopeTable> rope;
+  mutable std::vector<uint16_t> staging;  // outputs come down here (no page faults after the first step)
+  mutable bool profiling = false;
+  mutable std::map<std::string, ProfileRow> profile;
 
   Impl(ops::GraphDef graph, CudaDevice& d, const CudaKernelSet& kernels, const CudaExecutorOptions& o)
       : g(std::move(graph)), dev(d), k(kernels), dt(o.dtype), dtName(ops::dtypeName(o.dtype)), pool(d) {}
@@ -450,7 +472,7 @@ CudaExecutor::CudaExecutor(ops::GraphDef graph, CudaDevice& device, const CudaKe
     else
       t = deviceCopy(device, store.stored(w).cast(storedAs(w.dtype)));
     done += t.nbytes();
-    if (o.verbose && (done * 10 / std::max<uint64_t>(total, 1)) != ((done - t.nbytes()) * 10 / std::max<uint64_t>(total, 1)))
+    if (o.verbose && total >= (256u << 20) && (done * 10 / std::max<uint64_t>(total, 1)) != ((done - t.nbytes()) * 10 / std::max<uint64_t>(total, 1)))
       std::fprintf(stderr, "weights on the GPU: %.0f / %.0f MiB\n", done / 1048576.0, total / 1048576.0);
     m.params[w.name] = std::move(t);
   }
@@ -459,6 +481,12 @@ CudaExecutor::CudaExecutor(ops::GraphDef graph, CudaDevice& device, const CudaKe
 }
 
 CudaExecutor::~CudaExecutor() = default;
+
+void CudaExecutor::setProfiling(bool on) const { impl_->profiling = on; }
+
+std::map<std::string, CudaExecutor::ProfileRow> CudaExecutor::takeProfile() const {
+  return std::exchange(impl_->profile, {});
+}
 
 const ops::GraphDef& CudaExecutor::graph() const { return impl_->g; }
 Device& CudaExecutor::cacheDevice() const { return impl_->dev; }
@@ -515,7 +543,13 @@ TensorMap CudaExecutor::run(const TensorMap& inputs) const {
     }
     V outs;
     try {
-      outs = m.runNode(n, args);
+      if (m.profiling) {
+        ProfileRow& row = m.profile[profileLabel(n, args)];
+        row.ms += m.dev.timeMs([&] { outs = m.runNode(n, args); });
+        ++row.calls;
+      } else {
+        outs = m.runNode(n, args);
+      }
     } catch (const Error& e) {
       fail("{}: node '{}' ({}): {}", g.source, n.name, n.op, e.what());
     } catch (const std::exception& e) {
@@ -527,14 +561,35 @@ TensorMap CudaExecutor::run(const TensorMap& inputs) const {
       if (!n.outputs[j].empty()) env[n.outputs[j]] = {std::move(outs[j]), Tensor()};
     for (const auto& dead : m.freeAfter[i]) env.erase(dead);
   }
-  // Outputs come down (this waits for the step) and widen to f32.
+  // Outputs come down (this waits for the step) and widen to f32, on
+  // several threads for big ones (batch 32 x a 128k vocabulary is 4M
+  // logits: 10 ms on one core).
   TensorMap result;
   for (const auto& o : g.outputs) {
     auto it = env.find(o.name);
     const Tensor& d = it != env.end() ? it->second.dev : m.params.at(o.name);
-    Tensor host(d.dtype(), d.shape());
-    if (host.nbytes()) m.dev.download(host.mut<uint8_t>(), d.raw(), host.nbytes());
-    result[o.name] = host.toF32();
+    if (d.dtype() != ops::DType::BF16 && d.dtype() != ops::DType::F16) {
+      Tensor host(d.dtype(), d.shape());
+      if (host.nbytes()) m.dev.download(host.mut<uint8_t>(), d.raw(), host.nbytes());
+      result[o.name] = host.toF32();
+      continue;
+    }
+    const int64_t n = d.numel();
+    m.staging.resize(n);
+    if (n) m.dev.download(m.staging.data(), d.raw(), n * 2);
+    Tensor out(ops::DType::F32, d.shape());
+    float* dst = out.mut<float>();
+    const uint16_t* src = m.staging.data();
+    const bool bf16 = d.dtype() == ops::DType::BF16;
+    auto widen = [&](int64_t lo, int64_t hi) {
+      for (int64_t i = lo; i < hi; ++i) dst[i] = bf16 ? ops::bf16ToFloat(src[i]) : ops::halfToFloat(src[i]);
+    };
+    const int threads = n < (int64_t(1) << 20) ? 1 : (int)std::min(8u, std::max(1u, std::thread::hardware_concurrency()));
+    std::vector<std::thread> ts;
+    for (int t = 1; t < threads; ++t) ts.emplace_back(widen, n * t / threads, n * (t + 1) / threads);
+    widen(0, n / threads);
+    for (auto& t : ts) t.join();
+    result[o.name] = std::move(out);
   }
   return result;
 }

@@ -15,6 +15,8 @@
 // blocks reused across nodes and steps (stream order makes reuse safe).
 #pragma once
 #include <cstdint>
+#include <map>
+#include <string>
 #include <memory>
 #include <optional>
 
@@ -49,6 +51,18 @@ class CudaExecutor final : public GraphRunner {
   ops::DType cacheDType() const override;
   // Bytes of weights on the device.
   uint64_t weightBytes() const;
+
+  // Profiling (benchmarks): while on, run() times every node on the GPU
+  // (events around it, then a wait, so steps get slower) and adds the time
+  // to its region's row: the op and, for GEMMs, the epilogue (qkv,
+  // residual, swiglu, lm_head) or, for attention, decode or prefill.
+  struct ProfileRow {
+    int64_t calls = 0;
+    double ms = 0;
+  };
+  void setProfiling(bool on) const;
+  // The rows since the last call (then cleared).
+  std::map<std::string, ProfileRow> takeProfile() const;
 
  private:
   struct Impl;

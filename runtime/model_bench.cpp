@@ -26,7 +26,7 @@ double weightBytesPerStep(const ops::GraphDef& g, int64_t batch, int64_t element
 }
 
 ModelTiming timePagedModel(const GraphRunner& exec, int64_t batch, int64_t promptTokens, int64_t decodeSteps,
-                           int64_t blockSize, uint64_t seed) {
+                           int64_t blockSize, uint64_t seed, const std::function<void()>& beforeDecode) {
   if (batch < 1 || promptTokens < 1 || decodeSteps < 0 || blockSize < 1)
     fail("timing needs batch, prompt tokens and block size >= 1 and decode steps >= 0, got {}, {}, {}, {}", batch,
          promptTokens, decodeSteps, blockSize);
@@ -55,6 +55,7 @@ ModelTiming timePagedModel(const GraphRunner& exec, int64_t batch, int64_t promp
     }
   };
   next();
+  if (beforeDecode) beforeDecode();
   auto t1 = Clock::now();
   for (int64_t i = 0; i < decodeSteps; ++i) {
     logits = pm.step(steps);

@@ -4,6 +4,7 @@
 // logits are on the host).
 #pragma once
 #include <cstdint>
+#include <functional>
 
 #include "runtime/graph_runner.h"
 
@@ -21,8 +22,9 @@ struct ModelTiming {
 
 // `batch` sequences of `promptTokens` random ids (seeded) prefilled in one
 // step, then `decodeSteps` steps of one greedy token each, in a fresh KV
-// cache on the runner's device with blocks of `blockSize`.
+// cache on the runner's device with blocks of `blockSize`. `beforeDecode`,
+// when given, runs between the prefill and the decode steps (untimed).
 ModelTiming timePagedModel(const GraphRunner& exec, int64_t batch, int64_t promptTokens, int64_t decodeSteps,
-                           int64_t blockSize, uint64_t seed);
+                           int64_t blockSize, uint64_t seed, const std::function<void()>& beforeDecode = {});
 
 }  // namespace strata::runtime

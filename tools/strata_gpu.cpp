@@ -21,12 +21,14 @@
 // the paged decode kernels on Llama-3-8B's attention (32 / 8 heads, dim
 // 128, pages of 16) at batch 1..64 and context 1k..32k.
 #include <CLI/CLI.hpp>
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <array>
 #include <cstdio>
 #include <fstream>
+#include <functional>
 #include <random>
 
 #include "ops/error.h"
@@ -333,7 +335,29 @@ struct BenchModelOpts {
   std::optional<uint64_t> randomWeights;
   std::vector<int64_t> prompts = {128, 2048}, batches = {1, 8, 32};
   int64_t context = 128, steps = 32;
+  bool profile = false;
 };
+
+// GPU time per region kind of the steps `work` runs (CudaExecutor's
+// profiling), per step, as a table and JSON.
+nlohmann::json profileSteps(const runtime::CudaExecutor& exec, const std::string& what, int64_t steps,
+                            const std::function<void()>& work) {
+  exec.setProfiling(true);
+  work();
+  exec.setProfiling(false);
+  auto rows = exec.takeProfile();
+  double total = 0;
+  for (const auto& [label, r] : rows) total += r.ms;
+  std::printf("\nprofile: %s (GPU ms per step, each node timed alone)\n", what.c_str());
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& [label, r] : rows) {
+    std::printf("  %-26s %8lld calls %9.3f ms %5.1f %%\n", label.c_str(), (long long)(r.calls / steps), r.ms / steps,
+                100 * r.ms / total);
+    out.push_back({{"region", label}, {"calls_per_step", r.calls / steps}, {"ms_per_step", r.ms / steps}});
+  }
+  std::printf("  %-26s %24.3f ms\n", "total", total / steps);
+  return {{"what", what}, {"rows", out}, {"ms_per_step", total / steps}};
+}
 
 // End to end on the GPU: time to first token (one prefill step of a
 // batch-1 prompt, logits on the host) and decode ms per step at each
@@ -379,7 +403,17 @@ int benchModel(const BenchModelOpts& o) {
                       {"tokens_per_s", b * 1e3 / t.msPerStep}, {"roofline_ms", roof}});
   }
   std::printf("roofline: weight bytes one decode step reads / copy bandwidth; fraction = roofline / measured\n");
-  writeResults(o.json, {{"device", dev.deviceName()}, {"model", g.source}, {"dtype", ops::dtypeName(exec.cacheDType())},
+  nlohmann::json profiles = nlohmann::json::array();
+  if (o.profile) {
+    for (int64_t p : o.prompts)
+      profiles.push_back(profileSteps(exec, fmt::format("prefill of {} tokens", p), 1,
+                                      [&] { runtime::timePagedModel(exec, 1, p, 0, bs, 0); }));
+    for (int64_t b : o.batches)
+      profiles.push_back(profileSteps(exec, fmt::format("decode at batch {}", b), 4, [&] {
+        runtime::timePagedModel(exec, b, o.context, 4, bs, 0, [&] { exec.takeProfile(); });  // decode steps only
+      }));
+  }
+  writeResults(o.json, {{"profiles", profiles}, {"device", dev.deviceName()}, {"model", g.source}, {"dtype", ops::dtypeName(exec.cacheDType())},
                         {"weight_bytes", exec.weightBytes()}, {"random_weights", o.randomWeights.has_value()},
                         {"block_size", bs}, {"copy_gbs", bw / 1e9}, {"ttft", ttft}, {"decode", decode}});
   return 0;
@@ -440,6 +474,8 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   benchModelCmd->add_option("--steps", bm.steps, "Timed decode steps")->capture_default_str();
   benchModelCmd->add_option("--json", bm.json, "Also write the results to this JSON file");
+  benchModelCmd->add_flag("--profile", bm.profile,
+                          "Also time every region on the GPU (one prefill per prompt length, decode steps per batch)");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

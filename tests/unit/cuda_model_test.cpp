@@ -6,6 +6,7 @@
 // only; skips without a GPU.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
@@ -13,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "runtime/cuda_executor.h"
+#include "runtime/executor.h"
 #include "runtime/paged_generate.h"
 #include "runtime/scheduler.h"
 
@@ -90,21 +92,56 @@ TEST_F(CudaModel, PrefillLogitsMatchTheReference) {
   EXPECT_EQ(best, refBest);
 }
 
-// The fixture's greedy tokens (24 per prompt, f32 transformers) from the
-// bf16 GPU model: one prompt at a time with the prompt in one step (paged
-// prefill, then paged decode), and both prompts at once in steps of 5
-// tokens (chunked prefill over cached context next to the other prompt's
-// decode rows).
-TEST_F(CudaModel, GreedyTokensMatchTheFixture) {
+// How far each generated token of `seq` is from the f32 reference's choice:
+// the plan's region graph on the CPU reference ops, fed `seq` (teacher
+// forcing); entry i is ref_logit(seq[p + i]) - max ref_logit at that step
+// (0 where the reference picks the same token).
+std::vector<double> referenceMargins(const std::vector<int64_t>& seq, size_t promptLen) {
+  runtime::Artifact a = runtime::loadArtifact(artifactDir(), {fixtureDir()});
+  runtime::Executor cpu(std::move(a.graph));
+  runtime::PagedKvCache cache(runtime::kvCacheShapeFor(cpu, a.blockSize, 64));
+  runtime::PagedModel pm(cpu, cache);
+  std::vector<int64_t> prompt(seq.begin(), seq.begin() + promptLen);
+  EXPECT_TRUE(cache.reserve(0, (int64_t)promptLen));
+  ops::Tensor logits = pm.step({{0, prompt}});
+  std::vector<double> margins;
+  for (size_t i = promptLen; i < seq.size(); ++i) {
+    const float* row = logits.data<float>();
+    margins.push_back(row[seq[i]] - *std::max_element(row, row + logits.numel()));
+    EXPECT_TRUE(cache.reserve(0, (int64_t)i + 1));
+    logits = pm.step({{0, {seq[i]}}});
+  }
+  return margins;
+}
+
+// Greedy completions (24 tokens) of the fixture's two prompts on the bf16
+// GPU model: one prompt at a time with the prompt in one step (paged
+// prefill, then paged decode), and both at once in steps of 5 tokens
+// (chunked prefill over cached context next to the other prompt's decode
+// rows). Every token must be the f32 reference's best up to the logit
+// error bound of PrefillLogitsMatchTheReference, twice over (a token can
+// overtake the best by 0.1 on each side): bf16 legitimately flips near
+// ties, after which the sequence leaves the fixture's (the fixture's
+// matches are counted and printed).
+TEST_F(CudaModel, GreedyTokensAreTheReferencesChoices) {
   const auto& ref = reference();
   std::vector<std::vector<int64_t>> prompts = {ref["token_ids"][0].get<std::vector<int64_t>>(),
                                                ref["token_ids"][1].get<std::vector<int64_t>>()};
   std::vector<std::vector<int64_t>> want = {ref["greedy_prompt0_24"].get<std::vector<int64_t>>(),
                                             ref["greedy_prompt1_24"].get<std::vector<int64_t>>()};
-  for (size_t i = 0; i < prompts.size(); ++i) EXPECT_EQ(greedy({prompts[i]}, 512)[0], want[i]) << "prompt " << i;
   std::vector<std::vector<int64_t>> both = greedy(prompts, 5);
-  EXPECT_EQ(both[0], want[0]);
-  EXPECT_EQ(both[1], want[1]);
+  for (size_t i = 0; i < prompts.size(); ++i)
+    for (const auto& [how, got] : {std::pair{"alone", greedy({prompts[i]}, 512)[0]}, std::pair{"batched", both[i]}}) {
+      ASSERT_EQ(got.size(), want[i].size()) << how;
+      size_t same = 0;
+      while (same < got.size() && got[same] == want[i][same]) ++same;
+      std::vector<double> margins = referenceMargins(got, prompts[i].size());
+      std::printf("prompt %zu %s: %zu of 24 tokens as the fixture's before the first difference; worst margin to the "
+                  "f32 reference's choice %.4f\n",
+                  i, how, same - prompts[i].size(), *std::min_element(margins.begin(), margins.end()));
+      for (size_t t = 0; t < margins.size(); ++t)
+        EXPECT_GE(margins[t], -0.2) << "prompt " << i << " " << how << ", token " << t;
+    }
 }
 
 }  // namespace

@@ -79,13 +79,14 @@ def main():
     p.add_argument("--batches", type=int, nargs="+", default=[1, 8, 32])
     p.add_argument("--context", type=int, default=128)
     p.add_argument("--steps", type=int, default=32)
-    p.add_argument("--skip-hf", action="store_true")
+    p.add_argument("--skip-hf", action="store_true", help="strata alone")
+    p.add_argument("--profile", action="store_true", help="also strata's GPU time per region kind")
     a = p.parse_args()
     os.makedirs(a.out, exist_ok=True)
     path = os.path.join(a.out, "model_strata.json")
     subprocess.run([a.strata_gpu, "bench-model", a.artifact, "--random-weights", "1", "--prompts",
                     *map(str, a.prompts), "--batches", *map(str, a.batches), "--context", str(a.context),
-                    "--steps", str(a.steps), "--json", path], check=True)
+                    "--steps", str(a.steps), "--json", path] + (["--profile"] if a.profile else []), check=True)
     s = json.load(open(path))
     hf_ttft, hf_decode = [None] * len(a.prompts), [None] * len(a.batches)
     if not a.skip_hf:
