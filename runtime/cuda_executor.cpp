@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "ops/regions.h"
+#include "runtime/parallel.h"
 #include "runtime/weights.h"
 
 namespace strata::runtime {
@@ -87,18 +88,14 @@ Tensor randomWeight(CudaDevice& dev, const ops::WeightRef& w, ops::DType dt, uin
   auto round = dt == ops::DType::BF16 ? ops::floatToBf16 : ops::floatToHalf;
   const int64_t chunk = int64_t(1) << 24;
   std::vector<uint16_t> buf(std::min(n, chunk));
-  const int threads = (int)std::max(1u, std::thread::hardware_concurrency());
   for (int64_t off = 0; off < n; off += chunk) {
     const int64_t len = std::min(chunk, n - off);
-    std::vector<std::thread> ts;
-    for (int t = 0; t < threads; ++t)
-      ts.emplace_back([&, t] {
-        for (int64_t i = len * t / threads; i < len * (t + 1) / threads; ++i) {
-          float v = ones ? 1.f : ((splitmix(key + uint64_t(off + i)) >> 40) * (1.0f / 16777216.0f) * 2 - 1) * half;
-          buf[i] = round(v);
-        }
-      });
-    for (auto& t : ts) t.join();
+    parallelRanges(len, [&](int64_t lo, int64_t hi) {
+      for (int64_t i = lo; i < hi; ++i) {
+        float v = ones ? 1.f : ((splitmix(key + uint64_t(off + i)) >> 40) * (1.0f / 16777216.0f) * 2 - 1) * half;
+        buf[i] = round(v);
+      }
+    });
     dev.upload(static_cast<uint8_t*>(p) + off * 2, buf.data(), len * 2);
   }
   return Tensor(dt, w.shape, std::move(owner), p);
@@ -577,19 +574,19 @@ TensorMap CudaExecutor::run(const TensorMap& inputs) const {
     const int64_t n = d.numel();
     m.staging.resize(n);
     if (n) m.dev.download(m.staging.data(), d.raw(), n * 2);
-    Tensor out(ops::DType::F32, d.shape());
-    float* dst = out.mut<float>();
+    // Not zero-filled: the threads below write every element (and fault
+    // its pages in, in parallel).
+    std::shared_ptr<float[]> storage(new float[std::max<int64_t>(n, 1)]);
+    float* dst = storage.get();
     const uint16_t* src = m.staging.data();
     const bool bf16 = d.dtype() == ops::DType::BF16;
-    auto widen = [&](int64_t lo, int64_t hi) {
-      for (int64_t i = lo; i < hi; ++i) dst[i] = bf16 ? ops::bf16ToFloat(src[i]) : ops::halfToFloat(src[i]);
-    };
-    const int threads = n < (int64_t(1) << 20) ? 1 : (int)std::min(8u, std::max(1u, std::thread::hardware_concurrency()));
-    std::vector<std::thread> ts;
-    for (int t = 1; t < threads; ++t) ts.emplace_back(widen, n * t / threads, n * (t + 1) / threads);
-    widen(0, n / threads);
-    for (auto& t : ts) t.join();
-    result[o.name] = std::move(out);
+    parallelRanges(
+        n,
+        [&](int64_t lo, int64_t hi) {
+          for (int64_t i = lo; i < hi; ++i) dst[i] = bf16 ? ops::bf16ToFloat(src[i]) : ops::halfToFloat(src[i]);
+        },
+        n < (int64_t(1) << 20) ? 1 : 8);
+    result[o.name] = Tensor(ops::DType::F32, d.shape(), std::shared_ptr<const void>(storage, dst), dst);
   }
   return result;
 }

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "runtime/paged_generate.h"
+#include "runtime/parallel.h"
 
 namespace strata::runtime {
 
@@ -48,11 +49,14 @@ ModelTiming timePagedModel(const GraphRunner& exec, int64_t batch, int64_t promp
   ops::Tensor logits = pm.step(steps);
   t.prefillMs = ms(Clock::now() - t0);
   auto next = [&] {
-    for (int64_t s = 0; s < batch; ++s) {
-      const float* row = logits.data<float>() + s * logits.dim(1);
-      steps[s].tokens = {std::max_element(row, row + logits.dim(1)) - row};
+    parallelRanges(batch, [&](int64_t lo, int64_t hi) {
+      for (int64_t s = lo; s < hi; ++s) {
+        const float* row = logits.data<float>() + s * logits.dim(1);
+        steps[s].tokens = {std::max_element(row, row + logits.dim(1)) - row};
+      }
+    });
+    for (int64_t s = 0; s < batch; ++s)
       if (!cache.reserve(s, cache.length(s) + 1)) fail("timing: the KV cache is too small");
-    }
   };
   next();
   if (beforeDecode) beforeDecode();

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "runtime/parallel.h"
+
 namespace strata::runtime {
 
 const char* finishReasonName(FinishReason r) {
@@ -154,6 +156,7 @@ bool Scheduler::step() {
   ++stats_.steps;
 
   const int64_t vocab = logits.dim(1);
+  std::vector<std::pair<Seq*, const float*>> sampled;  // who samples a token now, from which row
   for (size_t n = 0; n < plan.size(); ++n) {
     Seq& s = *plan[n].seq;
     s.cached += plan[n].count;
@@ -172,14 +175,27 @@ bool Scheduler::step() {
       group.push_back(&child);
     }
     s.forks.clear();
-    for (Seq* g : group) advance(*g, row, vocab);
+    for (Seq* g : group) sampled.push_back({g, row});
   }
+  // Each sequence samples with its own sampler, so the rows go in
+  // parallel when there is enough of them (32 x a 128k vocabulary is
+  // milliseconds on one core); the tokens are then applied in order.
+  std::vector<int64_t> next(sampled.size(), -1);
+  parallelRanges(
+      (int64_t)sampled.size(),
+      [&](int64_t lo, int64_t hi) {
+        for (int64_t i = lo; i < hi; ++i) {
+          auto [s, row] = sampled[i];
+          if (s->req.maxNewTokens > 0) next[i] = s->sampler.sample({row, (size_t)vocab}, s->ids);
+        }
+      },
+      (int64_t)sampled.size() * vocab < (int64_t(1) << 20) ? 1 : 0);
+  for (size_t i = 0; i < sampled.size(); ++i) advance(*sampled[i].first, next[i]);
   return !idle();
 }
 
-void Scheduler::advance(Seq& s, const float* logits, int64_t vocab) {
+void Scheduler::advance(Seq& s, int64_t next) {
   if (s.req.maxNewTokens == 0) return finish(s, FinishReason::Length);
-  int64_t next = s.sampler.sample({logits, (size_t)vocab}, s.ids);
   s.ids.push_back(next);
   ++s.generated;
   ++stats_.generatedTokens;

@@ -73,8 +73,9 @@ class Scheduler {
   struct Seq;
   void preempt(Seq& s);
   void finish(Seq& s, FinishReason why);
-  // Samples s's next token from its logits row and finishes s if it is done.
-  void advance(Seq& s, const float* logits, int64_t vocab);
+  // Appends s's sampled token `next` and finishes s if it is done (or
+  // finishes it without a token when it asked for none).
+  void advance(Seq& s, int64_t next);
 
   const GraphRunner& exec_;
   SchedulerOptions opts_;
