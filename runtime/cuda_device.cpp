@@ -46,7 +46,46 @@ CudaDevice::CudaDevice(const Driver& d, int ordinal) : d_(d) {
   cc_ = major * 10 + minor;
 }
 
-CudaDevice::~CudaDevice() { d_.cuDevicePrimaryCtxRelease(dev_); }
+CudaDevice::~CudaDevice() {
+  for (CUevent e : events_) d_.cuEventDestroy(e);
+  for (CUstream s : side_) d_.cuStreamDestroy(s);
+  d_.cuDevicePrimaryCtxRelease(dev_);
+}
+
+void CudaDevice::concurrently(const std::vector<std::function<void()>>& branches) const {
+  if (branches.size() <= 1) {
+    for (const auto& b : branches) b();
+    return;
+  }
+  // CU_STREAM_NON_BLOCKING: the side streams do not wait for the legacy
+  // default stream implicitly; the events order them explicitly.
+  while (side_.size() + 1 < branches.size()) {
+    CUstream s = nullptr;
+    check(d_.cuStreamCreate(&s, 1), "cuStreamCreate");
+    side_.push_back(s);
+  }
+  while (events_.size() < branches.size()) {  // CU_EVENT_DISABLE_TIMING
+    CUevent e = nullptr;
+    check(d_.cuEventCreate(&e, 2), "cuEventCreate");
+    events_.push_back(e);
+  }
+  check(d_.cuEventRecord(events_[0], nullptr), "cuEventRecord");
+  for (size_t i = 1; i < branches.size(); ++i)
+    check(d_.cuStreamWaitEvent(side_[i - 1], events_[0], 0), "cuStreamWaitEvent");
+  branches[0]();
+  for (size_t i = 1; i < branches.size(); ++i) {
+    current_ = side_[i - 1];
+    try {
+      branches[i]();
+    } catch (...) {
+      current_ = nullptr;
+      throw;
+    }
+    current_ = nullptr;
+    check(d_.cuEventRecord(events_[i], side_[i - 1]), "cuEventRecord");
+    check(d_.cuStreamWaitEvent(nullptr, events_[i], 0), "cuStreamWaitEvent");
+  }
+}
 
 void* CudaDevice::allocate(size_t bytes) {
   if (bytes == 0) return nullptr;
@@ -113,7 +152,7 @@ void CudaDevice::launch(CUfunction f, std::array<unsigned, 3> grid, std::array<u
                         unsigned sharedBytes, void** args) const {
   if (sharedBytes > 48 * 1024)  // CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8
     check(d_.cuFuncSetAttribute(f, 8, (int)sharedBytes), "cuFuncSetAttribute(max dynamic shared memory)");
-  check(d_.cuLaunchKernel(f, grid[0], grid[1], grid[2], block[0], block[1], block[2], sharedBytes, nullptr, args,
+  check(d_.cuLaunchKernel(f, grid[0], grid[1], grid[2], block[0], block[1], block[2], sharedBytes, current_, args,
                           nullptr),
         "cuLaunchKernel");
 }

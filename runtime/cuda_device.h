@@ -9,6 +9,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "runtime/cuda_driver.h"
 #include "runtime/device.h"
@@ -56,6 +57,13 @@ class CudaDevice final : public Device {
               void** args) const;
   // Milliseconds the device spent on what `work` enqueues (events around it).
   float timeMs(const std::function<void()>& work) const;
+  // Enqueues independent work side by side: branch i's launches go to
+  // stream i (branch 0: the default stream), each starting after
+  // everything enqueued before, and the default stream waits for all of
+  // them before anything enqueued after. Branches may only launch kernels
+  // (copies stay on the default stream). Used where one launch cannot
+  // fill the GPU (the k and v projections of a decode step).
+  void concurrently(const std::vector<std::function<void()>>& branches) const;
 
  private:
   CudaDevice(const cuda::Driver& d, int ordinal);
@@ -65,6 +73,10 @@ class CudaDevice final : public Device {
   uint64_t totalMemory_ = 0;
   std::string deviceName_;
   int cc_ = 0, sms_ = 0, sharedPerSm_ = 0;
+  // concurrently(): side streams and their events, made on first use.
+  mutable std::vector<cuda::CUstream> side_;
+  mutable std::vector<cuda::CUevent> events_;
+  mutable cuda::CUstream current_ = nullptr;  // where launch() enqueues
 };
 
 }  // namespace strata::runtime

@@ -56,6 +56,9 @@ bool resolve(void* lib, Driver& d, std::string& why) {
   get(d.cuEventSynchronize, "cuEventSynchronize");
   get(d.cuEventElapsedTime, "cuEventElapsedTime");
   get(d.cuEventDestroy, "cuEventDestroy_v2");
+  get(d.cuStreamCreate, "cuStreamCreate");
+  get(d.cuStreamDestroy, "cuStreamDestroy_v2");
+  get(d.cuStreamWaitEvent, "cuStreamWaitEvent");
   return ok;
 }
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <functional>
 #include <map>
 #include <set>
 #include <thread>
@@ -242,6 +243,9 @@ V CudaExecutor::Impl::gemm(const ops::NodeDef& n, const std::vector<const Val*>&
     return outs;
   }
   const CudaGemmKernel& kern = k.gemmFor(dtName, nk, M, {hasBias, hasRes, swiglu});
+  // Sibling weights (q / k / v) are independent GEMMs of one input: they
+  // run side by side (at decode, k and v alone fill a quarter of the SMs).
+  std::vector<std::function<void()>> launches;
   for (int64_t wi = 0; wi < (swiglu ? 1 : nw); ++wi) {
     const int64_t N = widthOf(wi);
     if (swiglu && widthOf(1) != N) fail("gate and up weights differ in width");
@@ -261,9 +265,10 @@ V CudaExecutor::Impl::gemm(const ops::NodeDef& n, const std::vector<const Val*>&
       if (res->numel() != M * N) fail("residual {} does not match the output [{}, {}]", ops::shapeStr(res->shape()), M, N);
       b.residual = res->raw();
     }
-    k.launch(kern, b, M, N, K);
+    launches.push_back([this, &kern, b, M, N, K] { k.launch(kern, b, M, N, K); });
     outs.push_back(std::move(c));
   }
+  dev.concurrently(launches);
   return outs;
 }
 
