@@ -4,6 +4,7 @@
 #include <map>
 #include <set>
 
+#include "ops/gemm_region.h"
 #include "ops/reference.h"
 #include "ops/regions.h"
 
@@ -45,24 +46,14 @@ V rmsNormalizationK(const ops::NodeDef& n, const V& in) {
   return V{ops::rmsNormAxes(need(in, 0, n), need(in, 1, n), attrInt(n, "axis", -1), attrFloat(n, "epsilon", 1e-5f))};
 }
 
-// region.gemm operands: x, w_0..w_{n-1}, [b_0..b_{n-1}], [residual], [rows];
-// attrs weights (n), bias, residual, rows (0/1), layout ("kn"|"nk"),
-// epilogue ("none"|"swiglu").
+// region.gemm (ops/gemm_region.h has the operands and attributes).
 V gemmRegionK(const ops::NodeDef& n, const V& in) {
-  int64_t nw = n.attrs.at("weights").get<int64_t>();
-  bool hasBias = n.attrs.value("bias", 0) != 0, hasRes = n.attrs.value("residual", 0) != 0,
-       hasRows = n.attrs.value("rows", 0) != 0;
-  size_t want = 1 + nw * (hasBias ? 2 : 1) + hasRes + hasRows;
-  if (nw < 1 || in.size() != want) fail("region.gemm: {} operands, attributes say {}", in.size(), want);
-  V w(in.begin() + 1, in.begin() + 1 + nw), b;
-  size_t i = 1 + nw;
-  if (hasBias) b.assign(in.begin() + i, in.begin() + i + nw), i += nw;
-  const Tensor* res = hasRes ? &in[i++] : nullptr;
-  const Tensor* rows = hasRows ? &in[i++] : nullptr;
-  std::string layout = n.attrs.value("layout", "kn"), epi = n.attrs.value("epilogue", "none");
-  if ((layout != "kn" && layout != "nk") || (epi != "none" && epi != "swiglu"))
-    fail("region.gemm: layout '{}' / epilogue '{}' unknown", layout, epi);
-  ops::GemmSpec spec{layout == "nk", epi == "swiglu" ? ops::GemmEpilogue::SwiGLU : ops::GemmEpilogue::None};
+  const auto g = ops::GemmRegionOperands::of(n, in.size());
+  V w(in.begin() + g.weight(0), in.begin() + g.weight(0) + g.weights), b;
+  if (g.bias) b.assign(in.begin() + g.biasOf(0), in.begin() + g.biasOf(0) + g.weights);
+  const Tensor* res = g.residual ? &in[g.residualAt()] : nullptr;
+  const Tensor* rows = g.rows ? &in[g.rowsAt()] : nullptr;
+  ops::GemmSpec spec{g.weightsNK, g.swiglu ? ops::GemmEpilogue::SwiGLU : ops::GemmEpilogue::None};
   return ops::gemmRegion(need(in, 0, n), w, b, res, rows, spec);
 }
 

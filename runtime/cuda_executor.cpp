@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "ops/gemm_region.h"
 #include "ops/regions.h"
 #include "runtime/parallel.h"
 #include "runtime/weights.h"
@@ -128,12 +129,10 @@ const K& findKernel(const std::vector<K>& ks, Pred pred, const std::string& what
 template <typename Val>
 std::string profileLabel(const ops::NodeDef& n, const std::vector<const Val*>& in) {
   std::string op = n.op.substr(n.op.rfind('.') + 1);
-  const nlohmann::json& a = n.attrs;
-  if (n.op == "region.gemm")
-    return op + (a.value("rows", 0) ? " lm_head" : a.value("epilogue", "none") == "swiglu" ? " swiglu"
-                 : a.value("residual", 0)                                             ? " residual"
-                 : a.value("weights", 1) > 1                                          ? " qkv"
-                                                                                      : "");
+  if (n.op == "region.gemm") {
+    const auto g = ops::GemmRegionOperands::of(n, n.inputs.size());
+    return op + (g.rows ? " lm_head" : g.swiglu ? " swiglu" : g.residual ? " residual" : g.weights > 1 ? " qkv" : "");
+  }
   if (n.op == "region.paged_attention" && in.size() > 3 && in[3] && in[3]->host.defined()) {
     const Tensor& st = in[3]->host;
     bool decode = true;
@@ -206,60 +205,44 @@ struct CudaExecutor::Impl {
   void prepare(const ops::NodeDef& n) const;
 };
 
-// region.gemm operands: x, w_0..w_{n-1}, [b_0..b_{n-1}], [residual], [rows]
-// (ops/kernel_table.cpp documents the attributes; runtime/region_kernels.cpp
-// is the CPU twin).
+// region.gemm (ops/gemm_region.h has the operands and attributes;
+// runtime/region_kernels.cpp is the CPU twin).
 V CudaExecutor::Impl::gemm(const ops::NodeDef& n, const std::vector<const Val*>& in) const {
-  const int64_t nw = n.attrs.at("weights").get<int64_t>();
-  const bool hasBias = n.attrs.value("bias", 0) != 0, hasRes = n.attrs.value("residual", 0) != 0,
-             hasRows = n.attrs.value("rows", 0) != 0, swiglu = n.attrs.value("epilogue", "none") == "swiglu",
-             nk = n.attrs.value("layout", "kn") == "nk";
-  const size_t want = 1 + nw * (hasBias ? 2 : 1) + hasRes + hasRows;
-  if (nw < 1 || in.size() != want || (swiglu && nw != 2) || (hasRes && nw != 1 && !swiglu))
-    fail("{} operands for {} weights (bias {}, residual {}, rows {}, epilogue swiglu {})", in.size(), nw, hasBias,
-         hasRes, hasRows, swiglu);
+  const auto g = ops::GemmRegionOperands::of(n, in.size());
   Tensor x = devArg(in, 0, "x");
   const int64_t K = x.dim(x.rank() - 1);
   ops::Shape outBase = x.shape();
-  if (hasRows) {
-    hostArg(in, want - 1, "rows");
-    ops::Shape s(std::max<int64_t>(x.rank() - 2, 0), 1);
-    s.push_back(in[want - 1]->host.numel());
-    s.push_back(K);
-    x = gatherRows(x.reshaped({x.numel() / K, K}), *in[want - 1]);
-    outBase = s;
+  if (g.rows) {
+    const Tensor& rows = hostArg(in, g.rowsAt(), "rows");
+    outBase = ops::GemmRegionOperands::gatheredShape(x.shape(), rows.numel());
+    x = gatherRows(x.reshaped({x.numel() / K, K}), *in[g.rowsAt()]);
   }
   const int64_t M = x.numel() / K;
-  auto widthOf = [&](int64_t wi) {
-    const Tensor& w = devArg(in, 1 + wi, "weight");
-    if (w.rank() != 2 || w.dim(nk ? 1 : 0) != K)
-      fail("weight #{} is {}, expected {} with K = {}", wi, ops::shapeStr(w.shape()), nk ? "[N, K]" : "[K, N]", K);
-    return w.dim(nk ? 0 : 1);
-  };
-  const Tensor* res = hasRes ? &devArg(in, 1 + nw * (hasBias ? 2 : 1), "residual") : nullptr;
+  auto widthOf = [&](int64_t wi) { return g.width(devArg(in, g.weight(wi), "weight").shape(), K, wi); };
+  const Tensor* res = g.residual ? &devArg(in, g.residualAt(), "residual") : nullptr;
   V outs;
   if (M == 0) {
-    for (int64_t wi = 0; wi < (swiglu ? 1 : nw); ++wi) outs.push_back(pool.tensor(dt, withLast(outBase, widthOf(wi))));
+    for (int64_t wi = 0; wi < g.outputs(); ++wi) outs.push_back(pool.tensor(dt, withLast(outBase, widthOf(wi))));
     return outs;
   }
-  const CudaGemmKernel& kern = k.gemmFor(dtName, nk, M, {hasBias, hasRes, swiglu});
+  const CudaGemmKernel& kern = k.gemmFor(dtName, g.weightsNK, M, {g.bias, g.residual, g.swiglu});
   // Sibling weights (q / k / v) are independent GEMMs of one input: they
   // run side by side (at decode, k and v alone fill a quarter of the SMs).
   std::vector<std::function<void()>> launches;
-  for (int64_t wi = 0; wi < (swiglu ? 1 : nw); ++wi) {
+  for (int64_t wi = 0; wi < g.outputs(); ++wi) {
     const int64_t N = widthOf(wi);
-    if (swiglu && widthOf(1) != N) fail("gate and up weights differ in width");
+    if (g.swiglu && widthOf(1) != N) fail("gate and up weights differ in width");
     Tensor c = pool.tensor(dt, withLast(outBase, N));
     GemmBuffers b;
     b.a = x.raw();
-    b.b = in[1 + wi]->dev.raw();
-    if (swiglu) b.bUp = in[2]->dev.raw();
+    b.b = in[g.weight(wi)]->dev.raw();
+    if (g.swiglu) b.bUp = in[g.weight(1)]->dev.raw();
     b.c = mut(c);
-    if (hasBias) {
-      for (int64_t j = wi; j < (swiglu ? 2 : wi + 1); ++j)
-        if (devArg(in, 1 + nw + j, "bias").numel() != N) fail("bias #{} has the wrong size for {} outputs", j, N);
-      b.bias = in[1 + nw + wi]->dev.raw();
-      if (swiglu) b.biasUp = in[1 + nw + 1]->dev.raw();
+    if (g.bias) {
+      for (int64_t j = wi; j < (g.swiglu ? 2 : wi + 1); ++j)
+        if (devArg(in, g.biasOf(j), "bias").numel() != N) fail("bias #{} has the wrong size for {} outputs", j, N);
+      b.bias = in[g.biasOf(wi)]->dev.raw();
+      if (g.swiglu) b.biasUp = in[g.biasOf(1)]->dev.raw();
     }
     if (res) {
       if (res->numel() != M * N) fail("residual {} does not match the output [{}, {}]", ops::shapeStr(res->shape()), M, N);
@@ -408,10 +391,10 @@ V CudaExecutor::Impl::runNode(const ops::NodeDef& n, const std::vector<const Val
 void CudaExecutor::Impl::prepare(const ops::NodeDef& n) const {
   const nlohmann::json& a = n.attrs;
   if (n.op == "region.gemm") {
-    const bool nk = a.value("layout", "kn") == "nk";
-    GemmEpilogue e{a.value("bias", 0) != 0, a.value("residual", 0) != 0, a.value("epilogue", "none") == "swiglu"};
-    k.gemmFor(dtName, nk, 1, e), k.gemmFor(dtName, nk, int64_t(1) << 40, e);
-    if (a.value("rows", 0) != 0) gatherKernel();
+    const auto g = ops::GemmRegionOperands::of(n, n.inputs.size());
+    GemmEpilogue e{g.bias, g.residual, g.swiglu};
+    k.gemmFor(dtName, g.weightsNK, 1, e), k.gemmFor(dtName, g.weightsNK, int64_t(1) << 40, e);
+    if (g.rows) gatherKernel();
   } else if (n.op == "region.embedding") {
     gatherKernel();
   } else if (n.op == "region.rmsnorm") {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "ops/gemm_region.h"
 #include "ops/reference.h"
 
 namespace strata::runtime {
@@ -116,55 +117,39 @@ const Tensor& RegionKernels::packedWeight(const Tensor& w, bool nk, int64_t widt
   return it->second.second;
 }
 
-// region.gemm operands: x, w_0..w_{n-1}, [b_0..b_{n-1}], [residual], [rows]
-// (ops/kernel_table.cpp documents the attributes).
+// region.gemm (ops/gemm_region.h has the operands and attributes).
 V RegionKernels::gemm(const ops::NodeDef& n, const Resolved& r, const V& in) {
-  int64_t nw = n.attrs.at("weights").get<int64_t>();
-  bool hasBias = n.attrs.value("bias", 0) != 0, hasRes = n.attrs.value("residual", 0) != 0,
-       hasRows = n.attrs.value("rows", 0) != 0, swiglu = n.attrs.value("epilogue", "none") == "swiglu",
-       nk = n.attrs.value("layout", "kn") == "nk";
-  size_t want = 1 + nw * (hasBias ? 2 : 1) + hasRes + hasRows;
-  if (nw < 1 || in.size() != want || (swiglu && nw != 2) || (hasRes && nw != 1 && !swiglu))
-    fail("{} operands for {} weights (bias {}, residual {}, rows {}, epilogue swiglu {})", in.size(), nw, hasBias,
-         hasRes, hasRows, swiglu);
+  const auto g = ops::GemmRegionOperands::of(n, in.size());
   Tensor x = f32(in, 0, "x");
   const int64_t K = x.dim(x.rank() - 1);
   ops::Shape outBase = x.shape();
-  if (hasRows) {
+  if (g.rows) {
     if (!r.gather) fail("the kernel attribute has no row gather");
-    const Tensor& rows = i64(in, want - 1, "rows");
-    ops::Shape s(std::max<int64_t>(x.rank() - 2, 0), 1);
-    s.push_back(rows.numel());
-    s.push_back(K);
+    const Tensor& rows = i64(in, g.rowsAt(), "rows");
+    outBase = ops::GemmRegionOperands::gatheredShape(x.shape(), rows.numel());
     x = gatherRows(*r.gather, x.reshaped({x.numel() / K, K}), rows);
-    outBase = s;
   }
   const int64_t M = x.numel() / K;
   const Launch& l = r.decode && M <= r.decode->maxRows ? *r.decode
                     : r.small && M <= r.small->maxRows  ? *r.small
                                                         : r.main;
-  auto widthOf = [&](size_t wi) {
-    const Tensor& w = f32(in, 1 + wi, "weight");
-    if (w.rank() != 2 || w.dim(nk ? 1 : 0) != K)
-      fail("weight #{} is {}, expected {} with K = {}", wi, ops::shapeStr(w.shape()), nk ? "[N, K]" : "[K, N]", K);
-    return w.dim(nk ? 0 : 1);
-  };
-  const Tensor* res = hasRes ? &f32(in, 1 + nw * (hasBias ? 2 : 1), "residual") : nullptr;
+  auto widthOf = [&](int64_t wi) { return g.width(f32(in, g.weight(wi), "weight").shape(), K, wi); };
+  const Tensor* res = g.residual ? &f32(in, g.residualAt(), "residual") : nullptr;
   V outs;
-  for (int64_t wi = 0; wi < (swiglu ? 1 : nw); ++wi) {
+  for (int64_t wi = 0; wi < g.outputs(); ++wi) {
     int64_t N = widthOf(wi);
-    if (swiglu && widthOf(1) != N) fail("gate and up weights differ in width");
+    if (g.swiglu && widthOf(1) != N) fail("gate and up weights differ in width");
     Tensor c(ops::DType::F32, withLast(outBase, N));
     abi::KernelArgs a;
     a.buffer(x.data<float>(), x.numel());
-    for (int64_t j = wi; j < (swiglu ? 2 : wi + 1); ++j) {
-      const Tensor& w = l.packedWidth ? packedWeight(in[1 + j], nk, l.packedWidth) : in[1 + j];
+    for (int64_t j = wi; j < (g.swiglu ? 2 : wi + 1); ++j) {
+      const Tensor& w = l.packedWidth ? packedWeight(in[g.weight(j)], g.weightsNK, l.packedWidth) : in[g.weight(j)];
       a.buffer(w.data<float>(), w.numel());
     }
     a.buffer(c.data<float>(), c.numel());
-    if (hasBias)
-      for (int64_t j = wi; j < (swiglu ? 2 : wi + 1); ++j) {
-        const Tensor& b = f32(in, 1 + nw + j, "bias");
+    if (g.bias)
+      for (int64_t j = wi; j < (g.swiglu ? 2 : wi + 1); ++j) {
+        const Tensor& b = f32(in, g.biasOf(j), "bias");
         if (b.numel() != N) fail("bias #{} has {} entries, the output {}", j, b.numel(), N);
         a.buffer(b.data<float>(), b.numel());
       }
