@@ -422,7 +422,7 @@ int benchModel(const BenchModelOpts& o) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"strata-gpu: run and time strata's generated GPU kernels (runtime only)"};
+  CLI::App app{"strata-gpu: run models compiled for the GPU and time strata's generated GPU kernels (runtime only, no LLVM)"};
   app.require_subcommand(1);
   std::string dir, json, dtype = "bf16";
   int reps = 20;
