@@ -419,31 +419,10 @@ CudaExecutor::CudaExecutor(ops::GraphDef graph, CudaDevice& device, const CudaKe
   const ops::GraphDef& g = m.g;
   if (o.dtype != ops::DType::BF16 && o.dtype != ops::DType::F16)
     fail("the GPU backend stores bf16 or f16, not {}", ops::dtypeName(o.dtype));
-  std::set<std::string> defined;
-  for (const auto& v : g.inputs) defined.insert(v.name);
-  for (const auto& w : g.weights) defined.insert(w.name);
-  for (const auto& c : g.constants) defined.insert(c.name);
-  std::map<std::string, size_t> lastUse;
-  for (size_t i = 0; i < g.nodes.size(); ++i) {
-    const auto& n = g.nodes[i];
-    try {
-      m.prepare(n);
-    } catch (const Error& e) {
-      fail("{}: node '{}' ({}): {}", g.source, n.name, n.op, e.what());
-    }
-    for (const auto& in : n.inputs) {
-      if (in.empty()) continue;
-      if (!defined.count(in)) fail("{}: node '{}' ({}) reads '{}' before anything produces it", g.source, n.name, n.op, in);
-      lastUse[in] = i;
-    }
-    for (const auto& out : n.outputs) defined.insert(out);
-  }
-  for (const auto& out : g.outputs) {
-    if (!defined.count(out.name)) fail("{}: graph output '{}' is never produced", g.source, out.name);
-    lastUse.erase(out.name);
-  }
-  m.freeAfter.resize(g.nodes.size());
-  for (const auto& [name, i] : lastUse) m.freeAfter[i].push_back(name);
+  std::set<std::string> params;
+  for (const auto& w : g.weights) params.insert(w.name);
+  for (const auto& c : g.constants) params.insert(c.name);
+  m.freeAfter = planLifetimes(g, params, [&](const ops::NodeDef& n) { m.prepare(n); });
 
   // Weights in the storage type (floating point ones; integer ones as they are).
   auto storedAs = [&](ops::DType t) { return t == ops::DType::F32 || t == ops::DType::F16 || t == ops::DType::BF16 ? o.dtype : t; };
@@ -526,22 +505,14 @@ TensorMap CudaExecutor::run(const TensorMap& inputs) const {
         args.push_back(&held.back());
       }
     }
-    V outs;
-    try {
-      if (m.profiling) {
-        ProfileRow& row = m.profile[profileLabel(n, args)];
-        row.ms += m.dev.timeMs([&] { outs = m.runNode(n, args); });
-        ++row.calls;
-      } else {
-        outs = m.runNode(n, args);
-      }
-    } catch (const Error& e) {
-      fail("{}: node '{}' ({}): {}", g.source, n.name, n.op, e.what());
-    } catch (const std::exception& e) {
-      fail("{}: node '{}' ({}): bad attributes: {}", g.source, n.name, n.op, e.what());
-    }
-    if (outs.size() < n.outputs.size())
-      fail("{}: node '{}' ({}) produced {} outputs, graph expects {}", g.source, n.name, n.op, outs.size(), n.outputs.size());
+    V outs = runNamedNode(g, n, [&] {
+      if (!m.profiling) return m.runNode(n, args);
+      V o;
+      ProfileRow& row = m.profile[profileLabel(n, args)];
+      row.ms += m.dev.timeMs([&] { o = m.runNode(n, args); });
+      ++row.calls;
+      return o;
+    });
     for (size_t j = 0; j < n.outputs.size(); ++j)
       if (!n.outputs[j].empty()) env[n.outputs[j]] = {std::move(outs[j]), Tensor()};
     for (const auto& dead : m.freeAfter[i]) env.erase(dead);

@@ -7,9 +7,13 @@
 // kv_cache.* inputs as tensors in cacheDevice()'s memory of cacheDType();
 // the outputs (logits) come back as host f32 tensors. Errors name the node.
 #pragma once
+#include <functional>
 #include <map>
+#include <set>
 #include <string>
+#include <vector>
 
+#include "ops/error.h"
 #include "ops/graph_def.h"
 #include "runtime/device.h"
 
@@ -26,5 +30,30 @@ class GraphRunner {
   virtual Device& cacheDevice() const { return cpuDevice(); }
   virtual ops::DType cacheDType() const;  // default: the graph's kv_cache.0 input type (f32 without one)
 };
+
+// What every runner checks once: each node's inputs are produced before
+// use (graph inputs, `params`, earlier outputs) and every graph output is
+// produced; `prepare` runs per node first (its errors get the node's name).
+// Returns, per node, the values dead after it (neither params nor graph
+// outputs), which a runner frees there.
+std::vector<std::vector<std::string>> planLifetimes(const ops::GraphDef& g, const std::set<std::string>& params,
+                                                    const std::function<void(const ops::NodeDef&)>& prepare);
+
+// Runs node n through `fn` (which returns its outputs), naming the node in
+// any error, and checks it produced as many outputs as the graph expects.
+template <typename Fn>
+auto runNamedNode(const ops::GraphDef& g, const ops::NodeDef& n, Fn&& fn) -> decltype(fn()) {
+  decltype(fn()) outs;
+  try {
+    outs = fn();
+  } catch (const Error& e) {
+    fail("{}: node '{}' ({}): {}", g.source, n.name, n.op, e.what());
+  } catch (const std::exception& e) {
+    fail("{}: node '{}' ({}): bad attributes: {}", g.source, n.name, n.op, e.what());
+  }
+  if (outs.size() < n.outputs.size())
+    fail("{}: node '{}' ({}) produced {} outputs, graph expects {}", g.source, n.name, n.op, outs.size(), n.outputs.size());
+  return outs;
+}
 
 }  // namespace strata::runtime

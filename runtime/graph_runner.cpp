@@ -1,0 +1,39 @@
+#include "runtime/graph_runner.h"
+
+namespace strata::runtime {
+
+ops::DType GraphRunner::cacheDType() const {
+  const ops::ValueInfo* c = graph().findInput("kv_cache.0");
+  return c ? c->dtype : ops::DType::F32;
+}
+
+std::vector<std::vector<std::string>> planLifetimes(const ops::GraphDef& g, const std::set<std::string>& params,
+                                                    const std::function<void(const ops::NodeDef&)>& prepare) {
+  std::set<std::string> defined(params);
+  for (const auto& v : g.inputs) defined.insert(v.name);
+  std::map<std::string, size_t> lastUse;
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    const auto& n = g.nodes[i];
+    try {
+      prepare(n);
+    } catch (const Error& e) {
+      fail("{}: node '{}' ({}): {}", g.source, n.name, n.op, e.what());
+    }
+    for (const auto& in : n.inputs) {
+      if (in.empty()) continue;
+      if (!defined.count(in)) fail("{}: node '{}' ({}) reads '{}' before anything produces it", g.source, n.name, n.op, in);
+      lastUse[in] = i;
+    }
+    for (const auto& out : n.outputs) defined.insert(out);
+  }
+  for (const auto& o : g.outputs) {
+    if (!defined.count(o.name)) fail("{}: graph output '{}' is never produced", g.source, o.name);
+    lastUse.erase(o.name);
+  }
+  std::vector<std::vector<std::string>> freeAfter(g.nodes.size());
+  for (const auto& [name, i] : lastUse)
+    if (!params.count(name)) freeAfter[i].push_back(name);
+  return freeAfter;
+}
+
+}  // namespace strata::runtime
