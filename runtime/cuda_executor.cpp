@@ -208,41 +208,41 @@ struct CudaExecutor::Impl {
 // region.gemm (ops/gemm_region.h has the operands and attributes;
 // runtime/region_kernels.cpp is the CPU twin).
 V CudaExecutor::Impl::gemm(const ops::NodeDef& n, const std::vector<const Val*>& in) const {
-  const auto g = ops::GemmRegionOperands::of(n, in.size());
+  const auto op = ops::GemmRegionOperands::of(n, in.size());
   Tensor x = devArg(in, 0, "x");
   const int64_t K = x.dim(x.rank() - 1);
   ops::Shape outBase = x.shape();
-  if (g.rows) {
-    const Tensor& rows = hostArg(in, g.rowsAt(), "rows");
+  if (op.rows) {
+    const Tensor& rows = hostArg(in, op.rowsAt(), "rows");
     outBase = ops::GemmRegionOperands::gatheredShape(x.shape(), rows.numel());
-    x = gatherRows(x.reshaped({x.numel() / K, K}), *in[g.rowsAt()]);
+    x = gatherRows(x.reshaped({x.numel() / K, K}), *in[op.rowsAt()]);
   }
   const int64_t M = x.numel() / K;
-  auto widthOf = [&](int64_t wi) { return g.width(devArg(in, g.weight(wi), "weight").shape(), K, wi); };
-  const Tensor* res = g.residual ? &devArg(in, g.residualAt(), "residual") : nullptr;
+  auto widthOf = [&](int64_t wi) { return op.width(devArg(in, op.weight(wi), "weight").shape(), K, wi); };
+  const Tensor* res = op.residual ? &devArg(in, op.residualAt(), "residual") : nullptr;
   V outs;
   if (M == 0) {
-    for (int64_t wi = 0; wi < g.outputs(); ++wi) outs.push_back(pool.tensor(dt, withLast(outBase, widthOf(wi))));
+    for (int64_t wi = 0; wi < op.outputs(); ++wi) outs.push_back(pool.tensor(dt, withLast(outBase, widthOf(wi))));
     return outs;
   }
-  const CudaGemmKernel& kern = k.gemmFor(dtName, g.weightsNK, M, {g.bias, g.residual, g.swiglu});
+  const CudaGemmKernel& kern = k.gemmFor(dtName, op.weightsNK, M, {op.bias, op.residual, op.swiglu});
   // Sibling weights (q / k / v) are independent GEMMs of one input: they
   // run side by side (at decode, k and v alone fill a quarter of the SMs).
   std::vector<std::function<void()>> launches;
-  for (int64_t wi = 0; wi < g.outputs(); ++wi) {
+  for (int64_t wi = 0; wi < op.outputs(); ++wi) {
     const int64_t N = widthOf(wi);
-    if (g.swiglu && widthOf(1) != N) fail("gate and up weights differ in width");
+    if (op.swiglu && widthOf(1) != N) fail("gate and up weights differ in width");
     Tensor c = pool.tensor(dt, withLast(outBase, N));
     GemmBuffers b;
     b.a = x.raw();
-    b.b = in[g.weight(wi)]->dev.raw();
-    if (g.swiglu) b.bUp = in[g.weight(1)]->dev.raw();
+    b.b = in[op.weight(wi)]->dev.raw();
+    if (op.swiglu) b.bUp = in[op.weight(1)]->dev.raw();
     b.c = mut(c);
-    if (g.bias) {
-      for (int64_t j = wi; j < (g.swiglu ? 2 : wi + 1); ++j)
-        if (devArg(in, g.biasOf(j), "bias").numel() != N) fail("bias #{} has the wrong size for {} outputs", j, N);
-      b.bias = in[g.biasOf(wi)]->dev.raw();
-      if (g.swiglu) b.biasUp = in[g.biasOf(1)]->dev.raw();
+    if (op.bias) {
+      for (int64_t j = wi; j < (op.swiglu ? 2 : wi + 1); ++j)
+        if (devArg(in, op.biasOf(j), "bias").numel() != N) fail("bias #{} has the wrong size for {} outputs", j, N);
+      b.bias = in[op.biasOf(wi)]->dev.raw();
+      if (op.swiglu) b.biasUp = in[op.biasOf(1)]->dev.raw();
     }
     if (res) {
       if (res->numel() != M * N) fail("residual {} does not match the output [{}, {}]", ops::shapeStr(res->shape()), M, N);
@@ -391,10 +391,10 @@ V CudaExecutor::Impl::runNode(const ops::NodeDef& n, const std::vector<const Val
 void CudaExecutor::Impl::prepare(const ops::NodeDef& n) const {
   const nlohmann::json& a = n.attrs;
   if (n.op == "region.gemm") {
-    const auto g = ops::GemmRegionOperands::of(n, n.inputs.size());
-    GemmEpilogue e{g.bias, g.residual, g.swiglu};
-    k.gemmFor(dtName, g.weightsNK, 1, e), k.gemmFor(dtName, g.weightsNK, int64_t(1) << 40, e);
-    if (g.rows) gatherKernel();
+    const auto op = ops::GemmRegionOperands::of(n, n.inputs.size());
+    GemmEpilogue e{op.bias, op.residual, op.swiglu};
+    k.gemmFor(dtName, op.weightsNK, 1, e), k.gemmFor(dtName, op.weightsNK, int64_t(1) << 40, e);
+    if (op.rows) gatherKernel();
   } else if (n.op == "region.embedding") {
     gatherKernel();
   } else if (n.op == "region.rmsnorm") {
