@@ -1,9 +1,9 @@
-// The tiny-llama fixture end to end on the GPU: the artifact `strata
-// compile --target cuda:sm_90` builds from it with the project
-// (build/cuda-tiny-llama, or $STRATA_CUDA_MODEL), its weights from the
-// fixture folder (or $STRATA_FIXTURES), run in bf16 through the paged model
-// and the scheduler, against the fixture's f32 reference outputs. Runtime
-// only; skips without a GPU.
+// The tiny-llama fixture end to end on the GPU: the artifacts `strata
+// compile --target cuda:sm_90 --dtype bf16|f16` build from it with the
+// project (build/cuda-models/tiny-llama-<dtype>, or under
+// $STRATA_CUDA_MODELS), its weights from the fixture folder (or
+// $STRATA_FIXTURES), run through the paged model and the scheduler, against
+// the fixture's f32 reference outputs. Runtime only; skips without a GPU.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -26,7 +26,9 @@ std::string fromEnv(const char* name, const char* fallback) {
   const char* v = std::getenv(name);
   return v && *v ? v : fallback;
 }
-std::string artifactDir() { return fromEnv("STRATA_CUDA_MODEL", STRATA_CUDA_MODEL_DIR); }
+std::string artifactDir(const std::string& dtype) {
+  return fromEnv("STRATA_CUDA_MODELS", STRATA_CUDA_MODELS_DIR) + "/tiny-llama-" + dtype;
+}
 std::string fixtureDir() { return fromEnv("STRATA_FIXTURES", STRATA_FIXTURE_DIR); }
 
 const nlohmann::json& reference() {
@@ -34,12 +36,14 @@ const nlohmann::json& reference() {
   return j;
 }
 
-class CudaModel : public ::testing::Test {
+// Parameter: the storage type the artifact was compiled for.
+class CudaModel : public ::testing::TestWithParam<const char*> {
  protected:
   void SetUp() override {
     std::string why = runtime::CudaDevice::unavailable();
     if (!why.empty()) GTEST_SKIP() << "no CUDA device: " << why;
-    runtime::Artifact a = runtime::loadArtifact(artifactDir(), {fixtureDir()});
+    runtime::Artifact a = runtime::loadArtifact(artifactDir(GetParam()), {fixtureDir()});
+    ASSERT_EQ(a.dtype, GetParam());
     blockSize = a.blockSize;
     m = runtime::loadCudaModel(std::move(a));
   }
@@ -69,9 +73,9 @@ class CudaModel : public ::testing::Test {
 
 // One prefill step of prompt 0: its last logits row against the f32
 // reference. bf16 storage rounds every weight and activation to 8 bits of
-// mantissa, so the logits (std 0.65 here) move by a few hundredths; a wrong
-// kernel moves them by the logits' own size.
-TEST_F(CudaModel, PrefillLogitsMatchTheReference) {
+// mantissa, so the logits (std 0.65 here) move by a few hundredths (f16's
+// 11 bits: less); a wrong kernel moves them by the logits' own size.
+TEST_P(CudaModel, PrefillLogitsMatchTheReference) {
   std::vector<int64_t> ids = reference()["token_ids"][0].get<std::vector<int64_t>>();
   runtime::PagedKvCache cache(runtime::kvCacheShapeFor(*m.exec, blockSize, 8), m.exec->cacheDevice());
   runtime::PagedModel pm(*m.exec, cache);
@@ -87,7 +91,7 @@ TEST_F(CudaModel, PrefillLogitsMatchTheReference) {
     if (g > logits.data<float>()[best]) best = i;
     if (r > ref[refBest].get<double>()) refBest = i;
   }
-  std::printf("prompt 0 last logits: max |bf16 GPU - f32 reference| = %.4f\n", worst);
+  std::printf("prompt 0 last logits: max |%s GPU - f32 reference| = %.4f\n", GetParam(), worst);
   EXPECT_LE(worst, 0.1);
   EXPECT_EQ(best, refBest);
 }
@@ -96,8 +100,8 @@ TEST_F(CudaModel, PrefillLogitsMatchTheReference) {
 // the plan's region graph on the CPU reference ops, fed `seq` (teacher
 // forcing); entry i is ref_logit(seq[p + i]) - max ref_logit at that step
 // (0 where the reference picks the same token).
-std::vector<double> referenceMargins(const std::vector<int64_t>& seq, size_t promptLen) {
-  runtime::Artifact a = runtime::loadArtifact(artifactDir(), {fixtureDir()});
+std::vector<double> referenceMargins(const std::string& dtype, const std::vector<int64_t>& seq, size_t promptLen) {
+  runtime::Artifact a = runtime::loadArtifact(artifactDir(dtype), {fixtureDir()});
   runtime::Executor cpu(std::move(a.graph));
   runtime::PagedKvCache cache(runtime::kvCacheShapeFor(cpu, a.blockSize, 64));
   runtime::PagedModel pm(cpu, cache);
@@ -114,7 +118,7 @@ std::vector<double> referenceMargins(const std::vector<int64_t>& seq, size_t pro
   return margins;
 }
 
-// Greedy completions (24 tokens) of the fixture's two prompts on the bf16
+// Greedy completions (24 tokens) of the fixture's two prompts on the bf16 or f16
 // GPU model: one prompt at a time with the prompt in one step (paged
 // prefill, then paged decode), and both at once in steps of 5 tokens
 // (chunked prefill over cached context next to the other prompt's decode
@@ -123,7 +127,7 @@ std::vector<double> referenceMargins(const std::vector<int64_t>& seq, size_t pro
 // overtake the best by 0.1 on each side): bf16 legitimately flips near
 // ties, after which the sequence leaves the fixture's (the fixture's
 // matches are counted and printed).
-TEST_F(CudaModel, GreedyTokensAreTheReferencesChoices) {
+TEST_P(CudaModel, GreedyTokensAreTheReferencesChoices) {
   const auto& ref = reference();
   std::vector<std::vector<int64_t>> prompts = {ref["token_ids"][0].get<std::vector<int64_t>>(),
                                                ref["token_ids"][1].get<std::vector<int64_t>>()};
@@ -135,13 +139,16 @@ TEST_F(CudaModel, GreedyTokensAreTheReferencesChoices) {
       ASSERT_EQ(got.size(), want[i].size()) << how;
       size_t same = 0;
       while (same < got.size() && got[same] == want[i][same]) ++same;
-      std::vector<double> margins = referenceMargins(got, prompts[i].size());
-      std::printf("prompt %zu %s: %zu of 24 tokens as the fixture's before the first difference; worst margin to the "
+      std::vector<double> margins = referenceMargins(GetParam(), got, prompts[i].size());
+      std::printf("%s prompt %zu %s: %zu of 24 tokens as the fixture's before the first difference; worst margin to the "
                   "f32 reference's choice %.4f\n",
-                  i, how, same - prompts[i].size(), *std::min_element(margins.begin(), margins.end()));
+                  GetParam(), i, how, same - prompts[i].size(), *std::min_element(margins.begin(), margins.end()));
       for (size_t t = 0; t < margins.size(); ++t)
         EXPECT_GE(margins[t], -0.2) << "prompt " << i << " " << how << ", token " << t;
     }
 }
+
+INSTANTIATE_TEST_SUITE_P(Dtypes, CudaModel, ::testing::Values("bf16", "f16"),
+                         [](const auto& info) { return std::string(info.param); });
 
 }  // namespace
