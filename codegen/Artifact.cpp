@@ -79,6 +79,13 @@ std::vector<GemmKernelSpec> cudaGemmKernels(const CudaGemmVariant& v, const Gemm
     // 256 / 239, 128 x 128 on 8 warps 239 / 205, 128 x 64 x 64 in 3 buffers
     // spills 44 KB.
     if (v.swiglu && c.rows > kCudaMediumRows) s.blockM = 128, s.blockN = 64, s.blockK = 32, s.numWarps = 4, s.stages = 4;
+    // The residual add in the prefill class: 64 x 128 x 32 blocks in 4
+    // buffers. H100, M = 256, N = 4096, K = 4096 / 14336 (2026-11-22):
+    // 110 / 121 TFLOP/s on the plain prefill blocking (64 x 128 x 64, 3
+    // buffers) -> 158 / 176; 128 x 64 149 / 161. At M = 2048 the large
+    // class's 128 x 128 stays best (251 / 275 against 183-234).
+    if (v.residual && !v.swiglu && c.rows > kCudaMediumRows && c.rows <= kCudaPrefillRows)
+      s.blockM = 64, s.blockN = 128, s.blockK = 32, s.numWarps = 4, s.stages = 4;
     // A --prefill-block replaces both prefill blockings (prefill and large).
     const GemmBlocking& b = c.rows <= kCudaDecodeRows ? decode : c.rows <= kCudaMediumRows ? medium : prefill;
     if (b.warps) applyBlocking(s, b);

@@ -113,10 +113,28 @@ int benchGemm(const std::string& dir, const std::string& jsonPath, const std::st
                 k.name.c_str(), ms * 1e3, tflops, "-");
     swiglu.push_back({{"M", m}, {"K", sK}, {"N", sN}, {"kernel", k.name}, {"us", ms * 1e3}, {"tflops", tflops}});
   }
+  // The projections with the residual add (o_proj, down_proj).
+  nlohmann::json residual = nlohmann::json::array();
+  void* r = upload(maxC);
+  for (int64_t m : {256, 2048})
+    for (auto [rK, rN] : std::vector<std::pair<int64_t, int64_t>>{{4096, 4096}, {14336, 4096}}) {
+      const auto& k = set->gemmFor(dtype, /*weightsNK=*/true, m, {.residual = true});
+      runtime::GemmBuffers b{a, w, nullptr, c, nullptr, nullptr, r};
+      set->launch(k, b, m, rN, rK);
+      float ms = dev->timeMs([&] {
+        for (int rep = 0; rep < reps; ++rep) set->launch(k, b, m, rN, rK);
+      }) / reps;
+      double tflops = 2.0 * m * rN * rK / (ms * 1e-3) / 1e12;
+      std::printf("%-6lld %-6lld %-6lld %-30s %9.1f %9.1f %9s\n", (long long)m, (long long)rK, (long long)rN,
+                  k.name.c_str(), ms * 1e3, tflops, "-");
+      residual.push_back({{"M", m}, {"K", rK}, {"N", rN}, {"kernel", k.name}, {"us", ms * 1e3}, {"tflops", tflops}});
+    }
+  dev->release(r, maxC * 2);
   dev->release(w, maxW * 2);
   dev->release(a, maxA * 2);
   dev->release(c, maxC * 2);
-  writeResults(jsonPath, {{"device", dev->deviceName()}, {"dtype", dtype}, {"gemm", rows}, {"swiglu", swiglu}});
+  writeResults(jsonPath, {{"device", dev->deviceName()}, {"dtype", dtype}, {"gemm", rows}, {"swiglu", swiglu},
+                          {"residual", residual}});
   return 0;
 }
 
