@@ -81,54 +81,47 @@ int benchGemm(const std::string& dir, const std::string& jsonPath, const std::st
   void* w = upload(maxW);
   void* a = upload(maxA);
   void* c = dev->allocate(maxC * 2);
+  // One timed case: a warm-up launch, then `reps` launches between events;
+  // prints a table row and returns its JSON. `dots` counts the products
+  // (2 for SwiGLU's two weights); GB/s (bytes of A, B and C) only for the
+  // plain GEMMs, where decode is bandwidth-bound.
+  auto timeCase = [&](const runtime::CudaGemmKernel& k, const runtime::GemmBuffers& b, int64_t M, int64_t K,
+                      int64_t N, double dots, bool bandwidth) {
+    set->launch(k, b, M, N, K);
+    float ms = dev->timeMs([&] {
+      for (int r = 0; r < reps; ++r) set->launch(k, b, M, N, K);
+    }) / reps;
+    double tflops = dots * 2.0 * M * N * K / (ms * 1e-3) / 1e12;
+    double gbs = 2.0 * (K * N + M * K + M * N) / (ms * 1e-3) / 1e9;
+    std::printf("%-6lld %-6lld %-6lld %-30s %9.1f %9.1f ", (long long)M, (long long)K, (long long)N, k.name.c_str(),
+                ms * 1e3, tflops);
+    nlohmann::json row = {{"M", M}, {"K", K}, {"N", N}, {"kernel", k.name}, {"us", ms * 1e3}, {"tflops", tflops}};
+    if (bandwidth) {
+      std::printf("%9.0f\n", gbs);
+      row["gbs"] = gbs;
+    } else {
+      std::printf("%9s\n", "-");
+    }
+    return row;
+  };
   nlohmann::json rows = nlohmann::json::array();
   std::printf("%-6s %-6s %-6s %-30s %9s %9s %9s\n", "M", "K", "N", "kernel", "us", "TFLOP/s", "GB/s");
-  for (const Case& cs : cases) {
-    const auto& k = set->gemmFor(dtype, /*weightsNK=*/true, cs.M);
-    runtime::GemmBuffers b{a, w, nullptr, c, nullptr, nullptr, nullptr};
-    set->launch(k, b, cs.M, cs.N, cs.K);  // warm-up
-    float ms = dev->timeMs([&] {
-      for (int r = 0; r < reps; ++r) set->launch(k, b, cs.M, cs.N, cs.K);
-    }) / reps;
-    double flops = 2.0 * cs.M * cs.N * cs.K, bytes = 2.0 * (cs.K * cs.N + cs.M * cs.K + cs.M * cs.N);
-    double tflops = flops / (ms * 1e-3) / 1e12, gbs = bytes / (ms * 1e-3) / 1e9;
-    std::printf("%-6lld %-6lld %-6lld %-30s %9.1f %9.1f %9.0f\n", (long long)cs.M, (long long)cs.K, (long long)cs.N,
-                k.name.c_str(), ms * 1e3, tflops, gbs);
-    rows.push_back({{"M", cs.M}, {"K", cs.K}, {"N", cs.N}, {"kernel", k.name}, {"us", ms * 1e3}, {"tflops", tflops},
-                    {"gbs", gbs}});
-  }
+  for (const Case& cs : cases)
+    rows.push_back(timeCase(set->gemmFor(dtype, /*weightsNK=*/true, cs.M),
+                            {a, w, nullptr, c, nullptr, nullptr, nullptr}, cs.M, cs.K, cs.N, 1, true));
   // The MLP's gate / up projection as one SwiGLU kernel (two [N, K] weights;
   // the same weight buffer serves both: timing only).
   nlohmann::json swiglu = nlohmann::json::array();
-  const int64_t sK = 4096, sN = 14336;
-  for (int64_t m : {256, 2048}) {
-    const auto& k = set->gemmFor(dtype, /*weightsNK=*/true, m, {.swiglu = true});
-    runtime::GemmBuffers b{a, w, w, c, nullptr, nullptr, nullptr};
-    set->launch(k, b, m, sN, sK);
-    float ms = dev->timeMs([&] {
-      for (int r = 0; r < reps; ++r) set->launch(k, b, m, sN, sK);
-    }) / reps;
-    double tflops = 4.0 * m * sN * sK / (ms * 1e-3) / 1e12;
-    std::printf("%-6lld %-6lld %-6lld %-30s %9.1f %9.1f %9s\n", (long long)m, (long long)sK, (long long)sN,
-                k.name.c_str(), ms * 1e3, tflops, "-");
-    swiglu.push_back({{"M", m}, {"K", sK}, {"N", sN}, {"kernel", k.name}, {"us", ms * 1e3}, {"tflops", tflops}});
-  }
+  for (int64_t m : {256, 2048})
+    swiglu.push_back(timeCase(set->gemmFor(dtype, /*weightsNK=*/true, m, {.swiglu = true}),
+                              {a, w, w, c, nullptr, nullptr, nullptr}, m, 4096, 14336, 2, false));
   // The projections with the residual add (o_proj, down_proj).
   nlohmann::json residual = nlohmann::json::array();
   void* r = upload(maxC);
   for (int64_t m : {256, 2048})
-    for (auto [rK, rN] : std::vector<std::pair<int64_t, int64_t>>{{4096, 4096}, {14336, 4096}}) {
-      const auto& k = set->gemmFor(dtype, /*weightsNK=*/true, m, {.residual = true});
-      runtime::GemmBuffers b{a, w, nullptr, c, nullptr, nullptr, r};
-      set->launch(k, b, m, rN, rK);
-      float ms = dev->timeMs([&] {
-        for (int rep = 0; rep < reps; ++rep) set->launch(k, b, m, rN, rK);
-      }) / reps;
-      double tflops = 2.0 * m * rN * rK / (ms * 1e-3) / 1e12;
-      std::printf("%-6lld %-6lld %-6lld %-30s %9.1f %9.1f %9s\n", (long long)m, (long long)rK, (long long)rN,
-                  k.name.c_str(), ms * 1e3, tflops, "-");
-      residual.push_back({{"M", m}, {"K", rK}, {"N", rN}, {"kernel", k.name}, {"us", ms * 1e3}, {"tflops", tflops}});
-    }
+    for (int64_t k : {4096, 14336})
+      residual.push_back(timeCase(set->gemmFor(dtype, /*weightsNK=*/true, m, {.residual = true}),
+                                  {a, w, nullptr, c, nullptr, nullptr, r}, m, k, 4096, 1, false));
   dev->release(r, maxC * 2);
   dev->release(w, maxW * 2);
   dev->release(a, maxA * 2);
