@@ -78,13 +78,21 @@ std::vector<GemmKernelSpec> cudaGemmKernels(const CudaGemmVariant& v, const Gemm
     // 223 -> 324 TFLOP/s and M = 256 192 -> 258 against 64 x 64; 64 x 128
     // 256 / 239, 128 x 128 on 8 warps 239 / 205, 128 x 64 x 64 in 3 buffers
     // spills 44 KB.
-    if (v.swiglu && c.rows > kCudaMediumRows) s.blockM = 128, s.blockN = 64, s.blockK = 32, s.numWarps = 4, s.stages = 4;
-    // The residual add in the prefill class: 64 x 128 x 32 blocks in 4
-    // buffers. H100, M = 256, N = 4096, K = 4096 / 14336 (2026-11-22):
-    // 110 / 121 TFLOP/s on the plain prefill blocking (64 x 128 x 64, 3
-    // buffers) -> 158 / 176; 128 x 64 149 / 161. At M = 2048 the large
-    // class's 128 x 128 stays best (251 / 275 against 183-234).
-    if (v.residual && !v.swiglu && c.rows > kCudaMediumRows && c.rows <= kCudaPrefillRows)
+    // With warpgroup dots ([N, K] weights), 128 x 128 x 64 on two
+    // warpgroups in 3 buffers (two 64-register accumulators a thread; 144
+    // KiB): H200, 2026-11-22, M = 256 / 2048: 443 / 521 TFLOP/s (64 x 128
+    // in 4 buffers 324 / 367, 128 x 64 372 / 413, 64 x 64 344 / 391).
+    if (v.swiglu && c.rows > kCudaMediumRows) {
+      if (s.groupDot) s.blockM = 128, s.blockN = 128, s.blockK = 64, s.numWarps = 8, s.stages = 3;
+      else s.blockM = 128, s.blockN = 64, s.blockK = 32, s.numWarps = 4, s.stages = 4;
+    }
+    // The residual add in the prefill class without warpgroup dots: 64 x
+    // 128 x 32 blocks in 4 buffers. H100, M = 256, N = 4096, K = 4096 /
+    // 14336 (2026-11-22): 110 / 121 TFLOP/s on the plain prefill blocking
+    // (64 x 128 x 64, 3 buffers) -> 158 / 176; 128 x 64 149 / 161. (With
+    // them the plain blockings win: H200 M = 256 270 / 333 on 64 x 128,
+    // M = 2048 437 / 560 on 128 x 256.)
+    if (v.residual && !v.swiglu && !s.groupDot && c.rows > kCudaMediumRows && c.rows <= kCudaPrefillRows)
       s.blockM = 64, s.blockN = 128, s.blockK = 32, s.numWarps = 4, s.stages = 4;
     // A --prefill-block replaces both prefill blockings (prefill and large).
     const GemmBlocking& b = c.rows <= kCudaDecodeRows ? decode : c.rows <= kCudaMediumRows ? medium : prefill;

@@ -120,7 +120,9 @@ struct CudaGemmVariant {
 // A variant's four kernels, one per row class (cudaGemmSpec): decode,
 // medium, prefill and large, each recording in kernels.json the most rows
 // it is meant for (`max_rows`: 16, 128, 1024, 0 = any). SwiGLU from the
-// prefill class up runs 128 x 64 x 32 blocks on 4 warps (two accumulators).
+// prefill class up runs 128 x 128 x 64 warpgroup-dot blocks on 8 warps with
+// [N, K] weights, else 128 x 64 x 32 mma.sync blocks on 4 warps (two
+// accumulators either way).
 // Non-zero blockings replace the class's block shape (the prefill one both
 // prefill classes).
 std::vector<GemmKernelSpec> cudaGemmKernels(const CudaGemmVariant& v, const GemmBlocking& decode = {},

@@ -23,6 +23,14 @@
 // and broadcasts carry the layout along (a broadcast source holds the same
 // lane elements with the broadcast dimension at coordinate 0); a row or
 // column reduction of C holds C's elements with that coordinate collapsed.
+// Warpgroup dots (match-target-size's form for operands loaded from
+// swizzled local buffers) become wgmma.m64nNk16: their A and B operands
+// are never held in registers (fragment Desc: the lowering turns the view
+// they were loaded from into a shared-memory matrix descriptor), and their
+// [16, N] accumulator holds the N / 8 [16, 8] C fragments one after the
+// other (element i: row g + 8 (i/2 % 2), column 8 (i/4) + 2t + i%2), which
+// is both wgmma's accumulator order for the warp's 16 rows and what the
+// extracts and concats between it and the [16, 8] pieces need.
 //===----------------------------------------------------------------------===//
 #include "codegen/TileLowering.h"
 #include "codegen/Passes.h"
@@ -45,8 +53,9 @@ struct Frag {
   // lanes round-robin (element i of lane l is linear index 32 i + l, so a
   // warp's access i is contiguous), or, for a single element, held by every
   // lane.
-  enum Kind { A, B, C, Lane } kind = C;
-  int64_t cols = 8;            // B: 8 or 16 columns (an unsplit [16, 16] B load)
+  // Desc: a warpgroup dot's operand, left in local memory (no registers).
+  enum Kind { A, B, C, Lane, Desc } kind = C;
+  int64_t cols = 8;            // B: 8 or 16 columns (an unsplit [16, 16] B load); C: 8 or a warpgroup dot's N
   bool collapseRows = false;   // a [1, n] broadcast source: row coordinate 0
   bool collapseCols = false;   // a [m, 1] broadcast source: column coordinate 0
   int64_t droppedAxis = -1;    // a 1-D tile (expand_dims source): this axis is gone
@@ -63,7 +72,8 @@ struct Frag {
 
   int64_t size() const {
     if (kind == Lane) return numel == 1 ? 1 : (numel + 31) / 32;
-    return kind == A ? 8 : kind == C ? 4 : 4 * cols / 8;
+    if (kind == Desc) return 1;
+    return kind == A ? 8 : 4 * cols / 8;
   }
   bool operator==(const Frag& o) const {
     return kind == o.kind && numel == o.numel && shape == o.shape && cols == o.cols && permuteK == o.permuteK &&
@@ -74,18 +84,18 @@ struct Frag {
   // comment: K, A's columns and B's rows, permuted or in the ISA's order).
   int64_t kStep() const { return permuteK ? 2 : 8; }
   int64_t rowOff(int64_t i) const {
-    return kind == A ? 8 * ((i >> 1) & 1) : kind == B ? (i & 1) + kStep() * ((i >> 1) & 1) : 8 * (i >> 1);
+    return kind == A ? 8 * ((i >> 1) & 1) : kind == B ? (i & 1) + kStep() * ((i >> 1) & 1) : 8 * ((i >> 1) & 1);
   }
   // The lane's base row is g (A, C) or the K base (B); the base column the
   // K base (A), g (B) or 2t (C); the K base is 4t permuted, else 2t: see
   // Lowering::coords.
   int64_t colOff(int64_t i) const {
-    return kind == A ? (i & 1) + kStep() * (i >> 2) : kind == B ? 8 * (i >> 2) : (i & 1);
+    return kind == A ? (i & 1) + kStep() * (i >> 2) : kind == B ? 8 * (i >> 2) : 8 * (i >> 2) + (i & 1);
   }
   std::string str() const {
     if (kind == Lane) return "lane-linear [" + std::to_string(numel) + "]";
-    const char* k[] = {"A", "B", "C"};
-    return std::string(k[kind]) + (collapseRows ? " (row broadcast)" : "") + (collapseCols ? " (column broadcast)" : "");
+    const char* k[] = {"A", "B", "C", "", "warpgroup operand"};
+    return std::string(k[kind]) + (kind == C && cols != 8 ? " [16, " + std::to_string(cols) + "]" : "") + (collapseRows ? " (row broadcast)" : "") + (collapseCols ? " (column broadcast)" : "");
   }
 };
 
@@ -95,6 +105,18 @@ bool isElementwise(Operation* op) {
   return d && (isa<arith::ArithDialect, math::MathDialect>(d)) && op->getNumResults() == 1 &&
          isa<RankedTensorType>(op->getResult(0).getType()) && !isa<arith::ConstantOp>(op);
 }
+
+// The local load a warpgroup dot operand comes from (through the extracts
+// and concats match-target-size put between), or null.
+LoadOp groupOperandLoad(Value v) {
+  for (;;) {
+    if (auto e = v.getDefiningOp<ExtractOp>()) v = e.getSrc();
+    else if (auto c = v.getDefiningOp<ConcatOp>()) v = c.getSrcs().front();
+    else break;
+  }
+  return isGroupDotOperand(v) ? v.getDefiningOp<LoadOp>() : LoadOp();
+}
+bool isGroupDot(DotOp d) { return groupOperandLoad(d.getA()) && groupOperandLoad(d.getB()); }
 
 // Decides every tile value's fragment; reports the first conflict.
 class FragAnalysis {
@@ -125,6 +147,7 @@ class FragAnalysis {
     // Joins (tile.concat) exist for one purpose: see lowerConcat.
     f.walk([&](ConcatOp cc) {
       const Frag& res = of(cc.getResult());
+      if (res.kind == Frag::Desc || (res.kind == Frag::C && res.cols != 8)) return;
       if (ok && !(res.kind == Frag::A && !res.permuteK && cc.getAxis() == 1 && cc.getSrcs().size() == 2 &&
                   llvm::all_of(cc.getSrcs(), [&](Value v) { return of(v) == Frag{}; }))) {
         cc.emitError() << "the sm_90 lowering joins only two [16, 8] accumulator fragments along columns into the A "
@@ -173,7 +196,14 @@ class FragAnalysis {
 
   bool visit(Operation* op) {
     bool c = false;
-    if (auto d = dyn_cast<DotOp>(op)) {
+    if (auto d = dyn_cast<DotOp>(op); d && isGroupDot(d)) {
+      Frag acc;
+      acc.cols = cast<RankedTensorType>(d.getC().getType()).getDimSize(1);
+      c |= set(d.getA(), Frag{Frag::Desc}, op);
+      c |= set(d.getB(), Frag{Frag::Desc}, op);
+      c |= set(d.getC(), acc, op);
+      c |= set(d.getResult(), acc, op);
+    } else if (auto d = dyn_cast<DotOp>(op)) {
       Frag a{Frag::A, 16}, bf{Frag::B, 8};
       a.permuteK = bf.permuteK = permuteK;
       c |= set(d.getA(), a, op);
@@ -185,7 +215,19 @@ class FragAnalysis {
         Frag src = *f;
         src.cols = 16;
         c |= set(e.getSrc(), src, op);
+      } else if (f && f->kind == Frag::Desc) {
+        c |= set(e.getSrc(), *f, op);
+      } else if (auto src = get(e.getSrc()); src && src->kind == Frag::C && src->cols != 8) {
+        c |= set(e.getResult(), Frag{}, op);  // a [16, 8] piece of a warpgroup accumulator
       }
+    } else if (auto cc = dyn_cast<ConcatOp>(op); cc && get(cc.getResult()) &&
+                                                 (get(cc.getResult())->kind == Frag::Desc ||
+                                                  (get(cc.getResult())->kind == Frag::C && get(cc.getResult())->cols != 8))) {
+      // A warpgroup dot's B operand (its pieces stay in local memory) or
+      // accumulator (its [16, 8] pieces side by side).
+      Frag part = *get(cc.getResult());
+      if (part.kind == Frag::C) part.cols = 8;
+      for (Value v : cc.getSrcs()) c |= set(v, part, op);
     } else if (auto cc = dyn_cast<ConcatOp>(op)) {
       // Two [16, 8] accumulator fragments side by side are one [16, 16] A
       // fragment in the ISA's K order (see lowerConcat).
@@ -243,7 +285,8 @@ class FragAnalysis {
   void checkShape(Value v, RankedTensorType t, Operation* at) {
     if (!ok) return;
     const Frag& f = of(v);
-    SmallVector<int64_t> want = {16, f.kind == Frag::A ? 16 : f.kind == Frag::B ? f.cols : 8};
+    if (f.kind == Frag::Desc) return;
+    SmallVector<int64_t> want = {16, f.kind == Frag::A ? 16 : f.cols};
     if (f.collapseRows) want[0] = 1;
     if (f.collapseCols) want[1] = 1;
     if (f.droppedAxis >= 0) want.erase(want.begin() + f.droppedAxis);
@@ -268,7 +311,15 @@ struct LocalMemory {
   DenseMap<Operation*, int64_t> allocs;               // tile.alloc -> its byte offset in it
   DenseSet<Operation*> loads;                         // tile.load of a local view
   DenseMap<Operation*, RankedTensorType> copyBlocks;  // tile.async_copy -> its block
+  DenseSet<Operation*> swizzledCopies;                // tile.async_copy into a swizzled buffer
+  // Warpgroup dots that open / close a run of them in their block (the
+  // run is fenced before and committed after as one wgmma group).
+  DenseSet<Operation*> groupDotFirst, groupDotLast;
 };
+
+// The 128-byte swizzle (tile.alloc's `swizzle`): the 16-byte chunk of a
+// byte offset (bits 4-6) xor its row within the 8-row atom (bits 7-9).
+constexpr int64_t kSwizzleRowBytes = 128, kSwizzleAtomBytes = 1024;
 
 // offset + sum(idx_d * stride_d): element `idx` of a strided view as an
 // index into its base buffer.
@@ -599,7 +650,9 @@ class Lowering {
   // constant offsets become immediates (shared addresses are 32-bit: see
   // CudaBackend's short pointers); offsets added to the generic pointer
   // cost a 64-bit register and a cvta per access.
-  Value elementPtr(Location loc, Value view, ArrayRef<Value> idx, unsigned space) {
+  // `swizzled`: the view's buffer is a swizzled tile.alloc (its byte
+  // offsets are permuted; the buffer starts on an atom boundary).
+  Value elementPtr(Location loc, Value view, ArrayRef<Value> idx, unsigned space, bool swizzled = false) {
     auto md = memref::ExtractStridedMetadataOp::create(b, loc, view);
     Value lin = linearIndex(b, loc, md.getOffset(), md.getStrides(), idx);
     int64_t bytes = cast<MemRefType>(view.getType()).getElementTypeBitWidth() / 8;
@@ -607,7 +660,12 @@ class Lowering {
     Value i64 = arith::IndexCastOp::create(b, loc, b.getI64Type(), base);
     Value p = LLVM::IntToPtrOp::create(b, loc, LLVM::LLVMPointerType::get(b.getContext()), i64);
     Value inSpace = LLVM::AddrSpaceCastOp::create(b, loc, LLVM::LLVMPointerType::get(b.getContext(), space), p);
-    Value off = arith::IndexCastOp::create(b, loc, b.getI64Type(), arith::MulIOp::create(b, loc, lin, cst(bytes)));
+    Value byteOff = arith::MulIOp::create(b, loc, lin, cst(bytes));
+    if (swizzled) {
+      Value chunkRow = arith::AndIOp::create(b, loc, arith::ShRUIOp::create(b, loc, byteOff, cst(3)), cst(0x70));
+      byteOff = arith::XOrIOp::create(b, loc, byteOff, chunkRow);
+    }
+    Value off = arith::IndexCastOp::create(b, loc, b.getI64Type(), byteOff);
     return LLVM::GEPOp::create(b, loc, inSpace.getType(), b.getI8Type(), inSpace, ValueRange{off});
   }
 
@@ -652,7 +710,7 @@ class Lowering {
       Value alongD = arith::MulIOp::create(b, loc, arith::RemUIOp::create(b, loc, chunk, cst(perLine)), cst(8));
       Value alongO = arith::DivUIOp::create(b, loc, chunk, cst(perLine));
       SmallVector<Value> idx = d == 1 ? SmallVector<Value>{alongO, alongD} : SmallVector<Value>{alongD, alongO};
-      Value to = elementPtr(loc, dst, idx, 3);
+      Value to = elementPtr(loc, dst, idx, 3, local.swizzledCopies.contains(c));
       if (c.getInBounds()) {
         NVVM::CpAsyncOp::create(b, loc, to, elementPtr(loc, src, idx, 1), 16u,
                                 NVVM::LoadCacheModifierKind::CG, Value());
@@ -684,6 +742,10 @@ class Lowering {
   // Register j then holds the fragment's elements 2j, 2j + 1 (ISA order).
   FailureOr<Value> lowerLocalLoad(LoadOp l, const Frag& fr) {
     Location loc = l.getLoc();
+    if (fr.kind == Frag::Desc) return descriptorOperand(loc, l.getResult(), GroupOperand{l.getPtr()});
+    if (isSwizzledLocalPointer(l.getPtr()))
+      return l.emitError() << "a swizzled local buffer is read only by warpgroup dots (this load feeds " << fr.str()
+                           << ")";
     auto vt = cast<VectorType>(laneType(l.getResult()));
     Type et = vt.getElementType();
     auto d = l.getContiguous();
@@ -732,6 +794,12 @@ class Lowering {
     }
     if (auto w = dyn_cast<AsyncWaitOp>(op)) {
       NVVM::CpAsyncWaitGroupOp::create(b, loc, b.getI32IntegerAttr(w.getPending()));
+      // cp.async writes through the generic proxy, wgmma reads through the
+      // async proxy: each thread fences its landed copies before the
+      // barrier that publishes them.
+      if (!local.groupDotFirst.empty())
+        NVVM::FenceProxyOp::create(b, loc, NVVM::ProxyKindAttr::get(b.getContext(), NVVM::ProxyKind::async_shared),
+                                   NVVM::SharedSpaceAttr::get(b.getContext(), NVVM::SharedSpace::shared_cta));
       return Value();
     }
     if (isa<BarrierOp>(op)) {
@@ -803,9 +871,31 @@ class Lowering {
       }
       return Value();
     }
+    if (auto d = dyn_cast<DotOp>(op); d && frags.of(d.getA()).kind == Frag::Desc) return lowerGroupDot(d);
     if (auto d = dyn_cast<DotOp>(op)) return lowerDot(d);
+    if (auto cc = dyn_cast<ConcatOp>(op); cc && frags.of(cc.getResult()).kind == Frag::Desc)
+      return descriptorOperand(loc, cc.getResult(), groupOperands.lookup(cc.getSrcs().front()));
+    if (auto cc = dyn_cast<ConcatOp>(op); cc && frags.of(cc.getResult()).kind == Frag::C) {
+      SmallVector<Value> elems;
+      for (Value v : cc.getSrcs())
+        for (int64_t i = 0; i < 4; ++i) elems.push_back(vector::ExtractOp::create(b, loc, v, i));
+      return Value(vector::FromElementsOp::create(b, loc, cast<VectorType>(laneType(cc.getResult())), elems));
+    }
     if (auto cc = dyn_cast<ConcatOp>(op)) return lowerConcat(cc);
     if (auto m = dyn_cast<MaskOp>(op)) return lowerMask(m);
+    if (auto e = dyn_cast<ExtractOp>(op); e && frags.of(e.getSrc()).kind == Frag::Desc) {
+      // Sub-block `index` of the source block, row-major over its grid.
+      auto rt = cast<RankedTensorType>(e.getResult().getType());
+      GroupOperand g = groupOperands.lookup(e.getSrc());
+      int64_t perRow = g.cols / rt.getDimSize(1), index = e.getIndex();
+      g.row += index / perRow * rt.getDimSize(0);
+      g.col += index % perRow * rt.getDimSize(1);
+      return descriptorOperand(loc, e.getResult(), g);
+    }
+    if (auto e = dyn_cast<ExtractOp>(op); e && frags.of(e.getSrc()).kind == Frag::C) {
+      // A [16, 8] piece j of a warpgroup accumulator: its elements 4j..4j+3.
+      return Value(vector::ExtractStridedSliceOp::create(b, loc, e.getSrc(), {4 * int64_t(e.getIndex())}, {4}, {1}));
+    }
     if (auto e = dyn_cast<ExtractOp>(op)) {
       // Only B's [16, 16] -> [16, 8] column halves: elements 4j.. 4j+3.
       const Frag& src = frags.of(e.getSrc());
@@ -890,6 +980,86 @@ class Lowering {
     return Value(arith::SelectOp::create(b, loc, mask, m.getSrc(), ninf));
   }
 
+  // A warpgroup dot operand: where in local memory its block starts.
+  struct GroupOperand {
+    Value view;                // the (lowered) view it was loaded from
+    int64_t row = 0, col = 0;  // the block's first element in that view
+    int64_t cols = 0;          // the block's columns (set by descriptorOperand)
+  };
+  // Stands in for the operand `orig` (a placeholder register: nothing reads
+  // it once the dots are lowered) and records where its block lies.
+  Value descriptorOperand(Location loc, Value orig, GroupOperand g) {
+    g.cols = cast<RankedTensorType>(orig.getType()).getDimSize(1);
+    auto vt = cast<VectorType>(laneType(orig));
+    Value v = arith::ConstantOp::create(b, loc, DenseElementsAttr::get(vt, b.getZeroAttr(vt.getElementType())));
+    groupOperands[v] = g;
+    return v;
+  }
+
+  // The sm_90 shared-memory matrix descriptor of a K-major block in a
+  // 128-byte swizzled buffer starting at `ptr` (address space 3): start
+  // address / 16 in bits 0-13, leading byte offset / 16 in 16-29 (unused
+  // for swizzled K-major blocks: 1), stride byte offset / 16 in 32-45 (one
+  // 8-row atom, 1024 bytes, to the next), swizzle mode in 62-63 (1: 128
+  // bytes). A block starting k elements into the atom's rows (k * 2 bytes)
+  // is addressed by that byte offset: the unit applies the swizzle to the
+  // address bits, as the copies did.
+  Value matrixDescriptor(Location loc, Value ptr) {
+    Type i64 = b.getI64Type();
+    auto c64 = [&](uint64_t v) { return LLVM::ConstantOp::create(b, loc, i64, b.getI64IntegerAttr(int64_t(v))); };
+    Value addr = LLVM::PtrToIntOp::create(b, loc, i64, ptr);
+    Value start = LLVM::LShrOp::create(b, loc, LLVM::AndOp::create(b, loc, addr, c64(0x3FFFF)), c64(4));
+    uint64_t fixed = (uint64_t(1) << 16) | (uint64_t(kSwizzleAtomBytes / 16) << 32) | (uint64_t(1) << 62);
+    return LLVM::OrOp::create(b, loc, start, c64(fixed));
+  }
+
+  // wgmma.mma_async.m64nNk16.f32 with both operands in local memory: the
+  // warp's 16 accumulator rows are rows 16 (warp % 4) .. of its
+  // warpgroup's 64, so A's descriptor starts that many rows above the
+  // warp's own A block (the same address in all four warps). A run of
+  // warpgroup dots is fenced before its first dot (the accumulator
+  // registers were written by other instructions), committed as one group
+  // after its last and waited for right there, so the dots complete where
+  // the tile IR has them. Leaving the group in flight across a K loop's
+  // back edge gained nothing on the H100 (2026-11-22, 128 x 128 blocks:
+  // the same TFLOP/s): ptxas serializes such wgmmas, the loop-carried
+  // accumulator being copied between them.
+  FailureOr<Value> lowerGroupDot(DotOp d) {
+    Location loc = d.getLoc();
+    GroupOperand a = groupOperands.lookup(d.getA()), bq = groupOperands.lookup(d.getB());
+    auto mt = a.view ? dyn_cast<MemRefType>(a.view.getType()) : MemRefType();
+    Type et = mt ? mt.getElementType() : Type();
+    if (!et || !bq.view || (!et.isBF16() && !et.isF16()))
+      return d.emitError() << "warpgroup dots take f16 or bf16 operands from local memory";
+    int64_t n = frags.of(d.getResult()).cols;
+    Value wgRow = arith::MulIOp::create(b, loc, arith::RemUIOp::create(b, loc, warpId, cst(4)), cst(16));
+    Value aRow = arith::SubIOp::create(b, loc, cst(a.row), wgRow);
+    Value descA = matrixDescriptor(loc, elementPtr(loc, a.view, {aRow, cst(a.col)}, 3));
+    Value descB = matrixDescriptor(loc, elementPtr(loc, bq.view, {cst(bq.row), cst(bq.col)}, 3));
+    if (local.groupDotFirst.contains(d)) NVVM::WgmmaFenceAlignedOp::create(b, loc);
+    Type f32 = b.getF32Type();
+    auto st = LLVM::LLVMStructType::getLiteral(b.getContext(), SmallVector<Type>(n / 2, f32));
+    Value acc = LLVM::UndefOp::create(b, loc, st);
+    for (int64_t i = 0; i < n / 2; ++i)
+      acc = LLVM::InsertValueOp::create(b, loc, acc, vector::ExtractOp::create(b, loc, d.getC(), i), i);
+    auto ctx = b.getContext();
+    NVVM::WGMMATypes t = et.isBF16() ? NVVM::WGMMATypes::bf16 : NVVM::WGMMATypes::f16;
+    Value res = NVVM::WgmmaMmaAsyncOp::create(
+        b, loc, st, acc, descA, descB, NVVM::MMAShapeAttr::get(ctx, 64, n, 16), NVVM::WGMMATypesAttr::get(ctx, t),
+        NVVM::WGMMATypesAttr::get(ctx, t), NVVM::WGMMATypesAttr::get(ctx, NVVM::WGMMATypes::f32),
+        NVVM::WGMMAScaleOutAttr::get(ctx, NVVM::WGMMAScaleOut::one),
+        NVVM::WGMMAScaleInAttr::get(ctx, NVVM::WGMMAScaleIn::one), NVVM::WGMMAScaleInAttr::get(ctx, NVVM::WGMMAScaleIn::one),
+        NVVM::MMALayoutAttr::get(ctx, NVVM::MMALayout::row), NVVM::MMALayoutAttr::get(ctx, NVVM::MMALayout::col),
+        nullptr);
+    if (local.groupDotLast.contains(d)) {
+      NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
+      NVVM::WgmmaWaitGroupSyncOp::create(b, loc, b.getI64IntegerAttr(0));
+    }
+    SmallVector<Value> out;
+    for (int64_t i = 0; i < n / 2; ++i) out.push_back(LLVM::ExtractValueOp::create(b, loc, res, i));
+    return Value(vector::FromElementsOp::create(b, loc, VectorType::get({n / 2}, f32), out));
+  }
+
   // mma.sync.m16n8k16.row.col, f32 accumulate. bf16 pairs travel as i32
   // registers (the ISA's .bf16x2 operands); f16 pairs as vector<2xf16>.
   FailureOr<Value> lowerDot(DotOp d) {
@@ -926,6 +1096,7 @@ class Lowering {
   const LocalMemory& local;
   int64_t numWarps = 1;
   Value tid, warpId, laneId, group, pair, quad;  // quad = 4t, pair = 2t
+  DenseMap<Value, GroupOperand> groupOperands;   // placeholder -> its block in local memory
 };
 
 struct ConvertTileToNVVMPass : impl::ConvertTileToNVVMBase<ConvertTileToNVVMPass> {
@@ -977,6 +1148,7 @@ struct ConvertTileToNVVMPass : impl::ConvertTileToNVVMBase<ConvertTileToNVVMPass
     });
     f.walk([&](AsyncCopyOp c) {
       local.copyBlocks[c] = c.getDst().getType().getTileType();
+      if (isSwizzledLocalPointer(c.getDst())) local.swizzledCopies.insert(c);
       if (!bad && (!isLocalPointer(c.getDst()) || isLocalPointer(c.getSrc()))) {
         c.emitError() << "tile.async_copy copies from global memory (src) into workgroup-local memory (dst)";
         bad = true;
@@ -986,6 +1158,38 @@ struct ConvertTileToNVVMPass : impl::ConvertTileToNVVMBase<ConvertTileToNVVMPass
                          "block); make separate views for loads";
         bad = true;
       }
+    });
+    // Warpgroup dots: runs of them in a block, and their operand views (K
+    // contiguous, 128-byte rows: what the descriptors describe).
+    f.walk([&](Block* blk) {
+      Operation* prev = nullptr;
+      for (Operation& op : *blk) {
+        auto d = dyn_cast<DotOp>(op);
+        bool group = d && isGroupDot(d);
+        if (group && !prev) local.groupDotFirst.insert(d);
+        if (!group && prev) local.groupDotLast.insert(prev);
+        prev = group ? d.getOperation() : nullptr;
+        if (!group || bad) continue;
+        for (int operand = 0; operand < 2; ++operand) {
+          LoadOp l = groupOperandLoad(operand ? d.getB() : d.getA());
+          auto m = l.getPtr().getDefiningOp<MakeBlockPtrOp>();
+          int64_t rowElems = kSwizzleRowBytes / (tileTypeOf(l.getPtr()).getElementTypeBitWidth() / 8);
+          std::optional<int64_t> s0, s1;
+          if (m && m.getStrides().size() == 2) {
+            s0 = getConstantIntValue(m.getStrides()[0]);
+            s1 = getConstantIntValue(m.getStrides()[1]);
+          }
+          // A: [M, K] with strides [rowElems, 1]; B: [K, N] with [1, rowElems].
+          bool ok = operand ? (s0 == 1 && s1 == rowElems) : (s0 == rowElems && s1 == 1);
+          if (!ok) {
+            d.emitError() << "a warpgroup dot reads its " << (operand ? "B" : "A") << " operand from a view with K "
+                          << "contiguous and rows of " << rowElems << " elements (" << (operand ? "strides [1, " : "strides [")
+                          << rowElems << (operand ? "]" : ", 1]") << ", static)";
+            bad = true;
+          }
+        }
+      }
+      if (prev) local.groupDotLast.insert(prev);
     });
     // A kernel that joins accumulator fragments into A operands (tile.concat)
     // needs the ISA's K order too.
@@ -1013,8 +1217,14 @@ struct ConvertTileToNVVMPass : impl::ConvertTileToNVVMBase<ConvertTileToNVVMPass
     // function's tile.shared_bytes records), each 16-byte aligned for
     // cp.async's 16-byte copies. With the scratch (static), within what a
     // block can have.
-    int64_t dynamicBytes = 0;
+    // Swizzled buffers start on a 1024-byte atom boundary (the swizzle is
+    // a function of the address bits).
+    int64_t dynamicBytes = 0, align = 16;
     f.walk([&](AllocOp a) {
+      if (a.getSwizzle()) {
+        align = kSwizzleAtomBytes;
+        dynamicBytes = (dynamicBytes + kSwizzleAtomBytes - 1) / kSwizzleAtomBytes * kSwizzleAtomBytes;
+      }
       local.allocs[a] = dynamicBytes;
       dynamicBytes += (a.getSize() * ((a.getType().getElementType().getIntOrFloatBitWidth() + 7) / 8) + 15) / 16 * 16;
     });
@@ -1027,7 +1237,7 @@ struct ConvertTileToNVVMPass : impl::ConvertTileToNVVMBase<ConvertTileToNVVMPass
       auto type = MemRefType::get({0}, mb.getI8Type(), MemRefLayoutAttrInterface(), mb.getI64IntegerAttr(3));
       local.dynamic = memref::GlobalOp::create(mb, f.getLoc(), (f.getName() + "_local").str(),
                                                mb.getStringAttr("public"), type, Attribute(), /*constant=*/false,
-                                               mb.getI64IntegerAttr(16));
+                                               mb.getI64IntegerAttr(align));
       f->setAttr("tile.shared_bytes", mb.getI64IntegerAttr(dynamicBytes));
     }
     return Lowering(f, frags, scratch, local).run();

@@ -94,6 +94,8 @@ CudaModule compileCuda(const std::string& tileIr, const std::string& target) {
   lowered.addPass(createCanonicalizerPass());
   lowered.addPass(createCSEPass());
   addLowerToLLVMPasses(pm, ConvertVectorToLLVMPassOptions());
+  // NVVM ops with no LLVM intrinsic (wgmma.mma_async) become inline PTX.
+  pm.addPass(createConvertNVVMToLLVMPass());
   if (failed(pm.run(*module))) fail("cuda backend: lowering failed:\n{}", diagnostics);
   for (auto f : module->getOps<LLVM::LLVMFuncOp>()) {
     auto warps = f->getAttrOfType<IntegerAttr>("tile.num_warps");

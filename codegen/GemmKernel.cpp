@@ -94,6 +94,21 @@ GemmKernelSpec cudaGemmSpec(const std::string& dtype, bool weightsNK, int64_t ro
     // N = 4096). M = 64: 54-76 (unstaged) -> 66-86 TFLOP/s.
     s.blockM = 64, s.blockN = 32, s.blockK = 128, s.numWarps = 4, s.stages = 3;
     s.tiling = "split_k";
+  } else if (weightsNK && rows <= kCudaPrefillRows) {
+    // [N, K] weights (both dot operands K-major) from the prefill class up:
+    // warpgroup dots (wgmma) on swizzled buffers. M = 256 on the H100
+    // (2026-11-22): 144-197 (mma.sync, 64 x 128 x 64 in 3 buffers) ->
+    // 261-310 TFLOP/s on one warpgroup of 64 x 128 x 64 in 4 buffers
+    // (128 x 128 on 8 warps: 196-325, 64 x 256: 192-320).
+    s.blockM = 64, s.blockN = 128, s.blockK = 64, s.numWarps = 4, s.stages = 4;
+    s.tiling = "horizontal", s.groupDot = true;
+  } else if (weightsNK) {
+    // M = 2048, H200 (2026-11-22): 128 x 256 x 64 on two warpgroups in 4
+    // buffers (192 KiB) 477-581 TFLOP/s; 3 buffers 457-550, 128 x 128
+    // 394-452, 64 x 256 393-462; mma.sync's best (128 x 128 x 32) 255-279
+    // on the H100.
+    s.blockM = 128, s.blockN = 256, s.blockK = 64, s.numWarps = 8, s.stages = 4;
+    s.tiling = "horizontal", s.groupDot = true;
   } else if (rows <= kCudaPrefillRows) {
     // M = 256: 117-151 (64 x 128 x 32, 3 buffers) -> 144-197 TFLOP/s.
     s.blockM = 64, s.blockN = 128, s.blockK = 64, s.numWarps = 4, s.stages = 3;
@@ -108,8 +123,9 @@ GemmKernelSpec cudaGemmSpec(const std::string& dtype, bool weightsNK, int64_t ro
 
 void applyBlocking(GemmKernelSpec& s, const GemmBlocking& b) {
   s.blockM = b.m, s.blockN = b.n, s.blockK = b.k, s.numWarps = b.warps;
-  s.tiling = b.splitK ? "split_k" : b.m <= 16 ? "vertical" : "";
+  s.tiling = b.splitK ? "split_k" : b.groupDot ? "horizontal" : b.m <= 16 ? "vertical" : "";
   s.stages = b.stages;
+  s.groupDot = b.groupDot;
 }
 
 GemmBlocking parseGemmBlocking(const std::string& text, const std::string& what) {
@@ -124,14 +140,26 @@ GemmBlocking parseGemmBlocking(const std::string& text, const std::string& what)
       fail("{} '{}': the stage count after @ must be 0 (no staging) or 2 to 8", what, text);
     shape.resize(at);
   }
+  if (!shape.empty() && shape.back() == 'g') {
+    b.groupDot = true;
+    shape.pop_back();
+  }
   if (!shape.empty() && shape.back() == 's') {
     b.splitK = true;
     shape.pop_back();
   }
   if (std::sscanf(shape.c_str(), "%ld%c%ld%c%ld%c%ld%n", &b.m, &x1, &b.n, &x2, &b.k, &x3, &b.warps, &used) != 7 ||
       x1 != 'x' || x2 != 'x' || x3 != 'x' || used != (int)shape.size())
-    fail("{} '{}': expected MxNxKxW (block M, N, K and warps) with an optional s (warps split K) and @S (S stages "
-         "through shared memory), e.g. 16x64x32x4, 16x32x256x8s or 64x128x32x4@3", what, text);
+    fail("{} '{}': expected MxNxKxW (block M, N, K and warps) with an optional s (warps split K) or g (warpgroup "
+         "dots) and @S (S stages through shared memory), e.g. 16x64x32x4, 16x32x256x8s, 64x128x32x4@3 or "
+         "128x128x64x8g@4", what, text);
+  if (b.groupDot) {
+    if (b.splitK || b.warps % 4 != 0 || b.m != 16 * b.warps || b.k != 64 || b.n % 8 != 0 || b.n > 256 ||
+        b.stages < 2)
+      fail("{} '{}': warpgroup dots (g) take 16 rows per warp (M = 16 x warps, warps a multiple of 4), K = 64 (one "
+           "128-byte swizzled row), N a multiple of 8 up to 256 and staging (@2 or more)", what, text);
+    return b;
+  }
   bool pow2 = b.warps > 0 && (b.warps & (b.warps - 1)) == 0;
   bool rowsOk = b.m >= 16 && b.m % 16 == 0, kOk = b.k >= 16 && b.k % 16 == 0;
   if (b.splitK) {
@@ -306,8 +334,11 @@ GemmText gemmText(const GemmKernelSpec& s) {
 // at step i the wait leaves S - 2 groups in flight (block i has landed),
 // the barrier makes it visible and frees the stage step i - 1 read, which
 // then receives block i + S - 1.
+// Warpgroup dots (GemmKernelSpec::groupDot) read swizzled buffers
+// (tile.alloc's `swizzle`: rows of BK = 64 elements, no padding).
 std::string stagedBody(const GemmKernelSpec& s, const GemmText& t) {
-  const int64_t M = s.blockM, N = s.blockN, K = s.blockK, S = s.stages, P = K + 8, PN = N + 8;
+  const int64_t M = s.blockM, N = s.blockN, K = s.blockK, S = s.stages, P = s.groupDot ? K : K + 8, PN = N + 8;
+  const int64_t ahead = S - 1;
   std::string dt = s.dtype;
   // Local array shapes and strides (constants defined below).
   std::string bLocal = s.weightsNK ? "[%sbk, %lbc], [%c1, %lp]" : "[%lbr, %sbn], [%lpn, %c1]";
@@ -351,7 +382,8 @@ std::string stagedBody(const GemmKernelSpec& s, const GemmText& t) {
   };
   std::string loads = fmt::format("{la}    %x = tile.load %ua {{in_bounds, contiguous = 1 : i64, run = 8 : i64}} : {aP}\n",
                                   fmt::arg("la", aView("ua", "%st")), fmt::arg("aP", t.aP));
-  std::string allocs = fmt::format("    %sa = tile.alloc {{size = {} : i64}} : !tile.ptr<{}>\n", S * M * P, dt);
+  std::string swz = s.groupDot ? ", swizzle = 128 : i64" : "";
+  std::string allocs = fmt::format("    %sa = tile.alloc {{size = {} : i64{}}} : !tile.ptr<{}>\n", S * M * P, swz, dt);
   std::string accs, types, yields;
   for (int w = 0; w < nb; ++w) {
     std::string q = w ? "2" : "";
@@ -360,7 +392,7 @@ std::string stagedBody(const GemmKernelSpec& s, const GemmText& t) {
                          fmt::arg("lb", bView(w, "ub" + q, "%st")), fmt::arg("q", q), fmt::arg("bP", t.bP),
                          fmt::arg("bd", bDim), fmt::arg("hint", t.hint), fmt::arg("aT", t.aT), fmt::arg("bT", t.bT),
                          fmt::arg("cT", t.cT));
-    allocs += fmt::format("    %sb{} = tile.alloc {{size = {} : i64}} : !tile.ptr<{}>\n", q, bSize, dt);
+    allocs += fmt::format("    %sb{} = tile.alloc {{size = {} : i64{}}} : !tile.ptr<{}>\n", q, bSize, swz, dt);
     accs += fmt::format("{}%acc{} = %zero", w ? ", " : "", q);
     types += (w ? ", " : "") + t.cT;
     yields += fmt::format("{}%d{}", w ? ", " : "", q);
@@ -387,7 +419,7 @@ std::string stagedBody(const GemmKernelSpec& s, const GemmText& t) {
 {loads}      scf.yield {yields} : {types}
     }}
 )",
-                       fmt::arg("S2", S - 2), fmt::arg("pcopy", copy("p", "%s", "%s", ib)),
+                       fmt::arg("S2", ahead - 1), fmt::arg("pcopy", copy("p", "%s", "%s", ib)),
                        fmt::arg("lcopy", copy("l", "%j", "%js", ib)), fmt::arg("nb", nb), fmt::arg("accs", accs),
                        fmt::arg("types", types), fmt::arg("yields", yields), fmt::arg("loads", loads));
   };
@@ -417,7 +449,7 @@ std::string stagedBody(const GemmKernelSpec& s, const GemmText& t) {
 )",
                      fmt::arg("allocs", allocs), fmt::arg("BM", M), fmt::arg("BN", N), fmt::arg("BK", K),
                      fmt::arg("LAR", S * M), fmt::arg("LBC", S * N), fmt::arg("LBR", S * K), fmt::arg("P", P),
-                     fmt::arg("PN", PN), fmt::arg("S", S), fmt::arg("S1", S - 1), fmt::arg("inside", pipeline(true)),
+                     fmt::arg("PN", PN), fmt::arg("S", S), fmt::arg("S1", ahead), fmt::arg("inside", pipeline(true)),
                      fmt::arg("checked", pipeline(false)),
                      fmt::arg("fast", t.epilogue("sf", "%sr#0", acc2, " {in_bounds}")),
                      fmt::arg("edge", t.epilogue("se", "%sr#0", acc2, "")));
@@ -710,6 +742,10 @@ std::string emitGemmKernel(const GemmKernelSpec& s) {
   if (s.stages) {
     if (!t.st.sixteenBit() || s.stages < 2)
       fail("gemm '{}': staging through local memory takes 16-bit storage and at least 2 stages", s.name);
+    if (s.groupDot && (!s.weightsNK || s.blockK != 64 || s.numWarps % 4 != 0 ||
+                       s.blockM != 16 * s.numWarps || s.tiling != "horizontal"))
+      fail("gemm '{}': warpgroup dots take [N, K] weights, K blocks of 64 and 16 rows per warp in the horizontal "
+           "tiling", s.name);
     // 16-byte runs: K (and N with [K, N] weights) a multiple of 8.
     std::string aligned = "  %c8 = arith.constant 8 : index\n  %k8r = arith.remui %K, %c8 : index\n";
     aligned += s.weightsNK ? "  %staged = arith.cmpi eq, %k8r, %c0 : index\n"

@@ -65,6 +65,12 @@ struct GemmKernelSpec {
   // the unstaged path inside the same kernel. With swiglu both B operands
   // are staged.
   int64_t stages = 0;
+  // Staged form on sm_90: the dots run on the warpgroup MMA (wgmma), reading
+  // A and B from swizzled local buffers (tile.alloc's `swizzle`) instead of
+  // registers. Needs [N, K] weights (both operands K-major), blockK = 64,
+  // 16 rows per warp in the horizontal tiling (blockM = 16 x numWarps) and
+  // staging.
+  bool groupDot = false;
   std::string tiling = "horizontal";  // the dot's tiling hint ("" = let assign-layouts choose)
   // GPU kernel sets: the most rows (M) this blocking is meant for (0: any);
   // recorded in kernels.json for the runtime's choice (CudaKernelSet::gemmFor).
@@ -88,9 +94,12 @@ std::string emitGemmKernel(const GemmKernelSpec& spec);
 // kCudaDecodeRows): 16 x 32 blocks, K steps of 128 split over 4 warps
 // (split_k), so the weights stream once with many copies in flight, 4
 // buffers. Medium (<= kCudaMediumRows): 64 x 32 blocks, K steps of 128
-// split over 4 warps, 3 buffers. Prefill (<= kCudaPrefillRows): 64 x 128 x
-// 64 blocks, 4 warps in assign-layouts' square grid, 3 buffers. Large:
-// 128 x 128 x 32 blocks, 4 warps, 4 buffers.
+// split over 4 warps, 3 buffers. With [N, K] weights the larger classes
+// run warpgroup dots (groupDot): prefill (<= kCudaPrefillRows) 64 x 128 x
+// 64 blocks on one warpgroup in 4 buffers, large 128 x 256 x 64 on two in 4
+// buffers. With [K, N] weights (mma.sync): prefill 64 x 128 x 64 blocks, 4
+// warps in assign-layouts' square grid, 3 buffers; large 128 x 128 x 32, 4
+// warps, 4 buffers.
 constexpr int64_t kCudaDecodeRows = 16, kCudaMediumRows = 128, kCudaPrefillRows = 1024;
 GemmKernelSpec cudaGemmSpec(const std::string& dtype, bool weightsNK, int64_t rows);
 
@@ -100,10 +109,11 @@ GemmKernelSpec cudaGemmSpec(const std::string& dtype, bool weightsNK, int64_t ro
 // K instead (the dot's split_k tiling: each warp walks K / W of every K
 // block for the whole C block, summed across warps after the K loop); a
 // final "@S" stages operands through shared memory in S buffers
-// (GemmKernelSpec::stages; without it, none).
+// (GemmKernelSpec::stages; without it, none); a trailing "g" (before @S)
+// runs the dots on the warpgroup MMA (GemmKernelSpec::groupDot).
 struct GemmBlocking {
   int64_t m = 0, n = 0, k = 0, warps = 0, stages = 0;
-  bool splitK = false;
+  bool splitK = false, groupDot = false;
 };
 // Parses "MxNxKxW[s]"; throws naming `what` when malformed or not made of
 // whole mma fragments (M and K multiples of 16, N of 8 per warp; split K:

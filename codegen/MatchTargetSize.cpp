@@ -70,8 +70,10 @@ void forEachIndex(ArrayRef<int64_t> grid, function_ref<void(ArrayRef<int64_t>)> 
 
 class Splitter {
  public:
-  Splitter(func::FuncOp f, Shape maxLoad, Shape maxDot)
-      : f(f), ctx(f.getContext()), maxLoad(std::move(maxLoad)), dot(std::move(maxDot)) {}
+  // `group`: the warpgroup dot as one warp's share (16 rows x up to max N
+  // x k; empty where the target has none).
+  Splitter(func::FuncOp f, Shape maxLoad, Shape maxDot, Shape group)
+      : f(f), ctx(f.getContext()), maxLoad(std::move(maxLoad)), dot(std::move(maxDot)), group(std::move(group)) {}
 
   LogicalResult run() {
     classify();
@@ -458,7 +460,51 @@ class Splitter {
     return success();
   }
 
+  // A dot whose operands come from swizzled local buffers runs on the
+  // warpgroup MMA: each warp holds 16 rows of the accumulator (the dot's
+  // `horizontal` tiling puts the 4 warps of a warpgroup on 4 consecutive
+  // 16-row strips, which one m64nNk16 computes), and the operands stay in
+  // local memory. Per K step of `group[2]` one dot of [16, k] x [k, N] on
+  // the accumulator's [16, 8] pieces joined along N (concat), split back
+  // after the K steps (extract): the lowering keeps that wide accumulator
+  // in the registers wgmma works on.
+  LogicalResult rewriteGroupDot(OpBuilder& b, DotOp d) {
+    auto at = tileTypeOf(d.getA());
+    int64_t M = at.getDimSize(0), K = at.getDimSize(1), N = tileTypeOf(d.getB()).getDimSize(1);
+    if (group.empty())
+      return d.emitError() << "operands in swizzled local memory need a warpgroup dot, which this target lacks";
+    auto tiling = d->getAttrOfType<StringAttr>("tiling");
+    if (M != group[0] || N % dot[1] || N > group[1] || K % group[2] || !tiling || tiling.getValue() != "horizontal")
+      return d.emitError() << "a dot on swizzled local memory runs as a warpgroup dot: it needs the `horizontal` "
+                              "tiling with "
+                           << group[0] << " rows per warp, N a multiple of " << dot[1] << " up to " << group[1]
+                           << " and K a multiple of " << group[2] << " (got " << M << "x" << N << "x" << K << ")";
+    Pieces out = layoutFor(d.getResult());
+    if (out.piece[0] != M || out.piece[1] != dot[1])
+      return d.emitError() << "a warpgroup dot's accumulator must be split into [" << M << ", " << dot[1] << "] pieces";
+    auto wide = RankedTensorType::get({M, N}, tileTypeOf(d.getResult()).getElementType());
+    auto acc = subBlock(b, d.getLoc(), d.getC(), {0, 0}, {M, N});
+    if (failed(acc)) return failure();
+    Value v = *acc;
+    for (int64_t kk = 0; kk < K / group[2]; ++kk) {
+      auto a = subBlock(b, d.getLoc(), d.getA(), {0, kk * group[2]}, {M, group[2]});
+      auto bb = subBlock(b, d.getLoc(), d.getB(), {kk * group[2], 0}, {group[2], N});
+      if (failed(a) || failed(bb)) return failure();
+      v = DotOp::create(b, d.getLoc(), wide, *a, *bb, v, nullptr);
+    }
+    auto piece = RankedTensorType::get({M, dot[1]}, wide.getElementType());
+    for (int64_t j = 0; j < N / dot[1]; ++j)
+      out.values.push_back(ExtractOp::create(b, d.getLoc(), piece, v, b.getI64IntegerAttr(j)));
+    pieces(d.getResult()) = out;
+    return success();
+  }
+
   LogicalResult rewriteDot(OpBuilder& b, DotOp d) {
+    if (isGroupDotOperand(d.getA()) || isGroupDotOperand(d.getB())) {
+      if (!isGroupDotOperand(d.getA()) || !isGroupDotOperand(d.getB()))
+        return d.emitError() << "a warpgroup dot takes both operands from swizzled local memory";
+      return rewriteGroupDot(b, d);
+    }
     auto at = tileTypeOf(d.getA());
     int64_t M = at.getDimSize(0), K = at.getDimSize(1), N = tileTypeOf(d.getB()).getDimSize(1);
     int64_t m = std::min(dot[0], M), n = std::min(dot[1], N), k = std::min(dot[2], K);
@@ -524,7 +570,7 @@ class Splitter {
 
   func::FuncOp f;
   MLIRContext* ctx;
-  Shape maxLoad, dot;
+  Shape maxLoad, dot, group;
   llvm::EquivalenceClasses<Value> classes;
   DenseMap<Value, Shape> classPiece;
   // Stable references: rewriting holds a value's pieces while adding others.
@@ -574,7 +620,9 @@ struct MatchTargetSizePass : impl::MatchTargetSizeBase<MatchTargetSizePass> {
       f.walk([&](arith::ConstantOp c) {
         if (auto d = dyn_cast<DenseElementsAttr>(c.getValue())) c.setValueAttr(d.reshape(cast<ShapedType>(c.getType())));
       });
-    } else if (failed(Splitter(f, load, dot).run())) {
+    } else if (failed(Splitter(f, load, dot,
+                               u->groupDotM ? Shape{u->groupDotM / 4, u->groupDotMaxN, u->groupDotK} : Shape{})
+                          .run())) {
       return signalPassFailure();
     }
     f->setAttr("tile.target", StringAttr::get(&getContext(), u->name));

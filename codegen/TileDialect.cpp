@@ -110,20 +110,32 @@ bool isCopyPointer(Value v) {
   return onlyMovesData(v);
 }
 
-bool isLocalPointer(Value v) {
+AllocOp localBufferOf(Value v) {
   for (;;) {
     if (auto arg = dyn_cast<BlockArgument>(v)) {
       auto loop = dyn_cast<scf::ForOp>(arg.getOwner()->getParentOp());
-      if (!loop || arg.getArgNumber() == 0) return false;
+      if (!loop || arg.getArgNumber() == 0) return nullptr;
       v = loop.getInitArgs()[arg.getArgNumber() - 1];
       continue;
     }
     Operation* def = v.getDefiningOp();
-    if (isa_and_nonnull<AllocOp>(def)) return true;
+    if (auto a = dyn_cast_or_null<AllocOp>(def)) return a;
     if (auto m = dyn_cast_or_null<MakeBlockPtrOp>(def)) v = m.getBase();
     else if (auto a = dyn_cast_or_null<AdvanceOp>(def)) v = a.getPtr();
-    else return false;
+    else return nullptr;
   }
+}
+
+bool isLocalPointer(Value v) { return localBufferOf(v) != nullptr; }
+
+bool isSwizzledLocalPointer(Value v) {
+  AllocOp a = localBufferOf(v);
+  return a && a.getSwizzle();
+}
+
+bool isGroupDotOperand(Value v) {
+  auto l = v.getDefiningOp<LoadOp>();
+  return l && isSwizzledLocalPointer(l.getPtr());
 }
 
 RankedTensorType tileTypeOf(Value v) {
@@ -351,6 +363,18 @@ LogicalResult LoadOp::verify() {
   int64_t rank = cast<RankedTensorType>(getResult().getType()).getRank();
   if (!getInBounds()) return emitOpError("contiguous needs in_bounds (it promises more about the same block)");
   if (*c < 0 || *c >= rank) return emitOpError() << "contiguous dim " << *c << " is not a dim of the rank-" << rank << " tile";
+  return success();
+}
+
+LogicalResult AllocOp::verify() {
+  if (std::optional<int64_t> s = getSwizzle()) {
+    if (*s != 128) return emitOpError() << "swizzle must be 128 (bytes per swizzled row), got " << *s;
+    if (getType().getElementType().getIntOrFloatBitWidth() != 16)
+      return emitOpError() << "a swizzled buffer holds 16-bit elements (got " << getType().getElementType() << ")";
+    if (getSize() % 512 != 0)
+      return emitOpError() << "a swizzled buffer holds whole 8-row swizzle atoms (a multiple of 512 elements, got "
+                           << getSize() << ")";
+  }
   return success();
 }
 

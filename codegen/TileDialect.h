@@ -62,5 +62,12 @@ bool isCopyPointer(mlir::Value v);
 // A pointer or block pointer into a `tile.alloc` buffer (through
 // make_block_ptr, advance and scf.for loop-carried values).
 bool isLocalPointer(mlir::Value v);
+// The `tile.alloc` a local pointer points into (null for other pointers).
+AllocOp localBufferOf(mlir::Value v);
+// A pointer into a swizzled (`swizzle = 128`) tile.alloc buffer.
+bool isSwizzledLocalPointer(mlir::Value v);
+// A tile loaded from a swizzled buffer: the operand of a warpgroup dot,
+// read by the matrix unit from local memory (never held in registers).
+bool isGroupDotOperand(mlir::Value v);
 
 }  // namespace strata::tile

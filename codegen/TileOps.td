@@ -240,10 +240,20 @@ def Tile_AllocOp : Tile_Op<"alloc", [MemoryEffects<[MemAlloc]>]> {
     `tile.async_copy` and `tile.barrier` makes their writes visible to every
     warp. The sm_90 lowering places it in `.shared` (16-byte aligned); the
     CPU backend has no workgroup-local memory and rejects it.
+
+    `swizzle = 128` lays the buffer out for the sm_90 warpgroup MMA (wgmma)
+    to read: it is viewed as rows of 128 bytes (64 16-bit elements, unit
+    stride along the row), and the 16-byte chunk c of row r is stored at
+    chunk c xor (r mod 8) (the 128-byte swizzle; the buffer starts on a
+    1024-byte boundary). Such a buffer is filled by `tile.async_copy` and
+    read only by dots, which match-target-size makes warpgroup dots reading
+    their operands from it directly (the sm_90 lowering waits for a run of
+    them where it ends, so they complete where the IR has them).
   }];
-  let arguments = (ins ConfinedAttr<I64Attr, [IntPositive]>:$size);
+  let arguments = (ins ConfinedAttr<I64Attr, [IntPositive]>:$size, OptionalAttr<I64Attr>:$swizzle);
   let results = (outs Tile_PtrType:$result);
   let assemblyFormat = "attr-dict `:` type($result)";
+  let hasVerifier = 1;
 }
 
 def Tile_AsyncCopyOp : Tile_Op<"async_copy", [MemoryEffects<[MemRead, MemWrite]>,

@@ -316,6 +316,68 @@ func.func @staged(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.ptr<f32>, 
 
 // -----
 
+// A dot on swizzled local buffers runs on the warpgroup MMA: per warp a
+// [16, 32] accumulator (4 warps in the horizontal tiling), per K step of 16
+// one m64n32k16 on the accumulator's four [16, 8] pieces joined, split back
+// after the K block; no ldmatrix. The copies into the buffers xor the
+// chunk bits with the row bits; a cp.async wait fences the async proxy; the
+// run of wgmmas is fenced before, committed and waited for after. The local
+// memory is 1024-aligned.
+// TILE-LABEL: func.func @group_dot
+// TILE: scf.for
+// TILE: tile.concat {{.*}} -> tensor<16x32xf32>
+// TILE-COUNT-4: tile.dot {{.*}} : tensor<16x16xbf16> * tensor<16x32xbf16> -> tensor<16x32xf32>
+// TILE-NOT: tile.dot
+// TILE-COUNT-4: tile.extract {{.*}} : tensor<16x32xf32> -> tensor<16x8xf32>
+// CHECK-LABEL: func.func @group_dot
+// CHECK-NOT: nvvm.ldmatrix
+// CHECK: arith.xori
+// CHECK-NOT: nvvm.ldmatrix
+// CHECK: nvvm.cp.async.shared.global
+// CHECK: nvvm.cp.async.wait.group 0
+// CHECK-NEXT: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
+// CHECK: nvvm.wgmma.fence.aligned
+// CHECK: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 32, k = 16>, D[<f32>, <one>], A[<bf16>, <one>, <row>], B[<bf16>, <one>, <col>]
+// CHECK: nvvm.wgmma.mma_async
+// CHECK: nvvm.wgmma.mma_async
+// CHECK: nvvm.wgmma.mma_async
+// CHECK-NEXT: nvvm.wgmma.commit.group.sync.aligned
+// CHECK-NEXT: nvvm.wgmma.wait.group.sync.aligned 0
+// CHECK: scf.yield
+// LLVM: llvm.mlir.global external @group_dot_local() {addr_space = 3 : i32, alignment = 1024 : i64} : !llvm.array<0 x i8>
+func.func @group_dot(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.ptr<f32>, %M: index, %N: index, %K: index) attributes {tile.num_warps = 4 : i64} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c32 = arith.constant 32 : index
+  %c64 = arith.constant 64 : index
+  %sa = tile.alloc {size = 4096 : i64, swizzle = 128 : i64} : !tile.ptr<bf16>
+  %sb = tile.alloc {size = 2048 : i64, swizzle = 128 : i64} : !tile.ptr<bf16>
+  %zero = arith.constant dense<0.0> : tensor<64x32xf32>
+  %r = scf.for %k = %c0 to %K step %c64 iter_args(%acc = %zero) -> (tensor<64x32xf32>) {
+    %ga = tile.make_block_ptr %a, [%M, %K], [%K, %c1], [%c0, %k] : !tile.ptr<bf16> -> !tile.block_ptr<tensor<64x64xbf16>>
+    %ca = tile.make_block_ptr %sa, [%c64, %c64], [%c64, %c1], [%c0, %c0] : !tile.ptr<bf16> -> !tile.block_ptr<tensor<64x64xbf16>>
+    tile.async_copy %ca, %ga {contiguous = 1 : i64} : !tile.block_ptr<tensor<64x64xbf16>>
+    %gb = tile.make_block_ptr %b, [%K, %N], [%c1, %K], [%k, %c0] : !tile.ptr<bf16> -> !tile.block_ptr<tensor<64x32xbf16>>
+    %cb = tile.make_block_ptr %sb, [%c64, %c32], [%c1, %c64], [%c0, %c0] : !tile.ptr<bf16> -> !tile.block_ptr<tensor<64x32xbf16>>
+    tile.async_copy %cb, %gb {contiguous = 0 : i64} : !tile.block_ptr<tensor<64x32xbf16>>
+    tile.async_commit
+    tile.async_wait {pending = 0 : i64}
+    tile.barrier
+    %la = tile.make_block_ptr %sa, [%c64, %c64], [%c64, %c1], [%c0, %c0] : !tile.ptr<bf16> -> !tile.block_ptr<tensor<64x64xbf16>>
+    %lb = tile.make_block_ptr %sb, [%c64, %c32], [%c1, %c64], [%c0, %c0] : !tile.ptr<bf16> -> !tile.block_ptr<tensor<64x32xbf16>>
+    %x = tile.load %la {in_bounds, contiguous = 1 : i64} : !tile.block_ptr<tensor<64x64xbf16>>
+    %y = tile.load %lb {in_bounds, contiguous = 0 : i64} : !tile.block_ptr<tensor<64x32xbf16>>
+    %d = tile.dot %x, %y, %acc {tiling = "horizontal"} : tensor<64x64xbf16> * tensor<64x32xbf16> -> tensor<64x32xf32>
+    tile.barrier
+    scf.yield %d : tensor<64x32xf32>
+  }
+  %cp = tile.make_block_ptr %c, [%M, %N], [%N, %c1], [%c0, %c0] : !tile.ptr<f32> -> !tile.block_ptr<tensor<64x32xf32>>
+  tile.store %cp, %r : !tile.block_ptr<tensor<64x32xf32>>
+  return
+}
+
+// -----
+
 // Softmax's reductions over an accumulator: S = A B (a [16, 16] tile, two
 // [16, 8] fragments after match-target-size), its row max (the two
 // fragments combined elementwise, then the lane's two columns per row, then

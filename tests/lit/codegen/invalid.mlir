@@ -203,3 +203,27 @@ func.func @concat_mixed(%a: tensor<16x8xf32>, %b: tensor<16x8xbf16>) -> tensor<1
   %r = tile.concat %a, %b {axis = 1 : i64} : tensor<16x8xf32>, tensor<16x8xbf16> -> tensor<16x16xf32>
   return %r : tensor<16x16xf32>
 }
+
+// -----
+
+func.func @alloc_swizzle_width() {
+  // expected-error @+1 {{swizzle must be 128 (bytes per swizzled row), got 64}}
+  %s = tile.alloc {size = 1024 : i64, swizzle = 64 : i64} : !tile.ptr<bf16>
+  return
+}
+
+// -----
+
+func.func @alloc_swizzle_f32() {
+  // expected-error @+1 {{a swizzled buffer holds 16-bit elements}}
+  %s = tile.alloc {size = 1024 : i64, swizzle = 128 : i64} : !tile.ptr<f32>
+  return
+}
+
+// -----
+
+func.func @alloc_swizzle_atoms() {
+  // expected-error @+1 {{a swizzled buffer holds whole 8-row swizzle atoms (a multiple of 512 elements, got 600)}}
+  %s = tile.alloc {size = 600 : i64, swizzle = 128 : i64} : !tile.ptr<bf16>
+  return
+}
