@@ -88,6 +88,13 @@ GemmKernelSpec cudaGemmSpec(const std::string& dtype, bool weightsNK, int64_t ro
   if (rows <= kCudaDecodeRows) {
     s.blockM = 16, s.blockN = 32, s.blockK = 128, s.numWarps = 4, s.stages = 4;
     s.tiling = "split_k";
+  } else if (weightsNK && rows <= kCudaMediumRows) {
+    // Warpgroup dots on 64 x 32 x 64 blocks in 6 buffers (memory-bound:
+    // many small blocks, 36 KiB of weights in flight each). H200, M = 64
+    // (2026-11-22): 69-94 TFLOP/s (mma.sync, below) -> 134-189; 64 x 64
+    // x 64 in 4 buffers 111-211.
+    s.blockM = 64, s.blockN = 32, s.blockK = 64, s.numWarps = 4, s.stages = 6;
+    s.tiling = "horizontal", s.groupDot = true;
   } else if (rows <= kCudaMediumRows) {
     // 64-row blocks of 32 columns, 4 warps splitting K steps of 128: at
     // M = 64 the square blockings leave most SMs idle (32 CTAs for

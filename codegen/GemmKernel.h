@@ -95,9 +95,9 @@ std::string emitGemmKernel(const GemmKernelSpec& spec);
 // (split_k), so the weights stream once with many copies in flight, 4
 // buffers. Medium (<= kCudaMediumRows): 64 x 32 blocks, K steps of 128
 // split over 4 warps, 3 buffers. With [N, K] weights the larger classes
-// run warpgroup dots (groupDot): prefill (<= kCudaPrefillRows) 64 x 128 x
-// 64 blocks on one warpgroup in 4 buffers, large 128 x 256 x 64 on two in 4
-// buffers. With [K, N] weights (mma.sync): prefill 64 x 128 x 64 blocks, 4
+// run warpgroup dots (groupDot): medium 64 x 32 x 64 blocks on one
+// warpgroup in 6 buffers, prefill (<= kCudaPrefillRows) 64 x 128 x 64 in 4
+// buffers, large 128 x 256 x 64 on two warpgroups in 4 buffers. With [K, N] weights (mma.sync): prefill 64 x 128 x 64 blocks, 4
 // warps in assign-layouts' square grid, 3 buffers; large 128 x 128 x 32, 4
 // warps, 4 buffers.
 constexpr int64_t kCudaDecodeRows = 16, kCudaMediumRows = 128, kCudaPrefillRows = 1024;

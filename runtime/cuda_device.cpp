@@ -1,5 +1,7 @@
 #include "runtime/cuda_device.h"
 
+#include <algorithm>
+#include <cstring>
 #include <vector>
 
 #include "ops/error.h"
@@ -53,6 +55,23 @@ CudaDevice::~CudaDevice() {
 }
 
 void CudaDevice::concurrently(const std::vector<std::function<void()>>& branches) const {
+  if (recording_) {
+    // Each branch starts after what came before; what follows waits for
+    // every branch's last launch.
+    const std::vector<size_t> fork = frontier_;
+    std::vector<size_t> tails;
+    LaunchRecord::Fork marks{recording_->launches.size(), {}};
+    for (const auto& b : branches) {
+      frontier_ = fork;
+      b();
+      for (size_t t : frontier_)
+        if (std::find(tails.begin(), tails.end(), t) == tails.end()) tails.push_back(t);
+      marks.ends.push_back(recording_->launches.size());
+    }
+    frontier_ = tails;
+    recording_->forks.push_back(std::move(marks));
+    return;
+  }
   if (branches.size() <= 1) {
     for (const auto& b : branches) b();
     return;
@@ -110,6 +129,7 @@ void CudaDevice::release(void* p, size_t bytes) {
 }
 
 void CudaDevice::copy(void* dst, const void* src, size_t bytes) {
+  if (recording_) fail("CudaDevice::copy while recording launches (a copy would run before them)");
   check(d_.cuMemcpyDtoD(dptr(dst), dptr(src), bytes), "cuMemcpyDtoD");
   ++copies_;
 }
@@ -121,6 +141,7 @@ void CudaDevice::upload(void* dst, const void* host, size_t bytes) {
 }
 
 void CudaDevice::download(void* host, const void* src, size_t bytes) {
+  if (recording_) fail("CudaDevice::download while recording launches (they have not run)");
   check(d_.cuMemcpyDtoH(host, dptr(src), bytes), "cuMemcpyDtoH");
 }
 
@@ -148,10 +169,72 @@ CUfunction CudaDevice::Module::function(const std::string& name) const {
   return f;
 }
 
+const std::vector<std::pair<size_t, size_t>>& CudaDevice::argLayout(CUfunction f) const {
+  for (const auto& [fn, layout] : argLayouts_)
+    if (fn == f) return layout;
+  std::vector<std::pair<size_t, size_t>> layout;
+  size_t off = 0, size = 0;
+  // CUDA_ERROR_INVALID_VALUE past the last argument.
+  while (d_.cuFuncGetParamInfo(f, layout.size(), &off, &size) == 0) layout.push_back({off, size});
+  argLayouts_.push_back({f, std::move(layout)});
+  return argLayouts_.back().second;
+}
+
+LaunchRecord CudaDevice::record(const std::function<void()>& work) const {
+  if (recording_) fail("CudaDevice::record: already recording");
+  LaunchRecord r;
+  recording_ = &r;
+  frontier_.clear();
+  try {
+    work();
+  } catch (...) {
+    recording_ = nullptr;
+    throw;
+  }
+  recording_ = nullptr;
+  return r;
+}
+
+void CudaDevice::replay(const LaunchRecord& r) const {
+  auto run = [&](size_t from, size_t to) {
+    std::vector<void*> ptrs;
+    for (size_t i = from; i < to; ++i) {
+      const LaunchRecord::Launch& l = r.launches[i];
+      ptrs.clear();
+      for (size_t off : l.argOffsets) ptrs.push_back(const_cast<uint8_t*>(l.args.data() + off));
+      check(d_.cuLaunchKernel(l.f, l.grid[0], l.grid[1], l.grid[2], l.block[0], l.block[1], l.block[2],
+                              l.sharedBytes, current_, ptrs.data(), nullptr),
+            "cuLaunchKernel");
+    }
+  };
+  // Launches in order; a fork's branches side by side again.
+  size_t i = 0;
+  for (const LaunchRecord::Fork& f : r.forks) {
+    run(i, f.begin);
+    std::vector<std::function<void()>> branches;
+    for (size_t b = 0; b < f.ends.size(); ++b)
+      branches.push_back([&, from = b ? f.ends[b - 1] : f.begin, to = f.ends[b]] { run(from, to); });
+    concurrently(branches);
+    i = f.ends.empty() ? f.begin : f.ends.back();
+  }
+  run(i, r.launches.size());
+}
+
 void CudaDevice::launch(CUfunction f, std::array<unsigned, 3> grid, std::array<unsigned, 3> block,
                         unsigned sharedBytes, void** args) const {
   if (sharedBytes > 48 * 1024)  // CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8
     check(d_.cuFuncSetAttribute(f, 8, (int)sharedBytes), "cuFuncSetAttribute(max dynamic shared memory)");
+  if (recording_) {
+    LaunchRecord::Launch l{f, grid, block, sharedBytes, {}, {}, frontier_};
+    for (auto [off, size] : argLayout(f)) {
+      if (l.args.size() < off + size) l.args.resize(off + size);
+      std::memcpy(l.args.data() + off, args[l.argOffsets.size()], size);
+      l.argOffsets.push_back(off);
+    }
+    frontier_ = {recording_->launches.size()};
+    recording_->launches.push_back(std::move(l));
+    return;
+  }
   check(d_.cuLaunchKernel(f, grid[0], grid[1], grid[2], block[0], block[1], block[2], sharedBytes, current_, args,
                           nullptr),
         "cuLaunchKernel");

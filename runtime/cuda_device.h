@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "runtime/cuda_driver.h"
+#include "runtime/cuda_graph.h"
 #include "runtime/device.h"
 
 namespace strata::runtime {
@@ -65,6 +66,16 @@ class CudaDevice final : public Device {
   // fill the GPU (the k and v projections of a decode step).
   void concurrently(const std::vector<std::function<void()>>& branches) const;
 
+  // Runs `work` with its launches recorded instead of enqueued (launch()
+  // and concurrently() enqueue nothing; device copies and downloads throw;
+  // an upload runs at once, so only into memory no recorded launch
+  // touches): what it would have launched, arguments by value.
+  LaunchRecord record(const std::function<void()>& work) const;
+  // Enqueues a record's launches one after the other on the default stream.
+  void replay(const LaunchRecord& r) const;
+  // A graph of a record's launches (branches of a concurrently() side by side).
+  CudaGraph graph(const LaunchRecord& r) const { return CudaGraph(d_, r); }
+
  private:
   CudaDevice(const cuda::Driver& d, int ordinal);
   const cuda::Driver& d_;
@@ -77,6 +88,12 @@ class CudaDevice final : public Device {
   mutable std::vector<cuda::CUstream> side_;
   mutable std::vector<cuda::CUevent> events_;
   mutable cuda::CUstream current_ = nullptr;  // where launch() enqueues
+  // record(): where launches go, and the launches the next one depends on.
+  mutable LaunchRecord* recording_ = nullptr;
+  mutable std::vector<size_t> frontier_;
+  // Each function's argument (offset, size) pairs (cuFuncGetParamInfo).
+  mutable std::vector<std::pair<cuda::CUfunction, std::vector<std::pair<size_t, size_t>>>> argLayouts_;
+  const std::vector<std::pair<size_t, size_t>>& argLayout(cuda::CUfunction f) const;
 };
 
 }  // namespace strata::runtime

@@ -59,6 +59,13 @@ bool resolve(void* lib, Driver& d, std::string& why) {
   get(d.cuStreamCreate, "cuStreamCreate");
   get(d.cuStreamDestroy, "cuStreamDestroy_v2");
   get(d.cuStreamWaitEvent, "cuStreamWaitEvent");
+  get(d.cuFuncGetParamInfo, "cuFuncGetParamInfo");
+  get(d.cuGraphCreate, "cuGraphCreate");
+  get(d.cuGraphAddKernelNode, "cuGraphAddKernelNode_v2");
+  get(d.cuGraphInstantiateWithFlags, "cuGraphInstantiateWithFlags");
+  get(d.cuGraphLaunch, "cuGraphLaunch");
+  get(d.cuGraphExecDestroy, "cuGraphExecDestroy");
+  get(d.cuGraphDestroy, "cuGraphDestroy");
   return ok;
 }
 

@@ -16,6 +16,19 @@ using CUmodule = struct CUmod_st*;
 using CUfunction = struct CUfunc_st*;
 using CUstream = struct CUstream_st*;
 using CUevent = struct CUevent_st*;
+using CUgraph = struct CUgraph_st*;
+using CUgraphNode = struct CUgraphNode_st*;
+using CUgraphExec = struct CUgraphExec_st*;
+
+// CUDA_KERNEL_NODE_PARAMS (v2) of cuda.h.
+struct KernelNodeParams {
+  CUfunction func;
+  unsigned gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes;
+  void** kernelParams;
+  void** extra;
+  void* kern;
+  CUcontext ctx;
+};
 
 // cuDeviceGetAttribute keys strata reads (values from cuda.h).
 enum DeviceAttribute : int {
@@ -61,6 +74,14 @@ struct Driver {
   CUresult (*cuStreamCreate)(CUstream*, unsigned);
   CUresult (*cuStreamDestroy)(CUstream);
   CUresult (*cuStreamWaitEvent)(CUstream, CUevent, unsigned);
+  // Kernel parameter layout (CUDA 12.4+) and graphs.
+  CUresult (*cuFuncGetParamInfo)(CUfunction, size_t, size_t*, size_t*);
+  CUresult (*cuGraphCreate)(CUgraph*, unsigned);
+  CUresult (*cuGraphAddKernelNode)(CUgraphNode*, CUgraph, const CUgraphNode*, size_t, const KernelNodeParams*);
+  CUresult (*cuGraphInstantiateWithFlags)(CUgraphExec*, CUgraph, unsigned long long);
+  CUresult (*cuGraphLaunch)(CUgraphExec, CUstream);
+  CUresult (*cuGraphExecDestroy)(CUgraphExec);
+  CUresult (*cuGraphDestroy)(CUgraph);
 };
 
 // The loaded driver with cuInit done, or nullptr; `why` then says why

@@ -22,7 +22,10 @@ using V = std::vector<Tensor>;
 
 namespace {
 
-// Device blocks by size class, handed out again once their tensor dies.
+// Device blocks by size class, handed out again once their tensor dies,
+// lowest address first: the same requests get the same blocks whatever
+// order the last step's tensors died in, so repeated decode steps launch
+// on the same buffers (CUDA graph replay compares the launches' arguments).
 // Blocks are never cleared: every kernel writes its whole output.
 class DevicePool {
  public:
@@ -32,16 +35,16 @@ class DevicePool {
   }
   Tensor tensor(ops::DType t, ops::Shape s) {
     const size_t bytes = sizeClass(std::max<size_t>(ops::numel(s) * ops::dtypeSize(t), 1));
-    std::vector<void*>& list = free_[bytes];
+    std::set<void*>& list = free_[bytes];
     void* p;
     if (!list.empty()) {
-      p = list.back();
-      list.pop_back();
+      p = *list.begin();
+      list.erase(list.begin());
     } else {
       p = dev_.allocate(bytes);
       all_.push_back({p, bytes});
     }
-    std::shared_ptr<const void> owner(p, [this, bytes](const void* q) { free_[bytes].push_back(const_cast<void*>(q)); });
+    std::shared_ptr<const void> owner(p, [this, bytes](const void* q) { free_[bytes].insert(const_cast<void*>(q)); });
     return Tensor(t, std::move(s), std::move(owner), p);
   }
 
@@ -55,7 +58,7 @@ class DevicePool {
     return (n + step - 1) / step * step;
   }
   CudaDevice& dev_;
-  std::map<size_t, std::vector<void*>> free_;
+  std::map<size_t, std::set<void*>> free_;
   std::vector<std::pair<void*, size_t>> all_;
 };
 
@@ -167,6 +170,11 @@ struct CudaExecutor::Impl {
   mutable std::map<std::pair<int64_t, float>, RopeTable> rope;
   mutable std::vector<uint16_t> staging;  // outputs come down here (no page faults after the first step)
   mutable bool profiling = false;
+  bool graphs = true;
+  // The last step's launches, and the graph made once a step repeated them.
+  mutable LaunchRecord lastRecord, graphRecord;
+  mutable CudaGraph graph;
+  mutable int64_t graphSteps = 0;
   mutable std::map<std::string, ProfileRow> profile;
 
   Impl(ops::GraphDef graph, CudaDevice& d, const CudaKernelSet& kernels, const CudaExecutorOptions& o)
@@ -417,6 +425,7 @@ CudaExecutor::CudaExecutor(ops::GraphDef graph, CudaDevice& device, const CudaKe
     : impl_(std::make_unique<Impl>(std::move(graph), device, kernels, o)) {
   Impl& m = *impl_;
   const ops::GraphDef& g = m.g;
+  m.graphs = o.graphs;
   if (o.dtype != ops::DType::BF16 && o.dtype != ops::DType::F16)
     fail("the GPU backend stores bf16 or f16, not {}", ops::dtypeName(o.dtype));
   std::set<std::string> params;
@@ -456,6 +465,7 @@ const ops::GraphDef& CudaExecutor::graph() const { return impl_->g; }
 Device& CudaExecutor::cacheDevice() const { return impl_->dev; }
 ops::DType CudaExecutor::cacheDType() const { return impl_->dt; }
 uint64_t CudaExecutor::weightBytes() const { return impl_->weightBytes; }
+int64_t CudaExecutor::graphSteps() const { return impl_->graphSteps; }
 
 TensorMap CudaExecutor::run(const TensorMap& inputs) const {
   const Impl& m = *impl_;
@@ -490,6 +500,7 @@ TensorMap CudaExecutor::run(const TensorMap& inputs) const {
     }
     if (bytes) m.dev.upload(mut(staged), host.data(), bytes);
   }
+  auto nodes = [&] {
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     const auto& n = g.nodes[i];
     std::vector<Impl::Val> held;  // parameters as values
@@ -516,6 +527,27 @@ TensorMap CudaExecutor::run(const TensorMap& inputs) const {
     for (size_t j = 0; j < n.outputs.size(); ++j)
       if (!n.outputs[j].empty()) env[n.outputs[j]] = {std::move(outs[j]), Tensor()};
     for (const auto& dead : m.freeAfter[i]) env.erase(dead);
+  }
+  };
+  if (!m.graphs || m.profiling) {
+    nodes();
+  } else {
+    // Equal records launch the same kernels on the same buffers (the pool
+    // hands blocks out in the same order for the same requests), so the
+    // graph of an earlier step's record is this step's work.
+    LaunchRecord r = m.dev.record(nodes);
+    if (m.graph && r == m.graphRecord) {
+      m.graph.launch();
+      ++m.graphSteps;
+    } else if (r == m.lastRecord) {
+      m.graph = m.dev.graph(r);
+      m.graphRecord = std::move(r);
+      m.graph.launch();
+      ++m.graphSteps;
+    } else {
+      m.dev.replay(r);
+      m.lastRecord = std::move(r);
+    }
   }
   // Outputs come down (this waits for the step) and widen to f32, on
   // several threads for big ones (batch 32 x a 128k vocabulary is 4M

@@ -346,7 +346,7 @@ struct BenchModelOpts {
   std::optional<uint64_t> randomWeights;
   std::vector<int64_t> prompts = {128, 2048}, batches = {1, 8, 32};
   int64_t context = 128, steps = 32;
-  bool profile = false;
+  bool profile = false, graphs = false;
 };
 
 // GPU time per region kind of the steps `work` runs (CudaExecutor's
@@ -378,7 +378,8 @@ int benchModel(const BenchModelOpts& o) {
   runtime::Artifact a = runtime::loadArtifact(o.dir, {o.weightsDir, !o.randomWeights});
   if (!a.cuda()) fail("{} is compiled for {}, not for a GPU", o.dir, a.target);
   const int64_t bs = a.blockSize;
-  runtime::CudaModel m = runtime::loadCudaModel(std::move(a), {.randomWeights = o.randomWeights, .verbose = true});
+  runtime::CudaModel m =
+      runtime::loadCudaModel(std::move(a), {.randomWeights = o.randomWeights, .verbose = true, .graphs = o.graphs});
   const runtime::CudaExecutor& exec = *m.exec;
   runtime::CudaDevice& dev = *m.device;
   const size_t copyBytes = size_t(1) << 30;
@@ -426,6 +427,7 @@ int benchModel(const BenchModelOpts& o) {
   }
   writeResults(o.json, {{"profiles", profiles}, {"device", dev.deviceName()}, {"model", g.source}, {"dtype", ops::dtypeName(exec.cacheDType())},
                         {"weight_bytes", exec.weightBytes()}, {"random_weights", o.randomWeights.has_value()},
+                        {"graphs", o.graphs},
                         {"block_size", bs}, {"copy_gbs", bw / 1e9}, {"ttft", ttft}, {"decode", decode}});
   return 0;
 }
@@ -485,6 +487,8 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   benchModelCmd->add_option("--steps", bm.steps, "Timed decode steps")->capture_default_str();
   benchModelCmd->add_option("--json", bm.json, "Also write the results to this JSON file");
+  benchModelCmd->add_flag("--graphs", bm.graphs,
+                          "Record every step's launches and replay repeated decode steps as one CUDA graph");
   benchModelCmd->add_flag("--profile", bm.profile,
                           "Also time every region on the GPU (one prefill per prompt length, decode steps per batch)");
   try {

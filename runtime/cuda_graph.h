@@ -1,0 +1,59 @@
+// Recorded kernel launches and the CUDA graphs made of them: a decode step
+// launches ~420 small kernels, and replaying them as one graph saves the
+// per-launch work on both sides (CudaDevice::record, CudaExecutor).
+#pragma once
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "runtime/cuda_driver.h"
+
+namespace strata::runtime {
+
+// The launches some work enqueued, in order, with their argument bytes and
+// dependencies (indices of earlier launches: the previous launch on the
+// same branch, and every branch's last launch after a concurrently()).
+// Equal records launch the same kernels on the same arguments, so a graph
+// made from one replays the other.
+struct LaunchRecord {
+  struct Launch {
+    cuda::CUfunction f = nullptr;
+    std::array<unsigned, 3> grid{}, block{};
+    unsigned sharedBytes = 0;
+    std::vector<uint8_t> args;      // every argument's bytes, at its offset
+    std::vector<size_t> argOffsets;  // where each argument starts in `args`
+    std::vector<size_t> deps;
+    bool operator==(const Launch&) const = default;
+  };
+  std::vector<Launch> launches;
+  // A concurrently() call: its branches' launches, branch i being
+  // [i ? ends[i - 1] : begin, ends[i]).
+  struct Fork {
+    size_t begin = 0;
+    std::vector<size_t> ends;
+    bool operator==(const Fork&) const = default;
+  };
+  std::vector<Fork> forks;
+  bool operator==(const LaunchRecord&) const = default;
+};
+
+// An instantiated graph of a record's launches (owned; move-only).
+class CudaGraph {
+ public:
+  CudaGraph() = default;
+  CudaGraph(const cuda::Driver& d, const LaunchRecord& r);
+  CudaGraph(CudaGraph&& o) noexcept { *this = std::move(o); }
+  CudaGraph& operator=(CudaGraph&& o) noexcept;
+  ~CudaGraph();
+  explicit operator bool() const { return exec_ != nullptr; }
+  // Enqueues the whole graph on the default stream.
+  void launch() const;
+
+ private:
+  const cuda::Driver* d_ = nullptr;
+  cuda::CUgraph graph_ = nullptr;
+  cuda::CUgraphExec exec_ = nullptr;
+};
+
+}  // namespace strata::runtime
