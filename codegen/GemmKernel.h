@@ -89,17 +89,17 @@ GemmKernelSpec cpuGemmSpec(const std::string& target, bool weightsNK, int64_t ro
 
 std::string emitGemmKernel(const GemmKernelSpec& spec);
 
-// Blocking for the sm_90 mma.sync kernels (f16/bf16 storage), every one
-// staged through shared memory (cp.async, ldmatrix). Decode (rows <=
-// kCudaDecodeRows): 16 x 32 blocks, K steps of 128 split over 4 warps
-// (split_k), so the weights stream once with many copies in flight, 4
-// buffers. Medium (<= kCudaMediumRows): 64 x 32 blocks, K steps of 128
-// split over 4 warps, 3 buffers. With [N, K] weights the larger classes
-// run warpgroup dots (groupDot): medium 64 x 32 x 64 blocks on one
-// warpgroup in 6 buffers, prefill (<= kCudaPrefillRows) 64 x 128 x 64 in 4
-// buffers, large 128 x 256 x 64 on two warpgroups in 4 buffers. With [K, N] weights (mma.sync): prefill 64 x 128 x 64 blocks, 4
-// warps in assign-layouts' square grid, 3 buffers; large 128 x 128 x 32, 4
-// warps, 4 buffers.
+// Blocking for the sm_90 kernels (f16/bf16 storage), every one staged
+// through shared memory (cp.async). Decode (rows <= kCudaDecodeRows):
+// mma.sync on 16 x 32 blocks, K steps of 128 split over 4 warps (split_k),
+// so the weights stream once with many copies in flight, 4 buffers. From
+// the medium class up, [N, K] weights run warpgroup dots (groupDot):
+// medium (<= kCudaMediumRows) 64 x 32 x 64 blocks on one warpgroup in 6
+// buffers, prefill (<= kCudaPrefillRows) 64 x 128 x 64 in 4, large 128 x
+// 256 x 64 on two warpgroups in 4. [K, N] weights stay on mma.sync with
+// ldmatrix: medium 64 x 32 blocks, K steps of 128 split over 4 warps, 3
+// buffers; prefill 64 x 128 x 64, 4 warps in assign-layouts' square grid,
+// 3 buffers; large 128 x 128 x 32, 4 warps, 4 buffers.
 constexpr int64_t kCudaDecodeRows = 16, kCudaMediumRows = 128, kCudaPrefillRows = 1024;
 GemmKernelSpec cudaGemmSpec(const std::string& dtype, bool weightsNK, int64_t rows);
 
