@@ -95,7 +95,8 @@ struct Frag {
   std::string str() const {
     if (kind == Lane) return "lane-linear [" + std::to_string(numel) + "]";
     const char* k[] = {"A", "B", "C", "", "warpgroup operand"};
-    return std::string(k[kind]) + (kind == C && cols != 8 ? " [16, " + std::to_string(cols) + "]" : "") + (collapseRows ? " (row broadcast)" : "") + (collapseCols ? " (column broadcast)" : "");
+    std::string wide = kind == C && cols != 8 ? " [16, " + std::to_string(cols) + "]" : "";
+    return k[kind] + wide + (collapseRows ? " (row broadcast)" : "") + (collapseCols ? " (column broadcast)" : "");
   }
 };
 
@@ -594,8 +595,8 @@ class Lowering {
   // through expand_dims + broadcast without data movement.
   FailureOr<Value> lowerFragmentReduce(ReduceOp r, const Frag& fr) {
     Location loc = r.getLoc();
-    if (fr.kind != Frag::C || fr.collapseRows || fr.collapseCols || fr.droppedAxis >= 0)
-      return r.emitError() << "the sm_90 lowering reduces accumulator fragments only (got " << fr.str() << ")";
+    if (fr.kind != Frag::C || fr.cols != 8 || fr.collapseRows || fr.collapseCols || fr.droppedAxis >= 0)
+      return r.emitError() << "the sm_90 lowering reduces [16, 8] accumulator fragments only (got " << fr.str() << ")";
     if (!cast<VectorType>(r.getSrc().getType()).getElementType().isF32())
       return r.emitError() << "the sm_90 lowering reduces f32 tiles only";
     const bool rows = *r.getAxis() == 1;
@@ -959,8 +960,8 @@ class Lowering {
   // element's coordinates plus the mask's bases; -inf elsewhere.
   FailureOr<Value> lowerMask(MaskOp m) {
     const Frag& fr = frags.of(m.getResult());
-    if (fr.kind != Frag::C || fr.collapseRows || fr.collapseCols || fr.droppedAxis >= 0)
-      return m.emitError() << "the sm_90 lowering masks accumulator fragments only (got " << fr.str() << ")";
+    if (fr.kind != Frag::C || fr.cols != 8 || fr.collapseRows || fr.collapseCols || fr.droppedAxis >= 0)
+      return m.emitError() << "the sm_90 lowering masks [16, 8] accumulator fragments only (got " << fr.str() << ")";
     Location loc = m.getLoc();
     auto vt = cast<VectorType>(laneType(m.getResult()));
     SmallVector<Value> keep;
