@@ -197,11 +197,9 @@ LaunchRecord CudaDevice::record(const std::function<void()>& work) const {
 
 void CudaDevice::replay(const LaunchRecord& r) const {
   auto run = [&](size_t from, size_t to) {
-    std::vector<void*> ptrs;
     for (size_t i = from; i < to; ++i) {
       const LaunchRecord::Launch& l = r.launches[i];
-      ptrs.clear();
-      for (size_t off : l.argOffsets) ptrs.push_back(const_cast<uint8_t*>(l.args.data() + off));
+      std::vector<void*> ptrs = l.argPointers();
       check(d_.cuLaunchKernel(l.f, l.grid[0], l.grid[1], l.grid[2], l.block[0], l.block[1], l.block[2],
                               l.sharedBytes, current_, ptrs.data(), nullptr),
             "cuLaunchKernel");

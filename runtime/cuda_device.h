@@ -71,7 +71,8 @@ class CudaDevice final : public Device {
   // an upload runs at once, so only into memory no recorded launch
   // touches): what it would have launched, arguments by value.
   LaunchRecord record(const std::function<void()>& work) const;
-  // Enqueues a record's launches one after the other on the default stream.
+  // Enqueues a record's launches in order on the default stream, the
+  // branches of each concurrently() side by side again.
   void replay(const LaunchRecord& r) const;
   // A graph of a record's launches (branches of a concurrently() side by side).
   CudaGraph graph(const LaunchRecord& r) const { return CudaGraph(d_, r); }

@@ -9,12 +9,10 @@ using namespace cuda;
 CudaGraph::CudaGraph(const Driver& d, const LaunchRecord& r) : d_(&d) {
   check(d.cuGraphCreate(&graph_, 0), "cuGraphCreate");
   std::vector<CUgraphNode> nodes(r.launches.size());
-  std::vector<void*> argPtrs;
   std::vector<CUgraphNode> deps;
   for (size_t i = 0; i < r.launches.size(); ++i) {
     const LaunchRecord::Launch& l = r.launches[i];
-    argPtrs.clear();
-    for (size_t off : l.argOffsets) argPtrs.push_back(const_cast<uint8_t*>(l.args.data() + off));
+    std::vector<void*> argPtrs = l.argPointers();
     deps.clear();
     for (size_t j : l.deps) deps.push_back(nodes[j]);
     KernelNodeParams p{l.f,       l.grid[0],  l.grid[1], l.grid[2], l.block[0], l.block[1], l.block[2],

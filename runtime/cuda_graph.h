@@ -25,6 +25,13 @@ struct LaunchRecord {
     std::vector<size_t> argOffsets;  // where each argument starts in `args`
     std::vector<size_t> deps;
     bool operator==(const Launch&) const = default;
+    // The kernelParams array of cuLaunchKernel / a kernel node: pointers
+    // into `args`.
+    std::vector<void*> argPointers() const {
+      std::vector<void*> p;
+      for (size_t off : argOffsets) p.push_back(const_cast<uint8_t*>(args.data() + off));
+      return p;
+    }
   };
   std::vector<Launch> launches;
   // A concurrently() call: its branches' launches, branch i being
