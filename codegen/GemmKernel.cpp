@@ -345,7 +345,6 @@ GemmText gemmText(const GemmKernelSpec& s) {
 // (tile.alloc's `swizzle`: rows of BK = 64 elements, no padding).
 std::string stagedBody(const GemmKernelSpec& s, const GemmText& t) {
   const int64_t M = s.blockM, N = s.blockN, K = s.blockK, S = s.stages, P = s.groupDot ? K : K + 8, PN = N + 8;
-  const int64_t ahead = S - 1;
   std::string dt = s.dtype;
   // Local array shapes and strides (constants defined below).
   std::string bLocal = s.weightsNK ? "[%sbk, %lbc], [%c1, %lp]" : "[%lbr, %sbn], [%lpn, %c1]";
@@ -426,7 +425,7 @@ std::string stagedBody(const GemmKernelSpec& s, const GemmText& t) {
 {loads}      scf.yield {yields} : {types}
     }}
 )",
-                       fmt::arg("S2", ahead - 1), fmt::arg("pcopy", copy("p", "%s", "%s", ib)),
+                       fmt::arg("S2", S - 2), fmt::arg("pcopy", copy("p", "%s", "%s", ib)),
                        fmt::arg("lcopy", copy("l", "%j", "%js", ib)), fmt::arg("nb", nb), fmt::arg("accs", accs),
                        fmt::arg("types", types), fmt::arg("yields", yields), fmt::arg("loads", loads));
   };
@@ -456,7 +455,7 @@ std::string stagedBody(const GemmKernelSpec& s, const GemmText& t) {
 )",
                      fmt::arg("allocs", allocs), fmt::arg("BM", M), fmt::arg("BN", N), fmt::arg("BK", K),
                      fmt::arg("LAR", S * M), fmt::arg("LBC", S * N), fmt::arg("LBR", S * K), fmt::arg("P", P),
-                     fmt::arg("PN", PN), fmt::arg("S", S), fmt::arg("S1", ahead), fmt::arg("inside", pipeline(true)),
+                     fmt::arg("PN", PN), fmt::arg("S", S), fmt::arg("S1", S - 1), fmt::arg("inside", pipeline(true)),
                      fmt::arg("checked", pipeline(false)),
                      fmt::arg("fast", t.epilogue("sf", "%sr#0", acc2, " {in_bounds}")),
                      fmt::arg("edge", t.epilogue("se", "%sr#0", acc2, "")));
