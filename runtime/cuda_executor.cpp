@@ -501,33 +501,33 @@ TensorMap CudaExecutor::run(const TensorMap& inputs) const {
     if (bytes) m.dev.upload(mut(staged), host.data(), bytes);
   }
   auto nodes = [&] {
-  for (size_t i = 0; i < g.nodes.size(); ++i) {
-    const auto& n = g.nodes[i];
-    std::vector<Impl::Val> held;  // parameters as values
-    held.reserve(n.inputs.size());
-    std::vector<const Impl::Val*> args;
-    for (const auto& in : n.inputs) {
-      if (in.empty()) {
-        args.push_back(nullptr);
-      } else if (auto it = env.find(in); it != env.end()) {
-        args.push_back(&it->second);
-      } else {
-        held.push_back({m.params.at(in), Tensor()});
-        args.push_back(&held.back());
+    for (size_t i = 0; i < g.nodes.size(); ++i) {
+      const auto& n = g.nodes[i];
+      std::vector<Impl::Val> held;  // parameters as values
+      held.reserve(n.inputs.size());
+      std::vector<const Impl::Val*> args;
+      for (const auto& in : n.inputs) {
+        if (in.empty()) {
+          args.push_back(nullptr);
+        } else if (auto it = env.find(in); it != env.end()) {
+          args.push_back(&it->second);
+        } else {
+          held.push_back({m.params.at(in), Tensor()});
+          args.push_back(&held.back());
+        }
       }
+      V outs = runNamedNode(g, n, [&] {
+        if (!m.profiling) return m.runNode(n, args);
+        V o;
+        ProfileRow& row = m.profile[profileLabel(n, args)];
+        row.ms += m.dev.timeMs([&] { o = m.runNode(n, args); });
+        ++row.calls;
+        return o;
+      });
+      for (size_t j = 0; j < n.outputs.size(); ++j)
+        if (!n.outputs[j].empty()) env[n.outputs[j]] = {std::move(outs[j]), Tensor()};
+      for (const auto& dead : m.freeAfter[i]) env.erase(dead);
     }
-    V outs = runNamedNode(g, n, [&] {
-      if (!m.profiling) return m.runNode(n, args);
-      V o;
-      ProfileRow& row = m.profile[profileLabel(n, args)];
-      row.ms += m.dev.timeMs([&] { o = m.runNode(n, args); });
-      ++row.calls;
-      return o;
-    });
-    for (size_t j = 0; j < n.outputs.size(); ++j)
-      if (!n.outputs[j].empty()) env[n.outputs[j]] = {std::move(outs[j]), Tensor()};
-    for (const auto& dead : m.freeAfter[i]) env.erase(dead);
-  }
   };
   if (!m.graphs || m.profiling) {
     nodes();
