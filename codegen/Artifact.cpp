@@ -119,10 +119,11 @@ std::vector<GemmKernelSpec> cudaGemmKernelSet(const GemmBlocking& decode, const 
 }
 
 RmsNormKernelSpec cudaRmsNormSpec(const std::string& dtype) {
-  // One warp per row, 32 elements per lane per step. H200, hidden 4096,
-  // bf16 (2026-11-21): 1 row 9.7 -> 7.0 us, 2048 rows 14.5 -> 12.4 us
-  // against 8 per lane (256), 512 in between; a decode step runs 65 of them.
-  return {fmt::format("rms_norm_{}", dtype), 32 * 32, dtype};
+  // A row over 8 warps, 16 elements per lane: a hidden size up to 4096 is
+  // one step, all its loads in flight at once. One warp with 32 per lane
+  // (the earlier form) took 7.0 us a row on the H200 at hidden 4096, bf16
+  // (2026-11-21; 9.7 with 8 per lane); a decode step runs 65 of them.
+  return {fmt::format("rms_norm_{}", dtype), 8 * 32 * 16, dtype, 8};
 }
 
 std::vector<RmsNormKernelSpec> cudaRmsNormKernelSet() {

@@ -550,8 +550,8 @@ class Lowering {
   // missing ones of a partial round), then five butterfly shuffles.
   FailureOr<Value> lowerLaneReduce(ReduceOp r, const Frag& fr) {
     Location loc = r.getLoc();
-    if (frags.of(r.getResult()).numel != 1 || r.getCrossWarp())
-      return r.emitError() << "the sm_90 lowering reduces a kernel's tiles whole within a warp (the kept dims must be 1)";
+    if (frags.of(r.getResult()).numel != 1)
+      return r.emitError() << "the sm_90 lowering reduces a kernel's lane-linear tiles whole (the kept dims must be 1)";
     if (!cast<VectorType>(r.getSrc().getType()).getElementType().isF32())
       return r.emitError() << "the sm_90 lowering reduces f32 tiles only";
     bool isMax = r.getKind() == "max";
@@ -568,7 +568,10 @@ class Lowering {
       acc = combine(acc, e);
     }
     if (fr.numel > 1) acc = combineAcrossLanes(loc, r, acc, {16, 8, 4, 2, 1});
-    return Value(vector::BroadcastOp::create(b, loc, laneType(r.getResult()), acc));
+    Value whole = vector::BroadcastOp::create(b, loc, laneType(r.getResult()), acc);
+    // Split over warps (a row spread along its columns): every lane now
+    // holds its warp's value; the warps combine theirs.
+    return r.getCrossWarp() ? combineAcrossWarps(r, whole) : whole;
   }
 
   // `v` combined (as `r` combines) with the lanes whose ids differ from
@@ -619,16 +622,16 @@ class Lowering {
   // A cross-warp sum or max of a tile every warp holds whole (same lane
   // elements in every warp) through the scratch block: write, barrier,
   // combine all warps' values, barrier (the scratch is reused).
-  Value lowerCrossWarpReduce(ReduceOp r) {
+  Value combineAcrossWarps(ReduceOp r, Value src) {
     Location loc = r.getLoc();
-    auto vt = cast<VectorType>(r.getSrc().getType());
+    auto vt = cast<VectorType>(src.getType());
     int64_t n = vt.getNumElements();
     auto slot = [&](Value warp, int64_t i) {
       Value base = arith::MulIOp::create(b, loc, arith::AddIOp::create(b, loc, arith::MulIOp::create(b, loc, warp, cst(n)), cst(i)), cst(32));
       return arith::AddIOp::create(b, loc, base, laneId).getResult();
     };
     for (int64_t i = 0; i < n; ++i)
-      memref::StoreOp::create(b, loc, vector::ExtractOp::create(b, loc, r.getSrc(), i), scratch, ValueRange{slot(warpId, i)});
+      memref::StoreOp::create(b, loc, vector::ExtractOp::create(b, loc, src, i), scratch, ValueRange{slot(warpId, i)});
     NVVM::Barrier0Op::create(b, loc);
     SmallVector<Value> out;
     for (int64_t i = 0; i < n; ++i) {
@@ -808,7 +811,7 @@ class Lowering {
       return Value();
     }
     if (auto l = dyn_cast<LoadOp>(op); l && local.loads.contains(op)) return lowerLocalLoad(l, frags.of(l.getResult()));
-    if (auto r = dyn_cast<ReduceOp>(op); r && r.getCrossWarp()) return lowerCrossWarpReduce(r);
+    if (auto r = dyn_cast<ReduceOp>(op); r && r.getCrossWarp() && !r.getAxis()) return combineAcrossWarps(r, r.getSrc());
     if (auto p = dyn_cast<ProgramIdOp>(op)) {
       Value id;
       Type i32 = b.getI32Type();
@@ -1203,7 +1206,10 @@ struct ConvertTileToNVVMPass : impl::ConvertTileToNVVMBase<ConvertTileToNVVMPass
     int64_t numWarps = 1, perLane = 0;
     if (auto a = f->getAttrOfType<IntegerAttr>("tile.num_warps")) numWarps = a.getInt();
     f.walk([&](ReduceOp r) {
-      if (r.getCrossWarp()) perLane = std::max(perLane, frags.of(r.getSrc()).size());
+      if (!r.getCrossWarp()) return;
+      // A lane-linear reduce combines one value per warp (see lowerLaneReduce).
+      const Frag& src = frags.of(r.getSrc());
+      perLane = std::max(perLane, src.kind == Frag::Lane && r.getAxis() ? int64_t(1) : src.size());
     });
     memref::GlobalOp scratch;
     if (perLane) {

@@ -17,11 +17,12 @@ RmsNormKernelSpec cpuRmsNormSpec(const std::string& target) {
 }
 
 std::string emitRmsNormKernel(const RmsNormKernelSpec& s) {
-  if (s.blockN <= 0) fail("rms_norm kernel: block of {} columns", s.blockN);
+  if (s.blockN <= 0 || s.numWarps <= 0 || s.blockN % s.numWarps)
+    fail("rms_norm kernel: block of {} columns over {} warps", s.blockN, s.numWarps);
   const StorageText st{s.dtype};
   st.check("rms_norm");
   const std::string row = fmt::format("1x{}", s.blockN);
-  return fmt::format(R"(func.func @{name}(%x: !tile.ptr<{T}>, %w: !tile.ptr<{T}>, %y: !tile.ptr<{T}>, %R: index, %N: index, %eps: f32) attributes {{tile.num_warps = 1 : i64}} {{
+  return fmt::format(R"(func.func @{name}(%x: !tile.ptr<{T}>, %w: !tile.ptr<{T}>, %y: !tile.ptr<{T}>, %R: index, %N: index, %eps: f32) attributes {{tile.num_warps = {W} : i64}} {{
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %cB = arith.constant {B} : index
@@ -59,7 +60,7 @@ std::string emitRmsNormKernel(const RmsNormKernelSpec& s) {
   return
 }}
 )",
-                     fmt::arg("name", s.name), fmt::arg("B", s.blockN), fmt::arg("T", s.dtype),
+                     fmt::arg("name", s.name), fmt::arg("B", s.blockN), fmt::arg("T", s.dtype), fmt::arg("W", s.numWarps),
                      fmt::arg("loadV", st.load("v", "%p", row)), fmt::arg("loadW", st.load("wv", "%q", row)),
                      fmt::arg("store", st.store("%o", "%r", row)));
 }

@@ -10,7 +10,9 @@ namespace strata::tile {
 // y[r, :] = x[r, :] * rsqrt(mean(x[r, :]^2) + eps) * w, one row per program
 // (the same arithmetic order as ops::rmsNorm). Signature (x, w, y: f32
 // buffers; rows, hidden: index; eps: f32), grid = rows. `blockN` columns are
-// streamed per step, twice (sum of squares, then scale).
+// streamed per step, twice (sum of squares, then scale), by `numWarps` warps
+// (the row's columns spread over them; their partial sums meet in one
+// cross-warp reduce).
 // Columns a row-wise kernel (RMSNorm, fused elementwise) streams per step
 // on a CPU target: four vector registers.
 int64_t cpuRowBlockN(const std::string& target);
@@ -21,6 +23,7 @@ struct RmsNormKernelSpec {
   std::string name = "rms_norm";
   int64_t blockN = 64;
   std::string dtype = "f32";
+  int64_t numWarps = 1;
 };
 RmsNormKernelSpec cpuRmsNormSpec(const std::string& target);
 std::string emitRmsNormKernel(const RmsNormKernelSpec& spec);

@@ -17,7 +17,9 @@ def AssignLayouts : Pass<"assign-layouts", "::mlir::func::FuncOp"> {
     - paged decode (K/V read through `tile.block_lookup`): the first dot
       (q k^T), vertical tiling, so each warp owns a slice of the KV blocks
       and reductions over them cross warps;
-    - reduction / elementwise (no dot): the stored tile, rows over warps.
+    - reduction (no dot): the reduced tile, rows over warps (a single row
+      spreads its columns over the warps; the reduce then crosses warps);
+    - elementwise (no dot): the stored tile, rows over warps.
     A `tiling` attribute on a dot (horizontal | vertical | square) overrides
     the detector; `split_k` lays the dot's A operand out with K over warps
     (vertical on A), so the result is held whole by every warp as a partial

@@ -67,7 +67,13 @@ FailureOr<RootChoice> detectWorkload(func::FuncOp f) {
       }
     return c;
   }
-  if (firstReduce) return RootChoice{Workload::Reduction, firstReduce.getSrc(), Tiling::Horizontal};
+  if (firstReduce) {
+    // Rows over warps; a single row spreads its columns over them instead
+    // (RMSNorm at decode), and the reduce then crosses warps.
+    auto shape = tileTypeOf(firstReduce.getSrc()).getShape();
+    bool oneRow = shape.size() == 2 && shape[0] == 1;
+    return RootChoice{Workload::Reduction, firstReduce.getSrc(), oneRow ? Tiling::Vertical : Tiling::Horizontal};
+  }
   if (firstStore) return RootChoice{Workload::Elementwise, firstStore.getValue(), Tiling::Horizontal};
   return f.emitError() << "nothing to lay out: the kernel has no dot, reduce or store";
 }

@@ -143,6 +143,16 @@ Tensor Tensor::fromF32(const std::vector<float>& v, Shape shape) {
   return t;
 }
 
+Tensor Tensor::view(int64_t offset, Shape s) const {
+  if (offset < 0 || offset + ops::numel(s) > numel())
+    fail("a view of {} elements from #{} does not fit in {} elements of shape {}", ops::numel(s), offset, numel(),
+         shapeStr(shape_));
+  Tensor r = *this;
+  r.shape_ = std::move(s);
+  r.data_ = static_cast<const uint8_t*>(data_) + offset * dtypeSize(dtype_);
+  return r;
+}
+
 Tensor Tensor::reshaped(Shape s) const {
   if (ops::numel(s) != numel())
     fail("cannot reshape {} elements of shape {} to {}", numel(), shapeStr(shape_), shapeStr(s));

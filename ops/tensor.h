@@ -65,6 +65,8 @@ class Tensor {
 
   // Same storage, new shape (element count must match).
   Tensor reshaped(Shape s) const;
+  // numel(s) elements of the same storage from element `offset` on.
+  Tensor view(int64_t offset, Shape s) const;
   // Widened copy in f32 (f16/bf16/i64/i32/bool) or this tensor when already f32.
   Tensor toF32() const;
   // Converted copy (or this tensor when already of dtype t); to f16/bf16

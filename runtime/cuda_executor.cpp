@@ -62,13 +62,20 @@ class DevicePool {
   std::vector<std::pair<void*, size_t>> all_;
 };
 
-// A device copy of a host tensor that lives as long as the returned tensor.
-Tensor deviceCopy(CudaDevice& dev, const Tensor& host) {
-  const size_t bytes = std::max<size_t>(host.nbytes(), 1);
+// `bytes` of device memory, released when the last tensor viewing it dies.
+std::shared_ptr<const void> deviceBlock(CudaDevice& dev, size_t bytes) {
+  bytes = std::max<size_t>(bytes, 1);
   void* p = dev.allocate(bytes);
+  return std::shared_ptr<const void>(p, [&dev, bytes](const void* q) { dev.release(const_cast<void*>(q), bytes); });
+}
+
+// A device copy of a host tensor: in `block` at byte `offset`, or in its own
+// allocation without a block.
+Tensor deviceCopy(CudaDevice& dev, const Tensor& host, std::shared_ptr<const void> block = nullptr, size_t offset = 0) {
+  if (!block) block = deviceBlock(dev, host.nbytes());
+  void* p = static_cast<uint8_t*>(const_cast<void*>(block.get())) + offset;
   if (host.nbytes()) dev.upload(p, host.raw(), host.nbytes());
-  std::shared_ptr<const void> owner(p, [&dev, bytes](const void* q) { dev.release(const_cast<void*>(q), bytes); });
-  return Tensor(host.dtype(), host.shape(), std::move(owner), p);
+  return Tensor(host.dtype(), host.shape(), std::move(block), p);
 }
 
 uint64_t splitmix(uint64_t x) {
@@ -82,11 +89,12 @@ uint64_t splitmix(uint64_t x) {
 // randomWeights), chunk by chunk so the host never holds the whole model:
 // vectors (norm weights) 1, matrices uniform in +-0.02 sqrt(3). Element i
 // depends only on (seed, name, i), not on the thread count.
-Tensor randomWeight(CudaDevice& dev, const ops::WeightRef& w, ops::DType dt, uint64_t seed) {
+// Placed like deviceCopy.
+Tensor randomWeight(CudaDevice& dev, const ops::WeightRef& w, ops::DType dt, uint64_t seed,
+                    std::shared_ptr<const void> block = nullptr, size_t offset = 0) {
   const int64_t n = ops::numel(w.shape);
-  const size_t bytes = std::max<size_t>(n * 2, 1);
-  void* p = dev.allocate(bytes);
-  std::shared_ptr<const void> owner(p, [&dev, bytes](const void* q) { dev.release(const_cast<void*>(q), bytes); });
+  if (!block) block = deviceBlock(dev, n * 2);
+  void* p = static_cast<uint8_t*>(const_cast<void*>(block.get())) + offset;
   const uint64_t key = splitmix(seed ^ std::hash<std::string>{}(w.name));
   const bool ones = w.shape.size() <= 1;
   const float half = 0.02f * std::sqrt(3.f);
@@ -103,7 +111,44 @@ Tensor randomWeight(CudaDevice& dev, const ops::WeightRef& w, ops::DType dt, uin
     });
     dev.upload(static_cast<uint8_t*>(p) + off * 2, buf.data(), len * 2);
   }
-  return Tensor(dt, w.shape, std::move(owner), p);
+  return Tensor(dt, w.shape, std::move(block), p);
+}
+
+// Sibling GEMM weights ([N, K] q / k / v of one input, region.gemm with
+// several weights) placed back to back in one allocation: weight name ->
+// (group, byte offset), and each group's bytes. At one row, one GEMM over
+// the joined [sum N, K] matrix computes them all (see Impl::gemm).
+struct JoinedWeights {
+  std::map<std::string, std::pair<size_t, size_t>> at;
+  std::vector<size_t> groupBytes;
+};
+
+JoinedWeights joinSiblingWeights(const ops::GraphDef& g, const std::function<ops::DType(ops::DType)>& storedAs,
+                                 ops::DType dt) {
+  std::map<std::string, const ops::WeightRef*> weights;
+  for (const auto& w : g.weights) weights[w.name] = &w;
+  JoinedWeights j;
+  for (const auto& n : g.nodes) {
+    if (n.op != "region.gemm") continue;
+    const auto op = ops::GemmRegionOperands::of(n, n.inputs.size());
+    if (op.outputs() < 2 || op.swiglu || op.bias || op.residual || !op.weightsNK) continue;
+    std::vector<const ops::WeightRef*> ws;
+    for (int64_t wi = 0; wi < op.outputs(); ++wi) {
+      auto it = weights.find(n.inputs[op.weight(wi)]);
+      if (it == weights.end() || it->second->shape.size() != 2 || storedAs(it->second->dtype) != dt ||
+          j.at.count(it->first))
+        break;
+      ws.push_back(it->second);
+    }
+    if ((int64_t)ws.size() != op.outputs()) continue;
+    size_t off = 0;
+    for (const auto* w : ws) {
+      j.at[w->name] = {j.groupBytes.size(), off};
+      off += ops::numel(w->shape) * ops::dtypeSize(dt);
+    }
+    j.groupBytes.push_back(off);
+  }
+  return j;
 }
 
 // A device tensor's address for a kernel to write (pool and cache tensors
@@ -234,6 +279,28 @@ V CudaExecutor::Impl::gemm(const ops::NodeDef& n, const std::vector<const Val*>&
     return outs;
   }
   const CudaGemmKernel& kern = k.gemmFor(dtName, op.weightsNK, M, {op.bias, op.residual, op.swiglu});
+  // Sibling weights placed back to back (joinSiblingWeights), at one row:
+  // one GEMM over the joined [sum N, K] matrix writes q | k | v as one row,
+  // and the outputs are views of it (with more rows they would interleave).
+  if (M == 1 && op.outputs() > 1 && !op.swiglu && !op.bias && !op.residual && op.weightsNK) {
+    const auto* base = static_cast<const uint8_t*>(in[op.weight(0)]->dev.raw());
+    int64_t total = 0;
+    bool adjacent = true;
+    for (int64_t wi = 0; wi < op.outputs(); ++wi) {
+      adjacent &= in[op.weight(wi)]->dev.raw() == base + total * K * ops::dtypeSize(dt);
+      total += widthOf(wi);
+    }
+    if (adjacent) {
+      Tensor c = pool.tensor(dt, withLast(outBase, total));
+      GemmBuffers b;
+      b.a = x.raw();
+      b.b = base;
+      b.c = mut(c);
+      k.launch(kern, b, M, total, K);
+      for (int64_t wi = 0, at = 0; wi < op.outputs(); at += widthOf(wi++)) outs.push_back(c.view(at, withLast(outBase, widthOf(wi))));
+      return outs;
+    }
+  }
   // Sibling weights (q / k / v) are independent GEMMs of one input: they
   // run side by side (at decode, k and v alone fill a quarter of the SMs).
   std::vector<std::function<void()>> launches;
@@ -436,14 +503,23 @@ CudaExecutor::CudaExecutor(ops::GraphDef graph, CudaDevice& device, const CudaKe
   // Weights in the storage type (floating point ones; integer ones as they are).
   auto storedAs = [&](ops::DType t) { return t == ops::DType::F32 || t == ops::DType::F16 || t == ops::DType::BF16 ? o.dtype : t; };
   WeightStore store;
+  const JoinedWeights joined = joinSiblingWeights(g, storedAs, o.dtype);
+  std::vector<std::shared_ptr<const void>> groups;
+  for (size_t bytes : joined.groupBytes) groups.push_back(deviceBlock(device, bytes));
   uint64_t done = 0, total = 0;
   for (const auto& w : g.weights) total += ops::numel(w.shape) * ops::dtypeSize(storedAs(w.dtype));
   for (const auto& w : g.weights) {
+    std::shared_ptr<const void> block;
+    size_t offset = 0;
+    if (auto it = joined.at.find(w.name); it != joined.at.end()) {
+      block = groups[it->second.first];
+      offset = it->second.second;
+    }
     Tensor t;
     if (o.randomWeights && storedAs(w.dtype) == o.dtype)
-      t = randomWeight(device, w, o.dtype, *o.randomWeights);
+      t = randomWeight(device, w, o.dtype, *o.randomWeights, block, offset);
     else
-      t = deviceCopy(device, store.stored(w).cast(storedAs(w.dtype)));
+      t = deviceCopy(device, store.stored(w).cast(storedAs(w.dtype)), block, offset);
     done += t.nbytes();
     if (o.verbose && total >= (256u << 20) && (done * 10 / std::max<uint64_t>(total, 1)) != ((done - t.nbytes()) * 10 / std::max<uint64_t>(total, 1)))
       std::fprintf(stderr, "weights on the GPU: %.0f / %.0f MiB\n", done / 1048576.0, total / 1048576.0);

@@ -180,6 +180,16 @@ TEST(LlmOnnx, FusedMatMulAndRmsNormAxes) {
   expectNear(rmsNormAxes(x, w, 1, 1e-5f), flat, 1e-6f);
 }
 
+// A view shares storage (q | k | v of one joined GEMM row) and stays inside it.
+TEST(Tensor, ViewsShareStorageWithinBounds) {
+  Tensor t = Tensor::fromF32({0, 1, 2, 3, 4, 5}, {1, 6});
+  Tensor k = t.view(4, {1, 2});
+  EXPECT_EQ(k.data<float>(), t.data<float>() + 4);
+  EXPECT_EQ(k.data<float>()[1], 5.f);
+  EXPECT_THROW(t.view(5, {1, 2}), strata::Error);
+  EXPECT_THROW(t.view(-1, {1}), strata::Error);
+}
+
 TEST(Tensor, HalfConversions) {
   EXPECT_EQ(halfToFloat(0x3c00), 1.0f);
   EXPECT_EQ(halfToFloat(0xc000), -2.0f);

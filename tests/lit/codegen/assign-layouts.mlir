@@ -220,6 +220,32 @@ func.func @row_sum_of_squares(%x: !tile.ptr<f32>, %y: !tile.ptr<f32>, %rows: ind
 
 // -----
 
+// A one-row reduction (RMSNorm at decode) spreads the row's columns over
+// the warps instead.
+// CHECK: #blocked = #tile.blocked<{sizePerWarp = [1, 64], warpsPerCTA = [1, 4], order = [1, 0]}>
+// CHECK: #slice = #tile.slice<{dim = 1, parent = #blocked}>
+// CHECK-LABEL: func.func @one_row_sum_of_squares
+// CHECK-SAME: tile.workload = "reduction"
+// CHECK: tile.reduce {{.*}} : tensor<1x256xf32, #blocked> -> tensor<1xf32, #slice>
+func.func @one_row_sum_of_squares(%x: !tile.ptr<f32>, %y: !tile.ptr<f32>, %rows: index) attributes {tile.num_warps = 4 : i64} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c256 = arith.constant 256 : index
+  %row = tile.program_id 0
+  %xp = tile.make_block_ptr %x, [%rows, %c256], [%c256, %c1], [%row, %c0] : !tile.ptr<f32> -> !tile.block_ptr<tensor<1x256xf32>>
+  %v = tile.load %xp : !tile.block_ptr<tensor<1x256xf32>>
+  %sq = arith.mulf %v, %v : tensor<1x256xf32>
+  %s = tile.reduce %sq {kind = "sum", axis = 1 : i64} : tensor<1x256xf32> -> tensor<1xf32>
+  %e = tile.expand_dims %s {axis = 1 : i64} : tensor<1xf32> -> tensor<1x1xf32>
+  %b = tile.broadcast %e : tensor<1x1xf32> -> tensor<1x256xf32>
+  %r = arith.mulf %v, %b : tensor<1x256xf32>
+  %yp = tile.make_block_ptr %y, [%rows, %c256], [%c256, %c1], [%row, %c0] : !tile.ptr<f32> -> !tile.block_ptr<tensor<1x256xf32>>
+  tile.store %yp, %r : !tile.block_ptr<tensor<1x256xf32>>
+  return
+}
+
+// -----
+
 // Elementwise (SiLU): the stored tile's rows go to warps.
 // CHECK: #blocked = #tile.blocked<{sizePerWarp = [8, 64], warpsPerCTA = [2, 1], order = [1, 0]}>
 // CHECK-LABEL: func.func @silu

@@ -51,7 +51,7 @@ func.func @tile_argument(%x: tensor<16x8xf32>) attributes {tile.num_warps = 1 : 
 // [16, 8] tile would need per-row lane groups.
 func.func @reduce_rows() attributes {tile.num_warps = 1 : i64} {
   %x = arith.constant dense<1.0> : tensor<16x8xf32>
-  // expected-error @+1 {{the sm_90 lowering reduces a kernel's tiles whole within a warp (the kept dims must be 1)}}
+  // expected-error @+1 {{the sm_90 lowering reduces a kernel's lane-linear tiles whole (the kept dims must be 1)}}
   %r = tile.reduce %x {kind = "sum", axis = 1 : i64} : tensor<16x8xf32> -> tensor<16xf32>
   return
 }

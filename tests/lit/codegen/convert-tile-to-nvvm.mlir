@@ -212,6 +212,39 @@ func.func @row_sum(%x: !tile.ptr<f32>, %y: !tile.ptr<f32>, %R: index) attributes
 
 // -----
 
+// One row over 4 warps (RMSNorm at decode): each warp reduces its [1, 64]
+// (2 elements a lane, five butterfly shuffles), then the warps' sums meet
+// in the shared-memory scratch: one float per lane and warp (4 x 32), a
+// barrier, the 4 warps' values added, a barrier. Every lane then scales
+// its 2 elements by the row's sum.
+// CHECK: memref.global "private" @row_sum_over_warps_scratch : memref<128xf32, 3> {alignment = 16 : i64}
+// CHECK-LABEL: func.func @row_sum_over_warps
+// CHECK-COUNT-5: nvvm.shfl.sync bfly
+// CHECK-NOT: nvvm.shfl.sync
+// CHECK: memref.store {{.*}} : memref<128xf32, 3>
+// CHECK-NEXT: nvvm.barrier0
+// CHECK-COUNT-4: memref.load {{.*}} : memref<128xf32, 3>
+// CHECK: nvvm.barrier0
+// CHECK: arith.mulf {{.*}} : vector<2xf32>
+// LLVM-LABEL: llvm.func @row_sum_over_warps
+func.func @row_sum_over_warps(%x: !tile.ptr<f32>, %y: !tile.ptr<f32>, %R: index) attributes {tile.num_warps = 4 : i64} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c256 = arith.constant 256 : index
+  %row = tile.program_id 0
+  %p = tile.make_block_ptr %x, [%R, %c256], [%c256, %c1], [%row, %c0] : !tile.ptr<f32> -> !tile.block_ptr<tensor<1x256xf32>>
+  %v = tile.load %p {in_bounds} : !tile.block_ptr<tensor<1x256xf32>>
+  %s = tile.reduce %v {kind = "sum", axis = 1 : i64} : tensor<1x256xf32> -> tensor<1xf32>
+  %e = tile.expand_dims %s {axis = 1 : i64} : tensor<1xf32> -> tensor<1x1xf32>
+  %b = tile.broadcast %e : tensor<1x1xf32> -> tensor<1x256xf32>
+  %r = arith.mulf %v, %b : tensor<1x256xf32>
+  %q = tile.make_block_ptr %y, [%R, %c256], [%c256, %c1], [%row, %c0] : !tile.ptr<f32> -> !tile.block_ptr<tensor<1x256xf32>>
+  tile.store %q, %r {in_bounds} : !tile.block_ptr<tensor<1x256xf32>>
+  return
+}
+
+// -----
+
 // split_k: per warp and K step 4 x 4 mma.sync (K 64 of 256, N 32), no
 // barrier in the loop. The cross-warp sum of the partial sums after it goes
 // through the kernel's shared-memory scratch (4 warps x 32 lanes x 4 floats): per
