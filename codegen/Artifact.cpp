@@ -132,6 +132,10 @@ std::vector<RmsNormKernelSpec> cudaRmsNormKernelSet() {
   return set;
 }
 
+ArgmaxKernelSpec cudaArgmaxSpec(const std::string& dtype) { return {fmt::format("argmax_{}", dtype), 32 * 32, dtype}; }
+
+std::vector<ArgmaxKernelSpec> cudaArgmaxKernelSet() { return {cudaArgmaxSpec("bf16"), cudaArgmaxSpec("f16")}; }
+
 std::vector<RopeKernelSpec> cudaRopeKernelSet() {
   std::vector<RopeKernelSpec> set;
   for (const char* dt : {"bf16", "f16"})
@@ -195,6 +199,7 @@ void writeCudaKernelFiles(const CudaKernelSetSpec& set, const std::string& targe
   for (const AttentionKernelSpec& s : set.pagedPrefills) ir += emitAttentionKernel(s);
   for (const GatherRowsKernelSpec& s : set.gathers) ir += emitGatherRowsKernel(s);
   for (const KvWriteKernelSpec& s : set.kvWrites) ir += emitKvWriteKernel(s);
+  for (const ArgmaxKernelSpec& s : set.argmaxes) ir += emitArgmaxKernel(s);
   CudaModule m = compileCuda(ir, target);
   // The fields every kind shares (what the runtime launches with), then the
   // kind's own.
@@ -241,6 +246,7 @@ void writeCudaKernelFiles(const CudaKernelSetSpec& set, const std::string& targe
   for (const KvWriteKernelSpec& s : set.kvWrites)
     kernels.push_back(entry("kv_write", s.name, s.dtype,
                             {{"kv_heads", s.kvHeads}, {"head_dim", s.headDim}, {"page_size", s.blockSize}}));
+  for (const ArgmaxKernelSpec& s : set.argmaxes) kernels.push_back(entry("argmax", s.name, s.dtype, {{"block_n", s.blockN}}));
   writeText(d / "kernels.mlir", ir);
   writeText(d / "kernels.ptx", m.ptx);
   nlohmann::json manifest = {{"format", kArtifactFormat}, {"target", target}, {"kernels", kernels}};
@@ -260,6 +266,7 @@ CudaKernelSetSpec cudaModelKernelSet(const ops::GraphDef& g, const std::string& 
   const nlohmann::json& paged = g.meta["paged"];
   const int64_t heads = paged.at("heads").get<int64_t>(), kvHeads = paged.at("kv_heads").get<int64_t>();
   CudaKernelSetSpec set;
+  set.argmaxes.push_back(cudaArgmaxSpec(dtype));  // greedy sampling of the logits
   std::set<std::string> names;
   auto once = [&](const std::string& name) { return names.insert(name).second; };
   for (const ops::NodeDef& n : g.nodes) {

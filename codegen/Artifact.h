@@ -15,6 +15,7 @@
 #include "codegen/AttentionKernel.h"
 #include "codegen/DataMovementKernels.h"
 #include "codegen/GemmKernel.h"
+#include "codegen/GreedyKernel.h"
 #include "codegen/NormRopeKernels.h"
 #include "codegen/RegionKernels.h"
 
@@ -44,7 +45,7 @@ void writeCpuArtifact(const KernelPlan& plan, const std::string& dir, const nloh
 //                 "combine_threads"; paged prefills "heads", "kv_heads",
 //                 "head_dim", "page_size", "scale", "block_m", "block_n";
 //                 row gathers "block_n"; KV writes "kv_heads", "head_dim",
-//                 "page_size"
+//                 "page_size"; argmaxes "block_n"
 struct CudaKernelSetSpec {
   std::vector<GemmKernelSpec> gemms;
   std::vector<RmsNormKernelSpec> norms;
@@ -54,6 +55,7 @@ struct CudaKernelSetSpec {
   std::vector<AttentionKernelSpec> pagedPrefills;  // GPU paged prefill form
   std::vector<GatherRowsKernelSpec> gathers;
   std::vector<KvWriteKernelSpec> kvWrites;
+  std::vector<ArgmaxKernelSpec> argmaxes;  // greedy sampling's device half
 };
 void writeCudaKernels(const CudaKernelSetSpec& set, const std::string& target, const std::string& dir);
 
@@ -75,11 +77,16 @@ void writeCudaArtifact(const ops::GraphDef& regions, const CudaKernelSetSpec& se
                        const std::string& dtype, int64_t pageSize, const std::string& dir,
                        const nlohmann::json& extraMeta);
 
-// RMSNorm for the GPU in `dtype` storage: one warp per row streaming 32
+// RMSNorm for the GPU in `dtype` storage: a row over 8 warps streaming 16
 // elements per lane per step.
 RmsNormKernelSpec cudaRmsNormSpec(const std::string& dtype);
 // Those kernels for f32, bf16 and f16.
 std::vector<RmsNormKernelSpec> cudaRmsNormKernelSet();
+
+// Greedy sampling's argmax for the GPU in `dtype` storage (one warp per
+// split, 32 elements per lane per step), and the bf16 and f16 ones.
+ArgmaxKernelSpec cudaArgmaxSpec(const std::string& dtype);
+std::vector<ArgmaxKernelSpec> cudaArgmaxKernelSet();
 
 // RoPE kernels for the GPU: bf16 and f16 storage of q / k rows of 32 and 8
 // heads of dim 128 (Llama-3-8B's query and key projections), one warp per

@@ -554,6 +554,7 @@ class Lowering {
       return r.emitError() << "the sm_90 lowering reduces a kernel's lane-linear tiles whole (the kept dims must be 1)";
     if (!cast<VectorType>(r.getSrc().getType()).getElementType().isF32())
       return r.emitError() << "the sm_90 lowering reduces f32 tiles only";
+    if (r.getKind() == "argmax") return lowerLaneArgmax(r, fr);
     bool isMax = r.getKind() == "max";
     auto combine = [&](Value a, Value c) { return combineReduced(loc, r, a, c); };
     Value acc = arith::ConstantOp::create(
@@ -572,6 +573,49 @@ class Lowering {
     // Split over warps (a row spread along its columns): every lane now
     // holds its warp's value; the warps combine theirs.
     return r.getCrossWarp() ? combineAcrossWarps(r, whole) : whole;
+  }
+
+  // The index of a whole lane-linear tile's largest element (the lowest on
+  // ties), as f32, in every lane. Each lane keeps a (value, index) pair:
+  // its elements sit at lane + 32 i; the five butterfly shuffles exchange
+  // pairs. A pair wins on a larger value or an equal one at a lower index
+  // (so -inf elements still give an index; NaN never wins).
+  Value lowerLaneArgmax(ReduceOp r, const Frag& fr) {
+    Location loc = r.getLoc();
+    Type f32 = b.getF32Type();
+    auto fcst = [&](double v) { return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(v)).getResult(); };
+    auto wins = [&](Value v, Value i, Value best, Value at) {
+      Value larger = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, v, best);
+      Value lower = arith::AndIOp::create(b, loc, arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, v, best),
+                                          arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLT, i, at));
+      return arith::OrIOp::create(b, loc, larger, lower).getResult();
+    };
+    Value best = fcst(-std::numeric_limits<double>::infinity()), at = fcst(std::numeric_limits<double>::infinity());
+    for (int64_t i = 0; i < fr.size(); ++i) {
+      Value e = vector::ExtractOp::create(b, loc, r.getSrc(), i);
+      Value pos = fr.numel == 1 ? cst(0) : arith::AddIOp::create(b, loc, laneId, cst(32 * i)).getResult();
+      Value idx = arith::UIToFPOp::create(
+          b, loc, f32, arith::IndexCastOp::create(b, loc, b.getI32Type(), pos));
+      Value take = wins(e, idx, best, at);
+      if (fr.numel > 1 && 32 * (i + 1) > fr.numel)
+        take = arith::AndIOp::create(
+            b, loc, take, arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, laneId, cst(fr.numel - 32 * i)));
+      best = arith::SelectOp::create(b, loc, take, e, best);
+      at = arith::SelectOp::create(b, loc, take, idx, at);
+    }
+    if (fr.numel > 1) {
+      Value all = arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(-1));
+      Value clamp = arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(31));
+      for (int32_t off : {16, 8, 4, 2, 1}) {
+        Value o = arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(off));
+        Value ov = NVVM::ShflOp::create(b, loc, f32, all, best, o, clamp, NVVM::ShflKind::bfly, UnitAttr());
+        Value oi = NVVM::ShflOp::create(b, loc, f32, all, at, o, clamp, NVVM::ShflKind::bfly, UnitAttr());
+        Value take = wins(ov, oi, best, at);
+        best = arith::SelectOp::create(b, loc, take, ov, best);
+        at = arith::SelectOp::create(b, loc, take, oi, at);
+      }
+    }
+    return vector::BroadcastOp::create(b, loc, laneType(r.getResult()), at);
   }
 
   // `v` combined (as `r` combines) with the lanes whose ids differ from
@@ -602,6 +646,7 @@ class Lowering {
       return r.emitError() << "the sm_90 lowering reduces [16, 8] accumulator fragments only (got " << fr.str() << ")";
     if (!cast<VectorType>(r.getSrc().getType()).getElementType().isF32())
       return r.emitError() << "the sm_90 lowering reduces f32 tiles only";
+    if (r.getKind() == "argmax") return r.emitError() << "the sm_90 lowering takes the argmax of lane-linear tiles only";
     const bool rows = *r.getAxis() == 1;
     auto el = [&](int64_t i) { return vector::ExtractOp::create(b, loc, r.getSrc(), i).getResult(); };
     // Per lane: rows combine elements (0, 1) and (2, 3); columns (0, 2), (1, 3).
@@ -963,25 +1008,44 @@ class Lowering {
   // element's coordinates plus the mask's bases; -inf elsewhere.
   FailureOr<Value> lowerMask(MaskOp m) {
     const Frag& fr = frags.of(m.getResult());
+    if (fr.kind == Frag::Lane) return lowerLaneMask(m, fr);
     if (fr.kind != Frag::C || fr.cols != 8 || fr.collapseRows || fr.collapseCols || fr.droppedAxis >= 0)
-      return m.emitError() << "the sm_90 lowering masks [16, 8] accumulator fragments only (got " << fr.str() << ")";
-    Location loc = m.getLoc();
-    auto vt = cast<VectorType>(laneType(m.getResult()));
+      return m.emitError() << "the sm_90 lowering masks lane-linear tiles and [16, 8] accumulator fragments only (got "
+                           << fr.str() << ")";
     SmallVector<Value> keep;
     for (int64_t i = 0; i < fr.size(); ++i) {
       SmallVector<Value> rc = coords(fr, i);
-      Value col = arith::AddIOp::create(b, loc, m.getColBase(), rc[1]);
-      Value k = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, col, m.getLimit());
-      if (m.getCausal()) {
-        Value row = arith::AddIOp::create(b, loc, m.getRowBase(), rc[0]);
-        k = arith::AndIOp::create(b, loc, k, arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sle, col, row));
-      }
-      keep.push_back(k);
+      keep.push_back(keepsElement(m, rc[0], rc[1]));
     }
-    Value mask = vector::FromElementsOp::create(b, loc, VectorType::get({fr.size()}, b.getI1Type()), keep);
+    return maskedBy(m, keep);
+  }
+
+  // lowerMask for a lane-linear 2-D tile (element coordinates as its loads
+  // have them).
+  Value lowerLaneMask(MaskOp m, const Frag& fr) {
+    SmallVector<Value> keep;
+    forLaneElements(fr, [&](int64_t, SmallVector<Value> idx, Value) { keep.push_back(keepsElement(m, idx[0], idx[1])); });
+    return maskedBy(m, keep);
+  }
+
+  // Whether the mask keeps the element at (row, col) of its tile.
+  Value keepsElement(MaskOp m, Value row, Value col) {
+    Location loc = m.getLoc();
+    col = arith::AddIOp::create(b, loc, m.getColBase(), col);
+    Value k = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, col, m.getLimit());
+    if (!m.getCausal()) return k;
+    row = arith::AddIOp::create(b, loc, m.getRowBase(), row);
+    return arith::AndIOp::create(b, loc, k, arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sle, col, row));
+  }
+
+  // The mask's source with -inf where `keep` (one i1 per lane element) is false.
+  Value maskedBy(MaskOp m, ArrayRef<Value> keep) {
+    Location loc = m.getLoc();
+    auto vt = cast<VectorType>(laneType(m.getResult()));
+    Value mask = vector::FromElementsOp::create(b, loc, VectorType::get({int64_t(keep.size())}, b.getI1Type()), keep);
     Value ninf = arith::ConstantOp::create(
         b, loc, DenseElementsAttr::get(vt, b.getFloatAttr(vt.getElementType(), -std::numeric_limits<double>::infinity())));
-    return Value(arith::SelectOp::create(b, loc, mask, m.getSrc(), ninf));
+    return arith::SelectOp::create(b, loc, mask, m.getSrc(), ninf);
   }
 
   // A warpgroup dot operand: where in local memory its block starts.

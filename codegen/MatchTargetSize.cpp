@@ -542,6 +542,9 @@ class Splitter {
       return success();
     }
     int64_t ax = *r.getAxis();
+    // Pieces' indices would need their offsets: argmax reduces one whole tile.
+    if (r.getKind() == "argmax" && s.grid[ax] > 1)
+      return r.emitError() << "an argmax is not split into pieces (on sm_90 its lane-linear tile stays whole)";
     Shape want(s.piece);
     want.erase(want.begin() + ax);
     if (want != out.piece)

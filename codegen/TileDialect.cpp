@@ -403,7 +403,10 @@ LogicalResult DotOp::verify() {
 }
 
 LogicalResult ReduceOp::verify() {
-  if (getKind() != "max" && getKind() != "sum") return emitOpError() << "kind must be max or sum";
+  if (getKind() != "max" && getKind() != "sum" && getKind() != "argmax")
+    return emitOpError() << "kind must be max, sum or argmax";
+  if (getKind() == "argmax" && (!getAxis() || getCrossWarp()))
+    return emitOpError() << "argmax needs an axis and stays within a warp (no cross_warp)";
   auto s = tileOf(getSrc()), r = tileOf(getResult());
   SmallVector<int64_t> want(s.getShape());
   if (auto axis = getAxis()) {

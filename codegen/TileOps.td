@@ -118,9 +118,13 @@ def Tile_DotOp : Tile_Op<"dot", [Pure, AllTypesMatch<["c", "result"]>]> {
 }
 
 def Tile_ReduceOp : Tile_Op<"reduce", [Pure]> {
-  let summary = "max or sum along one axis (optionally across the workgroup's warps)";
+  let summary = "max, sum or argmax along one axis (optionally across the workgroup's warps)";
   let description = [{
-    Removes dim `axis`. In warp-level IR, `cross_warp` also combines the
+    Removes dim `axis`. `argmax` gives the index along `axis` of the largest
+    element (the lowest index among equal ones; NaN never wins) as an f32
+    (exact below 2^24); it stays within a warp (no `cross_warp`), and the sm_90
+    lowering keeps its lane-linear tile whole (the CPU backend does not
+    lower it). In warp-level IR, `cross_warp` also combines the
     partial results of all warps (through local scratch) and `dst_warps`
     limits which warps receive the result (paper, section 3.2: paged decode).
     Without `axis` (only with `cross_warp`) the tile keeps its shape and

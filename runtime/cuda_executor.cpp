@@ -255,6 +255,7 @@ struct CudaExecutor::Impl {
   V kvWrite(const std::vector<const Val*>& in) const;
   V pagedAttention(const ops::NodeDef& n, const std::vector<const Val*>& in) const;
   V runNode(const ops::NodeDef& n, const std::vector<const Val*>& in) const;
+  std::map<std::string, Tensor> execute(const TensorMap& inputs, Tensor& staged) const;
   void prepare(const ops::NodeDef& n) const;
 };
 
@@ -543,12 +544,14 @@ ops::DType CudaExecutor::cacheDType() const { return impl_->dt; }
 uint64_t CudaExecutor::weightBytes() const { return impl_->weightBytes; }
 int64_t CudaExecutor::graphSteps() const { return impl_->graphSteps; }
 
-TensorMap CudaExecutor::run(const TensorMap& inputs) const {
-  const Impl& m = *impl_;
-  const ops::GraphDef& g = m.g;
+// Runs the nodes on `inputs` (launches enqueued, not waited for); returns
+// the graph outputs on the device. `staged` receives the step inputs'
+// device copy: the caller keeps it until the step is waited for.
+std::map<std::string, Tensor> CudaExecutor::Impl::execute(const TensorMap& inputs, Tensor& staged) const {
+  const Impl& m = *this;
   std::map<std::string, Impl::Val> env;
   // The integer step inputs go up in one copy, 16-byte aligned each; their
-  // device views point into `staged`, which outlives `env`.
+  // device views point into `staged`.
   std::vector<std::pair<const ops::ValueInfo*, const Tensor*>> ints;
   size_t bytes = 0;
   for (const auto& v : g.inputs) {
@@ -565,7 +568,7 @@ TensorMap CudaExecutor::run(const TensorMap& inputs) const {
       bytes += (t.nbytes() + 15) / 16 * 16;
     }
   }
-  Tensor staged = m.pool.tensor(ops::DType::I64, {(int64_t)std::max<size_t>(bytes / 8, 1)});
+  staged = m.pool.tensor(ops::DType::I64, {(int64_t)std::max<size_t>(bytes / 8, 1)});
   {
     std::vector<uint8_t> host(bytes);
     size_t off = 0;
@@ -625,17 +628,26 @@ TensorMap CudaExecutor::run(const TensorMap& inputs) const {
       m.lastRecord = std::move(r);
     }
   }
+  std::map<std::string, Tensor> outs;
+  for (const auto& o : g.outputs) {
+    auto it = env.find(o.name);
+    outs[o.name] = it != env.end() ? it->second.dev : m.params.at(o.name);
+  }
+  return outs;
+}
+
+TensorMap CudaExecutor::run(const TensorMap& inputs) const {
+  const Impl& m = *impl_;
   // Outputs come down (this waits for the step) and widen to f32, on
   // several threads for big ones (batch 32 x a 128k vocabulary is 4M
   // logits: 10 ms on one core).
   TensorMap result;
-  for (const auto& o : g.outputs) {
-    auto it = env.find(o.name);
-    const Tensor& d = it != env.end() ? it->second.dev : m.params.at(o.name);
+  Tensor staged;
+  for (const auto& [name, d] : m.execute(inputs, staged)) {
     if (d.dtype() != ops::DType::BF16 && d.dtype() != ops::DType::F16) {
       Tensor host(d.dtype(), d.shape());
       if (host.nbytes()) m.dev.download(host.mut<uint8_t>(), d.raw(), host.nbytes());
-      result[o.name] = host.toF32();
+      result[name] = host.toF32();
       continue;
     }
     const int64_t n = d.numel();
@@ -653,9 +665,33 @@ TensorMap CudaExecutor::run(const TensorMap& inputs) const {
           for (int64_t i = lo; i < hi; ++i) dst[i] = bf16 ? ops::bf16ToFloat(src[i]) : ops::halfToFloat(src[i]);
         },
         n < (int64_t(1) << 20) ? 1 : 8);
-    result[o.name] = Tensor(ops::DType::F32, d.shape(), std::shared_ptr<const void>(storage, dst), dst);
+    result[name] = Tensor(ops::DType::F32, d.shape(), std::shared_ptr<const void>(storage, dst), dst);
   }
   return result;
+}
+
+// The argmax kernel reduces each row to a few (max, index) pairs, which
+// come down; the host picks the row's first largest.
+std::vector<int64_t> CudaExecutor::runGreedy(const TensorMap& inputs, const std::string& name) const {
+  const Impl& m = *impl_;
+  Tensor staged;
+  std::map<std::string, Tensor> outs = m.execute(inputs, staged);
+  auto it = outs.find(name);
+  if (it == outs.end()) fail("{}: the graph has no output '{}'", m.g.source, name);
+  const Tensor& d = it->second;
+  if (d.dtype() != m.dt || d.rank() < 1 || d.dim(d.rank() - 1) < 1)
+    fail("output '{}' ({} {}) is not rows of {} logits", name, ops::dtypeName(d.dtype()), ops::shapeStr(d.shape()), m.dtName);
+  const int64_t vocab = d.dim(d.rank() - 1), rows = d.numel() / vocab;
+  if (rows == 0) return {};
+  if (vocab >= (int64_t(1) << 24)) fail("a vocabulary of {} ids is past the argmax kernel's exact f32 indices", vocab);
+  const auto& kern = findKernel(m.k.argmaxes(), [&](const auto& a) { return a.dtype == m.dtName; }, m.dtName + " argmax");
+  const auto [chunk, splits] = CudaKernelSet::argmaxSplits(kern, vocab);
+  Tensor part = m.pool.tensor(ops::DType::F32, {2, rows, splits});
+  float* mx = static_cast<float*>(mut(part));
+  m.k.launch(kern, d.raw(), mx, mx + rows * splits, rows, vocab, chunk, splits);
+  std::vector<float> host(2 * rows * splits);
+  m.dev.download(host.data(), part.raw(), host.size() * sizeof(float));
+  return CudaKernelSet::argmaxPick(host.data(), host.data() + rows * splits, rows, splits);
 }
 
 CudaModel loadCudaModel(Artifact a, CudaExecutorOptions o) {

@@ -56,6 +56,7 @@ class CudaExecutor final : public GraphRunner {
   ~CudaExecutor() override;
   const ops::GraphDef& graph() const override;
   TensorMap run(const TensorMap& inputs) const override;
+  std::vector<int64_t> runGreedy(const TensorMap& inputs, const std::string& name) const override;
   Device& cacheDevice() const override;
   ops::DType cacheDType() const override;
   // Bytes of weights on the device.

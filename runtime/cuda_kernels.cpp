@@ -121,6 +121,12 @@ std::unique_ptr<CudaKernelSet> CudaKernelSet::load(const CudaDevice& device, con
         set->kvWrites_.push_back(w);
         continue;
       }
+      if (kind == "argmax") {
+        auto a = named<CudaArgmaxKernel>(k, *set->module_);
+        a.blockN = k.at("block_n");
+        set->argmaxes_.push_back(a);
+        continue;
+      }
       if (kind == "attention_combine") continue;  // launched with its paged decode kernel
       if (kind != "gemm") fail("{}: kernel '{}' of unknown kind '{}'", manifestPath, k.value("name", "?"), kind);
       auto g = named<CudaGemmKernel>(k, *set->module_);
@@ -322,6 +328,39 @@ void CudaKernelSet::launch(const CudaKvWriteKernel& k, void* cache, const void* 
   args.index(tokens).index(cacheRows);
   device_.launch(k.function, {unsigned(tokens), unsigned(k.kvHeads), 1}, {unsigned(k.threads), 1, 1},
                  unsigned(k.sharedBytes), const_cast<void**>(args.slots().data()));
+}
+
+void CudaKernelSet::launch(const CudaArgmaxKernel& k, const void* x, void* max, void* index, int64_t rows, int64_t n,
+                           int64_t chunk, int64_t splits) const {
+  if (rows <= 0 || n <= 0 || splits <= 0 || chunk <= 0 || chunk % k.blockN || splits * chunk < n ||
+      (splits - 1) * chunk >= n)
+    fail("argmax {}: {} rows of {} in {} splits of {} (splits of whole {}-column blocks covering each row)", k.name,
+         rows, n, splits, chunk, k.blockN);
+  const std::string what = "argmax " + k.name;
+  checkBuffer(what, x, "x", 2), checkBuffer(what, max, "max", 4), checkBuffer(what, index, "index", 4);
+  // (x, max, index, rows, n, chunk, splits).
+  abi::KernelArgs args;
+  args.buffer(x, rows * n).buffer(max, rows * splits).buffer(index, rows * splits);
+  args.index(rows).index(n).index(chunk).index(splits);
+  device_.launch(k.function, {unsigned(splits), unsigned(rows), 1}, {unsigned(k.threads), 1, 1},
+                 unsigned(k.sharedBytes), const_cast<void**>(args.slots().data()));
+}
+
+std::pair<int64_t, int64_t> CudaKernelSet::argmaxSplits(const CudaArgmaxKernel& k, int64_t n) {
+  constexpr int64_t kMaxSplits = 128;
+  if (n <= 0) fail("argmax {}: rows of {} values", k.name, n);
+  const int64_t blocks = (n + k.blockN - 1) / k.blockN;
+  const int64_t chunk = k.blockN * ((blocks + kMaxSplits - 1) / kMaxSplits);
+  return {chunk, (n + chunk - 1) / chunk};
+}
+
+std::vector<int64_t> CudaKernelSet::argmaxPick(const float* max, const float* index, int64_t rows, int64_t splits) {
+  std::vector<int64_t> ids(rows);
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* v = max + r * splits;
+    ids[r] = int64_t(index[r * splits + (std::max_element(v, v + splits) - v)]);
+  }
+  return ids;
 }
 
 void CudaKernelSet::launch(const CudaRmsNormKernel& k, const void* x, const void* w, void* y, int64_t rows,

@@ -100,6 +100,13 @@ struct CudaKvWriteKernel {
   cuda::CUfunction function = nullptr;
 };
 
+// Greedy sampling's device half (codegen/GreedyKernel.h).
+struct CudaArgmaxKernel {
+  std::string name, dtype;  // dtype: storage type of the logits
+  int64_t blockN = 0, threads = 0, sharedBytes = 0;
+  cuda::CUfunction function = nullptr;
+};
+
 // A GEMM kernel's epilogue (codegen/GemmKernel.h).
 struct GemmEpilogue {
   bool bias = false, residual = false, swiglu = false;
@@ -138,6 +145,7 @@ class CudaKernelSet {
   const std::vector<CudaPagedPrefillKernel>& pagedPrefills() const { return pagedPrefills_; }
   const std::vector<CudaGatherRowsKernel>& gathers() const { return gathers_; }
   const std::vector<CudaKvWriteKernel>& kvWrites() const { return kvWrites_; }
+  const std::vector<CudaArgmaxKernel>& argmaxes() const { return argmaxes_; }
   // Bytes of scratch a paged decode step of `batch` sequences in `splits`
   // splits needs.
   static int64_t pagedDecodeScratchBytes(const CudaPagedDecodeKernel& k, int64_t batch, int64_t splits);
@@ -150,7 +158,7 @@ class CudaKernelSet {
   // Enqueues one launch (grid ceil(M / blockM) x ceil(N / blockN)); throws
   // when a buffer the kernel needs is null or M, N, K is not positive.
   void launch(const CudaGemmKernel& k, const GemmBuffers& buffers, int64_t M, int64_t N, int64_t K) const;
-  // y[rows, hidden] = rmsnorm(x) * w, one block of one warp per row; throws
+  // y[rows, hidden] = rmsnorm(x) * w, one block per row; throws
   // on a null buffer or a non-positive size.
   void launch(const CudaRmsNormKernel& k, const void* x, const void* w, void* y, int64_t rows, int64_t hidden,
               float eps) const;
@@ -190,6 +198,18 @@ class CudaKernelSet {
   // each >= 0 and < numBlocks * pageSize: the caller checks).
   void launch(const CudaKvWriteKernel& k, void* cache, const void* kk, const void* v, const void* slots,
               int64_t tokens, int64_t numBlocks) const;
+  // Per row of x [rows, n] and split s (columns [s chunk, (s + 1) chunk)):
+  // the largest value and its column into max / index [rows, splits], f32
+  // (codegen/GreedyKernel.h); grid splits x rows. `chunk` must be a
+  // positive multiple of the kernel's blockN and splits x chunk cover n.
+  void launch(const CudaArgmaxKernel& k, const void* x, void* max, void* index, int64_t rows, int64_t n, int64_t chunk,
+              int64_t splits) const;
+  // The (chunk, splits) of rows of n for the argmax kernel: whole blocks
+  // per split, at most 128 splits (a row's partials stay a few hundred bytes).
+  static std::pair<int64_t, int64_t> argmaxSplits(const CudaArgmaxKernel& k, int64_t n);
+  // Each row's greedy token from the kernel's max / index partials ([rows,
+  // splits] each, on the host): the first split's index among the largest.
+  static std::vector<int64_t> argmaxPick(const float* max, const float* index, int64_t rows, int64_t splits);
 
  private:
   CudaKernelSet(const CudaDevice& device) : device_(device) {}
@@ -204,6 +224,7 @@ class CudaKernelSet {
   std::vector<CudaPagedPrefillKernel> pagedPrefills_;
   std::vector<CudaGatherRowsKernel> gathers_;
   std::vector<CudaKvWriteKernel> kvWrites_;
+  std::vector<CudaArgmaxKernel> argmaxes_;
 };
 
 }  // namespace strata::runtime

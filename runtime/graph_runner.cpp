@@ -1,10 +1,24 @@
 #include "runtime/graph_runner.h"
 
+#include "runtime/sampler.h"
+
 namespace strata::runtime {
 
 ops::DType GraphRunner::cacheDType() const {
   const ops::ValueInfo* c = graph().findInput("kv_cache.0");
   return c ? c->dtype : ops::DType::F32;
+}
+
+std::vector<int64_t> GraphRunner::runGreedy(const TensorMap& inputs, const std::string& name) const {
+  TensorMap out = run(inputs);
+  auto it = out.find(name);
+  if (it == out.end()) fail("{}: the graph has no output '{}'", graph().source, name);
+  const ops::Tensor logits = it->second.toF32();
+  if (logits.rank() < 1 || logits.dim(logits.rank() - 1) < 1) fail("output '{}' {} has no rows of logits", name, ops::shapeStr(logits.shape()));
+  const int64_t vocab = logits.dim(logits.rank() - 1), rows = logits.numel() / vocab;
+  std::vector<int64_t> ids(rows);
+  for (int64_t r = 0; r < rows; ++r) ids[r] = greedyToken({logits.data<float>() + r * vocab, (size_t)vocab});
+  return ids;
 }
 
 std::vector<std::vector<std::string>> planLifetimes(const ops::GraphDef& g, const std::set<std::string>& params,

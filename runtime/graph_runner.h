@@ -26,6 +26,11 @@ class GraphRunner {
   virtual ~GraphRunner() = default;
   virtual const ops::GraphDef& graph() const = 0;
   virtual TensorMap run(const TensorMap& inputs) const = 0;
+  // run(), then the greedy token (runtime/sampler.h's greedyToken) of every
+  // row of output `name` ([rows, vocab] logits); the outputs themselves are
+  // not returned. Default: the rows on the host. The GPU runner picks on the
+  // device, so only a few floats a row come down instead of the logits.
+  virtual std::vector<int64_t> runGreedy(const TensorMap& inputs, const std::string& name) const;
   // Where the KV cache must live, and its element type.
   virtual Device& cacheDevice() const { return cpuDevice(); }
   virtual ops::DType cacheDType() const;  // default: the graph's kv_cache.0 input type (f32 without one)

@@ -46,23 +46,19 @@ ModelTiming timePagedModel(const GraphRunner& exec, int64_t batch, int64_t promp
   auto ms = [](Clock::duration d) { return std::chrono::duration<double, std::milli>(d).count(); };
   ModelTiming t;
   auto t0 = Clock::now();
-  ops::Tensor logits = pm.step(steps);
+  std::vector<int64_t> ids = pm.stepGreedy(steps);
   t.prefillMs = ms(Clock::now() - t0);
   auto next = [&] {
-    parallelRanges(batch, [&](int64_t lo, int64_t hi) {
-      for (int64_t s = lo; s < hi; ++s) {
-        const float* row = logits.data<float>() + s * logits.dim(1);
-        steps[s].tokens = {std::max_element(row, row + logits.dim(1)) - row};
-      }
-    });
-    for (int64_t s = 0; s < batch; ++s)
+    for (int64_t s = 0; s < batch; ++s) {
+      steps[s].tokens = {ids[s]};
       if (!cache.reserve(s, cache.length(s) + 1)) fail("timing: the KV cache is too small");
+    }
   };
   next();
   if (beforeDecode) beforeDecode();
   auto t1 = Clock::now();
   for (int64_t i = 0; i < decodeSteps; ++i) {
-    logits = pm.step(steps);
+    ids = pm.stepGreedy(steps);
     next();
   }
   if (decodeSteps > 0) t.msPerStep = ms(Clock::now() - t1) / decodeSteps;

@@ -1,7 +1,8 @@
 // End-to-end timing of a paged model, shared by `strata bench decode` (CPU)
 // and `strata-gpu bench-model` (GPU): prefill of a batch of random prompts,
 // then greedy decode steps, on wall-clock time (every step ends when its
-// logits are on the host).
+// next tokens are on the host: GraphRunner::runGreedy picks them where the
+// logits are).
 #pragma once
 #include <cstdint>
 #include <functional>

@@ -37,9 +37,10 @@ PagedModel::PagedModel(const GraphRunner& exec, PagedKvCache& cache) : exec_(exe
          exec.cacheDevice().name());
 }
 
-Tensor PagedModel::step(const std::vector<SeqStep>& steps) {
+TensorMap PagedModel::inputs(const std::vector<SeqStep>& steps, std::vector<int64_t>& ctx) const {
   if (steps.empty()) fail("a step needs at least one sequence");
-  std::vector<int64_t> ids, pos, starts{0}, ctx, slots, last;
+  std::vector<int64_t> ids, pos, starts{0}, slots, last;
+  ctx.clear();
   size_t maxBlocks = 0;
   for (const auto& s : steps) {
     if (s.tokens.empty()) fail("sequence {}: a step needs at least one new token", s.seq);
@@ -71,13 +72,27 @@ Tensor PagedModel::step(const std::vector<SeqStep>& steps) {
   in["slot_mapping"] = Tensor::fromI64(slots);
   in["logits_indices"] = Tensor::fromI64(last);
   for (int64_t l = 0; l < cache_.shape().layers; ++l) in["kv_cache." + std::to_string(l)] = cache_.layer(l);
-  TensorMap out = exec_.run(in);
+  return in;
+}
+
+Tensor PagedModel::step(const std::vector<SeqStep>& steps) {
+  std::vector<int64_t> ctx;
+  TensorMap out = exec_.run(inputs(steps, ctx));
   for (size_t n = 0; n < steps.size(); ++n) cache_.setLength(steps[n].seq, ctx[n]);
+  const int64_t N = (int64_t)steps.size();
   const Tensor& logits = out.at("logits");
   if (logits.dtype() != ops::DType::F32) fail("logits must be f32, got {}", ops::dtypeName(logits.dtype()));
   int64_t v = logits.dim(logits.rank() - 1);
   if (logits.numel() != N * v) fail("logits {} are not one row per sequence ({})", ops::shapeStr(logits.shape()), N);
   return logits.reshaped({N, v});
+}
+
+std::vector<int64_t> PagedModel::stepGreedy(const std::vector<SeqStep>& steps) {
+  std::vector<int64_t> ctx;
+  std::vector<int64_t> next = exec_.runGreedy(inputs(steps, ctx), "logits");
+  for (size_t n = 0; n < steps.size(); ++n) cache_.setLength(steps[n].seq, ctx[n]);
+  if (next.size() != steps.size()) fail("{} greedy tokens for {} sequences", next.size(), steps.size());
+  return next;
 }
 
 std::vector<int64_t> generatePaged(const GraphRunner& exec, const GenerateRequest& req, const PagedOptions& opts,

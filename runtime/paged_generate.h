@@ -29,9 +29,14 @@ class PagedModel {
   // Runs one step; returns logits [N, vocab], row n for steps[n]'s last token.
   // The cache lengths advance by each sequence's token count.
   ops::Tensor step(const std::vector<SeqStep>& steps);
+  // step(), returning each sequence's greedy next token instead (picked
+  // where the logits are: GraphRunner::runGreedy).
+  std::vector<int64_t> stepGreedy(const std::vector<SeqStep>& steps);
   PagedKvCache& cache() { return cache_; }
 
  private:
+  // The graph inputs of a step; ctx gets each sequence's length after it.
+  TensorMap inputs(const std::vector<SeqStep>& steps, std::vector<int64_t>& ctx) const;
   const GraphRunner& exec_;
   PagedKvCache& cache_;
 };

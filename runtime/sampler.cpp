@@ -20,6 +20,10 @@ void SamplingParams::validate() const {
 
 Sampler::Sampler(SamplingParams p) : p_(p), rng_(p.seed) { p_.validate(); }
 
+int64_t greedyToken(std::span<const float> logits) {
+  return std::max_element(logits.begin(), logits.end()) - logits.begin();
+}
+
 int64_t Sampler::sample(std::span<const float> logitsIn, std::span<const int64_t> history) {
   if (logitsIn.empty()) fail("cannot sample from empty logits");
   std::vector<float> penalized;
@@ -35,7 +39,7 @@ int64_t Sampler::sample(std::span<const float> logitsIn, std::span<const int64_t
       }
     logits = penalized;
   }
-  if (p_.greedy) return std::max_element(logits.begin(), logits.end()) - logits.begin();
+  if (p_.greedy) return greedyToken(logits);
   std::vector<int64_t> idx(logits.size());
   std::iota(idx.begin(), idx.end(), 0);
   std::stable_sort(idx.begin(), idx.end(), [&](int64_t a, int64_t b) { return logits[a] > logits[b]; });

@@ -19,7 +19,14 @@ struct SamplingParams {
   float repetitionPenalty = 1.0f;  // > 0; 1 = off
   // Throws strata::Error on out-of-range values, naming the parameter.
   void validate() const;
+  // Greedy on the raw logits (no penalty): the token is greedyToken of the
+  // row, which a runner may pick where the logits are (GraphRunner::runGreedy).
+  bool plainGreedy() const { return greedy && repetitionPenalty == 1.0f; }
 };
+
+// The greedy token of one row of logits: its largest value's id, the lowest
+// id on ties.
+int64_t greedyToken(std::span<const float> logits);
 
 class Sampler {
  public:

@@ -152,16 +152,28 @@ bool Scheduler::step() {
   for (const Planned& p : plan)
     steps.push_back({p.seq->id, std::vector<int64_t>(p.seq->ids.begin() + p.seq->cached,
                                                      p.seq->ids.begin() + p.seq->cached + p.count)});
-  ops::Tensor logits = model_.step(steps);
+  // When every sequence that may sample now is greedy on the raw logits,
+  // the runner picks the tokens where the logits are (on the GPU only ids
+  // come down); otherwise the logits come to the samplers.
+  bool greedy = true;
+  for (const Planned& p : plan) {
+    greedy &= p.seq->req.sampling.plainGreedy();
+    for (int64_t id : p.seq->forks) greedy &= seqs_.at(id)->req.sampling.plainGreedy();
+  }
+  ops::Tensor logits;
+  std::vector<int64_t> greedyIds;
+  if (greedy)
+    greedyIds = model_.stepGreedy(steps);
+  else
+    logits = model_.step(steps);
   ++stats_.steps;
 
-  const int64_t vocab = logits.dim(1);
-  std::vector<std::pair<Seq*, const float*>> sampled;  // who samples a token now, from which row
+  const int64_t vocab = greedy ? 0 : logits.dim(1);
+  std::vector<std::pair<Seq*, size_t>> sampled;  // who samples a token now, from which row
   for (size_t n = 0; n < plan.size(); ++n) {
     Seq& s = *plan[n].seq;
     s.cached += plan[n].count;
     if (s.cached < (int64_t)s.ids.size()) continue;  // a prefill chunk: no token yet
-    const float* row = logits.data<float>() + n * vocab;
     // The prompt is in the cache: samples waiting for it share its blocks
     // and sample their first token from the same logits.
     // (Forked before the parent advances: finishing frees its blocks.)
@@ -175,7 +187,7 @@ bool Scheduler::step() {
       group.push_back(&child);
     }
     s.forks.clear();
-    for (Seq* g : group) sampled.push_back({g, row});
+    for (Seq* g : group) sampled.push_back({g, n});
   }
   // Each sequence samples with its own sampler, so the rows go in
   // parallel when there is enough of them (32 x a 128k vocabulary is
@@ -186,7 +198,9 @@ bool Scheduler::step() {
       [&](int64_t lo, int64_t hi) {
         for (int64_t i = lo; i < hi; ++i) {
           auto [s, row] = sampled[i];
-          if (s->req.maxNewTokens > 0) next[i] = s->sampler.sample({row, (size_t)vocab}, s->ids);
+          if (s->req.maxNewTokens == 0) continue;
+          next[i] = greedy ? greedyIds[row]
+                           : s->sampler.sample({logits.data<float>() + row * vocab, (size_t)vocab}, s->ids);
         }
       },
       (int64_t)sampled.size() * vocab < (int64_t(1) << 20) ? 1 : 0);

@@ -15,6 +15,7 @@
 #include "ops/reference.h"
 #include "ops/regions.h"
 #include "runtime/cuda_kernels.h"
+#include "runtime/sampler.h"
 #include "tests/unit/cuda_device_tensor.h"
 
 using namespace strata;
@@ -98,6 +99,7 @@ using CudaAttentionKernels = KernelSetTest;
 using CudaPagedDecodeKernels = KernelSetTest;
 using CudaPagedPrefillKernels = KernelSetTest;
 using CudaDataMovementKernels = KernelSetTest;
+using CudaArgmaxKernels = KernelSetTest;
 
 // max |got - ref| of a device buffer holding `ref`'s shape in `dt`
 // (infinity where the kernel wrote a non-finite value).
@@ -391,6 +393,36 @@ TEST_F(CudaDataMovementKernels, EqualTheReferenceExactly) {
     DeviceTensor dcache(*dev, cache.stored), dk(*dev, kk.stored), dv(*dev, v.stored), dslots(*dev, slots);
     set->launch(k, dcache.p, dk.p, dv.p, dslots.p, tokens, numBlocks);
     EXPECT_EQ(maxAbsError(*dev, dcache.p, dt, want), 0.0) << k.name;
+  }
+}
+
+// Greedy sampling's argmax: the same token as the host's greedyToken on the
+// stored values, bit for bit, on ragged rows. bf16 / f16 rounding makes
+// ties common; rows of all-equal and all -inf values and a maximum in the
+// last, partial block are forced.
+TEST_F(CudaArgmaxKernels, PickTheHostsGreedyToken) {
+  ASSERT_EQ(set->argmaxes().size(), 2u);
+  std::mt19937 rng(23);
+  for (const runtime::CudaArgmaxKernel& k : set->argmaxes()) {
+    ops::DType dt = ops::parseDType(k.dtype);
+    for (auto [rows, n] : {std::pair<int64_t, int64_t>{1, 1}, {3, 31}, {2, 1000}, {5, 32775}, {1, 128256}, {2, 300001}}) {
+      Operand x = randomOperand({rows, n}, dt, rng);
+      std::vector<float> v(x.f32.data<float>(), x.f32.data<float>() + rows * n);
+      if (rows >= 2) std::fill(v.begin(), v.begin() + n, 0.25f);                          // all equal
+      if (rows >= 3) std::fill(v.begin() + n, v.begin() + 2 * n, -INFINITY);              // all -inf
+      if (rows >= 5) v[3 * n + n - 1] = 4.f, v[4 * n + n / 2] = v[4 * n + n - 1] = 4.f;  // last / tied
+      ops::Tensor stored = ops::Tensor::fromF32(v, {rows, n}).cast(dt), want = stored.toF32();
+      const auto [chunk, splits] = runtime::CudaKernelSet::argmaxSplits(k, n);
+      DeviceTensor dx(*dev, stored), dpart(*dev, size_t(2 * rows * splits * 4));
+      float* mx = static_cast<float*>(dpart.p);
+      set->launch(k, dx.p, mx, mx + rows * splits, rows, n, chunk, splits);
+      std::vector<float> part(2 * rows * splits);
+      dev->download(part.data(), dpart.p, part.size() * 4);
+      std::vector<int64_t> got = runtime::CudaKernelSet::argmaxPick(part.data(), part.data() + rows * splits, rows, splits);
+      for (int64_t r = 0; r < rows; ++r)
+        EXPECT_EQ(got[r], runtime::greedyToken({want.data<float>() + r * n, size_t(n)}))
+            << k.name << " rows=" << rows << " n=" << n << " row " << r << " (" << splits << " splits of " << chunk << ")";
+    }
   }
 }
 

@@ -16,6 +16,7 @@
 #include "runtime/cuda_executor.h"
 #include "runtime/executor.h"
 #include "runtime/paged_generate.h"
+#include "runtime/sampler.h"
 #include "runtime/scheduler.h"
 
 using namespace strata;
@@ -177,6 +178,38 @@ TEST_P(CudaModel, GraphReplayGivesTheSameLogits) {
   ASSERT_EQ(graphs.size(), launches.size());
   for (size_t s = 0; s < graphs.size(); ++s) EXPECT_EQ(graphs[s], launches[s]) << "step " << s;
   std::printf("%s: %lld of 21 steps replayed as a graph\n", GetParam(), (long long)graphed.exec->graphSteps());
+}
+
+// Greedy tokens picked on the device (PagedModel::stepGreedy: the argmax
+// kernel, only partials come down) are the host's greedyToken of the same
+// step's logits: both prompts at once, prefill and 12 decode steps.
+TEST_P(CudaModel, DeviceGreedyIsTheHostsArgmax) {
+  const auto& ref = reference();
+  std::vector<std::vector<int64_t>> prompts = {ref["token_ids"][0].get<std::vector<int64_t>>(),
+                                               ref["token_ids"][1].get<std::vector<int64_t>>()};
+  auto run = [&](bool onDevice) {
+    runtime::PagedKvCache cache(runtime::kvCacheShapeFor(*m.exec, blockSize, 16), m.exec->cacheDevice());
+    runtime::PagedModel pm(*m.exec, cache);
+    std::vector<runtime::PagedModel::SeqStep> steps;
+    for (size_t s = 0; s < prompts.size(); ++s) steps.push_back({(int64_t)s, prompts[s]});
+    std::vector<std::vector<int64_t>> picked;
+    for (int step = 0; step <= 12; ++step) {
+      for (const auto& s : steps) EXPECT_TRUE(cache.reserve(s.seq, cache.length(s.seq) + (int64_t)s.tokens.size()));
+      std::vector<int64_t> next;
+      if (onDevice) {
+        next = pm.stepGreedy(steps);
+      } else {
+        ops::Tensor logits = pm.step(steps);
+        const int64_t vocab = logits.dim(1);
+        for (size_t r = 0; r < steps.size(); ++r)
+          next.push_back(runtime::greedyToken({logits.data<float>() + r * vocab, size_t(vocab)}));
+      }
+      for (size_t r = 0; r < steps.size(); ++r) steps[r].tokens = {next[r]};
+      picked.push_back(next);
+    }
+    return picked;
+  };
+  EXPECT_EQ(run(true), run(false));
 }
 
 INSTANTIATE_TEST_SUITE_P(Dtypes, CudaModel, ::testing::Values("bf16", "f16"),

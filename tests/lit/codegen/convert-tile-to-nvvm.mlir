@@ -245,6 +245,45 @@ func.func @row_sum_over_warps(%x: !tile.ptr<f32>, %y: !tile.ptr<f32>, %R: index)
 
 // -----
 
+// Greedy sampling's step: a [1, 64] block masked past column %n (lane-
+// linear: each lane's 2 elements keep their value or become -inf), its max
+// and argmax. The argmax keeps a (value, index) pair per lane (indices lane
+// and lane + 32 as f32) and exchanges both in five butterfly rounds (ten
+// shuffles); a pair wins on a larger value or an equal one at a lower index.
+// CHECK-LABEL: func.func @masked_argmax
+// CHECK: arith.cmpi slt
+// CHECK: arith.cmpi slt
+// CHECK: vector.from_elements {{.*}} : vector<2xi1>
+// CHECK: arith.select {{.*}} : vector<2xi1>, vector<2xf32>
+// CHECK-COUNT-5: nvvm.shfl.sync bfly
+// CHECK: arith.uitofp {{.*}} : i32 to f32
+// CHECK: arith.cmpf ogt
+// CHECK: arith.cmpf oeq
+// CHECK: arith.cmpf olt
+// CHECK-COUNT-10: nvvm.shfl.sync bfly
+// CHECK-NOT: nvvm.shfl.sync
+// LLVM-LABEL: llvm.func @masked_argmax
+func.func @masked_argmax(%x: !tile.ptr<f32>, %y: !tile.ptr<f32>, %n: index) attributes {tile.num_warps = 1 : i64} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c64 = arith.constant 64 : index
+  %p = tile.make_block_ptr %x, [%c1, %c64], [%c64, %c1], [%c0, %c0] : !tile.ptr<f32> -> !tile.block_ptr<tensor<1x64xf32>>
+  %v = tile.load %p {in_bounds} : !tile.block_ptr<tensor<1x64xf32>>
+  %vm = tile.mask %v, [%c0, %c0], %n : tensor<1x64xf32>
+  %m = tile.reduce %vm {kind = "max", axis = 1 : i64} : tensor<1x64xf32> -> tensor<1xf32>
+  %i = tile.reduce %vm {kind = "argmax", axis = 1 : i64} : tensor<1x64xf32> -> tensor<1xf32>
+  %me = tile.expand_dims %m {axis = 1 : i64} : tensor<1xf32> -> tensor<1x1xf32>
+  %ie = tile.expand_dims %i {axis = 1 : i64} : tensor<1xf32> -> tensor<1x1xf32>
+  %q0 = tile.make_block_ptr %y, [%c1, %c2], [%c2, %c1], [%c0, %c0] : !tile.ptr<f32> -> !tile.block_ptr<tensor<1x1xf32>>
+  %q1 = tile.make_block_ptr %y, [%c1, %c2], [%c2, %c1], [%c0, %c1] : !tile.ptr<f32> -> !tile.block_ptr<tensor<1x1xf32>>
+  tile.store %q0, %me {in_bounds} : !tile.block_ptr<tensor<1x1xf32>>
+  tile.store %q1, %ie {in_bounds} : !tile.block_ptr<tensor<1x1xf32>>
+  return
+}
+
+// -----
+
 // split_k: per warp and K step 4 x 4 mma.sync (K 64 of 256, N 32), no
 // barrier in the loop. The cross-warp sum of the partial sums after it goes
 // through the kernel's shared-memory scratch (4 warps x 32 lanes x 4 floats): per

@@ -40,3 +40,12 @@ func.func @concat(%x: tensor<4x8xf32>) {
   %r = tile.concat %x, %x {axis = 1 : i64} : tensor<4x8xf32>, tensor<4x8xf32> -> tensor<4x16xf32>
   return
 }
+
+// -----
+
+// Greedy sampling's argmax runs on the GPU only.
+func.func @argmax(%x: tensor<1x8xf32>) attributes {tile.num_warps = 1 : i64} {
+  // expected-error @+1 {{the CPU backend does not lower argmax (sm_90 does)}}
+  %r = tile.reduce %x {kind = "argmax", axis = 1 : i64} : tensor<1x8xf32> -> tensor<1xf32>
+  return
+}

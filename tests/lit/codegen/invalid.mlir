@@ -66,8 +66,17 @@ func.func @reduce_shape(%a: tensor<8x16xf32>) {
 // -----
 
 func.func @reduce_kind(%a: tensor<8x16xf32>) {
-  // expected-error @+1 {{kind must be max or sum}}
+  // expected-error @+1 {{kind must be max, sum or argmax}}
   %r = tile.reduce %a {kind = "min", axis = 1 : i64} : tensor<8x16xf32> -> tensor<8xf32>
+  return
+}
+
+// -----
+
+// An argmax's index is relative to the tile it reduces: within one warp.
+func.func @argmax_across_warps(%a: tensor<8x16xf32>) {
+  // expected-error @+1 {{argmax needs an axis and stays within a warp (no cross_warp)}}
+  %r = tile.reduce %a {kind = "argmax", axis = 1 : i64, cross_warp} : tensor<8x16xf32> -> tensor<8xf32>
   return
 }
 
