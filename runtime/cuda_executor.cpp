@@ -116,8 +116,11 @@ Tensor randomWeight(CudaDevice& dev, const ops::WeightRef& w, ops::DType dt, uin
 
 // Sibling GEMM weights ([N, K] q / k / v of one input, region.gemm with
 // several weights) placed back to back in one allocation: weight name ->
-// (group, byte offset), and each group's bytes. At one row, one GEMM over
-// the joined [sum N, K] matrix computes them all (see Impl::gemm).
+// (group, byte offset), and each group's bytes. Each weight starts on a
+// 256-byte boundary, as its own allocation would (the kernels' 16-byte
+// copies need it); where that leaves a gap the group is not one matrix and
+// Impl::gemm runs the GEMMs apart. At one row, one GEMM over the joined
+// [sum N, K] matrix computes them all (see Impl::gemm).
 struct JoinedWeights {
   std::map<std::string, std::pair<size_t, size_t>> at;
   std::vector<size_t> groupBytes;
@@ -136,13 +139,14 @@ JoinedWeights joinSiblingWeights(const ops::GraphDef& g, const std::function<ops
     for (int64_t wi = 0; wi < op.outputs(); ++wi) {
       auto it = weights.find(n.inputs[op.weight(wi)]);
       if (it == weights.end() || it->second->shape.size() != 2 || storedAs(it->second->dtype) != dt ||
-          j.at.count(it->first))
+          j.at.count(it->first) || std::find(ws.begin(), ws.end(), it->second) != ws.end())
         break;
       ws.push_back(it->second);
     }
     if ((int64_t)ws.size() != op.outputs()) continue;
     size_t off = 0;
     for (const auto* w : ws) {
+      off = (off + 255) / 256 * 256;
       j.at[w->name] = {j.groupBytes.size(), off};
       off += ops::numel(w->shape) * ops::dtypeSize(dt);
     }
@@ -298,7 +302,8 @@ V CudaExecutor::Impl::gemm(const ops::NodeDef& n, const std::vector<const Val*>&
       b.b = base;
       b.c = mut(c);
       k.launch(kern, b, M, total, K);
-      for (int64_t wi = 0, at = 0; wi < op.outputs(); at += widthOf(wi++)) outs.push_back(c.view(at, withLast(outBase, widthOf(wi))));
+      for (int64_t wi = 0, at = 0; wi < op.outputs(); at += widthOf(wi++))
+        outs.push_back(c.view(at, withLast(outBase, widthOf(wi))));
       return outs;
     }
   }
