@@ -1100,7 +1100,9 @@ class Lowering {
     if (!et || !bq.view || (!et.isBF16() && !et.isF16()))
       return d.emitError() << "warpgroup dots take f16 or bf16 operands from local memory";
     int64_t n = frags.of(d.getResult()).cols;
-    Value wgRow = arith::MulIOp::create(b, loc, arith::RemUIOp::create(b, loc, warpId, cst(4)), cst(16));
+    const UArch& u = uarchFor("sm_90");
+    Value wgRow = arith::MulIOp::create(b, loc, arith::RemUIOp::create(b, loc, warpId, cst(u.warpsPerGroup())),
+                                        cst(u.groupDotM / u.warpsPerGroup()));
     Value aRow = arith::SubIOp::create(b, loc, cst(a.row), wgRow);
     Value descA = matrixDescriptor(loc, elementPtr(loc, a.view, {aRow, cst(a.col)}, 3));
     Value descB = matrixDescriptor(loc, elementPtr(loc, bq.view, {cst(bq.row), cst(bq.col)}, 3));

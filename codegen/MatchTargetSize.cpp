@@ -624,7 +624,8 @@ struct MatchTargetSizePass : impl::MatchTargetSizeBase<MatchTargetSizePass> {
         if (auto d = dyn_cast<DenseElementsAttr>(c.getValue())) c.setValueAttr(d.reshape(cast<ShapedType>(c.getType())));
       });
     } else if (failed(Splitter(f, load, dot,
-                               u->groupDotM ? Shape{u->groupDotM / 4, u->groupDotMaxN, u->groupDotK} : Shape{})
+                               u->groupDotM ? Shape{u->groupDotM / u->warpsPerGroup(), u->groupDotMaxN, u->groupDotK}
+                                            : Shape{})
                           .run())) {
       return signalPassFailure();
     }

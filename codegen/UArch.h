@@ -24,6 +24,9 @@ struct UArch {
   int64_t lanes, vectorBytes;
   // Warpgroup MMA (sm_90 wgmma m64nNk16, N up to 256); 0 where absent.
   int64_t groupDotM, groupDotMaxN, groupDotK;
+  // The warps of a warpgroup: each holds dotM of its groupDotM accumulator
+  // rows (sm_90: 4 warps of 16 rows); 0 without warpgroup MMA.
+  int64_t warpsPerGroup() const { return groupDotM ? groupDotM / dotM : 0; }
   // Per-core L2 cache bytes (CPU rows: what GEMM kernels size their K chunks
   // and row groups by; 0 where codegen does not use it).
   int64_t l2Bytes;
