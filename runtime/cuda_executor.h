@@ -10,8 +10,10 @@
 //
 // All work goes to the device's default stream in graph order; step
 // inputs (ids, positions, tables) go up in one copy per step, and the
-// logits come down (f32) at the end of run(), which is the one
-// synchronization point. Intermediate values come from a pool of device
+// logits come down (f32) at the end of run() — or, with runGreedy(), only
+// the argmax kernel's per-split maxima and indices — which is the one
+// synchronization point. q / k / v weights sit back to back, so one GEMM
+// computes them at one row. Intermediate values come from a pool of device
 // blocks reused across nodes and steps (stream order makes reuse safe).
 #pragma once
 #include <cstdint>
