@@ -8,7 +8,6 @@
 #include <vector>
 
 #include "runtime/paged_generate.h"
-#include "runtime/parallel.h"
 
 namespace strata::runtime {
 
