@@ -14,7 +14,8 @@ std::vector<int64_t> GraphRunner::runGreedy(const TensorMap& inputs, const std::
   auto it = out.find(name);
   if (it == out.end()) fail("{}: the graph has no output '{}'", graph().source, name);
   const ops::Tensor logits = it->second.toF32();
-  if (logits.rank() < 1 || logits.dim(logits.rank() - 1) < 1) fail("output '{}' {} has no rows of logits", name, ops::shapeStr(logits.shape()));
+  if (logits.rank() < 1 || logits.dim(logits.rank() - 1) < 1)
+    fail("output '{}' {} has no rows of logits", name, ops::shapeStr(logits.shape()));
   const int64_t vocab = logits.dim(logits.rank() - 1), rows = logits.numel() / vocab;
   std::vector<int64_t> ids(rows);
   for (int64_t r = 0; r < rows; ++r) ids[r] = greedyToken({logits.data<float>() + r * vocab, (size_t)vocab});
