@@ -23,10 +23,12 @@
 // and broadcasts carry the layout along (a broadcast source holds the same
 // lane elements with the broadcast dimension at coordinate 0); a row or
 // column reduction of C holds C's elements with that coordinate collapsed.
-// Warpgroup dots (match-target-size's form for operands loaded from
-// swizzled local buffers) become wgmma.m64nNk16: their A and B operands
-// are never held in registers (fragment Desc: the lowering turns the view
-// they were loaded from into a shared-memory matrix descriptor), and their
+// Warpgroup dots (match-target-size's form for a B operand loaded from a
+// swizzled local buffer) become wgmma.m64nNk16: B, and A when it comes
+// from such a buffer too, is never held in registers (fragment Desc: the
+// lowering turns the view it was loaded from into a shared-memory matrix
+// descriptor); an A in registers is the mma A fragment (wgmma's register
+// A of the warp's 16 rows is the same), in the ISA's K order; and their
 // [16, N] accumulator holds the N / 8 [16, 8] C fragments one after the
 // other (element i: row g + 8 (i/2 % 2), column 8 (i/4) + 2t + i%2), which
 // is both wgmma's accumulator order for the warp's 16 rows and what the
@@ -117,7 +119,8 @@ LoadOp groupOperandLoad(Value v) {
   }
   return isGroupDotOperand(v) ? v.getDefiningOp<LoadOp>() : LoadOp();
 }
-bool isGroupDot(DotOp d) { return groupOperandLoad(d.getA()) && groupOperandLoad(d.getB()); }
+// A warpgroup dot: B from a swizzled buffer (A from one or from registers).
+bool isGroupDot(DotOp d) { return bool(groupOperandLoad(d.getB())); }
 
 // Decides every tile value's fragment; reports the first conflict.
 class FragAnalysis {
@@ -200,7 +203,9 @@ class FragAnalysis {
     if (auto d = dyn_cast<DotOp>(op); d && isGroupDot(d)) {
       Frag acc;
       acc.cols = cast<RankedTensorType>(d.getC().getType()).getDimSize(1);
-      c |= set(d.getA(), Frag{Frag::Desc}, op);
+      Frag a{Frag::A, 16};
+      a.permuteK = permuteK;
+      c |= set(d.getA(), groupOperandLoad(d.getA()) ? Frag{Frag::Desc} : a, op);
       c |= set(d.getB(), Frag{Frag::Desc}, op);
       c |= set(d.getC(), acc, op);
       c |= set(d.getResult(), acc, op);
@@ -316,6 +321,7 @@ struct LocalMemory {
   // Warpgroup dots that open / close a run of them in their block (the
   // run is fenced before and committed after as one wgmma group).
   DenseSet<Operation*> groupDotFirst, groupDotLast;
+  DenseSet<Operation*> nMajorB;  // warpgroup dots whose B view is N-contiguous
 };
 
 // The 128-byte swizzle (tile.alloc's `swizzle`): the 16-byte chunk of a
@@ -920,7 +926,7 @@ class Lowering {
       }
       return Value();
     }
-    if (auto d = dyn_cast<DotOp>(op); d && frags.of(d.getA()).kind == Frag::Desc) return lowerGroupDot(d);
+    if (auto d = dyn_cast<DotOp>(op); d && frags.of(d.getB()).kind == Frag::Desc) return lowerGroupDot(d);
     if (auto d = dyn_cast<DotOp>(op)) return lowerDot(d);
     if (auto cc = dyn_cast<ConcatOp>(op); cc && frags.of(cc.getResult()).kind == Frag::Desc)
       return descriptorOperand(loc, cc.getResult(), groupOperands.lookup(cc.getSrcs().front()));
@@ -1064,14 +1070,20 @@ class Lowering {
     return v;
   }
 
-  // The sm_90 shared-memory matrix descriptor of a K-major block in a
-  // 128-byte swizzled buffer starting at `ptr` (address space 3): start
-  // address / 16 in bits 0-13, leading byte offset / 16 in 16-29 (unused
-  // for swizzled K-major blocks: 1), stride byte offset / 16 in 32-45 (one
-  // 8-row atom, 1024 bytes, to the next), swizzle mode in 62-63 (1: 128
-  // bytes). A block starting k elements into the atom's rows (k * 2 bytes)
-  // is addressed by that byte offset: the unit applies the swizzle to the
-  // address bits, as the copies did.
+  // The sm_90 shared-memory matrix descriptor of a block in a 128-byte
+  // swizzled buffer starting at `ptr` (address space 3): start address / 16
+  // in bits 0-13, leading byte offset / 16 in 16-29, stride byte offset /
+  // 16 in 32-45, swizzle mode in 62-63 (1: 128 bytes). The same fields
+  // describe both layouts the buffers have:
+  // - K-major (rows of 64 K elements): the stride offset is one 8-row atom
+  //   (1024 bytes) to the next along M / N; the leading offset is unused
+  //   (1). A block starting k elements into the atom's rows (k * 2 bytes)
+  //   is addressed by that byte offset: the unit applies the swizzle to the
+  //   address bits, as the copies did.
+  // - N-major (rows of 64 N elements, one per K; wgmma's transposed B):
+  //   the stride offset is one 8-row atom (8 K) to the next along K; the
+  //   leading offset (to the next 64 N) is unused at the N <= 64 such
+  //   blocks have here (1).
   Value matrixDescriptor(Location loc, Value ptr) {
     Type i64 = b.getI64Type();
     auto c64 = [&](uint64_t v) { return LLVM::ConstantOp::create(b, loc, i64, b.getI64IntegerAttr(int64_t(v))); };
@@ -1081,30 +1093,29 @@ class Lowering {
     return LLVM::OrOp::create(b, loc, start, c64(fixed));
   }
 
-  // wgmma.mma_async.m64nNk16.f32 with both operands in local memory: the
-  // warp's 16 accumulator rows are rows 16 (warp % 4) .. of its
-  // warpgroup's 64, so A's descriptor starts that many rows above the
-  // warp's own A block (the same address in all four warps). A run of
-  // warpgroup dots is fenced before its first dot (the accumulator
-  // registers were written by other instructions), committed as one group
-  // after its last and waited for right there, so the dots complete where
-  // the tile IR has them. Leaving the group in flight across a K loop's
-  // back edge gained nothing on the H100 (2026-11-22, 128 x 128 blocks:
-  // the same TFLOP/s): ptxas serializes such wgmmas, the loop-carried
-  // accumulator being copied between them.
+  // wgmma.mma_async.m64nNk16.f32 with B in local memory and A there too or
+  // in registers: the warp's 16 accumulator rows are rows 16 (warp % 4) ..
+  // of its warpgroup's 64, so a local A's descriptor starts that many rows
+  // above the warp's own A block (the same address in all four warps); a
+  // register A is the warp's own [16, 16] fragment. A run of warpgroup
+  // dots is fenced before its first dot (the accumulator and A registers
+  // were written by other instructions), committed as one group after its
+  // last and waited for right there, so the dots complete where the tile
+  // IR has them. Leaving the group in flight across a K loop's back edge
+  // gained nothing on the H100 (2026-11-22, 128 x 128 blocks: the same
+  // TFLOP/s): ptxas serializes such wgmmas, the loop-carried accumulator
+  // being copied between them.
   FailureOr<Value> lowerGroupDot(DotOp d) {
     Location loc = d.getLoc();
-    GroupOperand a = groupOperands.lookup(d.getA()), bq = groupOperands.lookup(d.getB());
-    auto mt = a.view ? dyn_cast<MemRefType>(a.view.getType()) : MemRefType();
+    GroupOperand bq = groupOperands.lookup(d.getB());
+    auto mt = bq.view ? dyn_cast<MemRefType>(bq.view.getType()) : MemRefType();
     Type et = mt ? mt.getElementType() : Type();
-    if (!et || !bq.view || (!et.isBF16() && !et.isF16()))
-      return d.emitError() << "warpgroup dots take f16 or bf16 operands from local memory";
+    const Frag& af = frags.of(d.getA());
+    if (!et || (!et.isBF16() && !et.isF16()) || (af.kind == Frag::A && af.permuteK))
+      return d.emitError() << "warpgroup dots take f16 or bf16 operands, B from local memory (A in the ISA's K order "
+                              "when in registers)";
     int64_t n = frags.of(d.getResult()).cols;
-    const UArch& u = uarchFor("sm_90");
-    Value wgRow = arith::MulIOp::create(b, loc, arith::RemUIOp::create(b, loc, warpId, cst(u.warpsPerGroup())),
-                                        cst(u.groupDotM / u.warpsPerGroup()));
-    Value aRow = arith::SubIOp::create(b, loc, cst(a.row), wgRow);
-    Value descA = matrixDescriptor(loc, elementPtr(loc, a.view, {aRow, cst(a.col)}, 3));
+    bool nMajor = local.nMajorB.contains(d);
     Value descB = matrixDescriptor(loc, elementPtr(loc, bq.view, {cst(bq.row), cst(bq.col)}, 3));
     if (local.groupDotFirst.contains(d)) NVVM::WgmmaFenceAlignedOp::create(b, loc);
     Type f32 = b.getF32Type();
@@ -1113,14 +1124,25 @@ class Lowering {
     for (int64_t i = 0; i < n / 2; ++i)
       acc = LLVM::InsertValueOp::create(b, loc, acc, vector::ExtractOp::create(b, loc, d.getC(), i), i);
     auto ctx = b.getContext();
-    NVVM::WGMMATypes t = et.isBF16() ? NVVM::WGMMATypes::bf16 : NVVM::WGMMATypes::f16;
-    Value res = NVVM::WgmmaMmaAsyncOp::create(
-        b, loc, st, acc, descA, descB, NVVM::MMAShapeAttr::get(ctx, 64, n, 16), NVVM::WGMMATypesAttr::get(ctx, t),
-        NVVM::WGMMATypesAttr::get(ctx, t), NVVM::WGMMATypesAttr::get(ctx, NVVM::WGMMATypes::f32),
-        NVVM::WGMMAScaleOutAttr::get(ctx, NVVM::WGMMAScaleOut::one),
-        NVVM::WGMMAScaleInAttr::get(ctx, NVVM::WGMMAScaleIn::one), NVVM::WGMMAScaleInAttr::get(ctx, NVVM::WGMMAScaleIn::one),
-        NVVM::MMALayoutAttr::get(ctx, NVVM::MMALayout::row), NVVM::MMALayoutAttr::get(ctx, NVVM::MMALayout::col),
-        nullptr);
+    Value res;
+    if (af.kind == Frag::Desc) {
+      GroupOperand a = groupOperands.lookup(d.getA());
+      const UArch& u = uarchFor("sm_90");
+      Value wgRow = arith::MulIOp::create(b, loc, arith::RemUIOp::create(b, loc, warpId, cst(u.warpsPerGroup())),
+                                          cst(u.groupDotM / u.warpsPerGroup()));
+      Value aRow = arith::SubIOp::create(b, loc, cst(a.row), wgRow);
+      Value descA = matrixDescriptor(loc, elementPtr(loc, a.view, {aRow, cst(a.col)}, 3));
+      NVVM::WGMMATypes t = et.isBF16() ? NVVM::WGMMATypes::bf16 : NVVM::WGMMATypes::f16;
+      res = NVVM::WgmmaMmaAsyncOp::create(
+          b, loc, st, acc, descA, descB, NVVM::MMAShapeAttr::get(ctx, 64, n, 16), NVVM::WGMMATypesAttr::get(ctx, t),
+          NVVM::WGMMATypesAttr::get(ctx, t), NVVM::WGMMATypesAttr::get(ctx, NVVM::WGMMATypes::f32),
+          NVVM::WGMMAScaleOutAttr::get(ctx, NVVM::WGMMAScaleOut::one),
+          NVVM::WGMMAScaleInAttr::get(ctx, NVVM::WGMMAScaleIn::one), NVVM::WGMMAScaleInAttr::get(ctx, NVVM::WGMMAScaleIn::one),
+          NVVM::MMALayoutAttr::get(ctx, NVVM::MMALayout::row),
+          NVVM::MMALayoutAttr::get(ctx, nMajor ? NVVM::MMALayout::row : NVVM::MMALayout::col), nullptr);
+    } else {
+      res = registerAGroupDot(loc, d.getA(), descB, acc, st, n, et, nMajor);
+    }
     if (local.groupDotLast.contains(d)) {
       NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
       NVVM::WgmmaWaitGroupSyncOp::create(b, loc, b.getI64IntegerAttr(0));
@@ -1128,6 +1150,44 @@ class Lowering {
     SmallVector<Value> out;
     for (int64_t i = 0; i < n / 2; ++i) out.push_back(LLVM::ExtractValueOp::create(b, loc, res, i));
     return Value(vector::FromElementsOp::create(b, loc, VectorType::get({n / 2}, f32), out));
+  }
+
+  // wgmma with A from registers: the NVVM op takes descriptors only, so
+  // this is the PTX itself, in the form the op's own lowering writes: the
+  // accumulator's n / 2 floats written ("=f") and read from the same
+  // registers (tied "0", "1", ...), A as four packed 16-bit pairs (the
+  // lane's elements 2j, 2j + 1: rows g / g + 8, K 2t / 2t + 8, wgmma's
+  // register A order), B's descriptor, the accumulate predicate (from an
+  // immediate 1) and B's transpose bit (1: N-major).
+  Value registerAGroupDot(Location loc, Value aFrag, Value descB, Value acc, Type st, int64_t n, Type et, bool nMajor) {
+    SmallVector<Value> operands;
+    for (int64_t i = 0; i < n / 2; ++i) operands.push_back(LLVM::ExtractValueOp::create(b, loc, acc, i));
+    for (int64_t r = 0; r < 4; ++r) {
+      Value p = vector::ExtractStridedSliceOp::create(b, loc, aFrag, {2 * r}, {2}, {1});
+      operands.push_back(LLVM::BitcastOp::create(b, loc, b.getI32Type(), p));
+    }
+    operands.push_back(descB);
+    operands.push_back(LLVM::ConstantOp::create(b, loc, b.getI32Type(), b.getI32IntegerAttr(1)));
+    std::string type = et.isBF16() ? "bf16" : "f16";
+    std::string text = "{\n.reg .pred p;\nsetp.ne.b32 p, $" + std::to_string(n / 2 + 5) +
+                       ", 0;\nwgmma.mma_async.sync.aligned.m64n" + std::to_string(n) + "k16.f32." + type + "." + type +
+                       " {";
+    std::string constraints;
+    for (int64_t i = 0; i < n / 2; ++i) {
+      text += (i ? ", $" : "$") + std::to_string(i);
+      constraints += (i ? ",=f" : "=f");
+    }
+    int64_t next = n / 2;
+    text += "}, {";
+    for (int64_t r = 0; r < 4; ++r) text += (r ? ", $" : "$") + std::to_string(next + r);
+    text += "}, $" + std::to_string(next + 4) + ", p, 1, 1, " + (nMajor ? "1" : "0") + ";\n}";
+    for (int64_t i = 0; i < n / 2; ++i) constraints += "," + std::to_string(i);
+    constraints += ",r,r,r,r,l,n";
+    return LLVM::InlineAsmOp::create(b, loc, st, operands, text, constraints, /*has_side_effects=*/true,
+                                     /*is_align_stack=*/false, LLVM::tailcallkind::TailCallKind::None,
+                                     LLVM::AsmDialectAttr::get(b.getContext(), LLVM::AsmDialect::AD_ATT),
+                                     /*operand_attrs=*/ArrayAttr())
+        .getResult(0);
   }
 
   // mma.sync.m16n8k16.row.col, f32 accumulate. bf16 pairs travel as i32
@@ -1229,11 +1289,15 @@ struct ConvertTileToNVVMPass : impl::ConvertTileToNVVMBase<ConvertTileToNVVMPass
         bad = true;
       }
     });
-    // Warpgroup dots: runs of them in a block, and their operand views (K
-    // contiguous, 128-byte rows: what the descriptors describe).
+    // Warpgroup dots: runs of them in a block, and their operand views (A
+    // K-contiguous, B either way, 128-byte rows: what the descriptors
+    // describe). The extracts and concats match-target-size puts between
+    // chained dots (one accumulator through two dots) are register renames:
+    // they do not end a run.
     f.walk([&](Block* blk) {
       Operation* prev = nullptr;
       for (Operation& op : *blk) {
+        if (prev && isa<ExtractOp, ConcatOp>(op)) continue;
         auto d = dyn_cast<DotOp>(op);
         bool group = d && isGroupDot(d);
         if (group && !prev) local.groupDotFirst.insert(d);
@@ -1242,6 +1306,7 @@ struct ConvertTileToNVVMPass : impl::ConvertTileToNVVMBase<ConvertTileToNVVMPass
         if (!group || bad) continue;
         for (int operand = 0; operand < 2; ++operand) {
           LoadOp l = groupOperandLoad(operand ? d.getB() : d.getA());
+          if (!l) continue;  // A in registers
           auto m = l.getPtr().getDefiningOp<MakeBlockPtrOp>();
           int64_t rowElems = kSwizzleRowBytes / (tileTypeOf(l.getPtr()).getElementTypeBitWidth() / 8);
           std::optional<int64_t> s0, s1;
@@ -1249,12 +1314,22 @@ struct ConvertTileToNVVMPass : impl::ConvertTileToNVVMBase<ConvertTileToNVVMPass
             s0 = getConstantIntValue(m.getStrides()[0]);
             s1 = getConstantIntValue(m.getStrides()[1]);
           }
-          // A: [M, K] with strides [rowElems, 1]; B: [K, N] with [1, rowElems].
-          bool ok = operand ? (s0 == 1 && s1 == rowElems) : (s0 == rowElems && s1 == 1);
+          // A: [M, K] with strides [rowElems, 1]; B: [K, N] with [1, rowElems]
+          // (K-major) or [rowElems, 1] with N <= rowElems (N-major: one
+          // 128-byte row per K).
+          bool kMajor = s0 == 1 && s1 == rowElems;
+          bool nMajor = s0 == rowElems && s1 == 1;
+          int64_t n = tileTypeOf(d.getB()).getDimSize(1);
+          bool ok = operand ? kMajor || (nMajor && n <= rowElems) : nMajor;
+          if (operand && nMajor) local.nMajorB.insert(d);
           if (!ok) {
-            d.emitError() << "a warpgroup dot reads its " << (operand ? "B" : "A") << " operand from a view with K "
-                          << "contiguous and rows of " << rowElems << " elements (" << (operand ? "strides [1, " : "strides [")
-                          << rowElems << (operand ? "]" : ", 1]") << ", static)";
+            if (operand)
+              d.emitError() << "a warpgroup dot reads its B operand from a view with rows of " << rowElems
+                            << " elements: K contiguous (strides [1, " << rowElems << "]) or N contiguous (strides ["
+                            << rowElems << ", 1], N <= " << rowElems << "), static";
+            else
+              d.emitError() << "a warpgroup dot reads its A operand from a view with K contiguous and rows of "
+                            << rowElems << " elements (strides [" << rowElems << ", 1], static)";
             bad = true;
           }
         }

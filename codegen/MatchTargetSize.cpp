@@ -460,14 +460,17 @@ class Splitter {
     return success();
   }
 
-  // A dot whose operands come from swizzled local buffers runs on the
+  // A dot whose B operand comes from a swizzled local buffer runs on the
   // warpgroup MMA: each warp holds 16 rows of the accumulator (the dot's
   // `horizontal` tiling puts the 4 warps of a warpgroup on 4 consecutive
-  // 16-row strips, which one m64nNk16 computes), and the operands stay in
-  // local memory. Per K step of `group[2]` one dot of [16, k] x [k, N] on
-  // the accumulator's [16, 8] pieces joined along N (concat), split back
-  // after the K steps (extract): the lowering keeps that wide accumulator
-  // in the registers wgmma works on.
+  // 16-row strips, which one m64nNk16 computes), and B stays in local
+  // memory. A does too when it also comes from a swizzled buffer; otherwise
+  // it is held in registers as [16, k] blocks (FlashAttention's P: its
+  // [16, 8] accumulator pieces joined, as for mma.sync). Per K step of
+  // `group[2]` one dot of [16, k] x [k, N] on the accumulator's [16, 8]
+  // pieces joined along N (concat), split back after the K steps
+  // (extract): the lowering keeps that wide accumulator in the registers
+  // wgmma works on.
   LogicalResult rewriteGroupDot(OpBuilder& b, DotOp d) {
     auto at = tileTypeOf(d.getA());
     int64_t M = at.getDimSize(0), K = at.getDimSize(1), N = tileTypeOf(d.getB()).getDimSize(1);
@@ -501,8 +504,8 @@ class Splitter {
 
   LogicalResult rewriteDot(OpBuilder& b, DotOp d) {
     if (isGroupDotOperand(d.getA()) || isGroupDotOperand(d.getB())) {
-      if (!isGroupDotOperand(d.getA()) || !isGroupDotOperand(d.getB()))
-        return d.emitError() << "a warpgroup dot takes both operands from swizzled local memory";
+      if (!isGroupDotOperand(d.getB()))
+        return d.emitError() << "a warpgroup dot takes B from swizzled local memory (A from there or from registers)";
       return rewriteGroupDot(b, d);
     }
     auto at = tileTypeOf(d.getA());

@@ -601,3 +601,54 @@ func.func @row_max_column(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %m: !tile.pt
   tile.store %mp, %me : !tile.block_ptr<tensor<16x1xf32>>
   return
 }
+
+// -----
+
+// FlashAttention's two dots on warpgroup MMAs: S = Q K^T chained over two
+// 64-column panels of head dim 128 (one accumulator through both dots: one
+// run, fenced once, committed and waited once), then O = P V with P (S
+// narrowed) in registers, its [16, 8] pieces joined into [16, 16] A
+// blocks, and V N-major (rows of 64 head-dim columns, one per key): the
+// PTX with a register A and B's transpose bit set.
+// TILE-LABEL: func.func @attention_group_dots
+// TILE-COUNT-8: tile.dot {{.*}} : tensor<16x16xbf16> * tensor<16x64xbf16> -> tensor<16x64xf32>
+// TILE: tile.concat {{.*}} -> tensor<16x16xbf16>
+// TILE: tile.dot {{.*}} : tensor<16x16xbf16> * tensor<16x64xbf16> -> tensor<16x64xf32>
+// CHECK-LABEL: func.func @attention_group_dots
+// CHECK: nvvm.wgmma.fence.aligned
+// CHECK-NOT: nvvm.wgmma.fence.aligned
+// CHECK-COUNT-8: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 64, k = 16>, D[<f32>, <one>], A[<bf16>, <one>, <row>], B[<bf16>, <one>, <col>]
+// CHECK-NEXT: nvvm.wgmma.commit.group.sync.aligned
+// CHECK-NEXT: nvvm.wgmma.wait.group.sync.aligned 0
+// CHECK: nvvm.wgmma.fence.aligned
+// CHECK-COUNT-4: llvm.inline_asm has_side_effects asm_dialect = att "{\0A.reg .pred p;\0Asetp.ne.b32 p, $37, 0;\0Awgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {$0, {{.*}}, $31}, {$32, $33, $34, $35}, $36, p, 1, 1, 1;\0A}", "=f,{{.*}},31,r,r,r,r,l,n"
+// CHECK-NEXT: nvvm.wgmma.commit.group.sync.aligned
+// CHECK-NEXT: nvvm.wgmma.wait.group.sync.aligned 0
+func.func @attention_group_dots(%o: !tile.ptr<f32>) attributes {tile.num_warps = 4 : i64} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c64 = arith.constant 64 : index
+  %sq0 = tile.alloc {size = 4096 : i64, swizzle = 128 : i64} : !tile.ptr<bf16>
+  %sq1 = tile.alloc {size = 4096 : i64, swizzle = 128 : i64} : !tile.ptr<bf16>
+  %sk0 = tile.alloc {size = 4096 : i64, swizzle = 128 : i64} : !tile.ptr<bf16>
+  %sk1 = tile.alloc {size = 4096 : i64, swizzle = 128 : i64} : !tile.ptr<bf16>
+  %sv = tile.alloc {size = 4096 : i64, swizzle = 128 : i64} : !tile.ptr<bf16>
+  %q0p = tile.make_block_ptr %sq0, [%c64, %c64], [%c64, %c1], [%c0, %c0] : !tile.ptr<bf16> -> !tile.block_ptr<tensor<64x64xbf16>>
+  %q1p = tile.make_block_ptr %sq1, [%c64, %c64], [%c64, %c1], [%c0, %c0] : !tile.ptr<bf16> -> !tile.block_ptr<tensor<64x64xbf16>>
+  %k0p = tile.make_block_ptr %sk0, [%c64, %c64], [%c1, %c64], [%c0, %c0] : !tile.ptr<bf16> -> !tile.block_ptr<tensor<64x64xbf16>>
+  %k1p = tile.make_block_ptr %sk1, [%c64, %c64], [%c1, %c64], [%c0, %c0] : !tile.ptr<bf16> -> !tile.block_ptr<tensor<64x64xbf16>>
+  %vp = tile.make_block_ptr %sv, [%c64, %c64], [%c64, %c1], [%c0, %c0] : !tile.ptr<bf16> -> !tile.block_ptr<tensor<64x64xbf16>>
+  %q0 = tile.load %q0p {in_bounds, contiguous = 1 : i64} : !tile.block_ptr<tensor<64x64xbf16>>
+  %q1 = tile.load %q1p {in_bounds, contiguous = 1 : i64} : !tile.block_ptr<tensor<64x64xbf16>>
+  %k0 = tile.load %k0p {in_bounds, contiguous = 0 : i64} : !tile.block_ptr<tensor<64x64xbf16>>
+  %k1 = tile.load %k1p {in_bounds, contiguous = 0 : i64} : !tile.block_ptr<tensor<64x64xbf16>>
+  %zero = arith.constant dense<0.0> : tensor<64x64xf32>
+  %s0 = tile.dot %q0, %k0, %zero {tiling = "horizontal"} : tensor<64x64xbf16> * tensor<64x64xbf16> -> tensor<64x64xf32>
+  %s = tile.dot %q1, %k1, %s0 {tiling = "horizontal"} : tensor<64x64xbf16> * tensor<64x64xbf16> -> tensor<64x64xf32>
+  %p = tile.convert %s : tensor<64x64xf32> -> tensor<64x64xbf16>
+  %v = tile.load %vp {in_bounds, contiguous = 1 : i64} : !tile.block_ptr<tensor<64x64xbf16>>
+  %acc = tile.dot %p, %v, %zero {tiling = "horizontal"} : tensor<64x64xbf16> * tensor<64x64xbf16> -> tensor<64x64xf32>
+  %op = tile.make_block_ptr %o, [%c64, %c64], [%c64, %c1], [%c0, %c0] : !tile.ptr<f32> -> !tile.block_ptr<tensor<64x64xf32>>
+  tile.store %op, %acc : !tile.block_ptr<tensor<64x64xf32>>
+  return
+}

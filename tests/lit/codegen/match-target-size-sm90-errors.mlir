@@ -23,7 +23,8 @@ func.func @group_dot_square(%c: !tile.ptr<f32>) attributes {tile.num_warps = 4 :
 
 // -----
 
-// Both operands of a warpgroup dot stay in swizzled local memory.
+// A warpgroup dot's B operand stays in swizzled local memory (A may come
+// from registers, B may not).
 func.func @group_dot_mixed(%b: !tile.ptr<bf16>, %c: !tile.ptr<f32>) attributes {tile.num_warps = 4 : i64} {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
@@ -34,7 +35,7 @@ func.func @group_dot_mixed(%b: !tile.ptr<bf16>, %c: !tile.ptr<f32>) attributes {
   %x = tile.load %la {in_bounds} : !tile.block_ptr<tensor<64x64xbf16>>
   %y = tile.load %gb {in_bounds} : !tile.block_ptr<tensor<64x64xbf16>>
   %zero = arith.constant dense<0.0> : tensor<64x64xf32>
-  // expected-error @+1 {{a warpgroup dot takes both operands from swizzled local memory}}
+  // expected-error @+1 {{a warpgroup dot takes B from swizzled local memory (A from there or from registers)}}
   %d = tile.dot %x, %y, %zero {tiling = "horizontal"} : tensor<64x64xbf16> * tensor<64x64xbf16> -> tensor<64x64xf32>
   %cp = tile.make_block_ptr %c, [%c64, %c64], [%c64, %c1], [%c0, %c0] : !tile.ptr<f32> -> !tile.block_ptr<tensor<64x64xf32>>
   tile.store %cp, %d : !tile.block_ptr<tensor<64x64xf32>>
