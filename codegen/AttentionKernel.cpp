@@ -6,6 +6,7 @@
 #include <array>
 #include <cmath>
 #include <functional>
+#include <vector>
 
 #include "codegen/StorageText.h"
 #include "ops/error.h"
@@ -47,16 +48,24 @@ AttentionKernelSpec cudaAttentionSpec(int64_t heads, int64_t kvHeads, int64_t he
                                       const std::string& dtype) {
   AttentionKernelSpec s = gpuAttentionShape(heads, kvHeads, headDim, causal, dtype);
   s.paged = false;
-  // H200 sweep (docs/cuda.md): 128 query rows on 4 warps (32 rows per
-  // warp: each K / V fragment read from shared memory feeds two mma), keys
-  // in steps of 64, one block copied ahead; with head dim 128 Q's fragments
-  // do not fit in registers next to the accumulators and are read again
-  // every step.
-  s.numWarps = 4;
+  // Warpgroup dots (docs/cuda.md; H100, 2026-11-22): 128 query rows on 8
+  // warps (two warpgroups of 64 rows), keys in steps of 64, one block
+  // copied ahead; Q, K and V in swizzled panels of 64 head-dim columns.
+  // 161 registers at head dim 128, no spills. (The mma.sync form before
+  // it: 128 rows on 4 warps, Q re-read every step at head dim 128.)
+  s.numWarps = 8;
   s.blockM = 128;
   s.blockN = 64;
   s.stages = 2;
-  s.qInRegisters = headDim <= 64;
+  s.qInRegisters = false;
+  s.groupDots = true;
+  if (headDim % 64) {
+    // Head dims that are not whole 128-byte panels (the tiny test models'
+    // 16) keep the mma.sync form: 128 rows on 4 warps, Q in registers.
+    s.numWarps = 4;
+    s.qInRegisters = true;
+    s.groupDots = false;
+  }
   s.name = fmt::format("attention_{}_h{}_kv{}_d{}_{}", dtype, heads, kvHeads, headDim, causal ? "causal" : "full");
   return s;
 }
@@ -64,16 +73,19 @@ AttentionKernelSpec cudaAttentionSpec(int64_t heads, int64_t kvHeads, int64_t he
 void applyAttentionBlocking(AttentionKernelSpec& s, const std::string& text, const std::string& what) {
   std::string t = text;
   bool reloadQ = !t.empty() && t.back() == 'q';
-  if (reloadQ) t.pop_back();
+  bool group = !t.empty() && t.back() == 'g';
+  if (reloadQ || group) t.pop_back();
   long m = 0, n = 0, w = 0, st = 0;
   int used = 0;
   if (std::sscanf(t.c_str(), "%ldx%ldx%ld@%ld%n", &m, &n, &w, &st, &used) != 4 || used != (int)t.size() || m <= 0 ||
       n <= 0 || w <= 0 || st < 2)
     fail("{} '{}': expected MxNxW@S (block M query rows, N keys per step, W warps, S >= 2 buffers) with an optional "
-         "trailing q (Q read from local memory each step), e.g. 64x64x4@2 or 128x64x4@2q",
+         "trailing q (Q read from local memory each step) or g (warpgroup dots), e.g. 64x64x4@2, 128x64x4@2q or "
+         "128x64x8@2g",
          what, text);
   s.blockM = m, s.blockN = n, s.numWarps = w, s.stages = st;
-  s.qInRegisters = !reloadQ;
+  s.qInRegisters = !reloadQ && !group;
+  s.groupDots = group;
 }
 
 AttentionKernelSpec cudaPagedDecodeSpec(int64_t heads, int64_t kvHeads, int64_t headDim, int64_t pageSize,
@@ -99,10 +111,7 @@ AttentionKernelSpec cudaPagedPrefillSpec(int64_t heads, int64_t kvHeads, int64_t
   s.paged = true;
   s.pageSize = pageSize;
   s.blockN = std::max(s.blockN, pageSize);
-  // The page-by-page copies' address arithmetic costs registers: at head
-  // dim 128 the contiguous blocking spills 136 bytes here, and is still the
-  // fastest (H200, seq 8192: 256 TFLOP/s; 128 rows on 8 warps without
-  // spills 205, 128 x 32 keys in 3 buffers 250, 64 x 64 216).
+  // The contiguous form's blocking, its K / V panels copied page by page.
   s.name = fmt::format("paged_prefill_{}_h{}_kv{}_d{}_p{}", dtype, heads, kvHeads, headDim, pageSize);
   return s;
 }
@@ -121,6 +130,24 @@ bool gpuDecode(const AttentionKernelSpec& s) { return gpuPaged(s) && s.decode; }
 // The decode form's single token sees every cached key: only the key
 // boundary is masked.
 bool causalMask(const AttentionKernelSpec& s) { return s.causal && !gpuDecode(s); }
+
+// The warpgroup-dot form holds the head dim in panels of 64 columns (one
+// 128-byte swizzled row each): its Q, K and V buffers and its accumulators
+// come one per panel. Other forms have one panel, the whole head dim, and
+// no suffix on those names.
+int64_t panels(const AttentionKernelSpec& s) { return s.groupDots ? s.headDim / 64 : 1; }
+int64_t panelWidth(const AttentionKernelSpec& s) { return s.headDim / panels(s); }
+std::string panel(const AttentionKernelSpec& s, int64_t i) { return panels(s) > 1 ? std::to_string(i) : ""; }
+
+// The loop's carried values: the accumulator panels, then m and l.
+// Panel i's first head-dim column (an index constant's name).
+std::string panelOffset(int64_t i) { return i ? fmt::format("%cPo{}", i) : "%c0"; }
+
+std::string carriedTypes(const AttentionKernelSpec& s) {
+  std::string t;
+  for (int64_t i = 0; i < panels(s); ++i) t += fmt::format("tensor<{}x{}xf32>, ", s.blockM, panelWidth(s));
+  return t + fmt::format("tensor<{0}xf32>, tensor<{0}xf32>", s.blockM);
+}
 
 // Rows that may see no key in a program (m stays -inf there): with a key
 // mask, or when the keys are split (the GPU decode form always splits) and
@@ -173,7 +200,42 @@ std::string stepBody(const AttentionKernelSpec& s, bool masked) {
   const StorageText st{s.dtype};
   const std::string kShape = fmt::format("{}x{}", s.headDim, s.blockN), vShape = fmt::format("{}x{}", s.blockN, s.headDim);
   std::string loadK, loadV, scores0, pv;
-  if (gpuForm(s)) {
+  const int64_t np = panels(s), PW = panelWidth(s);
+  if (gpuForm(s) && s.groupDots) {
+    // Local views of stage %st, panel i: Q [M, 64] and K^T [64, N] K-major
+    // (contiguous along the head dim), V [N, 64] N-major (the same rows
+    // read along the head dim). Q and K are only described to the dots
+    // (shared-memory descriptors), never loaded into registers.
+    const std::string QB = st.blockPtr(fmt::format("{}x{}", s.blockM, PW)), KB = st.blockPtr(fmt::format("{}x{}", PW, s.blockN)),
+                      VB = st.blockPtr(fmt::format("{}x{}", s.blockN, PW));
+    loadK = "    %so = arith.muli %st, %cN : index\n";
+    for (int64_t i = 0; i < np; ++i) {
+      std::string x = panel(s, i);
+      loadK += fmt::format(R"(    %qu{x} = tile.make_block_ptr %lq{x}, [%cM, %cPw], [%cPw, %c1], [%c0, %c0] : {P} -> {QB}
+    %qt{x} = tile.load %qu{x} {{in_bounds, contiguous = 1 : i64}} : {QB}
+    %ku{x} = tile.make_block_ptr %lk{x}, [%cPw, %cSN], [%c1, %cPw], [%c0, %so] : {P} -> {KB}
+    %kt{x} = tile.load %ku{x} {{in_bounds, contiguous = 0 : i64}} : {KB}
+)",
+                           fmt::arg("x", x), fmt::arg("P", st.ptr()), fmt::arg("QB", QB), fmt::arg("KB", KB));
+      std::string acc = i ? "%s_" + std::to_string(i - 1) : "%zs", res = i == np - 1 ? "%s" : "%s_" + std::to_string(i);
+      scores0 += fmt::format("    {res} = tile.dot %qt{x}, %kt{x}, {acc}{hint} : {QT} * {KT} -> tensor<{M}x{N}xf32>\n",
+                             fmt::arg("res", res), fmt::arg("x", x), fmt::arg("acc", acc), fmt::arg("hint", hint),
+                             fmt::arg("QT", st.tensor(fmt::format("{}x{}", s.blockM, PW))),
+                             fmt::arg("KT", st.tensor(fmt::format("{}x{}", PW, s.blockN))), fmt::arg("M", s.blockM),
+                             fmt::arg("N", s.blockN));
+      loadV += fmt::format(R"(    %vu{x} = tile.make_block_ptr %lv{x}, [%cSN, %cPw], [%cPw, %c1], [%so, %c0] : {P} -> {VB}
+    %vt{x} = tile.load %vu{x} {{in_bounds, contiguous = 1 : i64}} : {VB}
+)",
+                           fmt::arg("x", x), fmt::arg("P", st.ptr()), fmt::arg("VB", VB));
+    }
+    pv = fmt::format("    %pb = tile.convert %p : tensor<{M}x{N}xf32> -> {PT}\n", fmt::arg("M", s.blockM),
+                     fmt::arg("N", s.blockN), fmt::arg("PT", st.tensor(fmt::format("{}x{}", s.blockM, s.blockN))));
+    for (int64_t i = 0; i < np; ++i)
+      pv += fmt::format("    %accn{x} = tile.dot %pb, %vt{x}, %accs{x}{hint} : {PT} * {VT} -> tensor<{M}x{PW}xf32>\n",
+                        fmt::arg("x", panel(s, i)), fmt::arg("hint", hint), fmt::arg("M", s.blockM), fmt::arg("PW", PW),
+                        fmt::arg("PT", st.tensor(fmt::format("{}x{}", s.blockM, s.blockN))),
+                        fmt::arg("VT", st.tensor(fmt::format("{}x{}", s.blockN, PW))));
+  } else if (gpuForm(s)) {
     // Local views of stage %st: K^T [D, N] over keys stored row by row
     // (contiguous along D), V [N, D] (contiguous along D).
     loadK = (s.qInRegisters ? std::string() : qFragments(s)) + fmt::format(R"(    %so = arith.muli %st, %cN : index
@@ -221,6 +283,12 @@ std::string stepBody(const AttentionKernelSpec& s, bool masked) {
 )",
                           fmt::arg("sc", scores), fmt::arg("M", s.blockM), fmt::arg("N", s.blockN));
   }
+  std::string rescale, yields;
+  for (int64_t i = 0; i < np; ++i) {
+    rescale += fmt::format("    %accs{x} = arith.mulf %acc{x}, %ab : tensor<{M}x{PW}xf32>\n", fmt::arg("x", panel(s, i)),
+                           fmt::arg("M", s.blockM), fmt::arg("PW", PW));
+    yields += fmt::format("%accn{}, ", panel(s, i));
+  }
   return fmt::format(R"({loadK}{scores0}{mask}{rowMax}    %mn = arith.maximumf %m, %mx : tensor<{M}xf32>
 {safe}    %me = tile.expand_dims {ms} {{axis = 1 : i64}} : tensor<{M}xf32> -> tensor<{M}x1xf32>
     %mb = tile.broadcast %me : tensor<{M}x1xf32> -> tensor<{M}x{N}xf32>
@@ -231,11 +299,11 @@ std::string stepBody(const AttentionKernelSpec& s, bool masked) {
     %la = arith.mulf %l, %alpha : tensor<{M}xf32>
     %ln = arith.addf %la, %ps : tensor<{M}xf32>
     %ae = tile.expand_dims %alpha {{axis = 1 : i64}} : tensor<{M}xf32> -> tensor<{M}x1xf32>
-    %ab = tile.broadcast %ae : tensor<{M}x1xf32> -> tensor<{M}x{D}xf32>
-    %accs = arith.mulf %acc, %ab : tensor<{M}x{D}xf32>
-{loadV}{pv}    scf.yield %accn, %mn, %ln : tensor<{M}x{D}xf32>, tensor<{M}xf32>, tensor<{M}xf32>
+    %ab = tile.broadcast %ae : tensor<{M}x1xf32> -> tensor<{M}x{PW}xf32>
+{rescale}{loadV}{pv}    scf.yield {yields}%mn, %ln : {types}
 )",
-                     fmt::arg("M", s.blockM), fmt::arg("N", s.blockN), fmt::arg("D", s.headDim),
+                     fmt::arg("M", s.blockM), fmt::arg("N", s.blockN), fmt::arg("PW", PW), fmt::arg("rescale", rescale),
+                     fmt::arg("yields", yields), fmt::arg("types", carriedTypes(s)),
                      fmt::arg("mask", mask), fmt::arg("sc", scores), fmt::arg("safe", safeMax), fmt::arg("ms", ms),
                      fmt::arg("loadK", loadK), fmt::arg("scores0", scores0), fmt::arg("rowMax", rowMax),
                      fmt::arg("shifted", shifted), fmt::arg("loadV", loadV), fmt::arg("pv", pv));
@@ -261,14 +329,20 @@ std::string kvPointers(const AttentionKernelSpec& s, const char* kBuf, const cha
     %{p}vend = arith.addi %{p}vrow, %{p}valid : index
 )",
                                           fmt::arg("p", p));
+  // One K^T [PW, N] and one V [N, PW] block per head-dim panel (suffix x).
+  std::string ptrs;
+  for (int64_t i = 0; i < panels(s); ++i)
+    ptrs += fmt::format(R"(    %{p}kp{x} = tile.make_block_ptr {kb}, [%cD, %{p}kend], [%c1, %cD], [{off}, %{p}krow] : {P} -> !tile.block_ptr<tensor<{PW}x{N}x{T}>>
+    %{p}vp{x} = tile.make_block_ptr {vb}, [%{p}vend, %cD], [%cD, %c1], [%{p}vrow, {off}] : {P} -> !tile.block_ptr<tensor<{N}x{PW}x{T}>>
+)",
+                        fmt::arg("kb", kBuf), fmt::arg("vb", vBuf), fmt::arg("N", n ? n : s.blockN),
+                        fmt::arg("PW", panelWidth(s)), fmt::arg("T", s.dtype), fmt::arg("P", StorageText{s.dtype}.ptr()),
+                        fmt::arg("p", p), fmt::arg("x", panel(s, i)), fmt::arg("off", panelOffset(i)));
   return fmt::format(R"(    %{p}vleft = arith.subi %ctx, {j} : index
     %{p}valid = arith.minsi %{p}vleft, {keys} : index
-{ends}    %{p}kp = tile.make_block_ptr {kb}, [%cD, %{p}kend], [%c1, %cD], [%c0, %{p}krow] : {P} -> !tile.block_ptr<tensor<{D}x{N}x{T}>>
-    %{p}vp = tile.make_block_ptr {vb}, [%{p}vend, %cD], [%cD, %c1], [%{p}vrow, %c0] : {P} -> !tile.block_ptr<tensor<{N}x{D}x{T}>>
-)",
-                     fmt::arg("ends", ends), fmt::arg("kb", kBuf), fmt::arg("vb", vBuf), fmt::arg("N", n ? n : s.blockN),
-                     fmt::arg("D", s.headDim), fmt::arg("T", s.dtype), fmt::arg("P", StorageText{s.dtype}.ptr()),
-                     fmt::arg("p", p), fmt::arg("j", j), fmt::arg("keys", keys));
+{ends}{ptrs})",
+                     fmt::arg("ends", ends), fmt::arg("ptrs", ptrs), fmt::arg("p", p), fmt::arg("j", j),
+                     fmt::arg("keys", keys));
 }
 
 // A loop over key blocks [from, to) carrying (acc, m, l) from `inits`.
@@ -277,8 +351,9 @@ std::string kvPointers(const AttentionKernelSpec& s, const char* kBuf, const cha
 // blocks are copied ahead; step i waits until block i has landed (stages -
 // 2 groups left in flight), a barrier makes it visible and frees the buffer
 // step i - 1 read, which receives block i + stages - 1.
+// `inits`: the accumulator panels', m's and l's (carriedTypes).
 std::string loop(const AttentionKernelSpec& s, const KvRows& kvRows, bool masked, const char* from, const char* to,
-                 const std::array<std::string, 3>& inits, const char* result) {
+                 const std::vector<std::string>& inits, const char* result) {
   std::string pre, rows;
   if (!gpuForm(s)) {
     rows = kvRows("", "%j");
@@ -288,8 +363,8 @@ std::string loop(const AttentionKernelSpec& s, const KvRows& kvRows, bool masked
     // The paged forms copy the step's pages one by one (each from its own
     // physical block) into consecutive rows of the stage.
     const int64_t page = gpuPaged(s) ? s.pageSize : s.blockN;
-    const std::string KP = st.blockPtr(fmt::format("{}x{}", s.headDim, page)),
-                      VP = st.blockPtr(fmt::format("{}x{}", page, s.headDim));
+    const std::string KP = st.blockPtr(fmt::format("{}x{}", panelWidth(s), page)),
+                      VP = st.blockPtr(fmt::format("{}x{}", page, panelWidth(s)));
     auto copy = [&](const std::string& p, const std::string& j, const std::string& stage) {
       std::string text = fmt::format("    %{p}so = arith.muli {st}, %cN : index\n", fmt::arg("p", p), fmt::arg("st", stage));
       for (int64_t pg = 0; pg < s.blockN / page; ++pg) {
@@ -300,13 +375,18 @@ std::string loop(const AttentionKernelSpec& s, const KvRows& kvRows, bool masked
                               fmt::arg("q", q), fmt::arg("j", j), fmt::arg("p", p), fmt::arg("off", pg * page));
           jj = "%" + q + "j", row = "%" + q + "r";
         }
-        text += kvRows(q, jj) + fmt::format(R"(    %{q}kl = tile.make_block_ptr %lk, [%cD, %cSN], [%c1, %cPD], [%c0, {row}] : {P} -> {KB}
-    tile.async_copy %{q}kl, %{q}kp {{contiguous = 0 : i64}} : {KB}
-    %{q}vl = tile.make_block_ptr %lv, [%cSN, %cD], [%cPD, %c1], [{row}, %c0] : {P} -> {VB}
-    tile.async_copy %{q}vl, %{q}vp {{contiguous = 1 : i64}} : {VB}
+        text += kvRows(q, jj);
+        // Panel x of the stage: rows of the panel's width, padded by 8
+        // elements (one panel) or swizzled (warpgroup dots, %cPD = %cPw).
+        for (int64_t i = 0; i < panels(s); ++i)
+          text += fmt::format(R"(    %{q}kl{x} = tile.make_block_ptr %lk{x}, [{W}, %cSN], [%c1, %cPD], [%c0, {row}] : {P} -> {KB}
+    tile.async_copy %{q}kl{x}, %{q}kp{x} {{contiguous = 0 : i64}} : {KB}
+    %{q}vl{x} = tile.make_block_ptr %lv{x}, [%cSN, {W}], [%cPD, %c1], [{row}, %c0] : {P} -> {VB}
+    tile.async_copy %{q}vl{x}, %{q}vp{x} {{contiguous = 1 : i64}} : {VB}
 )",
-                                            fmt::arg("q", q), fmt::arg("row", row), fmt::arg("P", st.ptr()),
-                                            fmt::arg("KB", KP), fmt::arg("VB", VP));
+                              fmt::arg("q", q), fmt::arg("x", panel(s, i)), fmt::arg("row", row),
+                              fmt::arg("W", s.groupDots ? "%cPw" : "%cD"), fmt::arg("P", st.ptr()), fmt::arg("KB", KP),
+                              fmt::arg("VB", VP));
       }
       return text;
     };
@@ -337,12 +417,15 @@ std::string loop(const AttentionKernelSpec& s, const KvRows& kvRows, bool masked
                        fmt::arg("from", from), fmt::arg("to", to), fmt::arg("S2", s.stages - 2),
                        fmt::arg("copy", copy("n", "%nj", "%nst")));
   }
-  return pre + fmt::format(R"(  {res}:3 = scf.for %j = {from} to {to} step %cN iter_args(%acc = {i0}, %m = {i1}, %l = {i2}) -> (tensor<{M}x{D}xf32>, tensor<{M}xf32>, tensor<{M}xf32>) {{
+  std::string args;
+  for (int64_t i = 0; i < panels(s); ++i) args += fmt::format("%acc{} = {}, ", panel(s, i), inits[i]);
+  args += fmt::format("%m = {}, %l = {}", inits[panels(s)], inits[panels(s) + 1]);
+  return pre + fmt::format(R"(  {res}:{n} = scf.for %j = {from} to {to} step %cN iter_args({args}) -> ({types}) {{
 {rows}{body}  }}
 )",
-                           fmt::arg("res", result), fmt::arg("from", from), fmt::arg("to", to), fmt::arg("i0", inits[0]),
-                           fmt::arg("i1", inits[1]), fmt::arg("i2", inits[2]), fmt::arg("M", s.blockM),
-                           fmt::arg("D", s.headDim), fmt::arg("rows", rows), fmt::arg("body", stepBody(s, masked)));
+                           fmt::arg("res", result), fmt::arg("n", panels(s) + 2), fmt::arg("from", from),
+                           fmt::arg("to", to), fmt::arg("args", args), fmt::arg("types", carriedTypes(s)),
+                           fmt::arg("rows", rows), fmt::arg("body", stepBody(s, masked)));
 }
 
 }  // namespace
@@ -370,6 +453,11 @@ std::string emitAttentionKernel(const AttentionKernelSpec& s) {
       fail("attention kernel '{}': the GPU decode form packs a KV head's {} query heads into 16 rows of one warp and "
            "copies whole pages (block M {} on {} warps)",
            s.name, s.heads / s.kvHeads, M, s.numWarps);
+    if (s.groupDots && (s.decode || M != 16 * s.numWarps || s.numWarps % 4 || D % 64 || N % 16 || N > 256))
+      fail("attention kernel '{}': warpgroup dots need 16 query rows per warp on whole warpgroups (block M {} on {} "
+           "warps), a head dim of 64-column panels (got {}), keys per step a multiple of 16 up to 256 (got {}) and "
+           "not the decode form",
+           s.name, M, s.numWarps, D, N);
     if (s.numWarps <= 0 || M % (16 * s.numWarps) || N % 16 || D % 16)
       fail("attention kernel '{}': the GPU form needs a multiple of 16 query rows per warp (block M {} on {} warps) and key block "
            "and head dim multiples of 16 (got {} and {})",
@@ -410,11 +498,11 @@ std::string emitAttentionKernel(const AttentionKernelSpec& s) {
   %qRow = arith.addi %s0, %r0 : index
   %qCol = arith.muli %h, %cD : index
   %qColEnd = arith.addi %qCol, %cD : index
-  %qp = tile.make_block_ptr %q, [%s1, %qColEnd], [%cF, %c1], [%qRow, %qCol] : {P} -> {BP}
-{oPtr}  %tableRow = arith.muli %n, %maxBlocks : index
+{qPtr}{oPtr}  %tableRow = arith.muli %n, %maxBlocks : index
 )",
                            fmt::arg("P", P), fmt::arg("BP", st.blockPtr(qo)),
-                           fmt::arg("oPtr", s.kvSplits > 1 ? std::string()
+                           fmt::arg("qPtr", s.groupDots ? std::string() : fmt::format("  %qp = tile.make_block_ptr %q, [%s1, %qColEnd], [%cF, %c1], [%qRow, %qCol] : {} -> {}\n", P, st.blockPtr(qo))),
+                           fmt::arg("oPtr", s.kvSplits > 1 || s.groupDots ? std::string()
                                                            : fmt::format("  %op = tile.make_block_ptr %o, [%s1, %qColEnd], [%cF, %c1], [%qRow, %qCol] : {} -> {}\n", P, st.blockPtr(qo))));
     // Cache rows of (physical block, kv head): K at ((blk * 2) * Hk + kh) * N,
     // V Hk * N rows further.
@@ -442,13 +530,13 @@ std::string emitAttentionKernel(const AttentionKernelSpec& s) {
   %qBase = arith.muli %bhq, %S : index
   %qRow = arith.addi %qBase, %r0 : index
   %qEnd = arith.addi %qBase, %S : index
-  %qp = tile.make_block_ptr %q, [%qEnd, %cD], [%cD, %c1], [%qRow, %c0] : {P} -> {BP}
-  %op = tile.make_block_ptr %o, [%qEnd, %cD], [%cD, %c1], [%qRow, %c0] : {P} -> {BP}
-  %bk = arith.muli %b, %cHk : index
+{ioPtrs}  %bk = arith.muli %b, %cHk : index
   %bkh = arith.addi %bk, %kh : index
   %kvBase = arith.muli %bkh, %T : index
 )",
-                           fmt::arg("P", P), fmt::arg("BP", st.blockPtr(qo)));
+                           fmt::arg("P", P), fmt::arg("ioPtrs", s.groupDots ? std::string() : fmt::format(R"(  %qp = tile.make_block_ptr %q, [%qEnd, %cD], [%cD, %c1], [%qRow, %c0] : {P} -> {BP}
+  %op = tile.make_block_ptr %o, [%qEnd, %cD], [%cD, %c1], [%qRow, %c0] : {P} -> {BP}
+)", fmt::arg("P", P), fmt::arg("BP", st.blockPtr(qo)))));
     kvRows = [&s](const std::string& p, const std::string& j) {
       return fmt::format(R"(    %{p}krow = arith.addi %kvBase, {j} : index
     %{p}vrow = arith.addi %kvBase, {j} : index
@@ -504,6 +592,19 @@ std::string emitAttentionKernel(const AttentionKernelSpec& s) {
   std::string fullEnd = s.keyMask ? "  %fullEnd = arith.addi %c0, %c0 : index\n"
                                   : "  %fullEnd0 = arith.muli %fullBlocks, %cN : index\n"
                                     "  %fullEnd = arith.minsi %fullEnd0, %kvEnd : index\n";
+  // A [M, PW] block pointer `name` over head-dim panel i of q or o (`buf`)
+  // in the form's token layout: the warpgroup-dot form copies Q and stores
+  // O panel by panel.
+  auto ioPanel = [&](const std::string& buf, const std::string& name, int64_t i) {
+    const std::string bp = st.blockPtr(fmt::format("{}x{}", M, panelWidth(s)));
+    if (!s.paged)
+      return fmt::format("  {} = tile.make_block_ptr {}, [%qEnd, %cD], [%cD, %c1], [%qRow, {}] : {} -> {}\n", name, buf,
+                         panelOffset(i), P, bp);
+    return fmt::format("  {n}_c = arith.addi %qCol, {off} : index\n"
+                       "  {n} = tile.make_block_ptr {b}, [%s1, %qColEnd], [%cF, %c1], [%qRow, {n}_c] : {P} -> {bp}\n",
+                       fmt::arg("n", name), fmt::arg("b", buf), fmt::arg("off", panelOffset(i)), fmt::arg("P", P),
+                       fmt::arg("bp", bp));
+  };
   // Without splits: O = acc / l (with a key mask, rows that saw no key give
   // 0), one store. With splits: the unnormalized partial results.
   std::string epilogue;
@@ -554,13 +655,26 @@ std::string emitAttentionKernel(const AttentionKernelSpec& s) {
   %out = arith.mulf %r2#0, %lb : tensor<{M}x{D}xf32>
 )",
                            fmt::arg("M", M), fmt::arg("D", D));
-  else
+  else if (!s.groupDots)
     epilogue = fmt::format(R"(  %le = tile.expand_dims %r2#2 {{axis = 1 : i64}} : tensor<{M}xf32> -> tensor<{M}x1xf32>
   %lb = tile.broadcast %le : tensor<{M}x1xf32> -> tensor<{M}x{D}xf32>
   %out = arith.divf %r2#0, %lb : tensor<{M}x{D}xf32>
 )",
                            fmt::arg("M", M), fmt::arg("D", D));
-  if (s.kvSplits == 1 && !gpuDecode(s)) epilogue += st.store("%op", "%out", qo);
+  if (s.kvSplits == 1 && !gpuDecode(s) && !s.groupDots) epilogue += st.store("%op", "%out", qo);
+  if (s.groupDots) {
+    // Each accumulator panel divided by l and stored at its columns.
+    const int64_t np = panels(s), PW = panelWidth(s);
+    const std::string po = fmt::format("{}x{}", M, PW);
+    epilogue = fmt::format(R"(  %le = tile.expand_dims %r2#{l} {{axis = 1 : i64}} : tensor<{M}xf32> -> tensor<{M}x1xf32>
+  %lb = tile.broadcast %le : tensor<{M}x1xf32> -> tensor<{M}x{PW}xf32>
+)",
+                           fmt::arg("l", np + 1), fmt::arg("M", M), fmt::arg("PW", PW));
+    for (int64_t i = 0; i < np; ++i)
+      epilogue += fmt::format("  %out{i} = arith.divf %r2#{i}, %lb : tensor<{M}x{PW}xf32>\n", fmt::arg("i", i),
+                              fmt::arg("M", M), fmt::arg("PW", PW)) +
+                  ioPanel("%o", "%op" + std::to_string(i), i) + st.store("%op" + std::to_string(i), "%out" + std::to_string(i), po);
+  }
 
   // Constants only the guarded forms use (an unused tile would get no layout).
   std::string maskConsts;
@@ -585,6 +699,10 @@ std::string emitAttentionKernel(const AttentionKernelSpec& s) {
   %fe0 = arith.minsi %fullEnd, %hi : index
   %fe = arith.maxsi %lo, %fe0 : index
 )";
+  // The loops carry the accumulator panels, m and l.
+  std::vector<std::string> fullInits(panels(s), "%accz"), maskedInits;
+  fullInits.insert(fullInits.end(), {"%m0", "%l0"});
+  for (int64_t i = 0; i < panels(s) + 2; ++i) maskedInits.push_back(fmt::format("%r1#{}", i));
   const double log2e = 1.4426950408889634;
   // This program's query block. The GPU form takes them last first: with
   // the causal mask the last blocks see the most keys, and the blocks the
@@ -598,7 +716,43 @@ std::string emitAttentionKernel(const AttentionKernelSpec& s) {
 )"
                                       : "  %qb = arith.divui %pid0, %cS : index\n";
   std::string loadQ;
-  if (gpuForm(s)) {
+  if (gpuForm(s) && s.groupDots) {
+    // Buffers per head-dim panel x: Q [M, 64], K and V `stages` x [N, 64],
+    // 128-byte swizzled rows (no padding: %cPD is the panel width). Q is
+    // copied once and lands before the key loops start their copies.
+    loadQ = fmt::format(R"(  %cPw = arith.constant {PW} : index
+  %cPD = arith.constant {PW} : index
+  %cSN = arith.constant {SN} : index
+  %cST = arith.constant {ST} : index
+  %cST1 = arith.constant {ST1} : index
+  %cAhead = arith.constant {ahead} : index
+)",
+                        fmt::arg("PW", panelWidth(s)), fmt::arg("SN", s.stages * N), fmt::arg("ST", s.stages),
+                        fmt::arg("ST1", s.stages - 1), fmt::arg("ahead", (s.stages - 1) * N));
+    const std::string QB = st.blockPtr(fmt::format("{}x{}", M, panelWidth(s)));
+    for (int64_t i = 1; i < panels(s); ++i)
+      loadQ += fmt::format("  %cPo{} = arith.constant {} : index\n", i, i * panelWidth(s));
+    for (int64_t i = 0; i < panels(s); ++i)
+      loadQ += fmt::format(R"(  %lq{x} = tile.alloc {{size = {qSize} : i64, swizzle = 128 : i64}} : {P}
+  %lk{x} = tile.alloc {{size = {kvSize} : i64, swizzle = 128 : i64}} : {P}
+  %lv{x} = tile.alloc {{size = {kvSize} : i64, swizzle = 128 : i64}} : {P}
+)",
+                           fmt::arg("x", panel(s, i)), fmt::arg("qSize", M * panelWidth(s)),
+                           fmt::arg("kvSize", s.stages * N * panelWidth(s)), fmt::arg("P", P));
+    for (int64_t i = 0; i < panels(s); ++i)
+      loadQ += ioPanel("%q", fmt::format("%qp{}", i), i) +
+               fmt::format(R"(  %ql{x} = tile.make_block_ptr %lq{x}, [%cM, %cPw], [%cPw, %c1], [%c0, %c0] : {P} -> {QB}
+  tile.async_copy %ql{x}, %qp{i} {{contiguous = 1 : i64}} : {QB}
+)",
+                           fmt::arg("x", panel(s, i)), fmt::arg("i", i), fmt::arg("P", P), fmt::arg("QB", QB));
+    loadQ += fmt::format(R"(  tile.async_commit
+  tile.async_wait {{pending = 0 : i64}}
+  tile.barrier
+  %ssc = arith.constant dense<{sscale:.9e}> : tensor<{M}x{N}xf32>
+  %msc = arith.constant dense<{sscale:.9e}> : tensor<{M}xf32>
+)",
+                         fmt::arg("sscale", s.scale * log2e), fmt::arg("M", M), fmt::arg("N", N));
+  } else if (gpuForm(s)) {
     // Buffers: Q [M, D], K and V `stages` x [N, D], rows padded by 8
     // elements (16 bytes) so an ldmatrix's 8 rows fall in distinct banks.
     // Q is copied once (and its fragments read once, or in every step
@@ -658,7 +812,7 @@ std::string emitAttentionKernel(const AttentionKernelSpec& s) {
   %pos0 = arith.addi %past, %r0 : index
 {bounds}  %kvEnd = arith.select %hasRows, %kvEnd0, %c0 : index
 {fullEnd}{range}{loadQ}  %zs = arith.constant dense<0.0> : tensor<{M}x{N}xf32>
-{maskConsts}  %acc0 = arith.constant dense<0.0> : tensor<{M}x{D}xf32>
+{maskConsts}  %accz = arith.constant dense<0.0> : tensor<{M}x{PW}xf32>
   %m0 = arith.constant dense<0xFF800000> : tensor<{M}xf32>
   %l0 = arith.constant dense<0.0> : tensor<{M}xf32>
 {fullLoop}{maskedLoop}{epilogue}
@@ -666,12 +820,12 @@ std::string emitAttentionKernel(const AttentionKernelSpec& s) {
 }}
 )",
                      fmt::arg("name", s.name), fmt::arg("args", args), fmt::arg("M", M), fmt::arg("N", N),
-                     fmt::arg("D", D), fmt::arg("F", s.heads * D), fmt::arg("G", s.heads / s.kvHeads),
+                     fmt::arg("D", D), fmt::arg("PW", panelWidth(s)), fmt::arg("F", s.heads * D), fmt::arg("G", s.heads / s.kvHeads),
                      fmt::arg("H", s.heads), fmt::arg("Hk", s.kvHeads), fmt::arg("Hk2", 2 * s.kvHeads),
                      fmt::arg("HkN", s.kvHeads * N), fmt::arg("prologue", prologue), fmt::arg("bounds", bounds),
                      fmt::arg("fullEnd", fullEnd),
-                     fmt::arg("fullLoop", loop(s, kvRows, false, "%lo", "%fe", {"%acc0", "%m0", "%l0"}, "%r1")),
-                     fmt::arg("maskedLoop", loop(s, kvRows, true, "%fe", "%hi", {"%r1#0", "%r1#1", "%r1#2"}, "%r2")),
+                     fmt::arg("fullLoop", loop(s, kvRows, false, "%lo", "%fe", fullInits, "%r1")),
+                     fmt::arg("maskedLoop", loop(s, kvRows, true, "%fe", "%hi", maskedInits, "%r2")),
                      fmt::arg("epilogue", epilogue), fmt::arg("maskConsts", maskConsts),
                      fmt::arg("range", range), fmt::arg("loadQ", loadQ), fmt::arg("queryBlock", queryBlock),
                      fmt::arg("splitCount", gpuDecode(s) ? std::string("  %cS = arith.addi %splits, %c0 : index\n")

@@ -62,6 +62,14 @@ struct AttentionKernelSpec {
   // each step reads them again from local memory: fewer registers live, for
   // blockings with 32 rows per warp).
   bool qInRegisters = true;
+  // GPU form (contiguous or paged prefill): both dots on sm_90's warpgroup
+  // MMA. blockM = 16 numWarps (numWarps a multiple of 4: each warpgroup
+  // takes 64 query rows); Q, K and V staged in 128-byte swizzled buffers,
+  // one per 64 columns of the head dim (a panel); S = Q K^T chained over
+  // the panels with both operands in shared memory, O += P V per panel with
+  // P in registers and V read N-major. qInRegisters does not apply (Q is
+  // never in registers).
+  bool groupDots = false;
   // GPU decode form (stages >= 2 and paged): one new token per sequence,
   // one program per (KV split, KV head, sequence) of one warp whose 16 rows
   // hold the KV head's heads / kvHeads query heads (the rest are padding,
@@ -86,22 +94,24 @@ struct AttentionKernelSpec {
 AttentionKernelSpec cpuAttentionSpec(int64_t heads, int64_t kvHeads, int64_t headDim, float scale, int64_t blockN,
                                      int64_t queryRows);
 
-// Blocking for sm_90 (the GPU form, contiguous): 4 warps x 32 query rows,
-// key blocks of 64, K / V copied one block ahead (2 buffers); Q in
-// registers up to head dim 64, else read from shared memory every step.
+// Blocking for sm_90 (the GPU form, contiguous): warpgroup dots, 8 warps x
+// 16 query rows, key blocks of 64, K / V copied one block ahead (2
+// buffers).
 AttentionKernelSpec cudaAttentionSpec(int64_t heads, int64_t kvHeads, int64_t headDim, bool causal,
                                       const std::string& dtype);
 
 // Replaces the GPU form's blocking with `text`: "MxNxW@S" (block M query
 // rows, N keys per step, W warps, S buffers), a trailing "q" reading Q from
-// local memory in every step (qInRegisters = false), e.g. 128x64x4@2q.
+// local memory in every step (qInRegisters = false), e.g. 128x64x4@2q, or
+// a trailing "g" for warpgroup dots (groupDots), e.g. 128x64x8@2g.
 // Throws strata::Error naming `what` (an option) on malformed text.
 void applyAttentionBlocking(AttentionKernelSpec& s, const std::string& text, const std::string& what);
 
 // The sm_90 paged decode kernel: 16 rows on one warp, 32 keys (pages of
 // `pageSize`; a page when larger) per step, 3 buffers.
-// The sm_90 paged prefill kernel: cudaAttentionSpec's blocking (128 query
-// rows on 4 warps, 64 keys per step) over pages of `pageSize`.
+// The sm_90 paged prefill kernel: cudaAttentionSpec's blocking (warpgroup
+// dots, 128 query rows on 8 warps, 64 keys per step) over pages of
+// `pageSize`.
 AttentionKernelSpec cudaPagedPrefillSpec(int64_t heads, int64_t kvHeads, int64_t headDim, int64_t pageSize,
                                          const std::string& dtype);
 AttentionKernelSpec cudaPagedDecodeSpec(int64_t heads, int64_t kvHeads, int64_t headDim, int64_t pageSize,

@@ -1169,7 +1169,7 @@ class Lowering {
     operands.push_back(descB);
     operands.push_back(LLVM::ConstantOp::create(b, loc, b.getI32Type(), b.getI32IntegerAttr(1)));
     std::string type = et.isBF16() ? "bf16" : "f16";
-    std::string text = "{\n.reg .pred p;\nsetp.ne.b32 p, $" + std::to_string(n / 2 + 5) +
+    std::string text = "{\n.reg .pred p;\nsetp.ne.b32 p, $" + std::to_string(n + 5) +
                        ", 0;\nwgmma.mma_async.sync.aligned.m64n" + std::to_string(n) + "k16.f32." + type + "." + type +
                        " {";
     std::string constraints;
@@ -1177,7 +1177,7 @@ class Lowering {
       text += (i ? ", $" : "$") + std::to_string(i);
       constraints += (i ? ",=f" : "=f");
     }
-    int64_t next = n / 2;
+    int64_t next = n;  // after the n / 2 outputs and the n / 2 tied inputs
     text += "}, {";
     for (int64_t r = 0; r < 4; ++r) text += (r ? ", $" : "$") + std::to_string(next + r);
     text += "}, $" + std::to_string(next + 4) + ", p, 1, 1, " + (nMajor ? "1" : "0") + ";\n}";

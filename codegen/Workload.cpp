@@ -60,6 +60,14 @@ FailureOr<RootChoice> detectWorkload(func::FuncOp f) {
     }
     // A hinted dot becomes the root with the hinted tiling; split_k lays out
     // its A operand (K over warps), from which the dot's layouts follow.
+    // Attention's P V dot (the first whose A comes from a dot) comes first
+    // when hinted: P, its A operand, and through P the scores take their
+    // layouts from it (the warpgroup-dot forms hint their S dots too).
+    for (DotOp d : dots)
+      if (dependsOnDot(d.getA())) {
+        if (auto t = d.getTiling()) return RootChoice{c.workload, d.getResult(), *parseTiling(*t), true};
+        break;
+      }
     for (DotOp d : dots)
       if (auto t = d.getTiling()) {
         Tiling tiling = *parseTiling(*t);

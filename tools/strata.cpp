@@ -228,9 +228,10 @@ int main(int argc, char** argv) {
                                 "kernels instead of the defaults 64x128x64x4@3 (up to 1024 rows) and 128x128x32x4@4 "
                                 "(more; SwiGLU: 64x64x32x4@4) (for tuning)");
   compileKernelsCmd->add_option("--attention-block", ckAttention,
-                                "Blocking MxNxW@S[q] of the attention kernels (block M query rows, N keys per step, W "
-                                "warps, S buffers; q: Q read from shared memory every step) instead of the default "
-                                "128x64x4@2, with q above head dim 64 (for tuning)");
+                                "Blocking MxNxW@S[q|g] of the attention kernels (block M query rows, N keys per step, W "
+                                "warps, S buffers; q: mma.sync with Q read from shared memory every step; g: warpgroup "
+                                "dots, 16 rows per warp; neither: mma.sync with Q in registers) instead of the default "
+                                "128x64x8@2g (for tuning)");
 
   std::string inspectModel;
   bool inspectJson = false, inspectMlir = false, inspectRegions = false;

@@ -288,8 +288,8 @@ TEST(AttentionKernel, GpuFormRejectsWhatItCannotRun) {
   };
   tile::AttentionKernelSpec s = tile::cudaAttentionSpec(32, 8, 128, true, "bf16");
   EXPECT_EQ(s.name, "attention_bf16_h32_kv8_d128_causal");
-  EXPECT_FALSE(s.qInRegisters);
-  EXPECT_NE(tile::emitAttentionKernel(s).find("tile.num_warps = 4"), std::string::npos);
+  EXPECT_TRUE(s.groupDots);
+  EXPECT_NE(tile::emitAttentionKernel(s).find("tile.num_warps = 8"), std::string::npos);
   s.dtype = "f32";
   expectError(s, "takes f16 or bf16");
   s = tile::cudaAttentionSpec(32, 8, 128, true, "bf16");
@@ -312,15 +312,27 @@ TEST(AttentionKernel, GpuFormRejectsWhatItCannotRun) {
   d = tile::cudaPagedDecodeSpec(32, 1, 128, 16, "bf16");  // 32 query heads per KV head: more than 16 rows
   expectError(d, "packs a KV head's 32 query heads");
   s = tile::cudaAttentionSpec(32, 8, 128, true, "bf16");
-  s.blockM = 72;
-  expectError(s, "multiple of 16 query rows per warp");
+  s.blockM = 72;  // warpgroup dots: 16 rows on each of the 8 warps
+  expectError(s, "warpgroup dots need 16 query rows per warp on whole warpgroups (block M 72 on 8 warps)");
+  tile::applyAttentionBlocking(s, "96x64x6@2g", "--attention-block");  // 6 warps: not whole warpgroups
+  expectError(s, "on whole warpgroups (block M 96 on 6 warps)");
+  tile::applyAttentionBlocking(s, "64x64x4@2g", "--attention-block");
+  EXPECT_TRUE(s.groupDots);
+  EXPECT_FALSE(s.qInRegisters);
+  EXPECT_NO_THROW(tile::emitAttentionKernel(s));
+  s.headDim = 96;  // not whole 64-column panels
+  expectError(s, "a head dim of 64-column panels (got 96)");
+  s.headDim = 128;
   tile::applyAttentionBlocking(s, "64x32x2@3q", "--attention-block");
   EXPECT_EQ(s.blockM, 64);
   EXPECT_EQ(s.blockN, 32);
   EXPECT_EQ(s.numWarps, 2);
   EXPECT_EQ(s.stages, 3);
   EXPECT_FALSE(s.qInRegisters);
+  EXPECT_FALSE(s.groupDots);
   EXPECT_NO_THROW(tile::emitAttentionKernel(s));
+  s.blockM = 72;
+  expectError(s, "multiple of 16 query rows per warp");
   for (const char* bad : {"64x32x2", "64x32x2@1", "64x32@2", "64x32x2@2x"})
     EXPECT_THROW(tile::applyAttentionBlocking(s, bad, "--attention-block"), Error) << bad;
 }

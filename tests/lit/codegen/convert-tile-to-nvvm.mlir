@@ -621,7 +621,7 @@ func.func @row_max_column(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %m: !tile.pt
 // CHECK-NEXT: nvvm.wgmma.commit.group.sync.aligned
 // CHECK-NEXT: nvvm.wgmma.wait.group.sync.aligned 0
 // CHECK: nvvm.wgmma.fence.aligned
-// CHECK-COUNT-4: llvm.inline_asm has_side_effects asm_dialect = att "{\0A.reg .pred p;\0Asetp.ne.b32 p, $37, 0;\0Awgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {$0, {{.*}}, $31}, {$32, $33, $34, $35}, $36, p, 1, 1, 1;\0A}", "=f,{{.*}},31,r,r,r,r,l,n"
+// CHECK-COUNT-4: llvm.inline_asm has_side_effects asm_dialect = att "{\0A.reg .pred p;\0Asetp.ne.b32 p, $69, 0;\0Awgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {$0, {{.*}}, $31}, {$64, $65, $66, $67}, $68, p, 1, 1, 1;\0A}", "=f,{{.*}},31,r,r,r,r,l,n"
 // CHECK-NEXT: nvvm.wgmma.commit.group.sync.aligned
 // CHECK-NEXT: nvvm.wgmma.wait.group.sync.aligned 0
 func.func @attention_group_dots(%o: !tile.ptr<f32>) attributes {tile.num_warps = 4 : i64} {
@@ -647,7 +647,8 @@ func.func @attention_group_dots(%o: !tile.ptr<f32>) attributes {tile.num_warps =
   %s = tile.dot %q1, %k1, %s0 {tiling = "horizontal"} : tensor<64x64xbf16> * tensor<64x64xbf16> -> tensor<64x64xf32>
   %p = tile.convert %s : tensor<64x64xf32> -> tensor<64x64xbf16>
   %v = tile.load %vp {in_bounds, contiguous = 1 : i64} : !tile.block_ptr<tensor<64x64xbf16>>
-  %acc = tile.dot %p, %v, %zero {tiling = "horizontal"} : tensor<64x64xbf16> * tensor<64x64xbf16> -> tensor<64x64xf32>
+  %zo = arith.constant dense<0.0> : tensor<64x64xf32>
+  %acc = tile.dot %p, %v, %zo {tiling = "horizontal"} : tensor<64x64xbf16> * tensor<64x64xbf16> -> tensor<64x64xf32>
   %op = tile.make_block_ptr %o, [%c64, %c64], [%c64, %c1], [%c0, %c0] : !tile.ptr<f32> -> !tile.block_ptr<tensor<64x64xf32>>
   tile.store %op, %acc : !tile.block_ptr<tensor<64x64xf32>>
   return
