@@ -70,6 +70,10 @@ struct AttentionKernelSpec {
   // P in registers and V read N-major. qInRegisters does not apply (Q is
   // never in registers).
   bool groupDots = false;
+  // GPU form: blocks per SM the kernel asks room for (0: no request). ptxas
+  // then caps the registers at what that many blocks leave each thread
+  // (the function attribute tile.min_blocks_per_sm, PTX .minnctapersm).
+  int64_t minBlocksPerSM = 0;
   // GPU decode form (stages >= 2 and paged): one new token per sequence,
   // one program per (KV split, KV head, sequence) of one warp whose 16 rows
   // hold the KV head's heads / kvHeads query heads (the rest are padding,

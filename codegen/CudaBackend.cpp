@@ -109,6 +109,12 @@ CudaModule compileCuda(const std::string& tileIr, const std::string& target) {
     OpBuilder b(&ctx);
     f->setAttr(NVVM::NVVMDialect::getKernelFuncAttrName(), b.getUnitAttr());
     f->setAttr(NVVM::NVVMDialect::getMaxntidAttrName(), b.getDenseI32ArrayAttr({int32_t(32 * warps.getInt()), 1, 1}));
+    // Blocks per SM the kernel asks room for: ptxas caps its registers at
+    // what that many blocks leave each thread.
+    if (auto blocks = f->getAttrOfType<IntegerAttr>("tile.min_blocks_per_sm")) {
+      f->removeAttr("tile.min_blocks_per_sm");
+      f->setAttr(NVVM::NVVMDialect::getMinctasmAttrName(), b.getI32IntegerAttr(int32_t(blocks.getInt())));
+    }
   }
 
   // 32-bit pointers for .shared (every shared address fits): staged
