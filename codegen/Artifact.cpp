@@ -26,13 +26,20 @@ void writeText(const fs::path& p, const std::string& text) {
   fs::rename(tmp, p);  // never leaves a half-written file under the final name
 }
 
-// Creates `dir`, or reuses it when empty or holding a previous output
-// (recognized by `marker`).
+// Creates `dir`, or reuses it when empty or holding a previous output:
+// `marker`, or any other file the outputs write there (an artifact whose
+// compile failed halfway has kernel files but no plan.json yet, and may be
+// written again).
 fs::path outputDir(const std::string& dir, const char* marker) {
   fs::path d(dir);
   std::error_code ec;
   if (fs::exists(d, ec) && !fs::is_directory(d, ec)) fail("-o {}: exists and is not a directory", dir);
-  if (fs::is_directory(d, ec) && !fs::is_empty(d, ec) && !fs::exists(d / marker, ec))
+  auto ours = [&] {
+    for (const char* f : {marker, "plan.json", "kernels.json", "kernels.ptx", "kernels.mlir", "kernels.so"})
+      if (fs::exists(d / f, ec)) return true;
+    return false;
+  };
+  if (fs::is_directory(d, ec) && !fs::is_empty(d, ec) && !ours())
     fail("-o {}: the directory is not empty and holds no strata output ({}); refusing to write into it", dir, marker);
   fs::create_directories(d, ec);
   if (ec) fail("cannot create {}: {}", dir, ec.message());

@@ -48,6 +48,9 @@ expect_error "not --backend reference" "$strata" run "$tmp/art" --prompt-ids 0 -
 expect_error "--target cuda" "$strata" compile "$fx" --target cuda -o "$tmp/art2"
 mkdir -p "$tmp/foreign" && echo x > "$tmp/foreign/notes.txt"
 expect_error "not empty" "$strata" compile "$fx" -o "$tmp/foreign"
+# An artifact whose compile stopped before plan.json is strata's: compiled again in place.
+mkdir -p "$tmp/partial" && cp "$tmp/art/kernels.mlir" "$tmp/partial/"
+"$strata" compile "$fx/decoder_with_past.onnx" --target cpu -o "$tmp/partial" --block-size 8 2>/dev/null && [ -f "$tmp/partial/plan.json" ] && ok || bad "compile over a partial artifact"
 
 head -c 50000 "$fx/decoder_with_past.onnx" > "$tmp/truncated.onnx"
 mkdir -p "$tmp/noext" && cp "$fx/external/decoder_with_past.onnx" "$tmp/noext/"
