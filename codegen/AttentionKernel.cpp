@@ -144,10 +144,10 @@ int64_t panels(const AttentionKernelSpec& s) { return s.groupDots ? s.headDim / 
 int64_t panelWidth(const AttentionKernelSpec& s) { return s.headDim / panels(s); }
 std::string panel(const AttentionKernelSpec& s, int64_t i) { return panels(s) > 1 ? std::to_string(i) : ""; }
 
-// The loop's carried values: the accumulator panels, then m and l.
 // Panel i's first head-dim column (an index constant's name).
 std::string panelOffset(int64_t i) { return i ? fmt::format("%cPo{}", i) : "%c0"; }
 
+// The loop's carried values: the accumulator panels, then m and l.
 std::string carriedTypes(const AttentionKernelSpec& s) {
   std::string t;
   for (int64_t i = 0; i < panels(s); ++i) t += fmt::format("tensor<{}x{}xf32>, ", s.blockM, panelWidth(s));
