@@ -143,6 +143,13 @@ ArgmaxKernelSpec cudaArgmaxSpec(const std::string& dtype) { return {fmt::format(
 
 std::vector<ArgmaxKernelSpec> cudaArgmaxKernelSet() { return {cudaArgmaxSpec("bf16"), cudaArgmaxSpec("f16")}; }
 
+// 64 candidates cover HF's default top-k (50) and, for a trained model's
+// peaked distributions, the usual top-p nucleus; a draw the candidates do
+// not settle takes the whole row (runtime/sampler.h).
+TopKKernelSpec cudaTopKSpec(const std::string& dtype) { return {fmt::format("topk_{}", dtype), 32 * 32, 64, dtype}; }
+
+std::vector<TopKKernelSpec> cudaTopKKernelSet() { return {cudaTopKSpec("bf16"), cudaTopKSpec("f16")}; }
+
 std::vector<RopeKernelSpec> cudaRopeKernelSet() {
   std::vector<RopeKernelSpec> set;
   for (const char* dt : {"bf16", "f16"})
@@ -207,6 +214,7 @@ void writeCudaKernelFiles(const CudaKernelSetSpec& set, const std::string& targe
   for (const GatherRowsKernelSpec& s : set.gathers) ir += emitGatherRowsKernel(s);
   for (const KvWriteKernelSpec& s : set.kvWrites) ir += emitKvWriteKernel(s);
   for (const ArgmaxKernelSpec& s : set.argmaxes) ir += emitArgmaxKernel(s);
+  for (const TopKKernelSpec& s : set.topks) ir += emitTopKKernel(s);
   CudaModule m = compileCuda(ir, target);
   // The fields every kind shares (what the runtime launches with), then the
   // kind's own.
@@ -254,6 +262,8 @@ void writeCudaKernelFiles(const CudaKernelSetSpec& set, const std::string& targe
     kernels.push_back(entry("kv_write", s.name, s.dtype,
                             {{"kv_heads", s.kvHeads}, {"head_dim", s.headDim}, {"page_size", s.blockSize}}));
   for (const ArgmaxKernelSpec& s : set.argmaxes) kernels.push_back(entry("argmax", s.name, s.dtype, {{"block_n", s.blockN}}));
+  for (const TopKKernelSpec& s : set.topks)
+    kernels.push_back(entry("topk", s.name, s.dtype, {{"block_n", s.blockN}, {"candidates", s.candidates}}));
   writeText(d / "kernels.mlir", ir);
   writeText(d / "kernels.ptx", m.ptx);
   nlohmann::json manifest = {{"format", kArtifactFormat}, {"target", target}, {"kernels", kernels}};
@@ -274,6 +284,7 @@ CudaKernelSetSpec cudaModelKernelSet(const ops::GraphDef& g, const std::string& 
   const int64_t heads = paged.at("heads").get<int64_t>(), kvHeads = paged.at("kv_heads").get<int64_t>();
   CudaKernelSetSpec set;
   set.argmaxes.push_back(cudaArgmaxSpec(dtype));  // greedy sampling of the logits
+  set.topks.push_back(cudaTopKSpec(dtype));       // temperature / top-k / top-p sampling
   std::set<std::string> names;
   auto once = [&](const std::string& name) { return names.insert(name).second; };
   for (const ops::NodeDef& n : g.nodes) {

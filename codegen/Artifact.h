@@ -16,6 +16,7 @@
 #include "codegen/DataMovementKernels.h"
 #include "codegen/GemmKernel.h"
 #include "codegen/GreedyKernel.h"
+#include "codegen/TopKKernel.h"
 #include "codegen/NormRopeKernels.h"
 #include "codegen/RegionKernels.h"
 
@@ -45,7 +46,8 @@ void writeCpuArtifact(const KernelPlan& plan, const std::string& dir, const nloh
 //                 "combine_threads"; paged prefills "heads", "kv_heads",
 //                 "head_dim", "page_size", "scale", "block_m", "block_n";
 //                 row gathers "block_n"; KV writes "kv_heads", "head_dim",
-//                 "page_size"; argmaxes "block_n"
+//                 "page_size"; argmaxes "block_n"; top-ks "block_n",
+//                 "candidates"
 struct CudaKernelSetSpec {
   std::vector<GemmKernelSpec> gemms;
   std::vector<RmsNormKernelSpec> norms;
@@ -56,6 +58,7 @@ struct CudaKernelSetSpec {
   std::vector<GatherRowsKernelSpec> gathers;
   std::vector<KvWriteKernelSpec> kvWrites;
   std::vector<ArgmaxKernelSpec> argmaxes;  // greedy sampling's device half
+  std::vector<TopKKernelSpec> topks;       // temperature / top-k / top-p sampling's device half
 };
 void writeCudaKernels(const CudaKernelSetSpec& set, const std::string& target, const std::string& dir);
 
@@ -87,6 +90,11 @@ std::vector<RmsNormKernelSpec> cudaRmsNormKernelSet();
 // split, 32 elements per lane per step), and the bf16 and f16 ones.
 ArgmaxKernelSpec cudaArgmaxSpec(const std::string& dtype);
 std::vector<ArgmaxKernelSpec> cudaArgmaxKernelSet();
+
+// Sampling's top-k for the GPU in `dtype` storage (one warp per 1024-column
+// split, 64 candidates a split), and the bf16 and f16 ones.
+TopKKernelSpec cudaTopKSpec(const std::string& dtype);
+std::vector<TopKKernelSpec> cudaTopKKernelSet();
 
 // RoPE kernels for the GPU: bf16 and f16 storage of q / k rows of 32 and 8
 // heads of dim 128 (Llama-3-8B's query and key projections), one warp per

@@ -938,6 +938,7 @@ class Lowering {
     }
     if (auto cc = dyn_cast<ConcatOp>(op)) return lowerConcat(cc);
     if (auto m = dyn_cast<MaskOp>(op)) return lowerMask(m);
+    if (auto io = dyn_cast<IotaOp>(op)) return lowerIota(io);
     if (auto e = dyn_cast<ExtractOp>(op); e && frags.of(e.getSrc()).kind == Frag::Desc) {
       // Sub-block `index` of the source block, row-major over its grid.
       auto rt = cast<RankedTensorType>(e.getResult().getType());
@@ -1032,6 +1033,23 @@ class Lowering {
     SmallVector<Value> keep;
     forLaneElements(fr, [&](int64_t, SmallVector<Value> idx, Value) { keep.push_back(keepsElement(m, idx[0], idx[1])); });
     return maskedBy(m, keep);
+  }
+
+  // Each lane element's index along the axis plus the base, as f32.
+  Value lowerIota(IotaOp io) {
+    Location loc = io.getLoc();
+    const Frag& fr = frags.of(io.getResult());
+    int64_t axis = io.getAxis();
+    SmallVector<Value> elems;
+    auto push = [&](Value i) {
+      Value at = arith::AddIOp::create(b, loc, io.getBase(), i);
+      Value i64 = arith::IndexCastOp::create(b, loc, b.getI64Type(), at);
+      elems.push_back(arith::SIToFPOp::create(b, loc, b.getF32Type(), i64));
+    };
+    if (fr.kind == Frag::Lane) forLaneElements(fr, [&](int64_t, SmallVector<Value> idx, Value) { push(idx[axis]); });
+    else
+      for (int64_t i = 0; i < fr.size(); ++i) push(coords(fr, i)[axis]);
+    return vector::FromElementsOp::create(b, loc, cast<VectorType>(laneType(io.getResult())), elems);
   }
 
   // Whether the mask keeps the element at (row, col) of its tile.
@@ -1247,7 +1265,7 @@ struct ConvertTileToNVVMPass : impl::ConvertTileToNVVMBase<ConvertTileToNVVMPass
       if (!bad && op->getDialect() && isa<TileDialect>(op->getDialect()) &&
           !isa<ProgramIdOp, WarpIdOp, MakeBlockPtrOp, AdvanceOp, LoadOp, StoreOp, PrefetchOp, DotOp, ExtractOp,
                ExpandDimsOp, BroadcastOp, SplatOp, ConvertOp, SiluOp, ReduceOp, BlockLookupOp, AllocOp, AsyncCopyOp,
-               AsyncCommitOp, AsyncWaitOp, BarrierOp, ConcatOp, MaskOp>(op)) {
+               AsyncCommitOp, AsyncWaitOp, BarrierOp, ConcatOp, MaskOp, IotaOp>(op)) {
         op->emitError() << "the sm_90 lowering does not handle '" << op->getName() << "' yet";
         bad = true;
       }

@@ -162,6 +162,7 @@ class Lowering {
       return Value(arith::DivFOp::create(b, loc, s.getSrc(), arith::AddFOp::create(b, loc, one, e)));
     }
     if (auto m = dyn_cast<MaskOp>(op)) return lowerMask(m);
+    if (auto io = dyn_cast<IotaOp>(op)) return lowerIota(io);
     if (auto c = dyn_cast<arith::ConstantOp>(op)) {
       auto d = dyn_cast<DenseElementsAttr>(c.getValue());
       if (!d) return Value();
@@ -276,6 +277,22 @@ class Lowering {
     Value ninf = arith::ConstantOp::create(
         b, loc, DenseElementsAttr::get(vt, b.getFloatAttr(vt.getElementType(), -std::numeric_limits<double>::infinity())));
     return arith::SelectOp::create(b, loc, keep, m.getSrc(), ninf);
+  }
+
+  // Each element's index along the axis (a constant vector) plus the
+  // splatted base, as f32.
+  Value lowerIota(IotaOp io) {
+    Location loc = io.getLoc();
+    auto vt = cast<VectorType>(convertType(io.getType()));
+    ArrayRef<int64_t> shape = vt.getShape();
+    int64_t inner = 1;
+    for (int64_t d = io.getAxis() + 1; d < vt.getRank(); ++d) inner *= shape[d];
+    SmallVector<float> at;
+    for (int64_t i = 0; i < vt.getNumElements(); ++i) at.push_back(float(i / inner % shape[io.getAxis()]));
+    Value idx = arith::ConstantOp::create(b, loc, DenseElementsAttr::get(vt, ArrayRef<float>(at)));
+    Value base = arith::SIToFPOp::create(b, loc, b.getF32Type(),
+                                         arith::IndexCastOp::create(b, loc, b.getI64Type(), io.getBase()));
+    return arith::AddFOp::create(b, loc, idx, vector::BroadcastOp::create(b, loc, vt, base));
   }
 
   FailureOr<Value> lowerDot(DotOp d) {

@@ -79,6 +79,7 @@ struct DistributeToWarpsPass : impl::DistributeToWarpsBase<DistributeToWarpsPass
     // 1. Decisions from the workgroup-level types.
     std::vector<std::pair<MakeBlockPtrOp, Split>> ptrs;
     std::vector<std::pair<MaskOp, Split>> masks;
+    std::vector<std::pair<IotaOp, Split>> iotas;
     SmallVector<ReduceOp> crossReduces;
     SmallVector<DotOp> splitKDots;
     f.walk([&](Operation* op) {
@@ -86,6 +87,8 @@ struct DistributeToWarpsPass : impl::DistributeToWarpsBase<DistributeToWarpsPass
         if (auto s = splitOf(m.getResult().getType().getTileType()); succeeded(s)) ptrs.push_back({m, *s});
       if (auto m = dyn_cast<MaskOp>(op))
         if (auto s = splitOf(cast<RankedTensorType>(m.getType())); succeeded(s)) masks.push_back({m, *s});
+      if (auto io = dyn_cast<IotaOp>(op))
+        if (auto s = splitOf(cast<RankedTensorType>(io.getType())); succeeded(s)) iotas.push_back({io, *s});
       if (auto r = dyn_cast<ReduceOp>(op))
         if (auto s = splitOf(cast<RankedTensorType>(r.getSrc().getType())); succeeded(s) && r.getAxis() &&
                                                                              s->divided[*r.getAxis()])
@@ -95,7 +98,7 @@ struct DistributeToWarpsPass : impl::DistributeToWarpsBase<DistributeToWarpsPass
           splitKDots.push_back(d);
     });
 
-    // 2. Offsets of block pointers and masks move to the warp's block.
+    // 2. Offsets of block pointers, masks and iotas move to the warp's block.
     auto warpOffsets = [&](Operation* op, const Split& s, SmallVector<Value> offsets) {
       b.setInsertionPoint(op);
       for (size_t i = 0; i < offsets.size(); ++i) {
@@ -111,6 +114,10 @@ struct DistributeToWarpsPass : impl::DistributeToWarpsBase<DistributeToWarpsPass
       SmallVector<Value> o = warpOffsets(m, s, {m.getRowBase(), m.getColBase()});
       m.getRowBaseMutable().assign(o[0]);
       m.getColBaseMutable().assign(o[1]);
+    }
+    for (auto& [io, s] : iotas) {
+      SmallVector<Value> o(s.divided.size(), io.getBase());
+      io.getBaseMutable().assign(warpOffsets(io, s, o)[io.getAxis()]);
     }
 
     // 3. Every tile type becomes the warp's block; splat constants follow.

@@ -408,6 +408,20 @@ class Splitter {
       pieces(m.getResult()) = p;
       return success();
     }
+    if (auto io = dyn_cast<IotaOp>(op)) {
+      // Each piece counts from its own first index along the axis.
+      Pieces p = layoutFor(io.getResult());
+      auto t = pieceType(io.getResult(), p.piece);
+      int64_t axis = io.getAxis();
+      forEachIndex(p.grid, [&](ArrayRef<int64_t> idx) {
+        Value base = io.getBase();
+        if (int64_t by = idx[axis] * p.piece[axis])
+          base = arith::AddIOp::create(b, loc, base, arith::ConstantIndexOp::create(b, loc, by));
+        p.values.push_back(IotaOp::create(b, loc, t, base, io.getAxisAttr()));
+      });
+      pieces(io.getResult()) = p;
+      return success();
+    }
     if (auto c = dyn_cast<arith::ConstantOp>(op)) {
       auto d = dyn_cast<DenseElementsAttr>(c.getValue());
       if (!d || !d.isSplat()) return op->emitError() << "only splat constant tiles can be split";

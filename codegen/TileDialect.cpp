@@ -487,6 +487,14 @@ LogicalResult MaskOp::verify() {
   return success();
 }
 
+LogicalResult IotaOp::verify() {
+  auto t = cast<RankedTensorType>(getType());
+  if (getAxis() < 0 || getAxis() >= t.getRank())
+    return emitOpError() << "axis " << getAxis() << " is outside a rank-" << t.getRank() << " tile";
+  if (!t.getElementType().isF32()) return emitOpError() << "gives f32 indices, got " << t;
+  return success();
+}
+
 LogicalResult BlockLookupOp::verify() {
   Type e = getTable().getType().getElementType();
   if (!e.isInteger(32) && !e.isInteger(64)) return emitOpError() << "block tables hold i32 or i64, got " << e;

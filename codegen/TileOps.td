@@ -160,6 +160,22 @@ def Tile_SplatOp : Tile_Op<"splat", [Pure]> {
   let assemblyFormat = "$value attr-dict `:` type($value) `->` type($result)";
 }
 
+def Tile_IotaOp : Tile_Op<"iota", [Pure]> {
+  let summary = "A float tile whose elements are `base` plus their index along `axis`";
+  let description = [{
+    Element (i, j) of a 2-D tile is `base + j` for `axis` 1 (`base + i` for
+    0), as a float (exact below 2^24, the same convention as `argmax`'s
+    index), so a column picked by `argmax` can be compared against it:
+    sampling's top-k rounds take each picked column out of the running tile
+    that way. `distribute-to-warps` and `match-target-size` move `base` to
+    each warp's and each piece's block, as they do a mask's bases.
+  }];
+  let arguments = (ins Index:$base, I64Attr:$axis);
+  let results = (outs Tile_FloatTile:$result);
+  let assemblyFormat = "$base attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
 def Tile_ConvertOp : Tile_Op<"convert", [Pure]> {
   let summary = "Element type conversion of a float tile (round to nearest even)";
   let arguments = (ins Tile_FloatTile:$src);

@@ -260,6 +260,8 @@ struct CudaExecutor::Impl {
   V pagedAttention(const ops::NodeDef& n, const std::vector<const Val*>& in) const;
   V runNode(const ops::NodeDef& n, const std::vector<const Val*>& in) const;
   std::map<std::string, Tensor> execute(const TensorMap& inputs, Tensor& staged) const;
+  // Each row's greedy token of logits d [rows, vocab] on the device.
+  std::vector<int64_t> greedyRows(const Tensor& d, int64_t rows, int64_t vocab) const;
   void prepare(const ops::NodeDef& n) const;
 };
 
@@ -675,28 +677,143 @@ TensorMap CudaExecutor::run(const TensorMap& inputs) const {
   return result;
 }
 
+namespace {
+
+// Output `name` of a step, still on the device: rows of logits in the
+// executor's storage type.
+struct DeviceRows {
+  const Tensor* t = nullptr;
+  int64_t rows = 0, vocab = 0;
+};
+DeviceRows deviceRows(const std::map<std::string, Tensor>& outs, const std::string& name, const ops::GraphDef& g,
+                      ops::DType dt, const std::string& dtName) {
+  auto it = outs.find(name);
+  if (it == outs.end()) fail("{}: the graph has no output '{}'", g.source, name);
+  const Tensor& d = it->second;
+  if (d.dtype() != dt || d.rank() < 1 || d.dim(d.rank() - 1) < 1)
+    fail("output '{}' ({} {}) is not rows of {} logits", name, ops::dtypeName(d.dtype()), ops::shapeStr(d.shape()), dtName);
+  const int64_t vocab = d.dim(d.rank() - 1);
+  if (vocab >= (int64_t(1) << 24)) fail("a vocabulary of {} ids is past the sampling kernels' exact f32 indices", vocab);
+  return {&d, d.numel() / vocab, vocab};
+}
+
+}  // namespace
+
 // The argmax kernel reduces each row to a few (max, index) pairs, which
 // come down; the host picks the row's first largest.
+std::vector<int64_t> CudaExecutor::Impl::greedyRows(const Tensor& d, int64_t rows, int64_t vocab) const {
+  if (rows == 0) return {};
+  const auto& kern = findKernel(k.argmaxes(), [&](const auto& a) { return a.dtype == dtName; }, dtName + " argmax");
+  const auto [chunk, splits] = CudaKernelSet::argmaxSplits(kern, vocab);
+  Tensor part = pool.tensor(ops::DType::F32, {2, rows, splits});
+  float* mx = static_cast<float*>(mut(part));
+  k.launch(kern, d.raw(), mx, mx + rows * splits, rows, vocab, chunk, splits);
+  std::vector<float> host(2 * rows * splits);
+  dev.download(host.data(), part.raw(), host.size() * sizeof(float));
+  return CudaKernelSet::argmaxPick(host.data(), host.data() + rows * splits, rows, splits);
+}
+
 std::vector<int64_t> CudaExecutor::runGreedy(const TensorMap& inputs, const std::string& name) const {
   const Impl& m = *impl_;
   Tensor staged;
   std::map<std::string, Tensor> outs = m.execute(inputs, staged);
-  auto it = outs.find(name);
-  if (it == outs.end()) fail("{}: the graph has no output '{}'", m.g.source, name);
-  const Tensor& d = it->second;
-  if (d.dtype() != m.dt || d.rank() < 1 || d.dim(d.rank() - 1) < 1)
-    fail("output '{}' ({} {}) is not rows of {} logits", name, ops::dtypeName(d.dtype()), ops::shapeStr(d.shape()), m.dtName);
-  const int64_t vocab = d.dim(d.rank() - 1), rows = d.numel() / vocab;
-  if (rows == 0) return {};
-  if (vocab >= (int64_t(1) << 24)) fail("a vocabulary of {} ids is past the argmax kernel's exact f32 indices", vocab);
-  const auto& kern = findKernel(m.k.argmaxes(), [&](const auto& a) { return a.dtype == m.dtName; }, m.dtName + " argmax");
-  const auto [chunk, splits] = CudaKernelSet::argmaxSplits(kern, vocab);
-  Tensor part = m.pool.tensor(ops::DType::F32, {2, rows, splits});
-  float* mx = static_cast<float*>(mut(part));
-  m.k.launch(kern, d.raw(), mx, mx + rows * splits, rows, vocab, chunk, splits);
-  std::vector<float> host(2 * rows * splits);
-  m.dev.download(host.data(), part.raw(), host.size() * sizeof(float));
-  return CudaKernelSet::argmaxPick(host.data(), host.data() + rows * splits, rows, splits);
+  const DeviceRows d = deviceRows(outs, name, m.g, m.dt, m.dtName);
+  return m.greedyRows(*d.t, d.rows, d.vocab);
+}
+
+// Greedy draws take the argmax kernel's partials, sampling draws the top-k
+// kernel's candidates (runtime/sampler.h: headFromSplits); a row comes down
+// whole only for a repetition penalty, a draw its candidates do not
+// settle, or a second temperature on one row (the row's mass is computed
+// at its first draw's temperature).
+std::vector<int64_t> CudaExecutor::runSampled(const TensorMap& inputs, const std::string& name,
+                                              std::span<const RowDraw> draws) const {
+  const Impl& m = *impl_;
+  Tensor staged;
+  std::map<std::string, Tensor> outs = m.execute(inputs, staged);
+  const DeviceRows d = deviceRows(outs, name, m.g, m.dt, m.dtName);
+  const int64_t rows = d.rows, vocab = d.vocab;
+  enum Way { Greedy, Head, Whole };
+  std::vector<Way> way(draws.size(), Whole);
+  std::vector<float> temperature(rows, 0.f);
+  bool anyGreedy = false, anyHead = false;
+  for (size_t i = 0; i < draws.size(); ++i) {
+    const RowDraw& r = draws[i];
+    if (r.row < 0 || r.row >= rows || !r.sampler) fail("a draw from row {} of {} rows of logits", r.row, rows);
+    const SamplingParams& p = r.sampler->params();
+    if (p.plainGreedy()) {
+      way[i] = Greedy, anyGreedy = true;
+    } else if (p.plainSampling() && (temperature[r.row] == 0.f || temperature[r.row] == p.temperature)) {
+      temperature[r.row] = p.temperature;
+      way[i] = Head, anyHead = true;
+    }
+  }
+  std::vector<int64_t> greedy = anyGreedy ? m.greedyRows(*d.t, rows, vocab) : std::vector<int64_t>{};
+  // Candidates: value, index [rows, splits * C], mass [rows, splits].
+  std::vector<float> cand;
+  int64_t splits = 0, C = 0;
+  if (anyHead) {
+    const auto& kern = findKernel(m.k.topks(), [&](const auto& t) { return t.dtype == m.dtName; }, m.dtName + " top-k");
+    splits = kern.splits(vocab), C = kern.candidates;
+    std::vector<float> scale(rows, 1.f);
+    for (int64_t r = 0; r < rows; ++r)
+      if (temperature[r] > 0.f) scale[r] = float(1.4426950408889634 / temperature[r]);
+    Tensor part = m.pool.tensor(ops::DType::F32, {rows * (2 * splits * C + splits + 1)});
+    float* p = static_cast<float*>(mut(part));
+    float *value = p, *index = value + rows * splits * C, *mass = index + rows * splits * C, *sc = mass + rows * splits;
+    m.dev.upload(sc, scale.data(), rows * sizeof(float));
+    m.k.launch(kern, d.t->raw(), value, index, mass, sc, rows, vocab);
+    cand.resize(rows * (2 * splits * C + splits));
+    m.dev.download(cand.data(), part.raw(), cand.size() * sizeof(float));
+  }
+  // Heads first: top-k's k entries (or 256), then all the candidates; a
+  // draw neither settles takes the whole row below (same uniform).
+  std::vector<int64_t> next(draws.size(), -1);
+  std::vector<double> uniform(draws.size(), 0.0);
+  for (size_t i = 0; i < draws.size(); ++i) {
+    const RowDraw& r = draws[i];
+    if (way[i] == Greedy) next[i] = greedy[r.row];
+    if (way[i] != Head) continue;
+    const SamplingParams& p = r.sampler->params();
+    const double u = uniform[i] = r.sampler->draw();
+    const int64_t at = r.row * splits * C;
+    auto head = [&](size_t count) {
+      return headFromSplits(cand.data() + at, cand.data() + rows * splits * C + at,
+                            cand.data() + 2 * rows * splits * C + r.row * splits, splits, C, vocab, p.temperature, count);
+    };
+    std::optional<int64_t> t = pickFromHead(head(headSize(p)), p, u);
+    if (!t && headSize(p) < size_t(splits * C)) t = pickFromHead(head(SIZE_MAX), p, u);
+    if (t) next[i] = *t;
+  }
+  // Whole rows: each comes down once (widened to f32), then the draws on
+  // them run in parallel (a 128k row's sort is milliseconds).
+  std::map<int64_t, std::vector<float>> whole;
+  std::vector<size_t> rest;
+  for (size_t i = 0; i < draws.size(); ++i) {
+    if (next[i] >= 0) continue;
+    rest.push_back(i);
+    auto [it, fresh] = whole.try_emplace(draws[i].row);
+    if (!fresh) continue;
+    std::vector<uint16_t> half(vocab);
+    m.dev.download(half.data(), static_cast<const uint16_t*>(d.t->raw()) + draws[i].row * vocab, vocab * 2);
+    it->second.resize(vocab);
+    for (int64_t j = 0; j < vocab; ++j)
+      it->second[j] = m.dt == ops::DType::BF16 ? ops::bf16ToFloat(half[j]) : ops::halfToFloat(half[j]);
+  }
+  parallelRanges((int64_t)rest.size(), [&](int64_t lo, int64_t hi) {
+    for (int64_t k = lo; k < hi; ++k) {
+      const size_t i = rest[k];
+      const RowDraw& r = draws[i];
+      const std::vector<float>& row = whole.at(r.row);
+      if (way[i] == Head) {
+        const SamplingParams& p = r.sampler->params();
+        next[i] = *pickFromHead(headOf(row, p.temperature, row.size()), p, uniform[i]);
+      } else {
+        next[i] = r.sampler->sample(row, r.history);
+      }
+    }
+  });
+  return next;
 }
 
 CudaModel loadCudaModel(Artifact a, CudaExecutorOptions o) {

@@ -10,8 +10,9 @@
 //
 // All work goes to the device's default stream in graph order; step
 // inputs (ids, positions, tables) go up in one copy per step, and the
-// logits come down (f32) at the end of run() — or, with runGreedy(), only
-// the argmax kernel's per-split maxima and indices — which is the one
+// logits come down (f32) at the end of run() — or, with runGreedy() and
+// runSampled(), only the argmax kernel's per-split maxima and indices or
+// the top-k kernel's candidates — which is the one
 // synchronization point. q / k / v weights sit back to back, so one GEMM
 // computes them at one row. Intermediate values come from a pool of device
 // blocks reused across nodes and steps (stream order makes reuse safe).
@@ -59,6 +60,8 @@ class CudaExecutor final : public GraphRunner {
   const ops::GraphDef& graph() const override;
   TensorMap run(const TensorMap& inputs) const override;
   std::vector<int64_t> runGreedy(const TensorMap& inputs, const std::string& name) const override;
+  std::vector<int64_t> runSampled(const TensorMap& inputs, const std::string& name,
+                                  std::span<const RowDraw> draws) const override;
   Device& cacheDevice() const override;
   ops::DType cacheDType() const override;
   // Bytes of weights on the device.

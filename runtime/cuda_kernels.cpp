@@ -127,6 +127,13 @@ std::unique_ptr<CudaKernelSet> CudaKernelSet::load(const CudaDevice& device, con
         set->argmaxes_.push_back(a);
         continue;
       }
+      if (kind == "topk") {
+        auto t = named<CudaTopKKernel>(k, *set->module_);
+        t.blockN = k.at("block_n");
+        t.candidates = k.at("candidates");
+        set->topks_.push_back(t);
+        continue;
+      }
       if (kind == "attention_combine") continue;  // launched with its paged decode kernel
       if (kind != "gemm") fail("{}: kernel '{}' of unknown kind '{}'", manifestPath, k.value("name", "?"), kind);
       auto g = named<CudaGemmKernel>(k, *set->module_);
@@ -361,6 +368,21 @@ std::vector<int64_t> CudaKernelSet::argmaxPick(const float* max, const float* in
     ids[r] = int64_t(index[r * splits + (std::max_element(v, v + splits) - v)]);
   }
   return ids;
+}
+
+void CudaKernelSet::launch(const CudaTopKKernel& k, const void* x, void* value, void* index, void* mass,
+                           const void* scale, int64_t rows, int64_t n) const {
+  if (rows <= 0 || n <= 0) fail("topk {}: {} rows of {} (both must be positive)", k.name, rows, n);
+  const std::string what = "topk " + k.name;
+  checkBuffer(what, x, "x", 2), checkBuffer(what, value, "value", 4), checkBuffer(what, index, "index", 4);
+  checkBuffer(what, mass, "mass", 4), checkBuffer(what, scale, "scale", 4);
+  const int64_t splits = k.splits(n);
+  // (x, value, index, mass, scale, rows, n, splits).
+  abi::KernelArgs args;
+  args.buffer(x, rows * n).buffer(value, rows * splits * k.candidates).buffer(index, rows * splits * k.candidates);
+  args.buffer(mass, rows * splits).buffer(scale, rows).index(rows).index(n).index(splits);
+  device_.launch(k.function, {unsigned(splits), unsigned(rows), 1}, {unsigned(k.threads), 1, 1},
+                 unsigned(k.sharedBytes), const_cast<void**>(args.slots().data()));
 }
 
 void CudaKernelSet::launch(const CudaRmsNormKernel& k, const void* x, const void* w, void* y, int64_t rows,

@@ -107,6 +107,15 @@ struct CudaArgmaxKernel {
   cuda::CUfunction function = nullptr;
 };
 
+// Sampling's device half (codegen/TopKKernel.h): per split of blockN
+// columns, the `candidates` largest values and the split's softmax mass.
+struct CudaTopKKernel {
+  std::string name, dtype;  // dtype: storage type of the logits
+  int64_t blockN = 0, candidates = 0, threads = 0, sharedBytes = 0;
+  cuda::CUfunction function = nullptr;
+  int64_t splits(int64_t n) const { return (n + blockN - 1) / blockN; }
+};
+
 // A GEMM kernel's epilogue (codegen/GemmKernel.h).
 struct GemmEpilogue {
   bool bias = false, residual = false, swiglu = false;
@@ -146,6 +155,7 @@ class CudaKernelSet {
   const std::vector<CudaGatherRowsKernel>& gathers() const { return gathers_; }
   const std::vector<CudaKvWriteKernel>& kvWrites() const { return kvWrites_; }
   const std::vector<CudaArgmaxKernel>& argmaxes() const { return argmaxes_; }
+  const std::vector<CudaTopKKernel>& topks() const { return topks_; }
   // Bytes of scratch a paged decode step of `batch` sequences in `splits`
   // splits needs.
   static int64_t pagedDecodeScratchBytes(const CudaPagedDecodeKernel& k, int64_t batch, int64_t splits);
@@ -210,6 +220,12 @@ class CudaKernelSet {
   // Each row's greedy token from the kernel's max / index partials ([rows,
   // splits] each, on the host): the first split's index among the largest.
   static std::vector<int64_t> argmaxPick(const float* max, const float* index, int64_t rows, int64_t splits);
+  // Per row of x [rows, n] and split s = k.splits(n): the split's
+  // candidates into value / index [rows, splits * candidates] and its mass
+  // into mass [rows, splits] at scale[r] = log2(e) / temperature (f32
+  // [rows]); codegen/TopKKernel.h. Grid splits x rows.
+  void launch(const CudaTopKKernel& k, const void* x, void* value, void* index, void* mass, const void* scale,
+              int64_t rows, int64_t n) const;
 
  private:
   CudaKernelSet(const CudaDevice& device) : device_(device) {}
@@ -225,6 +241,7 @@ class CudaKernelSet {
   std::vector<CudaGatherRowsKernel> gathers_;
   std::vector<CudaKvWriteKernel> kvWrites_;
   std::vector<CudaArgmaxKernel> argmaxes_;
+  std::vector<CudaTopKKernel> topks_;
 };
 
 }  // namespace strata::runtime

@@ -1,5 +1,6 @@
 #include "runtime/graph_runner.h"
 
+#include "runtime/parallel.h"
 #include "runtime/sampler.h"
 
 namespace strata::runtime {
@@ -9,17 +10,47 @@ ops::DType GraphRunner::cacheDType() const {
   return c ? c->dtype : ops::DType::F32;
 }
 
-std::vector<int64_t> GraphRunner::runGreedy(const TensorMap& inputs, const std::string& name) const {
-  TensorMap out = run(inputs);
+namespace {
+
+// Output `name` of a step as host f32 rows of logits [rows, vocab].
+ops::Tensor logitRows(const GraphRunner& r, const TensorMap& out, const std::string& name) {
   auto it = out.find(name);
-  if (it == out.end()) fail("{}: the graph has no output '{}'", graph().source, name);
+  if (it == out.end()) fail("{}: the graph has no output '{}'", r.graph().source, name);
   const ops::Tensor logits = it->second.toF32();
   if (logits.rank() < 1 || logits.dim(logits.rank() - 1) < 1)
     fail("output '{}' {} has no rows of logits", name, ops::shapeStr(logits.shape()));
-  const int64_t vocab = logits.dim(logits.rank() - 1), rows = logits.numel() / vocab;
+  const int64_t vocab = logits.dim(logits.rank() - 1);
+  return logits.reshaped({logits.numel() / vocab, vocab});
+}
+
+}  // namespace
+
+std::vector<int64_t> GraphRunner::runGreedy(const TensorMap& inputs, const std::string& name) const {
+  const ops::Tensor logits = logitRows(*this, run(inputs), name);
+  const int64_t rows = logits.dim(0), vocab = logits.dim(1);
   std::vector<int64_t> ids(rows);
   for (int64_t r = 0; r < rows; ++r) ids[r] = greedyToken({logits.data<float>() + r * vocab, (size_t)vocab});
   return ids;
+}
+
+std::vector<int64_t> GraphRunner::runSampled(const TensorMap& inputs, const std::string& name,
+                                             std::span<const RowDraw> draws) const {
+  const ops::Tensor logits = logitRows(*this, run(inputs), name);
+  const int64_t rows = logits.dim(0), vocab = logits.dim(1);
+  for (const RowDraw& d : draws)
+    if (d.row < 0 || d.row >= rows || !d.sampler) fail("a draw from row {} of {} rows of logits", d.row, rows);
+  // Each draw has its own sampler, so rows go in parallel when there is
+  // enough of them (32 x a 128k vocabulary is milliseconds on one core).
+  std::vector<int64_t> next(draws.size());
+  parallelRanges(
+      (int64_t)draws.size(),
+      [&](int64_t lo, int64_t hi) {
+        for (int64_t i = lo; i < hi; ++i)
+          next[i] = draws[i].sampler->sample({logits.data<float>() + draws[i].row * vocab, (size_t)vocab},
+                                             draws[i].history);
+      },
+      (int64_t)draws.size() * vocab < (int64_t(1) << 20) ? 1 : 0);
+  return next;
 }
 
 std::vector<std::vector<std::string>> planLifetimes(const ops::GraphDef& g, const std::set<std::string>& params,

@@ -10,12 +10,14 @@
 #include <functional>
 #include <map>
 #include <set>
+#include <span>
 #include <string>
 #include <vector>
 
 #include "ops/error.h"
 #include "ops/graph_def.h"
 #include "runtime/device.h"
+#include "runtime/sampler.h"
 
 namespace strata::runtime {
 
@@ -31,6 +33,21 @@ class GraphRunner {
   // not returned. Default: the rows on the host. The GPU runner picks on the
   // device, so only a few floats a row come down instead of the logits.
   virtual std::vector<int64_t> runGreedy(const TensorMap& inputs, const std::string& name) const;
+  // One token to draw from row `row` of a step's logits with `sampler`
+  // (each draw its own sampler; `history` is the sequence so far, for the
+  // repetition penalty).
+  struct RowDraw {
+    int64_t row = 0;
+    Sampler* sampler = nullptr;
+    std::span<const int64_t> history;
+  };
+  // run(), then each draw's token (Sampler::sample on its row of output
+  // `name`). Default: the rows on the host. The GPU runner brings down
+  // only the argmax (greedy) or top-k candidates (sampling) of a row, and
+  // the row itself only for a repetition penalty or a draw the candidates
+  // do not settle (runtime/sampler.h): the same tokens either way.
+  virtual std::vector<int64_t> runSampled(const TensorMap& inputs, const std::string& name,
+                                          std::span<const RowDraw> draws) const;
   // Where the KV cache must live, and its element type.
   virtual Device& cacheDevice() const { return cpuDevice(); }
   virtual ops::DType cacheDType() const;  // default: the graph's kv_cache.0 input type (f32 without one)

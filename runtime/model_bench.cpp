@@ -26,7 +26,8 @@ double weightBytesPerStep(const ops::GraphDef& g, int64_t batch, int64_t element
 }
 
 ModelTiming timePagedModel(const GraphRunner& exec, int64_t batch, int64_t promptTokens, int64_t decodeSteps,
-                           int64_t blockSize, uint64_t seed, const std::function<void()>& beforeDecode) {
+                           int64_t blockSize, uint64_t seed, const std::function<void()>& beforeDecode,
+                           const std::optional<SamplingParams>& sampling) {
   if (batch < 1 || promptTokens < 1 || decodeSteps < 0 || blockSize < 1)
     fail("timing needs batch, prompt tokens and block size >= 1 and decode steps >= 0, got {}, {}, {}, {}", batch,
          promptTokens, decodeSteps, blockSize);
@@ -42,10 +43,22 @@ ModelTiming timePagedModel(const GraphRunner& exec, int64_t batch, int64_t promp
     if (!cache.reserve(s, promptTokens)) fail("timing: the KV cache is too small");
     steps.push_back({s, p});
   }
+  std::vector<Sampler> samplers;
+  for (int64_t s = 0; sampling && s < batch; ++s) {
+    SamplingParams p = *sampling;
+    p.seed = seed + s;
+    samplers.emplace_back(p);
+  }
+  auto stepOnce = [&] {
+    if (!sampling) return pm.stepGreedy(steps);
+    std::vector<GraphRunner::RowDraw> draws;
+    for (int64_t s = 0; s < batch; ++s) draws.push_back({s, &samplers[s], {}});
+    return pm.stepSampled(steps, draws);
+  };
   auto ms = [](Clock::duration d) { return std::chrono::duration<double, std::milli>(d).count(); };
   ModelTiming t;
   auto t0 = Clock::now();
-  std::vector<int64_t> ids = pm.stepGreedy(steps);
+  std::vector<int64_t> ids = stepOnce();
   t.prefillMs = ms(Clock::now() - t0);
   auto next = [&] {
     for (int64_t s = 0; s < batch; ++s) {
@@ -57,7 +70,7 @@ ModelTiming timePagedModel(const GraphRunner& exec, int64_t batch, int64_t promp
   if (beforeDecode) beforeDecode();
   auto t1 = Clock::now();
   for (int64_t i = 0; i < decodeSteps; ++i) {
-    ids = pm.stepGreedy(steps);
+    ids = stepOnce();
     next();
   }
   if (decodeSteps > 0) t.msPerStep = ms(Clock::now() - t1) / decodeSteps;

@@ -1,11 +1,12 @@
 // End-to-end timing of a paged model, shared by `strata bench decode` (CPU)
 // and `strata-gpu bench-model` (GPU): prefill of a batch of random prompts,
-// then greedy decode steps, on wall-clock time (every step ends when its
-// next tokens are on the host: GraphRunner::runGreedy picks them where the
-// logits are).
+// then greedy or sampled decode steps, on wall-clock time (every step ends
+// when its next tokens are on the host: GraphRunner::runGreedy and
+// runSampled pick them where the logits are).
 #pragma once
 #include <cstdint>
 #include <functional>
+#include <optional>
 
 #include "runtime/graph_runner.h"
 
@@ -22,10 +23,13 @@ struct ModelTiming {
 };
 
 // `batch` sequences of `promptTokens` random ids (seeded) prefilled in one
-// step, then `decodeSteps` steps of one greedy token each, in a fresh KV
-// cache on the runner's device with blocks of `blockSize`. `beforeDecode`,
-// when given, runs between the prefill and the decode steps (untimed).
+// step, then `decodeSteps` steps of one token each, in a fresh KV cache on
+// the runner's device with blocks of `blockSize`. Tokens are greedy, or
+// drawn with `sampling` (each sequence seeded apart; GraphRunner::runSampled)
+// when given. `beforeDecode`, when given, runs between the prefill and the
+// decode steps (untimed).
 ModelTiming timePagedModel(const GraphRunner& exec, int64_t batch, int64_t promptTokens, int64_t decodeSteps,
-                           int64_t blockSize, uint64_t seed, const std::function<void()>& beforeDecode = {});
+                           int64_t blockSize, uint64_t seed, const std::function<void()>& beforeDecode = {},
+                           const std::optional<SamplingParams>& sampling = std::nullopt);
 
 }  // namespace strata::runtime

@@ -95,6 +95,15 @@ std::vector<int64_t> PagedModel::stepGreedy(const std::vector<SeqStep>& steps) {
   return next;
 }
 
+std::vector<int64_t> PagedModel::stepSampled(const std::vector<SeqStep>& steps,
+                                            std::span<const GraphRunner::RowDraw> draws) {
+  std::vector<int64_t> ctx;
+  std::vector<int64_t> next = exec_.runSampled(inputs(steps, ctx), "logits", draws);
+  for (size_t n = 0; n < steps.size(); ++n) cache_.setLength(steps[n].seq, ctx[n]);
+  if (next.size() != draws.size()) fail("{} tokens for {} draws", next.size(), draws.size());
+  return next;
+}
+
 std::vector<int64_t> generatePaged(const GraphRunner& exec, const GenerateRequest& req, const PagedOptions& opts,
                                    const std::function<void(int64_t)>& onToken) {
   if (req.promptIds.empty()) fail("the prompt is empty: give at least one token id");

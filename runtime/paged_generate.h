@@ -6,6 +6,7 @@
 #pragma once
 #include <functional>
 #include <optional>
+#include <span>
 #include <vector>
 
 #include "runtime/graph_runner.h"
@@ -32,6 +33,9 @@ class PagedModel {
   // step(), returning each sequence's greedy next token instead (picked
   // where the logits are: GraphRunner::runGreedy).
   std::vector<int64_t> stepGreedy(const std::vector<SeqStep>& steps);
+  // step(), returning each draw's token (its row n is steps[n]'s logits),
+  // drawn where the logits are (GraphRunner::runSampled).
+  std::vector<int64_t> stepSampled(const std::vector<SeqStep>& steps, std::span<const GraphRunner::RowDraw> draws);
   PagedKvCache& cache() { return cache_; }
 
  private:

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <numeric>
 #include <vector>
 
@@ -18,11 +19,118 @@ void SamplingParams::validate() const {
   if (!(topP > 0.f && topP <= 1.f)) fail("--top-p must be in (0, 1], got {}", topP);
 }
 
-Sampler::Sampler(SamplingParams p) : p_(p), rng_(p.seed) { p_.validate(); }
-
 int64_t greedyToken(std::span<const float> logits) {
   return std::max_element(logits.begin(), logits.end()) - logits.begin();
 }
+
+namespace {
+
+// Sampling order: the larger logit first, the lower id among equal ones.
+bool before(float a, int64_t ia, float b, int64_t ib) { return a > b || (a == b && ia < ib); }
+
+}  // namespace
+
+namespace {
+
+// The first min(count, size) of `v` in sampling order, sorted; `key(x)`
+// gives an element's (logit, id). Selection first when only a few are
+// wanted (linear), one sort otherwise.
+template <typename T, typename Key>
+size_t sortHead(std::vector<T>& v, size_t count, Key key) {
+  auto less = [&](const T& a, const T& b) {
+    auto [la, ia] = key(a);
+    auto [lb, ib] = key(b);
+    return before(la, ia, lb, ib);
+  };
+  const size_t n = std::min(count, v.size());
+  if (n < v.size()) std::nth_element(v.begin(), v.begin() + n, v.end(), less);
+  std::sort(v.begin(), v.begin() + n, less);
+  return n;
+}
+
+}  // namespace
+
+RowHead headOf(std::span<const float> logits, float temperature, size_t count) {
+  if (logits.empty()) fail("cannot sample from empty logits");
+  std::vector<int64_t> idx(logits.size());
+  std::iota(idx.begin(), idx.end(), 0);
+  const size_t n = sortHead(idx, count, [&](int64_t i) { return std::pair{logits[i], i}; });
+  RowHead h;
+  h.vocab = (int64_t)logits.size();
+  h.exact = n;
+  for (size_t i = 0; i < n; ++i) h.ids.push_back(idx[i]), h.logits.push_back(logits[idx[i]]);
+  const double top = h.logits[0], invT = 1.0 / temperature;
+  for (float l : logits) h.mass += std::exp((double(l) - top) * invT);
+  return h;
+}
+
+RowHead headFromSplits(const float* value, const float* index, const float* mass, int64_t splits, int64_t candidates,
+                       int64_t vocab, float temperature, size_t count) {
+  const float ninf = -std::numeric_limits<float>::infinity();
+  // A split that filled all its candidates may hide more values up to its
+  // last one: only entries above the largest such value are surely in
+  // order (everything larger is among the candidates).
+  float hidden = ninf;
+  std::vector<std::pair<float, int64_t>> all;
+  for (int64_t s = 0; s < splits; ++s) {
+    const float* v = value + s * candidates;
+    for (int64_t j = 0; j < candidates && v[j] > ninf; ++j) all.push_back({v[j], int64_t(index[s * candidates + j])});
+    if (v[candidates - 1] > ninf) hidden = std::max(hidden, v[candidates - 1]);
+  }
+  if (all.empty()) fail("cannot sample: every logit of the row is -inf or NaN");
+  const size_t n = sortHead(all, count, [](const auto& e) { return e; });
+  RowHead h;
+  h.vocab = vocab;
+  for (size_t i = 0; i < n; ++i) {
+    h.logits.push_back(all[i].first), h.ids.push_back(all[i].second);
+    if (all[i].first > hidden) ++h.exact;
+  }
+  // Each split's mass is relative to its own max (its first candidate).
+  const double top = h.logits[0], invT = 1.0 / temperature;
+  for (int64_t s = 0; s < splits; ++s)
+    if (float m = value[s * candidates]; m > ninf && std::isfinite(mass[s])) h.mass += mass[s] * std::exp((m - top) * invT);
+  return h;
+}
+
+std::optional<int64_t> pickFromHead(const RowHead& h, const SamplingParams& p, double u) {
+  if (h.ids.empty() || h.vocab <= 0) fail("cannot sample from an empty row");
+  const size_t n = std::min(h.exact, h.ids.size());
+  const size_t keep = p.topK > 0 ? (size_t)std::min<int64_t>(p.topK, h.vocab) : (size_t)h.vocab;
+  const double top = h.logits[0], invT = 1.0 / p.temperature;
+  auto weight = [&](size_t i) { return std::exp((double(h.logits[i]) - top) * invT); };
+  // The top-k set's weight, which top-p's fraction is of.
+  double kept = 0;
+  if (keep <= n)
+    for (size_t i = 0; i < keep; ++i) kept += weight(i);
+  else if (keep == (size_t)h.vocab) kept = h.mass;
+  else return std::nullopt;
+  // The nucleus: the shortest prefix of the kept set holding top-p of its
+  // weight (all of it at top-p 1).
+  size_t nucleus = keep;
+  double inNucleus = kept;
+  if (p.topP < 1.f) {
+    double cum = 0;
+    bool found = false;
+    for (size_t i = 0; i < std::min(keep, n) && !found; ++i) {
+      cum += weight(i);
+      if (cum >= p.topP * kept) nucleus = i + 1, inNucleus = cum, found = true;
+    }
+    if (!found && keep > n) return std::nullopt;
+  }
+  // The draw: the first entry whose running weight passes u x the nucleus'.
+  const double target = u * inNucleus;
+  double run = 0;
+  for (size_t i = 0; i < std::min(nucleus, n); ++i)
+    if ((run += weight(i)) > target) return h.ids[i];
+  if (nucleus <= n) return h.ids[nucleus - 1];  // rounding at the very end
+  return std::nullopt;
+}
+
+size_t headSize(const SamplingParams& p) { return p.topK > 0 ? (size_t)p.topK : 256; }
+
+Sampler::Sampler(SamplingParams p) : p_(p), rng_(p.seed) { p_.validate(); }
+
+double Sampler::draw() { return std::uniform_real_distribution<double>(0.0, 1.0)(rng_); }
 
 int64_t Sampler::sample(std::span<const float> logitsIn, std::span<const int64_t> history) {
   if (logitsIn.empty()) fail("cannot sample from empty logits");
@@ -40,21 +148,11 @@ int64_t Sampler::sample(std::span<const float> logitsIn, std::span<const int64_t
     logits = penalized;
   }
   if (p_.greedy) return greedyToken(logits);
-  std::vector<int64_t> idx(logits.size());
-  std::iota(idx.begin(), idx.end(), 0);
-  std::stable_sort(idx.begin(), idx.end(), [&](int64_t a, int64_t b) { return logits[a] > logits[b]; });
-  size_t keep = p_.topK > 0 ? std::min<size_t>(p_.topK, idx.size()) : idx.size();
-  std::vector<double> prob(keep);
-  double mx = logits[idx[0]] / p_.temperature, sum = 0;
-  for (size_t i = 0; i < keep; ++i) sum += (prob[i] = std::exp(logits[idx[i]] / p_.temperature - mx));
-  double cum = 0;
-  size_t nucleus = keep;
-  for (size_t i = 0; i < keep; ++i) {
-    cum += prob[i] / sum;
-    if (cum >= p_.topP) { nucleus = i + 1; break; }
-  }
-  std::discrete_distribution<size_t> dist(prob.begin(), prob.begin() + nucleus);
-  return idx[dist(rng_)];
+  const double u = draw();
+  // Most draws settle in the first few hundred entries; sorting the whole
+  // row (a 128k vocabulary) only when they do not.
+  if (auto t = pickFromHead(headOf(logits, p_.temperature, headSize(p_)), p_, u)) return *t;
+  return *pickFromHead(headOf(logits, p_.temperature, logits.size()), p_, u);
 }
 
 }  // namespace strata::runtime

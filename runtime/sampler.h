@@ -3,10 +3,21 @@
 // divided by the penalty, a negative one multiplied), then greedy (argmax,
 // lowest id on ties) or temperature -> top-k -> top-p (nucleus) -> draw with
 // a seeded generator.
+//
+// A draw needs only the head of the row in sampling order (larger logits
+// first, the lower id first among equal ones) and the row's softmax mass, so
+// a runner whose logits are on a device brings down per-split candidates
+// (codegen/TopKKernel.h), merges them into a RowHead (headFromSplits) and
+// picks from it; only when the head is too short to settle the draw does
+// the whole row come down. The uniform is drawn once per token, before the
+// head is looked at, so both ways give the same token.
 #pragma once
 #include <cstdint>
+#include <cstddef>
+#include <optional>
 #include <random>
 #include <span>
+#include <vector>
 
 namespace strata::runtime {
 
@@ -22,15 +33,53 @@ struct SamplingParams {
   // Greedy on the raw logits (no penalty): the token is greedyToken of the
   // row, which a runner may pick where the logits are (GraphRunner::runGreedy).
   bool plainGreedy() const { return greedy && repetitionPenalty == 1.0f; }
+  // Sampling on the raw logits: a runner may bring down only the row's head.
+  bool plainSampling() const { return !greedy && repetitionPenalty == 1.0f; }
 };
 
 // The greedy token of one row of logits: its largest value's id, the lowest
 // id on ties.
 int64_t greedyToken(std::span<const float> logits);
 
+// The first entries of a row in sampling order.
+struct RowHead {
+  std::vector<float> logits;  // in sampling order
+  std::vector<int64_t> ids;
+  size_t exact = 0;   // the first `exact` entries are surely the row's first `exact`
+  double mass = 0;    // the row's sum of exp((l - logits[0]) / temperature), all of it
+  int64_t vocab = 0;  // the row's length
+};
+
+// A host row's head: its first min(count, size) entries (all exact) and
+// its mass at `temperature` (selection, then a sort of those entries).
+RowHead headOf(std::span<const float> logits, float temperature, size_t count);
+
+// A row's head from the top-k kernel's output for that row (host copies):
+// value / index [splits * candidates] (each split's candidates in order,
+// -inf once a split runs out), mass [splits] (each split's mass at
+// `temperature`, relative to its own max); at most `count` entries, the
+// candidates' first in sampling order. Entries after the largest value
+// some full split could still be hiding are not exact.
+RowHead headFromSplits(const float* value, const float* index, const float* mass, int64_t splits, int64_t candidates,
+                       int64_t vocab, float temperature, size_t count = SIZE_MAX);
+
+// How many entries a first head for `p` holds: top-k's k, else 256 (a
+// trained model's top-p nucleus and most temperature draws fit); a draw it
+// does not settle takes all the candidates, then the whole row.
+size_t headSize(const SamplingParams& p);
+
+// The token for the uniform `u` in [0, 1) under `p` (temperature, top-k,
+// top-p; not greedy, no penalty), or nullopt when the head's exact part
+// does not settle it. A whole row's head (headOf with count >= vocab)
+// always settles it.
+std::optional<int64_t> pickFromHead(const RowHead& head, const SamplingParams& p, double u);
+
 class Sampler {
  public:
   explicit Sampler(SamplingParams p);
+  const SamplingParams& params() const { return p_; }
+  // The next uniform in [0, 1): one per sampled (non-greedy) token.
+  double draw();
   // `history`: the sequence so far (prompt + generated), for the penalty.
   int64_t sample(std::span<const float> logits, std::span<const int64_t> history = {});
 

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "runtime/parallel.h"
+#include <climits>
 
 namespace strata::runtime {
 
@@ -152,58 +152,46 @@ bool Scheduler::step() {
   for (const Planned& p : plan)
     steps.push_back({p.seq->id, std::vector<int64_t>(p.seq->ids.begin() + p.seq->cached,
                                                      p.seq->ids.begin() + p.seq->cached + p.count)});
-  // When every sequence that may sample now is greedy on the raw logits,
-  // the runner picks the tokens where the logits are (on the GPU only ids
-  // come down); otherwise the logits come to the samplers.
-  bool greedy = true;
-  for (const Planned& p : plan) {
-    greedy &= p.seq->req.sampling.plainGreedy();
-    for (int64_t id : p.seq->forks) greedy &= seqs_.at(id)->req.sampling.plainGreedy();
-  }
-  ops::Tensor logits;
-  std::vector<int64_t> greedyIds;
-  if (greedy)
-    greedyIds = model_.stepGreedy(steps);
-  else
-    logits = model_.step(steps);
-  ++stats_.steps;
-
-  const int64_t vocab = greedy ? 0 : logits.dim(1);
-  std::vector<std::pair<Seq*, size_t>> sampled;  // who samples a token now, from which row
+  // Who samples a token now, from which logits row: a sequence whose
+  // prompt is all in the cache after this step, and the samples waiting
+  // for that prompt (they share its blocks and sample their first token
+  // from the same row). The runner draws where the logits are
+  // (GraphRunner::runSampled: on the GPU only candidates come down).
+  std::vector<std::pair<Seq*, size_t>> sampled;
   for (size_t n = 0; n < plan.size(); ++n) {
     Seq& s = *plan[n].seq;
-    s.cached += plan[n].count;
-    if (s.cached < (int64_t)s.ids.size()) continue;  // a prefill chunk: no token yet
-    // The prompt is in the cache: samples waiting for it share its blocks
-    // and sample their first token from the same logits.
-    // (Forked before the parent advances: finishing frees its blocks.)
-    std::vector<Seq*> group{&s};
+    if (s.cached + plan[n].count < (int64_t)s.ids.size()) continue;  // a prefill chunk: no token yet
+    sampled.push_back({&s, n});
+    for (int64_t id : s.forks) sampled.push_back({seqs_.at(id).get(), n});
+  }
+  std::vector<GraphRunner::RowDraw> draws;
+  std::vector<size_t> drawOf(sampled.size(), SIZE_MAX);
+  for (size_t i = 0; i < sampled.size(); ++i) {
+    auto [s, row] = sampled[i];
+    if (s->req.maxNewTokens == 0) continue;
+    drawOf[i] = draws.size();
+    draws.push_back({(int64_t)row, &s->sampler, s->ids});
+  }
+  std::vector<int64_t> drawn = model_.stepSampled(steps, draws);
+  ++stats_.steps;
+
+  for (const Planned& p : plan) p.seq->cached += p.count;
+  // Forked before the parent advances: finishing frees its blocks.
+  for (const Planned& p : plan) {
+    Seq& s = *p.seq;
+    if (s.cached < (int64_t)s.ids.size()) continue;
     for (int64_t id : s.forks) {
       Seq& child = *seqs_.at(id);
       cache_.fork(s.id, child.id);
       child.cached = s.cached;
       running_.push_back(child.id);
       ++stats_.forks;
-      group.push_back(&child);
     }
     s.forks.clear();
-    for (Seq* g : group) sampled.push_back({g, n});
   }
-  // Each sequence samples with its own sampler, so the rows go in
-  // parallel when there is enough of them (32 x a 128k vocabulary is
-  // milliseconds on one core); the tokens are then applied in order.
   std::vector<int64_t> next(sampled.size(), -1);
-  parallelRanges(
-      (int64_t)sampled.size(),
-      [&](int64_t lo, int64_t hi) {
-        for (int64_t i = lo; i < hi; ++i) {
-          auto [s, row] = sampled[i];
-          if (s->req.maxNewTokens == 0) continue;
-          next[i] = greedy ? greedyIds[row]
-                           : s->sampler.sample({logits.data<float>() + row * vocab, (size_t)vocab}, s->ids);
-        }
-      },
-      (int64_t)sampled.size() * vocab < (int64_t(1) << 20) ? 1 : 0);
+  for (size_t i = 0; i < sampled.size(); ++i)
+    if (drawOf[i] != SIZE_MAX) next[i] = drawn[drawOf[i]];
   for (size_t i = 0; i < sampled.size(); ++i) advance(*sampled[i].first, next[i]);
   return !idle();
 }

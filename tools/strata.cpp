@@ -131,10 +131,10 @@ int compile(const CompileOpts& o) {
   if (gpu) {
     tile::CudaKernelSetSpec set = tile::cudaModelKernelSet(g, o.dtype, o.blockSize);
     std::fprintf(stderr,
-                 "compiling %zu GEMM, %zu RMSNorm, %zu RoPE, %zu paged attention, %zu row gather, %zu KV write and "
-                 "%zu argmax kernels for %s (%s, KV block size %lld) into %s...\n",
+                 "compiling %zu GEMM, %zu RMSNorm, %zu RoPE, %zu paged attention, %zu row gather, %zu KV write, "
+                 "%zu argmax and %zu top-k kernels for %s (%s, KV block size %lld) into %s...\n",
                  set.gemms.size(), set.norms.size(), set.ropes.size(), set.pagedDecodes.size() + set.pagedPrefills.size(),
-                 set.gathers.size(), set.kvWrites.size(), set.argmaxes.size(), o.target.c_str(), o.dtype.c_str(), (long long)o.blockSize,
+                 set.gathers.size(), set.kvWrites.size(), set.argmaxes.size(), set.topks.size(), o.target.c_str(), o.dtype.c_str(), (long long)o.blockSize,
                  o.out.c_str());
     tile::writeCudaArtifact(g, set, o.target.substr(cuda.size()), o.dtype, o.blockSize, o.out, extra);
     std::fprintf(stderr, "wrote %s/plan.json, kernels.ptx, kernels.json, kernels.mlir (weights stay in %s)\n",
@@ -163,12 +163,14 @@ int compileKernels(const std::string& target, const std::string& out, const std:
   tile::CudaKernelSetSpec set{tile::cudaGemmKernelSet(d, m, p), tile::cudaRmsNormKernelSet(), tile::cudaRopeKernelSet(),
                               tile::cudaAttentionKernelSet(attention), tile::cudaPagedDecodeKernelSet(),
                               tile::cudaPagedPrefillKernelSet(), tile::cudaGatherRowsKernelSet(),
-                              tile::cudaKvWriteKernelSet(),    tile::cudaArgmaxKernelSet()};
+                              tile::cudaKvWriteKernelSet(),    tile::cudaArgmaxKernelSet(),
+                              tile::cudaTopKKernelSet()};
   std::fprintf(stderr,
                "compiling %zu GEMM, %zu RMSNorm, %zu RoPE, %zu attention, %zu paged decode, %zu paged prefill, %zu "
-               "row gather, %zu KV write and %zu argmax kernels for %s into %s...\n",
+               "row gather, %zu KV write, %zu argmax and %zu top-k kernels for %s into %s...\n",
                set.gemms.size(), set.norms.size(), set.ropes.size(), set.attentions.size(), set.pagedDecodes.size(),
-               set.pagedPrefills.size(), set.gathers.size(), set.kvWrites.size(), set.argmaxes.size(), target.c_str(),
+               set.pagedPrefills.size(), set.gathers.size(), set.kvWrites.size(), set.argmaxes.size(), set.topks.size(),
+               target.c_str(),
                out.c_str());
   tile::writeCudaKernels(set, target.substr(prefix.size()), out);
   std::fprintf(stderr, "wrote %s/kernels.ptx, kernels.json, kernels.mlir\n", out.c_str());

@@ -3,7 +3,7 @@
 // a kernel set from `strata compile-kernels`).
 //   strata-gpu run DIR --prompt-ids 0,53,308 [strata run's options]
 // generates on the GPU (token ids in and out);
-//   strata-gpu bench-model DIR [--random-weights SEED] [--json FILE]
+//   strata-gpu bench-model DIR [--random-weights SEED] [--sampling] [--json FILE]
 // times the whole model: time to first token and decode ms/step;
 //   strata-gpu bench-gemm --kernels DIR [--json FILE]
 // times the generated bf16 GEMM kernels on Llama-3-8B projection shapes
@@ -346,7 +346,7 @@ struct BenchModelOpts {
   std::optional<uint64_t> randomWeights;
   std::vector<int64_t> prompts = {128, 2048}, batches = {1, 8, 32};
   int64_t context = 128, steps = 32;
-  bool profile = false, graphs = false;
+  bool profile = false, graphs = false, sampling = false;
 };
 
 // GPU time per region kind of the steps `work` runs (CudaExecutor's
@@ -415,6 +415,25 @@ int benchModel(const BenchModelOpts& o) {
                       {"tokens_per_s", b * 1e3 / t.msPerStep}, {"roofline_ms", roof}});
   }
   std::printf("roofline: weight bytes one decode step reads / copy bandwidth; fraction = roofline / measured\n");
+  nlohmann::json sampled = nlohmann::json::array();
+  if (o.sampling) {
+    // Two common settings; random weights give flat logits, so top-p's
+    // nucleus is most of the vocabulary and every draw takes its whole
+    // row (the worst case), while top-k settles on the candidates.
+    runtime::SamplingParams topK, topP;
+    topK.greedy = topP.greedy = false;
+    topK.temperature = topP.temperature = 0.8f;
+    topK.topK = 50;
+    topP.topP = 0.95f;
+    std::printf("%-8s %-28s %12s\n", "batch", "sampling", "ms/step");
+    for (int64_t b : o.batches)
+      for (const auto& [label, p] : {std::pair{"temperature 0.8, top-k 50", topK}, std::pair{"temperature 0.8, top-p 0.95", topP}}) {
+        runtime::ModelTiming t = runtime::timePagedModel(exec, b, o.context, o.steps, bs, 1, {}, p);
+        std::printf("%-8lld %-28s %12.2f\n", (long long)b, label, t.msPerStep);
+        sampled.push_back({{"batch", b}, {"context", o.context}, {"steps", o.steps}, {"sampling", label},
+                           {"ms_per_step", t.msPerStep}});
+      }
+  }
   nlohmann::json profiles = nlohmann::json::array();
   if (o.profile) {
     for (int64_t p : o.prompts)
@@ -428,7 +447,8 @@ int benchModel(const BenchModelOpts& o) {
   writeResults(o.json, {{"profiles", profiles}, {"device", dev.deviceName()}, {"model", g.source}, {"dtype", ops::dtypeName(exec.cacheDType())},
                         {"weight_bytes", exec.weightBytes()}, {"random_weights", o.randomWeights.has_value()},
                         {"graphs", o.graphs},
-                        {"block_size", bs}, {"copy_gbs", bw / 1e9}, {"ttft", ttft}, {"decode", decode}});
+                        {"block_size", bs}, {"copy_gbs", bw / 1e9}, {"ttft", ttft}, {"decode", decode},
+                        {"decode_sampled", sampled}});
   return 0;
 }
 
@@ -489,6 +509,9 @@ int main(int argc, char** argv) {
   benchModelCmd->add_option("--json", bm.json, "Also write the results to this JSON file");
   benchModelCmd->add_flag("--graphs", bm.graphs,
                           "Record every step's launches and replay repeated decode steps as one CUDA graph");
+  benchModelCmd->add_flag("--sampling", bm.sampling,
+                          "Also time decode with sampling (temperature 0.8 with top-k 50, and with top-p 0.95) at "
+                          "each batch");
   benchModelCmd->add_flag("--profile", bm.profile,
                           "Also time every region on the GPU (one prefill per prompt length, decode steps per batch)");
   try {

@@ -17,6 +17,7 @@
 #include "runtime/cuda_kernels.h"
 #include "runtime/sampler.h"
 #include "tests/unit/cuda_device_tensor.h"
+#include "tests/unit/topk_reference.h"
 
 using namespace strata;
 using runtime::CudaDevice;
@@ -100,6 +101,7 @@ using CudaPagedDecodeKernels = KernelSetTest;
 using CudaPagedPrefillKernels = KernelSetTest;
 using CudaDataMovementKernels = KernelSetTest;
 using CudaArgmaxKernels = KernelSetTest;
+using CudaTopKKernels = KernelSetTest;
 
 // max |got - ref| of a device buffer holding `ref`'s shape in `dt`
 // (infinity where the kernel wrote a non-finite value).
@@ -422,6 +424,61 @@ TEST_F(CudaArgmaxKernels, PickTheHostsGreedyToken) {
       for (int64_t r = 0; r < rows; ++r)
         EXPECT_EQ(got[r], runtime::greedyToken({want.data<float>() + r * n, size_t(n)}))
             << k.name << " rows=" << rows << " n=" << n << " row " << r << " (" << splits << " splits of " << chunk << ")";
+    }
+  }
+}
+
+// Sampling's top-k: each split's candidates in order, value and column bit
+// for bit, and its mass within 1e-4, as the host reference has them, on
+// ragged rows (bf16 / f16 ties, an all -inf row, splits shorter than their
+// candidates, a partial last split) at one temperature per row; then the
+// merged heads pick the whole row's tokens.
+TEST_F(CudaTopKKernels, GiveEachSplitsCandidatesInOrder) {
+  ASSERT_EQ(set->topks().size(), 2u);
+  std::mt19937 rng(29);
+  std::uniform_real_distribution<double> uni(0.0, 1.0);
+  for (const runtime::CudaTopKKernel& k : set->topks()) {
+    ops::DType dt = ops::parseDType(k.dtype);
+    for (auto [rows, n] : {std::pair<int64_t, int64_t>{1, 1}, {3, 40}, {2, 1000}, {4, 32775}, {1, 128256}}) {
+      Operand x = randomOperand({rows, n}, dt, rng);
+      std::vector<float> v(x.f32.data<float>(), x.f32.data<float>() + rows * n);
+      for (float& e : v) e *= 8.f;  // logits' range: ties and a peaked softmax
+      if (rows >= 3) std::fill(v.begin() + n, v.begin() + 2 * n, -INFINITY);
+      ops::Tensor stored = ops::Tensor::fromF32(v, {rows, n}).cast(dt), want = stored.toF32();
+      std::vector<float> temperature(rows), scale(rows);
+      for (int64_t r = 0; r < rows; ++r)
+        temperature[r] = 0.6f + 0.4f * float(r), scale[r] = float(1.4426950408889634 / temperature[r]);
+      const int64_t splits = k.splits(n), C = k.candidates, cands = rows * splits * C;
+      DeviceTensor dx(*dev, stored), dout(*dev, size_t((2 * cands + rows * splits + rows) * 4));
+      float* value = static_cast<float*>(dout.p);
+      float *index = value + cands, *mass = index + cands, *sc = mass + rows * splits;
+      dev->upload(sc, scale.data(), rows * 4);
+      set->launch(k, dx.p, value, index, mass, sc, rows, n);
+      std::vector<float> got(2 * cands + rows * splits);
+      dev->download(got.data(), dout.p, got.size() * 4);
+      for (int64_t r = 0; r < rows; ++r) {
+        const std::string where = k.name + " rows=" + std::to_string(rows) + " n=" + std::to_string(n) + " row " +
+                                  std::to_string(r);
+        const float* row = want.data<float>() + r * n;
+        tests::TopKSplits ref = tests::topKSplitsReference(row, n, k.blockN, C, temperature[r]);
+        const float *gv = got.data() + r * splits * C, *gi = gv + cands, *gm = got.data() + 2 * cands + r * splits;
+        for (int64_t j = 0; j < splits * C; ++j) {
+          ASSERT_EQ(gv[j], ref.value[j]) << where << " candidate " << j;
+          if (ref.value[j] > -INFINITY) ASSERT_EQ(gi[j], ref.index[j]) << where << " candidate " << j;
+        }
+        if (r == 1 && rows >= 3) continue;  // all -inf: no mass, no draw
+        for (int64_t s = 0; s < splits; ++s) EXPECT_NEAR(gm[s], ref.mass[s], 1e-4 * ref.mass[s]) << where;
+        runtime::RowHead head = runtime::headFromSplits(gv, gi, gm, splits, C, n, temperature[r]);
+        runtime::RowHead whole = runtime::headOf({row, size_t(n)}, temperature[r], size_t(n));
+        for (int64_t topK : {0, 40}) {
+          runtime::SamplingParams p;
+          p.greedy = false, p.temperature = temperature[r], p.topK = topK, p.topP = topK ? 1.f : 0.9f;
+          for (int i = 0; i < 8; ++i) {
+            const double u = uni(rng);
+            if (auto t = runtime::pickFromHead(head, p, u)) EXPECT_EQ(*t, *runtime::pickFromHead(whole, p, u)) << where;
+          }
+        }
+      }
     }
   }
 }

@@ -212,6 +212,54 @@ TEST_P(CudaModel, DeviceGreedyIsTheHostsArgmax) {
   EXPECT_EQ(run(true), run(false));
 }
 
+// Tokens drawn on the device (PagedModel::stepSampled: argmax or top-k
+// candidates come down, the row only when they do not settle a draw or for
+// a repetition penalty) are the host sampler's on the same step's logits,
+// with the same seeds: five sequences (greedy, temperature alone, top-k,
+// top-p, a penalty), prefill and 12 decode steps.
+TEST_P(CudaModel, DeviceSamplingIsTheHostsSampling) {
+  const auto& ref = reference();
+  std::vector<std::vector<int64_t>> prompts = {ref["token_ids"][0].get<std::vector<int64_t>>(),
+                                               ref["token_ids"][1].get<std::vector<int64_t>>()};
+  std::vector<runtime::SamplingParams> params(5);
+  for (size_t i = 1; i < params.size(); ++i) params[i].greedy = false, params[i].seed = 40 + i;
+  params[1].temperature = 1.3f;
+  params[2].temperature = 0.8f, params[2].topK = 20;
+  params[3].temperature = 0.9f, params[3].topP = 0.7f;
+  params[4].temperature = 0.8f, params[4].repetitionPenalty = 1.3f;
+  auto run = [&](bool onDevice) {
+    runtime::PagedKvCache cache(runtime::kvCacheShapeFor(*m.exec, blockSize, 40), m.exec->cacheDevice());
+    runtime::PagedModel pm(*m.exec, cache);
+    std::vector<runtime::Sampler> samplers;
+    std::vector<std::vector<int64_t>> ids;
+    std::vector<runtime::PagedModel::SeqStep> steps;
+    for (size_t s = 0; s < params.size(); ++s) {
+      samplers.emplace_back(params[s]);
+      ids.push_back(prompts[s % 2]);
+      steps.push_back({(int64_t)s, ids.back()});
+    }
+    for (int step = 0; step <= 12; ++step) {
+      for (const auto& s : steps) EXPECT_TRUE(cache.reserve(s.seq, cache.length(s.seq) + (int64_t)s.tokens.size()));
+      std::vector<int64_t> next;
+      if (onDevice) {
+        std::vector<runtime::GraphRunner::RowDraw> draws;
+        for (size_t r = 0; r < steps.size(); ++r) draws.push_back({(int64_t)r, &samplers[r], ids[r]});
+        next = pm.stepSampled(steps, draws);
+      } else {
+        ops::Tensor logits = pm.step(steps);
+        const int64_t vocab = logits.dim(1);
+        for (size_t r = 0; r < steps.size(); ++r)
+          next.push_back(samplers[r].sample({logits.data<float>() + r * vocab, size_t(vocab)}, ids[r]));
+      }
+      for (size_t r = 0; r < steps.size(); ++r) steps[r].tokens = {next[r]}, ids[r].push_back(next[r]);
+    }
+    return ids;
+  };
+  std::vector<std::vector<int64_t>> device = run(true), host = run(false);
+  EXPECT_EQ(device, host);
+  EXPECT_NE(device[1], device[0]) << "temperature 1.3 drew the greedy tokens throughout";
+}
+
 INSTANTIATE_TEST_SUITE_P(Dtypes, CudaModel, ::testing::Values("bf16", "f16"),
                          [](const auto& info) { return std::string(info.param); });
 

@@ -1,10 +1,15 @@
 // Executor, generator and sampler behaviour that the fixtures do not pin.
 #include <gtest/gtest.h>
+#include <cmath>
+#include <optional>
+#include <random>
+#include <tuple>
 
 #include "runtime/executor.h"
 #include "runtime/generate.h"
 #include "runtime/paged_cache.h"
 #include "runtime/sampler.h"
+#include "topk_reference.h"
 
 using namespace strata;
 
@@ -82,6 +87,110 @@ TEST(Sampler, RepetitionPenalty) {
   EXPECT_EQ(runtime::Sampler(p).sample(logits, history), 0);
   p.repetitionPenalty = 0.f;
   EXPECT_THROW(p.validate(), Error);
+}
+
+// Rows with many ties (values on a coarse grid, as bf16 logits are) and a
+// few -inf entries, for the head tests below.
+std::vector<float> tiedRow(int64_t n, std::mt19937& rng, float spread) {
+  std::normal_distribution<float> g(0.f, spread);
+  std::vector<float> v(n);
+  for (float& x : v) x = std::round(g(rng) * 16.f) / 16.f;
+  for (int64_t i = 0; i < n; i += 97) v[i] = -INFINITY;
+  return v;
+}
+
+std::vector<runtime::SamplingParams> headParams() {
+  std::vector<runtime::SamplingParams> ps;
+  for (float t : {0.5f, 1.f, 1.7f})
+    for (int64_t k : {0, 1, 20, 64, 200})
+      for (float p : {1.f, 0.9f, 0.3f}) {
+        runtime::SamplingParams sp;
+        sp.greedy = false, sp.temperature = t, sp.topK = k, sp.topP = p;
+        ps.push_back(sp);
+      }
+  return ps;
+}
+
+// A head that settles a draw gives the whole row's token: host heads of
+// 64 entries, on peaked and flat rows; on the peaked one every draw whose
+// top-k fits the head settles.
+TEST(Sampler, HeadPicksAreTheWholeRowsPicks) {
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<double> uni(0.0, 1.0);
+  for (float spread : {4.f, 0.3f}) {
+    std::vector<float> row = tiedRow(5000, rng, spread);
+    int settled = 0, draws = 0;
+    for (const runtime::SamplingParams& p : headParams()) {
+      runtime::RowHead whole = runtime::headOf(row, p.temperature, row.size()),
+                       head = runtime::headOf(row, p.temperature, 64);
+      ASSERT_EQ(whole.exact, row.size());
+      for (int i = 0; i < 20; ++i, ++draws) {
+        const double u = uni(rng);
+        std::optional<int64_t> want = runtime::pickFromHead(whole, p, u), got = runtime::pickFromHead(head, p, u);
+        ASSERT_TRUE(want.has_value());
+        EXPECT_TRUE(std::isfinite(row[*want]));
+        if (p.topK > 0 && p.topK <= 64) EXPECT_TRUE(got.has_value()) << "top-k " << p.topK << " fits the head";
+        if (got) EXPECT_EQ(*got, *want) << "T " << p.temperature << " k " << p.topK << " p " << p.topP << " u " << u;
+        settled += got.has_value();
+      }
+    }
+    // A third of the draws use top-k 200, more than the head holds.
+    if (spread > 1.f) EXPECT_GT(settled, draws * 2 / 3);
+  }
+}
+
+// The top-k kernel's split candidates (as the host reference computes
+// them) merge into a head whose exact part is the row's order, and whose
+// picks (also from the shorter first head) are the whole row's; a row whose
+// candidates hide nothing (all splits shorter than their candidates) is
+// exact throughout.
+TEST(Sampler, SplitCandidatesMergeIntoTheRowsHead) {
+  std::mt19937 rng(9);
+  std::uniform_real_distribution<double> uni(0.0, 1.0);
+  for (auto [n, blockN, C] : {std::tuple<int64_t, int64_t, int64_t>{5000, 1024, 64}, {3000, 256, 16}, {50, 1024, 64}}) {
+    std::vector<float> row = tiedRow(n, rng, 3.f);
+    for (const runtime::SamplingParams& p : headParams()) {
+      tests::TopKSplits sp = tests::topKSplitsReference(row.data(), n, blockN, C, p.temperature);
+      runtime::RowHead head =
+          runtime::headFromSplits(sp.value.data(), sp.index.data(), sp.mass.data(), sp.splits, C, n, p.temperature);
+      runtime::RowHead whole = runtime::headOf(row, p.temperature, row.size());
+      ASSERT_GT(head.exact, 0u);
+      if (n <= C) EXPECT_EQ(head.exact, head.ids.size());
+      for (size_t i = 0; i < head.exact; ++i) ASSERT_EQ(head.ids[i], whole.ids[i]) << "entry " << i;
+      EXPECT_NEAR(head.mass, whole.mass, 1e-5 * whole.mass);
+      // The runner's first, shorter head (top-k's k or 256 entries) too.
+      runtime::RowHead first = runtime::headFromSplits(sp.value.data(), sp.index.data(), sp.mass.data(), sp.splits, C,
+                                                       n, p.temperature, runtime::headSize(p));
+      EXPECT_LE(first.ids.size(), runtime::headSize(p));
+      for (int i = 0; i < 10; ++i) {
+        const double u = uni(rng);
+        const int64_t want = *runtime::pickFromHead(whole, p, u);
+        if (auto got = runtime::pickFromHead(head, p, u)) EXPECT_EQ(*got, want);
+        if (auto got = runtime::pickFromHead(first, p, u)) EXPECT_EQ(*got, want);
+      }
+    }
+  }
+}
+
+// Draws follow the distribution they claim: temperature 0.7, top-k 3 and
+// top-p 0.8 over five logits, 40000 draws, each token's frequency within
+// 0.01 of its probability (about 5 standard deviations).
+TEST(Sampler, DrawsFollowTheTruncatedSoftmax) {
+  std::vector<float> logits = {1.0f, 2.0f, 0.5f, 1.8f, -1.f};
+  runtime::SamplingParams p;
+  p.greedy = false, p.temperature = 0.7f, p.topK = 3, p.topP = 0.8f, p.seed = 11;
+  // Sorted: 1 (2.0), 3 (1.8), 0 (1.0); weights exp((l - 2) / 0.7).
+  std::vector<double> w = {1.0, std::exp(-0.2 / 0.7), std::exp(-1.0 / 0.7)};
+  double kept = w[0] + w[1] + w[2];
+  ASSERT_LT(w[0] / kept, 0.8);  // the nucleus is tokens 1 and 3
+  ASSERT_GE((w[0] + w[1]) / kept, 0.8);
+  runtime::Sampler s(p);
+  std::vector<int> count(5, 0);
+  const int n = 40000;
+  for (int i = 0; i < n; ++i) ++count[s.sample(logits)];
+  EXPECT_EQ(count[0] + count[2] + count[4], 0);
+  EXPECT_NEAR(count[1] / double(n), w[0] / (w[0] + w[1]), 0.01);
+  EXPECT_NEAR(count[3] / double(n), w[1] / (w[0] + w[1]), 0.01);
 }
 
 TEST(Sampler, InvalidParametersAreNamed) {

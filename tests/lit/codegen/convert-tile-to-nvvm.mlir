@@ -284,6 +284,36 @@ func.func @masked_argmax(%x: !tile.ptr<f32>, %y: !tile.ptr<f32>, %n: index) attr
 
 // -----
 
+// Sampling's top-k round: the picked column (argmax) leaves the tile by
+// comparing a column iota against it. Lane-linear: each lane's 2 iota
+// elements are base + lane and base + lane + 32, as f32.
+// CHECK-LABEL: func.func @topk_round
+// CHECK: arith.sitofp {{.*}} : i64 to f32
+// CHECK: arith.sitofp {{.*}} : i64 to f32
+// CHECK: vector.from_elements {{.*}} : vector<2xf32>
+// CHECK: arith.cmpf oeq, {{.*}} : vector<2xf32>
+// CHECK: arith.select {{.*}} : vector<2xi1>, vector<2xf32>
+// LLVM-LABEL: llvm.func @topk_round
+func.func @topk_round(%x: !tile.ptr<f32>, %y: !tile.ptr<f32>, %base: index) attributes {tile.num_warps = 1 : i64} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c64 = arith.constant 64 : index
+  %p = tile.make_block_ptr %x, [%c1, %c64], [%c64, %c1], [%c0, %c0] : !tile.ptr<f32> -> !tile.block_ptr<tensor<1x64xf32>>
+  %v = tile.load %p {in_bounds} : !tile.block_ptr<tensor<1x64xf32>>
+  %i = tile.reduce %v {kind = "argmax", axis = 1 : i64} : tensor<1x64xf32> -> tensor<1xf32>
+  %ie = tile.expand_dims %i {axis = 1 : i64} : tensor<1xf32> -> tensor<1x1xf32>
+  %ib = tile.broadcast %ie : tensor<1x1xf32> -> tensor<1x64xf32>
+  %cols = tile.iota %base {axis = 1 : i64} : tensor<1x64xf32>
+  %hit = arith.cmpf oeq, %cols, %ib : tensor<1x64xf32>
+  %ninf = arith.constant dense<0xFF800000> : tensor<1x64xf32>
+  %w = arith.select %hit, %ninf, %v : tensor<1x64xi1>, tensor<1x64xf32>
+  %q = tile.make_block_ptr %y, [%c1, %c64], [%c64, %c1], [%c0, %c0] : !tile.ptr<f32> -> !tile.block_ptr<tensor<1x64xf32>>
+  tile.store %q, %w {in_bounds} : !tile.block_ptr<tensor<1x64xf32>>
+  return
+}
+
+// -----
+
 // split_k: per warp and K step 4 x 4 mma.sync (K 64 of 256, N 32), no
 // barrier in the loop. The cross-warp sum of the partial sums after it goes
 // through the kernel's shared-memory scratch (4 warps x 32 lanes x 4 floats): per

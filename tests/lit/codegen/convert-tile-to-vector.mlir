@@ -113,6 +113,29 @@ func.func @masked_scores(%s: !tile.ptr<f32>, %o: !tile.ptr<f32>, %row: index, %c
 }
 // -----
 
+// An iota is a constant vector of each element's index along its axis plus
+// the splatted base (as f32); the row axis here: [2, 16] warp blocks count
+// rows 0 0 ... 1 1 ... from the warp's first row.
+// CHECK-LABEL: func.func @iota_rows
+// CHECK: arith.constant dense<{{\[\[}}0.000000e+00, {{.*}}], [1.000000e+00, {{.*}}]]> : vector<2x16xf32>
+// CHECK: arith.sitofp %{{.*}} : i64 to f32
+// CHECK: vector.broadcast %{{.*}} : f32 to vector<2x16xf32>
+// CHECK: arith.addf %{{.*}}, %{{.*}} : vector<2x16xf32>
+// LLVM-LABEL: llvm.func @iota_rows
+func.func @iota_rows(%s: !tile.ptr<f32>, %o: !tile.ptr<f32>, %base: index) attributes {tile.num_warps = 2 : i64} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c16 = arith.constant 16 : index
+  %p = tile.make_block_ptr %s, [%c16, %c16], [%c16, %c1], [%c0, %c0] : !tile.ptr<f32> -> !tile.block_ptr<tensor<4x16xf32>>
+  %x = tile.load %p : !tile.block_ptr<tensor<4x16xf32>>
+  %i = tile.iota %base {axis = 0 : i64} : tensor<4x16xf32>
+  %y = arith.addf %x, %i : tensor<4x16xf32>
+  %q = tile.make_block_ptr %o, [%c16, %c16], [%c16, %c1], [%c0, %c0] : !tile.ptr<f32> -> !tile.block_ptr<tensor<4x16xf32>>
+  tile.store %q, %y : !tile.block_ptr<tensor<4x16xf32>>
+  return
+}
+// -----
+
 // A block with non-contiguous rows (a transposed view, K^T) loads as one
 // masked gather per piece (here a warp's whole 2x16 block), not element by
 // element.

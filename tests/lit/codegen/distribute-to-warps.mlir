@@ -182,6 +182,28 @@ func.func @masked_scores(%s: !tile.ptr<f32>, %o: !tile.ptr<f32>, %row: index, %c
 
 // -----
 
+// An iota's base moves with the warp's block along its axis: rows are
+// split over 2 warps here, so warp w counts rows from base + 2 w.
+// CHECK-LABEL: func.func @iota_rows
+// CHECK: tile.load
+// CHECK: %[[OFF:.*]] = arith.muli %{{.*}}, %{{.*}} : index
+// CHECK: %[[BASE:.*]] = arith.addi %arg2, %[[OFF]] : index
+// CHECK: tile.iota %[[BASE]] {axis = 0 : i64} : tensor<2x16xf32, #blocked{{.*}}>
+func.func @iota_rows(%s: !tile.ptr<f32>, %o: !tile.ptr<f32>, %base: index) attributes {tile.num_warps = 2 : i64} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c16 = arith.constant 16 : index
+  %p = tile.make_block_ptr %s, [%c16, %c16], [%c16, %c1], [%c0, %c0] : !tile.ptr<f32> -> !tile.block_ptr<tensor<4x16xf32>>
+  %x = tile.load %p : !tile.block_ptr<tensor<4x16xf32>>
+  %i = tile.iota %base {axis = 0 : i64} : tensor<4x16xf32>
+  %y = arith.addf %x, %i : tensor<4x16xf32>
+  %q = tile.make_block_ptr %o, [%c16, %c16], [%c16, %c1], [%c0, %c0] : !tile.ptr<f32> -> !tile.block_ptr<tensor<4x16xf32>>
+  tile.store %q, %y : !tile.block_ptr<tensor<4x16xf32>>
+  return
+}
+
+// -----
+
 // split_k: each warp loads its 64 of every 256 K (offset warp * 64) and
 // accumulates a partial sum from zeros in the loop; the cross-warp sum is
 // taken once after the loop and added to the loop's initial value.

@@ -236,3 +236,19 @@ func.func @alloc_swizzle_atoms() {
   %s = tile.alloc {size = 600 : i64, swizzle = 128 : i64} : !tile.ptr<bf16>
   return
 }
+
+// -----
+
+func.func @iota_axis(%b: index) {
+  // expected-error @+1 {{axis 2 is outside a rank-2 tile}}
+  %i = tile.iota %b {axis = 2 : i64} : tensor<1x64xf32>
+  return
+}
+
+// -----
+
+func.func @iota_type(%b: index) {
+  // expected-error @+1 {{gives f32 indices}}
+  %i = tile.iota %b {axis = 1 : i64} : tensor<1x64xf16>
+  return
+}

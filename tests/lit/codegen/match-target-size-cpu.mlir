@@ -50,3 +50,25 @@ func.func @masked_scores(%s: !tile.ptr<f32>, %o: !tile.ptr<f32>, %row: index, %c
   tile.store %q, %m : !tile.block_ptr<tensor<16x64xf32>>
   return
 }
+
+// -----
+
+// Each 8x32 piece of an iota counts from its own first index along the
+// axis: column pieces add 32 to the base, row pieces keep it (axis 1).
+// CHECK-LABEL: func.func @iota_pieces
+// CHECK: tile.iota %arg2 {axis = 1 : i64} : tensor<8x32xf32>
+// CHECK: %[[B32:.*]] = arith.addi %arg2, %c32{{.*}} : index
+// CHECK: tile.iota %[[B32]] {axis = 1 : i64} : tensor<8x32xf32>
+// CHECK-NOT: tile.iota
+func.func @iota_pieces(%s: !tile.ptr<f32>, %o: !tile.ptr<f32>, %base: index) attributes {tile.num_warps = 2 : i64} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c64 = arith.constant 64 : index
+  %p = tile.make_block_ptr %s, [%c64, %c64], [%c64, %c1], [%c0, %c0] : !tile.ptr<f32> -> !tile.block_ptr<tensor<16x64xf32>>
+  %x = tile.load %p : !tile.block_ptr<tensor<16x64xf32>>
+  %i = tile.iota %base {axis = 1 : i64} : tensor<16x64xf32>
+  %y = arith.addf %x, %i : tensor<16x64xf32>
+  %q = tile.make_block_ptr %o, [%c64, %c64], [%c64, %c1], [%c0, %c0] : !tile.ptr<f32> -> !tile.block_ptr<tensor<16x64xf32>>
+  tile.store %q, %y : !tile.block_ptr<tensor<16x64xf32>>
+  return
+}
