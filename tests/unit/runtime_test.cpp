@@ -1,5 +1,6 @@
 // Executor, generator and sampler behaviour that the fixtures do not pin.
 #include <gtest/gtest.h>
+#include <atomic>
 #include <cmath>
 #include <optional>
 #include <random>
@@ -8,6 +9,7 @@
 #include "runtime/executor.h"
 #include "runtime/generate.h"
 #include "runtime/paged_cache.h"
+#include "runtime/parallel.h"
 #include "runtime/sampler.h"
 #include "topk_reference.h"
 
@@ -124,6 +126,10 @@ TEST(Sampler, HeadPicksAreTheWholeRowsPicks) {
       runtime::RowHead whole = runtime::headOf(row, p.temperature, row.size()),
                        head = runtime::headOf(row, p.temperature, 64);
       ASSERT_EQ(whole.exact, row.size());
+      for (size_t i = 1; i < row.size(); ++i)  // sampling order (the radix sort)
+        ASSERT_TRUE(whole.logits[i - 1] > whole.logits[i] ||
+                    (whole.logits[i - 1] == whole.logits[i] && whole.ids[i - 1] < whole.ids[i]))
+            << "entry " << i;
       for (int i = 0; i < 20; ++i, ++draws) {
         const double u = uni(rng);
         std::optional<int64_t> want = runtime::pickFromHead(whole, p, u), got = runtime::pickFromHead(head, p, u);
@@ -191,6 +197,21 @@ TEST(Sampler, DrawsFollowTheTruncatedSoftmax) {
   EXPECT_EQ(count[0] + count[2] + count[4], 0);
   EXPECT_NEAR(count[1] / double(n), w[0] / (w[0] + w[1]), 0.01);
   EXPECT_NEAR(count[3] / double(n), w[1] / (w[0] + w[1]), 0.01);
+}
+
+// A range's exception comes back to the caller (after every range ends)
+// instead of ending the process from a worker thread.
+TEST(ParallelRanges, RethrowsARangesError) {
+  std::atomic<int64_t> done{0};
+  EXPECT_THROW(runtime::parallelRanges(
+                   64,
+                   [&](int64_t lo, int64_t hi) {
+                     done += hi - lo;
+                     if (lo > 0) fail("range {}", lo);
+                   },
+                   4),
+               Error);
+  EXPECT_EQ(done.load(), 64);
 }
 
 TEST(Sampler, InvalidParametersAreNamed) {
