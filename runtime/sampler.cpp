@@ -111,19 +111,34 @@ RowHead headFromSplits(const float* value, const float* index, const float* mass
   // last one: only entries above the largest such value are surely in
   // order (everything larger is among the candidates).
   float hidden = ninf;
-  std::vector<std::pair<float, int64_t>> all;
+  // Each split's candidates are in sampling order already: merge them
+  // (a heap of split cursors, the best on top), taking only `count`.
+  struct Cursor {
+    float l;
+    int64_t id, split, j;
+  };
+  auto worse = [](const Cursor& a, const Cursor& b) { return before(b.l, b.id, a.l, a.id); };
+  std::vector<Cursor> heap;
   for (int64_t s = 0; s < splits; ++s) {
     const float* v = value + s * candidates;
-    for (int64_t j = 0; j < candidates && v[j] > ninf; ++j) all.push_back({v[j], int64_t(index[s * candidates + j])});
+    if (v[0] > ninf) heap.push_back({v[0], int64_t(index[s * candidates]), s, 0});
     if (v[candidates - 1] > ninf) hidden = std::max(hidden, v[candidates - 1]);
   }
-  if (all.empty()) fail("cannot sample: every logit of the row is -inf or NaN");
-  const size_t n = sortHead(all, count, [](const auto& e) { return e; });
+  if (heap.empty()) fail("cannot sample: every logit of the row is -inf or NaN");
+  std::make_heap(heap.begin(), heap.end(), worse);
   RowHead h;
   h.vocab = vocab;
-  for (size_t i = 0; i < n; ++i) {
-    h.logits.push_back(all[i].first), h.ids.push_back(all[i].second);
-    if (all[i].first > hidden) ++h.exact;
+  while (!heap.empty() && h.ids.size() < count) {
+    std::pop_heap(heap.begin(), heap.end(), worse);
+    Cursor c = heap.back();
+    heap.pop_back();
+    h.logits.push_back(c.l), h.ids.push_back(c.id);
+    if (c.l > hidden) ++h.exact;
+    const int64_t at = c.split * candidates + c.j + 1;
+    if (c.j + 1 < candidates && value[at] > ninf) {
+      heap.push_back({value[at], int64_t(index[at]), c.split, c.j + 1});
+      std::push_heap(heap.begin(), heap.end(), worse);
+    }
   }
   // Each split's mass is relative to its own max (its first candidate).
   const double top = h.logits[0], invT = 1.0 / temperature;
