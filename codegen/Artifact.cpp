@@ -153,7 +153,7 @@ std::vector<TopKKernelSpec> cudaTopKKernelSet() { return {cudaTopKSpec("bf16"), 
 std::vector<RopeKernelSpec> cudaRopeKernelSet() {
   std::vector<RopeKernelSpec> set;
   for (const char* dt : {"bf16", "f16"})
-    for (int64_t heads : {32, 8}) set.push_back({fmt::format("rope_{}_h{}_d128", dt, heads), heads, 128, dt});
+    for (int64_t heads : {32, 8, 40}) set.push_back({fmt::format("rope_{}_h{}_d128", dt, heads), heads, 128, dt});
   return set;
 }
 
@@ -300,9 +300,11 @@ CudaKernelSetSpec cudaModelKernelSet(const ops::GraphDef& g, const std::string& 
     } else if (n.op == "region.rmsnorm") {
       if (once("rms_norm")) set.norms.push_back(cudaRmsNormSpec(dtype));
     } else if (n.op == "region.rope") {
-      // The q and k projections: the graph's head counts at this head dim.
+      // The q and k projections: the graph's head counts at this head dim,
+      // and both together (q | k of the joined q / k / v row at decode:
+      // one launch, runtime/cuda_executor.cpp).
       const int64_t d = a.at("head_dim").get<int64_t>();
-      for (int64_t h : {heads, kvHeads}) {
+      for (int64_t h : {heads, kvHeads, heads + kvHeads}) {
         std::string name = fmt::format("rope_{}_h{}_d{}", dtype, h, d);
         if (once(name)) set.ropes.push_back({name, h, d, dtype});
       }

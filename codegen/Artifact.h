@@ -97,7 +97,8 @@ TopKKernelSpec cudaTopKSpec(const std::string& dtype);
 std::vector<TopKKernelSpec> cudaTopKKernelSet();
 
 // RoPE kernels for the GPU: bf16 and f16 storage of q / k rows of 32 and 8
-// heads of dim 128 (Llama-3-8B's query and key projections), one warp per
+// heads of dim 128 (Llama-3-8B's query and key projections) and of 40 (q
+// and k side by side in the joined q / k / v row at decode), one warp per
 // (token, head).
 std::vector<RopeKernelSpec> cudaRopeKernelSet();
 

@@ -256,6 +256,18 @@ struct CudaExecutor::Impl {
   V gemm(const ops::NodeDef& n, const std::vector<const Val*>& in) const;
   V rmsNorm(const ops::NodeDef& n, const std::vector<const Val*>& in) const;
   V ropeNode(const ops::NodeDef& n, const std::vector<const Val*>& in) const;
+  // RoPE over rows of `width` of x (heads of the node's head dim) at the
+  // positions `pos` (host and device copies), into a fresh tensor of
+  // `shape` (rows x width elements).
+  Tensor ropeRows(const ops::NodeDef& n, const Tensor& x, const Val& pos, int64_t width, const ops::Shape& shape) const;
+  // The q and k RoPE nodes of a joined q | k | v GEMM (its outputs 0 and
+  // 1, the same positions, head dim and theta): q's node index -> k's.
+  std::map<size_t, size_t> ropePairs;
+  // Both RoPEs of a pair in one launch when q and k sit side by side (one
+  // row, the joined GEMM's output views) and the set has the kernel for
+  // their heads together; else nullopt (each node launches its own).
+  std::optional<std::pair<Tensor, Tensor>> ropeJoined(const ops::NodeDef& q, const std::vector<const Val*>& in,
+                                                      const Val& kx) const;
   V kvWrite(const std::vector<const Val*>& in) const;
   V pagedAttention(const ops::NodeDef& n, const std::vector<const Val*>& in) const;
   V runNode(const ops::NodeDef& n, const std::vector<const Val*>& in) const;
@@ -351,8 +363,14 @@ V CudaExecutor::Impl::rmsNorm(const ops::NodeDef& n, const std::vector<const Val
 
 V CudaExecutor::Impl::ropeNode(const ops::NodeDef& n, const std::vector<const Val*>& in) const {
   const Tensor& x = devArg(in, 0, "x");
-  const Tensor& pos = hostArg(in, 1, "positions");
-  const int64_t D = n.attrs.at("head_dim").get<int64_t>(), width = x.dim(x.rank() - 1), T = x.numel() / width;
+  hostArg(in, 1, "positions");
+  return {ropeRows(n, x, *in[1], x.dim(x.rank() - 1), x.shape())};
+}
+
+Tensor CudaExecutor::Impl::ropeRows(const ops::NodeDef& n, const Tensor& x, const Val& posVal, int64_t width,
+                                    const ops::Shape& shape) const {
+  const Tensor& pos = posVal.host;
+  const int64_t D = n.attrs.at("head_dim").get<int64_t>(), T = ops::numel(shape) / shape.back();
   const float theta = n.attrs.at("theta").get<float>();
   if (D <= 0 || width % D) fail("rows of {} are not whole heads of {}", width, D);
   if (pos.numel() != T) fail("{} positions for {} tokens", pos.numel(), T);
@@ -373,9 +391,31 @@ V CudaExecutor::Impl::ropeNode(const ops::NodeDef& n, const std::vector<const Va
     ops::RopeTables h = ops::ropeTables(rows, D, theta);
     tab = {deviceCopy(dev, h.cos), deviceCopy(dev, h.sin), rows};
   }
-  Tensor y = pool.tensor(dt, x.shape());
-  if (T > 0) k.launch(kern, x.raw(), mut(y), tab.cos.raw(), tab.sin.raw(), in[1]->dev.raw(), T, tab.rows);
-  return {y};
+  Tensor y = pool.tensor(dt, shape);
+  if (T > 0) k.launch(kern, x.raw(), mut(y), tab.cos.raw(), tab.sin.raw(), posVal.dev.raw(), T, tab.rows);
+  return y;
+}
+
+// At one row the joined GEMM's q and k are adjacent views of one output
+// row, so [q | k] is one row of (heads + KV heads) heads: one launch
+// instead of two (a decode step saves one launch per layer).
+std::optional<std::pair<Tensor, Tensor>> CudaExecutor::Impl::ropeJoined(const ops::NodeDef& q,
+                                                                        const std::vector<const Val*>& in,
+                                                                        const Val& kx) const {
+  const Tensor& x = devArg(in, 0, "x");
+  const Tensor& kt = kx.dev;
+  const int64_t qw = x.dim(x.rank() - 1), kw = kt.numel(), D = q.attrs.at("head_dim").get<int64_t>();
+  if (x.numel() != qw || kt.dtype() != dt || kt.raw() != static_cast<const uint8_t*>(x.raw()) + x.nbytes() || D <= 0 ||
+      (qw + kw) % D)
+    return std::nullopt;
+  const int64_t heads = (qw + kw) / D;
+  if (std::none_of(k.ropes().begin(), k.ropes().end(),
+                   [&](const auto& r) { return r.dtype == dtName && r.heads == heads && r.headDim == D; }))
+    return std::nullopt;
+  hostArg(in, 1, "positions");
+  Tensor y = ropeRows(q, x, *in[1], qw + kw, {1, qw + kw});
+  ops::Shape kShape = kt.shape();
+  return std::pair{y.view(0, x.shape()), y.view(qw, kShape)};
 }
 
 // region.kv_write operands: cache, k, v, slot_mapping; returns the cache.
@@ -495,6 +535,38 @@ void CudaExecutor::Impl::prepare(const ops::NodeDef& n) const {
   }
 }
 
+namespace {
+
+// region.rope nodes on outputs 0 and 1 of one multi-weight GEMM (q and k of
+// the joined q / k / v) with the same positions, head dim and theta: q's
+// node index -> k's.
+std::map<size_t, size_t> pairJoinedRopes(const ops::GraphDef& g) {
+  std::map<std::string, std::pair<size_t, size_t>> producer;  // value -> (node, output)
+  for (size_t i = 0; i < g.nodes.size(); ++i)
+    for (size_t j = 0; j < g.nodes[i].outputs.size(); ++j) producer[g.nodes[i].outputs[j]] = {i, j};
+  auto sameRope = [](const ops::NodeDef& a, const ops::NodeDef& b) {
+    return a.inputs.size() > 1 && b.inputs.size() > 1 && a.inputs[1] == b.inputs[1] &&
+           a.attrs.value("head_dim", 0) == b.attrs.value("head_dim", 0) &&
+           a.attrs.value("theta", 0.0) == b.attrs.value("theta", 0.0);
+  };
+  std::map<size_t, size_t> pairs;
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    const ops::NodeDef& q = g.nodes[i];
+    if (q.op != "region.rope" || q.inputs.empty()) continue;
+    auto pq = producer.find(q.inputs[0]);
+    if (pq == producer.end() || pq->second.second != 0 || g.nodes[pq->second.first].op != "region.gemm") continue;
+    const ops::NodeDef& gemm = g.nodes[pq->second.first];
+    if (gemm.outputs.size() < 2) continue;
+    for (size_t j = i + 1; j < g.nodes.size(); ++j)
+      if (g.nodes[j].op == "region.rope" && !g.nodes[j].inputs.empty() && g.nodes[j].inputs[0] == gemm.outputs[1] &&
+          sameRope(q, g.nodes[j]))
+        pairs[i] = j;
+  }
+  return pairs;
+}
+
+}  // namespace
+
 CudaExecutor::CudaExecutor(ops::GraphDef graph, CudaDevice& device, const CudaKernelSet& kernels,
                            CudaExecutorOptions o)
     : impl_(std::make_unique<Impl>(std::move(graph), device, kernels, o)) {
@@ -507,6 +579,7 @@ CudaExecutor::CudaExecutor(ops::GraphDef graph, CudaDevice& device, const CudaKe
   for (const auto& w : g.weights) params.insert(w.name);
   for (const auto& c : g.constants) params.insert(c.name);
   m.freeAfter = planLifetimes(g, params, [&](const ops::NodeDef& n) { m.prepare(n); });
+  m.ropePairs = pairJoinedRopes(g);
 
   // Weights in the storage type (floating point ones; integer ones as they are).
   auto storedAs = [&](ops::DType t) { return t == ops::DType::F32 || t == ops::DType::F16 || t == ops::DType::BF16 ? o.dtype : t; };
@@ -587,6 +660,7 @@ std::map<std::string, Tensor> CudaExecutor::Impl::execute(const TensorMap& input
     if (bytes) m.dev.upload(mut(staged), host.data(), bytes);
   }
   auto nodes = [&] {
+    std::map<size_t, V> early;
     for (size_t i = 0; i < g.nodes.size(); ++i) {
       const auto& n = g.nodes[i];
       std::vector<Impl::Val> held;  // parameters as values
@@ -602,14 +676,31 @@ std::map<std::string, Tensor> CudaExecutor::Impl::execute(const TensorMap& input
           args.push_back(&held.back());
         }
       }
-      V outs = runNamedNode(g, n, [&] {
-        if (!m.profiling) return m.runNode(n, args);
-        V o;
-        ProfileRow& row = m.profile[profileLabel(n, args)];
-        row.ms += m.dev.timeMs([&] { o = m.runNode(n, args); });
-        ++row.calls;
-        return o;
-      });
+      // A node whose outputs an earlier one computed (the k RoPE of a
+      // joined pair) takes them.
+      auto run = [&] {
+        if (auto p = m.ropePairs.find(i); p != m.ropePairs.end())
+          if (auto kx = env.find(g.nodes[p->second].inputs[0]); kx != env.end())
+            if (auto both = m.ropeJoined(n, args, kx->second)) {
+              early[p->second] = {std::move(both->second)};
+              return V{std::move(both->first)};
+            }
+        return m.runNode(n, args);
+      };
+      V outs;
+      if (auto e = early.find(i); e != early.end()) {
+        outs = std::move(e->second);
+        early.erase(e);
+      } else {
+        outs = runNamedNode(g, n, [&] {
+          if (!m.profiling) return run();
+          V o;
+          ProfileRow& row = m.profile[profileLabel(n, args)];
+          row.ms += m.dev.timeMs([&] { o = run(); });
+          ++row.calls;
+          return o;
+        });
+      }
       for (size_t j = 0; j < n.outputs.size(); ++j)
         if (!n.outputs[j].empty()) env[n.outputs[j]] = {std::move(outs[j]), Tensor()};
       for (const auto& dead : m.freeAfter[i]) env.erase(dead);

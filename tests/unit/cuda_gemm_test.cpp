@@ -240,7 +240,7 @@ TEST_F(CudaRmsNormKernels, EqualTheReferenceOnRaggedShapes) {
 // middle, the last row, 0), against ops::ropeTokens on the stored values;
 // bound: the output's rounding (bf16 2^-8, f16 2^-11 of 1 + |ref|) plus f32.
 TEST_F(CudaRopeKernels, EqualTheReferenceInPlace) {
-  ASSERT_EQ(set->ropes().size(), 4u);
+  ASSERT_EQ(set->ropes().size(), 6u);  // 32, 8 and 40 (q | k) heads, bf16 and f16
   std::mt19937 rng(7);
   const int64_t tableRows = 4096;
   for (const runtime::CudaRopeKernel& k : set->ropes()) {
