@@ -14,8 +14,9 @@
 // runSampled(), only the argmax kernel's per-split maxima and indices or
 // the top-k kernel's candidates — which is the one
 // synchronization point. q / k / v weights sit back to back, so one GEMM
-// computes them at one row. Intermediate values come from a pool of device
-// blocks reused across nodes and steps (stream order makes reuse safe).
+// computes them at one row (and one RoPE launch rotates q and k there).
+// Intermediate values come from a pool of device blocks reused across
+// nodes and steps (stream order makes reuse safe).
 #pragma once
 #include <cstdint>
 #include <map>
