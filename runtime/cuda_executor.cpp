@@ -889,11 +889,11 @@ std::vector<int64_t> CudaExecutor::runSampled(const TensorMap& inputs, const std
     rest.push_back(i);
     auto [it, fresh] = whole.try_emplace(draws[i].row);
     if (!fresh) continue;
-    std::vector<uint16_t> half(vocab);
-    m.dev.download(half.data(), static_cast<const uint16_t*>(d.t->raw()) + draws[i].row * vocab, vocab * 2);
-    it->second.resize(vocab);
-    for (int64_t j = 0; j < vocab; ++j)
-      it->second[j] = m.dt == ops::DType::BF16 ? ops::bf16ToFloat(half[j]) : ops::halfToFloat(half[j]);
+    Tensor stored(m.dt, {vocab});
+    m.dev.download(stored.mut<uint8_t>(), static_cast<const uint8_t*>(d.t->raw()) + draws[i].row * stored.nbytes(),
+                   stored.nbytes());
+    const Tensor row = stored.toF32();
+    it->second.assign(row.data<float>(), row.data<float>() + vocab);
   }
   parallelRanges((int64_t)rest.size(), [&](int64_t lo, int64_t hi) {
     for (int64_t k = lo; k < hi; ++k) {
