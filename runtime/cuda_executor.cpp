@@ -828,9 +828,9 @@ std::vector<int64_t> CudaExecutor::runSampled(const TensorMap& inputs, const std
   std::vector<Way> way(draws.size(), Whole);
   std::vector<float> temperature(rows, 0.f);
   bool anyGreedy = false, anyHead = false;
+  checkDraws(draws, rows);
   for (size_t i = 0; i < draws.size(); ++i) {
     const RowDraw& r = draws[i];
-    if (r.row < 0 || r.row >= rows || !r.sampler) fail("a draw from row {} of {} rows of logits", r.row, rows);
     const SamplingParams& p = r.sampler->params();
     if (p.plainGreedy()) {
       way[i] = Greedy, anyGreedy = true;

@@ -33,12 +33,16 @@ std::vector<int64_t> GraphRunner::runGreedy(const TensorMap& inputs, const std::
   return ids;
 }
 
+void GraphRunner::checkDraws(std::span<const RowDraw> draws, int64_t rows) {
+  for (const RowDraw& d : draws)
+    if (d.row < 0 || d.row >= rows || !d.sampler) fail("a draw from row {} of {} rows of logits", d.row, rows);
+}
+
 std::vector<int64_t> GraphRunner::runSampled(const TensorMap& inputs, const std::string& name,
                                              std::span<const RowDraw> draws) const {
   const ops::Tensor logits = logitRows(*this, run(inputs), name);
   const int64_t rows = logits.dim(0), vocab = logits.dim(1);
-  for (const RowDraw& d : draws)
-    if (d.row < 0 || d.row >= rows || !d.sampler) fail("a draw from row {} of {} rows of logits", d.row, rows);
+  checkDraws(draws, rows);
   // Each draw has its own sampler, so rows go in parallel when there is
   // enough of them (32 x a 128k vocabulary is milliseconds on one core).
   std::vector<int64_t> next(draws.size());

@@ -48,6 +48,9 @@ class GraphRunner {
   // do not settle (runtime/sampler.h): the same tokens either way.
   virtual std::vector<int64_t> runSampled(const TensorMap& inputs, const std::string& name,
                                           std::span<const RowDraw> draws) const;
+  // Throws unless every draw names one of `rows` rows and has a sampler
+  // (what each runSampled checks first).
+  static void checkDraws(std::span<const RowDraw> draws, int64_t rows);
   // Where the KV cache must live, and its element type.
   virtual Device& cacheDevice() const { return cpuDevice(); }
   virtual ops::DType cacheDType() const;  // default: the graph's kv_cache.0 input type (f32 without one)
