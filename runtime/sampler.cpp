@@ -29,29 +29,15 @@ namespace {
 // Sampling order: the larger logit first, the lower id among equal ones.
 bool before(float a, int64_t ia, float b, int64_t ib) { return a > b || (a == b && ia < ib); }
 
-}  // namespace
-
-namespace {
-
-// The first min(count, size) of `v` in sampling order, sorted; `key(x)`
-// gives an element's (logit, id). Selection first when only a few are
-// wanted (linear), one sort otherwise.
-template <typename T, typename Key>
-size_t sortHead(std::vector<T>& v, size_t count, Key key) {
-  auto less = [&](const T& a, const T& b) {
-    auto [la, ia] = key(a);
-    auto [lb, ib] = key(b);
-    return before(la, ia, lb, ib);
-  };
-  const size_t n = std::min(count, v.size());
-  if (n < v.size()) std::nth_element(v.begin(), v.begin() + n, v.end(), less);
-  std::sort(v.begin(), v.begin() + n, less);
+// The first min(count, size) ids of `ids` in sampling order, sorted:
+// selection first (linear), then a sort of those.
+size_t sortHead(std::vector<int64_t>& ids, std::span<const float> logits, size_t count) {
+  auto less = [&](int64_t a, int64_t b) { return before(logits[a], a, logits[b], b); };
+  const size_t n = std::min(count, ids.size());
+  if (n < ids.size()) std::nth_element(ids.begin(), ids.begin() + n, ids.end(), less);
+  std::sort(ids.begin(), ids.begin() + n, less);
   return n;
 }
-
-}  // namespace
-
-namespace {
 
 // The ids of a whole row in sampling order: a stable LSD radix sort (three
 // 11-bit digits) on keys that order floats descending, over ids ascending,
@@ -93,7 +79,7 @@ RowHead headOf(std::span<const float> logits, float temperature, size_t count) {
   } else {
     idx.resize(logits.size());
     std::iota(idx.begin(), idx.end(), 0);
-    n = sortHead(idx, count, [&](int64_t i) { return std::pair{logits[i], i}; });
+    n = sortHead(idx, logits, count);
   }
   RowHead h;
   h.vocab = (int64_t)logits.size();
