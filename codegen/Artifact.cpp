@@ -2,6 +2,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <set>
 
 #include <fmt/format.h>
@@ -141,6 +142,15 @@ std::vector<RmsNormKernelSpec> cudaRmsNormKernelSet() {
 
 ArgmaxKernelSpec cudaArgmaxSpec(const std::string& dtype) { return {fmt::format("argmax_{}", dtype), 32 * 32, dtype}; }
 
+void cudaElementwiseBlocking(ElementwiseKernelSpec& s) {
+  s.numWarps = 1, s.blockN = 32;
+  for (int64_t block = 8 * 32 * 8; block >= 32; block /= 2)
+    if (s.cols % block == 0) {
+      s.numWarps = std::min<int64_t>(8, block / 32), s.blockN = block;
+      return;
+    }
+}
+
 std::vector<ArgmaxKernelSpec> cudaArgmaxKernelSet() { return {cudaArgmaxSpec("bf16"), cudaArgmaxSpec("f16")}; }
 
 // 64 candidates cover HF's default top-k (50) and, for a trained model's
@@ -215,6 +225,7 @@ void writeCudaKernelFiles(const CudaKernelSetSpec& set, const std::string& targe
   for (const KvWriteKernelSpec& s : set.kvWrites) ir += emitKvWriteKernel(s);
   for (const ArgmaxKernelSpec& s : set.argmaxes) ir += emitArgmaxKernel(s);
   for (const TopKKernelSpec& s : set.topks) ir += emitTopKKernel(s);
+  for (const ElementwiseKernelSpec& s : set.elementwises) ir += emitElementwiseKernel(s);
   CudaModule m = compileCuda(ir, target);
   // The fields every kind shares (what the runtime launches with), then the
   // kind's own.
@@ -264,6 +275,8 @@ void writeCudaKernelFiles(const CudaKernelSetSpec& set, const std::string& targe
   for (const ArgmaxKernelSpec& s : set.argmaxes) kernels.push_back(entry("argmax", s.name, s.dtype, {{"block_n", s.blockN}}));
   for (const TopKKernelSpec& s : set.topks)
     kernels.push_back(entry("topk", s.name, s.dtype, {{"block_n", s.blockN}, {"candidates", s.candidates}}));
+  for (const ElementwiseKernelSpec& s : set.elementwises)
+    kernels.push_back(entry("elementwise", s.name, s.dtype, {{"block_n", s.blockN}, {"cols", s.cols}}));
   writeText(d / "kernels.mlir", ir);
   writeText(d / "kernels.ptx", m.ptx);
   nlohmann::json manifest = {{"format", kArtifactFormat}, {"target", target}, {"kernels", kernels}};
@@ -276,18 +289,23 @@ void writeCudaKernels(const CudaKernelSetSpec& set, const std::string& target, c
   writeCudaKernelFiles(set, target, outputDir(dir, "kernels.json"));
 }
 
-CudaKernelSetSpec cudaModelKernelSet(const ops::GraphDef& g, const std::string& dtype, int64_t pageSize) {
+CudaKernelSetSpec cudaModelKernelSet(ops::GraphDef& g, const std::string& dtype, int64_t pageSize) {
   if (dtype != "bf16" && dtype != "f16") fail("GPU models run in bf16 or f16, not '{}'", dtype);
   if (pageSize <= 0) fail("--block-size must be >= 1, got {}", pageSize);
-  if (!g.meta.contains("paged")) fail("{}: the graph is not in paged form (run region formation first)", g.source);
-  const nlohmann::json& paged = g.meta["paged"];
-  const int64_t heads = paged.at("heads").get<int64_t>(), kvHeads = paged.at("kv_heads").get<int64_t>();
+  // The paged form's head counts (RoPE, KV write): only graphs with those
+  // regions need it.
+  auto paged = [&](const ops::NodeDef& n) -> const nlohmann::json& {
+    if (!g.meta.contains("paged"))
+      fail("{}: node '{}' ({}): the graph is not in paged form (run region formation first)", g.source, n.name, n.op);
+    return g.meta["paged"];
+  };
   CudaKernelSetSpec set;
+  std::map<std::string, std::string> elementwiseNames;  // kernel key -> name
   set.argmaxes.push_back(cudaArgmaxSpec(dtype));  // greedy sampling of the logits
   set.topks.push_back(cudaTopKSpec(dtype));       // temperature / top-k / top-p sampling
   std::set<std::string> names;
   auto once = [&](const std::string& name) { return names.insert(name).second; };
-  for (const ops::NodeDef& n : g.nodes) {
+  for (ops::NodeDef& n : g.nodes) {
     const nlohmann::json& a = n.attrs;
     if (n.op == "region.gemm") {
       CudaGemmVariant v{dtype, a.value("layout", "kn") == "nk", a.value("bias", 0) != 0, a.value("residual", 0) != 0,
@@ -303,13 +321,14 @@ CudaKernelSetSpec cudaModelKernelSet(const ops::GraphDef& g, const std::string& 
       // The q and k projections: the graph's head counts at this head dim,
       // and both together (q | k of the joined q / k / v row at decode:
       // one launch, runtime/cuda_executor.cpp).
-      const int64_t d = a.at("head_dim").get<int64_t>();
+      const int64_t d = a.at("head_dim").get<int64_t>(), heads = paged(n).at("heads").get<int64_t>(),
+                    kvHeads = paged(n).at("kv_heads").get<int64_t>();
       for (int64_t h : {heads, kvHeads, heads + kvHeads}) {
         std::string name = fmt::format("rope_{}_h{}_d{}", dtype, h, d);
         if (once(name)) set.ropes.push_back({name, h, d, dtype});
       }
     } else if (n.op == "region.kv_write") {
-      const int64_t d = paged.at("head_dim").get<int64_t>();
+      const int64_t d = paged(n).at("head_dim").get<int64_t>(), kvHeads = paged(n).at("kv_heads").get<int64_t>();
       std::string name = fmt::format("kv_write_{}_kv{}_d{}_p{}", dtype, kvHeads, d, pageSize);
       if (once(name)) set.kvWrites.push_back({name, kvHeads, d, pageSize, dtype});
     } else if (n.op == "region.paged_attention") {
@@ -327,9 +346,22 @@ CudaKernelSetSpec cudaModelKernelSet(const ops::GraphDef& g, const std::string& 
           if (s.name == dec.name && s.scale != scale)
             fail("node '{}' ({}): attention scale {} differs from another layer's {}", n.name, n.op, scale, s.scale);
       }
+    } else if (n.op == "region.elementwise") {
+      ElementwiseRegionPlan p = planElementwiseRegion(g, n, 32);
+      p.spec.dtype = dtype;
+      cudaElementwiseBlocking(p.spec);
+      auto [it, fresh] = elementwiseNames.try_emplace(elementwiseKernelKey(p.spec),
+                                                      fmt::format("elementwise_{}_{}", dtype, elementwiseNames.size()));
+      if (fresh) {
+        p.spec.name = it->second;
+        set.elementwises.push_back(p.spec);
+      }
+      nlohmann::json k = elementwiseLaunchContract(p);
+      k["name"] = it->second;
+      n.attrs["kernel"] = k;
     } else {
-      fail("{}: node '{}' ({}) has no GPU kernel yet (the GPU backend runs embedding, RMSNorm, GEMM, RoPE, KV write and "
-           "paged attention regions)",
+      fail("{}: node '{}' ({}) has no GPU kernel yet (the GPU backend runs embedding, RMSNorm, GEMM, RoPE, KV write, "
+           "paged attention and fused elementwise regions)",
            g.source, n.name, n.op);
     }
   }

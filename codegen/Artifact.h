@@ -14,6 +14,7 @@
 
 #include "codegen/AttentionKernel.h"
 #include "codegen/DataMovementKernels.h"
+#include "codegen/ElementwiseKernel.h"
 #include "codegen/GemmKernel.h"
 #include "codegen/GreedyKernel.h"
 #include "codegen/TopKKernel.h"
@@ -59,6 +60,7 @@ struct CudaKernelSetSpec {
   std::vector<KvWriteKernelSpec> kvWrites;
   std::vector<ArgmaxKernelSpec> argmaxes;  // greedy sampling's device half
   std::vector<TopKKernelSpec> topks;       // temperature / top-k / top-p sampling's device half
+  std::vector<ElementwiseKernelSpec> elementwises;  // fused elementwise regions (one per distinct region)
 };
 void writeCudaKernels(const CudaKernelSetSpec& set, const std::string& target, const std::string& dir);
 
@@ -66,9 +68,12 @@ void writeCudaKernels(const CudaKernelSetSpec& set, const std::string& target, c
 // with `dtype` (bf16, f16) storage and KV pages of `pageSize` tokens: the
 // four row classes of each GEMM variant its gemm regions use, RMSNorm, RoPE
 // for its query and KV head counts, the KV write, paged decode and paged
-// prefill attention (the graph's scale) and the row gather (embedding,
-// lm_head rows). Throws naming the node when a region has no GPU kernel.
-CudaKernelSetSpec cudaModelKernelSet(const ops::GraphDef& regions, const std::string& dtype, int64_t pageSize);
+// prefill attention (the graph's scale), the row gather (embedding,
+// lm_head rows) and one kernel per distinct fused elementwise region.
+// Each region.elementwise node gets a "kernel" attribute: its kernel's name
+// and launch contract (ElementwiseKernel.h elementwiseLaunchContract).
+// Throws naming the node when a region has no GPU kernel.
+CudaKernelSetSpec cudaModelKernelSet(ops::GraphDef& regions, const std::string& dtype, int64_t pageSize);
 
 // Writes a model compiled for an NVIDIA GPU (`arch`, e.g. sm_90) as an
 // artifact directory that runtime/artifact.h reads: plan.json (the region
@@ -79,6 +84,12 @@ CudaKernelSetSpec cudaModelKernelSet(const ops::GraphDef& regions, const std::st
 void writeCudaArtifact(const ops::GraphDef& regions, const CudaKernelSetSpec& set, const std::string& arch,
                        const std::string& dtype, int64_t pageSize, const std::string& dir,
                        const nlohmann::json& extraMeta);
+
+// A fused elementwise kernel's GPU blocking for rows of spec.cols: the
+// widest block (up to 8 warps x 8 columns a lane) that divides the row, so
+// the one-column tail loop runs only for widths that are not a multiple of
+// 32 (then one warp, and fewer than 32 tail columns).
+void cudaElementwiseBlocking(ElementwiseKernelSpec& spec);
 
 // RMSNorm for the GPU in `dtype` storage: a row over 8 warps streaming 16
 // elements per lane per step.

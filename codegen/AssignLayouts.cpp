@@ -227,7 +227,7 @@ struct AssignLayoutsPass : impl::AssignLayoutsBase<AssignLayoutsPass> {
           if (!next && candidate && isTileValue(v) && !prop.get(v) && !isCopyPointer(v)) next = v;
       });
       if (!next) break;
-      Tiling tiling = choice->workload == Workload::Gemm ? choice->tiling : Tiling::Horizontal;
+      Tiling tiling = choice->workload == Workload::Gemm ? choice->tiling : rowTiling(tileTypeOf(next).getShape());
       auto l = rootLayout(tileTypeOf(next).getShape(), warps, tiling, why);
       if (failed(l)) {
         next.getDefiningOp()->emitError() << workloadName(choice->workload) << " chain root: " << why;

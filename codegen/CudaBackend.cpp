@@ -3,6 +3,9 @@
 #include "codegen/LlvmLowering.h"
 #include "codegen/Passes.h"
 #include "mlir/Conversion/Passes.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Math/Transforms/Passes.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
@@ -93,10 +96,24 @@ CudaModule compileCuda(const std::string& tileIr, const std::string& target) {
   OpPassManager& lowered = pm.nest<func::FuncOp>();
   lowered.addPass(createCanonicalizerPass());
   lowered.addPass(createCSEPass());
-  addLowerToLLVMPasses(pm, ConvertVectorToLLVMPassOptions());
-  // NVVM ops with no LLVM intrinsic (wgmma.mma_async) become inline PTX.
-  pm.addPass(createConvertNVVMToLLVMPass());
   if (failed(pm.run(*module))) fail("cuda backend: lowering failed:\n{}", diagnostics);
+  // NVPTX has ex2, sqrt and abs but no instruction (and no library) for
+  // tanh, erf, log or pow: powf becomes exp(y log|x|) with the sign and
+  // special cases MLIR's expansion handles, and those functions become
+  // MLIR's f32 polynomials (a few ulp), as on the CPU.
+  RewritePatternSet approx(&ctx);
+  math::populateExpansionPatterns(approx, {"powf"});
+  populateMathPolynomialApproximationPatterns(approx, [](StringRef name) {
+    name.consume_front("math.");
+    return name == "tanh" || name == "erf" || name == "log" || name == "log2" || name == "log1p" || name == "exp";
+  });
+  if (failed(applyPatternsGreedily(*module, std::move(approx))))
+    fail("cuda backend: math approximation did not converge:\n{}", diagnostics);
+  PassManager llvmPm(&ctx);
+  addLowerToLLVMPasses(llvmPm, ConvertVectorToLLVMPassOptions());
+  // NVVM ops with no LLVM intrinsic (wgmma.mma_async) become inline PTX.
+  llvmPm.addPass(createConvertNVVMToLLVMPass());
+  if (failed(llvmPm.run(*module))) fail("cuda backend: lowering failed:\n{}", diagnostics);
   for (auto f : module->getOps<LLVM::LLVMFuncOp>()) {
     auto warps = f->getAttrOfType<IntegerAttr>("tile.num_warps");
     if (!warps) continue;

@@ -8,6 +8,7 @@
 #include <map>
 #include <set>
 
+#include "codegen/StorageText.h"
 #include "ops/error.h"
 
 namespace strata::tile {
@@ -52,21 +53,24 @@ std::vector<RowForm> valueForms(const ElementwiseKernelSpec& s) {
 // are evaluated on demand inside each walk, memoized per walk.
 class Emitter {
  public:
-  explicit Emitter(const ElementwiseKernelSpec& s) : s(s), forms(valueForms(s)), perRow(forms.size()) {}
+  explicit Emitter(const ElementwiseKernelSpec& s)
+      : s(s), st{s.dtype}, forms(valueForms(s)), perRow(forms.size()) {}
 
   std::string run() {
-    if (s.cols <= 0 || s.blockN <= 0) fail("elementwise kernel: {} columns in blocks of {}", s.cols, s.blockN);
+    if (s.cols <= 0 || s.blockN <= 0 || s.numWarps <= 0)
+      fail("elementwise kernel: {} columns in blocks of {} over {} warps", s.cols, s.blockN, s.numWarps);
+    st.check("elementwise");
     mainEnd = s.cols / s.blockN * s.blockN;
     std::string sig;
-    for (size_t i = 0; i < s.inputs.size(); ++i) sig += fmt::format("%in{}: !tile.ptr<f32>, ", i);
+    for (size_t i = 0; i < s.inputs.size(); ++i) sig += fmt::format("%in{}: {}, ", i, st.ptr());
     for (size_t i = 0; i < s.outputs.size(); ++i) {
       RowForm f = forms.at(s.outputs[i]);
       if (f != RowForm::Full && f != RowForm::Col)
         fail("elementwise kernel: output {} (value {}) is {}: outputs must vary along the rows", i, s.outputs[i],
              ops::rowFormName(f));
-      sig += fmt::format("%out{}: !tile.ptr<f32>, ", i);
+      sig += fmt::format("%out{}: {}, ", i, st.ptr());
     }
-    line("func.func @{}({}%R: index) attributes {{tile.num_warps = 1 : i64}} {{", s.name, sig);
+    line("func.func @{}({}%R: index) attributes {{tile.num_warps = {} : i64}} {{", s.name, sig, s.numWarps);
     line("  %c0 = arith.constant 0 : index");
     line("  %c1 = arith.constant 1 : index");
     line("  %cC = arith.constant {} : index", s.cols);
@@ -77,26 +81,27 @@ class Emitter {
       if (!alongRow(forms[id])) {
         bool col = forms[id] == RowForm::Col;
         std::string p = ptr(fmt::format("%in{}", id), col ? "%R" : "%c1", "%c1", col ? "%row" : "%c0", "%c0", 1);
-        perRow[id] = fresh("s");
-        line("  {} = tile.load {} {{in_bounds}} : {}", perRow[id], p, ptrType(1));
+        perRow[id] = load(p, 1);
       }
     for (size_t k = 0; k < s.steps.size(); ++k) {
       int64_t id = (int64_t)(s.inputs.size() + k);
       if (!alongRow(forms[id])) perRow[id] = rowValue(s.steps[k], id);
     }
+    // The full outputs' walks first: the first store is the layout root of
+    // a kernel without reductions (codegen/Workload.h), and a row block is
+    // what spreads over the warps.
     std::vector<size_t> full;
-    for (size_t i = 0; i < s.outputs.size(); ++i) {
-      if (forms[s.outputs[i]] == RowForm::Full) {
-        full.push_back(i);
-        continue;
-      }
-      std::string p = ptr(fmt::format("%out{}", i), "%R", "%c1", "%row", "%c0", 1);
-      line("  tile.store {}, {} {{in_bounds}} : {}", p, perRow[s.outputs[i]], ptrType(1));
-    }
+    for (size_t i = 0; i < s.outputs.size(); ++i)
+      if (forms[s.outputs[i]] == RowForm::Full) full.push_back(i);
     if (!full.empty()) {
       walk(full, "%c0", "%cM", mainEnd > 0, s.blockN);
       walk(full, "%cM", "%cC", mainEnd < s.cols, 1);
     }
+    for (size_t i = 0; i < s.outputs.size(); ++i)
+      if (forms[s.outputs[i]] != RowForm::Full) {
+        std::string p = ptr(fmt::format("%out{}", i), "%R", "%c1", "%row", "%c0", 1);
+        store(p, perRow[s.outputs[i]], 1);
+      }
     line("  return");
     line("}}");
     return out;
@@ -104,6 +109,7 @@ class Emitter {
 
  private:
   const ElementwiseKernelSpec& s;
+  const StorageText st;
   std::vector<RowForm> forms;
   std::vector<std::string> perRow;  // SSA names of the per-row values
   int64_t mainEnd = 0;
@@ -121,14 +127,23 @@ class Emitter {
   }
   std::string fresh(const char* p) { return fmt::format("%{}{}", p, counter++); }
   static std::string ty(int64_t w) { return fmt::format("tensor<1x{}xf32>", w); }
-  static std::string ptrType(int64_t w) { return fmt::format("!tile.block_ptr<{}>", ty(w)); }
-  // A block pointer over a [rows, cols] view of `base` at (r, c), `w` wide.
+  // A block pointer over a [rows, cols] view of buffer `base` at (r, c),
+  // `w` wide.
   std::string ptr(const std::string& base, const char* rows, const char* cols, const std::string& r,
                   const std::string& c, int64_t w) {
     std::string p = fresh("p");
-    line("  {} = tile.make_block_ptr {}, [{}, {}], [{}, %c1], [{}, {}] : !tile.ptr<f32> -> {}", p, base, rows, cols,
-         cols, r, c, ptrType(w));
+    line("  {} = tile.make_block_ptr {}, [{}, {}], [{}, %c1], [{}, {}] : {} -> {}", p, base, rows, cols, cols, r, c,
+         st.ptr(), st.blockPtr(fmt::format("1x{}", w)));
     return p;
+  }
+  // The f32 tile (1 x w) loaded through `p`, and a store of one.
+  std::string load(const std::string& p, int64_t w) {
+    std::string v = fresh("v");
+    out += st.load(v.substr(1), p, fmt::format("1x{}", w), " {in_bounds}");
+    return v;
+  }
+  void store(const std::string& p, const std::string& v, int64_t w) {
+    out += st.store(p, v, fmt::format("1x{}", w), " {in_bounds}");
   }
   std::string constant(float v, int64_t w) {
     auto key = fmt::format("{}|{:a}", w, v);
@@ -220,7 +235,7 @@ class Emitter {
     for (size_t i : outs) {
       std::string v = eval(s.outputs[i]);
       std::string p = ptr(fmt::format("%out{}", i), "%R", "%cC", "%row", col, w);
-      line("  tile.store {}, {} {{in_bounds}} : {}", p, v, ptrType(w));
+      store(p, v, w);
     }
     end();
   }
@@ -249,8 +264,7 @@ class Emitter {
     } else if (id < (int64_t)s.inputs.size()) {
       bool full = forms[id] == RowForm::Full;
       std::string p = ptr(fmt::format("%in{}", id), full ? "%R" : "%c1", "%cC", full ? "%row" : "%c0", col, width);
-      r = fresh("v");
-      line("  {} = tile.load {} {{in_bounds}} : {}", r, p, ptrType(width));
+      r = load(p, width);
     } else {
       const ElementwiseStep& st = s.steps[id - s.inputs.size()];
       std::vector<std::string> a;
@@ -266,7 +280,7 @@ class Emitter {
 std::string emitElementwiseKernel(const ElementwiseKernelSpec& spec) { return Emitter(spec).run(); }
 
 std::string elementwiseKernelKey(const ElementwiseKernelSpec& s) {
-  std::string k = fmt::format("{}x{}|", s.cols, s.blockN);
+  std::string k = fmt::format("{}x{}x{}w|{}|", s.cols, s.blockN, s.numWarps, s.dtype);
   for (RowForm f : s.inputs) k += fmt::format("{},", ops::rowFormName(f));
   for (const auto& st : s.steps) k += fmt::format("|{}({}){:a}", st.op, fmt::join(st.inputs, ","), st.value);
   return k + fmt::format("|{}", fmt::join(s.outputs, ","));
@@ -398,6 +412,43 @@ ElementwiseRegionPlan planElementwiseRegion(const ops::NodeDef& n, const std::ve
     plan.keepLast.push_back(!dropped[o]);
   }
   return plan;
+}
+
+ElementwiseRegionPlan planElementwiseRegion(const ops::GraphDef& g, const ops::NodeDef& n, int64_t blockN) {
+  // What is known of each operand: graph input, weight, constant or an
+  // intermediate the graph compiler typed.
+  auto operand = [&](const std::string& value) -> ElementwiseOperand {
+    if (const ops::ValueInfo* v = g.findInput(value)) return {v->shape, ops::isFloat(v->dtype), std::nullopt};
+    for (const auto& w : g.weights)
+      if (w.name == value) return {ops::dimsOf(w.shape), ops::isFloat(w.dtype), std::nullopt};
+    for (const auto& c : g.constants)
+      if (c.name == value) {
+        ElementwiseOperand o{ops::dimsOf(c.value.shape()), ops::isFloat(c.value.dtype()), std::nullopt};
+        if (c.value.dtype() == ops::DType::I64)
+          o.ints = std::vector<int64_t>(c.value.data<int64_t>(), c.value.data<int64_t>() + c.value.numel());
+        return o;
+      }
+    auto it = g.values.find(value);
+    if (it == g.values.end() || !it->second.shapeKnown)
+      fail("{}: node '{}' ({}): the shape of '{}' is not known", g.source, n.name, n.op, value);
+    return {it->second.shape, ops::isFloat(it->second.dtype), std::nullopt};
+  };
+  std::vector<ElementwiseOperand> operands;
+  for (const auto& in : n.inputs) operands.push_back(operand(in));
+  try {
+    return planElementwiseRegion(n, operands, blockN);
+  } catch (const Error& e) {
+    fail("{}: {}", g.source, e.what());
+  }
+}
+
+nlohmann::json elementwiseLaunchContract(const ElementwiseRegionPlan& p) {
+  nlohmann::json k = {{"cols", p.spec.cols}, {"operands", nlohmann::json::array()}, {"outputs", nlohmann::json::array()}};
+  for (size_t i = 0; i < p.operands.size(); ++i)
+    k["operands"].push_back({{"input", p.operands[i]}, {"form", ops::rowFormName(p.spec.inputs[i])}});
+  for (size_t i = 0; i < p.keepLast.size(); ++i)
+    k["outputs"].push_back({{"full", p.full[i]}, {"keep_last", p.keepLast[i]}});
+  return k;
 }
 
 }  // namespace strata::tile

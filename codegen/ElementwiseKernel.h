@@ -35,13 +35,19 @@ struct ElementwiseStep {
 struct ElementwiseKernelSpec {
   std::string name = "elementwise";
   int64_t cols = 0, blockN = 64;
+  // Storage type of every operand and output buffer (f32, bf16, f16); the
+  // arithmetic is f32. A block of blockN columns is spread over numWarps
+  // warps on a GPU (the CPU runs one).
+  std::string dtype = "f32";
+  int64_t numWarps = 1;
   std::vector<ops::RowForm> inputs;    // the operand buffers, in order
   std::vector<ElementwiseStep> steps;
   std::vector<int64_t> outputs;        // values stored; each full or col form
 };
 
-// Signature: (operand buffers..., output buffers..., rows: index), all f32;
-// a full output is [rows, cols], a col output [rows]. Grid = rows.
+// Signature: (operand buffers..., output buffers..., rows: index), all of
+// the storage type; a full output is [rows, cols], a col output [rows].
+// Grid = rows.
 std::string emitElementwiseKernel(const ElementwiseKernelSpec& spec);
 // Equal for specs that emit the same kernel (the name aside).
 std::string elementwiseKernelKey(const ElementwiseKernelSpec& spec);
@@ -71,5 +77,14 @@ struct ElementwiseRegionPlan {
 // vary along the rows).
 ElementwiseRegionPlan planElementwiseRegion(const ops::NodeDef& n, const std::vector<ElementwiseOperand>& operands,
                                             int64_t blockN);
+
+// The same for a node of graph `g`, its operands read from g (inputs,
+// weights, constants, typed intermediates); errors name g's source too.
+ElementwiseRegionPlan planElementwiseRegion(const ops::GraphDef& g, const ops::NodeDef& n, int64_t blockN);
+
+// The node's launch contract for the runtime (both backends read it:
+// ops/row_forms.h ElementwiseLaunch): {"cols", "operands": [{"input",
+// "form"}], "outputs": [{"full", "keep_last"}]}.
+nlohmann::json elementwiseLaunchContract(const ElementwiseRegionPlan& plan);
 
 }  // namespace strata::tile

@@ -63,45 +63,15 @@ struct Planner {
     return it->second.shape.back().value;
   }
 
-  // What the planner knows of a value: graph input, weight, constant or an
-  // intermediate the graph compiler typed.
-  ElementwiseOperand operand(const ops::NodeDef& n, const std::string& value) const {
-    if (const ops::ValueInfo* v = g.findInput(value)) return {v->shape, ops::isFloat(v->dtype), std::nullopt};
-    for (const auto& w : g.weights)
-      if (w.name == value) return {ops::dimsOf(w.shape), ops::isFloat(w.dtype), std::nullopt};
-    for (const auto& c : g.constants)
-      if (c.name == value) {
-        ElementwiseOperand o{ops::dimsOf(c.value.shape()), ops::isFloat(c.value.dtype()), std::nullopt};
-        if (c.value.dtype() == ops::DType::I64)
-          o.ints = std::vector<int64_t>(c.value.data<int64_t>(), c.value.data<int64_t>() + c.value.numel());
-        return o;
-      }
-    auto it = g.values.find(value);
-    if (it == g.values.end() || !it->second.shapeKnown)
-      fail("{}: node '{}' ({}): the shape of '{}' is not known", g.source, n.name, n.op, value);
-    return {it->second.shape, ops::isFloat(it->second.dtype), std::nullopt};
-  }
-
   json elementwise(const ops::NodeDef& n) {
-    std::vector<ElementwiseOperand> operands;
-    for (const auto& in : n.inputs) operands.push_back(operand(n, in));
-    ElementwiseRegionPlan p;
-    try {
-      p = planElementwiseRegion(n, operands, cpuRowBlockN(target));
-    } catch (const Error& e) {
-      fail("{}: {}", g.source, e.what());
-    }
+    ElementwiseRegionPlan p = planElementwiseRegion(g, n, cpuRowBlockN(target));
     std::string key = elementwiseKernelKey(p.spec);
     std::string name = set.add("elementwise", key, [&](const std::string& nm) {
       p.spec.name = nm;
       return emitElementwiseKernel(p.spec);
     });
     json k = launchAttr(name, 1, p.spec.blockN);
-    k["cols"] = p.spec.cols;
-    for (size_t i = 0; i < p.operands.size(); ++i)
-      k["operands"].push_back({{"input", p.operands[i]}, {"form", ops::rowFormName(p.spec.inputs[i])}});
-    for (size_t i = 0; i < p.keepLast.size(); ++i)
-      k["outputs"].push_back({{"full", p.full[i]}, {"keep_last", p.keepLast[i]}});
+    k.update(elementwiseLaunchContract(p));
     return k;
   }
 

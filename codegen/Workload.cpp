@@ -36,6 +36,13 @@ static bool dependsOnDot(Value v) {
   return llvm::any_of(slice, [](Operation* op) { return isa<DotOp>(op); });
 }
 
+// Rows over warps; a single row spreads its columns over them instead
+// (RMSNorm at decode, a fused elementwise row), and a reduce along it then
+// crosses warps.
+Tiling rowTiling(ArrayRef<int64_t> shape) {
+  return shape.size() == 2 && shape[0] == 1 ? Tiling::Vertical : Tiling::Horizontal;
+}
+
 FailureOr<RootChoice> detectWorkload(func::FuncOp f) {
   SmallVector<DotOp> dots;
   bool paged = false;
@@ -75,14 +82,10 @@ FailureOr<RootChoice> detectWorkload(func::FuncOp f) {
       }
     return c;
   }
-  if (firstReduce) {
-    // Rows over warps; a single row spreads its columns over them instead
-    // (RMSNorm at decode), and the reduce then crosses warps.
-    auto shape = tileTypeOf(firstReduce.getSrc()).getShape();
-    bool oneRow = shape.size() == 2 && shape[0] == 1;
-    return RootChoice{Workload::Reduction, firstReduce.getSrc(), oneRow ? Tiling::Vertical : Tiling::Horizontal};
-  }
-  if (firstStore) return RootChoice{Workload::Elementwise, firstStore.getValue(), Tiling::Horizontal};
+  if (firstReduce)
+    return RootChoice{Workload::Reduction, firstReduce.getSrc(), rowTiling(tileTypeOf(firstReduce.getSrc()).getShape())};
+  if (firstStore)
+    return RootChoice{Workload::Elementwise, firstStore.getValue(), rowTiling(tileTypeOf(firstStore.getValue()).getShape())};
   return f.emitError() << "nothing to lay out: the kernel has no dot, reduce or store";
 }
 

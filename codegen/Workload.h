@@ -24,6 +24,10 @@ struct RootChoice {
 // Fails (with a diagnostic on the function) when there is nothing to lay out.
 llvm::FailureOr<RootChoice> detectWorkload(mlir::func::FuncOp f);
 
+// The tiling of a row-wise root (reduction, elementwise): horizontal (rows
+// over warps), or vertical for a tile of one row (its columns over them).
+Tiling rowTiling(llvm::ArrayRef<int64_t> shape);
+
 // Splits `shape` over `numWarps` warps by `tiling`: horizontal puts every
 // warp on dim 0, vertical and split_k (given a dot's A operand: its K) on
 // the last dim, square halves the dim with the

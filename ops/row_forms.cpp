@@ -1,6 +1,7 @@
 #include "ops/row_forms.h"
 
 #include "ops/error.h"
+#include "ops/reference.h"
 
 namespace strata::ops {
 
@@ -64,6 +65,50 @@ std::optional<RowForm> rowForm(const std::vector<Dim>& shape, const std::vector<
   if (allVary) return lastVaries ? RowForm::Full : RowForm::Col;
   if (allBroadcast) return lastVaries ? RowForm::Row : RowForm::Scalar;
   return std::nullopt;
+}
+
+ElementwiseLaunch ElementwiseLaunch::fromJson(const nlohmann::json& a) {
+  ElementwiseLaunch e;
+  try {
+    e.cols = a.at("cols").get<int64_t>();
+    for (const auto& o : a.at("operands"))
+      e.operands.emplace_back(o.at("input").get<size_t>(), parseRowForm(o.at("form").get<std::string>()));
+    for (const auto& o : a.at("outputs")) e.outputs.emplace_back(o.at("full").get<bool>(), o.at("keep_last").get<bool>());
+  } catch (const nlohmann::json::exception& x) {
+    fail("elementwise kernel attribute {}: {}", a.dump(), x.what());
+  }
+  if (e.cols <= 0) fail("elementwise kernel attribute: {} columns", e.cols);
+  return e;
+}
+
+ElementwiseLaunch::Shapes ElementwiseLaunch::shapes(const std::vector<Shape>& in) const {
+  Shape space;
+  for (auto [i, form] : operands) {
+    if (i >= in.size()) fail("operand {} of {} inputs", i, in.size());
+    space = broadcastShapes(space, in[i]);
+  }
+  if (space.empty() || space.back() != cols)
+    fail("operands broadcast to {}; the kernel was built for rows of {}", shapeStr(space), cols);
+  Shapes s;
+  s.rows = numel(space) / cols;
+  // Forms coincide along a dim of 1 (a [1, C] full operand is also a row).
+  auto varyRows = [](RowForm f) { return f == RowForm::Full || f == RowForm::Col; };
+  auto varyCols = [](RowForm f) { return f == RowForm::Full || f == RowForm::Row; };
+  for (auto [i, planned] : operands) {
+    std::optional<RowForm> f = rowForm(dimsOf(in[i]), dimsOf(space));
+    if (!f || (s.rows > 1 && varyRows(*f) != varyRows(planned)) || (cols > 1 && varyCols(*f) != varyCols(planned)))
+      fail("operand {} is {} in the space {}; the kernel was built for a {} operand", i, shapeStr(in[i]),
+           shapeStr(space), rowFormName(planned));
+  }
+  for (auto [full, keepLast] : outputs) {
+    Shape o = space;
+    if (!full) {
+      o.pop_back();
+      if (keepLast) o.push_back(1);
+    }
+    s.outputs.push_back(o);
+  }
+  return s;
 }
 
 }  // namespace strata::ops

@@ -35,4 +35,26 @@ std::vector<Dim> broadcastDims(const std::vector<Dim>& a, const std::vector<Dim>
 // broadcast to `space`.
 std::optional<RowForm> rowForm(const std::vector<Dim>& shape, const std::vector<Dim>& space);
 
+// region.elementwise's launch contract: the "cols", "operands" ([{"input",
+// "form"}]) and "outputs" ([{"full", "keep_last"}]) keys codegen writes into
+// the node's kernel attribute (codegen/ElementwiseKernel.h), read by the CPU
+// and GPU launchers alike.
+struct ElementwiseLaunch {
+  int64_t cols = 0;
+  std::vector<std::pair<size_t, RowForm>> operands;  // input index, planned form
+  std::vector<std::pair<bool, bool>> outputs;        // full, keep_last
+  // Throws on missing or malformed keys.
+  static ElementwiseLaunch fromJson(const nlohmann::json& kernel);
+  // A launch on inputs of these shapes (the node's inputs, in order): the
+  // rows of its [rows, cols] space and each output's shape (full: the
+  // space; per row: the space without its last dim, or with a last dim of
+  // 1). Throws when the operands do not broadcast to rows of `cols` or one
+  // is not in its planned form.
+  struct Shapes {
+    int64_t rows = 0;
+    std::vector<Shape> outputs;
+  };
+  Shapes shapes(const std::vector<Shape>& inputs) const;
+};
+
 }  // namespace strata::ops

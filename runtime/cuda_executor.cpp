@@ -12,6 +12,7 @@
 
 #include "ops/gemm_region.h"
 #include "ops/regions.h"
+#include "ops/row_forms.h"
 #include "runtime/parallel.h"
 #include "runtime/weights.h"
 
@@ -270,11 +271,15 @@ struct CudaExecutor::Impl {
                                                       const Val& kx) const;
   V kvWrite(const std::vector<const Val*>& in) const;
   V pagedAttention(const ops::NodeDef& n, const std::vector<const Val*>& in) const;
+  // region.elementwise nodes' kernels and launch contracts (from their
+  // kernel attribute, read at prepare).
+  std::map<const ops::NodeDef*, std::pair<const CudaElementwiseKernel*, ops::ElementwiseLaunch>> elementwises;
+  V elementwise(const ops::NodeDef& n, const std::vector<const Val*>& in) const;
   V runNode(const ops::NodeDef& n, const std::vector<const Val*>& in) const;
   std::map<std::string, Tensor> execute(const TensorMap& inputs, Tensor& staged) const;
   // Each row's greedy token of logits d [rows, vocab] on the device.
   std::vector<int64_t> greedyRows(const Tensor& d, int64_t rows, int64_t vocab) const;
-  void prepare(const ops::NodeDef& n) const;
+  void prepare(const ops::NodeDef& n);
 };
 
 // region.gemm (ops/gemm_region.h has the operands and attributes;
@@ -492,8 +497,31 @@ V CudaExecutor::Impl::pagedAttention(const ops::NodeDef& n, const std::vector<co
   return {o};
 }
 
+// region.elementwise: the operands in their planned row forms
+// (ops/row_forms.h; the CPU twin is runtime/region_kernels.cpp).
+V CudaExecutor::Impl::elementwise(const ops::NodeDef& n, const std::vector<const Val*>& in) const {
+  const auto& [kern, launch] = elementwises.at(&n);
+  std::vector<ops::Shape> shapes(in.size());
+  for (size_t i = 0; i < in.size(); ++i)
+    if (in[i]) shapes[i] = in[i]->dev.shape();
+  std::vector<std::pair<const void*, int64_t>> buffers;
+  for (auto [i, form] : launch.operands) {
+    const Tensor& t = devArg(in, i, "operand");
+    buffers.push_back({t.raw(), t.numel()});
+  }
+  const auto s = launch.shapes(shapes);
+  V outs;
+  for (const ops::Shape& o : s.outputs) {
+    outs.push_back(pool.tensor(dt, o));
+    buffers.push_back({outs.back().raw(), outs.back().numel()});
+  }
+  if (s.rows > 0) k.launch(*kern, buffers, s.rows);
+  return outs;
+}
+
 V CudaExecutor::Impl::runNode(const ops::NodeDef& n, const std::vector<const Val*>& in) const {
   if (n.op == "region.gemm") return gemm(n, in);
+  if (n.op == "region.elementwise") return elementwise(n, in);
   if (n.op == "region.rmsnorm") return rmsNorm(n, in);
   if (n.op == "region.rope") return ropeNode(n, in);
   if (n.op == "region.kv_write") return kvWrite(in);
@@ -511,9 +539,14 @@ V CudaExecutor::Impl::runNode(const ops::NodeDef& n, const std::vector<const Val
 // What can be checked before the first step: the op has a GPU launcher and
 // the kernel set has the kernels its fixed shapes need (the rest, like the
 // KV block size, is checked at the launch).
-void CudaExecutor::Impl::prepare(const ops::NodeDef& n) const {
+void CudaExecutor::Impl::prepare(const ops::NodeDef& n) {
   const nlohmann::json& a = n.attrs;
-  if (n.op == "region.gemm") {
+  if (n.op == "region.elementwise") {
+    if (!a.contains("kernel")) fail("the node has no kernel attribute (compile it with `strata compile --target cuda:sm_90`)");
+    const CudaElementwiseKernel& e = k.elementwise(a["kernel"].at("name").get<std::string>());
+    if (e.dtype != dtName) fail("kernel {} stores {}; this executor computes on {}", e.name, e.dtype, dtName);
+    elementwises[&n] = {&e, ops::ElementwiseLaunch::fromJson(a["kernel"])};
+  } else if (n.op == "region.gemm") {
     const auto op = ops::GemmRegionOperands::of(n, n.inputs.size());
     GemmEpilogue e{op.bias, op.residual, op.swiglu};
     k.gemmFor(dtName, op.weightsNK, 1, e), k.gemmFor(dtName, op.weightsNK, int64_t(1) << 40, e);
@@ -529,8 +562,8 @@ void CudaExecutor::Impl::prepare(const ops::NodeDef& n) const {
     findKernel(k.pagedDecodes(), same, fmt::format("{} paged decode kernel for {}", dtName, shape));
     findKernel(k.pagedPrefills(), same, fmt::format("{} paged prefill kernel for {}", dtName, shape));
   } else if (n.op != "region.rope" && n.op != "region.kv_write") {
-    fail("op '{}' has no GPU launcher (the GPU backend runs embedding, RMSNorm, GEMM, RoPE, KV write and paged "
-         "attention regions)",
+    fail("op '{}' has no GPU launcher (the GPU backend runs embedding, RMSNorm, GEMM, RoPE, KV write, paged "
+         "attention and fused elementwise regions)",
          n.op);
   }
 }
@@ -642,8 +675,15 @@ std::map<std::string, Tensor> CudaExecutor::Impl::execute(const TensorMap& input
       if (t.dtype() != m.dt)
         fail("{}: '{}' is {}; this executor computes on {}", g.source, v.name, ops::dtypeName(t.dtype()), m.dtName);
       env[v.name].dev = t;
+    } else if (ops::isFloat(t.dtype())) {
+      // Float inputs (a graph of fused elementwise regions) go up in the
+      // storage type.
+      Tensor h = t.cast(m.dt);
+      env[v.name].dev = m.pool.tensor(m.dt, h.shape());
+      if (h.nbytes()) m.dev.upload(mut(env[v.name].dev), h.raw(), h.nbytes());
     } else {
-      if (t.dtype() != ops::DType::I64) fail("{}: graph input '{}' must be i64, got {}", g.source, v.name, ops::dtypeName(t.dtype()));
+      if (t.dtype() != ops::DType::I64)
+        fail("{}: graph input '{}' must be i64 or a float tensor, got {}", g.source, v.name, ops::dtypeName(t.dtype()));
       ints.push_back({&v, &t});
       bytes += (t.nbytes() + 15) / 16 * 16;
     }

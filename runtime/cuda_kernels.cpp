@@ -77,6 +77,13 @@ std::unique_ptr<CudaKernelSet> CudaKernelSet::load(const CudaDevice& device, con
         set->norms_.push_back(r);
         continue;
       }
+      if (kind == "elementwise") {
+        auto e = named<CudaElementwiseKernel>(k, *set->module_);
+        e.blockN = k.at("block_n");
+        e.cols = k.at("cols");
+        set->elementwises_.push_back(e);
+        continue;
+      }
       if (kind == "rope") {
         auto r = named<CudaRopeKernel>(k, *set->module_);
         r.heads = k.at("heads");
@@ -383,6 +390,26 @@ void CudaKernelSet::launch(const CudaTopKKernel& k, const void* x, void* value, 
   args.buffer(mass, rows * splits).buffer(scale, rows).index(rows).index(n).index(splits);
   device_.launch(k.function, {unsigned(splits), unsigned(rows), 1}, {unsigned(k.threads), 1, 1},
                  unsigned(k.sharedBytes), const_cast<void**>(args.slots().data()));
+}
+
+const CudaElementwiseKernel& CudaKernelSet::elementwise(const std::string& name) const {
+  for (const CudaElementwiseKernel& e : elementwises_)
+    if (e.name == name) return e;
+  fail("the kernel set has no elementwise kernel '{}'", name);
+}
+
+void CudaKernelSet::launch(const CudaElementwiseKernel& k, const std::vector<std::pair<const void*, int64_t>>& buffers,
+                           int64_t rows) const {
+  if (rows <= 0) fail("elementwise {}: {} rows (must be positive)", k.name, rows);
+  // (operands..., outputs..., rows): codegen/ElementwiseKernel.h.
+  abi::KernelArgs args;
+  for (size_t i = 0; i < buffers.size(); ++i) {
+    if (!buffers[i].first) fail("elementwise {}: buffer #{} is null", k.name, i);
+    args.buffer(buffers[i].first, buffers[i].second);
+  }
+  args.index(rows);
+  device_.launch(k.function, {unsigned(rows), 1, 1}, {unsigned(k.threads), 1, 1}, unsigned(k.sharedBytes),
+                 const_cast<void**>(args.slots().data()));
 }
 
 void CudaKernelSet::launch(const CudaRmsNormKernel& k, const void* x, const void* w, void* y, int64_t rows,

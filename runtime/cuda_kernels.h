@@ -116,6 +116,14 @@ struct CudaTopKKernel {
   int64_t splits(int64_t n) const { return (n + blockN - 1) / blockN; }
 };
 
+// A fused elementwise region's kernel (codegen/ElementwiseKernel.h): one
+// block per row of a [rows, cols] space, every buffer of the storage type.
+struct CudaElementwiseKernel {
+  std::string name, dtype;
+  int64_t blockN = 0, cols = 0, threads = 0, sharedBytes = 0;
+  cuda::CUfunction function = nullptr;
+};
+
 // A GEMM kernel's epilogue (codegen/GemmKernel.h).
 struct GemmEpilogue {
   bool bias = false, residual = false, swiglu = false;
@@ -156,6 +164,8 @@ class CudaKernelSet {
   const std::vector<CudaKvWriteKernel>& kvWrites() const { return kvWrites_; }
   const std::vector<CudaArgmaxKernel>& argmaxes() const { return argmaxes_; }
   const std::vector<CudaTopKKernel>& topks() const { return topks_; }
+  // The elementwise kernel called `name`; throws when absent.
+  const CudaElementwiseKernel& elementwise(const std::string& name) const;
   // Bytes of scratch a paged decode step of `batch` sequences in `splits`
   // splits needs.
   static int64_t pagedDecodeScratchBytes(const CudaPagedDecodeKernel& k, int64_t batch, int64_t splits);
@@ -226,6 +236,12 @@ class CudaKernelSet {
   // [rows]); codegen/TopKKernel.h. Grid splits x rows.
   void launch(const CudaTopKKernel& k, const void* x, void* value, void* index, void* mass, const void* scale,
               int64_t rows, int64_t n) const;
+  // A fused elementwise kernel over `rows` rows: `buffers` are its operands
+  // then its outputs, each with its element count (the region's launch
+  // contract gives their order and forms; ops/row_forms.h); grid = rows.
+  // Throws on a null buffer or a non-positive row count.
+  void launch(const CudaElementwiseKernel& k, const std::vector<std::pair<const void*, int64_t>>& buffers,
+              int64_t rows) const;
 
  private:
   CudaKernelSet(const CudaDevice& device) : device_(device) {}
@@ -242,6 +258,7 @@ class CudaKernelSet {
   std::vector<CudaKvWriteKernel> kvWrites_;
   std::vector<CudaArgmaxKernel> argmaxes_;
   std::vector<CudaTopKKernel> topks_;
+  std::vector<CudaElementwiseKernel> elementwises_;
 };
 
 }  // namespace strata::runtime

@@ -70,14 +70,7 @@ void RegionKernels::prepare(const ops::NodeDef& n) {
   if (a.contains("decode")) r.decode = resolve(n, a["decode"]);
   if (a.contains("small")) r.small = resolve(n, a["small"]);
   if (a.contains("gather")) r.gather = resolve(n, a["gather"]);
-  if (n.op == "region.elementwise") {
-    ElementwiseLayout e;
-    e.cols = a.at("cols").get<int64_t>();
-    for (const auto& o : a.at("operands"))
-      e.operands.emplace_back(o.at("input").get<size_t>(), ops::parseRowForm(o.at("form").get<std::string>()));
-    for (const auto& o : a.at("outputs")) e.outputs.emplace_back(o.at("full").get<bool>(), o.at("keep_last").get<bool>());
-    r.elementwise = e;
-  }
+  if (n.op == "region.elementwise") r.elementwise = ops::ElementwiseLaunch::fromJson(a);
   nodes_[&n] = r;
 }
 
@@ -169,38 +162,20 @@ V RegionKernels::gemm(const ops::NodeDef& n, const Resolved& r, const V& in) {
 // (ops/row_forms.h); outputs are the full [rows, cols] space or one value
 // per row.
 V RegionKernels::elementwise(const Resolved& r, const V& in) {
-  using ops::RowForm;
-  const ElementwiseLayout& k = *r.elementwise;
-  const int64_t cols = k.cols;
-  ops::Shape space;
-  for (auto [i, form] : k.operands) space = ops::broadcastShapes(space, f32(in, i, "operand").shape());
-  if (space.empty() || space.back() != cols)
-    fail("operands broadcast to {}; the kernel was built for rows of {}", ops::shapeStr(space), cols);
-  const int64_t rows = ops::numel(space) / cols;
-  // Forms coincide along a dim of 1 (a [1, C] full operand is also a row).
-  auto varyRows = [](RowForm f) { return f == RowForm::Full || f == RowForm::Col; };
-  auto varyCols = [](RowForm f) { return f == RowForm::Full || f == RowForm::Row; };
+  const ops::ElementwiseLaunch& k = *r.elementwise;
+  std::vector<ops::Shape> shapes;
+  for (const Tensor& t : in) shapes.push_back(t.shape());
+  for (auto [i, form] : k.operands) f32(in, i, "operand");
+  const auto s = k.shapes(shapes);
   abi::KernelArgs a;
-  for (auto [i, planned] : k.operands) {
-    const Tensor& t = in[i];
-    std::optional<RowForm> f = ops::rowForm(ops::dimsOf(t.shape()), ops::dimsOf(space));
-    if (!f || (rows > 1 && varyRows(*f) != varyRows(planned)) || (cols > 1 && varyCols(*f) != varyCols(planned)))
-      fail("operand {} is {} in the space {}; the kernel was built for a {} operand", i, ops::shapeStr(t.shape()),
-           ops::shapeStr(space), ops::rowFormName(planned));
-    a.buffer(t.data<float>(), t.numel());
-  }
+  for (auto [i, form] : k.operands) a.buffer(in[i].data<float>(), in[i].numel());
   V outs;
-  for (auto [full, keepLast] : k.outputs) {
-    ops::Shape s = space;
-    if (!full) {
-      s.pop_back();
-      if (keepLast) s.push_back(1);
-    }
-    outs.emplace_back(ops::DType::F32, s);
+  for (const ops::Shape& o : s.outputs) {
+    outs.emplace_back(ops::DType::F32, o);
     a.buffer(outs.back().data<float>(), outs.back().numel());
   }
-  a.index(rows);
-  if (rows > 0) launch(r.main, a, rows);
+  a.index(s.rows);
+  if (s.rows > 0) launch(r.main, a, s.rows);
   return outs;
 }
 

@@ -38,17 +38,10 @@ class RegionKernels {
     int64_t maxRows = 1;  // gemm decode / small variants: used up to this many rows
     int64_t packedWidth = 0;  // gemm: weights panel-packed this wide (0: as stored)
   };
-  // region.elementwise's launch contract (the kernel attribute's cols,
-  // operands and outputs), read once at prepare.
-  struct ElementwiseLayout {
-    int64_t cols = 0;
-    std::vector<std::pair<size_t, ops::RowForm>> operands;  // input index, planned form
-    std::vector<std::pair<bool, bool>> outputs;              // full, keep_last
-  };
   struct Resolved {
     Launch main;
     std::optional<Launch> decode, small, gather;
-    std::optional<ElementwiseLayout> elementwise;
+    std::optional<ops::ElementwiseLaunch> elementwise;  // read once at prepare
   };
   Launch resolve(const ops::NodeDef& n, const nlohmann::json& a) const;
   void launch(const Launch& l, const abi::KernelArgs& args, int64_t gx, int64_t gy = 1, int64_t gz = 1) const;

@@ -132,9 +132,9 @@ int compile(const CompileOpts& o) {
     tile::CudaKernelSetSpec set = tile::cudaModelKernelSet(g, o.dtype, o.blockSize);
     std::fprintf(stderr,
                  "compiling %zu GEMM, %zu RMSNorm, %zu RoPE, %zu paged attention, %zu row gather, %zu KV write, "
-                 "%zu argmax and %zu top-k kernels for %s (%s, KV block size %lld) into %s...\n",
+                 "%zu elementwise, %zu argmax and %zu top-k kernels for %s (%s, KV block size %lld) into %s...\n",
                  set.gemms.size(), set.norms.size(), set.ropes.size(), set.pagedDecodes.size() + set.pagedPrefills.size(),
-                 set.gathers.size(), set.kvWrites.size(), set.argmaxes.size(), set.topks.size(), o.target.c_str(), o.dtype.c_str(), (long long)o.blockSize,
+                 set.gathers.size(), set.kvWrites.size(), set.elementwises.size(), set.argmaxes.size(), set.topks.size(), o.target.c_str(), o.dtype.c_str(), (long long)o.blockSize,
                  o.out.c_str());
     tile::writeCudaArtifact(g, set, o.target.substr(cuda.size()), o.dtype, o.blockSize, o.out, extra);
     std::fprintf(stderr, "wrote %s/plan.json, kernels.ptx, kernels.json, kernels.mlir (weights stay in %s)\n",

@@ -16,6 +16,7 @@
 #include "graph/Pipeline.h"
 #include "runtime/executor.h"
 #include "tests/unit/conformance.h"
+#include "tests/unit/elementwise_chains.h"
 
 using namespace strata;
 using nlohmann::json;
@@ -24,123 +25,7 @@ using ops::Tensor;
 
 namespace {
 
-ops::Dim sym(const char* s) { return {-1, s}; }
-ops::Dim fixed(int64_t v) { return {v, ""}; }
-
-Tensor scalar(float v) { return Tensor::scalarF32(v); }
-Tensor ints(std::vector<int64_t> v) {
-  Tensor t(DType::I64, {(int64_t)v.size()});
-  for (size_t i = 0; i < v.size(); ++i) t.mut<int64_t>()[i] = v[i];
-  return t;
-}
-
-// One chain: the graph for a row width, and the shapes of its inputs for a
-// row count.
-struct Chain {
-  const char* name;
-  std::function<ops::GraphDef(int64_t cols)> graph;
-  std::function<std::map<std::string, ops::Shape>(int64_t rows, int64_t cols)> shapes;
-};
-
-ops::GraphDef base(const char* name, std::vector<ops::ValueInfo> inputs, std::vector<std::string> outputs) {
-  ops::GraphDef g;
-  g.source = name;
-  g.inputs = std::move(inputs);
-  for (auto& o : outputs) g.outputs.push_back({o, DType::F32, {}, false});
-  return g;
-}
-
-std::vector<Chain> chains() {
-  std::vector<Chain> c;
-  // Softmax of tanh of an affine map: full, row and scalar operands; two outputs.
-  c.push_back({"softmax_tanh",
-               [](int64_t C) {
-                 auto g = base("softmax_tanh", {{"x", DType::F32, {sym("n"), fixed(C)}, true}, {"b", DType::F32, {fixed(C)}, true}},
-                               {"p", "s"});
-                 g.constants = {{"half", scalar(0.5f)}};
-                 g.nodes = {{"Mul", "mul", {"x", "half"}, {"m"}, json::object()},
-                            {"Add", "add", {"m", "b"}, {"s"}, json::object()},
-                            {"Tanh", "tanh", {"s"}, {"t"}, json::object()},
-                            {"Softmax", "softmax", {"t"}, {"p"}, {{"axis", -1}}}};
-                 return g;
-               },
-               [](int64_t R, int64_t C) { return std::map<std::string, ops::Shape>{{"x", {R, C}}, {"b", {C}}}; }});
-  // LayerNorm written out op by op: a reduction that depends on another
-  // (axes as an attribute), row-vector weight and bias.
-  c.push_back({"layernorm_unfused",
-               [](int64_t C) {
-                 auto g = base("layernorm_unfused",
-                               {{"x", DType::F32, {sym("n"), fixed(C)}, true}, {"w", DType::F32, {fixed(C)}, true},
-                                {"b", DType::F32, {fixed(C)}, true}},
-                               {"y"});
-                 // (The variance as a sum over a count: a mean of squares
-                 // would be raised to region.rmsnorm of x - mu.)
-                 g.constants = {{"eps", scalar(1e-5f)}, {"count", scalar((float)C)}};
-                 g.nodes = {{"ReduceMean", "mean", {"x"}, {"mu"}, {{"axes", {-1}}, {"keepdims", 1}}},
-                            {"Sub", "center", {"x", "mu"}, {"d"}, json::object()},
-                            {"Mul", "square", {"d", "d"}, {"sq"}, json::object()},
-                            {"ReduceSum", "sum", {"sq"}, {"ss"}, {{"axes", {-1}}, {"keepdims", 1}}},
-                            {"Div", "var", {"ss", "count"}, {"v"}, json::object()},
-                            {"Add", "add", {"v", "eps"}, {"ve"}, json::object()},
-                            {"Sqrt", "sqrt", {"ve"}, {"rt"}, json::object()},
-                            {"Reciprocal", "recip", {"rt"}, {"inv"}, json::object()},
-                            {"Mul", "scale", {"d", "inv"}, {"xn"}, json::object()},
-                            {"Mul", "weight", {"xn", "w"}, {"xw"}, json::object()},
-                            {"Add", "bias", {"xw", "b"}, {"y"}, json::object()}};
-                 return g;
-               },
-               [](int64_t R, int64_t C) {
-                 return std::map<std::string, ops::Shape>{{"x", {R, C}}, {"w", {C}}, {"b", {C}}};
-               }});
-  // GELU (erf) with per-row outputs: a max without keepdims, a min with
-  // it, a sum whose axes are an input (opset 18), a cast to f32.
-  c.push_back({"gelu_reductions",
-               [](int64_t C) {
-                 auto g = base("gelu_reductions", {{"x", DType::F32, {sym("n"), fixed(C)}, true}}, {"g", "mx", "mn", "sm"});
-                 g.constants = {{"rsqrt2", scalar(0.70710678f)}, {"one", scalar(1.f)}, {"half", scalar(0.5f)},
-                                {"last", ints({-1})}};
-                 g.nodes = {{"Mul", "scale", {"x", "rsqrt2"}, {"xs"}, json::object()},
-                            {"Erf", "erf", {"xs"}, {"e"}, json::object()},
-                            {"Add", "add", {"e", "one"}, {"e1"}, json::object()},
-                            {"Mul", "mul", {"x", "e1"}, {"xe"}, json::object()},
-                            {"Mul", "halve", {"xe", "half"}, {"gc"}, json::object()},
-                            {"Cast", "cast", {"gc"}, {"g"}, {{"to", "f32"}}},
-                            {"ReduceMax", "max", {"g"}, {"mx"}, {{"axes", {1}}, {"keepdims", 0}}},
-                            {"ReduceMin", "min", {"x"}, {"mn"}, {{"axes", {-1}}, {"keepdims", 1}}},
-                            {"ReduceSum", "sum", {"g", "last"}, {"sm"}, {{"keepdims", 1}}}};
-                 return g;
-               },
-               [](int64_t R, int64_t C) { return std::map<std::string, ops::Shape>{{"x", {R, C}}}; }});
-  // A per-row operand and the remaining unary / binary ops, in a 3-D space.
-  c.push_back({"col_operand_3d",
-               [](int64_t C) {
-                 auto g = base("col_operand_3d",
-                               {{"x", DType::F32, {fixed(2), sym("n"), fixed(C)}, true},
-                                {"c", DType::F32, {fixed(2), sym("n"), fixed(1)}, true},
-                                {"w", DType::F32, {fixed(1), fixed(1), fixed(C)}, true}},
-                               {"y", "z"});
-                 g.constants = {{"one", scalar(1.f)}};
-                 g.nodes = {{"Sub", "sub", {"x", "c"}, {"d"}, json::object()},
-                            {"Abs", "abs", {"d"}, {"a"}, json::object()},
-                            {"Add", "add1", {"a", "one"}, {"a1"}, json::object()},
-                            {"Log", "log", {"a1"}, {"l"}, json::object()},
-                            {"Sigmoid", "sig", {"d"}, {"sg"}, json::object()},
-                            {"Silu", "silu", {"x"}, {"si"}, json::object()},
-                            {"Relu", "relu", {"w"}, {"rw"}, json::object()},
-                            {"Neg", "neg", {"c"}, {"nc"}, json::object()},
-                            {"Exp", "exp", {"nc"}, {"ec"}, json::object()},
-                            {"Max", "max", {"l", "sg"}, {"mx"}, json::object()},
-                            {"Min", "min", {"si", "rw"}, {"mn"}, json::object()},
-                            {"Div", "div", {"mx", "ec"}, {"q"}, json::object()},
-                            {"Add", "add2", {"q", "mn"}, {"y"}, json::object()},
-                            {"Mul", "mul", {"c", "ec"}, {"z"}, json::object()}};
-                 return g;
-               },
-               [](int64_t R, int64_t C) {
-                 return std::map<std::string, ops::Shape>{{"x", {2, R, C}}, {"c", {2, R, 1}}, {"w", {1, 1, C}}};
-               }});
-  return c;
-}
+using namespace strata::tests;
 
 struct Compiled {
   std::shared_ptr<tile::CpuKernels> module;

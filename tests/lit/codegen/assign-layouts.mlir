@@ -263,6 +263,34 @@ func.func @silu(%x: !tile.ptr<f32>, %n: index) attributes {tile.num_warps = 2 : 
 
 // -----
 
+// Elementwise on one row (a fused elementwise region's row block): its
+// columns go to warps (before, rows did, and one row did not split), and
+// the per-row value it broadcasts (a col operand) takes that layout back
+// through the broadcast, held whole by every warp.
+// CHECK: #blocked = #tile.blocked<{sizePerWarp = [1, 64], warpsPerCTA = [1, 4], order = [1, 0]}>
+// CHECK-LABEL: func.func @one_row_elementwise
+// CHECK-SAME: tile.workload = "elementwise"
+// CHECK: tile.load {{.*}} : <tensor<1x1xf32, #blocked>>
+// CHECK: tile.broadcast {{.*}} -> tensor<1x256xf32, #blocked>
+// CHECK: tile.silu {{.*}} : tensor<1x256xf32, #blocked>
+func.func @one_row_elementwise(%x: !tile.ptr<f32>, %c: !tile.ptr<f32>, %rows: index) attributes {tile.num_warps = 4 : i64} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c256 = arith.constant 256 : index
+  %row = tile.program_id 0
+  %cp = tile.make_block_ptr %c, [%rows, %c1], [%c1, %c1], [%row, %c0] : !tile.ptr<f32> -> !tile.block_ptr<tensor<1x1xf32>>
+  %cv = tile.load %cp : !tile.block_ptr<tensor<1x1xf32>>
+  %xp = tile.make_block_ptr %x, [%rows, %c256], [%c256, %c1], [%row, %c0] : !tile.ptr<f32> -> !tile.block_ptr<tensor<1x256xf32>>
+  %v = tile.load %xp : !tile.block_ptr<tensor<1x256xf32>>
+  %b = tile.broadcast %cv : tensor<1x1xf32> -> tensor<1x256xf32>
+  %d = arith.subf %v, %b : tensor<1x256xf32>
+  %s = tile.silu %d : tensor<1x256xf32>
+  tile.store %xp, %s : !tile.block_ptr<tensor<1x256xf32>>
+  return
+}
+
+// -----
+
 // Two copies that never meet (the KV write's K and V rows): the chain the
 // root does not reach is an elementwise workload of its own and gets the
 // root layout for its shape.
