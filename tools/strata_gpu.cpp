@@ -19,7 +19,9 @@
 // prefill (seq 128..8k, batch 1) and its paged prefill (512..8k);
 //   strata-gpu bench-paged-decode --kernels DIR [--json FILE]
 // the paged decode kernels on Llama-3-8B's attention (32 / 8 heads, dim
-// 128, pages of 16) at batch 1..64 and context 1k..32k.
+// 128, pages of 16) at batch 1..64 and context 1k..32k;
+//   strata-gpu bench-elementwise --kernels ARTIFACT [--json FILE]
+// the fused elementwise kernels of a compiled graph at rows 1..4096.
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -33,6 +35,8 @@
 
 #include "ops/error.h"
 #include "ops/tensor.h"
+#include "ops/row_forms.h"
+#include "runtime/artifact.h"
 #include "runtime/cuda_executor.h"
 #include "runtime/cuda_kernels.h"
 #include "runtime/model_bench.h"
@@ -330,6 +334,53 @@ int benchPagedDecode(const std::string& dir, const std::string& jsonPath, const 
   return 0;
 }
 
+// Each region.elementwise node of a compiled graph (`--kernels DIR`: an
+// artifact of fused elementwise regions, e.g. build/cuda-models/
+// elementwise-bf16) at rows 1..4096, on zero-filled buffers of its
+// operands' row forms (timing does not depend on values); bytes = each
+// operand and output moved once (what a fused kernel must move at least).
+// Rows at least `minCols` wide only.
+int benchElementwise(const std::string& dir, const std::string& jsonPath, int reps, int64_t minCols) {
+  auto dev = runtime::CudaDevice::open();
+  auto set = runtime::CudaKernelSet::load(*dev, dir);
+  const runtime::Artifact a = runtime::loadArtifact(dir);
+  const int64_t elt = ops::dtypeSize(ops::parseDType(a.dtype));
+  std::printf("device: %s; %s\n%-32s %-7s %-6s %-5s %9s %9s\n", dev->deviceName().c_str(), a.dtype.c_str(), "node",
+              "cols", "rows", "warps", "us", "GB/s");
+  nlohmann::json out = nlohmann::json::array();
+  for (const ops::NodeDef& n : a.graph.nodes) {
+    if (n.op != "region.elementwise" || !n.attrs.contains("kernel")) continue;
+    const ops::ElementwiseLaunch l = ops::ElementwiseLaunch::fromJson(n.attrs["kernel"]);
+    if (l.cols < minCols) continue;
+    const runtime::CudaElementwiseKernel& k = set->elementwise(n.attrs["kernel"]["name"].get<std::string>());
+    for (int64_t rows : {1, 32, 256, 4096}) {
+      std::vector<int64_t> sizes;
+      for (auto [i, form] : l.operands)
+        sizes.push_back(form == ops::RowForm::Full ? rows * l.cols
+                        : form == ops::RowForm::Row ? l.cols
+                        : form == ops::RowForm::Col ? rows
+                                                    : 1);
+      for (auto [full, keepLast] : l.outputs) sizes.push_back(full ? rows * l.cols : rows);
+      std::vector<std::pair<const void*, int64_t>> buffers;
+      int64_t bytes = 0;
+      for (int64_t e : sizes) buffers.push_back({dev->allocate(e * elt), e}), bytes += e * elt;
+      set->launch(k, buffers, rows);  // warm-up
+      float ms = dev->timeMs([&] {
+        for (int r = 0; r < reps; ++r) set->launch(k, buffers, rows);
+      }) / reps;
+      const double gbs = bytes / (ms * 1e-3) / 1e9;
+      std::printf("%-32s %-7lld %-6lld %-5lld %9.1f %9.0f\n", n.name.c_str(), (long long)l.cols, (long long)rows,
+                  (long long)(k.threads / 32), ms * 1e3, gbs);
+      out.push_back({{"node", n.name}, {"kernel", k.name}, {"cols", l.cols}, {"rows", rows}, {"block_n", k.blockN},
+                     {"warps", k.threads / 32}, {"bytes", bytes}, {"us", ms * 1e3}, {"gbs", gbs}});
+      for (size_t i = 0; i < buffers.size(); ++i) dev->release(const_cast<void*>(buffers[i].first), sizes[i] * elt);
+    }
+  }
+  if (out.empty()) fail("{}: no region.elementwise node with rows of {} or more", dir, minCols);
+  writeResults(jsonPath, {{"device", dev->deviceName()}, {"dtype", a.dtype}, {"elementwise", out}});
+  return 0;
+}
+
 // `strata-gpu run DIR`: `strata run` on an artifact compiled for the GPU,
 // with token ids in and out (this tool links no tokenizer).
 int runModel(const tools::RunOpts& o) {
@@ -487,6 +538,12 @@ int main(int argc, char** argv) {
                              "bf16 or f16");
   paged->add_option("--split-scale", splitScale, "Multiply the runtime's KV split count by this (for tuning)")
       ->capture_default_str();
+  int64_t minCols = 4096;
+  auto* elementwise = benchCommand("bench-elementwise",
+                                   "Time the fused elementwise kernels of a compiled graph (--kernels: its artifact "
+                                   "directory) at rows 1..4096",
+                                   "ignored: the artifact's storage type");
+  elementwise->add_option("--min-cols", minCols, "Only rows at least this wide")->capture_default_str();
   tools::RunOpts ro;
   ro.backend = "cuda";
   auto* run = app.add_subcommand("run", "Generate tokens on the GPU from a model compiled with `strata compile MODEL "
@@ -529,6 +586,7 @@ int main(int argc, char** argv) {
     if (rope->parsed()) return benchRope(dir, json, dtype, reps);
     if (attn->parsed()) return benchAttention(dir, json, dtype, reps);
     if (paged->parsed()) return benchPagedDecode(dir, json, dtype, reps, splitScale);
+    if (elementwise->parsed()) return benchElementwise(dir, json, reps, minCols);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "error: %s\n", e.what());
     return 1;

@@ -4,6 +4,7 @@
 
 #include <array>
 
+#include "codegen/Artifact.h"
 #include "codegen/CpuBackend.h"
 #include "codegen/GemmKernel.h"
 #include "codegen/UArch.h"
@@ -163,6 +164,22 @@ TEST(GemmBlocking, ParsesWarpsSplitAndStages) {
   EXPECT_EQ(s.tiling, "split_k");
   for (const char* bad : {"64x128x32x4@1", "64x128x32x4@", "64x128x32x4@9", "64x128x32x4@x", "64x128"})
     EXPECT_THROW(tile::parseGemmBlocking(bad, "--prefill-block"), Error) << bad;
+}
+
+// A fused elementwise region's GPU block: the widest of 8 warps x up to 8
+// columns a lane that divides the row; one warp (and a tail) otherwise.
+TEST(ElementwiseBlocking, TakesTheWidestBlockThatDividesTheRow) {
+  struct Case {
+    int64_t cols, blockN, warps;
+  };
+  for (Case c : {Case{4096, 2048, 8}, Case{14336, 2048, 8}, Case{128256, 256, 8}, Case{96, 32, 1}, Case{64, 64, 2},
+                 Case{1000, 32, 1}, Case{7, 32, 1}}) {
+    tile::ElementwiseKernelSpec s;
+    s.cols = c.cols;
+    tile::cudaElementwiseBlocking(s);
+    EXPECT_EQ(s.blockN, c.blockN) << c.cols;
+    EXPECT_EQ(s.numWarps, c.warps) << c.cols;
+  }
 }
 
 }  // namespace
