@@ -9,6 +9,7 @@
 
 #include "codegen/CpuBackend.h"
 #include "codegen/CudaBackend.h"
+#include "codegen/Ptxas.h"
 #include "ops/error.h"
 
 namespace strata::tile {
@@ -280,6 +281,16 @@ void writeCudaKernelFiles(const CudaKernelSetSpec& set, const std::string& targe
   writeText(d / "kernels.mlir", ir);
   writeText(d / "kernels.ptx", m.ptx);
   nlohmann::json manifest = {{"format", kArtifactFormat}, {"target", target}, {"kernels", kernels}};
+  // Machine code beside the PTX when ptxas is here: the runtime loads it
+  // instead of JIT-compiling the PTX (the manifest names it, so a cubin
+  // left from an earlier set is never loaded).
+  std::error_code ec;
+  fs::remove(d / "kernels.cubin", ec);
+  if (std::optional<std::string> ptxas = findPtxas()) {
+    std::fprintf(stderr, "assembling %s with %s...\n", (d / "kernels.cubin").c_str(), ptxas->c_str());
+    assembleCubin(*ptxas, (d / "kernels.ptx").string(), m.chip, (d / "kernels.cubin").string());
+    manifest["cubin"] = {{"file", "kernels.cubin"}, {"chip", m.chip}};
+  }
   writeText(d / "kernels.json", manifest.dump(1));  // last: the set is complete
 }
 

@@ -79,6 +79,7 @@ CudaModule compileCuda(const std::string& tileIr, const std::string& target) {
   if (!module) fail("cuda backend: cannot parse tile IR:\n{}", diagnostics);
   CudaModule out;
   out.target = target;
+  out.chip = nv.chip;
   for (auto f : module->getOps<func::FuncOp>()) {
     int64_t warps = 1;
     if (auto a = f->getAttrOfType<IntegerAttr>("tile.num_warps")) warps = a.getInt();

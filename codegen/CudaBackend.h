@@ -22,7 +22,8 @@ struct CudaKernelInfo {
 
 struct CudaModule {
   std::string target;  // e.g. "sm_90"
-  std::string ptx;     // PTX for `target` (sm_90 code is built as sm_90a, PTX ISA 8.0)
+  std::string chip;    // the PTX's .target: sm_90 code is built as sm_90a (PTX ISA 8.0)
+  std::string ptx;     // PTX for `chip`
   std::vector<CudaKernelInfo> kernels;
 };
 

@@ -1,5 +1,7 @@
 #include "runtime/cuda_kernels.h"
 
+#include <cstdio>
+
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -68,7 +70,17 @@ std::unique_ptr<CudaKernelSet> CudaKernelSet::load(const CudaDevice& device, con
     int cc = device.computeCapability();
     if (set->target_ != "sm_" + std::to_string(cc))
       fail("{}: kernels built for {} cannot run on {} (sm_{})", manifestPath, set->target_, device.deviceName(), cc);
-    set->module_ = device.loadModule(readFile(dir + "/kernels.ptx"));
+    // The cubin ptxas assembled at compile time when there is one (no JIT);
+    // the PTX when there is none or this driver refuses it.
+    if (m.contains("cubin")) {
+      const std::string cubin = dir + "/" + m["cubin"].at("file").get<std::string>();
+      try {
+        set->module_ = device.loadModule(readFile(cubin));
+      } catch (const Error& e) {
+        std::fprintf(stderr, "warning: %s: %s; JIT-compiling the PTX instead\n", cubin.c_str(), e.what());
+      }
+    }
+    if (!set->module_) set->module_ = device.loadModule(readFile(dir + "/kernels.ptx"));
     for (const auto& k : m.at("kernels")) {
       const std::string kind = k.value("kind", "gemm");
       if (kind == "rms_norm") {
@@ -250,9 +262,14 @@ int64_t CudaKernelSet::pagedDecodeScratchBytes(const CudaPagedDecodeKernel& k, i
 int64_t CudaKernelSet::pagedDecodeSplits(const CudaPagedDecodeKernel& k, int64_t batch, int64_t maxContext) const {
   // The fixed cost of a program (pipeline fill, partials, its share of the
   // combine) in keys: fitted to the H200 runs in docs/cuda.md. A block
-  // also takes 1 KiB of shared memory the driver reserves.
-  constexpr int64_t kProgramCost = 256, kReserved = 1024;
-  const int64_t perSm = std::max<int64_t>(1, device_.sharedMemoryPerMultiprocessor() / (k.sharedBytes + kReserved));
+  // also takes 1 KiB of shared memory the driver reserves. A wave is at
+  // most two programs per SM: more fit by shared memory, but on the H100
+  // (2026-11-22) filling them with more splits was slower at every batch
+  // (batch 1, 4k context: 66 splits 18.5 us, 33 splits 14.6, 16 splits
+  // 16.9; docs/cuda.md "Paged decode attention on the GPU").
+  constexpr int64_t kProgramCost = 256, kReserved = 1024, kMostPerSm = 2;
+  const int64_t perSm = std::clamp<int64_t>(device_.sharedMemoryPerMultiprocessor() / (k.sharedBytes + kReserved), 1,
+                                            kMostPerSm);
   const int64_t slots = perSm * device_.multiprocessors(), programs = batch * k.kvHeads;
   const int64_t most = std::max<int64_t>(1, (maxContext + k.blockN - 1) / k.blockN);
   int64_t best = 1;

@@ -137,8 +137,9 @@ int compile(const CompileOpts& o) {
                  set.gathers.size(), set.kvWrites.size(), set.elementwises.size(), set.argmaxes.size(), set.topks.size(), o.target.c_str(), o.dtype.c_str(), (long long)o.blockSize,
                  o.out.c_str());
     tile::writeCudaArtifact(g, set, o.target.substr(cuda.size()), o.dtype, o.blockSize, o.out, extra);
-    std::fprintf(stderr, "wrote %s/plan.json, kernels.ptx, kernels.json, kernels.mlir (weights stay in %s)\n",
-                 o.out.c_str(), o.model.c_str());
+    std::fprintf(stderr, "wrote %s/plan.json, kernels.ptx,%s kernels.json, kernels.mlir (weights stay in %s)\n",
+                 o.out.c_str(), std::filesystem::exists(o.out + "/kernels.cubin") ? " kernels.cubin," : "",
+                 o.model.c_str());
     return 0;
   }
   tile::KernelPlan plan = tile::planCpuKernels(std::move(g), {"", o.blockSize});
@@ -173,7 +174,8 @@ int compileKernels(const std::string& target, const std::string& out, const std:
                target.c_str(),
                out.c_str());
   tile::writeCudaKernels(set, target.substr(prefix.size()), out);
-  std::fprintf(stderr, "wrote %s/kernels.ptx, kernels.json, kernels.mlir\n", out.c_str());
+  std::fprintf(stderr, "wrote %s/kernels.ptx,%s kernels.json, kernels.mlir\n", out.c_str(),
+               std::filesystem::exists(out + "/kernels.cubin") ? " kernels.cubin," : "");
   return 0;
 }
 
