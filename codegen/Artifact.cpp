@@ -280,7 +280,10 @@ void writeCudaKernelFiles(const CudaKernelSetSpec& set, const std::string& targe
     kernels.push_back(entry("elementwise", s.name, s.dtype, {{"block_n", s.blockN}, {"cols", s.cols}}));
   writeText(d / "kernels.mlir", ir);
   writeText(d / "kernels.ptx", m.ptx);
-  nlohmann::json manifest = {{"format", kArtifactFormat}, {"target", target}, {"kernels", kernels}};
+  // Every kernel waits for the previous grid at entry (CudaBackend.cpp), so
+  // the runtime may launch it programmatically.
+  nlohmann::json manifest = {
+      {"format", kArtifactFormat}, {"target", target}, {"griddepcontrol_wait", true}, {"kernels", kernels}};
   // Machine code beside the PTX when ptxas is here: the runtime loads it
   // instead of JIT-compiling the PTX (the manifest names it, so a cubin
   // left from an earlier set is never loaded).

@@ -125,6 +125,20 @@ CudaModule compileCuda(const std::string& tileIr, const std::string& target) {
       f->removeAttr("tile.shared_bytes");
     }
     OpBuilder b(&ctx);
+    // Programmatic dependent launch: the kernel may be scheduled while the
+    // previous one in its stream runs, so it first waits for that grid
+    // (and its memory); a kernel launched the ordinary way passes the wait
+    // at once. It lets the next kernel be scheduled only as it returns:
+    // signalled at entry, the next kernel's blocks sat on SMs waiting and
+    // took them from this one's later blocks (H100, 2026-11-22: batch-32
+    // decode 9.4 -> 11.3 ms). (runtime/cuda_device.h
+    // allowProgrammaticLaunch; kernels.json "griddepcontrol_wait".)
+    b.setInsertionPointToStart(&f.getBody().front());
+    NVVM::GriddepcontrolOp::create(b, f.getLoc(), NVVM::GridDepActionKind::wait);
+    f.walk([&](LLVM::ReturnOp r) {
+      b.setInsertionPoint(r);
+      NVVM::GriddepcontrolOp::create(b, r.getLoc(), NVVM::GridDepActionKind::launch_dependents);
+    });
     f->setAttr(NVVM::NVVMDialect::getKernelFuncAttrName(), b.getUnitAttr());
     f->setAttr(NVVM::NVVMDialect::getMaxntidAttrName(), b.getDenseI32ArrayAttr({int32_t(32 * warps.getInt()), 1, 1}));
     // Blocks per SM the kernel asks room for: ptxas caps its registers at

@@ -1,5 +1,7 @@
 #include "runtime/cuda_device.h"
 
+#include <cstdlib>
+
 #include <algorithm>
 #include <cstring>
 #include <vector>
@@ -46,6 +48,12 @@ CudaDevice::CudaDevice(const Driver& d, int ordinal) : d_(d) {
   check(d_.cuDeviceGetAttribute(&sharedPerSm_, kMaxSharedMemoryPerMultiprocessor, dev_),
         "cuDeviceGetAttribute(shared memory per multiprocessor)");
   cc_ = major * 10 + minor;
+  const char* pdl = std::getenv("STRATA_CUDA_PDL");
+  pdl_ = d_.cuLaunchKernelEx && cc_ >= 90 && !(pdl && std::string(pdl) == "off");
+}
+
+void CudaDevice::allowProgrammaticLaunch(CUfunction f) const {
+  if (pdl_) programmatic_.insert(f);
 }
 
 CudaDevice::~CudaDevice() {
@@ -231,6 +239,17 @@ void CudaDevice::launch(CUfunction f, std::array<unsigned, 3> grid, std::array<u
     }
     frontier_ = {recording_->launches.size()};
     recording_->launches.push_back(std::move(l));
+    return;
+  }
+  if (!programmatic_.empty() && programmatic_.count(f)) {
+    // Each kernel starts with griddepcontrol.wait (codegen/CudaBackend.cpp),
+    // so it may be scheduled while the previous one runs: its launch is
+    // hidden behind that kernel instead of following it.
+    cuda::LaunchAttribute attr{};
+    attr.id = cuda::kLaunchAttributeProgrammaticStreamSerialization;
+    attr.value = 1;
+    cuda::LaunchConfig c{grid[0], grid[1], grid[2], block[0], block[1], block[2], sharedBytes, current_, &attr, 1};
+    check(d_.cuLaunchKernelEx(&c, f, args, nullptr), "cuLaunchKernelEx");
     return;
   }
   check(d_.cuLaunchKernel(f, grid[0], grid[1], grid[2], block[0], block[1], block[2], sharedBytes, current_, args,

@@ -8,6 +8,7 @@
 #include <array>
 #include <functional>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -53,7 +54,16 @@ class CudaDevice final : public Device {
   };
   // PTX text or a cubin image; a PTX the driver rejects throws with its JIT log.
   std::unique_ptr<Module> loadModule(const std::string& image) const;
-  // Asynchronous on the default stream; `args` point at each kernel argument.
+  // Asynchronous on the default stream; `args` point at each kernel
+  // argument. A function marked with allowProgrammaticLaunch() is launched
+  // with programmatic stream serialization when the driver has it (CUDA
+  // 12+, sm_90) and STRATA_CUDA_PDL is not "off": it may be scheduled
+  // while the previous kernel still runs, hiding its launch behind that
+  // kernel. Only functions that wait for the previous grid before touching
+  // memory (griddepcontrol.wait at entry: codegen/CudaBackend.cpp) may be
+  // marked.
+  void allowProgrammaticLaunch(cuda::CUfunction f) const;
+  bool programmaticLaunch() const { return pdl_; }
   void launch(cuda::CUfunction f, std::array<unsigned, 3> grid, std::array<unsigned, 3> block, unsigned sharedBytes,
               void** args) const;
   // Milliseconds the device spent on what `work` enqueues (events around it).
@@ -91,6 +101,10 @@ class CudaDevice final : public Device {
   mutable cuda::CUstream current_ = nullptr;  // where launch() enqueues
   // record(): where launches go, and the launches the next one depends on.
   mutable LaunchRecord* recording_ = nullptr;
+  // Programmatic dependent launch: available and on, and the functions
+  // that may use it.
+  bool pdl_ = false;
+  mutable std::set<cuda::CUfunction> programmatic_;
   mutable std::vector<size_t> frontier_;
   // Each function's argument (offset, size) pairs (cuFuncGetParamInfo).
   mutable std::vector<std::pair<cuda::CUfunction, std::vector<std::pair<size_t, size_t>>>> argLayouts_;

@@ -66,6 +66,7 @@ bool resolve(void* lib, Driver& d, std::string& why) {
   get(d.cuGraphLaunch, "cuGraphLaunch");
   get(d.cuGraphExecDestroy, "cuGraphExecDestroy");
   get(d.cuGraphDestroy, "cuGraphDestroy");
+  d.cuLaunchKernelEx = reinterpret_cast<decltype(d.cuLaunchKernelEx)>(dlsym(lib, "cuLaunchKernelEx"));
   return ok;
 }
 

@@ -30,6 +30,26 @@ struct KernelNodeParams {
   CUcontext ctx;
 };
 
+// CUlaunchAttribute and CUlaunchConfig of cuda.h (cuLaunchKernelEx).
+struct LaunchAttribute {
+  int id;
+  char pad[4];
+  union {
+    char raw[64];
+    int value;
+  };
+};
+struct LaunchConfig {
+  unsigned gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes;
+  CUstream hStream;
+  LaunchAttribute* attrs;
+  unsigned numAttrs;
+};
+// CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION: the launch may
+// start while the previous kernel in its stream runs (it waits with
+// griddepcontrol.wait before touching memory).
+constexpr int kLaunchAttributeProgrammaticStreamSerialization = 6;
+
 // cuDeviceGetAttribute keys strata reads (values from cuda.h).
 enum DeviceAttribute : int {
   kMaxSharedMemoryPerBlockOptin = 97,
@@ -82,6 +102,8 @@ struct Driver {
   CUresult (*cuGraphLaunch)(CUgraphExec, CUstream);
   CUresult (*cuGraphExecDestroy)(CUgraphExec);
   CUresult (*cuGraphDestroy)(CUgraph);
+  // Optional (CUDA 12+; nullptr when the driver lacks it).
+  CUresult (*cuLaunchKernelEx)(const LaunchConfig*, CUfunction, void**, void**);
 };
 
 // The loaded driver with cuInit done, or nullptr; `why` then says why

@@ -81,6 +81,9 @@ std::unique_ptr<CudaKernelSet> CudaKernelSet::load(const CudaDevice& device, con
       }
     }
     if (!set->module_) set->module_ = device.loadModule(readFile(dir + "/kernels.ptx"));
+    // Kernels compiled to wait for the previous grid at entry may be
+    // launched while it runs (CudaDevice::allowProgrammaticLaunch).
+    const bool waits = m.value("griddepcontrol_wait", false);
     for (const auto& k : m.at("kernels")) {
       const std::string kind = k.value("kind", "gemm");
       if (kind == "rms_norm") {
@@ -167,6 +170,8 @@ std::unique_ptr<CudaKernelSet> CudaKernelSet::load(const CudaDevice& device, con
       g.stages = k.value("stages", 0);
       set->gemms_.push_back(g);
     }
+    if (waits)
+      for (const auto& k : m.at("kernels")) device.allowProgrammaticLaunch(set->module_->function(k.at("name")));
   } catch (const nlohmann::json::exception& e) {
     fail("{}: malformed kernel manifest: {}", manifestPath, e.what());
   }
