@@ -246,7 +246,7 @@ void writeCudaKernelFiles(const CudaKernelSetSpec& set, const std::string& targe
                             {{"weights", s.weightsNK ? "nk" : "kn"}, {"bias", s.bias}, {"residual", s.residual},
                              {"swiglu", s.swiglu}, {"block_m", s.blockM}, {"block_n", s.blockN},
                              {"block_k", s.blockK}, {"num_warps", s.numWarps}, {"stages", s.stages},
-                             {"max_rows", s.maxRows}}));
+                             {"max_rows", s.maxRows}, {"tma", s.tma}}));
   for (const RmsNormKernelSpec& s : set.norms) kernels.push_back(entry("rms_norm", s.name, s.dtype, {{"block_n", s.blockN}}));
   for (const RopeKernelSpec& s : set.ropes)
     kernels.push_back(entry("rope", s.name, s.dtype, {{"heads", s.heads}, {"head_dim", s.headDim}}));

@@ -318,6 +318,7 @@ struct LocalMemory {
   DenseSet<Operation*> loads;                         // tile.load of a local view
   DenseMap<Operation*, RankedTensorType> copyBlocks;  // tile.async_copy -> its block
   DenseSet<Operation*> swizzledCopies;                // tile.async_copy into a swizzled buffer
+  DenseMap<Operation*, int64_t> mbarrierCounts;       // tile.mbarrier_init -> mbarriers in its buffer
   // Warpgroup dots that open / close a run of them in their block (the
   // run is fenced before and committed after as one wgmma group).
   DenseSet<Operation*> groupDotFirst, groupDotLast;
@@ -327,6 +328,10 @@ struct LocalMemory {
 // The 128-byte swizzle (tile.alloc's `swizzle`): the 16-byte chunk of a
 // byte offset (bits 4-6) xor its row within the 8-row atom (bits 7-9).
 constexpr int64_t kSwizzleRowBytes = 128, kSwizzleAtomBytes = 1024;
+
+// The suspend-time hint of an mbarrier wait's try_wait, in ns (an upper
+// bound on one try; the hardware may return earlier).
+constexpr int64_t kMBarrierSuspendNs = 10000000;
 
 // offset + sum(idx_d * stride_d): element `idx` of a strided view as an
 // index into its base buffer.
@@ -789,6 +794,73 @@ class Lowering {
     return success();
   }
 
+  // A generic pointer to the data of a global buffer view (its aligned
+  // pointer: global addresses are generic addresses).
+  Value genericPointer(Location loc, Value view) {
+    Value base = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, view);
+    Value i64 = arith::IndexCastOp::create(b, loc, b.getI64Type(), base);
+    return LLVM::IntToPtrOp::create(b, loc, LLVM::LLVMPointerType::get(b.getContext()), i64);
+  }
+
+  // Thread 0 alone runs what `body` builds.
+  void onThreadZero(Location loc, llvm::function_ref<void()> body) {
+    OpBuilder::InsertionGuard guard(b);
+    auto first = scf::IfOp::create(b, loc, TypeRange{}, arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, tid, cst(0)),
+                                   false);
+    b.setInsertionPointToStart(first.thenBlock());
+    body();
+  }
+
+  Value i32(Location loc, Value index) { return arith::IndexCastOp::create(b, loc, b.getI32Type(), index); }
+
+  // tile.mbarrier_init: thread 0 initializes every mbarrier of the buffer,
+  // fences the inits for the async proxy (the TMA unit completes
+  // transactions on them) and the workgroup barrier publishes them.
+  void lowerMBarrierInit(MBarrierInitOp m) {
+    Location loc = m.getLoc();
+    onThreadZero(loc, [&] {
+      Value count = arith::ConstantIntOp::create(b, loc, b.getI32Type(), m.getArrivals());
+      for (int64_t i = 0, n = local.mbarrierCounts.lookup(m); i < n; ++i)
+        NVVM::MBarrierInitOp::create(b, loc, elementPtr(loc, m.getBarriers(), {cst(i)}, 3), count, Value());
+      NVVM::FenceMbarrierInitOp::create(b, loc);
+    });
+    NVVM::Barrier0Op::create(b, loc);
+  }
+
+  // tile.tma_copy: thread 0 arrives on the barrier announcing the block's
+  // bytes, then issues cp.async.bulk.tensor.2d (the TMA unit writes the
+  // swizzled rows and completes the bytes on the barrier).
+  void lowerTmaCopy(TmaCopyOp c) {
+    Location loc = c.getLoc();
+    RankedTensorType block = local.copyBlocks.lookup(c);
+    int64_t bytes = block.getNumElements() * block.getElementTypeBitWidth() / 8;
+    onThreadZero(loc, [&] {
+      Value bar = elementPtr(loc, c.getBarriers(), {c.getSlot()}, 3);
+      NVVM::MBarrierArriveExpectTxOp::create(b, loc, Type(), bar,
+                                             arith::ConstantIntOp::create(b, loc, b.getI32Type(), bytes),
+                                             NVVM::MemScopeKindAttr::get(b.getContext(), NVVM::MemScopeKind::CTA),
+                                             b.getBoolAttr(false), Value());
+      // The PTX 8.0 form writes to shared::cluster (address space 7): the
+      // CTA's own shared window lies inside it at the same addresses.
+      Value dst = LLVM::AddrSpaceCastOp::create(b, loc, LLVM::LLVMPointerType::get(b.getContext(), 7),
+                                                elementPtr(loc, c.getDst(), {cst(0), cst(0)}, 3));
+      SmallVector<Value> coords;
+      for (Value v : c.getCoords()) coords.push_back(i32(loc, v));
+      NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp::create(b, loc, dst, genericPointer(loc, c.getMap()), coords, bar,
+                                                             ValueRange{}, Value(), Value(), NVVM::TMALoadMode::TILE,
+                                                             false, NVVM::CTAGroupKindAttr(), Value());
+    });
+  }
+
+  // tile.mbarrier_wait: every thread polls the phase (try_wait.parity in a
+  // loop, suspending up to the hint between tries).
+  void lowerMBarrierWait(MBarrierWaitOp w) {
+    Location loc = w.getLoc();
+    Value bar = elementPtr(loc, w.getBarriers(), {w.getSlot()}, 3);
+    NVVM::MBarrierTryWaitParityOp::create(b, loc, bar, i32(loc, w.getParity()),
+                                          arith::ConstantIntOp::create(b, loc, b.getI32Type(), kMBarrierSuspendNs));
+  }
+
   // An A or B fragment from a view of workgroup-local memory: one
   // ldmatrix (.x4 for A and [16, 16] B, .x2 for [16, 8] B). Lanes 8j..8j+7
   // give the rows of 8x8 matrix j, 8 elements along the view's contiguous
@@ -841,6 +913,18 @@ class Lowering {
     if (auto a = dyn_cast<AllocOp>(op)) return lowerAlloc(a);
     if (auto c = dyn_cast<AsyncCopyOp>(op)) {
       if (failed(lowerAsyncCopy(c))) return failure();
+      return Value();
+    }
+    if (auto m = dyn_cast<MBarrierInitOp>(op)) {
+      lowerMBarrierInit(m);
+      return Value();
+    }
+    if (auto c = dyn_cast<TmaCopyOp>(op)) {
+      lowerTmaCopy(c);
+      return Value();
+    }
+    if (auto w = dyn_cast<MBarrierWaitOp>(op)) {
+      lowerMBarrierWait(w);
       return Value();
     }
     if (isa<AsyncCommitOp>(op)) {
@@ -1265,7 +1349,8 @@ struct ConvertTileToNVVMPass : impl::ConvertTileToNVVMBase<ConvertTileToNVVMPass
       if (!bad && op->getDialect() && isa<TileDialect>(op->getDialect()) &&
           !isa<ProgramIdOp, WarpIdOp, MakeBlockPtrOp, AdvanceOp, LoadOp, StoreOp, PrefetchOp, DotOp, ExtractOp,
                ExpandDimsOp, BroadcastOp, SplatOp, ConvertOp, SiluOp, ReduceOp, BlockLookupOp, AllocOp, AsyncCopyOp,
-               AsyncCommitOp, AsyncWaitOp, BarrierOp, ConcatOp, MaskOp, IotaOp>(op)) {
+               AsyncCommitOp, AsyncWaitOp, BarrierOp, ConcatOp, MaskOp, IotaOp, MBarrierInitOp, TmaCopyOp,
+               MBarrierWaitOp>(op)) {
         op->emitError() << "the sm_90 lowering does not handle '" << op->getName() << "' yet";
         bad = true;
       }
@@ -1307,6 +1392,18 @@ struct ConvertTileToNVVMPass : impl::ConvertTileToNVVMBase<ConvertTileToNVVMPass
         bad = true;
       }
     });
+    f.walk([&](TmaCopyOp c) {
+      local.copyBlocks[c] = c.getDst().getType().getTileType();
+      if (!bad && !isSwizzledLocalPointer(c.getDst())) {
+        c.emitError() << "tile.tma_copy writes into a swizzled tile.alloc buffer (the tensor map's 128-byte swizzle)";
+        bad = true;
+      }
+      if (!bad && !isCopyPointer(c.getDst())) {
+        c.emitError() << "tile.tma_copy's destination view must serve copies only; make separate views for loads";
+        bad = true;
+      }
+    });
+    f.walk([&](MBarrierInitOp m) { local.mbarrierCounts[m] = localBufferOf(m.getBarriers()).getSize(); });
     // Warpgroup dots: runs of them in a block, and their operand views (A
     // K-contiguous, B either way, 128-byte rows: what the descriptors
     // describe). The extracts and concats match-target-size puts between

@@ -41,7 +41,7 @@ class Lowering {
         r.emitError() << "cross-warp reductions are not supported by the CPU backend";
         bad = true;
       }
-      if (isa<AllocOp, BarrierOp, AsyncCopyOp, AsyncCommitOp, AsyncWaitOp>(op)) {
+      if (isa<AllocOp, BarrierOp, AsyncCopyOp, AsyncCommitOp, AsyncWaitOp, MBarrierInitOp, TmaCopyOp, MBarrierWaitOp>(op)) {
         op->emitError() << "workgroup-local memory, async copies and barriers are not supported by the CPU backend";
         bad = true;
       }

@@ -92,7 +92,10 @@ GemmKernelSpec cudaGemmSpec(const std::string& dtype, bool weightsNK, int64_t ro
     // Warpgroup dots on 64 x 32 x 64 blocks in 6 buffers (memory-bound:
     // many small blocks, 36 KiB of weights in flight each). H200, M = 64
     // (2026-11-22): 69-94 TFLOP/s (mma.sync, below) -> 134-189; 64 x 64
-    // x 64 in 4 buffers 111-211.
+    // x 64 in 4 buffers 111-211. Copies by cp.async: TMA (one thread
+    // issuing 8 + 4 KiB boxes per K step) lost on the H100 (2026-11-22):
+    // M = 64, N = 4096, K = 4096 / 14336 130 / 137 -> 96 / 105 TFLOP/s
+    // (N = 6144 127 -> 124, 28672 150 -> 157).
     s.blockM = 64, s.blockN = 32, s.blockK = 64, s.numWarps = 4, s.stages = 6;
     s.tiling = "horizontal", s.groupDot = true;
   } else if (rows <= kCudaMediumRows) {
@@ -106,16 +109,20 @@ GemmKernelSpec cudaGemmSpec(const std::string& dtype, bool weightsNK, int64_t ro
     // warpgroup dots (wgmma) on swizzled buffers. M = 256 on the H100
     // (2026-11-22): 144-197 (mma.sync, 64 x 128 x 64 in 3 buffers) ->
     // 261-310 TFLOP/s on one warpgroup of 64 x 128 x 64 in 4 buffers
-    // (128 x 128 on 8 warps: 196-325, 64 x 256: 192-320).
+    // (128 x 128 on 8 warps: 196-325, 64 x 256: 192-320). TMA copies
+    // instead of cp.async (H100, 2026-11-22): 272 / 282 / 308 / 341 ->
+    // 333 / 270 / 332 / 325 TFLOP/s at N = 6144 / 4096 / 28672 / 4096
+    // (K = 14336).
     s.blockM = 64, s.blockN = 128, s.blockK = 64, s.numWarps = 4, s.stages = 4;
-    s.tiling = "horizontal", s.groupDot = true;
+    s.tiling = "horizontal", s.groupDot = s.tma = true;
   } else if (weightsNK) {
     // M = 2048, H200 (2026-11-22): 128 x 256 x 64 on two warpgroups in 4
     // buffers (192 KiB) 477-581 TFLOP/s; 3 buffers 457-550, 128 x 128
     // 394-452, 64 x 256 393-462; mma.sync's best (128 x 128 x 32) 255-279
-    // on the H100.
+    // on the H100. TMA copies instead of cp.async (H100, 2026-11-22):
+    // 468-571 -> 510-645 TFLOP/s (0.59-0.75 -> 0.64-0.84 of cuBLAS).
     s.blockM = 128, s.blockN = 256, s.blockK = 64, s.numWarps = 8, s.stages = 4;
-    s.tiling = "horizontal", s.groupDot = true;
+    s.tiling = "horizontal", s.groupDot = s.tma = true;
   } else if (rows <= kCudaPrefillRows) {
     // M = 256: 117-151 (64 x 128 x 32, 3 buffers) -> 144-197 TFLOP/s.
     s.blockM = 64, s.blockN = 128, s.blockK = 64, s.numWarps = 4, s.stages = 3;
@@ -133,6 +140,7 @@ void applyBlocking(GemmKernelSpec& s, const GemmBlocking& b) {
   s.tiling = b.splitK ? "split_k" : b.groupDot ? "horizontal" : b.m <= 16 ? "vertical" : "";
   s.stages = b.stages;
   s.groupDot = b.groupDot;
+  s.tma = b.tma;
 }
 
 GemmBlocking parseGemmBlocking(const std::string& text, const std::string& what) {
@@ -147,8 +155,14 @@ GemmBlocking parseGemmBlocking(const std::string& text, const std::string& what)
       fail("{} '{}': the stage count after @ must be 0 (no staging) or 2 to 8", what, text);
     shape.resize(at);
   }
+  bool cpAsync = false;
+  if (shape.size() >= 2 && shape.compare(shape.size() - 2, 2, "gc") == 0) {
+    cpAsync = true;
+    shape.pop_back();
+  }
   if (!shape.empty() && shape.back() == 'g') {
     b.groupDot = true;
+    b.tma = !cpAsync;
     shape.pop_back();
   }
   if (!shape.empty() && shape.back() == 's') {
@@ -157,8 +171,8 @@ GemmBlocking parseGemmBlocking(const std::string& text, const std::string& what)
   }
   if (std::sscanf(shape.c_str(), "%ld%c%ld%c%ld%c%ld%n", &b.m, &x1, &b.n, &x2, &b.k, &x3, &b.warps, &used) != 7 ||
       x1 != 'x' || x2 != 'x' || x3 != 'x' || used != (int)shape.size())
-    fail("{} '{}': expected MxNxKxW (block M, N, K and warps) with an optional s (warps split K) or g (warpgroup "
-         "dots) and @S (S stages through shared memory), e.g. 16x64x32x4, 16x32x256x8s, 64x128x32x4@3 or "
+    fail("{} '{}': expected MxNxKxW (block M, N, K and warps) with an optional s (warps split K), g (warpgroup "
+         "dots, TMA copies) or gc (warpgroup dots, cp.async copies) and @S (S stages through shared memory), e.g. 16x64x32x4, 16x32x256x8s, 64x128x32x4@3 or "
          "128x128x64x8g@4", what, text);
   if (b.groupDot) {
     if (b.splitK || b.warps % 4 != 0 || b.m != 16 * b.warps || b.k != 64 || b.n % 8 != 0 || b.n > 256 ||
@@ -315,7 +329,10 @@ std::string signature(const GemmKernelSpec& s) {
   if (s.bias) buffer("bias");
   if (s.bias && s.swiglu) buffer("bias2");
   if (s.residual) buffer("res");
-  return args + "%M: index, %N: index, %K: index";
+  args += "%M: index, %N: index, %K: index";
+  if (s.tma) args += s.swiglu ? ", %amap: !tile.ptr<i8>, %bmap: !tile.ptr<i8>, %bmap2: !tile.ptr<i8>"
+                              : ", %amap: !tile.ptr<i8>, %bmap: !tile.ptr<i8>";
+  return args;
 }
 
 // The operand and C block types of a kernel (a register block's, in the
@@ -429,8 +446,52 @@ std::string stagedBody(const GemmKernelSpec& s, const GemmText& t) {
                        fmt::arg("lcopy", copy("l", "%j", "%js", ib)), fmt::arg("nb", nb), fmt::arg("accs", accs),
                        fmt::arg("types", types), fmt::arg("yields", yields), fmt::arg("loads", loads));
   };
+  // The TMA pipeline: stage st's copies are one arrival each on mbarrier
+  // st, whose phase n holds K block n S + st; at step i every thread waits
+  // for phase i / S of barrier i % S (parity (i / S) mod 2), then the
+  // workgroup barrier frees the stage step i - 1 read (its warpgroup dots
+  // have completed) for block i + S - 1. Copies read zeros outside the
+  // arrays, so one pipeline serves interior and edge programs.
+  auto tmaCopy = [&](const std::string& p, const std::string& j, const std::string& st) {
+    std::string c = fmt::format("    %{p}ko = arith.muli {j}, %bk : index\n{la}"
+                                "    tile.tma_copy %{p}la, %amap[%{p}ko, %row], %bars[{st}] : {aP}, !tile.ptr<i8>, !tile.ptr<i64>\n",
+                                fmt::arg("p", p), fmt::arg("j", j), fmt::arg("st", st), fmt::arg("aP", t.aP),
+                                fmt::arg("la", aView(p + "la", st)));
+    for (int w = 0; w < nb; ++w) {
+      std::string q = p + (w ? "2" : "");
+      c += fmt::format("{lb}    tile.tma_copy %{q}lb, %bmap{w}[%{p}ko, %col], %bars[{st}] : {bP}, !tile.ptr<i8>, !tile.ptr<i64>\n",
+                       fmt::arg("lb", bView(w, q + "lb", st)), fmt::arg("q", q), fmt::arg("p", p),
+                       fmt::arg("w", w ? "2" : ""), fmt::arg("st", st), fmt::arg("bP", t.bP));
+    }
+    return c;
+  };
+  auto tmaPipeline = [&]() {
+    return fmt::format(R"(    tile.mbarrier_init %bars {{arrivals = {arrivals} : i64}} : !tile.ptr<i64>
+    scf.for %s = %c0 to %ns1 step %c1 {{
+    %pin = arith.cmpi slt, %s, %nk : index
+    scf.if %pin {{
+{pcopy}    }}
+    }}
+    %sr:{nb} = scf.for %i = %c0 to %nk step %c1 iter_args({accs}) -> ({types}) {{
+    %st = arith.remui %i, %ns : index
+    %round = arith.divui %i, %ns : index
+    %parity = arith.remui %round, %c2 : index
+    tile.mbarrier_wait %bars[%st], %parity : !tile.ptr<i64>
+    tile.barrier
+    %j = arith.addi %i, %ns1 : index
+    %jin = arith.cmpi slt, %j, %nk : index
+    scf.if %jin {{
+    %js = arith.remui %j, %ns : index
+{lcopy}    }}
+{loads}      scf.yield {yields} : {types}
+    }}
+)",
+                       fmt::arg("arrivals", nb + 1), fmt::arg("pcopy", tmaCopy("p", "%s", "%s")),
+                       fmt::arg("lcopy", tmaCopy("l", "%j", "%js")), fmt::arg("nb", nb), fmt::arg("accs", accs),
+                       fmt::arg("types", types), fmt::arg("yields", yields), fmt::arg("loads", loads));
+  };
   std::string acc2 = s.swiglu ? "%sr#1" : "";
-  return fmt::format(R"({allocs}    %sbm = arith.constant {BM} : index
+  std::string consts = fmt::format(R"(    %sbm = arith.constant {BM} : index
     %sbn = arith.constant {BN} : index
     %sbk = arith.constant {BK} : index
     %lar = arith.constant {LAR} : index
@@ -443,7 +504,21 @@ std::string stagedBody(const GemmKernelSpec& s, const GemmText& t) {
     %bk1 = arith.subi %bk, %c1 : index
     %kb0 = arith.addi %K, %bk1 : index
     %nk = arith.divui %kb0, %bk : index
-    %kbr = arith.remui %K, %bk : index
+)",
+                                   fmt::arg("BM", M), fmt::arg("BN", N), fmt::arg("BK", K),
+                     fmt::arg("LAR", S * M), fmt::arg("LBC", S * N), fmt::arg("LBR", S * K), fmt::arg("P", P),
+                                   fmt::arg("PN", PN), fmt::arg("S", S), fmt::arg("S1", S - 1));
+  std::string fast = t.epilogue("sf", "%sr#0", acc2, " {in_bounds}"), edge = t.epilogue("se", "%sr#0", acc2, "");
+  if (s.tma)
+    return fmt::format(R"({allocs}    %bars = tile.alloc {{size = {S} : i64}} : !tile.ptr<i64>
+    %c2 = arith.constant 2 : index
+{consts}{pipeline}    scf.if %interior {{
+{fast}    }} else {{
+{edge}    }}
+)",
+                       fmt::arg("allocs", allocs), fmt::arg("S", S), fmt::arg("consts", consts),
+                       fmt::arg("pipeline", tmaPipeline()), fmt::arg("fast", fast), fmt::arg("edge", edge));
+  return fmt::format(R"({allocs}{consts}    %kbr = arith.remui %K, %bk : index
     %kwhole = arith.cmpi eq, %kbr, %c0 : index
     %full = arith.andi %interior, %kwhole : i1
     scf.if %full {{
@@ -453,12 +528,8 @@ std::string stagedBody(const GemmKernelSpec& s, const GemmText& t) {
 {edge}    }}
     }}
 )",
-                     fmt::arg("allocs", allocs), fmt::arg("BM", M), fmt::arg("BN", N), fmt::arg("BK", K),
-                     fmt::arg("LAR", S * M), fmt::arg("LBC", S * N), fmt::arg("LBR", S * K), fmt::arg("P", P),
-                     fmt::arg("PN", PN), fmt::arg("S", S), fmt::arg("S1", S - 1), fmt::arg("inside", pipeline(true)),
-                     fmt::arg("checked", pipeline(false)),
-                     fmt::arg("fast", t.epilogue("sf", "%sr#0", acc2, " {in_bounds}")),
-                     fmt::arg("edge", t.epilogue("se", "%sr#0", acc2, "")));
+                     fmt::arg("allocs", allocs), fmt::arg("consts", consts), fmt::arg("inside", pipeline(true)),
+                     fmt::arg("checked", pipeline(false)), fmt::arg("fast", fast), fmt::arg("edge", edge));
 }
 
 // CPU form: panel-packed weights, programs of several register blocks, K
@@ -752,6 +823,8 @@ std::string emitGemmKernel(const GemmKernelSpec& s) {
                        s.blockM != 16 * s.numWarps || s.tiling != "horizontal"))
       fail("gemm '{}': warpgroup dots take [N, K] weights, K blocks of 64 and 16 rows per warp in the horizontal "
            "tiling", s.name);
+    if (s.tma && (!s.groupDot || s.blockM > 256 || s.blockN > 256))
+      fail("gemm '{}': TMA copies stage warpgroup-dot operands in boxes of at most 256 rows", s.name);
     // 16-byte runs: K (and N with [K, N] weights) a multiple of 8.
     std::string aligned = "  %c8 = arith.constant 8 : index\n  %k8r = arith.remui %K, %c8 : index\n";
     aligned += s.weightsNK ? "  %staged = arith.cmpi eq, %k8r, %c0 : index\n"

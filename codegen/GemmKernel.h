@@ -71,6 +71,17 @@ struct GemmKernelSpec {
   // 16 rows per warp in the horizontal tiling (blockM = 16 x numWarps) and
   // staging.
   bool groupDot = false;
+  // Warpgroup-dot kernels on sm_90: the staging copies are TMA box copies
+  // (tile.tma_copy, one thread per K step, completion on one mbarrier per
+  // stage) instead of every thread's 16-byte cp.async runs. The kernel then
+  // takes one tensor map per operand after M, N, K: (..., M, N, K, a_map,
+  // b_map, [b_up_map]) as !tile.ptr<i8>, each a 128-byte CUtensorMap in
+  // global memory over the operand's [rows, K] storage (bf16 / f16, K
+  // contiguous) with a box of 64 (K) x blockM (A) or blockN (B) and the
+  // 128-byte swizzle; elements outside arrive as zeros, so ragged edges
+  // take the same copies. Maps are read only on the staged path (K % 8 =
+  // 0, operands 16-byte aligned); elsewhere they may be null.
+  bool tma = false;
   std::string tiling = "horizontal";  // the dot's tiling hint ("" = let assign-layouts choose)
   // GPU kernel sets: the most rows (M) this blocking is meant for (0: any);
   // recorded in kernels.json for the runtime's choice (CudaKernelSet::gemmFor).
@@ -90,7 +101,8 @@ GemmKernelSpec cpuGemmSpec(const std::string& target, bool weightsNK, int64_t ro
 std::string emitGemmKernel(const GemmKernelSpec& spec);
 
 // Blocking for the sm_90 kernels (f16/bf16 storage), every one staged
-// through shared memory (cp.async). Decode (rows <= kCudaDecodeRows):
+// through shared memory (cp.async; TMA for the prefill and large
+// warpgroup-dot kernels, GemmKernelSpec::tma). Decode (rows <= kCudaDecodeRows):
 // mma.sync on 16 x 32 blocks, K steps of 128 split over 4 warps (split_k),
 // so the weights stream once with many copies in flight, 4 buffers. From
 // the medium class up, [N, K] weights run warpgroup dots (groupDot):
@@ -110,10 +122,11 @@ GemmKernelSpec cudaGemmSpec(const std::string& dtype, bool weightsNK, int64_t ro
 // block for the whole C block, summed across warps after the K loop); a
 // final "@S" stages operands through shared memory in S buffers
 // (GemmKernelSpec::stages; without it, none); a trailing "g" (before @S)
-// runs the dots on the warpgroup MMA (GemmKernelSpec::groupDot).
+// runs the dots on the warpgroup MMA (GemmKernelSpec::groupDot) with TMA
+// copies ("gc": with cp.async copies instead).
 struct GemmBlocking {
   int64_t m = 0, n = 0, k = 0, warps = 0, stages = 0;
-  bool splitK = false, groupDot = false;
+  bool splitK = false, groupDot = false, tma = false;
 };
 // Parses "MxNxKxW[s]"; throws naming `what` when malformed or not made of
 // whole mma fragments (M and K multiples of 16, N of 8 per warp; split K:

@@ -96,7 +96,7 @@ bool isTileValue(Value v) { return isa<RankedTensorType, BlockPtrType>(v.getType
 static bool onlyMovesData(Value v) {
   if (v.use_empty()) return false;
   return llvm::all_of(v.getUsers(), [](Operation* u) {
-    if (isa<AsyncCopyOp, PrefetchOp>(u)) return true;
+    if (isa<AsyncCopyOp, TmaCopyOp, PrefetchOp>(u)) return true;
     auto a = dyn_cast<AdvanceOp>(u);
     return a && onlyMovesData(a.getResult());
   });
@@ -386,6 +386,33 @@ LogicalResult AsyncCopyOp::verify() {
     return emitOpError() << "copies blocks of 16-bit elements (got " << t.getElementType() << ")";
   if (t.getDimSize(d) % 8 != 0)
     return emitOpError() << "the block's size along its contiguous dim " << d << " must be a multiple of 8 (got " << t.getDimSize(d) << ")";
+  return success();
+}
+
+static bool isI64Buffer(PtrType t) { return t.getElementType().isInteger(64); }
+
+LogicalResult MBarrierInitOp::verify() {
+  if (!isI64Buffer(getBarriers().getType()))
+    return emitOpError() << "mbarriers are i64 elements (got " << getBarriers().getType() << ")";
+  if (!getBarriers().getDefiningOp<AllocOp>()) return emitOpError("initializes a tile.alloc buffer");
+  return success();
+}
+
+LogicalResult TmaCopyOp::verify() {
+  RankedTensorType t = getDst().getType().getTileType();
+  if (t.getRank() != 2 || t.getElementTypeBitWidth() != 16)
+    return emitOpError() << "copies 2-D blocks of 16-bit elements (got " << t << ")";
+  if (getCoords().size() != 2) return emitOpError() << "takes 2 coordinates (got " << getCoords().size() << ")";
+  if (!getMap().getType().getElementType().isInteger(8))
+    return emitOpError() << "the tensor map is a !tile.ptr<i8> (got " << getMap().getType() << ")";
+  if (!isI64Buffer(getBarriers().getType()))
+    return emitOpError() << "mbarriers are i64 elements (got " << getBarriers().getType() << ")";
+  return success();
+}
+
+LogicalResult MBarrierWaitOp::verify() {
+  if (!isI64Buffer(getBarriers().getType()))
+    return emitOpError() << "mbarriers are i64 elements (got " << getBarriers().getType() << ")";
   return success();
 }
 

@@ -314,6 +314,57 @@ def Tile_AsyncWaitOp : Tile_Op<"async_wait"> {
   let assemblyFormat = "attr-dict";
 }
 
+def Tile_MBarrierInitOp : Tile_Op<"mbarrier_init", [MemoryEffects<[MemWrite]>]> {
+  let summary = "Initializes a local buffer of mbarriers (one per i64 element) for tile.tma_copy";
+  let description = [{
+    `barriers` is a `tile.alloc` buffer of i64: each element becomes an
+    mbarrier (a split arrive / wait barrier with a transaction count) whose
+    phase completes once `arrivals` arrivals and every byte those arrivals
+    announced have landed. One thread initializes them; the op ends with a
+    workgroup barrier, so every warp sees them initialized. Phases start at
+    0 and alternate parity.
+  }];
+  let arguments = (ins Tile_PtrType:$barriers, ConfinedAttr<I64Attr, [IntPositive]>:$arrivals);
+  let assemblyFormat = "$barriers attr-dict `:` type($barriers)";
+  let hasVerifier = 1;
+}
+
+def Tile_TmaCopyOp : Tile_Op<"tma_copy", [MemoryEffects<[MemRead, MemWrite]>]> {
+  let summary = "One thread copies a 2-D box into a swizzled local buffer through a tensor map (TMA)";
+  let description = [{
+    `map` points at a tensor map (a 128-byte CUtensorMap in global memory,
+    made by the runtime) describing a 2-D global array of 16-bit elements
+    with a box of 64 elements (128 bytes) along its contiguous dim and the
+    128-byte swizzle. `coords` is the box's origin, contiguous dim first;
+    elements outside the array arrive as zeros. `dst` is a view of a
+    swizzled `tile.alloc` buffer at a block's origin: the box's rows land
+    there as consecutive swizzled 128-byte rows, which is the layout the
+    view describes when its block has as many elements as the box. The copy
+    is one arrival on mbarrier `barriers[slot]` announcing the block's bytes
+    (the tensor-core path: sm_90 `cp.async.bulk.tensor`); waiting on that
+    barrier's phase (tile.mbarrier_wait) makes the block visible to the
+    waiting thread. A workgroup-level op: one thread issues it.
+  }];
+  let arguments = (ins Tile_BlockPtrType:$dst, Tile_PtrType:$map, Variadic<Index>:$coords, Tile_PtrType:$barriers,
+                       Index:$slot);
+  let assemblyFormat = [{
+    $dst `,` $map `[` $coords `]` `,` $barriers `[` $slot `]` attr-dict `:` type($dst) `,` type($map) `,` type($barriers)
+  }];
+  let hasVerifier = 1;
+}
+
+def Tile_MBarrierWaitOp : Tile_Op<"mbarrier_wait", [MemoryEffects<[MemRead]>]> {
+  let summary = "Every thread waits until the phase of parity `parity` of mbarrier `barriers[slot]` completes";
+  let description = [{
+    `parity` is 0 or 1: a barrier's phase n has parity n mod 2, so a thread
+    waiting on phase n must not be more than one phase behind. After the
+    wait, the bytes of the phase's tile.tma_copy are visible to the thread.
+  }];
+  let arguments = (ins Tile_PtrType:$barriers, Index:$slot, Index:$parity);
+  let assemblyFormat = "$barriers `[` $slot `]` `,` $parity attr-dict `:` type($barriers)";
+  let hasVerifier = 1;
+}
+
 def Tile_BarrierOp : Tile_Op<"barrier"> {
   let summary = "Waits until every warp of the workgroup reaches it";
   let assemblyFormat = "attr-dict";

@@ -50,6 +50,20 @@ struct LaunchConfig {
 // griddepcontrol.wait before touching memory).
 constexpr int kLaunchAttributeProgrammaticStreamSerialization = 6;
 
+// CUtensorMap of cuda.h: an opaque 128-byte TMA descriptor.
+struct alignas(64) TensorMap {
+  unsigned long long opaque[16];
+};
+// cuTensorMapEncodeTiled's enum values strata passes (cuda.h).
+enum TensorMapValue : int {
+  kTensorMapFloat16 = 6,
+  kTensorMapBfloat16 = 9,
+  kTensorMapInterleaveNone = 0,
+  kTensorMapSwizzle128B = 3,
+  kTensorMapL2Promotion256B = 3,
+  kTensorMapOobFillZeros = 0,
+};
+
 // cuDeviceGetAttribute keys strata reads (values from cuda.h).
 enum DeviceAttribute : int {
   kMaxSharedMemoryPerBlockOptin = 97,
@@ -104,6 +118,8 @@ struct Driver {
   CUresult (*cuGraphDestroy)(CUgraph);
   // Optional (CUDA 12+; nullptr when the driver lacks it).
   CUresult (*cuLaunchKernelEx)(const LaunchConfig*, CUfunction, void**, void**);
+  CUresult (*cuTensorMapEncodeTiled)(TensorMap*, int, unsigned, void*, const unsigned long long*,
+                                     const unsigned long long*, const unsigned*, const unsigned*, int, int, int, int);
 };
 
 // The loaded driver with cuInit done, or nullptr; `why` then says why

@@ -168,6 +168,7 @@ std::unique_ptr<CudaKernelSet> CudaKernelSet::load(const CudaDevice& device, con
       g.blockK = k.at("block_k");
       g.maxRows = k.value("max_rows", 0);
       g.stages = k.value("stages", 0);
+      g.tma = k.value("tma", false);
       set->gemms_.push_back(g);
     }
     if (waits)
@@ -233,6 +234,20 @@ void CudaKernelSet::launch(const CudaGemmKernel& k, const GemmBuffers& bufs, int
   if (k.bias && k.swiglu) buffer(bufs.biasUp, N, "up-projection bias");
   if (k.residual) buffer(bufs.residual, M * N, "residual");
   args.index(M).index(N).index(K);
+  if (k.tma) {
+    // Tensor maps over A [M, K] and the [N, K] weights, boxes of the
+    // block's rows; the kernel reads them only where K % 8 = 0 (its staged
+    // path), so other shapes pass none.
+    const bool bf16 = k.dtype == "bf16";
+    auto map = [&](const void* p, int64_t rows, int64_t boxRows, const char* what) {
+      if (K % 8) return args.buffer(nullptr, 0), void();
+      args.buffer(tensorMaps_.get({p, bf16, rows, K, boxRows}, fmt::format("gemm {} ({})", k.name, what).c_str()),
+                  int64_t(sizeof(cuda::TensorMap)));
+    };
+    map(bufs.a, M, k.blockM, "A");
+    map(bufs.b, N, k.blockN, "B");
+    if (k.swiglu) map(bufs.bUp, N, k.blockN, "up-projection B");
+  }
   std::array<unsigned, 3> grid = {unsigned((M + k.blockM - 1) / k.blockM), unsigned((N + k.blockN - 1) / k.blockN), 1};
   device_.launch(k.function, grid, {unsigned(k.threads), 1, 1}, unsigned(k.sharedBytes),
                  const_cast<void**>(args.slots().data()));

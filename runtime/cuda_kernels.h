@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "runtime/cuda_device.h"
+#include "runtime/cuda_tensor_maps.h"
 
 namespace strata::runtime {
 
@@ -19,6 +20,7 @@ struct CudaGemmKernel {
   int64_t sharedBytes = 0;  // dynamic shared memory per block (kernels.json shared_bytes)
   int64_t maxRows = 0;  // the most rows its blocking is meant for (0: any)
   int64_t stages = 0;   // shared-memory buffers of A and B (0: not staged); staged: A, B 16-byte aligned
+  bool tma = false;     // stages A and B with TMA copies: takes their tensor maps (codegen/GemmKernel.h)
   cuda::CUfunction function = nullptr;
 };
 
@@ -247,6 +249,7 @@ class CudaKernelSet {
   CudaKernelSet(const CudaDevice& device) : device_(device) {}
   const CudaDevice& device_;
   std::unique_ptr<CudaDevice::Module> module_;
+  mutable CudaTensorMaps tensorMaps_;  // the TMA GEMMs' operand maps
   std::string target_;
   std::vector<CudaGemmKernel> gemms_;
   std::vector<CudaRmsNormKernel> norms_;

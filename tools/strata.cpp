@@ -221,16 +221,19 @@ int main(int argc, char** argv) {
   compileKernelsCmd->add_option("--target", ckTarget, "GPU target: cuda:sm_90 (Hopper)")->capture_default_str();
   compileKernelsCmd->add_option("-o,--output", ckOut, "Directory to write")->required();
   compileKernelsCmd->add_option("--decode-block", ckDecode,
-                                "Block shape MxNxKxW[s][@S] (block M, N, K, warps; s: the warps split K; @S: S buffers of "
-                                "operands staged through shared memory, none without it) of the decode kernels instead "
-                                "of the default 16x32x128x4s@4 (for tuning)");
+                                "Block shape MxNxKxW[s|g|gc][@S] (block M, N, K, warps; s: the warps split K; g: "
+                                "warpgroup dots ([N, K] weights) staged by TMA, gc: by cp.async; @S: S buffers of "
+                                "operands staged through shared memory, none without it) of the decode kernels (up to "
+                                "16 rows) instead of the default 16x32x128x4s@4 (for tuning)");
   compileKernelsCmd->add_option("--medium-block", ckMedium,
-                                "Block shape MxNxKxW[s][@S] of the kernels for 17..128 rows instead of the default "
-                                "64x32x128x4s@3 (for tuning)");
+                                "Block shape of the kernels for 17..128 rows instead of the defaults 64x32x64x4gc@6 "
+                                "([N, K] weights) and 64x32x128x4s@3 ([K, N]) (for tuning)");
   compileKernelsCmd->add_option("--prefill-block", ckPrefill,
-                                "Block shape MxNxKxW[s][@S] of the kernels for more than 128 rows and the epilogue "
-                                "kernels instead of the defaults 64x128x64x4@3 (up to 1024 rows) and 128x128x32x4@4 "
-                                "(more; SwiGLU: 64x64x32x4@4) (for tuning)");
+                                "Block shape of the kernels for more than 128 rows instead of the defaults: [N, K] "
+                                "weights 64x128x64x4g@4 up to 1024 rows, 128x256x64x8g@4 above (SwiGLU: "
+                                "128x128x64x8g@3); [K, N] 64x128x64x4@3 (residual: 64x128x32x4@4) and 128x128x32x4@4 (SwiGLU: "
+                                "128x64x32x4@4) "
+                                "(for tuning)");
   compileKernelsCmd->add_option("--attention-block", ckAttention,
                                 "Blocking MxNxW@S[q|g] of the attention kernels (block M query rows, N keys per step, W "
                                 "warps, S buffers; q: mma.sync with Q read from shared memory every step; g: warpgroup "

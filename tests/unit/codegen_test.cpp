@@ -6,6 +6,7 @@
 
 #include "codegen/Artifact.h"
 #include "codegen/CpuBackend.h"
+#include "codegen/CudaBackend.h"
 #include "codegen/GemmKernel.h"
 #include "codegen/UArch.h"
 #include "ops/reference.h"
@@ -162,8 +163,35 @@ TEST(GemmBlocking, ParsesWarpsSplitAndStages) {
   tile::applyBlocking(s, b);
   EXPECT_EQ(s.stages, 3);
   EXPECT_EQ(s.tiling, "split_k");
-  for (const char* bad : {"64x128x32x4@1", "64x128x32x4@", "64x128x32x4@9", "64x128x32x4@x", "64x128"})
+  for (const char* bad : {"64x128x32x4@1", "64x128x32x4@", "64x128x32x4@9", "64x128x32x4@x", "64x128", "64x128x64x4c@4"})
     EXPECT_THROW(tile::parseGemmBlocking(bad, "--prefill-block"), Error) << bad;
+  // Warpgroup dots copy with TMA ("g") or cp.async ("gc").
+  b = tile::parseGemmBlocking("128x256x64x8g@4", "--prefill-block");
+  EXPECT_TRUE(b.groupDot && b.tma);
+  b = tile::parseGemmBlocking("128x256x64x8gc@4", "--prefill-block");
+  EXPECT_TRUE(b.groupDot && !b.tma);
+  EXPECT_EQ(b.stages, 4);
+}
+
+// The warpgroup-dot kernels' TMA staging reaches the PTX: one mbarrier per
+// stage, box copies issued through the tensor maps (the kernel's last
+// parameters), phase waits, and no per-thread cp.async on the staged path
+// (the unstaged fallback, K % 8 != 0, has none either).
+TEST(CudaGemm, StagesWarpgroupDotOperandsWithTma) {
+  tile::GemmKernelSpec s = tile::cudaGemmSpec("bf16", true, tile::kCudaPrefillRows);
+  ASSERT_TRUE(s.groupDot && s.tma);
+  s.name = "gemm_tma";
+  tile::CudaModule m = tile::compileCuda(tile::emitGemmKernel(s), "sm_90");
+  EXPECT_NE(m.ptx.find("cp.async.bulk.tensor.2d.shared::cluster.global"), std::string::npos);
+  EXPECT_NE(m.ptx.find("mbarrier.init.shared"), std::string::npos);
+  EXPECT_NE(m.ptx.find("mbarrier.try_wait.parity"), std::string::npos);
+  EXPECT_NE(m.ptx.find("mbarrier.arrive.expect_tx"), std::string::npos);
+  EXPECT_EQ(m.ptx.find("cp.async.cg"), std::string::npos);
+  s.tma = false;
+  s.name = "gemm_cp_async";
+  m = tile::compileCuda(tile::emitGemmKernel(s), "sm_90");
+  EXPECT_EQ(m.ptx.find("cp.async.bulk.tensor"), std::string::npos);
+  EXPECT_NE(m.ptx.find("cp.async.cg"), std::string::npos);
 }
 
 // A fused elementwise region's GPU block: the widest of 8 warps x up to 8

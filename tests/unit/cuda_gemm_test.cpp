@@ -193,6 +193,27 @@ TEST_F(CudaGemmKernels, MisalignedOperandsAreAClearError) {
   }
 }
 
+// Warpgroup-dot kernels stage by TMA through tensor maps the runtime makes
+// once per (array, box) and keeps; arrays TMA cannot describe are an error
+// naming the kernel's operand.
+TEST_F(CudaGemmKernels, TmaKernelsGetOneTensorMapPerArrayAndBox) {
+  const runtime::CudaGemmKernel& k = set->gemmFor("bf16", true, 2048);
+  EXPECT_TRUE(k.tma) << k.name;
+  runtime::CudaTensorMaps maps;
+  DeviceTensor a(*dev, 256 * 64 * 2);
+  const void* m1 = maps.get({a.p, true, 256, 64, 128}, "test");
+  EXPECT_EQ(maps.get({a.p, true, 256, 64, 128}, "test"), m1);
+  EXPECT_NE(maps.get({a.p, true, 200, 64, 128}, "test"), m1);
+  EXPECT_NE(maps.get({a.p, false, 256, 64, 128}, "test"), m1);
+  EXPECT_EQ(maps.size(), 3u);
+  try {
+    maps.get({a.p, true, 256, 60, 128}, "gemm x (A)");
+    FAIL() << "expected a tensor map error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("gemm x (A): a TMA tensor map needs"), std::string::npos) << e.what();
+  }
+}
+
 // The runtime's choice of a blocking by row count (kernels.json max_rows).
 TEST_F(CudaGemmKernels, ChoosesTheBlockingForTheRowCount) {
   struct Choice {

@@ -150,3 +150,19 @@ func.func @concat_rows() attributes {tile.num_warps = 1 : i64} {
   %d = tile.dot %j, %b, %c : tensor<16x16xbf16> * tensor<16x8xbf16> -> tensor<16x8xf32>
   return
 }
+
+// -----
+
+// TMA copies land swizzled: the destination buffer must be a swizzled one.
+func.func @tma_copy_plain_buffer(%map: !tile.ptr<i8>) attributes {tile.num_warps = 4 : i64} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c64 = arith.constant 64 : index
+  %s = tile.alloc {size = 4096 : i64} : !tile.ptr<bf16>
+  %bars = tile.alloc {size = 1 : i64} : !tile.ptr<i64>
+  tile.mbarrier_init %bars {arrivals = 1 : i64} : !tile.ptr<i64>
+  %v = tile.make_block_ptr %s, [%c64, %c64], [%c64, %c1], [%c0, %c0] : !tile.ptr<bf16> -> !tile.block_ptr<tensor<64x64xbf16>>
+  // expected-error @+1 {{tile.tma_copy writes into a swizzled tile.alloc buffer}}
+  tile.tma_copy %v, %map[%c0, %c0], %bars[%c0] : !tile.block_ptr<tensor<64x64xbf16>>, !tile.ptr<i8>, !tile.ptr<i64>
+  return
+}

@@ -188,6 +188,46 @@ func.func @async_copy_runs(%d: !tile.block_ptr<tensor<16x12xbf16>>, %s: !tile.bl
 
 // -----
 
+func.func @tma_copy_coords(%d: !tile.block_ptr<tensor<64x64xbf16>>, %m: !tile.ptr<i8>, %b: !tile.ptr<i64>, %i: index) {
+  // expected-error @+1 {{takes 2 coordinates (got 3)}}
+  tile.tma_copy %d, %m[%i, %i, %i], %b[%i] : !tile.block_ptr<tensor<64x64xbf16>>, !tile.ptr<i8>, !tile.ptr<i64>
+  return
+}
+
+// -----
+
+func.func @tma_copy_f32(%d: !tile.block_ptr<tensor<64x64xf32>>, %m: !tile.ptr<i8>, %b: !tile.ptr<i64>, %i: index) {
+  // expected-error @+1 {{copies 2-D blocks of 16-bit elements (got 'tensor<64x64xf32>')}}
+  tile.tma_copy %d, %m[%i, %i], %b[%i] : !tile.block_ptr<tensor<64x64xf32>>, !tile.ptr<i8>, !tile.ptr<i64>
+  return
+}
+
+// -----
+
+func.func @tma_copy_barrier_type(%d: !tile.block_ptr<tensor<64x64xbf16>>, %m: !tile.ptr<i8>, %b: !tile.ptr<i32>, %i: index) {
+  // expected-error @+1 {{mbarriers are i64 elements (got '!tile.ptr<i32>')}}
+  tile.tma_copy %d, %m[%i, %i], %b[%i] : !tile.block_ptr<tensor<64x64xbf16>>, !tile.ptr<i8>, !tile.ptr<i32>
+  return
+}
+
+// -----
+
+func.func @mbarrier_init_argument(%b: !tile.ptr<i64>) {
+  // expected-error @+1 {{initializes a tile.alloc buffer}}
+  tile.mbarrier_init %b {arrivals = 1 : i64} : !tile.ptr<i64>
+  return
+}
+
+// -----
+
+func.func @mbarrier_wait_type(%b: !tile.ptr<f32>, %i: index) {
+  // expected-error @+1 {{mbarriers are i64 elements (got '!tile.ptr<f32>')}}
+  tile.mbarrier_wait %b[%i], %i : !tile.ptr<f32>
+  return
+}
+
+// -----
+
 func.func @prefetch_locality_out_of_range(%x: !tile.ptr<f32>, %n: index) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index

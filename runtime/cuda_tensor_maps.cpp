@@ -1,0 +1,53 @@
+#include "runtime/cuda_tensor_maps.h"
+
+#include "ops/error.h"
+
+namespace strata::runtime {
+
+namespace {
+constexpr size_t kMapBytes = sizeof(cuda::TensorMap), kChunkMaps = 512;
+constexpr int64_t kBoxCols = 64;  // 128 bytes of 16-bit elements: the swizzled row
+}  // namespace
+
+CudaTensorMaps::~CudaTensorMaps() {
+  if (const cuda::Driver* d = cuda::driver())
+    for (cuda::CUdeviceptr c : chunks_) d->cuMemFree(c);
+}
+
+const void* CudaTensorMaps::get(const TensorMapRequest& r, const char* what) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (auto it = maps_.find(r.key()); it != maps_.end()) return it->second;
+  const cuda::Driver* d = cuda::driver();
+  if (!d || !d->cuTensorMapEncodeTiled)
+    fail("{}: this CUDA driver has no tensor maps (cuTensorMapEncodeTiled, CUDA 12+), which the kernel's TMA copies "
+         "need",
+         what);
+  if (!r.base || reinterpret_cast<uintptr_t>(r.base) % 16 || r.rows <= 0 || r.cols <= 0 || r.cols % 8 ||
+      r.boxRows <= 0 || r.boxRows > 256)
+    fail("{}: a TMA tensor map needs a 16-byte aligned array with a row pitch of whole 16 bytes (columns a multiple "
+         "of 8) and boxes of 1 to 256 rows; got [{}, {}] at {} with boxes of {} rows",
+         what, r.rows, r.cols, r.base, r.boxRows);
+  cuda::TensorMap map{};
+  const unsigned long long dims[2] = {static_cast<unsigned long long>(r.cols), static_cast<unsigned long long>(r.rows)};
+  const unsigned long long pitch[1] = {static_cast<unsigned long long>(r.cols) * 2};
+  const unsigned box[2] = {static_cast<unsigned>(kBoxCols), static_cast<unsigned>(r.boxRows)};
+  const unsigned unit[2] = {1, 1};
+  cuda::check(d->cuTensorMapEncodeTiled(&map, r.bf16 ? cuda::kTensorMapBfloat16 : cuda::kTensorMapFloat16, 2,
+                                        const_cast<void*>(r.base), dims, pitch, box, unit,
+                                        cuda::kTensorMapInterleaveNone, cuda::kTensorMapSwizzle128B,
+                                        cuda::kTensorMapL2Promotion256B, cuda::kTensorMapOobFillZeros),
+              "cuTensorMapEncodeTiled");
+  if (chunks_.empty() || used_ == kChunkMaps) {
+    cuda::CUdeviceptr c = 0;
+    cuda::check(d->cuMemAlloc(&c, kChunkMaps * kMapBytes), "cuMemAlloc (tensor maps)");
+    chunks_.push_back(c);
+    used_ = 0;
+  }
+  cuda::CUdeviceptr slot = chunks_.back() + used_++ * kMapBytes;
+  cuda::check(d->cuMemcpyHtoD(slot, &map, kMapBytes), "cuMemcpyHtoD (tensor map)");
+  const void* p = reinterpret_cast<const void*>(slot);
+  maps_.emplace(r.key(), p);
+  return p;
+}
+
+}  // namespace strata::runtime

@@ -1,0 +1,53 @@
+// TMA tensor maps (CUtensorMap) for the kernels that copy through them
+// (codegen tile.tma_copy: the warpgroup-dot GEMMs' operand staging). A map
+// describes a global array, so the runtime makes one per distinct (array,
+// box) on the host with cuTensorMapEncodeTiled and keeps it in device
+// memory for the kernels to read. Runtime only (no LLVM).
+#pragma once
+
+#include <map>
+#include <mutex>
+#include <tuple>
+#include <vector>
+
+#include "runtime/cuda_driver.h"
+
+namespace strata::runtime {
+
+// A row-major [rows, cols] array of 16-bit elements (bf16 / f16) at `base`
+// (16-byte aligned, cols a multiple of 8: TMA's 16-byte row pitch), read in
+// boxes of boxRows x 64 elements (128 bytes along cols) with the 128-byte
+// swizzle; elements outside the array arrive as zeros.
+struct TensorMapRequest {
+  const void* base = nullptr;
+  bool bf16 = true;  // else f16
+  int64_t rows = 0, cols = 0, boxRows = 0;
+  auto key() const { return std::tie(base, bf16, rows, cols, boxRows); }
+};
+
+class CudaTensorMaps {
+ public:
+  // Device memory of the CUDA context current where get() runs (the
+  // device's, which outlives this object).
+  CudaTensorMaps() = default;
+  ~CudaTensorMaps();
+  CudaTensorMaps(const CudaTensorMaps&) = delete;
+  CudaTensorMaps& operator=(const CudaTensorMaps&) = delete;
+
+  // The device address of the map for `r`, made and uploaded on first
+  // request (a synchronous copy into a slot no launch has seen, so it is
+  // safe while kernels run and while launches are recorded). Maps are kept
+  // for the object's life, 128 bytes each: requests repeat, as the
+  // executor's buffers and the weights do. Throws naming `what` when the
+  // array breaks TMA's rules or the driver lacks tensor maps (CUDA < 12).
+  const void* get(const TensorMapRequest& r, const char* what);
+  size_t size() const { return maps_.size(); }
+
+ private:
+  std::mutex mutex_;
+  std::map<std::tuple<const void*, bool, int64_t, int64_t, int64_t>, const void*> maps_;
+  std::vector<cuda::CUdeviceptr> chunks_;  // device slots, kChunkMaps maps each
+  size_t used_ = 0;            // slots taken in the last chunk
+};
+
+}  // namespace strata::runtime
