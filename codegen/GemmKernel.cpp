@@ -420,38 +420,46 @@ std::string stagedBody(const GemmKernelSpec& s, const GemmText& t) {
     types += (w ? ", " : "") + t.cT;
     yields += fmt::format("{}%d{}", w ? ", " : "", q);
   }
-  // The pipeline: S - 1 blocks copied ahead, then the K loop; `ib`: copies
-  // without bounds arithmetic (interior blocks when K is whole K blocks).
-  auto pipeline = [&](bool ib) {
+  // The pipeline: S - 1 blocks copied ahead, then the K loop, each step
+  // waiting for its block, freeing the stage the last step read (the
+  // workgroup barrier) and refilling it with block i + S - 1. `copies(p,
+  // j, st)` copies K block j into stage st; `open` starts a step (the wait
+  // and anything before it), `close` ends a copy group, `after` follows a
+  // step's copies.
+  using Copies = std::function<std::string(const std::string&, const std::string&, const std::string&)>;
+  auto pipelineText = [&](const Copies& copies, const std::string& open, const std::string& close,
+                          const std::string& after) {
     return fmt::format(R"(    scf.for %s = %c0 to %ns1 step %c1 {{
     %pin = arith.cmpi slt, %s, %nk : index
     scf.if %pin {{
 {pcopy}    }}
-    tile.async_commit
-    }}
+{close}    }}
     %sr:{nb} = scf.for %i = %c0 to %nk step %c1 iter_args({accs}) -> ({types}) {{
-    tile.async_wait {{pending = {S2} : i64}}
-    tile.barrier
+{open}    tile.barrier
     %j = arith.addi %i, %ns1 : index
     %jin = arith.cmpi slt, %j, %nk : index
     scf.if %jin {{
     %js = arith.remui %j, %ns : index
 {lcopy}    }}
-    tile.async_commit
-    %st = arith.remui %i, %ns : index
-{loads}      scf.yield {yields} : {types}
+{close}{after}{loads}      scf.yield {yields} : {types}
     }}
 )",
-                       fmt::arg("S2", S - 2), fmt::arg("pcopy", copy("p", "%s", "%s", ib)),
-                       fmt::arg("lcopy", copy("l", "%j", "%js", ib)), fmt::arg("nb", nb), fmt::arg("accs", accs),
+                       fmt::arg("pcopy", copies("p", "%s", "%s")), fmt::arg("lcopy", copies("l", "%j", "%js")),
+                       fmt::arg("open", open), fmt::arg("close", close), fmt::arg("after", after), fmt::arg("nb", nb), fmt::arg("accs", accs),
                        fmt::arg("types", types), fmt::arg("yields", yields), fmt::arg("loads", loads));
   };
-  // The TMA pipeline: stage st's copies are one arrival each on mbarrier
-  // st, whose phase n holds K block n S + st; at step i every thread waits
-  // for phase i / S of barrier i % S (parity (i / S) mod 2), then the
-  // workgroup barrier frees the stage step i - 1 read (its warpgroup dots
-  // have completed) for block i + S - 1. Copies read zeros outside the
-  // arrays, so one pipeline serves interior and edge programs.
+  // cp.async: commit groups; at step i the wait leaves S - 2 groups in
+  // flight (block i has landed). `ib`: copies without bounds arithmetic
+  // (interior blocks when K is whole K blocks).
+  auto pipeline = [&](bool ib) {
+    return pipelineText([&](const std::string& p, const std::string& j, const std::string& st) { return copy(p, j, st, ib); },
+                        fmt::format("    tile.async_wait {{pending = {} : i64}}\n", S - 2),
+                        "    tile.async_commit\n", "    %st = arith.remui %i, %ns : index\n");
+  };
+  // TMA: stage st's copies are one arrival each on mbarrier st, whose
+  // phase n holds K block n S + st, so step i waits for parity (i / S) mod
+  // 2 of barrier i % S. Copies read zeros outside the arrays, so one
+  // pipeline serves interior and edge programs.
   auto tmaCopy = [&](const std::string& p, const std::string& j, const std::string& st) {
     std::string c = fmt::format("    %{p}ko = arith.muli {j}, %bk : index\n{la}"
                                 "    tile.tma_copy %{p}la, %amap[%{p}ko, %row], %bars[{st}] : {aP}, !tile.ptr<i8>, !tile.ptr<i64>\n",
@@ -466,29 +474,12 @@ std::string stagedBody(const GemmKernelSpec& s, const GemmText& t) {
     return c;
   };
   auto tmaPipeline = [&]() {
-    return fmt::format(R"(    tile.mbarrier_init %bars {{arrivals = {arrivals} : i64}} : !tile.ptr<i64>
-    scf.for %s = %c0 to %ns1 step %c1 {{
-    %pin = arith.cmpi slt, %s, %nk : index
-    scf.if %pin {{
-{pcopy}    }}
-    }}
-    %sr:{nb} = scf.for %i = %c0 to %nk step %c1 iter_args({accs}) -> ({types}) {{
-    %st = arith.remui %i, %ns : index
-    %round = arith.divui %i, %ns : index
-    %parity = arith.remui %round, %c2 : index
-    tile.mbarrier_wait %bars[%st], %parity : !tile.ptr<i64>
-    tile.barrier
-    %j = arith.addi %i, %ns1 : index
-    %jin = arith.cmpi slt, %j, %nk : index
-    scf.if %jin {{
-    %js = arith.remui %j, %ns : index
-{lcopy}    }}
-{loads}      scf.yield {yields} : {types}
-    }}
-)",
-                       fmt::arg("arrivals", nb + 1), fmt::arg("pcopy", tmaCopy("p", "%s", "%s")),
-                       fmt::arg("lcopy", tmaCopy("l", "%j", "%js")), fmt::arg("nb", nb), fmt::arg("accs", accs),
-                       fmt::arg("types", types), fmt::arg("yields", yields), fmt::arg("loads", loads));
+    return fmt::format("    tile.mbarrier_init %bars {{arrivals = {} : i64}} : !tile.ptr<i64>\n", nb + 1) +
+           pipelineText(tmaCopy,
+                        "    %st = arith.remui %i, %ns : index\n    %round = arith.divui %i, %ns : index\n"
+                        "    %parity = arith.remui %round, %c2 : index\n"
+                        "    tile.mbarrier_wait %bars[%st], %parity : !tile.ptr<i64>\n",
+                        "", "");
   };
   std::string acc2 = s.swiglu ? "%sr#1" : "";
   std::string consts = fmt::format(R"(    %sbm = arith.constant {BM} : index
