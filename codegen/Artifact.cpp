@@ -104,8 +104,10 @@ std::vector<GemmKernelSpec> cudaGemmKernels(const CudaGemmVariant& v, const Gemm
     if (v.residual && !v.swiglu && !s.groupDot && c.rows > kCudaMediumRows && c.rows <= kCudaPrefillRows)
       s.blockM = 64, s.blockN = 128, s.blockK = 32, s.numWarps = 4, s.stages = 4;
     // A --prefill-block replaces both prefill blockings (prefill and large).
+    // Warpgroup-dot blockings need [N, K] weights: [K, N] kernels keep
+    // their defaults under them.
     const GemmBlocking& b = c.rows <= kCudaDecodeRows ? decode : c.rows <= kCudaMediumRows ? medium : prefill;
-    if (b.warps) applyBlocking(s, b);
+    if (b.warps && (!b.groupDot || v.weightsNK)) applyBlocking(s, b);
     s.bias = v.bias, s.residual = v.residual, s.swiglu = v.swiglu;
     s.name = fmt::format("gemm_{}_{}", v.suffix(), c.name);
     s.maxRows = c.maxRows;

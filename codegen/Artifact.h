@@ -151,7 +151,7 @@ struct CudaGemmVariant {
 // [N, K] weights, else 128 x 64 x 32 mma.sync blocks on 4 warps (two
 // accumulators either way).
 // Non-zero blockings replace the class's block shape (the prefill one both
-// prefill classes).
+// prefill classes); warpgroup-dot blockings only for [N, K] weights.
 std::vector<GemmKernelSpec> cudaGemmKernels(const CudaGemmVariant& v, const GemmBlocking& decode = {},
                                             const GemmBlocking& medium = {}, const GemmBlocking& prefill = {});
 

@@ -222,7 +222,8 @@ int main(int argc, char** argv) {
   compileKernelsCmd->add_option("-o,--output", ckOut, "Directory to write")->required();
   compileKernelsCmd->add_option("--decode-block", ckDecode,
                                 "Block shape MxNxKxW[s|g|gc][@S] (block M, N, K, warps; s: the warps split K; g: "
-                                "warpgroup dots ([N, K] weights) staged by TMA, gc: by cp.async; @S: S buffers of "
+                                "warpgroup dots staged by TMA, gc: by cp.async, for [N, K] weights ([K, N] kernels keep their "
+                                "defaults); @S: S buffers of "
                                 "operands staged through shared memory, none without it) of the decode kernels (up to "
                                 "16 rows) instead of the default 16x32x128x4s@4 (for tuning)");
   compileKernelsCmd->add_option("--medium-block", ckMedium,

@@ -173,6 +173,22 @@ TEST(GemmBlocking, ParsesWarpsSplitAndStages) {
   EXPECT_EQ(b.stages, 4);
 }
 
+// A warpgroup-dot blocking from the command line replaces the [N, K]
+// kernels' blocking; [K, N] kernels, which cannot take it, keep theirs.
+TEST(GemmBlocking, WarpgroupDotBlockingsApplyToNKWeightsOnly) {
+  tile::GemmBlocking p = tile::parseGemmBlocking("64x128x64x4g@5", "--prefill-block");
+  for (bool nk : {true, false}) {
+    std::vector<tile::GemmKernelSpec> set = tile::cudaGemmKernels({"bf16", nk}, {}, {}, p);
+    ASSERT_EQ(set.size(), 4u);
+    for (int c : {2, 3}) {
+      tile::GemmKernelSpec def = tile::cudaGemmSpec("bf16", nk, c == 2 ? tile::kCudaPrefillRows : 2048);
+      EXPECT_EQ(set[c].stages, nk ? 5 : def.stages) << set[c].name;
+      EXPECT_EQ(set[c].blockN, nk ? 128 : def.blockN) << set[c].name;
+      EXPECT_EQ(set[c].groupDot, nk) << set[c].name;
+    }
+  }
+}
+
 // The warpgroup-dot kernels' TMA staging reaches the PTX: one mbarrier per
 // stage, box copies issued through the tensor maps (the kernel's last
 // parameters), phase waits, and no per-thread cp.async on the staged path
