@@ -702,6 +702,15 @@ class Lowering {
     return vector::FromElementsOp::create(b, loc, vt, out);
   }
 
+  // A generic pointer to the data of a view (its aligned pointer: global
+  // addresses are generic addresses, and tile.alloc views are generic
+  // pointers into .shared).
+  Value genericPointer(Location loc, Value view) {
+    Value base = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, view);
+    Value i64 = arith::IndexCastOp::create(b, loc, b.getI64Type(), base);
+    return LLVM::IntToPtrOp::create(b, loc, LLVM::LLVMPointerType::get(b.getContext()), i64);
+  }
+
   // The address of element `idx` of the view `view` as an LLVM pointer in
   // address space `space` (1 global, 3 shared). Views of tile.alloc
   // buffers are generic pointers into .shared (see lowerAlloc). The view's
@@ -716,10 +725,8 @@ class Lowering {
     auto md = memref::ExtractStridedMetadataOp::create(b, loc, view);
     Value lin = linearIndex(b, loc, md.getOffset(), md.getStrides(), idx);
     int64_t bytes = cast<MemRefType>(view.getType()).getElementTypeBitWidth() / 8;
-    Value base = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, view);
-    Value i64 = arith::IndexCastOp::create(b, loc, b.getI64Type(), base);
-    Value p = LLVM::IntToPtrOp::create(b, loc, LLVM::LLVMPointerType::get(b.getContext()), i64);
-    Value inSpace = LLVM::AddrSpaceCastOp::create(b, loc, LLVM::LLVMPointerType::get(b.getContext(), space), p);
+    Value inSpace =
+        LLVM::AddrSpaceCastOp::create(b, loc, LLVM::LLVMPointerType::get(b.getContext(), space), genericPointer(loc, view));
     Value byteOff = arith::MulIOp::create(b, loc, lin, cst(bytes));
     if (swizzled) {
       Value chunkRow = arith::AndIOp::create(b, loc, arith::ShRUIOp::create(b, loc, byteOff, cst(3)), cst(0x70));
@@ -792,14 +799,6 @@ class Lowering {
                               NVVM::LoadCacheModifierKind::CG, bytes);
     }
     return success();
-  }
-
-  // A generic pointer to the data of a global buffer view (its aligned
-  // pointer: global addresses are generic addresses).
-  Value genericPointer(Location loc, Value view) {
-    Value base = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, view);
-    Value i64 = arith::IndexCastOp::create(b, loc, b.getI64Type(), base);
-    return LLVM::IntToPtrOp::create(b, loc, LLVM::LLVMPointerType::get(b.getContext()), i64);
   }
 
   // Thread 0 alone runs what `body` builds.
