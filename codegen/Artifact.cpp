@@ -179,7 +179,10 @@ std::vector<AttentionKernelSpec> cudaAttentionKernelSet(const std::string& block
     for (Heads h : {Heads{32, 32, 64}, Heads{32, 32, 128}, Heads{32, 8, 128}})
       for (bool causal : {true, false}) {
         set.push_back(cudaAttentionSpec(h.heads, h.kvHeads, h.headDim, causal, dt));
-        if (!blocking.empty()) applyAttentionBlocking(set.back(), blocking, "--attention-block");
+        if (!blocking.empty())
+          applyAttentionBlocking(set.back(), blocking, "--attention-block");
+        else if (hasFewProgramsVariant(set.back()))
+          set.push_back(cudaAttentionSpec(h.heads, h.kvHeads, h.headDim, causal, dt, true));
       }
   return set;
 }
@@ -192,7 +195,10 @@ std::vector<AttentionKernelSpec> cudaPagedDecodeKernelSet() {
 
 std::vector<AttentionKernelSpec> cudaPagedPrefillKernelSet() {
   std::vector<AttentionKernelSpec> set;
-  for (const char* dt : {"bf16", "f16"}) set.push_back(cudaPagedPrefillSpec(32, 8, 128, 16, dt));
+  for (const char* dt : {"bf16", "f16"}) {
+    set.push_back(cudaPagedPrefillSpec(32, 8, 128, 16, dt));
+    if (hasFewProgramsVariant(set.back())) set.push_back(cudaPagedPrefillSpec(32, 8, 128, 16, dt, true));
+  }
   return set;
 }
 
@@ -263,7 +269,7 @@ void writeCudaKernelFiles(const CudaKernelSetSpec& set, const std::string& targe
                             {{"heads", s.heads}, {"kv_heads", s.kvHeads}, {"head_dim", s.headDim},
                              {"page_size", s.pageSize}, {"scale", s.scale}, {"block_n", s.blockN},
                              {"stages", s.stages}, {"combine", combine["name"]},
-                             {"combine_threads", combine["threads"]}}));
+                             {"combine_threads", combine["threads"]}, {"stores_one_split", true}}));
   }
   for (const AttentionKernelSpec& s : set.pagedPrefills)
     kernels.push_back(entry("paged_prefill", s.name, s.dtype,
@@ -352,11 +358,13 @@ CudaKernelSetSpec cudaModelKernelSet(ops::GraphDef& g, const std::string& dtype,
                     d = a.at("head_dim").get<int64_t>();
       const float scale = a.at("scale").get<float>();
       AttentionKernelSpec dec = cudaPagedDecodeSpec(h, kv, d, pageSize, dtype),
-                          pre = cudaPagedPrefillSpec(h, kv, d, pageSize, dtype);
-      dec.scale = pre.scale = scale;
+                          pre = cudaPagedPrefillSpec(h, kv, d, pageSize, dtype),
+                          few = cudaPagedPrefillSpec(h, kv, d, pageSize, dtype, true);
+      dec.scale = pre.scale = few.scale = scale;
       if (once(dec.name)) {
         set.pagedDecodes.push_back(dec);
         set.pagedPrefills.push_back(pre);
+        if (hasFewProgramsVariant(pre)) set.pagedPrefills.push_back(few);
       } else {
         for (const AttentionKernelSpec& s : set.pagedDecodes)
           if (s.name == dec.name && s.scale != scale)

@@ -43,8 +43,10 @@ void writeCpuArtifact(const KernelPlan& plan, const std::string& dir, const nloh
 //                 RoPEs "heads", "head_dim"; attentions "heads",
 //                 "kv_heads", "head_dim", "causal", "scale", "block_m",
 //                 "block_n", "stages"; paged decodes the same plus
-//                 "page_size", "combine" (its combine kernel's name) and
-//                 "combine_threads"; paged prefills "heads", "kv_heads",
+//                 "page_size", "combine" (its combine kernel's name),
+//                 "combine_threads" and "stores_one_split" (the kernel
+//                 takes o and stores it when launched with one split);
+//                 paged prefills "heads", "kv_heads",
 //                 "head_dim", "page_size", "scale", "block_m", "block_n";
 //                 row gathers "block_n"; KV writes "kv_heads", "head_dim",
 //                 "page_size"; argmaxes "block_n"; top-ks "block_n",

@@ -45,14 +45,24 @@ AttentionKernelSpec gpuAttentionShape(int64_t heads, int64_t kvHeads, int64_t he
 }  // namespace
 
 AttentionKernelSpec cudaAttentionSpec(int64_t heads, int64_t kvHeads, int64_t headDim, bool causal,
-                                      const std::string& dtype) {
+                                      const std::string& dtype, bool fewPrograms) {
   AttentionKernelSpec s = gpuAttentionShape(heads, kvHeads, headDim, causal, dtype);
   s.paged = false;
-  // Warpgroup dots (docs/cuda.md; H100, 2026-11-22): 128 query rows on 8
-  // warps (two warpgroups of 64 rows), keys in steps of 64, one block
-  // copied ahead; Q, K and V in swizzled panels of 64 head-dim columns.
-  // Two blocks per SM: at head dim 128 ptxas then fits 128 registers
-  // (161 uncapped; 8-40 bytes of spills) and one block's loads overlap the
+  s.name = fmt::format("attention_{}_h{}_kv{}_d{}_{}", dtype, heads, kvHeads, headDim, causal ? "causal" : "full");
+  if (headDim % 64) {
+    // Head dims that are not whole 128-byte panels (the tiny test models'
+    // 16) keep the mma.sync form: 128 rows on 4 warps, Q in registers.
+    s.numWarps = 4;
+    s.blockM = 128;
+    s.blockN = 64;
+    s.stages = 2;
+    return s;
+  }
+  // Warpgroup dots (docs/cuda.md; H100, 2026-11-22): keys in steps of 64,
+  // one block copied ahead; Q, K and V in swizzled panels of 64 head-dim
+  // columns. 128 query rows on 8 warps (two warpgroups of 64 rows), two
+  // blocks per SM: at head dim 128 ptxas then fits 128 registers (161
+  // uncapped; 8-40 bytes of spills) and one block's loads overlap the
   // other's dots: 1.07-1.19x the TFLOP/s of one block per SM at 2k-16k
   // tokens. (The mma.sync form before it: 128 rows on 4 warps, Q re-read
   // every step at head dim 128.)
@@ -63,20 +73,34 @@ AttentionKernelSpec cudaAttentionSpec(int64_t heads, int64_t kvHeads, int64_t he
   s.qInRegisters = false;
   s.groupDots = true;
   s.minBlocksPerSM = 2;
-  if (headDim % 64) {
-    // Head dims that are not whole 128-byte panels (the tiny test models'
-    // 16) keep the mma.sync form: 128 rows on 4 warps, Q in registers.
+  // 64 rows on one warpgroup, four blocks per SM (the same 128 registers a
+  // thread): for grids of few programs (fewPrograms, the "_m64" variants:
+  // twice the programs of 128 rows), and always for head dim 64 with the
+  // causal mask, where the shorter diagonal and the finer blocks won at
+  // every length on the H100 (1.05-1.16x 128 rows up to 4k tokens, 0.95-0.97
+  // at 8k-16k, and above FlashAttention-2 on all; docs/cuda.md).
+  if (fewPrograms || (headDim == 64 && causal)) {
     s.numWarps = 4;
-    s.qInRegisters = true;
-    s.groupDots = false;
-    s.minBlocksPerSM = 0;
+    s.blockM = 64;
+    s.minBlocksPerSM = 4;
   }
-  s.name = fmt::format("attention_{}_h{}_kv{}_d{}_{}", dtype, heads, kvHeads, headDim, causal ? "causal" : "full");
+  if (fewPrograms) s.name += "_m64";
   return s;
 }
 
+bool hasFewProgramsVariant(const AttentionKernelSpec& main) { return main.groupDots && main.blockM == 128; }
+
 void applyAttentionBlocking(AttentionKernelSpec& s, const std::string& text, const std::string& what) {
   std::string t = text;
+  // An optional ":B" asks room for B blocks per SM (minBlocksPerSM).
+  long blocksPerSM = -1;
+  if (size_t colon = t.find(':'); colon != std::string::npos) {
+    int usedB = 0;
+    const std::string b = t.substr(colon + 1);
+    if (std::sscanf(b.c_str(), "%ld%n", &blocksPerSM, &usedB) != 1 || usedB != (int)b.size() || blocksPerSM < 0)
+      fail("{} '{}': expected a block count of 0 or more after ':', e.g. 128x64x8@2g:3", what, text);
+    t.resize(colon);
+  }
   bool reloadQ = !t.empty() && t.back() == 'q';
   bool group = !t.empty() && t.back() == 'g';
   if (reloadQ || group) t.pop_back();
@@ -86,9 +110,10 @@ void applyAttentionBlocking(AttentionKernelSpec& s, const std::string& text, con
       n <= 0 || w <= 0 || st < 2)
     fail("{} '{}': expected MxNxW@S (block M query rows, N keys per step, W warps, S >= 2 buffers) with an optional "
          "trailing q (Q read from local memory each step) or g (warpgroup dots), e.g. 64x64x4@2, 128x64x4@2q or "
-         "128x64x8@2g",
+         "128x64x8@2g, and optionally :B, room for B blocks per SM",
          what, text);
   s.blockM = m, s.blockN = n, s.numWarps = w, s.stages = st;
+  if (blocksPerSM >= 0) s.minBlocksPerSM = blocksPerSM;
   s.qInRegisters = !reloadQ && !group;
   s.groupDots = group;
 }
@@ -111,13 +136,14 @@ AttentionKernelSpec cudaPagedDecodeSpec(int64_t heads, int64_t kvHeads, int64_t 
 }
 
 AttentionKernelSpec cudaPagedPrefillSpec(int64_t heads, int64_t kvHeads, int64_t headDim, int64_t pageSize,
-                                         const std::string& dtype) {
-  AttentionKernelSpec s = cudaAttentionSpec(heads, kvHeads, headDim, true, dtype);
+                                         const std::string& dtype, bool fewPrograms) {
+  AttentionKernelSpec s = cudaAttentionSpec(heads, kvHeads, headDim, true, dtype, fewPrograms);
   s.paged = true;
   s.pageSize = pageSize;
   s.blockN = std::max(s.blockN, pageSize);
   // The contiguous form's blocking, its K / V panels copied page by page.
-  s.name = fmt::format("paged_prefill_{}_h{}_kv{}_d{}_p{}", dtype, heads, kvHeads, headDim, pageSize);
+  s.name = fmt::format("paged_prefill_{}_h{}_kv{}_d{}_p{}{}", dtype, heads, kvHeads, headDim, pageSize,
+                       fewPrograms ? "_m64" : "");
   return s;
 }
 
@@ -473,7 +499,7 @@ std::string emitAttentionKernel(const AttentionKernelSpec& s) {
   KvRows kvRows;
   if (gpuDecode(s)) {
     args = fmt::format("%q: {0}, %cache: {0}, ", P) +
-           "%po: !tile.ptr<f32>, %pm: !tile.ptr<f32>, %pl: !tile.ptr<f32>, %tables: !tile.ptr<i64>, "
+           "%po: !tile.ptr<f32>, %pm: !tile.ptr<f32>, %pl: !tile.ptr<f32>, %o: " + P + ", %tables: !tile.ptr<i64>, "
            "%lens: !tile.ptr<i64>, %maxBlocks: index, %cacheRows: index, %splits: index";
     // Sequence n's one token is row n of q / o [B, heads * D]; viewed as
     // [B heads, D], KV head kh's query heads are rows [n H + kh G, + G): the
@@ -614,22 +640,34 @@ std::string emitAttentionKernel(const AttentionKernelSpec& s) {
   // 0), one store. With splits: the unnormalized partial results.
   std::string epilogue;
   if (gpuDecode(s))
-    // Partials of [B heads, S D] (po) and [B heads, S] (pm, pl): row n H +
-    // h, split sid; the program's G rows from qRow.
-    epilogue = fmt::format(R"(  %sidD = arith.muli %sid, %cD : index
-  %sidDEnd = arith.addi %sidD, %cD : index
-  %sid1 = arith.addi %sid, %c1 : index
-  %cSD = arith.muli %cS, %cD : index
-  %pop = tile.make_block_ptr %po, [%qEnd, %sidDEnd], [%cSD, %c1], [%qRow, %sidD] : !tile.ptr<f32> -> !tile.block_ptr<tensor<{M}x{D}xf32>>
-  tile.store %pop, %r2#0 : !tile.block_ptr<tensor<{M}x{D}xf32>>
-  %me2 = tile.expand_dims %r2#1 {{axis = 1 : i64}} : tensor<{M}xf32> -> tensor<{M}x1xf32>
-  %pmp = tile.make_block_ptr %pm, [%qEnd, %sid1], [%cS, %c1], [%qRow, %sid] : !tile.ptr<f32> -> !tile.block_ptr<tensor<{M}x1xf32>>
-  tile.store %pmp, %me2 : !tile.block_ptr<tensor<{M}x1xf32>>
-  %le2 = tile.expand_dims %r2#2 {{axis = 1 : i64}} : tensor<{M}xf32> -> tensor<{M}x1xf32>
-  %plp = tile.make_block_ptr %pl, [%qEnd, %sid1], [%cS, %c1], [%qRow, %sid] : !tile.ptr<f32> -> !tile.block_ptr<tensor<{M}x1xf32>>
-  tile.store %plp, %le2 : !tile.block_ptr<tensor<{M}x1xf32>>
+    // One split: the program saw every key (at least the token's own, so
+    // l > 0) and stores O = acc / l into o viewed as [B heads, D] itself;
+    // the runtime then launches no combine. Otherwise the partials of
+    // [B heads, S D] (po) and [B heads, S] (pm, pl): row n H + h, split
+    // sid; the program's G rows from qRow.
+    epilogue = fmt::format(R"(  %oneSplit = arith.cmpi eq, %cS, %c1 : index
+  scf.if %oneSplit {{
+    %le = tile.expand_dims %r2#2 {{axis = 1 : i64}} : tensor<{M}xf32> -> tensor<{M}x1xf32>
+    %lb = tile.broadcast %le : tensor<{M}x1xf32> -> tensor<{M}x{D}xf32>
+    %out = arith.divf %r2#0, %lb : tensor<{M}x{D}xf32>
+    %op = tile.make_block_ptr %o, [%qEnd, %cD], [%cD, %c1], [%qRow, %c0] : {P} -> {BP}
+  {store}  }} else {{
+    %sidD = arith.muli %sid, %cD : index
+    %sidDEnd = arith.addi %sidD, %cD : index
+    %sid1 = arith.addi %sid, %c1 : index
+    %cSD = arith.muli %cS, %cD : index
+    %pop = tile.make_block_ptr %po, [%qEnd, %sidDEnd], [%cSD, %c1], [%qRow, %sidD] : !tile.ptr<f32> -> !tile.block_ptr<tensor<{M}x{D}xf32>>
+    tile.store %pop, %r2#0 : !tile.block_ptr<tensor<{M}x{D}xf32>>
+    %me2 = tile.expand_dims %r2#1 {{axis = 1 : i64}} : tensor<{M}xf32> -> tensor<{M}x1xf32>
+    %pmp = tile.make_block_ptr %pm, [%qEnd, %sid1], [%cS, %c1], [%qRow, %sid] : !tile.ptr<f32> -> !tile.block_ptr<tensor<{M}x1xf32>>
+    tile.store %pmp, %me2 : !tile.block_ptr<tensor<{M}x1xf32>>
+    %le2 = tile.expand_dims %r2#2 {{axis = 1 : i64}} : tensor<{M}xf32> -> tensor<{M}x1xf32>
+    %plp = tile.make_block_ptr %pl, [%qEnd, %sid1], [%cS, %c1], [%qRow, %sid] : !tile.ptr<f32> -> !tile.block_ptr<tensor<{M}x1xf32>>
+    tile.store %plp, %le2 : !tile.block_ptr<tensor<{M}x1xf32>>
+  }}
 )",
-                           fmt::arg("M", M), fmt::arg("D", D));
+                           fmt::arg("M", M), fmt::arg("D", D), fmt::arg("P", P), fmt::arg("BP", st.blockPtr(qo)),
+                           fmt::arg("store", st.store("%op", "%out", qo)));
   else if (s.kvSplits > 1)
     // acc [BM, D], m and l [BM, 1] of this split.
     epilogue = fmt::format(R"(  %poCol0 = arith.muli %h, %cS : index
@@ -846,14 +884,84 @@ namespace {
 // The GPU decode form's combine: the split count is an argument, so both
 // passes over the splits are loops of single values (every lane holds
 // them) and [1, D] rows: M = max_s m_s, then acc = sum_s 2^(m_s - M) acc_s
-// and l = sum_s 2^(m_s - M) l_s.
+// and l = sum_s 2^(m_s - M) l_s. Each loop takes kCombineUnroll splits a
+// step, their loads first, then a remainder loop one split at a time: a
+// step's loads are independent, so the warp waits for the partials (just
+// written, in L2) once per step instead of once per split (batch 1 has
+// 30-70 splits a head).
+constexpr int64_t kCombineUnroll = 8;
+
 std::string gpuCombineKernel(const AttentionKernelSpec& s) {
   const StorageText st{s.dtype};
   const int64_t D = s.headDim;
   const std::string row = fmt::format("1x{}", D);
+  // Lines loading split `idx`'s m (suffix u), with l and its acc row too
+  // when `all`.
+  auto loads = [&](const std::string& idx, const std::string& u, bool all) {
+    std::string t = fmt::format(R"(    %msp{u} = tile.make_block_ptr %pm, [%TH, %splits], [%splits, %c1], [%th, {i}] : !tile.ptr<f32> -> !tile.block_ptr<tensor<1x1xf32>>
+    %ms{u} = tile.load %msp{u} : !tile.block_ptr<tensor<1x1xf32>>
+)",
+                                fmt::arg("u", u), fmt::arg("i", idx));
+    if (all)
+      t += fmt::format(R"(    %lsp{u} = tile.make_block_ptr %pl, [%TH, %splits], [%splits, %c1], [%th, {i}] : !tile.ptr<f32> -> !tile.block_ptr<tensor<1x1xf32>>
+    %ls{u} = tile.load %lsp{u} : !tile.block_ptr<tensor<1x1xf32>>
+    %arow{u} = arith.addi %rowS, {i} : index
+    %asp{u} = tile.make_block_ptr %po, [%THS, %cD], [%cD, %c1], [%arow{u}, %c0] : !tile.ptr<f32> -> !tile.block_ptr<tensor<1x{D}xf32>>
+    %as{u} = tile.load %asp{u} : !tile.block_ptr<tensor<1x{D}xf32>>
+)",
+                       fmt::arg("u", u), fmt::arg("i", idx), fmt::arg("D", D));
+    return t;
+  };
+  // The max pass and the weighted-sum pass over splits [from, to) in steps
+  // of `U` (from the carried values `init`), results `res`.
+  auto maxLoop = [&](const std::string& res, const std::string& from, const std::string& to, int64_t U,
+                     const std::string& init) {
+    std::string body, m = "%m";
+    for (int64_t u = 0; u < U; ++u) {
+      const std::string us = std::to_string(u), idx = "%s" + us;
+      body += fmt::format("    {} = arith.addi %s, %c{} : index\n", idx, u) + loads(idx, us, false);
+    }
+    for (int64_t u = 0; u < U; ++u) {
+      body += fmt::format("    %mn{0} = arith.maximumf {1}, %ms{0} : tensor<1x1xf32>\n", u, m);
+      m = "%mn" + std::to_string(u);
+    }
+    return fmt::format("  {res} = scf.for %s = {from} to {to} step %c{U} iter_args(%m = {init}) -> (tensor<1x1xf32>) {{\n"
+                       "{body}    scf.yield {m} : tensor<1x1xf32>\n  }}\n",
+                       fmt::arg("res", res), fmt::arg("from", from), fmt::arg("to", to), fmt::arg("U", U),
+                       fmt::arg("init", init), fmt::arg("body", body), fmt::arg("m", m));
+  };
+  auto sumLoop = [&](const std::string& res, const std::string& from, const std::string& to, int64_t U,
+                     const std::string& accInit, const std::string& lInit) {
+    std::string body, acc = "%acc", l = "%l";
+    for (int64_t u = 0; u < U; ++u) {
+      const std::string us = std::to_string(u), idx = "%s" + us;
+      body += fmt::format("    {} = arith.addi %s, %c{} : index\n", idx, u) + loads(idx, us, true);
+    }
+    for (int64_t u = 0; u < U; ++u)
+      body += fmt::format(R"(    %dms{u} = arith.subf %ms{u}, %mx : tensor<1x1xf32>
+    %ws{u} = math.exp2 %dms{u} : tensor<1x1xf32>
+    %wl{u} = arith.mulf %ws{u}, %ls{u} : tensor<1x1xf32>
+    %ln{u} = arith.addf {l}, %wl{u} : tensor<1x1xf32>
+    %wsb{u} = tile.broadcast %ws{u} : tensor<1x1xf32> -> tensor<1x{D}xf32>
+    %wa{u} = arith.mulf %wsb{u}, %as{u} : tensor<1x{D}xf32>
+    %accn{u} = arith.addf {acc}, %wa{u} : tensor<1x{D}xf32>
+)",
+                          fmt::arg("u", u), fmt::arg("D", D), fmt::arg("l", u ? "%ln" + std::to_string(u - 1) : l),
+                          fmt::arg("acc", u ? "%accn" + std::to_string(u - 1) : acc));
+    return fmt::format("  {res}:2 = scf.for %s = {from} to {to} step %c{U} iter_args(%acc = {ai}, %l = {li}) -> "
+                       "(tensor<1x{D}xf32>, tensor<1x1xf32>) {{\n{body}    scf.yield %accn{last}, %ln{last} : "
+                       "tensor<1x{D}xf32>, tensor<1x1xf32>\n  }}\n",
+                       fmt::arg("res", res), fmt::arg("from", from), fmt::arg("to", to), fmt::arg("U", U),
+                       fmt::arg("ai", accInit), fmt::arg("li", lInit), fmt::arg("D", D), fmt::arg("body", body),
+                       fmt::arg("last", U - 1));
+  };
+  std::string consts;
+  for (int64_t u = 2; u <= kCombineUnroll; ++u)
+    if (u < kCombineUnroll) consts += fmt::format("  %c{0} = arith.constant {0} : index\n", u);
   return fmt::format(R"(func.func @{name}_combine(%po: !tile.ptr<f32>, %pm: !tile.ptr<f32>, %pl: !tile.ptr<f32>, %o: {P}, %T: index, %splits: index) attributes {{tile.num_warps = 1 : i64}} {{
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
+{consts}  %c{U} = arith.constant {U} : index
   %cD = arith.constant {D} : index
   %cH = arith.constant {H} : index
   %cF = arith.constant {F} : index
@@ -864,33 +972,12 @@ std::string gpuCombineKernel(const AttentionKernelSpec& s) {
   %TH = arith.muli %T, %cH : index
   %THS = arith.muli %TH, %splits : index
   %rowS = arith.muli %th, %splits : index
+  %steps = arith.divui %splits, %c{U} : index
+  %unrolled = arith.muli %steps, %c{U} : index
   %ninf = arith.constant dense<0xFF800000> : tensor<1x1xf32>
-  %mx = scf.for %s = %c0 to %splits step %c1 iter_args(%m = %ninf) -> (tensor<1x1xf32>) {{
-    %msp = tile.make_block_ptr %pm, [%TH, %splits], [%splits, %c1], [%th, %s] : !tile.ptr<f32> -> !tile.block_ptr<tensor<1x1xf32>>
-    %ms = tile.load %msp : !tile.block_ptr<tensor<1x1xf32>>
-    %mn = arith.maximumf %m, %ms : tensor<1x1xf32>
-    scf.yield %mn : tensor<1x1xf32>
-  }}
-  %z = arith.constant dense<0.0> : tensor<1x{D}xf32>
+{max1}{max2}  %z = arith.constant dense<0.0> : tensor<1x{D}xf32>
   %z1 = arith.constant dense<0.0> : tensor<1x1xf32>
-  %r:2 = scf.for %s = %c0 to %splits step %c1 iter_args(%acc = %z, %l = %z1) -> (tensor<1x{D}xf32>, tensor<1x1xf32>) {{
-    %msp = tile.make_block_ptr %pm, [%TH, %splits], [%splits, %c1], [%th, %s] : !tile.ptr<f32> -> !tile.block_ptr<tensor<1x1xf32>>
-    %ms = tile.load %msp : !tile.block_ptr<tensor<1x1xf32>>
-    %lsp = tile.make_block_ptr %pl, [%TH, %splits], [%splits, %c1], [%th, %s] : !tile.ptr<f32> -> !tile.block_ptr<tensor<1x1xf32>>
-    %ls = tile.load %lsp : !tile.block_ptr<tensor<1x1xf32>>
-    %dms = arith.subf %ms, %mx : tensor<1x1xf32>
-    %ws = math.exp2 %dms : tensor<1x1xf32>
-    %wl = arith.mulf %ws, %ls : tensor<1x1xf32>
-    %ln = arith.addf %l, %wl : tensor<1x1xf32>
-    %wsb = tile.broadcast %ws : tensor<1x1xf32> -> tensor<1x{D}xf32>
-    %arow = arith.addi %rowS, %s : index
-    %asp = tile.make_block_ptr %po, [%THS, %cD], [%cD, %c1], [%arow, %c0] : !tile.ptr<f32> -> !tile.block_ptr<tensor<1x{D}xf32>>
-    %as = tile.load %asp : !tile.block_ptr<tensor<1x{D}xf32>>
-    %wa = arith.mulf %wsb, %as : tensor<1x{D}xf32>
-    %accn = arith.addf %acc, %wa : tensor<1x{D}xf32>
-    scf.yield %accn, %ln : tensor<1x{D}xf32>, tensor<1x1xf32>
-  }}
-  %lb = tile.broadcast %r#1 : tensor<1x1xf32> -> tensor<1x{D}xf32>
+{sum1}{sum2}  %lb = tile.broadcast %r#1 : tensor<1x1xf32> -> tensor<1x{D}xf32>
   %out = arith.divf %r#0, %lb : tensor<1x{D}xf32>
   %col = arith.muli %h, %cD : index
   %colEnd = arith.addi %col, %cD : index
@@ -899,6 +986,11 @@ std::string gpuCombineKernel(const AttentionKernelSpec& s) {
 }}
 )",
                      fmt::arg("name", s.name), fmt::arg("D", D), fmt::arg("H", s.heads), fmt::arg("F", s.heads * D),
+                     fmt::arg("U", kCombineUnroll), fmt::arg("consts", consts),
+                     fmt::arg("max1", maxLoop("%mxu", "%c0", "%unrolled", kCombineUnroll, "%ninf")),
+                     fmt::arg("max2", maxLoop("%mx", "%unrolled", "%splits", 1, "%mxu")),
+                     fmt::arg("sum1", sumLoop("%ru", "%c0", "%unrolled", kCombineUnroll, "%z", "%z1")),
+                     fmt::arg("sum2", sumLoop("%r", "%unrolled", "%splits", 1, "%ru#0", "%ru#1")),
                      fmt::arg("P", st.ptr()), fmt::arg("BP", st.blockPtr(row)), fmt::arg("store", st.store("%op", "%out", row)));
 }
 

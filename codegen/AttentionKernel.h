@@ -98,26 +98,34 @@ struct AttentionKernelSpec {
 AttentionKernelSpec cpuAttentionSpec(int64_t heads, int64_t kvHeads, int64_t headDim, float scale, int64_t blockN,
                                      int64_t queryRows);
 
-// Blocking for sm_90 (the GPU form, contiguous): warpgroup dots, 8 warps x
-// 16 query rows, key blocks of 64, K / V copied one block ahead (2
-// buffers).
+// Blocking for sm_90 (the GPU form, contiguous): warpgroup dots, 16 query
+// rows a warp, key blocks of 64, K / V copied one block ahead (2 buffers);
+// 128 rows on 8 warps (2 blocks per SM), or 64 rows on 4 warps (4 blocks
+// per SM) at head dim 64 with the causal mask. `fewPrograms` gives the
+// 64-row variant of a 128-row kernel (name suffix "_m64") for grids too
+// small to fill the GPU with 128-row programs; the runtime picks it
+// (runtime/cuda_kernels.h, attentionFor).
 AttentionKernelSpec cudaAttentionSpec(int64_t heads, int64_t kvHeads, int64_t headDim, bool causal,
-                                      const std::string& dtype);
+                                      const std::string& dtype, bool fewPrograms = false);
+// Whether a kernel set holding `main` (a cudaAttentionSpec or
+// cudaPagedPrefillSpec) also gets its fewPrograms variant: main has 128
+// rows on warpgroup dots.
+bool hasFewProgramsVariant(const AttentionKernelSpec& main);
 
 // Replaces the GPU form's blocking with `text`: "MxNxW@S" (block M query
 // rows, N keys per step, W warps, S buffers), a trailing "q" reading Q from
 // local memory in every step (qInRegisters = false), e.g. 128x64x4@2q, or
-// a trailing "g" for warpgroup dots (groupDots), e.g. 128x64x8@2g.
+// a trailing "g" for warpgroup dots (groupDots), e.g. 128x64x8@2g, then
+// optionally ":B" for minBlocksPerSM = B (128x64x8@2g:3).
 // Throws strata::Error naming `what` (an option) on malformed text.
 void applyAttentionBlocking(AttentionKernelSpec& s, const std::string& text, const std::string& what);
 
 // The sm_90 paged decode kernel: 16 rows on one warp, 32 keys (pages of
 // `pageSize`; a page when larger) per step, 3 buffers.
-// The sm_90 paged prefill kernel: cudaAttentionSpec's blocking (warpgroup
-// dots, 128 query rows on 8 warps, 64 keys per step) over pages of
-// `pageSize`.
+// The sm_90 paged prefill kernel: cudaAttentionSpec's blocking (causal;
+// `fewPrograms` as there) over pages of `pageSize`.
 AttentionKernelSpec cudaPagedPrefillSpec(int64_t heads, int64_t kvHeads, int64_t headDim, int64_t pageSize,
-                                         const std::string& dtype);
+                                         const std::string& dtype, bool fewPrograms = false);
 AttentionKernelSpec cudaPagedDecodeSpec(int64_t heads, int64_t kvHeads, int64_t headDim, int64_t pageSize,
                                         const std::string& dtype);
 

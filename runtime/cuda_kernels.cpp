@@ -114,6 +114,12 @@ std::unique_ptr<CudaKernelSet> CudaKernelSet::load(const CudaDevice& device, con
         continue;
       }
       if (kind == "paged_decode") {
+        // Since 2026-11-22 the kernel takes o and stores it itself at one
+        // split; an older kernel's signature lacks o.
+        if (!k.value("stores_one_split", false))
+          fail("kernel set {}: paged decode kernel {} comes from an older strata (no o argument); compile the set "
+               "again",
+               dir, k.at("name").get<std::string>());
         auto a = namedAttention<CudaPagedDecodeKernel>(k, *set->module_);
         a.pageSize = k.at("page_size");
         a.blockN = k.at("block_n");
@@ -198,10 +204,12 @@ const CudaGemmKernel& CudaKernelSet::gemmFor(const std::string& dtype, bool weig
 }
 
 const CudaAttentionKernel& CudaKernelSet::attentionFor(const std::string& dtype, int64_t heads, int64_t kvHeads,
-                                                       int64_t headDim, bool causal) const {
+                                                       int64_t headDim, bool causal, int64_t batch, int64_t S) const {
+  std::vector<const CudaAttentionKernel*> same;
   for (const CudaAttentionKernel& a : attentions_)
     if (a.dtype == dtype && a.heads == heads && a.kvHeads == kvHeads && a.headDim == headDim && a.causal == causal)
-      return a;
+      same.push_back(&a);
+  if (const CudaAttentionKernel* k = byQueryBlock(same, S, heads * batch)) return *k;
   fail("no {} {} attention kernel for {} heads over {} KV heads of dim {} in the kernel set", causal ? "causal" : "full",
        dtype, heads, kvHeads, headDim);
 }
@@ -317,14 +325,15 @@ void CudaKernelSet::launch(const CudaPagedDecodeKernel& k, const PagedDecodeBuff
   void* po = scratch;
   void* pm = scratch + round(rows * splits * k.headDim * 4);
   void* pl = static_cast<char*>(pm) + round(rows * splits * 4);
-  // (q, cache, po, pm, pl, tables, lens, max_blocks, cache_rows, splits).
+  // (q, cache, po, pm, pl, o, tables, lens, max_blocks, cache_rows, splits).
   abi::KernelArgs args;
   args.buffer(b.q, rows * k.headDim).buffer(b.cache, cacheRows * k.headDim);
   args.buffer(po, rows * splits * k.headDim).buffer(pm, rows * splits).buffer(pl, rows * splits);
-  args.buffer(b.tables, batch * maxBlocks).buffer(b.contextLens, batch);
+  args.buffer(b.o, rows * k.headDim).buffer(b.tables, batch * maxBlocks).buffer(b.contextLens, batch);
   args.index(maxBlocks).index(cacheRows).index(splits);
   device_.launch(k.function, {unsigned(splits), unsigned(k.kvHeads), unsigned(batch)}, {unsigned(k.threads), 1, 1},
                  unsigned(k.sharedBytes), const_cast<void**>(args.slots().data()));
+  if (splits == 1) return;  // the one program per head stored o itself
   // (po, pm, pl, o, tokens, splits).
   abi::KernelArgs combine;
   combine.buffer(po, rows * splits * k.headDim).buffer(pm, rows * splits).buffer(pl, rows * splits);

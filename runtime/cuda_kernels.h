@@ -156,10 +156,32 @@ class CudaKernelSet {
   const std::vector<CudaRmsNormKernel>& rmsNorms() const { return norms_; }
   const std::vector<CudaRopeKernel>& ropes() const { return ropes_; }
   const std::vector<CudaAttentionKernel>& attentions() const { return attentions_; }
-  // The attention kernel for these heads, head dim, dtype and masking;
-  // throws when the set has none.
+  // The attention kernel for these heads, head dim, dtype and masking, and
+  // of those (they differ in query block) the one byQueryBlock picks for
+  // `batch` x `S` queries; throws when the set has none.
   const CudaAttentionKernel& attentionFor(const std::string& dtype, int64_t heads, int64_t kvHeads, int64_t headDim,
-                                          bool causal) const;
+                                          bool causal, int64_t batch, int64_t S) const;
+  // Of `candidates` (attention kernels alike but for their query block
+  // blockM), the one for ceil(queryRows / blockM) x `columns` programs: the
+  // largest block whose grid still has kProgramsPerSm programs a SM, else
+  // the smallest (fewer leave SMs idle for much of the kernel: H100,
+  // docs/cuda.md "FlashAttention-2 on the GPU"). Null when empty.
+  template <class K>
+  const K* byQueryBlock(const std::vector<const K*>& candidates, int64_t queryRows, int64_t columns) const {
+    constexpr int64_t kProgramsPerSm = 4;
+    const int64_t enough = kProgramsPerSm * device_.multiprocessors();
+    auto fills = [&](const K* k) { return (queryRows + k->blockM - 1) / k->blockM * columns >= enough; };
+    const K* best = nullptr;
+    for (const K* k : candidates) {
+      if (!best) {
+        best = k;
+        continue;
+      }
+      const bool kf = fills(k), bf = fills(best);
+      if (kf != bf ? kf : (kf ? k->blockM > best->blockM : k->blockM < best->blockM)) best = k;
+    }
+    return best;
+  }
   const std::vector<CudaPagedDecodeKernel>& pagedDecodes() const { return pagedDecodes_; }
   const std::vector<CudaPagedPrefillKernel>& pagedPrefills() const { return pagedPrefills_; }
   const std::vector<CudaGatherRowsKernel>& gathers() const { return gathers_; }
@@ -199,7 +221,8 @@ class CudaKernelSet {
   void launch(const CudaAttentionKernel& k, const void* q, const void* kk, const void* v, void* o, int64_t batch,
               int64_t S, int64_t T) const;
   // One decode step: the split kernel (grid splits x kvHeads x batch) and
-  // its combine (batch x heads). Every context length must be in [1,
+  // its combine (batch x heads); with one split the kernel stores o itself
+  // and no combine runs. Every context length must be in [1,
   // maxBlocks pageSize] (the kernel reads the lengths on the device, so
   // the caller guarantees it); throws on a null or misaligned buffer or a
   // non-positive size.

@@ -3,6 +3,7 @@
 // (execution), prints results. Every strata::Error becomes "error: ..." on
 // stderr and exit status 1.
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cstdio>
 #include <iostream>
 #include <filesystem>
@@ -154,7 +155,8 @@ int compile(const CompileOpts& o) {
 // The GEMM kernel set for a GPU target (codegen/Artifact.h): what the GPU
 // conformance tests and `strata-gpu bench` load on a machine without LLVM.
 int compileKernels(const std::string& target, const std::string& out, const std::string& decode,
-                   const std::string& medium, const std::string& prefill, const std::string& attention) {
+                   const std::string& medium, const std::string& prefill, const std::string& attention,
+                   const std::vector<std::string>& only) {
   const std::string prefix = "cuda:";
   if (target.rfind(prefix, 0) != 0) fail("--target {}: kernel sets are built for cuda:sm_90", target);
   tile::GemmBlocking d, m, p;
@@ -166,6 +168,16 @@ int compileKernels(const std::string& target, const std::string& out, const std:
                               tile::cudaPagedPrefillKernelSet(), tile::cudaGatherRowsKernelSet(),
                               tile::cudaKvWriteKernelSet(),    tile::cudaArgmaxKernelSet(),
                               tile::cudaTopKKernelSet()};
+  if (!only.empty()) {
+    // A partial set for tuning sweeps: the kinds not named are left out.
+    auto keep = [&](const char* kind, auto& kernels) {
+      if (std::find(only.begin(), only.end(), kind) == only.end()) kernels.clear();
+    };
+    keep("gemm", set.gemms), keep("rms_norm", set.norms), keep("rope", set.ropes), keep("attention", set.attentions);
+    keep("paged_decode", set.pagedDecodes), keep("paged_prefill", set.pagedPrefills);
+    keep("gather_rows", set.gathers), keep("kv_write", set.kvWrites), keep("argmax", set.argmaxes);
+    keep("top_k", set.topks);
+  }
   std::fprintf(stderr,
                "compiling %zu GEMM, %zu RMSNorm, %zu RoPE, %zu attention, %zu paged decode, %zu paged prefill, %zu "
                "row gather, %zu KV write, %zu argmax and %zu top-k kernels for %s into %s...\n",
@@ -213,6 +225,7 @@ int main(int argc, char** argv) {
       ->capture_default_str();
 
   std::string ckTarget = "cuda:sm_90", ckOut, ckDecode, ckMedium, ckPrefill, ckAttention;
+  std::vector<std::string> ckOnly;
   auto* compileKernelsCmd = app.add_subcommand(
       "compile-kernels", "Compile the GPU kernel set (GEMMs: bf16/f16, decode, medium and prefill blockings, bias, "
                          "residual, SwiGLU epilogues; RMSNorm: f32/bf16/f16; RoPE: bf16/f16; FlashAttention-2: "
@@ -238,8 +251,15 @@ int main(int argc, char** argv) {
   compileKernelsCmd->add_option("--attention-block", ckAttention,
                                 "Blocking MxNxW@S[q|g] of the attention kernels (block M query rows, N keys per step, W "
                                 "warps, S buffers; q: mma.sync with Q read from shared memory every step; g: warpgroup "
-                                "dots, 16 rows per warp; neither: mma.sync with Q in registers) instead of the default "
-                                "128x64x8@2g (for tuning)");
+                                "dots, 16 rows per warp; neither: mma.sync with Q in registers; :B after it: room for B "
+                                "blocks per SM) instead of the default 128x64x8@2g:2 (for tuning)");
+  compileKernelsCmd
+      ->add_option("--only", ckOnly,
+                   "Compile only these kinds of kernels (a partial set, for tuning sweeps): gemm, rms_norm, rope, "
+                   "attention, paged_decode, paged_prefill, gather_rows, kv_write, argmax, top_k")
+      ->delimiter(',')
+      ->check(CLI::IsMember({"gemm", "rms_norm", "rope", "attention", "paged_decode", "paged_prefill", "gather_rows",
+                             "kv_write", "argmax", "top_k"}));
 
   std::string inspectModel;
   bool inspectJson = false, inspectMlir = false, inspectRegions = false;
@@ -291,7 +311,7 @@ int main(int argc, char** argv) {
     if (runCmd->parsed()) return tools::runCommand(ro);
     if (makeCmd->parsed()) return makeModel(mmConfig, mmOut, mmSeed);
     if (compileCmd->parsed()) return compile(co);
-    if (compileKernelsCmd->parsed()) return compileKernels(ckTarget, ckOut, ckDecode, ckMedium, ckPrefill, ckAttention);
+    if (compileKernelsCmd->parsed()) return compileKernels(ckTarget, ckOut, ckDecode, ckMedium, ckPrefill, ckAttention, ckOnly);
     if (inspectCmd->parsed()) return inspect(inspectModel, inspectJson, inspectMlir, inspectRegions);
     if (benchKernelsCmd->parsed()) return tools::benchKernels(benchJson, benchSeconds);
     if (benchDecodeCmd->parsed()) return tools::benchDecode(bd);

@@ -32,6 +32,8 @@
 #include <fstream>
 #include <functional>
 #include <random>
+#include <set>
+#include <string>
 
 #include "ops/error.h"
 #include "ops/tensor.h"
@@ -203,7 +205,8 @@ int benchRope(const std::string& dir, const std::string& jsonPath, const std::st
 // Random q, k, v (timing does not depend on values beyond the mask);
 // FLOPs = 4 B H S T D, halved with the causal mask at S = T (the count
 // FlashAttention's benchmarks use).
-int benchAttention(const std::string& dir, const std::string& jsonPath, const std::string& dtype, int reps) {
+int benchAttention(const std::string& dir, const std::string& jsonPath, const std::string& dtype, int reps,
+                   bool everyKernel) {
   auto dev = runtime::CudaDevice::open();
   auto set = runtime::CudaKernelSet::load(*dev, dir);
   std::printf("device: %s\n%-38s %-5s %-6s %9s %9s\n", dev->deviceName().c_str(), "kernel", "batch", "seq", "ms",
@@ -219,13 +222,20 @@ int benchAttention(const std::string& dir, const std::string& jsonPath, const st
     dev->upload(p, h.data(), maxElems * 2);
   }
   nlohmann::json out = nlohmann::json::array();
-  for (const runtime::CudaAttentionKernel& k : set->attentions()) {
-    if (k.dtype != dtype) continue;
-    const bool gqa = k.kvHeads != k.heads;
+  // Each case runs the kernel the runtime picks for it (attentionFor: of
+  // the kernels differing in query block, by grid size), or every kernel.
+  std::set<std::string> shapes;
+  for (const runtime::CudaAttentionKernel& a : set->attentions()) {
+    if (a.dtype != dtype) continue;
+    if (!everyKernel && !shapes.insert(fmt::format("{}/{}/{}/{}", a.heads, a.kvHeads, a.headDim, a.causal)).second)
+      continue;
+    const bool gqa = a.kvHeads != a.heads;
     std::vector<int64_t> seqs = gqa ? std::vector<int64_t>{128, 512, 2048, 8192}
                                     : std::vector<int64_t>{1024, 2048, 4096, 8192, 16384};
     for (int64_t S : seqs) {
       const int64_t B = gqa ? 1 : 16384 / S;
+      const runtime::CudaAttentionKernel& k =
+          everyKernel ? a : set->attentionFor(a.dtype, a.heads, a.kvHeads, a.headDim, a.causal, B, S);
       auto launch = [&] { set->launch(k, bufs[0], bufs[1], bufs[2], bufs[3], B, S, S); };
       launch();  // warm-up
       float ms = dev->timeMs([&] {
@@ -240,9 +250,18 @@ int benchAttention(const std::string& dir, const std::string& jsonPath, const st
   }
   // Paged prefill of one fresh prompt (S = T) from a cache of shuffled
   // pages: what a TTFT step runs after writing the prompt's K / V.
-  for (const runtime::CudaPagedPrefillKernel& k : set->pagedPrefills()) {
-    if (k.dtype != dtype) continue;
+  shapes.clear();
+  for (const runtime::CudaPagedPrefillKernel& a : set->pagedPrefills()) {
+    if (a.dtype != dtype) continue;
+    if (!everyKernel && !shapes.insert(fmt::format("{}/{}/{}/{}", a.heads, a.kvHeads, a.headDim, a.pageSize)).second)
+      continue;
+    std::vector<const runtime::CudaPagedPrefillKernel*> same;
+    for (const runtime::CudaPagedPrefillKernel& b : set->pagedPrefills())
+      if (b.dtype == a.dtype && b.heads == a.heads && b.kvHeads == a.kvHeads && b.headDim == a.headDim &&
+          b.pageSize == a.pageSize)
+        same.push_back(&b);
     for (int64_t S : {512, 2048, 8192}) {
+      const runtime::CudaPagedPrefillKernel& k = everyKernel ? a : *set->byQueryBlock(same, S, a.heads);
       const int64_t P = k.pageSize, maxBlocks = S / P, numBlocks = maxBlocks;
       std::vector<int64_t> physical(numBlocks), starts = {0, S}, lens = {S};
       for (int64_t i = 0; i < numBlocks; ++i) physical[i] = i;
@@ -531,6 +550,10 @@ int main(int argc, char** argv) {
                             "Time the generated FlashAttention-2 kernels (head dim 64 / 128, seq 1k..16k, causal and "
                             "not; Llama-3-8B GQA prefill, contiguous and from a paged cache)",
                             "bf16 or f16");
+  bool everyKernel = false;
+  attn->add_flag("--every-kernel", everyKernel,
+                 "Time every attention kernel of the set on its shapes, not only the one the runtime picks for each "
+                 "case (for tuning)");
   double splitScale = 1;
   auto* paged = benchCommand("bench-paged-decode",
                              "Time the generated paged decode attention kernels (Llama-3-8B: 32 / 8 heads, dim 128, "
@@ -584,7 +607,7 @@ int main(int argc, char** argv) {
     if (bench->parsed()) return benchGemm(dir, json, dtype, reps);
     if (norm->parsed()) return benchRmsNorm(dir, json, dtype, reps);
     if (rope->parsed()) return benchRope(dir, json, dtype, reps);
-    if (attn->parsed()) return benchAttention(dir, json, dtype, reps);
+    if (attn->parsed()) return benchAttention(dir, json, dtype, reps, everyKernel);
     if (paged->parsed()) return benchPagedDecode(dir, json, dtype, reps, splitScale);
     if (elementwise->parsed()) return benchElementwise(dir, json, reps, minCols);
   } catch (const std::exception& e) {

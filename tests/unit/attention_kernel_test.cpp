@@ -277,6 +277,36 @@ TEST(AttentionKernel, RejectsBadSpecs) {
 
 // The GPU form's spec checks (its kernels run in strata_cuda_tests on a GPU)
 // and the --attention-block text.
+// The sm_90 blocking table: 128 query rows on 8 warps (2 blocks per SM),
+// 64 on 4 (4 per SM) for head dim 64 causal, and the 64-row variants of the
+// 128-row kernels for small grids; the tiny head dims keep mma.sync.
+TEST(AttentionKernel, GpuBlockingsByShape) {
+  tile::AttentionKernelSpec s = tile::cudaAttentionSpec(32, 8, 128, true, "bf16");
+  EXPECT_EQ(s.blockM, 128);
+  EXPECT_EQ(s.numWarps, 8);
+  EXPECT_EQ(s.minBlocksPerSM, 2);
+  EXPECT_TRUE(tile::hasFewProgramsVariant(s));
+  tile::AttentionKernelSpec f = tile::cudaAttentionSpec(32, 8, 128, true, "bf16", true);
+  EXPECT_EQ(f.name, "attention_bf16_h32_kv8_d128_causal_m64");
+  EXPECT_EQ(f.blockM, 64);
+  EXPECT_EQ(f.numWarps, 4);
+  EXPECT_EQ(f.minBlocksPerSM, 4);
+  EXPECT_TRUE(f.groupDots);
+  EXPECT_NE(tile::emitAttentionKernel(f).find("tile.num_warps = 4"), std::string::npos);
+  s = tile::cudaAttentionSpec(32, 32, 64, true, "f16");
+  EXPECT_EQ(s.name, "attention_f16_h32_kv32_d64_causal");
+  EXPECT_EQ(s.blockM, 64);
+  EXPECT_FALSE(tile::hasFewProgramsVariant(s));
+  EXPECT_EQ(tile::cudaAttentionSpec(32, 32, 64, false, "f16").blockM, 128);
+  tile::AttentionKernelSpec p = tile::cudaPagedPrefillSpec(32, 8, 128, 16, "bf16", true);
+  EXPECT_EQ(p.name, "paged_prefill_bf16_h32_kv8_d128_p16_m64");
+  EXPECT_EQ(p.blockM, 64);
+  EXPECT_NO_THROW(tile::emitAttentionKernel(p));
+  s = tile::cudaAttentionSpec(4, 2, 16, true, "bf16");  // not whole 64-column panels: mma.sync
+  EXPECT_FALSE(s.groupDots);
+  EXPECT_FALSE(tile::hasFewProgramsVariant(s));
+}
+
 TEST(AttentionKernel, GpuFormRejectsWhatItCannotRun) {
   auto expectError = [](const tile::AttentionKernelSpec& s, const std::string& part) {
     try {
@@ -333,7 +363,12 @@ TEST(AttentionKernel, GpuFormRejectsWhatItCannotRun) {
   EXPECT_NO_THROW(tile::emitAttentionKernel(s));
   s.blockM = 72;
   expectError(s, "multiple of 16 query rows per warp");
-  for (const char* bad : {"64x32x2", "64x32x2@1", "64x32@2", "64x32x2@2x"})
+  EXPECT_EQ(s.minBlocksPerSM, 2);  // kept without ":B"
+  tile::applyAttentionBlocking(s, "128x64x8@2g:3", "--attention-block");
+  EXPECT_EQ(s.minBlocksPerSM, 3);
+  EXPECT_TRUE(s.groupDots);
+  for (const char* bad : {"64x32x2", "64x32x2@1", "64x32@2", "64x32x2@2x", "128x64x8@2g:", "128x64x8@2g:x",
+                          "128x64x8@2g:-1", "128x64x8@2g:3:4"})
     EXPECT_THROW(tile::applyAttentionBlocking(s, bad, "--attention-block"), Error) << bad;
 }
 

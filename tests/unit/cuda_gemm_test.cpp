@@ -298,7 +298,7 @@ TEST_F(CudaRopeKernels, EqualTheReferenceInPlace) {
 // |got - ref| <= 2^-6 (bf16) / 2^-9 (f16) with |v| <= 1; one key masked
 // wrongly among T = 100 moves an output by ~1e-2.
 TEST_F(CudaAttentionKernels, EqualTheReferenceOnRaggedShapes) {
-  ASSERT_EQ(set->attentions().size(), 12u);
+  ASSERT_EQ(set->attentions().size(), 22u);  // 12, and the 64-row variants of the 10 with 128 rows
   struct Case {
     int64_t B, S, T;
   };
@@ -321,10 +321,14 @@ TEST_F(CudaAttentionKernels, EqualTheReferenceOnRaggedShapes) {
       EXPECT_LE(worst, tol) << k.name << " B=" << c.B << " S=" << c.S << " T=" << c.T;
     }
   }
-  // The runtime's lookup and its refusals.
-  EXPECT_EQ(set->attentionFor("bf16", 32, 8, 128, true).name, "attention_bf16_h32_kv8_d128_causal");
-  EXPECT_THROW(set->attentionFor("bf16", 32, 8, 96, true), Error);
-  const runtime::CudaAttentionKernel& k = set->attentionFor("bf16", 32, 32, 64, true);
+  // The runtime's lookup (128 query rows where the grid fills the GPU four
+  // programs an SM deep, 64 where it does not) and its refusals.
+  EXPECT_EQ(set->attentionFor("bf16", 32, 8, 128, true, 1, 8192).name, "attention_bf16_h32_kv8_d128_causal");
+  EXPECT_EQ(set->attentionFor("bf16", 32, 8, 128, true, 1, 512).name, "attention_bf16_h32_kv8_d128_causal_m64");
+  EXPECT_EQ(set->attentionFor("f16", 32, 32, 128, false, 16, 1024).name, "attention_f16_h32_kv32_d128_full");
+  EXPECT_EQ(set->attentionFor("bf16", 32, 32, 64, true, 1, 128).name, "attention_bf16_h32_kv32_d64_causal");
+  EXPECT_THROW(set->attentionFor("bf16", 32, 8, 96, true, 1, 512), Error);
+  const runtime::CudaAttentionKernel& k = set->attentionFor("bf16", 32, 32, 64, true, 1, 64);
   DeviceTensor buf(*dev, size_t(32 * 64 * 64 * 2 + 16));
   EXPECT_THROW(set->launch(k, buf.p, buf.p, buf.p, buf.p, 1, 64, 32), Error);  // causal, S > T
   try {
@@ -338,10 +342,11 @@ TEST_F(CudaAttentionKernels, EqualTheReferenceOnRaggedShapes) {
 // Paged decode against ops::pagedAttention: 6 sequences of one new token
 // with contexts below, at and past a page, across step boundaries and long
 // (1 .. 1000), pages handed out in shuffled order from a cache of stale
-// random values (past each context too), split counts 1 (the combine
-// alone), 3, 7 and 40 (more splits than some contexts have steps: those
-// splits see no key) and the runtime's own choice. Bounds as for
-// FlashAttention-2 (|v| <= 1).
+// random values (past each context too), split counts 1 (the kernel
+// stores o itself, no combine), 3, 7 and 40 (more splits than some
+// contexts have steps: those splits see no key) and the runtime's own
+// choice; o is set to NaN before each. Bounds as for FlashAttention-2
+// (|v| <= 1).
 TEST_F(CudaPagedDecodeKernels, EqualTheReferenceOnRaggedContexts) {
   ASSERT_EQ(set->pagedDecodes().size(), 2u);
   std::mt19937 rng(13);
@@ -355,6 +360,8 @@ TEST_F(CudaPagedDecodeKernels, EqualTheReferenceOnRaggedContexts) {
         dout(*dev, p.q.stored.nbytes());
     for (int64_t splits : {int64_t(1), int64_t(3), int64_t(7), int64_t(40), set->pagedDecodeSplits(k, B, 1000)}) {
       DeviceTensor scratch(*dev, size_t(runtime::CudaKernelSet::pagedDecodeScratchBytes(k, B, splits)));
+      const std::vector<uint8_t> nan(p.q.stored.nbytes(), 0xFF);  // all-ones halves are NaN in bf16 and f16
+      dev->upload(dout.p, nan.data(), nan.size());
       set->launch(k, {dq.p, dcache.p, dtables.p, dlens.p, dout.p, scratch.p}, B, p.maxBlocks, p.numBlocks, splits);
       double worst = maxAbsError(*dev, dout.p, dt, p.ref);
       std::printf("%-36s splits=%-3lld max abs err %.2e (tol %.1e)\n", k.name.c_str(), (long long)splits, worst, tol);
@@ -368,7 +375,7 @@ TEST_F(CudaPagedDecodeKernels, EqualTheReferenceOnRaggedContexts) {
 // and past a page boundary (1 / 16, 1 / 17), a short prompt (3 / 3) and a
 // long chunk (200 new of 1000), pages shuffled over a stale cache.
 TEST_F(CudaPagedPrefillKernels, EqualTheReferenceOnMixedSequences) {
-  ASSERT_EQ(set->pagedPrefills().size(), 2u);
+  ASSERT_EQ(set->pagedPrefills().size(), 4u);  // 128 and 64 query rows, bf16 and f16
   std::mt19937 rng(17);
   const std::vector<std::pair<int64_t, int64_t>> seqs = {{130, 130}, {9, 70}, {1, 16}, {1, 17}, {3, 3}, {200, 1000}};
   for (const runtime::CudaPagedPrefillKernel& k : set->pagedPrefills()) {

@@ -5,7 +5,8 @@ shuffled pages of 16 tokens, batch 1..64, context 1k..32k) as achieved HBM
 bandwidth (the K and V bytes each step reads), next to a device copy's
 bandwidth and PyTorch SDPA on contiguous KV (q [B, 32, 1, 128], k / v [B,
 8, ctx, 128], enable_gqa; its default backend choice) on the same shapes.
-CUDA-event timing.
+CUDA-event timing (SDPA and the same-size copies in a CUDA graph: their
+kernels without Python's per-call dispatch).
 
     python3 tools/gpu/bench_paged_decode.py --strata-gpu .gpu/strata-gpu \
         --kernels .gpu/cuda-kernels --out $OUT
@@ -19,7 +20,7 @@ import os
 import torch
 import torch.nn.functional as F
 
-from harness import parse, run_strata, time_ms, torch_dtype  # (same directory)
+from harness import parse, peer_ms, run_strata, time_ms, torch_dtype  # (same directory)
 
 
 def copy_gbs(reps):
@@ -35,7 +36,7 @@ def copy_gbs_of(bytes_, reps):
     step's own size (a few MB at batch 1 is latency-bound for any kernel)."""
     x = torch.empty(bytes_ // 2, dtype=torch.float16, device="cuda")
     y = torch.empty_like(x)
-    ms = time_ms(lambda: y.copy_(x), reps)
+    ms = peer_ms(lambda: y.copy_(x), reps)
     return 2 * bytes_ / (ms * 1e-3) / 1e9
 
 
@@ -53,7 +54,7 @@ def run(a):
         q = torch.randn(b, h, 1, d, dtype=dt, device="cuda")
         k = torch.randn(b, hk, n, d, dtype=dt, device="cuda")
         v = torch.randn(b, hk, n, d, dtype=dt, device="cuda")
-        ms = time_ms(lambda: F.scaled_dot_product_attention(q, k, v, enable_gqa=True), a.reps)
+        ms = peer_ms(lambda: F.scaled_dot_product_attention(q, k, v, enable_gqa=True), a.reps)
         bytes_ = b * n * hk * 2 * d * 2
         sdpa = bytes_ / (ms * 1e-3) / 1e9
         same = copy_gbs_of(bytes_, a.reps)

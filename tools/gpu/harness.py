@@ -70,5 +70,16 @@ def time_ms(fn, reps, graph=False):
     return start.elapsed_time(end) / reps
 
 
+def peer_ms(fn, reps):
+    """time_ms of a peer library call in a CUDA graph (its kernels alone, as
+    strata's are timed), or called eagerly where the call cannot be
+    captured."""
+    try:
+        return time_ms(fn, reps, graph=True)
+    except RuntimeError:
+        torch.cuda.synchronize()
+        return time_ms(fn, reps)
+
+
 def torch_dtype(name):
     return {"bf16": torch.bfloat16, "f16": torch.float16, "f32": torch.float32}[name]
