@@ -195,10 +195,7 @@ std::vector<AttentionKernelSpec> cudaPagedDecodeKernelSet() {
 
 std::vector<AttentionKernelSpec> cudaPagedPrefillKernelSet() {
   std::vector<AttentionKernelSpec> set;
-  for (const char* dt : {"bf16", "f16"}) {
-    set.push_back(cudaPagedPrefillSpec(32, 8, 128, 16, dt));
-    if (hasFewProgramsVariant(set.back())) set.push_back(cudaPagedPrefillSpec(32, 8, 128, 16, dt, true));
-  }
+  for (const char* dt : {"bf16", "f16"}) set.push_back(cudaPagedPrefillSpec(32, 8, 128, 16, dt));
   return set;
 }
 
@@ -358,13 +355,11 @@ CudaKernelSetSpec cudaModelKernelSet(ops::GraphDef& g, const std::string& dtype,
                     d = a.at("head_dim").get<int64_t>();
       const float scale = a.at("scale").get<float>();
       AttentionKernelSpec dec = cudaPagedDecodeSpec(h, kv, d, pageSize, dtype),
-                          pre = cudaPagedPrefillSpec(h, kv, d, pageSize, dtype),
-                          few = cudaPagedPrefillSpec(h, kv, d, pageSize, dtype, true);
-      dec.scale = pre.scale = few.scale = scale;
+                          pre = cudaPagedPrefillSpec(h, kv, d, pageSize, dtype);
+      dec.scale = pre.scale = scale;
       if (once(dec.name)) {
         set.pagedDecodes.push_back(dec);
         set.pagedPrefills.push_back(pre);
-        if (hasFewProgramsVariant(pre)) set.pagedPrefills.push_back(few);
       } else {
         for (const AttentionKernelSpec& s : set.pagedDecodes)
           if (s.name == dec.name && s.scale != scale)

@@ -107,9 +107,8 @@ AttentionKernelSpec cpuAttentionSpec(int64_t heads, int64_t kvHeads, int64_t hea
 // (runtime/cuda_kernels.h, attentionFor).
 AttentionKernelSpec cudaAttentionSpec(int64_t heads, int64_t kvHeads, int64_t headDim, bool causal,
                                       const std::string& dtype, bool fewPrograms = false);
-// Whether a kernel set holding `main` (a cudaAttentionSpec or
-// cudaPagedPrefillSpec) also gets its fewPrograms variant: main has 128
-// rows on warpgroup dots.
+// Whether a kernel set holding `main` (a cudaAttentionSpec) also gets its
+// fewPrograms variant: main has 128 rows on warpgroup dots.
 bool hasFewProgramsVariant(const AttentionKernelSpec& main);
 
 // Replaces the GPU form's blocking with `text`: "MxNxW@S" (block M query
@@ -122,10 +121,10 @@ void applyAttentionBlocking(AttentionKernelSpec& s, const std::string& text, con
 
 // The sm_90 paged decode kernel: 16 rows on one warp, 32 keys (pages of
 // `pageSize`; a page when larger) per step, 3 buffers.
-// The sm_90 paged prefill kernel: cudaAttentionSpec's blocking (causal;
-// `fewPrograms` as there) over pages of `pageSize`.
+// The sm_90 paged prefill kernel: cudaAttentionSpec's blocking (causal)
+// over pages of `pageSize`.
 AttentionKernelSpec cudaPagedPrefillSpec(int64_t heads, int64_t kvHeads, int64_t headDim, int64_t pageSize,
-                                         const std::string& dtype, bool fewPrograms = false);
+                                         const std::string& dtype);
 AttentionKernelSpec cudaPagedDecodeSpec(int64_t heads, int64_t kvHeads, int64_t headDim, int64_t pageSize,
                                         const std::string& dtype);
 

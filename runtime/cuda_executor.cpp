@@ -489,12 +489,8 @@ V CudaExecutor::Impl::pagedAttention(const ops::NodeDef& n, const std::vector<co
     PagedDecodeBuffers b{q.raw(), cache.raw(), in[2]->dev.raw(), in[4]->dev.raw(), mut(o), mut(scratch)};
     k.launch(kern, b, N, maxBlocks, cache.dim(0), splits);
   } else {
-    std::vector<const CudaPagedPrefillKernel*> same;
-    for (const CudaPagedPrefillKernel& p : k.pagedPrefills())
-      if (matches(p)) same.push_back(&p);
-    const CudaPagedPrefillKernel* picked = k.byQueryBlock(same, maxNew, heads * N);
-    if (!picked) fail("the kernel set has no {} paged prefill kernel for {}", dtName, shape);
-    const CudaPagedPrefillKernel& kern = *picked;
+    const auto& kern =
+        findKernel(k.pagedPrefills(), matches, fmt::format("{} paged prefill kernel for {}", dtName, shape));
     PagedPrefillBuffers b{q.raw(), cache.raw(), in[2]->dev.raw(), in[3]->dev.raw(), in[4]->dev.raw(), mut(o)};
     k.launch(kern, b, N, T, maxNew, maxBlocks, cache.dim(0));
   }

@@ -156,32 +156,16 @@ class CudaKernelSet {
   const std::vector<CudaRmsNormKernel>& rmsNorms() const { return norms_; }
   const std::vector<CudaRopeKernel>& ropes() const { return ropes_; }
   const std::vector<CudaAttentionKernel>& attentions() const { return attentions_; }
-  // The attention kernel for these heads, head dim, dtype and masking, and
-  // of those (they differ in query block) the one byQueryBlock picks for
-  // `batch` x `S` queries; throws when the set has none.
+  // The attention kernel for these heads, head dim, dtype and masking; of
+  // those (they differ in query block, blockM) the one for `batch` x `S`
+  // queries: the largest block whose grid of ceil(S / blockM) x heads x
+  // batch programs still gives every SM 4 with the causal mask (its
+  // programs differ in length, and more of them balance the SMs) or 2
+  // without, else the smallest (a shallower grid leaves SMs idle for much
+  // of the kernel: H100, docs/cuda.md "FlashAttention-2 on the GPU").
+  // Throws when the set has none.
   const CudaAttentionKernel& attentionFor(const std::string& dtype, int64_t heads, int64_t kvHeads, int64_t headDim,
                                           bool causal, int64_t batch, int64_t S) const;
-  // Of `candidates` (attention kernels alike but for their query block
-  // blockM), the one for ceil(queryRows / blockM) x `columns` programs: the
-  // largest block whose grid still has kProgramsPerSm programs a SM, else
-  // the smallest (fewer leave SMs idle for much of the kernel: H100,
-  // docs/cuda.md "FlashAttention-2 on the GPU"). Null when empty.
-  template <class K>
-  const K* byQueryBlock(const std::vector<const K*>& candidates, int64_t queryRows, int64_t columns) const {
-    constexpr int64_t kProgramsPerSm = 4;
-    const int64_t enough = kProgramsPerSm * device_.multiprocessors();
-    auto fills = [&](const K* k) { return (queryRows + k->blockM - 1) / k->blockM * columns >= enough; };
-    const K* best = nullptr;
-    for (const K* k : candidates) {
-      if (!best) {
-        best = k;
-        continue;
-      }
-      const bool kf = fills(k), bf = fills(best);
-      if (kf != bf ? kf : (kf ? k->blockM > best->blockM : k->blockM < best->blockM)) best = k;
-    }
-    return best;
-  }
   const std::vector<CudaPagedDecodeKernel>& pagedDecodes() const { return pagedDecodes_; }
   const std::vector<CudaPagedPrefillKernel>& pagedPrefills() const { return pagedPrefills_; }
   const std::vector<CudaGatherRowsKernel>& gathers() const { return gathers_; }

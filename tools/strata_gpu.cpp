@@ -250,18 +250,9 @@ int benchAttention(const std::string& dir, const std::string& jsonPath, const st
   }
   // Paged prefill of one fresh prompt (S = T) from a cache of shuffled
   // pages: what a TTFT step runs after writing the prompt's K / V.
-  shapes.clear();
-  for (const runtime::CudaPagedPrefillKernel& a : set->pagedPrefills()) {
-    if (a.dtype != dtype) continue;
-    if (!everyKernel && !shapes.insert(fmt::format("{}/{}/{}/{}", a.heads, a.kvHeads, a.headDim, a.pageSize)).second)
-      continue;
-    std::vector<const runtime::CudaPagedPrefillKernel*> same;
-    for (const runtime::CudaPagedPrefillKernel& b : set->pagedPrefills())
-      if (b.dtype == a.dtype && b.heads == a.heads && b.kvHeads == a.kvHeads && b.headDim == a.headDim &&
-          b.pageSize == a.pageSize)
-        same.push_back(&b);
+  for (const runtime::CudaPagedPrefillKernel& k : set->pagedPrefills()) {
+    if (k.dtype != dtype) continue;
     for (int64_t S : {512, 2048, 8192}) {
-      const runtime::CudaPagedPrefillKernel& k = everyKernel ? a : *set->byQueryBlock(same, S, a.heads);
       const int64_t P = k.pageSize, maxBlocks = S / P, numBlocks = maxBlocks;
       std::vector<int64_t> physical(numBlocks), starts = {0, S}, lens = {S};
       for (int64_t i = 0; i < numBlocks; ++i) physical[i] = i;

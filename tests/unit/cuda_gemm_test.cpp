@@ -322,9 +322,12 @@ TEST_F(CudaAttentionKernels, EqualTheReferenceOnRaggedShapes) {
     }
   }
   // The runtime's lookup (128 query rows where the grid fills the GPU four
-  // programs an SM deep, 64 where it does not) and its refusals.
+  // programs an SM deep with the causal mask, two without; else 64) and its
+  // refusals.
   EXPECT_EQ(set->attentionFor("bf16", 32, 8, 128, true, 1, 8192).name, "attention_bf16_h32_kv8_d128_causal");
   EXPECT_EQ(set->attentionFor("bf16", 32, 8, 128, true, 1, 512).name, "attention_bf16_h32_kv8_d128_causal_m64");
+  EXPECT_EQ(set->attentionFor("bf16", 32, 8, 128, false, 1, 512).name, "attention_bf16_h32_kv8_d128_full_m64");
+  EXPECT_EQ(set->attentionFor("bf16", 32, 8, 128, false, 1, 8192).name, "attention_bf16_h32_kv8_d128_full");
   EXPECT_EQ(set->attentionFor("f16", 32, 32, 128, false, 16, 1024).name, "attention_f16_h32_kv32_d128_full");
   EXPECT_EQ(set->attentionFor("bf16", 32, 32, 64, true, 1, 128).name, "attention_bf16_h32_kv32_d64_causal");
   EXPECT_THROW(set->attentionFor("bf16", 32, 8, 96, true, 1, 512), Error);
@@ -375,7 +378,7 @@ TEST_F(CudaPagedDecodeKernels, EqualTheReferenceOnRaggedContexts) {
 // and past a page boundary (1 / 16, 1 / 17), a short prompt (3 / 3) and a
 // long chunk (200 new of 1000), pages shuffled over a stale cache.
 TEST_F(CudaPagedPrefillKernels, EqualTheReferenceOnMixedSequences) {
-  ASSERT_EQ(set->pagedPrefills().size(), 4u);  // 128 and 64 query rows, bf16 and f16
+  ASSERT_EQ(set->pagedPrefills().size(), 2u);
   std::mt19937 rng(17);
   const std::vector<std::pair<int64_t, int64_t>> seqs = {{130, 130}, {9, 70}, {1, 16}, {1, 17}, {3, 3}, {200, 1000}};
   for (const runtime::CudaPagedPrefillKernel& k : set->pagedPrefills()) {
