@@ -641,6 +641,23 @@ std::string emitAttentionKernel(const AttentionKernelSpec& s) {
   };
   // Without splits: O = acc / l (with a key mask, rows that saw no key give
   // 0), one store. With splits: the unnormalized partial results.
+  // Stores of a split's partial result: acc [M, D] through a block pointer
+  // of bounds / row stride / offsets `acc*`, m and l [M, 1] through `ml*`.
+  auto partialStores = [&](const std::string& accBounds, const std::string& accStride, const std::string& accAt,
+                           const std::string& mlBounds, const std::string& mlStride, const std::string& mlAt) {
+    return fmt::format(R"(  %pop = tile.make_block_ptr %po, [{ab}], [{as}, %c1], [{aa}] : !tile.ptr<f32> -> !tile.block_ptr<tensor<{M}x{D}xf32>>
+  tile.store %pop, %r2#0 : !tile.block_ptr<tensor<{M}x{D}xf32>>
+  %me2 = tile.expand_dims %r2#1 {{axis = 1 : i64}} : tensor<{M}xf32> -> tensor<{M}x1xf32>
+  %pmp = tile.make_block_ptr %pm, [{mb}], [{ms}, %c1], [{ma}] : !tile.ptr<f32> -> !tile.block_ptr<tensor<{M}x1xf32>>
+  tile.store %pmp, %me2 : !tile.block_ptr<tensor<{M}x1xf32>>
+  %le2 = tile.expand_dims %r2#2 {{axis = 1 : i64}} : tensor<{M}xf32> -> tensor<{M}x1xf32>
+  %plp = tile.make_block_ptr %pl, [{mb}], [{ms}, %c1], [{ma}] : !tile.ptr<f32> -> !tile.block_ptr<tensor<{M}x1xf32>>
+  tile.store %plp, %le2 : !tile.block_ptr<tensor<{M}x1xf32>>
+)",
+                       fmt::arg("ab", accBounds), fmt::arg("as", accStride), fmt::arg("aa", accAt),
+                       fmt::arg("mb", mlBounds), fmt::arg("ms", mlStride), fmt::arg("ma", mlAt), fmt::arg("M", M),
+                       fmt::arg("D", D));
+  };
   std::string epilogue;
   if (gpuDecode(s))
     // One split: the program saw every key (at least the token's own, so
@@ -659,18 +676,12 @@ std::string emitAttentionKernel(const AttentionKernelSpec& s) {
     %sidDEnd = arith.addi %sidD, %cD : index
     %sid1 = arith.addi %sid, %c1 : index
     %cSD = arith.muli %cS, %cD : index
-    %pop = tile.make_block_ptr %po, [%qEnd, %sidDEnd], [%cSD, %c1], [%qRow, %sidD] : !tile.ptr<f32> -> !tile.block_ptr<tensor<{M}x{D}xf32>>
-    tile.store %pop, %r2#0 : !tile.block_ptr<tensor<{M}x{D}xf32>>
-    %me2 = tile.expand_dims %r2#1 {{axis = 1 : i64}} : tensor<{M}xf32> -> tensor<{M}x1xf32>
-    %pmp = tile.make_block_ptr %pm, [%qEnd, %sid1], [%cS, %c1], [%qRow, %sid] : !tile.ptr<f32> -> !tile.block_ptr<tensor<{M}x1xf32>>
-    tile.store %pmp, %me2 : !tile.block_ptr<tensor<{M}x1xf32>>
-    %le2 = tile.expand_dims %r2#2 {{axis = 1 : i64}} : tensor<{M}xf32> -> tensor<{M}x1xf32>
-    %plp = tile.make_block_ptr %pl, [%qEnd, %sid1], [%cS, %c1], [%qRow, %sid] : !tile.ptr<f32> -> !tile.block_ptr<tensor<{M}x1xf32>>
-    tile.store %plp, %le2 : !tile.block_ptr<tensor<{M}x1xf32>>
-  }}
+{partials}  }}
 )",
                            fmt::arg("M", M), fmt::arg("D", D), fmt::arg("P", P), fmt::arg("BP", st.blockPtr(qo)),
-                           fmt::arg("store", st.store("%op", "%out", qo)));
+                           fmt::arg("store", st.store("%op", "%out", qo)),
+                           fmt::arg("partials", partialStores("%qEnd, %sidDEnd", "%cSD", "%qRow, %sidD",
+                                                              "%qEnd, %sid1", "%cS", "%qRow, %sid")));
   else if (s.kvSplits > 1)
     // acc [BM, D], m and l [BM, 1] of this split.
     epilogue = fmt::format(R"(  %poCol0 = arith.muli %h, %cS : index
@@ -680,17 +691,10 @@ std::string emitAttentionKernel(const AttentionKernelSpec& s) {
   %poDEnd = arith.addi %poD, %cD : index
   %cHSD = arith.constant {HSD} : index
   %cHS = arith.constant {HS} : index
-  %pop = tile.make_block_ptr %po, [%s1, %poDEnd], [%cHSD, %c1], [%qRow, %poD] : !tile.ptr<f32> -> !tile.block_ptr<tensor<{M}x{D}xf32>>
-  tile.store %pop, %r2#0 : !tile.block_ptr<tensor<{M}x{D}xf32>>
-  %me2 = tile.expand_dims %r2#1 {{axis = 1 : i64}} : tensor<{M}xf32> -> tensor<{M}x1xf32>
-  %pmp = tile.make_block_ptr %pm, [%s1, %poColEnd], [%cHS, %c1], [%qRow, %poCol] : !tile.ptr<f32> -> !tile.block_ptr<tensor<{M}x1xf32>>
-  tile.store %pmp, %me2 : !tile.block_ptr<tensor<{M}x1xf32>>
-  %le2 = tile.expand_dims %r2#2 {{axis = 1 : i64}} : tensor<{M}xf32> -> tensor<{M}x1xf32>
-  %plp = tile.make_block_ptr %pl, [%s1, %poColEnd], [%cHS, %c1], [%qRow, %poCol] : !tile.ptr<f32> -> !tile.block_ptr<tensor<{M}x1xf32>>
-  tile.store %plp, %le2 : !tile.block_ptr<tensor<{M}x1xf32>>
-)",
-                           fmt::arg("M", M), fmt::arg("D", D), fmt::arg("HSD", s.heads * s.kvSplits * D),
-                           fmt::arg("HS", s.heads * s.kvSplits));
+{partials})",
+                           fmt::arg("HSD", s.heads * s.kvSplits * D), fmt::arg("HS", s.heads * s.kvSplits),
+                           fmt::arg("partials", partialStores("%s1, %poDEnd", "%cHSD", "%qRow, %poD",
+                                                              "%s1, %poColEnd", "%cHS", "%qRow, %poCol")));
   else if (s.keyMask)
     epilogue = fmt::format(R"(  %seen = arith.cmpf ogt, %r2#2, %zm : tensor<{M}xf32>
   %one = arith.constant dense<1.0> : tensor<{M}xf32>
