@@ -79,12 +79,13 @@ struct AttentionKernelSpec {
   // hold the KV head's heads / kvHeads query heads (the rest are padding,
   // read as zero, never stored). The cache's block size is `pageSize`; a
   // step reads blockN / pageSize pages. The split count is an argument
-  // (kvSplits stays 1) and the combine kernel always follows. Signature
-  // (q, cache: dtype; po, pm, pl: f32; block_tables, context_lens: i64;
-  // max_blocks, cache_rows, splits: index), q [B, heads * headDim];
-  // partials po [B heads, splits headDim], pm and pl [B heads, splits] (the
-  // combine kernel's layout, its signature then ends with splits: index);
-  // grid splits x kvHeads x B.
+  // (kvSplits stays 1); at one split the kernel divides by l and stores o
+  // itself, otherwise it writes partials and the combine kernel follows.
+  // Signature (q, cache: dtype; po, pm, pl: f32; o: dtype; block_tables,
+  // context_lens: i64; max_blocks, cache_rows, splits: index), q and o [B,
+  // heads * headDim]; partials po [B heads, splits headDim], pm and pl [B
+  // heads, splits] (the combine kernel's layout, its signature then ends
+  // with splits: index); grid splits x kvHeads x B.
   int64_t pageSize = 0;
   // GPU paged form: true is the decode form above; false the prefill form
   // (chunked prefill too): the CPU paged form's rows (query tokens of one
