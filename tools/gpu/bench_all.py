@@ -9,7 +9,7 @@ JSON under --out and prints its markdown table).
         --kernels .gpu/cuda-kernels --out $OUT
 
 --reps, when given, replaces each script's own default (20 GEMM launches,
-50 RMSNorm / RoPE, 10 attention, 20 paged decode launches per case).
+50 RMSNorm / RoPE, 30 attention, 20 paged decode launches per case).
 """
 import argparse
 import copy
@@ -29,7 +29,7 @@ def main():
     a = p.parse_args()
     os.makedirs(a.out, exist_ok=True)
     for title, module, reps in (("GEMM", bench_gemm, 20), ("RMSNorm", bench_rmsnorm, 50), ("RoPE", bench_rope, 50),
-                                ("Attention", bench_attention, 10), ("Paged decode", bench_paged_decode, 20)):
+                                ("Attention", bench_attention, 30), ("Paged decode", bench_paged_decode, 20)):
         print(f"\n## {title}\n", flush=True)
         args = copy.copy(a)
         args.reps = a.reps or reps
