@@ -290,12 +290,13 @@ TEST(AttentionKernel, GpuBlockingsByShape) {
   EXPECT_EQ(f.name, "attention_bf16_h32_kv8_d128_causal_m64");
   EXPECT_EQ(f.blockM, 64);
   EXPECT_EQ(f.numWarps, 4);
-  EXPECT_EQ(f.minBlocksPerSM, 4);
+  EXPECT_EQ(f.minBlocksPerSM, 2);  // 80 KiB of shared memory a block at head dim 128
   EXPECT_TRUE(f.groupDots);
   EXPECT_NE(tile::emitAttentionKernel(f).find("tile.num_warps = 4"), std::string::npos);
   s = tile::cudaAttentionSpec(32, 32, 64, true, "f16");
   EXPECT_EQ(s.name, "attention_f16_h32_kv32_d64_causal");
   EXPECT_EQ(s.blockM, 64);
+  EXPECT_EQ(s.minBlocksPerSM, 4);
   EXPECT_FALSE(tile::hasFewProgramsVariant(s));
   EXPECT_EQ(tile::cudaAttentionSpec(32, 32, 64, false, "f16").blockM, 128);
   EXPECT_EQ(tile::cudaPagedPrefillSpec(32, 8, 128, 16, "bf16").blockM, 128);
