@@ -965,14 +965,12 @@ std::string gpuCombineKernel(const AttentionKernelSpec& s) {
                        fmt::arg("ai", accInit), fmt::arg("li", lInit), fmt::arg("D", D), fmt::arg("body", body),
                        fmt::arg("last", U - 1));
   };
-  std::string consts;
-  for (int64_t u = 2; u <= kCombineUnroll; ++u)
-    if (u < kCombineUnroll) consts += fmt::format("  %c{0} = arith.constant {0} : index\n", u);
+  std::string consts;  // %c2 .. %c<kCombineUnroll> (%c0 and %c1 come first)
+  for (int64_t u = 2; u <= kCombineUnroll; ++u) consts += fmt::format("  %c{0} = arith.constant {0} : index\n", u);
   return fmt::format(R"(func.func @{name}_combine(%po: !tile.ptr<f32>, %pm: !tile.ptr<f32>, %pl: !tile.ptr<f32>, %o: {P}, %T: index, %splits: index) attributes {{tile.num_warps = 1 : i64}} {{
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
-{consts}  %c{U} = arith.constant {U} : index
-  %cD = arith.constant {D} : index
+{consts}  %cD = arith.constant {D} : index
   %cH = arith.constant {H} : index
   %cF = arith.constant {F} : index
   %t = tile.program_id 0

@@ -253,12 +253,12 @@ int main(int argc, char** argv) {
                                 "warps, S buffers; q: mma.sync with Q read from shared memory every step; g: warpgroup "
                                 "dots, 16 rows per warp; neither: mma.sync with Q in registers; :B after it: room for B "
                                 "blocks per SM) for every attention kernel instead of the defaults (128x64x8@2g:2, "
-                                "head dim 64 causal 64x64x4@2g:4, and a 64x64x4@2g:4 variant of each 128-row kernel "
-                                "for small grids, which a given blocking leaves out) (for tuning)");
+                                "head dim 64 causal 64x64x4@2g:4, and a 64-row variant of each 128-row kernel for "
+                                "small grids, 64x64x4@2g:4 at head dim 64 and 64x64x4@2g:2 at 128, which a given "
+                                "blocking leaves out) (for tuning)");
   compileKernelsCmd
       ->add_option("--only", ckOnly,
-                   "Compile only these kinds of kernels (a partial set, for tuning sweeps): gemm, rms_norm, rope, "
-                   "attention, paged_decode, paged_prefill, gather_rows, kv_write, argmax, top_k")
+                   "Compile only these kinds of kernels, comma-separated (a partial set, for tuning sweeps)")
       ->delimiter(',')
       ->check(CLI::IsMember({"gemm", "rms_norm", "rope", "attention", "paged_decode", "paged_prefill", "gather_rows",
                              "kv_write", "argmax", "top_k"}));
