@@ -193,8 +193,22 @@ std::string carriedTypes(const AttentionKernelSpec& s) {
 bool rowsMaySeeNothing(const AttentionKernelSpec& s) { return s.keyMask || s.kvSplits > 1 || gpuDecode(s); }
 
 // The CPU form loads K^T and V through %kp / %vp (built by `kvRows`);
-// the GPU form reads them from local stage %st (see loop()).
-using KvRows = std::function<std::string(const std::string& prefix, const std::string& j)>;
+// the GPU form reads them from local stage %st (see loop()). `blk`: the
+// GPU paged forms' physical block of the page at key j, when the caller
+// looked it up already ("": kvRows looks it up).
+using KvRows = std::function<std::string(const std::string& prefix, const std::string& j, const std::string& blk)>;
+
+// The GPU paged forms' table lookup of the page at key `j`: %{p}blk, the
+// physical block (the page index clamped to the sequence's last page, so
+// any j reads inside the table row).
+std::string pageLookup(const std::string& p, const std::string& j) {
+  return fmt::format(R"(    %{p}lblk0 = arith.divui {j}, %cPg : index
+    %{p}lblk = arith.minsi %{p}lblk0, %lastPage : index
+    %{p}ti = arith.addi %tableRow, %{p}lblk : index
+    %{p}blk = tile.block_lookup %tables[%{p}ti] : !tile.ptr<i64>
+)",
+                     fmt::arg("p", p), fmt::arg("j", j));
+}
 
 // The GPU form's Q fragments, read from local memory through %qu: once
 // before the key loops, or in every step when they do not stay in registers.
@@ -205,7 +219,8 @@ std::string qFragments(const AttentionKernelSpec& s) {
 
 // Text of one key-block step: K^T and V, S, optional masks, online
 // softmax, O += P V.
-std::string stepBody(const AttentionKernelSpec& s, bool masked) {
+std::string stepBody(const AttentionKernelSpec& s, bool masked, const std::string& moreYields,
+                     const std::string& moreTypes) {
   std::string mask;
   std::string scores = "%s";
   if (masked) {
@@ -337,10 +352,11 @@ std::string stepBody(const AttentionKernelSpec& s, bool masked) {
     %ln = arith.addf %la, %ps : tensor<{M}xf32>
     %ae = tile.expand_dims %alpha {{axis = 1 : i64}} : tensor<{M}xf32> -> tensor<{M}x1xf32>
     %ab = tile.broadcast %ae : tensor<{M}x1xf32> -> tensor<{M}x{PW}xf32>
-{rescale}{loadV}{pv}    scf.yield {yields}%mn, %ln : {types}
+{rescale}{loadV}{pv}    scf.yield {yields}%mn, %ln{moreYields} : {types}{moreTypes}
 )",
                      fmt::arg("M", s.blockM), fmt::arg("N", s.blockN), fmt::arg("PW", PW), fmt::arg("rescale", rescale),
-                     fmt::arg("yields", yields), fmt::arg("types", carriedTypes(s)),
+                     fmt::arg("yields", yields), fmt::arg("types", carriedTypes(s)), fmt::arg("moreYields", moreYields),
+                     fmt::arg("moreTypes", moreTypes),
                      fmt::arg("mask", mask), fmt::arg("sc", scores), fmt::arg("safe", safeMax), fmt::arg("ms", ms),
                      fmt::arg("loadK", loadK), fmt::arg("scores0", scores0), fmt::arg("rowMax", rowMax),
                      fmt::arg("shifted", shifted), fmt::arg("loadV", loadV), fmt::arg("pv", pv));
@@ -391,9 +407,15 @@ std::string kvPointers(const AttentionKernelSpec& s, const char* kBuf, const cha
 // `inits`: the accumulator panels', m's and l's (carriedTypes).
 std::string loop(const AttentionKernelSpec& s, const KvRows& kvRows, bool masked, const char* from, const char* to,
                  const std::vector<std::string>& inits, const char* result) {
-  std::string pre, rows;
+  std::string pre, rows, lookups, moreArgs, moreYields, moreTypes;
+  // The decode form looks up the pages of the block a step copies one step
+  // before it (carried in the loop), so the table read's latency falls in
+  // the previous step's work instead of stalling its one warp before the
+  // copy. The prefill form's 8 warps hide it, and its 128 registers have
+  // no room for the carried blocks (ptxas spilled 96 bytes, against 40).
+  const int64_t pages = gpuDecode(s) ? s.blockN / s.pageSize : 0;
   if (!gpuForm(s)) {
-    rows = kvRows("", "%j");
+    rows = kvRows("", "%j", "");
   } else {
     const StorageText st{s.dtype};
     // Copies of the block at key `j` into stage `stage`, names prefixed `p`.
@@ -402,7 +424,8 @@ std::string loop(const AttentionKernelSpec& s, const KvRows& kvRows, bool masked
     const int64_t page = gpuPaged(s) ? s.pageSize : s.blockN;
     const std::string KP = st.blockPtr(fmt::format("{}x{}", panelWidth(s), page)),
                       VP = st.blockPtr(fmt::format("{}x{}", page, panelWidth(s)));
-    auto copy = [&](const std::string& p, const std::string& j, const std::string& stage) {
+    // `carried`: the pages' physical blocks are the loop's %cb<page>.
+    auto copy = [&](const std::string& p, const std::string& j, const std::string& stage, bool carried) {
       std::string text = fmt::format("    %{p}so = arith.muli {st}, %cN : index\n", fmt::arg("p", p), fmt::arg("st", stage));
       for (int64_t pg = 0; pg < s.blockN / page; ++pg) {
         const std::string q = gpuPaged(s) ? fmt::format("{}{}_", p, pg) : p;
@@ -412,7 +435,7 @@ std::string loop(const AttentionKernelSpec& s, const KvRows& kvRows, bool masked
                               fmt::arg("q", q), fmt::arg("j", j), fmt::arg("p", p), fmt::arg("off", pg * page));
           jj = "%" + q + "j", row = "%" + q + "r";
         }
-        text += kvRows(q, jj);
+        text += kvRows(q, jj, carried ? fmt::format("%cb{}", pg) : "");
         // Panel x of the stage: rows of the panel's width, padded by 8
         // elements (one panel) or swizzled (warpgroup dots, %cPD = %cPw).
         for (int64_t i = 0; i < panels(s); ++i)
@@ -437,7 +460,25 @@ std::string loop(const AttentionKernelSpec& s, const KvRows& kvRows, bool masked
     tile.async_commit
   }}
 )",
-                      fmt::arg("from", from), fmt::arg("to", to), fmt::arg("copy", copy("p", "%pj", "%pi")));
+                      fmt::arg("from", from), fmt::arg("to", to), fmt::arg("copy", copy("p", "%pj", "%pi", false)));
+    if (pages) {
+      // Names of the first lookups before the loop: prefixed by the loop's
+      // result name (both loops of a kernel have them at function level).
+      const std::string ip = std::string(result + 1) + "i";
+      pre += fmt::format("  %{}j = arith.addi {}, %cAhead : index\n", ip, from);
+      for (int64_t pg = 0; pg < pages; ++pg) {
+        pre += pageLookup(fmt::format("{}{}_", ip, pg), pg ? fmt::format("%{}{}_j", ip, pg) : "%" + ip + "j");
+        if (pg + 1 < pages)
+          pre += fmt::format("    %{0}{1}_j = arith.addi %{0}j, %c{2} : index\n", ip, pg + 1, (pg + 1) * page);
+        lookups += pageLookup(fmt::format("l{}_", pg), pg ? fmt::format("%l{}_j", pg) : "%lj");
+        if (pg + 1 < pages)
+          lookups += fmt::format("    %l{}_j = arith.addi %lj, %c{} : index\n", pg + 1, (pg + 1) * page);
+        moreArgs += fmt::format(", %cb{0} = %{1}{0}_blk", pg, ip);
+        moreYields += fmt::format(", %l{}_blk", pg);
+        moreTypes += ", index";
+      }
+      lookups = "    %lj = arith.addi %nj, %cN : index\n" + lookups;
+    }
     rows = fmt::format(R"(    %i0 = arith.subi %j, {from} : index
     %i = arith.divui %i0, %cN : index
     tile.async_wait {{pending = {S2} : i64}}
@@ -449,20 +490,21 @@ std::string loop(const AttentionKernelSpec& s, const KvRows& kvRows, bool masked
     %nst = arith.remui %ni, %cST : index
 {copy}    }}
     tile.async_commit
-    %st = arith.remui %i, %cST : index
+{lookups}    %st = arith.remui %i, %cST : index
 )",
                        fmt::arg("from", from), fmt::arg("to", to), fmt::arg("S2", s.stages - 2),
-                       fmt::arg("copy", copy("n", "%nj", "%nst")));
+                       fmt::arg("copy", copy("n", "%nj", "%nst", pages > 0)), fmt::arg("lookups", lookups));
   }
   std::string args;
   for (int64_t i = 0; i < panels(s); ++i) args += fmt::format("%acc{} = {}, ", panel(s, i), inits[i]);
-  args += fmt::format("%m = {}, %l = {}", inits[panels(s)], inits[panels(s) + 1]);
-  return pre + fmt::format(R"(  {res}:{n} = scf.for %j = {from} to {to} step %cN iter_args({args}) -> ({types}) {{
+  args += fmt::format("%m = {}, %l = {}", inits[panels(s)], inits[panels(s) + 1]) + moreArgs;
+  return pre + fmt::format(R"(  {res}:{n} = scf.for %j = {from} to {to} step %cN iter_args({args}) -> ({types}{moreTypes}) {{
 {rows}{body}  }}
 )",
-                           fmt::arg("res", result), fmt::arg("n", panels(s) + 2), fmt::arg("from", from),
+                           fmt::arg("res", result), fmt::arg("n", panels(s) + 2 + pages), fmt::arg("from", from),
                            fmt::arg("to", to), fmt::arg("args", args), fmt::arg("types", carriedTypes(s)),
-                           fmt::arg("rows", rows), fmt::arg("body", stepBody(s, masked)));
+                           fmt::arg("moreTypes", moreTypes), fmt::arg("rows", rows),
+                           fmt::arg("body", stepBody(s, masked, moreYields, moreTypes)));
 }
 
 }  // namespace
@@ -543,7 +585,7 @@ std::string emitAttentionKernel(const AttentionKernelSpec& s) {
                                                            : fmt::format("  %op = tile.make_block_ptr %o, [%s1, %qColEnd], [%cF, %c1], [%qRow, %qCol] : {} -> {}\n", P, st.blockPtr(qo))));
     // Cache rows of (physical block, kv head): K at ((blk * 2) * Hk + kh) * N,
     // V Hk * N rows further.
-    kvRows = [&s](const std::string& p, const std::string& j) {
+    kvRows = [&s](const std::string& p, const std::string& j, const std::string&) {
       return fmt::format(R"(    %{p}lblk = arith.divui {j}, %cN : index
     %{p}ti = arith.addi %tableRow, %{p}lblk : index
     %{p}blk = tile.block_lookup %tables[%{p}ti] : !tile.ptr<i64>
@@ -574,7 +616,7 @@ std::string emitAttentionKernel(const AttentionKernelSpec& s) {
                            fmt::arg("P", P), fmt::arg("ioPtrs", s.groupDots ? std::string() : fmt::format(R"(  %qp = tile.make_block_ptr %q, [%qEnd, %cD], [%cD, %c1], [%qRow, %c0] : {P} -> {BP}
   %op = tile.make_block_ptr %o, [%qEnd, %cD], [%cD, %c1], [%qRow, %c0] : {P} -> {BP}
 )", fmt::arg("P", P), fmt::arg("BP", st.blockPtr(qo)))));
-    kvRows = [&s](const std::string& p, const std::string& j) {
+    kvRows = [&s](const std::string& p, const std::string& j, const std::string&) {
       return fmt::format(R"(    %{p}krow = arith.addi %kvBase, {j} : index
     %{p}vrow = arith.addi %kvBase, {j} : index
 )",
@@ -585,28 +627,27 @@ std::string emitAttentionKernel(const AttentionKernelSpec& s) {
 
   if (gpuPaged(s)) {
     // The GPU forms copy page by page: page j / page of the sequence
-    // (clamped to its last page: a step's pages past the context copy
-    // nothing but must not read past the table row); K at ((blk * 2) * Hk
-    // + kh) * page, V Hk * page rows on.
+    // (clamped to its last page, page 0 without a context: a step's pages
+    // past the context copy nothing but must not read past the table row,
+    // and the loops look pages up a step ahead); K at ((blk * 2) * Hk +
+    // kh) * page, V Hk * page rows on.
     prologue += fmt::format(R"(  %cPg = arith.constant {page} : index
   %cPgHk = arith.constant {pageHk} : index
   %lastPage0 = arith.subi %ctx, %c1 : index
-  %lastPage = arith.divui %lastPage0, %cPg : index
+  %lastPage1 = arith.divui %lastPage0, %cPg : index
+  %hasCtx = arith.cmpi sgt, %ctx, %c0 : index
+  %lastPage = arith.select %hasCtx, %lastPage1, %c0 : index
 )",
                             fmt::arg("page", s.pageSize), fmt::arg("pageHk", s.pageSize * s.kvHeads));
     for (int64_t pg = 1; pg < N / s.pageSize; ++pg)
       prologue += fmt::format("  %c{0} = arith.constant {0} : index\n", pg * s.pageSize);
-    kvRows = [&s](const std::string& p, const std::string& j) {
-      return fmt::format(R"(    %{p}lblk0 = arith.divui {j}, %cPg : index
-    %{p}lblk = arith.minsi %{p}lblk0, %lastPage : index
-    %{p}ti = arith.addi %tableRow, %{p}lblk : index
-    %{p}blk = tile.block_lookup %tables[%{p}ti] : !tile.ptr<i64>
-    %{p}b2 = arith.muli %{p}blk, %c2Hk : index
+    kvRows = [&s](const std::string& p, const std::string& j, const std::string& blk) {
+      return (blk.empty() ? pageLookup(p, j) : "") + fmt::format(R"(    %{p}b2 = arith.muli {blk}, %c2Hk : index
     %{p}b3 = arith.addi %{p}b2, %kh : index
     %{p}krow = arith.muli %{p}b3, %cPg : index
     %{p}vrow = arith.addi %{p}krow, %cPgHk : index
 )",
-                         fmt::arg("p", p), fmt::arg("j", j)) +
+                         fmt::arg("p", p), fmt::arg("blk", blk.empty() ? "%" + p + "blk" : blk)) +
              kvPointers(s, "%cache", "%cache", "%cacheRows", p, j, "%cPg", s.pageSize);
     };
   }

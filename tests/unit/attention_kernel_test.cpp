@@ -335,6 +335,15 @@ TEST(AttentionKernel, GpuFormRejectsWhatItCannotRun) {
   EXPECT_EQ(d.name, "paged_decode_bf16_h32_kv8_d128_p16");
   EXPECT_NE(tile::emitAttentionKernel(d).find("%splits: index"), std::string::npos);
   EXPECT_NE(tile::emitAttentionCombineKernel(d).find("%splits: index"), std::string::npos);
+  // Both key loops carry the physical blocks of the next copy's two pages,
+  // looked up a step ahead (before each loop for its first in-loop copy).
+  const std::string dec = tile::emitAttentionKernel(d);
+  EXPECT_NE(dec.find("%cb0 = %r1i0_blk, %cb1 = %r1i1_blk) -> (tensor<16x128xf32>, tensor<16xf32>, tensor<16xf32>, "
+                     "index, index)"),
+            std::string::npos);
+  EXPECT_NE(dec.find("%cb0 = %r2i0_blk, %cb1 = %r2i1_blk)"), std::string::npos);
+  EXPECT_NE(dec.find("%n0_b2 = arith.muli %cb0, %c2Hk"), std::string::npos);
+  EXPECT_EQ(tile::emitAttentionKernel(s).find("%cb0"), std::string::npos);  // the prefill form looks up in place
   d.pageSize = 24;  // 32 keys per step are not whole pages
   expectError(d, "copy whole pages (keys per step 32, page 24)");
   d = tile::cudaPagedDecodeSpec(32, 1, 128, 16, "bf16");  // 32 query heads per KV head: more than 16 rows

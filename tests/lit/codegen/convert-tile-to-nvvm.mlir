@@ -357,6 +357,49 @@ func.func @split_k_gemv(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.ptr<
 
 // -----
 
+// Copies of several runs a thread on one warp (A: a 32x64 bf16 block, 256
+// runs, 8 each; B: 64x16 from [N, K] storage, 128 runs, 4 each) compute
+// their place, row room and run bytes once per copy: the room passes one
+// opaque i32 move (so the per-run row tests stay 32-bit) and every run adds
+// a constant to the first run's address.
+// CHECK-LABEL: func.func @copy_runs
+// CHECK: llvm.inline_asm asm_dialect = att "mov.b32 $0, $1;", "=r,r"
+// CHECK-COUNT-8: nvvm.cp.async.shared.global
+// CHECK: llvm.inline_asm asm_dialect = att "mov.b32 $0, $1;", "=r,r"
+// CHECK-COUNT-4: nvvm.cp.async.shared.global
+// CHECK-NOT: nvvm.cp.async.shared.global
+// CHECK: nvvm.cp.async.commit.group
+func.func @copy_runs(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.ptr<f32>, %M: index, %N: index) attributes {tile.num_warps = 1 : i64} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c16 = arith.constant 16 : index
+  %c32 = arith.constant 32 : index
+  %c64 = arith.constant 64 : index
+  %c72 = arith.constant 72 : index
+  %sa = tile.alloc {size = 2304 : i64} : !tile.ptr<bf16>
+  %sb = tile.alloc {size = 1152 : i64} : !tile.ptr<bf16>
+  %ga = tile.make_block_ptr %a, [%M, %c64], [%c64, %c1], [%c0, %c0] : !tile.ptr<bf16> -> !tile.block_ptr<tensor<32x64xbf16>>
+  %ca = tile.make_block_ptr %sa, [%c32, %c64], [%c72, %c1], [%c0, %c0] : !tile.ptr<bf16> -> !tile.block_ptr<tensor<32x64xbf16>>
+  tile.async_copy %ca, %ga {contiguous = 1 : i64} : !tile.block_ptr<tensor<32x64xbf16>>
+  %gb = tile.make_block_ptr %b, [%c64, %N], [%c1, %c64], [%c0, %c0] : !tile.ptr<bf16> -> !tile.block_ptr<tensor<64x16xbf16>>
+  %cb = tile.make_block_ptr %sb, [%c64, %c16], [%c1, %c72], [%c0, %c0] : !tile.ptr<bf16> -> !tile.block_ptr<tensor<64x16xbf16>>
+  tile.async_copy %cb, %gb {contiguous = 0 : i64} : !tile.block_ptr<tensor<64x16xbf16>>
+  tile.async_commit
+  tile.async_wait {pending = 0 : i64}
+  tile.barrier
+  %la = tile.make_block_ptr %sa, [%c32, %c64], [%c72, %c1], [%c0, %c0] : !tile.ptr<bf16> -> !tile.block_ptr<tensor<32x64xbf16>>
+  %lb = tile.make_block_ptr %sb, [%c64, %c16], [%c1, %c72], [%c0, %c0] : !tile.ptr<bf16> -> !tile.block_ptr<tensor<64x16xbf16>>
+  %x = tile.load %la {in_bounds, contiguous = 1 : i64} : !tile.block_ptr<tensor<32x64xbf16>>
+  %y = tile.load %lb {in_bounds, contiguous = 0 : i64} : !tile.block_ptr<tensor<64x16xbf16>>
+  %zero = arith.constant dense<0.0> : tensor<32x16xf32>
+  %d = tile.dot %x, %y, %zero : tensor<32x64xbf16> * tensor<64x16xbf16> -> tensor<32x16xf32>
+  %cp = tile.make_block_ptr %c, [%M, %N], [%N, %c1], [%c0, %c0] : !tile.ptr<f32> -> !tile.block_ptr<tensor<32x16xf32>>
+  tile.store %cp, %d : !tile.block_ptr<tensor<32x16xf32>>
+  return
+}
+
+// -----
+
 // Operands staged through workgroup-local memory: a 32x32 bf16 block on 4
 // warps, A [M, K] and B from [N, K] storage copied by the whole workgroup
 // with cp.async (bounds-checked: the source size shrinks at the array's
