@@ -465,19 +465,22 @@ std::string loop(const AttentionKernelSpec& s, const KvRows& kvRows, bool masked
       // Names of the first lookups before the loop: prefixed by the loop's
       // result name (both loops of a kernel have them at function level).
       const std::string ip = std::string(result + 1) + "i";
-      pre += fmt::format("  %{}j = arith.addi {}, %cAhead : index\n", ip, from);
+      // The blocks %{x}<page>_blk of the step at key %{x}j.
+      auto stepLookups = [&](const std::string& x) {
+        std::string t;
+        for (int64_t pg = 0; pg < pages; ++pg) {
+          t += pageLookup(fmt::format("{}{}_", x, pg), pg ? fmt::format("%{}{}_j", x, pg) : "%" + x + "j");
+          if (pg + 1 < pages) t += fmt::format("    %{0}{1}_j = arith.addi %{0}j, %c{2} : index\n", x, pg + 1, (pg + 1) * page);
+        }
+        return t;
+      };
+      pre += fmt::format("  %{}j = arith.addi {}, %cAhead : index\n", ip, from) + stepLookups(ip);
+      lookups = "    %lj = arith.addi %nj, %cN : index\n" + stepLookups("l");
       for (int64_t pg = 0; pg < pages; ++pg) {
-        pre += pageLookup(fmt::format("{}{}_", ip, pg), pg ? fmt::format("%{}{}_j", ip, pg) : "%" + ip + "j");
-        if (pg + 1 < pages)
-          pre += fmt::format("    %{0}{1}_j = arith.addi %{0}j, %c{2} : index\n", ip, pg + 1, (pg + 1) * page);
-        lookups += pageLookup(fmt::format("l{}_", pg), pg ? fmt::format("%l{}_j", pg) : "%lj");
-        if (pg + 1 < pages)
-          lookups += fmt::format("    %l{}_j = arith.addi %lj, %c{} : index\n", pg + 1, (pg + 1) * page);
         moreArgs += fmt::format(", %cb{0} = %{1}{0}_blk", pg, ip);
         moreYields += fmt::format(", %l{}_blk", pg);
         moreTypes += ", index";
       }
-      lookups = "    %lj = arith.addi %nj, %cN : index\n" + lookups;
     }
     rows = fmt::format(R"(    %i0 = arith.subi %j, {from} : index
     %i = arith.divui %i0, %cN : index
