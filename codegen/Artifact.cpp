@@ -1,5 +1,6 @@
 #include "codegen/Artifact.h"
 
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -187,9 +188,17 @@ std::vector<AttentionKernelSpec> cudaAttentionKernelSet(const std::string& block
   return set;
 }
 
-std::vector<AttentionKernelSpec> cudaPagedDecodeKernelSet() {
+std::vector<AttentionKernelSpec> cudaPagedDecodeKernelSet(const std::string& blocking) {
+  long n = 0, stages = 0;
+  int used = 0;
+  if (!blocking.empty() && (std::sscanf(blocking.c_str(), "%ldx%ld%n", &n, &stages, &used) != 2 ||
+                            used != (int)blocking.size() || n <= 0 || stages < 2))
+    fail("--paged-decode-block '{}': expected NxS (N keys per step, whole pages; S >= 2 buffers), e.g. 32x3", blocking);
   std::vector<AttentionKernelSpec> set;
-  for (const char* dt : {"bf16", "f16"}) set.push_back(cudaPagedDecodeSpec(32, 8, 128, 16, dt));
+  for (const char* dt : {"bf16", "f16"}) {
+    set.push_back(cudaPagedDecodeSpec(32, 8, 128, 16, dt));
+    if (!blocking.empty()) set.back().blockN = n, set.back().stages = stages;
+  }
   return set;
 }
 

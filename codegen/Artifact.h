@@ -125,8 +125,9 @@ std::vector<AttentionKernelSpec> cudaAttentionKernelSet(const std::string& block
 
 // Paged decode attention for the GPU (cudaPagedDecodeSpec): bf16 and f16
 // caches of Llama-3-8B's attention (32 query heads over 8 KV heads, dim
-// 128) in pages of 16 tokens.
-std::vector<AttentionKernelSpec> cudaPagedDecodeKernelSet();
+// 128) in pages of 16 tokens. `blocking` "NxS" (for tuning), when given,
+// replaces the keys per step (N, whole pages) and the buffers (S >= 2).
+std::vector<AttentionKernelSpec> cudaPagedDecodeKernelSet(const std::string& blocking = "");
 // Paged prefill attention for the GPU (cudaPagedPrefillSpec), same shapes.
 std::vector<AttentionKernelSpec> cudaPagedPrefillKernelSet();
 

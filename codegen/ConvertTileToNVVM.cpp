@@ -848,6 +848,26 @@ class Lowering {
     return success();
   }
 
+  // A tile.block_lookup whose value the loop carries to its next step: one
+  // 8-byte ld.global, issued where the IR puts it. As an ordinary load LLVM
+  // sank it to its first use: the paged decode form's look-ahead lookups
+  // landed right before the copies they feed, and waiting on them was a
+  // third of that kernel's stall samples (H100, Nsight Compute,
+  // 2026-11-23). Other lookups stay ordinary loads (pinning all of them
+  // spilled the paged prefill: stack 40 -> 56 bytes). Tables are i64
+  // arrays (8-byte aligned).
+  Value lowerPinnedLookup(BlockLookupOp l) {
+    Location loc = l.getLoc();
+    Value at = elementPtr(loc, l.getTable(), {l.getIndex()}, 1);
+    Value v = LLVM::InlineAsmOp::create(b, loc, b.getI64Type(), ValueRange{at}, "ld.global.b64 $0, [$1];", "=l,l",
+                                        /*has_side_effects=*/true, /*is_align_stack=*/false,
+                                        LLVM::tailcallkind::TailCallKind::None,
+                                        LLVM::AsmDialectAttr::get(b.getContext(), LLVM::AsmDialect::AD_ATT),
+                                        /*operand_attrs=*/ArrayAttr())
+                  .getResult(0);
+    return arith::IndexCastOp::create(b, loc, b.getIndexType(), v);
+  }
+
   // `v` through a register move LLVM cannot see through: the per-run row
   // tests compare an i32 whose range is known, and LLVM would widen them
   // back into 64-bit compares (two instructions each on sm_90).
@@ -1024,7 +1044,11 @@ class Lowering {
     if (auto m = dyn_cast<MakeBlockPtrOp>(op)) return lowerMakeBlockPtr(b, m, m.getBase());
     if (auto a = dyn_cast<AdvanceOp>(op)) return lowerAdvance(b, a, a.getPtr());
     if (isa<PrefetchOp>(op)) return Value();
-    if (auto l = dyn_cast<BlockLookupOp>(op)) return lowerBlockLookup(b, l);
+    if (auto l = dyn_cast<BlockLookupOp>(op)) {
+      // A lookup for the loop's next step (its value is yielded) is pinned.
+      if (llvm::any_of(l->getUsers(), [](Operation* u) { return isa<scf::YieldOp>(u); })) return lowerPinnedLookup(l);
+      return lowerBlockLookup(b, l);
+    }
     if (auto r = dyn_cast<ReduceOp>(op)) {
       const Frag& src = frags.of(r.getSrc());
       if (src.kind == Frag::Lane) return lowerLaneReduce(r, src);

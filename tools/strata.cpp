@@ -156,7 +156,7 @@ int compile(const CompileOpts& o) {
 // conformance tests and `strata-gpu bench` load on a machine without LLVM.
 int compileKernels(const std::string& target, const std::string& out, const std::string& decode,
                    const std::string& medium, const std::string& prefill, const std::string& attention,
-                   const std::vector<std::string>& only) {
+                   const std::string& pagedDecode, const std::vector<std::string>& only) {
   const std::string prefix = "cuda:";
   if (target.rfind(prefix, 0) != 0) fail("--target {}: kernel sets are built for cuda:sm_90", target);
   tile::GemmBlocking d, m, p;
@@ -164,7 +164,7 @@ int compileKernels(const std::string& target, const std::string& out, const std:
   if (!medium.empty()) m = tile::parseGemmBlocking(medium, "--medium-block");
   if (!prefill.empty()) p = tile::parseGemmBlocking(prefill, "--prefill-block");
   tile::CudaKernelSetSpec set{tile::cudaGemmKernelSet(d, m, p), tile::cudaRmsNormKernelSet(), tile::cudaRopeKernelSet(),
-                              tile::cudaAttentionKernelSet(attention), tile::cudaPagedDecodeKernelSet(),
+                              tile::cudaAttentionKernelSet(attention), tile::cudaPagedDecodeKernelSet(pagedDecode),
                               tile::cudaPagedPrefillKernelSet(), tile::cudaGatherRowsKernelSet(),
                               tile::cudaKvWriteKernelSet(),    tile::cudaArgmaxKernelSet(),
                               tile::cudaTopKKernelSet()};
@@ -224,7 +224,7 @@ int main(int argc, char** argv) {
   compileCmd->add_option("--block-size", co.blockSize, "Tokens per KV cache block the kernels are built for")
       ->capture_default_str();
 
-  std::string ckTarget = "cuda:sm_90", ckOut, ckDecode, ckMedium, ckPrefill, ckAttention;
+  std::string ckTarget = "cuda:sm_90", ckOut, ckDecode, ckMedium, ckPrefill, ckAttention, ckPagedDecode;
   std::vector<std::string> ckOnly;
   auto* compileKernelsCmd = app.add_subcommand(
       "compile-kernels", "Compile the GPU kernel set (GEMMs: bf16/f16, decode, medium and prefill blockings, bias, "
@@ -256,6 +256,9 @@ int main(int argc, char** argv) {
                                 "head dim 64 causal 64x64x4@2g:4, and a 64-row variant of each 128-row kernel for "
                                 "small grids, 64x64x4@2g:4 at head dim 64 and 64x64x4@2g:2 at 128, which a given "
                                 "blocking leaves out) (for tuning)");
+  compileKernelsCmd->add_option("--paged-decode-block", ckPagedDecode,
+                                "Blocking NxS of the paged decode kernels (N keys per step, whole pages of 16; S "
+                                "buffers, S - 1 steps copied ahead) instead of the default 32x3 (for tuning)");
   compileKernelsCmd
       ->add_option("--only", ckOnly,
                    "Compile only these kinds of kernels, comma-separated (a partial set, for tuning sweeps)")
@@ -313,7 +316,7 @@ int main(int argc, char** argv) {
     if (runCmd->parsed()) return tools::runCommand(ro);
     if (makeCmd->parsed()) return makeModel(mmConfig, mmOut, mmSeed);
     if (compileCmd->parsed()) return compile(co);
-    if (compileKernelsCmd->parsed()) return compileKernels(ckTarget, ckOut, ckDecode, ckMedium, ckPrefill, ckAttention, ckOnly);
+    if (compileKernelsCmd->parsed()) return compileKernels(ckTarget, ckOut, ckDecode, ckMedium, ckPrefill, ckAttention, ckPagedDecode, ckOnly);
     if (inspectCmd->parsed()) return inspect(inspectModel, inspectJson, inspectMlir, inspectRegions);
     if (benchKernelsCmd->parsed()) return tools::benchKernels(benchJson, benchSeconds);
     if (benchDecodeCmd->parsed()) return tools::benchDecode(bd);

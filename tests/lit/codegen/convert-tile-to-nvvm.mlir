@@ -357,6 +357,35 @@ func.func @split_k_gemv(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.ptr<
 
 // -----
 
+// A page lookup whose value the loop carries to its next step (the paged
+// decode form's look-ahead) is one pinned ld.global.b64 (LLVM would sink an
+// ordinary load to its use); the lookup before the loop is an ordinary load.
+// CHECK-LABEL: func.func @lookup_ahead
+// CHECK: memref.load {{.*}} : memref<?xi64>
+// CHECK: scf.for
+// CHECK: llvm.inline_asm has_side_effects asm_dialect = att "ld.global.b64 $0, [$1];", "=l,l"
+// CHECK: scf.yield
+func.func @lookup_ahead(%t: !tile.ptr<i64>, %x: !tile.ptr<f32>, %o: !tile.ptr<f32>, %n: index, %rows: index) attributes {tile.num_warps = 1 : i64} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c32 = arith.constant 32 : index
+  %zero = arith.constant dense<0.0> : tensor<1x32xf32>
+  %b0 = tile.block_lookup %t[%c0] : !tile.ptr<i64>
+  %r:2 = scf.for %i = %c0 to %n step %c1 iter_args(%blk = %b0, %acc = %zero) -> (index, tensor<1x32xf32>) {
+    %p = tile.make_block_ptr %x, [%rows, %c32], [%c32, %c1], [%blk, %c0] : !tile.ptr<f32> -> !tile.block_ptr<tensor<1x32xf32>>
+    %v = tile.load %p : !tile.block_ptr<tensor<1x32xf32>>
+    %a = arith.addf %acc, %v : tensor<1x32xf32>
+    %i1 = arith.addi %i, %c1 : index
+    %nb = tile.block_lookup %t[%i1] : !tile.ptr<i64>
+    scf.yield %nb, %a : index, tensor<1x32xf32>
+  }
+  %op = tile.make_block_ptr %o, [%c1, %c32], [%c32, %c1], [%c0, %c0] : !tile.ptr<f32> -> !tile.block_ptr<tensor<1x32xf32>>
+  tile.store %op, %r#1 : !tile.block_ptr<tensor<1x32xf32>>
+  return
+}
+
+// -----
+
 // Copies of several runs a thread on one warp (A: a 32x64 bf16 block, 256
 // runs, 8 each; B: 64x16 from [N, K] storage, 128 runs, 4 each) compute
 // their place, row room and run bytes once per copy: the room passes one
