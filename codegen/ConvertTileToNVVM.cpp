@@ -859,12 +859,7 @@ class Lowering {
   Value lowerPinnedLookup(BlockLookupOp l) {
     Location loc = l.getLoc();
     Value at = elementPtr(loc, l.getTable(), {l.getIndex()}, 1);
-    Value v = LLVM::InlineAsmOp::create(b, loc, b.getI64Type(), ValueRange{at}, "ld.global.b64 $0, [$1];", "=l,l",
-                                        /*has_side_effects=*/true, /*is_align_stack=*/false,
-                                        LLVM::tailcallkind::TailCallKind::None,
-                                        LLVM::AsmDialectAttr::get(b.getContext(), LLVM::AsmDialect::AD_ATT),
-                                        /*operand_attrs=*/ArrayAttr())
-                  .getResult(0);
+    Value v = inlinePtx(loc, b.getI64Type(), ValueRange{at}, "ld.global.b64 $0, [$1];", "=l,l", /*sideEffects=*/true);
     return arith::IndexCastOp::create(b, loc, b.getIndexType(), v);
   }
 
@@ -872,8 +867,13 @@ class Lowering {
   // tests compare an i32 whose range is known, and LLVM would widen them
   // back into 64-bit compares (two instructions each on sm_90).
   Value opaqueI32(Location loc, Value v) {
-    return LLVM::InlineAsmOp::create(b, loc, b.getI32Type(), ValueRange{v}, "mov.b32 $0, $1;", "=r,r",
-                                     /*has_side_effects=*/false, /*is_align_stack=*/false,
+    return inlinePtx(loc, b.getI32Type(), ValueRange{v}, "mov.b32 $0, $1;", "=r,r", /*sideEffects=*/false);
+  }
+
+  // Inline PTX `text` with LLVM constraints, one result of type `type`;
+  // `sideEffects` keeps LLVM from moving it across other such operations.
+  Value inlinePtx(Location loc, Type type, ValueRange operands, StringRef text, StringRef constraints, bool sideEffects) {
+    return LLVM::InlineAsmOp::create(b, loc, type, operands, text, constraints, sideEffects, /*is_align_stack=*/false,
                                      LLVM::tailcallkind::TailCallKind::None,
                                      LLVM::AsmDialectAttr::get(b.getContext(), LLVM::AsmDialect::AD_ATT),
                                      /*operand_attrs=*/ArrayAttr())
@@ -1374,11 +1374,7 @@ class Lowering {
     text += "}, $" + std::to_string(next + 4) + ", p, 1, 1, " + (nMajor ? "1" : "0") + ";\n}";
     for (int64_t i = 0; i < n / 2; ++i) constraints += "," + std::to_string(i);
     constraints += ",r,r,r,r,l,n";
-    return LLVM::InlineAsmOp::create(b, loc, st, operands, text, constraints, /*has_side_effects=*/true,
-                                     /*is_align_stack=*/false, LLVM::tailcallkind::TailCallKind::None,
-                                     LLVM::AsmDialectAttr::get(b.getContext(), LLVM::AsmDialect::AD_ATT),
-                                     /*operand_attrs=*/ArrayAttr())
-        .getResult(0);
+    return inlinePtx(loc, st, operands, text, constraints, /*sideEffects=*/true);
   }
 
   // mma.sync.m16n8k16.row.col, f32 accumulate. bf16 pairs travel as i32
