@@ -817,8 +817,21 @@ class Lowering {
       auto [alongD, alongO] = place(it);
       SmallVector<Value> idx = d == 1 ? SmallVector<Value>{alongO, alongD} : SmallVector<Value>{alongD, alongO};
       Value to = elementPtr(loc, dst, idx, 3, local.swizzledCopies.contains(c));
-      // The source: the thread's first run's address plus a constant step
-      // (regular), so the address arithmetic is done once.
+      Value bytes;
+      SmallVector<Value> srcIdx = idx;
+      if (!c.getInBounds() && regular) {
+        Value rowIn = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, i32c(it * linesPerStep), room);
+        bytes = arith::SelectOp::create(b, loc, rowIn, fullBytes, i32c(0));
+      } else if (!c.getInBounds()) {
+        // The per-run form: the run's bytes, and an address inside the
+        // array (the block's first element when the run has nothing inside).
+        Value rowIn = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, alongO, sizeO);
+        bytes = arith::SelectOp::create(b, loc, rowIn, runBytes(loc, sizeD, alongD, eltBytes), i32c(0));
+        Value any = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt, bytes, i32c(0));
+        for (Value& i : srcIdx) i = arith::SelectOp::create(b, loc, any, i, cst(0));
+      }
+      // The source: in the hoisted form the thread's first run's address
+      // plus a constant step, so the address arithmetic is done once.
       Value from;
       if (regular && it) {
         Value step = arith::MulIOp::create(b, loc, memref::ExtractStridedMetadataOp::create(b, loc, src).getStrides()[o],
@@ -826,22 +839,8 @@ class Lowering {
         from = LLVM::GEPOp::create(b, loc, first.getType(), b.getI8Type(), first,
                                    ValueRange{arith::IndexCastOp::create(b, loc, b.getI64Type(), step)});
       } else {
-        from = elementPtr(loc, src, idx, 1);
-        if (regular) first = from;
-      }
-      Value bytes;
-      if (!c.getInBounds() && regular) {
-        Value rowIn = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, i32c(it * linesPerStep), room);
-        bytes = arith::SelectOp::create(b, loc, rowIn, fullBytes, i32c(0));
-      } else if (!c.getInBounds()) {
-        // One run a thread: its bytes and an address inside the array
-        // (the block's first element when the run has nothing inside).
-        Value rowIn = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, alongO, sizeO);
-        bytes = arith::SelectOp::create(b, loc, rowIn, runBytes(loc, sizeD, alongD, eltBytes), i32c(0));
-        Value any = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt, bytes, i32c(0));
-        SmallVector<Value> srcIdx;
-        for (Value i : idx) srcIdx.push_back(arith::SelectOp::create(b, loc, any, i, cst(0)));
         from = elementPtr(loc, src, srcIdx, 1);
+        if (regular) first = from;
       }
       NVVM::CpAsyncOp::create(b, loc, to, from, 16u, NVVM::LoadCacheModifierKind::CG, bytes);
     }
