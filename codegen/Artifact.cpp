@@ -155,14 +155,18 @@ void cudaElementwiseBlocking(ElementwiseKernelSpec& s) {
     }
 }
 
-std::vector<ArgmaxKernelSpec> cudaArgmaxKernelSet() { return {cudaArgmaxSpec("bf16"), cudaArgmaxSpec("f16")}; }
+std::vector<ArgmaxKernelSpec> cudaArgmaxKernelSet() {
+  return {cudaArgmaxSpec("bf16"), cudaArgmaxSpec("f16"), cudaArgmaxSpec("f32")};
+}
 
 // 64 candidates cover HF's default top-k (50) and, for a trained model's
 // peaked distributions, the usual top-p nucleus; a draw the candidates do
 // not settle takes the whole row (runtime/sampler.h).
 TopKKernelSpec cudaTopKSpec(const std::string& dtype) { return {fmt::format("topk_{}", dtype), 32 * 32, 64, dtype}; }
 
-std::vector<TopKKernelSpec> cudaTopKKernelSet() { return {cudaTopKSpec("bf16"), cudaTopKSpec("f16")}; }
+std::vector<TopKKernelSpec> cudaTopKKernelSet() { return {cudaTopKSpec("bf16"), cudaTopKSpec("f16"), cudaTopKSpec("f32")}; }
+
+std::vector<RepetitionPenaltyKernelSpec> cudaRepetitionPenaltyKernelSet() { return {{"repetition_penalty_f32"}}; }
 
 std::vector<RopeKernelSpec> cudaRopeKernelSet() {
   std::vector<RopeKernelSpec> set;
@@ -208,13 +212,16 @@ std::vector<AttentionKernelSpec> cudaPagedPrefillKernelSet() {
   return set;
 }
 
-GatherRowsKernelSpec cudaGatherRowsSpec(const std::string& dtype) {
-  return {fmt::format("gather_rows_{}", dtype), 8 * 32, dtype};
+GatherRowsKernelSpec cudaGatherRowsSpec(const std::string& dtype, const std::string& outDtype) {
+  const std::string name = outDtype.empty() || outDtype == dtype ? fmt::format("gather_rows_{}", dtype)
+                                                                  : fmt::format("gather_rows_{}_to_{}", dtype, outDtype);
+  return {name, 8 * 32, dtype, outDtype == dtype ? "" : outDtype};
 }
 
 std::vector<GatherRowsKernelSpec> cudaGatherRowsKernelSet() {
   std::vector<GatherRowsKernelSpec> set;
   for (const char* dt : {"bf16", "f16"}) set.push_back(cudaGatherRowsSpec(dt));
+  for (const char* dt : {"bf16", "f16"}) set.push_back(cudaGatherRowsSpec(dt, "f32"));
   return set;
 }
 
@@ -240,6 +247,7 @@ void writeCudaKernelFiles(const CudaKernelSetSpec& set, const std::string& targe
   for (const KvWriteKernelSpec& s : set.kvWrites) ir += emitKvWriteKernel(s);
   for (const ArgmaxKernelSpec& s : set.argmaxes) ir += emitArgmaxKernel(s);
   for (const TopKKernelSpec& s : set.topks) ir += emitTopKKernel(s);
+  for (const RepetitionPenaltyKernelSpec& s : set.penalties) ir += emitRepetitionPenaltyKernel(s);
   for (const ElementwiseKernelSpec& s : set.elementwises) ir += emitElementwiseKernel(s);
   CudaModule m = compileCuda(ir, target);
   // The fields every kind shares (what the runtime launches with), then the
@@ -283,13 +291,15 @@ void writeCudaKernelFiles(const CudaKernelSetSpec& set, const std::string& targe
                              {"page_size", s.pageSize}, {"scale", s.scale}, {"block_m", s.blockM},
                              {"block_n", s.blockN}}));
   for (const GatherRowsKernelSpec& s : set.gathers)
-    kernels.push_back(entry("gather_rows", s.name, s.dtype, {{"block_n", s.blockN}}));
+    kernels.push_back(entry("gather_rows", s.name, s.dtype, {{"block_n", s.blockN}, {"out_dtype", s.out()}}));
   for (const KvWriteKernelSpec& s : set.kvWrites)
     kernels.push_back(entry("kv_write", s.name, s.dtype,
                             {{"kv_heads", s.kvHeads}, {"head_dim", s.headDim}, {"page_size", s.blockSize}}));
   for (const ArgmaxKernelSpec& s : set.argmaxes) kernels.push_back(entry("argmax", s.name, s.dtype, {{"block_n", s.blockN}}));
   for (const TopKKernelSpec& s : set.topks)
     kernels.push_back(entry("topk", s.name, s.dtype, {{"block_n", s.blockN}, {"candidates", s.candidates}}));
+  for (const RepetitionPenaltyKernelSpec& s : set.penalties)
+    kernels.push_back(entry("repetition_penalty", s.name, "f32", nlohmann::json::object()));
   for (const ElementwiseKernelSpec& s : set.elementwises)
     kernels.push_back(entry("elementwise", s.name, s.dtype, {{"block_n", s.blockN}, {"cols", s.cols}}));
   writeText(d / "kernels.mlir", ir);
@@ -331,6 +341,12 @@ CudaKernelSetSpec cudaModelKernelSet(ops::GraphDef& g, const std::string& dtype,
   std::map<std::string, std::string> elementwiseNames;  // kernel key -> name
   set.argmaxes.push_back(cudaArgmaxSpec(dtype));  // greedy sampling of the logits
   set.topks.push_back(cudaTopKSpec(dtype));       // temperature / top-k / top-p sampling
+  // A repetition penalty: the rows it changes are copied into f32, penalized
+  // there and sampled by the f32 argmax / top-k.
+  set.gathers.push_back(cudaGatherRowsSpec(dtype, "f32"));
+  set.penalties = cudaRepetitionPenaltyKernelSet();
+  set.argmaxes.push_back(cudaArgmaxSpec("f32"));
+  set.topks.push_back(cudaTopKSpec("f32"));
   std::set<std::string> names;
   auto once = [&](const std::string& name) { return names.insert(name).second; };
   for (ops::NodeDef& n : g.nodes) {

@@ -19,6 +19,7 @@
 #include "codegen/GreedyKernel.h"
 #include "codegen/TopKKernel.h"
 #include "codegen/NormRopeKernels.h"
+#include "codegen/PenaltyKernel.h"
 #include "codegen/RegionKernels.h"
 
 namespace strata::tile {
@@ -48,7 +49,7 @@ void writeCpuArtifact(const KernelPlan& plan, const std::string& dir, const nloh
 //                 takes o and stores it when launched with one split);
 //                 paged prefills "heads", "kv_heads",
 //                 "head_dim", "page_size", "scale", "block_m", "block_n";
-//                 row gathers "block_n"; KV writes "kv_heads", "head_dim",
+//                 row gathers "block_n", "out_dtype"; KV writes "kv_heads", "head_dim",
 //                 "page_size"; argmaxes "block_n"; top-ks "block_n",
 //                 "candidates"
 struct CudaKernelSetSpec {
@@ -62,6 +63,7 @@ struct CudaKernelSetSpec {
   std::vector<KvWriteKernelSpec> kvWrites;
   std::vector<ArgmaxKernelSpec> argmaxes;  // greedy sampling's device half
   std::vector<TopKKernelSpec> topks;       // temperature / top-k / top-p sampling's device half
+  std::vector<RepetitionPenaltyKernelSpec> penalties;  // the repetition penalty on f32 copies of rows
   std::vector<ElementwiseKernelSpec> elementwises;  // fused elementwise regions (one per distinct region)
 };
 void writeCudaKernels(const CudaKernelSetSpec& set, const std::string& target, const std::string& dir);
@@ -100,14 +102,17 @@ RmsNormKernelSpec cudaRmsNormSpec(const std::string& dtype);
 std::vector<RmsNormKernelSpec> cudaRmsNormKernelSet();
 
 // Greedy sampling's argmax for the GPU in `dtype` storage (one warp per
-// split, 32 elements per lane per step), and the bf16 and f16 ones.
+// split, 32 elements per lane per step), and the bf16, f16 and f32 ones
+// (f32: the rows a repetition penalty changed).
 ArgmaxKernelSpec cudaArgmaxSpec(const std::string& dtype);
 std::vector<ArgmaxKernelSpec> cudaArgmaxKernelSet();
 
 // Sampling's top-k for the GPU in `dtype` storage (one warp per 1024-column
-// split, 64 candidates a split), and the bf16 and f16 ones.
+// split, 64 candidates a split), and the bf16, f16 and f32 ones.
 TopKKernelSpec cudaTopKSpec(const std::string& dtype);
 std::vector<TopKKernelSpec> cudaTopKKernelSet();
+// The repetition penalty on f32 rows (PenaltyKernel.h): the set's one.
+std::vector<RepetitionPenaltyKernelSpec> cudaRepetitionPenaltyKernelSet();
 
 // RoPE kernels for the GPU: bf16 and f16 storage of q / k rows of 32 and 8
 // heads of dim 128 (Llama-3-8B's query and key projections) and of 40 (q
@@ -132,9 +137,10 @@ std::vector<AttentionKernelSpec> cudaPagedDecodeKernelSet(const std::string& blo
 std::vector<AttentionKernelSpec> cudaPagedPrefillKernelSet();
 
 // Data movement for the GPU, bf16 and f16: row gathers (embedding lookup;
-// one warp copies 256 columns, 8 per lane) and the paged KV write of
-// Llama-3-8B's 8 KV heads of dim 128 into pages of 16.
-GatherRowsKernelSpec cudaGatherRowsSpec(const std::string& dtype);
+// one warp copies 256 columns, 8 per lane; and into f32, the rows a
+// repetition penalty changes) and the paged KV write of Llama-3-8B's 8 KV
+// heads of dim 128 into pages of 16.
+GatherRowsKernelSpec cudaGatherRowsSpec(const std::string& dtype, const std::string& outDtype = "");
 std::vector<GatherRowsKernelSpec> cudaGatherRowsKernelSet();
 std::vector<KvWriteKernelSpec> cudaKvWriteKernelSet();
 

@@ -16,22 +16,29 @@ GatherRowsKernelSpec cpuGatherRowsSpec(const std::string& target) {
 
 std::string emitGatherRowsKernel(const GatherRowsKernelSpec& s) {
   if (s.blockN <= 0) fail("gather_rows kernel: block of {} columns", s.blockN);
-  StorageText{s.dtype}.check("gather_rows");
-  return fmt::format(R"(func.func @{name}(%table: !tile.ptr<{T}>, %out: !tile.ptr<{T}>, %ids: !tile.ptr<i64>, %T: index, %R: index, %F: index) attributes {{tile.num_warps = 1 : i64}} {{
+  const StorageText in{s.dtype}, out{s.out()};
+  in.check("gather_rows");
+  out.check("gather_rows");
+  const std::string row = fmt::format("1x{}", s.blockN);
+  // A copy moves the stored bits; a conversion goes through f32.
+  const std::string move = s.dtype == s.out()
+                               ? fmt::format("  %v = tile.load %src : {0}\n  tile.store %dst, %v : {0}\n", in.blockPtr(row))
+                               : in.load("v", "%src", row) + out.store("%dst", "%v", row);
+  return fmt::format(R"(func.func @{name}(%table: {P}, %out: {OP}, %ids: !tile.ptr<i64>, %T: index, %R: index, %F: index) attributes {{tile.num_warps = 1 : i64}} {{
   %c1 = arith.constant 1 : index
   %cB = arith.constant {B} : index
   %t = tile.program_id 0
   %pc = tile.program_id 1
   %col = arith.muli %pc, %cB : index
   %row = tile.block_lookup %ids[%t] : !tile.ptr<i64>
-  %src = tile.make_block_ptr %table, [%R, %F], [%F, %c1], [%row, %col] : !tile.ptr<{T}> -> !tile.block_ptr<tensor<1x{B}x{T}>>
-  %dst = tile.make_block_ptr %out, [%T, %F], [%F, %c1], [%t, %col] : !tile.ptr<{T}> -> !tile.block_ptr<tensor<1x{B}x{T}>>
-  %v = tile.load %src : !tile.block_ptr<tensor<1x{B}x{T}>>
-  tile.store %dst, %v : !tile.block_ptr<tensor<1x{B}x{T}>>
-  return
+  %src = tile.make_block_ptr %table, [%R, %F], [%F, %c1], [%row, %col] : {P} -> {BP}
+  %dst = tile.make_block_ptr %out, [%T, %F], [%F, %c1], [%t, %col] : {OP} -> {OBP}
+{move}  return
 }}
 )",
-                     fmt::arg("name", s.name), fmt::arg("B", s.blockN), fmt::arg("T", s.dtype));
+                     fmt::arg("name", s.name), fmt::arg("B", s.blockN), fmt::arg("P", in.ptr()),
+                     fmt::arg("OP", out.ptr()), fmt::arg("BP", in.blockPtr(row)), fmt::arg("OBP", out.blockPtr(row)),
+                     fmt::arg("move", move));
 }
 
 std::string emitKvWriteKernel(const KvWriteKernelSpec& s) {

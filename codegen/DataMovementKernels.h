@@ -9,14 +9,17 @@
 namespace strata::tile {
 
 // out[t, :] = table[ids[t], :] for a [rows, F] table of `dtype` (f32, f16,
-// bf16; the rows are copied, not converted). Signature (table, out: dtype;
-// ids: i64; tokens, rows, F: index), grid tokens x ceil(F / blockN). ids
-// must lie in [0, rows) (the caller checks; a row outside the table reads
-// as zeros).
+// bf16) into out of `outDtype` (empty: dtype, the rows copied bit for bit;
+// else converted through f32: widened exactly, narrowed to nearest even).
+// Signature (table: dtype; out: outDtype; ids: i64; tokens, rows, F:
+// index), grid tokens x ceil(F / blockN). ids must lie in [0, rows) (the
+// caller checks; a row outside the table reads as zeros).
 struct GatherRowsKernelSpec {
   std::string name = "gather_rows";
   int64_t blockN = 64;
   std::string dtype = "f32";
+  std::string outDtype;  // empty: dtype
+  const std::string& out() const { return outDtype.empty() ? dtype : outDtype; }
 };
 GatherRowsKernelSpec cpuGatherRowsSpec(const std::string& target);
 std::string emitGatherRowsKernel(const GatherRowsKernelSpec& spec);

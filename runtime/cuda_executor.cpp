@@ -225,6 +225,7 @@ struct CudaExecutor::Impl {
   mutable LaunchRecord lastRecord, graphRecord;
   mutable CudaGraph graph;
   mutable int64_t graphSteps = 0;
+  mutable int64_t rowsDownloaded = 0;  // whole logits rows brought down to draw from
   mutable std::map<std::string, ProfileRow> profile;
 
   Impl(ops::GraphDef graph, CudaDevice& d, const CudaKernelSet& kernels, const CudaExecutorOptions& o)
@@ -244,7 +245,8 @@ struct CudaExecutor::Impl {
     return in[i]->host;
   }
   const CudaGatherRowsKernel& gatherKernel() const {
-    return findKernel(k.gathers(), [&](const auto& x) { return x.dtype == dtName; }, dtName + " row gather");
+    return findKernel(k.gathers(), [&](const auto& x) { return x.dtype == dtName && x.outDtype == dtName; },
+                      dtName + " row gather");
   }
   Tensor gatherRows(const Tensor& table, const Val& ids) const {
     const int64_t rows = table.dim(0), width = table.numel() / rows, T = ids.host.numel();
@@ -277,8 +279,24 @@ struct CudaExecutor::Impl {
   V elementwise(const ops::NodeDef& n, const std::vector<const Val*>& in) const;
   V runNode(const ops::NodeDef& n, const std::vector<const Val*>& in) const;
   std::map<std::string, Tensor> execute(const TensorMap& inputs, Tensor& staged) const;
-  // Each row's greedy token of logits d [rows, vocab] on the device.
+  // Each row's greedy token of logits d [rows, vocab] on the device (the
+  // storage type or f32).
   std::vector<int64_t> greedyRows(const Tensor& d, int64_t rows, int64_t vocab) const;
+  // A draw on row `row` of a device logits tensor; `penalized` when that
+  // row is an f32 copy that already carries the draw's repetition penalty.
+  struct Pick {
+    int64_t row = 0;
+    const RowDraw* draw = nullptr;
+    bool penalized = false;
+  };
+  // The picks' tokens from logits d [rows, vocab] (runSampled's contract).
+  std::vector<int64_t> pickTokens(const Tensor& d, int64_t rows, int64_t vocab, std::span<const Pick> picks) const;
+  // Whether the set has the kernels a repetition penalty on the device
+  // takes (sets compiled before 2026-11-23 do not: such rows come down).
+  bool penaltyOnDevice() const;
+  // f32 copies [draws, vocab] of the draws' rows of d, each with its
+  // draw's repetition penalty applied to the ids its history holds.
+  Tensor penalizedRows(const Tensor& d, int64_t vocab, std::span<const RowDraw* const> draws) const;
   void prepare(const ops::NodeDef& n);
 };
 
@@ -656,6 +674,7 @@ Device& CudaExecutor::cacheDevice() const { return impl_->dev; }
 ops::DType CudaExecutor::cacheDType() const { return impl_->dt; }
 uint64_t CudaExecutor::weightBytes() const { return impl_->weightBytes; }
 int64_t CudaExecutor::graphSteps() const { return impl_->graphSteps; }
+int64_t CudaExecutor::rowsDownloaded() const { return impl_->rowsDownloaded; }
 
 // Runs the nodes on `inputs` (launches enqueued, not waited for); returns
 // the graph outputs on the device. `staged` receives the step inputs'
@@ -834,7 +853,8 @@ DeviceRows deviceRows(const std::map<std::string, Tensor>& outs, const std::stri
 // come down; the host picks the row's first largest.
 std::vector<int64_t> CudaExecutor::Impl::greedyRows(const Tensor& d, int64_t rows, int64_t vocab) const {
   if (rows == 0) return {};
-  const auto& kern = findKernel(k.argmaxes(), [&](const auto& a) { return a.dtype == dtName; }, dtName + " argmax");
+  const std::string type = ops::dtypeName(d.dtype());
+  const auto& kern = findKernel(k.argmaxes(), [&](const auto& a) { return a.dtype == type; }, type + " argmax");
   const auto [chunk, splits] = CudaKernelSet::argmaxSplits(kern, vocab);
   Tensor part = pool.tensor(ops::DType::F32, {2, rows, splits});
   float* mx = static_cast<float*>(mut(part));
@@ -852,64 +872,133 @@ std::vector<int64_t> CudaExecutor::runGreedy(const TensorMap& inputs, const std:
   return m.greedyRows(*d.t, d.rows, d.vocab);
 }
 
+bool CudaExecutor::Impl::penaltyOnDevice() const {
+  auto has = [&](const auto& ks, auto pred) { return std::any_of(ks.begin(), ks.end(), pred); };
+  return !k.penalties().empty() &&
+         has(k.gathers(), [&](const auto& x) { return x.dtype == dtName && x.outDtype == "f32"; }) &&
+         has(k.argmaxes(), [](const auto& x) { return x.dtype == "f32"; }) &&
+         has(k.topks(), [](const auto& x) { return x.dtype == "f32"; });
+}
+
+Tensor CudaExecutor::Impl::penalizedRows(const Tensor& d, int64_t vocab, std::span<const RowDraw* const> draws) const {
+  const int64_t P = (int64_t)draws.size();
+  // Host side: the source rows, then each draw's distinct ids inside the
+  // vocabulary as (row, column) entries (rows first, then columns), then
+  // the penalties.
+  std::vector<int64_t> ids(P), rows, cols;
+  std::vector<float> penalty(P);
+  std::vector<char> seen(vocab);
+  for (int64_t q = 0; q < P; ++q) {
+    ids[q] = draws[q]->row, penalty[q] = draws[q]->sampler->params().repetitionPenalty;
+    std::fill(seen.begin(), seen.end(), 0);
+    for (int64_t id : draws[q]->history)
+      if (id >= 0 && id < vocab && !seen[id]) seen[id] = 1, rows.push_back(q), cols.push_back(id);
+  }
+  const int64_t E = (int64_t)rows.size();
+  ids.insert(ids.end(), rows.begin(), rows.end());
+  ids.insert(ids.end(), cols.begin(), cols.end());
+  Tensor index = pool.tensor(ops::DType::I64, {P + 2 * E}), scale = pool.tensor(ops::DType::F32, {P});
+  dev.upload(mut(index), ids.data(), ids.size() * sizeof(int64_t));
+  dev.upload(mut(scale), penalty.data(), penalty.size() * sizeof(float));
+  const auto& widen = findKernel(k.gathers(), [&](const auto& x) { return x.dtype == dtName && x.outDtype == "f32"; },
+                                 dtName + " row gather into f32");
+  Tensor out = pool.tensor(ops::DType::F32, {P, vocab});
+  const int64_t sourceRows = d.numel() / vocab;
+  k.launch(widen, d.raw(), mut(out), index.raw(), P, sourceRows, vocab);
+  if (E > 0) {
+    const int64_t* at = static_cast<const int64_t*>(index.raw()) + P;
+    k.launch(k.penalties().front(), mut(out), at, scale.raw(), P, vocab, E);
+  }
+  return out;
+}
+
 // Greedy draws take the argmax kernel's partials, sampling draws the top-k
 // kernel's candidates (runtime/sampler.h: headFromSplits); a row comes down
-// whole only for a repetition penalty, a draw its candidates do not
-// settle, or a second temperature on one row (the row's mass is computed
-// at its first draw's temperature).
+// whole only for a draw its candidates do not settle, a second
+// temperature on one row (the row's mass is computed at its first draw's
+// temperature), or a repetition penalty where the kernel set has no
+// penalty kernels. With them, a penalized draw's row is copied into f32 on
+// the device, penalized there, and drawn from like any other.
 std::vector<int64_t> CudaExecutor::runSampled(const TensorMap& inputs, const std::string& name,
                                               std::span<const RowDraw> draws) const {
   const Impl& m = *impl_;
   Tensor staged;
   std::map<std::string, Tensor> outs = m.execute(inputs, staged);
   const DeviceRows d = deviceRows(outs, name, m.g, m.dt, m.dtName);
-  const int64_t rows = d.rows, vocab = d.vocab;
-  enum Way { Greedy, Head, Whole };
-  std::vector<Way> way(draws.size(), Whole);
-  std::vector<float> temperature(rows, 0.f);
-  bool anyGreedy = false, anyHead = false;
-  checkDraws(draws, rows);
+  checkDraws(draws, d.rows);
+  std::vector<Impl::Pick> plain, penalized;
+  std::vector<const RowDraw*> copies;
+  std::vector<size_t> plainAt, penalizedAt;
+  const bool onDevice = m.penaltyOnDevice();
   for (size_t i = 0; i < draws.size(); ++i) {
     const RowDraw& r = draws[i];
-    const SamplingParams& p = r.sampler->params();
-    if (p.plainGreedy()) {
+    if (onDevice && r.sampler->params().repetitionPenalty != 1.0f && !r.history.empty()) {
+      penalized.push_back({(int64_t)copies.size(), &r, true}), penalizedAt.push_back(i), copies.push_back(&r);
+    } else {
+      plain.push_back({r.row, &r, false}), plainAt.push_back(i);
+    }
+  }
+  std::vector<int64_t> next(draws.size(), -1);
+  const std::vector<int64_t> a = m.pickTokens(*d.t, d.rows, d.vocab, plain);
+  for (size_t j = 0; j < a.size(); ++j) next[plainAt[j]] = a[j];
+  if (!copies.empty()) {
+    const Tensor rows = m.penalizedRows(*d.t, d.vocab, copies);
+    const std::vector<int64_t> b = m.pickTokens(rows, (int64_t)copies.size(), d.vocab, penalized);
+    for (size_t j = 0; j < b.size(); ++j) next[penalizedAt[j]] = b[j];
+  }
+  return next;
+}
+
+std::vector<int64_t> CudaExecutor::Impl::pickTokens(const Tensor& d, int64_t rows, int64_t vocab,
+                                                    std::span<const Pick> picks) const {
+  if (picks.empty()) return {};
+  const std::string type = ops::dtypeName(d.dtype());
+  enum Way { Greedy, Head, Whole };
+  std::vector<Way> way(picks.size(), Whole);
+  std::vector<float> temperature(rows, 0.f);
+  bool anyGreedy = false, anyHead = false;
+  for (size_t i = 0; i < picks.size(); ++i) {
+    const Pick& r = picks[i];
+    const SamplingParams& p = r.draw->sampler->params();
+    const bool unpenalized = r.penalized || p.repetitionPenalty == 1.0f;
+    if (p.greedy && unpenalized) {
       way[i] = Greedy, anyGreedy = true;
-    } else if (p.plainSampling() && (temperature[r.row] == 0.f || temperature[r.row] == p.temperature)) {
+    } else if (!p.greedy && unpenalized && (temperature[r.row] == 0.f || temperature[r.row] == p.temperature)) {
       temperature[r.row] = p.temperature;
       way[i] = Head, anyHead = true;
     }
   }
-  std::vector<int64_t> greedy = anyGreedy ? m.greedyRows(*d.t, rows, vocab) : std::vector<int64_t>{};
+  std::vector<int64_t> greedy = anyGreedy ? greedyRows(d, rows, vocab) : std::vector<int64_t>{};
   // Candidates: value, index [rows, splits * C], mass [rows, splits].
   std::vector<float> cand;
   int64_t splits = 0, C = 0;
   if (anyHead) {
-    const auto& kern = findKernel(m.k.topks(), [&](const auto& t) { return t.dtype == m.dtName; }, m.dtName + " top-k");
+    const auto& kern = findKernel(k.topks(), [&](const auto& t) { return t.dtype == type; }, type + " top-k");
     splits = kern.splits(vocab), C = kern.candidates;
     std::vector<float> scale(rows, 1.f);
     for (int64_t r = 0; r < rows; ++r)
       if (temperature[r] > 0.f) scale[r] = float(1.4426950408889634 / temperature[r]);
-    Tensor part = m.pool.tensor(ops::DType::F32, {rows * (2 * splits * C + splits + 1)});
+    Tensor part = pool.tensor(ops::DType::F32, {rows * (2 * splits * C + splits + 1)});
     float* p = static_cast<float*>(mut(part));
     float *value = p, *index = value + rows * splits * C, *mass = index + rows * splits * C, *sc = mass + rows * splits;
-    m.dev.upload(sc, scale.data(), rows * sizeof(float));
-    m.k.launch(kern, d.t->raw(), value, index, mass, sc, rows, vocab);
+    dev.upload(sc, scale.data(), rows * sizeof(float));
+    k.launch(kern, d.raw(), value, index, mass, sc, rows, vocab);
     cand.resize(rows * (2 * splits * C + splits));
-    m.dev.download(cand.data(), part.raw(), cand.size() * sizeof(float));
+    dev.download(cand.data(), part.raw(), cand.size() * sizeof(float));
   }
   // Heads first: top-k's k entries (or 256), then all the candidates; a
   // draw neither settles takes the whole row below (same uniform).
   // Serial: merging a row's 8k candidates is tens of microseconds, less
   // than starting threads (H100, 2026-11-22: batch 32 top-k 50 took 10.96
   // ms/step serial, 11.53 on 16 threads).
-  std::vector<int64_t> next(draws.size(), -1);
-  std::vector<double> uniform(draws.size(), 0.0);
-  for (size_t i = 0; i < draws.size(); ++i) {
-    const RowDraw& r = draws[i];
+  std::vector<int64_t> next(picks.size(), -1);
+  std::vector<double> uniform(picks.size(), 0.0);
+  for (size_t i = 0; i < picks.size(); ++i) {
+    const Pick& r = picks[i];
     if (way[i] == Greedy) next[i] = greedy[r.row];
     if (way[i] != Head) continue;
-    const SamplingParams& p = r.sampler->params();
-    const double u = uniform[i] = r.sampler->draw();
+    const SamplingParams& p = r.draw->sampler->params();
+    const double u = uniform[i] = r.draw->sampler->draw();
     const int64_t at = r.row * splits * C;
     auto head = [&](size_t count) {
       return headFromSplits(cand.data() + at, cand.data() + rows * splits * C + at,
@@ -924,27 +1013,29 @@ std::vector<int64_t> CudaExecutor::runSampled(const TensorMap& inputs, const std
   // them run in parallel (a 128k row's sort is milliseconds).
   std::map<int64_t, std::vector<float>> whole;
   std::vector<size_t> rest;
-  for (size_t i = 0; i < draws.size(); ++i) {
+  for (size_t i = 0; i < picks.size(); ++i) {
     if (next[i] >= 0) continue;
     rest.push_back(i);
-    auto [it, fresh] = whole.try_emplace(draws[i].row);
+    auto [it, fresh] = whole.try_emplace(picks[i].row);
     if (!fresh) continue;
-    Tensor stored(m.dt, {vocab});
-    m.dev.download(stored.mut<uint8_t>(), static_cast<const uint8_t*>(d.t->raw()) + draws[i].row * stored.nbytes(),
-                   stored.nbytes());
+    Tensor stored(d.dtype(), {vocab});
+    dev.download(stored.mut<uint8_t>(), static_cast<const uint8_t*>(d.raw()) + picks[i].row * stored.nbytes(),
+                 stored.nbytes());
     const Tensor row = stored.toF32();
     it->second.assign(row.data<float>(), row.data<float>() + vocab);
   }
+  rowsDownloaded += (int64_t)whole.size();
   parallelRanges((int64_t)rest.size(), [&](int64_t lo, int64_t hi) {
-    for (int64_t k = lo; k < hi; ++k) {
-      const size_t i = rest[k];
-      const RowDraw& r = draws[i];
+    for (int64_t j = lo; j < hi; ++j) {
+      const size_t i = rest[j];
+      const Pick& r = picks[i];
       const std::vector<float>& row = whole.at(r.row);
       if (way[i] == Head) {
-        const SamplingParams& p = r.sampler->params();
+        const SamplingParams& p = r.draw->sampler->params();
         next[i] = *pickFromHead(headOf(row, p.temperature, row.size()), p, uniform[i]);
       } else {
-        next[i] = r.sampler->sample(row, r.history);
+        // A penalized copy carries its penalty already.
+        next[i] = r.draw->sampler->sample(row, r.penalized ? std::span<const int64_t>{} : r.draw->history);
       }
     }
   });

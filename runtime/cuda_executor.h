@@ -69,6 +69,10 @@ class CudaExecutor final : public GraphRunner {
   uint64_t weightBytes() const;
   // Steps run as a replayed CUDA graph so far (CudaExecutorOptions::graphs).
   int64_t graphSteps() const;
+  // Whole rows of logits runSampled brought down to the host so far (draws
+  // the device candidates do not settle; repetition penalties where the
+  // kernel set has no penalty kernels).
+  int64_t rowsDownloaded() const;
 
   // Profiling (benchmarks): while on, run() times every node on the GPU
   // (events around it, then a wait, so steps get slower) and adds the time

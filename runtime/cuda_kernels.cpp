@@ -138,6 +138,7 @@ std::unique_ptr<CudaKernelSet> CudaKernelSet::load(const CudaDevice& device, con
       if (kind == "gather_rows") {
         auto g = named<CudaGatherRowsKernel>(k, *set->module_);
         g.blockN = k.at("block_n");
+        g.outDtype = k.value("out_dtype", g.dtype);
         set->gathers_.push_back(g);
         continue;
       }
@@ -160,6 +161,10 @@ std::unique_ptr<CudaKernelSet> CudaKernelSet::load(const CudaDevice& device, con
         t.blockN = k.at("block_n");
         t.candidates = k.at("candidates");
         set->topks_.push_back(t);
+        continue;
+      }
+      if (kind == "repetition_penalty") {
+        set->penalties_.push_back(named<CudaRepetitionPenaltyKernel>(k, *set->module_));
         continue;
       }
       if (kind == "attention_combine") continue;  // launched with its paged decode kernel
@@ -444,6 +449,19 @@ void CudaKernelSet::launch(const CudaTopKKernel& k, const void* x, void* value, 
   args.buffer(mass, rows * splits).buffer(scale, rows).index(rows).index(n).index(splits);
   device_.launch(k.function, {unsigned(splits), unsigned(rows), 1}, {unsigned(k.threads), 1, 1},
                  unsigned(k.sharedBytes), const_cast<void**>(args.slots().data()));
+}
+
+void CudaKernelSet::launch(const CudaRepetitionPenaltyKernel& k, void* x, const void* entries, const void* penalty,
+                           int64_t rows, int64_t n, int64_t count) const {
+  if (rows <= 0 || n <= 0 || count <= 0)
+    fail("repetition_penalty {}: {} rows of {} and {} entries (all must be positive)", k.name, rows, n, count);
+  const std::string what = "repetition_penalty " + k.name;
+  checkBuffer(what, x, "x", 4), checkBuffer(what, entries, "entries", 8), checkBuffer(what, penalty, "penalty", 4);
+  // (x, entries, penalty, rows, n, count): codegen/PenaltyKernel.h.
+  abi::KernelArgs args;
+  args.buffer(x, rows * n).buffer(entries, 2 * count).buffer(penalty, rows).index(rows).index(n).index(count);
+  device_.launch(k.function, {unsigned(count), 1, 1}, {unsigned(k.threads), 1, 1}, unsigned(k.sharedBytes),
+                 const_cast<void**>(args.slots().data()));
 }
 
 const CudaElementwiseKernel& CudaKernelSet::elementwise(const std::string& name) const {

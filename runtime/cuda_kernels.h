@@ -87,9 +87,11 @@ struct PagedDecodeBuffers {
   void *o = nullptr, *scratch = nullptr;
 };
 
-// Row gather (embedding lookup): out[t, :] = table[ids[t], :].
+// Row gather (embedding lookup): out[t, :] = table[ids[t], :], converted
+// to outDtype when it differs (the f32 copies of rows a repetition penalty
+// changes).
 struct CudaGatherRowsKernel {
-  std::string name, dtype;
+  std::string name, dtype, outDtype;  // kernels.json "out_dtype" (older sets: dtype)
   int64_t blockN = 0, threads = 0, sharedBytes = 0;
   cuda::CUfunction function = nullptr;
 };
@@ -116,6 +118,15 @@ struct CudaTopKKernel {
   int64_t blockN = 0, candidates = 0, threads = 0, sharedBytes = 0;
   cuda::CUfunction function = nullptr;
   int64_t splits(int64_t n) const { return (n + blockN - 1) / blockN; }
+};
+
+// The repetition penalty on f32 rows (codegen/PenaltyKernel.h): listed
+// entries (row, column) of x divided by their row's penalty when positive,
+// else multiplied by it.
+struct CudaRepetitionPenaltyKernel {
+  std::string name, dtype;  // dtype: f32
+  int64_t threads = 0, sharedBytes = 0;
+  cuda::CUfunction function = nullptr;
 };
 
 // A fused elementwise region's kernel (codegen/ElementwiseKernel.h): one
@@ -172,6 +183,8 @@ class CudaKernelSet {
   const std::vector<CudaKvWriteKernel>& kvWrites() const { return kvWrites_; }
   const std::vector<CudaArgmaxKernel>& argmaxes() const { return argmaxes_; }
   const std::vector<CudaTopKKernel>& topks() const { return topks_; }
+  // Empty for sets compiled before 2026-11-23.
+  const std::vector<CudaRepetitionPenaltyKernel>& penalties() const { return penalties_; }
   // The elementwise kernel called `name`; throws when absent.
   const CudaElementwiseKernel& elementwise(const std::string& name) const;
   // Bytes of scratch a paged decode step of `batch` sequences in `splits`
@@ -245,6 +258,13 @@ class CudaKernelSet {
   // [rows]); codegen/TopKKernel.h. Grid splits x rows.
   void launch(const CudaTopKKernel& k, const void* x, void* value, void* index, void* mass, const void* scale,
               int64_t rows, int64_t n) const;
+  // x [rows, n] (f32, device) at the `count` entries ([2, count] i64,
+  // device: rows, then columns) penalized by penalty[row] (f32 [rows],
+  // device); grid count. The entries must be distinct and inside x (read
+  // on the device: the caller checks). Throws on a null buffer or a
+  // non-positive size.
+  void launch(const CudaRepetitionPenaltyKernel& k, void* x, const void* entries, const void* penalty, int64_t rows,
+              int64_t n, int64_t count) const;
   // A fused elementwise kernel over `rows` rows: `buffers` are its operands
   // then its outputs, each with its element count (the region's launch
   // contract gives their order and forms; ops/row_forms.h); grid = rows.
@@ -268,6 +288,7 @@ class CudaKernelSet {
   std::vector<CudaKvWriteKernel> kvWrites_;
   std::vector<CudaArgmaxKernel> argmaxes_;
   std::vector<CudaTopKKernel> topks_;
+  std::vector<CudaRepetitionPenaltyKernel> penalties_;
   std::vector<CudaElementwiseKernel> elementwises_;
 };
 

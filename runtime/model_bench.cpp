@@ -37,11 +37,13 @@ ModelTiming timePagedModel(const GraphRunner& exec, int64_t batch, int64_t promp
   PagedModel pm(exec, cache);
   std::mt19937_64 rng(seed);
   std::vector<PagedModel::SeqStep> steps;
+  std::vector<std::vector<int64_t>> history;  // each sequence so far (a repetition penalty reads it)
   for (int64_t s = 0; s < batch; ++s) {
     std::vector<int64_t> p(promptTokens);
     for (auto& t : p) t = std::uniform_int_distribution<int64_t>(3, std::max<int64_t>(3, vocab - 1))(rng);
     if (!cache.reserve(s, promptTokens)) fail("timing: the KV cache is too small");
     steps.push_back({s, p});
+    history.push_back(p);
   }
   std::vector<Sampler> samplers;
   for (int64_t s = 0; sampling && s < batch; ++s) {
@@ -52,7 +54,7 @@ ModelTiming timePagedModel(const GraphRunner& exec, int64_t batch, int64_t promp
   auto stepOnce = [&] {
     if (!sampling) return pm.stepGreedy(steps);
     std::vector<GraphRunner::RowDraw> draws;
-    for (int64_t s = 0; s < batch; ++s) draws.push_back({s, &samplers[s], {}});
+    for (int64_t s = 0; s < batch; ++s) draws.push_back({s, &samplers[s], history[s]});
     return pm.stepSampled(steps, draws);
   };
   auto ms = [](Clock::duration d) { return std::chrono::duration<double, std::milli>(d).count(); };
@@ -63,6 +65,7 @@ ModelTiming timePagedModel(const GraphRunner& exec, int64_t batch, int64_t promp
   auto next = [&] {
     for (int64_t s = 0; s < batch; ++s) {
       steps[s].tokens = {ids[s]};
+      history[s].push_back(ids[s]);
       if (!cache.reserve(s, cache.length(s) + 1)) fail("timing: the KV cache is too small");
     }
   };

@@ -172,6 +172,16 @@ std::optional<int64_t> pickFromHead(const RowHead& h, const SamplingParams& p, d
 
 size_t headSize(const SamplingParams& p) { return p.topK > 0 ? (size_t)p.topK : 256; }
 
+void applyRepetitionPenalty(std::span<float> logits, std::span<const int64_t> history, float penalty) {
+  std::vector<bool> seen(logits.size(), false);
+  for (int64_t id : history)
+    if (id >= 0 && id < (int64_t)logits.size() && !seen[id]) {
+      seen[id] = true;
+      float& l = logits[id];
+      l = l > 0 ? l / penalty : l * penalty;
+    }
+}
+
 Sampler::Sampler(SamplingParams p) : p_(p), rng_(p.seed) { p_.validate(); }
 
 double Sampler::draw() { return std::uniform_real_distribution<double>(0.0, 1.0)(rng_); }
@@ -182,13 +192,7 @@ int64_t Sampler::sample(std::span<const float> logitsIn, std::span<const int64_t
   std::span<const float> logits = logitsIn;
   if (p_.repetitionPenalty != 1.0f && !history.empty()) {
     penalized.assign(logitsIn.begin(), logitsIn.end());
-    std::vector<bool> seen(penalized.size(), false);
-    for (int64_t id : history)
-      if (id >= 0 && id < (int64_t)penalized.size() && !seen[id]) {
-        seen[id] = true;
-        float& l = penalized[id];
-        l = l > 0 ? l / p_.repetitionPenalty : l * p_.repetitionPenalty;
-      }
+    applyRepetitionPenalty(penalized, history, p_.repetitionPenalty);
     logits = penalized;
   }
   if (p_.greedy) return greedyToken(logits);

@@ -37,6 +37,11 @@ struct SamplingParams {
   bool plainSampling() const { return !greedy && repetitionPenalty == 1.0f; }
 };
 
+// The repetition penalty on one row, in place: each distinct id of
+// `history` inside the row gets l / penalty when l > 0, else l * penalty
+// (f32 arithmetic; the GPU's penalty kernel computes the same).
+void applyRepetitionPenalty(std::span<float> logits, std::span<const int64_t> history, float penalty);
+
 // The greedy token of one row of logits: its largest value's id, the lowest
 // id on ties.
 int64_t greedyToken(std::span<const float> logits);

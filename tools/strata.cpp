@@ -133,9 +133,11 @@ int compile(const CompileOpts& o) {
     tile::CudaKernelSetSpec set = tile::cudaModelKernelSet(g, o.dtype, o.blockSize);
     std::fprintf(stderr,
                  "compiling %zu GEMM, %zu RMSNorm, %zu RoPE, %zu paged attention, %zu row gather, %zu KV write, "
-                 "%zu elementwise, %zu argmax and %zu top-k kernels for %s (%s, KV block size %lld) into %s...\n",
+                 "%zu elementwise, %zu argmax, %zu top-k and %zu repetition penalty kernels for %s (%s, KV block size %lld) "
+                 "into %s...\n",
                  set.gemms.size(), set.norms.size(), set.ropes.size(), set.pagedDecodes.size() + set.pagedPrefills.size(),
-                 set.gathers.size(), set.kvWrites.size(), set.elementwises.size(), set.argmaxes.size(), set.topks.size(), o.target.c_str(), o.dtype.c_str(), (long long)o.blockSize,
+                 set.gathers.size(), set.kvWrites.size(), set.elementwises.size(), set.argmaxes.size(), set.topks.size(),
+                 set.penalties.size(), o.target.c_str(), o.dtype.c_str(), (long long)o.blockSize,
                  o.out.c_str());
     tile::writeCudaArtifact(g, set, o.target.substr(cuda.size()), o.dtype, o.blockSize, o.out, extra);
     std::fprintf(stderr, "wrote %s/plan.json, kernels.ptx,%s kernels.json, kernels.mlir (weights stay in %s)\n",
@@ -167,7 +169,7 @@ int compileKernels(const std::string& target, const std::string& out, const std:
                               tile::cudaAttentionKernelSet(attention), tile::cudaPagedDecodeKernelSet(pagedDecode),
                               tile::cudaPagedPrefillKernelSet(), tile::cudaGatherRowsKernelSet(),
                               tile::cudaKvWriteKernelSet(),    tile::cudaArgmaxKernelSet(),
-                              tile::cudaTopKKernelSet()};
+                              tile::cudaTopKKernelSet(),       tile::cudaRepetitionPenaltyKernelSet()};
   if (!only.empty()) {
     // A partial set for tuning sweeps: the kinds not named are left out.
     auto keep = [&](const char* kind, auto& kernels) {
@@ -176,14 +178,14 @@ int compileKernels(const std::string& target, const std::string& out, const std:
     keep("gemm", set.gemms), keep("rms_norm", set.norms), keep("rope", set.ropes), keep("attention", set.attentions);
     keep("paged_decode", set.pagedDecodes), keep("paged_prefill", set.pagedPrefills);
     keep("gather_rows", set.gathers), keep("kv_write", set.kvWrites), keep("argmax", set.argmaxes);
-    keep("top_k", set.topks);
+    keep("top_k", set.topks), keep("repetition_penalty", set.penalties);
   }
   std::fprintf(stderr,
                "compiling %zu GEMM, %zu RMSNorm, %zu RoPE, %zu attention, %zu paged decode, %zu paged prefill, %zu "
-               "row gather, %zu KV write, %zu argmax and %zu top-k kernels for %s into %s...\n",
+               "row gather, %zu KV write, %zu argmax, %zu top-k and %zu repetition penalty kernels for %s into %s...\n",
                set.gemms.size(), set.norms.size(), set.ropes.size(), set.attentions.size(), set.pagedDecodes.size(),
                set.pagedPrefills.size(), set.gathers.size(), set.kvWrites.size(), set.argmaxes.size(), set.topks.size(),
-               target.c_str(),
+               set.penalties.size(), target.c_str(),
                out.c_str());
   tile::writeCudaKernels(set, target.substr(prefix.size()), out);
   std::fprintf(stderr, "wrote %s/kernels.ptx,%s kernels.json, kernels.mlir\n", out.c_str(),
@@ -264,7 +266,7 @@ int main(int argc, char** argv) {
                    "Compile only these kinds of kernels, comma-separated (a partial set, for tuning sweeps)")
       ->delimiter(',')
       ->check(CLI::IsMember({"gemm", "rms_norm", "rope", "attention", "paged_decode", "paged_prefill", "gather_rows",
-                             "kv_write", "argmax", "top_k"}));
+                             "kv_write", "argmax", "top_k", "repetition_penalty"}));
 
   std::string inspectModel;
   bool inspectJson = false, inspectMlir = false, inspectRegions = false;

@@ -481,16 +481,20 @@ int benchModel(const BenchModelOpts& o) {
     // Two common settings; random weights give flat logits, so top-p's
     // nucleus is most of the vocabulary and every draw takes its whole
     // row (the worst case), while top-k settles on the candidates.
-    runtime::SamplingParams topK, topP;
+    // A repetition penalty over the prompt and the tokens so far is a
+    // third, on greedy draws.
+    runtime::SamplingParams topK, topP, penalty;
     topK.greedy = topP.greedy = false;
     topK.temperature = topP.temperature = 0.8f;
     topK.topK = 50;
     topP.topP = 0.95f;
-    std::printf("%-8s %-28s %12s\n", "batch", "sampling", "ms/step");
+    penalty.repetitionPenalty = 1.2f;
+    std::printf("%-8s %-32s %12s\n", "batch", "sampling", "ms/step");
     for (int64_t b : o.batches)
-      for (const auto& [label, p] : {std::pair{"temperature 0.8, top-k 50", topK}, std::pair{"temperature 0.8, top-p 0.95", topP}}) {
+      for (const auto& [label, p] : {std::pair{"temperature 0.8, top-k 50", topK}, std::pair{"temperature 0.8, top-p 0.95", topP},
+                                     std::pair{"greedy, repetition penalty 1.2", penalty}}) {
         runtime::ModelTiming t = runtime::timePagedModel(exec, b, o.context, o.steps, bs, 1, {}, p);
-        std::printf("%-8lld %-28s %12.2f\n", (long long)b, label, t.msPerStep);
+        std::printf("%-8lld %-32s %12.2f\n", (long long)b, label, t.msPerStep);
         sampled.push_back({{"batch", b}, {"context", o.context}, {"steps", o.steps}, {"sampling", label},
                            {"ms_per_step", t.msPerStep}});
       }
@@ -581,7 +585,8 @@ int main(int argc, char** argv) {
   benchModelCmd->add_flag("--graphs", bm.graphs,
                           "Record every step's launches and replay repeated decode steps as one CUDA graph");
   benchModelCmd->add_flag("--sampling", bm.sampling,
-                          "Also time decode with sampling (temperature 0.8 with top-k 50, and with top-p 0.95) at "
+                          "Also time decode with sampling (temperature 0.8 with top-k 50, and with top-p 0.95; greedy with a "
+                          "repetition penalty of 1.2) at "
                           "each batch");
   benchModelCmd->add_flag("--profile", bm.profile,
                           "Also time every region on the GPU (one prefill per prompt length, decode steps per batch)");

@@ -102,6 +102,7 @@ using CudaPagedPrefillKernels = KernelSetTest;
 using CudaDataMovementKernels = KernelSetTest;
 using CudaArgmaxKernels = KernelSetTest;
 using CudaTopKKernels = KernelSetTest;
+using CudaRepetitionPenaltyKernels = KernelSetTest;
 
 // max |got - ref| of a device buffer holding `ref`'s shape in `dt`
 // (infinity where the kernel wrote a non-finite value).
@@ -400,19 +401,19 @@ TEST_F(CudaPagedPrefillKernels, EqualTheReferenceOnMixedSequences) {
 // starts and ends) against ops::gather and ops::kvWrite: copies, so the
 // results must be bit-exact.
 TEST_F(CudaDataMovementKernels, EqualTheReferenceExactly) {
-  ASSERT_EQ(set->gathers().size(), 2u);
+  ASSERT_EQ(set->gathers().size(), 4u);  // bf16, f16, and each into f32
   ASSERT_EQ(set->kvWrites().size(), 2u);
   std::mt19937 rng(19);
   for (const runtime::CudaGatherRowsKernel& k : set->gathers()) {
-    ops::DType dt = ops::parseDType(k.dtype);
+    ops::DType dt = ops::parseDType(k.dtype), outDt = ops::parseDType(k.outDtype);
     for (int64_t width : {40, 256, 4100}) {
       const int64_t rows = 300;
       Operand table = randomOperand({rows, width}, dt, rng);
       ops::Tensor ids = ops::Tensor::fromI64({299, 0, 17, 17, 5, 250, 1});
       ops::Tensor want = ops::gather(table.f32, ids, 0);
-      DeviceTensor dtable(*dev, table.stored), dids(*dev, ids), dout(*dev, size_t(ids.numel() * width * 2));
+      DeviceTensor dtable(*dev, table.stored), dids(*dev, ids), dout(*dev, size_t(ids.numel() * width * 4));
       set->launch(k, dtable.p, dout.p, dids.p, ids.numel(), rows, width);
-      EXPECT_EQ(maxAbsError(*dev, dout.p, dt, want), 0.0) << k.name << " width=" << width;
+      EXPECT_EQ(maxAbsError(*dev, dout.p, outDt, want), 0.0) << k.name << " width=" << width;
     }
   }
   for (const runtime::CudaKvWriteKernel& k : set->kvWrites()) {
@@ -434,7 +435,7 @@ TEST_F(CudaDataMovementKernels, EqualTheReferenceExactly) {
 // ties common; rows of all-equal and all -inf values and a maximum in the
 // last, partial block are forced.
 TEST_F(CudaArgmaxKernels, PickTheHostsGreedyToken) {
-  ASSERT_EQ(set->argmaxes().size(), 2u);
+  ASSERT_EQ(set->argmaxes().size(), 3u);  // bf16, f16, f32
   std::mt19937 rng(23);
   for (const runtime::CudaArgmaxKernel& k : set->argmaxes()) {
     ops::DType dt = ops::parseDType(k.dtype);
@@ -465,7 +466,7 @@ TEST_F(CudaArgmaxKernels, PickTheHostsGreedyToken) {
 // candidates, a partial last split) at one temperature per row; then the
 // merged heads pick the whole row's tokens.
 TEST_F(CudaTopKKernels, GiveEachSplitsCandidatesInOrder) {
-  ASSERT_EQ(set->topks().size(), 2u);
+  ASSERT_EQ(set->topks().size(), 3u);  // bf16, f16, f32
   std::mt19937 rng(29);
   std::uniform_real_distribution<double> uni(0.0, 1.0);
   for (const runtime::CudaTopKKernel& k : set->topks()) {
@@ -510,6 +511,62 @@ TEST_F(CudaTopKKernels, GiveEachSplitsCandidatesInOrder) {
           }
         }
       }
+    }
+  }
+}
+
+// The repetition penalty: rows copied into f32 (the widening gather), then
+// the listed entries penalized in place, equal bit for bit to
+// runtime::applyRepetitionPenalty on the same rows: ragged histories with
+// repeated and out-of-vocabulary ids (the caller's distinct in-row entries
+// are what the kernel gets), positive, negative and zero logits, a
+// penalty below 1, rows without history, a row picked twice.
+TEST_F(CudaRepetitionPenaltyKernels, EqualTheHostsPenalty) {
+  ASSERT_EQ(set->penalties().size(), 1u);
+  const runtime::CudaRepetitionPenaltyKernel& pen = set->penalties().front();
+  std::mt19937 rng(31);
+  for (const runtime::CudaGatherRowsKernel& widen : set->gathers()) {
+    if (widen.outDtype != "f32" || widen.dtype == "f32") continue;
+    ops::DType dt = ops::parseDType(widen.dtype);
+    for (int64_t n : {1, 77, 32000, 128256}) {
+      const int64_t rows = 5;
+      Operand x = randomOperand({rows, n}, dt, rng);
+      std::vector<float> v(x.f32.data<float>(), x.f32.data<float>() + rows * n);
+      for (float& e : v) e *= 8.f;
+      v[0] = 0.f;
+      ops::Tensor stored = ops::Tensor::fromF32(v, {rows, n}).cast(dt), wide = stored.toF32();
+      // Draws: (source row, penalty, history).
+      std::uniform_int_distribution<int64_t> id(-3, n + 3);
+      std::vector<int64_t> source = {3, 0, 3, 1, 4, 2};
+      std::vector<float> penalty = {1.3f, 0.7f, 2.f, 1.1f, 1.5f, 1.2f};
+      std::vector<std::vector<int64_t>> history(source.size());
+      for (size_t q = 0; q < source.size(); ++q) {
+        const int64_t len = q == 3 ? 0 : int64_t(1 + q * 37 % 200);
+        for (int64_t i = 0; i < len; ++i) history[q].push_back(id(rng));
+        if (len) history[q].push_back(history[q].front());  // a repeat
+        history[q].push_back(0);
+      }
+      std::vector<int64_t> index(source), entryRows, entryCols;
+      ops::Tensor want(ops::DType::F32, {(int64_t)source.size(), n});
+      for (size_t q = 0; q < source.size(); ++q) {
+        std::span<float> row(want.mut<float>() + q * n, size_t(n));
+        std::copy_n(wide.data<float>() + source[q] * n, n, row.begin());
+        runtime::applyRepetitionPenalty(row, history[q], penalty[q]);
+        std::vector<char> seen(n);
+        for (int64_t h : history[q])
+          if (h >= 0 && h < n && !seen[h]) seen[h] = 1, entryRows.push_back((int64_t)q), entryCols.push_back(h);
+      }
+      const int64_t P = (int64_t)source.size(), E = (int64_t)entryRows.size();
+      index.insert(index.end(), entryRows.begin(), entryRows.end());
+      index.insert(index.end(), entryCols.begin(), entryCols.end());
+      DeviceTensor dx(*dev, stored), dindex(*dev, ops::Tensor::fromI64(index)),
+          dpen(*dev, ops::Tensor::fromF32(penalty, {P})), dout(*dev, size_t(P * n * 4));
+      set->launch(widen, dx.p, dout.p, dindex.p, P, rows, n);
+      set->launch(pen, dout.p, static_cast<const int64_t*>(dindex.p) + P, dpen.p, P, n, E);
+      std::vector<float> got(P * n);
+      dev->download(got.data(), dout.p, got.size() * 4);
+      for (int64_t i = 0; i < P * n; ++i)
+        ASSERT_EQ(got[i], want.data<float>()[i]) << widen.name << " n=" << n << " draw " << i / n << " column " << i % n;
     }
   }
 }

@@ -212,52 +212,81 @@ TEST_P(CudaModel, DeviceGreedyIsTheHostsArgmax) {
   EXPECT_EQ(run(true), run(false));
 }
 
+// The tokens of sequences drawn with `params` (prompt s % 2 each),
+// prefill and 12 decode steps, by PagedModel::stepSampled on the device
+// or by the host sampler on the same step's logits (the same seeds).
+std::vector<std::vector<int64_t>> drawSequences(runtime::CudaModel& m, int64_t blockSize,
+                                                const std::vector<std::vector<int64_t>>& prompts,
+                                                const std::vector<runtime::SamplingParams>& params, bool onDevice) {
+  runtime::PagedKvCache cache(runtime::kvCacheShapeFor(*m.exec, blockSize, 8 * (int64_t)params.size()),
+                              m.exec->cacheDevice());
+  runtime::PagedModel pm(*m.exec, cache);
+  std::vector<runtime::Sampler> samplers;
+  std::vector<std::vector<int64_t>> ids;
+  std::vector<runtime::PagedModel::SeqStep> steps;
+  for (size_t s = 0; s < params.size(); ++s) {
+    samplers.emplace_back(params[s]);
+    ids.push_back(prompts[s % 2]);
+    steps.push_back({(int64_t)s, ids.back()});
+  }
+  for (int step = 0; step <= 12; ++step) {
+    for (const auto& s : steps) EXPECT_TRUE(cache.reserve(s.seq, cache.length(s.seq) + (int64_t)s.tokens.size()));
+    std::vector<int64_t> next;
+    if (onDevice) {
+      std::vector<runtime::GraphRunner::RowDraw> draws;
+      for (size_t r = 0; r < steps.size(); ++r) draws.push_back({(int64_t)r, &samplers[r], ids[r]});
+      next = pm.stepSampled(steps, draws);
+    } else {
+      ops::Tensor logits = pm.step(steps);
+      const int64_t vocab = logits.dim(1);
+      for (size_t r = 0; r < steps.size(); ++r)
+        next.push_back(samplers[r].sample({logits.data<float>() + r * vocab, size_t(vocab)}, ids[r]));
+    }
+    for (size_t r = 0; r < steps.size(); ++r) steps[r].tokens = {next[r]}, ids[r].push_back(next[r]);
+  }
+  return ids;
+}
+
 // Tokens drawn on the device (PagedModel::stepSampled: argmax or top-k
-// candidates come down, the row only when they do not settle a draw or for
-// a repetition penalty) are the host sampler's on the same step's logits,
-// with the same seeds: five sequences (greedy, temperature alone, top-k,
-// top-p, a penalty), prefill and 12 decode steps.
+// candidates come down, the row only when they do not settle a draw) are
+// the host sampler's on the same step's logits, with the same seeds: seven
+// sequences (greedy, temperature alone, top-k, top-p, and repetition
+// penalties with temperature, with greedy and below 1 with top-k).
 TEST_P(CudaModel, DeviceSamplingIsTheHostsSampling) {
   const auto& ref = reference();
   std::vector<std::vector<int64_t>> prompts = {ref["token_ids"][0].get<std::vector<int64_t>>(),
                                                ref["token_ids"][1].get<std::vector<int64_t>>()};
-  std::vector<runtime::SamplingParams> params(5);
+  std::vector<runtime::SamplingParams> params(7);
   for (size_t i = 1; i < params.size(); ++i) params[i].greedy = false, params[i].seed = 40 + i;
   params[1].temperature = 1.3f;
   params[2].temperature = 0.8f, params[2].topK = 20;
   params[3].temperature = 0.9f, params[3].topP = 0.7f;
   params[4].temperature = 0.8f, params[4].repetitionPenalty = 1.3f;
-  auto run = [&](bool onDevice) {
-    runtime::PagedKvCache cache(runtime::kvCacheShapeFor(*m.exec, blockSize, 40), m.exec->cacheDevice());
-    runtime::PagedModel pm(*m.exec, cache);
-    std::vector<runtime::Sampler> samplers;
-    std::vector<std::vector<int64_t>> ids;
-    std::vector<runtime::PagedModel::SeqStep> steps;
-    for (size_t s = 0; s < params.size(); ++s) {
-      samplers.emplace_back(params[s]);
-      ids.push_back(prompts[s % 2]);
-      steps.push_back({(int64_t)s, ids.back()});
-    }
-    for (int step = 0; step <= 12; ++step) {
-      for (const auto& s : steps) EXPECT_TRUE(cache.reserve(s.seq, cache.length(s.seq) + (int64_t)s.tokens.size()));
-      std::vector<int64_t> next;
-      if (onDevice) {
-        std::vector<runtime::GraphRunner::RowDraw> draws;
-        for (size_t r = 0; r < steps.size(); ++r) draws.push_back({(int64_t)r, &samplers[r], ids[r]});
-        next = pm.stepSampled(steps, draws);
-      } else {
-        ops::Tensor logits = pm.step(steps);
-        const int64_t vocab = logits.dim(1);
-        for (size_t r = 0; r < steps.size(); ++r)
-          next.push_back(samplers[r].sample({logits.data<float>() + r * vocab, size_t(vocab)}, ids[r]));
-      }
-      for (size_t r = 0; r < steps.size(); ++r) steps[r].tokens = {next[r]}, ids[r].push_back(next[r]);
-    }
-    return ids;
-  };
-  std::vector<std::vector<int64_t>> device = run(true), host = run(false);
+  params[5].greedy = true, params[5].repetitionPenalty = 1.5f;
+  params[6].temperature = 0.8f, params[6].topK = 20, params[6].repetitionPenalty = 0.7f;
+  std::vector<std::vector<int64_t>> device = drawSequences(m, blockSize, prompts, params, true),
+                                    host = drawSequences(m, blockSize, prompts, params, false);
   EXPECT_EQ(device, host);
   EXPECT_NE(device[1], device[0]) << "temperature 1.3 drew the greedy tokens throughout";
+}
+
+// Repetition penalties are applied on the device: draws the candidates
+// settle (greedy, top-k) bring no row down, and give the host's tokens;
+// the penalty changes greedy tokens.
+TEST_P(CudaModel, RepetitionPenaltiesStayOnTheDevice) {
+  const auto& ref = reference();
+  std::vector<std::vector<int64_t>> prompts = {ref["token_ids"][0].get<std::vector<int64_t>>(),
+                                               ref["token_ids"][1].get<std::vector<int64_t>>()};
+  std::vector<runtime::SamplingParams> params(4);  // prompts 0, 1, 0, 1
+  params[0].repetitionPenalty = 1.5f;
+  params[1].greedy = false, params[1].seed = 7, params[1].temperature = 0.8f, params[1].topK = 20;
+  params[1].repetitionPenalty = 1.2f;
+  params[3].repetitionPenalty = 0.8f;
+  const int64_t before = m.exec->rowsDownloaded();
+  std::vector<std::vector<int64_t>> device = drawSequences(m, blockSize, prompts, params, true);
+  EXPECT_EQ(m.exec->rowsDownloaded(), before);
+  EXPECT_EQ(device, drawSequences(m, blockSize, prompts, params, false));
+  EXPECT_NE(device[0], device[2]) << "a penalty of 1.5 changed no greedy token";
 }
 
 INSTANTIATE_TEST_SUITE_P(Dtypes, CudaModel, ::testing::Values("bf16", "f16"),
