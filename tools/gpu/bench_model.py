@@ -69,19 +69,27 @@ def hf_times(model, vocab, prompts, batches, context, steps):
     return ttft, decode
 
 
-def main():
-    p = argparse.ArgumentParser(description="strata vs HF transformers eager, end to end")
-    p.add_argument("--strata-gpu", required=True)
-    p.add_argument("--artifact", required=True, help="from strata compile --target cuda:sm_90")
-    p.add_argument("--config", required=True, help="the HF config.json the artifact was compiled from")
-    p.add_argument("--out", required=True)
+def add_model_options(p, required=True):
+    p.add_argument("--artifact", required=required, help="from strata compile --target cuda:sm_90")
+    p.add_argument("--config", required=required, help="the HF config.json the artifact was compiled from")
     p.add_argument("--prompts", type=int, nargs="+", default=[128, 2048])
     p.add_argument("--batches", type=int, nargs="+", default=[1, 8, 32])
     p.add_argument("--context", type=int, default=128)
     p.add_argument("--steps", type=int, default=32)
     p.add_argument("--skip-hf", action="store_true", help="strata alone")
     p.add_argument("--profile", action="store_true", help="also strata's GPU time per region kind")
-    a = p.parse_args()
+
+
+def main():
+    p = argparse.ArgumentParser(description="strata vs HF transformers eager, end to end")
+    p.add_argument("--strata-gpu", required=True)
+    p.add_argument("--out", required=True)
+    add_model_options(p)
+    run(p.parse_args())
+
+
+def run(a):
+    """Both sides and the tables; `a` has add_model_options' fields, strata_gpu and out."""
     os.makedirs(a.out, exist_ok=True)
     path = os.path.join(a.out, "model_strata.json")
     subprocess.run([a.strata_gpu, "bench-model", a.artifact, "--random-weights", "1", "--prompts",
