@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <fstream>
 #include <sstream>
@@ -15,6 +16,14 @@
 namespace strata::runtime {
 
 namespace {
+
+// One launch of kernel k (its function, threads and dynamic shared memory)
+// over `grid` with its argument slots.
+template <typename Kernel>
+void launchOne(const CudaDevice& device, const Kernel& k, std::array<unsigned, 3> grid, const abi::KernelArgs& args) {
+  device.launch(k.function, grid, {unsigned(k.threads), 1, 1}, unsigned(k.sharedBytes),
+                const_cast<void**>(args.slots().data()));
+}
 
 std::string readFile(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -270,8 +279,7 @@ void CudaKernelSet::launch(const CudaGemmKernel& k, const GemmBuffers& bufs, int
     if (k.swiglu) map(bufs.bUp, N, k.blockN, "up-projection B");
   }
   std::array<unsigned, 3> grid = {unsigned((M + k.blockM - 1) / k.blockM), unsigned((N + k.blockN - 1) / k.blockN), 1};
-  device_.launch(k.function, grid, {unsigned(k.threads), 1, 1}, unsigned(k.sharedBytes),
-                 const_cast<void**>(args.slots().data()));
+  launchOne(device_, k, grid, args);
 }
 
 void CudaKernelSet::launch(const CudaAttentionKernel& k, const void* q, const void* kk, const void* v, void* o,
@@ -290,8 +298,7 @@ void CudaKernelSet::launch(const CudaAttentionKernel& k, const void* q, const vo
   buffer(v, batch * k.kvHeads * T * k.headDim, "v");
   buffer(o, batch * k.heads * S * k.headDim, "o");
   args.index(S).index(T);
-  device_.launch(k.function, {unsigned((S + k.blockM - 1) / k.blockM), unsigned(k.heads), unsigned(batch)},
-                 {unsigned(k.threads), 1, 1}, unsigned(k.sharedBytes), const_cast<void**>(args.slots().data()));
+  launchOne(device_, k, {unsigned((S + k.blockM - 1) / k.blockM), unsigned(k.heads), unsigned(batch)}, args);
 }
 
 int64_t CudaKernelSet::pagedDecodeScratchBytes(const CudaPagedDecodeKernel& k, int64_t batch, int64_t splits) {
@@ -344,8 +351,7 @@ void CudaKernelSet::launch(const CudaPagedDecodeKernel& k, const PagedDecodeBuff
   args.buffer(po, rows * splits * k.headDim).buffer(pm, rows * splits).buffer(pl, rows * splits);
   args.buffer(b.o, rows * k.headDim).buffer(b.tables, batch * maxBlocks).buffer(b.contextLens, batch);
   args.index(maxBlocks).index(cacheRows).index(splits);
-  device_.launch(k.function, {unsigned(splits), unsigned(k.kvHeads), unsigned(batch)}, {unsigned(k.threads), 1, 1},
-                 unsigned(k.sharedBytes), const_cast<void**>(args.slots().data()));
+  launchOne(device_, k, {unsigned(splits), unsigned(k.kvHeads), unsigned(batch)}, args);
   if (splits == 1) return;  // the one program per head stored o itself
   // (po, pm, pl, o, tokens, splits).
   abi::KernelArgs combine;
@@ -370,8 +376,7 @@ void CudaKernelSet::launch(const CudaPagedPrefillKernel& k, const PagedPrefillBu
   args.buffer(b.q, tokens * width).buffer(b.cache, cacheRows * k.headDim).buffer(b.o, tokens * width);
   args.buffer(b.tables, sequences * maxBlocks).buffer(b.starts, sequences + 1).buffer(b.contextLens, sequences);
   args.index(maxBlocks).index(cacheRows);
-  device_.launch(k.function, {unsigned((maxNew + k.blockM - 1) / k.blockM), unsigned(k.heads), unsigned(sequences)},
-                 {unsigned(k.threads), 1, 1}, unsigned(k.sharedBytes), const_cast<void**>(args.slots().data()));
+  launchOne(device_, k, {unsigned((maxNew + k.blockM - 1) / k.blockM), unsigned(k.heads), unsigned(sequences)}, args);
 }
 
 void CudaKernelSet::launch(const CudaGatherRowsKernel& k, const void* table, void* out, const void* ids,
@@ -383,8 +388,7 @@ void CudaKernelSet::launch(const CudaGatherRowsKernel& k, const void* table, voi
   // (table, out, ids, tokens, rows, width): codegen/DataMovementKernels.h.
   abi::KernelArgs args;
   args.buffer(table, rows * width).buffer(out, tokens * width).buffer(ids, tokens).index(tokens).index(rows).index(width);
-  device_.launch(k.function, {unsigned(tokens), unsigned((width + k.blockN - 1) / k.blockN), 1},
-                 {unsigned(k.threads), 1, 1}, unsigned(k.sharedBytes), const_cast<void**>(args.slots().data()));
+  launchOne(device_, k, {unsigned(tokens), unsigned((width + k.blockN - 1) / k.blockN), 1}, args);
 }
 
 void CudaKernelSet::launch(const CudaKvWriteKernel& k, void* cache, const void* kk, const void* v, const void* slots,
@@ -399,8 +403,7 @@ void CudaKernelSet::launch(const CudaKvWriteKernel& k, void* cache, const void* 
   abi::KernelArgs args;
   args.buffer(cache, cacheRows * k.headDim).buffer(kk, tokens * width).buffer(v, tokens * width).buffer(slots, tokens);
   args.index(tokens).index(cacheRows);
-  device_.launch(k.function, {unsigned(tokens), unsigned(k.kvHeads), 1}, {unsigned(k.threads), 1, 1},
-                 unsigned(k.sharedBytes), const_cast<void**>(args.slots().data()));
+  launchOne(device_, k, {unsigned(tokens), unsigned(k.kvHeads), 1}, args);
 }
 
 void CudaKernelSet::launch(const CudaArgmaxKernel& k, const void* x, void* max, void* index, int64_t rows, int64_t n,
@@ -415,8 +418,7 @@ void CudaKernelSet::launch(const CudaArgmaxKernel& k, const void* x, void* max, 
   abi::KernelArgs args;
   args.buffer(x, rows * n).buffer(max, rows * splits).buffer(index, rows * splits);
   args.index(rows).index(n).index(chunk).index(splits);
-  device_.launch(k.function, {unsigned(splits), unsigned(rows), 1}, {unsigned(k.threads), 1, 1},
-                 unsigned(k.sharedBytes), const_cast<void**>(args.slots().data()));
+  launchOne(device_, k, {unsigned(splits), unsigned(rows), 1}, args);
 }
 
 std::pair<int64_t, int64_t> CudaKernelSet::argmaxSplits(const CudaArgmaxKernel& k, int64_t n) {
@@ -447,8 +449,7 @@ void CudaKernelSet::launch(const CudaTopKKernel& k, const void* x, void* value, 
   abi::KernelArgs args;
   args.buffer(x, rows * n).buffer(value, rows * splits * k.candidates).buffer(index, rows * splits * k.candidates);
   args.buffer(mass, rows * splits).buffer(scale, rows).index(rows).index(n).index(splits);
-  device_.launch(k.function, {unsigned(splits), unsigned(rows), 1}, {unsigned(k.threads), 1, 1},
-                 unsigned(k.sharedBytes), const_cast<void**>(args.slots().data()));
+  launchOne(device_, k, {unsigned(splits), unsigned(rows), 1}, args);
 }
 
 void CudaKernelSet::launch(const CudaRepetitionPenaltyKernel& k, void* x, const void* entries, const void* penalty,
@@ -460,8 +461,7 @@ void CudaKernelSet::launch(const CudaRepetitionPenaltyKernel& k, void* x, const 
   // (x, entries, penalty, rows, n, count): codegen/PenaltyKernel.h.
   abi::KernelArgs args;
   args.buffer(x, rows * n).buffer(entries, 2 * count).buffer(penalty, rows).index(rows).index(n).index(count);
-  device_.launch(k.function, {unsigned(count), 1, 1}, {unsigned(k.threads), 1, 1}, unsigned(k.sharedBytes),
-                 const_cast<void**>(args.slots().data()));
+  launchOne(device_, k, {unsigned(count), 1, 1}, args);
 }
 
 const CudaElementwiseKernel& CudaKernelSet::elementwise(const std::string& name) const {
@@ -480,8 +480,7 @@ void CudaKernelSet::launch(const CudaElementwiseKernel& k, const std::vector<std
     args.buffer(buffers[i].first, buffers[i].second);
   }
   args.index(rows);
-  device_.launch(k.function, {unsigned(rows), 1, 1}, {unsigned(k.threads), 1, 1}, unsigned(k.sharedBytes),
-                 const_cast<void**>(args.slots().data()));
+  launchOne(device_, k, {unsigned(rows), 1, 1}, args);
 }
 
 void CudaKernelSet::launch(const CudaRmsNormKernel& k, const void* x, const void* w, void* y, int64_t rows,
@@ -491,8 +490,7 @@ void CudaKernelSet::launch(const CudaRmsNormKernel& k, const void* x, const void
   // (x, w, y, rows, hidden, eps): codegen/NormRopeKernels.h.
   abi::KernelArgs args;
   args.buffer(x, rows * hidden).buffer(w, hidden).buffer(y, rows * hidden).index(rows).index(hidden).f32(eps);
-  device_.launch(k.function, {unsigned(rows), 1, 1}, {unsigned(k.threads), 1, 1}, unsigned(k.sharedBytes),
-                 const_cast<void**>(args.slots().data()));
+  launchOne(device_, k, {unsigned(rows), 1, 1}, args);
 }
 
 void CudaKernelSet::launch(const CudaRopeKernel& k, const void* x, void* y, const void* cos, const void* sin,
@@ -505,8 +503,7 @@ void CudaKernelSet::launch(const CudaRopeKernel& k, const void* x, void* y, cons
   abi::KernelArgs args;
   args.buffer(x, tokens * width).buffer(y, tokens * width).buffer(cos, tableRows * half).buffer(sin, tableRows * half);
   args.buffer(positions, tokens).index(tokens).index(tableRows);
-  device_.launch(k.function, {unsigned(tokens), unsigned(k.heads), 1}, {unsigned(k.threads), 1, 1}, unsigned(k.sharedBytes),
-                 const_cast<void**>(args.slots().data()));
+  launchOne(device_, k, {unsigned(tokens), unsigned(k.heads), 1}, args);
 }
 
 }  // namespace strata::runtime
