@@ -887,12 +887,13 @@ Tensor CudaExecutor::Impl::penalizedRows(const Tensor& d, int64_t vocab, std::sp
   // the penalties.
   std::vector<int64_t> ids(P), rows, cols;
   std::vector<float> penalty(P);
-  std::vector<char> seen(vocab);
+  std::vector<char> seen(vocab);  // cleared after each draw at its own entries only
   for (int64_t q = 0; q < P; ++q) {
     ids[q] = draws[q]->row, penalty[q] = draws[q]->sampler->params().repetitionPenalty;
-    std::fill(seen.begin(), seen.end(), 0);
+    const size_t first = cols.size();
     for (int64_t id : draws[q]->history)
       if (id >= 0 && id < vocab && !seen[id]) seen[id] = 1, rows.push_back(q), cols.push_back(id);
+    for (size_t e = first; e < cols.size(); ++e) seen[cols[e]] = 0;
   }
   const int64_t E = (int64_t)rows.size();
   ids.insert(ids.end(), rows.begin(), rows.end());
