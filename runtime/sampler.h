@@ -30,11 +30,6 @@ struct SamplingParams {
   float repetitionPenalty = 1.0f;  // > 0; 1 = off
   // Throws strata::Error on out-of-range values, naming the parameter.
   void validate() const;
-  // Greedy on the raw logits (no penalty): the token is greedyToken of the
-  // row, which a runner may pick where the logits are (GraphRunner::runGreedy).
-  bool plainGreedy() const { return greedy && repetitionPenalty == 1.0f; }
-  // Sampling on the raw logits: a runner may bring down only the row's head.
-  bool plainSampling() const { return !greedy && repetitionPenalty == 1.0f; }
 };
 
 // The repetition penalty on one row, in place: each distinct id of
