@@ -951,7 +951,8 @@ namespace {
 // per step. One pass of kCombineUnroll splits a step (then a remainder
 // loop one at a time): at batch 1's 33 splits, 3 waits instead of the 10
 // of a max pass and a sum pass of 8 (H100, 2026-11-23: the combine took
-// 10 us of a 16k-token step under Nsight Compute).
+// 10 us of a 16k-token step under Nsight Compute). O = acc x (1 / L): one
+// IEEE division a row, as in the attention epilogues, not one per element.
 constexpr int64_t kCombineUnroll = 16;
 
 std::string gpuCombineKernel(const AttentionKernelSpec& s) {
@@ -1030,8 +1031,10 @@ std::string gpuCombineKernel(const AttentionKernelSpec& s) {
   %ninf = arith.constant dense<0xFF800000> : tensor<1x1xf32>
   %z = arith.constant dense<0.0> : tensor<1x{D}xf32>
   %z1 = arith.constant dense<0.0> : tensor<1x1xf32>
-{merge1}{merge2}  %lb = tile.broadcast %r#2 : tensor<1x1xf32> -> tensor<1x{D}xf32>
-  %out = arith.divf %r#1, %lb : tensor<1x{D}xf32>
+{merge1}{merge2}  %lone = arith.constant dense<1.0> : tensor<1x1xf32>
+  %linv = arith.divf %lone, %r#2 : tensor<1x1xf32>
+  %lb = tile.broadcast %linv : tensor<1x1xf32> -> tensor<1x{D}xf32>
+  %out = arith.mulf %r#1, %lb : tensor<1x{D}xf32>
   %col = arith.muli %h, %cD : index
   %colEnd = arith.addi %col, %cD : index
   %op = tile.make_block_ptr %o, [%T, %colEnd], [%cF, %c1], [%t, %col] : {P} -> {BP}

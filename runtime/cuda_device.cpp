@@ -208,9 +208,7 @@ void CudaDevice::replay(const LaunchRecord& r) const {
     for (size_t i = from; i < to; ++i) {
       const LaunchRecord::Launch& l = r.launches[i];
       std::vector<void*> ptrs = l.argPointers();
-      check(d_.cuLaunchKernel(l.f, l.grid[0], l.grid[1], l.grid[2], l.block[0], l.block[1], l.block[2],
-                              l.sharedBytes, current_, ptrs.data(), nullptr),
-            "cuLaunchKernel");
+      launch(l.f, l.grid, l.block, l.sharedBytes, ptrs.data());
     }
   };
   // Launches in order; a fork's branches side by side again.
@@ -231,7 +229,7 @@ void CudaDevice::launch(CUfunction f, std::array<unsigned, 3> grid, std::array<u
   if (sharedBytes > 48 * 1024)  // CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8
     check(d_.cuFuncSetAttribute(f, 8, (int)sharedBytes), "cuFuncSetAttribute(max dynamic shared memory)");
   if (recording_) {
-    LaunchRecord::Launch l{f, grid, block, sharedBytes, {}, {}, frontier_};
+    LaunchRecord::Launch l{f, grid, block, sharedBytes, {}, {}, frontier_, programmatic_.count(f) > 0};
     for (auto [off, size] : argLayout(f)) {
       if (l.args.size() < off + size) l.args.resize(off + size);
       std::memcpy(l.args.data() + off, args[l.argOffsets.size()], size);

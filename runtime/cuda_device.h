@@ -82,9 +82,11 @@ class CudaDevice final : public Device {
   // touches): what it would have launched, arguments by value.
   LaunchRecord record(const std::function<void()>& work) const;
   // Enqueues a record's launches in order on the default stream, the
-  // branches of each concurrently() side by side again.
+  // branches of each concurrently() side by side again (through launch():
+  // programmatic functions launch as such).
   void replay(const LaunchRecord& r) const;
-  // A graph of a record's launches (branches of a concurrently() side by side).
+  // A graph of a record's launches (branches of a concurrently() side by
+  // side; programmatic functions behind programmatic edges, CudaGraph).
   CudaGraph graph(const LaunchRecord& r) const { return CudaGraph(d_, r); }
 
  private:

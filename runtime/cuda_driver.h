@@ -45,6 +45,15 @@ struct LaunchConfig {
   LaunchAttribute* attrs;
   unsigned numAttrs;
 };
+// CUgraphEdgeData of cuda.h: an edge's ports and type (all zero: the
+// ordinary edge, full completion and memory visibility).
+struct GraphEdgeData {
+  unsigned char fromPort, toPort, type, reserved[5];
+};
+// The programmatic edge (CU_GRAPH_KERNEL_NODE_PORT_PROGRAMMATIC,
+// CU_GRAPH_DEPENDENCY_TYPE_PROGRAMMATIC): the graph form of a launch with
+// programmatic stream serialization below.
+constexpr GraphEdgeData kProgrammaticEdge{1, 0, 1, {}};
 // CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION: the launch may
 // start while the previous kernel in its stream runs (it waits with
 // griddepcontrol.wait before touching memory).
@@ -118,6 +127,8 @@ struct Driver {
   CUresult (*cuGraphDestroy)(CUgraph);
   // Optional (CUDA 12+; nullptr when the driver lacks it).
   CUresult (*cuLaunchKernelEx)(const LaunchConfig*, CUfunction, void**, void**);
+  // CUDA 12.3+: edges with data (cuGraphAddDependencies_v2).
+  CUresult (*cuGraphAddDependencies)(CUgraph, const CUgraphNode*, const CUgraphNode*, const GraphEdgeData*, size_t);
   CUresult (*cuTensorMapEncodeTiled)(TensorMap*, int, unsigned, void*, const unsigned long long*,
                                      const unsigned long long*, const unsigned*, const unsigned*, int, int, int, int);
 };

@@ -15,10 +15,16 @@ CudaGraph::CudaGraph(const Driver& d, const LaunchRecord& r) : d_(&d) {
     std::vector<void*> argPtrs = l.argPointers();
     deps.clear();
     for (size_t j : l.deps) deps.push_back(nodes[j]);
+    const bool programmaticEdge = l.programmatic && deps.size() == 1 && d.cuGraphAddDependencies;
     KernelNodeParams p{l.f,       l.grid[0],  l.grid[1], l.grid[2], l.block[0], l.block[1], l.block[2],
                        l.sharedBytes, argPtrs.data(), nullptr,   nullptr,   nullptr};
     // The driver copies the argument values into the node here.
-    check(d.cuGraphAddKernelNode(&nodes[i], graph_, deps.data(), deps.size(), &p), "cuGraphAddKernelNode");
+    check(d.cuGraphAddKernelNode(&nodes[i], graph_, deps.data(), programmaticEdge ? 0 : deps.size(), &p),
+          "cuGraphAddKernelNode");
+    if (programmaticEdge) {
+      check(d.cuGraphAddDependencies(graph_, &deps[0], &nodes[i], &kProgrammaticEdge, 1), "cuGraphAddDependencies");
+      ++programmaticEdges_;
+    }
   }
   check(d.cuGraphInstantiateWithFlags(&exec_, graph_, 0), "cuGraphInstantiateWithFlags");
 }
@@ -27,6 +33,7 @@ CudaGraph& CudaGraph::operator=(CudaGraph&& o) noexcept {
   std::swap(d_, o.d_);
   std::swap(graph_, o.graph_);
   std::swap(exec_, o.exec_);
+  std::swap(programmaticEdges_, o.programmaticEdges_);
   return *this;
 }
 

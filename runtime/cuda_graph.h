@@ -24,6 +24,10 @@ struct LaunchRecord {
     std::vector<uint8_t> args;      // every argument's bytes, at its offset
     std::vector<size_t> argOffsets;  // where each argument starts in `args`
     std::vector<size_t> deps;
+    // The kernel waits for its predecessor with griddepcontrol.wait before
+    // touching memory (CudaDevice::allowProgrammaticLaunch), so it may be
+    // scheduled while that one runs.
+    bool programmatic = false;
     bool operator==(const Launch&) const = default;
     // The kernelParams array of cuLaunchKernel / a kernel node: pointers
     // into `args`.
@@ -45,7 +49,10 @@ struct LaunchRecord {
   bool operator==(const LaunchRecord&) const = default;
 };
 
-// An instantiated graph of a record's launches (owned; move-only).
+// An instantiated graph of a record's launches (owned; move-only). A
+// programmatic launch that follows exactly one launch gets a programmatic
+// edge (when the driver has cuGraphAddDependencies_v2): as on the stream,
+// it is scheduled while its predecessor finishes instead of after it.
 class CudaGraph {
  public:
   CudaGraph() = default;
@@ -56,11 +63,14 @@ class CudaGraph {
   explicit operator bool() const { return exec_ != nullptr; }
   // Enqueues the whole graph on the default stream.
   void launch() const;
+  // How many of its edges are programmatic.
+  size_t programmaticEdges() const { return programmaticEdges_; }
 
  private:
   const cuda::Driver* d_ = nullptr;
   cuda::CUgraph graph_ = nullptr;
   cuda::CUgraphExec exec_ = nullptr;
+  size_t programmaticEdges_ = 0;
 };
 
 }  // namespace strata::runtime

@@ -290,13 +290,18 @@ int benchAttention(const std::string& dir, const std::string& jsonPath, const st
 // One decode step per launch pair (split kernel + combine) over a cache of
 // shuffled pages; bytes = the K and V every sequence reads (q, o and the
 // partials are < 1 % at these sizes). `splitScale` multiplies the
-// runtime's split count (for tuning).
+// runtime's split count (for tuning). Timed two ways: `reps` steps
+// launched one by one on the stream (us), and the same launches replayed
+// as one CUDA graph (graph_us: how the model's decode steps run, and how
+// bench_paged_decode.py times its peers), which leaves out the host's
+// per-launch cost; at batch 1 with a few MB a step that cost is a large
+// part of the stream figure.
 int benchPagedDecode(const std::string& dir, const std::string& jsonPath, const std::string& dtype, int reps,
                      double splitScale) {
   auto dev = runtime::CudaDevice::open();
   auto set = runtime::CudaKernelSet::load(*dev, dir);
-  std::printf("device: %s\n%-34s %-5s %-6s %-6s %9s %9s\n", dev->deviceName().c_str(), "kernel", "batch", "ctx",
-              "splits", "us", "GB/s");
+  std::printf("device: %s\n%-34s %-5s %-6s %-6s %9s %9s %9s %9s\n", dev->deviceName().c_str(), "kernel", "batch",
+              "ctx", "splits", "us", "GB/s", "graph us", "GB/s");
   nlohmann::json out = nlohmann::json::array();
   std::mt19937 rng(5);
   for (const runtime::CudaPagedDecodeKernel& k : set->pagedDecodes()) {
@@ -322,15 +327,20 @@ int benchPagedDecode(const std::string& dir, const std::string& jsonPath, const 
         dev->upload(dlens, lens.data(), B * 8);
         runtime::PagedDecodeBuffers bufs{q, cache, tables, dlens, o, scratch};
         set->launch(k, bufs, B, maxBlocks, numBlocks, splits);  // warm-up
-        float ms = dev->timeMs([&] {
+        auto steps = [&] {
           for (int r = 0; r < reps; ++r) set->launch(k, bufs, B, maxBlocks, numBlocks, splits);
-        }) / reps;
+        };
+        float ms = dev->timeMs(steps) / reps;
+        runtime::CudaGraph graph = dev->graph(dev->record(steps));
+        graph.launch();  // warm-up
+        float graphMs = dev->timeMs([&] { graph.launch(); }) / reps;
         double bytes = double(B) * ctx * k.kvHeads * 2 * rowBytes, gbs = bytes / (ms * 1e-3) / 1e9;
-        std::printf("%-34s %-5lld %-6lld %-6lld %9.1f %9.0f\n", k.name.c_str(), (long long)B, (long long)ctx,
-                    (long long)splits, ms * 1e3, gbs);
+        double graphGbs = bytes / (graphMs * 1e-3) / 1e9;
+        std::printf("%-34s %-5lld %-6lld %-6lld %9.1f %9.0f %9.1f %9.0f\n", k.name.c_str(), (long long)B,
+                    (long long)ctx, (long long)splits, ms * 1e3, gbs, graphMs * 1e3, graphGbs);
         out.push_back({{"kernel", k.name}, {"heads", k.heads}, {"kv_heads", k.kvHeads}, {"head_dim", k.headDim},
                        {"page_size", P}, {"batch", B}, {"context", ctx}, {"splits", splits}, {"us", ms * 1e3},
-                       {"gbs", gbs}});
+                       {"gbs", gbs}, {"graph_us", graphMs * 1e3}, {"graph_gbs", graphGbs}});
         dev->release(q, B * k.heads * rowBytes);
         dev->release(o, B * k.heads * rowBytes);
         dev->release(cache, cacheBytes);

@@ -1,8 +1,11 @@
 // The cuda device: on a machine without a GPU (CI), opening it is a clear
 // error and the GPU tests skip with the reason; on the GPU machine, memory,
 // copies, the paged KV cache's copy-on-write in device memory, module
-// loading (with the JIT log for bad PTX), launches and event timing.
+// loading (with the JIT log for bad PTX), launches and event timing, and
+// programmatic launches kept in CUDA graphs.
 #include <gtest/gtest.h>
+
+#include <fmt/format.h>
 
 #include <cstring>
 #include <numeric>
@@ -94,16 +97,20 @@ TEST(CudaDevice, PagedKvCacheCopiesOnWriteInDeviceMemory) {
 }
 
 // A test vehicle for the launch path (arguments, grid, bounds): y += x.
-const char* kAddPtx = R"(
+// `programmatic`: the sm_90 form that waits for the previous grid before
+// touching memory and lets the next one be scheduled when it is done
+// (what codegen/CudaBackend.cpp emits in every kernel), named add_f32_pdl.
+std::string addPtx(bool programmatic) {
+  return fmt::format(R"(
 .version 8.0
-.target sm_80
+.target {target}
 .address_size 64
-.visible .entry add_f32(.param .u64 px, .param .u64 py, .param .u32 pn) {
+.visible .entry add_f32{suffix}(.param .u64 px, .param .u64 py, .param .u32 pn) {{
   .reg .pred %p<2>;
   .reg .b32 %r<6>;
   .reg .f32 %f<4>;
   .reg .b64 %rd<8>;
-  ld.param.u64 %rd1, [px];
+{wait}  ld.param.u64 %rd1, [px];
   ld.param.u64 %rd2, [py];
   ld.param.u32 %r1, [pn];
   mov.u32 %r2, %ctaid.x;
@@ -122,13 +129,17 @@ const char* kAddPtx = R"(
   add.f32 %f3, %f1, %f2;
   st.global.f32 [%rd5], %f3;
 DONE:
-  ret;
+{trigger}  ret;
+}}
+)",
+                     fmt::arg("target", programmatic ? "sm_90" : "sm_80"), fmt::arg("suffix", programmatic ? "_pdl" : ""),
+                     fmt::arg("wait", programmatic ? "  griddepcontrol.wait;\n" : ""),
+                     fmt::arg("trigger", programmatic ? "  griddepcontrol.launch_dependents;\n" : ""));
 }
-)";
 
 TEST(CudaDevice, LoadsModulesLaunchesAndTimes) {
   SKIP_WITHOUT_GPU(dev);
-  auto module = dev->loadModule(kAddPtx);
+  auto module = dev->loadModule(addPtx(false));
   auto fn = module->function("add_f32");
   EXPECT_THROW(module->function("missing"), Error);
   const unsigned n = 1000003;  // not a multiple of the block
@@ -150,6 +161,48 @@ TEST(CudaDevice, LoadsModulesLaunchesAndTimes) {
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("cuModuleLoadDataEx"), std::string::npos) << e.what();
   }
+}
+
+// A record of chained launches (each y += x reads the previous one's y)
+// becomes a graph whose programmatic launches sit behind programmatic
+// edges, one per launch after the first, when the device launches
+// programmatically (sm_90, STRATA_CUDA_PDL not off); replayed as a graph
+// and launch by launch, y ends at y0 + 8 x exactly (each add waits for the
+// previous one's memory).
+TEST(CudaDevice, GraphsKeepProgrammaticLaunches) {
+  SKIP_WITHOUT_GPU(dev);
+  if (dev->computeCapability() < 90) GTEST_SKIP() << "griddepcontrol needs sm_90";
+  auto module = dev->loadModule(addPtx(true));
+  auto fn = module->function("add_f32_pdl");
+  dev->allowProgrammaticLaunch(fn);
+  const unsigned n = 1 << 20, adds = 8;
+  std::vector<float> x = randomFloats(n, 5), y0 = randomFloats(n, 6), out(n);
+  void* dx = dev->allocate(n * 4);
+  void* dy = dev->allocate(n * 4);
+  dev->upload(dx, x.data(), n * 4);
+  void* args[] = {&dx, &dy, const_cast<unsigned*>(&n)};
+  auto work = [&] {
+    for (unsigned i = 0; i < adds; ++i) dev->launch(fn, {n / 256, 1, 1}, {256, 1, 1}, 0, args);
+  };
+  runtime::LaunchRecord r = dev->record(work);
+  ASSERT_EQ(r.launches.size(), adds);
+  runtime::CudaGraph g = dev->graph(r);
+  EXPECT_EQ(g.programmaticEdges(), dev->programmaticLaunch() ? adds - 1 : 0);
+  std::vector<float> want(n);
+  for (unsigned i = 0; i < n; ++i) {
+    want[i] = y0[i];
+    for (unsigned a = 0; a < adds; ++a) want[i] += x[i];
+  }
+  for (const char* how : {"graph", "replay", "stream"}) {
+    dev->upload(dy, y0.data(), n * 4);
+    if (how[0] == 'g') g.launch();
+    else if (how[0] == 'r') dev->replay(r);
+    else work();
+    dev->download(out.data(), dy, n * 4);
+    for (unsigned i = 0; i < n; ++i) ASSERT_EQ(out[i], want[i]) << how << " " << i;
+  }
+  dev->release(dx, n * 4);
+  dev->release(dy, n * 4);
 }
 
 }  // namespace
