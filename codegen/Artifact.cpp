@@ -283,7 +283,8 @@ void writeCudaKernelFiles(const CudaKernelSetSpec& set, const std::string& targe
                             {{"heads", s.heads}, {"kv_heads", s.kvHeads}, {"head_dim", s.headDim},
                              {"page_size", s.pageSize}, {"scale", s.scale}, {"block_n", s.blockN},
                              {"stages", s.stages}, {"combine", combine["name"]},
-                             {"combine_threads", combine["threads"]}, {"stores_one_split", true}}));
+                             {"combine_threads", combine["threads"]}, {"stores_one_split", true},
+                             {"combine_splits_per_step", kCombineSplitsPerStep}}));
   }
   for (const AttentionKernelSpec& s : set.pagedPrefills)
     kernels.push_back(entry("paged_prefill", s.name, s.dtype,

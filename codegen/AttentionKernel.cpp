@@ -948,12 +948,15 @@ namespace {
 // of a context >= 1), so M is finite from the first step on and splits
 // that saw none (m_s = -inf) weigh 0. A step's loads come first and are
 // independent: the warp waits for the partials (just written, in L2) once
-// per step. One pass of kCombineUnroll splits a step (then a remainder
-// loop one at a time): at batch 1's 33 splits, 3 waits instead of the 10
-// of a max pass and a sum pass of 8 (H100, 2026-11-23: the combine took
-// 10 us of a 16k-token step under Nsight Compute). O = acc x (1 / L): one
-// IEEE division a row, as in the attention epilogues, not one per element.
-constexpr int64_t kCombineUnroll = 16;
+// per step. One pass of kCombineSplitsPerStep splits a step, ceil(splits /
+// U) steps: the last step's indices past the last split read the last
+// split again (clamped) with weight 0, and a repeated split cannot change
+// the max. At batch 1's 33 splits, 3 waits instead of the 10 of a max pass
+// and a sum pass of 8 (H100, 2026-11-23: the combine took 10 us of a
+// 16k-token step under Nsight Compute); a remainder loop one split at a
+// time before it cost 15 waits at 31 splits (10.8 us against 7.0 at 32).
+// O = acc x (1 / L): one IEEE division a row, as in the attention
+// epilogues, not one per element.
 
 std::string gpuCombineKernel(const AttentionKernelSpec& s) {
   const StorageText st{s.dtype};
@@ -977,8 +980,15 @@ std::string gpuCombineKernel(const AttentionKernelSpec& s) {
                        const std::string& init) {
     std::string body, mx = "%m";
     for (int64_t u = 0; u < U; ++u) {
-      const std::string us = std::to_string(u), idx = "%s" + us;
-      body += fmt::format("    {} = arith.addi %s, %c{} : index\n", idx, u) + loads(idx, us);
+      // Split s + u, clamped to the last; %okt{u} weighs it 1 or 0.
+      body += fmt::format(R"(    %su{u} = arith.addi %s, %c{u} : index
+    %sc{u} = arith.minui %su{u}, %lastSplit : index
+    %ok{u} = arith.cmpi ult, %su{u}, %splits : index
+    %okf{u} = arith.select %ok{u}, %f1, %f0 : f32
+    %okt{u} = tile.splat %okf{u} : f32 -> tensor<1x1xf32>
+)",
+                          fmt::arg("u", u)) +
+              loads("%sc" + std::to_string(u), std::to_string(u));
     }
     for (int64_t u = 0; u < U; ++u) {
       body += fmt::format("    %mn{0} = arith.maximumf {1}, %ms{0} : tensor<1x1xf32>\n", u, mx);
@@ -994,7 +1004,8 @@ std::string gpuCombineKernel(const AttentionKernelSpec& s) {
     std::string acc = "%aa", l = "%la";
     for (int64_t u = 0; u < U; ++u) {
       body += fmt::format(R"(    %dms{u} = arith.subf %ms{u}, {mx} : tensor<1x1xf32>
-    %ws{u} = math.exp2 %dms{u} : tensor<1x1xf32>
+    %wsx{u} = math.exp2 %dms{u} : tensor<1x1xf32>
+    %ws{u} = arith.mulf %wsx{u}, %okt{u} : tensor<1x1xf32>
     %wl{u} = arith.mulf %ws{u}, %ls{u} : tensor<1x1xf32>
     %ln{u} = arith.addf {l}, %wl{u} : tensor<1x1xf32>
     %wsb{u} = tile.broadcast %ws{u} : tensor<1x1xf32> -> tensor<1x{D}xf32>
@@ -1011,8 +1022,8 @@ std::string gpuCombineKernel(const AttentionKernelSpec& s) {
                        fmt::arg("init", init), fmt::arg("D", D), fmt::arg("body", body), fmt::arg("mx", mx),
                        fmt::arg("acc", acc), fmt::arg("l", l));
   };
-  std::string consts;  // %c2 .. %c<kCombineUnroll> (%c0 and %c1 come first)
-  for (int64_t u = 2; u <= kCombineUnroll; ++u) consts += fmt::format("  %c{0} = arith.constant {0} : index\n", u);
+  std::string consts;  // %c2 .. %c<kCombineSplitsPerStep> (%c0 and %c1 come first)
+  for (int64_t u = 2; u <= kCombineSplitsPerStep; ++u) consts += fmt::format("  %c{0} = arith.constant {0} : index\n", u);
   return fmt::format(R"(func.func @{name}_combine(%po: !tile.ptr<f32>, %pm: !tile.ptr<f32>, %pl: !tile.ptr<f32>, %o: {P}, %T: index, %splits: index) attributes {{tile.num_warps = 1 : i64}} {{
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
@@ -1026,12 +1037,16 @@ std::string gpuCombineKernel(const AttentionKernelSpec& s) {
   %TH = arith.muli %T, %cH : index
   %THS = arith.muli %TH, %splits : index
   %rowS = arith.muli %th, %splits : index
-  %steps = arith.divui %splits, %c{U} : index
-  %unrolled = arith.muli %steps, %c{U} : index
+  %lastSplit = arith.subi %splits, %c1 : index
+  %stepsUp = arith.addi %splits, %c{Um1} : index
+  %steps = arith.divui %stepsUp, %c{U} : index
+  %end = arith.muli %steps, %c{U} : index
+  %f0 = arith.constant 0.0 : f32
+  %f1 = arith.constant 1.0 : f32
   %ninf = arith.constant dense<0xFF800000> : tensor<1x1xf32>
   %z = arith.constant dense<0.0> : tensor<1x{D}xf32>
   %z1 = arith.constant dense<0.0> : tensor<1x1xf32>
-{merge1}{merge2}  %lone = arith.constant dense<1.0> : tensor<1x1xf32>
+{merge}  %lone = arith.constant dense<1.0> : tensor<1x1xf32>
   %linv = arith.divf %lone, %r#2 : tensor<1x1xf32>
   %lb = tile.broadcast %linv : tensor<1x1xf32> -> tensor<1x{D}xf32>
   %out = arith.mulf %r#1, %lb : tensor<1x{D}xf32>
@@ -1042,9 +1057,8 @@ std::string gpuCombineKernel(const AttentionKernelSpec& s) {
 }}
 )",
                      fmt::arg("name", s.name), fmt::arg("D", D), fmt::arg("H", s.heads), fmt::arg("F", s.heads * D),
-                     fmt::arg("U", kCombineUnroll), fmt::arg("consts", consts),
-                     fmt::arg("merge1", mergeLoop("%ru", "%c0", "%unrolled", kCombineUnroll, "%m = %ninf, %acc = %z, %l = %z1")),
-                     fmt::arg("merge2", mergeLoop("%r", "%unrolled", "%splits", 1, "%m = %ru#0, %acc = %ru#1, %l = %ru#2")),
+                     fmt::arg("U", kCombineSplitsPerStep), fmt::arg("consts", consts), fmt::arg("Um1", kCombineSplitsPerStep - 1),
+                     fmt::arg("merge", mergeLoop("%r", "%c0", "%end", kCombineSplitsPerStep, "%m = %ninf, %acc = %z, %l = %z1")),
                      fmt::arg("P", st.ptr()), fmt::arg("BP", st.blockPtr(row)), fmt::arg("store", st.store("%op", "%out", row)));
 }
 

@@ -134,6 +134,12 @@ AttentionKernelSpec cudaPagedDecodeSpec(int64_t heads, int64_t kvHeads, int64_t 
 // keyMask on the paged form).
 std::string emitAttentionKernel(const AttentionKernelSpec& spec);
 
+// Splits the GPU decode form's combine merges a step (one wait for the
+// partials each): a launch of S splits waits ceil(S / this) times
+// (kernels.json "combine_splits_per_step"; the runtime's split count
+// weighs it).
+constexpr int64_t kCombineSplitsPerStep = 16;
+
 // `<name>_combine(po, pm, pl: f32, o: dtype; tokens: index)`, grid tokens x heads
 // (one warp each; the GPU form walks the splits in a loop instead of a dot):
 // o = sum_s 2^(m_s - M) acc_s / sum_s 2^(m_s - M) l_s with M = max_s m_s (a

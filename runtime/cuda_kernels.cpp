@@ -134,6 +134,7 @@ std::unique_ptr<CudaKernelSet> CudaKernelSet::load(const CudaDevice& device, con
         a.blockN = k.at("block_n");
         a.combine = set->module_->function(k.at("combine").get<std::string>());
         a.combineThreads = k.at("combine_threads");
+        a.combineSplitsPerStep = k.value("combine_splits_per_step", int64_t(0));
         set->pagedDecodes_.push_back(a);
         continue;
       }
@@ -315,7 +316,12 @@ int64_t CudaKernelSet::pagedDecodeSplits(const CudaPagedDecodeKernel& k, int64_t
   // (2026-11-22) filling them with more splits was slower at every batch
   // (batch 1, 4k context: 66 splits 18.5 us, 33 splits 14.6, 16 splits
   // 16.9; docs/cuda.md "Paged decode attention on the GPU").
-  constexpr int64_t kProgramCost = 256, kReserved = 1024, kMostPerSm = 2;
+  // Each of the combine's waits for partials (one per
+  // combineSplitsPerStep splits) costs about kCombineStepCost keys: fitted
+  // to batch 1 on the H100 (2026-11-23, steps replayed as graphs: 16
+  // splits beat 32 at 1k tokens, 6.3 / 7.0 us; 32 beat 33 from 4k, 10.1 /
+  // 10.5 us at 4k, 31.4 / 32.2 at 16k).
+  constexpr int64_t kProgramCost = 256, kReserved = 1024, kMostPerSm = 2, kCombineStepCost = 48;
   const int64_t perSm = std::clamp<int64_t>(device_.sharedMemoryPerMultiprocessor() / (k.sharedBytes + kReserved), 1,
                                             kMostPerSm);
   const int64_t slots = perSm * device_.multiprocessors(), programs = batch * k.kvHeads;
@@ -325,6 +331,8 @@ int64_t CudaKernelSet::pagedDecodeSplits(const CudaPagedDecodeKernel& k, int64_t
   for (int64_t s = 1; s <= most; ++s) {
     double waves = double((programs * s + slots - 1) / slots);
     double cost = waves * (double(maxContext) / double(s) + kProgramCost);
+    if (s > 1 && k.combineSplitsPerStep > 0)
+      cost += double(kCombineStepCost * ((s + k.combineSplitsPerStep - 1) / k.combineSplitsPerStep));
     if (cost < bestCost) bestCost = cost, best = s;
   }
   return best;

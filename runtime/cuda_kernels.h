@@ -55,6 +55,9 @@ struct CudaPagedDecodeKernel {
   std::string name, dtype;  // dtype: storage type of q, the cache and o (bf16, f16)
   int64_t heads = 0, kvHeads = 0, headDim = 0, pageSize = 0, blockN = 0, threads = 0, sharedBytes = 0;
   int64_t combineThreads = 0;
+  // The combine waits for the partials once per this many splits (0: a
+  // set from before 2026-11-23 that does not say).
+  int64_t combineSplitsPerStep = 0;
   float scale = 0;
   cuda::CUfunction function = nullptr, combine = nullptr;
 };

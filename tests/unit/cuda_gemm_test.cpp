@@ -347,9 +347,10 @@ TEST_F(CudaAttentionKernels, EqualTheReferenceOnRaggedShapes) {
 // with contexts below, at and past a page, across step boundaries and long
 // (1 .. 1000), pages handed out in shuffled order from a cache of stale
 // random values (past each context too), split counts 1 (the kernel
-// stores o itself, no combine), 3, 7 and 40 (more splits than some
-// contexts have steps: those splits see no key) and the runtime's own
-// choice; o is set to NaN before each. Bounds as for FlashAttention-2
+// stores o itself, no combine), 3, 7, 16, 17, 33 and 40 (the combine
+// merges 16 a step: one short step, whole steps, a last step of one, more
+// splits than some contexts have steps: those splits see no key) and the
+// runtime's own choice; o is set to NaN before each. Bounds as for FlashAttention-2
 // (|v| <= 1).
 TEST_F(CudaPagedDecodeKernels, EqualTheReferenceOnRaggedContexts) {
   ASSERT_EQ(set->pagedDecodes().size(), 2u);
@@ -362,7 +363,8 @@ TEST_F(CudaPagedDecodeKernels, EqualTheReferenceOnRaggedContexts) {
     const int64_t B = p.tokens;
     DeviceTensor dq(*dev, p.q.stored), dcache(*dev, p.cache.stored), dtables(*dev, p.tables), dlens(*dev, p.lens),
         dout(*dev, p.q.stored.nbytes());
-    for (int64_t splits : {int64_t(1), int64_t(3), int64_t(7), int64_t(40), set->pagedDecodeSplits(k, B, 1000)}) {
+    for (int64_t splits : {int64_t(1), int64_t(3), int64_t(7), int64_t(16), int64_t(17), int64_t(33), int64_t(40),
+                           set->pagedDecodeSplits(k, B, 1000)}) {
       DeviceTensor scratch(*dev, size_t(runtime::CudaKernelSet::pagedDecodeScratchBytes(k, B, splits)));
       const std::vector<uint8_t> nan(p.q.stored.nbytes(), 0xFF);  // all-ones halves are NaN in bf16 and f16
       dev->upload(dout.p, nan.data(), nan.size());
