@@ -113,6 +113,26 @@ std::vector<GemmKernelSpec> cudaGemmKernels(const CudaGemmVariant& v, const Gemm
     s.name = fmt::format("gemm_{}_{}", v.suffix(), c.name);
     s.maxRows = c.maxRows;
     set.push_back(s);
+    // Column variants of the prefill class for plain and residual [N, K]
+    // GEMMs up to kCudaColumnVariantRows rows (not under a --prefill-block,
+    // which asks for one blocking): at 256 rows the class's 64 x 128 blocks give few programs at N =
+    // 4096 and take many small steps at N = 28672. H100, 2026-11-23,
+    // M = 256 (docs/cuda.md "Column variants"): 64 x 64 blocks 91.5 ->
+    // 80 us at K = 14336, N = 4096 and 33.4 -> 28.0 with the residual at
+    // K = 4096 (but 37 -> 50 at N = 6144); 128 x 128 on two warpgroups
+    // 181 -> 157 us at N = 28672 (but 92 -> 107 at N = 4096).
+    if (c.maxRows == kCudaPrefillRows && v.weightsNK && !v.swiglu && !v.bias && !prefill.warps) {
+      auto variant = [&](const char* blocking, const char* suffix, int64_t minCols, int64_t maxCols) {
+        GemmKernelSpec x = s;
+        applyBlocking(x, parseGemmBlocking(blocking, "prefill column variant"));
+        x.name = fmt::format("gemm_{}_{}_{}", v.suffix(), c.name, suffix);
+        x.minCols = minCols, x.maxCols = maxCols;
+        x.maxRows = kCudaColumnVariantRows;
+        set.push_back(x);
+      };
+      variant("64x64x64x4g@4", "narrow", 0, 4096);
+      if (!v.residual) variant("128x128x64x8g@4", "wide", 16384, 0);
+    }
   }
   return set;
 }
@@ -268,7 +288,8 @@ void writeCudaKernelFiles(const CudaKernelSetSpec& set, const std::string& targe
                             {{"weights", s.weightsNK ? "nk" : "kn"}, {"bias", s.bias}, {"residual", s.residual},
                              {"swiglu", s.swiglu}, {"block_m", s.blockM}, {"block_n", s.blockN},
                              {"block_k", s.blockK}, {"num_warps", s.numWarps}, {"stages", s.stages},
-                             {"max_rows", s.maxRows}, {"tma", s.tma}}));
+                             {"max_rows", s.maxRows}, {"min_cols", s.minCols}, {"max_cols", s.maxCols},
+                             {"tma", s.tma}}));
   for (const RmsNormKernelSpec& s : set.norms) kernels.push_back(entry("rms_norm", s.name, s.dtype, {{"block_n", s.blockN}}));
   for (const RopeKernelSpec& s : set.ropes)
     kernels.push_back(entry("rope", s.name, s.dtype, {{"heads", s.heads}, {"head_dim", s.headDim}}));

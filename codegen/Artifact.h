@@ -153,14 +153,19 @@ struct CudaGemmVariant {
   std::string suffix() const;
 };
 
-// A variant's four kernels, one per row class (cudaGemmSpec): decode,
+// A variant's kernels, one per row class (cudaGemmSpec): decode,
 // medium, prefill and large, each recording in kernels.json the most rows
 // it is meant for (`max_rows`: 16, 128, 1024, 0 = any). SwiGLU from the
 // prefill class up runs 128 x 128 x 64 warpgroup-dot blocks on 8 warps with
 // [N, K] weights, else 128 x 64 x 32 mma.sync blocks on 4 warps (two
 // accumulators either way).
+// Plain and residual [N, K] GEMMs add column variants of the prefill
+// class for up to kCudaColumnVariantRows rows: "_narrow" (64 x 64 blocks,
+// N <= 4096) and, plain only, "_wide" (128 x 128 on two warpgroups, N >=
+// 16384), with max_rows 256 and min_cols / max_cols.
 // Non-zero blockings replace the class's block shape (the prefill one both
-// prefill classes); warpgroup-dot blockings only for [N, K] weights.
+// prefill classes, and then no column variants); warpgroup-dot blockings
+// only for [N, K] weights.
 std::vector<GemmKernelSpec> cudaGemmKernels(const CudaGemmVariant& v, const GemmBlocking& decode = {},
                                             const GemmBlocking& medium = {}, const GemmBlocking& prefill = {});
 

@@ -86,6 +86,11 @@ struct GemmKernelSpec {
   // GPU kernel sets: the most rows (M) this blocking is meant for (0: any);
   // recorded in kernels.json for the runtime's choice (CudaKernelSet::gemmFor).
   int64_t maxRows = 0;
+  // GPU kernel sets: the output columns (N) this blocking is meant for,
+  // within its row class (0: no bound; kernels.json min_cols / max_cols).
+  // A kernel with a column bound is a variant the runtime prefers over its
+  // class's unbounded kernel when N is within it.
+  int64_t minCols = 0, maxCols = 0;
 };
 
 // Register-blocked defaults for a CPU uArch row, reading panel-packed
@@ -113,6 +118,11 @@ std::string emitGemmKernel(const GemmKernelSpec& spec);
 // buffers; prefill 64 x 128 x 64, 4 warps in assign-layouts' square grid,
 // 3 buffers; large 128 x 128 x 32, 4 warps, 4 buffers.
 constexpr int64_t kCudaDecodeRows = 16, kCudaMediumRows = 128, kCudaPrefillRows = 1024;
+// The prefill class's column variants (cudaGemmKernels) are meant for up to
+// this many rows: measured better at 256 rows, worse at 512-1024 (H100,
+// 2026-11-23: Llama-3-8B TTFT at 512 / 1024 tokens 17.8 / 35.0 -> 21.3 /
+// 40.3 ms with the narrow one up to 1024 rows).
+constexpr int64_t kCudaColumnVariantRows = 256;
 GemmKernelSpec cudaGemmSpec(const std::string& dtype, bool weightsNK, int64_t rows);
 
 // A block shape for cudaGemmSpec's kernels: "MxNxKxW" (block M, N, K, warps).

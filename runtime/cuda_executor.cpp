@@ -320,7 +320,7 @@ V CudaExecutor::Impl::gemm(const ops::NodeDef& n, const std::vector<const Val*>&
     for (int64_t wi = 0; wi < op.outputs(); ++wi) outs.push_back(pool.tensor(dt, withLast(outBase, widthOf(wi))));
     return outs;
   }
-  const CudaGemmKernel& kern = k.gemmFor(dtName, op.weightsNK, M, {op.bias, op.residual, op.swiglu});
+  const GemmEpilogue epilogue{op.bias, op.residual, op.swiglu};
   // Sibling weights placed back to back (joinSiblingWeights), at one row:
   // one GEMM over the joined [sum N, K] matrix writes q | k | v as one row,
   // and the outputs are views of it (with more rows they would interleave).
@@ -338,7 +338,7 @@ V CudaExecutor::Impl::gemm(const ops::NodeDef& n, const std::vector<const Val*>&
       b.a = x.raw();
       b.b = base;
       b.c = mut(c);
-      k.launch(kern, b, M, total, K);
+      k.launch(k.gemmFor(dtName, op.weightsNK, M, epilogue, total), b, M, total, K);
       for (int64_t wi = 0, at = 0; wi < op.outputs(); at += widthOf(wi++))
         outs.push_back(c.view(at, withLast(outBase, widthOf(wi))));
       return outs;
@@ -366,7 +366,8 @@ V CudaExecutor::Impl::gemm(const ops::NodeDef& n, const std::vector<const Val*>&
       if (res->numel() != M * N) fail("residual {} does not match the output [{}, {}]", ops::shapeStr(res->shape()), M, N);
       b.residual = res->raw();
     }
-    launches.push_back([this, &kern, b, M, N, K] { k.launch(kern, b, M, N, K); });
+    const CudaGemmKernel* kern = &k.gemmFor(dtName, op.weightsNK, M, epilogue, N);
+    launches.push_back([this, kern, b, M, N, K] { k.launch(*kern, b, M, N, K); });
     outs.push_back(std::move(c));
   }
   dev.concurrently(launches);

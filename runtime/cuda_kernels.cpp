@@ -188,6 +188,8 @@ std::unique_ptr<CudaKernelSet> CudaKernelSet::load(const CudaDevice& device, con
       g.blockN = k.at("block_n");
       g.blockK = k.at("block_k");
       g.maxRows = k.value("max_rows", 0);
+      g.minCols = k.value("min_cols", 0);
+      g.maxCols = k.value("max_cols", 0);
       g.stages = k.value("stages", 0);
       g.tma = k.value("tma", false);
       set->gemms_.push_back(g);
@@ -201,15 +203,19 @@ std::unique_ptr<CudaKernelSet> CudaKernelSet::load(const CudaDevice& device, con
 }
 
 const CudaGemmKernel& CudaKernelSet::gemmFor(const std::string& dtype, bool weightsNK, int64_t rows,
-                                             const GemmEpilogue& e) const {
+                                             const GemmEpilogue& e, int64_t cols) const {
   const CudaGemmKernel* best = nullptr;
   auto bound = [](const CudaGemmKernel& g) { return g.maxRows > 0 ? g.maxRows : INT64_MAX; };
+  auto variant = [](const CudaGemmKernel& g) { return g.minCols > 0 || g.maxCols > 0; };
+  auto holds = [&](const CudaGemmKernel& g) {
+    return !variant(g) || (cols > 0 && cols >= g.minCols && (g.maxCols == 0 || cols <= g.maxCols));
+  };
   auto better = [&](const CudaGemmKernel& g) {
-    return !best || bound(g) < bound(*best);
+    return !best || bound(g) < bound(*best) || (bound(g) == bound(*best) && variant(g) && !variant(*best));
   };
   for (const CudaGemmKernel& g : gemms_)
     if (g.dtype == dtype && g.weightsNK == weightsNK && g.bias == e.bias && g.residual == e.residual &&
-        g.swiglu == e.swiglu && bound(g) >= rows && better(g))
+        g.swiglu == e.swiglu && bound(g) >= rows && holds(g) && better(g))
       best = &g;
   if (!best)
     fail("no {} GEMM kernel with {} weights{}{}{} for {} rows in the kernel set", dtype,

@@ -19,6 +19,9 @@ struct CudaGemmKernel {
   int64_t blockM = 0, blockN = 0, blockK = 0, threads = 0;
   int64_t sharedBytes = 0;  // dynamic shared memory per block (kernels.json shared_bytes)
   int64_t maxRows = 0;  // the most rows its blocking is meant for (0: any)
+  // The output columns (N) it is meant for (0: no bound): a column variant
+  // of its row class (kernels.json min_cols / max_cols).
+  int64_t minCols = 0, maxCols = 0;
   int64_t stages = 0;   // shared-memory buffers of A and B (0: not staged); staged: A, B 16-byte aligned
   bool tma = false;     // stages A and B with TMA copies: takes their tensor maps (codegen/GemmKernel.h)
   cuda::CUfunction function = nullptr;
@@ -163,10 +166,13 @@ class CudaKernelSet {
   const std::vector<CudaGemmKernel>& gemms() const { return gemms_; }
   const CudaGemmKernel& gemm(const std::string& name) const;  // throws when absent
   // The kernel for `dtype`, weight layout and epilogue meant for M =
-  // `rows`: the smallest max_rows >= rows (0 counts as unbounded); throws
-  // when the set has none.
+  // `rows`: the smallest max_rows >= rows (0 counts as unbounded) of the
+  // kernels whose column bounds hold `cols` (N; a column variant has
+  // bounds and is skipped when cols = 0, N unknown); at equal max_rows a
+  // column variant before the unbounded kernel.
+  // Throws when the set has none.
   const CudaGemmKernel& gemmFor(const std::string& dtype, bool weightsNK, int64_t rows,
-                                const GemmEpilogue& epilogue = {}) const;
+                                const GemmEpilogue& epilogue = {}, int64_t cols = 0) const;
   const std::vector<CudaRmsNormKernel>& rmsNorms() const { return norms_; }
   const std::vector<CudaRopeKernel>& ropes() const { return ropes_; }
   const std::vector<CudaAttentionKernel>& attentions() const { return attentions_; }

@@ -113,20 +113,20 @@ int benchGemm(const std::string& dir, const std::string& jsonPath, const std::st
   nlohmann::json rows = nlohmann::json::array();
   std::printf("%-6s %-6s %-6s %-30s %9s %9s %9s\n", "M", "K", "N", "kernel", "us", "TFLOP/s", "GB/s");
   for (const Case& cs : cases)
-    rows.push_back(timeCase(set->gemmFor(dtype, /*weightsNK=*/true, cs.M),
+    rows.push_back(timeCase(set->gemmFor(dtype, /*weightsNK=*/true, cs.M, {}, cs.N),
                             {a, w, nullptr, c, nullptr, nullptr, nullptr}, cs.M, cs.K, cs.N, 1, true));
   // The MLP's gate / up projection as one SwiGLU kernel (two [N, K] weights;
   // the same weight buffer serves both: timing only).
   nlohmann::json swiglu = nlohmann::json::array();
   for (int64_t m : {256, 2048})
-    swiglu.push_back(timeCase(set->gemmFor(dtype, /*weightsNK=*/true, m, {.swiglu = true}),
+    swiglu.push_back(timeCase(set->gemmFor(dtype, /*weightsNK=*/true, m, {.swiglu = true}, 14336),
                               {a, w, w, c, nullptr, nullptr, nullptr}, m, 4096, 14336, 2, false));
   // The projections with the residual add (o_proj, down_proj).
   nlohmann::json residual = nlohmann::json::array();
   void* r = upload(maxC);
   for (int64_t m : {256, 2048})
     for (int64_t k : {4096, 14336})
-      residual.push_back(timeCase(set->gemmFor(dtype, /*weightsNK=*/true, m, {.residual = true}),
+      residual.push_back(timeCase(set->gemmFor(dtype, /*weightsNK=*/true, m, {.residual = true}, 4096),
                                   {a, w, nullptr, c, nullptr, nullptr, r}, m, k, 4096, 1, false));
   dev->release(r, maxC * 2);
   dev->release(w, maxW * 2);

@@ -189,6 +189,41 @@ TEST(GemmBlocking, WarpgroupDotBlockingsApplyToNKWeightsOnly) {
   }
 }
 
+// The prefill class's column variants: plain [N, K] GEMMs get a narrow and
+// a wide one, residual ones the narrow one, others none; a --prefill-block
+// (one blocking asked for) leaves them out.
+TEST(GemmBlocking, PrefillColumnVariantsForNKPlainAndResidual) {
+  auto names = [](const std::vector<tile::GemmKernelSpec>& set) {
+    std::vector<std::string> n;
+    for (const auto& s : set) n.push_back(s.name);
+    return n;
+  };
+  std::vector<tile::GemmKernelSpec> plain = tile::cudaGemmKernels({"bf16", true});
+  ASSERT_EQ(plain.size(), 6u);
+  EXPECT_EQ(plain[3].name, "gemm_bf16_nk_prefill_narrow");
+  EXPECT_EQ(plain[3].maxRows, tile::kCudaColumnVariantRows);
+  EXPECT_EQ(plain[4].maxRows, tile::kCudaColumnVariantRows);
+  EXPECT_EQ(plain[3].minCols, 0);
+  EXPECT_EQ(plain[3].maxCols, 4096);
+  EXPECT_EQ(plain[3].blockN, 64);
+  EXPECT_TRUE(plain[3].groupDot && plain[3].tma);
+  EXPECT_EQ(plain[4].name, "gemm_bf16_nk_prefill_wide");
+  EXPECT_EQ(plain[4].minCols, 16384);
+  EXPECT_EQ(plain[4].maxCols, 0);
+  EXPECT_EQ(plain[4].numWarps, 8);
+  for (int i : {0, 1, 2, 5}) EXPECT_EQ(plain[i].minCols + plain[i].maxCols, 0) << plain[i].name;
+  std::vector<tile::GemmKernelSpec> residual = tile::cudaGemmKernels({"bf16", true, false, true});
+  EXPECT_EQ(names(residual), (std::vector<std::string>{"gemm_bf16_nk_residual_decode", "gemm_bf16_nk_residual_medium",
+                                                       "gemm_bf16_nk_residual_prefill",
+                                                       "gemm_bf16_nk_residual_prefill_narrow",
+                                                       "gemm_bf16_nk_residual_large"}));
+  EXPECT_EQ(tile::cudaGemmKernels({"bf16", true, false, false, true}).size(), 4u);  // SwiGLU
+  EXPECT_EQ(tile::cudaGemmKernels({"bf16", true, true}).size(), 4u);                // bias
+  EXPECT_EQ(tile::cudaGemmKernels({"bf16", false}).size(), 4u);                     // [K, N]
+  tile::GemmBlocking p = tile::parseGemmBlocking("64x128x64x4g@5", "--prefill-block");
+  EXPECT_EQ(tile::cudaGemmKernels({"bf16", true}, {}, {}, p).size(), 4u);
+}
+
 // The warpgroup-dot kernels' TMA staging reaches the PTX: one mbarrier per
 // stage, box copies issued through the tensor maps (the kernel's last
 // parameters), phase waits, and no per-thread cp.async on the staged path

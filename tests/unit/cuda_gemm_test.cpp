@@ -229,6 +229,37 @@ TEST_F(CudaGemmKernels, ChoosesTheBlockingForTheRowCount) {
   EXPECT_THROW(set->gemmFor("f32", true, 1), Error);
 }
 
+// Up to 256 rows of the prefill class, [N, K] plain and residual GEMMs take
+// a column variant when N is within its bounds (kernels.json max_rows,
+// min_cols / max_cols); other N, an unknown N, more rows, other classes and
+// epilogues keep the class's kernel.
+TEST_F(CudaGemmKernels, ChoosesAColumnVariantWithinTheRowClass) {
+  struct Choice {
+    int64_t rows, cols;
+    runtime::GemmEpilogue e;
+    const char* name;
+  };
+  const Choice choices[] = {{256, 4096, {}, "gemm_bf16_nk_prefill_narrow"},
+                            {129, 1000, {}, "gemm_bf16_nk_prefill_narrow"},
+                            {257, 4096, {}, "gemm_bf16_nk_prefill"},
+                            {1024, 28672, {}, "gemm_bf16_nk_prefill"},
+                            {256, 4097, {}, "gemm_bf16_nk_prefill"},
+                            {256, 6144, {}, "gemm_bf16_nk_prefill"},
+                            {256, 16384, {}, "gemm_bf16_nk_prefill_wide"},
+                            {256, 28672, {}, "gemm_bf16_nk_prefill_wide"},
+                            {256, 0, {}, "gemm_bf16_nk_prefill"},
+                            {256, 4096, {.residual = true}, "gemm_bf16_nk_residual_prefill_narrow"},
+                            {256, 28672, {.residual = true}, "gemm_bf16_nk_residual_prefill"},
+                            {256, 4096, {.bias = true}, "gemm_bf16_nk_bias_prefill"},
+                            {256, 14336, {.swiglu = true}, "gemm_bf16_nk_swiglu_prefill"},
+                            {128, 4096, {}, "gemm_bf16_nk_medium"},
+                            {2048, 4096, {}, "gemm_bf16_nk_large"},
+                            {2048, 28672, {}, "gemm_bf16_nk_large"}};
+  for (const Choice& c : choices)
+    EXPECT_EQ(set->gemmFor("bf16", true, c.rows, c.e, c.cols).name, c.name) << c.rows << " x " << c.cols;
+  EXPECT_EQ(set->gemmFor("bf16", false, 256, {}, 4096).name, "gemm_bf16_kn_prefill");
+}
+
 // The generated RMSNorm kernels (one warp per row, lane-linear tiles and a
 // shuffle reduction) against ops::rmsNorm on the same rounded inputs, ragged
 // widths (below one lane round, between rounds, over several blocks).
