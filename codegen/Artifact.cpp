@@ -115,9 +115,10 @@ std::vector<GemmKernelSpec> cudaGemmKernels(const CudaGemmVariant& v, const Gemm
     set.push_back(s);
     // Column variants of the prefill class for plain and residual [N, K]
     // GEMMs up to kCudaColumnVariantRows rows (not under a --prefill-block,
-    // which asks for one blocking): at 256 rows the class's 64 x 128 blocks give few programs at N =
-    // 4096 and take many small steps at N = 28672. H100, 2026-11-23,
-    // M = 256 (docs/cuda.md "Column variants"): 64 x 64 blocks 91.5 ->
+    // which asks for one blocking): at 256 rows the class's 64 x 128
+    // blocks give few programs at N = 4096 and take many small steps at N =
+    // 28672. H100, 2026-11-23, M = 256 (docs/cuda.md "GEMM column variants
+    // of the prefill class"): 64 x 64 blocks 91.5 ->
     // 80 us at K = 14336, N = 4096 and 33.4 -> 28.0 with the residual at
     // K = 4096 (but 37 -> 50 at N = 6144); 128 x 128 on two warpgroups
     // 181 -> 157 us at N = 28672 (but 92 -> 107 at N = 4096).

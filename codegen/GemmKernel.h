@@ -86,10 +86,10 @@ struct GemmKernelSpec {
   // GPU kernel sets: the most rows (M) this blocking is meant for (0: any);
   // recorded in kernels.json for the runtime's choice (CudaKernelSet::gemmFor).
   int64_t maxRows = 0;
-  // GPU kernel sets: the output columns (N) this blocking is meant for,
-  // within its row class (0: no bound; kernels.json min_cols / max_cols).
-  // A kernel with a column bound is a variant the runtime prefers over its
-  // class's unbounded kernel when N is within it.
+  // GPU kernel sets: the output columns (N) this blocking is meant for
+  // (0: no bound; kernels.json min_cols / max_cols). A kernel with a
+  // column bound is a column variant: the runtime takes it only when N is
+  // within it, and before the unbounded kernel of the same max_rows.
   int64_t minCols = 0, maxCols = 0;
 };
 
