@@ -117,17 +117,18 @@ int benchGemm(const std::string& dir, const std::string& jsonPath, const std::st
                             {a, w, nullptr, c, nullptr, nullptr, nullptr}, cs.M, cs.K, cs.N, 1, true));
   // The MLP's gate / up projection as one SwiGLU kernel (two [N, K] weights;
   // the same weight buffer serves both: timing only).
+  constexpr int64_t hidden = 4096, intermediate = 14336;
   nlohmann::json swiglu = nlohmann::json::array();
   for (int64_t m : {256, 2048})
-    swiglu.push_back(timeCase(set->gemmFor(dtype, /*weightsNK=*/true, m, {.swiglu = true}, 14336),
-                              {a, w, w, c, nullptr, nullptr, nullptr}, m, 4096, 14336, 2, false));
+    swiglu.push_back(timeCase(set->gemmFor(dtype, /*weightsNK=*/true, m, {.swiglu = true}, intermediate),
+                              {a, w, w, c, nullptr, nullptr, nullptr}, m, hidden, intermediate, 2, false));
   // The projections with the residual add (o_proj, down_proj).
   nlohmann::json residual = nlohmann::json::array();
   void* r = upload(maxC);
   for (int64_t m : {256, 2048})
-    for (int64_t k : {4096, 14336})
-      residual.push_back(timeCase(set->gemmFor(dtype, /*weightsNK=*/true, m, {.residual = true}, 4096),
-                                  {a, w, nullptr, c, nullptr, nullptr, r}, m, k, 4096, 1, false));
+    for (int64_t k : {hidden, intermediate})
+      residual.push_back(timeCase(set->gemmFor(dtype, /*weightsNK=*/true, m, {.residual = true}, hidden),
+                                  {a, w, nullptr, c, nullptr, nullptr, r}, m, k, hidden, 1, false));
   dev->release(r, maxC * 2);
   dev->release(w, maxW * 2);
   dev->release(a, maxA * 2);
