@@ -314,34 +314,46 @@ int64_t CudaKernelSet::pagedDecodeScratchBytes(const CudaPagedDecodeKernel& k, i
   return round(batch * k.heads * splits * k.headDim * 4) + 2 * round(batch * k.heads * splits * 4);
 }
 
-int64_t CudaKernelSet::pagedDecodeSplits(const CudaPagedDecodeKernel& k, int64_t batch, int64_t maxContext) const {
-  // The fixed cost of a program (pipeline fill, partials, its share of the
-  // combine) in keys: fitted to the H200 runs in docs/cuda.md. A block
-  // also takes 1 KiB of shared memory the driver reserves. A wave is at
-  // most two programs per SM: more fit by shared memory, but on the H100
-  // (2026-11-22) filling them with more splits was slower at every batch
-  // (batch 1, 4k context: 66 splits 18.5 us, 33 splits 14.6, 16 splits
-  // 16.9; docs/cuda.md "Paged decode attention on the GPU").
-  // Each of the combine's waits for partials (one per
-  // combineSplitsPerStep splits) costs about kCombineStepCost keys: fitted
+int64_t pagedDecodeSplitCount(const CudaPagedDecodeKernel& k, int64_t multiprocessors, int64_t sharedPerSm,
+                              int64_t batch, int64_t maxContext) {
+  // Costs in keys. The fixed cost of a program (pipeline fill, partials)
+  // was fitted to the H200 runs in docs/cuda.md; a block also takes 1 KiB
+  // of shared memory the driver reserves. A wave is at most two programs
+  // per SM: more fit by shared memory, but on the H100 (2026-11-22)
+  // filling them with more splits was slower at every batch (batch 1, 4k
+  // context: 66 splits 18.5 us, 33 splits 14.6, 16 splits 16.9;
+  // docs/cuda.md "Paged decode attention on the GPU").
+  // The combine, when there is one: each of its waits for partials (one
+  // per combineSplitsPerStep splits) costs about kCombineStepCost, fitted
   // to batch 1 on the H100 (2026-11-23, steps replayed as graphs: 16
   // splits beat 32 at 1k tokens, 6.3 / 7.0 us; 32 beat 33 from 4k, 10.1 /
-  // 10.5 us at 4k, 31.4 / 32.2 at 16k).
-  constexpr int64_t kProgramCost = 256, kReserved = 1024, kMostPerSm = 2, kCombineStepCost = 48;
-  const int64_t perSm = std::clamp<int64_t>(device_.sharedMemoryPerMultiprocessor() / (k.sharedBytes + kReserved), 1,
-                                            kMostPerSm);
-  const int64_t slots = perSm * device_.multiprocessors(), programs = batch * k.kvHeads;
+  // 10.5 us at 4k, 31.4 / 32.2 at 16k), and its launch about
+  // kCombineLaunchCost: at 128 tokens one split (no combine) beat the four
+  // the model chose without it, 4.8 / 5.3 us at batch 1 and 5.1 / 6.0 at
+  // batch 8, while at 256 tokens splitting still won, 5.3 / 7.6 and 7.0 /
+  // 7.8 (H100, 2026-11-23, graphs; the window this leaves is 48-144 keys).
+  constexpr int64_t kProgramCost = 256, kReserved = 1024, kMostPerSm = 2, kCombineStepCost = 48,
+                    kCombineLaunchCost = 96;
+  const int64_t perSm = std::clamp<int64_t>(sharedPerSm / (k.sharedBytes + kReserved), 1, kMostPerSm);
+  const int64_t slots = perSm * multiprocessors, programs = batch * k.kvHeads;
   const int64_t most = std::max<int64_t>(1, (maxContext + k.blockN - 1) / k.blockN);
   int64_t best = 1;
   double bestCost = INFINITY;
   for (int64_t s = 1; s <= most; ++s) {
     double waves = double((programs * s + slots - 1) / slots);
     double cost = waves * (double(maxContext) / double(s) + kProgramCost);
+    // Sets from before 2026-11-23 (no combineSplitsPerStep) keep the model
+    // their counts were tuned with.
     if (s > 1 && k.combineSplitsPerStep > 0)
-      cost += double(kCombineStepCost * ((s + k.combineSplitsPerStep - 1) / k.combineSplitsPerStep));
+      cost += double(kCombineLaunchCost + kCombineStepCost * ((s + k.combineSplitsPerStep - 1) / k.combineSplitsPerStep));
     if (cost < bestCost) bestCost = cost, best = s;
   }
   return best;
+}
+
+int64_t CudaKernelSet::pagedDecodeSplits(const CudaPagedDecodeKernel& k, int64_t batch, int64_t maxContext) const {
+  return pagedDecodeSplitCount(k, device_.multiprocessors(), device_.sharedMemoryPerMultiprocessor(), batch,
+                               maxContext);
 }
 
 void CudaKernelSet::launch(const CudaPagedDecodeKernel& k, const PagedDecodeBuffers& b, int64_t batch,

@@ -65,6 +65,17 @@ struct CudaPagedDecodeKernel {
   cuda::CUfunction function = nullptr, combine = nullptr;
 };
 
+// The split count of a paged decode step for `batch` sequences of at most
+// `maxContext` tokens, by kernel `k` on a GPU of `multiprocessors` SMs with
+// `sharedPerSm` bytes of shared memory each: the count that minimizes
+// waves x (keys per split + a fixed cost per program) plus the combine's
+// cost when it runs (its launch, and one wait per combineSplitsPerStep
+// splits), where a wave is as many programs as the SMs hold at once (by
+// shared memory, at most two each) and each split keeps at least one step
+// of keys. Pure, so its choices are tested without a GPU.
+int64_t pagedDecodeSplitCount(const CudaPagedDecodeKernel& k, int64_t multiprocessors, int64_t sharedPerSm,
+                              int64_t batch, int64_t maxContext);
+
 // Paged prefill attention (codegen/AttentionKernel.h, GPU paged prefill
 // form): sequences with any number of new tokens (chunked prefill),
 // causal over their context in the paged cache.
@@ -199,10 +210,7 @@ class CudaKernelSet {
   // Bytes of scratch a paged decode step of `batch` sequences in `splits`
   // splits needs.
   static int64_t pagedDecodeScratchBytes(const CudaPagedDecodeKernel& k, int64_t batch, int64_t splits);
-  // The split count for `batch` sequences of at most `maxContext` tokens on
-  // this device: the one that minimizes waves x (keys per split + a fixed
-  // cost per program), where a wave is as many programs as the SMs hold at
-  // once (by shared memory) and each split keeps at least one step of keys.
+  // pagedDecodeSplitCount on this device.
   int64_t pagedDecodeSplits(const CudaPagedDecodeKernel& k, int64_t batch, int64_t maxContext) const;
 
   // Enqueues one launch (grid ceil(M / blockM) x ceil(N / blockN)); throws

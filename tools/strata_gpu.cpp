@@ -298,7 +298,7 @@ int benchAttention(const std::string& dir, const std::string& jsonPath, const st
 // per-launch cost; at batch 1 with a few MB a step that cost is a large
 // part of the stream figure.
 int benchPagedDecode(const std::string& dir, const std::string& jsonPath, const std::string& dtype, int reps,
-                     double splitScale) {
+                     double splitScale, const std::vector<int64_t>& batches, const std::vector<int64_t>& contexts) {
   auto dev = runtime::CudaDevice::open();
   auto set = runtime::CudaKernelSet::load(*dev, dir);
   std::printf("device: %s\n%-34s %-5s %-6s %-6s %9s %9s %9s %9s\n", dev->deviceName().c_str(), "kernel", "batch",
@@ -308,8 +308,9 @@ int benchPagedDecode(const std::string& dir, const std::string& jsonPath, const 
   for (const runtime::CudaPagedDecodeKernel& k : set->pagedDecodes()) {
     if (k.dtype != dtype) continue;
     const int64_t P = k.pageSize, rowBytes = k.headDim * 2;
-    for (int64_t B : {1, 8, 32, 64})
-      for (int64_t ctx : {1024, 4096, 16384, 32768}) {
+    for (int64_t B : batches)
+      for (int64_t ctx : contexts) {
+        if (B <= 0 || ctx <= 0 || ctx % P) fail("batch {} / context {}: both must be positive and the context whole pages of {}", B, ctx, P);
         const int64_t maxBlocks = ctx / P, numBlocks = B * maxBlocks;
         const int64_t cacheBytes = numBlocks * 2 * k.kvHeads * P * rowBytes;
         std::vector<int64_t> physical(numBlocks), lens(B, ctx);
@@ -567,6 +568,9 @@ int main(int argc, char** argv) {
                              "bf16 or f16");
   paged->add_option("--split-scale", splitScale, "Multiply the runtime's KV split count by this (for tuning)")
       ->capture_default_str();
+  std::vector<int64_t> pagedBatches{1, 8, 32, 64}, pagedContexts{1024, 4096, 16384, 32768};
+  paged->add_option("--batches", pagedBatches, "Sequences per step")->capture_default_str();
+  paged->add_option("--contexts", pagedContexts, "Tokens of context per sequence (whole pages)")->capture_default_str();
   int64_t minCols = 4096;
   auto* elementwise = benchCommand("bench-elementwise",
                                    "Time the fused elementwise kernels of a compiled graph (--kernels: its artifact "
@@ -615,7 +619,7 @@ int main(int argc, char** argv) {
     if (norm->parsed()) return benchRmsNorm(dir, json, dtype, reps);
     if (rope->parsed()) return benchRope(dir, json, dtype, reps);
     if (attn->parsed()) return benchAttention(dir, json, dtype, reps, everyKernel);
-    if (paged->parsed()) return benchPagedDecode(dir, json, dtype, reps, splitScale);
+    if (paged->parsed()) return benchPagedDecode(dir, json, dtype, reps, splitScale, pagedBatches, pagedContexts);
     if (elementwise->parsed()) return benchElementwise(dir, json, reps, minCols);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "error: %s\n", e.what());

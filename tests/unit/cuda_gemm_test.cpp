@@ -604,6 +604,39 @@ TEST_F(CudaRepetitionPenaltyKernels, EqualTheHostsPenalty) {
   }
 }
 
+// The split model on the H100's numbers (132 SMs, 228 KiB of shared memory
+// each) for the bf16 Llama-3-8B decode kernel (32 keys a step, 56576 bytes
+// of shared memory, 8 KV heads): no GPU needed. The counts are the ones
+// the measurements in docs/cuda.md chose between.
+TEST(PagedDecodeSplitCount, FollowsTheMeasuredCosts) {
+  runtime::CudaPagedDecodeKernel k;
+  k.heads = 32, k.kvHeads = 8, k.headDim = 128, k.pageSize = 16, k.blockN = 32, k.sharedBytes = 56576;
+  k.combineSplitsPerStep = 16;
+  auto splits = [&](int64_t batch, int64_t context) {
+    return runtime::pagedDecodeSplitCount(k, 132, 233472, batch, context);
+  };
+  // Short contexts: one split storing o itself beats splits and a combine
+  // (at 128 tokens 4.8 / 5.3 us at batch 1); from 256 tokens splitting wins.
+  EXPECT_EQ(splits(1, 128), 1);
+  EXPECT_EQ(splits(8, 128), 1);
+  EXPECT_EQ(splits(1, 256), 8);
+  EXPECT_EQ(splits(8, 256), 4);
+  // Batch 1: 16 splits at 1k (one combine step), 32 from 4k; at most two
+  // programs per SM.
+  EXPECT_EQ(splits(1, 1024), 16);
+  EXPECT_EQ(splits(1, 4096), 32);
+  EXPECT_EQ(splits(1, 32768), 32);
+  EXPECT_EQ(splits(8, 4096), 4);
+  // Batch 32 and up fill the SMs without splits.
+  EXPECT_EQ(splits(32, 1024), 1);
+  EXPECT_EQ(splits(64, 32768), 1);
+  // A set from before combineSplitsPerStep keeps its old model: 4 splits
+  // at 128 tokens, 33 at 4k.
+  k.combineSplitsPerStep = 0;
+  EXPECT_EQ(splits(1, 128), 4);
+  EXPECT_EQ(splits(1, 4096), 33);
+}
+
 TEST(CudaKernelSet, MissingKernelSetIsAClearError) {
   std::string why = CudaDevice::unavailable();
   if (!why.empty()) GTEST_SKIP() << "no CUDA device: " << why;
