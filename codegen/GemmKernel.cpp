@@ -384,20 +384,21 @@ std::string stagedBody(const GemmKernelSpec& s, const GemmText& t) {
   };
   const int nb = s.swiglu ? 2 : 1;  // B operands
   // Copies of K block `j` into stage `st`.
-  // `ib`: the copies lie inside the arrays (no bounds arithmetic per run).
-  auto copy = [&](const std::string& p, const std::string& j, const std::string& st, bool ib) {
+  // `ibA` / `ibB`: A's / B's copies lie inside their arrays (no bounds
+  // arithmetic per run).
+  auto copy = [&](const std::string& p, const std::string& j, const std::string& st, bool ibA, bool ibB) {
     std::string bStrides = s.weightsNK ? "[%c1, %K]" : "[%N, %c1]";
     std::string c = fmt::format("    %{p}ko = arith.muli {j}, %bk : index\n"
                                 "    %{p}ga = tile.make_block_ptr %a, [%M, %K], [%K, %c1], [%row, %{p}ko] : !tile.ptr<{dt}> -> {aP}\n"
                                 "{la}    tile.async_copy %{p}la, %{p}ga {{contiguous = 1 : i64{ib}}} : {aP}\n",
                                 fmt::arg("p", p), fmt::arg("j", j), fmt::arg("dt", dt), fmt::arg("aP", t.aP),
-                                fmt::arg("ib", ib ? ", in_bounds" : ""),
+                                fmt::arg("ib", ibA ? ", in_bounds" : ""),
                                 fmt::arg("la", aView(p + "la", st)));
     for (int w = 0; w < nb; ++w) {
       std::string q = p + (w ? "2" : "");
       c += fmt::format("    %{q}gb = tile.make_block_ptr %b{w}, [%K, %N], {bs}, [%{p}ko, %col] : !tile.ptr<{dt}> -> {bP}\n"
                        "{lb}    tile.async_copy %{q}lb, %{q}gb {{contiguous = {bd} : i64{ib}}} : {bP}\n",
-                       fmt::arg("p", p), fmt::arg("q", q), fmt::arg("ib", ib ? ", in_bounds" : ""), fmt::arg("w", w ? "2" : ""), fmt::arg("dt", dt),
+                       fmt::arg("p", p), fmt::arg("q", q), fmt::arg("ib", ibB ? ", in_bounds" : ""), fmt::arg("w", w ? "2" : ""), fmt::arg("dt", dt),
                        fmt::arg("bP", t.bP), fmt::arg("bs", bStrides), fmt::arg("bd", bDim),
                        fmt::arg("lb", bView(w, q + "lb", st)));
     }
@@ -449,10 +450,11 @@ std::string stagedBody(const GemmKernelSpec& s, const GemmText& t) {
                        fmt::arg("types", types), fmt::arg("yields", yields), fmt::arg("loads", loads));
   };
   // cp.async: commit groups; at step i the wait leaves S - 2 groups in
-  // flight (block i has landed). `ib`: copies without bounds arithmetic
-  // (interior blocks when K is whole K blocks).
-  auto pipeline = [&](bool ib) {
-    return pipelineText([&](const std::string& p, const std::string& j, const std::string& st) { return copy(p, j, st, ib); },
+  // flight (block i has landed). `ibA` / `ibB`: A's / B's copies without
+  // bounds arithmetic (when K is whole K blocks: A's for a program whose
+  // rows lie inside M, B's for one whose columns lie inside N).
+  auto pipeline = [&](bool ibA, bool ibB) {
+    return pipelineText([&](const std::string& p, const std::string& j, const std::string& st) { return copy(p, j, st, ibA, ibB); },
                         fmt::format("    tile.async_wait {{pending = {} : i64}}\n", S - 2),
                         "    tile.async_commit\n", "    %st = arith.remui %i, %ns : index\n");
   };
@@ -509,18 +511,26 @@ std::string stagedBody(const GemmKernelSpec& s, const GemmText& t) {
 )",
                        fmt::arg("allocs", allocs), fmt::arg("S", S), fmt::arg("consts", consts),
                        fmt::arg("pipeline", tmaPipeline()), fmt::arg("fast", fast), fmt::arg("edge", edge));
+  // Three pipelines: every copy unchecked (interior programs, K whole),
+  // only A's checked (columns inside N, rows not: every program when M is
+  // below the block's rows, as at decode; K whole), all checked.
   return fmt::format(R"({allocs}{consts}    %kbr = arith.remui %K, %bk : index
     %kwhole = arith.cmpi eq, %kbr, %c0 : index
     %full = arith.andi %interior, %kwhole : i1
+    %colsWhole = arith.andi %colsIn, %kwhole : i1
     scf.if %full {{
 {inside}{fast}    }} else {{
+    scf.if %colsWhole {{
+{rowEdge}{edge}    }} else {{
 {checked}    scf.if %interior {{
 {fast}    }} else {{
 {edge}    }}
     }}
+    }}
 )",
-                     fmt::arg("allocs", allocs), fmt::arg("consts", consts), fmt::arg("inside", pipeline(true)),
-                     fmt::arg("checked", pipeline(false)), fmt::arg("fast", fast), fmt::arg("edge", edge));
+                     fmt::arg("allocs", allocs), fmt::arg("consts", consts), fmt::arg("inside", pipeline(true, true)),
+                     fmt::arg("rowEdge", pipeline(false, true)), fmt::arg("checked", pipeline(false, false)),
+                     fmt::arg("fast", fast), fmt::arg("edge", edge));
 }
 
 // CPU form: panel-packed weights, programs of several register blocks, K

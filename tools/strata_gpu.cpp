@@ -59,21 +59,34 @@ void writeResults(const std::string& path, const nlohmann::json& results) {
   if (!os) fail("cannot write {}", path);
 }
 
-int benchGemm(const std::string& dir, const std::string& jsonPath, const std::string& dtype, int reps) {
+int benchGemm(const std::string& dir, const std::string& jsonPath, const std::string& dtype, int reps,
+              const std::vector<int64_t>& rowsList, const std::vector<int64_t>& epilogueRows) {
   auto dev = runtime::CudaDevice::open();
   auto set = runtime::CudaKernelSet::load(*dev, dir);
   std::printf("device: %s (sm_%d, %d SMs); kernels %s\n", dev->deviceName().c_str(), dev->computeCapability(),
               dev->multiprocessors(), dir.c_str());
   const std::vector<std::pair<int64_t, int64_t>> kn = {{4096, 6144}, {4096, 4096}, {4096, 28672}, {14336, 4096}};
   std::vector<Case> cases;
-  for (int64_t m : {1, 16, 64, 256, 2048})
+  for (int64_t m : rowsList) {
+    if (m <= 0) fail("rows must be positive, got {}", m);
     for (auto [k, n] : kn) cases.push_back({m, k, n});
+  }
+  for (int64_t m : epilogueRows)
+    if (m <= 0) fail("epilogue rows must be positive, got {}", m);
   // One random weight / activation buffer big enough for every case.
   int64_t maxW = 0, maxA = 0, maxC = 0;
   for (const Case& c : cases) {
     maxW = std::max(maxW, c.K * c.N);
     maxA = std::max(maxA, c.M * c.K);
     maxC = std::max(maxC, c.M * c.N);
+  }
+  // SwiGLU: [m, hidden] x two [intermediate, hidden]; residual: K up to
+  // intermediate, N = hidden.
+  constexpr int64_t hidden = 4096, intermediate = 14336;
+  for (int64_t m : epilogueRows) {
+    maxW = std::max(maxW, intermediate * hidden);
+    maxA = std::max(maxA, m * intermediate);
+    maxC = std::max(maxC, m * intermediate);
   }
   std::mt19937 rng(7);
   std::uniform_real_distribution<float> u(-1, 1);
@@ -117,15 +130,14 @@ int benchGemm(const std::string& dir, const std::string& jsonPath, const std::st
                             {a, w, nullptr, c, nullptr, nullptr, nullptr}, cs.M, cs.K, cs.N, 1, true));
   // The MLP's gate / up projection as one SwiGLU kernel (two [N, K] weights;
   // the same weight buffer serves both: timing only).
-  constexpr int64_t hidden = 4096, intermediate = 14336;
   nlohmann::json swiglu = nlohmann::json::array();
-  for (int64_t m : {256, 2048})
+  for (int64_t m : epilogueRows)
     swiglu.push_back(timeCase(set->gemmFor(dtype, /*weightsNK=*/true, m, {.swiglu = true}, intermediate),
                               {a, w, w, c, nullptr, nullptr, nullptr}, m, hidden, intermediate, 2, false));
   // The projections with the residual add (o_proj, down_proj).
   nlohmann::json residual = nlohmann::json::array();
   void* r = upload(maxC);
-  for (int64_t m : {256, 2048})
+  for (int64_t m : epilogueRows)
     for (int64_t k : {hidden, intermediate})
       residual.push_back(timeCase(set->gemmFor(dtype, /*weightsNK=*/true, m, {.residual = true}, hidden),
                                   {a, w, nullptr, c, nullptr, nullptr, r}, m, k, hidden, 1, false));
@@ -549,6 +561,9 @@ int main(int argc, char** argv) {
                              "Time the generated GEMM kernels on Llama-3-8B projection shapes (decode M = 1..256, "
                              "prefill M = 2048) and the SwiGLU kernel on the gate / up projection",
                              "bf16 or f16");
+  std::vector<int64_t> gemmRows{1, 16, 64, 256, 2048}, gemmEpilogueRows{256, 2048};
+  bench->add_option("--rows", gemmRows, "M of the plain GEMMs")->capture_default_str();
+  bench->add_option("--epilogue-rows", gemmEpilogueRows, "M of the SwiGLU and residual GEMMs")->capture_default_str();
   auto* norm = benchCommand("bench-rmsnorm", "Time the generated RMSNorm kernels at hidden 4096 (1..4096 rows)",
                             "f32, bf16 or f16");
   auto* rope = benchCommand("bench-rope", "Time the generated RoPE kernels on Llama-3-8B q and k rows (1..4096 tokens)",
@@ -615,7 +630,7 @@ int main(int argc, char** argv) {
   try {
     if (run->parsed()) return runModel(ro);
     if (benchModelCmd->parsed()) return benchModel(bm);
-    if (bench->parsed()) return benchGemm(dir, json, dtype, reps);
+    if (bench->parsed()) return benchGemm(dir, json, dtype, reps, gemmRows, gemmEpilogueRows);
     if (norm->parsed()) return benchRmsNorm(dir, json, dtype, reps);
     if (rope->parsed()) return benchRope(dir, json, dtype, reps);
     if (attn->parsed()) return benchAttention(dir, json, dtype, reps, everyKernel);

@@ -164,9 +164,12 @@ TEST_F(CudaGemmKernels, EqualTheReferenceOnRaggedShapes) {
   // Ragged everywhere: no M, N or K is a multiple of a block (except the
   // aligned case), K below one K block, rows below and above one M block;
   // whole blocks with K % 4 = 2 (the bounds-checked path: the fast path
-  // loads runs of 4 along K).
-  const std::vector<Shape3> decode = {{1, 200, 264}, {5, 77, 40}, {16, 64, 64}, {9, 130, 1000}, {16, 96, 998}};
-  const std::vector<Shape3> prefill = {{37, 200, 264}, {130, 77, 24}, {256, 256, 256}, {300, 390, 1000}, {64, 128, 250}};
+  // loads runs of 4 along K); rows below one M block with whole column and
+  // K blocks (the staged pipeline that checks only A's copies).
+  const std::vector<Shape3> decode = {{1, 200, 264}, {5, 77, 40}, {16, 64, 64}, {9, 130, 1000}, {16, 96, 998},
+                                      {3, 96, 256}};
+  const std::vector<Shape3> prefill = {{37, 200, 264}, {130, 77, 24}, {256, 256, 256}, {300, 390, 1000}, {64, 128, 250},
+                                       {20, 256, 512}};
   unsigned seed = 1;
   for (const runtime::CudaGemmKernel& k : set->gemms()) {
     const double tol = (k.dtype == "bf16" ? 1.0 / 128 : 1.0 / 1024);
