@@ -5,10 +5,11 @@
 // generates on the GPU (token ids in and out);
 //   strata-gpu bench-model DIR [--random-weights SEED] [--sampling] [--json FILE]
 // times the whole model: time to first token and decode ms/step;
-//   strata-gpu bench-gemm --kernels DIR [--json FILE]
+//   strata-gpu bench-gemm --kernels DIR [--rows M...] [--epilogue-rows M...] [--json FILE]
 // times the generated bf16 GEMM kernels on Llama-3-8B projection shapes
-// (weights [N, K] as HF Linear stores them) and the SwiGLU kernel on the
-// MLP's gate / up projection (M = 256, 2048) with CUDA events;
+// (weights [N, K] as HF Linear stores them; M = 1, 16, 64, 256, 2048 by
+// default), the SwiGLU kernel on the MLP's gate / up projection and the
+// residual projections (M = 256, 2048 by default) with CUDA events;
 //   strata-gpu bench-rmsnorm --kernels DIR [--json FILE]
 // the generated RMSNorm kernels at hidden 4096 (Llama-3-8B) for 1..4096 rows;
 //   strata-gpu bench-rope --kernels DIR [--json FILE]
@@ -17,9 +18,9 @@
 // the FlashAttention-2 kernels at 16k tokens per launch (batch x seq, seq
 // 1k..16k), head dim 64 and 128, causal and not, Llama-3-8B's GQA
 // prefill (seq 128..8k, batch 1) and its paged prefill (512..8k);
-//   strata-gpu bench-paged-decode --kernels DIR [--json FILE]
+//   strata-gpu bench-paged-decode --kernels DIR [--batches B...] [--contexts T...] [--json FILE]
 // the paged decode kernels on Llama-3-8B's attention (32 / 8 heads, dim
-// 128, pages of 16) at batch 1..64 and context 1k..32k;
+// 128, pages of 16), by default at batch 1..64 and context 1k..32k;
 //   strata-gpu bench-elementwise --kernels ARTIFACT [--json FILE]
 // the fused elementwise kernels of a compiled graph at rows 1..4096.
 #include <CLI/CLI.hpp>
@@ -322,7 +323,8 @@ int benchPagedDecode(const std::string& dir, const std::string& jsonPath, const 
     const int64_t P = k.pageSize, rowBytes = k.headDim * 2;
     for (int64_t B : batches)
       for (int64_t ctx : contexts) {
-        if (B <= 0 || ctx <= 0 || ctx % P) fail("batch {} / context {}: both must be positive and the context whole pages of {}", B, ctx, P);
+        if (B <= 0 || ctx <= 0 || ctx % P)
+          fail("batch {} / context {}: both must be positive and the context whole pages of {}", B, ctx, P);
         const int64_t maxBlocks = ctx / P, numBlocks = B * maxBlocks;
         const int64_t cacheBytes = numBlocks * 2 * k.kvHeads * P * rowBytes;
         std::vector<int64_t> physical(numBlocks), lens(B, ctx);
