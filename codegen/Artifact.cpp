@@ -214,15 +214,25 @@ std::vector<AttentionKernelSpec> cudaAttentionKernelSet(const std::string& block
 }
 
 std::vector<AttentionKernelSpec> cudaPagedDecodeKernelSet(const std::string& blocking) {
-  long n = 0, stages = 0;
-  int used = 0;
-  if (!blocking.empty() && (std::sscanf(blocking.c_str(), "%ldx%ld%n", &n, &stages, &used) != 2 ||
-                            used != (int)blocking.size() || n <= 0 || stages < 2))
-    fail("--paged-decode-block '{}': expected NxS (N keys per step, whole pages; S >= 2 buffers), e.g. 32x3", blocking);
+  long n = 0, stages = 0, warps = 1;
+  int used = 0, usedW = 0;
+  std::string text = blocking;
+  const bool merge = !text.empty() && text.back() == 'm';
+  if (merge) text.pop_back();
+  if (!blocking.empty()) {
+    int got = std::sscanf(text.c_str(), "%ldx%ld%nx%ld%n", &n, &stages, &used, &warps, &usedW);
+    if (got == 3) used = usedW;
+    if (got < 2 || used != (int)text.size() || n <= 0 || stages < 2 || warps <= 0)
+      fail("--paged-decode-block '{}': expected NxS[xW][m] (N keys per step, whole pages; S >= 2 buffers; W warps "
+           "sharing a step's keys, default 1; m: the last split program merges the splits, no combine kernel), "
+           "e.g. 32x3, 128x2x4 or 32x3m",
+           blocking);
+  }
   std::vector<AttentionKernelSpec> set;
   for (const char* dt : {"bf16", "f16"}) {
     set.push_back(cudaPagedDecodeSpec(32, 8, 128, 16, dt));
-    if (!blocking.empty()) set.back().blockN = n, set.back().stages = stages;
+    if (!blocking.empty())
+      set.back().blockN = n, set.back().stages = stages, set.back().numWarps = warps, set.back().mergeSplits = merge;
   }
   return set;
 }
@@ -270,6 +280,8 @@ void writeCudaKernelFiles(const CudaKernelSetSpec& set, const std::string& targe
   for (const TopKKernelSpec& s : set.topks) ir += emitTopKKernel(s);
   for (const RepetitionPenaltyKernelSpec& s : set.penalties) ir += emitRepetitionPenaltyKernel(s);
   for (const ElementwiseKernelSpec& s : set.elementwises) ir += emitElementwiseKernel(s);
+  // The tile IR first: a compile that fails leaves the IR it failed on.
+  writeText(d / "kernels.mlir", ir);
   CudaModule m = compileCuda(ir, target);
   // The fields every kind shares (what the runtime launches with), then the
   // kind's own.
@@ -306,6 +318,7 @@ void writeCudaKernelFiles(const CudaKernelSetSpec& set, const std::string& targe
                              {"page_size", s.pageSize}, {"scale", s.scale}, {"block_n", s.blockN},
                              {"stages", s.stages}, {"combine", combine["name"]},
                              {"combine_threads", combine["threads"]}, {"stores_one_split", true},
+                             {"merges_splits", s.mergeSplits},
                              {"combine_splits_per_step", kCombineSplitsPerStep}}));
   }
   for (const AttentionKernelSpec& s : set.pagedPrefills)
@@ -325,7 +338,6 @@ void writeCudaKernelFiles(const CudaKernelSetSpec& set, const std::string& targe
     kernels.push_back(entry("repetition_penalty", s.name, "f32", nlohmann::json::object()));
   for (const ElementwiseKernelSpec& s : set.elementwises)
     kernels.push_back(entry("elementwise", s.name, s.dtype, {{"block_n", s.blockN}, {"cols", s.cols}}));
-  writeText(d / "kernels.mlir", ir);
   writeText(d / "kernels.ptx", m.ptx);
   // Every kernel waits for the previous grid at entry (CudaBackend.cpp), so
   // the runtime may launch it programmatically.

@@ -862,6 +862,39 @@ class Lowering {
     return arith::IndexCastOp::create(b, loc, b.getIndexType(), v);
   }
 
+  // tile.arrive: a barrier (every thread's earlier stores are issued),
+  // then thread 0 fences (release at device scope) and adds one to the
+  // counter; the arrival that makes it `count` stores zero back and fences
+  // again (acquire). A barrier reduction (bar.red.or) hands thread 0's
+  // verdict to every thread and orders its acquire before their later
+  // loads: the pattern of a split-K semaphore (CUTLASS's, for one).
+  Value lowerArrive(ArriveOp a) {
+    Location loc = a.getLoc();
+    Type i32 = b.getI32Type();
+    NVVM::Barrier0Op::create(b, loc);
+    Value at = elementPtr(loc, a.getCounters(), {a.getIndex()}, 1);
+    Value lastCount = arith::IndexCastOp::create(b, loc, i32, arith::SubIOp::create(b, loc, a.getCount(), cst(1)));
+    Value first = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, tid, cst(0));
+    auto ifOp = scf::IfOp::create(b, loc, TypeRange{i32}, first, /*withElseRegion=*/true);
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(ifOp.thenBlock());
+      Value last = inlinePtx(loc, i32, ValueRange{at, lastCount},
+                             "{\n.reg .u32 old, zero;\n.reg .pred p;\nfence.acq_rel.gpu;\n"
+                             "atom.global.add.u32 old, [$1], 1;\nsetp.eq.u32 p, old, $2;\nmov.u32 zero, 0;\n"
+                             "@p st.global.u32 [$1], zero;\n@p fence.acq_rel.gpu;\nselp.u32 $0, 1, 0, p;\n}",
+                             "=r,l,r", /*sideEffects=*/true);
+      scf::YieldOp::create(b, loc, last);
+      b.setInsertionPointToStart(ifOp.elseBlock());
+      scf::YieldOp::create(b, loc, ValueRange{arith::ConstantIntOp::create(b, loc, i32, 0).getResult()});
+    }
+    Value all = inlinePtx(loc, i32, ValueRange{ifOp.getResult(0)},
+                          "{\n.reg .pred p, q;\nsetp.ne.u32 p, $1, 0;\nbar.red.or.pred q, 0, p;\nselp.u32 $0, 1, 0, q;\n}",
+                          "=r,r", /*sideEffects=*/true);
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, all,
+                                 arith::ConstantIntOp::create(b, loc, i32, 0).getResult());
+  }
+
   // `v` through a register move LLVM cannot see through: the per-run row
   // tests compare an i32 whose range is known, and LLVM would widen them
   // back into 64-bit compares (two instructions each on sm_90).
@@ -1029,6 +1062,7 @@ class Lowering {
       NVVM::Barrier0Op::create(b, loc);
       return Value();
     }
+    if (auto a = dyn_cast<ArriveOp>(op)) return lowerArrive(a);
     if (auto l = dyn_cast<LoadOp>(op); l && local.loads.contains(op)) return lowerLocalLoad(l, frags.of(l.getResult()));
     if (auto r = dyn_cast<ReduceOp>(op); r && r.getCrossWarp() && !r.getAxis()) return combineAcrossWarps(r, r.getSrc());
     if (auto p = dyn_cast<ProgramIdOp>(op)) {
@@ -1434,7 +1468,7 @@ struct ConvertTileToNVVMPass : impl::ConvertTileToNVVMBase<ConvertTileToNVVMPass
           !isa<ProgramIdOp, WarpIdOp, MakeBlockPtrOp, AdvanceOp, LoadOp, StoreOp, PrefetchOp, DotOp, ExtractOp,
                ExpandDimsOp, BroadcastOp, SplatOp, ConvertOp, SiluOp, ReduceOp, BlockLookupOp, AllocOp, AsyncCopyOp,
                AsyncCommitOp, AsyncWaitOp, BarrierOp, ConcatOp, MaskOp, IotaOp, MBarrierInitOp, TmaCopyOp,
-               MBarrierWaitOp>(op)) {
+               MBarrierWaitOp, ArriveOp>(op)) {
         op->emitError() << "the sm_90 lowering does not handle '" << op->getName() << "' yet";
         bad = true;
       }

@@ -41,8 +41,10 @@ class Lowering {
         r.emitError() << "cross-warp reductions are not supported by the CPU backend";
         bad = true;
       }
-      if (isa<AllocOp, BarrierOp, AsyncCopyOp, AsyncCommitOp, AsyncWaitOp, MBarrierInitOp, TmaCopyOp, MBarrierWaitOp>(op)) {
-        op->emitError() << "workgroup-local memory, async copies and barriers are not supported by the CPU backend";
+      if (isa<AllocOp, BarrierOp, AsyncCopyOp, AsyncCommitOp, AsyncWaitOp, MBarrierInitOp, TmaCopyOp, MBarrierWaitOp,
+              ArriveOp>(op)) {
+        op->emitError()
+            << "workgroup-local memory, async copies, barriers and arrival counters are not supported by the CPU backend";
         bad = true;
       }
       // The CPU attention kernels' dots take A blocks of the scores' own

@@ -149,6 +149,7 @@ struct DistributeToWarpsPass : impl::DistributeToWarpsBase<DistributeToWarpsPass
     // value (sum over steps of the warps' sums = sum over warps of their
     // partial sums).
     for (DotOp d : splitKDots) {
+      if (deferScaledSum(b, d)) continue;
       auto ct = cast<RankedTensorType>(d.getC().getType());
       auto zeros = [&] {
         return arith::ConstantOp::create(b, d.getLoc(), DenseElementsAttr::get(ct, b.getF32FloatAttr(0.f))).getResult();
@@ -177,7 +178,58 @@ struct DistributeToWarpsPass : impl::DistributeToWarpsBase<DistributeToWarpsPass
       d.getResult().replaceAllUsesWith(total);
       d.erase();
     }
+    // 6. Row sums over warps that only feed such a scaled accumulator
+    // (FlashAttention's l = l * alpha + rowsum(p)) stay per warp likewise.
+    for (ReduceOp r : crossReduces)
+      if (r.getKind() == "sum")
+        if (auto add = dyn_cast<arith::AddFOp>(r->hasOneUse() ? *r->getUsers().begin() : nullptr)) {
+          Value other = add.getLhs() == r.getResult() ? add.getRhs() : add.getLhs();
+          if (other != r.getResult() && deferScaled(b, add.getResult(), other)) r.setCrossWarp(false);
+        }
   }
+
+ private:
+  // A loop-carried accumulator whose step is `next` = f(arg * x) for a
+  // tile x every warp holds whole (the same on every warp: alpha after a
+  // max over warps), where f adds a sum over warps (a K-split dot's, or a
+  // row sum's): each warp may carry its own partial sum instead, scaled by
+  // the same x, and the sum over warps is taken once after the loop (sum
+  // over warps of each warp's scaled partial = the scaled sum). `scaled` is
+  // the loop's arg * x. The initial value must be zeros or itself a sum
+  // over warps (the previous loop's: its per-warp partials carry on).
+  // Returns false, changing nothing, when the pattern does not hold.
+  bool deferScaled(OpBuilder& b, Value next, Value scaled) {
+    auto mul = scaled.getDefiningOp<arith::MulFOp>();
+    auto loop = next.getDefiningOp() ? dyn_cast<scf::ForOp>(next.getDefiningOp()->getParentOp()) : nullptr;
+    if (!mul || !loop || !next.hasOneUse() || !mul->hasOneUse() || mul->getParentOp() != loop) return false;
+    auto yield = cast<scf::YieldOp>(loop.getBody()->getTerminator());
+    if (*next.getUsers().begin() != yield.getOperation()) return false;
+    unsigned k = next.getUses().begin()->getOperandNumber();
+    Value arg = loop.getRegionIterArgs()[k];
+    Value x = mul.getLhs() == arg ? mul.getRhs() : mul.getLhs();
+    if (x == arg || (mul.getLhs() != arg && mul.getRhs() != arg) || !arg.hasOneUse()) return false;
+    if (auto sx = splitOf(tileTypeOf(x)); failed(sx) || llvm::is_contained(sx->divided, true)) return false;
+    Value init = loop.getInitArgs()[k], partialInit;
+    auto prevSum = init.getDefiningOp<ReduceOp>();
+    if (prevSum && prevSum.getCrossWarp() && !prevSum.getAxis() && prevSum.getKind() == "sum")
+      partialInit = prevSum.getSrc();
+    else if (auto c = init.getDefiningOp<arith::ConstantOp>())
+      if (auto d = dyn_cast<DenseElementsAttr>(c.getValue()); d && d.isSplat() && d.getSplatValue<APFloat>().isZero())
+        partialInit = init;
+    if (!partialInit) return false;
+    loop.getInitArgsMutable()[k].assign(partialInit);
+    if (prevSum && prevSum->use_empty()) prevSum.erase();
+    b.setInsertionPointAfter(loop);
+    Value partial = loop.getResult(k);
+    auto sum = ReduceOp::create(b, loop.getLoc(), partial.getType(), partial, b.getStringAttr("sum"), nullptr,
+                                b.getUnitAttr(), nullptr);
+    partial.replaceAllUsesExcept(sum.getResult(), sum);
+    return true;
+  }
+
+  // A K-split dot accumulating into arg * x (FlashAttention's acc * alpha +
+  // p v with the keys over warps): see deferScaled.
+  bool deferScaledSum(OpBuilder& b, DotOp d) { return deferScaled(b, d.getResult(), d.getC()); }
 };
 
 }  // namespace

@@ -112,6 +112,10 @@ class Splitter {
           }
       }
       if (auto d = dyn_cast<DotOp>(op)) join(d.getC(), d.getResult());
+      // A reduce over warps only maps piece by piece: one class (a K split
+      // over warps sums the dot's accumulator pieces, which the value it
+      // joins must share, whatever a broadcast elsewhere would derive).
+      if (auto r = dyn_cast<ReduceOp>(op); r && !r.getAxis()) join(r.getSrc(), r.getResult());
       if (auto fo = dyn_cast<scf::ForOp>(op))
         for (auto [i, a, r, y] : llvm::zip(fo.getInitArgs(), fo.getRegionIterArgs(), fo.getResults(),
                                            fo.getBody()->getTerminator()->getOperands())) {

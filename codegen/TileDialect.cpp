@@ -528,4 +528,10 @@ LogicalResult BlockLookupOp::verify() {
   return success();
 }
 
+LogicalResult ArriveOp::verify() {
+  Type e = getCounters().getType().getElementType();
+  if (!e.isInteger(32)) return emitOpError() << "counters are i32, got " << e;
+  return success();
+}
+
 }  // namespace strata::tile

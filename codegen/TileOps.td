@@ -251,6 +251,29 @@ def Tile_BlockLookupOp : Tile_Op<"block_lookup", [MemoryEffects<[MemRead]>]> {
   let hasVerifier = 1;
 }
 
+def Tile_ArriveOp : Tile_Op<"arrive", [MemoryEffects<[MemRead, MemWrite]>]> {
+  let summary = "The workgroup arrives at counter `index`; true in the last of `count` to arrive";
+  let description = [{
+    A workgroup-level op every thread executes, with the same operands.
+    Once every thread of the workgroup has issued its earlier global
+    stores, the workgroup adds one to the i32 `counters[index]` (once),
+    releasing those stores at device scope. The result, the same in every
+    thread, is true in the workgroup whose arrival brings the count to
+    `count`: that workgroup has acquired the stores every earlier arrival
+    released (its later loads see them) and sets the counter back to zero.
+    So counters must hold zero before a launch (allocated zeroed once), and
+    a launch in which all `count` workgroups arrive leaves them zero again.
+
+    This is how the last of the programs that split a reduction finds out
+    that it is last and merges the others' partial results itself (the
+    paged decode form's key splits), without a second launch.
+  }];
+  let arguments = (ins Tile_PtrType:$counters, Index:$index, Index:$count);
+  let results = (outs I1:$last);
+  let assemblyFormat = "$counters `[` $index `]` `of` $count attr-dict `:` type($counters)";
+  let hasVerifier = 1;
+}
+
 def Tile_AllocOp : Tile_Op<"alloc", [MemoryEffects<[MemAlloc]>]> {
   let summary = "Workgroup-local buffer of `size` elements shared by the workgroup's warps";
   let description = [{

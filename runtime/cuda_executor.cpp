@@ -227,6 +227,16 @@ struct CudaExecutor::Impl {
   mutable int64_t graphSteps = 0;
   mutable int64_t rowsDownloaded = 0;  // whole logits rows brought down to draw from
   mutable std::map<std::string, ProfileRow> profile;
+  // Arrival counters of paged decode kernels that merge their splits
+  // themselves: zeroed once (allocations are), left zero by every step.
+  // A larger batch takes a new buffer; the old ones stay allocated (a
+  // recorded graph may still launch on them).
+  mutable std::vector<std::shared_ptr<const void>> counterBlocks;
+  mutable int64_t counterBytes = 0;
+  void* decodeCounters(int64_t bytes) const {
+    if (bytes > counterBytes) counterBlocks.push_back(deviceBlock(dev, size_t(bytes))), counterBytes = bytes;
+    return const_cast<void*>(counterBlocks.back().get());
+  }
 
   Impl(ops::GraphDef graph, CudaDevice& d, const CudaKernelSet& kernels, const CudaExecutorOptions& o)
       : g(std::move(graph)), dev(d), k(kernels), dt(o.dtype), dtName(ops::dtypeName(o.dtype)), pool(d) {}
@@ -506,6 +516,7 @@ V CudaExecutor::Impl::pagedAttention(const ops::NodeDef& n, const std::vector<co
     const int64_t splits = k.pagedDecodeSplits(kern, N, maxContext);
     Tensor scratch = pool.tensor(ops::DType::F32, {CudaKernelSet::pagedDecodeScratchBytes(kern, N, splits) / 4 + 1});
     PagedDecodeBuffers b{q.raw(), cache.raw(), in[2]->dev.raw(), in[4]->dev.raw(), mut(o), mut(scratch)};
+    if (kern.mergesSplits) b.counters = decodeCounters(CudaKernelSet::pagedDecodeCounterBytes(kern, N));
     k.launch(kern, b, N, maxBlocks, cache.dim(0), splits);
   } else {
     const auto& kern =

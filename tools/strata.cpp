@@ -259,8 +259,10 @@ int main(int argc, char** argv) {
                                 "small grids, 64x64x4@2g:4 at head dim 64 and 64x64x4@2g:2 at 128, which a given "
                                 "blocking leaves out) (for tuning)");
   compileKernelsCmd->add_option("--paged-decode-block", ckPagedDecode,
-                                "Blocking NxS of the paged decode kernels (N keys per step, whole pages of 16; S "
-                                "buffers, S - 1 steps copied ahead) instead of the default 32x3 (for tuning)");
+                                "Blocking NxS[xW][m] of the paged decode kernels (N keys per step, whole pages of "
+                                "16; S buffers, S - 1 steps copied ahead; W warps a program sharing each step's keys, "
+                                "at least 16 keys each, default 1; m: the last split program to finish merges the "
+                                "splits, no combine kernel) instead of the default 32x3 (for tuning)");
   compileKernelsCmd
       ->add_option("--only", ckOnly,
                    "Compile only these kinds of kernels, comma-separated (a partial set, for tuning sweeps)")

@@ -324,8 +324,9 @@ TEST(AttentionKernel, GpuFormRejectsWhatItCannotRun) {
   s.paged = true;  // the paged forms copy whole pages: a page size is needed
   expectError(s, "the GPU paged forms copy whole pages (keys per step 64, page 0)");
   s.pageSize = 16;
-  s.decode = true;  // the decode form needs one warp of 16 rows
-  expectError(s, "the GPU decode form packs a KV head's 4 query heads into 16 rows of one warp");
+  s.decode = true;  // the decode form needs 16 rows, whole on every warp
+  expectError(s, "the GPU decode form packs a KV head's 4 query heads into 16 rows and splits a step's keys over its "
+                 "warps, 16 or more each (block M 128, 64 keys per step on 8 warps)");
   s.decode = false;  // the paged prefill form: the contiguous form's blocking over pages
   EXPECT_NO_THROW(tile::emitAttentionKernel(s));
   tile::AttentionKernelSpec d = tile::cudaPagedDecodeSpec(32, 8, 128, 16, "bf16");
@@ -343,6 +344,28 @@ TEST(AttentionKernel, GpuFormRejectsWhatItCannotRun) {
             std::string::npos);
   EXPECT_NE(dec.find("%cb0 = %r2i0_blk, %cb1 = %r2i1_blk)"), std::string::npos);
   EXPECT_NE(dec.find("%n0_b2 = arith.muli %cb0, %c2Hk"), std::string::npos);
+  // One warp keeps the rows' layout (the P V hint); the combine follows.
+  EXPECT_NE(dec.find("{tiling = \"horizontal\"}"), std::string::npos);
+  EXPECT_EQ(dec.find("tile.arrive"), std::string::npos);
+  // Several warps share a step's keys (no hint: the paged detector's
+  // layout), at least 16 each.
+  tile::AttentionKernelSpec w = d;
+  w.numWarps = 4, w.blockN = 128, w.stages = 2;
+  const std::string wdec = tile::emitAttentionKernel(w);
+  EXPECT_NE(wdec.find("tile.num_warps = 4"), std::string::npos);
+  EXPECT_EQ(wdec.find("tiling ="), std::string::npos);
+  w.blockN = 32;
+  expectError(w, "32 keys per step on 4 warps");
+  // The last split program merges: the counters come last, arrive after
+  // the partial stores, and the merge stores o.
+  tile::AttentionKernelSpec m = d;
+  m.mergeSplits = true;
+  const std::string mdec = tile::emitAttentionKernel(m);
+  EXPECT_NE(mdec.find("%splits: index, %counters: !tile.ptr<i32>)"), std::string::npos);
+  const size_t arrive = mdec.find("tile.arrive %counters[%ctr] of %cS");
+  ASSERT_NE(arrive, std::string::npos);
+  EXPECT_LT(mdec.find("tile.store %plp"), arrive);
+  EXPECT_NE(mdec.find("tile.store %mop", arrive), std::string::npos);
   EXPECT_EQ(tile::emitAttentionKernel(s).find("%cb0"), std::string::npos);  // the prefill form looks up in place
   d.pageSize = 24;  // 32 keys per step are not whole pages
   expectError(d, "copy whole pages (keys per step 32, page 24)");

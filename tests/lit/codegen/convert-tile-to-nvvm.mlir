@@ -814,3 +814,30 @@ func.func @attention_group_dots(%o: !tile.ptr<f32>) attributes {tile.num_warps =
   tile.store %op, %acc : !tile.block_ptr<tensor<64x64xf32>>
   return
 }
+
+// -----
+
+// tile.arrive: a barrier, thread 0's release fence and atomic add (the last
+// arrival resets the counter and fences again), and a barrier reduction
+// that gives every thread thread 0's verdict; the last program's store runs
+// under it.
+// CHECK-LABEL: func.func @arrive_last_stores
+// CHECK: nvvm.barrier0
+// CHECK: scf.if
+// CHECK: llvm.inline_asm has_side_effects {{.*}}fence.acq_rel.gpu;\0Aatom.global.add.u32 old, [$1], 1;{{.*}}@p st.global.u32 [$1], zero;\0A@p fence.acq_rel.gpu;
+// CHECK: llvm.inline_asm has_side_effects {{.*}}bar.red.or.pred q, 0, p;
+// CHECK: %[[LAST:.*]] = arith.cmpi ne
+// CHECK: scf.if %[[LAST]]
+// CHECK: memref.store
+func.func @arrive_last_stores(%ctr: !tile.ptr<i32>, %o: !tile.ptr<f32>, %i: index, %n: index) attributes {tile.num_warps = 1 : i64} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c32 = arith.constant 32 : index
+  %last = tile.arrive %ctr[%i] of %n : !tile.ptr<i32>
+  scf.if %last {
+    %v = arith.constant dense<1.0> : tensor<1x32xf32>
+    %op = tile.make_block_ptr %o, [%c1, %c32], [%c32, %c1], [%c0, %c0] : !tile.ptr<f32> -> !tile.block_ptr<tensor<1x32xf32>>
+    tile.store %op, %v : !tile.block_ptr<tensor<1x32xf32>>
+  }
+  return
+}

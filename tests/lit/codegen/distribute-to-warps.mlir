@@ -50,17 +50,26 @@ func.func @matmul_kernel_with_block_pointers(%a: !tile.ptr<f16>, %b: !tile.ptr<f
 
 // -----
 
-// Paged decode: each warp reduces its own keys, then across warps; P V is a
-// partial product over the warp's keys plus the cross-warp sum.
+// Paged decode: each warp takes its own keys; the row max combines across
+// warps every step (alpha is then the same on every warp), while l and acc
+// stay per-warp partial sums, scaled by that alpha (l * alpha + its rows'
+// sum, acc * alpha + its p v), summed across warps once after the loop.
 // CHECK-LABEL: func.func @paged_decode
-// CHECK: scf.for
+// CHECK: %[[LOOP:.*]]:3 = scf.for
 // CHECK: tile.block_lookup
 // CHECK: tile.dot {{.*}} : tensor<4x128xf16, #dot_op> * tensor<128x4xf16, #dot_op1> -> tensor<4x4xf32, #blocked>
 // CHECK: tile.reduce {{.*}} {axis = 1 : i64, cross_warp, kind = "max"} : tensor<4x4xf32, #blocked> -> tensor<4xf32, #slice>
-// CHECK: tile.reduce {{.*}} {axis = 1 : i64, cross_warp, kind = "sum"}
-// CHECK: %[[PART:.*]] = tile.dot {{.*}} : tensor<4x4xf16, #blocked> * tensor<4x128xf16, #blocked2> -> tensor<4x128xf32, #blocked1>
-// CHECK: %[[SUM:.*]] = tile.reduce %[[PART]] {cross_warp, kind = "sum"}
-// CHECK: arith.addf %{{.*}}, %[[SUM]] : tensor<4x128xf32, #blocked1>
+// CHECK: %[[ROWS:.*]] = tile.reduce {{.*}} {axis = 1 : i64, kind = "sum"}
+// CHECK: %[[LA:.*]] = arith.mulf %arg10, %{{.*}} : tensor<4xf32, #slice>
+// CHECK: %[[L:.*]] = arith.addf %[[LA]], %[[ROWS]] : tensor<4xf32, #slice>
+// CHECK: %[[ACCS:.*]] = arith.mulf %arg8, %{{.*}} : tensor<4x128xf32, #blocked1>
+// CHECK: %[[ACC:.*]] = tile.dot {{.*}}, %[[ACCS]] : tensor<4x4xf16, #blocked> * tensor<4x128xf16, #blocked2> -> tensor<4x128xf32, #blocked1>
+// CHECK-NOT: cross_warp
+// CHECK: scf.yield %[[ACC]], %{{.*}}, %[[L]]
+// CHECK: %[[LSUM:.*]] = tile.reduce %[[LOOP]]#2 {cross_warp, kind = "sum"} : tensor<4xf32, #slice>
+// CHECK: %[[ACCSUM:.*]] = tile.reduce %[[LOOP]]#0 {cross_warp, kind = "sum"} : tensor<4x128xf32, #blocked1>
+// CHECK: tile.expand_dims %[[LSUM]]
+// CHECK: arith.divf %[[ACCSUM]]
 func.func @paged_decode(%q: !tile.ptr<f16>, %kc: !tile.ptr<f16>, %vc: !tile.ptr<f16>, %table: !tile.ptr<i32>, %o: !tile.ptr<f32>, %nblocks: index, %slots: index) attributes {tile.num_warps = 4 : i64} {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
@@ -74,6 +83,154 @@ func.func @paged_decode(%q: !tile.ptr<f16>, %kc: !tile.ptr<f16>, %vc: !tile.ptr<
   %m0 = arith.constant dense<0xFF800000> : tensor<4xf32>
   %l0 = arith.constant dense<0.0> : tensor<4xf32>
   %r:3 = scf.for %i = %c0 to %nblocks step %c1 iter_args(%acc = %acc0, %m = %m0, %l = %l0) -> (tensor<4x128xf32>, tensor<4xf32>, tensor<4xf32>) {
+    %phys = tile.block_lookup %table[%i] : !tile.ptr<i32>
+    %row = arith.muli %phys, %c16 : index
+    %kp = tile.make_block_ptr %kc, [%c128, %slots], [%c1, %c128], [%c0, %row] : !tile.ptr<f16> -> !tile.block_ptr<tensor<128x16xf16>>
+    %vp = tile.make_block_ptr %vc, [%slots, %c128], [%c128, %c1], [%row, %c0] : !tile.ptr<f16> -> !tile.block_ptr<tensor<16x128xf16>>
+    %kt = tile.load %kp : !tile.block_ptr<tensor<128x16xf16>>
+    %qk = tile.dot %qt, %kt, %zero : tensor<4x128xf16> * tensor<128x16xf16> -> tensor<4x16xf32>
+    %mx = tile.reduce %qk {kind = "max", axis = 1 : i64} : tensor<4x16xf32> -> tensor<4xf32>
+    %mnew = arith.maximumf %m, %mx : tensor<4xf32>
+    %me = tile.expand_dims %mnew {axis = 1 : i64} : tensor<4xf32> -> tensor<4x1xf32>
+    %mb = tile.broadcast %me : tensor<4x1xf32> -> tensor<4x16xf32>
+    %s = arith.subf %qk, %mb : tensor<4x16xf32>
+    %p = math.exp2 %s : tensor<4x16xf32>
+    %ls = tile.reduce %p {kind = "sum", axis = 1 : i64} : tensor<4x16xf32> -> tensor<4xf32>
+    %dm = arith.subf %m, %mnew : tensor<4xf32>
+    %alpha = math.exp2 %dm : tensor<4xf32>
+    %la = arith.mulf %l, %alpha : tensor<4xf32>
+    %lnew = arith.addf %la, %ls : tensor<4xf32>
+    %ae = tile.expand_dims %alpha {axis = 1 : i64} : tensor<4xf32> -> tensor<4x1xf32>
+    %ab = tile.broadcast %ae : tensor<4x1xf32> -> tensor<4x128xf32>
+    %accs = arith.mulf %acc, %ab : tensor<4x128xf32>
+    %p16 = tile.convert %p : tensor<4x16xf32> -> tensor<4x16xf16>
+    %vt = tile.load %vp : !tile.block_ptr<tensor<16x128xf16>>
+    %accn = tile.dot %p16, %vt, %accs : tensor<4x16xf16> * tensor<16x128xf16> -> tensor<4x128xf32>
+    scf.yield %accn, %mnew, %lnew : tensor<4x128xf32>, tensor<4xf32>, tensor<4xf32>
+  }
+  %le = tile.expand_dims %r#2 {axis = 1 : i64} : tensor<4xf32> -> tensor<4x1xf32>
+  %lb = tile.broadcast %le : tensor<4x1xf32> -> tensor<4x128xf32>
+  %out = arith.divf %r#0, %lb : tensor<4x128xf32>
+  %op = tile.make_block_ptr %o, [%c4, %c128], [%c128, %c1], [%c0, %c0] : !tile.ptr<f32> -> !tile.block_ptr<tensor<4x128xf32>>
+  tile.store %op, %out : !tile.block_ptr<tensor<4x128xf32>>
+  return
+}
+
+// -----
+
+// Two key loops (a mask-free one, then the masked tail): the second carries
+// on from the first's per-warp partials; one sum across warps after it.
+// CHECK-LABEL: func.func @paged_decode_two_loops
+// CHECK: %[[L1:.*]]:3 = scf.for
+// CHECK-NOT: cross_warp, kind = "sum"
+// CHECK: scf.yield
+// CHECK-NOT: tile.reduce
+// CHECK: %[[L2:.*]]:3 = scf.for {{.*}} iter_args(%{{.*}} = %[[L1]]#0, %{{.*}} = %[[L1]]#1, %{{.*}} = %[[L1]]#2)
+// CHECK-NOT: cross_warp, kind = "sum"
+// CHECK: scf.yield
+// CHECK: tile.reduce %[[L2]]#2 {cross_warp, kind = "sum"}
+// CHECK: tile.reduce %[[L2]]#0 {cross_warp, kind = "sum"}
+// CHECK-NOT: tile.reduce
+func.func @paged_decode_two_loops(%q: !tile.ptr<f16>, %kc: !tile.ptr<f16>, %vc: !tile.ptr<f16>, %table: !tile.ptr<i32>, %o: !tile.ptr<f32>, %n1: index, %n2: index, %slots: index) attributes {tile.num_warps = 4 : i64} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c16 = arith.constant 16 : index
+  %c128 = arith.constant 128 : index
+  %qp = tile.make_block_ptr %q, [%c4, %c128], [%c128, %c1], [%c0, %c0] : !tile.ptr<f16> -> !tile.block_ptr<tensor<4x128xf16>>
+  %qt = tile.load %qp : !tile.block_ptr<tensor<4x128xf16>>
+  %zero = arith.constant dense<0.0> : tensor<4x16xf32>
+  %acc0 = arith.constant dense<0.0> : tensor<4x128xf32>
+  %m0 = arith.constant dense<0xFF800000> : tensor<4xf32>
+  %l0 = arith.constant dense<0.0> : tensor<4xf32>
+  %r1:3 = scf.for %i = %c0 to %n1 step %c1 iter_args(%acc = %acc0, %m = %m0, %l = %l0) -> (tensor<4x128xf32>, tensor<4xf32>, tensor<4xf32>) {
+    %phys = tile.block_lookup %table[%i] : !tile.ptr<i32>
+    %row = arith.muli %phys, %c16 : index
+    %kp = tile.make_block_ptr %kc, [%c128, %slots], [%c1, %c128], [%c0, %row] : !tile.ptr<f16> -> !tile.block_ptr<tensor<128x16xf16>>
+    %vp = tile.make_block_ptr %vc, [%slots, %c128], [%c128, %c1], [%row, %c0] : !tile.ptr<f16> -> !tile.block_ptr<tensor<16x128xf16>>
+    %kt = tile.load %kp : !tile.block_ptr<tensor<128x16xf16>>
+    %qk = tile.dot %qt, %kt, %zero : tensor<4x128xf16> * tensor<128x16xf16> -> tensor<4x16xf32>
+    %mx = tile.reduce %qk {kind = "max", axis = 1 : i64} : tensor<4x16xf32> -> tensor<4xf32>
+    %mnew = arith.maximumf %m, %mx : tensor<4xf32>
+    %me = tile.expand_dims %mnew {axis = 1 : i64} : tensor<4xf32> -> tensor<4x1xf32>
+    %mb = tile.broadcast %me : tensor<4x1xf32> -> tensor<4x16xf32>
+    %s = arith.subf %qk, %mb : tensor<4x16xf32>
+    %p = math.exp2 %s : tensor<4x16xf32>
+    %ls = tile.reduce %p {kind = "sum", axis = 1 : i64} : tensor<4x16xf32> -> tensor<4xf32>
+    %dm = arith.subf %m, %mnew : tensor<4xf32>
+    %alpha = math.exp2 %dm : tensor<4xf32>
+    %la = arith.mulf %l, %alpha : tensor<4xf32>
+    %lnew = arith.addf %la, %ls : tensor<4xf32>
+    %ae = tile.expand_dims %alpha {axis = 1 : i64} : tensor<4xf32> -> tensor<4x1xf32>
+    %ab = tile.broadcast %ae : tensor<4x1xf32> -> tensor<4x128xf32>
+    %accs = arith.mulf %acc, %ab : tensor<4x128xf32>
+    %p16 = tile.convert %p : tensor<4x16xf32> -> tensor<4x16xf16>
+    %vt = tile.load %vp : !tile.block_ptr<tensor<16x128xf16>>
+    %accn = tile.dot %p16, %vt, %accs : tensor<4x16xf16> * tensor<16x128xf16> -> tensor<4x128xf32>
+    scf.yield %accn, %mnew, %lnew : tensor<4x128xf32>, tensor<4xf32>, tensor<4xf32>
+  }
+  %r2:3 = scf.for %i = %n1 to %n2 step %c1 iter_args(%acc = %r1#0, %m = %r1#1, %l = %r1#2) -> (tensor<4x128xf32>, tensor<4xf32>, tensor<4xf32>) {
+    %phys = tile.block_lookup %table[%i] : !tile.ptr<i32>
+    %row = arith.muli %phys, %c16 : index
+    %kp = tile.make_block_ptr %kc, [%c128, %slots], [%c1, %c128], [%c0, %row] : !tile.ptr<f16> -> !tile.block_ptr<tensor<128x16xf16>>
+    %vp = tile.make_block_ptr %vc, [%slots, %c128], [%c128, %c1], [%row, %c0] : !tile.ptr<f16> -> !tile.block_ptr<tensor<16x128xf16>>
+    %kt = tile.load %kp : !tile.block_ptr<tensor<128x16xf16>>
+    %qk = tile.dot %qt, %kt, %zero : tensor<4x128xf16> * tensor<128x16xf16> -> tensor<4x16xf32>
+    %mx = tile.reduce %qk {kind = "max", axis = 1 : i64} : tensor<4x16xf32> -> tensor<4xf32>
+    %mnew = arith.maximumf %m, %mx : tensor<4xf32>
+    %me = tile.expand_dims %mnew {axis = 1 : i64} : tensor<4xf32> -> tensor<4x1xf32>
+    %mb = tile.broadcast %me : tensor<4x1xf32> -> tensor<4x16xf32>
+    %s = arith.subf %qk, %mb : tensor<4x16xf32>
+    %p = math.exp2 %s : tensor<4x16xf32>
+    %ls = tile.reduce %p {kind = "sum", axis = 1 : i64} : tensor<4x16xf32> -> tensor<4xf32>
+    %dm = arith.subf %m, %mnew : tensor<4xf32>
+    %alpha = math.exp2 %dm : tensor<4xf32>
+    %la = arith.mulf %l, %alpha : tensor<4xf32>
+    %lnew = arith.addf %la, %ls : tensor<4xf32>
+    %ae = tile.expand_dims %alpha {axis = 1 : i64} : tensor<4xf32> -> tensor<4x1xf32>
+    %ab = tile.broadcast %ae : tensor<4x1xf32> -> tensor<4x128xf32>
+    %accs = arith.mulf %acc, %ab : tensor<4x128xf32>
+    %p16 = tile.convert %p : tensor<4x16xf32> -> tensor<4x16xf16>
+    %vt = tile.load %vp : !tile.block_ptr<tensor<16x128xf16>>
+    %accn = tile.dot %p16, %vt, %accs : tensor<4x16xf16> * tensor<16x128xf16> -> tensor<4x128xf32>
+    scf.yield %accn, %mnew, %lnew : tensor<4x128xf32>, tensor<4xf32>, tensor<4xf32>
+  }
+  %le = tile.expand_dims %r2#2 {axis = 1 : i64} : tensor<4xf32> -> tensor<4x1xf32>
+  %lb = tile.broadcast %le : tensor<4x1xf32> -> tensor<4x128xf32>
+  %out = arith.divf %r2#0, %lb : tensor<4x128xf32>
+  %op = tile.make_block_ptr %o, [%c4, %c128], [%c128, %c1], [%c0, %c0] : !tile.ptr<f32> -> !tile.block_ptr<tensor<4x128xf32>>
+  tile.store %op, %out : !tile.block_ptr<tensor<4x128xf32>>
+  return
+}
+
+// -----
+
+// An accumulator that does not start from zeros sums across warps every
+// step (a per-warp partial could not hold its start once); l, from zeros,
+// still sums once after the loop.
+// CHECK-LABEL: func.func @paged_decode_nonzero_start
+// CHECK: %[[LOOP:.*]]:3 = scf.for
+// CHECK: tile.reduce {{.*}} {axis = 1 : i64, cross_warp, kind = "max"}
+// CHECK: tile.reduce {{.*}} {axis = 1 : i64, kind = "sum"}
+// CHECK: %[[PART:.*]] = tile.dot
+// CHECK: %[[SUM:.*]] = tile.reduce %[[PART]] {cross_warp, kind = "sum"}
+// CHECK: arith.addf %{{.*}}, %[[SUM]] : tensor<4x128xf32, #blocked1>
+// CHECK: scf.yield
+// CHECK: tile.reduce %[[LOOP]]#2 {cross_warp, kind = "sum"}
+// CHECK-NOT: tile.reduce
+func.func @paged_decode_nonzero_start(%q: !tile.ptr<f16>, %kc: !tile.ptr<f16>, %vc: !tile.ptr<f16>, %table: !tile.ptr<i32>, %o: !tile.ptr<f32>, %n1: index, %n2: index, %slots: index) attributes {tile.num_warps = 4 : i64} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c16 = arith.constant 16 : index
+  %c128 = arith.constant 128 : index
+  %qp = tile.make_block_ptr %q, [%c4, %c128], [%c128, %c1], [%c0, %c0] : !tile.ptr<f16> -> !tile.block_ptr<tensor<4x128xf16>>
+  %qt = tile.load %qp : !tile.block_ptr<tensor<4x128xf16>>
+  %zero = arith.constant dense<0.0> : tensor<4x16xf32>
+  %acc0 = arith.constant dense<1.0> : tensor<4x128xf32>
+  %m0 = arith.constant dense<0xFF800000> : tensor<4xf32>
+  %l0 = arith.constant dense<0.0> : tensor<4xf32>
+  %r:3 = scf.for %i = %c0 to %n1 step %c1 iter_args(%acc = %acc0, %m = %m0, %l = %l0) -> (tensor<4x128xf32>, tensor<4xf32>, tensor<4xf32>) {
     %phys = tile.block_lookup %table[%i] : !tile.ptr<i32>
     %row = arith.muli %phys, %c16 : index
     %kp = tile.make_block_ptr %kc, [%c128, %slots], [%c1, %c128], [%c0, %row] : !tile.ptr<f16> -> !tile.block_ptr<tensor<128x16xf16>>

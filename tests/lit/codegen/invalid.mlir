@@ -116,6 +116,14 @@ func.func @lookup_table(%t: !tile.ptr<f32>, %i: index) {
 
 // -----
 
+func.func @arrive_counters(%c: !tile.ptr<i64>, %i: index, %n: index) {
+  // expected-error @+1 {{counters are i32, got 'i64'}}
+  %last = tile.arrive %c[%i] of %n : !tile.ptr<i64>
+  return
+}
+
+// -----
+
 func.func @mask_rank(%a: tensor<16xf32>, %i: index) {
   // expected-error @+1 {{masks 2-D score tiles}}
   %b = tile.mask %a, [%i, %i], %i : tensor<16xf32>

@@ -1,4 +1,4 @@
-// RUN: strata-opt %s -assign-layouts -distribute-to-warps -match-target-size=target=sm_90 | FileCheck %s --check-prefix=SM90
+// RUN: strata-opt %s -split-input-file -assign-layouts -distribute-to-warps -match-target-size=target=sm_90 | FileCheck %s --check-prefix=SM90
 
 // Hopper (mma.sync m16n8k16, ldmatrix.x4 16x16 b16): 4 A loads, 8 B loads,
 // 2x8x2 = 32 mma-sized dots.
@@ -34,5 +34,62 @@ func.func @matmul_kernel_with_block_pointers(%a: !tile.ptr<f16>, %b: !tile.ptr<f
   }
   %cp = tile.make_block_ptr %c, [%c4096, %c4096], [%c4096, %c1], [%offY, %offX] : !tile.ptr<f32> -> !tile.block_ptr<tensor<256x256xf32>>
   tile.store %cp, %r#0 : !tile.block_ptr<tensor<256x256xf32>>
+  return
+}
+
+// -----
+
+// Paged decode, keys over two warps, an accumulator from ones: its sum across warps every
+// step is taken per [16, 8] accumulator piece of the partial p v (one
+// class with the value it joins, not the [16, 64] a broadcast of alpha
+// would derive).
+// SM90-LABEL: func.func @decode_keys_over_warps
+// SM90: scf.for
+// SM90-COUNT-8: tile.dot {{.*}} -> tensor<16x8xf32>
+// SM90-COUNT-8: tile.reduce {{.*}} {cross_warp, kind = "sum"} : tensor<16x8xf32> -> tensor<16x8xf32>
+// SM90: scf.yield
+func.func @decode_keys_over_warps(%q: !tile.ptr<bf16>, %kc: !tile.ptr<bf16>, %vc: !tile.ptr<bf16>, %table: !tile.ptr<i64>, %o: !tile.ptr<f32>, %n: index, %rows: index) attributes {tile.num_warps = 2 : i64} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c16 = arith.constant 16 : index
+  %c32 = arith.constant 32 : index
+  %c64 = arith.constant 64 : index
+  %qp = tile.make_block_ptr %q, [%c16, %c64], [%c64, %c1], [%c0, %c0] : !tile.ptr<bf16> -> !tile.block_ptr<tensor<16x64xbf16>>
+  %qt = tile.load %qp : !tile.block_ptr<tensor<16x64xbf16>>
+  %zero = arith.constant dense<0.0> : tensor<16x32xf32>
+  %acc0 = arith.constant dense<1.0> : tensor<16x64xf32>
+  %m0 = arith.constant dense<0xFF800000> : tensor<16xf32>
+  %l0 = arith.constant dense<0.0> : tensor<16xf32>
+  %r:3 = scf.for %i = %c0 to %n step %c1 iter_args(%acc = %acc0, %m = %m0, %l = %l0) -> (tensor<16x64xf32>, tensor<16xf32>, tensor<16xf32>) {
+    %blk = tile.block_lookup %table[%i] : !tile.ptr<i64>
+    %row = arith.muli %blk, %c32 : index
+    %kp = tile.make_block_ptr %kc, [%c64, %rows], [%c1, %c64], [%c0, %row] : !tile.ptr<bf16> -> !tile.block_ptr<tensor<64x32xbf16>>
+    %kt = tile.load %kp : !tile.block_ptr<tensor<64x32xbf16>>
+    %qk = tile.dot %qt, %kt, %zero : tensor<16x64xbf16> * tensor<64x32xbf16> -> tensor<16x32xf32>
+    %mx = tile.reduce %qk {kind = "max", axis = 1 : i64} : tensor<16x32xf32> -> tensor<16xf32>
+    %mnew = arith.maximumf %m, %mx : tensor<16xf32>
+    %me = tile.expand_dims %mnew {axis = 1 : i64} : tensor<16xf32> -> tensor<16x1xf32>
+    %mb = tile.broadcast %me : tensor<16x1xf32> -> tensor<16x32xf32>
+    %s = arith.subf %qk, %mb : tensor<16x32xf32>
+    %p = math.exp2 %s : tensor<16x32xf32>
+    %ls = tile.reduce %p {kind = "sum", axis = 1 : i64} : tensor<16x32xf32> -> tensor<16xf32>
+    %dm = arith.subf %m, %mnew : tensor<16xf32>
+    %alpha = math.exp2 %dm : tensor<16xf32>
+    %la = arith.mulf %l, %alpha : tensor<16xf32>
+    %lnew = arith.addf %la, %ls : tensor<16xf32>
+    %ae = tile.expand_dims %alpha {axis = 1 : i64} : tensor<16xf32> -> tensor<16x1xf32>
+    %ab = tile.broadcast %ae : tensor<16x1xf32> -> tensor<16x64xf32>
+    %accs = arith.mulf %acc, %ab : tensor<16x64xf32>
+    %pb = tile.convert %p : tensor<16x32xf32> -> tensor<16x32xbf16>
+    %vp = tile.make_block_ptr %vc, [%rows, %c64], [%c64, %c1], [%row, %c0] : !tile.ptr<bf16> -> !tile.block_ptr<tensor<32x64xbf16>>
+    %vt = tile.load %vp : !tile.block_ptr<tensor<32x64xbf16>>
+    %accn = tile.dot %pb, %vt, %accs : tensor<16x32xbf16> * tensor<32x64xbf16> -> tensor<16x64xf32>
+    scf.yield %accn, %mnew, %lnew : tensor<16x64xf32>, tensor<16xf32>, tensor<16xf32>
+  }
+  %le = tile.expand_dims %r#2 {axis = 1 : i64} : tensor<16xf32> -> tensor<16x1xf32>
+  %lb = tile.broadcast %le : tensor<16x1xf32> -> tensor<16x64xf32>
+  %out = arith.divf %r#0, %lb : tensor<16x64xf32>
+  %op = tile.make_block_ptr %o, [%c16, %c64], [%c64, %c1], [%c0, %c0] : !tile.ptr<f32> -> !tile.block_ptr<tensor<16x64xf32>>
+  tile.store %op, %out : !tile.block_ptr<tensor<16x64xf32>>
   return
 }
