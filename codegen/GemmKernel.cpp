@@ -141,6 +141,7 @@ void applyBlocking(GemmKernelSpec& s, const GemmBlocking& b) {
   s.stages = b.stages;
   s.groupDot = b.groupDot;
   s.tma = b.tma;
+  s.splitKPrograms = b.splitKPrograms;
 }
 
 GemmBlocking parseGemmBlocking(const std::string& text, const std::string& what) {
@@ -148,6 +149,10 @@ GemmBlocking parseGemmBlocking(const std::string& text, const std::string& what)
   char x1 = 0, x2 = 0, x3 = 0;
   int used = 0;
   std::string shape = text;
+  if (shape.size() > 2 && shape.compare(shape.size() - 2, 2, "+k") == 0) {
+    b.splitKPrograms = true;
+    shape.resize(shape.size() - 2);
+  }
   if (size_t at = shape.find('@'); at != std::string::npos) {
     std::string n = shape.substr(at + 1);
     if (n.empty() || n.find_first_not_of("0123456789") != std::string::npos || (b.stages = std::stoll(n)) == 1 ||
@@ -172,8 +177,11 @@ GemmBlocking parseGemmBlocking(const std::string& text, const std::string& what)
   if (std::sscanf(shape.c_str(), "%ld%c%ld%c%ld%c%ld%n", &b.m, &x1, &b.n, &x2, &b.k, &x3, &b.warps, &used) != 7 ||
       x1 != 'x' || x2 != 'x' || x3 != 'x' || used != (int)shape.size())
     fail("{} '{}': expected MxNxKxW (block M, N, K and warps) with an optional s (warps split K), g (warpgroup "
-         "dots, TMA copies) or gc (warpgroup dots, cp.async copies) and @S (S stages through shared memory), e.g. 16x64x32x4, 16x32x256x8s, 64x128x32x4@3 or "
-         "128x128x64x8g@4", what, text);
+         "dots, TMA copies) or gc (warpgroup dots, cp.async copies), @S (S stages through shared memory) and +k (K "
+         "split across programs too), e.g. 16x64x32x4, 16x32x256x8s, 64x128x32x4@3, 128x128x64x8g@4 or "
+         "128x32x64x8gc@4+k", what, text);
+  if (b.splitKPrograms && b.tma)
+    fail("{} '{}': K split across programs (+k) takes cp.async copies (gc), not TMA (g)", what, text);
   if (b.groupDot) {
     if (b.splitK || b.warps % 4 != 0 || b.m != 16 * b.warps || b.k != 64 || b.n % 8 != 0 || b.n > 256 ||
         b.stages < 2)
@@ -315,6 +323,58 @@ struct GemmText {
     }
     return e + st.store("%cp", out, cShape, ib);
   }
+
+  // The epilogue of a program, with K split across programs
+  // (GemmKernelSpec::splitKPrograms): at one split the epilogue itself;
+  // else this split's partials go to its workspace slices (slice `pk`, and
+  // kSplits + pk for the up projection), the program arrives at its C
+  // block's counter, and the last to arrive sums every split's slices in
+  // split order and runs the epilogue on the sums.
+  std::string finish(const std::string& p, const std::string& acc, const std::string& acc2, const char* ib) const {
+    if (!s.splitKPrograms) return epilogue(p, acc, acc2, ib);
+    const int nb = s.swiglu ? 2 : 1;
+    std::string stores, inits, types, loads, yields;
+    // Block pointer `name` over workspace slice `slice` (rows slice M + row).
+    auto slicePtr = [&](const std::string& name, const std::string& slice) {
+      return fmt::format(R"(    {n}r = arith.muli {sl}, %M : index
+    {n}o = arith.addi {n}r, %row : index
+    {n}e = arith.addi {n}r, %M : index
+    {n} = tile.make_block_ptr %ws, [{n}e, %N], [%N, %c1], [{n}o, %col] : !tile.ptr<f32> -> !tile.block_ptr<{cT}>
+)",
+                         fmt::arg("n", name), fmt::arg("sl", slice), fmt::arg("cT", cT));
+    };
+    for (int w = 0; w < nb; ++w) {
+      const std::string n = fmt::format("%{}w{}", p, w), q = fmt::format("%{}q{}", p, w);
+      stores += (w ? fmt::format("    {}s = arith.addi %pk, %kSplits : index\n", n) : "") +
+                slicePtr(n, w ? n + "s" : "%pk") +
+                fmt::format("    tile.store {}, {}{} : !tile.block_ptr<{}>\n", n, w ? acc2 : acc, ib, cT);
+      inits += fmt::format("{}%{}a{} = %zero", w ? ", " : "", p, w);
+      types += (w ? ", " : "") + cT;
+      loads += (w ? fmt::format("    {}s = arith.addi %{}q, %kSplits : index\n", q, p) : "") +
+               slicePtr(q, w ? q + "s" : "%" + p + "q") +
+               fmt::format("    {q}v = tile.load {q}{ib} : !tile.block_ptr<{cT}>\n"
+                           "    {q}n = arith.addf %{p}a{w}, {q}v : {cT}\n",
+                           fmt::arg("q", q), fmt::arg("ib", ib), fmt::arg("cT", cT), fmt::arg("p", p), fmt::arg("w", w));
+      yields += (w ? ", " : "") + q + "n";
+    }
+    return fmt::format(R"(    %{p}one = arith.cmpi eq, %kSplits, %c1 : index
+    scf.if %{p}one {{
+{single}    }} else {{
+{stores}    %{p}ci0 = arith.muli %pm, %gridN : index
+    %{p}ci = arith.addi %{p}ci0, %pn : index
+    %{p}last = tile.arrive %ctr[%{p}ci] of %kSplits : !tile.ptr<i32>
+    scf.if %{p}last {{
+    %{p}m:{nb} = scf.for %{p}q = %c0 to %kSplits step %c1 iter_args({inits}) -> ({types}) {{
+{loads}      scf.yield {yields} : {types}
+    }}
+{merged}    }}
+    }}
+)",
+                       fmt::arg("p", p), fmt::arg("single", epilogue(p, acc, acc2, ib)), fmt::arg("stores", stores),
+                       fmt::arg("nb", nb), fmt::arg("inits", inits), fmt::arg("types", types), fmt::arg("loads", loads),
+                       fmt::arg("yields", yields),
+                       fmt::arg("merged", epilogue(p + "k", "%" + p + "m#0", "%" + p + "m#1", ib)));
+  }
 };
 
 // The kernel parameters (GemmKernelSpec's contract; both forms share it):
@@ -332,6 +392,7 @@ std::string signature(const GemmKernelSpec& s) {
   args += "%M: index, %N: index, %K: index";
   if (s.tma) args += s.swiglu ? ", %amap: !tile.ptr<i8>, %bmap: !tile.ptr<i8>, %bmap2: !tile.ptr<i8>"
                               : ", %amap: !tile.ptr<i8>, %bmap: !tile.ptr<i8>";
+  if (s.splitKPrograms) args += ", %kSplits: index, %ws: !tile.ptr<f32>, %ctr: !tile.ptr<i32>";
   return args;
 }
 
@@ -388,8 +449,12 @@ std::string stagedBody(const GemmKernelSpec& s, const GemmText& t) {
   // arithmetic per run).
   auto copy = [&](const std::string& p, const std::string& j, const std::string& st, bool ibA, bool ibB) {
     std::string bStrides = s.weightsNK ? "[%c1, %K]" : "[%N, %c1]";
-    std::string c = fmt::format("    %{p}ko = arith.muli {j}, %bk : index\n"
-                                "    %{p}ga = tile.make_block_ptr %a, [%M, %K], [%K, %c1], [%row, %{p}ko] : !tile.ptr<{dt}> -> {aP}\n"
+    std::string c = (s.splitKPrograms ? fmt::format("    %{p}kj = arith.addi {j}, %kbLo : index\n"
+                                                    "    %{p}ko = arith.muli %{p}kj, %bk : index\n",
+                                                    fmt::arg("p", p), fmt::arg("j", j))
+                                      : fmt::format("    %{p}ko = arith.muli {j}, %bk : index\n", fmt::arg("p", p),
+                                                    fmt::arg("j", j))) +
+                    fmt::format("    %{p}ga = tile.make_block_ptr %a, [%M, %K], [%K, %c1], [%row, %{p}ko] : !tile.ptr<{dt}> -> {aP}\n"
                                 "{la}    tile.async_copy %{p}la, %{p}ga {{contiguous = 1 : i64{ib}}} : {aP}\n",
                                 fmt::arg("p", p), fmt::arg("j", j), fmt::arg("dt", dt), fmt::arg("aP", t.aP),
                                 fmt::arg("ib", ibA ? ", in_bounds" : ""),
@@ -494,14 +559,16 @@ std::string stagedBody(const GemmKernelSpec& s, const GemmText& t) {
     %lpn = arith.constant {PN} : index
     %ns = arith.constant {S} : index
     %ns1 = arith.constant {S1} : index
-    %bk1 = arith.subi %bk, %c1 : index
-    %kb0 = arith.addi %K, %bk1 : index
-    %nk = arith.divui %kb0, %bk : index
-)",
+{nk})",
                                    fmt::arg("BM", M), fmt::arg("BN", N), fmt::arg("BK", K),
                      fmt::arg("LAR", S * M), fmt::arg("LBC", S * N), fmt::arg("LBR", S * K), fmt::arg("P", P),
-                                   fmt::arg("PN", PN), fmt::arg("S", S), fmt::arg("S1", S - 1));
-  std::string fast = t.epilogue("sf", "%sr#0", acc2, " {in_bounds}"), edge = t.epilogue("se", "%sr#0", acc2, "");
+                                   fmt::arg("PN", PN), fmt::arg("S", S), fmt::arg("S1", S - 1),
+                                   // K blocks: all of them, or this program's share.
+                                   fmt::arg("nk", s.splitKPrograms ? "    %nk = arith.subi %kbHi, %kbLo : index\n"
+                                                                   : "    %bk1 = arith.subi %bk, %c1 : index\n"
+                                                                     "    %kb0 = arith.addi %K, %bk1 : index\n"
+                                                                     "    %nk = arith.divui %kb0, %bk : index\n"));
+  std::string fast = t.finish("sf", "%sr#0", acc2, " {in_bounds}"), edge = t.finish("se", "%sr#0", acc2, "");
   if (s.tma)
     return fmt::format(R"({allocs}    %bars = tile.alloc {{size = {S} : i64}} : !tile.ptr<i64>
     %c2 = arith.constant 2 : index
@@ -780,8 +847,9 @@ std::string emitGemmKernel(const GemmKernelSpec& s) {
   std::string args = signature(s);
 
   std::vector<std::string> zeros = {"%zero", "%zero"}, ptrs = {"%ap", "%bp", "%bp2"};
-  std::string b2 = s.swiglu ? fmt::format("  %bp2 = tile.make_block_ptr %b2, [%K, %N], {}, [%c0, %col] : !tile.ptr<{}> -> {}\n",
-                                          bStrides, s.dtype, t.bP)
+  const char* kStart = s.splitKPrograms ? "%kLo" : "%c0";
+  std::string b2 = s.swiglu ? fmt::format("  %bp2 = tile.make_block_ptr %b2, [%K, %N], {}, [{}, %col] : !tile.ptr<{}> -> {}\n",
+                                          bStrides, kStart, s.dtype, t.bP)
                             : "";
   // Interior programs (the whole C block inside C) run the full K blocks
   // without bounds checks, then the K tail checked; programs whose columns
@@ -790,13 +858,17 @@ std::string emitGemmKernel(const GemmKernelSpec& s) {
   // edge programs check everything. Ragged shapes thus cost checks only
   // where they are ragged.
   const char* ib = " {in_bounds}";
-  std::string fast = t.kLoop("%f", "%c0", "%kfull", zeros, ptrs, ib, ib) +
-                     t.kLoop("%ft", "%kfull", "%K", {"%f#0", "%f#3"}, {"%f#1", "%f#2", "%f#4"}, "", "") +
-                     t.epilogue("f", "%ft#0", "%ft#3", " {in_bounds}");
-  std::string rowEdge = t.kLoop("%r", "%c0", "%kfull", zeros, ptrs, "", ib) +
-                        t.kLoop("%rt", "%kfull", "%K", {"%r#0", "%r#3"}, {"%r#1", "%r#2", "%r#4"}, "", "") +
-                        t.epilogue("r", "%rt#0", "%rt#3", "");
-  std::string edge = t.kLoop("%e", "%c0", "%K", zeros, ptrs, "", "") + t.epilogue("e", "%e#0", "%e#3", "");
+  // The K range the loops walk: all of K, or this program's share of the K
+  // blocks (K split across programs; %kfullS: where its whole blocks end).
+  const bool split = s.splitKPrograms;
+  const char *kFrom = split ? "%kLo" : "%c0", *kTo = split ? "%kHi" : "%K", *kWhole = split ? "%kfullS" : "%kfull";
+  std::string fast = t.kLoop("%f", kFrom, kWhole, zeros, ptrs, ib, ib) +
+                     t.kLoop("%ft", kWhole, kTo, {"%f#0", "%f#3"}, {"%f#1", "%f#2", "%f#4"}, "", "") +
+                     t.finish("f", "%ft#0", "%ft#3", " {in_bounds}");
+  std::string rowEdge = t.kLoop("%r", kFrom, kWhole, zeros, ptrs, "", ib) +
+                        t.kLoop("%rt", kWhole, kTo, {"%r#0", "%r#3"}, {"%r#1", "%r#2", "%r#4"}, "", "") +
+                        t.finish("r", "%rt#0", "%rt#3", "");
+  std::string edge = t.kLoop("%e", kFrom, kTo, zeros, ptrs, "", "") + t.finish("e", "%e#0", "%e#3", "");
   // 16-bit storage: the fast path's 4-element loads along K need K % 4 = 0.
   std::string kEven = t.st.sixteenBit() ? R"(  %c4 = arith.constant 4 : index
   %kRem = arith.remui %K, %c4 : index
@@ -806,6 +878,29 @@ std::string emitGemmKernel(const GemmKernelSpec& s) {
 )"
                                      : "  %colsFast = arith.andi %colsIn, %colsIn : i1\n";
 
+  // K split across programs: program (pm, pn, pk) takes K blocks [kbLo,
+  // kbHi), ceil(K blocks / kSplits) each (the last ones fewer or none),
+  // i.e. K [kLo, kHi); %gridN numbers the C blocks for the counters.
+  const char* kSplitRange = R"(  %pk = tile.program_id 2
+  %bkm1 = arith.subi %bk, %c1 : index
+  %kbAll0 = arith.addi %K, %bkm1 : index
+  %kbAll = arith.divui %kbAll0, %bk : index
+  %ksm1 = arith.subi %kSplits, %c1 : index
+  %kbPer0 = arith.addi %kbAll, %ksm1 : index
+  %kbPer = arith.divui %kbPer0, %kSplits : index
+  %kbLo0 = arith.muli %pk, %kbPer : index
+  %kbLo = arith.minui %kbLo0, %kbAll : index
+  %kbHi0 = arith.addi %kbLo, %kbPer : index
+  %kbHi = arith.minui %kbHi0, %kbAll : index
+  %kLo = arith.muli %kbLo, %bk : index
+  %kHi0 = arith.muli %kbHi, %bk : index
+  %kHi = arith.minui %kHi0, %K : index
+  %kfullS0 = arith.minui %kfull, %kHi : index
+  %kfullS = arith.maxui %kfullS0, %kLo : index
+  %bnm1 = arith.subi %bn, %c1 : index
+  %gridN0 = arith.addi %N, %bnm1 : index
+  %gridN = arith.divui %gridN0, %bn : index
+)";
   // Staged kernels take the unstaged body only where the copies' 16-byte
   // runs would not be aligned.
   std::string body = fmt::format(R"(  scf.if {fastCond} {{
@@ -826,6 +921,7 @@ std::string emitGemmKernel(const GemmKernelSpec& s) {
            "tiling", s.name);
     if (s.tma && (!s.groupDot || s.blockM > 256 || s.blockN > 256))
       fail("gemm '{}': TMA copies stage warpgroup-dot operands in boxes of at most 256 rows", s.name);
+    if (s.tma && s.splitKPrograms) fail("gemm '{}': K split across programs takes cp.async copies, not TMA", s.name);
     // 16-byte runs: K (and N with [K, N] weights) a multiple of 8.
     std::string aligned = "  %c8 = arith.constant 8 : index\n  %k8r = arith.remui %K, %c8 : index\n";
     aligned += s.weightsNK ? "  %staged = arith.cmpi eq, %k8r, %c0 : index\n"
@@ -851,8 +947,8 @@ std::string emitGemmKernel(const GemmKernelSpec& s) {
   %interior = arith.andi %rowsIn, %colsIn : i1
 {kEven}  %kblocks = arith.divui %K, %bk : index
   %kfull = arith.muli %kblocks, %bk : index
-  %ap = tile.make_block_ptr %a, [%M, %K], [%K, %c1], [%row, %c0] : !tile.ptr<{dt}> -> {aP}
-  %bp = tile.make_block_ptr %b, [%K, %N], {bStrides}, [%c0, %col] : !tile.ptr<{dt}> -> {bP}
+{kRange}  %ap = tile.make_block_ptr %a, [%M, %K], [%K, %c1], [%row, {kStart}] : !tile.ptr<{dt}> -> {aP}
+  %bp = tile.make_block_ptr %b, [%K, %N], {bStrides}, [{kStart}, %col] : !tile.ptr<{dt}> -> {bP}
 {b2}  %cp = tile.make_block_ptr %c, [%M, %N], [%N, %c1], [%row, %col] : !tile.ptr<{dt}> -> !tile.block_ptr<{cS}>
   %zero = arith.constant dense<0.0> : {cT}
 {body}  return
@@ -861,7 +957,8 @@ std::string emitGemmKernel(const GemmKernelSpec& s) {
                      fmt::arg("name", s.name), fmt::arg("args", args), fmt::arg("W", s.numWarps), fmt::arg("BM", M),
                      fmt::arg("BN", N), fmt::arg("BK", K), fmt::arg("aP", t.aP), fmt::arg("bP", t.bP),
                      fmt::arg("bStrides", bStrides), fmt::arg("b2", b2), fmt::arg("cT", t.cT), fmt::arg("cS", t.cS),
-                     fmt::arg("dt", s.dtype), fmt::arg("kEven", kEven), fmt::arg("body", body));
+                     fmt::arg("dt", s.dtype), fmt::arg("kEven", kEven), fmt::arg("body", body),
+                     fmt::arg("kStart", kStart), fmt::arg("kRange", split ? kSplitRange : ""));
 }
 
 }  // namespace strata::tile

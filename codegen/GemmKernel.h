@@ -82,6 +82,17 @@ struct GemmKernelSpec {
   // take the same copies. Maps are read only on the staged path (K % 8 =
   // 0, operands 16-byte aligned); elsewhere they may be null.
   bool tma = false;
+  // Grid form: K is also split across programs, kSplits of them per C block
+  // (a launch argument; the grid's third dim). Each walks its share of the
+  // K blocks; with more than one split it stores its f32 partial C block
+  // (two with swiglu) in the workspace and arrives at its C block's
+  // counter (tile.arrive); the last to arrive sums the splits' partials in
+  // split order (the same sums whatever the arrival order) and runs the
+  // epilogue. Signature: (..., M, N, K, kSplits: index, ws: !tile.ptr<f32>,
+  // counters: !tile.ptr<i32>): ws [kSplits (x 2 with swiglu), M, N],
+  // counters [ceil(M / blockM) ceil(N / blockN)] zero before a launch and
+  // left zero by it. Not with TMA copies.
+  bool splitKPrograms = false;
   std::string tiling = "horizontal";  // the dot's tiling hint ("" = let assign-layouts choose)
   // GPU kernel sets: the most rows (M) this blocking is meant for (0: any);
   // recorded in kernels.json for the runtime's choice (CudaKernelSet::gemmFor).
@@ -133,10 +144,11 @@ GemmKernelSpec cudaGemmSpec(const std::string& dtype, bool weightsNK, int64_t ro
 // final "@S" stages operands through shared memory in S buffers
 // (GemmKernelSpec::stages; without it, none); a trailing "g" (before @S)
 // runs the dots on the warpgroup MMA (GemmKernelSpec::groupDot) with TMA
-// copies ("gc": with cp.async copies instead).
+// copies ("gc": with cp.async copies instead); a final "+k" splits K across
+// programs too (GemmKernelSpec::splitKPrograms).
 struct GemmBlocking {
   int64_t m = 0, n = 0, k = 0, warps = 0, stages = 0;
-  bool splitK = false, groupDot = false, tma = false;
+  bool splitK = false, groupDot = false, tma = false, splitKPrograms = false;
 };
 // Parses "MxNxKxW[s]"; throws naming `what` when malformed or not made of
 // whole mma fragments (M and K multiples of 16, N of 8 per warp; split K:

@@ -227,13 +227,15 @@ struct CudaExecutor::Impl {
   mutable int64_t graphSteps = 0;
   mutable int64_t rowsDownloaded = 0;  // whole logits rows brought down to draw from
   mutable std::map<std::string, ProfileRow> profile;
-  // Arrival counters of paged decode kernels that merge their splits
-  // themselves: zeroed once (allocations are), left zero by every step.
-  // A larger batch takes a new buffer; the old ones stay allocated (a
+  // Arrival counters (tile.arrive) of paged decode kernels that merge
+  // their splits themselves and of GEMMs that split K across programs:
+  // zeroed once (allocations are), left zero by every launch, so kernels
+  // on one stream share them (GEMMs running at once take disjoint parts).
+  // A larger need takes a new buffer; the old ones stay allocated (a
   // recorded graph may still launch on them).
   mutable std::vector<std::shared_ptr<const void>> counterBlocks;
   mutable int64_t counterBytes = 0;
-  void* decodeCounters(int64_t bytes) const {
+  void* arrivalCounters(int64_t bytes) const {
     if (bytes > counterBytes) counterBlocks.push_back(deviceBlock(dev, size_t(bytes))), counterBytes = bytes;
     return const_cast<void*>(counterBlocks.back().get());
   }
@@ -356,7 +358,23 @@ V CudaExecutor::Impl::gemm(const ops::NodeDef& n, const std::vector<const Val*>&
   }
   // Sibling weights (q / k / v) are independent GEMMs of one input: they
   // run side by side (at decode, k and v alone fill a quarter of the SMs).
+  // Kernels that split K across programs get a workspace each and their
+  // own part of the arrival counters.
   std::vector<std::function<void()>> launches;
+  std::vector<Tensor> workspaces;
+  struct Split {
+    const CudaGemmKernel* kern;
+    int64_t splits, counterAt;
+  };
+  std::vector<Split> splits;
+  int64_t counterTotal = 0;
+  for (int64_t wi = 0; wi < op.outputs(); ++wi) {
+    const CudaGemmKernel* kern = &k.gemmFor(dtName, op.weightsNK, M, epilogue, widthOf(wi));
+    const int64_t s = k.gemmKSplits(*kern, M, widthOf(wi), K);
+    splits.push_back({kern, s, counterTotal});
+    if (s > 1) counterTotal += CudaKernelSet::gemmCounterBytes(*kern, M, widthOf(wi));
+  }
+  char* counters = counterTotal ? static_cast<char*>(arrivalCounters(counterTotal)) : nullptr;
   for (int64_t wi = 0; wi < op.outputs(); ++wi) {
     const int64_t N = widthOf(wi);
     if (op.swiglu && widthOf(1) != N) fail("gate and up weights differ in width");
@@ -376,8 +394,13 @@ V CudaExecutor::Impl::gemm(const ops::NodeDef& n, const std::vector<const Val*>&
       if (res->numel() != M * N) fail("residual {} does not match the output [{}, {}]", ops::shapeStr(res->shape()), M, N);
       b.residual = res->raw();
     }
-    const CudaGemmKernel* kern = &k.gemmFor(dtName, op.weightsNK, M, epilogue, N);
-    launches.push_back([this, kern, b, M, N, K] { k.launch(*kern, b, M, N, K); });
+    const auto [kern, s, counterAt] = splits[wi];
+    if (s > 1) {
+      workspaces.push_back(pool.tensor(ops::DType::F32, {CudaKernelSet::gemmWorkspaceBytes(*kern, M, N, s) / 4}));
+      b.workspace = mut(workspaces.back());
+      b.counters = counters + counterAt;
+    }
+    launches.push_back([this, kern, b, M, N, K, s] { k.launch(*kern, b, M, N, K, s); });
     outs.push_back(std::move(c));
   }
   dev.concurrently(launches);
@@ -516,7 +539,7 @@ V CudaExecutor::Impl::pagedAttention(const ops::NodeDef& n, const std::vector<co
     const int64_t splits = k.pagedDecodeSplits(kern, N, maxContext);
     Tensor scratch = pool.tensor(ops::DType::F32, {CudaKernelSet::pagedDecodeScratchBytes(kern, N, splits) / 4 + 1});
     PagedDecodeBuffers b{q.raw(), cache.raw(), in[2]->dev.raw(), in[4]->dev.raw(), mut(o), mut(scratch)};
-    if (kern.mergesSplits) b.counters = decodeCounters(CudaKernelSet::pagedDecodeCounterBytes(kern, N));
+    if (kern.mergesSplits) b.counters = arrivalCounters(CudaKernelSet::pagedDecodeCounterBytes(kern, N));
     k.launch(kern, b, N, maxBlocks, cache.dim(0), splits);
   } else {
     const auto& kern =

@@ -193,6 +193,7 @@ std::unique_ptr<CudaKernelSet> CudaKernelSet::load(const CudaDevice& device, con
       g.maxCols = k.value("max_cols", 0);
       g.stages = k.value("stages", 0);
       g.tma = k.value("tma", false);
+      g.splitKPrograms = k.value("split_k_programs", false);
       set->gemms_.push_back(g);
     }
     if (waits)
@@ -250,8 +251,36 @@ const CudaGemmKernel& CudaKernelSet::gemm(const std::string& name) const {
   fail("no GEMM kernel '{}' in this kernel set ({})", name, target_);
 }
 
-void CudaKernelSet::launch(const CudaGemmKernel& k, const GemmBuffers& bufs, int64_t M, int64_t N, int64_t K) const {
+int64_t gemmKSplitCount(const CudaGemmKernel& k, int64_t multiprocessors, int64_t sharedPerSm, int64_t M, int64_t N,
+                        int64_t K) {
+  if (!k.splitKPrograms || k.blockK <= 0) return 1;
+  constexpr int64_t kMostSplits = 8, kLeastKBlocks = 16, kReserved = 1024;
+  const int64_t programs = ((M + k.blockM - 1) / k.blockM) * ((N + k.blockN - 1) / k.blockN);
+  const int64_t slots = multiprocessors * std::max<int64_t>(1, sharedPerSm / (k.sharedBytes + kReserved));
+  const int64_t kBlocks = (K + k.blockK - 1) / k.blockK;
+  int64_t s = 1;
+  while (programs * s < slots && s < kMostSplits && kBlocks / (s + 1) >= kLeastKBlocks) ++s;
+  return s;
+}
+
+int64_t CudaKernelSet::gemmKSplits(const CudaGemmKernel& k, int64_t M, int64_t N, int64_t K) const {
+  return gemmKSplitCount(k, device_.multiprocessors(), device_.sharedMemoryPerMultiprocessor(), M, N, K);
+}
+
+int64_t CudaKernelSet::gemmWorkspaceBytes(const CudaGemmKernel& k, int64_t M, int64_t N, int64_t kSplits) {
+  return kSplits > 1 ? kSplits * (k.swiglu ? 2 : 1) * M * N * 4 : 0;
+}
+
+int64_t CudaKernelSet::gemmCounterBytes(const CudaGemmKernel& k, int64_t M, int64_t N) {
+  return k.splitKPrograms ? ((M + k.blockM - 1) / k.blockM) * ((N + k.blockN - 1) / k.blockN) * 4 : 0;
+}
+
+void CudaKernelSet::launch(const CudaGemmKernel& k, const GemmBuffers& bufs, int64_t M, int64_t N, int64_t K,
+                           int64_t kSplits) const {
   if (M <= 0 || N <= 0 || K <= 0) fail("gemm {}: M, N, K must be positive, got {}, {}, {}", k.name, M, N, K);
+  if (kSplits < 1 || (kSplits > 1 && !k.splitKPrograms))
+    fail("gemm {}: {} K splits (the kernel {} split K across programs)", k.name, kSplits,
+         k.splitKPrograms ? "can" : "cannot");
   // The kernel's signature (codegen/GemmKernel.h): (a, b, [b_up], c, [bias,
   // [bias_up]], [residual], M, N, K); buffer sizes are element counts.
   abi::KernelArgs args;
@@ -286,7 +315,18 @@ void CudaKernelSet::launch(const CudaGemmKernel& k, const GemmBuffers& bufs, int
     map(bufs.b, N, k.blockN, "B");
     if (k.swiglu) map(bufs.bUp, N, k.blockN, "up-projection B");
   }
-  std::array<unsigned, 3> grid = {unsigned((M + k.blockM - 1) / k.blockM), unsigned((N + k.blockN - 1) / k.blockN), 1};
+  // (..., kSplits, ws, counters): one split touches neither buffer.
+  if (k.splitKPrograms) {
+    args.index(kSplits);
+    if (kSplits > 1) {
+      buffer(bufs.workspace, gemmWorkspaceBytes(k, M, N, kSplits) / 4, "split-K workspace");
+      buffer(bufs.counters, gemmCounterBytes(k, M, N) / 4, "split-K counters");
+    } else {
+      args.buffer(nullptr, 0).buffer(nullptr, 0);
+    }
+  }
+  std::array<unsigned, 3> grid = {unsigned((M + k.blockM - 1) / k.blockM), unsigned((N + k.blockN - 1) / k.blockN),
+                                  unsigned(kSplits)};
   launchOne(device_, k, grid, args);
 }
 

@@ -24,8 +24,21 @@ struct CudaGemmKernel {
   int64_t minCols = 0, maxCols = 0;
   int64_t stages = 0;   // shared-memory buffers of A and B (0: not staged); staged: A, B 16-byte aligned
   bool tma = false;     // stages A and B with TMA copies: takes their tensor maps (codegen/GemmKernel.h)
+  // K may be split across programs (kernels.json split_k_programs): the
+  // kernel takes the split count, a workspace and arrival counters
+  // (GemmBuffers).
+  bool splitKPrograms = false;
   cuda::CUfunction function = nullptr;
 };
+
+// The K splits of an M x N x K GEMM by kernel `k` (1 unless it splits K
+// across programs) on a GPU of `multiprocessors` SMs with `sharedPerSm`
+// bytes of shared memory each: enough splits that the programs fill one
+// wave (as many as the SMs hold at once by shared memory), at most 8, each
+// walking at least 16 K blocks. Not fitted to measurements yet. Pure, so
+// its choices are tested without a GPU.
+int64_t gemmKSplitCount(const CudaGemmKernel& k, int64_t multiprocessors, int64_t sharedPerSm, int64_t M, int64_t N,
+                        int64_t K);
 
 struct CudaRmsNormKernel {
   std::string name, dtype;  // dtype: storage type of x, w and y (f32, bf16, f16)
@@ -173,6 +186,11 @@ struct GemmBuffers {
   const void *a = nullptr, *b = nullptr, *bUp = nullptr;
   void* c = nullptr;
   const void *bias = nullptr, *biasUp = nullptr, *residual = nullptr;
+  // K split across programs (more than one split only): f32 partials
+  // (CudaKernelSet::gemmWorkspaceBytes) and i32 arrival counters, one per
+  // C block (gemmCounterBytes), zero before the launch (a zeroed
+  // allocation) and left zero by it. GEMMs running at once need their own.
+  void *workspace = nullptr, *counters = nullptr;
 };
 
 class CudaKernelSet {
@@ -226,7 +244,14 @@ class CudaKernelSet {
 
   // Enqueues one launch (grid ceil(M / blockM) x ceil(N / blockN)); throws
   // when a buffer the kernel needs is null or M, N, K is not positive.
-  void launch(const CudaGemmKernel& k, const GemmBuffers& buffers, int64_t M, int64_t N, int64_t K) const;
+  // kSplits > 1 (a kernel with splitKPrograms) splits K across programs:
+  // then buffers.workspace and buffers.counters are required.
+  void launch(const CudaGemmKernel& k, const GemmBuffers& buffers, int64_t M, int64_t N, int64_t K,
+              int64_t kSplits = 1) const;
+  // gemmKSplitCount on this device.
+  int64_t gemmKSplits(const CudaGemmKernel& k, int64_t M, int64_t N, int64_t K) const;
+  static int64_t gemmWorkspaceBytes(const CudaGemmKernel& k, int64_t M, int64_t N, int64_t kSplits);
+  static int64_t gemmCounterBytes(const CudaGemmKernel& k, int64_t M, int64_t N);
   // y[rows, hidden] = rmsnorm(x) * w, one block per row; throws
   // on a null buffer or a non-positive size.
   void launch(const CudaRmsNormKernel& k, const void* x, const void* w, void* y, int64_t rows, int64_t hidden,

@@ -61,7 +61,7 @@ void writeResults(const std::string& path, const nlohmann::json& results) {
 }
 
 int benchGemm(const std::string& dir, const std::string& jsonPath, const std::string& dtype, int reps,
-              const std::vector<int64_t>& rowsList, const std::vector<int64_t>& epilogueRows) {
+              const std::vector<int64_t>& rowsList, const std::vector<int64_t>& epilogueRows, int64_t forceSplits) {
   auto dev = runtime::CudaDevice::open();
   auto set = runtime::CudaKernelSet::load(*dev, dir);
   std::printf("device: %s (sm_%d, %d SMs); kernels %s\n", dev->deviceName().c_str(), dev->computeCapability(),
@@ -101,21 +101,31 @@ int benchGemm(const std::string& dir, const std::string& jsonPath, const std::st
   void* w = upload(maxW);
   void* a = upload(maxA);
   void* c = dev->allocate(maxC * 2);
+  // Kernels that split K across programs: a workspace for the most splits
+  // (8, two partials with SwiGLU) and zeroed counters (left zero by each
+  // launch).
+  const int64_t wsBytes = 8 * 2 * maxC * 4, counterBytes = maxC * 4;
+  void* ws = dev->allocate(wsBytes);
+  void* counters = dev->allocate(counterBytes);
   // One timed case: a warm-up launch, then `reps` launches between events;
   // prints a table row and returns its JSON. `dots` counts the products
   // (2 for SwiGLU's two weights); GB/s (bytes of A, B and C) only for the
   // plain GEMMs, where decode is bandwidth-bound.
-  auto timeCase = [&](const runtime::CudaGemmKernel& k, const runtime::GemmBuffers& b, int64_t M, int64_t K,
-                      int64_t N, double dots, bool bandwidth) {
-    set->launch(k, b, M, N, K);
+  auto timeCase = [&](const runtime::CudaGemmKernel& k, runtime::GemmBuffers b, int64_t M, int64_t K, int64_t N,
+                      double dots, bool bandwidth) {
+    const int64_t splits =
+        !k.splitKPrograms ? 1 : forceSplits > 0 ? std::min<int64_t>(forceSplits, 8) : set->gemmKSplits(k, M, N, K);
+    b.workspace = ws, b.counters = counters;
+    set->launch(k, b, M, N, K, splits);
     float ms = dev->timeMs([&] {
-      for (int r = 0; r < reps; ++r) set->launch(k, b, M, N, K);
+      for (int r = 0; r < reps; ++r) set->launch(k, b, M, N, K, splits);
     }) / reps;
     double tflops = dots * 2.0 * M * N * K / (ms * 1e-3) / 1e12;
     double gbs = 2.0 * (K * N + M * K + M * N) / (ms * 1e-3) / 1e9;
     std::printf("%-6lld %-6lld %-6lld %-30s %9.1f %9.1f ", (long long)M, (long long)K, (long long)N, k.name.c_str(),
                 ms * 1e3, tflops);
-    nlohmann::json row = {{"M", M}, {"K", K}, {"N", N}, {"kernel", k.name}, {"us", ms * 1e3}, {"tflops", tflops}};
+    nlohmann::json row = {{"M", M}, {"K", K}, {"N", N}, {"kernel", k.name}, {"us", ms * 1e3}, {"tflops", tflops},
+                          {"k_splits", splits}};
     if (bandwidth) {
       std::printf("%9.0f\n", gbs);
       row["gbs"] = gbs;
@@ -143,6 +153,8 @@ int benchGemm(const std::string& dir, const std::string& jsonPath, const std::st
       residual.push_back(timeCase(set->gemmFor(dtype, /*weightsNK=*/true, m, {.residual = true}, hidden),
                                   {a, w, nullptr, c, nullptr, nullptr, r}, m, k, hidden, 1, false));
   dev->release(r, maxC * 2);
+  dev->release(ws, wsBytes);
+  dev->release(counters, counterBytes);
   dev->release(w, maxW * 2);
   dev->release(a, maxA * 2);
   dev->release(c, maxC * 2);
@@ -570,6 +582,10 @@ int main(int argc, char** argv) {
   std::vector<int64_t> gemmRows{1, 16, 64, 256, 2048}, gemmEpilogueRows{256, 2048};
   bench->add_option("--rows", gemmRows, "M of the plain GEMMs")->capture_default_str();
   bench->add_option("--epilogue-rows", gemmEpilogueRows, "M of the SwiGLU and residual GEMMs")->capture_default_str();
+  int64_t gemmKSplits = 0;
+  bench->add_option("--k-splits", gemmKSplits,
+                    "Split K across this many programs (1-8) in kernels that can (compiled with a +k blocking) "
+                    "instead of the runtime's choice (for tuning)");
   auto* norm = benchCommand("bench-rmsnorm", "Time the generated RMSNorm kernels at hidden 4096 (1..4096 rows)",
                             "f32, bf16 or f16");
   auto* rope = benchCommand("bench-rope", "Time the generated RoPE kernels on Llama-3-8B q and k rows (1..4096 tokens)",
@@ -636,7 +652,7 @@ int main(int argc, char** argv) {
   try {
     if (run->parsed()) return runModel(ro);
     if (benchModelCmd->parsed()) return benchModel(bm);
-    if (bench->parsed()) return benchGemm(dir, json, dtype, reps, gemmRows, gemmEpilogueRows);
+    if (bench->parsed()) return benchGemm(dir, json, dtype, reps, gemmRows, gemmEpilogueRows, gemmKSplits);
     if (norm->parsed()) return benchRmsNorm(dir, json, dtype, reps);
     if (rope->parsed()) return benchRope(dir, json, dtype, reps);
     if (attn->parsed()) return benchAttention(dir, json, dtype, reps, everyKernel);

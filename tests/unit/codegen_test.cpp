@@ -171,6 +171,50 @@ TEST(GemmBlocking, ParsesWarpsSplitAndStages) {
   b = tile::parseGemmBlocking("128x256x64x8gc@4", "--prefill-block");
   EXPECT_TRUE(b.groupDot && !b.tma);
   EXPECT_EQ(b.stages, 4);
+  EXPECT_FALSE(b.splitKPrograms);
+  // "+k": K split across programs too (cp.async copies only).
+  b = tile::parseGemmBlocking("128x32x64x8gc@4+k", "--medium-block");
+  EXPECT_TRUE(b.groupDot && !b.tma && b.splitKPrograms);
+  EXPECT_EQ(b.stages, 4);
+  EXPECT_THROW(tile::parseGemmBlocking("128x32x64x8g@4+k", "--medium-block"), Error);
+}
+
+// K split across programs: the split is the grid's third dim, the kernel
+// takes (kSplits, ws, counters) last, and every path ends in the split
+// epilogue: one split runs the epilogue directly, more store partials,
+// arrive, and the last sums the slices in split order. Without it the
+// kernel has none of this.
+TEST(GemmKernel, SplitKAcrossProgramsArrivesAndSumsInOrder) {
+  tile::GemmKernelSpec s = tile::cudaGemmSpec("bf16", true, tile::kCudaMediumRows);
+  s.swiglu = true;
+  const std::string plain = tile::emitGemmKernel(s);
+  EXPECT_EQ(plain.find("tile.program_id 2"), std::string::npos);
+  EXPECT_EQ(plain.find("tile.arrive"), std::string::npos);
+  s.splitKPrograms = true;
+  const std::string k = tile::emitGemmKernel(s);
+  EXPECT_NE(k.find("%K: index, %kSplits: index, %ws: !tile.ptr<f32>, %ctr: !tile.ptr<i32>)"), std::string::npos);
+  EXPECT_NE(k.find("%pk = tile.program_id 2"), std::string::npos);
+  EXPECT_NE(k.find("%ap = tile.make_block_ptr %a, [%M, %K], [%K, %c1], [%row, %kLo]"), std::string::npos);
+  // The staged copies start at the program's first K block.
+  EXPECT_NE(k.find("%lkj = arith.addi %j, %kbLo : index"), std::string::npos);
+  // Staged interior path: both partials (the up projection's in slice
+  // kSplits + pk), the arrival, the sum over splits 0.. kSplits - 1.
+  const size_t at = k.find("%sfone = arith.cmpi eq, %kSplits, %c1");
+  ASSERT_NE(at, std::string::npos);
+  const size_t up = k.find("%sfw1s = arith.addi %pk, %kSplits", at), arrive = k.find("tile.arrive %ctr[%sfci] of %kSplits", at);
+  ASSERT_NE(arrive, std::string::npos);
+  EXPECT_LT(up, arrive);
+  EXPECT_LT(arrive, k.find("scf.for %sfq = %c0 to %kSplits step %c1", at));
+  // Through the whole sm_90 lowering (the medium class: warpgroup dots on
+  // cp.async staging): the split is the grid's z, the arrival an atomic.
+  s.swiglu = false;
+  s.name = "gemm_split_k";
+  tile::CudaModule m = tile::compileCuda(tile::emitGemmKernel(s), "sm_90");
+  EXPECT_NE(m.ptx.find("%ctaid.z"), std::string::npos);
+  EXPECT_NE(m.ptx.find("atom.global.add.u32"), std::string::npos);
+  EXPECT_NE(m.ptx.find("wgmma.mma_async"), std::string::npos);
+  s.tma = true, s.groupDot = true;
+  EXPECT_THROW(tile::emitGemmKernel(s), Error);
 }
 
 // A warpgroup-dot blocking from the command line replaces the [N, K]

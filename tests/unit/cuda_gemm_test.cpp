@@ -52,7 +52,7 @@ struct Shape3 {
 // reference's only in order, so the bound is the output rounding (bf16 2^-8,
 // f16 2^-11) plus a K-dependent accumulation term.
 double checkGemm(CudaDevice& dev, const runtime::CudaKernelSet& set, const runtime::CudaGemmKernel& k, Shape3 s,
-                 unsigned seed) {
+                 unsigned seed, int64_t kSplits = 1) {
   std::mt19937 rng(seed);
   ops::DType dt = ops::parseDType(k.dtype);
   ops::Shape wShape = k.weightsNK ? ops::Shape{s.N, s.K} : ops::Shape{s.K, s.N};
@@ -68,7 +68,17 @@ double checkGemm(CudaDevice& dev, const runtime::CudaKernelSet& set, const runti
   DeviceTensor da(dev, a.stored), db(dev, b.stored), dbUp(dev, bUp.stored), dbias(dev, bias.stored),
       dbiasUp(dev, biasUp.stored), dres(dev, res.stored), dc(dev, size_t(s.M * s.N * 2));
   runtime::GemmBuffers bufs{da.p, db.p, dbUp.p, dc.p, dbias.p, dbiasUp.p, dres.p};
-  set.launch(k, bufs, s.M, s.N, s.K);
+  const int64_t counterBytes = runtime::CudaKernelSet::gemmCounterBytes(k, s.M, s.N);
+  DeviceTensor ws(dev, size_t(std::max<int64_t>(4, runtime::CudaKernelSet::gemmWorkspaceBytes(k, s.M, s.N, kSplits)))),
+      counters(dev, size_t(std::max<int64_t>(4, counterBytes)));
+  if (kSplits > 1) bufs.workspace = ws.p, bufs.counters = counters.p;
+  set.launch(k, bufs, s.M, s.N, s.K, kSplits);
+  if (kSplits > 1) {
+    // The last program of each C block sets its counter back to zero.
+    std::vector<int32_t> left(size_t(counterBytes / 4), -1);
+    dev.download(left.data(), counters.p, size_t(counterBytes));
+    if (left != std::vector<int32_t>(left.size(), 0)) return INFINITY;
+  }
   ops::Tensor out(dt, {s.M, s.N});
   dev.download(out.mut<uint16_t>(), dc.p, out.nbytes());
   ops::Tensor got = out.toF32();
@@ -171,13 +181,21 @@ TEST_F(CudaGemmKernels, EqualTheReferenceOnRaggedShapes) {
   const std::vector<Shape3> prefill = {{37, 200, 264}, {130, 77, 24}, {256, 256, 256}, {300, 390, 1000}, {64, 128, 250},
                                        {20, 256, 512}};
   unsigned seed = 1;
+  // Kernels that split K across programs (a +k blocking) also run 2, 3 and
+  // 7 splits and the runtime's count: splits of uneven length and, where K
+  // has fewer blocks than splits, splits with no K at all; every count
+  // must leave the arrival counters zero (checkGemm).
   for (const runtime::CudaGemmKernel& k : set->gemms()) {
     const double tol = (k.dtype == "bf16" ? 1.0 / 128 : 1.0 / 1024);
     for (Shape3 s : k.blockM <= 16 ? decode : prefill) {
-      double err = checkGemm(*dev, *set, k, s, seed++);
-      std::printf("%-28s M=%-4lld N=%-4lld K=%-5lld max rel err %.2e (tol %.1e)\n", k.name.c_str(), (long long)s.M,
-                  (long long)s.N, (long long)s.K, err, tol);
-      EXPECT_LE(err, tol) << k.name << " M=" << s.M << " N=" << s.N << " K=" << s.K;
+      std::vector<int64_t> splitCounts = {1};
+      if (k.splitKPrograms) splitCounts.insert(splitCounts.end(), {2, 3, 7, set->gemmKSplits(k, s.M, s.N, s.K)});
+      for (int64_t splits : splitCounts) {
+        double err = checkGemm(*dev, *set, k, s, seed++, splits);
+        std::printf("%-28s M=%-4lld N=%-4lld K=%-5lld splits=%lld max rel err %.2e (tol %.1e)\n", k.name.c_str(),
+                    (long long)s.M, (long long)s.N, (long long)s.K, (long long)splits, err, tol);
+        EXPECT_LE(err, tol) << k.name << " M=" << s.M << " N=" << s.N << " K=" << s.K << " splits=" << splits;
+      }
     }
   }
 }
@@ -659,6 +677,23 @@ TEST(PagedDecodeSplitCount, FollowsTheMeasuredCosts) {
   EXPECT_GT(splits(1, 128), 1);
   EXPECT_EQ(splits(1, 4096), 32);
   EXPECT_EQ(splits(32, 1024), 1);
+}
+
+// The K split count of a kernel that splits K across programs (no GPU
+// needed): enough splits to fill one wave of the SMs (3 programs of 72 KiB
+// each on the H100's 132), at most 8, each with 16 K blocks or more.
+TEST(GemmKSplitCount, FillsOneWaveWithLongEnoughSplits) {
+  runtime::CudaGemmKernel k;
+  k.blockM = 64, k.blockN = 32, k.blockK = 64, k.sharedBytes = 73728;
+  auto splits = [&](int64_t M, int64_t N, int64_t K) { return runtime::gemmKSplitCount(k, 132, 233472, M, N, K); };
+  EXPECT_EQ(splits(64, 4096, 4096), 1);  // a kernel that cannot split
+  k.splitKPrograms = true;
+  EXPECT_EQ(splits(64, 4096, 4096), 4);    // 128 programs -> 512 >= 396 slots
+  EXPECT_EQ(splits(64, 4096, 14336), 4);
+  EXPECT_EQ(splits(64, 1024, 14336), 8);   // 32 programs: capped at 8
+  EXPECT_EQ(splits(64, 4096, 2048), 2);    // 32 K blocks: two splits of 16
+  EXPECT_EQ(splits(64, 4096, 512), 1);     // 8 K blocks: too short to split
+  EXPECT_EQ(splits(256, 4096, 4096), 1);   // 512 programs fill the SMs
 }
 
 TEST(CudaKernelSet, MissingKernelSetIsAClearError) {
