@@ -8,6 +8,7 @@
 #include <functional>
 #include <vector>
 
+#include "codegen/SplitText.h"
 #include "codegen/StorageText.h"
 #include "ops/error.h"
 
@@ -849,15 +850,8 @@ std::string emitAttentionKernel(const AttentionKernelSpec& s) {
   std::string range = R"(  %kvBlocks0 = arith.addi %kvEnd, %cN : index
   %kvBlocks1 = arith.subi %kvBlocks0, %c1 : index
   %kvBlocks = arith.divui %kvBlocks1, %cN : index
-  %perSplit0 = arith.addi %kvBlocks, %cS : index
-  %perSplit1 = arith.subi %perSplit0, %c1 : index
-  %perSplit = arith.divui %perSplit1, %cS : index
-  %chunk = arith.muli %perSplit, %cN : index
-  %lo0 = arith.muli %sid, %chunk : index
-  %lo = arith.minsi %lo0, %kvEnd : index
-  %hi0 = arith.addi %lo, %chunk : index
-  %hi = arith.minsi %hi0, %kvEnd : index
-  %fe0 = arith.minsi %fullEnd, %hi : index
+)" + splitShare("", "%kvBlocks", "%cS", "%sid", "%cN", "%kvEnd") +
+                      R"(  %fe0 = arith.minsi %fullEnd, %hi : index
   %fe = arith.maxsi %lo, %fe0 : index
 )";
   // The loops carry the accumulator panels, m and l.

@@ -1,4 +1,6 @@
 #include "codegen/GemmKernel.h"
+
+#include "codegen/SplitText.h"
 #include "codegen/StorageText.h"
 
 #include <algorithm>
@@ -564,7 +566,7 @@ std::string stagedBody(const GemmKernelSpec& s, const GemmText& t) {
                      fmt::arg("LAR", S * M), fmt::arg("LBC", S * N), fmt::arg("LBR", S * K), fmt::arg("P", P),
                                    fmt::arg("PN", PN), fmt::arg("S", S), fmt::arg("S1", S - 1),
                                    // K blocks: all of them, or this program's share.
-                                   fmt::arg("nk", s.splitKPrograms ? "    %nk = arith.subi %kbHi, %kbLo : index\n"
+                                   fmt::arg("nk", s.splitKPrograms ? "    %nk = arith.addi %nkS, %c0 : index\n"
                                                                    : "    %bk1 = arith.subi %bk, %c1 : index\n"
                                                                      "    %kb0 = arith.addi %K, %bk1 : index\n"
                                                                      "    %nk = arith.divui %kb0, %bk : index\n"));
@@ -847,7 +849,7 @@ std::string emitGemmKernel(const GemmKernelSpec& s) {
   std::string args = signature(s);
 
   std::vector<std::string> zeros = {"%zero", "%zero"}, ptrs = {"%ap", "%bp", "%bp2"};
-  const char* kStart = s.splitKPrograms ? "%kLo" : "%c0";
+  const char* kStart = s.splitKPrograms ? "%klo" : "%c0";
   std::string b2 = s.swiglu ? fmt::format("  %bp2 = tile.make_block_ptr %b2, [%K, %N], {}, [{}, %col] : !tile.ptr<{}> -> {}\n",
                                           bStrides, kStart, s.dtype, t.bP)
                             : "";
@@ -859,9 +861,10 @@ std::string emitGemmKernel(const GemmKernelSpec& s) {
   // where they are ragged.
   const char* ib = " {in_bounds}";
   // The K range the loops walk: all of K, or this program's share of the K
-  // blocks (K split across programs; %kfullS: where its whole blocks end).
+  // blocks (K split across programs: [%klo, %khi); %kfullS: where its whole
+  // blocks end).
   const bool split = s.splitKPrograms;
-  const char *kFrom = split ? "%kLo" : "%c0", *kTo = split ? "%kHi" : "%K", *kWhole = split ? "%kfullS" : "%kfull";
+  const char *kFrom = split ? "%klo" : "%c0", *kTo = split ? "%khi" : "%K", *kWhole = split ? "%kfullS" : "%kfull";
   std::string fast = t.kLoop("%f", kFrom, kWhole, zeros, ptrs, ib, ib) +
                      t.kLoop("%ft", kWhole, kTo, {"%f#0", "%f#3"}, {"%f#1", "%f#2", "%f#4"}, "", "") +
                      t.finish("f", "%ft#0", "%ft#3", " {in_bounds}");
@@ -878,25 +881,20 @@ std::string emitGemmKernel(const GemmKernelSpec& s) {
 )"
                                      : "  %colsFast = arith.andi %colsIn, %colsIn : i1\n";
 
-  // K split across programs: program (pm, pn, pk) takes K blocks [kbLo,
-  // kbHi), ceil(K blocks / kSplits) each (the last ones fewer or none),
-  // i.e. K [kLo, kHi); %gridN numbers the C blocks for the counters.
-  const char* kSplitRange = R"(  %pk = tile.program_id 2
+  // K split across programs: program (pm, pn, pk) takes K [klo, khi),
+  // whole K blocks ([kbLo, kbLo + nkS)), ceil(K blocks / kSplits) each (the
+  // last ones fewer or none); %gridN numbers the C blocks for the counters.
+  const std::string kSplitRange = R"(  %pk = tile.program_id 2
   %bkm1 = arith.subi %bk, %c1 : index
   %kbAll0 = arith.addi %K, %bkm1 : index
   %kbAll = arith.divui %kbAll0, %bk : index
-  %ksm1 = arith.subi %kSplits, %c1 : index
-  %kbPer0 = arith.addi %kbAll, %ksm1 : index
-  %kbPer = arith.divui %kbPer0, %kSplits : index
-  %kbLo0 = arith.muli %pk, %kbPer : index
-  %kbLo = arith.minui %kbLo0, %kbAll : index
-  %kbHi0 = arith.addi %kbLo, %kbPer : index
-  %kbHi = arith.minui %kbHi0, %kbAll : index
-  %kLo = arith.muli %kbLo, %bk : index
-  %kHi0 = arith.muli %kbHi, %bk : index
-  %kHi = arith.minui %kHi0, %K : index
-  %kfullS0 = arith.minui %kfull, %kHi : index
-  %kfullS = arith.maxui %kfullS0, %kLo : index
+)" + splitShare("k", "%kbAll", "%kSplits", "%pk", "%bk", "%K") +
+                                  R"(  %kbLo = arith.divui %klo, %bk : index
+  %kSpan = arith.subi %khi, %klo : index
+  %kSpanUp = arith.addi %kSpan, %bkm1 : index
+  %nkS = arith.divui %kSpanUp, %bk : index
+  %kfullS0 = arith.minui %kfull, %khi : index
+  %kfullS = arith.maxui %kfullS0, %klo : index
   %bnm1 = arith.subi %bn, %c1 : index
   %gridN0 = arith.addi %N, %bnm1 : index
   %gridN = arith.divui %gridN0, %bn : index
@@ -958,7 +956,7 @@ std::string emitGemmKernel(const GemmKernelSpec& s) {
                      fmt::arg("BN", N), fmt::arg("BK", K), fmt::arg("aP", t.aP), fmt::arg("bP", t.bP),
                      fmt::arg("bStrides", bStrides), fmt::arg("b2", b2), fmt::arg("cT", t.cT), fmt::arg("cS", t.cS),
                      fmt::arg("dt", s.dtype), fmt::arg("kEven", kEven), fmt::arg("body", body),
-                     fmt::arg("kStart", kStart), fmt::arg("kRange", split ? kSplitRange : ""));
+                     fmt::arg("kStart", kStart), fmt::arg("kRange", split ? kSplitRange : std::string()));
 }
 
 }  // namespace strata::tile

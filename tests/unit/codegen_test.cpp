@@ -194,7 +194,7 @@ TEST(GemmKernel, SplitKAcrossProgramsArrivesAndSumsInOrder) {
   const std::string k = tile::emitGemmKernel(s);
   EXPECT_NE(k.find("%K: index, %kSplits: index, %ws: !tile.ptr<f32>, %ctr: !tile.ptr<i32>)"), std::string::npos);
   EXPECT_NE(k.find("%pk = tile.program_id 2"), std::string::npos);
-  EXPECT_NE(k.find("%ap = tile.make_block_ptr %a, [%M, %K], [%K, %c1], [%row, %kLo]"), std::string::npos);
+  EXPECT_NE(k.find("%ap = tile.make_block_ptr %a, [%M, %K], [%K, %c1], [%row, %klo]"), std::string::npos);
   // The staged copies start at the program's first K block.
   EXPECT_NE(k.find("%lkj = arith.addi %j, %kbLo : index"), std::string::npos);
   // Staged interior path: both partials (the up projection's in slice
