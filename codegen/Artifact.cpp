@@ -213,26 +213,33 @@ std::vector<AttentionKernelSpec> cudaAttentionKernelSet(const std::string& block
   return set;
 }
 
-std::vector<AttentionKernelSpec> cudaPagedDecodeKernelSet(const std::string& blocking) {
+namespace {
+
+// A --paged-decode-block blocking (NxS[xW][m]) applied to a decode spec.
+void applyPagedDecodeBlocking(AttentionKernelSpec& s, const std::string& blocking) {
+  if (blocking.empty()) return;
   long n = 0, stages = 0, warps = 1;
   int used = 0, usedW = 0;
   std::string text = blocking;
-  const bool merge = !text.empty() && text.back() == 'm';
+  const bool merge = text.back() == 'm';
   if (merge) text.pop_back();
-  if (!blocking.empty()) {
-    int got = std::sscanf(text.c_str(), "%ldx%ld%nx%ld%n", &n, &stages, &used, &warps, &usedW);
-    if (got == 3) used = usedW;
-    if (got < 2 || used != (int)text.size() || n <= 0 || stages < 2 || warps <= 0)
-      fail("--paged-decode-block '{}': expected NxS[xW][m] (N keys per step, whole pages; S >= 2 buffers; W warps "
-           "sharing a step's keys, default 1; m: the last split program merges the splits, no combine kernel), "
-           "e.g. 32x3, 128x2x4 or 32x3m",
-           blocking);
-  }
+  int got = std::sscanf(text.c_str(), "%ldx%ld%nx%ld%n", &n, &stages, &used, &warps, &usedW);
+  if (got == 3) used = usedW;
+  if (got < 2 || used != (int)text.size() || n <= 0 || stages < 2 || warps <= 0)
+    fail("--paged-decode-block '{}': expected NxS[xW][m] (N keys per step, whole pages; S >= 2 buffers; W warps "
+         "sharing a step's keys, default 1; m: the last split program merges the splits, no combine kernel), "
+         "e.g. 32x3, 128x2x4 or 32x3m",
+         blocking);
+  s.blockN = n, s.stages = stages, s.numWarps = warps, s.mergeSplits = merge;
+}
+
+}  // namespace
+
+std::vector<AttentionKernelSpec> cudaPagedDecodeKernelSet(const std::string& blocking) {
   std::vector<AttentionKernelSpec> set;
   for (const char* dt : {"bf16", "f16"}) {
     set.push_back(cudaPagedDecodeSpec(32, 8, 128, 16, dt));
-    if (!blocking.empty())
-      set.back().blockN = n, set.back().stages = stages, set.back().numWarps = warps, set.back().mergeSplits = merge;
+    applyPagedDecodeBlocking(set.back(), blocking);
   }
   return set;
 }
@@ -362,7 +369,9 @@ void writeCudaKernels(const CudaKernelSetSpec& set, const std::string& target, c
   writeCudaKernelFiles(set, target, outputDir(dir, "kernels.json"));
 }
 
-CudaKernelSetSpec cudaModelKernelSet(ops::GraphDef& g, const std::string& dtype, int64_t pageSize) {
+CudaKernelSetSpec cudaModelKernelSet(ops::GraphDef& g, const std::string& dtype, int64_t pageSize,
+                                     const std::string& mediumBlock, const std::string& pagedDecodeBlock) {
+  const GemmBlocking medium = mediumBlock.empty() ? GemmBlocking{} : parseGemmBlocking(mediumBlock, "--medium-block");
   if (dtype != "bf16" && dtype != "f16") fail("GPU models run in bf16 or f16, not '{}'", dtype);
   if (pageSize <= 0) fail("--block-size must be >= 1, got {}", pageSize);
   // The paged form's head counts (RoPE, KV write): only graphs with those
@@ -390,7 +399,7 @@ CudaKernelSetSpec cudaModelKernelSet(ops::GraphDef& g, const std::string& dtype,
       CudaGemmVariant v{dtype, a.value("layout", "kn") == "nk", a.value("bias", 0) != 0, a.value("residual", 0) != 0,
                         a.value("epilogue", "none") == "swiglu"};
       if (once(v.suffix()))
-        for (GemmKernelSpec& s : cudaGemmKernels(v)) set.gemms.push_back(s);
+        for (GemmKernelSpec& s : cudaGemmKernels(v, {}, medium)) set.gemms.push_back(s);
       if (a.value("rows", 0) != 0 && once("gather")) set.gathers.push_back(cudaGatherRowsSpec(dtype));
     } else if (n.op == "region.embedding") {
       if (once("gather")) set.gathers.push_back(cudaGatherRowsSpec(dtype));
@@ -417,6 +426,7 @@ CudaKernelSetSpec cudaModelKernelSet(ops::GraphDef& g, const std::string& dtype,
       AttentionKernelSpec dec = cudaPagedDecodeSpec(h, kv, d, pageSize, dtype),
                           pre = cudaPagedPrefillSpec(h, kv, d, pageSize, dtype);
       dec.scale = pre.scale = scale;
+      applyPagedDecodeBlocking(dec, pagedDecodeBlock);
       if (once(dec.name)) {
         set.pagedDecodes.push_back(dec);
         set.pagedPrefills.push_back(pre);

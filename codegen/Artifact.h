@@ -77,7 +77,10 @@ void writeCudaKernels(const CudaKernelSetSpec& set, const std::string& target, c
 // Each region.elementwise node gets a "kernel" attribute: its kernel's name
 // and launch contract (ElementwiseKernel.h elementwiseLaunchContract).
 // Throws naming the node when a region has no GPU kernel.
-CudaKernelSetSpec cudaModelKernelSet(ops::GraphDef& regions, const std::string& dtype, int64_t pageSize);
+// `mediumBlock` / `pagedDecodeBlock` (empty: the defaults) are the tuning
+// blockings of `strata compile-kernels --medium-block / --paged-decode-block`.
+CudaKernelSetSpec cudaModelKernelSet(ops::GraphDef& regions, const std::string& dtype, int64_t pageSize,
+                                     const std::string& mediumBlock = "", const std::string& pagedDecodeBlock = "");
 
 // Writes a model compiled for an NVIDIA GPU (`arch`, e.g. sm_90) as an
 // artifact directory that runtime/artifact.h reads: plan.json (the region

@@ -116,6 +116,7 @@ int inspect(const std::string& model, bool asJson, bool asMlir, bool regions) {
 struct CompileOpts {
   std::string model, target = "cpu", out, dtype = "bf16";
   int64_t blockSize = 16;
+  std::string mediumBlock, pagedDecodeBlock;  // cuda tuning blockings (empty: the defaults)
 };
 
 int compile(const CompileOpts& o) {
@@ -125,12 +126,14 @@ int compile(const CompileOpts& o) {
     fail("--target {}: strata compiles for 'cpu' (the host CPU) and 'cuda:sm_90' (NVIDIA Hopper)", o.target);
   if (runtime::isArtifact(o.model)) fail("{} is already a compiled artifact", o.model);
   if (o.blockSize <= 0) fail("--block-size must be >= 1, got {}", o.blockSize);
+  if (!gpu && (!o.mediumBlock.empty() || !o.pagedDecodeBlock.empty()))
+    fail("--medium-block and --paged-decode-block tune the cuda kernels; --target {} has none", o.target);
   ops::GraphDef g = graph::formRegions(models::loadModel(o.model));
   nlohmann::json extra = nlohmann::json::object();
   if (auto t = models::findTokenizer(o.model)) extra["tokenizer"] = std::filesystem::absolute(*t).string();
   extra["source_model"] = std::filesystem::absolute(o.model).string();
   if (gpu) {
-    tile::CudaKernelSetSpec set = tile::cudaModelKernelSet(g, o.dtype, o.blockSize);
+    tile::CudaKernelSetSpec set = tile::cudaModelKernelSet(g, o.dtype, o.blockSize, o.mediumBlock, o.pagedDecodeBlock);
     std::fprintf(stderr,
                  "compiling %zu GEMM, %zu RMSNorm, %zu RoPE, %zu paged attention, %zu row gather, %zu KV write, "
                  "%zu elementwise, %zu argmax, %zu top-k and %zu repetition penalty kernels for %s (%s, KV block size %lld) "
@@ -225,6 +228,10 @@ int main(int argc, char** argv) {
   compileCmd->add_option("-o,--output", co.out, "Artifact directory to write")->required();
   compileCmd->add_option("--block-size", co.blockSize, "Tokens per KV cache block the kernels are built for")
       ->capture_default_str();
+  compileCmd->add_option("--medium-block", co.mediumBlock,
+                         "cuda: the medium GEMM class's blocking, as for compile-kernels (for tuning)");
+  compileCmd->add_option("--paged-decode-block", co.pagedDecodeBlock,
+                         "cuda: the paged decode blocking NxS[xW][m], as for compile-kernels (for tuning)");
 
   std::string ckTarget = "cuda:sm_90", ckOut, ckDecode, ckMedium, ckPrefill, ckAttention, ckPagedDecode;
   std::vector<std::string> ckOnly;
