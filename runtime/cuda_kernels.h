@@ -242,8 +242,9 @@ class CudaKernelSet {
   // pagedDecodeSplitCount on this device.
   int64_t pagedDecodeSplits(const CudaPagedDecodeKernel& k, int64_t batch, int64_t maxContext) const;
 
-  // Enqueues one launch (grid ceil(M / blockM) x ceil(N / blockN)); throws
-  // when a buffer the kernel needs is null or M, N, K is not positive.
+  // Enqueues one launch (grid ceil(M / blockM) x ceil(N / blockN) x
+  // kSplits); throws when a buffer the kernel needs is null or M, N, K is
+  // not positive.
   // kSplits > 1 (a kernel with splitKPrograms) splits K across programs:
   // then buffers.workspace and buffers.counters are required.
   void launch(const CudaGemmKernel& k, const GemmBuffers& buffers, int64_t M, int64_t N, int64_t K,

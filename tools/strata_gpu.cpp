@@ -101,25 +101,24 @@ int benchGemm(const std::string& dir, const std::string& jsonPath, const std::st
   void* w = upload(maxW);
   void* a = upload(maxA);
   void* c = dev->allocate(maxC * 2);
-  // Kernels that split K across programs: a workspace for the most splits
-  // (8, two partials with SwiGLU) and zeroed counters (left zero by each
-  // launch).
-  const int64_t wsBytes = 8 * 2 * maxC * 4, counterBytes = maxC * 4;
-  void* ws = dev->allocate(wsBytes);
-  void* counters = dev->allocate(counterBytes);
   // One timed case: a warm-up launch, then `reps` launches between events;
   // prints a table row and returns its JSON. `dots` counts the products
   // (2 for SwiGLU's two weights); GB/s (bytes of A, B and C) only for the
   // plain GEMMs, where decode is bandwidth-bound.
   auto timeCase = [&](const runtime::CudaGemmKernel& k, runtime::GemmBuffers b, int64_t M, int64_t K, int64_t N,
                       double dots, bool bandwidth) {
-    const int64_t splits =
-        !k.splitKPrograms ? 1 : forceSplits > 0 ? std::min<int64_t>(forceSplits, 8) : set->gemmKSplits(k, M, N, K);
-    b.workspace = ws, b.counters = counters;
+    // A kernel that splits K across programs: its workspace and zeroed
+    // counters (each launch leaves them zero) for this case.
+    const int64_t splits = !k.splitKPrograms ? 1 : forceSplits > 0 ? forceSplits : set->gemmKSplits(k, M, N, K);
+    const int64_t wsBytes = runtime::CudaKernelSet::gemmWorkspaceBytes(k, M, N, splits),
+                  counterBytes = splits > 1 ? runtime::CudaKernelSet::gemmCounterBytes(k, M, N) : 0;
+    if (splits > 1) b.workspace = dev->allocate(wsBytes), b.counters = dev->allocate(counterBytes);
     set->launch(k, b, M, N, K, splits);
     float ms = dev->timeMs([&] {
       for (int r = 0; r < reps; ++r) set->launch(k, b, M, N, K, splits);
     }) / reps;
+    dev->release(b.workspace, wsBytes);
+    dev->release(b.counters, counterBytes);
     double tflops = dots * 2.0 * M * N * K / (ms * 1e-3) / 1e12;
     double gbs = 2.0 * (K * N + M * K + M * N) / (ms * 1e-3) / 1e9;
     std::printf("%-6lld %-6lld %-6lld %-30s %9.1f %9.1f ", (long long)M, (long long)K, (long long)N, k.name.c_str(),
@@ -153,8 +152,6 @@ int benchGemm(const std::string& dir, const std::string& jsonPath, const std::st
       residual.push_back(timeCase(set->gemmFor(dtype, /*weightsNK=*/true, m, {.residual = true}, hidden),
                                   {a, w, nullptr, c, nullptr, nullptr, r}, m, k, hidden, 1, false));
   dev->release(r, maxC * 2);
-  dev->release(ws, wsBytes);
-  dev->release(counters, counterBytes);
   dev->release(w, maxW * 2);
   dev->release(a, maxA * 2);
   dev->release(c, maxC * 2);
@@ -584,8 +581,8 @@ int main(int argc, char** argv) {
   bench->add_option("--epilogue-rows", gemmEpilogueRows, "M of the SwiGLU and residual GEMMs")->capture_default_str();
   int64_t gemmKSplits = 0;
   bench->add_option("--k-splits", gemmKSplits,
-                    "Split K across this many programs (1-8) in kernels that can (compiled with a +k blocking) "
-                    "instead of the runtime's choice (for tuning)");
+                    "Split K across this many programs in kernels that can (compiled with a +k blocking) instead "
+                    "of the runtime's choice (for tuning)");
   auto* norm = benchCommand("bench-rmsnorm", "Time the generated RMSNorm kernels at hidden 4096 (1..4096 rows)",
                             "f32, bf16 or f16");
   auto* rope = benchCommand("bench-rope", "Time the generated RoPE kernels on Llama-3-8B q and k rows (1..4096 tokens)",
