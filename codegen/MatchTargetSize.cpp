@@ -166,7 +166,7 @@ class Splitter {
       return true;
     };
     if (auto r = dyn_cast<ReduceOp>(op)) {
-      if (!r.getAxis()) return derive(r.getSrc(), r.getResult(), [](Shape p) { return p; });
+      if (!r.getAxis()) return false;  // one class with its source (classify)
       int64_t ax = *r.getAxis();
       int64_t full = tileTypeOf(r.getSrc()).getDimSize(ax);
       return derive(r.getSrc(), r.getResult(), [&](Shape p) { p.erase(p.begin() + ax); return p; }) ||
