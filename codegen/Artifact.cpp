@@ -113,26 +113,38 @@ std::vector<GemmKernelSpec> cudaGemmKernels(const CudaGemmVariant& v, const Gemm
     s.name = fmt::format("gemm_{}_{}", v.suffix(), c.name);
     s.maxRows = c.maxRows;
     set.push_back(s);
-    // Column variants of the prefill class for plain and residual [N, K]
-    // GEMMs up to kCudaColumnVariantRows rows (not under a --prefill-block,
-    // which asks for one blocking): at 256 rows the class's 64 x 128
-    // blocks give few programs at N = 4096 and take many small steps at N =
-    // 28672. H100, 2026-11-23, M = 256 (docs/cuda.md "GEMM column variants
-    // of the prefill class"): 64 x 64 blocks 91.5 ->
+    // Column variants: plain and residual [N, K] GEMMs of a class's rows
+    // (up to `rows`) and output columns get a blocking of their own (not
+    // under a --medium-block / --prefill-block, which asks for one).
+    auto variant = [&](const char* blocking, const char* suffix, int64_t rows, int64_t minCols, int64_t maxCols) {
+      GemmKernelSpec x = s;
+      applyBlocking(x, parseGemmBlocking(blocking, "column variant"));
+      x.name = fmt::format("gemm_{}_{}_{}", v.suffix(), c.name, suffix);
+      x.minCols = minCols, x.maxCols = maxCols;
+      x.maxRows = rows;
+      set.push_back(x);
+    };
+    const bool plainOrResidual = v.weightsNK && !v.swiglu && !v.bias;
+    // The medium class up to kCudaSplitKRows rows at N <= 4096 splits K
+    // across programs: 64-row blocks give only 128 programs there, one an
+    // SM. H100, 2026-11-23 (docs/cuda.md "K split across programs"),
+    // M = 32 / 64, N = 4096: 17.5 -> 15.7 / 18.7 -> 15.4 us at K = 4096,
+    // 65.5 -> 48.6 / 54.5 -> 49.6 with the residual at K = 14336, in two
+    // splits (gemmKSplitCount). Not past 64 rows, nor at wider N, nor with
+    // SwiGLU: there the split kernel (2 programs an SM by registers, the
+    // plain one more) was slower at every split count.
+    if (c.maxRows == kCudaMediumRows && plainOrResidual && !medium.warps)
+      variant("64x32x64x4gc@6+k", "splitk", kCudaSplitKRows, 0, 4096);
+    // The prefill class up to kCudaColumnVariantRows rows: at 256 rows the
+    // class's 64 x 128 blocks give few programs at N = 4096 and take many
+    // small steps at N = 28672. H100, 2026-11-23, M = 256 (docs/cuda.md
+    // "GEMM column variants of the prefill class"): 64 x 64 blocks 91.5 ->
     // 80 us at K = 14336, N = 4096 and 33.4 -> 28.0 with the residual at
     // K = 4096 (but 37 -> 50 at N = 6144); 128 x 128 on two warpgroups
     // 181 -> 157 us at N = 28672 (but 92 -> 107 at N = 4096).
-    if (c.maxRows == kCudaPrefillRows && v.weightsNK && !v.swiglu && !v.bias && !prefill.warps) {
-      auto variant = [&](const char* blocking, const char* suffix, int64_t minCols, int64_t maxCols) {
-        GemmKernelSpec x = s;
-        applyBlocking(x, parseGemmBlocking(blocking, "prefill column variant"));
-        x.name = fmt::format("gemm_{}_{}_{}", v.suffix(), c.name, suffix);
-        x.minCols = minCols, x.maxCols = maxCols;
-        x.maxRows = kCudaColumnVariantRows;
-        set.push_back(x);
-      };
-      variant("64x64x64x4g@4", "narrow", 0, 4096);
-      if (!v.residual) variant("128x128x64x8g@4", "wide", 16384, 0);
+    if (c.maxRows == kCudaPrefillRows && plainOrResidual && !prefill.warps) {
+      variant("64x64x64x4g@4", "narrow", kCudaColumnVariantRows, 0, 4096);
+      if (!v.residual) variant("128x128x64x8g@4", "wide", kCudaColumnVariantRows, 16384, 0);
     }
   }
   return set;

@@ -134,6 +134,9 @@ constexpr int64_t kCudaDecodeRows = 16, kCudaMediumRows = 128, kCudaPrefillRows 
 // 2026-11-23: Llama-3-8B TTFT at 512 / 1024 tokens 17.8 / 35.0 -> 21.3 /
 // 40.3 ms with the narrow one up to 1024 rows).
 constexpr int64_t kCudaColumnVariantRows = 256;
+// The medium class's split-K column variant (cudaGemmKernels) is meant for
+// up to this many rows: one row of 64-row blocks.
+constexpr int64_t kCudaSplitKRows = 64;
 GemmKernelSpec cudaGemmSpec(const std::string& dtype, bool weightsNK, int64_t rows);
 
 // A block shape for cudaGemmSpec's kernels: "MxNxKxW" (block M, N, K, warps).

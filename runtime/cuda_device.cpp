@@ -224,6 +224,15 @@ void CudaDevice::replay(const LaunchRecord& r) const {
   run(i, r.launches.size());
 }
 
+int CudaDevice::residentPrograms(CUfunction f, unsigned threads, unsigned sharedBytes) const {
+  if (sharedBytes > 48 * 1024)  // the calculator counts a block over 48 KiB only once it is allowed
+    check(d_.cuFuncSetAttribute(f, 8, (int)sharedBytes), "cuFuncSetAttribute(max dynamic shared memory)");
+  int blocks = 0;
+  check(d_.cuOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, f, (int)threads, sharedBytes),
+        "cuOccupancyMaxActiveBlocksPerMultiprocessor");
+  return std::max(blocks, 1);
+}
+
 void CudaDevice::launch(CUfunction f, std::array<unsigned, 3> grid, std::array<unsigned, 3> block,
                         unsigned sharedBytes, void** args) const {
   if (sharedBytes > 48 * 1024)  // CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8

@@ -64,6 +64,10 @@ class CudaDevice final : public Device {
   // marked.
   void allowProgrammaticLaunch(cuda::CUfunction f) const;
   bool programmaticLaunch() const { return pdl_; }
+  // How many programs of `f` (blocks of `threads` with `sharedBytes` of
+  // dynamic shared memory) one SM holds at once, by the driver's occupancy
+  // calculator (registers, shared memory, threads); at least 1.
+  int residentPrograms(cuda::CUfunction f, unsigned threads, unsigned sharedBytes) const;
   void launch(cuda::CUfunction f, std::array<unsigned, 3> grid, std::array<unsigned, 3> block, unsigned sharedBytes,
               void** args) const;
   // Milliseconds the device spent on what `work` enqueues (events around it).

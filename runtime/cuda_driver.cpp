@@ -50,6 +50,7 @@ bool resolve(void* lib, Driver& d, std::string& why) {
   get(d.cuModuleUnload, "cuModuleUnload");
   get(d.cuModuleGetFunction, "cuModuleGetFunction");
   get(d.cuFuncSetAttribute, "cuFuncSetAttribute");
+  get(d.cuOccupancyMaxActiveBlocksPerMultiprocessor, "cuOccupancyMaxActiveBlocksPerMultiprocessor");
   get(d.cuLaunchKernel, "cuLaunchKernel");
   get(d.cuEventCreate, "cuEventCreate");
   get(d.cuEventRecord, "cuEventRecord");

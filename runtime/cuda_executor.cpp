@@ -367,12 +367,18 @@ V CudaExecutor::Impl::gemm(const ops::NodeDef& n, const std::vector<const Val*>&
     int64_t splits, counterAt;
   };
   std::vector<Split> splits;
-  int64_t counterTotal = 0;
+  int64_t counterTotal = 0, programs = 0;
   for (int64_t wi = 0; wi < op.outputs(); ++wi) {
     const CudaGemmKernel* kern = &k.gemmFor(dtName, op.weightsNK, M, epilogue, widthOf(wi));
-    const int64_t s = k.gemmKSplits(*kern, M, widthOf(wi), K);
-    splits.push_back({kern, s, counterTotal});
-    if (s > 1) counterTotal += CudaKernelSet::gemmCounterBytes(*kern, M, widthOf(wi));
+    splits.push_back({kern, 1, 0});
+    programs += gemmProgramCount(*kern, M, widthOf(wi));
+  }
+  for (int64_t wi = 0; wi < op.outputs(); ++wi) {
+    Split& sp = splits[wi];
+    const int64_t own = gemmProgramCount(*sp.kern, M, widthOf(wi));
+    sp.splits = k.gemmKSplits(*sp.kern, M, widthOf(wi), K, programs - own);
+    sp.counterAt = counterTotal;
+    if (sp.splits > 1) counterTotal += CudaKernelSet::gemmCounterBytes(*sp.kern, M, widthOf(wi));
   }
   char* counters = counterTotal ? static_cast<char*>(arrivalCounters(counterTotal)) : nullptr;
   for (int64_t wi = 0; wi < op.outputs(); ++wi) {

@@ -194,6 +194,8 @@ std::unique_ptr<CudaKernelSet> CudaKernelSet::load(const CudaDevice& device, con
       g.stages = k.value("stages", 0);
       g.tma = k.value("tma", false);
       g.splitKPrograms = k.value("split_k_programs", false);
+      if (g.splitKPrograms)
+        g.residentPerSm = device.residentPrograms(g.function, unsigned(g.threads), unsigned(g.sharedBytes));
       set->gemms_.push_back(g);
     }
     if (waits)
@@ -251,20 +253,24 @@ const CudaGemmKernel& CudaKernelSet::gemm(const std::string& name) const {
   fail("no GEMM kernel '{}' in this kernel set ({})", name, target_);
 }
 
-int64_t gemmKSplitCount(const CudaGemmKernel& k, int64_t multiprocessors, int64_t sharedPerSm, int64_t M, int64_t N,
-                        int64_t K) {
+int64_t gemmProgramCount(const CudaGemmKernel& k, int64_t M, int64_t N) {
+  return ((M + k.blockM - 1) / k.blockM) * ((N + k.blockN - 1) / k.blockN);
+}
+
+int64_t gemmKSplitCount(const CudaGemmKernel& k, int64_t multiprocessors, int64_t M, int64_t N, int64_t K,
+                        int64_t alongside) {
   if (!k.splitKPrograms || k.blockK <= 0) return 1;
-  constexpr int64_t kMostSplits = 8, kLeastKBlocks = 16, kReserved = 1024;
-  const int64_t programs = ((M + k.blockM - 1) / k.blockM) * ((N + k.blockN - 1) / k.blockN);
-  const int64_t slots = multiprocessors * std::max<int64_t>(1, sharedPerSm / (k.sharedBytes + kReserved));
+  constexpr int64_t kMostSplits = 8, kLeastKBlocks = 16;
+  const int64_t programs = gemmProgramCount(k, M, N) + alongside;
+  const int64_t slots = multiprocessors * std::max<int64_t>(1, k.residentPerSm);
   const int64_t kBlocks = (K + k.blockK - 1) / k.blockK;
   int64_t s = 1;
-  while (programs * s < slots && s < kMostSplits && kBlocks / (s + 1) >= kLeastKBlocks) ++s;
+  while (s < kMostSplits && programs * (s + 1) <= slots && kBlocks / (s + 1) >= kLeastKBlocks) ++s;
   return s;
 }
 
-int64_t CudaKernelSet::gemmKSplits(const CudaGemmKernel& k, int64_t M, int64_t N, int64_t K) const {
-  return gemmKSplitCount(k, device_.multiprocessors(), device_.sharedMemoryPerMultiprocessor(), M, N, K);
+int64_t CudaKernelSet::gemmKSplits(const CudaGemmKernel& k, int64_t M, int64_t N, int64_t K, int64_t alongside) const {
+  return gemmKSplitCount(k, device_.multiprocessors(), M, N, K, alongside);
 }
 
 int64_t CudaKernelSet::gemmWorkspaceBytes(const CudaGemmKernel& k, int64_t M, int64_t N, int64_t kSplits) {
@@ -272,7 +278,7 @@ int64_t CudaKernelSet::gemmWorkspaceBytes(const CudaGemmKernel& k, int64_t M, in
 }
 
 int64_t CudaKernelSet::gemmCounterBytes(const CudaGemmKernel& k, int64_t M, int64_t N) {
-  return k.splitKPrograms ? ((M + k.blockM - 1) / k.blockM) * ((N + k.blockN - 1) / k.blockN) * 4 : 0;
+  return k.splitKPrograms ? gemmProgramCount(k, M, N) * 4 : 0;
 }
 
 void CudaKernelSet::launch(const CudaGemmKernel& k, const GemmBuffers& bufs, int64_t M, int64_t N, int64_t K,

@@ -28,17 +28,25 @@ struct CudaGemmKernel {
   // kernel takes the split count, a workspace and arrival counters
   // (GemmBuffers).
   bool splitKPrograms = false;
+  // Programs one SM holds at once (the driver's occupancy calculator at
+  // load; set only for kernels that split K across programs).
+  int64_t residentPerSm = 1;
   cuda::CUfunction function = nullptr;
 };
 
+// The programs (C blocks) of an M x N GEMM by kernel `k`, one K split each.
+int64_t gemmProgramCount(const CudaGemmKernel& k, int64_t M, int64_t N);
 // The K splits of an M x N x K GEMM by kernel `k` (1 unless it splits K
-// across programs) on a GPU of `multiprocessors` SMs with `sharedPerSm`
-// bytes of shared memory each: enough splits that the programs fill one
-// wave (as many as the SMs hold at once by shared memory), at most 8, each
-// walking at least 16 K blocks. Not fitted to measurements yet. Pure, so
-// its choices are tested without a GPU.
-int64_t gemmKSplitCount(const CudaGemmKernel& k, int64_t multiprocessors, int64_t sharedPerSm, int64_t M, int64_t N,
-                        int64_t K);
+// across programs) on a GPU of `multiprocessors` SMs, beside `alongside`
+// programs of GEMMs launched with it (siblings: q / k / v): the most
+// splits (at most 8, each walking at least 16 K blocks) for which its and
+// its siblings' programs, split alike, all run at once (k.residentPerSm a
+// SM). Fitted on the H100 (2026-11-23, docs/cuda.md
+// "K split across programs"): at 128 programs of 2 a SM, 2 splits beat 1
+// and 4 by 10-26%; at 192 programs one split is best. Pure, so its choices
+// are tested without a GPU.
+int64_t gemmKSplitCount(const CudaGemmKernel& k, int64_t multiprocessors, int64_t M, int64_t N, int64_t K,
+                        int64_t alongside = 0);
 
 struct CudaRmsNormKernel {
   std::string name, dtype;  // dtype: storage type of x, w and y (f32, bf16, f16)
@@ -250,7 +258,7 @@ class CudaKernelSet {
   void launch(const CudaGemmKernel& k, const GemmBuffers& buffers, int64_t M, int64_t N, int64_t K,
               int64_t kSplits = 1) const;
   // gemmKSplitCount on this device.
-  int64_t gemmKSplits(const CudaGemmKernel& k, int64_t M, int64_t N, int64_t K) const;
+  int64_t gemmKSplits(const CudaGemmKernel& k, int64_t M, int64_t N, int64_t K, int64_t alongside = 0) const;
   static int64_t gemmWorkspaceBytes(const CudaGemmKernel& k, int64_t M, int64_t N, int64_t kSplits);
   static int64_t gemmCounterBytes(const CudaGemmKernel& k, int64_t M, int64_t N);
   // y[rows, hidden] = rmsnorm(x) * w, one block per row; throws

@@ -223,9 +223,9 @@ TEST(GemmBlocking, WarpgroupDotBlockingsApplyToNKWeightsOnly) {
   tile::GemmBlocking p = tile::parseGemmBlocking("64x128x64x4g@5", "--prefill-block");
   for (bool nk : {true, false}) {
     std::vector<tile::GemmKernelSpec> set = tile::cudaGemmKernels({"bf16", nk}, {}, {}, p);
-    ASSERT_EQ(set.size(), 4u);
-    for (int c : {2, 3}) {
-      tile::GemmKernelSpec def = tile::cudaGemmSpec("bf16", nk, c == 2 ? tile::kCudaPrefillRows : 2048);
+    ASSERT_EQ(set.size(), nk ? 5u : 4u);  // [N, K]: and the medium class's split-K variant
+    for (size_t c : {set.size() - 2, set.size() - 1}) {
+      tile::GemmKernelSpec def = tile::cudaGemmSpec("bf16", nk, c == set.size() - 2 ? tile::kCudaPrefillRows : 2048);
       EXPECT_EQ(set[c].stages, nk ? 5 : def.stages) << set[c].name;
       EXPECT_EQ(set[c].blockN, nk ? 128 : def.blockN) << set[c].name;
       EXPECT_EQ(set[c].groupDot, nk) << set[c].name;
@@ -233,39 +233,57 @@ TEST(GemmBlocking, WarpgroupDotBlockingsApplyToNKWeightsOnly) {
   }
 }
 
-// The prefill class's column variants: plain [N, K] GEMMs get a narrow and
-// a wide one, residual ones the narrow one, others none; a --prefill-block
-// (one blocking asked for) leaves them out.
-TEST(GemmBlocking, PrefillColumnVariantsForNKPlainAndResidual) {
+// The column variants: plain [N, K] GEMMs get the medium class's split-K
+// one and the prefill class's narrow and wide ones, residual ones the
+// split-K and narrow ones, others none; a --medium-block / --prefill-block
+// (one blocking asked for) leaves its class's variants out.
+TEST(GemmBlocking, ColumnVariantsForNKPlainAndResidual) {
   auto names = [](const std::vector<tile::GemmKernelSpec>& set) {
     std::vector<std::string> n;
     for (const auto& s : set) n.push_back(s.name);
     return n;
   };
   std::vector<tile::GemmKernelSpec> plain = tile::cudaGemmKernels({"bf16", true});
-  ASSERT_EQ(plain.size(), 6u);
-  EXPECT_EQ(plain[3].name, "gemm_bf16_nk_prefill_narrow");
-  EXPECT_EQ(plain[3].maxRows, tile::kCudaColumnVariantRows);
+  ASSERT_EQ(names(plain), (std::vector<std::string>{"gemm_bf16_nk_decode", "gemm_bf16_nk_medium",
+                                                    "gemm_bf16_nk_medium_splitk", "gemm_bf16_nk_prefill",
+                                                    "gemm_bf16_nk_prefill_narrow", "gemm_bf16_nk_prefill_wide",
+                                                    "gemm_bf16_nk_large"}));
+  const tile::GemmKernelSpec &medium = plain[1], &split = plain[2];
+  EXPECT_TRUE(split.splitKPrograms);
+  EXPECT_FALSE(medium.splitKPrograms);
+  EXPECT_EQ(split.maxRows, tile::kCudaSplitKRows);
+  EXPECT_EQ(split.minCols, 0);
+  EXPECT_EQ(split.maxCols, 4096);
+  EXPECT_EQ(split.blockM, medium.blockM);
+  EXPECT_EQ(split.blockN, medium.blockN);
+  EXPECT_EQ(split.stages, medium.stages);
+  EXPECT_TRUE(split.groupDot && !split.tma);
   EXPECT_EQ(plain[4].maxRows, tile::kCudaColumnVariantRows);
-  EXPECT_EQ(plain[3].minCols, 0);
-  EXPECT_EQ(plain[3].maxCols, 4096);
-  EXPECT_EQ(plain[3].blockN, 64);
-  EXPECT_TRUE(plain[3].groupDot && plain[3].tma);
-  EXPECT_EQ(plain[4].name, "gemm_bf16_nk_prefill_wide");
-  EXPECT_EQ(plain[4].minCols, 16384);
-  EXPECT_EQ(plain[4].maxCols, 0);
-  EXPECT_EQ(plain[4].numWarps, 8);
-  for (int i : {0, 1, 2, 5}) EXPECT_EQ(plain[i].minCols + plain[i].maxCols, 0) << plain[i].name;
+  EXPECT_EQ(plain[5].maxRows, tile::kCudaColumnVariantRows);
+  EXPECT_EQ(plain[4].minCols, 0);
+  EXPECT_EQ(plain[4].maxCols, 4096);
+  EXPECT_EQ(plain[4].blockN, 64);
+  EXPECT_TRUE(plain[4].groupDot && plain[4].tma);
+  EXPECT_EQ(plain[5].minCols, 16384);
+  EXPECT_EQ(plain[5].maxCols, 0);
+  EXPECT_EQ(plain[5].numWarps, 8);
+  for (int i : {0, 1, 3, 6}) EXPECT_EQ(plain[i].minCols + plain[i].maxCols, 0) << plain[i].name;
   std::vector<tile::GemmKernelSpec> residual = tile::cudaGemmKernels({"bf16", true, false, true});
   EXPECT_EQ(names(residual), (std::vector<std::string>{"gemm_bf16_nk_residual_decode", "gemm_bf16_nk_residual_medium",
+                                                       "gemm_bf16_nk_residual_medium_splitk",
                                                        "gemm_bf16_nk_residual_prefill",
                                                        "gemm_bf16_nk_residual_prefill_narrow",
                                                        "gemm_bf16_nk_residual_large"}));
+  EXPECT_TRUE(residual[2].residual && residual[2].splitKPrograms);
   EXPECT_EQ(tile::cudaGemmKernels({"bf16", true, false, false, true}).size(), 4u);  // SwiGLU
   EXPECT_EQ(tile::cudaGemmKernels({"bf16", true, true}).size(), 4u);                // bias
   EXPECT_EQ(tile::cudaGemmKernels({"bf16", false}).size(), 4u);                     // [K, N]
   tile::GemmBlocking p = tile::parseGemmBlocking("64x128x64x4g@5", "--prefill-block");
-  EXPECT_EQ(tile::cudaGemmKernels({"bf16", true}, {}, {}, p).size(), 4u);
+  EXPECT_EQ(names(tile::cudaGemmKernels({"bf16", true}, {}, {}, p)),
+            (std::vector<std::string>{"gemm_bf16_nk_decode", "gemm_bf16_nk_medium", "gemm_bf16_nk_medium_splitk",
+                                      "gemm_bf16_nk_prefill", "gemm_bf16_nk_large"}));
+  tile::GemmBlocking m = tile::parseGemmBlocking("64x32x64x4gc@6+k", "--medium-block");
+  EXPECT_EQ(tile::cudaGemmKernels({"bf16", true}, {}, m).size(), 6u);
 }
 
 // The warpgroup-dot kernels' TMA staging reaches the PTX: one mbarrier per

@@ -250,10 +250,10 @@ TEST_F(CudaGemmKernels, ChoosesTheBlockingForTheRowCount) {
   EXPECT_THROW(set->gemmFor("f32", true, 1), Error);
 }
 
-// Up to 256 rows of the prefill class, [N, K] plain and residual GEMMs take
-// a column variant when N is within its bounds (kernels.json max_rows,
-// min_cols / max_cols); other N, an unknown N, more rows, other classes and
-// epilogues keep the class's kernel.
+// Up to 64 rows of the medium class and 256 of the prefill class, [N, K]
+// plain and residual GEMMs take a column variant when N is within its
+// bounds (kernels.json max_rows, min_cols / max_cols); other N, an unknown
+// N, more rows, other classes and epilogues keep the class's kernel.
 TEST_F(CudaGemmKernels, ChoosesAColumnVariantWithinTheRowClass) {
   struct Choice {
     int64_t rows, cols;
@@ -274,6 +274,13 @@ TEST_F(CudaGemmKernels, ChoosesAColumnVariantWithinTheRowClass) {
                             {256, 4096, {.bias = true}, "gemm_bf16_nk_bias_prefill"},
                             {256, 14336, {.swiglu = true}, "gemm_bf16_nk_swiglu_prefill"},
                             {128, 4096, {}, "gemm_bf16_nk_medium"},
+                            {64, 4096, {}, "gemm_bf16_nk_medium_splitk"},
+                            {17, 1024, {}, "gemm_bf16_nk_medium_splitk"},
+                            {32, 4096, {.residual = true}, "gemm_bf16_nk_residual_medium_splitk"},
+                            {65, 4096, {}, "gemm_bf16_nk_medium"},
+                            {64, 6144, {}, "gemm_bf16_nk_medium"},
+                            {64, 14336, {.swiglu = true}, "gemm_bf16_nk_swiglu_medium"},
+                            {16, 4096, {}, "gemm_bf16_nk_decode"},
                             {2048, 4096, {}, "gemm_bf16_nk_large"},
                             {2048, 28672, {}, "gemm_bf16_nk_large"}};
   for (const Choice& c : choices)
@@ -680,20 +687,28 @@ TEST(PagedDecodeSplitCount, FollowsTheMeasuredCosts) {
 }
 
 // The K split count of a kernel that splits K across programs (no GPU
-// needed): enough splits to fill one wave of the SMs (3 programs of 72 KiB
-// each on the H100's 132), at most 8, each with 16 K blocks or more.
-TEST(GemmKSplitCount, FillsOneWaveWithLongEnoughSplits) {
+// needed): the most splits whose programs all run at once on the H100's
+// 132 SMs, at most 8, each with 16 K blocks or more.
+TEST(GemmKSplitCount, SplitsAsFarAsOneWaveHolds) {
   runtime::CudaGemmKernel k;
-  k.blockM = 64, k.blockN = 32, k.blockK = 64, k.sharedBytes = 73728;
-  auto splits = [&](int64_t M, int64_t N, int64_t K) { return runtime::gemmKSplitCount(k, 132, 233472, M, N, K); };
+  k.blockM = 64, k.blockN = 32, k.blockK = 64, k.residentPerSm = 2;
+  auto splits = [&](int64_t M, int64_t N, int64_t K) { return runtime::gemmKSplitCount(k, 132, M, N, K); };
   EXPECT_EQ(splits(64, 4096, 4096), 1);  // a kernel that cannot split
   k.splitKPrograms = true;
-  EXPECT_EQ(splits(64, 4096, 4096), 4);    // 128 programs -> 512 >= 396 slots
-  EXPECT_EQ(splits(64, 4096, 14336), 4);
+  EXPECT_EQ(splits(64, 4096, 4096), 2);    // 128 programs: 256 <= 264 slots, 384 is not
+  EXPECT_EQ(splits(32, 4096, 14336), 2);
+  EXPECT_EQ(splits(64, 6144, 4096), 1);    // 192 programs: two splits would take two waves
   EXPECT_EQ(splits(64, 1024, 14336), 8);   // 32 programs: capped at 8
-  EXPECT_EQ(splits(64, 4096, 2048), 2);    // 32 K blocks: two splits of 16
-  EXPECT_EQ(splits(64, 4096, 512), 1);     // 8 K blocks: too short to split
+  EXPECT_EQ(splits(64, 512, 2048), 2);     // 32 K blocks: two splits of 16
+  EXPECT_EQ(splits(64, 512, 512), 1);      // 8 K blocks: too short to split
   EXPECT_EQ(splits(256, 4096, 4096), 1);   // 512 programs fill the SMs
+  // Beside siblings: q (128 programs) with k and v (32 each) take one
+  // split, as the fused 192-program projection would.
+  EXPECT_EQ(runtime::gemmKSplitCount(k, 132, 32, 4096, 4096, 64), 1);
+  EXPECT_EQ(runtime::gemmKSplitCount(k, 132, 32, 1024, 4096, 160), 1);
+  EXPECT_EQ(runtime::gemmKSplitCount(k, 132, 32, 1024, 4096, 32), 4);  // k beside v alone: 64 programs
+  k.residentPerSm = 3;
+  EXPECT_EQ(splits(64, 4096, 4096), 3);    // 384 <= 396 slots
 }
 
 TEST(CudaKernelSet, MissingKernelSetIsAClearError) {
