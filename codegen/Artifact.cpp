@@ -109,6 +109,15 @@ std::vector<GemmKernelSpec> cudaGemmKernels(const CudaGemmVariant& v, const Gemm
     // their defaults under them.
     const GemmBlocking& b = c.rows <= kCudaDecodeRows ? decode : c.rows <= kCudaMediumRows ? medium : prefill;
     if (b.warps && (!b.groupDot || v.weightsNK)) applyBlocking(s, b);
+    // The medium class's SwiGLU kernel is built able to split K across
+    // programs, though at Llama shapes it runs one split (its 448 programs
+    // at N = 14336 fill the SMs; gemmKSplitCount): so built, the same
+    // blocking ran faster on the H100 at every row count, 2026-11-23
+    // (docs/cuda.md "K split across programs"), K = 4096, N = 14336, one
+    // split: 32 / 64 / 96 / 128 rows 68.3 / 59.7 / 125.5 / 114.1 -> 63.5 /
+    // 56.8 / 118.0 / 108.0 us (its registers, 2 programs an SM, against
+    // the plain form's; not profiled further).
+    if (v.swiglu && c.maxRows == kCudaMediumRows && !medium.warps && !s.tma) s.splitKPrograms = true;
     s.bias = v.bias, s.residual = v.residual, s.swiglu = v.swiglu;
     s.name = fmt::format("gemm_{}_{}", v.suffix(), c.name);
     s.maxRows = c.maxRows;
