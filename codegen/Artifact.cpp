@@ -236,22 +236,19 @@ std::vector<AttentionKernelSpec> cudaAttentionKernelSet(const std::string& block
 
 namespace {
 
-// A --paged-decode-block blocking (NxS[xW][m]) applied to a decode spec.
+// A --paged-decode-block blocking (NxS[xW]) applied to a decode spec.
 void applyPagedDecodeBlocking(AttentionKernelSpec& s, const std::string& blocking) {
   if (blocking.empty()) return;
   long n = 0, stages = 0, warps = 1;
   int used = 0, usedW = 0;
-  std::string text = blocking;
-  const bool merge = text.back() == 'm';
-  if (merge) text.pop_back();
+  const std::string& text = blocking;
   int got = std::sscanf(text.c_str(), "%ldx%ld%nx%ld%n", &n, &stages, &used, &warps, &usedW);
   if (got == 3) used = usedW;
   if (got < 2 || used != (int)text.size() || n <= 0 || stages < 2 || warps <= 0)
-    fail("--paged-decode-block '{}': expected NxS[xW][m] (N keys per step, whole pages; S >= 2 buffers; W warps "
-         "sharing a step's keys, default 1; m: the last split program merges the splits, no combine kernel), "
-         "e.g. 32x3, 128x2x4 or 32x3m",
+    fail("--paged-decode-block '{}': expected NxS[xW] (N keys per step, whole pages; S >= 2 buffers; W warps "
+         "sharing a step's keys, default 1), e.g. 32x3 or 128x2x4",
          blocking);
-  s.blockN = n, s.stages = stages, s.numWarps = warps, s.mergeSplits = merge;
+  s.blockN = n, s.stages = stages, s.numWarps = warps;
 }
 
 }  // namespace
@@ -346,7 +343,6 @@ void writeCudaKernelFiles(const CudaKernelSetSpec& set, const std::string& targe
                              {"page_size", s.pageSize}, {"scale", s.scale}, {"block_n", s.blockN},
                              {"stages", s.stages}, {"combine", combine["name"]},
                              {"combine_threads", combine["threads"]}, {"stores_one_split", true},
-                             {"merges_splits", s.mergeSplits},
                              {"combine_splits_per_step", kCombineSplitsPerStep}}));
   }
   for (const AttentionKernelSpec& s : set.pagedPrefills)

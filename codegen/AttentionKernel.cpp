@@ -556,8 +556,7 @@ std::string emitAttentionKernel(const AttentionKernelSpec& s) {
   if (gpuDecode(s)) {
     args = fmt::format("%q: {0}, %cache: {0}, ", P) +
            "%po: !tile.ptr<f32>, %pm: !tile.ptr<f32>, %pl: !tile.ptr<f32>, %o: " + P + ", %tables: !tile.ptr<i64>, "
-           "%lens: !tile.ptr<i64>, %maxBlocks: index, %cacheRows: index, %splits: index" +
-           (s.mergeSplits ? ", %counters: !tile.ptr<i32>" : "");
+           "%lens: !tile.ptr<i64>, %maxBlocks: index, %cacheRows: index, %splits: index";
     // Sequence n's one token is row n of q / o [B, heads * D]; viewed as
     // [B heads, D], KV head kh's query heads are rows [n H + kh G, + G): the
     // program's rows past them read as zero and are never stored.
@@ -723,59 +722,6 @@ std::string emitAttentionKernel(const AttentionKernelSpec& s) {
 )",
                        fmt::arg("M", M), fmt::arg("l", l), fmt::arg("W", width));
   };
-  // The last split program of a (sequence, KV head) to arrive merges every
-  // other split's partials into its own (from the next split on, wrapping
-  // around), online like the combine kernel: M' = max(M, m_s) (0 where
-  // both are -inf: no key seen yet), acc' = 2^(M - M') acc + 2^(m_s - M')
-  // acc_s, l likewise; then o = acc / l. Rows are [M, 1] tiles beside the
-  // [M, D] accumulator (the layouts of the partial stores).
-  auto mergeInKernel = [&]() {
-    if (!s.mergeSplits) return std::string();
-    return fmt::format(R"(    %ctr0 = arith.muli %n, %cHk : index
-    %ctr = arith.addi %ctr0, %kh : index
-    %last = tile.arrive %counters[%ctr] of %cS : !tile.ptr<i32>
-    scf.if %last {{
-      %ninf1 = arith.constant dense<0xFF800000> : tensor<{M}x1xf32>
-      %zero1 = arith.constant dense<0.0> : tensor<{M}x1xf32>
-      %mg:3 = scf.for %mi = %c1 to %cS step %c1 iter_args(%mm = %me2, %ma = %r2#0, %ml = %le2) -> (tensor<{M}x1xf32>, tensor<{M}x{D}xf32>, tensor<{M}x1xf32>) {{
-        %ms0 = arith.addi %sid, %mi : index
-        %ms = arith.remui %ms0, %cS : index
-        %ms1 = arith.addi %ms, %c1 : index
-        %msD = arith.muli %ms, %cD : index
-        %msDEnd = arith.addi %msD, %cD : index
-        %xmp = tile.make_block_ptr %pm, [%qEnd, %ms1], [%cS, %c1], [%qRow, %ms] : !tile.ptr<f32> -> !tile.block_ptr<tensor<{M}x1xf32>>
-        %xm = tile.load %xmp : !tile.block_ptr<tensor<{M}x1xf32>>
-        %xlp = tile.make_block_ptr %pl, [%qEnd, %ms1], [%cS, %c1], [%qRow, %ms] : !tile.ptr<f32> -> !tile.block_ptr<tensor<{M}x1xf32>>
-        %xl = tile.load %xlp : !tile.block_ptr<tensor<{M}x1xf32>>
-        %xap = tile.make_block_ptr %po, [%qEnd, %msDEnd], [%cSD, %c1], [%qRow, %msD] : !tile.ptr<f32> -> !tile.block_ptr<tensor<{M}x{D}xf32>>
-        %xa = tile.load %xap : !tile.block_ptr<tensor<{M}x{D}xf32>>
-        %mx = arith.maximumf %mm, %xm : tensor<{M}x1xf32>
-        %mxInf = arith.cmpf oeq, %mx, %ninf1 : tensor<{M}x1xf32>
-        %mxs = arith.select %mxInf, %zero1, %mx : tensor<{M}x1xi1>, tensor<{M}x1xf32>
-        %da = arith.subf %mm, %mxs : tensor<{M}x1xf32>
-        %al = math.exp2 %da : tensor<{M}x1xf32>
-        %dx = arith.subf %xm, %mxs : tensor<{M}x1xf32>
-        %wx = math.exp2 %dx : tensor<{M}x1xf32>
-        %lal = arith.mulf %ml, %al : tensor<{M}x1xf32>
-        %lwx = arith.mulf %xl, %wx : tensor<{M}x1xf32>
-        %lmn = arith.addf %lal, %lwx : tensor<{M}x1xf32>
-        %alb = tile.broadcast %al : tensor<{M}x1xf32> -> tensor<{M}x{D}xf32>
-        %wxb = tile.broadcast %wx : tensor<{M}x1xf32> -> tensor<{M}x{D}xf32>
-        %aal = arith.mulf %ma, %alb : tensor<{M}x{D}xf32>
-        %awx = arith.mulf %xa, %wxb : tensor<{M}x{D}xf32>
-        %amn = arith.addf %aal, %awx : tensor<{M}x{D}xf32>
-        scf.yield %mx, %amn, %lmn : tensor<{M}x1xf32>, tensor<{M}x{D}xf32>, tensor<{M}x1xf32>
-      }}
-      %mlone = arith.constant dense<1.0> : tensor<{M}x1xf32>
-      %mlinv = arith.divf %mlone, %mg#2 : tensor<{M}x1xf32>
-      %mlb = tile.broadcast %mlinv : tensor<{M}x1xf32> -> tensor<{M}x{D}xf32>
-      %mout = arith.mulf %mg#1, %mlb : tensor<{M}x{D}xf32>
-      %mop = tile.make_block_ptr %o, [%qEnd, %cD], [%cD, %c1], [%qRow, %c0] : {P} -> {BP}
-  {store}    }}
-)",
-                       fmt::arg("M", M), fmt::arg("D", D), fmt::arg("P", P), fmt::arg("BP", st.blockPtr(qo)),
-                       fmt::arg("store", st.store("%mop", "%mout", qo)));
-  };
   std::string epilogue;
   if (gpuDecode(s))
     // One split: the program saw every key (at least the token's own, so
@@ -792,14 +738,13 @@ std::string emitAttentionKernel(const AttentionKernelSpec& s) {
     %sidDEnd = arith.addi %sidD, %cD : index
     %sid1 = arith.addi %sid, %c1 : index
     %cSD = arith.muli %cS, %cD : index
-{partials}{merge}  }}
+{partials}  }}
 )",
                            fmt::arg("M", M), fmt::arg("D", D), fmt::arg("P", P), fmt::arg("BP", st.blockPtr(qo)),
                            fmt::arg("inverse", inverseL("%r2#2", std::to_string(D))),
                            fmt::arg("store", st.store("%op", "%out", qo)),
                            fmt::arg("partials", partialStores("%qEnd, %sidDEnd", "%cSD", "%qRow, %sidD",
-                                                              "%qEnd, %sid1", "%cS", "%qRow, %sid")),
-                           fmt::arg("merge", mergeInKernel()));
+                                                              "%qEnd, %sid1", "%cS", "%qRow, %sid")));
   else if (s.kvSplits > 1)
     // acc [BM, D], m and l [BM, 1] of this split.
     epilogue = fmt::format(R"(  %poCol0 = arith.muli %h, %cS : index

@@ -92,12 +92,6 @@ struct AttentionKernelSpec {
   // head, causal), signature and grid, with the GPU form's staging and
   // the pages copied one by one (no KV splits).
   bool decode = false;
-  // GPU decode form: the last split program of each (sequence, KV head) to
-  // finish merges the splits' partials itself and stores o (tile.arrive on
-  // an i32 counter per (sequence, KV head), zero before a launch and after
-  // it), so no combine launch follows. The signature gains a last
-  // argument, counters: i32 [B kvHeads].
-  bool mergeSplits = false;
 };
 
 // Blocking for the host CPU: one warp (a warp's rows are one register block

@@ -265,8 +265,8 @@ def Tile_ArriveOp : Tile_Op<"arrive", [MemoryEffects<[MemRead, MemWrite]>]> {
     a launch in which all `count` workgroups arrive leaves them zero again.
 
     This is how the last of the programs that split a reduction finds out
-    that it is last and merges the others' partial results itself (the
-    paged decode form's key splits), without a second launch.
+    that it is last and merges the others' partial results itself (a GEMM
+    whose K is split across programs), without a second launch.
   }];
   let arguments = (ins Tile_PtrType:$counters, Index:$index, Index:$count);
   let results = (outs I1:$last);

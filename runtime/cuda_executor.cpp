@@ -227,8 +227,7 @@ struct CudaExecutor::Impl {
   mutable int64_t graphSteps = 0;
   mutable int64_t rowsDownloaded = 0;  // whole logits rows brought down to draw from
   mutable std::map<std::string, ProfileRow> profile;
-  // Arrival counters (tile.arrive) of paged decode kernels that merge
-  // their splits themselves and of GEMMs that split K across programs:
+  // Arrival counters (tile.arrive) of GEMMs that split K across programs:
   // zeroed once (allocations are), left zero by every launch, so kernels
   // on one stream share them (GEMMs running at once take disjoint parts).
   // A larger need takes a new buffer; the old ones stay allocated (a
@@ -545,7 +544,6 @@ V CudaExecutor::Impl::pagedAttention(const ops::NodeDef& n, const std::vector<co
     const int64_t splits = k.pagedDecodeSplits(kern, N, maxContext);
     Tensor scratch = pool.tensor(ops::DType::F32, {CudaKernelSet::pagedDecodeScratchBytes(kern, N, splits) / 4 + 1});
     PagedDecodeBuffers b{q.raw(), cache.raw(), in[2]->dev.raw(), in[4]->dev.raw(), mut(o), mut(scratch)};
-    if (kern.mergesSplits) b.counters = arrivalCounters(CudaKernelSet::pagedDecodeCounterBytes(kern, N));
     k.launch(kern, b, N, maxBlocks, cache.dim(0), splits);
   } else {
     const auto& kern =

@@ -135,7 +135,6 @@ std::unique_ptr<CudaKernelSet> CudaKernelSet::load(const CudaDevice& device, con
         a.combine = set->module_->function(k.at("combine").get<std::string>());
         a.combineThreads = k.at("combine_threads");
         a.combineSplitsPerStep = k.value("combine_splits_per_step", int64_t(0));
-        a.mergesSplits = k.value("merges_splits", false);
         set->pagedDecodes_.push_back(a);
         continue;
       }
@@ -361,10 +360,6 @@ int64_t CudaKernelSet::pagedDecodeScratchBytes(const CudaPagedDecodeKernel& k, i
   return round(batch * k.heads * splits * k.headDim * 4) + 2 * round(batch * k.heads * splits * 4);
 }
 
-int64_t CudaKernelSet::pagedDecodeCounterBytes(const CudaPagedDecodeKernel& k, int64_t batch) {
-  return k.mergesSplits ? batch * k.kvHeads * 4 : 0;
-}
-
 int64_t pagedDecodeSplitCount(const CudaPagedDecodeKernel& k, int64_t multiprocessors, int64_t sharedPerSm,
                               int64_t batch, int64_t maxContext) {
   // Costs in keys. The fixed cost of a program (pipeline fill, partials)
@@ -395,10 +390,8 @@ int64_t pagedDecodeSplitCount(const CudaPagedDecodeKernel& k, int64_t multiproce
     double cost = waves * (double(maxContext) / double(s) + kProgramCost);
     // Sets from before 2026-11-23 (no combineSplitsPerStep) keep the model
     // their counts were tuned with.
-    // A kernel that merges its splits itself launches no combine; its last
-    // program's merge is charged like the combine's waits (not fitted yet).
     if (s > 1 && k.combineSplitsPerStep > 0)
-      cost += double((k.mergesSplits ? 0 : kCombineLaunchCost) +
+      cost += double(kCombineLaunchCost +
                      kCombineStepCost * ((s + k.combineSplitsPerStep - 1) / k.combineSplitsPerStep));
     if (cost < bestCost) bestCost = cost, best = s;
   }
@@ -419,24 +412,21 @@ void CudaKernelSet::launch(const CudaPagedDecodeKernel& k, const PagedDecodeBuff
   // q and the cache are copied in 16-byte runs; the partials are f32.
   need(b.q, "q", 16), need(b.cache, "cache", 16), need(b.tables, "block table", 8), need(b.contextLens, "context length", 8);
   need(b.o, "o", 4), need(b.scratch, "scratch", 256);
-  if (k.mergesSplits) need(b.counters, "arrival counters", 4);
   const int64_t rows = batch * k.heads, cacheRows = numBlocks * 2 * k.kvHeads * k.pageSize;
   char* scratch = static_cast<char*>(b.scratch);
   auto round = [](int64_t bytes) { return (bytes + 255) / 256 * 256; };
   void* po = scratch;
   void* pm = scratch + round(rows * splits * k.headDim * 4);
   void* pl = static_cast<char*>(pm) + round(rows * splits * 4);
-  // (q, cache, po, pm, pl, o, tables, lens, max_blocks, cache_rows, splits[,
-  // counters]).
+  // (q, cache, po, pm, pl, o, tables, lens, max_blocks, cache_rows, splits).
   abi::KernelArgs args;
   args.buffer(b.q, rows * k.headDim).buffer(b.cache, cacheRows * k.headDim);
   args.buffer(po, rows * splits * k.headDim).buffer(pm, rows * splits).buffer(pl, rows * splits);
   args.buffer(b.o, rows * k.headDim).buffer(b.tables, batch * maxBlocks).buffer(b.contextLens, batch);
   args.index(maxBlocks).index(cacheRows).index(splits);
-  if (k.mergesSplits) args.buffer(b.counters, batch * k.kvHeads);
   launchOne(device_, k, {unsigned(splits), unsigned(k.kvHeads), unsigned(batch)}, args);
-  // The one program per head, or the last split program to finish, stored o.
-  if (splits == 1 || k.mergesSplits) return;
+  // The one program per head stored o.
+  if (splits == 1) return;
   // (po, pm, pl, o, tokens, splits).
   abi::KernelArgs combine;
   combine.buffer(po, rows * splits * k.headDim).buffer(pm, rows * splits).buffer(pl, rows * splits);

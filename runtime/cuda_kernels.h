@@ -74,8 +74,7 @@ struct CudaAttentionKernel {
 // Paged decode attention (codegen/AttentionKernel.h, GPU decode form): one
 // new token per sequence, the KV cache [num_blocks, 2, kvHeads, pageSize,
 // headDim] read through block tables, keys split over `splits` programs per
-// (sequence, KV head) and merged by the combine kernel, or (mergesSplits)
-// by the last of those programs to finish.
+// (sequence, KV head) and merged by the combine kernel.
 struct CudaPagedDecodeKernel {
   std::string name, dtype;  // dtype: storage type of q, the cache and o (bf16, f16)
   int64_t heads = 0, kvHeads = 0, headDim = 0, pageSize = 0, blockN = 0, threads = 0, sharedBytes = 0;
@@ -83,10 +82,6 @@ struct CudaPagedDecodeKernel {
   // The combine waits for the partials once per this many splits (0: a
   // set from before 2026-11-23 that does not say).
   int64_t combineSplitsPerStep = 0;
-  // The split programs merge their partials themselves (kernels.json
-  // "merges_splits"): no combine launch; the kernel takes the step's
-  // arrival counters (PagedDecodeBuffers::counters).
-  bool mergesSplits = false;
   float scale = 0;
   cuda::CUfunction function = nullptr, combine = nullptr;
 };
@@ -124,13 +119,10 @@ struct PagedPrefillBuffers {
 // Device buffers of one paged decode step: q / o [batch, heads * headDim],
 // the cache, block tables [batch, maxBlocks] and context lengths [batch]
 // (i64), and f32 scratch for the split partials
-// (CudaKernelSet::pagedDecodeScratchBytes). A kernel that merges its splits
-// itself also takes `counters`: i32 [batch kvHeads]
-// (CudaKernelSet::pagedDecodeCounterBytes), zero before the launch (a
-// zeroed allocation) and left zero by it, so one buffer serves every step.
+// (CudaKernelSet::pagedDecodeScratchBytes).
 struct PagedDecodeBuffers {
   const void *q = nullptr, *cache = nullptr, *tables = nullptr, *contextLens = nullptr;
-  void *o = nullptr, *scratch = nullptr, *counters = nullptr;
+  void *o = nullptr, *scratch = nullptr;
 };
 
 // Row gather (embedding lookup): out[t, :] = table[ids[t], :], converted
@@ -244,9 +236,6 @@ class CudaKernelSet {
   // Bytes of scratch a paged decode step of `batch` sequences in `splits`
   // splits needs.
   static int64_t pagedDecodeScratchBytes(const CudaPagedDecodeKernel& k, int64_t batch, int64_t splits);
-  // The arrival counters a step of `batch` sequences needs (0 when the
-  // kernel does not merge its splits itself).
-  static int64_t pagedDecodeCounterBytes(const CudaPagedDecodeKernel& k, int64_t batch);
   // pagedDecodeSplitCount on this device.
   int64_t pagedDecodeSplits(const CudaPagedDecodeKernel& k, int64_t batch, int64_t maxContext) const;
 
@@ -281,8 +270,7 @@ class CudaKernelSet {
               int64_t S, int64_t T) const;
   // One decode step: the split kernel (grid splits x kvHeads x batch) and
   // its combine (batch x heads); with one split the kernel stores o itself
-  // and no combine runs, nor with a kernel that merges its splits itself
-  // (then b.counters is required). Every context length must be in [1,
+  // and no combine runs. Every context length must be in [1,
   // maxBlocks pageSize] (the kernel reads the lengths on the device, so
   // the caller guarantees it); throws on a null or misaligned buffer or a
   // non-positive size.

@@ -231,7 +231,7 @@ int main(int argc, char** argv) {
   compileCmd->add_option("--medium-block", co.mediumBlock,
                          "cuda: the medium GEMM class's blocking, as for compile-kernels (for tuning)");
   compileCmd->add_option("--paged-decode-block", co.pagedDecodeBlock,
-                         "cuda: the paged decode blocking NxS[xW][m], as for compile-kernels (for tuning)");
+                         "cuda: the paged decode blocking NxS[xW], as for compile-kernels (for tuning)");
 
   std::string ckTarget = "cuda:sm_90", ckOut, ckDecode, ckMedium, ckPrefill, ckAttention, ckPagedDecode;
   std::vector<std::string> ckOnly;
@@ -266,10 +266,9 @@ int main(int argc, char** argv) {
                                 "small grids, 64x64x4@2g:4 at head dim 64 and 64x64x4@2g:2 at 128, which a given "
                                 "blocking leaves out) (for tuning)");
   compileKernelsCmd->add_option("--paged-decode-block", ckPagedDecode,
-                                "Blocking NxS[xW][m] of the paged decode kernels (N keys per step, whole pages of "
+                                "Blocking NxS[xW] of the paged decode kernels (N keys per step, whole pages of "
                                 "16; S buffers, S - 1 steps copied ahead; W warps a program sharing each step's keys, "
-                                "at least 16 keys each, default 1; m: the last split program to finish merges the "
-                                "splits, no combine kernel) instead of the default 32x3 (for tuning)");
+                                "at least 16 keys each, default 1) instead of the default 32x3 (for tuning)");
   compileKernelsCmd
       ->add_option("--only", ckOnly,
                    "Compile only these kinds of kernels, comma-separated (a partial set, for tuning sweeps)")

@@ -350,9 +350,7 @@ int benchPagedDecode(const std::string& dir, const std::string& jsonPath, const 
         void* scratch = dev->allocate(scratchBytes);
         dev->upload(tables, physical.data(), numBlocks * 8);
         dev->upload(dlens, lens.data(), B * 8);
-        const int64_t counterBytes = runtime::CudaKernelSet::pagedDecodeCounterBytes(k, B);
-        void* counters = counterBytes ? dev->allocate(counterBytes) : nullptr;  // zeroed, left zero by each step
-        runtime::PagedDecodeBuffers bufs{q, cache, tables, dlens, o, scratch, counters};
+        runtime::PagedDecodeBuffers bufs{q, cache, tables, dlens, o, scratch};
         set->launch(k, bufs, B, maxBlocks, numBlocks, splits);  // warm-up
         auto steps = [&] {
           for (int r = 0; r < reps; ++r) set->launch(k, bufs, B, maxBlocks, numBlocks, splits);
@@ -368,14 +366,13 @@ int benchPagedDecode(const std::string& dir, const std::string& jsonPath, const 
         out.push_back({{"kernel", k.name}, {"heads", k.heads}, {"kv_heads", k.kvHeads}, {"head_dim", k.headDim},
                        {"page_size", P}, {"batch", B}, {"context", ctx}, {"splits", splits}, {"us", ms * 1e3},
                        {"gbs", gbs}, {"graph_us", graphMs * 1e3}, {"graph_gbs", graphGbs},
-                       {"warps", k.threads / 32}, {"merges_splits", k.mergesSplits}});
+                       {"warps", k.threads / 32}});
         dev->release(q, B * k.heads * rowBytes);
         dev->release(o, B * k.heads * rowBytes);
         dev->release(cache, cacheBytes);
         dev->release(tables, numBlocks * 8);
         dev->release(dlens, B * 8);
         dev->release(scratch, scratchBytes);
-        if (counters) dev->release(counters, counterBytes);
       }
   }
   if (out.empty()) fail("no {} paged decode kernel in {}", dtype, dir);

@@ -356,16 +356,6 @@ TEST(AttentionKernel, GpuFormRejectsWhatItCannotRun) {
   EXPECT_EQ(wdec.find("tiling ="), std::string::npos);
   w.blockN = 32;
   expectError(w, "32 keys per step on 4 warps");
-  // The last split program merges: the counters come last, arrive after
-  // the partial stores, and the merge stores o.
-  tile::AttentionKernelSpec m = d;
-  m.mergeSplits = true;
-  const std::string mdec = tile::emitAttentionKernel(m);
-  EXPECT_NE(mdec.find("%splits: index, %counters: !tile.ptr<i32>)"), std::string::npos);
-  const size_t arrive = mdec.find("tile.arrive %counters[%ctr] of %cS");
-  ASSERT_NE(arrive, std::string::npos);
-  EXPECT_LT(mdec.find("tile.store %plp"), arrive);
-  EXPECT_NE(mdec.find("tile.store %mop", arrive), std::string::npos);
   EXPECT_EQ(tile::emitAttentionKernel(s).find("%cb0"), std::string::npos);  // the prefill form looks up in place
   d.pageSize = 24;  // 32 keys per step are not whole pages
   expectError(d, "copy whole pages (keys per step 32, page 24)");
