@@ -296,6 +296,15 @@ TEST(CudaGemm, StagesWarpgroupDotOperandsWithTma) {
   tile::GemmKernelSpec s = tile::cudaGemmSpec("bf16", true, tile::kCudaPrefillRows);
   ASSERT_TRUE(s.groupDot && s.tma);
   s.name = "gemm_tma";
+  // A last row block past M moves up to end at M (when M holds a block),
+  // so its boxes read no rows outside A; cp.async kernels keep their rows.
+  const std::string ir = tile::emitGemmKernel(s);
+  EXPECT_NE(ir.find("%past = arith.cmpi sgt, %rowEnd0, %M"), std::string::npos);
+  EXPECT_NE(ir.find("%fits = arith.cmpi sge, %lastRow, %c0"), std::string::npos);
+  EXPECT_NE(ir.find("%row = arith.select %shift, %lastRow, %row0"), std::string::npos);
+  tile::GemmKernelSpec cp = s;
+  cp.tma = false;
+  EXPECT_EQ(tile::emitGemmKernel(cp).find("%shift"), std::string::npos);
   tile::CudaModule m = tile::compileCuda(tile::emitGemmKernel(s), "sm_90");
   EXPECT_NE(m.ptx.find("cp.async.bulk.tensor.2d.shared::cluster.global"), std::string::npos);
   EXPECT_NE(m.ptx.find("mbarrier.init.shared"), std::string::npos);
