@@ -241,10 +241,9 @@ void applyPagedDecodeBlocking(AttentionKernelSpec& s, const std::string& blockin
   if (blocking.empty()) return;
   long n = 0, stages = 0, warps = 1;
   int used = 0, usedW = 0;
-  const std::string& text = blocking;
-  int got = std::sscanf(text.c_str(), "%ldx%ld%nx%ld%n", &n, &stages, &used, &warps, &usedW);
+  int got = std::sscanf(blocking.c_str(), "%ldx%ld%nx%ld%n", &n, &stages, &used, &warps, &usedW);
   if (got == 3) used = usedW;
-  if (got < 2 || used != (int)text.size() || n <= 0 || stages < 2 || warps <= 0)
+  if (got < 2 || used != (int)blocking.size() || n <= 0 || stages < 2 || warps <= 0)
     fail("--paged-decode-block '{}': expected NxS[xW] (N keys per step, whole pages; S >= 2 buffers; W warps "
          "sharing a step's keys, default 1), e.g. 32x3 or 128x2x4",
          blocking);

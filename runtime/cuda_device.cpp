@@ -224,9 +224,15 @@ void CudaDevice::replay(const LaunchRecord& r) const {
   run(i, r.launches.size());
 }
 
+// Dynamic shared memory over 48 KiB must be allowed per function before a
+// launch uses it (and before the occupancy calculator counts it).
+static void allowSharedBytes(const Driver& d, CUfunction f, unsigned sharedBytes) {
+  if (sharedBytes > 48 * 1024)  // CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8
+    check(d.cuFuncSetAttribute(f, 8, (int)sharedBytes), "cuFuncSetAttribute(max dynamic shared memory)");
+}
+
 int CudaDevice::residentPrograms(CUfunction f, unsigned threads, unsigned sharedBytes) const {
-  if (sharedBytes > 48 * 1024)  // the calculator counts a block over 48 KiB only once it is allowed
-    check(d_.cuFuncSetAttribute(f, 8, (int)sharedBytes), "cuFuncSetAttribute(max dynamic shared memory)");
+  allowSharedBytes(d_, f, sharedBytes);
   int blocks = 0;
   check(d_.cuOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, f, (int)threads, sharedBytes),
         "cuOccupancyMaxActiveBlocksPerMultiprocessor");
@@ -235,8 +241,7 @@ int CudaDevice::residentPrograms(CUfunction f, unsigned threads, unsigned shared
 
 void CudaDevice::launch(CUfunction f, std::array<unsigned, 3> grid, std::array<unsigned, 3> block,
                         unsigned sharedBytes, void** args) const {
-  if (sharedBytes > 48 * 1024)  // CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8
-    check(d_.cuFuncSetAttribute(f, 8, (int)sharedBytes), "cuFuncSetAttribute(max dynamic shared memory)");
+  allowSharedBytes(d_, f, sharedBytes);
   if (recording_) {
     LaunchRecord::Launch l{f, grid, block, sharedBytes, {}, {}, frontier_, programmatic_.count(f) > 0};
     for (auto [off, size] : argLayout(f)) {
