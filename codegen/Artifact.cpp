@@ -70,7 +70,8 @@ std::string CudaGemmVariant::suffix() const {
 }
 
 std::vector<GemmKernelSpec> cudaGemmKernels(const CudaGemmVariant& v, const GemmBlocking& decode,
-                                            const GemmBlocking& medium, const GemmBlocking& prefill) {
+                                            const GemmBlocking& medium, const GemmBlocking& prefill,
+                                            const GemmBlocking& gemv) {
   struct Class {
     const char* name;
     int64_t rows, maxRows;
@@ -79,6 +80,10 @@ std::vector<GemmKernelSpec> cudaGemmKernels(const CudaGemmVariant& v, const Gemm
                            {"medium", kCudaMediumRows, kCudaMediumRows},
                            {"prefill", kCudaPrefillRows, kCudaPrefillRows},
                            {"large", 2048, 0}};
+  if (decode.gemv || medium.gemv || prefill.gemv)
+    fail("a GEMV blocking (1xRxKxWv) is for the one-row kernels (--gemv-block), not the decode, medium or prefill "
+         "classes");
+  if (gemv.warps && !gemv.gemv) fail("the one-row kernels take a GEMV blocking 1xRxKxWv (--gemv-block)");
   std::vector<GemmKernelSpec> set;
   for (const Class& c : classes) {
     GemmKernelSpec s = cudaGemmSpec(v.dtype, v.weightsNK, c.rows);
@@ -156,17 +161,28 @@ std::vector<GemmKernelSpec> cudaGemmKernels(const CudaGemmVariant& v, const Gemm
       if (!v.residual) variant("128x128x64x8g@4", "wide", kCudaColumnVariantRows, 16384, 0);
     }
   }
+  // One row with [N, K] weights: the GEMV form, one row of A against a few
+  // weight rows a program (no dots), so a batch-1 decode streams each
+  // weight row in long runs from many small programs.
+  if (v.weightsNK) {
+    GemmKernelSpec s = cudaGemmSpec(v.dtype, true, 1);
+    applyBlocking(s, gemv.warps ? gemv : parseGemmBlocking(kCudaGemvBlocking, "the GEMV blocking"));
+    s.bias = v.bias, s.residual = v.residual, s.swiglu = v.swiglu;
+    s.name = fmt::format("gemm_{}_gemv", v.suffix());
+    s.maxRows = 1;
+    set.push_back(s);
+  }
   return set;
 }
 
 std::vector<GemmKernelSpec> cudaGemmKernelSet(const GemmBlocking& decode, const GemmBlocking& medium,
-                                              const GemmBlocking& prefill) {
+                                              const GemmBlocking& prefill, const GemmBlocking& gemv) {
   std::vector<GemmKernelSpec> set;
   for (const char* dt : {"bf16", "f16"})
     for (CudaGemmVariant v : {CudaGemmVariant{dt, false}, CudaGemmVariant{dt, true},
                               CudaGemmVariant{dt, true, false, true}, CudaGemmVariant{dt, true, false, false, true},
                               CudaGemmVariant{dt, true, true}}) {
-      auto k = cudaGemmKernels(v, decode, medium, prefill);
+      auto k = cudaGemmKernels(v, decode, medium, prefill, gemv);
       set.insert(set.end(), k.begin(), k.end());
     }
   return set;
@@ -326,7 +342,7 @@ void writeCudaKernelFiles(const CudaKernelSetSpec& set, const std::string& targe
                              {"swiglu", s.swiglu}, {"block_m", s.blockM}, {"block_n", s.blockN},
                              {"block_k", s.blockK}, {"num_warps", s.numWarps}, {"stages", s.stages},
                              {"max_rows", s.maxRows}, {"min_cols", s.minCols}, {"max_cols", s.maxCols},
-                             {"tma", s.tma}, {"split_k_programs", s.splitKPrograms}}));
+                             {"tma", s.tma}, {"split_k_programs", s.splitKPrograms}, {"gemv", s.gemv}}));
   for (const RmsNormKernelSpec& s : set.norms) kernels.push_back(entry("rms_norm", s.name, s.dtype, {{"block_n", s.blockN}}));
   for (const RopeKernelSpec& s : set.ropes)
     kernels.push_back(entry("rope", s.name, s.dtype, {{"heads", s.heads}, {"head_dim", s.headDim}}));
@@ -386,8 +402,14 @@ void writeCudaKernels(const CudaKernelSetSpec& set, const std::string& target, c
 }
 
 CudaKernelSetSpec cudaModelKernelSet(ops::GraphDef& g, const std::string& dtype, int64_t pageSize,
-                                     const std::string& mediumBlock, const std::string& pagedDecodeBlock) {
-  const GemmBlocking medium = mediumBlock.empty() ? GemmBlocking{} : parseGemmBlocking(mediumBlock, "--medium-block");
+                                     const CudaModelTuning& tuning) {
+  auto blocking = [](const std::string& text, const char* what) {
+    return text.empty() ? GemmBlocking{} : parseGemmBlocking(text, what);
+  };
+  const GemmBlocking gemv = blocking(tuning.gemvBlock, "--gemv-block"),
+                     decode = blocking(tuning.decodeBlock, "--decode-block"),
+                     medium = blocking(tuning.mediumBlock, "--medium-block");
+  const std::string& pagedDecodeBlock = tuning.pagedDecodeBlock;
   if (dtype != "bf16" && dtype != "f16") fail("GPU models run in bf16 or f16, not '{}'", dtype);
   if (pageSize <= 0) fail("--block-size must be >= 1, got {}", pageSize);
   // The paged form's head counts (RoPE, KV write): only graphs with those
@@ -415,7 +437,7 @@ CudaKernelSetSpec cudaModelKernelSet(ops::GraphDef& g, const std::string& dtype,
       CudaGemmVariant v{dtype, a.value("layout", "kn") == "nk", a.value("bias", 0) != 0, a.value("residual", 0) != 0,
                         a.value("epilogue", "none") == "swiglu"};
       if (once(v.suffix()))
-        for (GemmKernelSpec& s : cudaGemmKernels(v, {}, medium)) set.gemms.push_back(s);
+        for (GemmKernelSpec& s : cudaGemmKernels(v, decode, medium, {}, gemv)) set.gemms.push_back(s);
       if (a.value("rows", 0) != 0 && once("gather")) set.gathers.push_back(cudaGatherRowsSpec(dtype));
     } else if (n.op == "region.embedding") {
       if (once("gather")) set.gathers.push_back(cudaGatherRowsSpec(dtype));

@@ -77,10 +77,14 @@ void writeCudaKernels(const CudaKernelSetSpec& set, const std::string& target, c
 // Each region.elementwise node gets a "kernel" attribute: its kernel's name
 // and launch contract (ElementwiseKernel.h elementwiseLaunchContract).
 // Throws naming the node when a region has no GPU kernel.
-// `mediumBlock` / `pagedDecodeBlock` (empty: the defaults) are the tuning
-// blockings of `strata compile-kernels --medium-block / --paged-decode-block`.
+// `tuning` (empty fields: the defaults) holds the tuning blockings of
+// `strata compile-kernels --gemv-block / --decode-block / --medium-block /
+// --paged-decode-block`.
+struct CudaModelTuning {
+  std::string gemvBlock, decodeBlock, mediumBlock, pagedDecodeBlock;
+};
 CudaKernelSetSpec cudaModelKernelSet(ops::GraphDef& regions, const std::string& dtype, int64_t pageSize,
-                                     const std::string& mediumBlock = "", const std::string& pagedDecodeBlock = "");
+                                     const CudaModelTuning& tuning = {});
 
 // Writes a model compiled for an NVIDIA GPU (`arch`, e.g. sm_90) as an
 // artifact directory that runtime/artifact.h reads: plan.json (the region
@@ -158,7 +162,9 @@ struct CudaGemmVariant {
 
 // A variant's kernels, one per row class (cudaGemmSpec): decode,
 // medium, prefill and large, each recording in kernels.json the most rows
-// it is meant for (`max_rows`: 16, 128, 1024, 0 = any). SwiGLU from the
+// it is meant for (`max_rows`: 16, 128, 1024, 0 = any); with [N, K]
+// weights also the GEMV form for one row ("_gemv", max_rows 1,
+// kCudaGemvBlocking unless `gemv` names another). SwiGLU from the
 // prefill class up runs 128 x 128 x 64 warpgroup-dot blocks on 8 warps with
 // [N, K] weights, else 128 x 64 x 32 mma.sync blocks on 4 warps (two
 // accumulators either way).
@@ -170,12 +176,13 @@ struct CudaGemmVariant {
 // prefill classes, and then no column variants); warpgroup-dot blockings
 // only for [N, K] weights.
 std::vector<GemmKernelSpec> cudaGemmKernels(const CudaGemmVariant& v, const GemmBlocking& decode = {},
-                                            const GemmBlocking& medium = {}, const GemmBlocking& prefill = {});
+                                            const GemmBlocking& medium = {}, const GemmBlocking& prefill = {},
+                                            const GemmBlocking& gemv = {});
 
 // The set `strata compile-kernels` builds: for bf16 and f16, the four
 // classes of plain GEMMs with [K, N] and [N, K] weights and of the [N, K]
 // epilogues Llama-family models use (residual, SwiGLU, bias).
 std::vector<GemmKernelSpec> cudaGemmKernelSet(const GemmBlocking& decode = {}, const GemmBlocking& medium = {},
-                                              const GemmBlocking& prefill = {});
+                                              const GemmBlocking& prefill = {}, const GemmBlocking& gemv = {});
 
 }  // namespace strata::tile

@@ -62,13 +62,19 @@ struct Frag {
   bool collapseCols = false;   // a [m, 1] broadcast source: column coordinate 0
   int64_t droppedAxis = -1;    // a 1-D tile (expand_dims source): this axis is gone
   int64_t numel = 0;           // Lane: elements of the tile
+  // Lane: contiguous elements a lane holds per round (laneLinear); more
+  // than 1 only on whole rounds (numel a multiple of 32 vec) whose rows
+  // are whole vectors.
+  int64_t vec = 1;
   bool permuteK = true;        // A, B: K permuted (else the ISA's order)
   SmallVector<int64_t, 2> shape;  // Lane: the tile's shape
 
-  static Frag lane(RankedTensorType t) {
+  // `vec`: the kernel's tile.lane_vector, taken where the tile allows it.
+  static Frag lane(RankedTensorType t, int64_t vec = 1) {
     Frag f{Lane};
     f.numel = t.getNumElements();
     f.shape.assign(t.getShape().begin(), t.getShape().end());
+    if (vec > 1 && f.numel % (32 * vec) == 0 && f.shape.back() % vec == 0) f.vec = vec;
     return f;
   }
 
@@ -78,7 +84,8 @@ struct Frag {
     return kind == A ? 8 : 4 * cols / 8;
   }
   bool operator==(const Frag& o) const {
-    return kind == o.kind && numel == o.numel && shape == o.shape && cols == o.cols && permuteK == o.permuteK &&
+    return kind == o.kind && numel == o.numel && vec == o.vec && shape == o.shape && cols == o.cols &&
+           permuteK == o.permuteK &&
            collapseRows == o.collapseRows &&
            collapseCols == o.collapseCols && droppedAxis == o.droppedAxis;
   }
@@ -95,7 +102,8 @@ struct Frag {
     return kind == A ? (i & 1) + kStep() * (i >> 2) : kind == B ? 8 * (i >> 2) : 8 * (i >> 2) + (i & 1);
   }
   std::string str() const {
-    if (kind == Lane) return "lane-linear [" + std::to_string(numel) + "]";
+    if (kind == Lane)
+      return "lane-linear [" + std::to_string(numel) + "]" + (vec > 1 ? " x" + std::to_string(vec) : std::string());
     const char* k[] = {"A", "B", "C", "", "warpgroup operand"};
     std::string wide = kind == C && cols != 8 ? " [16, " + std::to_string(cols) + "]" : "";
     return k[kind] + wide + (collapseRows ? " (row broadcast)" : "") + (collapseCols ? " (column broadcast)" : "");
@@ -128,10 +136,14 @@ class FragAnalysis {
   // `permuteK`: A and B fragments take the permuted K order (else the ISA's).
   LogicalResult run(func::FuncOp f, bool hasDot, bool permuteK) {
     this->permuteK = permuteK;
-    // Without dots no tile is an mma operand: every tile is lane-linear.
+    // Without dots no tile is an mma operand: every tile is lane-linear,
+    // in vectors of the kernel's tile.lane_vector elements where a tile
+    // allows (tiles of one shape alike, so elementwise operands agree).
     if (!hasDot) {
+      auto attr = f->getAttrOfType<IntegerAttr>("tile.lane_vector");
+      const int64_t vec = attr ? attr.getInt() : 1;
       auto lane = [&](Value v) {
-        if (auto t = dyn_cast<RankedTensorType>(v.getType())) frags[v] = Frag::lane(t);
+        if (auto t = dyn_cast<RankedTensorType>(v.getType())) frags[v] = Frag::lane(t, vec);
       };
       f.walk([&](Operation* op) { llvm::for_each(op->getResults(), lane); });
       f.walk([&](Block* blk) { llvm::for_each(blk->getArguments(), lane); });
@@ -508,7 +520,14 @@ class Lowering {
   }
 
   // Lane-linear tiles (kernels without dots). Element i of this lane is
-  // linear index 32 i + lane (index 0 in every lane for a single element);
+  // linear index 32 i + lane (index 0 in every lane for a single element),
+  // or with vectors of v = fr.vec elements (i / v) 32 v + v lane + i % v.
+  Value laneLinear(Location loc, const Frag& fr, int64_t i) {
+    if (fr.numel == 1) return cst(0);
+    if (fr.vec == 1) return arith::AddIOp::create(b, loc, laneId, cst(32 * i)).getResult();
+    Value base = arith::MulIOp::create(b, loc, laneId, cst(fr.vec));
+    return arith::AddIOp::create(b, loc, base, cst(i / fr.vec * 32 * fr.vec + i % fr.vec)).getResult();
+  }
   // `each(i, idx, pred)` is called per element with its view indices and,
   // for the last round of a tile that does not fill it, the lane predicate
   // (null when every lane holds a real element).
@@ -516,7 +535,7 @@ class Lowering {
     Location loc = f.getLoc();
     ArrayRef<int64_t> shape = fr.shape;
     for (int64_t i = 0; i < fr.size(); ++i) {
-      Value e = fr.numel == 1 ? cst(0) : arith::AddIOp::create(b, loc, laneId, cst(32 * i)).getResult();
+      Value e = laneLinear(loc, fr, i);
       Value pred;
       if (fr.numel > 1 && 32 * (i + 1) > fr.numel)
         pred = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, laneId, cst(fr.numel - 32 * i));
@@ -537,6 +556,19 @@ class Lowering {
     auto vt = cast<VectorType>(laneType(l.getResult()));
     Type et = vt.getElementType();
     SmallVector<Value> elems;
+    // A lane's vectors as one access each, where the load promises aligned
+    // runs along the last dim at least that long (in bounds).
+    if (fr.vec > 1) {
+      std::optional<RunView> runs = runView(l, fr, et);
+      if (runs && runs->dim == (int64_t)fr.shape.size() - 1 && runs->run >= fr.vec) {
+        forLaneElements(fr, [&](int64_t i, SmallVector<Value> idx, Value) {
+          if (i % fr.vec) return;
+          Value v = runs->load(b, loc, idx, et, fr.vec);
+          for (int64_t k = 0; k < fr.vec; ++k) elems.push_back(vector::ExtractOp::create(b, loc, v, k));
+        });
+        return vector::FromElementsOp::create(b, loc, vt, elems);
+      }
+    }
     forLaneElements(fr, [&](int64_t, SmallVector<Value> idx, Value pred) {
       Value ok = both(loc, pred, l.getInBounds() ? Value() : inBounds(loc, l.getPtr(), idx));
       elems.push_back(loadElement(loc, l.getPtr(), idx, et, ok));
@@ -604,7 +636,7 @@ class Lowering {
     Value best = fcst(-std::numeric_limits<double>::infinity()), at = fcst(std::numeric_limits<double>::infinity());
     for (int64_t i = 0; i < fr.size(); ++i) {
       Value e = vector::ExtractOp::create(b, loc, r.getSrc(), i);
-      Value pos = fr.numel == 1 ? cst(0) : arith::AddIOp::create(b, loc, laneId, cst(32 * i)).getResult();
+      Value pos = laneLinear(loc, fr, i);
       Value idx = arith::UIToFPOp::create(
           b, loc, f32, arith::IndexCastOp::create(b, loc, b.getI32Type(), pos));
       Value take = wins(e, idx, best, at);

@@ -144,6 +144,8 @@ void applyBlocking(GemmKernelSpec& s, const GemmBlocking& b) {
   s.groupDot = b.groupDot;
   s.tma = b.tma;
   s.splitKPrograms = b.splitKPrograms;
+  s.gemv = b.gemv;
+  if (b.gemv) s.tiling = "";
 }
 
 GemmBlocking parseGemmBlocking(const std::string& text, const std::string& what) {
@@ -151,6 +153,17 @@ GemmBlocking parseGemmBlocking(const std::string& text, const std::string& what)
   char x1 = 0, x2 = 0, x3 = 0;
   int used = 0;
   std::string shape = text;
+  if (!shape.empty() && shape.back() == 'v') {
+    // The GEMV form: 1xRxKxW.
+    b.gemv = true;
+    shape.pop_back();
+    if (std::sscanf(shape.c_str(), "%ld%c%ld%c%ld%c%ld%n", &b.m, &x1, &b.n, &x2, &b.k, &x3, &b.warps, &used) != 7 ||
+        x1 != 'x' || x2 != 'x' || x3 != 'x' || used != (int)shape.size() || b.m != 1 || b.n < 1 || b.n > 16 ||
+        b.warps < 1 || b.warps > 32 || b.k % (32 * b.warps) != 0)
+      fail("{} '{}': the GEMV form is 1xRxKxWv: one row of A, R (1 to 16) weight rows a program, K steps of K "
+           "elements over W warps (1 to 32; K a multiple of 32 x W), e.g. 1x2x2048x8v", what, text);
+    return b;
+  }
   if (shape.size() > 2 && shape.compare(shape.size() - 2, 2, "+k") == 0) {
     b.splitKPrograms = true;
     shape.resize(shape.size() - 2);
@@ -379,9 +392,9 @@ struct GemmText {
   }
 };
 
-// The kernel parameters (GemmKernelSpec's contract; both forms share it):
-// (a, b, [b_up], c, [bias, [bias_up]], [residual]: buffers; M, N, K: index).
-std::string signature(const GemmKernelSpec& s) {
+}  // namespace
+
+std::string gemmSignature(const GemmKernelSpec& s) {
   std::string args;
   auto buffer = [&](const char* name) { args += fmt::format("%{}: !tile.ptr<{}>, ", name, s.dtype); };
   buffer("a");
@@ -397,6 +410,8 @@ std::string signature(const GemmKernelSpec& s) {
   if (s.splitKPrograms) args += ", %kSplits: index, %ws: !tile.ptr<f32>, %ctr: !tile.ptr<i32>";
   return args;
 }
+
+namespace {
 
 // The operand and C block types of a kernel (a register block's, in the
 // packed form) for both forms.
@@ -829,7 +844,7 @@ std::string emitPackedGemm(const GemmKernelSpec& s) {
   return
 }}
 )",
-                     fmt::arg("name", s.name), fmt::arg("args", signature(s)), fmt::arg("BM", s.blockM),
+                     fmt::arg("name", s.name), fmt::arg("args", gemmSignature(s)), fmt::arg("BM", s.blockM),
                      fmt::arg("MR", s.microM), fmt::arg("BN", s.blockN), fmt::arg("BK", s.blockK),
                      fmt::arg("KC", s.chunkK ? s.chunkK : s.blockK), fmt::arg("PFK", s.prefetchK), fmt::arg("cT", t6.cT),
                      fmt::arg("blocks", blocks), fmt::arg("inside", body(ib)), fmt::arg("edge", body("")),
@@ -841,12 +856,13 @@ std::string emitPackedGemm(const GemmKernelSpec& s) {
 std::string emitGemmKernel(const GemmKernelSpec& s) {
   StorageText{s.dtype}.check("gemm");
   if (s.packedB) return emitPackedGemm(s);
+  if (s.gemv) return emitGemvKernel(s);
   // B's view is [K, N] either way; for [N, K] storage it is transposed
   // (strides [1, K]).
   std::string bStrides = s.weightsNK ? "[%c1, %K]" : "[%N, %c1]";
   const int64_t M = s.blockM, N = s.blockN, K = s.blockK;
   GemmText t = gemmText(s);
-  std::string args = signature(s);
+  std::string args = gemmSignature(s);
 
   std::vector<std::string> zeros = {"%zero", "%zero"}, ptrs = {"%ap", "%bp", "%bp2"};
   const char* kStart = s.splitKPrograms ? "%klo" : "%c0";

@@ -93,6 +93,18 @@ struct GemmKernelSpec {
   // counters [ceil(M / blockM) ceil(N / blockN)] zero before a launch and
   // left zero by it. Not with TMA copies.
   bool splitKPrograms = false;
+  // GEMV form (one row of A at a time, no dots; codegen/GemvKernel.cpp):
+  // program (pn, m) computes C[m, pn blockN .. + blockN) from row m of A
+  // and blockN rows of [N, K] weights (weightsNK, blockM = 1), walking K in
+  // [1, blockK] rows spread over the warps (blockK a multiple of 32 x
+  // numWarps) with f32 sums, then one reduction per C element. The grid
+  // form's signature; its grid is (ceil(N / blockN), M): the column
+  // blocks on x, which holds lm_head's 128256 rows. Each lane holds its
+  // part of a [1, blockK] row in 16-byte vectors, loaded whole where K is
+  // a multiple of them (A and B 16-byte aligned); other K take a checked
+  // path of element loads. Meant for one row (batch-1 decode), right for
+  // any M.
+  bool gemv = false;
   std::string tiling = "horizontal";  // the dot's tiling hint ("" = let assign-layouts choose)
   // GPU kernel sets: the most rows (M) this blocking is meant for (0: any);
   // recorded in kernels.json for the runtime's choice (CudaKernelSet::gemmFor).
@@ -115,6 +127,12 @@ constexpr int64_t kCpuSmallRows = 64;
 GemmKernelSpec cpuGemmSpec(const std::string& target, bool weightsNK, int64_t rows = 0);
 
 std::string emitGemmKernel(const GemmKernelSpec& spec);
+// The GEMV form's kernel (GemmKernelSpec::gemv), which emitGemmKernel
+// returns for such specs.
+std::string emitGemvKernel(const GemmKernelSpec& spec);
+// The kernel parameters every GEMM form shares (GemmKernelSpec's
+// contract), as tile IR function arguments.
+std::string gemmSignature(const GemmKernelSpec& spec);
 
 // Blocking for the sm_90 kernels (f16/bf16 storage), every one staged
 // through shared memory (cp.async; TMA for the prefill and large
@@ -129,6 +147,17 @@ std::string emitGemmKernel(const GemmKernelSpec& spec);
 // buffers; prefill 64 x 128 x 64, 4 warps in assign-layouts' square grid,
 // 3 buffers; large 128 x 128 x 32, 4 warps, 4 buffers.
 constexpr int64_t kCudaDecodeRows = 16, kCudaMediumRows = 128, kCudaPrefillRows = 1024;
+// One row with [N, K] weights (batch-1 decode) takes the GEMV form
+// (GemmKernelSpec::gemv) with this blocking (cudaGemmKernels' "gemv" class,
+// max_rows 1): one weight row a program, K steps of 1024 over 4 warps (one
+// 16-byte vector a lane). H100, 2026-11-23, weights read from HBM
+// (bench-gemm --cold-weights), K x N 4096 x 6144 / 4096 x 4096 / 4096 x
+// 28672 / 14336 x 4096: 20.5 / 15.2 / 87.7 / 46.7 us on the decode class's
+// mma kernel -> 19.0 / 13.2 / 76.0 / 42.0 (SwiGLU 91.5 -> 77.7); 2 rows a
+// program 19.4 / 13.8 / 78.4 / 41.5 (SwiGLU 81.2), 2048-element steps on
+// 8 warps 21.1 / 14.7 / 86.8 / 42.2, 4 rows or 2 vectors a lane slower
+// still (docs/cuda.md "The GEMV form").
+constexpr const char* kCudaGemvBlocking = "1x1x1024x4v";
 // The prefill class's column variants (cudaGemmKernels) are meant for up to
 // this many rows: measured better at 256 rows, worse at 512-1024 (H100,
 // 2026-11-23: Llama-3-8B TTFT at 512 / 1024 tokens 17.8 / 35.0 -> 21.3 /
@@ -148,10 +177,12 @@ GemmKernelSpec cudaGemmSpec(const std::string& dtype, bool weightsNK, int64_t ro
 // (GemmKernelSpec::stages; without it, none); a trailing "g" (before @S)
 // runs the dots on the warpgroup MMA (GemmKernelSpec::groupDot) with TMA
 // copies ("gc": with cp.async copies instead); a final "+k" splits K across
-// programs too (GemmKernelSpec::splitKPrograms).
+// programs too (GemmKernelSpec::splitKPrograms). "1xRxKxWv" is the GEMV
+// form (GemmKernelSpec::gemv): R weight rows a program, K steps of K
+// elements over W warps.
 struct GemmBlocking {
   int64_t m = 0, n = 0, k = 0, warps = 0, stages = 0;
-  bool splitK = false, groupDot = false, tma = false, splitKPrograms = false;
+  bool splitK = false, groupDot = false, tma = false, splitKPrograms = false, gemv = false;
 };
 // Parses "MxNxKxW[s]"; throws naming `what` when malformed or not made of
 // whole mma fragments (M and K multiples of 16, N of 8 per warp; split K:

@@ -193,6 +193,7 @@ std::unique_ptr<CudaKernelSet> CudaKernelSet::load(const CudaDevice& device, con
       g.stages = k.value("stages", 0);
       g.tma = k.value("tma", false);
       g.splitKPrograms = k.value("split_k_programs", false);
+      g.gemv = k.value("gemv", false);
       if (g.splitKPrograms)
         g.residentPerSm = device.residentPrograms(g.function, unsigned(g.threads), unsigned(g.sharedBytes));
       set->gemms_.push_back(g);
@@ -297,7 +298,8 @@ void CudaKernelSet::launch(const CudaGemmKernel& k, const GemmBuffers& bufs, int
       fail("gemm {}: the {} buffer must be {}-byte aligned", k.name, what, align);
     args.buffer(p, elements);
   };
-  const uintptr_t operand = k.stages ? 16 : 4;
+  // Staged copies and the GEMV form's vector loads take 16-byte runs.
+  const uintptr_t operand = k.stages || k.gemv ? 16 : 4;
   buffer(bufs.a, M * K, "A", operand);
   buffer(bufs.b, K * N, "B", operand);
   if (k.swiglu) buffer(bufs.bUp, K * N, "up-projection B", operand);
@@ -330,8 +332,10 @@ void CudaKernelSet::launch(const CudaGemmKernel& k, const GemmBuffers& bufs, int
       args.buffer(nullptr, 0).buffer(nullptr, 0);
     }
   }
-  std::array<unsigned, 3> grid = {unsigned((M + k.blockM - 1) / k.blockM), unsigned((N + k.blockN - 1) / k.blockN),
-                                  unsigned(kSplits)};
+  const unsigned rowBlocks = unsigned((M + k.blockM - 1) / k.blockM), colBlocks = unsigned((N + k.blockN - 1) / k.blockN);
+  if (k.gemv && M > 65535) fail("gemm {}: the GEMV form takes at most 65535 rows, got {}", k.name, M);
+  std::array<unsigned, 3> grid = k.gemv ? std::array<unsigned, 3>{colBlocks, rowBlocks, 1}
+                                        : std::array<unsigned, 3>{rowBlocks, colBlocks, unsigned(kSplits)};
   launchOne(device_, k, grid, args);
 }
 

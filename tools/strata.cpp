@@ -116,7 +116,7 @@ int inspect(const std::string& model, bool asJson, bool asMlir, bool regions) {
 struct CompileOpts {
   std::string model, target = "cpu", out, dtype = "bf16";
   int64_t blockSize = 16;
-  std::string mediumBlock, pagedDecodeBlock;  // cuda tuning blockings (empty: the defaults)
+  tile::CudaModelTuning tuning;  // cuda tuning blockings (empty: the defaults)
 };
 
 int compile(const CompileOpts& o) {
@@ -126,14 +126,16 @@ int compile(const CompileOpts& o) {
     fail("--target {}: strata compiles for 'cpu' (the host CPU) and 'cuda:sm_90' (NVIDIA Hopper)", o.target);
   if (runtime::isArtifact(o.model)) fail("{} is already a compiled artifact", o.model);
   if (o.blockSize <= 0) fail("--block-size must be >= 1, got {}", o.blockSize);
-  if (!gpu && (!o.mediumBlock.empty() || !o.pagedDecodeBlock.empty()))
-    fail("--medium-block and --paged-decode-block tune the cuda kernels; --target {} has none", o.target);
+  if (!gpu && (!o.tuning.gemvBlock.empty() || !o.tuning.decodeBlock.empty() || !o.tuning.mediumBlock.empty() ||
+               !o.tuning.pagedDecodeBlock.empty()))
+    fail("--gemv-block, --decode-block, --medium-block and --paged-decode-block tune the cuda kernels; --target {} "
+         "has none", o.target);
   ops::GraphDef g = graph::formRegions(models::loadModel(o.model));
   nlohmann::json extra = nlohmann::json::object();
   if (auto t = models::findTokenizer(o.model)) extra["tokenizer"] = std::filesystem::absolute(*t).string();
   extra["source_model"] = std::filesystem::absolute(o.model).string();
   if (gpu) {
-    tile::CudaKernelSetSpec set = tile::cudaModelKernelSet(g, o.dtype, o.blockSize, o.mediumBlock, o.pagedDecodeBlock);
+    tile::CudaKernelSetSpec set = tile::cudaModelKernelSet(g, o.dtype, o.blockSize, o.tuning);
     std::fprintf(stderr,
                  "compiling %zu GEMM, %zu RMSNorm, %zu RoPE, %zu paged attention, %zu row gather, %zu KV write, "
                  "%zu elementwise, %zu argmax, %zu top-k and %zu repetition penalty kernels for %s (%s, KV block size %lld) "
@@ -159,26 +161,33 @@ int compile(const CompileOpts& o) {
 
 // The GEMM kernel set for a GPU target (codegen/Artifact.h): what the GPU
 // conformance tests and `strata-gpu bench` load on a machine without LLVM.
-int compileKernels(const std::string& target, const std::string& out, const std::string& decode,
-                   const std::string& medium, const std::string& prefill, const std::string& attention,
-                   const std::string& pagedDecode, const std::vector<std::string>& only) {
+int compileKernels(const std::string& target, const std::string& out, const std::string& gemv,
+                   const std::string& decode, const std::string& medium, const std::string& prefill,
+                   const std::string& attention, const std::string& pagedDecode, const std::vector<std::string>& only) {
   const std::string prefix = "cuda:";
   if (target.rfind(prefix, 0) != 0) fail("--target {}: kernel sets are built for cuda:sm_90", target);
-  tile::GemmBlocking d, m, p;
+  tile::GemmBlocking v, d, m, p;
+  if (!gemv.empty()) v = tile::parseGemmBlocking(gemv, "--gemv-block");
   if (!decode.empty()) d = tile::parseGemmBlocking(decode, "--decode-block");
   if (!medium.empty()) m = tile::parseGemmBlocking(medium, "--medium-block");
   if (!prefill.empty()) p = tile::parseGemmBlocking(prefill, "--prefill-block");
-  tile::CudaKernelSetSpec set{tile::cudaGemmKernelSet(d, m, p), tile::cudaRmsNormKernelSet(), tile::cudaRopeKernelSet(),
+  tile::CudaKernelSetSpec set{tile::cudaGemmKernelSet(d, m, p, v), tile::cudaRmsNormKernelSet(), tile::cudaRopeKernelSet(),
                               tile::cudaAttentionKernelSet(attention), tile::cudaPagedDecodeKernelSet(pagedDecode),
                               tile::cudaPagedPrefillKernelSet(), tile::cudaGatherRowsKernelSet(),
                               tile::cudaKvWriteKernelSet(),    tile::cudaArgmaxKernelSet(),
                               tile::cudaTopKKernelSet(),       tile::cudaRepetitionPenaltyKernelSet()};
   if (!only.empty()) {
     // A partial set for tuning sweeps: the kinds not named are left out.
+    auto named = [&](const char* kind) { return std::find(only.begin(), only.end(), kind) != only.end(); };
     auto keep = [&](const char* kind, auto& kernels) {
-      if (std::find(only.begin(), only.end(), kind) == only.end()) kernels.clear();
+      if (!named(kind)) kernels.clear();
     };
-    keep("gemm", set.gemms), keep("rms_norm", set.norms), keep("rope", set.ropes), keep("attention", set.attentions);
+    // "gemv": the GEMMs' one-row (GEMV form) kernels alone.
+    if (named("gemv") && !named("gemm"))
+      std::erase_if(set.gemms, [](const tile::GemmKernelSpec& s) { return !s.gemv; });
+    else
+      keep("gemm", set.gemms);
+    keep("rms_norm", set.norms), keep("rms_norm", set.norms), keep("rope", set.ropes), keep("attention", set.attentions);
     keep("paged_decode", set.pagedDecodes), keep("paged_prefill", set.pagedPrefills);
     keep("gather_rows", set.gathers), keep("kv_write", set.kvWrites), keep("argmax", set.argmaxes);
     keep("top_k", set.topks), keep("repetition_penalty", set.penalties);
@@ -228,12 +237,16 @@ int main(int argc, char** argv) {
   compileCmd->add_option("-o,--output", co.out, "Artifact directory to write")->required();
   compileCmd->add_option("--block-size", co.blockSize, "Tokens per KV cache block the kernels are built for")
       ->capture_default_str();
-  compileCmd->add_option("--medium-block", co.mediumBlock,
+  compileCmd->add_option("--gemv-block", co.tuning.gemvBlock,
+                         "cuda: the one-row GEMM kernels' GEMV blocking, as for compile-kernels (for tuning)");
+  compileCmd->add_option("--decode-block", co.tuning.decodeBlock,
+                         "cuda: the decode GEMM class's blocking (up to 16 rows), as for compile-kernels (for tuning)");
+  compileCmd->add_option("--medium-block", co.tuning.mediumBlock,
                          "cuda: the medium GEMM class's blocking, as for compile-kernels (for tuning)");
-  compileCmd->add_option("--paged-decode-block", co.pagedDecodeBlock,
+  compileCmd->add_option("--paged-decode-block", co.tuning.pagedDecodeBlock,
                          "cuda: the paged decode blocking NxS[xW], as for compile-kernels (for tuning)");
 
-  std::string ckTarget = "cuda:sm_90", ckOut, ckDecode, ckMedium, ckPrefill, ckAttention, ckPagedDecode;
+  std::string ckTarget = "cuda:sm_90", ckOut, ckGemv, ckDecode, ckMedium, ckPrefill, ckAttention, ckPagedDecode;
   std::vector<std::string> ckOnly;
   auto* compileKernelsCmd = app.add_subcommand(
       "compile-kernels", "Compile the GPU kernel set (GEMMs: bf16/f16, decode, medium and prefill blockings, bias, "
@@ -242,12 +255,17 @@ int main(int argc, char** argv) {
                          "runtime-only strata-gpu and strata_cuda_tests load");
   compileKernelsCmd->add_option("--target", ckTarget, "GPU target: cuda:sm_90 (Hopper)")->capture_default_str();
   compileKernelsCmd->add_option("-o,--output", ckOut, "Directory to write")->required();
+  compileKernelsCmd->add_option("--gemv-block", ckGemv,
+                                "Block shape 1xRxKxWv of the one-row kernels of [N, K] weights (the GEMV form: R "
+                                "weight rows a program, K steps of K elements over W warps) instead of the default " +
+                                    std::string(tile::kCudaGemvBlocking) + " (for tuning)");
   compileKernelsCmd->add_option("--decode-block", ckDecode,
                                 "Block shape MxNxKxW[s|g|gc][@S] (block M, N, K, warps; s: the warps split K; g: "
                                 "warpgroup dots staged by TMA, gc: by cp.async, for [N, K] weights ([K, N] kernels keep their "
                                 "defaults); @S: S buffers of "
                                 "operands staged through shared memory, none without it) of the decode kernels (up to "
-                                "16 rows) instead of the default 16x32x128x4s@4 (for tuning)");
+                                "16 rows; one row with [N, K] weights takes the GEMV form, --gemv-block) instead of the default "
+                                "16x32x128x4s@4 (for tuning)");
   compileKernelsCmd->add_option("--medium-block", ckMedium,
                                 "Block shape of the kernels for 17..128 rows instead of the defaults 64x32x64x4gc@6 "
                                 "([N, K] weights) and 64x32x128x4s@3 ([K, N]) (for tuning)");
@@ -271,9 +289,10 @@ int main(int argc, char** argv) {
                                 "at least 16 keys each, default 1) instead of the default 32x3 (for tuning)");
   compileKernelsCmd
       ->add_option("--only", ckOnly,
-                   "Compile only these kinds of kernels, comma-separated (a partial set, for tuning sweeps)")
+                   "Compile only these kinds of kernels, comma-separated (a partial set, for tuning sweeps; gemv: the "
+                   "GEMMs' one-row kernels alone)")
       ->delimiter(',')
-      ->check(CLI::IsMember({"gemm", "rms_norm", "rope", "attention", "paged_decode", "paged_prefill", "gather_rows",
+      ->check(CLI::IsMember({"gemm", "gemv", "rms_norm", "rope", "attention", "paged_decode", "paged_prefill", "gather_rows",
                              "kv_write", "argmax", "top_k", "repetition_penalty"}));
 
   std::string inspectModel;
@@ -326,7 +345,7 @@ int main(int argc, char** argv) {
     if (runCmd->parsed()) return tools::runCommand(ro);
     if (makeCmd->parsed()) return makeModel(mmConfig, mmOut, mmSeed);
     if (compileCmd->parsed()) return compile(co);
-    if (compileKernelsCmd->parsed()) return compileKernels(ckTarget, ckOut, ckDecode, ckMedium, ckPrefill, ckAttention, ckPagedDecode, ckOnly);
+    if (compileKernelsCmd->parsed()) return compileKernels(ckTarget, ckOut, ckGemv, ckDecode, ckMedium, ckPrefill, ckAttention, ckPagedDecode, ckOnly);
     if (inspectCmd->parsed()) return inspect(inspectModel, inspectJson, inspectMlir, inspectRegions);
     if (benchKernelsCmd->parsed()) return tools::benchKernels(benchJson, benchSeconds);
     if (benchDecodeCmd->parsed()) return tools::benchDecode(bd);

@@ -60,8 +60,14 @@ void writeResults(const std::string& path, const nlohmann::json& results) {
   if (!os) fail("cannot write {}", path);
 }
 
+// coldWeights: each timed launch reads the next of several copies of its
+// weights, together at least kColdBytes, so they come from HBM as in a
+// model's decode step (one copy stays in the 50 MB L2 between launches
+// where it fits: 4096 x 4096 bf16 is 32 MiB).
 int benchGemm(const std::string& dir, const std::string& jsonPath, const std::string& dtype, int reps,
-              const std::vector<int64_t>& rowsList, const std::vector<int64_t>& epilogueRows, int64_t forceSplits) {
+              const std::vector<int64_t>& rowsList, const std::vector<int64_t>& epilogueRows, int64_t forceSplits,
+              bool coldWeights) {
+  constexpr int64_t kColdBytes = int64_t(256) << 20;
   auto dev = runtime::CudaDevice::open();
   auto set = runtime::CudaKernelSet::load(*dev, dir);
   std::printf("device: %s (sm_%d, %d SMs); kernels %s\n", dev->deviceName().c_str(), dev->computeCapability(),
@@ -98,7 +104,10 @@ int benchGemm(const std::string& dir, const std::string& jsonPath, const std::st
     dev->upload(p, h.data(), n * 2);
     return p;
   };
-  void* w = upload(maxW);
+  // Cold weights: copies of the largest weight (or two: SwiGLU's gate and
+  // up) side by side, kColdBytes in all at least.
+  const int64_t wElems = coldWeights ? std::max(2 * maxW, kColdBytes / 2 + maxW) : maxW;
+  void* w = upload(wElems);
   void* a = upload(maxA);
   void* c = dev->allocate(maxC * 2);
   // One timed case: a warm-up launch, then `reps` launches between events;
@@ -113,9 +122,22 @@ int benchGemm(const std::string& dir, const std::string& jsonPath, const std::st
     const int64_t wsBytes = runtime::CudaKernelSet::gemmWorkspaceBytes(k, M, N, splits),
                   counterBytes = splits > 1 ? runtime::CudaKernelSet::gemmCounterBytes(k, M, N) : 0;
     if (splits > 1) b.workspace = dev->allocate(wsBytes), b.counters = dev->allocate(counterBytes);
-    set->launch(k, b, M, N, K, splits);
+    // Weight copies the launches cycle through. Cold: as many as fit, a
+    // SwiGLU's up weight the copy after its gate's. Otherwise one, and a
+    // SwiGLU reads the same weight as gate and up (so its second read of
+    // each block hits the cache: the figures of the tables before
+    // --cold-weights).
+    const int64_t wBytes = 2 * K * N, perLaunch = coldWeights && b.bUp ? 2 * wBytes : wBytes;
+    const int64_t copies = coldWeights ? (2 * wElems - perLaunch) / perLaunch + 1 : 1;
+    auto launch = [&](int r) {
+      runtime::GemmBuffers x = b;
+      x.b = static_cast<const char*>(b.b) + (r % copies) * perLaunch;
+      if (coldWeights && b.bUp) x.bUp = static_cast<const char*>(x.b) + wBytes;
+      set->launch(k, x, M, N, K, splits);
+    };
+    launch(0);
     float ms = dev->timeMs([&] {
-      for (int r = 0; r < reps; ++r) set->launch(k, b, M, N, K, splits);
+      for (int r = 0; r < reps; ++r) launch(r + 1);
     }) / reps;
     dev->release(b.workspace, wsBytes);
     dev->release(b.counters, counterBytes);
@@ -152,11 +174,11 @@ int benchGemm(const std::string& dir, const std::string& jsonPath, const std::st
       residual.push_back(timeCase(set->gemmFor(dtype, /*weightsNK=*/true, m, {.residual = true}, hidden),
                                   {a, w, nullptr, c, nullptr, nullptr, r}, m, k, hidden, 1, false));
   dev->release(r, maxC * 2);
-  dev->release(w, maxW * 2);
+  dev->release(w, wElems * 2);
   dev->release(a, maxA * 2);
   dev->release(c, maxC * 2);
   writeResults(jsonPath, {{"device", dev->deviceName()}, {"dtype", dtype}, {"gemm", rows}, {"swiglu", swiglu},
-                          {"residual", residual}});
+                          {"residual", residual}, {"cold_weights", coldWeights}});
   return 0;
 }
 
@@ -580,6 +602,10 @@ int main(int argc, char** argv) {
   bench->add_option("--k-splits", gemmKSplits,
                     "Split K across this many programs in kernels that can (compiled with a +k blocking) instead "
                     "of the runtime's choice (for tuning)");
+  bool coldWeights = false;
+  bench->add_flag("--cold-weights", coldWeights,
+                  "Cycle each case's launches through copies of its weights (256 MiB in all at least), so they are "
+                  "read from HBM as in a model's decode step, not from the L2 where one copy fits");
   auto* norm = benchCommand("bench-rmsnorm", "Time the generated RMSNorm kernels at hidden 4096 (1..4096 rows)",
                             "f32, bf16 or f16");
   auto* rope = benchCommand("bench-rope", "Time the generated RoPE kernels on Llama-3-8B q and k rows (1..4096 tokens)",
@@ -646,7 +672,7 @@ int main(int argc, char** argv) {
   try {
     if (run->parsed()) return runModel(ro);
     if (benchModelCmd->parsed()) return benchModel(bm);
-    if (bench->parsed()) return benchGemm(dir, json, dtype, reps, gemmRows, gemmEpilogueRows, gemmKSplits);
+    if (bench->parsed()) return benchGemm(dir, json, dtype, reps, gemmRows, gemmEpilogueRows, gemmKSplits, coldWeights);
     if (norm->parsed()) return benchRmsNorm(dir, json, dtype, reps);
     if (rope->parsed()) return benchRope(dir, json, dtype, reps);
     if (attn->parsed()) return benchAttention(dir, json, dtype, reps, everyKernel);

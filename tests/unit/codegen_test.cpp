@@ -217,15 +217,58 @@ TEST(GemmKernel, SplitKAcrossProgramsArrivesAndSumsInOrder) {
   EXPECT_THROW(tile::emitGemmKernel(s), Error);
 }
 
+// The GEMV form (one row of A, no dots): the blocking's text, the kernel's
+// walk over K in whole rows of blockK then the checked tail, one reduction
+// and one C element per weight row, and the sm_90 lowering (no mma; the
+// reductions combine across the warps through shared memory).
+TEST(GemvKernel, WalksWeightRowsAndLowersWithoutDots) {
+  tile::GemmBlocking b = tile::parseGemmBlocking("1x2x2048x8v", "--gemv-block");
+  EXPECT_TRUE(b.gemv);
+  EXPECT_EQ(b.n, 2);
+  EXPECT_EQ(b.k, 2048);
+  EXPECT_EQ(b.warps, 8);
+  EXPECT_THROW(tile::parseGemmBlocking("2x2x2048x8v", "--gemv-block"), Error);    // one row of A
+  EXPECT_THROW(tile::parseGemmBlocking("1x2x1000x8v", "--gemv-block"), Error);    // K not whole lanes
+  tile::GemmKernelSpec s = tile::cudaGemmSpec("bf16", true, 1);
+  tile::applyBlocking(s, b);
+  s.name = "gemv_test";
+  s.swiglu = s.residual = true;
+  const std::string k = tile::emitGemmKernel(s);
+  EXPECT_NE(k.find("(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %b2: !tile.ptr<bf16>, %c: !tile.ptr<bf16>, "
+                   "%res: !tile.ptr<bf16>, %M: index, %N: index, %K: index)"),
+            std::string::npos);
+  EXPECT_NE(k.find("scf.for %k = %c0 to %kfull step %bk"), std::string::npos);
+  EXPECT_NE(k.find("scf.for %k = %kfull to %K step %bk"), std::string::npos);
+  // Two rows x (gate, up): four sums a path, each reduced once.
+  EXPECT_NE(k.find("%f1s1r = tile.reduce %ft#3"), std::string::npos);
+  EXPECT_NE(k.find("%f1act = tile.silu %f1s0"), std::string::npos);
+  EXPECT_EQ(k.find("tile.dot"), std::string::npos);
+  tile::CudaModule m = tile::compileCuda(k, "sm_90");
+  EXPECT_EQ(m.ptx.find("mma"), std::string::npos);
+  EXPECT_NE(m.ptx.find("shfl.sync.bfly"), std::string::npos);
+  // Lanes hold 8-element vectors; the fast path loads each as one 16-byte
+  // access: A's row and four weight rows a step.
+  EXPECT_NE(k.find("tile.lane_vector = 8 : i64"), std::string::npos);
+  size_t vectors = 0;
+  for (size_t at = m.ptx.find("ld.v4.b32"); at != std::string::npos; at = m.ptx.find("ld.v4.b32", at + 1)) ++vectors;
+  EXPECT_EQ(vectors, 5u);
+  ASSERT_EQ(m.kernels.size(), 1u);
+  s.stages = 2;
+  EXPECT_THROW(tile::emitGemmKernel(s), Error);
+}
+
 // A warpgroup-dot blocking from the command line replaces the [N, K]
 // kernels' blocking; [K, N] kernels, which cannot take it, keep theirs.
 TEST(GemmBlocking, WarpgroupDotBlockingsApplyToNKWeightsOnly) {
   tile::GemmBlocking p = tile::parseGemmBlocking("64x128x64x4g@5", "--prefill-block");
   for (bool nk : {true, false}) {
     std::vector<tile::GemmKernelSpec> set = tile::cudaGemmKernels({"bf16", nk}, {}, {}, p);
-    ASSERT_EQ(set.size(), nk ? 5u : 4u);  // [N, K]: and the medium class's split-K variant
-    for (size_t c : {set.size() - 2, set.size() - 1}) {
-      tile::GemmKernelSpec def = tile::cudaGemmSpec("bf16", nk, c == set.size() - 2 ? tile::kCudaPrefillRows : 2048);
+    // [N, K]: and the medium class's split-K variant and the GEMV form, last.
+    ASSERT_EQ(set.size(), nk ? 6u : 4u);
+    EXPECT_EQ(set.back().gemv, nk);
+    const size_t large = nk ? set.size() - 2 : set.size() - 1;
+    for (size_t c : {large - 1, large}) {
+      tile::GemmKernelSpec def = tile::cudaGemmSpec("bf16", nk, c == large - 1 ? tile::kCudaPrefillRows : 2048);
       EXPECT_EQ(set[c].stages, nk ? 5 : def.stages) << set[c].name;
       EXPECT_EQ(set[c].blockN, nk ? 128 : def.blockN) << set[c].name;
       EXPECT_EQ(set[c].groupDot, nk) << set[c].name;
@@ -247,7 +290,7 @@ TEST(GemmBlocking, ColumnVariantsForNKPlainAndResidual) {
   ASSERT_EQ(names(plain), (std::vector<std::string>{"gemm_bf16_nk_decode", "gemm_bf16_nk_medium",
                                                     "gemm_bf16_nk_medium_splitk", "gemm_bf16_nk_prefill",
                                                     "gemm_bf16_nk_prefill_narrow", "gemm_bf16_nk_prefill_wide",
-                                                    "gemm_bf16_nk_large"}));
+                                                    "gemm_bf16_nk_large", "gemm_bf16_nk_gemv"}));
   const tile::GemmKernelSpec &medium = plain[1], &split = plain[2];
   EXPECT_TRUE(split.splitKPrograms);
   EXPECT_FALSE(medium.splitKPrograms);
@@ -273,19 +316,27 @@ TEST(GemmBlocking, ColumnVariantsForNKPlainAndResidual) {
                                                        "gemm_bf16_nk_residual_medium_splitk",
                                                        "gemm_bf16_nk_residual_prefill",
                                                        "gemm_bf16_nk_residual_prefill_narrow",
-                                                       "gemm_bf16_nk_residual_large"}));
+                                                       "gemm_bf16_nk_residual_large", "gemm_bf16_nk_residual_gemv"}));
   EXPECT_TRUE(residual[2].residual && residual[2].splitKPrograms);
   std::vector<tile::GemmKernelSpec> swiglu = tile::cudaGemmKernels({"bf16", true, false, false, true});
-  ASSERT_EQ(swiglu.size(), 4u);  // no variants; its medium kernel may split K
+  ASSERT_EQ(swiglu.size(), 5u);  // no variants but the GEMV form; its medium kernel may split K
   for (size_t i = 0; i < swiglu.size(); ++i) EXPECT_EQ(swiglu[i].splitKPrograms, i == 1) << swiglu[i].name;
-  EXPECT_EQ(tile::cudaGemmKernels({"bf16", true, true}).size(), 4u);                // bias
+  EXPECT_TRUE(swiglu.back().gemv && swiglu.back().swiglu && swiglu.back().maxRows == 1);
+  EXPECT_EQ(tile::cudaGemmKernels({"bf16", true, true}).size(), 5u);                // bias
   EXPECT_EQ(tile::cudaGemmKernels({"bf16", false}).size(), 4u);                     // [K, N]
   tile::GemmBlocking p = tile::parseGemmBlocking("64x128x64x4g@5", "--prefill-block");
   EXPECT_EQ(names(tile::cudaGemmKernels({"bf16", true}, {}, {}, p)),
             (std::vector<std::string>{"gemm_bf16_nk_decode", "gemm_bf16_nk_medium", "gemm_bf16_nk_medium_splitk",
-                                      "gemm_bf16_nk_prefill", "gemm_bf16_nk_large"}));
+                                      "gemm_bf16_nk_prefill", "gemm_bf16_nk_large", "gemm_bf16_nk_gemv"}));
   tile::GemmBlocking m = tile::parseGemmBlocking("64x32x64x4gc@6+k", "--medium-block");
-  EXPECT_EQ(tile::cudaGemmKernels({"bf16", true}, {}, m).size(), 6u);
+  EXPECT_EQ(tile::cudaGemmKernels({"bf16", true}, {}, m).size(), 7u);
+  // A GEMV blocking replaces the one-row kernels' and only theirs.
+  tile::GemmBlocking v = tile::parseGemmBlocking("1x4x1024x4v", "--gemv-block");
+  std::vector<tile::GemmKernelSpec> tuned = tile::cudaGemmKernels({"bf16", true}, {}, {}, {}, v);
+  EXPECT_EQ(tuned.back().blockN, 4);
+  EXPECT_EQ(tuned.back().blockK, 1024);
+  EXPECT_THROW(tile::cudaGemmKernels({"bf16", true}, v), Error);                   // as a decode blocking
+  EXPECT_THROW(tile::cudaGemmKernels({"bf16", true}, {}, {}, {}, m), Error);       // not a GEMV blocking
 }
 
 // The warpgroup-dot kernels' TMA staging reaches the PTX: one mbarrier per

@@ -180,6 +180,11 @@ TEST_F(CudaGemmKernels, EqualTheReferenceOnRaggedShapes) {
                                       {3, 96, 256}};
   const std::vector<Shape3> prefill = {{37, 200, 264}, {130, 77, 24}, {256, 256, 256}, {300, 390, 1000}, {64, 128, 250},
                                        {20, 256, 512}};
+  // The GEMV form (K steps of 512-4096): K below one step, whole steps with
+  // and without a tail (K % 8 != 0 too), N not a multiple of the weight
+  // rows a program, and more than one row of A.
+  const std::vector<Shape3> gemv = {{1, 200, 264}, {1, 77, 4100}, {1, 131, 8192}, {3, 96, 2058}, {1, 64, 40},
+                                    {2, 33, 4096}};
   unsigned seed = 1;
   // Kernels that split K across programs (a +k blocking) also run 2, 3 and
   // 7 splits and the runtime's count: splits of uneven length and, where K
@@ -187,7 +192,7 @@ TEST_F(CudaGemmKernels, EqualTheReferenceOnRaggedShapes) {
   // must leave the arrival counters zero (checkGemm).
   for (const runtime::CudaGemmKernel& k : set->gemms()) {
     const double tol = (k.dtype == "bf16" ? 1.0 / 128 : 1.0 / 1024);
-    for (Shape3 s : k.blockM <= 16 ? decode : prefill) {
+    for (Shape3 s : k.gemv ? gemv : k.blockM <= 16 ? decode : prefill) {
       std::vector<int64_t> splitCounts = {1};
       if (k.splitKPrograms) splitCounts.insert(splitCounts.end(), {2, 3, 7, set->gemmKSplits(k, s.M, s.N, s.K)});
       for (int64_t splits : splitCounts) {
@@ -242,11 +247,15 @@ TEST_F(CudaGemmKernels, ChoosesTheBlockingForTheRowCount) {
     int64_t rows;
     const char* cls;
   };
-  for (auto [rows, cls] : {Choice{1, "decode"}, {16, "decode"}, {17, "medium"}, {128, "medium"}, {129, "prefill"},
-                           {1024, "prefill"}, {1025, "large"}, {100000, "large"}}) {
-    EXPECT_EQ(set->gemmFor("bf16", true, rows).name, std::string("gemm_bf16_nk_") + cls) << rows << " rows";
+  for (auto [rows, cls] : {Choice{1, "decode"}, {2, "decode"}, {16, "decode"}, {17, "medium"}, {128, "medium"},
+                           {129, "prefill"}, {1024, "prefill"}, {1025, "large"}, {100000, "large"}}) {
+    // One row of [N, K] weights takes the GEMV form; [K, N] has none.
+    EXPECT_EQ(set->gemmFor("bf16", true, rows).name, std::string("gemm_bf16_nk_") + (rows == 1 ? "gemv" : cls))
+        << rows << " rows";
     EXPECT_EQ(set->gemmFor("f16", false, rows).name, std::string("gemm_f16_kn_") + cls) << rows << " rows";
   }
+  EXPECT_TRUE(set->gemmFor("bf16", true, 1, {.swiglu = true}).gemv);
+  EXPECT_TRUE(set->gemmFor("f16", true, 1, {.residual = true}).gemv);
   EXPECT_THROW(set->gemmFor("f32", true, 1), Error);
 }
 

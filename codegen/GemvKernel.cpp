@@ -1,0 +1,185 @@
+// The GEMV form of a GEMM region kernel (GemmKernelSpec::gemv): one row of
+// A against blockN rows of [N, K] weights per program, with no dots. The
+// tiles are [1, blockK] rows spread over the warps (lane-linear on sm_90,
+// like RMSNorm's), so a batch-1 decode streams each weight row in long
+// contiguous runs from many small programs, where the mma form's 16-row A
+// block is 15 rows of zeros and its programs few and long.
+#include <fmt/format.h>
+
+#include <functional>
+
+#include "codegen/GemmKernel.h"
+#include "codegen/StorageText.h"
+#include "ops/error.h"
+
+namespace strata::tile {
+
+namespace {
+
+// Text of one GEMV kernel. Names: %n<r> is weight row r's column of C,
+// %pb<w>_<r> its block pointer into weight w (0: B, 1: the up projection).
+struct GemvText {
+  const GemmKernelSpec& s;
+  StorageText st{s.dtype};
+  int64_t weights() const { return s.swiglu ? 2 : 1; }
+  std::string row() const { return fmt::format("1x{}", s.blockK); }
+  std::string accT() const { return fmt::format("tensor<1x{}xf32>", s.blockK); }
+  std::string ptrT() const { return st.blockPtr(row()); }
+  // Elements of one 16-byte access: each lane holds its part of a row in
+  // vectors of this many (the kernel's tile.lane_vector), loaded whole on
+  // the fast path.
+  int64_t vec() const { return st.sixteenBit() ? 8 : 4; }
+
+  // A K loop over [from, to) from accumulators `inits` and pointers `ptrs`
+  // (A's first, then weight w row r at 1 + w blockN + r); results `res`#..:
+  // the accumulators (w blockN + r), then the pointers. `ib` marks the
+  // loads in bounds.
+  std::string kLoop(const std::string& res, const char* from, const char* to, const std::vector<std::string>& inits,
+                    const std::vector<std::string>& ptrs, const char* ib) const {
+    const int64_t R = s.blockN, nAcc = weights() * R;
+    std::string args, types, body, yields;
+    for (int64_t i = 0; i < nAcc; ++i) {
+      args += fmt::format("{}%acc{} = {}", i ? ", " : "", i, inits[i]);
+      types += (i ? ", " : "") + accT();
+    }
+    for (size_t i = 0; i < ptrs.size(); ++i) {
+      args += fmt::format(", %p{} = {}", i, ptrs[i]);
+      types += ", " + ptrT();
+    }
+    // The fast path's loads promise aligned runs of vec() along K (K % vec()
+    // = 0 there, 16-byte aligned buffers).
+    const std::string attrs = *ib ? fmt::format(" {{in_bounds, contiguous = 1 : i64, run = {} : i64}}", vec()) : "";
+    body += st.load("x", "%p0", row(), attrs);
+    for (int64_t i = 0; i < nAcc; ++i) {
+      body += st.load(fmt::format("y{}", i), fmt::format("%p{}", i + 1), row(), attrs);
+      body += fmt::format("    %m{i} = arith.mulf %y{i}, %x : {T}\n    %a{i} = arith.addf %acc{i}, %m{i} : {T}\n",
+                          fmt::arg("i", i), fmt::arg("T", accT()));
+      yields += fmt::format("{}%a{}", i ? ", " : "", i);
+    }
+    for (size_t i = 0; i < ptrs.size(); ++i) {
+      body += fmt::format("    %q{} = tile.advance %p{}, [%c0, %bk] : {}\n", i, i, ptrT());
+      yields += fmt::format(", %q{}", i);
+    }
+    return fmt::format("    {}:{} = scf.for %k = {} to {} step %bk iter_args({}) -> ({}) {{\n{}      scf.yield {} : {}\n    }}\n",
+                       res, nAcc + ptrs.size(), from, to, args, types, body, yields, types);
+  }
+
+  // Row r's sums reduced, the epilogue (bias, SwiGLU, residual, as the
+  // GEMM form's, on one element) and the store of C[m, n<r>]. `acc(w)` names
+  // weight w's accumulator of the row.
+  std::string epilogue(const std::string& p, int64_t r, const std::function<std::string(int64_t)>& acc,
+                       const char* ib) const {
+    std::string e;
+    auto one = [&](const std::string& name, const char* buf, const char* rows, const char* row) {
+      e += fmt::format("    %{p}{n}p = tile.make_block_ptr {buf}, [{rows}, %N], [%N, %c1], [{row}, %n{r}] : {P} -> {BP}\n",
+                       fmt::arg("p", p), fmt::arg("n", name), fmt::arg("buf", buf), fmt::arg("rows", rows),
+                       fmt::arg("row", row), fmt::arg("r", r), fmt::arg("P", st.ptr()), fmt::arg("BP", st.blockPtr("1x1")));
+      e += st.load(p + name, "%" + p + name + "p", "1x1", ib);
+      return "%" + p + name;
+    };
+    std::string out[2];
+    for (int64_t w = 0; w < weights(); ++w) {
+      const std::string v = fmt::format("{}s{}", p, w);
+      e += fmt::format(R"(    %{v}r = tile.reduce {acc} {{kind = "sum", axis = 1 : i64}} : {T} -> tensor<1xf32>
+    %{v} = tile.expand_dims %{v}r {{axis = 1 : i64}} : tensor<1xf32> -> tensor<1x1xf32>
+)",
+                       fmt::arg("v", v), fmt::arg("acc", acc(w)), fmt::arg("T", accT()));
+      out[w] = "%" + v;
+      if (s.bias) {
+        std::string b = one(fmt::format("bias{}", w), w ? "%bias2" : "%bias", "%c1", "%c0");
+        e += fmt::format("    %{v}b = arith.addf {o}, {b} : tensor<1x1xf32>\n", fmt::arg("v", v), fmt::arg("o", out[w]),
+                         fmt::arg("b", b));
+        out[w] = "%" + v + "b";
+      }
+    }
+    std::string o = out[0];
+    if (s.swiglu) {
+      e += fmt::format("    %{p}act = tile.silu {g} : tensor<1x1xf32>\n    %{p}glu = arith.mulf %{p}act, {u} : tensor<1x1xf32>\n",
+                       fmt::arg("p", p), fmt::arg("g", out[0]), fmt::arg("u", out[1]));
+      o = "%" + p + "glu";
+    }
+    if (s.residual) {
+      std::string rv = one("res", "%res", "%M", "%m");
+      e += fmt::format("    %{p}rs = arith.addf {o}, {rv} : tensor<1x1xf32>\n", fmt::arg("p", p), fmt::arg("o", o),
+                       fmt::arg("rv", rv));
+      o = "%" + p + "rs";
+    }
+    e += fmt::format("    %{p}cp = tile.make_block_ptr %c, [%M, %N], [%N, %c1], [%m, %n{r}] : {P} -> {BP}\n",
+                     fmt::arg("p", p), fmt::arg("r", r), fmt::arg("P", st.ptr()), fmt::arg("BP", st.blockPtr("1x1")));
+    return e + st.store("%" + p + "cp", o, "1x1", ib);
+  }
+
+  // One path: the K loops (whole blocks, then the tail, or all of K
+  // checked) and every row's epilogue.
+  std::string path(const std::string& p, bool inBounds) const {
+    const int64_t R = s.blockN, nAcc = weights() * R;
+    std::vector<std::string> zeros(nAcc, "%zero"), ptrs = {"%pa"};
+    for (int64_t w = 0; w < weights(); ++w)
+      for (int64_t r = 0; r < R; ++r) ptrs.push_back(fmt::format("%pb{}_{}", w, r));
+    std::string text, last = "%" + p;
+    if (inBounds) {
+      text = kLoop("%" + p, "%c0", "%kfull", zeros, ptrs, " {in_bounds}");
+      std::vector<std::string> accs, next;
+      for (int64_t i = 0; i < nAcc; ++i) accs.push_back(fmt::format("%{}#{}", p, i));
+      for (size_t i = 0; i < ptrs.size(); ++i) next.push_back(fmt::format("%{}#{}", p, nAcc + i));
+      text += kLoop("%" + p + "t", "%kfull", "%K", accs, next, "");
+      last = "%" + p + "t";
+    } else {
+      text = kLoop("%" + p, "%c0", "%K", zeros, ptrs, "");
+    }
+    for (int64_t r = 0; r < R; ++r)
+      text += epilogue(fmt::format("{}{}", p, r), r, [&](int64_t w) { return fmt::format("{}#{}", last, w * R + r); },
+                       inBounds ? " {in_bounds}" : "");
+    return text;
+  }
+};
+
+}  // namespace
+
+std::string emitGemvKernel(const GemmKernelSpec& s) {
+  StorageText{s.dtype}.check("gemv");
+  if (!s.weightsNK || s.blockM != 1 || s.blockN < 1 || s.numWarps < 1 || s.blockK % (32 * s.numWarps) != 0 ||
+      s.stages || s.groupDot || s.splitKPrograms || s.packedB)
+    fail("gemv '{}': one row of A, [N, K] weights, blockK a multiple of 32 x warps, no staging, dots or K split",
+         s.name);
+  GemvText t{s};
+  std::string rows;
+  for (int64_t r = 0; r < s.blockN; ++r) {
+    rows += fmt::format("  %c{r}r = arith.constant {r} : index\n  %n{r} = arith.addi %col, %c{r}r : index\n",
+                        fmt::arg("r", r));
+    for (int64_t w = 0; w < t.weights(); ++w)
+      rows += fmt::format("  %pb{w}_{r} = tile.make_block_ptr {b}, [%N, %K], [%K, %c1], [%n{r}, %c0] : {P} -> {BP}\n",
+                          fmt::arg("w", w), fmt::arg("r", r), fmt::arg("b", w ? "%b2" : "%b"),
+                          fmt::arg("P", t.st.ptr()), fmt::arg("BP", t.ptrT()));
+  }
+  return fmt::format(R"(func.func @{name}({args}) attributes {{tile.num_warps = {W} : i64, tile.lane_vector = {V} : i64}} {{
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %bn = arith.constant {R} : index
+  %bk = arith.constant {BK} : index
+  %pn = tile.program_id 0
+  %m = tile.program_id 1
+  %col = arith.muli %pn, %bn : index
+  %colEnd = arith.addi %col, %bn : index
+  %colsIn = arith.cmpi sle, %colEnd, %N : index
+  %cv = arith.constant {V} : index
+  %kv = arith.remui %K, %cv : index
+  %kVec = arith.cmpi eq, %kv, %c0 : index
+  %fast = arith.andi %colsIn, %kVec : i1
+  %kblocks = arith.divui %K, %bk : index
+  %kfull = arith.muli %kblocks, %bk : index
+  %pa = tile.make_block_ptr %a, [%M, %K], [%K, %c1], [%m, %c0] : {P} -> {BP}
+{rows}  %zero = arith.constant dense<0.0> : {accT}
+  scf.if %fast {{
+{fast}  }} else {{
+{edge}  }}
+  return
+}}
+)",
+                     fmt::arg("name", s.name), fmt::arg("args", gemmSignature(s)), fmt::arg("W", s.numWarps), fmt::arg("V", t.vec()),
+                     fmt::arg("R", s.blockN), fmt::arg("BK", s.blockK), fmt::arg("P", t.st.ptr()),
+                     fmt::arg("BP", t.ptrT()), fmt::arg("rows", rows), fmt::arg("accT", t.accT()),
+                     fmt::arg("fast", t.path("f", true)), fmt::arg("edge", t.path("e", false)));
+}
+
+}  // namespace strata::tile
