@@ -101,6 +101,14 @@ std::vector<GemmKernelSpec> cudaGemmKernels(const CudaGemmVariant& v, const Gemm
       if (s.groupDot) s.blockM = 128, s.blockN = 128, s.blockK = 64, s.numWarps = 8, s.stages = 3;
       else s.blockM = 128, s.blockN = 64, s.blockK = 32, s.numWarps = 4, s.stages = 4;
     }
+    // The decode class without SwiGLU, [N, K] weights: 8 buffers (7 K
+    // steps of 8 KiB in flight) instead of 4. H100, 2026-11-23, weights
+    // from HBM (docs/cuda.md "The GEMV form"), M = 8: 4096 x 6144 / 4096 x
+    // 4096 / 4096 x 28672 / 14336 x 4096 22.6 / 16.2 / 92.9 / 48.0 ->
+    // 21.8 / 14.9 / 88.6 / 44.7 us, residual at K = 4096 / 14336 16.5 /
+    // 48.5 -> 15.3 / 45.2 (M = 2-16 alike); SwiGLU, two weights a step,
+    // lost (91.7 -> 93.4).
+    if (c.rows == kCudaDecodeRows && v.weightsNK && !v.swiglu) s.stages = 8;
     // The residual add in the prefill class without warpgroup dots: 64 x
     // 128 x 32 blocks in 4 buffers. H100, M = 256, N = 4096, K = 4096 /
     // 14336 (2026-11-22): 110 / 121 TFLOP/s on the plain prefill blocking
@@ -161,16 +169,25 @@ std::vector<GemmKernelSpec> cudaGemmKernels(const CudaGemmVariant& v, const Gemm
       if (!v.residual) variant("128x128x64x8g@4", "wide", kCudaColumnVariantRows, 16384, 0);
     }
   }
-  // One row with [N, K] weights: the GEMV form, one row of A against a few
-  // weight rows a program (no dots), so a batch-1 decode streams each
-  // weight row in long runs from many small programs.
+  // Few rows with [N, K] weights: the GEMV form, the rows of A against a
+  // few weight rows a program (no dots), so a decode step streams each
+  // weight row in long runs from many small programs. It is meant for as
+  // many rows as its blocking takes a program (max_rows: 1 by default).
   if (v.weightsNK) {
     GemmKernelSpec s = cudaGemmSpec(v.dtype, true, 1);
     applyBlocking(s, gemv.warps ? gemv : parseGemmBlocking(kCudaGemvBlocking, "the GEMV blocking"));
     s.bias = v.bias, s.residual = v.residual, s.swiglu = v.swiglu;
     s.name = fmt::format("gemm_{}_gemv", v.suffix());
-    s.maxRows = 1;
+    s.maxRows = s.blockM;  // its rows of A a program
     set.push_back(s);
+    // And with the RMSNorm of A folded in (a decode step's q / k / v and
+    // gate / up read the norm's input; not with a residual, which no
+    // normed GEMM has).
+    if (!v.residual) {
+      s.rmsNormA = true;
+      s.name += "_rmsnorm";
+      set.push_back(s);
+    }
   }
   return set;
 }
@@ -342,7 +359,8 @@ void writeCudaKernelFiles(const CudaKernelSetSpec& set, const std::string& targe
                              {"swiglu", s.swiglu}, {"block_m", s.blockM}, {"block_n", s.blockN},
                              {"block_k", s.blockK}, {"num_warps", s.numWarps}, {"stages", s.stages},
                              {"max_rows", s.maxRows}, {"min_cols", s.minCols}, {"max_cols", s.maxCols},
-                             {"tma", s.tma}, {"split_k_programs", s.splitKPrograms}, {"gemv", s.gemv}}));
+                             {"tma", s.tma}, {"split_k_programs", s.splitKPrograms}, {"gemv", s.gemv},
+                             {"rms_norm_a", s.rmsNormA}}));
   for (const RmsNormKernelSpec& s : set.norms) kernels.push_back(entry("rms_norm", s.name, s.dtype, {{"block_n", s.blockN}}));
   for (const RopeKernelSpec& s : set.ropes)
     kernels.push_back(entry("rope", s.name, s.dtype, {{"heads", s.heads}, {"head_dim", s.headDim}}));

@@ -154,14 +154,14 @@ GemmBlocking parseGemmBlocking(const std::string& text, const std::string& what)
   int used = 0;
   std::string shape = text;
   if (!shape.empty() && shape.back() == 'v') {
-    // The GEMV form: 1xRxKxW.
+    // The GEMV form: MAxRxKxW.
     b.gemv = true;
     shape.pop_back();
     if (std::sscanf(shape.c_str(), "%ld%c%ld%c%ld%c%ld%n", &b.m, &x1, &b.n, &x2, &b.k, &x3, &b.warps, &used) != 7 ||
-        x1 != 'x' || x2 != 'x' || x3 != 'x' || used != (int)shape.size() || b.m != 1 || b.n < 1 || b.n > 16 ||
-        b.warps < 1 || b.warps > 32 || b.k % (32 * b.warps) != 0)
-      fail("{} '{}': the GEMV form is 1xRxKxWv: one row of A, R (1 to 16) weight rows a program, K steps of K "
-           "elements over W warps (1 to 32; K a multiple of 32 x W), e.g. 1x2x2048x8v", what, text);
+        x1 != 'x' || x2 != 'x' || x3 != 'x' || used != (int)shape.size() || b.m < 1 || b.m > 16 || b.n < 1 ||
+        b.n > 16 || b.warps < 1 || b.warps > 32 || b.k % (32 * b.warps) != 0)
+      fail("{} '{}': the GEMV form is MAxRxKxWv: MA (1 to 16) rows of A and R (1 to 16) weight rows a program, K "
+           "steps of K elements over W warps (1 to 32; K a multiple of 32 x W), e.g. 1x2x2048x8v", what, text);
     return b;
   }
   if (shape.size() > 2 && shape.compare(shape.size() - 2, 2, "+k") == 0) {
@@ -404,7 +404,9 @@ std::string gemmSignature(const GemmKernelSpec& s) {
   if (s.bias) buffer("bias");
   if (s.bias && s.swiglu) buffer("bias2");
   if (s.residual) buffer("res");
+  if (s.rmsNormA) buffer("normw");
   args += "%M: index, %N: index, %K: index";
+  if (s.rmsNormA) args += ", %eps: f32";
   if (s.tma) args += s.swiglu ? ", %amap: !tile.ptr<i8>, %bmap: !tile.ptr<i8>, %bmap2: !tile.ptr<i8>"
                               : ", %amap: !tile.ptr<i8>, %bmap: !tile.ptr<i8>";
   if (s.splitKPrograms) args += ", %kSplits: index, %ws: !tile.ptr<f32>, %ctr: !tile.ptr<i32>";

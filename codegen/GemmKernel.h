@@ -105,6 +105,14 @@ struct GemmKernelSpec {
   // path of element loads. Meant for one row (batch-1 decode), right for
   // any M.
   bool gemv = false;
+  // GEMV form: A's RMSNorm folded in. C = epilogue(((A / rms(A)) * g)
+  // W^T) with rms(A) = sqrt(mean(A^2) + eps) over each row's K elements
+  // and g the norm's weight [K]: the K loop also sums each row's squares
+  // and multiplies A by g; each sum is scaled by 1 / rms after the loop
+  // (no rounding of the normed row to the storage type, which the
+  // separate RMSNorm kernel does). Not with residual. Signature: (...,
+  // [residual], normw: buffer [K]; M, N, K: index; eps: f32).
+  bool rmsNormA = false;
   std::string tiling = "horizontal";  // the dot's tiling hint ("" = let assign-layouts choose)
   // GPU kernel sets: the most rows (M) this blocking is meant for (0: any);
   // recorded in kernels.json for the runtime's choice (CudaKernelSet::gemmFor).

@@ -1,5 +1,6 @@
-// The GEMV form of a GEMM region kernel (GemmKernelSpec::gemv): one row of
-// A against blockN rows of [N, K] weights per program, with no dots. The
+// The GEMV form of a GEMM region kernel (GemmKernelSpec::gemv): blockM
+// rows of A against blockN rows of [N, K] weights per program, with no
+// dots. The
 // tiles are [1, blockK] rows spread over the warps (lane-linear on sm_90,
 // like RMSNorm's), so a batch-1 decode streams each weight row in long
 // contiguous runs from many small programs, where the mma form's 16-row A
@@ -16,12 +17,19 @@ namespace strata::tile {
 
 namespace {
 
-// Text of one GEMV kernel. Names: %n<r> is weight row r's column of C,
-// %pb<w>_<r> its block pointer into weight w (0: B, 1: the up projection).
+// Text of one GEMV kernel. Names: %m<a> is the program's row a of A and C
+// (clamped to M - 1), %pa<a> its block pointer into A; %n<r> is weight row
+// r's column of C, %pb<w>_<r> its block pointer into weight w (0: B, 1:
+// the up projection). Sum (w, r, a) is accumulator (w R + r) MA + a; with
+// the RMSNorm folded in (rmsNormA) row a's sum of squares is accumulator
+// sums() + a and %pg the block pointer into the norm's weight.
 struct GemvText {
   const GemmKernelSpec& s;
   StorageText st{s.dtype};
   int64_t weights() const { return s.swiglu ? 2 : 1; }
+  int64_t rowsA() const { return s.blockM; }
+  int64_t sums() const { return weights() * s.blockN * rowsA(); }
+  int64_t loopSums() const { return sums() + (s.rmsNormA ? rowsA() : 0); }
   std::string row() const { return fmt::format("1x{}", s.blockK); }
   std::string accT() const { return fmt::format("tensor<1x{}xf32>", s.blockK); }
   std::string ptrT() const { return st.blockPtr(row()); }
@@ -31,12 +39,12 @@ struct GemvText {
   int64_t vec() const { return st.sixteenBit() ? 8 : 4; }
 
   // A K loop over [from, to) from accumulators `inits` and pointers `ptrs`
-  // (A's first, then weight w row r at 1 + w blockN + r); results `res`#..:
-  // the accumulators (w blockN + r), then the pointers. `ib` marks the
-  // loads in bounds.
+  // (A's rows first, then weight w row r at MA + w blockN + r, then the
+  // norm's weight); results `res`#..: the accumulators, then the pointers.
+  // `ib` marks the loads in bounds.
   std::string kLoop(const std::string& res, const char* from, const char* to, const std::vector<std::string>& inits,
                     const std::vector<std::string>& ptrs, const char* ib) const {
-    const int64_t R = s.blockN, nAcc = weights() * R;
+    const int64_t nAcc = loopSums(), MA = rowsA(), nDot = sums();
     std::string args, types, body, yields;
     for (int64_t i = 0; i < nAcc; ++i) {
       args += fmt::format("{}%acc{} = {}", i ? ", " : "", i, inits[i]);
@@ -49,13 +57,29 @@ struct GemvText {
     // The fast path's loads promise aligned runs of vec() along K (K % vec()
     // = 0 there, 16-byte aligned buffers).
     const std::string attrs = *ib ? fmt::format(" {{in_bounds, contiguous = 1 : i64, run = {} : i64}}", vec()) : "";
-    body += st.load("x", "%p0", row(), attrs);
-    for (int64_t i = 0; i < nAcc; ++i) {
-      body += st.load(fmt::format("y{}", i), fmt::format("%p{}", i + 1), row(), attrs);
-      body += fmt::format("    %m{i} = arith.mulf %y{i}, %x : {T}\n    %a{i} = arith.addf %acc{i}, %m{i} : {T}\n",
-                          fmt::arg("i", i), fmt::arg("T", accT()));
-      yields += fmt::format("{}%a{}", i ? ", " : "", i);
+    for (int64_t a = 0; a < MA; ++a) body += st.load(fmt::format("x{}", a), fmt::format("%p{}", a), row(), attrs);
+    // The folded RMSNorm: squares of A summed, A times the norm's weight.
+    std::string x = "%x";
+    if (s.rmsNormA) {
+      body += st.load("gv", fmt::format("%p{}", ptrs.size() - 1), row(), attrs);
+      for (int64_t a = 0; a < MA; ++a)
+        body += fmt::format(R"(    %sq{a} = arith.mulf %x{a}, %x{a} : {T}
+    %a{i} = arith.addf %acc{i}, %sq{a} : {T}
+    %xg{a} = arith.mulf %x{a}, %gv : {T}
+)",
+                            fmt::arg("a", a), fmt::arg("i", nDot + a), fmt::arg("T", accT()));
+      x = "%xg";
     }
+    for (int64_t j = 0; j < nDot / MA; ++j) {
+      body += st.load(fmt::format("y{}", j), fmt::format("%p{}", MA + j), row(), attrs);
+      for (int64_t a = 0; a < MA; ++a) {
+        const int64_t i = j * MA + a;
+        body += fmt::format("    %p{i}x = arith.mulf %y{j}, {x}{a} : {T}\n    %a{i} = arith.addf %acc{i}, %p{i}x : {T}\n",
+                            fmt::arg("i", i), fmt::arg("j", j), fmt::arg("x", x), fmt::arg("a", a),
+                            fmt::arg("T", accT()));
+      }
+    }
+    for (int64_t i = 0; i < nAcc; ++i) yields += fmt::format("{}%a{}", i ? ", " : "", i);
     for (size_t i = 0; i < ptrs.size(); ++i) {
       body += fmt::format("    %q{} = tile.advance %p{}, [%c0, %bk] : {}\n", i, i, ptrT());
       yields += fmt::format(", %q{}", i);
@@ -64,13 +88,16 @@ struct GemvText {
                        res, nAcc + ptrs.size(), from, to, args, types, body, yields, types);
   }
 
-  // Row r's sums reduced, the epilogue (bias, SwiGLU, residual, as the
-  // GEMM form's, on one element) and the store of C[m, n<r>]. `acc(w)` names
-  // weight w's accumulator of the row.
-  std::string epilogue(const std::string& p, int64_t r, const std::function<std::string(int64_t)>& acc,
-                       const char* ib) const {
+  // Row a's and weight row r's sums reduced, the epilogue (bias, SwiGLU,
+  // residual, as the GEMM form's, on one element) and the store of C[m<a>,
+  // n<r>]. `acc(w)` names weight w's accumulator. A row clamped to M - 1
+  // repeats row M - 1's instructions on its inputs: it stores the same
+  // bits there (C aliases neither A nor the residual).
+  std::string epilogue(const std::string& p, int64_t a, int64_t r, const std::function<std::string(int64_t)>& acc,
+                       const std::string& inv, const char* ib) const {
+    const std::string m = fmt::format("%m{}", a);
     std::string e;
-    auto one = [&](const std::string& name, const char* buf, const char* rows, const char* row) {
+    auto one = [&](const std::string& name, const char* buf, const char* rows, const std::string& row) {
       e += fmt::format("    %{p}{n}p = tile.make_block_ptr {buf}, [{rows}, %N], [%N, %c1], [{row}, %n{r}] : {P} -> {BP}\n",
                        fmt::arg("p", p), fmt::arg("n", name), fmt::arg("buf", buf), fmt::arg("rows", rows),
                        fmt::arg("row", row), fmt::arg("r", r), fmt::arg("P", st.ptr()), fmt::arg("BP", st.blockPtr("1x1")));
@@ -85,6 +112,10 @@ struct GemvText {
 )",
                        fmt::arg("v", v), fmt::arg("acc", acc(w)), fmt::arg("T", accT()));
       out[w] = "%" + v;
+      if (!inv.empty()) {
+        e += fmt::format("    %{v}n = arith.mulf %{v}, {inv} : tensor<1x1xf32>\n", fmt::arg("v", v), fmt::arg("inv", inv));
+        out[w] = "%" + v + "n";
+      }
       if (s.bias) {
         std::string b = one(fmt::format("bias{}", w), w ? "%bias2" : "%bias", "%c1", "%c0");
         e += fmt::format("    %{v}b = arith.addf {o}, {b} : tensor<1x1xf32>\n", fmt::arg("v", v), fmt::arg("o", out[w]),
@@ -99,23 +130,25 @@ struct GemvText {
       o = "%" + p + "glu";
     }
     if (s.residual) {
-      std::string rv = one("res", "%res", "%M", "%m");
+      std::string rv = one("res", "%res", "%M", m);
       e += fmt::format("    %{p}rs = arith.addf {o}, {rv} : tensor<1x1xf32>\n", fmt::arg("p", p), fmt::arg("o", o),
                        fmt::arg("rv", rv));
       o = "%" + p + "rs";
     }
-    e += fmt::format("    %{p}cp = tile.make_block_ptr %c, [%M, %N], [%N, %c1], [%m, %n{r}] : {P} -> {BP}\n",
-                     fmt::arg("p", p), fmt::arg("r", r), fmt::arg("P", st.ptr()), fmt::arg("BP", st.blockPtr("1x1")));
+    e += fmt::format("    %{p}cp = tile.make_block_ptr %c, [%M, %N], [%N, %c1], [{m}, %n{r}] : {P} -> {BP}\n",
+                     fmt::arg("p", p), fmt::arg("m", m), fmt::arg("r", r), fmt::arg("P", st.ptr()), fmt::arg("BP", st.blockPtr("1x1")));
     return e + st.store("%" + p + "cp", o, "1x1", ib);
   }
 
   // One path: the K loops (whole blocks, then the tail, or all of K
   // checked) and every row's epilogue.
   std::string path(const std::string& p, bool inBounds) const {
-    const int64_t R = s.blockN, nAcc = weights() * R;
-    std::vector<std::string> zeros(nAcc, "%zero"), ptrs = {"%pa"};
+    const int64_t R = s.blockN, nAcc = loopSums(), MA = rowsA();
+    std::vector<std::string> zeros(nAcc, "%zero"), ptrs;
+    for (int64_t a = 0; a < MA; ++a) ptrs.push_back(fmt::format("%pa{}", a));
     for (int64_t w = 0; w < weights(); ++w)
       for (int64_t r = 0; r < R; ++r) ptrs.push_back(fmt::format("%pb{}_{}", w, r));
+    if (s.rmsNormA) ptrs.push_back("%pg");
     std::string text, last = "%" + p;
     if (inBounds) {
       text = kLoop("%" + p, "%c0", "%kfull", zeros, ptrs, " {in_bounds}");
@@ -127,9 +160,35 @@ struct GemvText {
     } else {
       text = kLoop("%" + p, "%c0", "%K", zeros, ptrs, "");
     }
+    // The folded RMSNorm: each row's 1 / sqrt(mean(A^2) + eps), as the
+    // RMSNorm kernel computes it.
+    std::vector<std::string> inv(MA);
+    if (s.rmsNormA) {
+      text += fmt::format(R"(    %{p}ki = arith.index_cast %K : index to i64
+    %{p}kf = arith.sitofp %{p}ki : i64 to f32
+    %{p}kt = tile.splat %{p}kf : f32 -> tensor<1xf32>
+    %{p}et = tile.splat %eps : f32 -> tensor<1xf32>
+    %{p}one = arith.constant dense<1.0> : tensor<1xf32>
+)",
+                          fmt::arg("p", p));
+      for (int64_t a = 0; a < MA; ++a) {
+        text += fmt::format(R"(    %{p}ss{a} = tile.reduce {last}#{i} {{kind = "sum", axis = 1 : i64}} : {T} -> tensor<1xf32>
+    %{p}mean{a} = arith.divf %{p}ss{a}, %{p}kt : tensor<1xf32>
+    %{p}me{a} = arith.addf %{p}mean{a}, %{p}et : tensor<1xf32>
+    %{p}rt{a} = math.sqrt %{p}me{a} : tensor<1xf32>
+    %{p}inv{a} = arith.divf %{p}one, %{p}rt{a} : tensor<1xf32>
+    %{p}iv{a} = tile.expand_dims %{p}inv{a} {{axis = 1 : i64}} : tensor<1xf32> -> tensor<1x1xf32>
+)",
+                            fmt::arg("p", p), fmt::arg("a", a), fmt::arg("last", last), fmt::arg("i", sums() + a),
+                            fmt::arg("T", accT()));
+        inv[a] = fmt::format("%{}iv{}", p, a);
+      }
+    }
     for (int64_t r = 0; r < R; ++r)
-      text += epilogue(fmt::format("{}{}", p, r), r, [&](int64_t w) { return fmt::format("{}#{}", last, w * R + r); },
-                       inBounds ? " {in_bounds}" : "");
+      for (int64_t a = 0; a < MA; ++a)
+        text += epilogue(MA == 1 ? fmt::format("{}{}", p, r) : fmt::format("{}{}_{}", p, r, a), a, r,
+                         [&](int64_t w) { return fmt::format("{}#{}", last, (w * R + r) * MA + a); }, inv[a],
+                         inBounds ? " {in_bounds}" : "");
     return text;
   }
 };
@@ -138,12 +197,19 @@ struct GemvText {
 
 std::string emitGemvKernel(const GemmKernelSpec& s) {
   StorageText{s.dtype}.check("gemv");
-  if (!s.weightsNK || s.blockM != 1 || s.blockN < 1 || s.numWarps < 1 || s.blockK % (32 * s.numWarps) != 0 ||
-      s.stages || s.groupDot || s.splitKPrograms || s.packedB)
-    fail("gemv '{}': one row of A, [N, K] weights, blockK a multiple of 32 x warps, no staging, dots or K split",
-         s.name);
+  if (!s.weightsNK || s.blockM < 1 || s.blockN < 1 || s.numWarps < 1 || s.blockK % (32 * s.numWarps) != 0 ||
+      s.stages || s.groupDot || s.splitKPrograms || s.packedB || (s.rmsNormA && s.residual))
+    fail("gemv '{}': [N, K] weights, blockK a multiple of 32 x warps, no staging, dots or K split, and no "
+         "residual with the RMSNorm folded in", s.name);
   GemvText t{s};
   std::string rows;
+  for (int64_t a = 0; a < s.blockM; ++a)
+    rows += fmt::format(R"(  %c{a}a = arith.constant {a} : index
+  %m{a}u = arith.addi %row, %c{a}a : index
+  %m{a} = arith.minui %m{a}u, %Mlast : index
+  %pa{a} = tile.make_block_ptr %a, [%M, %K], [%K, %c1], [%m{a}, %c0] : {P} -> {BP}
+)",
+                        fmt::arg("a", a), fmt::arg("P", t.st.ptr()), fmt::arg("BP", t.ptrT()));
   for (int64_t r = 0; r < s.blockN; ++r) {
     rows += fmt::format("  %c{r}r = arith.constant {r} : index\n  %n{r} = arith.addi %col, %c{r}r : index\n",
                         fmt::arg("r", r));
@@ -157,8 +223,11 @@ std::string emitGemvKernel(const GemmKernelSpec& s) {
   %c1 = arith.constant 1 : index
   %bn = arith.constant {R} : index
   %bk = arith.constant {BK} : index
+  %bm = arith.constant {MA} : index
   %pn = tile.program_id 0
-  %m = tile.program_id 1
+  %pm = tile.program_id 1
+  %row = arith.muli %pm, %bm : index
+  %Mlast = arith.subi %M, %c1 : index
   %col = arith.muli %pn, %bn : index
   %colEnd = arith.addi %col, %bn : index
   %colsIn = arith.cmpi sle, %colEnd, %N : index
@@ -168,15 +237,18 @@ std::string emitGemvKernel(const GemmKernelSpec& s) {
   %fast = arith.andi %colsIn, %kVec : i1
   %kblocks = arith.divui %K, %bk : index
   %kfull = arith.muli %kblocks, %bk : index
-  %pa = tile.make_block_ptr %a, [%M, %K], [%K, %c1], [%m, %c0] : {P} -> {BP}
-{rows}  %zero = arith.constant dense<0.0> : {accT}
+{rows}{norm}  %zero = arith.constant dense<0.0> : {accT}
   scf.if %fast {{
 {fast}  }} else {{
 {edge}  }}
   return
 }}
 )",
-                     fmt::arg("name", s.name), fmt::arg("args", gemmSignature(s)), fmt::arg("W", s.numWarps), fmt::arg("V", t.vec()),
+                     fmt::arg("name", s.name), fmt::arg("args", gemmSignature(s)), fmt::arg("W", s.numWarps), fmt::arg("V", t.vec()), fmt::arg("MA", s.blockM),
+                     fmt::arg("norm", s.rmsNormA ? fmt::format("  %pg = tile.make_block_ptr %normw, [%c1, %K], [%K, %c1], "
+                                                               "[%c0, %c0] : {} -> {}\n",
+                                                               t.st.ptr(), t.ptrT())
+                                                 : std::string()),
                      fmt::arg("R", s.blockN), fmt::arg("BK", s.blockK), fmt::arg("P", t.st.ptr()),
                      fmt::arg("BP", t.ptrT()), fmt::arg("rows", rows), fmt::arg("accT", t.accT()),
                      fmt::arg("fast", t.path("f", true)), fmt::arg("edge", t.path("e", false)));
