@@ -180,14 +180,6 @@ std::vector<GemmKernelSpec> cudaGemmKernels(const CudaGemmVariant& v, const Gemm
     s.name = fmt::format("gemm_{}_gemv", v.suffix());
     s.maxRows = s.blockM;  // its rows of A a program
     set.push_back(s);
-    // And with the RMSNorm of A folded in (a decode step's q / k / v and
-    // gate / up read the norm's input; not with a residual, which no
-    // normed GEMM has).
-    if (!v.residual) {
-      s.rmsNormA = true;
-      s.name += "_rmsnorm";
-      set.push_back(s);
-    }
   }
   return set;
 }
@@ -359,8 +351,7 @@ void writeCudaKernelFiles(const CudaKernelSetSpec& set, const std::string& targe
                              {"swiglu", s.swiglu}, {"block_m", s.blockM}, {"block_n", s.blockN},
                              {"block_k", s.blockK}, {"num_warps", s.numWarps}, {"stages", s.stages},
                              {"max_rows", s.maxRows}, {"min_cols", s.minCols}, {"max_cols", s.maxCols},
-                             {"tma", s.tma}, {"split_k_programs", s.splitKPrograms}, {"gemv", s.gemv},
-                             {"rms_norm_a", s.rmsNormA}}));
+                             {"tma", s.tma}, {"split_k_programs", s.splitKPrograms}, {"gemv", s.gemv}}));
   for (const RmsNormKernelSpec& s : set.norms) kernels.push_back(entry("rms_norm", s.name, s.dtype, {{"block_n", s.blockN}}));
   for (const RopeKernelSpec& s : set.ropes)
     kernels.push_back(entry("rope", s.name, s.dtype, {{"heads", s.heads}, {"head_dim", s.headDim}}));

@@ -404,9 +404,7 @@ std::string gemmSignature(const GemmKernelSpec& s) {
   if (s.bias) buffer("bias");
   if (s.bias && s.swiglu) buffer("bias2");
   if (s.residual) buffer("res");
-  if (s.rmsNormA) buffer("normw");
   args += "%M: index, %N: index, %K: index";
-  if (s.rmsNormA) args += ", %eps: f32";
   if (s.tma) args += s.swiglu ? ", %amap: !tile.ptr<i8>, %bmap: !tile.ptr<i8>, %bmap2: !tile.ptr<i8>"
                               : ", %amap: !tile.ptr<i8>, %bmap: !tile.ptr<i8>";
   if (s.splitKPrograms) args += ", %kSplits: index, %ws: !tile.ptr<f32>, %ctr: !tile.ptr<i32>";

@@ -93,26 +93,19 @@ struct GemmKernelSpec {
   // counters [ceil(M / blockM) ceil(N / blockN)] zero before a launch and
   // left zero by it. Not with TMA copies.
   bool splitKPrograms = false;
-  // GEMV form (one row of A at a time, no dots; codegen/GemvKernel.cpp):
-  // program (pn, m) computes C[m, pn blockN .. + blockN) from row m of A
-  // and blockN rows of [N, K] weights (weightsNK, blockM = 1), walking K in
-  // [1, blockK] rows spread over the warps (blockK a multiple of 32 x
-  // numWarps) with f32 sums, then one reduction per C element. The grid
-  // form's signature; its grid is (ceil(N / blockN), M): the column
-  // blocks on x, which holds lm_head's 128256 rows. Each lane holds its
-  // part of a [1, blockK] row in 16-byte vectors, loaded whole where K is
-  // a multiple of them (A and B 16-byte aligned); other K take a checked
-  // path of element loads. Meant for one row (batch-1 decode), right for
-  // any M.
+  // GEMV form (no dots; codegen/GemvKernel.cpp): program (pn, pm)
+  // computes C[pm blockM .. + blockM, pn blockN .. + blockN) from blockM
+  // rows of A (rows past M clamped to M - 1: they store row M - 1's bits
+  // again, so C must alias neither A nor the residual) and blockN rows of
+  // [N, K] weights (weightsNK), walking K in [1, blockK] rows spread over
+  // the warps (blockK a multiple of 32 x numWarps) with f32 sums, then one
+  // reduction per C element. The grid form's signature; its grid is
+  // (ceil(N / blockN), ceil(M / blockM)): the column blocks on x, which
+  // holds lm_head's 128256 rows. Each lane holds its part of a [1, blockK]
+  // row in 16-byte vectors, loaded whole where K is a multiple of them (A
+  // and B 16-byte aligned); other K take a checked path of element loads.
+  // Meant for one row (batch-1 decode; blockM = 1), right for any M.
   bool gemv = false;
-  // GEMV form: A's RMSNorm folded in. C = epilogue(((A / rms(A)) * g)
-  // W^T) with rms(A) = sqrt(mean(A^2) + eps) over each row's K elements
-  // and g the norm's weight [K]: the K loop also sums each row's squares
-  // and multiplies A by g; each sum is scaled by 1 / rms after the loop
-  // (no rounding of the normed row to the storage type, which the
-  // separate RMSNorm kernel does). Not with residual. Signature: (...,
-  // [residual], normw: buffer [K]; M, N, K: index; eps: f32).
-  bool rmsNormA = false;
   std::string tiling = "horizontal";  // the dot's tiling hint ("" = let assign-layouts choose)
   // GPU kernel sets: the most rows (M) this blocking is meant for (0: any);
   // recorded in kernels.json for the runtime's choice (CudaKernelSet::gemmFor).
@@ -185,9 +178,9 @@ GemmKernelSpec cudaGemmSpec(const std::string& dtype, bool weightsNK, int64_t ro
 // (GemmKernelSpec::stages; without it, none); a trailing "g" (before @S)
 // runs the dots on the warpgroup MMA (GemmKernelSpec::groupDot) with TMA
 // copies ("gc": with cp.async copies instead); a final "+k" splits K across
-// programs too (GemmKernelSpec::splitKPrograms). "1xRxKxWv" is the GEMV
-// form (GemmKernelSpec::gemv): R weight rows a program, K steps of K
-// elements over W warps.
+// programs too (GemmKernelSpec::splitKPrograms). "MAxRxKxWv" is the GEMV
+// form (GemmKernelSpec::gemv): MA rows of A and R weight rows a program, K
+// steps of K elements over W warps.
 struct GemmBlocking {
   int64_t m = 0, n = 0, k = 0, warps = 0, stages = 0;
   bool splitK = false, groupDot = false, tma = false, splitKPrograms = false, gemv = false;

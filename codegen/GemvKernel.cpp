@@ -20,16 +20,13 @@ namespace {
 // Text of one GEMV kernel. Names: %m<a> is the program's row a of A and C
 // (clamped to M - 1), %pa<a> its block pointer into A; %n<r> is weight row
 // r's column of C, %pb<w>_<r> its block pointer into weight w (0: B, 1:
-// the up projection). Sum (w, r, a) is accumulator (w R + r) MA + a; with
-// the RMSNorm folded in (rmsNormA) row a's sum of squares is accumulator
-// sums() + a and %pg the block pointer into the norm's weight.
+// the up projection). Sum (w, r, a) is accumulator (w R + r) MA + a.
 struct GemvText {
   const GemmKernelSpec& s;
   StorageText st{s.dtype};
   int64_t weights() const { return s.swiglu ? 2 : 1; }
   int64_t rowsA() const { return s.blockM; }
   int64_t sums() const { return weights() * s.blockN * rowsA(); }
-  int64_t loopSums() const { return sums() + (s.rmsNormA ? rowsA() : 0); }
   std::string row() const { return fmt::format("1x{}", s.blockK); }
   std::string accT() const { return fmt::format("tensor<1x{}xf32>", s.blockK); }
   std::string ptrT() const { return st.blockPtr(row()); }
@@ -39,12 +36,12 @@ struct GemvText {
   int64_t vec() const { return st.sixteenBit() ? 8 : 4; }
 
   // A K loop over [from, to) from accumulators `inits` and pointers `ptrs`
-  // (A's rows first, then weight w row r at MA + w blockN + r, then the
-  // norm's weight); results `res`#..: the accumulators, then the pointers.
-  // `ib` marks the loads in bounds.
+  // (A's rows first, then weight w row r at MA + w blockN + r); results
+  // `res`#..: the accumulators, then the pointers. `ib` marks the loads in
+  // bounds.
   std::string kLoop(const std::string& res, const char* from, const char* to, const std::vector<std::string>& inits,
                     const std::vector<std::string>& ptrs, const char* ib) const {
-    const int64_t nAcc = loopSums(), MA = rowsA(), nDot = sums();
+    const int64_t nAcc = sums(), MA = rowsA();
     std::string args, types, body, yields;
     for (int64_t i = 0; i < nAcc; ++i) {
       args += fmt::format("{}%acc{} = {}", i ? ", " : "", i, inits[i]);
@@ -58,25 +55,12 @@ struct GemvText {
     // = 0 there, 16-byte aligned buffers).
     const std::string attrs = *ib ? fmt::format(" {{in_bounds, contiguous = 1 : i64, run = {} : i64}}", vec()) : "";
     for (int64_t a = 0; a < MA; ++a) body += st.load(fmt::format("x{}", a), fmt::format("%p{}", a), row(), attrs);
-    // The folded RMSNorm: squares of A summed, A times the norm's weight.
-    std::string x = "%x";
-    if (s.rmsNormA) {
-      body += st.load("gv", fmt::format("%p{}", ptrs.size() - 1), row(), attrs);
-      for (int64_t a = 0; a < MA; ++a)
-        body += fmt::format(R"(    %sq{a} = arith.mulf %x{a}, %x{a} : {T}
-    %a{i} = arith.addf %acc{i}, %sq{a} : {T}
-    %xg{a} = arith.mulf %x{a}, %gv : {T}
-)",
-                            fmt::arg("a", a), fmt::arg("i", nDot + a), fmt::arg("T", accT()));
-      x = "%xg";
-    }
-    for (int64_t j = 0; j < nDot / MA; ++j) {
+    for (int64_t j = 0; j < nAcc / MA; ++j) {
       body += st.load(fmt::format("y{}", j), fmt::format("%p{}", MA + j), row(), attrs);
       for (int64_t a = 0; a < MA; ++a) {
         const int64_t i = j * MA + a;
-        body += fmt::format("    %p{i}x = arith.mulf %y{j}, {x}{a} : {T}\n    %a{i} = arith.addf %acc{i}, %p{i}x : {T}\n",
-                            fmt::arg("i", i), fmt::arg("j", j), fmt::arg("x", x), fmt::arg("a", a),
-                            fmt::arg("T", accT()));
+        body += fmt::format("    %p{i}x = arith.mulf %y{j}, %x{a} : {T}\n    %a{i} = arith.addf %acc{i}, %p{i}x : {T}\n",
+                            fmt::arg("i", i), fmt::arg("j", j), fmt::arg("a", a), fmt::arg("T", accT()));
       }
     }
     for (int64_t i = 0; i < nAcc; ++i) yields += fmt::format("{}%a{}", i ? ", " : "", i);
@@ -94,7 +78,7 @@ struct GemvText {
   // repeats row M - 1's instructions on its inputs: it stores the same
   // bits there (C aliases neither A nor the residual).
   std::string epilogue(const std::string& p, int64_t a, int64_t r, const std::function<std::string(int64_t)>& acc,
-                       const std::string& inv, const char* ib) const {
+                       const char* ib) const {
     const std::string m = fmt::format("%m{}", a);
     std::string e;
     auto one = [&](const std::string& name, const char* buf, const char* rows, const std::string& row) {
@@ -112,10 +96,6 @@ struct GemvText {
 )",
                        fmt::arg("v", v), fmt::arg("acc", acc(w)), fmt::arg("T", accT()));
       out[w] = "%" + v;
-      if (!inv.empty()) {
-        e += fmt::format("    %{v}n = arith.mulf %{v}, {inv} : tensor<1x1xf32>\n", fmt::arg("v", v), fmt::arg("inv", inv));
-        out[w] = "%" + v + "n";
-      }
       if (s.bias) {
         std::string b = one(fmt::format("bias{}", w), w ? "%bias2" : "%bias", "%c1", "%c0");
         e += fmt::format("    %{v}b = arith.addf {o}, {b} : tensor<1x1xf32>\n", fmt::arg("v", v), fmt::arg("o", out[w]),
@@ -143,12 +123,11 @@ struct GemvText {
   // One path: the K loops (whole blocks, then the tail, or all of K
   // checked) and every row's epilogue.
   std::string path(const std::string& p, bool inBounds) const {
-    const int64_t R = s.blockN, nAcc = loopSums(), MA = rowsA();
+    const int64_t R = s.blockN, nAcc = sums(), MA = rowsA();
     std::vector<std::string> zeros(nAcc, "%zero"), ptrs;
     for (int64_t a = 0; a < MA; ++a) ptrs.push_back(fmt::format("%pa{}", a));
     for (int64_t w = 0; w < weights(); ++w)
       for (int64_t r = 0; r < R; ++r) ptrs.push_back(fmt::format("%pb{}_{}", w, r));
-    if (s.rmsNormA) ptrs.push_back("%pg");
     std::string text, last = "%" + p;
     if (inBounds) {
       text = kLoop("%" + p, "%c0", "%kfull", zeros, ptrs, " {in_bounds}");
@@ -160,34 +139,10 @@ struct GemvText {
     } else {
       text = kLoop("%" + p, "%c0", "%K", zeros, ptrs, "");
     }
-    // The folded RMSNorm: each row's 1 / sqrt(mean(A^2) + eps), as the
-    // RMSNorm kernel computes it.
-    std::vector<std::string> inv(MA);
-    if (s.rmsNormA) {
-      text += fmt::format(R"(    %{p}ki = arith.index_cast %K : index to i64
-    %{p}kf = arith.sitofp %{p}ki : i64 to f32
-    %{p}kt = tile.splat %{p}kf : f32 -> tensor<1xf32>
-    %{p}et = tile.splat %eps : f32 -> tensor<1xf32>
-    %{p}one = arith.constant dense<1.0> : tensor<1xf32>
-)",
-                          fmt::arg("p", p));
-      for (int64_t a = 0; a < MA; ++a) {
-        text += fmt::format(R"(    %{p}ss{a} = tile.reduce {last}#{i} {{kind = "sum", axis = 1 : i64}} : {T} -> tensor<1xf32>
-    %{p}mean{a} = arith.divf %{p}ss{a}, %{p}kt : tensor<1xf32>
-    %{p}me{a} = arith.addf %{p}mean{a}, %{p}et : tensor<1xf32>
-    %{p}rt{a} = math.sqrt %{p}me{a} : tensor<1xf32>
-    %{p}inv{a} = arith.divf %{p}one, %{p}rt{a} : tensor<1xf32>
-    %{p}iv{a} = tile.expand_dims %{p}inv{a} {{axis = 1 : i64}} : tensor<1xf32> -> tensor<1x1xf32>
-)",
-                            fmt::arg("p", p), fmt::arg("a", a), fmt::arg("last", last), fmt::arg("i", sums() + a),
-                            fmt::arg("T", accT()));
-        inv[a] = fmt::format("%{}iv{}", p, a);
-      }
-    }
     for (int64_t r = 0; r < R; ++r)
       for (int64_t a = 0; a < MA; ++a)
         text += epilogue(MA == 1 ? fmt::format("{}{}", p, r) : fmt::format("{}{}_{}", p, r, a), a, r,
-                         [&](int64_t w) { return fmt::format("{}#{}", last, (w * R + r) * MA + a); }, inv[a],
+                         [&](int64_t w) { return fmt::format("{}#{}", last, (w * R + r) * MA + a); },
                          inBounds ? " {in_bounds}" : "");
     return text;
   }
@@ -198,9 +153,8 @@ struct GemvText {
 std::string emitGemvKernel(const GemmKernelSpec& s) {
   StorageText{s.dtype}.check("gemv");
   if (!s.weightsNK || s.blockM < 1 || s.blockN < 1 || s.numWarps < 1 || s.blockK % (32 * s.numWarps) != 0 ||
-      s.stages || s.groupDot || s.splitKPrograms || s.packedB || (s.rmsNormA && s.residual))
-    fail("gemv '{}': [N, K] weights, blockK a multiple of 32 x warps, no staging, dots or K split, and no "
-         "residual with the RMSNorm folded in", s.name);
+      s.stages || s.groupDot || s.splitKPrograms || s.packedB)
+    fail("gemv '{}': [N, K] weights, blockK a multiple of 32 x warps, no staging, dots or K split", s.name);
   GemvText t{s};
   std::string rows;
   for (int64_t a = 0; a < s.blockM; ++a)
@@ -237,19 +191,15 @@ std::string emitGemvKernel(const GemmKernelSpec& s) {
   %fast = arith.andi %colsIn, %kVec : i1
   %kblocks = arith.divui %K, %bk : index
   %kfull = arith.muli %kblocks, %bk : index
-{rows}{norm}  %zero = arith.constant dense<0.0> : {accT}
+{rows}  %zero = arith.constant dense<0.0> : {accT}
   scf.if %fast {{
 {fast}  }} else {{
 {edge}  }}
   return
 }}
 )",
-                     fmt::arg("name", s.name), fmt::arg("args", gemmSignature(s)), fmt::arg("W", s.numWarps), fmt::arg("V", t.vec()), fmt::arg("MA", s.blockM),
-                     fmt::arg("norm", s.rmsNormA ? fmt::format("  %pg = tile.make_block_ptr %normw, [%c1, %K], [%K, %c1], "
-                                                               "[%c0, %c0] : {} -> {}\n",
-                                                               t.st.ptr(), t.ptrT())
-                                                 : std::string()),
-                     fmt::arg("R", s.blockN), fmt::arg("BK", s.blockK), fmt::arg("P", t.st.ptr()),
+                     fmt::arg("name", s.name), fmt::arg("args", gemmSignature(s)), fmt::arg("W", s.numWarps),
+                     fmt::arg("V", t.vec()), fmt::arg("MA", s.blockM), fmt::arg("R", s.blockN), fmt::arg("BK", s.blockK), fmt::arg("P", t.st.ptr()),
                      fmt::arg("BP", t.ptrT()), fmt::arg("rows", rows), fmt::arg("accT", t.accT()),
                      fmt::arg("fast", t.path("f", true)), fmt::arg("edge", t.path("e", false)));
 }

@@ -202,9 +202,6 @@ struct CudaExecutor::Impl {
   // integer step inputs (the launches check indices and pick kernels there).
   struct Val {
     Tensor dev, host;
-    // Set on the value of a folded RMSNorm (foldableNorms): `dev` is the
-    // norm's input, and the GEMMs that read it apply this node's norm.
-    const ops::NodeDef* foldedNorm = nullptr;
   };
   struct RopeTable {
     Tensor cos, sin;
@@ -280,11 +277,6 @@ struct CudaExecutor::Impl {
   // The q and k RoPE nodes of a joined q | k | v GEMM (its outputs 0 and
   // 1, the same positions, head dim and theta): q's node index -> k's.
   std::map<size_t, size_t> ropePairs;
-  // RMSNorm nodes a one-row step leaves to their readers: every reader is
-  // a GEMM of [N, K] weights without residual or row gather taking it as A,
-  // the kernel set has those GEMMs with the norm folded in, and the norm's
-  // weight is a parameter (findFoldableNorms).
-  std::set<size_t> foldableNorms;
   // Both RoPEs of a pair in one launch when q and k sit side by side (one
   // row, the joined GEMM's output views) and the set has the kernel for
   // their heads together; else nullopt (each node launches its own).
@@ -339,17 +331,7 @@ V CudaExecutor::Impl::gemm(const ops::NodeDef& n, const std::vector<const Val*>&
     for (int64_t wi = 0; wi < op.outputs(); ++wi) outs.push_back(pool.tensor(dt, withLast(outBase, widthOf(wi))));
     return outs;
   }
-  // A folded RMSNorm (one row): the kernels apply it to x, its input.
-  const ops::NodeDef* norm = in[0] ? in[0]->foldedNorm : nullptr;
-  if (norm && M != 1) fail("internal: an RMSNorm left to its readers at {} rows", M);
-  const GemmEpilogue epilogue{op.bias, op.residual, op.swiglu, norm != nullptr};
-  const void* normWeight = nullptr;
-  float normEps = 0;
-  if (norm) {
-    const Tensor& w = params.at(norm->inputs[1]);
-    if (w.numel() != K) fail("RMSNorm weight has {} entries, x's rows {}", w.numel(), K);
-    normWeight = w.raw(), normEps = norm->attrs.at("eps").get<float>();
-  }
+  const GemmEpilogue epilogue{op.bias, op.residual, op.swiglu};
   // Sibling weights placed back to back (joinSiblingWeights), at one row:
   // one GEMM over the joined [sum N, K] matrix writes q | k | v as one row,
   // and the outputs are views of it (with more rows they would interleave).
@@ -367,7 +349,6 @@ V CudaExecutor::Impl::gemm(const ops::NodeDef& n, const std::vector<const Val*>&
       b.a = x.raw();
       b.b = base;
       b.c = mut(c);
-      b.normWeight = normWeight, b.normEps = normEps;
       k.launch(k.gemmFor(dtName, op.weightsNK, M, epilogue, total), b, M, total, K);
       for (int64_t wi = 0, at = 0; wi < op.outputs(); at += widthOf(wi++))
         outs.push_back(c.view(at, withLast(outBase, widthOf(wi))));
@@ -405,7 +386,6 @@ V CudaExecutor::Impl::gemm(const ops::NodeDef& n, const std::vector<const Val*>&
     Tensor c = pool.tensor(dt, withLast(outBase, N));
     GemmBuffers b;
     b.a = x.raw();
-    b.normWeight = normWeight, b.normEps = normEps;
     b.b = in[op.weight(wi)]->dev.raw();
     if (op.swiglu) b.bUp = in[op.weight(1)]->dev.raw();
     b.c = mut(c);
@@ -647,45 +627,6 @@ void CudaExecutor::Impl::prepare(const ops::NodeDef& n) {
 
 namespace {
 
-// Impl::foldableNorms for graph g on kernel set k (dtype dtName) with
-// parameters `params`.
-std::set<size_t> findFoldableNorms(const ops::GraphDef& g, const CudaKernelSet& k, const std::string& dtName,
-                                   const std::set<std::string>& params) {
-  std::set<std::string> graphOutputs;
-  for (const auto& o : g.outputs) graphOutputs.insert(o.name);
-  std::set<size_t> out;
-  for (size_t i = 0; i < g.nodes.size(); ++i) {
-    const ops::NodeDef& n = g.nodes[i];
-    if (n.op != "region.rmsnorm" || n.inputs.size() < 2 || !params.count(n.inputs[1]) || n.outputs.empty() ||
-        graphOutputs.count(n.outputs[0]))
-      continue;
-    const std::string& v = n.outputs[0];
-    bool ok = true, read = false;
-    for (const ops::NodeDef& c : g.nodes) {
-      if (std::find(c.inputs.begin(), c.inputs.end(), v) == c.inputs.end()) continue;
-      read = true;
-      if (c.op != "region.gemm" || c.inputs[0] != v ||
-          std::count(c.inputs.begin(), c.inputs.end(), v) != 1) {
-        ok = false;
-        break;
-      }
-      const auto op = ops::GemmRegionOperands::of(c, c.inputs.size());
-      if (!op.weightsNK || op.residual || op.rows) {
-        ok = false;
-        break;
-      }
-      try {
-        k.gemmFor(dtName, true, 1, {op.bias, false, op.swiglu, true});
-      } catch (const Error&) {
-        ok = false;  // a kernel set built before the fold
-        break;
-      }
-    }
-    if (ok && read) out.insert(i);
-  }
-  return out;
-}
-
 // region.rope nodes on outputs 0 and 1 of one multi-weight GEMM (q and k of
 // the joined q / k / v) with the same positions, head dim and theta: q's
 // node index -> k's.
@@ -729,7 +670,6 @@ CudaExecutor::CudaExecutor(ops::GraphDef graph, CudaDevice& device, const CudaKe
   for (const auto& c : g.constants) params.insert(c.name);
   m.freeAfter = planLifetimes(g, params, [&](const ops::NodeDef& n) { m.prepare(n); });
   m.ropePairs = pairJoinedRopes(g);
-  m.foldableNorms = findFoldableNorms(g, kernels, m.dtName, params);
 
   // Weights in the storage type (floating point ones; integer ones as they are).
   auto storedAs = [&](ops::DType t) { return t == ops::DType::F32 || t == ops::DType::F16 || t == ops::DType::BF16 ? o.dtype : t; };
@@ -833,14 +773,6 @@ std::map<std::string, Tensor> CudaExecutor::Impl::execute(const TensorMap& input
           held.push_back({m.params.at(in), Tensor()});
           args.push_back(&held.back());
         }
-      }
-      // A one-row RMSNorm its readers fold in: its value is its input,
-      // marked (Val::foldedNorm); nothing launches.
-      if (m.foldableNorms.count(i) && args[0] && args[0]->dev.numel() == args[0]->dev.dim(args[0]->dev.rank() - 1)) {
-        Tensor x = args[0]->dev;
-        env[n.outputs[0]] = {std::move(x), Tensor(), &n};
-        for (const auto& dead : m.freeAfter[i]) env.erase(dead);
-        continue;
       }
       // A node whose outputs an earlier one computed (the k RoPE of a
       // joined pair) takes them.

@@ -194,7 +194,6 @@ std::unique_ptr<CudaKernelSet> CudaKernelSet::load(const CudaDevice& device, con
       g.tma = k.value("tma", false);
       g.splitKPrograms = k.value("split_k_programs", false);
       g.gemv = k.value("gemv", false);
-      g.rmsNormA = k.value("rms_norm_a", false);
       if (g.splitKPrograms)
         g.residentPerSm = device.residentPrograms(g.function, unsigned(g.threads), unsigned(g.sharedBytes));
       set->gemms_.push_back(g);
@@ -220,12 +219,12 @@ const CudaGemmKernel& CudaKernelSet::gemmFor(const std::string& dtype, bool weig
   };
   for (const CudaGemmKernel& g : gemms_)
     if (g.dtype == dtype && g.weightsNK == weightsNK && g.bias == e.bias && g.residual == e.residual &&
-        g.swiglu == e.swiglu && g.rmsNormA == e.rmsNorm && bound(g) >= rows && holds(g) && better(g))
+        g.swiglu == e.swiglu && bound(g) >= rows && holds(g) && better(g))
       best = &g;
   if (!best)
-    fail("no {} GEMM kernel with {} weights{}{}{}{} for {} rows in the kernel set", dtype,
+    fail("no {} GEMM kernel with {} weights{}{}{} for {} rows in the kernel set", dtype,
          weightsNK ? "[N, K]" : "[K, N]", e.bias ? ", bias" : "", e.residual ? ", residual" : "",
-         e.swiglu ? ", SwiGLU" : "", e.rmsNorm ? ", A's RMSNorm folded in" : "", rows);
+         e.swiglu ? ", SwiGLU" : "", rows);
   return *best;
 }
 
@@ -308,9 +307,7 @@ void CudaKernelSet::launch(const CudaGemmKernel& k, const GemmBuffers& bufs, int
   if (k.bias) buffer(bufs.bias, N, "bias");
   if (k.bias && k.swiglu) buffer(bufs.biasUp, N, "up-projection bias");
   if (k.residual) buffer(bufs.residual, M * N, "residual");
-  if (k.rmsNormA) buffer(bufs.normWeight, K, "RMSNorm weight", operand);
   args.index(M).index(N).index(K);
-  if (k.rmsNormA) args.f32(bufs.normEps);
   if (k.tma) {
     // Tensor maps over A [M, K] and the [N, K] weights, boxes of the
     // block's rows; the kernel reads them only where K % 8 = 0 (its staged
@@ -336,7 +333,8 @@ void CudaKernelSet::launch(const CudaGemmKernel& k, const GemmBuffers& bufs, int
     }
   }
   const unsigned rowBlocks = unsigned((M + k.blockM - 1) / k.blockM), colBlocks = unsigned((N + k.blockN - 1) / k.blockN);
-  if (k.gemv && M > 65535) fail("gemm {}: the GEMV form takes at most 65535 rows, got {}", k.name, M);
+  if (k.gemv && rowBlocks > 65535)
+    fail("gemm {}: the GEMV form takes at most 65535 blocks of {} rows, got {} rows", k.name, k.blockM, M);
   std::array<unsigned, 3> grid = k.gemv ? std::array<unsigned, 3>{colBlocks, rowBlocks, 1}
                                         : std::array<unsigned, 3>{rowBlocks, colBlocks, unsigned(kSplits)};
   launchOne(device_, k, grid, args);

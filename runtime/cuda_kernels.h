@@ -31,9 +31,6 @@ struct CudaGemmKernel {
   // The GEMV form (kernels.json gemv; codegen/GemmKernel.h): its grid is
   // (N blocks, M), the N blocks on x, which holds more than 65535.
   bool gemv = false;
-  // A's RMSNorm folded in (kernels.json rms_norm_a): takes the norm's
-  // weight and eps (GemmBuffers).
-  bool rmsNormA = false;
   // Programs one SM holds at once (the driver's occupancy calculator at
   // load; set only for kernels that split K across programs).
   int64_t residentPerSm = 1;
@@ -184,8 +181,6 @@ struct CudaElementwiseKernel {
 // A GEMM kernel's epilogue (codegen/GemmKernel.h).
 struct GemmEpilogue {
   bool bias = false, residual = false, swiglu = false;
-  // A is the input of an RMSNorm the kernel applies first (rmsNormA).
-  bool rmsNorm = false;
 };
 
 // Device buffers of one GEMM launch (null where the kernel takes none):
@@ -199,9 +194,6 @@ struct GemmBuffers {
   // C block (gemmCounterBytes), zero before the launch (a zeroed
   // allocation) and left zero by it. GEMMs running at once need their own.
   void *workspace = nullptr, *counters = nullptr;
-  // Kernels with A's RMSNorm folded in: the norm's weight [K] and eps.
-  const void* normWeight = nullptr;
-  float normEps = 0;
 };
 
 class CudaKernelSet {

@@ -253,18 +253,12 @@ TEST(GemvKernel, WalksWeightRowsAndLowersWithoutDots) {
   for (size_t at = m.ptx.find("ld.v4.b32"); at != std::string::npos; at = m.ptx.find("ld.v4.b32", at + 1)) ++vectors;
   EXPECT_EQ(vectors, 5u);
   ASSERT_EQ(m.kernels.size(), 1u);
-  // With A's RMSNorm folded in: the norm's weight and eps, the squares
-  // summed in the loop, each sum scaled by 1 / rms; not with a residual.
-  s.residual = false, s.rmsNormA = true;
-  const std::string n = tile::emitGemmKernel(s);
-  EXPECT_NE(n.find("%normw: !tile.ptr<bf16>, %M: index, %N: index, %K: index, %eps: f32)"), std::string::npos);
-  EXPECT_NE(n.find("%xg0 = arith.mulf %x0, %gv"), std::string::npos);
-  EXPECT_NE(n.find("%fss0 = tile.reduce %ft#4"), std::string::npos);  // after the four dot sums
-  EXPECT_NE(n.find("%f0s0n = arith.mulf %f0s0, %fiv0"), std::string::npos);
-  EXPECT_NO_THROW(tile::compileCuda(n, "sm_90"));
-  s.residual = true;
-  EXPECT_THROW(tile::emitGemmKernel(s), Error);
-  s.residual = false, s.rmsNormA = false, s.stages = 2;
+  // Several rows of A a program: rows past M clamped to M - 1.
+  s.blockM = 4;
+  const std::string rowsA = tile::emitGemmKernel(s);
+  EXPECT_NE(rowsA.find("%m3 = arith.minui %m3u, %Mlast : index"), std::string::npos);
+  EXPECT_NE(rowsA.find("tile.make_block_ptr %c, [%M, %N], [%N, %c1], [%m3, %n1]"), std::string::npos);
+  s.blockM = 1, s.stages = 2;
   EXPECT_THROW(tile::emitGemmKernel(s), Error);
 }
 
@@ -274,11 +268,10 @@ TEST(GemmBlocking, WarpgroupDotBlockingsApplyToNKWeightsOnly) {
   tile::GemmBlocking p = tile::parseGemmBlocking("64x128x64x4g@5", "--prefill-block");
   for (bool nk : {true, false}) {
     std::vector<tile::GemmKernelSpec> set = tile::cudaGemmKernels({"bf16", nk}, {}, {}, p);
-    // [N, K]: and the medium class's split-K variant and the GEMV form
-    // (plain and with the RMSNorm folded in), last.
-    ASSERT_EQ(set.size(), nk ? 7u : 4u);
+    // [N, K]: and the medium class's split-K variant and the GEMV form, last.
+    ASSERT_EQ(set.size(), nk ? 6u : 4u);
     EXPECT_EQ(set.back().gemv, nk);
-    const size_t large = nk ? set.size() - 3 : set.size() - 1;
+    const size_t large = nk ? set.size() - 2 : set.size() - 1;
     for (size_t c : {large - 1, large}) {
       tile::GemmKernelSpec def = tile::cudaGemmSpec("bf16", nk, c == large - 1 ? tile::kCudaPrefillRows : 2048);
       EXPECT_EQ(set[c].stages, nk ? 5 : def.stages) << set[c].name;
@@ -302,9 +295,7 @@ TEST(GemmBlocking, ColumnVariantsForNKPlainAndResidual) {
   ASSERT_EQ(names(plain), (std::vector<std::string>{"gemm_bf16_nk_decode", "gemm_bf16_nk_medium",
                                                     "gemm_bf16_nk_medium_splitk", "gemm_bf16_nk_prefill",
                                                     "gemm_bf16_nk_prefill_narrow", "gemm_bf16_nk_prefill_wide",
-                                                    "gemm_bf16_nk_large", "gemm_bf16_nk_gemv",
-                                                    "gemm_bf16_nk_gemv_rmsnorm"}));
-  EXPECT_TRUE(plain.back().gemv && plain.back().rmsNormA && !plain[7].rmsNormA);
+                                                    "gemm_bf16_nk_large", "gemm_bf16_nk_gemv"}));
   const tile::GemmKernelSpec &medium = plain[1], &split = plain[2];
   EXPECT_TRUE(split.splitKPrograms);
   EXPECT_FALSE(medium.splitKPrograms);
@@ -334,19 +325,18 @@ TEST(GemmBlocking, ColumnVariantsForNKPlainAndResidual) {
                                                        "gemm_bf16_nk_residual_large", "gemm_bf16_nk_residual_gemv"}));
   EXPECT_TRUE(residual[2].residual && residual[2].splitKPrograms);
   std::vector<tile::GemmKernelSpec> swiglu = tile::cudaGemmKernels({"bf16", true, false, false, true});
-  ASSERT_EQ(swiglu.size(), 6u);  // no variants but the GEMV forms; its medium kernel may split K
+  ASSERT_EQ(swiglu.size(), 5u);  // no variants but the GEMV form; its medium kernel may split K
   for (size_t i = 0; i < swiglu.size(); ++i) EXPECT_EQ(swiglu[i].splitKPrograms, i == 1) << swiglu[i].name;
-  EXPECT_TRUE(swiglu.back().gemv && swiglu.back().swiglu && swiglu.back().rmsNormA && swiglu.back().maxRows == 1);
+  EXPECT_TRUE(swiglu.back().gemv && swiglu.back().swiglu && swiglu.back().maxRows == 1);
   EXPECT_EQ(swiglu[0].stages, 4);
-  EXPECT_EQ(tile::cudaGemmKernels({"bf16", true, true}).size(), 6u);                // bias
+  EXPECT_EQ(tile::cudaGemmKernels({"bf16", true, true}).size(), 5u);                // bias
   EXPECT_EQ(tile::cudaGemmKernels({"bf16", false}).size(), 4u);                     // [K, N]
   tile::GemmBlocking p = tile::parseGemmBlocking("64x128x64x4g@5", "--prefill-block");
   EXPECT_EQ(names(tile::cudaGemmKernels({"bf16", true}, {}, {}, p)),
             (std::vector<std::string>{"gemm_bf16_nk_decode", "gemm_bf16_nk_medium", "gemm_bf16_nk_medium_splitk",
-                                      "gemm_bf16_nk_prefill", "gemm_bf16_nk_large", "gemm_bf16_nk_gemv",
-                                      "gemm_bf16_nk_gemv_rmsnorm"}));
+                                      "gemm_bf16_nk_prefill", "gemm_bf16_nk_large", "gemm_bf16_nk_gemv"}));
   tile::GemmBlocking m = tile::parseGemmBlocking("64x32x64x4gc@6+k", "--medium-block");
-  EXPECT_EQ(tile::cudaGemmKernels({"bf16", true}, {}, m).size(), 8u);
+  EXPECT_EQ(tile::cudaGemmKernels({"bf16", true}, {}, m).size(), 7u);
   // A GEMV blocking replaces the one-row kernels' and only theirs.
   tile::GemmBlocking v = tile::parseGemmBlocking("1x4x1024x4v", "--gemv-block");
   std::vector<tile::GemmKernelSpec> tuned = tile::cudaGemmKernels({"bf16", true}, {}, {}, {}, v);

@@ -58,22 +58,16 @@ double checkGemm(CudaDevice& dev, const runtime::CudaKernelSet& set, const runti
   ops::Shape wShape = k.weightsNK ? ops::Shape{s.N, s.K} : ops::Shape{s.K, s.N};
   Operand a = randomOperand({s.M, s.K}, dt, rng), b = randomOperand(wShape, dt, rng),
           bUp = randomOperand(wShape, dt, rng), bias = randomOperand({s.N}, dt, rng),
-          biasUp = randomOperand({s.N}, dt, rng), res = randomOperand({s.M, s.N}, dt, rng),
-          normW = randomOperand({s.K}, dt, rng);
-  const float eps = 1e-5f;
+          biasUp = randomOperand({s.N}, dt, rng), res = randomOperand({s.M, s.N}, dt, rng);
   std::vector<ops::Tensor> weights = {b.f32}, biases;
   if (k.swiglu) weights.push_back(bUp.f32);
   if (k.bias) biases = k.swiglu ? std::vector<ops::Tensor>{bias.f32, biasUp.f32} : std::vector<ops::Tensor>{bias.f32};
   ops::GemmSpec spec{k.weightsNK, k.swiglu ? ops::GemmEpilogue::SwiGLU : ops::GemmEpilogue::None};
-  // A's RMSNorm folded in: the reference normalizes A in f32 first (the
-  // kernel does not round the normed row to the storage type).
-  const ops::Tensor x = k.rmsNormA ? ops::rmsNorm(a.f32, normW.f32, eps) : a.f32;
-  ops::Tensor ref = ops::gemmRegion(x, weights, biases, k.residual ? &res.f32 : nullptr, nullptr, spec)[0];
+  ops::Tensor ref = ops::gemmRegion(a.f32, weights, biases, k.residual ? &res.f32 : nullptr, nullptr, spec)[0];
 
   DeviceTensor da(dev, a.stored), db(dev, b.stored), dbUp(dev, bUp.stored), dbias(dev, bias.stored),
-      dbiasUp(dev, biasUp.stored), dres(dev, res.stored), dnorm(dev, normW.stored), dc(dev, size_t(s.M * s.N * 2));
+      dbiasUp(dev, biasUp.stored), dres(dev, res.stored), dc(dev, size_t(s.M * s.N * 2));
   runtime::GemmBuffers bufs{da.p, db.p, dbUp.p, dc.p, dbias.p, dbiasUp.p, dres.p};
-  bufs.normWeight = dnorm.p, bufs.normEps = eps;
   const int64_t counterBytes = runtime::CudaKernelSet::gemmCounterBytes(k, s.M, s.N);
   DeviceTensor ws(dev, size_t(std::max<int64_t>(4, runtime::CudaKernelSet::gemmWorkspaceBytes(k, s.M, s.N, kSplits)))),
       counters(dev, size_t(std::max<int64_t>(4, counterBytes)));
@@ -263,10 +257,6 @@ TEST_F(CudaGemmKernels, ChoosesTheBlockingForTheRowCount) {
   }
   EXPECT_TRUE(set->gemmFor("bf16", true, 1, {.swiglu = true}).gemv);
   EXPECT_TRUE(set->gemmFor("f16", true, 1, {.residual = true}).gemv);
-  // The RMSNorm-folded kernels only where asked for, and only at one row.
-  EXPECT_FALSE(set->gemmFor("bf16", true, 1).rmsNormA);
-  EXPECT_TRUE(set->gemmFor("bf16", true, 1, {.swiglu = true, .rmsNorm = true}).rmsNormA);
-  EXPECT_THROW(set->gemmFor("bf16", true, 2, {.rmsNorm = true}), Error);
   EXPECT_THROW(set->gemmFor("f32", true, 1), Error);
 }
 

@@ -97,46 +97,6 @@ TEST_P(CudaModel, PrefillLogitsMatchTheReference) {
   EXPECT_EQ(best, refBest);
 }
 
-// A one-row step leaves the RMSNorms before q / k / v and gate / up to
-// their GEMVs (the norm folded in, the normed row never rounded to the
-// storage type): only the final norm launches, and the step's logits stay
-// within the prefill test's bound of the f32 reference's on the same
-// tokens.
-TEST_P(CudaModel, OneRowStepsFoldTheirRmsNormsIntoTheGemms) {
-  std::vector<int64_t> ids = reference()["token_ids"][0].get<std::vector<int64_t>>();
-  const int64_t next = ids.back();
-  runtime::PagedKvCache cache(runtime::kvCacheShapeFor(*m.exec, blockSize, 8), m.exec->cacheDevice());
-  runtime::PagedModel pm(*m.exec, cache);
-  ASSERT_TRUE(cache.reserve(0, (int64_t)ids.size() + 1));
-  pm.step({{0, ids}});
-  m.exec->setProfiling(true);
-  ops::Tensor logits = pm.step({{0, {next}}});
-  m.exec->setProfiling(false);
-  const auto profile = m.exec->takeProfile();
-  ASSERT_TRUE(profile.count("rmsnorm"));
-  EXPECT_EQ(profile.at("rmsnorm").calls, 1);  // the final norm (its reader gathers rows)
-
-  runtime::Artifact a = runtime::loadArtifact(artifactDir(GetParam()), {fixtureDir()});
-  runtime::Executor cpu(std::move(a.graph));
-  runtime::PagedKvCache refCache(runtime::kvCacheShapeFor(cpu, a.blockSize, 8));
-  runtime::PagedModel ref(cpu, refCache);
-  ASSERT_TRUE(refCache.reserve(0, (int64_t)ids.size() + 1));
-  ref.step({{0, ids}});
-  ops::Tensor want = ref.step({{0, {next}}});
-  ASSERT_EQ(logits.numel(), want.numel());
-  double worst = 0;
-  int64_t best = 0, refBest = 0;
-  for (int64_t i = 0; i < logits.numel(); ++i) {
-    double g = logits.data<float>()[i], r = want.data<float>()[i];
-    worst = std::isfinite(g) ? std::max(worst, std::abs(g - r)) : INFINITY;
-    if (g > logits.data<float>()[best]) best = i;
-    if (r > want.data<float>()[refBest]) refBest = i;
-  }
-  std::printf("one-row step logits: max |%s GPU - f32 reference| = %.4f\n", GetParam(), worst);
-  EXPECT_LE(worst, 0.1);
-  EXPECT_EQ(best, refBest);
-}
-
 // How far each generated token of `seq` is from the f32 reference's choice:
 // the plan's region graph on the CPU reference ops, fed `seq` (teacher
 // forcing); entry i is ref_logit(seq[p + i]) - max ref_logit at that step
