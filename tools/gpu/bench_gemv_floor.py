@@ -17,7 +17,6 @@ Timed in CUDA graphs, next to a 2 GiB device copy's bandwidth.
 Writes OUT/gemv_floor.json and prints a table. An experiment's harness, not
 part of `bench_all.py`.
 """
-import argparse
 import json
 import os
 
@@ -26,7 +25,7 @@ import triton
 import triton.language as tl
 
 from bench_paged_decode import copy_gbs  # (same directory)
-from harness import time_ms
+from harness import parse_experiment, time_ms
 
 COLD_BYTES = 256 << 20
 SHAPES = [(4096, 6144), (4096, 4096), (4096, 28672), (14336, 4096)]
@@ -69,11 +68,7 @@ def best_triton(w, x, out, K, N, dot, reps, copies):
 
 
 def main():
-    p = argparse.ArgumentParser(description="Floor of a batch-1 decode GEMM: streaming its weight from HBM")
-    p.add_argument("--out", required=True)
-    p.add_argument("--reps", type=int, default=40)
-    a = p.parse_args()
-    os.makedirs(a.out, exist_ok=True)
+    a = parse_experiment("Floor of a batch-1 decode GEMM: streaming its weight from HBM", 40)
     copy = copy_gbs(a.reps)
     print(f"copy {copy:.0f} GB/s (bytes read + written)")
     results = []

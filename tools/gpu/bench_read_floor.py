@@ -14,7 +14,6 @@ copy's bandwidth allows.
 Writes OUT/read_floor.json and prints a table. An experiment's harness, not
 part of `bench_all.py`.
 """
-import argparse
 import json
 import os
 
@@ -23,7 +22,7 @@ import triton
 import triton.language as tl
 
 from bench_paged_decode import copy_gbs  # (same directory)
-from harness import time_ms
+from harness import parse_experiment, time_ms
 
 
 @triton.jit
@@ -52,11 +51,7 @@ def empty(out):
 
 
 def main():
-    p = argparse.ArgumentParser(description="Floor of a batch-1 paged decode step: reading its pages, nothing else")
-    p.add_argument("--out", required=True)
-    p.add_argument("--reps", type=int, default=50)
-    a = p.parse_args()
-    os.makedirs(a.out, exist_ok=True)
+    a = parse_experiment("Floor of a batch-1 paged decode step: reading its pages, nothing else", 50)
     HK, D, PAGE = 8, 128, 16
     rows = []
     dummy = torch.zeros(1, device="cuda")

@@ -18,6 +18,17 @@ def parse(description, reps):
     return a
 
 
+def parse_experiment(description, reps):
+    """--out and --reps (default `reps`) for the experiment harnesses that
+    run no strata binary (floors of what a kernel could reach)."""
+    p = argparse.ArgumentParser(description=description)
+    p.add_argument("--out", required=True, help="directory for the JSON results")
+    p.add_argument("--reps", type=int, default=reps, help="timed launches per case")
+    a = p.parse_args()
+    os.makedirs(a.out, exist_ok=True)
+    return a
+
+
 def add_options(p, reps):
     p.add_argument("--strata-gpu", required=True, help="the strata-gpu binary")
     p.add_argument("--kernels", required=True, help="kernel set directory from `strata compile-kernels`")
