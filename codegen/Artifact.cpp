@@ -81,9 +81,9 @@ std::vector<GemmKernelSpec> cudaGemmKernels(const CudaGemmVariant& v, const Gemm
                            {"prefill", kCudaPrefillRows, kCudaPrefillRows},
                            {"large", 2048, 0}};
   if (decode.gemv || medium.gemv || prefill.gemv)
-    fail("a GEMV blocking (1xRxKxWv) is for the one-row kernels (--gemv-block), not the decode, medium or prefill "
+    fail("a GEMV blocking (MAxRxKxWv) is for the GEMV kernels (--gemv-block), not the decode, medium or prefill "
          "classes");
-  if (gemv.warps && !gemv.gemv) fail("the one-row kernels take a GEMV blocking 1xRxKxWv (--gemv-block)");
+  if (gemv.warps && !gemv.gemv) fail("the GEMV kernels take a GEMV blocking MAxRxKxWv (--gemv-block)");
   std::vector<GemmKernelSpec> set;
   for (const Class& c : classes) {
     GemmKernelSpec s = cudaGemmSpec(v.dtype, v.weightsNK, c.rows);

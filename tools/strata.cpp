@@ -256,8 +256,9 @@ int main(int argc, char** argv) {
   compileKernelsCmd->add_option("--target", ckTarget, "GPU target: cuda:sm_90 (Hopper)")->capture_default_str();
   compileKernelsCmd->add_option("-o,--output", ckOut, "Directory to write")->required();
   compileKernelsCmd->add_option("--gemv-block", ckGemv,
-                                "Block shape 1xRxKxWv of the one-row kernels of [N, K] weights (the GEMV form: R "
-                                "weight rows a program, K steps of K elements over W warps) instead of the default " +
+                                "Block shape MAxRxKxWv of the GEMV kernels of [N, K] weights (no dots: MA rows of A "
+                                "and R weight rows a program, K steps of K elements over W warps; meant for up to MA "
+                                "rows) instead of the default " +
                                     std::string(tile::kCudaGemvBlocking) + " (for tuning)");
   compileKernelsCmd->add_option("--decode-block", ckDecode,
                                 "Block shape MxNxKxW[s|g|gc][@S] (block M, N, K, warps; s: the warps split K; g: "
@@ -265,7 +266,7 @@ int main(int argc, char** argv) {
                                 "defaults); @S: S buffers of "
                                 "operands staged through shared memory, none without it) of the decode kernels (up to "
                                 "16 rows; one row with [N, K] weights takes the GEMV form, --gemv-block) instead of the default "
-                                "16x32x128x4s@4 (for tuning)");
+                                "16x32x128x4s@4 (@8 with [N, K] weights but SwiGLU) (for tuning)");
   compileKernelsCmd->add_option("--medium-block", ckMedium,
                                 "Block shape of the kernels for 17..128 rows instead of the defaults 64x32x64x4gc@6 "
                                 "([N, K] weights) and 64x32x128x4s@3 ([K, N]) (for tuning)");
@@ -290,7 +291,7 @@ int main(int argc, char** argv) {
   compileKernelsCmd
       ->add_option("--only", ckOnly,
                    "Compile only these kinds of kernels, comma-separated (a partial set, for tuning sweeps; gemv: the "
-                   "GEMMs' one-row kernels alone)")
+                   "GEMMs' GEMV kernels alone)")
       ->delimiter(',')
       ->check(CLI::IsMember({"gemm", "gemv", "rms_norm", "rope", "attention", "paged_decode", "paged_prefill", "gather_rows",
                              "kv_write", "argmax", "top_k", "repetition_penalty"}));

@@ -221,6 +221,9 @@ expect_error "not --prompt-ids" "$strata" run "$fx" --chat --prompt-ids 0
 expect_error "--decode-block '16x8x32x4'" "$strata" compile-kernels -o "$tmp/kbad" --decode-block 16x8x32x4
 expect_error "expected MxNxKxW" "$strata" compile-kernels -o "$tmp/kbad" --prefill-block 64x128
 expect_error "the stage count after @ must be 0 (no staging) or 2 to 8" "$strata" compile-kernels -o "$tmp/kbad" --prefill-block 64x128x32x4@1
+expect_error "the GEMV form is MAxRxKxWv" "$strata" compile-kernels -o "$tmp/kbad" --gemv-block 1x1x1000x4v
+expect_error "the GEMV kernels take a GEMV blocking" "$strata" compile-kernels -o "$tmp/kbad" --only gemv --gemv-block 16x32x128x4s@4
+expect_error "is for the GEMV kernels (--gemv-block)" "$strata" compile-kernels -o "$tmp/kbad" --only gemv --decode-block 1x1x1024x4v
 
 echo "$pass passed, $fail failed"
 [ $fail -eq 0 ]

@@ -337,7 +337,7 @@ TEST(GemmBlocking, ColumnVariantsForNKPlainAndResidual) {
                                       "gemm_bf16_nk_prefill", "gemm_bf16_nk_large", "gemm_bf16_nk_gemv"}));
   tile::GemmBlocking m = tile::parseGemmBlocking("64x32x64x4gc@6+k", "--medium-block");
   EXPECT_EQ(tile::cudaGemmKernels({"bf16", true}, {}, m).size(), 7u);
-  // A GEMV blocking replaces the one-row kernels' and only theirs.
+  // A GEMV blocking replaces the GEMV kernels' and only theirs.
   tile::GemmBlocking v = tile::parseGemmBlocking("1x4x1024x4v", "--gemv-block");
   std::vector<tile::GemmKernelSpec> tuned = tile::cudaGemmKernels({"bf16", true}, {}, {}, {}, v);
   EXPECT_EQ(tuned.back().blockN, 4);
