@@ -212,6 +212,43 @@ func.func @row_sum(%x: !tile.ptr<f32>, %y: !tile.ptr<f32>, %R: index) attributes
 
 // -----
 
+// Lane vectors (tile.lane_vector = 8): a [1, 256] bf16 row over one warp is
+// one round of 8 contiguous elements a lane (element i of lane l at 8 l +
+// i); the load promising aligned runs of 8 reads them as one 16-byte
+// vector, the one without the promise element by element at 8 l + i, and
+// the elementwise product and the sum take the lane's 8 alike.
+// CHECK-LABEL: func.func @lane_vectors
+// CHECK: %[[LANE:.*]] = arith.remui %{{.*}}, %c32
+// CHECK: %[[BASE:.*]] = arith.muli %[[LANE]], %c8
+// CHECK: vector.load %{{.*}}[%{{.*}}] {alignment = 16 : i64} : memref<?xbf16>, vector<8xbf16>
+// CHECK-NOT: vector.load
+// CHECK: arith.addi %{{.*}}, %c7
+// CHECK: memref.load
+// CHECK: arith.mulf {{.*}} : vector<8xf32>
+// CHECK-COUNT-5: nvvm.shfl.sync bfly
+// LLVM-LABEL: llvm.func @lane_vectors
+// LLVM: llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr -> vector<8xbf16>
+func.func @lane_vectors(%x: !tile.ptr<bf16>, %w: !tile.ptr<bf16>, %y: !tile.ptr<f32>, %R: index) attributes {tile.num_warps = 1 : i64, tile.lane_vector = 8 : i64} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c256 = arith.constant 256 : index
+  %row = tile.program_id 0
+  %p = tile.make_block_ptr %x, [%R, %c256], [%c256, %c1], [%row, %c0] : !tile.ptr<bf16> -> !tile.block_ptr<tensor<1x256xbf16>>
+  %v = tile.load %p {in_bounds, contiguous = 1 : i64, run = 8 : i64} : !tile.block_ptr<tensor<1x256xbf16>>
+  %q = tile.make_block_ptr %w, [%c1, %c256], [%c256, %c1], [%c0, %c0] : !tile.ptr<bf16> -> !tile.block_ptr<tensor<1x256xbf16>>
+  %u = tile.load %q {in_bounds} : !tile.block_ptr<tensor<1x256xbf16>>
+  %vf = tile.convert %v : tensor<1x256xbf16> -> tensor<1x256xf32>
+  %uf = tile.convert %u : tensor<1x256xbf16> -> tensor<1x256xf32>
+  %m = arith.mulf %vf, %uf : tensor<1x256xf32>
+  %s = tile.reduce %m {kind = "sum", axis = 1 : i64} : tensor<1x256xf32> -> tensor<1xf32>
+  %e = tile.expand_dims %s {axis = 1 : i64} : tensor<1xf32> -> tensor<1x1xf32>
+  %o = tile.make_block_ptr %y, [%R, %c1], [%c1, %c1], [%row, %c0] : !tile.ptr<f32> -> !tile.block_ptr<tensor<1x1xf32>>
+  tile.store %o, %e {in_bounds} : !tile.block_ptr<tensor<1x1xf32>>
+  return
+}
+
+// -----
+
 // One row over 4 warps (RMSNorm at decode): each warp reduces its [1, 64]
 // (2 elements a lane, five butterfly shuffles), then the warps' sums meet
 // in the shared-memory scratch: one float per lane and warp (4 x 32), a
