@@ -1,10 +1,10 @@
 // The GEMV form of a GEMM region kernel (GemmKernelSpec::gemv): blockM
 // rows of A against blockN rows of [N, K] weights per program, with no
-// dots. The
-// tiles are [1, blockK] rows spread over the warps (lane-linear on sm_90,
-// like RMSNorm's), so a batch-1 decode streams each weight row in long
-// contiguous runs from many small programs, where the mma form's 16-row A
-// block is 15 rows of zeros and its programs few and long.
+// dots. The tiles are [1, blockK] rows spread over the warps (lane-linear
+// on sm_90, like RMSNorm's, in 16-byte vectors), so a batch-1 decode
+// streams each weight row in long contiguous runs from many small
+// programs, where the mma form's 16-row A block is 15 rows of zeros and
+// its programs few and long.
 #include <fmt/format.h>
 
 #include <functional>
