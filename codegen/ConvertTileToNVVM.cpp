@@ -528,25 +528,23 @@ class Lowering {
     Value base = arith::MulIOp::create(b, loc, laneId, cst(fr.vec));
     return arith::AddIOp::create(b, loc, base, cst(i / fr.vec * 32 * fr.vec + i % fr.vec)).getResult();
   }
+  // The view indices of this lane's element i (laneLinear's position).
+  SmallVector<Value> laneIndices(Location loc, const Frag& fr, int64_t i) {
+    Value e = laneLinear(loc, fr, i);
+    if (fr.shape.size() != 2) return {e};
+    return {arith::DivUIOp::create(b, loc, e, cst(fr.shape[1])).getResult(),
+            arith::RemUIOp::create(b, loc, e, cst(fr.shape[1])).getResult()};
+  }
   // `each(i, idx, pred)` is called per element with its view indices and,
   // for the last round of a tile that does not fill it, the lane predicate
   // (null when every lane holds a real element).
   void forLaneElements(const Frag& fr, llvm::function_ref<void(int64_t, SmallVector<Value>, Value)> each) {
     Location loc = f.getLoc();
-    ArrayRef<int64_t> shape = fr.shape;
     for (int64_t i = 0; i < fr.size(); ++i) {
-      Value e = laneLinear(loc, fr, i);
       Value pred;
       if (fr.numel > 1 && 32 * (i + 1) > fr.numel)
         pred = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, laneId, cst(fr.numel - 32 * i));
-      SmallVector<Value> idx;
-      if (shape.size() == 2) {
-        idx.push_back(arith::DivUIOp::create(b, loc, e, cst(shape[1])));
-        idx.push_back(arith::RemUIOp::create(b, loc, e, cst(shape[1])));
-      } else {
-        idx.push_back(e);
-      }
-      each(i, idx, pred);
+      each(i, laneIndices(loc, fr, i), pred);
     }
   }
   Value both(Location loc, Value a, Value c) { return !a ? c : !c ? a : arith::AndIOp::create(b, loc, a, c).getResult(); }
@@ -561,11 +559,11 @@ class Lowering {
     if (fr.vec > 1) {
       std::optional<RunView> runs = runView(l, fr, et);
       if (runs && runs->dim == (int64_t)fr.shape.size() - 1 && runs->run >= fr.vec) {
-        forLaneElements(fr, [&](int64_t i, SmallVector<Value> idx, Value) {
-          if (i % fr.vec) return;
-          Value v = runs->load(b, loc, idx, et, fr.vec);
+        // (Whole rounds: no lane predicate.)
+        for (int64_t i = 0; i < fr.size(); i += fr.vec) {
+          Value v = runs->load(b, loc, laneIndices(loc, fr, i), et, fr.vec);
           for (int64_t k = 0; k < fr.vec; ++k) elems.push_back(vector::ExtractOp::create(b, loc, v, k));
-        });
+        }
         return vector::FromElementsOp::create(b, loc, vt, elems);
       }
     }

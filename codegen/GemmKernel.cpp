@@ -148,17 +148,26 @@ void applyBlocking(GemmKernelSpec& s, const GemmBlocking& b) {
   if (b.gemv) s.tiling = "";
 }
 
-GemmBlocking parseGemmBlocking(const std::string& text, const std::string& what) {
-  GemmBlocking b;
+namespace {
+
+// Reads "MxNxKxW" (the whole of `shape`) into b's m, n, k and warps.
+bool readDims(const std::string& shape, GemmBlocking& b) {
   char x1 = 0, x2 = 0, x3 = 0;
   int used = 0;
+  return std::sscanf(shape.c_str(), "%ld%c%ld%c%ld%c%ld%n", &b.m, &x1, &b.n, &x2, &b.k, &x3, &b.warps, &used) == 7 &&
+         x1 == 'x' && x2 == 'x' && x3 == 'x' && used == (int)shape.size();
+}
+
+}  // namespace
+
+GemmBlocking parseGemmBlocking(const std::string& text, const std::string& what) {
+  GemmBlocking b;
   std::string shape = text;
   if (!shape.empty() && shape.back() == 'v') {
     // The GEMV form: MAxRxKxW.
     b.gemv = true;
     shape.pop_back();
-    if (std::sscanf(shape.c_str(), "%ld%c%ld%c%ld%c%ld%n", &b.m, &x1, &b.n, &x2, &b.k, &x3, &b.warps, &used) != 7 ||
-        x1 != 'x' || x2 != 'x' || x3 != 'x' || used != (int)shape.size() || b.m < 1 || b.m > 16 || b.n < 1 ||
+    if (!readDims(shape, b) || b.m < 1 || b.m > 16 || b.n < 1 ||
         b.n > 16 || b.warps < 1 || b.warps > 32 || b.k % (32 * b.warps) != 0)
       fail("{} '{}': the GEMV form is MAxRxKxWv: MA (1 to 16) rows of A and R (1 to 16) weight rows a program, K "
            "steps of K elements over W warps (1 to 32; K a multiple of 32 x W), e.g. 1x2x2048x8v", what, text);
@@ -189,8 +198,7 @@ GemmBlocking parseGemmBlocking(const std::string& text, const std::string& what)
     b.splitK = true;
     shape.pop_back();
   }
-  if (std::sscanf(shape.c_str(), "%ld%c%ld%c%ld%c%ld%n", &b.m, &x1, &b.n, &x2, &b.k, &x3, &b.warps, &used) != 7 ||
-      x1 != 'x' || x2 != 'x' || x3 != 'x' || used != (int)shape.size())
+  if (!readDims(shape, b))
     fail("{} '{}': expected MxNxKxW (block M, N, K and warps) with an optional s (warps split K), g (warpgroup "
          "dots, TMA copies) or gc (warpgroup dots, cp.async copies), @S (S stages through shared memory) and +k (K "
          "split across programs too), e.g. 16x64x32x4, 16x32x256x8s, 64x128x32x4@3, 128x128x64x8g@4 or "

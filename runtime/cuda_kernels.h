@@ -29,7 +29,7 @@ struct CudaGemmKernel {
   // (GemmBuffers).
   bool splitKPrograms = false;
   // The GEMV form (kernels.json gemv; codegen/GemmKernel.h): its grid is
-  // (N blocks, M), the N blocks on x, which holds more than 65535.
+  // (N blocks, M blocks), the N blocks on x, which holds more than 65535.
   bool gemv = false;
   // Programs one SM holds at once (the driver's occupancy calculator at
   // load; set only for kernels that split K across programs).

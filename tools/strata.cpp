@@ -182,12 +182,12 @@ int compileKernels(const std::string& target, const std::string& out, const std:
     auto keep = [&](const char* kind, auto& kernels) {
       if (!named(kind)) kernels.clear();
     };
-    // "gemv": the GEMMs' one-row (GEMV form) kernels alone.
+    // "gemv": the GEMMs' GEMV kernels alone.
     if (named("gemv") && !named("gemm"))
       std::erase_if(set.gemms, [](const tile::GemmKernelSpec& s) { return !s.gemv; });
     else
       keep("gemm", set.gemms);
-    keep("rms_norm", set.norms), keep("rms_norm", set.norms), keep("rope", set.ropes), keep("attention", set.attentions);
+    keep("rms_norm", set.norms), keep("rope", set.ropes), keep("attention", set.attentions);
     keep("paged_decode", set.pagedDecodes), keep("paged_prefill", set.pagedPrefills);
     keep("gather_rows", set.gathers), keep("kv_write", set.kvWrites), keep("argmax", set.argmaxes);
     keep("top_k", set.topks), keep("repetition_penalty", set.penalties);
@@ -238,7 +238,7 @@ int main(int argc, char** argv) {
   compileCmd->add_option("--block-size", co.blockSize, "Tokens per KV cache block the kernels are built for")
       ->capture_default_str();
   compileCmd->add_option("--gemv-block", co.tuning.gemvBlock,
-                         "cuda: the one-row GEMM kernels' GEMV blocking, as for compile-kernels (for tuning)");
+                         "cuda: the GEMV kernels' blocking MAxRxKxWv, as for compile-kernels (for tuning)");
   compileCmd->add_option("--decode-block", co.tuning.decodeBlock,
                          "cuda: the decode GEMM class's blocking (up to 16 rows), as for compile-kernels (for tuning)");
   compileCmd->add_option("--medium-block", co.tuning.mediumBlock,
