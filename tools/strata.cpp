@@ -182,9 +182,14 @@ int compileKernels(const std::string& target, const std::string& out, const std:
     auto keep = [&](const char* kind, auto& kernels) {
       if (!named(kind)) kernels.clear();
     };
-    // "gemv": the GEMMs' GEMV kernels alone.
-    if (named("gemv") && !named("gemm"))
-      std::erase_if(set.gemms, [](const tile::GemmKernelSpec& s) { return !s.gemv; });
+    // "gemv" / "decode": the GEMMs' GEMV kernels / decode class alone
+    // (either or both; "gemm" takes every GEMM).
+    const bool gemvs = named("gemv"), decodes = named("decode");
+    if ((gemvs || decodes) && !named("gemm"))
+      std::erase_if(set.gemms, [&](const tile::GemmKernelSpec& s) {
+        const bool decodeClass = !s.gemv && s.maxRows == tile::kCudaDecodeRows;
+        return !(gemvs && s.gemv) && !(decodes && decodeClass);
+      });
     else
       keep("gemm", set.gemms);
     keep("rms_norm", set.norms), keep("rope", set.ropes), keep("attention", set.attentions);
@@ -290,10 +295,10 @@ int main(int argc, char** argv) {
                                 "at least 16 keys each, default 1) instead of the default 32x3 (for tuning)");
   compileKernelsCmd
       ->add_option("--only", ckOnly,
-                   "Compile only these kinds of kernels, comma-separated (a partial set, for tuning sweeps; gemv: the "
+                   "Compile only these kinds of kernels, comma-separated (a partial set, for tuning sweeps; decode: the GEMMs' decode class (up to 16 rows) alone; gemv: the "
                    "GEMMs' GEMV kernels alone)")
       ->delimiter(',')
-      ->check(CLI::IsMember({"gemm", "gemv", "rms_norm", "rope", "attention", "paged_decode", "paged_prefill", "gather_rows",
+      ->check(CLI::IsMember({"gemm", "decode", "gemv", "rms_norm", "rope", "attention", "paged_decode", "paged_prefill", "gather_rows",
                              "kv_write", "argmax", "top_k", "repetition_penalty"}));
 
   std::string inspectModel;
