@@ -180,15 +180,6 @@ std::vector<GemmKernelSpec> cudaGemmKernels(const CudaGemmVariant& v, const Gemm
     s.name = fmt::format("gemm_{}_gemv", v.suffix());
     s.maxRows = s.blockM;  // its rows of A a program
     set.push_back(s);
-    // The same GEMV normalizing A's rows (rmsNorm) for the GEMMs an
-    // RMSNorm feeds (q / k / v, gate / up, lm_head: never the residual
-    // ones), whose weights the runtime folds the norm's weight into: a
-    // one-row step then launches no RMSNorm kernel.
-    if (!v.residual) {
-      s.rmsNorm = true;
-      s.name += "_rms";
-      set.push_back(s);
-    }
   }
   return set;
 }
@@ -360,8 +351,7 @@ void writeCudaKernelFiles(const CudaKernelSetSpec& set, const std::string& targe
                              {"swiglu", s.swiglu}, {"block_m", s.blockM}, {"block_n", s.blockN},
                              {"block_k", s.blockK}, {"num_warps", s.numWarps}, {"stages", s.stages},
                              {"max_rows", s.maxRows}, {"min_cols", s.minCols}, {"max_cols", s.maxCols},
-                             {"tma", s.tma}, {"split_k_programs", s.splitKPrograms}, {"gemv", s.gemv},
-                             {"rms_norm", s.rmsNorm}}));
+                             {"tma", s.tma}, {"split_k_programs", s.splitKPrograms}, {"gemv", s.gemv}}));
   for (const RmsNormKernelSpec& s : set.norms) kernels.push_back(entry("rms_norm", s.name, s.dtype, {{"block_n", s.blockN}}));
   for (const RopeKernelSpec& s : set.ropes)
     kernels.push_back(entry("rope", s.name, s.dtype, {{"heads", s.heads}, {"head_dim", s.headDim}}));

@@ -416,7 +416,6 @@ std::string gemmSignature(const GemmKernelSpec& s) {
   if (s.tma) args += s.swiglu ? ", %amap: !tile.ptr<i8>, %bmap: !tile.ptr<i8>, %bmap2: !tile.ptr<i8>"
                               : ", %amap: !tile.ptr<i8>, %bmap: !tile.ptr<i8>";
   if (s.splitKPrograms) args += ", %kSplits: index, %ws: !tile.ptr<f32>, %ctr: !tile.ptr<i32>";
-  if (s.rmsNorm) args += ", %eps: f32";
   return args;
 }
 
@@ -865,7 +864,6 @@ std::string emitPackedGemm(const GemmKernelSpec& s) {
 std::string emitGemmKernel(const GemmKernelSpec& s) {
   StorageText{s.dtype}.check("gemm");
   if (s.packedB) return emitPackedGemm(s);
-  if (s.rmsNorm && !s.gemv) fail("gemm '{}': only the GEMV form normalizes A's rows (rmsNorm)", s.name);
   if (s.gemv) return emitGemvKernel(s);
   // B's view is [K, N] either way; for [N, K] storage it is transposed
   // (strides [1, K]).

@@ -106,12 +106,6 @@ struct GemmKernelSpec {
   // and B 16-byte aligned); other K take a checked path of element loads.
   // Meant for one row (batch-1 decode; blockM = 1), right for any M.
   bool gemv = false;
-  // GEMV form: A's rows are an RMSNorm's input, whose weight is already
-  // folded into the GEMM weights (W'[n, k] = W[n, k] gamma[k]): the kernel
-  // also sums each row's squares as it streams it and scales the row's
-  // sums by 1 / sqrt(mean(a^2) + eps) before the epilogue, so
-  // C = epilogue(rmsnorm(A) x W'). Signature: (..., M, N, K, eps: f32).
-  bool rmsNorm = false;
   std::string tiling = "horizontal";  // the dot's tiling hint ("" = let assign-layouts choose)
   // GPU kernel sets: the most rows (M) this blocking is meant for (0: any);
   // recorded in kernels.json for the runtime's choice (CudaKernelSet::gemmFor).

@@ -20,15 +20,13 @@ namespace {
 // Text of one GEMV kernel. Names: %m<a> is the program's row a of A and C
 // (clamped to M - 1), %pa<a> its block pointer into A; %n<r> is weight row
 // r's column of C, %pb<w>_<r> its block pointer into weight w (0: B, 1:
-// the up projection). Sum (w, r, a) is accumulator (w R + r) MA + a; with
-// rmsNorm, row a's sum of squares is accumulator sums() + a.
+// the up projection). Sum (w, r, a) is accumulator (w R + r) MA + a.
 struct GemvText {
   const GemmKernelSpec& s;
   StorageText st{s.dtype};
   int64_t weights() const { return s.swiglu ? 2 : 1; }
   int64_t rowsA() const { return s.blockM; }
   int64_t sums() const { return weights() * s.blockN * rowsA(); }
-  int64_t accs() const { return sums() + (s.rmsNorm ? rowsA() : 0); }
   std::string row() const { return fmt::format("1x{}", s.blockK); }
   std::string accT() const { return fmt::format("tensor<1x{}xf32>", s.blockK); }
   std::string ptrT() const { return st.blockPtr(row()); }
@@ -43,7 +41,7 @@ struct GemvText {
   // bounds.
   std::string kLoop(const std::string& res, const char* from, const char* to, const std::vector<std::string>& inits,
                     const std::vector<std::string>& ptrs, const char* ib) const {
-    const int64_t nAcc = accs(), MA = rowsA();
+    const int64_t nAcc = sums(), MA = rowsA();
     std::string args, types, body, yields;
     for (int64_t i = 0; i < nAcc; ++i) {
       args += fmt::format("{}%acc{} = {}", i ? ", " : "", i, inits[i]);
@@ -57,10 +55,7 @@ struct GemvText {
     // = 0 there, 16-byte aligned buffers).
     const std::string attrs = *ib ? fmt::format(" {{in_bounds, contiguous = 1 : i64, run = {} : i64}}", vec()) : "";
     for (int64_t a = 0; a < MA; ++a) body += st.load(fmt::format("x{}", a), fmt::format("%p{}", a), row(), attrs);
-    for (int64_t a = 0; a < MA && s.rmsNorm; ++a)
-      body += fmt::format("    %x{a}sq = arith.mulf %x{a}, %x{a} : {T}\n    %a{i} = arith.addf %acc{i}, %x{a}sq : {T}\n",
-                          fmt::arg("a", a), fmt::arg("i", sums() + a), fmt::arg("T", accT()));
-    for (int64_t j = 0; j < sums() / MA; ++j) {
+    for (int64_t j = 0; j < nAcc / MA; ++j) {
       body += st.load(fmt::format("y{}", j), fmt::format("%p{}", MA + j), row(), attrs);
       for (int64_t a = 0; a < MA; ++a) {
         const int64_t i = j * MA + a;
@@ -82,27 +77,8 @@ struct GemvText {
   // n<r>]. `acc(w)` names weight w's accumulator. A row clamped to M - 1
   // repeats row M - 1's instructions on its inputs: it stores the same
   // bits there (C aliases neither A nor the residual).
-  // Row a's RMSNorm scale 1 / sqrt(sum of squares / K + eps) from its
-  // squares' accumulator `sq`, as %<p>inv (tensor<1x1xf32>).
-  std::string rmsScale(const std::string& p, const std::string& sq) const {
-    return fmt::format(R"(    %{p}ss = tile.reduce {sq} {{kind = "sum", axis = 1 : i64}} : {T} -> tensor<1xf32>
-    %{p}ki = arith.index_cast %K : index to i64
-    %{p}kf = arith.sitofp %{p}ki : i64 to f32
-    %{p}kt = tile.splat %{p}kf : f32 -> tensor<1xf32>
-    %{p}mean = arith.divf %{p}ss, %{p}kt : tensor<1xf32>
-    %{p}et = tile.splat %eps : f32 -> tensor<1xf32>
-    %{p}me = arith.addf %{p}mean, %{p}et : tensor<1xf32>
-    %{p}rt = math.sqrt %{p}me : tensor<1xf32>
-    %{p}one = arith.constant dense<1.0> : tensor<1xf32>
-    %{p}inv1 = arith.divf %{p}one, %{p}rt : tensor<1xf32>
-    %{p}inv = tile.expand_dims %{p}inv1 {{axis = 1 : i64}} : tensor<1xf32> -> tensor<1x1xf32>
-)",
-                       fmt::arg("p", p), fmt::arg("sq", sq), fmt::arg("T", accT()));
-  }
-
-  // `inv`: row a's RMSNorm scale (rmsNorm), applied to each sum first.
   std::string epilogue(const std::string& p, int64_t a, int64_t r, const std::function<std::string(int64_t)>& acc,
-                       const char* ib, const std::string& inv) const {
+                       const char* ib) const {
     const std::string m = fmt::format("%m{}", a);
     std::string e;
     auto one = [&](const std::string& name, const char* buf, const char* rows, const std::string& row) {
@@ -120,11 +96,6 @@ struct GemvText {
 )",
                        fmt::arg("v", v), fmt::arg("acc", acc(w)), fmt::arg("T", accT()));
       out[w] = "%" + v;
-      if (s.rmsNorm) {
-        e += fmt::format("    %{v}n = arith.mulf {o}, {inv} : tensor<1x1xf32>\n", fmt::arg("v", v), fmt::arg("o", out[w]),
-                         fmt::arg("inv", inv));
-        out[w] = "%" + v + "n";
-      }
       if (s.bias) {
         std::string b = one(fmt::format("bias{}", w), w ? "%bias2" : "%bias", "%c1", "%c0");
         e += fmt::format("    %{v}b = arith.addf {o}, {b} : tensor<1x1xf32>\n", fmt::arg("v", v), fmt::arg("o", out[w]),
@@ -152,7 +123,7 @@ struct GemvText {
   // One path: the K loops (whole blocks, then the tail, or all of K
   // checked) and every row's epilogue.
   std::string path(const std::string& p, bool inBounds) const {
-    const int64_t R = s.blockN, nAcc = accs(), MA = rowsA();
+    const int64_t R = s.blockN, nAcc = sums(), MA = rowsA();
     std::vector<std::string> zeros(nAcc, "%zero"), ptrs;
     for (int64_t a = 0; a < MA; ++a) ptrs.push_back(fmt::format("%pa{}", a));
     for (int64_t w = 0; w < weights(); ++w)
@@ -168,17 +139,11 @@ struct GemvText {
     } else {
       text = kLoop("%" + p, "%c0", "%K", zeros, ptrs, "");
     }
-    std::vector<std::string> inv(MA);
-    for (int64_t a = 0; a < MA && s.rmsNorm; ++a) {
-      const std::string q = fmt::format("{}r{}", p, a);
-      text += rmsScale(q, fmt::format("{}#{}", last, sums() + a));
-      inv[a] = "%" + q + "inv";
-    }
     for (int64_t r = 0; r < R; ++r)
       for (int64_t a = 0; a < MA; ++a)
         text += epilogue(MA == 1 ? fmt::format("{}{}", p, r) : fmt::format("{}{}_{}", p, r, a), a, r,
                          [&](int64_t w) { return fmt::format("{}#{}", last, (w * R + r) * MA + a); },
-                         inBounds ? " {in_bounds}" : "", inv[a]);
+                         inBounds ? " {in_bounds}" : "");
     return text;
   }
 };

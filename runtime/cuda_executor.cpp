@@ -13,7 +13,6 @@
 #include "ops/gemm_region.h"
 #include "ops/regions.h"
 #include "ops/row_forms.h"
-#include "runtime/norm_fold.h"
 #include "runtime/parallel.h"
 #include "runtime/weights.h"
 
@@ -114,26 +113,6 @@ Tensor randomWeight(CudaDevice& dev, const ops::WeightRef& w, ops::DType dt, uin
     dev.upload(static_cast<uint8_t*>(p) + off * 2, buf.data(), len * 2);
   }
   return Tensor(dt, w.shape, std::move(block), p);
-}
-
-// [N, K] weight `w` (host, any float type) with column k scaled by
-// gamma[k] (NormFold), rounded once to `dt`.
-Tensor foldedWeight(const Tensor& w, const Tensor& gamma, ops::DType dt) {
-  if (w.rank() != 2 || gamma.numel() != w.dim(1))
-    fail("cannot fold a norm weight of {} entries into a {} weight", gamma.numel(), ops::shapeStr(w.shape()));
-  const Tensor g = gamma.toF32();
-  const float* gv = g.data<float>();
-  const int64_t K = w.dim(1);
-  Tensor out(dt, w.shape());
-  auto round = dt == ops::DType::BF16 ? ops::floatToBf16 : ops::floatToHalf;
-  uint16_t* o = out.mut<uint16_t>();
-  parallelRanges(w.dim(0), [&](int64_t lo, int64_t hi) {
-    for (int64_t r = lo; r < hi; ++r) {
-      const Tensor one = w.view(r * K, {K}).toF32();
-      for (int64_t c = 0; c < K; ++c) o[r * K + c] = round(one.data<float>()[c] * gv[c]);
-    }
-  });
-  return out;
 }
 
 // Sibling GEMM weights ([N, K] q / k / v of one input, region.gemm with
@@ -253,13 +232,6 @@ struct CudaExecutor::Impl {
   // on one stream share them (GEMMs running at once take disjoint parts).
   // A larger need takes a new buffer; the old ones stay allocated (a
   // recorded graph may still launch on them).
-  // Values that hold an RMSNorm's input with its weight folded into the
-  // GEMMs reading them (NormFold::normalizedBy): value -> epsilon. Those
-  // GEMMs normalize their rows in the kernel at one row, else after an
-  // RMSNorm of unit weight (`ones`, one per width).
-  std::map<std::string, float> normalizedBy;
-  mutable std::map<int64_t, Tensor> ones;
-  Tensor normalizeRows(const Tensor& x, float eps) const;
   mutable std::vector<std::shared_ptr<const void>> counterBlocks;
   mutable int64_t counterBytes = 0;
   void* arrivalCounters(int64_t bytes) const {
@@ -359,16 +331,7 @@ V CudaExecutor::Impl::gemm(const ops::NodeDef& n, const std::vector<const Val*>&
     for (int64_t wi = 0; wi < op.outputs(); ++wi) outs.push_back(pool.tensor(dt, withLast(outBase, widthOf(wi))));
     return outs;
   }
-  // x may be an RMSNorm's input whose weight these GEMM weights carry: one
-  // row takes the GEMV that normalizes it; more rows (or a set without
-  // that GEMV for the epilogue) are normalized first.
-  GemmEpilogue epilogue{op.bias, op.residual, op.swiglu};
-  float eps = 0;
-  if (auto norm = normalizedBy.find(n.inputs[0]); norm != normalizedBy.end()) {
-    eps = norm->second;
-    epilogue.rmsNorm = M == 1 && k.findGemm(dtName, op.weightsNK, M, {op.bias, op.residual, op.swiglu, true});
-    if (!epilogue.rmsNorm) x = normalizeRows(x, eps);
-  }
+  const GemmEpilogue epilogue{op.bias, op.residual, op.swiglu};
   // Sibling weights placed back to back (joinSiblingWeights), at one row:
   // one GEMM over the joined [sum N, K] matrix writes q | k | v as one row,
   // and the outputs are views of it (with more rows they would interleave).
@@ -386,7 +349,6 @@ V CudaExecutor::Impl::gemm(const ops::NodeDef& n, const std::vector<const Val*>&
       b.a = x.raw();
       b.b = base;
       b.c = mut(c);
-      b.rmsEps = eps;
       k.launch(k.gemmFor(dtName, op.weightsNK, M, epilogue, total), b, M, total, K);
       for (int64_t wi = 0, at = 0; wi < op.outputs(); at += widthOf(wi++))
         outs.push_back(c.view(at, withLast(outBase, widthOf(wi))));
@@ -424,7 +386,6 @@ V CudaExecutor::Impl::gemm(const ops::NodeDef& n, const std::vector<const Val*>&
     Tensor c = pool.tensor(dt, withLast(outBase, N));
     GemmBuffers b;
     b.a = x.raw();
-    b.rmsEps = eps;
     b.b = in[op.weight(wi)]->dev.raw();
     if (op.swiglu) b.bUp = in[op.weight(1)]->dev.raw();
     b.c = mut(c);
@@ -451,20 +412,8 @@ V CudaExecutor::Impl::gemm(const ops::NodeDef& n, const std::vector<const Val*>&
   return outs;
 }
 
-Tensor CudaExecutor::Impl::normalizeRows(const Tensor& x, float eps) const {
-  const int64_t width = x.dim(x.rank() - 1), rows = x.numel() / width;
-  Tensor& w = ones[width];
-  if (!w.defined()) w = deviceCopy(dev, Tensor::fromF32(std::vector<float>(size_t(width), 1.f), {width}).cast(dt));
-  Tensor y = pool.tensor(dt, x.shape());
-  const auto& kern = findKernel(k.rmsNorms(), [&](const auto& r) { return r.dtype == dtName; }, dtName + " RMSNorm");
-  if (rows > 0) k.launch(kern, x.raw(), w.raw(), mut(y), rows, width, eps);
-  return y;
-}
-
 V CudaExecutor::Impl::rmsNorm(const ops::NodeDef& n, const std::vector<const Val*>& in) const {
   const Tensor& x = devArg(in, 0, "x");
-  // Folded (NormFold): the GEMMs reading the output normalize x.
-  if (normalizedBy.count(n.outputs.at(0))) return {x};
   const Tensor& w = devArg(in, 1, "weight");
   const int64_t width = x.dim(x.rank() - 1), rows = x.numel() / width;
   if (w.numel() != width) fail("weight has {} entries, x's rows {}", w.numel(), width);
@@ -716,9 +665,6 @@ CudaExecutor::CudaExecutor(ops::GraphDef graph, CudaDevice& device, const CudaKe
   m.graphs = o.graphs;
   if (o.dtype != ops::DType::BF16 && o.dtype != ops::DType::F16)
     fail("the GPU backend stores bf16 or f16, not {}", ops::dtypeName(o.dtype));
-  NormFold fold;
-  if (o.foldNorms && kernels.findGemm(m.dtName, true, 1, {.rmsNorm = true})) fold = foldNormWeights(m.g);
-  m.normalizedBy = fold.normalizedBy;
   std::set<std::string> params;
   for (const auto& w : g.weights) params.insert(w.name);
   for (const auto& c : g.constants) params.insert(c.name);
@@ -740,21 +686,11 @@ CudaExecutor::CudaExecutor(ops::GraphDef graph, CudaDevice& device, const CudaKe
       block = groups[it->second.first];
       offset = it->second.second;
     }
-    // A folded weight (NormFold) is its source's values, columns scaled by
-    // the norm's weight; random norm weights are 1, so a random source's
-    // own values.
-    auto folded = fold.weights.find(w.name);
-    const ops::WeightRef& src = folded != fold.weights.end() ? folded->second.source : w;
     Tensor t;
-    if (o.randomWeights && storedAs(w.dtype) == o.dtype) {
-      t = randomWeight(device, src, o.dtype, *o.randomWeights, block, offset);
-    } else if (folded != fold.weights.end()) {
-      auto gamma = std::find_if(g.weights.begin(), g.weights.end(),
-                                [&](const ops::WeightRef& x) { return x.name == folded->second.gamma; });
-      t = deviceCopy(device, foldedWeight(store.stored(src), store.stored(*gamma), storedAs(w.dtype)), block, offset);
-    } else {
+    if (o.randomWeights && storedAs(w.dtype) == o.dtype)
+      t = randomWeight(device, w, o.dtype, *o.randomWeights, block, offset);
+    else
       t = deviceCopy(device, store.stored(w).cast(storedAs(w.dtype)), block, offset);
-    }
     done += t.nbytes();
     if (o.verbose && total >= (256u << 20) && (done * 10 / std::max<uint64_t>(total, 1)) != ((done - t.nbytes()) * 10 / std::max<uint64_t>(total, 1)))
       std::fprintf(stderr, "weights on the GPU: %.0f / %.0f MiB\n", done / 1048576.0, total / 1048576.0);

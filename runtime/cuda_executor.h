@@ -48,12 +48,6 @@ struct CudaExecutorOptions {
   // saves (H100, Llama-3-8B shape, 2026-11-22: batch 1 8.36 -> 8.97-9.30
   // ms/token with 18 of 21 steps replayed).
   bool graphs = false;
-  // Move each RMSNorm's weight into the [N, K] GEMM weights it feeds
-  // (runtime/norm_fold.h) when the kernel set has GEMVs that normalize
-  // their row of A: a one-row step (batch-1 decode, the prefill's last
-  // token) then runs no RMSNorm kernel, more rows an RMSNorm of unit
-  // weight. Off: every RMSNorm runs with its weight, as the graph says.
-  bool foldNorms = true;
 };
 
 class CudaExecutor final : public GraphRunner {

@@ -194,7 +194,6 @@ std::unique_ptr<CudaKernelSet> CudaKernelSet::load(const CudaDevice& device, con
       g.tma = k.value("tma", false);
       g.splitKPrograms = k.value("split_k_programs", false);
       g.gemv = k.value("gemv", false);
-      g.rmsNorm = k.value("rms_norm", false);
       if (g.splitKPrograms)
         g.residentPerSm = device.residentPrograms(g.function, unsigned(g.threads), unsigned(g.sharedBytes));
       set->gemms_.push_back(g);
@@ -209,14 +208,6 @@ std::unique_ptr<CudaKernelSet> CudaKernelSet::load(const CudaDevice& device, con
 
 const CudaGemmKernel& CudaKernelSet::gemmFor(const std::string& dtype, bool weightsNK, int64_t rows,
                                              const GemmEpilogue& e, int64_t cols) const {
-  if (const CudaGemmKernel* k = findGemm(dtype, weightsNK, rows, e, cols)) return *k;
-  fail("no {} GEMM kernel with {} weights{}{}{}{} for {} rows in the kernel set", dtype,
-       weightsNK ? "[N, K]" : "[K, N]", e.bias ? ", bias" : "", e.residual ? ", residual" : "",
-       e.swiglu ? ", SwiGLU" : "", e.rmsNorm ? ", RMSNorm of A" : "", rows);
-}
-
-const CudaGemmKernel* CudaKernelSet::findGemm(const std::string& dtype, bool weightsNK, int64_t rows,
-                                              const GemmEpilogue& e, int64_t cols) const {
   const CudaGemmKernel* best = nullptr;
   auto bound = [](const CudaGemmKernel& g) { return g.maxRows > 0 ? g.maxRows : INT64_MAX; };
   auto variant = [](const CudaGemmKernel& g) { return g.minCols > 0 || g.maxCols > 0; };
@@ -228,9 +219,13 @@ const CudaGemmKernel* CudaKernelSet::findGemm(const std::string& dtype, bool wei
   };
   for (const CudaGemmKernel& g : gemms_)
     if (g.dtype == dtype && g.weightsNK == weightsNK && g.bias == e.bias && g.residual == e.residual &&
-        g.swiglu == e.swiglu && g.rmsNorm == e.rmsNorm && bound(g) >= rows && holds(g) && better(g))
+        g.swiglu == e.swiglu && bound(g) >= rows && holds(g) && better(g))
       best = &g;
-  return best;
+  if (!best)
+    fail("no {} GEMM kernel with {} weights{}{}{} for {} rows in the kernel set", dtype,
+         weightsNK ? "[N, K]" : "[K, N]", e.bias ? ", bias" : "", e.residual ? ", residual" : "",
+         e.swiglu ? ", SwiGLU" : "", rows);
+  return *best;
 }
 
 const CudaAttentionKernel& CudaKernelSet::attentionFor(const std::string& dtype, int64_t heads, int64_t kvHeads,
@@ -293,7 +288,7 @@ void CudaKernelSet::launch(const CudaGemmKernel& k, const GemmBuffers& bufs, int
     fail("gemm {}: {} K splits (the kernel {} split K across programs)", k.name, kSplits,
          k.splitKPrograms ? "can" : "cannot");
   // The kernel's signature (codegen/GemmKernel.h): (a, b, [b_up], c, [bias,
-  // [bias_up]], [residual], M, N, K, [eps]); buffer sizes are element counts.
+  // [bias_up]], [residual], M, N, K); buffer sizes are element counts.
   abi::KernelArgs args;
   // Buffers are read in 4-byte pairs; staged kernels copy 16-byte runs of
   // the operands (A, B) with cp.async.
@@ -313,7 +308,6 @@ void CudaKernelSet::launch(const CudaGemmKernel& k, const GemmBuffers& bufs, int
   if (k.bias && k.swiglu) buffer(bufs.biasUp, N, "up-projection bias");
   if (k.residual) buffer(bufs.residual, M * N, "residual");
   args.index(M).index(N).index(K);
-  if (k.rmsNorm && !(bufs.rmsEps > 0)) fail("gemm {}: the RMSNorm's epsilon must be positive, got {}", k.name, bufs.rmsEps);
   if (k.tma) {
     // Tensor maps over A [M, K] and the [N, K] weights, boxes of the
     // block's rows; the kernel reads them only where K % 8 = 0 (its staged
@@ -338,7 +332,6 @@ void CudaKernelSet::launch(const CudaGemmKernel& k, const GemmBuffers& bufs, int
       args.buffer(nullptr, 0).buffer(nullptr, 0);
     }
   }
-  if (k.rmsNorm) args.f32(bufs.rmsEps);
   const unsigned rowBlocks = unsigned((M + k.blockM - 1) / k.blockM), colBlocks = unsigned((N + k.blockN - 1) / k.blockN);
   if (k.gemv && rowBlocks > 65535)
     fail("gemm {}: the GEMV form takes at most 65535 blocks of {} rows, got {} rows", k.name, k.blockM, M);

@@ -31,10 +31,6 @@ struct CudaGemmKernel {
   // The GEMV form (kernels.json gemv; codegen/GemmKernel.h): its grid is
   // (N blocks, M blocks), the N blocks on x, which holds more than 65535.
   bool gemv = false;
-  // Normalizes A's rows (kernels.json rms_norm; GemmKernelSpec::rmsNorm):
-  // takes the RMSNorm's epsilon (GemmBuffers::rmsEps) and weights with the
-  // norm's weight folded in.
-  bool rmsNorm = false;
   // Programs one SM holds at once (the driver's occupancy calculator at
   // load; set only for kernels that split K across programs).
   int64_t residentPerSm = 1;
@@ -185,8 +181,6 @@ struct CudaElementwiseKernel {
 // A GEMM kernel's epilogue (codegen/GemmKernel.h).
 struct GemmEpilogue {
   bool bias = false, residual = false, swiglu = false;
-  // A's rows are an RMSNorm's input (CudaGemmKernel::rmsNorm).
-  bool rmsNorm = false;
 };
 
 // Device buffers of one GEMM launch (null where the kernel takes none):
@@ -200,9 +194,6 @@ struct GemmBuffers {
   // C block (gemmCounterBytes), zero before the launch (a zeroed
   // allocation) and left zero by it. GEMMs running at once need their own.
   void *workspace = nullptr, *counters = nullptr;
-  // Kernels that normalize A's rows (CudaGemmKernel::rmsNorm): the
-  // RMSNorm's epsilon.
-  float rmsEps = 0;
 };
 
 class CudaKernelSet {
@@ -222,9 +213,6 @@ class CudaKernelSet {
   // Throws when the set has none.
   const CudaGemmKernel& gemmFor(const std::string& dtype, bool weightsNK, int64_t rows,
                                 const GemmEpilogue& epilogue = {}, int64_t cols = 0) const;
-  // gemmFor's choice, or null when the set has none.
-  const CudaGemmKernel* findGemm(const std::string& dtype, bool weightsNK, int64_t rows,
-                                 const GemmEpilogue& epilogue = {}, int64_t cols = 0) const;
   const std::vector<CudaRmsNormKernel>& rmsNorms() const { return norms_; }
   const std::vector<CudaRopeKernel>& ropes() const { return ropes_; }
   const std::vector<CudaAttentionKernel>& attentions() const { return attentions_; }

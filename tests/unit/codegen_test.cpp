@@ -258,18 +258,6 @@ TEST(GemvKernel, WalksWeightRowsAndLowersWithoutDots) {
   const std::string rowsA = tile::emitGemmKernel(s);
   EXPECT_NE(rowsA.find("%m3 = arith.minui %m3u, %Mlast : index"), std::string::npos);
   EXPECT_NE(rowsA.find("tile.make_block_ptr %c, [%M, %N], [%N, %c1], [%m3, %n1]"), std::string::npos);
-  // Normalizing A's rows (the RMSNorm fold): each row's squares summed in
-  // the same loop, one scale a row, applied to every sum before SwiGLU.
-  s.rmsNorm = true;
-  const std::string rms = tile::emitGemmKernel(s);
-  EXPECT_NE(rms.find("%K: index, %eps: f32)"), std::string::npos);
-  EXPECT_NE(rms.find("%a19 = arith.addf %acc19, %x3sq"), std::string::npos);  // 4 rows x 2 weights x 2 rows of W, then squares
-  EXPECT_NE(rms.find("%fr3ss = tile.reduce %ft#19"), std::string::npos);
-  EXPECT_NE(rms.find("%f1_3s1n = arith.mulf %f1_3s1, %fr3inv"), std::string::npos);
-  EXPECT_EQ(tile::compileCuda(rms, "sm_90").kernels.size(), 1u);
-  s.gemv = false;
-  EXPECT_THROW(tile::emitGemmKernel(s), Error);  // only the GEMV form normalizes
-  s.gemv = true, s.rmsNorm = false;
   s.blockM = 1, s.stages = 2;
   EXPECT_THROW(tile::emitGemmKernel(s), Error);
 }
@@ -280,12 +268,10 @@ TEST(GemmBlocking, WarpgroupDotBlockingsApplyToNKWeightsOnly) {
   tile::GemmBlocking p = tile::parseGemmBlocking("64x128x64x4g@5", "--prefill-block");
   for (bool nk : {true, false}) {
     std::vector<tile::GemmKernelSpec> set = tile::cudaGemmKernels({"bf16", nk}, {}, {}, p);
-    // [N, K]: and the medium class's split-K variant and the GEMV form
-    // (plain and normalizing A's rows), last.
-    ASSERT_EQ(set.size(), nk ? 7u : 4u);
+    // [N, K]: and the medium class's split-K variant and the GEMV form, last.
+    ASSERT_EQ(set.size(), nk ? 6u : 4u);
     EXPECT_EQ(set.back().gemv, nk);
-    EXPECT_EQ(set.back().rmsNorm, nk);
-    const size_t large = nk ? set.size() - 3 : set.size() - 1;
+    const size_t large = nk ? set.size() - 2 : set.size() - 1;
     for (size_t c : {large - 1, large}) {
       tile::GemmKernelSpec def = tile::cudaGemmSpec("bf16", nk, c == large - 1 ? tile::kCudaPrefillRows : 2048);
       EXPECT_EQ(set[c].stages, nk ? 5 : def.stages) << set[c].name;
@@ -309,8 +295,7 @@ TEST(GemmBlocking, ColumnVariantsForNKPlainAndResidual) {
   ASSERT_EQ(names(plain), (std::vector<std::string>{"gemm_bf16_nk_decode", "gemm_bf16_nk_medium",
                                                     "gemm_bf16_nk_medium_splitk", "gemm_bf16_nk_prefill",
                                                     "gemm_bf16_nk_prefill_narrow", "gemm_bf16_nk_prefill_wide",
-                                                    "gemm_bf16_nk_large", "gemm_bf16_nk_gemv",
-                                                    "gemm_bf16_nk_gemv_rms"}));
+                                                    "gemm_bf16_nk_large", "gemm_bf16_nk_gemv"}));
   const tile::GemmKernelSpec &medium = plain[1], &split = plain[2];
   EXPECT_TRUE(split.splitKPrograms);
   EXPECT_FALSE(medium.splitKPrograms);
@@ -340,19 +325,18 @@ TEST(GemmBlocking, ColumnVariantsForNKPlainAndResidual) {
                                                        "gemm_bf16_nk_residual_large", "gemm_bf16_nk_residual_gemv"}));
   EXPECT_TRUE(residual[2].residual && residual[2].splitKPrograms);
   std::vector<tile::GemmKernelSpec> swiglu = tile::cudaGemmKernels({"bf16", true, false, false, true});
-  ASSERT_EQ(swiglu.size(), 6u);  // no variants but the GEMV forms; its medium kernel may split K
+  ASSERT_EQ(swiglu.size(), 5u);  // no variants but the GEMV form; its medium kernel may split K
   for (size_t i = 0; i < swiglu.size(); ++i) EXPECT_EQ(swiglu[i].splitKPrograms, i == 1) << swiglu[i].name;
   EXPECT_TRUE(swiglu.back().gemv && swiglu.back().swiglu && swiglu.back().maxRows == 1);
   EXPECT_EQ(swiglu[0].stages, 4);
-  EXPECT_EQ(tile::cudaGemmKernels({"bf16", true, true}).size(), 6u);                // bias
+  EXPECT_EQ(tile::cudaGemmKernels({"bf16", true, true}).size(), 5u);                // bias
   EXPECT_EQ(tile::cudaGemmKernels({"bf16", false}).size(), 4u);                     // [K, N]
   tile::GemmBlocking p = tile::parseGemmBlocking("64x128x64x4g@5", "--prefill-block");
   EXPECT_EQ(names(tile::cudaGemmKernels({"bf16", true}, {}, {}, p)),
             (std::vector<std::string>{"gemm_bf16_nk_decode", "gemm_bf16_nk_medium", "gemm_bf16_nk_medium_splitk",
-                                      "gemm_bf16_nk_prefill", "gemm_bf16_nk_large", "gemm_bf16_nk_gemv",
-                                      "gemm_bf16_nk_gemv_rms"}));
+                                      "gemm_bf16_nk_prefill", "gemm_bf16_nk_large", "gemm_bf16_nk_gemv"}));
   tile::GemmBlocking m = tile::parseGemmBlocking("64x32x64x4gc@6+k", "--medium-block");
-  EXPECT_EQ(tile::cudaGemmKernels({"bf16", true}, {}, m).size(), 8u);
+  EXPECT_EQ(tile::cudaGemmKernels({"bf16", true}, {}, m).size(), 7u);
   // A GEMV blocking replaces the GEMV kernels' and only theirs.
   tile::GemmBlocking v = tile::parseGemmBlocking("1x4x1024x4v", "--gemv-block");
   std::vector<tile::GemmKernelSpec> tuned = tile::cudaGemmKernels({"bf16", true}, {}, {}, {}, v);

@@ -63,17 +63,11 @@ double checkGemm(CudaDevice& dev, const runtime::CudaKernelSet& set, const runti
   if (k.swiglu) weights.push_back(bUp.f32);
   if (k.bias) biases = k.swiglu ? std::vector<ops::Tensor>{bias.f32, biasUp.f32} : std::vector<ops::Tensor>{bias.f32};
   ops::GemmSpec spec{k.weightsNK, k.swiglu ? ops::GemmEpilogue::SwiGLU : ops::GemmEpilogue::None};
-  // A kernel that normalizes A's rows: the reference takes them through an
-  // RMSNorm of unit weight (the norm's weight lives in B).
-  const float eps = 1e-5f;
-  const ops::Tensor aRef =
-      k.rmsNorm ? ops::rmsNorm(a.f32, ops::Tensor::fromF32(std::vector<float>(size_t(s.K), 1.f), {s.K}), eps) : a.f32;
-  ops::Tensor ref = ops::gemmRegion(aRef, weights, biases, k.residual ? &res.f32 : nullptr, nullptr, spec)[0];
+  ops::Tensor ref = ops::gemmRegion(a.f32, weights, biases, k.residual ? &res.f32 : nullptr, nullptr, spec)[0];
 
   DeviceTensor da(dev, a.stored), db(dev, b.stored), dbUp(dev, bUp.stored), dbias(dev, bias.stored),
       dbiasUp(dev, biasUp.stored), dres(dev, res.stored), dc(dev, size_t(s.M * s.N * 2));
   runtime::GemmBuffers bufs{da.p, db.p, dbUp.p, dc.p, dbias.p, dbiasUp.p, dres.p};
-  if (k.rmsNorm) bufs.rmsEps = eps;
   const int64_t counterBytes = runtime::CudaKernelSet::gemmCounterBytes(k, s.M, s.N);
   DeviceTensor ws(dev, size_t(std::max<int64_t>(4, runtime::CudaKernelSet::gemmWorkspaceBytes(k, s.M, s.N, kSplits)))),
       counters(dev, size_t(std::max<int64_t>(4, counterBytes)));
@@ -263,15 +257,6 @@ TEST_F(CudaGemmKernels, ChoosesTheBlockingForTheRowCount) {
   }
   EXPECT_TRUE(set->gemmFor("bf16", true, 1, {.swiglu = true}).gemv);
   EXPECT_TRUE(set->gemmFor("f16", true, 1, {.residual = true}).gemv);
-  // GEMVs that normalize A's rows (the RMSNorm fold) exist for one row of
-  // the epilogues a norm feeds, and are never chosen otherwise.
-  for (runtime::GemmEpilogue e : {runtime::GemmEpilogue{.rmsNorm = true}, {.bias = true, .rmsNorm = true}, {.swiglu = true, .rmsNorm = true}}) {
-    ASSERT_NE(set->findGemm("bf16", true, 1, e), nullptr);
-    EXPECT_TRUE(set->findGemm("bf16", true, 1, e)->rmsNorm && set->findGemm("bf16", true, 1, e)->gemv);
-    EXPECT_EQ(set->findGemm("bf16", true, 2, e), nullptr);
-  }
-  EXPECT_EQ(set->findGemm("bf16", true, 1, {.residual = true, .rmsNorm = true}), nullptr);
-  EXPECT_FALSE(set->gemmFor("bf16", true, 1).rmsNorm);
   EXPECT_THROW(set->gemmFor("f32", true, 1), Error);
 }
 

@@ -180,36 +180,6 @@ TEST_P(CudaModel, GraphReplayGivesTheSameLogits) {
   std::printf("%s: %lld of 21 steps replayed as a graph\n", GetParam(), (long long)graphed.exec->graphSteps());
 }
 
-// The RMSNorm weights folded into the GEMMs they feed (the default; one-row
-// steps normalize inside the GEMV, the prefill's rows after an RMSNorm of
-// unit weight) against every norm run as the graph says: prompt 0's
-// prefill and 8 greedy decode steps on the unfolded model's tokens, logits
-// within the rounding bound of PrefillLogitsMatchTheReference (the folded
-// weights round W x gamma once instead of the normalized rows).
-TEST_P(CudaModel, FoldedNormsGiveTheUnfoldedLogits) {
-  runtime::CudaModel unfolded =
-      runtime::loadCudaModel(runtime::loadArtifact(artifactDir(GetParam()), {fixtureDir()}), {.foldNorms = false});
-  std::vector<int64_t> ids = reference()["token_ids"][0].get<std::vector<int64_t>>();
-  runtime::PagedKvCache c1(runtime::kvCacheShapeFor(*m.exec, blockSize, 8), m.exec->cacheDevice()),
-      c2(runtime::kvCacheShapeFor(*unfolded.exec, blockSize, 8), unfolded.exec->cacheDevice());
-  runtime::PagedModel folded(*m.exec, c1), plain(*unfolded.exec, c2);
-  std::vector<int64_t> next = ids;
-  double worst = 0;
-  for (int step = 0; step <= 8; ++step) {
-    ASSERT_TRUE(c1.reserve(0, (int64_t)ids.size() + step) && c2.reserve(0, (int64_t)ids.size() + step));
-    ops::Tensor a = folded.step({{0, next}}), b = plain.step({{0, next}});
-    ASSERT_EQ(a.numel(), b.numel());
-    const int64_t vocab = b.dim(b.rank() - 1), last = b.numel() - vocab;
-    for (int64_t i = 0; i < vocab; ++i) {
-      const double d = std::abs(double(a.data<float>()[last + i]) - b.data<float>()[last + i]);
-      worst = std::isfinite(d) ? std::max(worst, d) : INFINITY;
-    }
-    next = {int64_t(std::max_element(b.data<float>() + last, b.data<float>() + last + vocab) - (b.data<float>() + last))};
-  }
-  std::printf("%s: max |folded - unfolded logits| over 9 steps = %.4f\n", GetParam(), worst);
-  EXPECT_LE(worst, 0.1);
-}
-
 // Greedy tokens picked on the device (PagedModel::stepGreedy: the argmax
 // kernel, only partials come down) are the host's greedyToken of the same
 // step's logits: both prompts at once, prefill and 12 decode steps.

@@ -4,12 +4,10 @@
 #include <cmath>
 #include <optional>
 #include <random>
-#include <set>
 #include <tuple>
 
 #include "runtime/executor.h"
 #include "runtime/generate.h"
-#include "runtime/norm_fold.h"
 #include "runtime/paged_cache.h"
 #include "runtime/parallel.h"
 #include "runtime/sampler.h"
@@ -337,44 +335,3 @@ TEST(PagedKvCache, SizedFromABudgetOnTheNullDevice) {
 }
 
 }  // namespace
-
-// The RMSNorm fold (runtime/norm_fold.h) on a layer's shape: a norm feeding
-// a joined q / k / v GEMM and one feeding lm_head, whose weight is tied to
-// the embedding (which keeps the original); a norm whose output something
-// else reads too, and one feeding a [K, N] GEMM, stay.
-TEST(NormFold, MovesNormWeightsIntoTheGemmsTheyFeed) {
-  ops::GraphDef g;
-  auto weight = [&](const std::string& name, ops::Shape s) { g.weights.push_back({name, ops::DType::BF16, s, "/w", 0, 0}); };
-  weight("emb", {10, 4}), weight("g1", {4}), weight("g2", {4}), weight("g3", {4}), weight("g4", {4});
-  weight("wq", {6, 4}), weight("wk", {2, 4}), weight("wkn", {4, 3});
-  auto node = [&](std::string op, std::vector<std::string> in, std::vector<std::string> out, nlohmann::json a) {
-    g.nodes.push_back({std::move(op), "", std::move(in), std::move(out), std::move(a)});
-  };
-  const nlohmann::json eps = {{"eps", 1e-5}};
-  node("region.embedding", {"emb", "ids"}, {"h"}, nlohmann::json::object());
-  node("region.rmsnorm", {"h", "g1"}, {"n1"}, eps);
-  node("region.gemm", {"n1", "wq", "wk"}, {"q", "k"}, {{"weights", 2}, {"layout", "nk"}});
-  node("region.rmsnorm", {"h", "g2"}, {"n2"}, eps);
-  node("region.gemm", {"n2", "emb"}, {"logits"}, {{"weights", 1}, {"layout", "nk"}});
-  node("region.rmsnorm", {"h", "g3"}, {"n3"}, eps);
-  node("region.gemm", {"n3", "wq"}, {"q3"}, {{"weights", 1}, {"layout", "nk"}});
-  node("region.elementwise", {"n3"}, {"e3"}, nlohmann::json::object());
-  node("region.rmsnorm", {"h", "g4"}, {"n4"}, eps);
-  node("region.gemm", {"n4", "wkn"}, {"o4"}, {{"weights", 1}, {"layout", "kn"}});
-  g.outputs = {{"logits"}, {"q"}, {"k"}, {"q3"}, {"e3"}, {"o4"}};
-
-  const runtime::NormFold f = runtime::foldNormWeights(g);
-  EXPECT_EQ(f.normalizedBy, (std::map<std::string, float>{{"n1", 1e-5f}, {"n2", 1e-5f}}));
-  EXPECT_EQ(g.nodes[2].inputs, (std::vector<std::string>{"n1", "wq*g1", "wk*g1"}));
-  EXPECT_EQ(g.nodes[4].inputs, (std::vector<std::string>{"n2", "emb*g2"}));
-  EXPECT_EQ(g.nodes[6].inputs, (std::vector<std::string>{"n3", "wq"}));
-  EXPECT_EQ(g.nodes[9].inputs, (std::vector<std::string>{"n4", "wkn"}));
-  ASSERT_EQ(f.weights.size(), 3u);
-  EXPECT_EQ(f.weights.at("emb*g2").source.name, "emb");
-  EXPECT_EQ(f.weights.at("emb*g2").gamma, "g2");
-  EXPECT_EQ(f.weights.at("wk*g1").source.shape, (ops::Shape{2, 4}));
-  // wk is read only through its folded copy now; emb and wq still are.
-  std::set<std::string> names;
-  for (const auto& w : g.weights) names.insert(w.name);
-  EXPECT_EQ(names, (std::set<std::string>{"emb", "g1", "g2", "g3", "g4", "wq", "wkn", "wq*g1", "wk*g1", "emb*g2"}));
-}
