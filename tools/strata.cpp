@@ -182,13 +182,15 @@ int compileKernels(const std::string& target, const std::string& out, const std:
     auto keep = [&](const char* kind, auto& kernels) {
       if (!named(kind)) kernels.clear();
     };
-    // "gemv" / "decode": the GEMMs' GEMV kernels / decode class alone
-    // (either or both; "gemm" takes every GEMM).
-    const bool gemvs = named("gemv"), decodes = named("decode");
-    if ((gemvs || decodes) && !named("gemm"))
+    // "gemv" / "decode" / "medium": the GEMMs' GEMV kernels / decode
+    // class / medium class (with its variants) alone, any of them ("gemm"
+    // takes every GEMM).
+    const bool gemvs = named("gemv"), decodes = named("decode"), mediums = named("medium");
+    if ((gemvs || decodes || mediums) && !named("gemm"))
       std::erase_if(set.gemms, [&](const tile::GemmKernelSpec& s) {
         const bool decodeClass = !s.gemv && s.maxRows == tile::kCudaDecodeRows;
-        return !(gemvs && s.gemv) && !(decodes && decodeClass);
+        const bool mediumClass = s.maxRows > tile::kCudaDecodeRows && s.maxRows <= tile::kCudaMediumRows;
+        return !(gemvs && s.gemv) && !(decodes && decodeClass) && !(mediums && mediumClass);
       });
     else
       keep("gemm", set.gemms);
@@ -295,10 +297,10 @@ int main(int argc, char** argv) {
                                 "at least 16 keys each, default 1) instead of the default 32x3 (for tuning)");
   compileKernelsCmd
       ->add_option("--only", ckOnly,
-                   "Compile only these kinds of kernels, comma-separated (a partial set, for tuning sweeps; decode: the GEMMs' decode class (up to 16 rows) alone; gemv: the "
+                   "Compile only these kinds of kernels, comma-separated (a partial set, for tuning sweeps; decode / medium: the GEMMs' decode class (up to 16 rows) / medium class (17-128 rows) alone; gemv: the "
                    "GEMMs' GEMV kernels alone)")
       ->delimiter(',')
-      ->check(CLI::IsMember({"gemm", "decode", "gemv", "rms_norm", "rope", "attention", "paged_decode", "paged_prefill", "gather_rows",
+      ->check(CLI::IsMember({"gemm", "decode", "medium", "gemv", "rms_norm", "rope", "attention", "paged_decode", "paged_prefill", "gather_rows",
                              "kv_write", "argmax", "top_k", "repetition_penalty"}));
 
   std::string inspectModel;
