@@ -297,11 +297,12 @@ int main(int argc, char** argv) {
                                 "at least 16 keys each, default 1) instead of the default 32x3 (for tuning)");
   compileKernelsCmd
       ->add_option("--only", ckOnly,
-                   "Compile only these kinds of kernels, comma-separated (a partial set, for tuning sweeps; decode / medium: the GEMMs' decode class (up to 16 rows) / medium class (17-128 rows) alone; gemv: the "
+                   "Compile only these kinds of kernels, comma-separated (a partial set, for tuning sweeps; decode / "
+                   "medium: the GEMMs' decode class (up to 16 rows) / medium class (17-128 rows) alone; gemv: the "
                    "GEMMs' GEMV kernels alone)")
       ->delimiter(',')
-      ->check(CLI::IsMember({"gemm", "decode", "medium", "gemv", "rms_norm", "rope", "attention", "paged_decode", "paged_prefill", "gather_rows",
-                             "kv_write", "argmax", "top_k", "repetition_penalty"}));
+      ->check(CLI::IsMember({"gemm", "decode", "medium", "gemv", "rms_norm", "rope", "attention", "paged_decode",
+                             "paged_prefill", "gather_rows", "kv_write", "argmax", "top_k", "repetition_penalty"}));
 
   std::string inspectModel;
   bool inspectJson = false, inspectMlir = false, inspectRegions = false;
