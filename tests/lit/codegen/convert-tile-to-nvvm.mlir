@@ -878,3 +878,41 @@ func.func @arrive_last_stores(%ctr: !tile.ptr<i32>, %o: !tile.ptr<f32>, %i: inde
   }
   return
 }
+
+// -----
+
+// A cluster merge: each workgroup stores into its own local buffer, a
+// cluster barrier (arrive with release, wait with acquire), then reads a
+// peer's buffer through mapa of its generic address (generic loads, not
+// ldmatrix), and a last barrier before the workgroup may end.
+// CHECK-LABEL: func.func @peer_row_sum
+// CHECK: memref.store
+// CHECK: nvvm.cluster.arrive {aligned}
+// CHECK-NEXT: nvvm.cluster.wait {aligned}
+// CHECK: %[[PEER:.*]] = nvvm.mapa %{{.*}}, %{{.*}} : !llvm.ptr -> !llvm.ptr
+// CHECK: llvm.insertvalue %[[PEER]]
+// CHECK: builtin.unrealized_conversion_cast {{.*}} to memref<?xf32>
+// CHECK-NOT: nvvm.ldmatrix
+// CHECK: memref.load
+// CHECK: nvvm.cluster.arrive {aligned}
+// CHECK-NEXT: nvvm.cluster.wait {aligned}
+// LLVM-LABEL: llvm.func @peer_row_sum
+// LLVM: nvvm.mapa {{.*}} : !llvm.ptr -> !llvm.ptr
+func.func @peer_row_sum(%o: !tile.ptr<f32>, %rank: index) attributes {tile.num_warps = 1 : i64} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c32 = arith.constant 32 : index
+  %buf = tile.alloc {size = 32 : i64} : !tile.ptr<f32>
+  %v = arith.constant dense<1.0> : tensor<1x32xf32>
+  %own = tile.make_block_ptr %buf, [%c1, %c32], [%c32, %c1], [%c0, %c0] : !tile.ptr<f32> -> !tile.block_ptr<tensor<1x32xf32>>
+  tile.store %own, %v : !tile.block_ptr<tensor<1x32xf32>>
+  tile.cluster_barrier
+  %pb = tile.map_peer %buf[%rank] : !tile.ptr<f32>
+  %pp = tile.make_block_ptr %pb, [%c1, %c32], [%c32, %c1], [%c0, %c0] : !tile.ptr<f32> -> !tile.block_ptr<tensor<1x32xf32>>
+  %x = tile.load %pp : !tile.block_ptr<tensor<1x32xf32>>
+  %y = arith.addf %x, %v : tensor<1x32xf32>
+  %op = tile.make_block_ptr %o, [%c1, %c32], [%c32, %c1], [%c0, %c0] : !tile.ptr<f32> -> !tile.block_ptr<tensor<1x32xf32>>
+  tile.store %op, %y : !tile.block_ptr<tensor<1x32xf32>>
+  tile.cluster_barrier
+  return
+}
