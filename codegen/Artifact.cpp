@@ -266,17 +266,13 @@ void applyPagedDecodeBlocking(AttentionKernelSpec& s, const std::string& blockin
   if (blocking.empty()) return;
   long n = 0, stages = 0, warps = 1;
   int used = 0, usedW = 0;
-  std::string text = blocking;
-  const bool cluster = text.back() == 'c';
-  if (cluster) text.pop_back();
-  int got = std::sscanf(text.c_str(), "%ldx%ld%nx%ld%n", &n, &stages, &used, &warps, &usedW);
+  int got = std::sscanf(blocking.c_str(), "%ldx%ld%nx%ld%n", &n, &stages, &used, &warps, &usedW);
   if (got == 3) used = usedW;
-  if (got < 2 || used != (int)text.size() || n <= 0 || stages < 2 || warps <= 0)
-    fail("--paged-decode-block '{}': expected NxS[xW][c] (N keys per step, whole pages; S >= 2 buffers; W warps "
-         "sharing a step's keys, default 1; c: the splits merge in a thread-block cluster, no combine kernel), "
-         "e.g. 32x3, 128x2x4 or 32x3c",
+  if (got < 2 || used != (int)blocking.size() || n <= 0 || stages < 2 || warps <= 0)
+    fail("--paged-decode-block '{}': expected NxS[xW] (N keys per step, whole pages; S >= 2 buffers; W warps "
+         "sharing a step's keys, default 1), e.g. 32x3 or 128x2x4",
          blocking);
-  s.blockN = n, s.stages = stages, s.numWarps = warps, s.clusterMerge = cluster;
+  s.blockN = n, s.stages = stages, s.numWarps = warps;
 }
 
 }  // namespace
@@ -371,9 +367,7 @@ void writeCudaKernelFiles(const CudaKernelSetSpec& set, const std::string& targe
                              {"page_size", s.pageSize}, {"scale", s.scale}, {"block_n", s.blockN},
                              {"stages", s.stages}, {"combine", combine["name"]},
                              {"combine_threads", combine["threads"]}, {"stores_one_split", true},
-                             {"combine_splits_per_step", kCombineSplitsPerStep},
-                             {"merges_splits_in_cluster", s.clusterMerge},
-                             {"max_cluster_splits", s.clusterMerge ? kMaxClusterSplits : 0}}));
+                             {"combine_splits_per_step", kCombineSplitsPerStep}}));
   }
   for (const AttentionKernelSpec& s : set.pagedPrefills)
     kernels.push_back(entry("paged_prefill", s.name, s.dtype,

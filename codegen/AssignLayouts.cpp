@@ -237,25 +237,6 @@ struct AssignLayoutsPass : impl::AssignLayoutsBase<AssignLayoutsPass> {
         return signalPassFailure();
     }
 
-    // A chain that meets the root only through memory (the paged decode's
-    // merge of its splits through the cluster's shared memory, after the
-    // key loop) is an elementwise workload of its own: it is laid out from
-    // the value it stores, as an elementwise kernel is.
-    for (;;) {
-      StoreOp next;
-      f.walk([&](StoreOp st) {
-        if (!next && !prop.get(st.getValue())) next = st;
-      });
-      if (!next) break;
-      Value v = next.getValue();
-      auto l = rootLayout(tileTypeOf(v).getShape(), warps, rowTiling(tileTypeOf(v).getShape()), why);
-      if (failed(l)) {
-        next.emitError() << "elementwise chain root: " << why;
-        return signalPassFailure();
-      }
-      if (failed(prop.set(v, blocked(ctx, *l), v.getDefiningOp())) || failed(prop.run(f))) return signalPassFailure();
-    }
-
     // Rewrite every tile type (values and block arguments) with its encoding.
     bool missing = false;
     f.walk([&](Operation* op) {

@@ -515,66 +515,6 @@ std::string loop(const AttentionKernelSpec& s, const KvRows& kvRows, bool masked
                            fmt::arg("body", stepBody(s, masked, moreYields, moreTypes)));
 }
 
-// The online merge of splits [from, to) in steps of `U` into the carried
-// (m, acc, l) of [R, 1], [R, D] and [R, 1] tiles from `init` ("%<p>m = ...,
-// %<p>acc = ..., %<p>l = ..."), results `res`:3. `loads(idx, u)` gives the
-// lines that load split `idx`'s m, l and acc row as %<p>ms<u>, %<p>ls<u> and
-// %<p>as<u>. A step's U loads come first and are independent (one wait a
-// step); splits past `splits` - 1 read split `lastSplit` again with weight
-// 0. Every value the loop defines is named with prefix `p` (a kernel may
-// use the loop inside its own code). Needs %<p>f0, %<p>f1 (f32 0 and 1).
-std::string splitMergeLoop(int64_t R, int64_t D, const std::string& p, const std::function<std::string(const std::string&, const std::string&)>& loads,
-                           const std::string& res, const std::string& from, const std::string& to, int64_t U,
-                           const std::string& init, const std::string& splits, const std::string& lastSplit) {
-  std::string body, mx = "%" + p + "m";
-  for (int64_t u = 0; u < U; ++u) {
-    // Split s + u, clamped to the last; %okt{u} weighs it 1 or 0.
-    body += fmt::format(R"(    %{p}k{u} = arith.constant {u} : index
-    %{p}su{u} = arith.addi %{p}s, %{p}k{u} : index
-    %{p}sc{u} = arith.minui %{p}su{u}, {last} : index
-    %{p}ok{u} = arith.cmpi ult, %{p}su{u}, {splits} : index
-    %{p}okf{u} = arith.select %{p}ok{u}, %{p}f1, %{p}f0 : f32
-    %{p}okt{u} = tile.splat %{p}okf{u} : f32 -> tensor<{R}x1xf32>
-)",
-                        fmt::arg("u", u), fmt::arg("p", p), fmt::arg("last", lastSplit), fmt::arg("splits", splits), fmt::arg("R", R)) +
-            loads(fmt::format("%{}sc{}", p, u), std::to_string(u));
-  }
-  for (int64_t u = 0; u < U; ++u) {
-    body += fmt::format("    %{p}mn{u} = arith.maximumf {mx}, %{p}ms{u} : tensor<{R}x1xf32>\n", fmt::arg("p", p),
-                        fmt::arg("u", u), fmt::arg("mx", mx), fmt::arg("R", R));
-    mx = fmt::format("%{}mn{}", p, u);
-  }
-  body += fmt::format(R"(    %{p}dm = arith.subf %{p}m, {mx} : tensor<{R}x1xf32>
-    %{p}alpha = math.exp2 %{p}dm : tensor<{R}x1xf32>
-    %{p}la = arith.mulf %{p}l, %{p}alpha : tensor<{R}x1xf32>
-    %{p}alphab = tile.broadcast %{p}alpha : tensor<{R}x1xf32> -> tensor<{R}x{D}xf32>
-    %{p}aa = arith.mulf %{p}acc, %{p}alphab : tensor<{R}x{D}xf32>
-)",
-                      fmt::arg("p", p), fmt::arg("mx", mx), fmt::arg("D", D), fmt::arg("R", R));
-  std::string acc = "%" + p + "aa", l = "%" + p + "la";
-  for (int64_t u = 0; u < U; ++u) {
-    body += fmt::format(R"(    %{p}dms{u} = arith.subf %{p}ms{u}, {mx} : tensor<{R}x1xf32>
-    %{p}wsx{u} = math.exp2 %{p}dms{u} : tensor<{R}x1xf32>
-    %{p}ws{u} = arith.mulf %{p}wsx{u}, %{p}okt{u} : tensor<{R}x1xf32>
-    %{p}wl{u} = arith.mulf %{p}ws{u}, %{p}ls{u} : tensor<{R}x1xf32>
-    %{p}ln{u} = arith.addf {l}, %{p}wl{u} : tensor<{R}x1xf32>
-    %{p}wsb{u} = tile.broadcast %{p}ws{u} : tensor<{R}x1xf32> -> tensor<{R}x{D}xf32>
-    %{p}wa{u} = arith.mulf %{p}wsb{u}, %{p}as{u} : tensor<{R}x{D}xf32>
-    %{p}accn{u} = arith.addf {acc}, %{p}wa{u} : tensor<{R}x{D}xf32>
-)",
-                        fmt::arg("p", p), fmt::arg("u", u), fmt::arg("D", D), fmt::arg("mx", mx), fmt::arg("l", l),
-                        fmt::arg("acc", acc), fmt::arg("R", R));
-    acc = fmt::format("%{}accn{}", p, u), l = fmt::format("%{}ln{}", p, u);
-  }
-  return fmt::format("  %{p}step = arith.constant {U} : index\n"
-                     "  {res}:3 = scf.for %{p}s = {from} to {to} step %{p}step iter_args({init}) -> "
-                     "(tensor<{R}x1xf32>, tensor<{R}x{D}xf32>, tensor<{R}x1xf32>) {{\n{body}    scf.yield {mx}, {acc}, {l} : "
-                     "tensor<{R}x1xf32>, tensor<{R}x{D}xf32>, tensor<{R}x1xf32>\n  }}\n",
-                     fmt::arg("p", p), fmt::arg("res", res), fmt::arg("from", from), fmt::arg("to", to), fmt::arg("U", U),
-                     fmt::arg("init", init), fmt::arg("D", D), fmt::arg("body", body), fmt::arg("mx", mx),
-                     fmt::arg("acc", acc), fmt::arg("l", l), fmt::arg("R", R));
-}
-
 }  // namespace
 
 std::string emitAttentionKernel(const AttentionKernelSpec& s) {
@@ -583,8 +523,6 @@ std::string emitAttentionKernel(const AttentionKernelSpec& s) {
          s.blockM, s.blockN);
   if (s.kvSplits < 1 || (s.kvSplits > 1 && (!s.paged || s.keyMask)))
     fail("attention kernel: {} KV splits (splits > 1 need the paged form)", s.kvSplits);
-  if (s.clusterMerge && !gpuDecode(s))
-    fail("attention kernel '{}': only the GPU decode form merges its splits in a cluster", s.name);
   if (s.paged && (s.keyMask || !s.causal))
     fail("attention kernel: the paged form is causal over the context and takes no key mask");
   const StorageText st{s.dtype};
@@ -758,20 +696,19 @@ std::string emitAttentionKernel(const AttentionKernelSpec& s) {
   // Stores of a split's partial result: acc [M, D] through a block pointer
   // of bounds / row stride / offsets `acc*`, m and l [M, 1] through `ml*`.
   auto partialStores = [&](const std::string& accBounds, const std::string& accStride, const std::string& accAt,
-                           const std::string& mlBounds, const std::string& mlStride, const std::string& mlAt,
-                           const std::string& po = "%po", const std::string& pm = "%pm", const std::string& pl = "%pl") {
-    return fmt::format(R"(  %pop = tile.make_block_ptr {po}, [{ab}], [{as}, %c1], [{aa}] : !tile.ptr<f32> -> !tile.block_ptr<tensor<{M}x{D}xf32>>
+                           const std::string& mlBounds, const std::string& mlStride, const std::string& mlAt) {
+    return fmt::format(R"(  %pop = tile.make_block_ptr %po, [{ab}], [{as}, %c1], [{aa}] : !tile.ptr<f32> -> !tile.block_ptr<tensor<{M}x{D}xf32>>
   tile.store %pop, %r2#0 : !tile.block_ptr<tensor<{M}x{D}xf32>>
   %me2 = tile.expand_dims %r2#1 {{axis = 1 : i64}} : tensor<{M}xf32> -> tensor<{M}x1xf32>
-  %pmp = tile.make_block_ptr {pm}, [{mb}], [{ms}, %c1], [{ma}] : !tile.ptr<f32> -> !tile.block_ptr<tensor<{M}x1xf32>>
+  %pmp = tile.make_block_ptr %pm, [{mb}], [{ms}, %c1], [{ma}] : !tile.ptr<f32> -> !tile.block_ptr<tensor<{M}x1xf32>>
   tile.store %pmp, %me2 : !tile.block_ptr<tensor<{M}x1xf32>>
   %le2 = tile.expand_dims %r2#2 {{axis = 1 : i64}} : tensor<{M}xf32> -> tensor<{M}x1xf32>
-  %plp = tile.make_block_ptr {pl}, [{mb}], [{ms}, %c1], [{ma}] : !tile.ptr<f32> -> !tile.block_ptr<tensor<{M}x1xf32>>
+  %plp = tile.make_block_ptr %pl, [{mb}], [{ms}, %c1], [{ma}] : !tile.ptr<f32> -> !tile.block_ptr<tensor<{M}x1xf32>>
   tile.store %plp, %le2 : !tile.block_ptr<tensor<{M}x1xf32>>
 )",
                        fmt::arg("ab", accBounds), fmt::arg("as", accStride), fmt::arg("aa", accAt),
                        fmt::arg("mb", mlBounds), fmt::arg("ms", mlStride), fmt::arg("ma", mlAt), fmt::arg("M", M),
-                       fmt::arg("D", D), fmt::arg("po", po), fmt::arg("pm", pm), fmt::arg("pl", pl));
+                       fmt::arg("D", D));
   };
   // O = acc x (1 / l): one division per row, then multiplies. Dividing
   // every element compiled to an IEEE division subroutine per element
@@ -785,76 +722,8 @@ std::string emitAttentionKernel(const AttentionKernelSpec& s) {
 )",
                        fmt::arg("M", M), fmt::arg("l", l), fmt::arg("W", width));
   };
-  // The cluster merge (AttentionKernelSpec::clusterMerge) after the
-  // partials went to this program's local buffers: the head dim is cut in
-  // slices of W columns, and program sid merges slices sid, sid + S, ...
-  // of every split's [M, W] accumulator (cluster rank = split id: the
-  // grid's splits are its innermost axis and a cluster spans them), online
-  // as the combine kernel does (m and l are [M, 1] columns; the slices keep
-  // the accumulator's mma fragment shape), and stores its rows < G.
-  auto clusterMerge = [&]() {
-    constexpr int64_t W = 8;
-    auto loads = [&](const std::string& idx, const std::string& u) {
-      return fmt::format(R"(    %xpm{u} = tile.map_peer %lm[{i}] : !tile.ptr<f32>
-    %xmsp{u} = tile.make_block_ptr %xpm{u}, [%cM, %c1], [%c1, %c1], [%c0, %c0] : !tile.ptr<f32> -> !tile.block_ptr<tensor<{M}x1xf32>>
-    %xms{u} = tile.load %xmsp{u} : !tile.block_ptr<tensor<{M}x1xf32>>
-    %xpl{u} = tile.map_peer %ll[{i}] : !tile.ptr<f32>
-    %xlsp{u} = tile.make_block_ptr %xpl{u}, [%cM, %c1], [%c1, %c1], [%c0, %c0] : !tile.ptr<f32> -> !tile.block_ptr<tensor<{M}x1xf32>>
-    %xls{u} = tile.load %xlsp{u} : !tile.block_ptr<tensor<{M}x1xf32>>
-    %xpa{u} = tile.map_peer %lacc[{i}] : !tile.ptr<f32>
-    %xasp{u} = tile.make_block_ptr %xpa{u}, [%cM, %cD], [%cD, %c1], [%c0, %xcol] : !tile.ptr<f32> -> !tile.block_ptr<tensor<{M}x{W}xf32>>
-    %xas{u} = tile.load %xasp{u} : !tile.block_ptr<tensor<{M}x{W}xf32>>
-)",
-                         fmt::arg("u", u), fmt::arg("i", idx), fmt::arg("M", M), fmt::arg("W", W));
-    };
-    const std::string slice = fmt::format("{}x{}", M, W);
-    return fmt::format(R"(    tile.cluster_barrier
-    %lastSplit = arith.subi %cS, %c1 : index
-    %xf0 = arith.constant 0.0 : f32
-    %xf1 = arith.constant 1.0 : f32
-    %xninf = arith.constant dense<0xFF800000> : tensor<{M}x1xf32>
-    %xz = arith.constant dense<0.0> : tensor<{M}x{W}xf32>
-    %xz1 = arith.constant dense<0.0> : tensor<{M}x1xf32>
-    %xone = arith.constant dense<1.0> : tensor<{M}x1xf32>
-    %xmax = arith.constant {U} : index
-    %xslices = arith.constant {slices} : index
-    %xw = arith.constant {W} : index
-    scf.for %xc = %sid to %xslices step %cS {{
-    %xcol = arith.muli %xc, %xw : index
-{merge}    %xlinv = arith.divf %xone, %xres#2 : tensor<{M}x1xf32>
-    %xlb = tile.broadcast %xlinv : tensor<{M}x1xf32> -> tensor<{M}x{W}xf32>
-    %xout = arith.mulf %xres#1, %xlb : tensor<{M}x{W}xf32>
-    %xop = tile.make_block_ptr %o, [%qEnd, %cD], [%cD, %c1], [%qRow, %xcol] : {P} -> {BP}
-  {store}    }}
-    tile.cluster_barrier
-)",
-                       fmt::arg("M", M), fmt::arg("W", W), fmt::arg("U", kMaxClusterSplits), fmt::arg("slices", D / W),
-                       fmt::arg("P", P), fmt::arg("BP", st.blockPtr(slice)),
-                       fmt::arg("store", st.store("%xop", "%xout", slice)),
-                       fmt::arg("merge", splitMergeLoop(M, W, "x", loads, "%xres", "%c0", "%xmax", kMaxClusterSplits,
-                                                        "%xm = %xninf, %xacc = %xz, %xl = %xz1", "%cS", "%lastSplit")));
-  };
   std::string epilogue;
-  if (gpuDecode(s) && s.clusterMerge)
-    // Partials into this program's local buffers (acc [M, D], m and l [M]),
-    // then the merge through the cluster.
-    epilogue = fmt::format(R"(  %oneSplit = arith.cmpi eq, %cS, %c1 : index
-  scf.if %oneSplit {{
-{inverse}    %out = arith.mulf %r2#0, %lb : tensor<{M}x{D}xf32>
-    %op = tile.make_block_ptr %o, [%qEnd, %cD], [%cD, %c1], [%qRow, %c0] : {P} -> {BP}
-  {store}  }} else {{
-    %lacc = tile.alloc {{size = {MD} : i64}} : !tile.ptr<f32>
-    %lm = tile.alloc {{size = {M} : i64}} : !tile.ptr<f32>
-    %ll = tile.alloc {{size = {M} : i64}} : !tile.ptr<f32>
-{partials}{merge}  }}
-)",
-                           fmt::arg("M", M), fmt::arg("D", D), fmt::arg("MD", M * D), fmt::arg("P", P),
-                           fmt::arg("BP", st.blockPtr(qo)), fmt::arg("inverse", inverseL("%r2#2", std::to_string(D))),
-                           fmt::arg("store", st.store("%op", "%out", qo)),
-                           fmt::arg("partials", partialStores("%cM, %cD", "%cD", "%c0, %c0", "%cM, %c1", "%c1", "%c0, %c0",
-                                                              "%lacc", "%lm", "%ll")),
-                           fmt::arg("merge", clusterMerge()));
-  else if (gpuDecode(s))
+  if (gpuDecode(s))
     // One split: the program saw every key (at least the token's own, so
     // l > 0) and stores O = acc / l into o viewed as [B heads, D] itself;
     // the runtime then launches no combine. Otherwise the partials of
@@ -1103,6 +972,54 @@ std::string gpuCombineKernel(const AttentionKernelSpec& s) {
 )",
                        fmt::arg("u", u), fmt::arg("i", idx), fmt::arg("D", D));
   };
+  // The merge of splits [from, to) in steps of `U` into the carried (m,
+  // acc, l) from `init` (three values), results `res`.
+  auto mergeLoop = [&](const std::string& res, const std::string& from, const std::string& to, int64_t U,
+                       const std::string& init) {
+    std::string body, mx = "%m";
+    for (int64_t u = 0; u < U; ++u) {
+      // Split s + u, clamped to the last; %okt{u} weighs it 1 or 0.
+      body += fmt::format(R"(    %su{u} = arith.addi %s, %c{u} : index
+    %sc{u} = arith.minui %su{u}, %lastSplit : index
+    %ok{u} = arith.cmpi ult, %su{u}, %splits : index
+    %okf{u} = arith.select %ok{u}, %f1, %f0 : f32
+    %okt{u} = tile.splat %okf{u} : f32 -> tensor<1x1xf32>
+)",
+                          fmt::arg("u", u)) +
+              loads("%sc" + std::to_string(u), std::to_string(u));
+    }
+    for (int64_t u = 0; u < U; ++u) {
+      body += fmt::format("    %mn{0} = arith.maximumf {1}, %ms{0} : tensor<1x1xf32>\n", u, mx);
+      mx = "%mn" + std::to_string(u);
+    }
+    body += fmt::format(R"(    %dm = arith.subf %m, {mx} : tensor<1x1xf32>
+    %alpha = math.exp2 %dm : tensor<1x1xf32>
+    %la = arith.mulf %l, %alpha : tensor<1x1xf32>
+    %alphab = tile.broadcast %alpha : tensor<1x1xf32> -> tensor<1x{D}xf32>
+    %aa = arith.mulf %acc, %alphab : tensor<1x{D}xf32>
+)",
+                        fmt::arg("mx", mx), fmt::arg("D", D));
+    std::string acc = "%aa", l = "%la";
+    for (int64_t u = 0; u < U; ++u) {
+      body += fmt::format(R"(    %dms{u} = arith.subf %ms{u}, {mx} : tensor<1x1xf32>
+    %wsx{u} = math.exp2 %dms{u} : tensor<1x1xf32>
+    %ws{u} = arith.mulf %wsx{u}, %okt{u} : tensor<1x1xf32>
+    %wl{u} = arith.mulf %ws{u}, %ls{u} : tensor<1x1xf32>
+    %ln{u} = arith.addf {l}, %wl{u} : tensor<1x1xf32>
+    %wsb{u} = tile.broadcast %ws{u} : tensor<1x1xf32> -> tensor<1x{D}xf32>
+    %wa{u} = arith.mulf %wsb{u}, %as{u} : tensor<1x{D}xf32>
+    %accn{u} = arith.addf {acc}, %wa{u} : tensor<1x{D}xf32>
+)",
+                          fmt::arg("u", u), fmt::arg("D", D), fmt::arg("mx", mx), fmt::arg("l", l), fmt::arg("acc", acc));
+      acc = "%accn" + std::to_string(u), l = "%ln" + std::to_string(u);
+    }
+    return fmt::format("  {res}:3 = scf.for %s = {from} to {to} step %c{U} iter_args({init}) -> "
+                       "(tensor<1x1xf32>, tensor<1x{D}xf32>, tensor<1x1xf32>) {{\n{body}    scf.yield {mx}, {acc}, {l} : "
+                       "tensor<1x1xf32>, tensor<1x{D}xf32>, tensor<1x1xf32>\n  }}\n",
+                       fmt::arg("res", res), fmt::arg("from", from), fmt::arg("to", to), fmt::arg("U", U),
+                       fmt::arg("init", init), fmt::arg("D", D), fmt::arg("body", body), fmt::arg("mx", mx),
+                       fmt::arg("acc", acc), fmt::arg("l", l));
+  };
   std::string consts;  // %c2 .. %c<kCombineSplitsPerStep> (%c0 and %c1 come first)
   for (int64_t u = 2; u <= kCombineSplitsPerStep; ++u) consts += fmt::format("  %c{0} = arith.constant {0} : index\n", u);
   return fmt::format(R"(func.func @{name}_combine(%po: !tile.ptr<f32>, %pm: !tile.ptr<f32>, %pl: !tile.ptr<f32>, %o: {P}, %T: index, %splits: index) attributes {{tile.num_warps = 1 : i64}} {{
@@ -1139,8 +1056,7 @@ std::string gpuCombineKernel(const AttentionKernelSpec& s) {
 )",
                      fmt::arg("name", s.name), fmt::arg("D", D), fmt::arg("H", s.heads), fmt::arg("F", s.heads * D),
                      fmt::arg("U", kCombineSplitsPerStep), fmt::arg("consts", consts), fmt::arg("Um1", kCombineSplitsPerStep - 1),
-                     fmt::arg("merge", splitMergeLoop(1, D, "", loads, "%r", "%c0", "%end", kCombineSplitsPerStep,
-                                                      "%m = %ninf, %acc = %z, %l = %z1", "%splits", "%lastSplit")),
+                     fmt::arg("merge", mergeLoop("%r", "%c0", "%end", kCombineSplitsPerStep, "%m = %ninf, %acc = %z, %l = %z1")),
                      fmt::arg("P", st.ptr()), fmt::arg("BP", st.blockPtr(row)), fmt::arg("store", st.store("%op", "%out", row)));
 }
 

@@ -92,22 +92,7 @@ struct AttentionKernelSpec {
   // head, causal), signature and grid, with the GPU form's staging and
   // the pages copied one by one (no KV splits).
   bool decode = false;
-  // GPU decode form: the split programs of one (sequence, KV head) run as
-  // one thread-block cluster (cluster size = the split count, at most
-  // kMaxClusterSplits) and merge their partials through distributed shared
-  // memory: each stores acc, m and l into its own local buffers, a cluster
-  // barrier, then program r merges query rows r, r + splits, ... of the KV
-  // head's G from every peer's buffers and stores them to o; a last cluster
-  // barrier keeps every buffer alive until its peers are done. No combine
-  // kernel and no partials in global memory; po, pm and pl stay in the
-  // signature, unused. The launch must give the cluster size (kernels.json
-  // "merges_splits_in_cluster").
-  bool clusterMerge = false;
 };
-
-// The largest cluster (and so split count) of a decode kernel with
-// clusterMerge: sm_90's non-portable cluster size.
-constexpr int64_t kMaxClusterSplits = 16;
 
 // Blocking for the host CPU: one warp (a warp's rows are one register block
 // on the CPU), blockM query rows; decode (q_len 1) uses blockM = 1.

@@ -149,28 +149,13 @@ class FragAnalysis {
       f.walk([&](Block* blk) { llvm::for_each(blk->getArguments(), lane); });
       return success();
     }
-    auto settle = [&] {
-      bool changed = true;
-      while (changed && ok) {
-        changed = false;
-        f.walk([&](Operation* op) { changed |= visit(op); });
-      }
-    };
-    settle();
+    bool changed = true;
+    while (changed && ok) {
+      changed = false;
+      f.walk([&](Operation* op) { changed |= visit(op); });
+    }
     if (!ok) return failure();
-    // Tiles no use decides (a stored-only tile, or a chain that meets the
-    // dots only through memory: the paged decode's cluster merge) take the
-    // accumulator layout: [16, 8] tiles first, so that what they decide
-    // reaches the rest of their chain ([16, 1] columns broadcast into them
-    // take the column form), then any tile still open.
-    f.walk([&](Operation* op) {
-      for (Value r : op->getResults())
-        if (auto t = dyn_cast<RankedTensorType>(r.getType());
-            t && !frags.count(r) && t.getShape() == ArrayRef<int64_t>{16, 8})
-          set(r, Frag{}, op);
-    });
-    settle();
-    if (!ok) return failure();
+    // Tiles no use decides (a stored-only tile) take the accumulator layout.
     f.walk([&](Operation* op) {
       for (Value r : op->getResults())
         if (auto t = dyn_cast<RankedTensorType>(r.getType()); t && !frags.count(r)) set(r, Frag{}, op);
@@ -940,32 +925,6 @@ class Lowering {
                                  arith::ConstantIntOp::create(b, loc, i32, 0).getResult());
   }
 
-  // tile.map_peer: the buffer's generic address mapped into the peer's
-  // shared window (`mapa` of a generic address gives a generic address),
-  // wrapped as a memref<?xT> like every tile.ptr, so views of it load and
-  // store through generic ld / st like global arrays. The descriptor is
-  // built in LLVM form and cast back (the memref-to-LLVM conversion
-  // folds the cast pair).
-  Value lowerMapPeer(MapPeerOp m) {
-    Location loc = m.getLoc();
-    Value buffer = m.getBuffer();
-    auto type = cast<MemRefType>(buffer.getType());
-    auto ptr = LLVM::LLVMPointerType::get(b.getContext());
-    Value rank = arith::IndexCastOp::create(b, loc, b.getI32Type(), m.getRank());
-    Value peer = NVVM::MapaOp::create(b, loc, ptr, genericPointer(loc, buffer), rank);
-    Value size = arith::IndexCastOp::create(b, loc, b.getI64Type(), memref::DimOp::create(b, loc, buffer, 0));
-    Type i64 = b.getI64Type();
-    auto array = LLVM::LLVMArrayType::get(i64, 1);
-    auto descType = LLVM::LLVMStructType::getLiteral(b.getContext(), {ptr, ptr, i64, array, array});
-    Value desc = LLVM::PoisonOp::create(b, loc, descType);
-    desc = LLVM::InsertValueOp::create(b, loc, desc, peer, ArrayRef<int64_t>{0});
-    desc = LLVM::InsertValueOp::create(b, loc, desc, peer, ArrayRef<int64_t>{1});
-    desc = LLVM::InsertValueOp::create(b, loc, desc, LLVM::ConstantOp::create(b, loc, i64, 0), ArrayRef<int64_t>{2});
-    desc = LLVM::InsertValueOp::create(b, loc, desc, size, ArrayRef<int64_t>{3, 0});
-    desc = LLVM::InsertValueOp::create(b, loc, desc, LLVM::ConstantOp::create(b, loc, i64, 1), ArrayRef<int64_t>{4, 0});
-    return UnrealizedConversionCastOp::create(b, loc, TypeRange{type}, ValueRange{desc}).getResult(0);
-  }
-
   // `v` through a register move LLVM cannot see through: the per-run row
   // tests compare an i32 whose range is known, and LLVM would widen them
   // back into 64-bit compares (two instructions each on sm_90).
@@ -1134,14 +1093,6 @@ class Lowering {
       return Value();
     }
     if (auto a = dyn_cast<ArriveOp>(op)) return lowerArrive(a);
-    if (auto m = dyn_cast<MapPeerOp>(op)) return lowerMapPeer(m);
-    if (isa<ClusterBarrierOp>(op)) {
-      // barrier.cluster.arrive (release) and .wait (acquire), .aligned: every
-      // thread of the workgroup executes the op.
-      NVVM::ClusterArriveOp::create(b, loc, b.getUnitAttr());
-      NVVM::ClusterWaitOp::create(b, loc, b.getUnitAttr());
-      return Value();
-    }
     if (auto l = dyn_cast<LoadOp>(op); l && local.loads.contains(op)) return lowerLocalLoad(l, frags.of(l.getResult()));
     if (auto r = dyn_cast<ReduceOp>(op); r && r.getCrossWarp() && !r.getAxis()) return combineAcrossWarps(r, r.getSrc());
     if (auto p = dyn_cast<ProgramIdOp>(op)) {
@@ -1547,7 +1498,7 @@ struct ConvertTileToNVVMPass : impl::ConvertTileToNVVMBase<ConvertTileToNVVMPass
           !isa<ProgramIdOp, WarpIdOp, MakeBlockPtrOp, AdvanceOp, LoadOp, StoreOp, PrefetchOp, DotOp, ExtractOp,
                ExpandDimsOp, BroadcastOp, SplatOp, ConvertOp, SiluOp, ReduceOp, BlockLookupOp, AllocOp, AsyncCopyOp,
                AsyncCommitOp, AsyncWaitOp, BarrierOp, ConcatOp, MaskOp, IotaOp, MBarrierInitOp, TmaCopyOp,
-               MBarrierWaitOp, ArriveOp, MapPeerOp, ClusterBarrierOp>(op)) {
+               MBarrierWaitOp, ArriveOp>(op)) {
         op->emitError() << "the sm_90 lowering does not handle '" << op->getName() << "' yet";
         bad = true;
       }

@@ -534,10 +534,4 @@ LogicalResult ArriveOp::verify() {
   return success();
 }
 
-LogicalResult MapPeerOp::verify() {
-  if (!isLocalPointer(getBuffer()) || !getBuffer().getDefiningOp<AllocOp>())
-    return emitOpError() << "maps a tile.alloc buffer itself (not a view or another pointer)";
-  return success();
-}
-
 }  // namespace strata::tile

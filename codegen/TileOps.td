@@ -274,38 +274,6 @@ def Tile_ArriveOp : Tile_Op<"arrive", [MemoryEffects<[MemRead, MemWrite]>]> {
   let hasVerifier = 1;
 }
 
-def Tile_ClusterBarrierOp : Tile_Op<"cluster_barrier"> {
-  let summary = "Waits until every workgroup of the thread-block cluster reaches it";
-  let description = [{
-    A workgroup-level op every thread of every workgroup in the cluster
-    executes (the same number of times). Each thread's earlier memory
-    accesses, local buffers included, are released at cluster scope before
-    it arrives and acquired after it waits: after the barrier a workgroup
-    sees what its peers stored into their `tile.alloc` buffers before it.
-    A workgroup whose buffers its peers read (through `tile.map_peer`) must
-    reach one more barrier after their last read before it ends. sm_90
-    `barrier.cluster.arrive` + `barrier.cluster.wait`; a launch without a
-    cluster is a cluster of one. The CPU backend rejects it.
-  }];
-  let assemblyFormat = "attr-dict";
-}
-
-def Tile_MapPeerOp : Tile_Op<"map_peer", [Pure, AllTypesMatch<["buffer", "result"]>]> {
-  let summary = "The same tile.alloc buffer in workgroup `rank` of this thread-block cluster";
-  let description = [{
-    `buffer` is a `tile.alloc` buffer; the result addresses that buffer in
-    the workgroup of cluster rank `rank` (distributed shared memory on
-    sm_90: `mapa` of its generic address). Views of it are loaded and
-    stored like global arrays (not as staged dot operands); a
-    `tile.cluster_barrier` orders the peer's accesses against this
-    workgroup's. `rank` must lie in the cluster (the launch's cluster size).
-  }];
-  let arguments = (ins Tile_PtrType:$buffer, Index:$rank);
-  let results = (outs Tile_PtrType:$result);
-  let assemblyFormat = "$buffer `[` $rank `]` attr-dict `:` type($buffer)";
-  let hasVerifier = 1;
-}
-
 def Tile_AllocOp : Tile_Op<"alloc", [MemoryEffects<[MemAlloc]>]> {
   let summary = "Workgroup-local buffer of `size` elements shared by the workgroup's warps";
   let description = [{

@@ -208,7 +208,7 @@ void CudaDevice::replay(const LaunchRecord& r) const {
     for (size_t i = from; i < to; ++i) {
       const LaunchRecord::Launch& l = r.launches[i];
       std::vector<void*> ptrs = l.argPointers();
-      launch(l.f, l.grid, l.block, l.sharedBytes, ptrs.data(), l.cluster);
+      launch(l.f, l.grid, l.block, l.sharedBytes, ptrs.data());
     }
   };
   // Launches in order; a fork's branches side by side again.
@@ -240,17 +240,10 @@ int CudaDevice::residentPrograms(CUfunction f, unsigned threads, unsigned shared
 }
 
 void CudaDevice::launch(CUfunction f, std::array<unsigned, 3> grid, std::array<unsigned, 3> block,
-                        unsigned sharedBytes, void** args, unsigned cluster) const {
+                        unsigned sharedBytes, void** args) const {
   allowSharedBytes(d_, f, sharedBytes);
-  if (cluster > 1) {
-    if (!d_.cuLaunchKernelEx || cc_ < 90) fail("thread-block clusters need sm_90 and cuLaunchKernelEx (CUDA 12)");
-    if (cluster > 16 || grid[0] % cluster) fail("a cluster of {} blocks does not tile a grid of {} along x", cluster, grid[0]);
-    if (cluster > 8)
-      check(d_.cuFuncSetAttribute(f, kFuncAttributeNonPortableClusterSizeAllowed, 1),
-            "cuFuncSetAttribute(non-portable cluster size)");
-  }
   if (recording_) {
-    LaunchRecord::Launch l{f, grid, block, sharedBytes, {}, {}, frontier_, programmatic_.count(f) > 0, cluster};
+    LaunchRecord::Launch l{f, grid, block, sharedBytes, {}, {}, frontier_, programmatic_.count(f) > 0};
     for (auto [off, size] : argLayout(f)) {
       if (l.args.size() < off + size) l.args.resize(off + size);
       std::memcpy(l.args.data() + off, args[l.argOffsets.size()], size);
@@ -260,22 +253,14 @@ void CudaDevice::launch(CUfunction f, std::array<unsigned, 3> grid, std::array<u
     recording_->launches.push_back(std::move(l));
     return;
   }
-  const bool programmatic = !programmatic_.empty() && programmatic_.count(f);
-  if (programmatic || cluster > 1) {
+  if (!programmatic_.empty() && programmatic_.count(f)) {
     // Each kernel starts with griddepcontrol.wait (codegen/CudaBackend.cpp),
     // so it may be scheduled while the previous one runs: its launch is
     // hidden behind that kernel instead of following it.
-    cuda::LaunchAttribute attrs[2]{};
-    unsigned n = 0;
-    if (programmatic) {
-      attrs[n].id = cuda::kLaunchAttributeProgrammaticStreamSerialization;
-      attrs[n++].value = 1;
-    }
-    if (cluster > 1) {
-      attrs[n].id = cuda::kLaunchAttributeClusterDimension;
-      attrs[n].dim[0] = cluster, attrs[n].dim[1] = 1, attrs[n++].dim[2] = 1;
-    }
-    cuda::LaunchConfig c{grid[0], grid[1], grid[2], block[0], block[1], block[2], sharedBytes, current_, attrs, n};
+    cuda::LaunchAttribute attr{};
+    attr.id = cuda::kLaunchAttributeProgrammaticStreamSerialization;
+    attr.value = 1;
+    cuda::LaunchConfig c{grid[0], grid[1], grid[2], block[0], block[1], block[2], sharedBytes, current_, &attr, 1};
     check(d_.cuLaunchKernelEx(&c, f, args, nullptr), "cuLaunchKernelEx");
     return;
   }

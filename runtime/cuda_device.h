@@ -68,10 +68,8 @@ class CudaDevice final : public Device {
   // dynamic shared memory) one SM holds at once, by the driver's occupancy
   // calculator (registers, shared memory, threads); at least 1.
   int residentPrograms(cuda::CUfunction f, unsigned threads, unsigned sharedBytes) const;
-  // `cluster` > 1: the blocks run as thread-block clusters of that many
-  // along x (sm_90; grid[0] a multiple of it, at most 16).
   void launch(cuda::CUfunction f, std::array<unsigned, 3> grid, std::array<unsigned, 3> block, unsigned sharedBytes,
-              void** args, unsigned cluster = 1) const;
+              void** args) const;
   // Milliseconds the device spent on what `work` enqueues (events around it).
   float timeMs(const std::function<void()>& work) const;
   // Enqueues independent work side by side: branch i's launches go to

@@ -68,8 +68,6 @@ bool resolve(void* lib, Driver& d, std::string& why) {
   get(d.cuGraphExecDestroy, "cuGraphExecDestroy");
   get(d.cuGraphDestroy, "cuGraphDestroy");
   d.cuLaunchKernelEx = reinterpret_cast<decltype(d.cuLaunchKernelEx)>(dlsym(lib, "cuLaunchKernelEx"));
-  d.cuGraphKernelNodeSetAttribute = reinterpret_cast<decltype(d.cuGraphKernelNodeSetAttribute)>(
-      dlsym(lib, "cuGraphKernelNodeSetAttribute"));
   d.cuGraphAddDependencies =
       reinterpret_cast<decltype(d.cuGraphAddDependencies)>(dlsym(lib, "cuGraphAddDependencies_v2"));
   d.cuTensorMapEncodeTiled =

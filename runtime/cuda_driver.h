@@ -37,7 +37,6 @@ struct LaunchAttribute {
   union {
     char raw[64];
     int value;
-    unsigned dim[3];  // CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION's x, y, z
   };
 };
 struct LaunchConfig {
@@ -59,12 +58,6 @@ constexpr GraphEdgeData kProgrammaticEdge{1, 0, 1, {}};
 // start while the previous kernel in its stream runs (it waits with
 // griddepcontrol.wait before touching memory).
 constexpr int kLaunchAttributeProgrammaticStreamSerialization = 6;
-// CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION (also a kernel node attribute):
-// the launch's blocks run as thread-block clusters of dim[0..2].
-constexpr int kLaunchAttributeClusterDimension = 4;
-// CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED: clusters of more
-// than 8 blocks (16 on sm_90).
-constexpr int kFuncAttributeNonPortableClusterSizeAllowed = 14;
 
 // CUtensorMap of cuda.h: an opaque 128-byte TMA descriptor.
 struct alignas(64) TensorMap {
@@ -137,9 +130,6 @@ struct Driver {
   CUresult (*cuLaunchKernelEx)(const LaunchConfig*, CUfunction, void**, void**);
   // CUDA 12.3+: edges with data (cuGraphAddDependencies_v2).
   CUresult (*cuGraphAddDependencies)(CUgraph, const CUgraphNode*, const CUgraphNode*, const GraphEdgeData*, size_t);
-  // CUDA 11.7+: a kernel node's launch attributes (cluster dimensions);
-  // the value is LaunchAttribute's union.
-  CUresult (*cuGraphKernelNodeSetAttribute)(CUgraphNode, int, const void*);
   CUresult (*cuTensorMapEncodeTiled)(TensorMap*, int, unsigned, void*, const unsigned long long*,
                                      const unsigned long long*, const unsigned*, const unsigned*, int, int, int, int);
 };

@@ -2,8 +2,6 @@
 
 #include <utility>
 
-#include "ops/error.h"
-
 namespace strata::runtime {
 
 using namespace cuda;
@@ -23,13 +21,6 @@ CudaGraph::CudaGraph(const Driver& d, const LaunchRecord& r) : d_(&d) {
     // The driver copies the argument values into the node here.
     check(d.cuGraphAddKernelNode(&nodes[i], graph_, deps.data(), programmaticEdge ? 0 : deps.size(), &p),
           "cuGraphAddKernelNode");
-    if (l.cluster > 1) {
-      if (!d.cuGraphKernelNodeSetAttribute) fail("the CUDA driver has no cuGraphKernelNodeSetAttribute (clusters)");
-      LaunchAttribute a{};
-      a.dim[0] = l.cluster, a.dim[1] = 1, a.dim[2] = 1;
-      check(d.cuGraphKernelNodeSetAttribute(nodes[i], kLaunchAttributeClusterDimension, a.raw),
-            "cuGraphKernelNodeSetAttribute(cluster dimension)");
-    }
     if (programmaticEdge) {
       check(d.cuGraphAddDependencies(graph_, &deps[0], &nodes[i], &kProgrammaticEdge, 1), "cuGraphAddDependencies");
       ++programmaticEdges_;

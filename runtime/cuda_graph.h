@@ -28,8 +28,6 @@ struct LaunchRecord {
     // touching memory (CudaDevice::allowProgrammaticLaunch), so it may be
     // scheduled while that one runs.
     bool programmatic = false;
-    // Blocks a thread-block cluster along x (1: no clusters).
-    unsigned cluster = 1;
     bool operator==(const Launch&) const = default;
     // The kernelParams array of cuLaunchKernel / a kernel node: pointers
     // into `args`.

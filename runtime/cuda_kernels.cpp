@@ -135,11 +135,6 @@ std::unique_ptr<CudaKernelSet> CudaKernelSet::load(const CudaDevice& device, con
         a.combine = set->module_->function(k.at("combine").get<std::string>());
         a.combineThreads = k.at("combine_threads");
         a.combineSplitsPerStep = k.value("combine_splits_per_step", int64_t(0));
-        a.mergesInCluster = k.value("merges_splits_in_cluster", false);
-        a.maxClusterSplits = k.value("max_cluster_splits", int64_t(0));
-        if (a.mergesInCluster && (a.maxClusterSplits < 1 || a.maxClusterSplits > 16))
-          fail("kernel set {}: paged decode kernel {} merges in clusters of up to {} programs (1-16 expected)", dir, a.name,
-               a.maxClusterSplits);
         set->pagedDecodes_.push_back(a);
         continue;
       }
@@ -392,8 +387,7 @@ int64_t pagedDecodeSplitCount(const CudaPagedDecodeKernel& k, int64_t multiproce
                     kCombineLaunchCost = 96;
   const int64_t perSm = std::clamp<int64_t>(sharedPerSm / (k.sharedBytes + kReserved), 1, kMostPerSm);
   const int64_t slots = perSm * multiprocessors, programs = batch * k.kvHeads;
-  int64_t most = std::max<int64_t>(1, (maxContext + k.blockN - 1) / k.blockN);
-  if (k.mergesInCluster) most = std::min(most, k.maxClusterSplits);
+  const int64_t most = std::max<int64_t>(1, (maxContext + k.blockN - 1) / k.blockN);
   int64_t best = 1;
   double bestCost = INFINITY;
   for (int64_t s = 1; s <= most; ++s) {
@@ -401,9 +395,7 @@ int64_t pagedDecodeSplitCount(const CudaPagedDecodeKernel& k, int64_t multiproce
     double cost = waves * (double(maxContext) / double(s) + kProgramCost);
     // Sets from before 2026-11-23 (no combineSplitsPerStep) keep the model
     // their counts were tuned with.
-    // A merge in the cluster: no launch, one wait for the peers' partials.
-    if (s > 1 && k.mergesInCluster) cost += double(kCombineStepCost);
-    else if (s > 1 && k.combineSplitsPerStep > 0)
+    if (s > 1 && k.combineSplitsPerStep > 0)
       cost += double(kCombineLaunchCost +
                      kCombineStepCost * ((s + k.combineSplitsPerStep - 1) / k.combineSplitsPerStep));
     if (cost < bestCost) bestCost = cost, best = s;
@@ -437,15 +429,6 @@ void CudaKernelSet::launch(const CudaPagedDecodeKernel& k, const PagedDecodeBuff
   args.buffer(po, rows * splits * k.headDim).buffer(pm, rows * splits).buffer(pl, rows * splits);
   args.buffer(b.o, rows * k.headDim).buffer(b.tables, batch * maxBlocks).buffer(b.contextLens, batch);
   args.index(maxBlocks).index(cacheRows).index(splits);
-  if (k.mergesInCluster) {
-    // One cluster per (sequence, KV head): its programs merge the splits
-    // and store o; the partials never leave shared memory.
-    if (splits > k.maxClusterSplits)
-      fail("paged decode {}: {} splits, but its clusters hold at most {}", k.name, splits, k.maxClusterSplits);
-    device_.launch(k.function, {unsigned(splits), unsigned(k.kvHeads), unsigned(batch)}, {unsigned(k.threads), 1, 1},
-                   unsigned(k.sharedBytes), const_cast<void**>(args.slots().data()), unsigned(splits));
-    return;
-  }
   launchOne(device_, k, {unsigned(splits), unsigned(k.kvHeads), unsigned(batch)}, args);
   // The one program per head stored o.
   if (splits == 1) return;

@@ -85,12 +85,6 @@ struct CudaPagedDecodeKernel {
   // The combine waits for the partials once per this many splits (0: a
   // set from before 2026-11-23 that does not say).
   int64_t combineSplitsPerStep = 0;
-  // The split programs merge their partials through a thread-block
-  // cluster (kernels.json "merges_splits_in_cluster": one cluster of
-  // `splits` programs per (sequence, KV head), no combine launch); the
-  // split count is then at most maxClusterSplits.
-  bool mergesInCluster = false;
-  int64_t maxClusterSplits = 0;
   float scale = 0;
   cuda::CUfunction function = nullptr, combine = nullptr;
 };

@@ -361,8 +361,8 @@ int benchPagedDecode(const std::string& dir, const std::string& jsonPath, const 
         std::vector<int64_t> physical(numBlocks), lens(B, ctx);
         for (int64_t i = 0; i < numBlocks; ++i) physical[i] = i;
         std::shuffle(physical.begin(), physical.end(), rng);
-        int64_t splits = std::max<int64_t>(1, int64_t(splitScale * set->pagedDecodeSplits(k, B, ctx)));
-        if (k.mergesInCluster) splits = std::min(splits, k.maxClusterSplits);  // a cluster's programs at most
+        const int64_t splits = std::max<int64_t>(
+            1, int64_t(splitScale * set->pagedDecodeSplits(k, B, ctx)));
         void* q = dev->allocate(B * k.heads * rowBytes);
         void* o = dev->allocate(B * k.heads * rowBytes);
         void* cache = dev->allocate(cacheBytes);  // zero-filled: timing does not depend on values

@@ -434,8 +434,6 @@ TEST_F(CudaPagedDecodeKernels, EqualTheReferenceOnRaggedContexts) {
         dout(*dev, p.q.stored.nbytes());
     for (int64_t splits : {int64_t(1), int64_t(3), int64_t(7), int64_t(16), int64_t(17), int64_t(33), int64_t(40),
                            set->pagedDecodeSplits(k, B, 1000)}) {
-      // A kernel merging in clusters takes at most a cluster's programs.
-      if (k.mergesInCluster && splits > k.maxClusterSplits) continue;
       DeviceTensor scratch(*dev, size_t(runtime::CudaKernelSet::pagedDecodeScratchBytes(k, B, splits)));
       const std::vector<uint8_t> nan(p.q.stored.nbytes(), 0xFF);  // all-ones halves are NaN in bf16 and f16
       dev->upload(dout.p, nan.data(), nan.size());
@@ -675,14 +673,6 @@ TEST(PagedDecodeSplitCount, FollowsTheMeasuredCosts) {
   k.combineSplitsPerStep = 0;
   EXPECT_EQ(splits(1, 128), 4);
   EXPECT_EQ(splits(1, 4096), 33);
-  // A kernel merging in clusters: at most a cluster's 16 splits, and no
-  // combine launch to pay for.
-  k.combineSplitsPerStep = 16, k.mergesInCluster = true, k.maxClusterSplits = 16;
-  EXPECT_EQ(splits(1, 4096), 16);
-  EXPECT_EQ(splits(1, 32768), 16);
-  EXPECT_EQ(splits(8, 4096), 4);
-  EXPECT_EQ(splits(32, 1024), 1);
-  EXPECT_GT(splits(1, 128), 1);
 }
 
 // The K split count of a kernel that splits K across programs (no GPU

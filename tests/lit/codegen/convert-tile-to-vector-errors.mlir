@@ -9,7 +9,7 @@ func.func @cross_warp(%x: tensor<8x8xf32>) attributes {tile.num_warps = 2 : i64}
 // -----
 
 func.func @barrier() {
-  // expected-error @+1 {{workgroup-local memory, async copies, barriers, arrival counters and clusters are not supported by the CPU backend}}
+  // expected-error @+1 {{workgroup-local memory, async copies, barriers and arrival counters are not supported by the CPU backend}}
   tile.barrier
   return
 }

@@ -124,14 +124,6 @@ func.func @arrive_counters(%c: !tile.ptr<i64>, %i: index, %n: index) {
 
 // -----
 
-func.func @map_peer_of_argument(%p: !tile.ptr<f32>, %r: index) {
-  // expected-error @+1 {{maps a tile.alloc buffer itself (not a view or another pointer)}}
-  %q = tile.map_peer %p[%r] : !tile.ptr<f32>
-  return
-}
-
-// -----
-
 func.func @mask_rank(%a: tensor<16xf32>, %i: index) {
   // expected-error @+1 {{masks 2-D score tiles}}
   %b = tile.mask %a, [%i, %i], %i : tensor<16xf32>
