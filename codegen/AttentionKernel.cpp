@@ -954,7 +954,9 @@ namespace {
 // 16k-token step under Nsight Compute); a remainder loop one split at a
 // time before it cost 15 waits at 31 splits (10.8 us against 7.0 at 32).
 // O = acc x (1 / L): one IEEE division a row, as in the attention
-// epilogues, not one per element.
+// epilogues, not one per element. A lane holds 4 contiguous columns of a
+// row (tile.lane_vector 4: one 16-byte load a split row), and the weighted
+// sums contract to fused multiply-adds.
 
 std::string gpuCombineKernel(const AttentionKernelSpec& s) {
   const StorageText st{s.dtype};
@@ -968,7 +970,7 @@ std::string gpuCombineKernel(const AttentionKernelSpec& s) {
     %ls{u} = tile.load %lsp{u} : !tile.block_ptr<tensor<1x1xf32>>
     %arow{u} = arith.addi %rowS, {i} : index
     %asp{u} = tile.make_block_ptr %po, [%THS, %cD], [%cD, %c1], [%arow{u}, %c0] : !tile.ptr<f32> -> !tile.block_ptr<tensor<1x{D}xf32>>
-    %as{u} = tile.load %asp{u} : !tile.block_ptr<tensor<1x{D}xf32>>
+    %as{u} = tile.load %asp{u} {{in_bounds, contiguous = 1 : i64, run = 4 : i64}} : !tile.block_ptr<tensor<1x{D}xf32>>
 )",
                        fmt::arg("u", u), fmt::arg("i", idx), fmt::arg("D", D));
   };
@@ -994,9 +996,9 @@ std::string gpuCombineKernel(const AttentionKernelSpec& s) {
     }
     body += fmt::format(R"(    %dm = arith.subf %m, {mx} : tensor<1x1xf32>
     %alpha = math.exp2 %dm : tensor<1x1xf32>
-    %la = arith.mulf %l, %alpha : tensor<1x1xf32>
+    %la = arith.mulf %l, %alpha fastmath<contract> : tensor<1x1xf32>
     %alphab = tile.broadcast %alpha : tensor<1x1xf32> -> tensor<1x{D}xf32>
-    %aa = arith.mulf %acc, %alphab : tensor<1x{D}xf32>
+    %aa = arith.mulf %acc, %alphab fastmath<contract> : tensor<1x{D}xf32>
 )",
                         fmt::arg("mx", mx), fmt::arg("D", D));
     std::string acc = "%aa", l = "%la";
@@ -1004,11 +1006,11 @@ std::string gpuCombineKernel(const AttentionKernelSpec& s) {
       body += fmt::format(R"(    %dms{u} = arith.subf %ms{u}, {mx} : tensor<1x1xf32>
     %wsx{u} = math.exp2 %dms{u} : tensor<1x1xf32>
     %ws{u} = arith.mulf %wsx{u}, %okt{u} : tensor<1x1xf32>
-    %wl{u} = arith.mulf %ws{u}, %ls{u} : tensor<1x1xf32>
-    %ln{u} = arith.addf {l}, %wl{u} : tensor<1x1xf32>
+    %wl{u} = arith.mulf %ws{u}, %ls{u} fastmath<contract> : tensor<1x1xf32>
+    %ln{u} = arith.addf {l}, %wl{u} fastmath<contract> : tensor<1x1xf32>
     %wsb{u} = tile.broadcast %ws{u} : tensor<1x1xf32> -> tensor<1x{D}xf32>
-    %wa{u} = arith.mulf %wsb{u}, %as{u} : tensor<1x{D}xf32>
-    %accn{u} = arith.addf {acc}, %wa{u} : tensor<1x{D}xf32>
+    %wa{u} = arith.mulf %wsb{u}, %as{u} fastmath<contract> : tensor<1x{D}xf32>
+    %accn{u} = arith.addf {acc}, %wa{u} fastmath<contract> : tensor<1x{D}xf32>
 )",
                           fmt::arg("u", u), fmt::arg("D", D), fmt::arg("mx", mx), fmt::arg("l", l), fmt::arg("acc", acc));
       acc = "%accn" + std::to_string(u), l = "%ln" + std::to_string(u);
@@ -1022,7 +1024,7 @@ std::string gpuCombineKernel(const AttentionKernelSpec& s) {
   };
   std::string consts;  // %c2 .. %c<kCombineSplitsPerStep> (%c0 and %c1 come first)
   for (int64_t u = 2; u <= kCombineSplitsPerStep; ++u) consts += fmt::format("  %c{0} = arith.constant {0} : index\n", u);
-  return fmt::format(R"(func.func @{name}_combine(%po: !tile.ptr<f32>, %pm: !tile.ptr<f32>, %pl: !tile.ptr<f32>, %o: {P}, %T: index, %splits: index) attributes {{tile.num_warps = 1 : i64}} {{
+  return fmt::format(R"(func.func @{name}_combine(%po: !tile.ptr<f32>, %pm: !tile.ptr<f32>, %pl: !tile.ptr<f32>, %o: {P}, %T: index, %splits: index) attributes {{tile.num_warps = 1 : i64, tile.lane_vector = 4 : i64}} {{
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
 {consts}  %cD = arith.constant {D} : index

@@ -462,13 +462,15 @@ class Lowering {
   };
 
   // Set when `l` promises `contiguous = d` (runs of `run` elements along d)
-  // of a full 2-D view of 16-bit elements: elements of the fragment that
-  // form an aligned run along d then load as one wider access (see
-  // runsOf).
+  // of a full 2-D view of 16-bit elements (of 16- or 32-bit ones for a
+  // lane-linear tile, whose vectors are 16 bytes at most: 8 or 4 elements):
+  // elements of the fragment that form an aligned run along d then load as
+  // one wider access (see runsOf).
   std::optional<RunView> runView(LoadOp l, const Frag& fr, Type et) {
     auto d = l.getContiguous();
+    const int64_t bits = et.getIntOrFloatBitWidth();
     if (!d || !l.getInBounds() || fr.collapseRows || fr.collapseCols || fr.droppedAxis >= 0 ||
-        et.getIntOrFloatBitWidth() != 16)
+        !(bits == 16 || (bits == 32 && fr.kind == Frag::Lane && fr.vec <= 4)))
       return std::nullopt;
     Location loc = l.getLoc();
     auto md = memref::ExtractStridedMetadataOp::create(b, loc, l.getPtr());
