@@ -249,6 +249,33 @@ func.func @lane_vectors(%x: !tile.ptr<bf16>, %w: !tile.ptr<bf16>, %y: !tile.ptr<
 
 // -----
 
+// 32-bit lane vectors (tile.lane_vector = 4, the paged decode combine's f32
+// partial rows): a [1, 128] f32 row is one round of 4 contiguous elements a
+// lane, and the load promising aligned runs of 4 reads them as one 16-byte
+// vector; a weighted sum marked contract becomes one FMA per element.
+// CHECK-LABEL: func.func @lane_vectors_f32
+// CHECK: vector.load %{{.*}}[%{{.*}}] {alignment = 16 : i64} : memref<?xf32>, vector<4xf32>
+// CHECK-NOT: memref.load
+// LLVM-LABEL: llvm.func @lane_vectors_f32
+// LLVM: llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr -> vector<4xf32>
+// LLVM: llvm.fmul {{.*}} {fastmathFlags = #llvm.fastmath<contract>} : vector<4xf32>
+func.func @lane_vectors_f32(%x: !tile.ptr<f32>, %y: !tile.ptr<f32>, %R: index, %w: f32) attributes {tile.num_warps = 1 : i64, tile.lane_vector = 4 : i64} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c128 = arith.constant 128 : index
+  %row = tile.program_id 0
+  %p = tile.make_block_ptr %x, [%R, %c128], [%c128, %c1], [%row, %c0] : !tile.ptr<f32> -> !tile.block_ptr<tensor<1x128xf32>>
+  %v = tile.load %p {in_bounds, contiguous = 1 : i64, run = 4 : i64} : !tile.block_ptr<tensor<1x128xf32>>
+  %ws = tile.splat %w : f32 -> tensor<1x128xf32>
+  %m = arith.mulf %v, %ws fastmath<contract> : tensor<1x128xf32>
+  %a = arith.addf %m, %v fastmath<contract> : tensor<1x128xf32>
+  %o = tile.make_block_ptr %y, [%R, %c128], [%c128, %c1], [%row, %c0] : !tile.ptr<f32> -> !tile.block_ptr<tensor<1x128xf32>>
+  tile.store %o, %a {in_bounds} : !tile.block_ptr<tensor<1x128xf32>>
+  return
+}
+
+// -----
+
 // One row over 4 warps (RMSNorm at decode): each warp reduces its [1, 64]
 // (2 elements a lane, five butterfly shuffles), then the warps' sums meet
 // in the shared-memory scratch: one float per lane and warp (4 x 32), a
