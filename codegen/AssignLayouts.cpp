@@ -209,20 +209,10 @@ struct AssignLayoutsPass : impl::AssignLayoutsBase<AssignLayoutsPass> {
     // GEMM's from its next dot (with the root's tiling), an elementwise
     // one's from its next tile. Other workloads must be connected to their
     // root.
-    // (A reduction kernel's paths may hold tiles of different shapes that
-    // never meet: the GEMV form's in-lane-dot fast path and its checked
-    // path.)
-    bool chains = choice->workload == Workload::Elementwise || choice->workload == Workload::Gemm ||
-                  choice->workload == Workload::Reduction;
+    bool chains = choice->workload == Workload::Elementwise || choice->workload == Workload::Gemm;
     while (chains) {
       Value next;
       f.walk([&](Operation* op) {
-        // A reduction chain starts where the kernel's root does: at its
-        // first reduction's source.
-        if (choice->workload == Workload::Reduction) {
-          if (auto r = dyn_cast<ReduceOp>(op); r && !next && !prop.get(r.getSrc())) next = r.getSrc();
-          return;
-        }
         bool candidate = choice->workload == Workload::Elementwise || isa<DotOp>(op);
         // split_k chains start at a dot's A operand, like the root (also
         // when the result is laid out already: a K split's operands take

@@ -593,26 +593,7 @@ class Lowering {
   // missing ones of a partial round), then five butterfly shuffles.
   FailureOr<Value> lowerLaneReduce(ReduceOp r, const Frag& fr) {
     Location loc = r.getLoc();
-    const Frag& res = frags.of(r.getResult());
-    // Rows that are whole lane vectors (a [n, v] tile of v-element vectors,
-    // reduced along its rows): each lane sums its own vectors, and the
-    // result's element j (lane j % 32, slot j / 32) is row j, the lane's
-    // vector j / 32. No shuffles: the GEMV form's in-lane dots. The sums
-    // contract with the products before them (a multiply, then FMAs).
-    if (r.getAxis() && *r.getAxis() == int64_t(fr.shape.size()) - 1 && fr.vec > 1 && fr.shape.back() == fr.vec &&
-        res.vec == 1 && res.numel * fr.vec == fr.numel && !r.getCrossWarp() && r.getKind() == "sum") {
-      auto contract = arith::FastMathFlagsAttr::get(b.getContext(), arith::FastMathFlags::contract);
-      SmallVector<Value> sums;
-      for (int64_t g = 0; g < fr.size() / fr.vec; ++g) {
-        Value acc = vector::ExtractOp::create(b, loc, r.getSrc(), g * fr.vec);
-        for (int64_t k = 1; k < fr.vec; ++k)
-          acc = arith::AddFOp::create(b, loc, acc, vector::ExtractOp::create(b, loc, r.getSrc(), g * fr.vec + k),
-                                      contract);
-        sums.push_back(acc);
-      }
-      return Value(vector::FromElementsOp::create(b, loc, cast<VectorType>(laneType(r.getResult())), sums));
-    }
-    if (res.numel != 1)
+    if (frags.of(r.getResult()).numel != 1)
       return r.emitError() << "the sm_90 lowering reduces a kernel's lane-linear tiles whole (the kept dims must be 1)";
     if (!cast<VectorType>(r.getSrc().getType()).getElementType().isF32())
       return r.emitError() << "the sm_90 lowering reduces f32 tiles only";

@@ -145,7 +145,6 @@ void applyBlocking(GemmKernelSpec& s, const GemmBlocking& b) {
   s.tma = b.tma;
   s.splitKPrograms = b.splitKPrograms;
   s.gemv = b.gemv;
-  s.gemvInLaneDot = b.inLaneDot;
   if (b.gemv) s.tiling = "";
 }
 
@@ -164,21 +163,14 @@ bool readDims(const std::string& shape, GemmBlocking& b) {
 GemmBlocking parseGemmBlocking(const std::string& text, const std::string& what) {
   GemmBlocking b;
   std::string shape = text;
-  if (shape.size() > 2 && shape.compare(shape.size() - 2, 2, "vd") == 0) {
-    b.inLaneDot = true;  // the GEMV form with in-lane dots
-    shape.pop_back();
-  }
   if (!shape.empty() && shape.back() == 'v') {
     // The GEMV form: MAxRxKxW.
     b.gemv = true;
     shape.pop_back();
     if (!readDims(shape, b) || b.m < 1 || b.m > 16 || b.n < 1 ||
         b.n > 16 || b.warps < 1 || b.warps > 32 || b.k % (32 * b.warps) != 0)
-      fail("{} '{}': the GEMV form is MAxRxKxWv[d]: MA (1 to 16) rows of A and R (1 to 16) weight rows a program, K "
-           "steps of K elements over W warps (1 to 32; K a multiple of 32 x W; d: in-lane dots, K a multiple of 256 "
-           "x W), e.g. 1x2x2048x8v or 8x2x1024x4vd", what, text);
-    if (b.inLaneDot && b.k % (256 * b.warps) != 0)
-      fail("{} '{}': in-lane dots (d) take K steps of a multiple of 256 x W (8 elements a lane)", what, text);
+      fail("{} '{}': the GEMV form is MAxRxKxWv: MA (1 to 16) rows of A and R (1 to 16) weight rows a program, K "
+           "steps of K elements over W warps (1 to 32; K a multiple of 32 x W), e.g. 1x2x2048x8v", what, text);
     return b;
   }
   if (shape.size() > 2 && shape.compare(shape.size() - 2, 2, "+k") == 0) {

@@ -106,12 +106,6 @@ struct GemmKernelSpec {
   // and B 16-byte aligned); other K take a checked path of element loads.
   // Meant for one row (batch-1 decode; blockM = 1), right for any M.
   bool gemv = false;
-  // GEMV form: the whole-block K loop takes each lane's 8-element vectors
-  // as rows of a [K / 8, 8] view and sums each product vector in the lane
-  // (an in-lane dot) before accumulating: one f32 sum a lane per (weight
-  // row, row of A) instead of a vector of them, so many rows of A fit in
-  // the registers. Needs K % 8 = 0 (the fast path's condition already).
-  bool gemvInLaneDot = false;
   std::string tiling = "horizontal";  // the dot's tiling hint ("" = let assign-layouts choose)
   // GPU kernel sets: the most rows (M) this blocking is meant for (0: any);
   // recorded in kernels.json for the runtime's choice (CudaKernelSet::gemmFor).
@@ -189,7 +183,7 @@ GemmKernelSpec cudaGemmSpec(const std::string& dtype, bool weightsNK, int64_t ro
 // steps of K elements over W warps.
 struct GemmBlocking {
   int64_t m = 0, n = 0, k = 0, warps = 0, stages = 0;
-  bool splitK = false, groupDot = false, tma = false, splitKPrograms = false, gemv = false, inLaneDot = false;
+  bool splitK = false, groupDot = false, tma = false, splitKPrograms = false, gemv = false;
 };
 // Parses "MxNxKxW[s]"; throws naming `what` when malformed or not made of
 // whole mma fragments (M and K multiples of 16, N of 8 per warp; split K:

@@ -30,15 +30,6 @@ struct GemvText {
   std::string row() const { return fmt::format("1x{}", s.blockK); }
   std::string accT() const { return fmt::format("tensor<1x{}xf32>", s.blockK); }
   std::string ptrT() const { return st.blockPtr(row()); }
-  // In-lane dots (GemmKernelSpec::gemvInLaneDot, the fast path): a K step
-  // is a [blockK / 8, 8] block (a lane's 16-byte vector is one of its
-  // rows); each product row is summed in its lane, so a sum is a
-  // [blockK / 8, 1] column, one f32 a lane (its layout the block's, the
-  // lane dim dropped and put back: the sums stay where their rows are).
-  int64_t laneRows() const { return s.blockK / 8; }
-  std::string laneBlock() const { return fmt::format("{}x8", laneRows()); }
-  std::string laneAccT() const { return fmt::format("tensor<{}x1xf32>", laneRows()); }
-  std::string lanePtrT() const { return st.blockPtr(laneBlock()); }
   // Elements of one 16-byte access: each lane holds its part of a row in
   // vectors of this many (the kernel's tile.lane_vector), loaded whole on
   // the fast path.
@@ -49,44 +40,32 @@ struct GemvText {
   // `res`#..: the accumulators, then the pointers. `ib` marks the loads in
   // bounds.
   std::string kLoop(const std::string& res, const char* from, const char* to, const std::vector<std::string>& inits,
-                    const std::vector<std::string>& ptrs, const char* ib, bool lane = false, int64_t ma = 0) const {
-    const int64_t MA = ma ? ma : rowsA(), nAcc = weights() * s.blockN * MA;
-    const std::string aT = lane ? laneAccT() : accT(), pT = lane ? lanePtrT() : ptrT(), blk = lane ? laneBlock() : row();
+                    const std::vector<std::string>& ptrs, const char* ib) const {
+    const int64_t nAcc = sums(), MA = rowsA();
     std::string args, types, body, yields;
     for (int64_t i = 0; i < nAcc; ++i) {
       args += fmt::format("{}%acc{} = {}", i ? ", " : "", i, inits[i]);
-      types += (i ? ", " : "") + aT;
+      types += (i ? ", " : "") + accT();
     }
     for (size_t i = 0; i < ptrs.size(); ++i) {
       args += fmt::format(", %p{} = {}", i, ptrs[i]);
-      types += ", " + pT;
+      types += ", " + ptrT();
     }
     // The fast path's loads promise aligned runs of vec() along K (K % vec()
     // = 0 there, 16-byte aligned buffers).
     const std::string attrs = *ib ? fmt::format(" {{in_bounds, contiguous = 1 : i64, run = {} : i64}}", vec()) : "";
-    for (int64_t a = 0; a < MA; ++a) body += st.load(fmt::format("x{}", a), fmt::format("%p{}", a), blk, attrs);
+    for (int64_t a = 0; a < MA; ++a) body += st.load(fmt::format("x{}", a), fmt::format("%p{}", a), row(), attrs);
     for (int64_t j = 0; j < nAcc / MA; ++j) {
-      body += st.load(fmt::format("y{}", j), fmt::format("%p{}", MA + j), blk, attrs);
+      body += st.load(fmt::format("y{}", j), fmt::format("%p{}", MA + j), row(), attrs);
       for (int64_t a = 0; a < MA; ++a) {
         const int64_t i = j * MA + a;
-        if (lane)
-          // The lane's 8 products summed in the lane (contracted: a
-          // multiply and 7 FMAs), then added to its sum.
-          body += fmt::format(R"(    %p{i}x = arith.mulf %y{j}, %x{a} fastmath<contract> : tensor<{B}xf32>
-    %p{i}s = tile.reduce %p{i}x {{kind = "sum", axis = 1 : i64}} : tensor<{B}xf32> -> tensor<{L}xf32>
-    %p{i}e = tile.expand_dims %p{i}s {{axis = 1 : i64}} : tensor<{L}xf32> -> {T}
-    %a{i} = arith.addf %acc{i}, %p{i}e : {T}
-)",
-                              fmt::arg("i", i), fmt::arg("j", j), fmt::arg("a", a), fmt::arg("B", laneBlock()),
-                              fmt::arg("L", laneRows()), fmt::arg("T", aT));
-        else
-          body += fmt::format("    %p{i}x = arith.mulf %y{j}, %x{a} : {T}\n    %a{i} = arith.addf %acc{i}, %p{i}x : {T}\n",
-                              fmt::arg("i", i), fmt::arg("j", j), fmt::arg("a", a), fmt::arg("T", aT));
+        body += fmt::format("    %p{i}x = arith.mulf %y{j}, %x{a} : {T}\n    %a{i} = arith.addf %acc{i}, %p{i}x : {T}\n",
+                            fmt::arg("i", i), fmt::arg("j", j), fmt::arg("a", a), fmt::arg("T", accT()));
       }
     }
     for (int64_t i = 0; i < nAcc; ++i) yields += fmt::format("{}%a{}", i ? ", " : "", i);
     for (size_t i = 0; i < ptrs.size(); ++i) {
-      body += fmt::format("    %q{} = tile.advance %p{}, {} : {}\n", i, i, lane ? "[%bk8, %c0]" : "[%c0, %bk]", pT);
+      body += fmt::format("    %q{} = tile.advance %p{}, [%c0, %bk] : {}\n", i, i, ptrT());
       yields += fmt::format(", %q{}", i);
     }
     return fmt::format("    {}:{} = scf.for %k = {} to {} step %bk iter_args({}) -> ({}) {{\n{}      scf.yield {} : {}\n    }}\n",
@@ -99,7 +78,7 @@ struct GemvText {
   // repeats row M - 1's instructions on its inputs: it stores the same
   // bits there (C aliases neither A nor the residual).
   std::string epilogue(const std::string& p, int64_t a, int64_t r, const std::function<std::string(int64_t)>& acc,
-                       const char* ib, bool lane = false) const {
+                       const char* ib) const {
     const std::string m = fmt::format("%m{}", a);
     std::string e;
     auto one = [&](const std::string& name, const char* buf, const char* rows, const std::string& row) {
@@ -112,14 +91,10 @@ struct GemvText {
     std::string out[2];
     for (int64_t w = 0; w < weights(); ++w) {
       const std::string v = fmt::format("{}s{}", p, w);
-      // A [1, K] row sums along axis 1; an in-lane [K / 8, 1] column along
-      // axis 0 (the axis put back where it was dropped, so the layouts
-      // follow the reduction's).
-      e += fmt::format(R"(    %{v}r = tile.reduce {acc} {{kind = "sum", axis = {ax} : i64}} : {T} -> tensor<1xf32>
-    %{v} = tile.expand_dims %{v}r {{axis = {ax} : i64}} : tensor<1xf32> -> tensor<1x1xf32>
+      e += fmt::format(R"(    %{v}r = tile.reduce {acc} {{kind = "sum", axis = 1 : i64}} : {T} -> tensor<1xf32>
+    %{v} = tile.expand_dims %{v}r {{axis = 1 : i64}} : tensor<1xf32> -> tensor<1x1xf32>
 )",
-                       fmt::arg("v", v), fmt::arg("acc", acc(w)), fmt::arg("T", lane ? laneAccT() : accT()),
-                       fmt::arg("ax", lane ? 0 : 1));
+                       fmt::arg("v", v), fmt::arg("acc", acc(w)), fmt::arg("T", accT()));
       out[w] = "%" + v;
       if (s.bias) {
         std::string b = one(fmt::format("bias{}", w), w ? "%bias2" : "%bias", "%c1", "%c0");
@@ -147,39 +122,20 @@ struct GemvText {
 
   // One path: the K loops (whole blocks, then the tail, or all of K
   // checked) and every row's epilogue.
-  // In-lane dots run on the fast path only (K % 8 = 0 there: a row's
-  // [K / 8, 8] view ends with it, so the tail's loads past K read zeros).
   std::string path(const std::string& p, bool inBounds) const {
     const int64_t R = s.blockN, nAcc = sums(), MA = rowsA();
-    const bool lane = inBounds && s.gemvInLaneDot;
-    const std::string pa = lane ? "%qa" : "%pa", pb = lane ? "%qb" : "%pb";
-    std::vector<std::string> zeros(nAcc, lane ? "%zerol" : "%zero"), ptrs;
-    for (int64_t a = 0; a < MA; ++a) ptrs.push_back(fmt::format("{}{}", pa, a));
+    std::vector<std::string> zeros(nAcc, "%zero"), ptrs;
+    for (int64_t a = 0; a < MA; ++a) ptrs.push_back(fmt::format("%pa{}", a));
     for (int64_t w = 0; w < weights(); ++w)
-      for (int64_t r = 0; r < R; ++r) ptrs.push_back(fmt::format("{}{}_{}", pb, w, r));
+      for (int64_t r = 0; r < R; ++r) ptrs.push_back(fmt::format("%pb{}_{}", w, r));
     std::string text, last = "%" + p;
     if (inBounds) {
-      text = kLoop("%" + p, "%c0", "%kfull", zeros, ptrs, " {in_bounds}", lane);
+      text = kLoop("%" + p, "%c0", "%kfull", zeros, ptrs, " {in_bounds}");
       std::vector<std::string> accs, next;
       for (int64_t i = 0; i < nAcc; ++i) accs.push_back(fmt::format("%{}#{}", p, i));
       for (size_t i = 0; i < ptrs.size(); ++i) next.push_back(fmt::format("%{}#{}", p, nAcc + i));
-      text += kLoop("%" + p + "t", "%kfull", "%K", accs, next, "", lane);
+      text += kLoop("%" + p + "t", "%kfull", "%K", accs, next, "");
       last = "%" + p + "t";
-    } else if (s.gemvInLaneDot) {
-      // The checked path of an in-lane-dot kernel takes its rows of A one
-      // at a time: [1, K] sums of every row at once would fill the
-      // registers (the fast path's count), and this path is rare (K % 8 !=
-      // 0, the last column block).
-      for (int64_t a = 0; a < MA; ++a) {
-        std::vector<std::string> one = {ptrs[a]};
-        one.insert(one.end(), ptrs.begin() + MA, ptrs.end());
-        const std::string res = fmt::format("%{}r{}", p, a);
-        text += kLoop(res, "%c0", "%K", std::vector<std::string>(weights() * R, "%zero"), one, "", false, 1);
-        for (int64_t r = 0; r < R; ++r)
-          text += epilogue(fmt::format("{}{}_{}", p, r, a), a, r,
-                           [&](int64_t w) { return fmt::format("{}#{}", res, w * R + r); }, "");
-      }
-      return text;
     } else {
       text = kLoop("%" + p, "%c0", "%K", zeros, ptrs, "");
     }
@@ -187,7 +143,7 @@ struct GemvText {
       for (int64_t a = 0; a < MA; ++a)
         text += epilogue(MA == 1 ? fmt::format("{}{}", p, r) : fmt::format("{}{}_{}", p, r, a), a, r,
                          [&](int64_t w) { return fmt::format("{}#{}", last, (w * R + r) * MA + a); },
-                         inBounds ? " {in_bounds}" : "", lane);
+                         inBounds ? " {in_bounds}" : "");
     return text;
   }
 };
@@ -199,8 +155,6 @@ std::string emitGemvKernel(const GemmKernelSpec& s) {
   if (!s.weightsNK || s.blockM < 1 || s.blockN < 1 || s.numWarps < 1 || s.blockK % (32 * s.numWarps) != 0 ||
       s.stages || s.groupDot || s.splitKPrograms || s.packedB)
     fail("gemv '{}': [N, K] weights, blockK a multiple of 32 x warps, no staging, dots or K split", s.name);
-  if (s.gemvInLaneDot && (!StorageText{s.dtype}.sixteenBit() || s.blockK % (256 * s.numWarps) != 0))
-    fail("gemv '{}': in-lane dots take 16-bit operands (8 a lane) and K steps of a multiple of 256 x warps", s.name);
   GemvText t{s};
   std::string rows;
   for (int64_t a = 0; a < s.blockM; ++a)
@@ -217,25 +171,6 @@ std::string emitGemvKernel(const GemmKernelSpec& s) {
       rows += fmt::format("  %pb{w}_{r} = tile.make_block_ptr {b}, [%N, %K], [%K, %c1], [%n{r}, %c0] : {P} -> {BP}\n",
                           fmt::arg("w", w), fmt::arg("r", r), fmt::arg("b", w ? "%b2" : "%b"),
                           fmt::arg("P", t.st.ptr()), fmt::arg("BP", t.ptrT()));
-  }
-  // In-lane dots: each row of A and of the weights as a [K / 8, 8] view
-  // that ends with the row (fast path: K % 8 = 0).
-  if (s.gemvInLaneDot) {
-    rows += "  %c8 = arith.constant 8 : index\n  %k8 = arith.divui %K, %c8 : index\n";
-    auto view = [&](const std::string& name, const char* buf, const std::string& at) {
-      return fmt::format(R"(  %{n}o = arith.muli {at}, %k8 : index
-  %{n}e = arith.addi %{n}o, %k8 : index
-  %{n} = tile.make_block_ptr {b}, [%{n}e, %c8], [%c8, %c1], [%{n}o, %c0] : {P} -> {BP}
-)",
-                         fmt::arg("n", name), fmt::arg("at", at), fmt::arg("b", buf), fmt::arg("P", t.st.ptr()),
-                         fmt::arg("BP", t.lanePtrT()));
-    };
-    for (int64_t a = 0; a < s.blockM; ++a) rows += view(fmt::format("qa{}", a), "%a", fmt::format("%m{}", a));
-    for (int64_t r = 0; r < s.blockN; ++r)
-      for (int64_t w = 0; w < t.weights(); ++w)
-        rows += view(fmt::format("qb{}_{}", w, r), w ? "%b2" : "%b", fmt::format("%n{}", r));
-    rows += fmt::format("  %bk8 = arith.constant {} : index\n  %zerol = arith.constant dense<0.0> : {}\n", t.laneRows(),
-                        t.laneAccT());
   }
   return fmt::format(R"(func.func @{name}({args}) attributes {{tile.num_warps = {W} : i64, tile.lane_vector = {V} : i64}} {{
   %c0 = arith.constant 0 : index
