@@ -334,6 +334,8 @@ struct LocalMemory {
   // Warpgroup dots that open / close a run of them in their block (the
   // run is fenced before and committed after as one wgmma group).
   DenseSet<Operation*> groupDotFirst, groupDotLast;
+  // Last dots of runs that a tile.group_dot_wait ends: committed, not waited for.
+  DenseSet<Operation*> groupDotDeferred;
   DenseSet<Operation*> nMajorB;  // warpgroup dots whose B view is N-contiguous
 };
 
@@ -1094,6 +1096,10 @@ class Lowering {
       NVVM::Barrier0Op::create(b, loc);
       return Value();
     }
+    if (auto w = dyn_cast<GroupDotWaitOp>(op)) {
+      NVVM::WgmmaWaitGroupSyncOp::create(b, loc, b.getI64IntegerAttr(w.getPending()));
+      return Value();
+    }
     if (auto a = dyn_cast<ArriveOp>(op)) return lowerArrive(a);
     if (auto l = dyn_cast<LoadOp>(op); l && local.loads.contains(op)) return lowerLocalLoad(l, frags.of(l.getResult()));
     if (auto r = dyn_cast<ReduceOp>(op); r && r.getCrossWarp() && !r.getAxis()) return combineAcrossWarps(r, r.getSrc());
@@ -1357,10 +1363,10 @@ class Lowering {
   // dots is fenced before its first dot (the accumulator and A registers
   // were written by other instructions), committed as one group after its
   // last and waited for right there, so the dots complete where the tile
-  // IR has them. Leaving the group in flight across a K loop's back edge
-  // gained nothing on the H100 (2026-11-22, 128 x 128 blocks: the same
-  // TFLOP/s): ptxas serializes such wgmmas, the loop-carried accumulator
-  // being copied between them.
+  // IR has them — unless a tile.group_dot_wait ends the run: then that op
+  // waits instead, and the group may stay in flight across a K loop's back
+  // edge (ptxas accepts it now that the loop-carried accumulator is not
+  // copied between the dots; it serialized them on 2026-11-22).
   FailureOr<Value> lowerGroupDot(DotOp d) {
     Location loc = d.getLoc();
     GroupOperand bq = groupOperands.lookup(d.getB());
@@ -1401,7 +1407,7 @@ class Lowering {
     }
     if (local.groupDotLast.contains(d)) {
       NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
-      NVVM::WgmmaWaitGroupSyncOp::create(b, loc, b.getI64IntegerAttr(0));
+      if (!local.groupDotDeferred.contains(d)) NVVM::WgmmaWaitGroupSyncOp::create(b, loc, b.getI64IntegerAttr(0));
     }
     SmallVector<Value> out;
     for (int64_t i = 0; i < n / 2; ++i) out.push_back(LLVM::ExtractValueOp::create(b, loc, res, i));
@@ -1500,7 +1506,7 @@ struct ConvertTileToNVVMPass : impl::ConvertTileToNVVMBase<ConvertTileToNVVMPass
           !isa<ProgramIdOp, WarpIdOp, MakeBlockPtrOp, AdvanceOp, LoadOp, StoreOp, PrefetchOp, DotOp, ExtractOp,
                ExpandDimsOp, BroadcastOp, SplatOp, ConvertOp, SiluOp, ReduceOp, BlockLookupOp, AllocOp, AsyncCopyOp,
                AsyncCommitOp, AsyncWaitOp, BarrierOp, ConcatOp, MaskOp, IotaOp, MBarrierInitOp, TmaCopyOp,
-               MBarrierWaitOp, ArriveOp>(op)) {
+               MBarrierWaitOp, ArriveOp, GroupDotWaitOp>(op)) {
         op->emitError() << "the sm_90 lowering does not handle '" << op->getName() << "' yet";
         bad = true;
       }
@@ -1566,7 +1572,10 @@ struct ConvertTileToNVVMPass : impl::ConvertTileToNVVMBase<ConvertTileToNVVMPass
         auto d = dyn_cast<DotOp>(op);
         bool group = d && isGroupDot(d);
         if (group && !prev) local.groupDotFirst.insert(d);
-        if (!group && prev) local.groupDotLast.insert(prev);
+        if (!group && prev) {
+          local.groupDotLast.insert(prev);
+          if (isa<GroupDotWaitOp>(op)) local.groupDotDeferred.insert(prev);
+        }
         prev = group ? d.getOperation() : nullptr;
         if (!group || bad) continue;
         for (int operand = 0; operand < 2; ++operand) {

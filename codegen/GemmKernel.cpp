@@ -445,9 +445,20 @@ GemmText gemmText(const GemmKernelSpec& s) {
 // the barrier makes it visible and frees the stage step i - 1 read, which
 // then receives block i + S - 1.
 // Warpgroup dots (GemmKernelSpec::groupDot) read swizzled buffers
-// (tile.alloc's `swizzle`: rows of BK = 64 elements, no padding).
+// (tile.alloc's `swizzle`: rows of BK = 64 elements, no padding). With TMA
+// copies, two warpgroups or more and 4 or more buffers, a step's dots stay
+// in flight while the next step waits for its block and issues its own
+// (tile.group_dot_wait {pending = 1}): the warpgroups of a program meet at
+// every step's barrier, so waiting for the dots there would drain the
+// tensor cores of all of them at once (one warpgroup a program, two
+// programs an SM, cover each other's drains instead: the shallower copy
+// distance below made those slower, H100 2026-11-24). The stage step i - 1
+// read may still be in use at step i, so blocks are copied S - 2 steps
+// ahead and step i refills the stage of step i - 2.
 std::string stagedBody(const GemmKernelSpec& s, const GemmText& t) {
   const int64_t M = s.blockM, N = s.blockN, K = s.blockK, S = s.stages, P = s.groupDot ? K : K + 8, PN = N + 8;
+  const bool inFlight = s.tma && s.numWarps >= 8 && S >= 4;
+  const int64_t ahead = inFlight ? S - 2 : S - 1;
   std::string dt = s.dtype;
   // Local array shapes and strides (constants defined below).
   std::string bLocal = s.weightsNK ? "[%sbk, %lbc], [%c1, %lp]" : "[%lbr, %sbn], [%lpn, %c1]";
@@ -519,7 +530,7 @@ std::string stagedBody(const GemmKernelSpec& s, const GemmText& t) {
   // step's copies.
   using Copies = std::function<std::string(const std::string&, const std::string&, const std::string&)>;
   auto pipelineText = [&](const Copies& copies, const std::string& open, const std::string& close,
-                          const std::string& after) {
+                          const std::string& after, const std::string& tail = "", const std::string& drain = "") {
     return fmt::format(R"(    scf.for %s = %c0 to %ns1 step %c1 {{
     %pin = arith.cmpi slt, %s, %nk : index
     scf.if %pin {{
@@ -532,12 +543,13 @@ std::string stagedBody(const GemmKernelSpec& s, const GemmText& t) {
     scf.if %jin {{
     %js = arith.remui %j, %ns : index
 {lcopy}    }}
-{close}{after}{loads}      scf.yield {yields} : {types}
+{close}{after}{loads}{tail}      scf.yield {yields} : {types}
     }}
-)",
+{drain})",
                        fmt::arg("pcopy", copies("p", "%s", "%s")), fmt::arg("lcopy", copies("l", "%j", "%js")),
                        fmt::arg("open", open), fmt::arg("close", close), fmt::arg("after", after), fmt::arg("nb", nb), fmt::arg("accs", accs),
-                       fmt::arg("types", types), fmt::arg("yields", yields), fmt::arg("loads", loads));
+                       fmt::arg("types", types), fmt::arg("yields", yields), fmt::arg("loads", loads),
+                       fmt::arg("tail", tail), fmt::arg("drain", drain));
   };
   // cp.async: commit groups; at step i the wait leaves S - 2 groups in
   // flight (block i has landed). `ibA` / `ibB`: A's / B's copies without
@@ -571,7 +583,8 @@ std::string stagedBody(const GemmKernelSpec& s, const GemmText& t) {
                         "    %st = arith.remui %i, %ns : index\n    %round = arith.divui %i, %ns : index\n"
                         "    %parity = arith.remui %round, %c2 : index\n"
                         "    tile.mbarrier_wait %bars[%st], %parity : !tile.ptr<i64>\n",
-                        "", "");
+                        "", "", inFlight ? "    tile.group_dot_wait {pending = 1 : i64}\n" : "",
+                        inFlight ? "    tile.group_dot_wait {pending = 0 : i64}\n" : "");
   };
   std::string acc2 = s.swiglu ? "%sr#1" : "";
   std::string consts = fmt::format(R"(    %sbm = arith.constant {BM} : index
@@ -587,7 +600,7 @@ std::string stagedBody(const GemmKernelSpec& s, const GemmText& t) {
 {nk})",
                                    fmt::arg("BM", M), fmt::arg("BN", N), fmt::arg("BK", K),
                      fmt::arg("LAR", S * M), fmt::arg("LBC", S * N), fmt::arg("LBR", S * K), fmt::arg("P", P),
-                                   fmt::arg("PN", PN), fmt::arg("S", S), fmt::arg("S1", S - 1),
+                                   fmt::arg("PN", PN), fmt::arg("S", S), fmt::arg("S1", ahead),
                                    // K blocks: all of them, or this program's share.
                                    fmt::arg("nk", s.splitKPrograms ? "    %nk = arith.addi %nkS, %c0 : index\n"
                                                                    : "    %bk1 = arith.subi %bk, %c1 : index\n"

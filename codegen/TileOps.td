@@ -388,6 +388,24 @@ def Tile_MBarrierWaitOp : Tile_Op<"mbarrier_wait", [MemoryEffects<[MemRead]>]> {
   let hasVerifier = 1;
 }
 
+def Tile_GroupDotWaitOp : Tile_Op<"group_dot_wait"> {
+  let summary = "Waits until at most `pending` committed warpgroup dot groups are still in flight";
+  let description = [{
+    A run of warpgroup dots (sm_90 `wgmma`) is committed as one group after
+    its last dot, and by default each thread waits for it right there. When
+    this op ends the run (the next op after its last dot, past the extracts
+    and concats between chained dots), the run's own wait is left out and
+    this op's wait takes its place: with `pending = 1` in a K loop, step i's
+    dots run on while the loop issues step i + 1's, and step i - 1's group
+    (and the local buffers it read) is done. The accumulators of a group
+    still in flight may only feed further warpgroup dots; a wait with
+    `pending = 0` must precede anything else that reads them (ptxas would
+    inject a wait of its own). Groups complete in commit order.
+  }];
+  let arguments = (ins ConfinedAttr<I64Attr, [IntNonNegative]>:$pending);
+  let assemblyFormat = "attr-dict";
+}
+
 def Tile_BarrierOp : Tile_Op<"barrier"> {
   let summary = "Waits until every warp of the workgroup reaches it";
   let assemblyFormat = "attr-dict";

@@ -300,3 +300,11 @@ func.func @iota_type(%b: index) {
   %i = tile.iota %b {axis = 1 : i64} : tensor<1x64xf16>
   return
 }
+
+// -----
+
+func.func @group_dot_wait_negative() {
+  // expected-error @+1 {{attribute 'pending' failed to satisfy constraint}}
+  tile.group_dot_wait {pending = -1 : i64}
+  return
+}
