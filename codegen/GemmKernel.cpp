@@ -123,8 +123,11 @@ GemmKernelSpec cudaGemmSpec(const std::string& dtype, bool weightsNK, int64_t ro
     // 394-452, 64 x 256 393-462; mma.sync's best (128 x 128 x 32) 255-279
     // on the H100. TMA copies instead of cp.async (H100, 2026-11-22):
     // 468-571 -> 510-645 TFLOP/s (0.59-0.75 -> 0.64-0.84 of cuBLAS).
+    // Each K step's dots left in flight (H100, 2026-11-24, M = 2048, N =
+    // 6144 / 4096 / 28672 / 4096 at K = 4096 / 4096 / 4096 / 14336):
+    // 200 / 133 / 900 / 372 -> 177 / 117 / 795 / 330 us.
     s.blockM = 128, s.blockN = 256, s.blockK = 64, s.numWarps = 8, s.stages = 4;
-    s.tiling = "horizontal", s.groupDot = s.tma = true;
+    s.tiling = "horizontal", s.groupDot = s.tma = s.dotsInFlight = true;
   } else if (rows <= kCudaPrefillRows) {
     // M = 256: 117-151 (64 x 128 x 32, 3 buffers) -> 144-197 TFLOP/s.
     s.blockM = 64, s.blockN = 128, s.blockK = 64, s.numWarps = 4, s.stages = 3;
@@ -143,6 +146,7 @@ void applyBlocking(GemmKernelSpec& s, const GemmBlocking& b) {
   s.stages = b.stages;
   s.groupDot = b.groupDot;
   s.tma = b.tma;
+  s.dotsInFlight = b.dotsInFlight;
   s.splitKPrograms = b.splitKPrograms;
   s.gemv = b.gemv;
   if (b.gemv) s.tiling = "";
@@ -188,6 +192,9 @@ GemmBlocking parseGemmBlocking(const std::string& text, const std::string& what)
   if (shape.size() >= 2 && shape.compare(shape.size() - 2, 2, "gc") == 0) {
     cpAsync = true;
     shape.pop_back();
+  } else if (shape.size() >= 2 && shape.compare(shape.size() - 2, 2, "gf") == 0) {
+    b.dotsInFlight = true;
+    shape.pop_back();
   }
   if (!shape.empty() && shape.back() == 'g') {
     b.groupDot = true;
@@ -200,11 +207,13 @@ GemmBlocking parseGemmBlocking(const std::string& text, const std::string& what)
   }
   if (!readDims(shape, b))
     fail("{} '{}': expected MxNxKxW (block M, N, K and warps) with an optional s (warps split K), g (warpgroup "
-         "dots, TMA copies) or gc (warpgroup dots, cp.async copies), @S (S stages through shared memory) and +k (K "
-         "split across programs too), e.g. 16x64x32x4, 16x32x256x8s, 64x128x32x4@3, 128x128x64x8g@4 or "
-         "128x32x64x8gc@4+k", what, text);
+         "dots, TMA copies), gf (the same with each K step's dots left in flight) or gc (warpgroup dots, cp.async "
+         "copies), @S (S stages through shared memory) and +k (K split across programs too), e.g. 16x64x32x4, "
+         "16x32x256x8s, 64x128x32x4@3, 128x128x64x8g@4, 128x256x64x8gf@4 or 128x32x64x8gc@4+k", what, text);
   if (b.splitKPrograms && b.tma)
     fail("{} '{}': K split across programs (+k) takes cp.async copies (gc), not TMA (g)", what, text);
+  if (b.dotsInFlight && b.stages < 3)
+    fail("{} '{}': dots in flight (gf) copy stages - 2 blocks ahead: 3 stages at least", what, text);
   if (b.groupDot) {
     if (b.splitK || b.warps % 4 != 0 || b.m != 16 * b.warps || b.k != 64 || b.n % 8 != 0 || b.n > 256 ||
         b.stages < 2)
@@ -445,19 +454,15 @@ GemmText gemmText(const GemmKernelSpec& s) {
 // the barrier makes it visible and frees the stage step i - 1 read, which
 // then receives block i + S - 1.
 // Warpgroup dots (GemmKernelSpec::groupDot) read swizzled buffers
-// (tile.alloc's `swizzle`: rows of BK = 64 elements, no padding). With TMA
-// copies, two warpgroups or more and 4 or more buffers, a step's dots stay
-// in flight while the next step waits for its block and issues its own
-// (tile.group_dot_wait {pending = 1}): the warpgroups of a program meet at
-// every step's barrier, so waiting for the dots there would drain the
-// tensor cores of all of them at once (one warpgroup a program, two
-// programs an SM, cover each other's drains instead: the shallower copy
-// distance below made those slower, H100 2026-11-24). The stage step i - 1
-// read may still be in use at step i, so blocks are copied S - 2 steps
-// ahead and step i refills the stage of step i - 2.
+// (tile.alloc's `swizzle`: rows of BK = 64 elements, no padding). With
+// GemmKernelSpec::dotsInFlight (TMA copies) a step's dots stay in flight
+// while the next step waits for its block and issues its own
+// (tile.group_dot_wait {pending = 1}); the stage step i - 1 read may then
+// still be in use at step i, so blocks are copied S - 2 steps ahead and
+// step i refills the stage of step i - 2.
 std::string stagedBody(const GemmKernelSpec& s, const GemmText& t) {
   const int64_t M = s.blockM, N = s.blockN, K = s.blockK, S = s.stages, P = s.groupDot ? K : K + 8, PN = N + 8;
-  const bool inFlight = s.tma && s.numWarps >= 8 && S >= 4;
+  const bool inFlight = s.dotsInFlight;
   const int64_t ahead = inFlight ? S - 2 : S - 1;
   std::string dt = s.dtype;
   // Local array shapes and strides (constants defined below).

@@ -82,6 +82,14 @@ struct GemmKernelSpec {
   // take the same copies. Maps are read only on the staged path (K % 8 =
   // 0, operands 16-byte aligned); elsewhere they may be null.
   bool tma = false;
+  // TMA warpgroup-dot kernels (blocking suffix "gf"): each K step's dots
+  // stay in flight while the next step waits for its block and issues its
+  // own (tile.group_dot_wait {pending = 1}), so the step's barrier does
+  // not drain the tensor cores; blocks are then copied stages - 2 steps
+  // ahead (stages >= 3). For two warpgroups a program (they meet at every
+  // step's barrier and would drain at once): H100, 2026-11-24,
+  // docs/cuda.md "Warpgroup dots left in flight".
+  bool dotsInFlight = false;
   // Grid form: K is also split across programs, kSplits of them per C block
   // (a launch argument; the grid's third dim). Each walks its share of the
   // K blocks; with more than one split it stores its f32 partial C block
@@ -143,7 +151,7 @@ std::string gemmSignature(const GemmKernelSpec& spec);
 // the medium class up, [N, K] weights run warpgroup dots (groupDot):
 // medium (<= kCudaMediumRows) 64 x 32 x 64 blocks on one warpgroup in 6
 // buffers, prefill (<= kCudaPrefillRows) 64 x 128 x 64 in 4, large 128 x
-// 256 x 64 on two warpgroups in 4. [K, N] weights stay on mma.sync with
+// 256 x 64 on two warpgroups in 4 with each K step's dots left in flight. [K, N] weights stay on mma.sync with
 // ldmatrix: medium 64 x 32 blocks, K steps of 128 split over 4 warps, 3
 // buffers; prefill 64 x 128 x 64, 4 warps in assign-layouts' square grid,
 // 3 buffers; large 128 x 128 x 32, 4 warps, 4 buffers.
@@ -183,7 +191,7 @@ GemmKernelSpec cudaGemmSpec(const std::string& dtype, bool weightsNK, int64_t ro
 // steps of K elements over W warps.
 struct GemmBlocking {
   int64_t m = 0, n = 0, k = 0, warps = 0, stages = 0;
-  bool splitK = false, groupDot = false, tma = false, splitKPrograms = false, gemv = false;
+  bool splitK = false, groupDot = false, tma = false, dotsInFlight = false, splitKPrograms = false, gemv = false;
 };
 // Parses "MxNxKxW[s]"; throws naming `what` when malformed or not made of
 // whole mma fragments (M and K multiples of 16, N of 8 per warp; split K:

@@ -268,8 +268,9 @@ int main(int argc, char** argv) {
                                 "rows) instead of the default " +
                                     std::string(tile::kCudaGemvBlocking) + " (for tuning)");
   compileKernelsCmd->add_option("--decode-block", ckDecode,
-                                "Block shape MxNxKxW[s|g|gc][@S] (block M, N, K, warps; s: the warps split K; g: "
-                                "warpgroup dots staged by TMA, gc: by cp.async, for [N, K] weights ([K, N] kernels keep their "
+                                "Block shape MxNxKxW[s|g|gf|gc][@S] (block M, N, K, warps; s: the warps split K; g: "
+                                "warpgroup dots staged by TMA, gf: the same with each K step's dots left in flight, gc: "
+                                "staged by cp.async, for [N, K] weights ([K, N] kernels keep their "
                                 "defaults); @S: S buffers of "
                                 "operands staged through shared memory, none without it) of the decode kernels (up to "
                                 "16 rows; one row with [N, K] weights takes the GEMV form, --gemv-block) instead of the default "
@@ -279,8 +280,8 @@ int main(int argc, char** argv) {
                                 "([N, K] weights) and 64x32x128x4s@3 ([K, N]) (for tuning)");
   compileKernelsCmd->add_option("--prefill-block", ckPrefill,
                                 "Block shape of the kernels for more than 128 rows instead of the defaults: [N, K] "
-                                "weights 64x128x64x4g@4 up to 1024 rows, 128x256x64x8g@4 above (SwiGLU: "
-                                "128x128x64x8g@3); [K, N] 64x128x64x4@3 (residual: 64x128x32x4@4) and 128x128x32x4@4 (SwiGLU: "
+                                "weights 64x128x64x4g@4 up to 1024 rows, 128x256x64x8gf@4 above (SwiGLU: "
+                                "128x128x64x8gf@4); [K, N] 64x128x64x4@3 (residual: 64x128x32x4@4) and 128x128x32x4@4 (SwiGLU: "
                                 "128x64x32x4@4) "
                                 "(for tuning)");
   compileKernelsCmd->add_option("--attention-block", ckAttention,

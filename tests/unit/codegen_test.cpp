@@ -167,7 +167,11 @@ TEST(GemmBlocking, ParsesWarpsSplitAndStages) {
     EXPECT_THROW(tile::parseGemmBlocking(bad, "--prefill-block"), Error) << bad;
   // Warpgroup dots copy with TMA ("g") or cp.async ("gc").
   b = tile::parseGemmBlocking("128x256x64x8g@4", "--prefill-block");
-  EXPECT_TRUE(b.groupDot && b.tma);
+  EXPECT_TRUE(b.groupDot && b.tma && !b.dotsInFlight);
+  // "gf": TMA with each K step's dots left in flight (3 stages at least).
+  b = tile::parseGemmBlocking("128x256x64x8gf@4", "--prefill-block");
+  EXPECT_TRUE(b.groupDot && b.tma && b.dotsInFlight);
+  EXPECT_THROW(tile::parseGemmBlocking("128x256x64x8gf@2", "--prefill-block"), Error);
   b = tile::parseGemmBlocking("128x256x64x8gc@4", "--prefill-block");
   EXPECT_TRUE(b.groupDot && !b.tma);
   EXPECT_EQ(b.stages, 4);
