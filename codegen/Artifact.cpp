@@ -238,10 +238,21 @@ std::vector<TopKKernelSpec> cudaTopKKernelSet() { return {cudaTopKSpec("bf16"), 
 
 std::vector<RepetitionPenaltyKernelSpec> cudaRepetitionPenaltyKernelSet() { return {{"repetition_penalty_f32"}}; }
 
+RopeKernelSpec cudaRopeSpec(int64_t heads, int64_t headDim, const std::string& dtype) {
+  RopeKernelSpec s{fmt::format("rope_{}_h{}_d{}", dtype, heads, headDim), heads, headDim, dtype};
+  // Up to 8 heads a program (the most of 8, 4, 2, 1 that divides the
+  // heads) in lane vectors of 4 elements (8-byte x, 16-byte cos / sin
+  // accesses) instead of one head a warp in element accesses: H100,
+  // 2026-11-24 (docs/cuda.md "RoPE on the GPU").
+  while (heads % (s.headsPerProgram * 2) == 0 && s.headsPerProgram < 8) s.headsPerProgram *= 2;
+  if ((headDim / 2) % 4 == 0) s.laneVector = 4;
+  return s;
+}
+
 std::vector<RopeKernelSpec> cudaRopeKernelSet() {
   std::vector<RopeKernelSpec> set;
   for (const char* dt : {"bf16", "f16"})
-    for (int64_t heads : {32, 8, 40}) set.push_back({fmt::format("rope_{}_h{}_d128", dt, heads), heads, 128, dt});
+    for (int64_t heads : {32, 8, 40}) set.push_back(cudaRopeSpec(heads, 128, dt));
   return set;
 }
 
@@ -357,7 +368,7 @@ void writeCudaKernelFiles(const CudaKernelSetSpec& set, const std::string& targe
                              {"tma", s.tma}, {"dots_in_flight", s.dotsInFlight}, {"split_k_programs", s.splitKPrograms}, {"gemv", s.gemv}}));
   for (const RmsNormKernelSpec& s : set.norms) kernels.push_back(entry("rms_norm", s.name, s.dtype, {{"block_n", s.blockN}}));
   for (const RopeKernelSpec& s : set.ropes)
-    kernels.push_back(entry("rope", s.name, s.dtype, {{"heads", s.heads}, {"head_dim", s.headDim}}));
+    kernels.push_back(entry("rope", s.name, s.dtype, {{"heads", s.heads}, {"head_dim", s.headDim}, {"heads_per_program", s.headsPerProgram}}));
   for (const AttentionKernelSpec& s : set.attentions)
     kernels.push_back(entry("attention", s.name, s.dtype,
                             {{"heads", s.heads}, {"kv_heads", s.kvHeads}, {"head_dim", s.headDim},
@@ -462,8 +473,8 @@ CudaKernelSetSpec cudaModelKernelSet(ops::GraphDef& g, const std::string& dtype,
       const int64_t d = a.at("head_dim").get<int64_t>(), heads = paged(n).at("heads").get<int64_t>(),
                     kvHeads = paged(n).at("kv_heads").get<int64_t>();
       for (int64_t h : {heads, kvHeads, heads + kvHeads}) {
-        std::string name = fmt::format("rope_{}_h{}_d{}", dtype, h, d);
-        if (once(name)) set.ropes.push_back({name, h, d, dtype});
+        RopeKernelSpec s = cudaRopeSpec(h, d, dtype);
+        if (once(s.name)) set.ropes.push_back(s);
       }
     } else if (n.op == "region.kv_write") {
       const int64_t d = paged(n).at("head_dim").get<int64_t>(), kvHeads = paged(n).at("kv_heads").get<int64_t>();

@@ -121,10 +121,13 @@ std::vector<TopKKernelSpec> cudaTopKKernelSet();
 // The repetition penalty on f32 rows (PenaltyKernel.h): the set's one.
 std::vector<RepetitionPenaltyKernelSpec> cudaRepetitionPenaltyKernelSet();
 
+// A GPU RoPE kernel over `heads` heads of dim `headDim` (name
+// rope_{dtype}_h{heads}_d{headDim}): one warp per token and group of up to
+// 8 heads, lane vectors of 4 elements.
+RopeKernelSpec cudaRopeSpec(int64_t heads, int64_t headDim, const std::string& dtype);
 // RoPE kernels for the GPU: bf16 and f16 storage of q / k rows of 32 and 8
 // heads of dim 128 (Llama-3-8B's query and key projections) and of 40 (q
-// and k side by side in the joined q / k / v row at decode), one warp per
-// (token, head).
+// and k side by side in the joined q / k / v row at decode).
 std::vector<RopeKernelSpec> cudaRopeKernelSet();
 
 // FlashAttention-2 forward kernels for the GPU (cudaAttentionSpec, scale

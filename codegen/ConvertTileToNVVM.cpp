@@ -461,6 +461,12 @@ class Lowering {
       return vector::LoadOp::create(b, loc, VectorType::get({n}, et), flat, ValueRange{lin}, /*nontemporal=*/false,
                                     llvm::MaybeAlign(bytes));
     }
+    void store(OpBuilder& b, Location loc, Value v, ArrayRef<Value> idx) const {
+      auto vt = cast<VectorType>(v.getType());
+      Value lin = linearIndex(b, loc, offset, strides, idx);
+      int64_t bytes = vt.getNumElements() * vt.getElementType().getIntOrFloatBitWidth() / 8;
+      vector::StoreOp::create(b, loc, v, flat, ValueRange{lin}, /*nontemporal=*/false, llvm::MaybeAlign(bytes));
+    }
   };
 
   // Set when `l` promises `contiguous = d` (runs of `run` elements along d)
@@ -468,7 +474,9 @@ class Lowering {
   // lane-linear tile, whose vectors are 16 bytes at most: 8 or 4 elements):
   // elements of the fragment that form an aligned run along d then load as
   // one wider access (see runsOf).
-  std::optional<RunView> runView(LoadOp l, const Frag& fr, Type et) {
+  // (A store's promise, the same attributes, likewise.)
+  template <typename Op>
+  std::optional<RunView> runView(Op l, const Frag& fr, Type et) {
     auto d = l.getContiguous();
     const int64_t bits = et.getIntOrFloatBitWidth();
     if (!d || !l.getInBounds() || fr.collapseRows || fr.collapseCols || fr.droppedAxis >= 0 ||
@@ -580,6 +588,19 @@ class Lowering {
 
   void lowerLaneStore(StoreOp s, const Frag& fr) {
     Location loc = s.getLoc();
+    // A lane's vectors as one access each, as lowerLaneLoad's.
+    if (fr.vec > 1) {
+      Type et = cast<VectorType>(s.getValue().getType()).getElementType();
+      std::optional<RunView> runs = runView(s, fr, et);
+      if (runs && runs->dim == (int64_t)fr.shape.size() - 1 && runs->run >= fr.vec) {
+        for (int64_t i = 0; i < fr.size(); i += fr.vec) {
+          SmallVector<int64_t> pos = llvm::to_vector(llvm::seq<int64_t>(i, i + fr.vec));
+          Value v = vector::ShuffleOp::create(b, loc, s.getValue(), s.getValue(), pos);
+          runs->store(b, loc, v, laneIndices(loc, fr, i));
+        }
+        return;
+      }
+    }
     // A single element is written by lane 0 only.
     Value first = fr.numel == 1 ? arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, laneId, cst(0)).getResult()
                                 : Value();

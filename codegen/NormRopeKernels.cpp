@@ -68,42 +68,59 @@ std::string emitRmsNormKernel(const RmsNormKernelSpec& s) {
 std::string emitRopeKernel(const RopeKernelSpec& s) {
   if (s.heads <= 0 || s.headDim <= 0 || s.headDim % 2)
     fail("rope kernel: {} heads of dim {} (needs an even head dim)", s.heads, s.headDim);
+  if (s.headsPerProgram <= 0 || s.heads % s.headsPerProgram)
+    fail("rope kernel: {} heads a program must divide the {} heads", s.headsPerProgram, s.heads);
   const StorageText st{s.dtype};
   st.check("rope");
-  const int64_t half = s.headDim / 2;
-  const std::string row = fmt::format("1x{}", half);
-  return fmt::format(R"(func.func @{name}(%x: {P}, %y: {P}, %cos: !tile.ptr<f32>, %sin: !tile.ptr<f32>, %pos: !tile.ptr<i64>, %T: index, %P: index) attributes {{tile.num_warps = 1 : i64}} {{
+  const int64_t half = s.headDim / 2, G = s.headsPerProgram, V = s.laneVector;
+  if (V < 0 || (V > 1 && half % V))
+    fail("rope kernel: lane vectors of {} elements must divide the half head dim {}", V, half);
+  const std::string row = fmt::format("{}x{}", G, half);
+  // Rows of x lie inside [T heads, headDim] (the grid covers whole head
+  // groups); a lane's vector of V elements is a contiguous, V-aligned run
+  // of one row (x rows and the tables' rows start on whole vectors).
+  const std::string hint = V > 1 ? fmt::format(" {{in_bounds, contiguous = 1 : i64, run = {} : i64}}", V) : " {in_bounds}";
+  const std::string laneVector = V > 1 ? fmt::format(", tile.lane_vector = {} : i64", V) : "";
+  return fmt::format(R"(func.func @{name}(%x: {P}, %y: {P}, %cos: !tile.ptr<f32>, %sin: !tile.ptr<f32>, %pos: !tile.ptr<i64>, %T: index, %P: index) attributes {{tile.num_warps = 1 : i64{lv}}} {{
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %cD = arith.constant {D} : index
+  %cH = arith.constant {H} : index
+  %cG = arith.constant {G} : index
   %cHalf = arith.constant {half} : index
-  %cF = arith.constant {F} : index
   %t = tile.program_id 0
-  %h = tile.program_id 1
-  %p = tile.block_lookup %pos[%t] : !tile.ptr<i64>
-  %c1st = arith.muli %h, %cD : index
-  %c2nd = arith.addi %c1st, %cHalf : index
-  %x1p = tile.make_block_ptr %x, [%T, %cF], [%cF, %c1], [%t, %c1st] : {P} -> {BP}
-  %x2p = tile.make_block_ptr %x, [%T, %cF], [%cF, %c1], [%t, %c2nd] : {P} -> {BP}
-  %cp = tile.make_block_ptr %cos, [%P, %cHalf], [%cHalf, %c1], [%p, %c0] : !tile.ptr<f32> -> !tile.block_ptr<tensor<1x{half}xf32>>
-  %sp = tile.make_block_ptr %sin, [%P, %cHalf], [%cHalf, %c1], [%p, %c0] : !tile.ptr<f32> -> !tile.block_ptr<tensor<1x{half}xf32>>
-{x1}{x2}  %cv = tile.load %cp : !tile.block_ptr<tensor<1x{half}xf32>>
-  %sv = tile.load %sp : !tile.block_ptr<tensor<1x{half}xf32>>
-  %a = arith.mulf %x1, %cv : tensor<1x{half}xf32>
-  %b = arith.mulf %x2, %sv : tensor<1x{half}xf32>
-  %y1 = arith.subf %a, %b : tensor<1x{half}xf32>
-  %d = arith.mulf %x2, %cv : tensor<1x{half}xf32>
-  %e = arith.mulf %x1, %sv : tensor<1x{half}xf32>
-  %y2 = arith.addf %d, %e : tensor<1x{half}xf32>
-  %y1p = tile.make_block_ptr %y, [%T, %cF], [%cF, %c1], [%t, %c1st] : {P} -> {BP}
-  %y2p = tile.make_block_ptr %y, [%T, %cF], [%cF, %c1], [%t, %c2nd] : {P} -> {BP}
+  %g = tile.program_id 1
+  %p0 = tile.block_lookup %pos[%t] : !tile.ptr<i64>
+  %pLast = arith.subi %P, %c1 : index
+  %p = arith.minui %p0, %pLast : index
+  %rows = arith.muli %T, %cH : index
+  %rt = arith.muli %t, %cH : index
+  %rg = arith.muli %g, %cG : index
+  %r = arith.addi %rt, %rg : index
+  %x1p = tile.make_block_ptr %x, [%rows, %cD], [%cD, %c1], [%r, %c0] : {P} -> {BP}
+  %x2p = tile.make_block_ptr %x, [%rows, %cD], [%cD, %c1], [%r, %cHalf] : {P} -> {BP}
+  %tab = arith.muli %P, %cHalf : index
+  %co = arith.muli %p, %cHalf : index
+  %cp = tile.make_block_ptr %cos, [%cG, %tab], [%c0, %c1], [%c0, %co] : !tile.ptr<f32> -> !tile.block_ptr<tensor<{row}xf32>>
+  %sp = tile.make_block_ptr %sin, [%cG, %tab], [%c0, %c1], [%c0, %co] : !tile.ptr<f32> -> !tile.block_ptr<tensor<{row}xf32>>
+{x1}{x2}  %cv = tile.load %cp{hint} : !tile.block_ptr<tensor<{row}xf32>>
+  %sv = tile.load %sp{hint} : !tile.block_ptr<tensor<{row}xf32>>
+  %a = arith.mulf %x1, %cv : tensor<{row}xf32>
+  %b = arith.mulf %x2, %sv : tensor<{row}xf32>
+  %y1 = arith.subf %a, %b : tensor<{row}xf32>
+  %d = arith.mulf %x2, %cv : tensor<{row}xf32>
+  %e = arith.mulf %x1, %sv : tensor<{row}xf32>
+  %y2 = arith.addf %d, %e : tensor<{row}xf32>
+  %y1p = tile.make_block_ptr %y, [%rows, %cD], [%cD, %c1], [%r, %c0] : {P} -> {BP}
+  %y2p = tile.make_block_ptr %y, [%rows, %cD], [%cD, %c1], [%r, %cHalf] : {P} -> {BP}
 {y1}{y2}  return
 }}
 )",
-                     fmt::arg("name", s.name), fmt::arg("D", s.headDim), fmt::arg("half", half),
-                     fmt::arg("F", s.heads * s.headDim), fmt::arg("P", st.ptr()), fmt::arg("BP", st.blockPtr(row)),
-                     fmt::arg("x1", st.load("x1", "%x1p", row)), fmt::arg("x2", st.load("x2", "%x2p", row)),
-                     fmt::arg("y1", st.store("%y1p", "%y1", row)), fmt::arg("y2", st.store("%y2p", "%y2", row)));
+                     fmt::arg("name", s.name), fmt::arg("D", s.headDim), fmt::arg("H", s.heads), fmt::arg("G", G),
+                     fmt::arg("half", half), fmt::arg("row", row), fmt::arg("lv", laneVector),
+                     fmt::arg("hint", hint), fmt::arg("P", st.ptr()), fmt::arg("BP", st.blockPtr(row)),
+                     fmt::arg("x1", st.load("x1", "%x1p", row, hint)), fmt::arg("x2", st.load("x2", "%x2p", row, hint)),
+                     fmt::arg("y1", st.store("%y1p", "%y1", row, hint)), fmt::arg("y2", st.store("%y2p", "%y2", row, hint)));
 }
 
 }  // namespace strata::tile

@@ -31,14 +31,19 @@ std::string emitRmsNormKernel(const RmsNormKernelSpec& spec);
 // Rotate-half RoPE on a token-major x [T, heads * headDim] (ops::ropeTokens):
 // for i < headDim / 2, y_i = x_i cos - x_{i+half} sin and y_{i+half} =
 // x_{i+half} cos + x_i sin, with cos/sin read from [P, half] tables
-// (ops::ropeTables) at the token's position. In place when y == x.
-// Signature (x, y: dtype; cos, sin: f32; positions: i64; tokens,
-// table_rows: index), grid tokens x heads. `dtype` is the storage type of x
-// and y (f32, bf16 or f16); the arithmetic is f32.
+// (ops::ropeTables) at the token's position (a position past the table
+// reads its last row). In place when y == x. Signature (x, y: dtype; cos,
+// sin: f32; positions: i64; tokens, table_rows: index), grid tokens x
+// (heads / headsPerProgram): a program rotates `headsPerProgram` heads of
+// one token as [headsPerProgram, half] tiles (x viewed as [T heads,
+// headDim]), so a GPU program's lanes hold `laneVector` contiguous elements
+// each (tile.lane_vector; 0: none). `dtype` is the storage type of x and y
+// (f32, bf16 or f16); the arithmetic is f32.
 struct RopeKernelSpec {
   std::string name = "rope";
   int64_t heads = 0, headDim = 0;
   std::string dtype = "f32";
+  int64_t headsPerProgram = 1, laneVector = 0;
 };
 std::string emitRopeKernel(const RopeKernelSpec& spec);
 

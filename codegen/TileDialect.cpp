@@ -353,17 +353,28 @@ LogicalResult AdvanceOp::verify() {
   return success();
 }
 
-LogicalResult LoadOp::verify() {
-  auto c = getContiguous();
-  if (auto r = getRun()) {
-    if (!c) return emitOpError("run needs contiguous (it sizes the contiguous runs)");
-    if (*r < 2 || (*r & (*r - 1))) return emitOpError() << "run " << *r << " is not a power of two of at least 2";
+// tile.load's and tile.store's promise of aligned runs (`contiguous`, `run`).
+static LogicalResult verifyRuns(Operation* op, bool inBounds, std::optional<uint64_t> c, std::optional<uint64_t> r,
+                                int64_t rank) {
+  if (r) {
+    if (!c) return op->emitOpError("run needs contiguous (it sizes the contiguous runs)");
+    if (*r < 2 || (*r & (*r - 1))) return op->emitOpError() << "run " << *r << " is not a power of two of at least 2";
   }
   if (!c) return success();
-  int64_t rank = cast<RankedTensorType>(getResult().getType()).getRank();
-  if (!getInBounds()) return emitOpError("contiguous needs in_bounds (it promises more about the same block)");
-  if (*c < 0 || *c >= rank) return emitOpError() << "contiguous dim " << *c << " is not a dim of the rank-" << rank << " tile";
+  if (!inBounds) return op->emitOpError("contiguous needs in_bounds (it promises more about the same block)");
+  if (int64_t(*c) >= rank)
+    return op->emitOpError() << "contiguous dim " << *c << " is not a dim of the rank-" << rank << " tile";
   return success();
+}
+
+LogicalResult LoadOp::verify() {
+  return verifyRuns(*this, getInBounds(), getContiguous(), getRun(),
+                    cast<RankedTensorType>(getResult().getType()).getRank());
+}
+
+LogicalResult StoreOp::verify() {
+  return verifyRuns(*this, getInBounds(), getContiguous(), getRun(),
+                    cast<RankedTensorType>(getValue().getType()).getRank());
 }
 
 LogicalResult AllocOp::verify() {

@@ -81,10 +81,15 @@ def Tile_StoreOp : Tile_Op<"store", [MemoryEffects<[MemWrite]>,
   let summary = "Stores the block (elements outside the array's shape are skipped)";
   let description = [{
     `in_bounds`: as for `tile.load`, the block is known to lie inside the
-    array, so the store is unmasked.
+    array, so the store is unmasked. `contiguous` and `run` make the same
+    promise as on `tile.load` (aligned runs along a unit-stride dim), so
+    targets may store such runs as one wider access (the sm_90 lowering
+    does for lane-linear tiles in vectors, tile.lane_vector).
   }];
-  let arguments = (ins Tile_BlockPtrType:$ptr, Tile_Tile:$value, UnitAttr:$in_bounds);
+  let arguments = (ins Tile_BlockPtrType:$ptr, Tile_Tile:$value, UnitAttr:$in_bounds,
+                       OptionalAttr<I64Attr>:$contiguous, OptionalAttr<I64Attr>:$run);
   let assemblyFormat = "$ptr `,` $value attr-dict `:` type($ptr)";
+  let hasVerifier = 1;
 }
 
 def Tile_PrefetchOp : Tile_Op<"prefetch", [MemoryEffects<[MemRead]>]> {

@@ -112,6 +112,10 @@ std::unique_ptr<CudaKernelSet> CudaKernelSet::load(const CudaDevice& device, con
         auto r = named<CudaRopeKernel>(k, *set->module_);
         r.heads = k.at("heads");
         r.headDim = k.at("head_dim");
+        r.headsPerProgram = k.value("heads_per_program", 1);
+        if (r.headsPerProgram <= 0 || r.heads % r.headsPerProgram)
+          fail("{}: rope kernel '{}' takes {} heads a program, which must divide its {} heads", manifestPath, r.name,
+               r.headsPerProgram, r.heads);
         set->ropes_.push_back(r);
         continue;
       }
@@ -582,7 +586,7 @@ void CudaKernelSet::launch(const CudaRopeKernel& k, const void* x, void* y, cons
   abi::KernelArgs args;
   args.buffer(x, tokens * width).buffer(y, tokens * width).buffer(cos, tableRows * half).buffer(sin, tableRows * half);
   args.buffer(positions, tokens).index(tokens).index(tableRows);
-  launchOne(device_, k, {unsigned(tokens), unsigned(k.heads), 1}, args);
+  launchOne(device_, k, {unsigned(tokens), unsigned(k.heads / k.headsPerProgram), 1}, args);
 }
 
 }  // namespace strata::runtime

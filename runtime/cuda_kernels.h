@@ -60,6 +60,7 @@ struct CudaRmsNormKernel {
 struct CudaRopeKernel {
   std::string name, dtype;  // dtype: storage type of x and y (bf16, f16); cos / sin are f32
   int64_t heads = 0, headDim = 0, threads = 0, sharedBytes = 0;
+  int64_t headsPerProgram = 1;  // grid tokens x (heads / headsPerProgram)
   cuda::CUfunction function = nullptr;
 };
 

@@ -354,6 +354,24 @@ TEST(GemmBlocking, ColumnVariantsForNKPlainAndResidual) {
 // stage, box copies issued through the tensor maps (the kernel's last
 // parameters), phase waits, and no per-thread cp.async on the staged path
 // (the unstaged fallback, K % 8 != 0, has none either).
+// The GPU RoPE kernels: up to 8 heads a program (the most of 8, 4, 2, 1
+// dividing the heads), each lane's 4 contiguous elements read and written
+// as one access (8 bytes of bf16 x / y, 16 of f32 cos / sin).
+TEST(CudaRope, HeadGroupsInLaneVectors) {
+  EXPECT_EQ(tile::cudaRopeSpec(32, 128, "bf16").headsPerProgram, 8);
+  EXPECT_EQ(tile::cudaRopeSpec(40, 128, "bf16").headsPerProgram, 8);
+  EXPECT_EQ(tile::cudaRopeSpec(14, 64, "bf16").headsPerProgram, 2);
+  EXPECT_EQ(tile::cudaRopeSpec(5, 128, "bf16").headsPerProgram, 1);
+  tile::RopeKernelSpec s = tile::cudaRopeSpec(32, 128, "bf16");
+  EXPECT_EQ(s.name, "rope_bf16_h32_d128");
+  EXPECT_EQ(s.laneVector, 4);
+  tile::CudaModule m = tile::compileCuda(tile::emitRopeKernel(s), "sm_90");
+  EXPECT_NE(m.ptx.find("ld.global.v4.b16"), std::string::npos);
+  EXPECT_NE(m.ptx.find("st.global.v"), std::string::npos);  // 8 bytes, as v4.b16 or v2.b32
+  EXPECT_NE(m.ptx.find("ld.global.v4.b32"), std::string::npos);
+  EXPECT_EQ(m.ptx.find("st.global.b16"), std::string::npos);
+}
+
 TEST(CudaGemm, StagesWarpgroupDotOperandsWithTma) {
   tile::GemmKernelSpec s = tile::cudaGemmSpec("bf16", true, tile::kCudaPrefillRows);
   ASSERT_TRUE(s.groupDot && s.tma);

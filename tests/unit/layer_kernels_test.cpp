@@ -108,9 +108,13 @@ TEST_P(RowKernels, RmsNormMatchesReference) {
 TEST_P(RowKernels, RopeMatchesReferenceAndRunsInPlace) {
   const DType dtype = GetParam();
   std::mt19937 rng(13);
-  for (int64_t headDim : {16, 64, 128}) {
-    const int64_t heads = 3, tokens = 5, maxPos = 300;
-    tile::RopeKernelSpec spec{"rope", heads, headDim, ops::dtypeName(dtype)};
+  struct Case {
+    int64_t heads, headDim, headsPerProgram;
+  };
+  // One head a program (the CPU's) and several (the GPU's [heads, half] tiles).
+  for (Case c : {Case{3, 16, 1}, Case{3, 64, 1}, Case{3, 128, 1}, Case{4, 64, 2}, Case{4, 128, 4}}) {
+    const int64_t heads = c.heads, headDim = c.headDim, tokens = 5, maxPos = 300;
+    tile::RopeKernelSpec spec{"rope", heads, headDim, ops::dtypeName(dtype), c.headsPerProgram};
     auto kernels = tile::CpuKernels::compile(tile::emitRopeKernel(spec));
     abi::PackedKernel kernel = kernels->lookup(spec.name);
     ops::RopeTables tables = ops::ropeTables(maxPos, headDim, 10000.f);
@@ -125,8 +129,9 @@ TEST_P(RowKernels, RopeMatchesReferenceAndRunsInPlace) {
     args.buffer(y.raw(), y.numel()).buffer(y.raw(), y.numel());
     args.buffer(tables.cos.data<float>(), tables.cos.numel()).buffer(tables.sin.data<float>(), tables.sin.numel());
     args.buffer(pos.data<int64_t>(), pos.numel()).index(tokens).index(maxPos);
-    abi::launch(kernel, args, tokens, heads);
-    EXPECT_LT(maxRelError(y.toF32(), want), testing::storageBound(dtype, 1e-6)) << "head dim " << headDim;
+    abi::launch(kernel, args, tokens, heads / c.headsPerProgram);
+    EXPECT_LT(maxRelError(y.toF32(), want), testing::storageBound(dtype, 1e-6))
+        << "head dim " << headDim << ", " << c.headsPerProgram << " heads a program";
   }
 }
 
@@ -138,6 +143,8 @@ TEST(LayerKernels, RejectBadSpecs) {
   EXPECT_THROW(tile::emitRmsNormKernel({"rms_norm", 0}), Error);
   EXPECT_THROW(tile::emitRmsNormKernel({"rms_norm", 64, "f64"}), Error);
   EXPECT_THROW(tile::emitRopeKernel({"rope", 2, 16, "i32"}), Error);
+  EXPECT_THROW(tile::emitRopeKernel({"rope", 6, 16, "f32", 4}), Error);     // 4 heads a program of 6
+  EXPECT_THROW(tile::emitRopeKernel({"rope", 2, 12, "f32", 1, 4}), Error);  // vectors of 4 in halves of 6
   EXPECT_THROW(ops::ropeTables(0, 64, 1e4f), Error);
 }
 
