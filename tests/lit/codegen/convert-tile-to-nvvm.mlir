@@ -276,6 +276,39 @@ func.func @lane_vectors_f32(%x: !tile.ptr<f32>, %y: !tile.ptr<f32>, %R: index, %
 
 // -----
 
+// A store promising aligned runs of 4 (tile.lane_vector = 4, RoPE's rows):
+// each lane writes its 4 contiguous 16-bit elements of a [2, 64] tile as
+// one 8-byte vector (the tile is one round: 128 elements); without the
+// promise, element stores.
+// CHECK-LABEL: func.func @lane_vector_store
+// CHECK: vector.store %{{.*}}, %{{.*}}[%{{.*}}] {alignment = 8 : i64} : memref<?xbf16>, vector<4xbf16>
+// CHECK-NOT: memref.store
+// CHECK-LABEL: func.func @lane_vector_store_unpromised
+// CHECK-COUNT-4: memref.store
+// CHECK-NOT: vector.store
+func.func @lane_vector_store(%x: !tile.ptr<bf16>, %R: index) attributes {tile.num_warps = 1 : i64, tile.lane_vector = 4 : i64} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c64 = arith.constant 64 : index
+  %row = tile.program_id 0
+  %p = tile.make_block_ptr %x, [%R, %c64], [%c64, %c1], [%row, %c0] : !tile.ptr<bf16> -> !tile.block_ptr<tensor<2x64xbf16>>
+  %v = tile.load %p {in_bounds, contiguous = 1 : i64, run = 4 : i64} : !tile.block_ptr<tensor<2x64xbf16>>
+  tile.store %p, %v {in_bounds, contiguous = 1 : i64, run = 4 : i64} : !tile.block_ptr<tensor<2x64xbf16>>
+  return
+}
+func.func @lane_vector_store_unpromised(%x: !tile.ptr<bf16>, %R: index) attributes {tile.num_warps = 1 : i64, tile.lane_vector = 4 : i64} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c64 = arith.constant 64 : index
+  %row = tile.program_id 0
+  %p = tile.make_block_ptr %x, [%R, %c64], [%c64, %c1], [%row, %c0] : !tile.ptr<bf16> -> !tile.block_ptr<tensor<2x64xbf16>>
+  %v = tile.load %p {in_bounds, contiguous = 1 : i64, run = 4 : i64} : !tile.block_ptr<tensor<2x64xbf16>>
+  tile.store %p, %v {in_bounds} : !tile.block_ptr<tensor<2x64xbf16>>
+  return
+}
+
+// -----
+
 // One row over 4 warps (RMSNorm at decode): each warp reduces its [1, 64]
 // (2 elements a lane, five butterfly shuffles), then the warps' sums meet
 // in the shared-memory scratch: one float per lane and warp (4 x 32), a

@@ -308,3 +308,11 @@ func.func @group_dot_wait_negative() {
   tile.group_dot_wait {pending = -1 : i64}
   return
 }
+
+// -----
+
+func.func @store_contiguous_needs_in_bounds(%p: !tile.block_ptr<tensor<16x16xbf16>>, %v: tensor<16x16xbf16>) {
+  // expected-error @+1 {{contiguous needs in_bounds}}
+  tile.store %p, %v {contiguous = 1 : i64} : !tile.block_ptr<tensor<16x16xbf16>>
+  return
+}
