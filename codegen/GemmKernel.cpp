@@ -962,6 +962,8 @@ std::string emitGemmKernel(const GemmKernelSpec& s) {
     if (s.tma && (!s.groupDot || s.blockM > 256 || s.blockN > 256))
       fail("gemm '{}': TMA copies stage warpgroup-dot operands in boxes of at most 256 rows", s.name);
     if (s.tma && s.splitKPrograms) fail("gemm '{}': K split across programs takes cp.async copies, not TMA", s.name);
+    if (s.dotsInFlight && (!s.tma || s.stages < 3))
+      fail("gemm '{}': dots left in flight take TMA copies and 3 stages at least (copies stages - 2 ahead)", s.name);
     // 16-byte runs: K (and N with [K, N] weights) a multiple of 8.
     std::string aligned = "  %c8 = arith.constant 8 : index\n  %k8r = arith.remui %K, %c8 : index\n";
     aligned += s.weightsNK ? "  %staged = arith.cmpi eq, %k8r, %c0 : index\n"

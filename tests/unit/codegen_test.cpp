@@ -172,6 +172,14 @@ TEST(GemmBlocking, ParsesWarpsSplitAndStages) {
   b = tile::parseGemmBlocking("128x256x64x8gf@4", "--prefill-block");
   EXPECT_TRUE(b.groupDot && b.tma && b.dotsInFlight);
   EXPECT_THROW(tile::parseGemmBlocking("128x256x64x8gf@2", "--prefill-block"), Error);
+  {
+    tile::GemmKernelSpec f = tile::cudaGemmSpec("bf16", true, 2048);  // the large class: gf
+    ASSERT_TRUE(f.dotsInFlight && f.tma);
+    f.name = "gemm_in_flight";
+    EXPECT_NE(tile::emitGemmKernel(f).find("tile.group_dot_wait {pending = 1 : i64}"), std::string::npos);
+    f.tma = false;  // cp.async pipelines wait for their copies by count: not with dots in flight
+    EXPECT_THROW(tile::emitGemmKernel(f), Error);
+  }
   b = tile::parseGemmBlocking("128x256x64x8gc@4", "--prefill-block");
   EXPECT_TRUE(b.groupDot && !b.tma);
   EXPECT_EQ(b.stages, 4);
