@@ -79,6 +79,7 @@ std::vector<GemmKernelSpec> cudaGemmKernels(const CudaGemmVariant& v, const Gemm
   const Class classes[] = {{"decode", kCudaDecodeRows, kCudaDecodeRows},
                            {"medium", kCudaMediumRows, kCudaMediumRows},
                            {"prefill", kCudaPrefillRows, kCudaPrefillRows},
+                           {"tall", kCudaTallRows, kCudaTallRows},
                            {"large", 2048, 0}};
   if (decode.gemv || medium.gemv || prefill.gemv)
     fail("a GEMV blocking (MAxRxKxWv) is for the GEMV kernels (--gemv-block), not the decode, medium or prefill "
@@ -86,6 +87,12 @@ std::vector<GemmKernelSpec> cudaGemmKernels(const CudaGemmVariant& v, const Gemm
   if (gemv.warps && !gemv.gemv) fail("the GEMV kernels take a GEMV blocking MAxRxKxWv (--gemv-block)");
   std::vector<GemmKernelSpec> set;
   for (const Class& c : classes) {
+    // The tall class exists for the [N, K] blockings that differ there:
+    // [K, N] kernels keep the prefill blocking up to kCudaTallRows rows, and
+    // SwiGLU has one blocking from the prefill class up (the large class's
+    // kernel serves 769-1024 rows alike).
+    const bool tall = c.rows == kCudaTallRows;
+    if (tall && (!v.weightsNK || v.swiglu)) continue;
     GemmKernelSpec s = cudaGemmSpec(v.dtype, v.weightsNK, c.rows);
     // SwiGLU keeps two accumulators: from the prefill class up, 128 x 64
     // blocks (64 x 32 per warp, twice: the registers of the plain large
@@ -136,7 +143,7 @@ std::vector<GemmKernelSpec> cudaGemmKernels(const CudaGemmVariant& v, const Gemm
     if (v.swiglu && c.maxRows == kCudaMediumRows && !medium.warps && !s.tma) s.splitKPrograms = true;
     s.bias = v.bias, s.residual = v.residual, s.swiglu = v.swiglu;
     s.name = fmt::format("gemm_{}_{}", v.suffix(), c.name);
-    s.maxRows = c.maxRows;
+    s.maxRows = c.rows == kCudaPrefillRows && !v.weightsNK ? kCudaTallRows : c.maxRows;
     set.push_back(s);
     // Column variants: plain and residual [N, K] GEMMs of a class's rows
     // (up to `rows`) and output columns get a blocking of their own (not

@@ -117,6 +117,16 @@ GemmKernelSpec cudaGemmSpec(const std::string& dtype, bool weightsNK, int64_t ro
     // (K = 14336).
     s.blockM = 64, s.blockN = 128, s.blockK = 64, s.numWarps = 4, s.stages = 4;
     s.tiling = "horizontal", s.groupDot = s.tma = true;
+  } else if (weightsNK && rows <= kCudaTallRows) {
+    // 769-1024 rows: 128 x 128 x 64 on two warpgroups in 4 buffers, each K
+    // step's dots left in flight, beat the prefill blocking (H100,
+    // 2026-11-24, M = 1024, N = 6144 / 4096 / 28672 / 4096 at K = 4096 /
+    // 4096 / 4096 / 14336: 133 / 86 / 662 / 261 -> 115 / 76 / 523 / 221
+    // us; residual 92 / 270 -> 82 / 227). At 768 rows it only tied or lost
+    // but at N = 28672 (502 -> 413), and the large class's 128 x 256 blocks
+    // leave too few programs here.
+    s.blockM = 128, s.blockN = 128, s.blockK = 64, s.numWarps = 8, s.stages = 4;
+    s.tiling = "horizontal", s.groupDot = s.tma = s.dotsInFlight = true;
   } else if (weightsNK) {
     // M = 2048, H200 (2026-11-22): 128 x 256 x 64 on two warpgroups in 4
     // buffers (192 KiB) 477-581 TFLOP/s; 3 buffers 457-550, 128 x 128
@@ -128,7 +138,7 @@ GemmKernelSpec cudaGemmSpec(const std::string& dtype, bool weightsNK, int64_t ro
     // 200 / 133 / 900 / 372 -> 177 / 117 / 795 / 330 us.
     s.blockM = 128, s.blockN = 256, s.blockK = 64, s.numWarps = 8, s.stages = 4;
     s.tiling = "horizontal", s.groupDot = s.tma = s.dotsInFlight = true;
-  } else if (rows <= kCudaPrefillRows) {
+  } else if (rows <= kCudaTallRows) {
     // M = 256: 117-151 (64 x 128 x 32, 3 buffers) -> 144-197 TFLOP/s.
     s.blockM = 64, s.blockN = 128, s.blockK = 64, s.numWarps = 4, s.stages = 3;
   } else {

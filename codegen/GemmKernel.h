@@ -150,12 +150,13 @@ std::string gemmSignature(const GemmKernelSpec& spec);
 // so the weights stream once with many copies in flight, 4 buffers. From
 // the medium class up, [N, K] weights run warpgroup dots (groupDot):
 // medium (<= kCudaMediumRows) 64 x 32 x 64 blocks on one warpgroup in 6
-// buffers, prefill (<= kCudaPrefillRows) 64 x 128 x 64 in 4, large 128 x
-// 256 x 64 on two warpgroups in 4 with each K step's dots left in flight. [K, N] weights stay on mma.sync with
+// buffers, prefill (<= kCudaPrefillRows) 64 x 128 x 64 in 4, tall (<=
+// kCudaTallRows) 128 x 128 x 64 on two warpgroups in 4 and large 128 x 256
+// x 64 on two warpgroups in 4, both with each K step's dots left in flight. [K, N] weights stay on mma.sync with
 // ldmatrix: medium 64 x 32 blocks, K steps of 128 split over 4 warps, 3
 // buffers; prefill 64 x 128 x 64, 4 warps in assign-layouts' square grid,
 // 3 buffers; large 128 x 128 x 32, 4 warps, 4 buffers.
-constexpr int64_t kCudaDecodeRows = 16, kCudaMediumRows = 128, kCudaPrefillRows = 1024;
+constexpr int64_t kCudaDecodeRows = 16, kCudaMediumRows = 128, kCudaPrefillRows = 768, kCudaTallRows = 1024;
 // One row with [N, K] weights (batch-1 decode) takes the GEMV form
 // (GemmKernelSpec::gemv) with this blocking (cudaGemmKernels' "gemv" class,
 // max_rows 1): one weight row a program, K steps of 1024 over 4 warps (one

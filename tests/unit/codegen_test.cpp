@@ -280,12 +280,13 @@ TEST(GemmBlocking, WarpgroupDotBlockingsApplyToNKWeightsOnly) {
   tile::GemmBlocking p = tile::parseGemmBlocking("64x128x64x4g@5", "--prefill-block");
   for (bool nk : {true, false}) {
     std::vector<tile::GemmKernelSpec> set = tile::cudaGemmKernels({"bf16", nk}, {}, {}, p);
-    // [N, K]: and the medium class's split-K variant and the GEMV form, last.
-    ASSERT_EQ(set.size(), nk ? 6u : 4u);
+    // [N, K]: and the medium class's split-K variant, the tall class and
+    // the GEMV form, last.
+    ASSERT_EQ(set.size(), nk ? 7u : 4u);
     EXPECT_EQ(set.back().gemv, nk);
     const size_t large = nk ? set.size() - 2 : set.size() - 1;
     for (size_t c : {large - 1, large}) {
-      tile::GemmKernelSpec def = tile::cudaGemmSpec("bf16", nk, c == large - 1 ? tile::kCudaPrefillRows : 2048);
+      tile::GemmKernelSpec def = tile::cudaGemmSpec("bf16", nk, c == large - 1 ? tile::kCudaTallRows : 2048);
       EXPECT_EQ(set[c].stages, nk ? 5 : def.stages) << set[c].name;
       EXPECT_EQ(set[c].blockN, nk ? 128 : def.blockN) << set[c].name;
       EXPECT_EQ(set[c].groupDot, nk) << set[c].name;
@@ -307,7 +308,7 @@ TEST(GemmBlocking, ColumnVariantsForNKPlainAndResidual) {
   ASSERT_EQ(names(plain), (std::vector<std::string>{"gemm_bf16_nk_decode", "gemm_bf16_nk_medium",
                                                     "gemm_bf16_nk_medium_splitk", "gemm_bf16_nk_prefill",
                                                     "gemm_bf16_nk_prefill_narrow", "gemm_bf16_nk_prefill_wide",
-                                                    "gemm_bf16_nk_large", "gemm_bf16_nk_gemv"}));
+                                                    "gemm_bf16_nk_tall", "gemm_bf16_nk_large", "gemm_bf16_nk_gemv"}));
   const tile::GemmKernelSpec &medium = plain[1], &split = plain[2];
   EXPECT_TRUE(split.splitKPrograms);
   EXPECT_FALSE(medium.splitKPrograms);
@@ -327,28 +328,33 @@ TEST(GemmBlocking, ColumnVariantsForNKPlainAndResidual) {
   EXPECT_EQ(plain[5].minCols, 16384);
   EXPECT_EQ(plain[5].maxCols, 0);
   EXPECT_EQ(plain[5].numWarps, 8);
-  for (int i : {0, 1, 3, 6}) EXPECT_EQ(plain[i].minCols + plain[i].maxCols, 0) << plain[i].name;
+  for (int i : {0, 1, 3, 6, 7}) EXPECT_EQ(plain[i].minCols + plain[i].maxCols, 0) << plain[i].name;
+  EXPECT_EQ(plain[6].maxRows, tile::kCudaTallRows);
+  EXPECT_TRUE(plain[6].dotsInFlight && plain[6].blockM == 128 && plain[6].blockN == 128);
   EXPECT_EQ(plain[0].stages, 8);  // the decode class without SwiGLU: 8 buffers
   std::vector<tile::GemmKernelSpec> residual = tile::cudaGemmKernels({"bf16", true, false, true});
   EXPECT_EQ(names(residual), (std::vector<std::string>{"gemm_bf16_nk_residual_decode", "gemm_bf16_nk_residual_medium",
                                                        "gemm_bf16_nk_residual_medium_splitk",
                                                        "gemm_bf16_nk_residual_prefill",
                                                        "gemm_bf16_nk_residual_prefill_narrow",
-                                                       "gemm_bf16_nk_residual_large", "gemm_bf16_nk_residual_gemv"}));
+                                                       "gemm_bf16_nk_residual_tall", "gemm_bf16_nk_residual_large",
+                                                       "gemm_bf16_nk_residual_gemv"}));
   EXPECT_TRUE(residual[2].residual && residual[2].splitKPrograms);
   std::vector<tile::GemmKernelSpec> swiglu = tile::cudaGemmKernels({"bf16", true, false, false, true});
   ASSERT_EQ(swiglu.size(), 5u);  // no variants but the GEMV form; its medium kernel may split K
   for (size_t i = 0; i < swiglu.size(); ++i) EXPECT_EQ(swiglu[i].splitKPrograms, i == 1) << swiglu[i].name;
   EXPECT_TRUE(swiglu.back().gemv && swiglu.back().swiglu && swiglu.back().maxRows == 1);
   EXPECT_EQ(swiglu[0].stages, 4);
-  EXPECT_EQ(tile::cudaGemmKernels({"bf16", true, true}).size(), 5u);                // bias
+  EXPECT_EQ(tile::cudaGemmKernels({"bf16", true, true}).size(), 6u);                // bias (a tall kernel too)
   EXPECT_EQ(tile::cudaGemmKernels({"bf16", false}).size(), 4u);                     // [K, N]
+  EXPECT_EQ(tile::cudaGemmKernels({"bf16", false})[2].maxRows, tile::kCudaTallRows);  // [K, N] prefill
   tile::GemmBlocking p = tile::parseGemmBlocking("64x128x64x4g@5", "--prefill-block");
   EXPECT_EQ(names(tile::cudaGemmKernels({"bf16", true}, {}, {}, p)),
             (std::vector<std::string>{"gemm_bf16_nk_decode", "gemm_bf16_nk_medium", "gemm_bf16_nk_medium_splitk",
-                                      "gemm_bf16_nk_prefill", "gemm_bf16_nk_large", "gemm_bf16_nk_gemv"}));
+                                      "gemm_bf16_nk_prefill", "gemm_bf16_nk_tall", "gemm_bf16_nk_large",
+                                      "gemm_bf16_nk_gemv"}));
   tile::GemmBlocking m = tile::parseGemmBlocking("64x32x64x4gc@6+k", "--medium-block");
-  EXPECT_EQ(tile::cudaGemmKernels({"bf16", true}, {}, m).size(), 7u);
+  EXPECT_EQ(tile::cudaGemmKernels({"bf16", true}, {}, m).size(), 8u);
   // A GEMV blocking replaces the GEMV kernels' and only theirs.
   tile::GemmBlocking v = tile::parseGemmBlocking("1x4x1024x4v", "--gemv-block");
   std::vector<tile::GemmKernelSpec> tuned = tile::cudaGemmKernels({"bf16", true}, {}, {}, {}, v);

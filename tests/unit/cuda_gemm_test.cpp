@@ -246,15 +246,20 @@ TEST_F(CudaGemmKernels, TmaKernelsGetOneTensorMapPerArrayAndBox) {
 TEST_F(CudaGemmKernels, ChoosesTheBlockingForTheRowCount) {
   struct Choice {
     int64_t rows;
-    const char* cls;
+    const char *cls, *knCls;
   };
-  for (auto [rows, cls] : {Choice{1, "decode"}, {2, "decode"}, {16, "decode"}, {17, "medium"}, {128, "medium"},
-                           {129, "prefill"}, {1024, "prefill"}, {1025, "large"}, {100000, "large"}}) {
-    // One row of [N, K] weights takes the GEMV form; [K, N] has none.
+  for (auto [rows, cls, knCls] :
+       {Choice{1, "decode", "decode"}, {2, "decode", "decode"}, {16, "decode", "decode"}, {17, "medium", "medium"},
+        {128, "medium", "medium"}, {129, "prefill", "prefill"}, {768, "prefill", "prefill"}, {769, "tall", "prefill"},
+        {1024, "tall", "prefill"}, {1025, "large", "large"}, {100000, "large", "large"}}) {
+    // One row of [N, K] weights takes the GEMV form; [K, N] has none, nor
+    // a tall class (its prefill kernel goes up to 1024 rows).
     EXPECT_EQ(set->gemmFor("bf16", true, rows).name, std::string("gemm_bf16_nk_") + (rows == 1 ? "gemv" : cls))
         << rows << " rows";
-    EXPECT_EQ(set->gemmFor("f16", false, rows).name, std::string("gemm_f16_kn_") + cls) << rows << " rows";
+    EXPECT_EQ(set->gemmFor("f16", false, rows).name, std::string("gemm_f16_kn_") + knCls) << rows << " rows";
   }
+  // SwiGLU has no tall kernel: the large one (the same blocking) serves.
+  EXPECT_EQ(set->gemmFor("bf16", true, 1000, {.swiglu = true}).name, "gemm_bf16_nk_swiglu_large");
   EXPECT_TRUE(set->gemmFor("bf16", true, 1, {.swiglu = true}).gemv);
   EXPECT_TRUE(set->gemmFor("f16", true, 1, {.residual = true}).gemv);
   EXPECT_THROW(set->gemmFor("f32", true, 1), Error);
@@ -273,7 +278,8 @@ TEST_F(CudaGemmKernels, ChoosesAColumnVariantWithinTheRowClass) {
   const Choice choices[] = {{256, 4096, {}, "gemm_bf16_nk_prefill_narrow"},
                             {129, 1000, {}, "gemm_bf16_nk_prefill_narrow"},
                             {257, 4096, {}, "gemm_bf16_nk_prefill"},
-                            {1024, 28672, {}, "gemm_bf16_nk_prefill"},
+                            {768, 28672, {}, "gemm_bf16_nk_prefill"},
+                            {1024, 28672, {}, "gemm_bf16_nk_tall"},
                             {256, 4097, {}, "gemm_bf16_nk_prefill"},
                             {256, 6144, {}, "gemm_bf16_nk_prefill"},
                             {256, 16384, {}, "gemm_bf16_nk_prefill_wide"},
