@@ -760,6 +760,70 @@ func.func @group_dot_in_flight(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !ti
 
 // -----
 
+// Stages freed through "empty" mbarriers instead of a workgroup barrier:
+// once a step's wait leaves one group in flight, each warp syncs and its
+// lane 0 arrives on the stage's empty barrier (one arrival a warp); the
+// refill's wait on that barrier (`issuer`) runs on thread 0 alone, before
+// its box copies, and no bar.sync is left in the loop.
+// CHECK-LABEL: func.func @stage_release
+// CHECK: scf.for
+// CHECK-NOT: nvvm.barrier0
+// CHECK: %[[T0:.*]] = arith.cmpi eq, %{{.*}}, %c0
+// CHECK-NEXT: scf.if %[[T0]] {
+// CHECK-NOT: scf.yield
+// CHECK: nvvm.mbarrier.try_wait.parity
+// CHECK: nvvm.mbarrier.arrive.expect_tx
+// CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global
+// CHECK: nvvm.mbarrier.try_wait.parity
+// CHECK: nvvm.wgmma.wait.group.sync.aligned 1
+// CHECK-NOT: nvvm.
+// CHECK: nvvm.bar.warp.sync
+// CHECK: %[[L0:.*]] = arith.cmpi eq, %{{.*}}, %c0
+// CHECK-NEXT: scf.if %[[L0]] {
+// CHECK: nvvm.mbarrier.arrive %{{.*}} : !llvm.ptr<3>
+// CHECK-NOT: nvvm.barrier0
+// CHECK: scf.yield
+// LLVM-LABEL: llvm.func @stage_release
+// LLVM: nvvm.mbarrier.arrive
+func.func @stage_release(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.ptr<f32>, %M: index, %N: index, %K: index, %amap: !tile.ptr<i8>, %bmap: !tile.ptr<i8>) attributes {tile.num_warps = 4 : i64} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c32 = arith.constant 32 : index
+  %c64 = arith.constant 64 : index
+  %sa = tile.alloc {size = 4096 : i64, swizzle = 128 : i64} : !tile.ptr<bf16>
+  %sb = tile.alloc {size = 2048 : i64, swizzle = 128 : i64} : !tile.ptr<bf16>
+  %bars = tile.alloc {size = 2 : i64} : !tile.ptr<i64>
+  tile.mbarrier_init %bars {arrivals = 2 : i64} : !tile.ptr<i64>
+  %empty = tile.alloc {size = 2 : i64} : !tile.ptr<i64>
+  tile.mbarrier_init %empty {arrivals = 4 : i64} : !tile.ptr<i64>
+  %zero = arith.constant dense<0.0> : tensor<64x32xf32>
+  %r = scf.for %k = %c0 to %K step %c64 iter_args(%acc = %zero) -> (tensor<64x32xf32>) {
+    %i = arith.divui %k, %c64 : index
+    %ph = arith.remui %i, %c2 : index
+    tile.mbarrier_wait %empty[%c0], %ph {issuer} : !tile.ptr<i64>
+    %ca = tile.make_block_ptr %sa, [%c64, %c64], [%c64, %c1], [%c0, %c0] : !tile.ptr<bf16> -> !tile.block_ptr<tensor<64x64xbf16>>
+    tile.tma_copy %ca, %amap[%k, %c0], %bars[%c0] : !tile.block_ptr<tensor<64x64xbf16>>, !tile.ptr<i8>, !tile.ptr<i64>
+    %cb = tile.make_block_ptr %sb, [%c64, %c32], [%c1, %c64], [%c0, %c0] : !tile.ptr<bf16> -> !tile.block_ptr<tensor<64x32xbf16>>
+    tile.tma_copy %cb, %bmap[%k, %c0], %bars[%c0] : !tile.block_ptr<tensor<64x32xbf16>>, !tile.ptr<i8>, !tile.ptr<i64>
+    tile.mbarrier_wait %bars[%c0], %ph : !tile.ptr<i64>
+    %la = tile.make_block_ptr %sa, [%c64, %c64], [%c64, %c1], [%c0, %c0] : !tile.ptr<bf16> -> !tile.block_ptr<tensor<64x64xbf16>>
+    %lb = tile.make_block_ptr %sb, [%c64, %c32], [%c1, %c64], [%c0, %c0] : !tile.ptr<bf16> -> !tile.block_ptr<tensor<64x32xbf16>>
+    %x = tile.load %la {in_bounds, contiguous = 1 : i64} : !tile.block_ptr<tensor<64x64xbf16>>
+    %y = tile.load %lb {in_bounds, contiguous = 0 : i64} : !tile.block_ptr<tensor<64x32xbf16>>
+    %d = tile.dot %x, %y, %acc {tiling = "horizontal"} : tensor<64x64xbf16> * tensor<64x32xbf16> -> tensor<64x32xf32>
+    tile.group_dot_wait {pending = 1 : i64}
+    tile.mbarrier_arrive %empty[%c0] : !tile.ptr<i64>
+    scf.yield %d : tensor<64x32xf32>
+  }
+  tile.group_dot_wait {pending = 0 : i64}
+  %cp = tile.make_block_ptr %c, [%M, %N], [%N, %c1], [%c0, %c0] : !tile.ptr<f32> -> !tile.block_ptr<tensor<64x32xf32>>
+  tile.store %cp, %r : !tile.block_ptr<tensor<64x32xf32>>
+  return
+}
+
+// -----
+
 // Softmax's reductions over an accumulator: S = A B (a [16, 16] tile, two
 // [16, 8] fragments after match-target-size), its row max (the two
 // fragments combined elementwise, then the lane's two columns per row, then
