@@ -1025,30 +1025,12 @@ class Lowering {
   }
 
   // tile.mbarrier_wait: every thread polls the phase (try_wait.parity in a
-  // loop, suspending up to the hint between tries); with `issuer` thread 0
-  // alone, the thread that issues tile.tma_copy.
+  // loop, suspending up to the hint between tries).
   void lowerMBarrierWait(MBarrierWaitOp w) {
     Location loc = w.getLoc();
-    auto wait = [&] {
-      Value bar = elementPtr(loc, w.getBarriers(), {w.getSlot()}, 3);
-      NVVM::MBarrierTryWaitParityOp::create(b, loc, bar, i32(loc, w.getParity()),
-                                            arith::ConstantIntOp::create(b, loc, b.getI32Type(), kMBarrierSuspendNs));
-    };
-    if (w.getIssuer()) onThreadZero(loc, wait);
-    else wait();
-  }
-
-  // tile.mbarrier_arrive: the warp syncs (every lane's earlier work is
-  // done), then lane 0 arrives (release at CTA scope): one arrival a warp.
-  void lowerMBarrierArrive(MBarrierArriveOp a) {
-    Location loc = a.getLoc();
-    NVVM::SyncWarpOp::create(b, loc, arith::ConstantIntOp::create(b, loc, b.getI32Type(), -1));
-    OpBuilder::InsertionGuard guard(b);
-    auto first = scf::IfOp::create(b, loc, TypeRange{},
-                                   arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, laneId, cst(0)), false);
-    b.setInsertionPointToStart(first.thenBlock());
-    NVVM::MBarrierArriveOp::create(b, loc, TypeRange{}, elementPtr(loc, a.getBarriers(), {a.getSlot()}, 3), Value(),
-                                   NVVM::MemScopeKind::CTA, false);
+    Value bar = elementPtr(loc, w.getBarriers(), {w.getSlot()}, 3);
+    NVVM::MBarrierTryWaitParityOp::create(b, loc, bar, i32(loc, w.getParity()),
+                                          arith::ConstantIntOp::create(b, loc, b.getI32Type(), kMBarrierSuspendNs));
   }
 
   // An A or B fragment from a view of workgroup-local memory: one
@@ -1115,10 +1097,6 @@ class Lowering {
     }
     if (auto w = dyn_cast<MBarrierWaitOp>(op)) {
       lowerMBarrierWait(w);
-      return Value();
-    }
-    if (auto a = dyn_cast<MBarrierArriveOp>(op)) {
-      lowerMBarrierArrive(a);
       return Value();
     }
     if (isa<AsyncCommitOp>(op)) {
@@ -1549,7 +1527,7 @@ struct ConvertTileToNVVMPass : impl::ConvertTileToNVVMBase<ConvertTileToNVVMPass
           !isa<ProgramIdOp, WarpIdOp, MakeBlockPtrOp, AdvanceOp, LoadOp, StoreOp, PrefetchOp, DotOp, ExtractOp,
                ExpandDimsOp, BroadcastOp, SplatOp, ConvertOp, SiluOp, ReduceOp, BlockLookupOp, AllocOp, AsyncCopyOp,
                AsyncCommitOp, AsyncWaitOp, BarrierOp, ConcatOp, MaskOp, IotaOp, MBarrierInitOp, TmaCopyOp,
-               MBarrierWaitOp, MBarrierArriveOp, ArriveOp, GroupDotWaitOp>(op)) {
+               MBarrierWaitOp, ArriveOp, GroupDotWaitOp>(op)) {
         op->emitError() << "the sm_90 lowering does not handle '" << op->getName() << "' yet";
         bad = true;
       }

@@ -42,7 +42,7 @@ class Lowering {
         bad = true;
       }
       if (isa<AllocOp, BarrierOp, AsyncCopyOp, AsyncCommitOp, AsyncWaitOp, MBarrierInitOp, TmaCopyOp, MBarrierWaitOp,
-              MBarrierArriveOp, ArriveOp, GroupDotWaitOp>(op)) {
+              ArriveOp, GroupDotWaitOp>(op)) {
         op->emitError()
             << "workgroup-local memory, async copies, barriers and arrival counters are not supported by the CPU backend";
         bad = true;

@@ -544,31 +544,27 @@ std::string stagedBody(const GemmKernelSpec& s, const GemmText& t) {
   // and anything before it), `close` ends a copy group, `after` follows a
   // step's copies.
   using Copies = std::function<std::string(const std::string&, const std::string&, const std::string&)>;
-  // `refill` (dots in flight): no workgroup barrier; the copy issuer
-  // waits for the stage's "empty" barrier (`refill`) and the warps free
-  // stages with `tail`.
   auto pipelineText = [&](const Copies& copies, const std::string& open, const std::string& close,
-                          const std::string& after, const std::string& tail = "", const std::string& drain = "",
-                          const std::string& refill = "") {
+                          const std::string& after, const std::string& tail = "", const std::string& drain = "") {
     return fmt::format(R"(    scf.for %s = %c0 to %ns1 step %c1 {{
     %pin = arith.cmpi slt, %s, %nk : index
     scf.if %pin {{
 {pcopy}    }}
 {close}    }}
     %sr:{nb} = scf.for %i = %c0 to %nk step %c1 iter_args({accs}) -> ({types}) {{
-{open}{barrier}    %j = arith.addi %i, %ns1 : index
+{open}    tile.barrier
+    %j = arith.addi %i, %ns1 : index
     %jin = arith.cmpi slt, %j, %nk : index
     scf.if %jin {{
     %js = arith.remui %j, %ns : index
-{refill}{lcopy}    }}
+{lcopy}    }}
 {close}{after}{loads}{tail}      scf.yield {yields} : {types}
     }}
 {drain})",
                        fmt::arg("pcopy", copies("p", "%s", "%s")), fmt::arg("lcopy", copies("l", "%j", "%js")),
                        fmt::arg("open", open), fmt::arg("close", close), fmt::arg("after", after), fmt::arg("nb", nb), fmt::arg("accs", accs),
                        fmt::arg("types", types), fmt::arg("yields", yields), fmt::arg("loads", loads),
-                       fmt::arg("tail", tail), fmt::arg("drain", drain), fmt::arg("refill", refill),
-                       fmt::arg("barrier", refill.empty() ? "    tile.barrier\n" : ""));
+                       fmt::arg("tail", tail), fmt::arg("drain", drain));
   };
   // cp.async: commit groups; at step i the wait leaves S - 2 groups in
   // flight (block i has landed). `ibA` / `ibB`: A's / B's copies without
@@ -596,40 +592,14 @@ std::string stagedBody(const GemmKernelSpec& s, const GemmText& t) {
     }
     return c;
   };
-  // With dots in flight the stages are freed through "empty" mbarriers
-  // (%empty, one arrival a warp) instead of a workgroup barrier a step:
-  // once step i's wait leaves one group in flight, step i - 1's dots are
-  // done and each warp frees that stage; block j >= S refills the stage of
-  // block j - S, whose release is phase j / S - 1 of its empty barrier,
-  // and only the copy issuer waits for it. The warps then run apart by up
-  // to the stages copied ahead instead of meeting at every step.
   auto tmaPipeline = [&]() {
-    std::string init = fmt::format("    tile.mbarrier_init %bars {{arrivals = {} : i64}} : !tile.ptr<i64>\n", nb + 1);
-    std::string open = "    %st = arith.remui %i, %ns : index\n    %round = arith.divui %i, %ns : index\n"
-                       "    %parity = arith.remui %round, %c2 : index\n"
-                       "    tile.mbarrier_wait %bars[%st], %parity : !tile.ptr<i64>\n";
-    init += fmt::format("    %empty = tile.alloc {{size = {} : i64}} : !tile.ptr<i64>\n"
-                        "    tile.mbarrier_init %empty {{arrivals = {} : i64}} : !tile.ptr<i64>\n",
-                        S, s.numWarps);
-    std::string refill = R"(    %jf = arith.cmpi uge, %j, %ns : index
-    scf.if %jf {
-    %jr = arith.divui %j, %ns : index
-    %jr1 = arith.addi %jr, %c1 : index
-    %jp = arith.remui %jr1, %c2 : index
-    tile.mbarrier_wait %empty[%js], %jp {issuer} : !tile.ptr<i64>
-    }
-)";
-    std::string release = R"(    tile.group_dot_wait {pending = 1 : i64}
-    %rel = arith.cmpi uge, %i, %c1 : index
-    scf.if %rel {
-    %ri = arith.subi %i, %c1 : index
-    %rs = arith.remui %ri, %ns : index
-    tile.mbarrier_arrive %empty[%rs] : !tile.ptr<i64>
-    }
-)";
-    if (!inFlight)
-      return init + pipelineText(tmaCopy, open, "", "", "    tile.mbarrier_arrive %empty[%st] : !tile.ptr<i64>\n", "", refill);
-    return init + pipelineText(tmaCopy, open, "", "", release, "    tile.group_dot_wait {pending = 0 : i64}\n", refill);
+    return fmt::format("    tile.mbarrier_init %bars {{arrivals = {} : i64}} : !tile.ptr<i64>\n", nb + 1) +
+           pipelineText(tmaCopy,
+                        "    %st = arith.remui %i, %ns : index\n    %round = arith.divui %i, %ns : index\n"
+                        "    %parity = arith.remui %round, %c2 : index\n"
+                        "    tile.mbarrier_wait %bars[%st], %parity : !tile.ptr<i64>\n",
+                        "", "", inFlight ? "    tile.group_dot_wait {pending = 1 : i64}\n" : "",
+                        inFlight ? "    tile.group_dot_wait {pending = 0 : i64}\n" : "");
   };
   std::string acc2 = s.swiglu ? "%sr#1" : "";
   std::string consts = fmt::format(R"(    %sbm = arith.constant {BM} : index

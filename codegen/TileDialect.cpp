@@ -427,12 +427,6 @@ LogicalResult MBarrierWaitOp::verify() {
   return success();
 }
 
-LogicalResult MBarrierArriveOp::verify() {
-  if (!isI64Buffer(getBarriers().getType()))
-    return emitOpError() << "mbarriers are i64 elements (got " << getBarriers().getType() << ")";
-  return success();
-}
-
 LogicalResult DotOp::verify() {
   auto a = tileOf(getA()), b = tileOf(getB()), c = tileOf(getC());
   if (a.getRank() != 2 || b.getRank() != 2 || c.getRank() != 2) return emitOpError() << "operands must be rank 2";

@@ -382,36 +382,14 @@ def Tile_TmaCopyOp : Tile_Op<"tma_copy", [MemoryEffects<[MemRead, MemWrite]>]> {
 }
 
 def Tile_MBarrierWaitOp : Tile_Op<"mbarrier_wait", [MemoryEffects<[MemRead]>]> {
-  let summary = "Every thread (or only the copy issuer) waits until the phase of parity `parity` of mbarrier `barriers[slot]` completes";
+  let summary = "Every thread waits until the phase of parity `parity` of mbarrier `barriers[slot]` completes";
   let description = [{
     `parity` is 0 or 1: a barrier's phase n has parity n mod 2, so a thread
     waiting on phase n must not be more than one phase behind. After the
     wait, the bytes of the phase's tile.tma_copy are visible to the thread.
-    With `issuer` only the thread that issues workgroup-level copies
-    (tile.tma_copy) waits, and the others go on: the wait then orders that
-    thread's later copies after the phase (a stage freed by
-    tile.mbarrier_arrive before it is refilled).
   }];
-  let arguments = (ins Tile_PtrType:$barriers, Index:$slot, Index:$parity, UnitAttr:$issuer);
+  let arguments = (ins Tile_PtrType:$barriers, Index:$slot, Index:$parity);
   let assemblyFormat = "$barriers `[` $slot `]` `,` $parity attr-dict `:` type($barriers)";
-  let hasVerifier = 1;
-}
-
-def Tile_MBarrierArriveOp : Tile_Op<"mbarrier_arrive", [MemoryEffects<[MemRead, MemWrite]>]> {
-  let summary = "Each warp arrives once on mbarrier `barriers[slot]`, after all its lanes' earlier work";
-  let description = [{
-    The release side of a buffer stage: once every lane of a warp has
-    reached the op (a warp sync), one lane arrives on the barrier with
-    release semantics at workgroup scope, so the warp's earlier accesses to
-    local memory, including the reads of its completed warpgroup dots
-    (tile.group_dot_wait), happen before whatever a thread that waits on
-    the phase does next. Initialize such a barrier with `arrivals` = the
-    workgroup's warps. With tile.mbarrier_wait {issuer} the thread that
-    issues tile.tma_copy waits for every warp to free a stage before it
-    refills it, and no workgroup barrier holds the other warps.
-  }];
-  let arguments = (ins Tile_PtrType:$barriers, Index:$slot);
-  let assemblyFormat = "$barriers `[` $slot `]` attr-dict `:` type($barriers)";
   let hasVerifier = 1;
 }
 

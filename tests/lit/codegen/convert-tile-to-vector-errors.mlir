@@ -24,14 +24,6 @@ func.func @group_dot_wait() {
 
 // -----
 
-func.func @mbarrier_arrive(%bars: !tile.ptr<i64>, %i: index) {
-  // expected-error @+1 {{workgroup-local memory, async copies, barriers and arrival counters are not supported by the CPU backend}}
-  tile.mbarrier_arrive %bars[%i] : !tile.ptr<i64>
-  return
-}
-
-// -----
-
 func.func @still_laid_out(%x: tensor<8xf32, #tile.blocked<{sizePerWarp = [4], warpsPerCTA = [2], order = [0]}>>) {
   // expected-error @+1 {{tile still has a layout encoding: run distribute-to-warps and match-target-size first}}
   %y = arith.addf %x, %x : tensor<8xf32, #tile.blocked<{sizePerWarp = [4], warpsPerCTA = [2], order = [0]}>>

@@ -236,14 +236,6 @@ func.func @mbarrier_wait_type(%b: !tile.ptr<f32>, %i: index) {
 
 // -----
 
-func.func @mbarrier_arrive_type(%b: !tile.ptr<i32>, %i: index) {
-  // expected-error @+1 {{mbarriers are i64 elements (got '!tile.ptr<i32>')}}
-  tile.mbarrier_arrive %b[%i] : !tile.ptr<i32>
-  return
-}
-
-// -----
-
 func.func @prefetch_locality_out_of_range(%x: !tile.ptr<f32>, %n: index) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
