@@ -90,7 +90,7 @@ std::vector<GemmKernelSpec> cudaGemmKernels(const CudaGemmVariant& v, const Gemm
     // The tall class exists for the [N, K] blockings that differ there:
     // [K, N] kernels keep the prefill blocking up to kCudaTallRows rows, and
     // SwiGLU has one blocking from the prefill class up (the large class's
-    // kernel serves 769-1024 rows alike).
+    // kernel serves 257-1024 rows alike).
     const bool tall = c.rows == kCudaTallRows;
     if (tall && (!v.weightsNK || v.swiglu)) continue;
     GemmKernelSpec s = cudaGemmSpec(v.dtype, v.weightsNK, c.rows);
@@ -173,10 +173,11 @@ std::vector<GemmKernelSpec> cudaGemmKernels(const CudaGemmVariant& v, const Gemm
     // "GEMM column variants of the prefill class"): 64 x 64 blocks 91.5 ->
     // 80 us at K = 14336, N = 4096 and 33.4 -> 28.0 with the residual at
     // K = 4096 (but 37 -> 50 at N = 6144); 128 x 128 on two warpgroups
-    // 181 -> 157 us at N = 28672 (but 92 -> 107 at N = 4096).
+    // 181 -> 157 us at N = 28672 (but 92 -> 107 at N = 4096), and with
+    // their dots in flight and the refill after them 147 (2026-11-24).
     if (c.maxRows == kCudaPrefillRows && plainOrResidual && !prefill.warps) {
       variant("64x64x64x4g@4", "narrow", kCudaColumnVariantRows, 0, 4096);
-      if (!v.residual) variant("128x128x64x8g@4", "wide", kCudaColumnVariantRows, 16384, 0);
+      if (!v.residual) variant("128x128x64x8gf@4", "wide", kCudaColumnVariantRows, 16384, 0);
     }
   }
   // Few rows with [N, K] weights: the GEMV form, the rows of A against a

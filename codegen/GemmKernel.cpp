@@ -118,13 +118,17 @@ GemmKernelSpec cudaGemmSpec(const std::string& dtype, bool weightsNK, int64_t ro
     s.blockM = 64, s.blockN = 128, s.blockK = 64, s.numWarps = 4, s.stages = 4;
     s.tiling = "horizontal", s.groupDot = s.tma = true;
   } else if (weightsNK && rows <= kCudaTallRows) {
-    // 769-1024 rows: 128 x 128 x 64 on two warpgroups in 4 buffers, each K
+    // 257-1024 rows: 128 x 128 x 64 on two warpgroups in 4 buffers, each K
     // step's dots left in flight, beat the prefill blocking (H100,
     // 2026-11-24, M = 1024, N = 6144 / 4096 / 28672 / 4096 at K = 4096 /
     // 4096 / 4096 / 14336: 133 / 86 / 662 / 261 -> 115 / 76 / 523 / 221
-    // us; residual 92 / 270 -> 82 / 227). At 768 rows it only tied or lost
-    // but at N = 28672 (502 -> 413), and the large class's 128 x 256 blocks
-    // leave too few programs here.
+    // us; residual 92 / 270 -> 82 / 227). With the refill after a step's
+    // dots (stagedBody) it won from 512 rows too (the same day, M = 512 /
+    // 768: 67 / 37 / 340 / 102 -> 63 / 34 / 248 / 91 and 107 / 65 / 502 /
+    // 204 -> 93 / 59 / 354 / 173 us; at 256 rows it ties or loses but at
+    // N = 28672 and K = 14336, where the prefill class's column variants
+    // serve), and the large class's 128 x 256 blocks leave too few
+    // programs here.
     s.blockM = 128, s.blockN = 128, s.blockK = 64, s.numWarps = 8, s.stages = 4;
     s.tiling = "horizontal", s.groupDot = s.tma = s.dotsInFlight = true;
   } else if (weightsNK) {
@@ -222,8 +226,6 @@ GemmBlocking parseGemmBlocking(const std::string& text, const std::string& what)
          "16x32x256x8s, 64x128x32x4@3, 128x128x64x8g@4, 128x256x64x8gf@4 or 128x32x64x8gc@4+k", what, text);
   if (b.splitKPrograms && b.tma)
     fail("{} '{}': K split across programs (+k) takes cp.async copies (gc), not TMA (g)", what, text);
-  if (b.dotsInFlight && b.stages < 3)
-    fail("{} '{}': dots in flight (gf) copy stages - 2 blocks ahead: 3 stages at least", what, text);
   if (b.groupDot) {
     if (b.splitK || b.warps % 4 != 0 || b.m != 16 * b.warps || b.k != 64 || b.n % 8 != 0 || b.n > 256 ||
         b.stages < 2)
@@ -467,13 +469,13 @@ GemmText gemmText(const GemmKernelSpec& s) {
 // (tile.alloc's `swizzle`: rows of BK = 64 elements, no padding). With
 // GemmKernelSpec::dotsInFlight (TMA copies) a step's dots stay in flight
 // while the next step waits for its block and issues its own
-// (tile.group_dot_wait {pending = 1}); the stage step i - 1 read may then
-// still be in use at step i, so blocks are copied S - 2 steps ahead and
-// step i refills the stage of step i - 2.
+// (tile.group_dot_wait {pending = 1}); a step issues its dots first, and
+// once its wait has left one group in flight, the barrier frees the stage
+// step i - 1 read and it receives block i + S - 1 (still S - 1 ahead).
 std::string stagedBody(const GemmKernelSpec& s, const GemmText& t) {
   const int64_t M = s.blockM, N = s.blockN, K = s.blockK, S = s.stages, P = s.groupDot ? K : K + 8, PN = N + 8;
   const bool inFlight = s.dotsInFlight;
-  const int64_t ahead = inFlight ? S - 2 : S - 1;
+  const int64_t ahead = S - 1;
   std::string dt = s.dtype;
   // Local array shapes and strides (constants defined below).
   std::string bLocal = s.weightsNK ? "[%sbk, %lbc], [%c1, %lp]" : "[%lbr, %sbn], [%lpn, %c1]";
@@ -543,28 +545,35 @@ std::string stagedBody(const GemmKernelSpec& s, const GemmText& t) {
   // j, st)` copies K block j into stage st; `open` starts a step (the wait
   // and anything before it), `close` ends a copy group, `after` follows a
   // step's copies.
+  // `refillLast` (dots in flight): a step issues its dots first and
+  // refills after its `tail` (the wait that leaves one group in flight,
+  // so the stage step i - 1 read is free once every warp has passed it).
   using Copies = std::function<std::string(const std::string&, const std::string&, const std::string&)>;
   auto pipelineText = [&](const Copies& copies, const std::string& open, const std::string& close,
-                          const std::string& after, const std::string& tail = "", const std::string& drain = "") {
+                          const std::string& after, const std::string& tail = "", const std::string& drain = "",
+                          bool refillLast = false) {
+    std::string refill = fmt::format(R"(    tile.barrier
+    %j = arith.addi %i, %ns1 : index
+    %jin = arith.cmpi slt, %j, %nk : index
+    scf.if %jin {{
+    %js = arith.remui %j, %ns : index
+{lcopy}    }}
+{close}{after})",
+                                     fmt::arg("lcopy", copies("l", "%j", "%js")), fmt::arg("close", close),
+                                     fmt::arg("after", after));
     return fmt::format(R"(    scf.for %s = %c0 to %ns1 step %c1 {{
     %pin = arith.cmpi slt, %s, %nk : index
     scf.if %pin {{
 {pcopy}    }}
 {close}    }}
     %sr:{nb} = scf.for %i = %c0 to %nk step %c1 iter_args({accs}) -> ({types}) {{
-{open}    tile.barrier
-    %j = arith.addi %i, %ns1 : index
-    %jin = arith.cmpi slt, %j, %nk : index
-    scf.if %jin {{
-    %js = arith.remui %j, %ns : index
-{lcopy}    }}
-{close}{after}{loads}{tail}      scf.yield {yields} : {types}
+{open}{body}      scf.yield {yields} : {types}
     }}
 {drain})",
-                       fmt::arg("pcopy", copies("p", "%s", "%s")), fmt::arg("lcopy", copies("l", "%j", "%js")),
-                       fmt::arg("open", open), fmt::arg("close", close), fmt::arg("after", after), fmt::arg("nb", nb), fmt::arg("accs", accs),
-                       fmt::arg("types", types), fmt::arg("yields", yields), fmt::arg("loads", loads),
-                       fmt::arg("tail", tail), fmt::arg("drain", drain));
+                       fmt::arg("pcopy", copies("p", "%s", "%s")), fmt::arg("open", open), fmt::arg("close", close),
+                       fmt::arg("body", refillLast ? loads + tail + refill : refill + loads + tail), fmt::arg("nb", nb),
+                       fmt::arg("accs", accs), fmt::arg("types", types), fmt::arg("yields", yields),
+                       fmt::arg("drain", drain));
   };
   // cp.async: commit groups; at step i the wait leaves S - 2 groups in
   // flight (block i has landed). `ibA` / `ibB`: A's / B's copies without
@@ -599,7 +608,7 @@ std::string stagedBody(const GemmKernelSpec& s, const GemmText& t) {
                         "    %parity = arith.remui %round, %c2 : index\n"
                         "    tile.mbarrier_wait %bars[%st], %parity : !tile.ptr<i64>\n",
                         "", "", inFlight ? "    tile.group_dot_wait {pending = 1 : i64}\n" : "",
-                        inFlight ? "    tile.group_dot_wait {pending = 0 : i64}\n" : "");
+                        inFlight ? "    tile.group_dot_wait {pending = 0 : i64}\n" : "", inFlight);
   };
   std::string acc2 = s.swiglu ? "%sr#1" : "";
   std::string consts = fmt::format(R"(    %sbm = arith.constant {BM} : index
@@ -972,8 +981,8 @@ std::string emitGemmKernel(const GemmKernelSpec& s) {
     if (s.tma && (!s.groupDot || s.blockM > 256 || s.blockN > 256))
       fail("gemm '{}': TMA copies stage warpgroup-dot operands in boxes of at most 256 rows", s.name);
     if (s.tma && s.splitKPrograms) fail("gemm '{}': K split across programs takes cp.async copies, not TMA", s.name);
-    if (s.dotsInFlight && (!s.tma || s.stages < 3))
-      fail("gemm '{}': dots left in flight take TMA copies and 3 stages at least (copies stages - 2 ahead)", s.name);
+    if (s.dotsInFlight && !s.tma)
+      fail("gemm '{}': dots left in flight take TMA copies (cp.async waits for its copies by count)", s.name);
     // 16-byte runs: K (and N with [K, N] weights) a multiple of 8.
     std::string aligned = "  %c8 = arith.constant 8 : index\n  %k8r = arith.remui %K, %c8 : index\n";
     aligned += s.weightsNK ? "  %staged = arith.cmpi eq, %k8r, %c0 : index\n"

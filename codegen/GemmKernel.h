@@ -85,9 +85,10 @@ struct GemmKernelSpec {
   // TMA warpgroup-dot kernels (blocking suffix "gf"): each K step's dots
   // stay in flight while the next step waits for its block and issues its
   // own (tile.group_dot_wait {pending = 1}), so the step's barrier does
-  // not drain the tensor cores; blocks are then copied stages - 2 steps
-  // ahead (stages >= 3). For two warpgroups a program (they meet at every
-  // step's barrier and would drain at once): H100, 2026-11-24,
+  // not drain the tensor cores. A step refills after its dots and that
+  // wait (the stage of step i - 1 is then free), so blocks are still
+  // copied stages - 1 steps ahead. For two warpgroups a program (they meet
+  // at every step's barrier and would drain at once): H100, 2026-11-24,
   // docs/cuda.md "Warpgroup dots left in flight".
   bool dotsInFlight = false;
   // Grid form: K is also split across programs, kSplits of them per C block
@@ -156,7 +157,7 @@ std::string gemmSignature(const GemmKernelSpec& spec);
 // ldmatrix: medium 64 x 32 blocks, K steps of 128 split over 4 warps, 3
 // buffers; prefill 64 x 128 x 64, 4 warps in assign-layouts' square grid,
 // 3 buffers; large 128 x 128 x 32, 4 warps, 4 buffers.
-constexpr int64_t kCudaDecodeRows = 16, kCudaMediumRows = 128, kCudaPrefillRows = 768, kCudaTallRows = 1024;
+constexpr int64_t kCudaDecodeRows = 16, kCudaMediumRows = 128, kCudaPrefillRows = 256, kCudaTallRows = 1024;
 // One row with [N, K] weights (batch-1 decode) takes the GEMV form
 // (GemmKernelSpec::gemv) with this blocking (cudaGemmKernels' "gemv" class,
 // max_rows 1): one weight row a program, K steps of 1024 over 4 warps (one

@@ -280,7 +280,7 @@ int main(int argc, char** argv) {
                                 "([N, K] weights) and 64x32x128x4s@3 ([K, N]) (for tuning)");
   compileKernelsCmd->add_option("--prefill-block", ckPrefill,
                                 "Block shape of the kernels for more than 128 rows instead of the defaults: [N, K] "
-                                "weights 64x128x64x4g@4 up to 768 rows, 128x128x64x8gf@4 up to 1024, 128x256x64x8gf@4 above (SwiGLU: "
+                                "weights 64x128x64x4g@4 up to 256 rows, 128x128x64x8gf@4 up to 1024, 128x256x64x8gf@4 above (SwiGLU: "
                                 "128x128x64x8gf@4); [K, N] 64x128x64x4@3 (residual: 64x128x32x4@4) and 128x128x32x4@4 (SwiGLU: "
                                 "128x64x32x4@4) "
                                 "(for tuning)");

@@ -168,15 +168,25 @@ TEST(GemmBlocking, ParsesWarpsSplitAndStages) {
   // Warpgroup dots copy with TMA ("g") or cp.async ("gc").
   b = tile::parseGemmBlocking("128x256x64x8g@4", "--prefill-block");
   EXPECT_TRUE(b.groupDot && b.tma && !b.dotsInFlight);
-  // "gf": TMA with each K step's dots left in flight (3 stages at least).
+  // "gf": TMA with each K step's dots left in flight.
   b = tile::parseGemmBlocking("128x256x64x8gf@4", "--prefill-block");
   EXPECT_TRUE(b.groupDot && b.tma && b.dotsInFlight);
-  EXPECT_THROW(tile::parseGemmBlocking("128x256x64x8gf@2", "--prefill-block"), Error);
+  EXPECT_TRUE(tile::parseGemmBlocking("128x256x64x8gf@2", "--prefill-block").dotsInFlight);
+  EXPECT_THROW(tile::parseGemmBlocking("128x256x64x8gf", "--prefill-block"), Error);  // no stages
   {
     tile::GemmKernelSpec f = tile::cudaGemmSpec("bf16", true, 2048);  // the large class: gf
     ASSERT_TRUE(f.dotsInFlight && f.tma);
     f.name = "gemm_in_flight";
-    EXPECT_NE(tile::emitGemmKernel(f).find("tile.group_dot_wait {pending = 1 : i64}"), std::string::npos);
+    // A step issues its dots, waits until one group is left in flight,
+    // and only then frees (the barrier) and refills the stage of the step
+    // before: the loop's copies come after its wait.
+    std::string text = tile::emitGemmKernel(f);
+    size_t wait = text.find("tile.group_dot_wait {pending = 1 : i64}");
+    ASSERT_NE(wait, std::string::npos);
+    size_t barrier = text.find("tile.barrier", wait), refill = text.find("tile.tma_copy %lla", wait);
+    EXPECT_NE(barrier, std::string::npos);
+    EXPECT_LT(barrier, refill);
+    EXPECT_EQ(text.rfind("tile.tma_copy %lla", wait), std::string::npos);
     f.tma = false;  // cp.async pipelines wait for their copies by count: not with dots in flight
     EXPECT_THROW(tile::emitGemmKernel(f), Error);
   }
@@ -328,6 +338,7 @@ TEST(GemmBlocking, ColumnVariantsForNKPlainAndResidual) {
   EXPECT_EQ(plain[5].minCols, 16384);
   EXPECT_EQ(plain[5].maxCols, 0);
   EXPECT_EQ(plain[5].numWarps, 8);
+  EXPECT_TRUE(plain[5].dotsInFlight);
   for (int i : {0, 1, 3, 6, 7}) EXPECT_EQ(plain[i].minCols + plain[i].maxCols, 0) << plain[i].name;
   EXPECT_EQ(plain[6].maxRows, tile::kCudaTallRows);
   EXPECT_TRUE(plain[6].dotsInFlight && plain[6].blockM == 128 && plain[6].blockN == 128);

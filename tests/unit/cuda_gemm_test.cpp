@@ -250,8 +250,8 @@ TEST_F(CudaGemmKernels, ChoosesTheBlockingForTheRowCount) {
   };
   for (auto [rows, cls, knCls] :
        {Choice{1, "decode", "decode"}, {2, "decode", "decode"}, {16, "decode", "decode"}, {17, "medium", "medium"},
-        {128, "medium", "medium"}, {129, "prefill", "prefill"}, {768, "prefill", "prefill"}, {769, "tall", "prefill"},
-        {1024, "tall", "prefill"}, {1025, "large", "large"}, {100000, "large", "large"}}) {
+        {128, "medium", "medium"}, {129, "prefill", "prefill"}, {256, "prefill", "prefill"}, {257, "tall", "prefill"},
+        {768, "tall", "prefill"}, {1024, "tall", "prefill"}, {1025, "large", "large"}, {100000, "large", "large"}}) {
     // One row of [N, K] weights takes the GEMV form; [K, N] has none, nor
     // a tall class (its prefill kernel goes up to 1024 rows).
     EXPECT_EQ(set->gemmFor("bf16", true, rows).name, std::string("gemm_bf16_nk_") + (rows == 1 ? "gemv" : cls))
@@ -277,8 +277,8 @@ TEST_F(CudaGemmKernels, ChoosesAColumnVariantWithinTheRowClass) {
   };
   const Choice choices[] = {{256, 4096, {}, "gemm_bf16_nk_prefill_narrow"},
                             {129, 1000, {}, "gemm_bf16_nk_prefill_narrow"},
-                            {257, 4096, {}, "gemm_bf16_nk_prefill"},
-                            {768, 28672, {}, "gemm_bf16_nk_prefill"},
+                            {257, 4096, {}, "gemm_bf16_nk_tall"},
+                            {768, 28672, {}, "gemm_bf16_nk_tall"},
                             {1024, 28672, {}, "gemm_bf16_nk_tall"},
                             {256, 4097, {}, "gemm_bf16_nk_prefill"},
                             {256, 6144, {}, "gemm_bf16_nk_prefill"},
