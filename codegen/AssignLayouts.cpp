@@ -110,6 +110,18 @@ class Propagator {
       }
       return success();
     }
+    // A value an scf.if yields has one layout in both branches and after.
+    if (auto i = dyn_cast<scf::IfOp>(op)) {
+      for (auto [k, res] : llvm::enumerate(i.getResults())) {
+        SmallVector<Value, 3> vals{res, i.thenYield().getOperand(k)};
+        if (!i.getElseRegion().empty()) vals.push_back(i.elseYield().getOperand(k));
+        Attribute e;
+        for (Value v : vals) e = e ? e : get(v);
+        for (Value v : vals)
+          if (failed(set(v, e, op))) return failure();
+      }
+      return success();
+    }
     if (isSameLayoutOp(op)) {
       Attribute e;
       for (Value v : llvm::concat<Value>(op->getOperands(), op->getResults()))

@@ -1184,6 +1184,21 @@ class Lowering {
     }
     if (auto s = dyn_cast<StoreOp>(op)) {
       const Frag& fr = frags.of(s.getValue());
+      // Aligned runs as one access each, as the load's (a GEMM epilogue's
+      // bf16 pairs: one 4-byte store instead of two 2-byte ones).
+      Type et = cast<VectorType>(s.getValue().getType()).getElementType();
+      if (std::optional<RunView> runs = runView(s, fr, et)) {
+        for (const auto& group : runsOf(fr, runs->dim, runs->run)) {
+          SmallVector<Value> idx = coords(fr, group[0]);
+          if (group.size() == 1) {
+            memref::StoreOp::create(b, loc, vector::ExtractOp::create(b, loc, s.getValue(), group[0]), s.getPtr(), idx);
+            continue;
+          }
+          SmallVector<int64_t> pos(group.begin(), group.end());
+          runs->store(b, loc, vector::ShuffleOp::create(b, loc, s.getValue(), s.getValue(), pos), idx);
+        }
+        return Value();
+      }
       for (int64_t i = 0; i < fr.size(); ++i) {
         SmallVector<Value> idx = coords(fr, i);
         Value v = vector::ExtractOp::create(b, loc, s.getValue(), i);

@@ -356,16 +356,41 @@ struct GemmText {
                        fmt::arg("p", p), fmt::arg("out", out), fmt::arg("cT", cT), fmt::arg("up", up));
       out = "%" + p + "glu";
     }
+    const bool pairs = *ib && st.sixteenBit();  // see the store below
     if (s.residual) {
-      e += fmt::format(R"(    %{p}rp = tile.make_block_ptr %res, [%M, %N], [%N, %c1], [%row, %col] : !tile.ptr<{dt}> -> !tile.block_ptr<{cS}>
-    %{p}rv = tile.load %{p}rp{ib} : !tile.block_ptr<{cS}>
+      e += fmt::format("    %{p}rp = tile.make_block_ptr %res, [%M, %N], [%N, %c1], [%row, %col] : !tile.ptr<{dt}> -> "
+                       "!tile.block_ptr<{cS}>\n",
+                       fmt::arg("p", p), fmt::arg("cS", cS), fmt::arg("dt", s.dtype));
+      if (pairs)
+        e += fmt::format(R"(    %{p}rv = scf.if %nPairs -> ({cS}) {{
+    %{p}rvp = tile.load %{p}rp {{in_bounds, contiguous = 1 : i64}} : !tile.block_ptr<{cS}>
+    scf.yield %{p}rvp : {cS}
+    }} else {{
+    %{p}rve = tile.load %{p}rp {{in_bounds}} : !tile.block_ptr<{cS}>
+    scf.yield %{p}rve : {cS}
+    }}
 )",
-                       fmt::arg("p", p), fmt::arg("cS", cS), fmt::arg("dt", s.dtype), fmt::arg("ib", ib));
+                         fmt::arg("p", p), fmt::arg("cS", cS));
+      else
+        e += fmt::format("    %{p}rv = tile.load %{p}rp{ib} : !tile.block_ptr<{cS}>\n", fmt::arg("p", p),
+                         fmt::arg("cS", cS), fmt::arg("ib", ib));
       std::string r = st.widen(e, p + "rw", "%" + p + "rv", cShape);
       e += fmt::format("    %{}res = arith.addf {}, {} : {}\n", p, out, r, cT);
       out = "%" + p + "res";
     }
-    return e + st.store("%cp", out, cShape, ib);
+    if (!pairs) return e + st.store("%cp", out, cShape, ib);
+    // Interior blocks with N even store C in aligned pairs (C and the
+    // residual are 4-byte aligned: CudaKernelSet::launch): one 4-byte
+    // store per accumulator pair instead of two 2-byte ones.
+    return e + fmt::format(R"(    %{p}cv = tile.convert {out} : {cT} -> {cS16}
+    scf.if %nPairs {{
+    tile.store %cp, %{p}cv {{in_bounds, contiguous = 1 : i64}} : !tile.block_ptr<{cS16}>
+    }} else {{
+    tile.store %cp, %{p}cv {{in_bounds}} : !tile.block_ptr<{cS16}>
+    }}
+)",
+                           fmt::arg("p", p), fmt::arg("out", out), fmt::arg("cT", cT),
+                           fmt::arg("cS16", st.tensor(cShape)));
   }
 
   // The epilogue of a program, with K split across programs
@@ -1023,6 +1048,9 @@ std::string emitGemmKernel(const GemmKernelSpec& s) {
   %colEnd = arith.addi %col, %bn : index
   %colsIn = arith.cmpi sle, %colEnd, %N : index
   %interior = arith.andi %rowsIn, %colsIn : i1
+  %cpair = arith.constant 2 : index
+  %npr = arith.remui %N, %cpair : index
+  %nPairs = arith.cmpi eq, %npr, %c0 : index
 {kEven}  %kblocks = arith.divui %K, %bk : index
   %kfull = arith.muli %kblocks, %bk : index
 {kRange}  %ap = tile.make_block_ptr %a, [%M, %K], [%K, %c1], [%row, {kStart}] : !tile.ptr<{dt}> -> {aP}

@@ -121,6 +121,11 @@ class Splitter {
                                            fo.getBody()->getTerminator()->getOperands())) {
           join(i, a), join(a, r), join(r, y);
         }
+      if (auto ifo = dyn_cast<scf::IfOp>(op))
+        for (auto [k, r] : llvm::enumerate(ifo.getResults()))
+          if (isTileValue(r))
+            for (Region* reg : {&ifo.getThenRegion(), &ifo.getElseRegion()})
+              if (!reg->empty()) join(r, reg->front().getTerminator()->getOperand(k));
     });
   }
 
@@ -330,11 +335,10 @@ class Splitter {
       }
       if (auto ifo = dyn_cast<scf::IfOp>(op)) {
         // Branches (a kernel's fast path and its checked path) are split in
-        // place; tiles may not flow out of them.
-        if (llvm::any_of(ifo.getResults(), isTileValue))
-          return ifo.emitError() << "scf.if yielding tiles is not supported; store inside the branches";
+        // place; tiles they yield become their pieces (rewriteIf).
         for (Region& r : ifo->getRegions())
           if (!r.empty() && failed(rewriteBlock(r.front()))) return failure();
+        if (llvm::any_of(ifo.getResults(), isTileValue)) rewriteIf(ifo);
         continue;
       }
       if (!touchesTiles) continue;
@@ -349,6 +353,29 @@ class Splitter {
     if (!isTileValue(v)) return out.push_back(v);
     auto& vals = pieces(v).values;
     out.append(vals.begin(), vals.end());
+  }
+
+  // An scf.if whose (already rewritten) branches yield tiles as pieces: a
+  // new scf.if with the pieces' types takes the branches, and each tile
+  // result is bound to its pieces there.
+  void rewriteIf(scf::IfOp old) {
+    OpBuilder b(old);
+    TypeRange types = old.thenYield().getOperandTypes();
+    auto fresh = scf::IfOp::create(b, old.getLoc(), types, old.getCondition(), /*addThenBlock=*/false,
+                                   /*addElseBlock=*/false);
+    fresh.getThenRegion().takeBody(old.getThenRegion());
+    fresh.getElseRegion().takeBody(old.getElseRegion());
+    unsigned next = 0;
+    for (Value o : old.getResults()) {
+      if (!isTileValue(o)) {
+        o.replaceAllUsesWith(fresh.getResult(next++));
+        continue;
+      }
+      Pieces p = layoutFor(o);
+      for (int64_t i = 0; i < product(p.grid); ++i) p.values.push_back(fresh.getResult(next++));
+      pieces(o) = p;
+    }
+    dead.push_back(old);
   }
 
   LogicalResult rewriteFor(scf::ForOp old) {

@@ -187,6 +187,10 @@ TEST(GemmBlocking, ParsesWarpsSplitAndStages) {
     EXPECT_NE(barrier, std::string::npos);
     EXPECT_LT(barrier, refill);
     EXPECT_EQ(text.rfind("tile.tma_copy %lla", wait), std::string::npos);
+    // Interior blocks store C in aligned pairs when N is even.
+    EXPECT_NE(text.find("scf.if %nPairs"), std::string::npos);
+    EXPECT_NE(text.find("tile.store %cp, %sfcv {in_bounds, contiguous = 1 : i64} : !tile.block_ptr<tensor<128x256xbf16>>"),
+              std::string::npos);
     f.tma = false;  // cp.async pipelines wait for their copies by count: not with dots in flight
     EXPECT_THROW(tile::emitGemmKernel(f), Error);
   }

@@ -394,3 +394,36 @@ func.func @split_k_gemv(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.ptr<
   tile.store %cp, %r#0 : !tile.block_ptr<tensor<16x32xf32>>
   return
 }
+
+// -----
+
+// A tile loaded in either branch of an scf.if (a GEMM epilogue's residual,
+// read in pairs or not) takes the root's layout through the if's result.
+// CHECK-LABEL: func.func @if_yields_residual
+// CHECK: scf.if %{{.*}} -> (tensor<64x64xf32, #blocked>) {
+// CHECK: tile.load {{.*}} : <tensor<64x64xf32, #blocked>>
+// CHECK: } else {
+// CHECK: tile.load {{.*}} : <tensor<64x64xf32, #blocked>>
+// CHECK: arith.addf {{.*}} : tensor<64x64xf32, #blocked>
+func.func @if_yields_residual(%a: !tile.ptr<f16>, %b: !tile.ptr<f16>, %c: !tile.ptr<f32>, %pairs: i1) attributes {tile.num_warps = 4 : i64} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c64 = arith.constant 64 : index
+  %zero = arith.constant dense<0.0> : tensor<64x64xf32>
+  %ap = tile.make_block_ptr %a, [%c64, %c64], [%c64, %c1], [%c0, %c0] : !tile.ptr<f16> -> !tile.block_ptr<tensor<64x64xf16>>
+  %bp = tile.make_block_ptr %b, [%c64, %c64], [%c64, %c1], [%c0, %c0] : !tile.ptr<f16> -> !tile.block_ptr<tensor<64x64xf16>>
+  %x = tile.load %ap : !tile.block_ptr<tensor<64x64xf16>>
+  %y = tile.load %bp : !tile.block_ptr<tensor<64x64xf16>>
+  %d = tile.dot %x, %y, %zero : tensor<64x64xf16> * tensor<64x64xf16> -> tensor<64x64xf32>
+  %cp = tile.make_block_ptr %c, [%c64, %c64], [%c64, %c1], [%c0, %c0] : !tile.ptr<f32> -> !tile.block_ptr<tensor<64x64xf32>>
+  %r = scf.if %pairs -> tensor<64x64xf32> {
+    %p = tile.load %cp {in_bounds, contiguous = 1 : i64} : !tile.block_ptr<tensor<64x64xf32>>
+    scf.yield %p : tensor<64x64xf32>
+  } else {
+    %e = tile.load %cp {in_bounds} : !tile.block_ptr<tensor<64x64xf32>>
+    scf.yield %e : tensor<64x64xf32>
+  }
+  %s = arith.addf %d, %r : tensor<64x64xf32>
+  tile.store %cp, %s : !tile.block_ptr<tensor<64x64xf32>>
+  return
+}

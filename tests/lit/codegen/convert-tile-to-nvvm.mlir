@@ -135,6 +135,52 @@ func.func @paired_loads(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.ptr<
 
 // -----
 
+// A `contiguous` store of an accumulator in 16-bit storage: each lane's
+// column pairs (2t, 2t + 1) of a fragment row go out as one 4-byte vector
+// store (a 32 x 32 block over 4 warps: 8 elements a lane, 4 pairs);
+// without the promise every element is its own store.
+// CHECK-LABEL: func.func @paired_stores
+// CHECK-COUNT-4: vector.store %{{.*}}, %{{.*}}[%{{.*}}] {alignment = 4 : i64} : memref<?xbf16>, vector<2xbf16>
+// CHECK-NOT: memref.store
+// CHECK: return
+// CHECK-LABEL: func.func @paired_stores_unpromised
+// CHECK-NOT: vector.store
+// CHECK: memref.store
+// LLVM-LABEL: llvm.func @paired_stores
+// LLVM: llvm.store %{{.*}} {alignment = 4 : i64} : vector<2xbf16>, !llvm.ptr
+func.func @paired_stores(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.ptr<bf16>, %M: index, %N: index) attributes {tile.num_warps = 4 : i64} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c16 = arith.constant 16 : index
+  %zero = arith.constant dense<0.0> : tensor<32x32xf32>
+  %ap = tile.make_block_ptr %a, [%M, %c16], [%c16, %c1], [%c0, %c0] : !tile.ptr<bf16> -> !tile.block_ptr<tensor<32x16xbf16>>
+  %bp = tile.make_block_ptr %b, [%c16, %N], [%N, %c1], [%c0, %c0] : !tile.ptr<bf16> -> !tile.block_ptr<tensor<16x32xbf16>>
+  %x = tile.load %ap {in_bounds} : !tile.block_ptr<tensor<32x16xbf16>>
+  %y = tile.load %bp {in_bounds} : !tile.block_ptr<tensor<16x32xbf16>>
+  %d = tile.dot %x, %y, %zero : tensor<32x16xbf16> * tensor<16x32xbf16> -> tensor<32x32xf32>
+  %h = tile.convert %d : tensor<32x32xf32> -> tensor<32x32xbf16>
+  %cp = tile.make_block_ptr %c, [%M, %N], [%N, %c1], [%c0, %c0] : !tile.ptr<bf16> -> !tile.block_ptr<tensor<32x32xbf16>>
+  tile.store %cp, %h {in_bounds, contiguous = 1 : i64} : !tile.block_ptr<tensor<32x32xbf16>>
+  return
+}
+func.func @paired_stores_unpromised(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.ptr<bf16>, %M: index, %N: index) attributes {tile.num_warps = 4 : i64} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c16 = arith.constant 16 : index
+  %zero = arith.constant dense<0.0> : tensor<32x32xf32>
+  %ap = tile.make_block_ptr %a, [%M, %c16], [%c16, %c1], [%c0, %c0] : !tile.ptr<bf16> -> !tile.block_ptr<tensor<32x16xbf16>>
+  %bp = tile.make_block_ptr %b, [%c16, %N], [%N, %c1], [%c0, %c0] : !tile.ptr<bf16> -> !tile.block_ptr<tensor<16x32xbf16>>
+  %x = tile.load %ap {in_bounds} : !tile.block_ptr<tensor<32x16xbf16>>
+  %y = tile.load %bp {in_bounds} : !tile.block_ptr<tensor<16x32xbf16>>
+  %d = tile.dot %x, %y, %zero : tensor<32x16xbf16> * tensor<16x32xbf16> -> tensor<32x32xf32>
+  %h = tile.convert %d : tensor<32x32xf32> -> tensor<32x32xbf16>
+  %cp = tile.make_block_ptr %c, [%M, %N], [%N, %c1], [%c0, %c0] : !tile.ptr<bf16> -> !tile.block_ptr<tensor<32x32xbf16>>
+  tile.store %cp, %h {in_bounds} : !tile.block_ptr<tensor<32x32xbf16>>
+  return
+}
+
+// -----
+
 // With `run = 4`, the 4 K elements a lane holds per fragment row (K is
 // permuted: lane t holds the block's K positions 4t .. 4t + 3) load as one
 // 8-byte vector: 2 per A fragment, 1 per B half.

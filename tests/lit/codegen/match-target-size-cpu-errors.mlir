@@ -1,24 +1,5 @@
 // RUN: strata-opt %s -split-input-file -match-target-size=target=cpu-avx2 -verify-diagnostics
 
-// Branches are split in place; a tile flowing out of one is rejected.
-func.func @if_yields_tile(%s: !tile.ptr<f32>, %c: i1, %n: index) attributes {tile.num_warps = 1 : i64} {
-  %c0 = arith.constant 0 : index
-  %c1 = arith.constant 1 : index
-  %p = tile.make_block_ptr %s, [%n, %n], [%n, %c1], [%c0, %c0] : !tile.ptr<f32> -> !tile.block_ptr<tensor<2x16xf32>>
-  %x = tile.load %p : !tile.block_ptr<tensor<2x16xf32>>
-  // expected-error @+1 {{scf.if yielding tiles is not supported}}
-  %r = scf.if %c -> tensor<2x16xf32> {
-    scf.yield %x : tensor<2x16xf32>
-  } else {
-    %y = arith.addf %x, %x : tensor<2x16xf32>
-    scf.yield %y : tensor<2x16xf32>
-  }
-  tile.store %p, %r : !tile.block_ptr<tensor<2x16xf32>>
-  return
-}
-
-// -----
-
 // An argmax over pieces would need each piece's offset: it is not split.
 func.func @argmax_pieces(%s: !tile.ptr<f32>, %n: index) attributes {tile.num_warps = 1 : i64} {
   %c0 = arith.constant 0 : index

@@ -72,3 +72,31 @@ func.func @iota_pieces(%s: !tile.ptr<f32>, %o: !tile.ptr<f32>, %base: index) att
   tile.store %q, %y : !tile.block_ptr<tensor<16x64xf32>>
   return
 }
+
+// -----
+
+// A tile an scf.if yields becomes its pieces: the new scf.if yields the
+// four 8 x 32 pieces of each branch's 16 x 64 tile, and the store after it
+// takes them.
+// CHECK-LABEL: func.func @if_yields_tile
+// CHECK: %[[R:.*]]:4 = scf.if %{{.*}} -> (tensor<8x32xf32>, tensor<8x32xf32>, tensor<8x32xf32>, tensor<8x32xf32>) {
+// CHECK: scf.yield %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} : tensor<8x32xf32>, tensor<8x32xf32>, tensor<8x32xf32>, tensor<8x32xf32>
+// CHECK: } else {
+// CHECK-COUNT-4: arith.addf
+// CHECK: scf.yield
+// CHECK: tile.store %{{.*}}, %[[R]]#0
+// CHECK: tile.store %{{.*}}, %[[R]]#3
+func.func @if_yields_tile(%s: !tile.ptr<f32>, %c: i1, %n: index) attributes {tile.num_warps = 1 : i64} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %p = tile.make_block_ptr %s, [%n, %n], [%n, %c1], [%c0, %c0] : !tile.ptr<f32> -> !tile.block_ptr<tensor<16x64xf32>>
+  %x = tile.load %p : !tile.block_ptr<tensor<16x64xf32>>
+  %r = scf.if %c -> tensor<16x64xf32> {
+    scf.yield %x : tensor<16x64xf32>
+  } else {
+    %y = arith.addf %x, %x : tensor<16x64xf32>
+    scf.yield %y : tensor<16x64xf32>
+  }
+  tile.store %p, %r : !tile.block_ptr<tensor<16x64xf32>>
+  return
+}

@@ -93,3 +93,41 @@ func.func @decode_keys_over_warps(%q: !tile.ptr<bf16>, %kc: !tile.ptr<bf16>, %vc
   tile.store %op, %out : !tile.block_ptr<tensor<16x64xf32>>
   return
 }
+
+// -----
+
+// A tile an scf.if yields joins the def-use class of what consumes it: the
+// residual loaded in either branch takes the accumulator's [16, 8] pieces
+// (a 64 x 64 dot on 4 warps: 8 a warp), and the if yields those.
+// SM90-LABEL: func.func @if_yields_residual
+// SM90: scf.if %{{.*}} -> (tensor<16x8xf32>, tensor<16x8xf32>, tensor<16x8xf32>, tensor<16x8xf32>, tensor<16x8xf32>, tensor<16x8xf32>, tensor<16x8xf32>, tensor<16x8xf32>) {
+// SM90: } else {
+// SM90-COUNT-8: arith.addf {{.*}} : tensor<16x8xf32>
+// CHECK-LABEL: func.func @if_yields_residual
+// CHECK: scf.if %{{.*}} -> (tensor<64x64xf32, #blocked>) {
+// CHECK: tile.load {{.*}} : <tensor<64x64xf32, #blocked>>
+// CHECK: } else {
+// CHECK: tile.load {{.*}} : <tensor<64x64xf32, #blocked>>
+// CHECK: arith.addf {{.*}} : tensor<64x64xf32, #blocked>
+func.func @if_yields_residual(%a: !tile.ptr<f16>, %b: !tile.ptr<f16>, %c: !tile.ptr<f32>, %pairs: i1) attributes {tile.num_warps = 4 : i64} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c64 = arith.constant 64 : index
+  %zero = arith.constant dense<0.0> : tensor<64x64xf32>
+  %ap = tile.make_block_ptr %a, [%c64, %c64], [%c64, %c1], [%c0, %c0] : !tile.ptr<f16> -> !tile.block_ptr<tensor<64x64xf16>>
+  %bp = tile.make_block_ptr %b, [%c64, %c64], [%c64, %c1], [%c0, %c0] : !tile.ptr<f16> -> !tile.block_ptr<tensor<64x64xf16>>
+  %x = tile.load %ap : !tile.block_ptr<tensor<64x64xf16>>
+  %y = tile.load %bp : !tile.block_ptr<tensor<64x64xf16>>
+  %d = tile.dot %x, %y, %zero : tensor<64x64xf16> * tensor<64x64xf16> -> tensor<64x64xf32>
+  %cp = tile.make_block_ptr %c, [%c64, %c64], [%c64, %c1], [%c0, %c0] : !tile.ptr<f32> -> !tile.block_ptr<tensor<64x64xf32>>
+  %r = scf.if %pairs -> tensor<64x64xf32> {
+    %p = tile.load %cp {in_bounds, contiguous = 1 : i64} : !tile.block_ptr<tensor<64x64xf32>>
+    scf.yield %p : tensor<64x64xf32>
+  } else {
+    %e = tile.load %cp {in_bounds} : !tile.block_ptr<tensor<64x64xf32>>
+    scf.yield %e : tensor<64x64xf32>
+  }
+  %s = arith.addf %d, %r : tensor<64x64xf32>
+  tile.store %cp, %s : !tile.block_ptr<tensor<64x64xf32>>
+  return
+}
