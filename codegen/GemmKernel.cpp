@@ -158,6 +158,7 @@ void applyBlocking(GemmKernelSpec& s, const GemmBlocking& b) {
   s.blockM = b.m, s.blockN = b.n, s.blockK = b.k, s.numWarps = b.warps;
   s.tiling = b.splitK ? "split_k" : b.groupDot ? "horizontal" : b.m <= 16 ? "vertical" : "";
   s.stages = b.stages;
+  s.minBlocksPerSM = b.minBlocksPerSM;
   s.groupDot = b.groupDot;
   s.tma = b.tma;
   s.dotsInFlight = b.dotsInFlight;
@@ -195,6 +196,13 @@ GemmBlocking parseGemmBlocking(const std::string& text, const std::string& what)
     b.splitKPrograms = true;
     shape.resize(shape.size() - 2);
   }
+  if (size_t colon = shape.find(':'); colon != std::string::npos) {
+    std::string n = shape.substr(colon + 1);
+    if (n.empty() || n.find_first_not_of("0123456789") != std::string::npos || n.size() > 2 ||
+        (b.minBlocksPerSM = std::stoll(n)) < 1 || b.minBlocksPerSM > 32)
+      fail("{} '{}': the programs an SM after : must be 1 to 32", what, text);
+    shape.resize(colon);
+  }
   if (size_t at = shape.find('@'); at != std::string::npos) {
     std::string n = shape.substr(at + 1);
     if (n.empty() || n.find_first_not_of("0123456789") != std::string::npos || (b.stages = std::stoll(n)) == 1 ||
@@ -223,7 +231,8 @@ GemmBlocking parseGemmBlocking(const std::string& text, const std::string& what)
     fail("{} '{}': expected MxNxKxW (block M, N, K and warps) with an optional s (warps split K), g (warpgroup "
          "dots, TMA copies), gf (the same with each K step's dots left in flight) or gc (warpgroup dots, cp.async "
          "copies), @S (S stages through shared memory) and +k (K split across programs too), e.g. 16x64x32x4, "
-         "16x32x256x8s, 64x128x32x4@3, 128x128x64x8g@4, 128x256x64x8gf@4 or 128x32x64x8gc@4+k", what, text);
+         "16x32x256x8s, 64x128x32x4@3, 128x128x64x8g@4, 128x256x64x8gf@4, 128x128x64x8gf@3:2 (:B room for B "
+         "programs an SM) or 128x32x64x8gc@4+k", what, text);
   if (b.splitKPrograms && b.tma)
     fail("{} '{}': K split across programs (+k) takes cp.async copies (gc), not TMA (g)", what, text);
   if (b.groupDot) {
@@ -1034,7 +1043,7 @@ std::string emitGemmKernel(const GemmKernelSpec& s) {
   %row = arith.select %shift, %lastRow, %row0 : index
 )"
                                  : "  %row = arith.muli %pm, %bm : index\n";
-  return fmt::format(R"(func.func @{name}({args}) attributes {{tile.num_warps = {W} : i64}} {{
+  return fmt::format(R"(func.func @{name}({args}) attributes {{tile.num_warps = {W} : i64{minBlocks}}} {{
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %bm = arith.constant {BM} : index
@@ -1060,7 +1069,11 @@ std::string emitGemmKernel(const GemmKernelSpec& s) {
 {body}  return
 }}
 )",
-                     fmt::arg("name", s.name), fmt::arg("args", args), fmt::arg("W", s.numWarps), fmt::arg("BM", M),
+                     fmt::arg("name", s.name), fmt::arg("args", args), fmt::arg("W", s.numWarps),
+                     fmt::arg("minBlocks", s.minBlocksPerSM
+                                               ? fmt::format(", tile.min_blocks_per_sm = {} : i64", s.minBlocksPerSM)
+                                               : std::string()),
+                     fmt::arg("BM", M),
                      fmt::arg("BN", N), fmt::arg("BK", K), fmt::arg("aP", t.aP), fmt::arg("bP", t.bP),
                      fmt::arg("bStrides", bStrides), fmt::arg("b2", b2), fmt::arg("cT", t.cT), fmt::arg("cS", t.cS),
                      fmt::arg("dt", s.dtype), fmt::arg("kEven", kEven), fmt::arg("body", body),

@@ -65,6 +65,10 @@ struct GemmKernelSpec {
   // the unstaged path inside the same kernel. With swiglu both B operands
   // are staged.
   int64_t stages = 0;
+  // Programs an SM the kernel must leave room for (blocking suffix ":B";
+  // PTX .minnctapersm, so ptxas caps the registers to fit them); 0: no
+  // request.
+  int64_t minBlocksPerSM = 0;
   // Staged form on sm_90: the dots run on the warpgroup MMA (wgmma), reading
   // A and B from swizzled local buffers (tile.alloc's `swizzle`) instead of
   // registers. Needs [N, K] weights (both operands K-major), blockK = 64,
@@ -192,7 +196,7 @@ GemmKernelSpec cudaGemmSpec(const std::string& dtype, bool weightsNK, int64_t ro
 // form (GemmKernelSpec::gemv): MA rows of A and R weight rows a program, K
 // steps of K elements over W warps.
 struct GemmBlocking {
-  int64_t m = 0, n = 0, k = 0, warps = 0, stages = 0;
+  int64_t m = 0, n = 0, k = 0, warps = 0, stages = 0, minBlocksPerSM = 0;
   bool splitK = false, groupDot = false, tma = false, dotsInFlight = false, splitKPrograms = false, gemv = false;
 };
 // Parses "MxNxKxW[s]"; throws naming `what` when malformed or not made of

@@ -268,11 +268,12 @@ int main(int argc, char** argv) {
                                 "rows) instead of the default " +
                                     std::string(tile::kCudaGemvBlocking) + " (for tuning)");
   compileKernelsCmd->add_option("--decode-block", ckDecode,
-                                "Block shape MxNxKxW[s|g|gf|gc][@S] (block M, N, K, warps; s: the warps split K; g: "
+                                "Block shape MxNxKxW[s|g|gf|gc][@S][:B] (block M, N, K, warps; s: the warps split K; g: "
                                 "warpgroup dots staged by TMA, gf: the same with each K step's dots left in flight, gc: "
                                 "staged by cp.async, for [N, K] weights ([K, N] kernels keep their "
                                 "defaults); @S: S buffers of "
-                                "operands staged through shared memory, none without it) of the decode kernels (up to "
+                                "operands staged through shared memory, none without it; :B: room for B programs an SM, "
+                                "registers capped to fit) of the decode kernels (up to "
                                 "16 rows; one row with [N, K] weights takes the GEMV form, --gemv-block) instead of the default "
                                 "16x32x128x4s@4 (@8 with [N, K] weights but SwiGLU) (for tuning)");
   compileKernelsCmd->add_option("--medium-block", ckMedium,

@@ -194,6 +194,18 @@ TEST(GemmBlocking, ParsesWarpsSplitAndStages) {
     f.tma = false;  // cp.async pipelines wait for their copies by count: not with dots in flight
     EXPECT_THROW(tile::emitGemmKernel(f), Error);
   }
+  // ":B": room for B programs an SM (the kernel's tile.min_blocks_per_sm).
+  b = tile::parseGemmBlocking("128x128x64x8gf@3:2", "--prefill-block");
+  EXPECT_EQ(b.minBlocksPerSM, 2);
+  EXPECT_EQ(b.stages, 3);
+  {
+    tile::GemmKernelSpec f = tile::cudaGemmSpec("bf16", true, 2048);
+    tile::applyBlocking(f, b);
+    f.name = "gemm_two_an_sm";
+    EXPECT_NE(tile::emitGemmKernel(f).find("tile.min_blocks_per_sm = 2 : i64"), std::string::npos);
+  }
+  for (const char* bad : {"128x128x64x8gf@3:0", "128x128x64x8gf@3:", "128x128x64x8gf@3:x", "128x128x64x8gf@3:99"})
+    EXPECT_THROW(tile::parseGemmBlocking(bad, "--prefill-block"), Error) << bad;
   b = tile::parseGemmBlocking("128x256x64x8gc@4", "--prefill-block");
   EXPECT_TRUE(b.groupDot && !b.tma);
   EXPECT_EQ(b.stages, 4);
