@@ -213,7 +213,9 @@ RmsNormKernelSpec cudaRmsNormSpec(const std::string& dtype) {
   // one step, all its loads in flight at once. One warp with 32 per lane
   // (the earlier form) took 7.0 us a row on the H200 at hidden 4096, bf16
   // (2026-11-21; 9.7 with 8 per lane); a decode step runs 65 of them.
-  return {fmt::format("rms_norm_{}", dtype), 8 * 32 * 16, dtype, 8};
+  // Each lane's 16 elements come as 16-byte vectors where the row allows
+  // (RmsNormKernelSpec::laneVector).
+  return {fmt::format("rms_norm_{}", dtype), 8 * 32 * 16, dtype, 8, dtype == "f32" ? 4 : 8};
 }
 
 std::vector<RmsNormKernelSpec> cudaRmsNormKernelSet() {
@@ -374,7 +376,7 @@ void writeCudaKernelFiles(const CudaKernelSetSpec& set, const std::string& targe
                              {"block_k", s.blockK}, {"num_warps", s.numWarps}, {"stages", s.stages},
                              {"max_rows", s.maxRows}, {"min_cols", s.minCols}, {"max_cols", s.maxCols},
                              {"tma", s.tma}, {"dots_in_flight", s.dotsInFlight}, {"split_k_programs", s.splitKPrograms}, {"gemv", s.gemv}}));
-  for (const RmsNormKernelSpec& s : set.norms) kernels.push_back(entry("rms_norm", s.name, s.dtype, {{"block_n", s.blockN}}));
+  for (const RmsNormKernelSpec& s : set.norms) kernels.push_back(entry("rms_norm", s.name, s.dtype, {{"block_n", s.blockN}, {"lane_vector", s.laneVector}}));
   for (const RopeKernelSpec& s : set.ropes)
     kernels.push_back(entry("rope", s.name, s.dtype, {{"heads", s.heads}, {"head_dim", s.headDim}, {"heads_per_program", s.headsPerProgram}}));
   for (const AttentionKernelSpec& s : set.attentions)

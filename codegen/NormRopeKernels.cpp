@@ -19,23 +19,73 @@ RmsNormKernelSpec cpuRmsNormSpec(const std::string& target) {
 std::string emitRmsNormKernel(const RmsNormKernelSpec& s) {
   if (s.blockN <= 0 || s.numWarps <= 0 || s.blockN % s.numWarps)
     fail("rms_norm kernel: block of {} columns over {} warps", s.blockN, s.numWarps);
+  const int64_t V = s.laneVector;
+  if (V > 1 && s.blockN % (32 * s.numWarps * V))
+    fail("rms_norm kernel: lane vectors of {} elements must tile the block of {} columns over {} warps", V,
+         s.blockN, s.numWarps);
   const StorageText st{s.dtype};
   st.check("rms_norm");
   const std::string row = fmt::format("1x{}", s.blockN);
-  return fmt::format(R"(func.func @{name}(%x: !tile.ptr<{T}>, %w: !tile.ptr<{T}>, %y: !tile.ptr<{T}>, %R: index, %N: index, %eps: f32) attributes {{tile.num_warps = {W} : i64}} {{
-  %c0 = arith.constant 0 : index
-  %c1 = arith.constant 1 : index
-  %cB = arith.constant {B} : index
-  %row = tile.program_id 0
-  %xp = tile.make_block_ptr %x, [%R, %N], [%N, %c1], [%row, %c0] : !tile.ptr<{T}> -> !tile.block_ptr<tensor<1x{B}x{T}>>
-  %zero = arith.constant dense<0.0> : tensor<1x{B}xf32>
-  %sq:2 = scf.for %c = %c0 to %N step %cB iter_args(%acc = %zero, %p = %xp) -> (tensor<1x{B}xf32>, !tile.block_ptr<tensor<1x{B}x{T}>>) {{
+  // The row's blocks [lo, hi): the sum of squares (`sq` from `acc0`, `p0`)
+  // and the normalized row, with `attrs` on the accesses.
+  auto squares = [&](const std::string& n, const char* lo, const char* hi, const std::string& acc0,
+                     const std::string& p0, const std::string& attrs) {
+    return fmt::format(R"(  %{n}:2 = scf.for %c = {lo} to {hi} step %cB iter_args(%acc = {acc0}, %p = {p0}) -> (tensor<1x{B}xf32>, !tile.block_ptr<tensor<1x{B}x{T}>>) {{
 {loadV}    %v2 = arith.mulf %v, %v : tensor<1x{B}xf32>
     %a = arith.addf %acc, %v2 : tensor<1x{B}xf32>
     %pn = tile.advance %p, [%c0, %cB] : !tile.block_ptr<tensor<1x{B}x{T}>>
     scf.yield %a, %pn : tensor<1x{B}xf32>, !tile.block_ptr<tensor<1x{B}x{T}>>
   }}
-  %ss = tile.reduce %sq#0 {{kind = "sum", axis = 1 : i64}} : tensor<1x{B}xf32> -> tensor<1xf32>
+)",
+                       fmt::arg("n", n), fmt::arg("lo", lo), fmt::arg("hi", hi), fmt::arg("acc0", acc0),
+                       fmt::arg("p0", p0), fmt::arg("B", s.blockN), fmt::arg("T", s.dtype),
+                       fmt::arg("loadV", st.load("v", "%p", row, attrs)));
+  };
+  auto normalize = [&](const std::string& n, const char* lo, const char* hi, const std::string& p0,
+                       const std::string& q0, const std::string& o0, const std::string& attrs) {
+    return fmt::format(R"(  %{n}:3 = scf.for %c = {lo} to {hi} step %cB iter_args(%p = {p0}, %q = {q0}, %o = {o0}) -> (!tile.block_ptr<tensor<1x{B}x{T}>>, !tile.block_ptr<tensor<1x{B}x{T}>>, !tile.block_ptr<tensor<1x{B}x{T}>>) {{
+{loadV}{loadW}    %n = arith.mulf %v, %ib : tensor<1x{B}xf32>
+    %r = arith.mulf %n, %wv : tensor<1x{B}xf32>
+{store}    %pn = tile.advance %p, [%c0, %cB] : !tile.block_ptr<tensor<1x{B}x{T}>>
+    %qn = tile.advance %q, [%c0, %cB] : !tile.block_ptr<tensor<1x{B}x{T}>>
+    %on = tile.advance %o, [%c0, %cB] : !tile.block_ptr<tensor<1x{B}x{T}>>
+    scf.yield %pn, %qn, %on : !tile.block_ptr<tensor<1x{B}x{T}>>, !tile.block_ptr<tensor<1x{B}x{T}>>, !tile.block_ptr<tensor<1x{B}x{T}>>
+  }}
+)",
+                       fmt::arg("n", n), fmt::arg("lo", lo), fmt::arg("hi", hi), fmt::arg("p0", p0),
+                       fmt::arg("q0", q0), fmt::arg("o0", o0), fmt::arg("B", s.blockN), fmt::arg("T", s.dtype),
+                       fmt::arg("loadV", st.load("v", "%p", row, attrs)), fmt::arg("loadW", st.load("wv", "%q", row, attrs)),
+                       fmt::arg("store", st.store("%o", "%r", row, attrs)));
+  };
+  std::string sum, norm, split, lv;
+  if (V > 1) {
+    // Whole blocks in vectors when N is a multiple of V (rows then start
+    // on whole vectors), the rest masked.
+    const std::string vec = fmt::format(" {{in_bounds, contiguous = 1 : i64, run = {} : i64}}", V);
+    split = fmt::format(R"(  %cV = arith.constant {V} : index
+  %nvr = arith.remui %N, %cV : index
+  %vecOK = arith.cmpi eq, %nvr, %c0 : index
+  %nbl = arith.divui %N, %cB : index
+  %nbc = arith.muli %nbl, %cB : index
+  %nFull = arith.select %vecOK, %nbc, %c0 : index
+)",
+                        fmt::arg("V", V));
+    sum = squares("sqv", "%c0", "%nFull", "%zero", "%xp", vec) + squares("sq", "%nFull", "%N", "%sqv#0", "%sqv#1", "");
+    norm = normalize("outv", "%c0", "%nFull", "%xp", "%wp", "%yp", vec) +
+           normalize("out", "%nFull", "%N", "%outv#0", "%outv#1", "%outv#2", "");
+    lv = fmt::format(", tile.lane_vector = {} : i64", V);
+  } else {
+    sum = squares("sq", "%c0", "%N", "%zero", "%xp", "");
+    norm = normalize("out", "%c0", "%N", "%xp", "%wp", "%yp", "");
+  }
+  return fmt::format(R"(func.func @{name}(%x: !tile.ptr<{T}>, %w: !tile.ptr<{T}>, %y: !tile.ptr<{T}>, %R: index, %N: index, %eps: f32) attributes {{tile.num_warps = {W} : i64{lv}}} {{
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %cB = arith.constant {B} : index
+{split}  %row = tile.program_id 0
+  %xp = tile.make_block_ptr %x, [%R, %N], [%N, %c1], [%row, %c0] : !tile.ptr<{T}> -> !tile.block_ptr<tensor<1x{B}x{T}>>
+  %zero = arith.constant dense<0.0> : tensor<1x{B}xf32>
+{sum}  %ss = tile.reduce %sq#0 {{kind = "sum", axis = 1 : i64}} : tensor<1x{B}xf32> -> tensor<1xf32>
   %ni = arith.index_cast %N : index to i64
   %nf = arith.sitofp %ni : i64 to f32
   %nt = tile.splat %nf : f32 -> tensor<1xf32>
@@ -49,20 +99,11 @@ std::string emitRmsNormKernel(const RmsNormKernelSpec& s) {
   %ib = tile.broadcast %ie : tensor<1x1xf32> -> tensor<1x{B}xf32>
   %wp = tile.make_block_ptr %w, [%c1, %N], [%N, %c1], [%c0, %c0] : !tile.ptr<{T}> -> !tile.block_ptr<tensor<1x{B}x{T}>>
   %yp = tile.make_block_ptr %y, [%R, %N], [%N, %c1], [%row, %c0] : !tile.ptr<{T}> -> !tile.block_ptr<tensor<1x{B}x{T}>>
-  %out:3 = scf.for %c = %c0 to %N step %cB iter_args(%p = %xp, %q = %wp, %o = %yp) -> (!tile.block_ptr<tensor<1x{B}x{T}>>, !tile.block_ptr<tensor<1x{B}x{T}>>, !tile.block_ptr<tensor<1x{B}x{T}>>) {{
-{loadV}{loadW}    %n = arith.mulf %v, %ib : tensor<1x{B}xf32>
-    %r = arith.mulf %n, %wv : tensor<1x{B}xf32>
-{store}    %pn = tile.advance %p, [%c0, %cB] : !tile.block_ptr<tensor<1x{B}x{T}>>
-    %qn = tile.advance %q, [%c0, %cB] : !tile.block_ptr<tensor<1x{B}x{T}>>
-    %on = tile.advance %o, [%c0, %cB] : !tile.block_ptr<tensor<1x{B}x{T}>>
-    scf.yield %pn, %qn, %on : !tile.block_ptr<tensor<1x{B}x{T}>>, !tile.block_ptr<tensor<1x{B}x{T}>>, !tile.block_ptr<tensor<1x{B}x{T}>>
-  }}
-  return
+{norm}  return
 }}
 )",
                      fmt::arg("name", s.name), fmt::arg("B", s.blockN), fmt::arg("T", s.dtype), fmt::arg("W", s.numWarps),
-                     fmt::arg("loadV", st.load("v", "%p", row)), fmt::arg("loadW", st.load("wv", "%q", row)),
-                     fmt::arg("store", st.store("%o", "%r", row)));
+                     fmt::arg("lv", lv), fmt::arg("split", split), fmt::arg("sum", sum), fmt::arg("norm", norm));
 }
 
 std::string emitRopeKernel(const RopeKernelSpec& s) {

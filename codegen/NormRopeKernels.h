@@ -24,6 +24,11 @@ struct RmsNormKernelSpec {
   int64_t blockN = 64;
   std::string dtype = "f32";
   int64_t numWarps = 1;
+  // Contiguous elements a lane holds (tile.lane_vector; 0: none). With V >
+  // 1 and N a multiple of V, the row's whole blocks load and store as
+  // V-element vectors (in_bounds, contiguous) and only the tail is masked:
+  // x, w and y must then be aligned to V elements (the runtime checks).
+  int64_t laneVector = 0;
 };
 RmsNormKernelSpec cpuRmsNormSpec(const std::string& target);
 std::string emitRmsNormKernel(const RmsNormKernelSpec& spec);

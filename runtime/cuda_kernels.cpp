@@ -12,6 +12,7 @@
 
 #include "ops/abi.h"
 #include "ops/error.h"
+#include "ops/tensor.h"
 
 namespace strata::runtime {
 
@@ -98,6 +99,7 @@ std::unique_ptr<CudaKernelSet> CudaKernelSet::load(const CudaDevice& device, con
       if (kind == "rms_norm") {
         auto r = named<CudaRmsNormKernel>(k, *set->module_);
         r.blockN = k.at("block_n");
+        r.laneVector = k.value("lane_vector", 0);
         set->norms_.push_back(r);
         continue;
       }
@@ -570,6 +572,13 @@ void CudaKernelSet::launch(const CudaRmsNormKernel& k, const void* x, const void
                            int64_t hidden, float eps) const {
   if (rows <= 0 || hidden <= 0) fail("rms_norm {}: rows and hidden must be positive, got {}, {}", k.name, rows, hidden);
   if (!x || !w || !y) fail("rms_norm {}: x, w and y must be device buffers", k.name);
+  if (k.laneVector > 1 && hidden % k.laneVector == 0) {
+    const uintptr_t align = k.laneVector * ops::dtypeSize(ops::parseDType(k.dtype));
+    for (auto [p, what] : {std::pair<const void*, const char*>{x, "x"}, {w, "w"}, {y, "y"}})
+      if (reinterpret_cast<uintptr_t>(p) % align)
+        fail("rms_norm {}: the {} buffer must be {}-byte aligned (rows of {} elements load as {}-element vectors)",
+             k.name, what, align, hidden, k.laneVector);
+  }
   // (x, w, y, rows, hidden, eps): codegen/NormRopeKernels.h.
   abi::KernelArgs args;
   args.buffer(x, rows * hidden).buffer(w, hidden).buffer(y, rows * hidden).index(rows).index(hidden).f32(eps);

@@ -54,6 +54,10 @@ int64_t gemmKSplitCount(const CudaGemmKernel& k, int64_t multiprocessors, int64_
 struct CudaRmsNormKernel {
   std::string name, dtype;  // dtype: storage type of x, w and y (f32, bf16, f16)
   int64_t blockN = 0, threads = 0, sharedBytes = 0;
+  // Contiguous elements a lane loads as one vector (kernels.json
+  // lane_vector; 0: none): with hidden a multiple of it, x, w and y must be
+  // aligned to it.
+  int64_t laneVector = 0;
   cuda::CUfunction function = nullptr;
 };
 

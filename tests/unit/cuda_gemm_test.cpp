@@ -313,7 +313,10 @@ TEST_F(CudaRmsNormKernels, EqualTheReferenceOnRaggedShapes) {
   for (const runtime::CudaRmsNormKernel& k : set->rmsNorms()) {
     ops::DType dt = ops::parseDType(k.dtype);
     const double tol = dt == ops::DType::F32 ? 1e-5 : dt == ops::DType::BF16 ? 1.0 / 128 : 1.0 / 1024;
-    for (auto [rows, hidden] : {std::pair<int64_t, int64_t>{1, 7}, {3, 33}, {37, 200}, {5, 1000}, {2, 4096}}) {
+    // Rows of whole vectors: whole blocks load as vectors (4096, 8192),
+    // and a masked tail follows them (4104; 4100 for f32's 4-element ones).
+    for (auto [rows, hidden] : {std::pair<int64_t, int64_t>{1, 7}, {3, 33}, {37, 200}, {5, 1000}, {2, 4096},
+                                {3, 8192}, {2, 4104}, {4, 4100}}) {
       Operand x = randomOperand({rows, hidden}, dt, rng), w = randomOperand({hidden}, dt, rng);
       ops::Tensor ref = ops::rmsNorm(x.f32, w.f32, 1e-5f);
       DeviceTensor dx(*dev, x.stored), dw(*dev, w.stored), dy(*dev, x.stored.nbytes());
@@ -329,6 +332,12 @@ TEST_F(CudaRmsNormKernels, EqualTheReferenceOnRaggedShapes) {
       std::printf("%-14s rows=%-3lld hidden=%-5lld max rel err %.2e (tol %.1e)\n", k.name.c_str(), (long long)rows,
                   (long long)hidden, worst, tol);
       EXPECT_LE(worst, tol) << k.name << " rows=" << rows << " hidden=" << hidden;
+    }
+    // A row start off its vectors is a clear error, before any launch.
+    if (k.laneVector > 1) {
+      DeviceTensor buf(*dev, 4 * 4096 * 4 + 64);
+      char* p = static_cast<char*>(buf.p);
+      EXPECT_THROW(set->launch(k, p + 2, p, p, 1, 4096, 1e-5f), Error) << k.name;
     }
   }
 }

@@ -6,6 +6,7 @@
 
 #include <cstring>
 
+#include "codegen/Artifact.h"
 #include "codegen/CpuBackend.h"
 #include "codegen/GemmKernel.h"
 #include "codegen/NormRopeKernels.h"
@@ -142,6 +143,22 @@ TEST(LayerKernels, RejectBadSpecs) {
   EXPECT_THROW(tile::emitRopeKernel({"rope", 2, 15}), Error);
   EXPECT_THROW(tile::emitRmsNormKernel({"rms_norm", 0}), Error);
   EXPECT_THROW(tile::emitRmsNormKernel({"rms_norm", 64, "f64"}), Error);
+  EXPECT_THROW(tile::emitRmsNormKernel({"rms_norm", 4096, "bf16", 8, 32}), Error);  // 32 a lane of 16
+}
+
+// The GPU RMSNorm reads whole blocks of a row in 16-byte lane vectors (in
+// bounds, contiguous runs) when N is a multiple of the vector, then the
+// rest masked; the CPU form has one masked loop.
+TEST(LayerKernels, GpuRmsNormVectorsWholeBlocks) {
+  std::string gpu = tile::emitRmsNormKernel(tile::cudaRmsNormSpec("bf16"));
+  EXPECT_NE(gpu.find("tile.lane_vector = 8 : i64"), std::string::npos);
+  EXPECT_NE(gpu.find("{in_bounds, contiguous = 1 : i64, run = 8 : i64}"), std::string::npos);
+  EXPECT_NE(gpu.find("%nFull = arith.select %vecOK"), std::string::npos);
+  std::string f32 = tile::emitRmsNormKernel(tile::cudaRmsNormSpec("f32"));
+  EXPECT_NE(f32.find("run = 4 : i64"), std::string::npos);
+  std::string cpu = tile::emitRmsNormKernel(tile::cpuRmsNormSpec("cpu-avx2"));
+  EXPECT_EQ(cpu.find("lane_vector"), std::string::npos);
+  EXPECT_EQ(cpu.find("contiguous"), std::string::npos);
   EXPECT_THROW(tile::emitRopeKernel({"rope", 2, 16, "i32"}), Error);
   EXPECT_THROW(tile::emitRopeKernel({"rope", 6, 16, "f32", 4}), Error);     // 4 heads a program of 6
   EXPECT_THROW(tile::emitRopeKernel({"rope", 2, 12, "f32", 1, 4}), Error);  // vectors of 4 in halves of 6
