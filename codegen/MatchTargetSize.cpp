@@ -365,17 +365,23 @@ class Splitter {
                                    /*addElseBlock=*/false);
     fresh.getThenRegion().takeBody(old.getThenRegion());
     fresh.getElseRegion().takeBody(old.getElseRegion());
+    bindPieces(old.getResults(), fresh.getResults());
+    dead.push_back(old);
+  }
+
+  // Binds each of `olds` to its run of `news`: a scalar to one value (its
+  // uses move there), a tile to its pieces, in order.
+  void bindPieces(ValueRange olds, ValueRange news) {
     unsigned next = 0;
-    for (Value o : old.getResults()) {
+    for (Value o : olds) {
       if (!isTileValue(o)) {
-        o.replaceAllUsesWith(fresh.getResult(next++));
+        o.replaceAllUsesWith(news[next++]);
         continue;
       }
       Pieces p = layoutFor(o);
-      for (int64_t i = 0; i < product(p.grid); ++i) p.values.push_back(fresh.getResult(next++));
+      for (int64_t i = 0; i < product(p.grid); ++i) p.values.push_back(news[next++]);
       pieces(o) = p;
     }
-    dead.push_back(old);
   }
 
   LogicalResult rewriteFor(scf::ForOp old) {
@@ -387,22 +393,9 @@ class Splitter {
     if (!nb->empty()) nb->getTerminator()->erase();
     nb->getOperations().splice(nb->end(), old.getBody()->getOperations());
     old.getInductionVar().replaceAllUsesWith(fresh.getInductionVar());
-    unsigned next = 0;
-    auto bindRange = [&](ValueRange olds, ValueRange news) {
-      next = 0;
-      for (Value o : olds) {
-        if (!isTileValue(o)) {
-          o.replaceAllUsesWith(news[next++]);
-          continue;
-        }
-        Pieces p = layoutFor(o);
-        for (int64_t i = 0; i < product(p.grid); ++i) p.values.push_back(news[next++]);
-        pieces(o) = p;
-      }
-    };
-    bindRange(old.getRegionIterArgs(), fresh.getRegionIterArgs());
+    bindPieces(old.getRegionIterArgs(), fresh.getRegionIterArgs());
     if (failed(rewriteBlock(*nb))) return failure();
-    bindRange(old.getResults(), fresh.getResults());
+    bindPieces(old.getResults(), fresh.getResults());
     dead.push_back(old);
     return success();
   }
