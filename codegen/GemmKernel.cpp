@@ -391,15 +391,14 @@ struct GemmText {
     // Interior blocks with N even store C in aligned pairs (C and the
     // residual are 4-byte aligned: CudaKernelSet::launch): one 4-byte
     // store per accumulator pair instead of two 2-byte ones.
-    return e + fmt::format(R"(    %{p}cv = tile.convert {out} : {cT} -> {cS16}
-    scf.if %nPairs {{
-    tile.store %cp, %{p}cv {{in_bounds, contiguous = 1 : i64}} : !tile.block_ptr<{cS16}>
+    const std::string v = st.narrow(e, p + "cv", out, cShape);
+    return e + fmt::format(R"(    scf.if %nPairs {{
+    tile.store %cp, {v} {{in_bounds, contiguous = 1 : i64}} : {cP}
     }} else {{
-    tile.store %cp, %{p}cv {{in_bounds}} : !tile.block_ptr<{cS16}>
+    tile.store %cp, {v} {{in_bounds}} : {cP}
     }}
 )",
-                           fmt::arg("p", p), fmt::arg("out", out), fmt::arg("cT", cT),
-                           fmt::arg("cS16", st.tensor(cShape)));
+                           fmt::arg("v", v), fmt::arg("cP", st.blockPtr(cShape)));
   }
 
   // The epilogue of a program, with K split across programs

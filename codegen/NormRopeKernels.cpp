@@ -10,6 +10,18 @@ namespace strata::tile {
 
 int64_t cpuRowBlockN(const std::string& target) { return 4 * uarchFor(target).vectorBytes / 4; }
 
+namespace {
+
+// The access attributes of a lane-linear kernel's in-bounds blocks whose
+// lanes hold `v`-element vectors (aligned contiguous runs), and the
+// function attribute that asks for them; v <= 1: in bounds only, none.
+std::string laneVectorAccess(int64_t v) {
+  return v > 1 ? fmt::format(" {{in_bounds, contiguous = 1 : i64, run = {} : i64}}", v) : " {in_bounds}";
+}
+std::string laneVectorAttr(int64_t v) { return v > 1 ? fmt::format(", tile.lane_vector = {} : i64", v) : ""; }
+
+}  // namespace
+
 RmsNormKernelSpec cpuRmsNormSpec(const std::string& target) {
   RmsNormKernelSpec s;
   s.blockN = cpuRowBlockN(target);
@@ -61,7 +73,7 @@ std::string emitRmsNormKernel(const RmsNormKernelSpec& s) {
   if (V > 1) {
     // Whole blocks in vectors when N is a multiple of V (rows then start
     // on whole vectors), the rest masked.
-    const std::string vec = fmt::format(" {{in_bounds, contiguous = 1 : i64, run = {} : i64}}", V);
+    const std::string vec = laneVectorAccess(V);
     split = fmt::format(R"(  %cV = arith.constant {V} : index
   %nvr = arith.remui %N, %cV : index
   %vecOK = arith.cmpi eq, %nvr, %c0 : index
@@ -73,7 +85,7 @@ std::string emitRmsNormKernel(const RmsNormKernelSpec& s) {
     sum = squares("sqv", "%c0", "%nFull", "%zero", "%xp", vec) + squares("sq", "%nFull", "%N", "%sqv#0", "%sqv#1", "");
     norm = normalize("outv", "%c0", "%nFull", "%xp", "%wp", "%yp", vec) +
            normalize("out", "%nFull", "%N", "%outv#0", "%outv#1", "%outv#2", "");
-    lv = fmt::format(", tile.lane_vector = {} : i64", V);
+    lv = laneVectorAttr(V);
   } else {
     sum = squares("sq", "%c0", "%N", "%zero", "%xp", "");
     norm = normalize("out", "%c0", "%N", "%xp", "%wp", "%yp", "");
@@ -120,8 +132,7 @@ std::string emitRopeKernel(const RopeKernelSpec& s) {
   // Rows of x lie inside [T heads, headDim] (the grid covers whole head
   // groups); a lane's vector of V elements is a contiguous, V-aligned run
   // of one row (x rows and the tables' rows start on whole vectors).
-  const std::string hint = V > 1 ? fmt::format(" {{in_bounds, contiguous = 1 : i64, run = {} : i64}}", V) : " {in_bounds}";
-  const std::string laneVector = V > 1 ? fmt::format(", tile.lane_vector = {} : i64", V) : "";
+  const std::string hint = laneVectorAccess(V), laneVector = laneVectorAttr(V);
   return fmt::format(R"(func.func @{name}(%x: {P}, %y: {P}, %cos: !tile.ptr<f32>, %sin: !tile.ptr<f32>, %pos: !tile.ptr<i64>, %T: index, %P: index) attributes {{tile.num_warps = 1 : i64{lv}}} {{
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index

@@ -32,13 +32,18 @@ std::string StorageText::load(const std::string& name, const std::string& ptr, c
   return text;
 }
 
+std::string StorageText::narrow(std::string& text, const std::string& name, const std::string& in,
+                                const std::string& shape) const {
+  if (!sixteenBit()) return in;
+  text += fmt::format("    %{} = tile.convert {} : tensor<{}xf32> -> {}\n", name, in, shape, tensor(shape));
+  return "%" + name;
+}
+
 std::string StorageText::store(const std::string& ptr, const std::string& value, const std::string& shape,
                                const std::string& attrs) const {
-  std::string text, v = value;
-  if (sixteenBit()) {
-    v = ptr + "_val";  // value may be a result group member (%r#0)
-    text += fmt::format("    {} = tile.convert {} : tensor<{}xf32> -> {}\n", v, value, shape, tensor(shape));
-  }
+  std::string text;
+  // Named after the pointer: value may be a result group member (%r#0).
+  const std::string v = narrow(text, ptr.substr(1) + "_val", value, shape);
   return text + fmt::format("    tile.store {}, {}{} : {}\n", ptr, v, attrs, blockPtr(shape));
 }
 

@@ -34,6 +34,10 @@ struct StorageText {
   // defining `%name` to `text` and returns "%name"; f32 storage returns `in`.
   std::string widen(std::string& text, const std::string& name, const std::string& in,
                     const std::string& shape) const;
+  // The reverse: `in` (an f32 tile, [shape]) in this storage type, through
+  // a convert defining `%name` for 16-bit storage.
+  std::string narrow(std::string& text, const std::string& name, const std::string& in,
+                     const std::string& shape) const;
 };
 
 }  // namespace strata::tile
