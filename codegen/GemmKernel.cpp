@@ -233,8 +233,6 @@ GemmBlocking parseGemmBlocking(const std::string& text, const std::string& what)
          "copies), @S (S stages through shared memory) and +k (K split across programs too), e.g. 16x64x32x4, "
          "16x32x256x8s, 64x128x32x4@3, 128x128x64x8g@4, 128x256x64x8gf@4, 128x128x64x8gf@3:2 (:B room for B "
          "programs an SM) or 128x32x64x8gc@4+k", what, text);
-  if (b.splitKPrograms && b.tma)
-    fail("{} '{}': K split across programs (+k) takes cp.async copies (gc), not TMA (g)", what, text);
   if (b.groupDot) {
     if (b.splitK || b.warps % 4 != 0 || b.m != 16 * b.warps || b.k != 64 || b.n % 8 != 0 || b.n > 256 ||
         b.stages < 2)
@@ -533,13 +531,18 @@ std::string stagedBody(const GemmKernelSpec& s, const GemmText& t) {
   // Copies of K block `j` into stage `st`.
   // `ibA` / `ibB`: A's / B's copies lie inside their arrays (no bounds
   // arithmetic per run).
+  // %{p}ko: the first K element of this program's K block `j` (its K
+  // blocks start at %kbLo when K is split across programs).
+  auto kOffset = [&](const std::string& p, const std::string& j) {
+    return s.splitKPrograms ? fmt::format("    %{p}kj = arith.addi {j}, %kbLo : index\n"
+                                          "    %{p}ko = arith.muli %{p}kj, %bk : index\n",
+                                          fmt::arg("p", p), fmt::arg("j", j))
+                            : fmt::format("    %{p}ko = arith.muli {j}, %bk : index\n", fmt::arg("p", p),
+                                          fmt::arg("j", j));
+  };
   auto copy = [&](const std::string& p, const std::string& j, const std::string& st, bool ibA, bool ibB) {
     std::string bStrides = s.weightsNK ? "[%c1, %K]" : "[%N, %c1]";
-    std::string c = (s.splitKPrograms ? fmt::format("    %{p}kj = arith.addi {j}, %kbLo : index\n"
-                                                    "    %{p}ko = arith.muli %{p}kj, %bk : index\n",
-                                                    fmt::arg("p", p), fmt::arg("j", j))
-                                      : fmt::format("    %{p}ko = arith.muli {j}, %bk : index\n", fmt::arg("p", p),
-                                                    fmt::arg("j", j))) +
+    std::string c = kOffset(p, j) +
                     fmt::format("    %{p}ga = tile.make_block_ptr %a, [%M, %K], [%K, %c1], [%row, %{p}ko] : !tile.ptr<{dt}> -> {aP}\n"
                                 "{la}    tile.async_copy %{p}la, %{p}ga {{contiguous = 1 : i64{ib}}} : {aP}\n",
                                 fmt::arg("p", p), fmt::arg("j", j), fmt::arg("dt", dt), fmt::arg("aP", t.aP),
@@ -622,9 +625,10 @@ std::string stagedBody(const GemmKernelSpec& s, const GemmText& t) {
   // 2 of barrier i % S. Copies read zeros outside the arrays, so one
   // pipeline serves interior and edge programs.
   auto tmaCopy = [&](const std::string& p, const std::string& j, const std::string& st) {
-    std::string c = fmt::format("    %{p}ko = arith.muli {j}, %bk : index\n{la}"
+    std::string c = kOffset(p, j) +
+                    fmt::format("{la}"
                                 "    tile.tma_copy %{p}la, %amap[%{p}ko, %row], %bars[{st}] : {aP}, !tile.ptr<i8>, !tile.ptr<i64>\n",
-                                fmt::arg("p", p), fmt::arg("j", j), fmt::arg("st", st), fmt::arg("aP", t.aP),
+                                fmt::arg("p", p), fmt::arg("st", st), fmt::arg("aP", t.aP),
                                 fmt::arg("la", aView(p + "la", st)));
     for (int w = 0; w < nb; ++w) {
       std::string q = p + (w ? "2" : "");
@@ -1013,7 +1017,6 @@ std::string emitGemmKernel(const GemmKernelSpec& s) {
            "tiling", s.name);
     if (s.tma && (!s.groupDot || s.blockM > 256 || s.blockN > 256))
       fail("gemm '{}': TMA copies stage warpgroup-dot operands in boxes of at most 256 rows", s.name);
-    if (s.tma && s.splitKPrograms) fail("gemm '{}': K split across programs takes cp.async copies, not TMA", s.name);
     if (s.dotsInFlight && !s.tma)
       fail("gemm '{}': dots left in flight take TMA copies (cp.async waits for its copies by count)", s.name);
     // 16-byte runs: K (and N with [K, N] weights) a multiple of 8.

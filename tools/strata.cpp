@@ -182,15 +182,17 @@ int compileKernels(const std::string& target, const std::string& out, const std:
     auto keep = [&](const char* kind, auto& kernels) {
       if (!named(kind)) kernels.clear();
     };
-    // "gemv" / "decode" / "medium": the GEMMs' GEMV kernels / decode
-    // class / medium class (with its variants) alone, any of them ("gemm"
-    // takes every GEMM).
-    const bool gemvs = named("gemv"), decodes = named("decode"), mediums = named("medium");
-    if ((gemvs || decodes || mediums) && !named("gemm"))
+    // "gemv" / "decode" / "medium" / "prefill": the GEMMs' GEMV kernels /
+    // decode class / medium class / prefill class (each with its variants)
+    // alone, any of them ("gemm" takes every GEMM).
+    const bool gemvs = named("gemv"), decodes = named("decode"), mediums = named("medium"), prefills = named("prefill");
+    if ((gemvs || decodes || mediums || prefills) && !named("gemm"))
       std::erase_if(set.gemms, [&](const tile::GemmKernelSpec& s) {
         const bool decodeClass = !s.gemv && s.maxRows == tile::kCudaDecodeRows;
         const bool mediumClass = s.maxRows > tile::kCudaDecodeRows && s.maxRows <= tile::kCudaMediumRows;
-        return !(gemvs && s.gemv) && !(decodes && decodeClass) && !(mediums && mediumClass);
+        const bool prefillClass = s.maxRows > tile::kCudaMediumRows && s.maxRows <= tile::kCudaPrefillRows;
+        return !(gemvs && s.gemv) && !(decodes && decodeClass) && !(mediums && mediumClass) &&
+               !(prefills && prefillClass);
       });
     else
       keep("gemm", set.gemms);
@@ -300,10 +302,10 @@ int main(int argc, char** argv) {
   compileKernelsCmd
       ->add_option("--only", ckOnly,
                    "Compile only these kinds of kernels, comma-separated (a partial set, for tuning sweeps; decode / "
-                   "medium: the GEMMs' decode class (up to 16 rows) / medium class (17-128 rows) alone; gemv: the "
-                   "GEMMs' GEMV kernels alone)")
+                   "medium / prefill: the GEMMs' decode class (up to 16 rows) / medium class (17-128 rows) / "
+                   "prefill class ([N, K] weights, 129-256 rows) alone; gemv: the GEMMs' GEMV kernels alone)")
       ->delimiter(',')
-      ->check(CLI::IsMember({"gemm", "decode", "medium", "gemv", "rms_norm", "rope", "attention", "paged_decode",
+      ->check(CLI::IsMember({"gemm", "decode", "medium", "prefill", "gemv", "rms_norm", "rope", "attention", "paged_decode",
                              "paged_prefill", "gather_rows", "kv_write", "argmax", "top_k", "repetition_penalty"}));
 
   std::string inspectModel;

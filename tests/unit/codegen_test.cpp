@@ -210,11 +210,13 @@ TEST(GemmBlocking, ParsesWarpsSplitAndStages) {
   EXPECT_TRUE(b.groupDot && !b.tma);
   EXPECT_EQ(b.stages, 4);
   EXPECT_FALSE(b.splitKPrograms);
-  // "+k": K split across programs too (cp.async copies only).
+  // "+k": K split across programs too, with cp.async or TMA copies.
   b = tile::parseGemmBlocking("128x32x64x8gc@4+k", "--medium-block");
   EXPECT_TRUE(b.groupDot && !b.tma && b.splitKPrograms);
   EXPECT_EQ(b.stages, 4);
-  EXPECT_THROW(tile::parseGemmBlocking("128x32x64x8g@4+k", "--medium-block"), Error);
+  b = tile::parseGemmBlocking("128x128x64x8gf@4+k", "--medium-block");
+  EXPECT_TRUE(b.groupDot && b.tma && b.dotsInFlight && b.splitKPrograms);
+  EXPECT_THROW(tile::parseGemmBlocking("128x128x64x8s@4+k", "--medium-block"), Error);
 }
 
 // K split across programs: the split is the grid's third dim, the kernel
@@ -251,8 +253,18 @@ TEST(GemmKernel, SplitKAcrossProgramsArrivesAndSumsInOrder) {
   EXPECT_NE(m.ptx.find("%ctaid.z"), std::string::npos);
   EXPECT_NE(m.ptx.find("atom.global.add.u32"), std::string::npos);
   EXPECT_NE(m.ptx.find("wgmma.mma_async"), std::string::npos);
-  s.tma = true, s.groupDot = true;
-  EXPECT_THROW(tile::emitGemmKernel(s), Error);
+  // TMA copies (the tall class's blocking) split the same way: each box
+  // starts at the program's first K block, and the kernel still lowers.
+  tile::GemmKernelSpec t = tile::cudaGemmSpec("bf16", true, tile::kCudaTallRows);
+  t.splitKPrograms = true;
+  t.name = "gemm_split_k_tma";
+  const std::string tk = tile::emitGemmKernel(t);
+  EXPECT_NE(tk.find("%lkj = arith.addi %j, %kbLo : index"), std::string::npos);
+  EXPECT_NE(tk.find("tile.tma_copy %lla, %amap[%lko, %row]"), std::string::npos);
+  tile::CudaModule tm = tile::compileCuda(tk, "sm_90");
+  EXPECT_NE(tm.ptx.find("%ctaid.z"), std::string::npos);
+  EXPECT_NE(tm.ptx.find("cp.async.bulk.tensor"), std::string::npos);
+  EXPECT_NE(tm.ptx.find("atom.global.add.u32"), std::string::npos);
 }
 
 // The GEMV form (one row of A, no dots): the blocking's text, the kernel's
