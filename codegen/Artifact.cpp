@@ -144,15 +144,23 @@ std::vector<GemmKernelSpec> cudaGemmKernels(const CudaGemmVariant& v, const Gemm
     s.bias = v.bias, s.residual = v.residual, s.swiglu = v.swiglu;
     s.name = fmt::format("gemm_{}_{}", v.suffix(), c.name);
     s.maxRows = c.rows == kCudaPrefillRows && !v.weightsNK ? kCudaTallRows : c.maxRows;
+    // SwiGLU with [N, K] weights takes the prefill class's 128 x 128
+    // blocks from 65 rows: the medium class's 64-row blocks read the
+    // weights twice there. H100, 2026-11-24 (docs/cuda.md "Deep and wide
+    // GEMMs at 17-256 rows"), K = 4096, N = 14336, weights from HBM: 65 /
+    // 96 / 128 rows 125 / 124 / 115 -> 104 / 105 / 93 us (the same blocks
+    // built to split K; the prefill kernel is faster still).
+    if (v.swiglu && v.weightsNK && c.maxRows == kCudaMediumRows && !medium.warps) s.maxRows = kCudaSplitKRows;
     set.push_back(s);
     // Column variants: plain and residual [N, K] GEMMs of a class's rows
     // (up to `rows`) and output columns get a blocking of their own (not
     // under a --medium-block / --prefill-block, which asks for one).
-    auto variant = [&](const char* blocking, const char* suffix, int64_t rows, int64_t minCols, int64_t maxCols) {
+    auto variant = [&](const char* blocking, const char* suffix, int64_t rows, int64_t minCols, int64_t maxCols,
+                       int64_t minDepth = 0) {
       GemmKernelSpec x = s;
       applyBlocking(x, parseGemmBlocking(blocking, "column variant"));
       x.name = fmt::format("gemm_{}_{}_{}", v.suffix(), c.name, suffix);
-      x.minCols = minCols, x.maxCols = maxCols;
+      x.minCols = minCols, x.maxCols = maxCols, x.minDepth = minDepth;
       x.maxRows = rows;
       set.push_back(x);
     };
@@ -167,6 +175,21 @@ std::vector<GemmKernelSpec> cudaGemmKernels(const CudaGemmVariant& v, const Gemm
     // plain one more) was slower at every split count.
     if (c.maxRows == kCudaMediumRows && plainOrResidual && !medium.warps)
       variant("64x32x64x4gc@6+k", "splitk", kCudaSplitKRows, 0, 4096);
+    // Deep K at 65-256 rows and N <= 4096 (the down projection): 64 x 128
+    // blocks staged by TMA, their dots in flight, K split across programs
+    // (gemmKSplitCount: 4 splits at 65-128 rows, 2-3 above). H100,
+    // 2026-11-24 (docs/cuda.md "Deep and wide GEMMs at 17-256 rows"),
+    // weights from HBM, K = 14336, N = 4096: 65 / 96 / 128 / 160 / 256 rows
+    // 81 / 81 / 66 / 83 / 87 -> 57 / 58 / 59 / 63 / 66 us, with the
+    // residual alike. At K = 4096 they lost (24.5 -> 25-29 us), so the
+    // variant starts at K = 8192, between the two measured depths.
+    const bool deepRows = c.maxRows == kCudaMediumRows ? !medium.warps : c.maxRows == kCudaPrefillRows && !prefill.warps;
+    if (deepRows && plainOrResidual) variant("64x128x64x4gf@4+k", "deep", c.maxRows, 0, 4096, kCudaDeepK);
+    // Wide N at 17-128 rows (plain): the same 64 x 128 blocks, one split.
+    // H100, the same session: 4096 x 28672 at 17 / 64 / 96 / 128 rows
+    // 98 / 96 / 139 / 128 -> 86 / 87 / 99 / 99 us.
+    if (c.maxRows == kCudaMediumRows && plainOrResidual && !v.residual && !medium.warps)
+      variant("64x128x64x4gf@4", "wide", kCudaMediumRows, 16384, 0);
     // The prefill class up to kCudaColumnVariantRows rows: at 256 rows the
     // class's 64 x 128 blocks give few programs at N = 4096 and take many
     // small steps at N = 28672. H100, 2026-11-23, M = 256 (docs/cuda.md
@@ -375,6 +398,7 @@ void writeCudaKernelFiles(const CudaKernelSetSpec& set, const std::string& targe
                              {"swiglu", s.swiglu}, {"block_m", s.blockM}, {"block_n", s.blockN},
                              {"block_k", s.blockK}, {"num_warps", s.numWarps}, {"stages", s.stages},
                              {"max_rows", s.maxRows}, {"min_cols", s.minCols}, {"max_cols", s.maxCols},
+                             {"min_depth", s.minDepth},
                              {"tma", s.tma}, {"dots_in_flight", s.dotsInFlight}, {"split_k_programs", s.splitKPrograms}, {"gemv", s.gemv}}));
   for (const RmsNormKernelSpec& s : set.norms) kernels.push_back(entry("rms_norm", s.name, s.dtype, {{"block_n", s.blockN}, {"lane_vector", s.laneVector}}));
   for (const RopeKernelSpec& s : set.ropes)

@@ -418,18 +418,43 @@ struct GemmText {
 )",
                          fmt::arg("n", name), fmt::arg("sl", slice), fmt::arg("cT", cT));
     };
+    // Interior blocks with N even move the f32 partials in 8-byte column
+    // pairs (the workspace is 256-byte aligned: slice rows start at even
+    // offsets), as the epilogue stores C.
+    const bool pairs = *ib;
     for (int w = 0; w < nb; ++w) {
       const std::string n = fmt::format("%{}w{}", p, w), q = fmt::format("%{}q{}", p, w);
+      const std::string bp = "!tile.block_ptr<" + cT + ">";
       stores += (w ? fmt::format("    {}s = arith.addi %pk, %kSplits : index\n", n) : "") +
-                slicePtr(n, w ? n + "s" : "%pk") +
-                fmt::format("    tile.store {}, {}{} : !tile.block_ptr<{}>\n", n, w ? acc2 : acc, ib, cT);
+                slicePtr(n, w ? n + "s" : "%pk");
+      if (pairs)
+        stores += fmt::format(R"(    scf.if %nPairs {{
+    tile.store {n}, {v} {{in_bounds, contiguous = 1 : i64}} : {bp}
+    }} else {{
+    tile.store {n}, {v} {{in_bounds}} : {bp}
+    }}
+)",
+                              fmt::arg("n", n), fmt::arg("v", w ? acc2 : acc), fmt::arg("bp", bp));
+      else
+        stores += fmt::format("    tile.store {}, {} : {}\n", n, w ? acc2 : acc, bp);
       inits += fmt::format("{}%{}a{} = %zero", w ? ", " : "", p, w);
       types += (w ? ", " : "") + cT;
       loads += (w ? fmt::format("    {}s = arith.addi %{}q, %kSplits : index\n", q, p) : "") +
-               slicePtr(q, w ? q + "s" : "%" + p + "q") +
-               fmt::format("    {q}v = tile.load {q}{ib} : !tile.block_ptr<{cT}>\n"
-                           "    {q}n = arith.addf %{p}a{w}, {q}v : {cT}\n",
-                           fmt::arg("q", q), fmt::arg("ib", ib), fmt::arg("cT", cT), fmt::arg("p", p), fmt::arg("w", w));
+               slicePtr(q, w ? q + "s" : "%" + p + "q");
+      if (pairs)
+        loads += fmt::format(R"(    {q}v = scf.if %nPairs -> ({cT}) {{
+    {q}vp = tile.load {q} {{in_bounds, contiguous = 1 : i64}} : {bp}
+    scf.yield {q}vp : {cT}
+    }} else {{
+    {q}ve = tile.load {q} {{in_bounds}} : {bp}
+    scf.yield {q}ve : {cT}
+    }}
+)",
+                             fmt::arg("q", q), fmt::arg("cT", cT), fmt::arg("bp", bp));
+      else
+        loads += fmt::format("    {}v = tile.load {} : {}\n", q, q, bp);
+      loads += fmt::format("    {q}n = arith.addf %{p}a{w}, {q}v : {cT}\n", fmt::arg("q", q), fmt::arg("cT", cT),
+                           fmt::arg("p", p), fmt::arg("w", w));
       yields += (w ? ", " : "") + q + "n";
     }
     return fmt::format(R"(    %{p}one = arith.cmpi eq, %kSplits, %c1 : index

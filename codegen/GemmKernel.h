@@ -128,6 +128,10 @@ struct GemmKernelSpec {
   // column bound is a column variant: the runtime takes it only when N is
   // within it, and before the unbounded kernel of the same max_rows.
   int64_t minCols = 0, maxCols = 0;
+  // GPU kernel sets: the least K this blocking is meant for (0: any;
+  // kernels.json min_depth): a depth variant, taken like a column variant
+  // only when K is at least this, and before a variant of fewer bounds.
+  int64_t minDepth = 0;
 };
 
 // Register-blocked defaults for a CPU uArch row, reading panel-packed
@@ -181,6 +185,9 @@ constexpr int64_t kCudaColumnVariantRows = 256;
 // The medium class's split-K column variant (cudaGemmKernels) is meant for
 // up to this many rows: one row of 64-row blocks.
 constexpr int64_t kCudaSplitKRows = 64;
+// The least K of the deep variants of the medium and prefill classes
+// (GemmKernelSpec::minDepth; codegen/Artifact.cpp).
+constexpr int64_t kCudaDeepK = 8192;
 GemmKernelSpec cudaGemmSpec(const std::string& dtype, bool weightsNK, int64_t rows);
 
 // A block shape for cudaGemmSpec's kernels: "MxNxKxW" (block M, N, K, warps).

@@ -349,7 +349,7 @@ V CudaExecutor::Impl::gemm(const ops::NodeDef& n, const std::vector<const Val*>&
       b.a = x.raw();
       b.b = base;
       b.c = mut(c);
-      k.launch(k.gemmFor(dtName, op.weightsNK, M, epilogue, total), b, M, total, K);
+      k.launch(k.gemmFor(dtName, op.weightsNK, M, epilogue, total, K), b, M, total, K);
       for (int64_t wi = 0, at = 0; wi < op.outputs(); at += widthOf(wi++))
         outs.push_back(c.view(at, withLast(outBase, widthOf(wi))));
       return outs;
@@ -368,7 +368,7 @@ V CudaExecutor::Impl::gemm(const ops::NodeDef& n, const std::vector<const Val*>&
   std::vector<Split> splits;
   int64_t counterTotal = 0, programs = 0;
   for (int64_t wi = 0; wi < op.outputs(); ++wi) {
-    const CudaGemmKernel* kern = &k.gemmFor(dtName, op.weightsNK, M, epilogue, widthOf(wi));
+    const CudaGemmKernel* kern = &k.gemmFor(dtName, op.weightsNK, M, epilogue, widthOf(wi), K);
     splits.push_back({kern, 1, 0});
     programs += gemmProgramCount(*kern, M, widthOf(wi));
   }

@@ -196,6 +196,7 @@ std::unique_ptr<CudaKernelSet> CudaKernelSet::load(const CudaDevice& device, con
       g.maxRows = k.value("max_rows", 0);
       g.minCols = k.value("min_cols", 0);
       g.maxCols = k.value("max_cols", 0);
+      g.minDepth = k.value("min_depth", 0);
       g.stages = k.value("stages", 0);
       g.tma = k.value("tma", false);
       g.splitKPrograms = k.value("split_k_programs", false);
@@ -213,15 +214,18 @@ std::unique_ptr<CudaKernelSet> CudaKernelSet::load(const CudaDevice& device, con
 }
 
 const CudaGemmKernel& CudaKernelSet::gemmFor(const std::string& dtype, bool weightsNK, int64_t rows,
-                                             const GemmEpilogue& e, int64_t cols) const {
+                                             const GemmEpilogue& e, int64_t cols, int64_t depth) const {
   const CudaGemmKernel* best = nullptr;
   auto bound = [](const CudaGemmKernel& g) { return g.maxRows > 0 ? g.maxRows : INT64_MAX; };
-  auto variant = [](const CudaGemmKernel& g) { return g.minCols > 0 || g.maxCols > 0; };
+  auto colBound = [](const CudaGemmKernel& g) { return g.minCols > 0 || g.maxCols > 0; };
+  // 0: no bound, 1: columns, 2: depth (with or without columns).
+  auto bounds = [&](const CudaGemmKernel& g) { return g.minDepth > 0 ? 2 : colBound(g) ? 1 : 0; };
   auto holds = [&](const CudaGemmKernel& g) {
-    return !variant(g) || (cols > 0 && cols >= g.minCols && (g.maxCols == 0 || cols <= g.maxCols));
+    const bool colsHold = !colBound(g) || (cols > 0 && cols >= g.minCols && (g.maxCols == 0 || cols <= g.maxCols));
+    return colsHold && (g.minDepth == 0 || (depth > 0 && depth >= g.minDepth));
   };
   auto better = [&](const CudaGemmKernel& g) {
-    return !best || bound(g) < bound(*best) || (bound(g) == bound(*best) && variant(g) && !variant(*best));
+    return !best || bound(g) < bound(*best) || (bound(g) == bound(*best) && bounds(g) > bounds(*best));
   };
   for (const CudaGemmKernel& g : gemms_)
     if (g.dtype == dtype && g.weightsNK == weightsNK && g.bias == e.bias && g.residual == e.residual &&

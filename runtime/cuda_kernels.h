@@ -22,6 +22,9 @@ struct CudaGemmKernel {
   // The output columns (N) it is meant for (0: no bound): a column variant
   // of its row class (kernels.json min_cols / max_cols).
   int64_t minCols = 0, maxCols = 0;
+  // The least K it is meant for (0: any; kernels.json min_depth): a depth
+  // variant.
+  int64_t minDepth = 0;
   int64_t stages = 0;   // shared-memory buffers of A and B (0: not staged); staged: A, B 16-byte aligned
   bool tma = false;     // stages A and B with TMA copies: takes their tensor maps (codegen/GemmKernel.h)
   // K may be split across programs (kernels.json split_k_programs): the
@@ -212,12 +215,13 @@ class CudaKernelSet {
   const CudaGemmKernel& gemm(const std::string& name) const;  // throws when absent
   // The kernel for `dtype`, weight layout and epilogue meant for M =
   // `rows`: the smallest max_rows >= rows (0 counts as unbounded) of the
-  // kernels whose column bounds hold `cols` (N; a column variant has
-  // bounds and is skipped when cols = 0, N unknown); at equal max_rows a
-  // column variant before the unbounded kernel.
+  // kernels whose column bounds hold `cols` (N) and whose depth bound
+  // holds `depth` (K) (a variant with such a bound is skipped when the
+  // value is 0, unknown); at equal max_rows the variant of more bounds
+  // first (depth and columns, then columns, then none).
   // Throws when the set has none.
   const CudaGemmKernel& gemmFor(const std::string& dtype, bool weightsNK, int64_t rows,
-                                const GemmEpilogue& epilogue = {}, int64_t cols = 0) const;
+                                const GemmEpilogue& epilogue = {}, int64_t cols = 0, int64_t depth = 0) const;
   const std::vector<CudaRmsNormKernel>& rmsNorms() const { return norms_; }
   const std::vector<CudaRopeKernel>& ropes() const { return ropes_; }
   const std::vector<CudaAttentionKernel>& attentions() const { return attentions_; }

@@ -158,20 +158,20 @@ int benchGemm(const std::string& dir, const std::string& jsonPath, const std::st
   nlohmann::json rows = nlohmann::json::array();
   std::printf("%-6s %-6s %-6s %-30s %9s %9s %9s\n", "M", "K", "N", "kernel", "us", "TFLOP/s", "GB/s");
   for (const Case& cs : cases)
-    rows.push_back(timeCase(set->gemmFor(dtype, /*weightsNK=*/true, cs.M, {}, cs.N),
+    rows.push_back(timeCase(set->gemmFor(dtype, /*weightsNK=*/true, cs.M, {}, cs.N, cs.K),
                             {a, w, nullptr, c, nullptr, nullptr, nullptr}, cs.M, cs.K, cs.N, 1, true));
   // The MLP's gate / up projection as one SwiGLU kernel (two [N, K] weights;
   // the same weight buffer serves both: timing only).
   nlohmann::json swiglu = nlohmann::json::array();
   for (int64_t m : epilogueRows)
-    swiglu.push_back(timeCase(set->gemmFor(dtype, /*weightsNK=*/true, m, {.swiglu = true}, intermediate),
+    swiglu.push_back(timeCase(set->gemmFor(dtype, /*weightsNK=*/true, m, {.swiglu = true}, intermediate, hidden),
                               {a, w, w, c, nullptr, nullptr, nullptr}, m, hidden, intermediate, 2, false));
   // The projections with the residual add (o_proj, down_proj).
   nlohmann::json residual = nlohmann::json::array();
   void* r = upload(maxC);
   for (int64_t m : epilogueRows)
     for (int64_t k : {hidden, intermediate})
-      residual.push_back(timeCase(set->gemmFor(dtype, /*weightsNK=*/true, m, {.residual = true}, hidden),
+      residual.push_back(timeCase(set->gemmFor(dtype, /*weightsNK=*/true, m, {.residual = true}, hidden, k),
                                   {a, w, nullptr, c, nullptr, nullptr, r}, m, k, hidden, 1, false));
   dev->release(r, maxC * 2);
   dev->release(w, wElems * 2);

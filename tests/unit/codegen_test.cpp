@@ -318,9 +318,9 @@ TEST(GemmBlocking, WarpgroupDotBlockingsApplyToNKWeightsOnly) {
   tile::GemmBlocking p = tile::parseGemmBlocking("64x128x64x4g@5", "--prefill-block");
   for (bool nk : {true, false}) {
     std::vector<tile::GemmKernelSpec> set = tile::cudaGemmKernels({"bf16", nk}, {}, {}, p);
-    // [N, K]: and the medium class's split-K variant, the tall class and
-    // the GEMV form, last.
-    ASSERT_EQ(set.size(), nk ? 7u : 4u);
+    // [N, K]: and the medium class's split-K, deep and wide variants, the
+    // tall class and the GEMV form, last.
+    ASSERT_EQ(set.size(), nk ? 9u : 4u);
     EXPECT_EQ(set.back().gemv, nk);
     const size_t large = nk ? set.size() - 2 : set.size() - 1;
     for (size_t c : {large - 1, large}) {
@@ -332,10 +332,12 @@ TEST(GemmBlocking, WarpgroupDotBlockingsApplyToNKWeightsOnly) {
   }
 }
 
-// The column variants: plain [N, K] GEMMs get the medium class's split-K
-// one and the prefill class's narrow and wide ones, residual ones the
-// split-K and narrow ones, others none; a --medium-block / --prefill-block
-// (one blocking asked for) leaves its class's variants out.
+// The column and depth variants: plain [N, K] GEMMs get the medium class's
+// split-K, deep and wide ones and the prefill class's deep, narrow and wide
+// ones, residual ones all but the wide ones, others none; SwiGLU's medium
+// kernel ends at kCudaSplitKRows rows (the prefill class's blocks above); a
+// --medium-block / --prefill-block (one blocking asked for) leaves its
+// class's variants out.
 TEST(GemmBlocking, ColumnVariantsForNKPlainAndResidual) {
   auto names = [](const std::vector<tile::GemmKernelSpec>& set) {
     std::vector<std::string> n;
@@ -344,10 +346,17 @@ TEST(GemmBlocking, ColumnVariantsForNKPlainAndResidual) {
   };
   std::vector<tile::GemmKernelSpec> plain = tile::cudaGemmKernels({"bf16", true});
   ASSERT_EQ(names(plain), (std::vector<std::string>{"gemm_bf16_nk_decode", "gemm_bf16_nk_medium",
-                                                    "gemm_bf16_nk_medium_splitk", "gemm_bf16_nk_prefill",
-                                                    "gemm_bf16_nk_prefill_narrow", "gemm_bf16_nk_prefill_wide",
-                                                    "gemm_bf16_nk_tall", "gemm_bf16_nk_large", "gemm_bf16_nk_gemv"}));
-  const tile::GemmKernelSpec &medium = plain[1], &split = plain[2];
+                                                    "gemm_bf16_nk_medium_splitk", "gemm_bf16_nk_medium_deep",
+                                                    "gemm_bf16_nk_medium_wide", "gemm_bf16_nk_prefill",
+                                                    "gemm_bf16_nk_prefill_deep", "gemm_bf16_nk_prefill_narrow",
+                                                    "gemm_bf16_nk_prefill_wide", "gemm_bf16_nk_tall",
+                                                    "gemm_bf16_nk_large", "gemm_bf16_nk_gemv"}));
+  auto named = [&](const char* suffix) -> const tile::GemmKernelSpec& {
+    for (const auto& s : plain)
+      if (s.name == std::string("gemm_bf16_nk_") + suffix) return s;
+    throw std::runtime_error(suffix);
+  };
+  const tile::GemmKernelSpec &medium = named("medium"), &split = named("medium_splitk");
   EXPECT_TRUE(split.splitKPrograms);
   EXPECT_FALSE(medium.splitKPrograms);
   EXPECT_EQ(split.maxRows, tile::kCudaSplitKRows);
@@ -357,43 +366,65 @@ TEST(GemmBlocking, ColumnVariantsForNKPlainAndResidual) {
   EXPECT_EQ(split.blockN, medium.blockN);
   EXPECT_EQ(split.stages, medium.stages);
   EXPECT_TRUE(split.groupDot && !split.tma);
-  EXPECT_EQ(plain[4].maxRows, tile::kCudaColumnVariantRows);
-  EXPECT_EQ(plain[5].maxRows, tile::kCudaColumnVariantRows);
-  EXPECT_EQ(plain[4].minCols, 0);
-  EXPECT_EQ(plain[4].maxCols, 4096);
-  EXPECT_EQ(plain[4].blockN, 64);
-  EXPECT_TRUE(plain[4].groupDot && plain[4].tma);
-  EXPECT_EQ(plain[5].minCols, 16384);
-  EXPECT_EQ(plain[5].maxCols, 0);
-  EXPECT_EQ(plain[5].numWarps, 8);
-  EXPECT_TRUE(plain[5].dotsInFlight);
-  for (int i : {0, 1, 3, 6, 7}) EXPECT_EQ(plain[i].minCols + plain[i].maxCols, 0) << plain[i].name;
-  EXPECT_EQ(plain[6].maxRows, tile::kCudaTallRows);
-  EXPECT_TRUE(plain[6].dotsInFlight && plain[6].blockM == 128 && plain[6].blockN == 128);
-  EXPECT_EQ(plain[0].stages, 8);  // the decode class without SwiGLU: 8 buffers
+  // Deep: 64 x 128 TMA blocks that split K, N <= 4096 and K >= kCudaDeepK,
+  // in both classes; wide (medium): the same blocks unsplit, N >= 16384.
+  for (const char* deep : {"medium_deep", "prefill_deep"}) {
+    const tile::GemmKernelSpec& d = named(deep);
+    EXPECT_EQ(d.maxRows, std::string(deep) == "medium_deep" ? tile::kCudaMediumRows : tile::kCudaPrefillRows);
+    EXPECT_EQ(d.maxCols, 4096) << deep;
+    EXPECT_EQ(d.minDepth, tile::kCudaDeepK) << deep;
+    EXPECT_TRUE(d.splitKPrograms && d.tma && d.dotsInFlight && d.blockM == 64 && d.blockN == 128) << deep;
+  }
+  const tile::GemmKernelSpec& mediumWide = named("medium_wide");
+  EXPECT_EQ(mediumWide.maxRows, tile::kCudaMediumRows);
+  EXPECT_EQ(mediumWide.minCols, 16384);
+  EXPECT_EQ(mediumWide.minDepth, 0);
+  EXPECT_TRUE(!mediumWide.splitKPrograms && mediumWide.tma && mediumWide.blockN == 128);
+  const tile::GemmKernelSpec &narrow = named("prefill_narrow"), &wide = named("prefill_wide");
+  EXPECT_EQ(narrow.maxRows, tile::kCudaColumnVariantRows);
+  EXPECT_EQ(wide.maxRows, tile::kCudaColumnVariantRows);
+  EXPECT_EQ(narrow.minCols, 0);
+  EXPECT_EQ(narrow.maxCols, 4096);
+  EXPECT_EQ(narrow.blockN, 64);
+  EXPECT_TRUE(narrow.groupDot && narrow.tma);
+  EXPECT_EQ(wide.minCols, 16384);
+  EXPECT_EQ(wide.maxCols, 0);
+  EXPECT_EQ(wide.numWarps, 8);
+  EXPECT_TRUE(wide.dotsInFlight);
+  for (const char* c : {"decode", "medium", "prefill", "tall", "large"})
+    EXPECT_EQ(named(c).minCols + named(c).maxCols + named(c).minDepth, 0) << c;
+  EXPECT_EQ(named("tall").maxRows, tile::kCudaTallRows);
+  EXPECT_TRUE(named("tall").dotsInFlight && named("tall").blockM == 128 && named("tall").blockN == 128);
+  EXPECT_EQ(named("decode").stages, 8);  // the decode class without SwiGLU: 8 buffers
   std::vector<tile::GemmKernelSpec> residual = tile::cudaGemmKernels({"bf16", true, false, true});
   EXPECT_EQ(names(residual), (std::vector<std::string>{"gemm_bf16_nk_residual_decode", "gemm_bf16_nk_residual_medium",
                                                        "gemm_bf16_nk_residual_medium_splitk",
+                                                       "gemm_bf16_nk_residual_medium_deep",
                                                        "gemm_bf16_nk_residual_prefill",
+                                                       "gemm_bf16_nk_residual_prefill_deep",
                                                        "gemm_bf16_nk_residual_prefill_narrow",
                                                        "gemm_bf16_nk_residual_tall", "gemm_bf16_nk_residual_large",
                                                        "gemm_bf16_nk_residual_gemv"}));
   EXPECT_TRUE(residual[2].residual && residual[2].splitKPrograms);
+  EXPECT_TRUE(residual[3].residual && residual[3].splitKPrograms && residual[3].tma);
   std::vector<tile::GemmKernelSpec> swiglu = tile::cudaGemmKernels({"bf16", true, false, false, true});
   ASSERT_EQ(swiglu.size(), 5u);  // no variants but the GEMV form; its medium kernel may split K
   for (size_t i = 0; i < swiglu.size(); ++i) EXPECT_EQ(swiglu[i].splitKPrograms, i == 1) << swiglu[i].name;
+  EXPECT_EQ(swiglu[1].maxRows, tile::kCudaSplitKRows);
+  EXPECT_EQ(swiglu[2].maxRows, tile::kCudaPrefillRows);
   EXPECT_TRUE(swiglu.back().gemv && swiglu.back().swiglu && swiglu.back().maxRows == 1);
   EXPECT_EQ(swiglu[0].stages, 4);
   EXPECT_EQ(tile::cudaGemmKernels({"bf16", true, true}).size(), 6u);                // bias (a tall kernel too)
   EXPECT_EQ(tile::cudaGemmKernels({"bf16", false}).size(), 4u);                     // [K, N]
   EXPECT_EQ(tile::cudaGemmKernels({"bf16", false})[2].maxRows, tile::kCudaTallRows);  // [K, N] prefill
+  EXPECT_EQ(tile::cudaGemmKernels({"bf16", false, false, false, true})[1].maxRows, tile::kCudaMediumRows);
   tile::GemmBlocking p = tile::parseGemmBlocking("64x128x64x4g@5", "--prefill-block");
   EXPECT_EQ(names(tile::cudaGemmKernels({"bf16", true}, {}, {}, p)),
             (std::vector<std::string>{"gemm_bf16_nk_decode", "gemm_bf16_nk_medium", "gemm_bf16_nk_medium_splitk",
-                                      "gemm_bf16_nk_prefill", "gemm_bf16_nk_tall", "gemm_bf16_nk_large",
-                                      "gemm_bf16_nk_gemv"}));
+                                      "gemm_bf16_nk_medium_deep", "gemm_bf16_nk_medium_wide", "gemm_bf16_nk_prefill",
+                                      "gemm_bf16_nk_tall", "gemm_bf16_nk_large", "gemm_bf16_nk_gemv"}));
   tile::GemmBlocking m = tile::parseGemmBlocking("64x32x64x4gc@6+k", "--medium-block");
-  EXPECT_EQ(tile::cudaGemmKernels({"bf16", true}, {}, m).size(), 8u);
+  EXPECT_EQ(tile::cudaGemmKernels({"bf16", true}, {}, m).size(), 9u);  // the prefill class's three variants
   // A GEMV blocking replaces the GEMV kernels' and only theirs.
   tile::GemmBlocking v = tile::parseGemmBlocking("1x4x1024x4v", "--gemv-block");
   std::vector<tile::GemmKernelSpec> tuned = tile::cudaGemmKernels({"bf16", true}, {}, {}, {}, v);

@@ -267,13 +267,16 @@ TEST_F(CudaGemmKernels, ChoosesTheBlockingForTheRowCount) {
 
 // Up to 64 rows of the medium class and 256 of the prefill class, [N, K]
 // plain and residual GEMMs take a column variant when N is within its
-// bounds (kernels.json max_rows, min_cols / max_cols); other N, an unknown
-// N, more rows, other classes and epilogues keep the class's kernel.
+// bounds (kernels.json max_rows, min_cols / max_cols), and from 65 rows a
+// depth variant when K is deep enough too (min_depth); other N or K, an
+// unknown N or K, more rows, other classes and epilogues keep the class's
+// kernel. SwiGLU takes the prefill class's kernel from 65 rows.
 TEST_F(CudaGemmKernels, ChoosesAColumnVariantWithinTheRowClass) {
   struct Choice {
     int64_t rows, cols;
     runtime::GemmEpilogue e;
     const char* name;
+    int64_t depth = 4096;
   };
   const Choice choices[] = {{256, 4096, {}, "gemm_bf16_nk_prefill_narrow"},
                             {129, 1000, {}, "gemm_bf16_nk_prefill_narrow"},
@@ -296,11 +299,26 @@ TEST_F(CudaGemmKernels, ChoosesAColumnVariantWithinTheRowClass) {
                             {65, 4096, {}, "gemm_bf16_nk_medium"},
                             {64, 6144, {}, "gemm_bf16_nk_medium"},
                             {64, 14336, {.swiglu = true}, "gemm_bf16_nk_swiglu_medium"},
+                            {65, 14336, {.swiglu = true}, "gemm_bf16_nk_swiglu_prefill"},
+                            {65, 4096, {}, "gemm_bf16_nk_medium_deep", 14336},
+                            {128, 4096, {.residual = true}, "gemm_bf16_nk_residual_medium_deep", 8192},
+                            {128, 4096, {.residual = true}, "gemm_bf16_nk_residual_medium", 8191},
+                            {128, 4096, {}, "gemm_bf16_nk_medium", 0},
+                            {64, 4096, {}, "gemm_bf16_nk_medium_splitk", 14336},
+                            {129, 4096, {}, "gemm_bf16_nk_prefill_deep", 14336},
+                            {256, 4096, {.residual = true}, "gemm_bf16_nk_residual_prefill_deep", 14336},
+                            {256, 6144, {}, "gemm_bf16_nk_prefill", 14336},
+                            {257, 4096, {}, "gemm_bf16_nk_tall", 14336},
+                            {17, 28672, {}, "gemm_bf16_nk_medium_wide"},
+                            {128, 16384, {}, "gemm_bf16_nk_medium_wide"},
+                            {128, 16383, {}, "gemm_bf16_nk_medium"},
+                            {128, 28672, {.residual = true}, "gemm_bf16_nk_residual_medium"},
                             {16, 4096, {}, "gemm_bf16_nk_decode"},
                             {2048, 4096, {}, "gemm_bf16_nk_large"},
                             {2048, 28672, {}, "gemm_bf16_nk_large"}};
   for (const Choice& c : choices)
-    EXPECT_EQ(set->gemmFor("bf16", true, c.rows, c.e, c.cols).name, c.name) << c.rows << " x " << c.cols;
+    EXPECT_EQ(set->gemmFor("bf16", true, c.rows, c.e, c.cols, c.depth).name, c.name)
+        << c.rows << " x " << c.cols << " (K = " << c.depth << ")";
   EXPECT_EQ(set->gemmFor("bf16", false, 256, {}, 4096).name, "gemm_bf16_kn_prefill");
 }
 

@@ -178,6 +178,27 @@ func.func @paired_stores_unpromised(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c
   tile.store %cp, %h {in_bounds} : !tile.block_ptr<tensor<32x32xbf16>>
   return
 }
+// f32 accumulators (a split-K partial) store their column pairs as 8-byte
+// vectors and load them back the same way.
+// CHECK-LABEL: func.func @paired_f32
+// CHECK-COUNT-4: vector.load %{{.*}}[%{{.*}}] {alignment = 8 : i64} : memref<?xf32>, vector<2xf32>
+// CHECK-COUNT-4: vector.store %{{.*}}, %{{.*}}[%{{.*}}] {alignment = 8 : i64} : memref<?xf32>, vector<2xf32>
+// CHECK-NOT: memref.store
+// CHECK: return
+func.func @paired_f32(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %w: !tile.ptr<f32>, %M: index, %N: index) attributes {tile.num_warps = 4 : i64} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c16 = arith.constant 16 : index
+  %ap = tile.make_block_ptr %a, [%M, %c16], [%c16, %c1], [%c0, %c0] : !tile.ptr<bf16> -> !tile.block_ptr<tensor<32x16xbf16>>
+  %bp = tile.make_block_ptr %b, [%c16, %N], [%N, %c1], [%c0, %c0] : !tile.ptr<bf16> -> !tile.block_ptr<tensor<16x32xbf16>>
+  %wp = tile.make_block_ptr %w, [%M, %N], [%N, %c1], [%c0, %c0] : !tile.ptr<f32> -> !tile.block_ptr<tensor<32x32xf32>>
+  %x = tile.load %ap {in_bounds} : !tile.block_ptr<tensor<32x16xbf16>>
+  %y = tile.load %bp {in_bounds} : !tile.block_ptr<tensor<16x32xbf16>>
+  %acc = tile.load %wp {in_bounds, contiguous = 1 : i64} : !tile.block_ptr<tensor<32x32xf32>>
+  %d = tile.dot %x, %y, %acc : tensor<32x16xbf16> * tensor<16x32xbf16> -> tensor<32x32xf32>
+  tile.store %wp, %d {in_bounds, contiguous = 1 : i64} : !tile.block_ptr<tensor<32x32xf32>>
+  return
+}
 
 // -----
 
