@@ -280,12 +280,14 @@ int main(int argc, char** argv) {
                                 "16x32x128x4s@4 (@8 with [N, K] weights but SwiGLU) (for tuning)");
   compileKernelsCmd->add_option("--medium-block", ckMedium,
                                 "Block shape of the kernels for 17..128 rows instead of the defaults 64x32x64x4gc@6 "
-                                "([N, K] weights) and 64x32x128x4s@3 ([K, N]) (for tuning)");
+                                "([N, K] weights; SwiGLU up to 64 rows, built to split K) and 64x32x128x4s@3 ([K, N]), "
+                                "leaving out the class's variants (split K up to 64 rows at N <= 4096, deep K at "
+                                "N <= 4096, wide N) (for tuning)");
   compileKernelsCmd->add_option("--prefill-block", ckPrefill,
                                 "Block shape of the kernels for more than 128 rows instead of the defaults: [N, K] "
                                 "weights 64x128x64x4g@4 up to 256 rows, 128x128x64x8gf@4 up to 1024, 128x256x64x8gf@4 above (SwiGLU: "
-                                "128x128x64x8gf@4); [K, N] 64x128x64x4@3 (residual: 64x128x32x4@4) and 128x128x32x4@4 (SwiGLU: "
-                                "128x64x32x4@4) "
+                                "128x128x64x8gf@4, from 65 rows); [K, N] 64x128x64x4@3 (residual: 64x128x32x4@4) and 128x128x32x4@4 (SwiGLU: "
+                                "128x64x32x4@4), leaving out the prefill class's variants (narrow and wide N, deep K) "
                                 "(for tuning)");
   compileKernelsCmd->add_option("--attention-block", ckAttention,
                                 "Blocking MxNxW@S[q|g] of the attention kernels (block M query rows, N keys per step, W "
