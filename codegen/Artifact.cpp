@@ -190,6 +190,14 @@ std::vector<GemmKernelSpec> cudaGemmKernels(const CudaGemmVariant& v, const Gemm
     // 98 / 96 / 139 / 128 -> 86 / 87 / 99 / 99 us.
     if (c.maxRows == kCudaMediumRows && plainOrResidual && !v.residual && !medium.warps)
       variant("64x128x64x4gf@4", "wide", kCudaMediumRows, 16384, 0);
+    // The large class at 1025-1536 rows and N <= 4096: the tall class's
+    // 128 x 128 blocks (more programs than 128 x 256 there). H100,
+    // 2026-11-24 (docs/cuda.md "The large class's narrow variant"), K x N
+    // 4096 x 4096 / 14336 x 4096 at 1152 / 1536 rows: 92 / 284 -> 79 / 244
+    // and 95 / 288 -> 88 / 268 us, the residual alike; at 1792 rows and
+    // at N = 6144 they lost.
+    if (c.maxRows == 0 && plainOrResidual && !prefill.warps)
+      variant("128x128x64x8gf@4", "narrow", kCudaLargeNarrowRows, 0, 4096);
     // The prefill class up to kCudaColumnVariantRows rows: at 256 rows the
     // class's 64 x 128 blocks give few programs at N = 4096 and take many
     // small steps at N = 28672. H100, 2026-11-23, M = 256 (docs/cuda.md

@@ -177,7 +177,8 @@ struct CudaGemmVariant {
 // 16384), with max_rows 256 and min_cols / max_cols; the medium class
 // "_wide" (plain, 64 x 128 blocks, N >= 16384) and both classes "_deep"
 // (64 x 128 blocks splitting K across programs, N <= 4096, K >=
-// kCudaDeepK: min_depth). SwiGLU with [N, K] weights takes the medium
+// kCudaDeepK: min_depth) and the large class "_narrow" (128 x 128 blocks,
+// N <= 4096, up to kCudaLargeNarrowRows rows). SwiGLU with [N, K] weights takes the medium
 // class up to kCudaSplitKRows rows and the prefill class's blocks above.
 // Non-zero blockings replace the class's block shape (the prefill one both
 // prefill classes, and then no column variants); warpgroup-dot blockings

@@ -188,6 +188,9 @@ constexpr int64_t kCudaSplitKRows = 64;
 // The least K of the deep variants of the medium and prefill classes
 // (GemmKernelSpec::minDepth; codegen/Artifact.cpp).
 constexpr int64_t kCudaDeepK = 8192;
+// The large class's narrow variant (the tall class's 128 x 128 blocks at
+// N <= 4096) is meant for up to this many rows (codegen/Artifact.cpp).
+constexpr int64_t kCudaLargeNarrowRows = 1536;
 GemmKernelSpec cudaGemmSpec(const std::string& dtype, bool weightsNK, int64_t rows);
 
 // A block shape for cudaGemmSpec's kernels: "MxNxKxW" (block M, N, K, warps).

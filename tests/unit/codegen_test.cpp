@@ -350,7 +350,8 @@ TEST(GemmBlocking, ColumnVariantsForNKPlainAndResidual) {
                                                     "gemm_bf16_nk_medium_wide", "gemm_bf16_nk_prefill",
                                                     "gemm_bf16_nk_prefill_deep", "gemm_bf16_nk_prefill_narrow",
                                                     "gemm_bf16_nk_prefill_wide", "gemm_bf16_nk_tall",
-                                                    "gemm_bf16_nk_large", "gemm_bf16_nk_gemv"}));
+                                                    "gemm_bf16_nk_large", "gemm_bf16_nk_large_narrow",
+                                                    "gemm_bf16_nk_gemv"}));
   auto named = [&](const char* suffix) -> const tile::GemmKernelSpec& {
     for (const auto& s : plain)
       if (s.name == std::string("gemm_bf16_nk_") + suffix) return s;
@@ -393,6 +394,14 @@ TEST(GemmBlocking, ColumnVariantsForNKPlainAndResidual) {
   EXPECT_TRUE(wide.dotsInFlight);
   for (const char* c : {"decode", "medium", "prefill", "tall", "large"})
     EXPECT_EQ(named(c).minCols + named(c).maxCols + named(c).minDepth, 0) << c;
+  // The large class's narrow variant: the tall class's blocking, N <= 4096,
+  // up to kCudaLargeNarrowRows rows.
+  const tile::GemmKernelSpec& largeNarrow = named("large_narrow");
+  EXPECT_EQ(largeNarrow.maxRows, tile::kCudaLargeNarrowRows);
+  EXPECT_EQ(largeNarrow.maxCols, 4096);
+  EXPECT_EQ(largeNarrow.blockN, named("tall").blockN);
+  EXPECT_EQ(largeNarrow.blockM, named("tall").blockM);
+  EXPECT_TRUE(largeNarrow.dotsInFlight && !largeNarrow.splitKPrograms);
   EXPECT_EQ(named("tall").maxRows, tile::kCudaTallRows);
   EXPECT_TRUE(named("tall").dotsInFlight && named("tall").blockM == 128 && named("tall").blockN == 128);
   EXPECT_EQ(named("decode").stages, 8);  // the decode class without SwiGLU: 8 buffers
@@ -404,6 +413,7 @@ TEST(GemmBlocking, ColumnVariantsForNKPlainAndResidual) {
                                                        "gemm_bf16_nk_residual_prefill_deep",
                                                        "gemm_bf16_nk_residual_prefill_narrow",
                                                        "gemm_bf16_nk_residual_tall", "gemm_bf16_nk_residual_large",
+                                                       "gemm_bf16_nk_residual_large_narrow",
                                                        "gemm_bf16_nk_residual_gemv"}));
   EXPECT_TRUE(residual[2].residual && residual[2].splitKPrograms);
   EXPECT_TRUE(residual[3].residual && residual[3].splitKPrograms && residual[3].tma);
@@ -424,7 +434,7 @@ TEST(GemmBlocking, ColumnVariantsForNKPlainAndResidual) {
                                       "gemm_bf16_nk_medium_deep", "gemm_bf16_nk_medium_wide", "gemm_bf16_nk_prefill",
                                       "gemm_bf16_nk_tall", "gemm_bf16_nk_large", "gemm_bf16_nk_gemv"}));
   tile::GemmBlocking m = tile::parseGemmBlocking("64x32x64x4gc@6+k", "--medium-block");
-  EXPECT_EQ(tile::cudaGemmKernels({"bf16", true}, {}, m).size(), 9u);  // the prefill class's three variants
+  EXPECT_EQ(tile::cudaGemmKernels({"bf16", true}, {}, m).size(), 10u);  // the prefill class's three, the large's one
   // A GEMV blocking replaces the GEMV kernels' and only theirs.
   tile::GemmBlocking v = tile::parseGemmBlocking("1x4x1024x4v", "--gemv-block");
   std::vector<tile::GemmKernelSpec> tuned = tile::cudaGemmKernels({"bf16", true}, {}, {}, {}, v);

@@ -265,8 +265,9 @@ TEST_F(CudaGemmKernels, ChoosesTheBlockingForTheRowCount) {
   EXPECT_THROW(set->gemmFor("f32", true, 1), Error);
 }
 
-// Up to 64 rows of the medium class and 256 of the prefill class, [N, K]
-// plain and residual GEMMs take a column variant when N is within its
+// Up to 128 rows of the medium class, 256 of the prefill class and 1536 of
+// the large class, [N, K] plain and residual GEMMs take a column variant
+// when N is within its
 // bounds (kernels.json max_rows, min_cols / max_cols), and from 65 rows a
 // depth variant when K is deep enough too (min_depth); other N or K, an
 // unknown N or K, more rows, other classes and epilogues keep the class's
@@ -315,6 +316,11 @@ TEST_F(CudaGemmKernels, ChoosesAColumnVariantWithinTheRowClass) {
                             {128, 28672, {.residual = true}, "gemm_bf16_nk_residual_medium"},
                             {16, 4096, {}, "gemm_bf16_nk_decode"},
                             {2048, 4096, {}, "gemm_bf16_nk_large"},
+                            {1025, 4096, {}, "gemm_bf16_nk_large_narrow"},
+                            {1536, 4096, {.residual = true}, "gemm_bf16_nk_residual_large_narrow", 14336},
+                            {1537, 4096, {}, "gemm_bf16_nk_large"},
+                            {1280, 6144, {}, "gemm_bf16_nk_large"},
+                            {1280, 14336, {.swiglu = true}, "gemm_bf16_nk_swiglu_large"},
                             {2048, 28672, {}, "gemm_bf16_nk_large"}};
   for (const Choice& c : choices)
     EXPECT_EQ(set->gemmFor("bf16", true, c.rows, c.e, c.cols, c.depth).name, c.name)
