@@ -276,6 +276,32 @@ struct GemmText {
     return fmt::format(" {{in_bounds, contiguous = {} : i64, run = 4 : i64}}", kDim);
   }
 
+  // An interior block's access in aligned pairs where N is even (%nPairs:
+  // the `contiguous` promise holds), else element by element: the store of
+  // `v` through `ptr` (of block pointer type `bp`) and the load of `res`
+  // (a `t` tile) from it.
+  static std::string pairedStore(const std::string& ptr, const std::string& v, const std::string& bp) {
+    return fmt::format(R"(    scf.if %nPairs {{
+    tile.store {ptr}, {v} {{in_bounds, contiguous = 1 : i64}} : {bp}
+    }} else {{
+    tile.store {ptr}, {v} {{in_bounds}} : {bp}
+    }}
+)",
+                       fmt::arg("ptr", ptr), fmt::arg("v", v), fmt::arg("bp", bp));
+  }
+  static std::string pairedLoad(const std::string& res, const std::string& ptr, const std::string& t,
+                                const std::string& bp) {
+    return fmt::format(R"(    {res} = scf.if %nPairs -> ({t}) {{
+    {res}p = tile.load {ptr} {{in_bounds, contiguous = 1 : i64}} : {bp}
+    scf.yield {res}p : {t}
+    }} else {{
+    {res}e = tile.load {ptr} {{in_bounds}} : {bp}
+    scf.yield {res}e : {t}
+    }}
+)",
+                       fmt::arg("res", res), fmt::arg("ptr", ptr), fmt::arg("t", t), fmt::arg("bp", bp));
+  }
+
   // A K loop over [from, to) starting from the accumulators `inits`
   // (and block pointers `ptrs`); its results are `res`#0.. . `ib` marks the
   // loads in bounds, `bIb` B's alone (packed panels are whole up to K).
@@ -369,15 +395,7 @@ struct GemmText {
                        "!tile.block_ptr<{cS}>\n",
                        fmt::arg("p", p), fmt::arg("cS", cS), fmt::arg("dt", s.dtype));
       if (pairs)
-        e += fmt::format(R"(    %{p}rv = scf.if %nPairs -> ({cS}) {{
-    %{p}rvp = tile.load %{p}rp {{in_bounds, contiguous = 1 : i64}} : !tile.block_ptr<{cS}>
-    scf.yield %{p}rvp : {cS}
-    }} else {{
-    %{p}rve = tile.load %{p}rp {{in_bounds}} : !tile.block_ptr<{cS}>
-    scf.yield %{p}rve : {cS}
-    }}
-)",
-                         fmt::arg("p", p), fmt::arg("cS", cS));
+        e += pairedLoad("%" + p + "rv", "%" + p + "rp", cS, "!tile.block_ptr<" + cS + ">");
       else
         e += fmt::format("    %{p}rv = tile.load %{p}rp{ib} : !tile.block_ptr<{cS}>\n", fmt::arg("p", p),
                          fmt::arg("cS", cS), fmt::arg("ib", ib));
@@ -390,13 +408,7 @@ struct GemmText {
     // residual are 4-byte aligned: CudaKernelSet::launch): one 4-byte
     // store per accumulator pair instead of two 2-byte ones.
     const std::string v = st.narrow(e, p + "cv", out, cShape);
-    return e + fmt::format(R"(    scf.if %nPairs {{
-    tile.store %cp, {v} {{in_bounds, contiguous = 1 : i64}} : {cP}
-    }} else {{
-    tile.store %cp, {v} {{in_bounds}} : {cP}
-    }}
-)",
-                           fmt::arg("v", v), fmt::arg("cP", st.blockPtr(cShape)));
+    return e + pairedStore("%cp", v, st.blockPtr(cShape));
   }
 
   // The epilogue of a program, with K split across programs
@@ -428,13 +440,7 @@ struct GemmText {
       stores += (w ? fmt::format("    {}s = arith.addi %pk, %kSplits : index\n", n) : "") +
                 slicePtr(n, w ? n + "s" : "%pk");
       if (pairs)
-        stores += fmt::format(R"(    scf.if %nPairs {{
-    tile.store {n}, {v} {{in_bounds, contiguous = 1 : i64}} : {bp}
-    }} else {{
-    tile.store {n}, {v} {{in_bounds}} : {bp}
-    }}
-)",
-                              fmt::arg("n", n), fmt::arg("v", w ? acc2 : acc), fmt::arg("bp", bp));
+        stores += pairedStore(n, w ? acc2 : acc, bp);
       else
         stores += fmt::format("    tile.store {}, {} : {}\n", n, w ? acc2 : acc, bp);
       inits += fmt::format("{}%{}a{} = %zero", w ? ", " : "", p, w);
@@ -442,15 +448,7 @@ struct GemmText {
       loads += (w ? fmt::format("    {}s = arith.addi %{}q, %kSplits : index\n", q, p) : "") +
                slicePtr(q, w ? q + "s" : "%" + p + "q");
       if (pairs)
-        loads += fmt::format(R"(    {q}v = scf.if %nPairs -> ({cT}) {{
-    {q}vp = tile.load {q} {{in_bounds, contiguous = 1 : i64}} : {bp}
-    scf.yield {q}vp : {cT}
-    }} else {{
-    {q}ve = tile.load {q} {{in_bounds}} : {bp}
-    scf.yield {q}ve : {cT}
-    }}
-)",
-                             fmt::arg("q", q), fmt::arg("cT", cT), fmt::arg("bp", bp));
+        loads += pairedLoad(q + "v", q, cT, bp);
       else
         loads += fmt::format("    {}v = tile.load {} : {}\n", q, q, bp);
       loads += fmt::format("    {q}n = arith.addf %{p}a{w}, {q}v : {cT}\n", fmt::arg("q", q), fmt::arg("cT", cT),
