@@ -131,6 +131,9 @@ std::vector<GemmKernelSpec> cudaGemmKernels(const CudaGemmVariant& v, const Gemm
     // Warpgroup-dot blockings need [N, K] weights: [K, N] kernels keep
     // their defaults under them.
     const GemmBlocking& b = c.rows <= kCudaDecodeRows ? decode : c.rows <= kCudaMediumRows ? medium : prefill;
+    // The class keeps its default blocking (none asked for): only then does
+    // it get the measured special cases and variants below.
+    const bool ownBlocking = !b.warps;
     if (b.warps && (!b.groupDot || v.weightsNK)) applyBlocking(s, b);
     // The medium class's SwiGLU kernel is built able to split K across
     // programs, though at Llama shapes it runs one split (its 448 programs
@@ -140,7 +143,7 @@ std::vector<GemmKernelSpec> cudaGemmKernels(const CudaGemmVariant& v, const Gemm
     // split: 32 / 64 / 96 / 128 rows 68.3 / 59.7 / 125.5 / 114.1 -> 63.5 /
     // 56.8 / 118.0 / 108.0 us (its registers, 2 programs an SM, against
     // the plain form's; not profiled further).
-    if (v.swiglu && c.maxRows == kCudaMediumRows && !medium.warps && !s.tma) s.splitKPrograms = true;
+    if (v.swiglu && c.maxRows == kCudaMediumRows && ownBlocking && !s.tma) s.splitKPrograms = true;
     s.bias = v.bias, s.residual = v.residual, s.swiglu = v.swiglu;
     s.name = fmt::format("gemm_{}_{}", v.suffix(), c.name);
     s.maxRows = c.rows == kCudaPrefillRows && !v.weightsNK ? kCudaTallRows : c.maxRows;
@@ -150,7 +153,7 @@ std::vector<GemmKernelSpec> cudaGemmKernels(const CudaGemmVariant& v, const Gemm
     // GEMMs at 17-256 rows"), K = 4096, N = 14336, weights from HBM: 65 /
     // 96 / 128 rows 125 / 124 / 115 -> 104 / 105 / 93 us (the same blocks
     // built to split K; the prefill kernel is faster still).
-    if (v.swiglu && v.weightsNK && c.maxRows == kCudaMediumRows && !medium.warps) s.maxRows = kCudaSplitKRows;
+    if (v.swiglu && v.weightsNK && c.maxRows == kCudaMediumRows && ownBlocking) s.maxRows = kCudaSplitKRows;
     set.push_back(s);
     // Column variants: plain and residual [N, K] GEMMs of a class's rows
     // (up to `rows`) and output columns get a blocking of their own (not
@@ -173,7 +176,7 @@ std::vector<GemmKernelSpec> cudaGemmKernels(const CudaGemmVariant& v, const Gemm
     // splits (gemmKSplitCount). Not past 64 rows, nor at wider N, nor with
     // SwiGLU: there the split kernel (2 programs an SM by registers, the
     // plain one more) was slower at every split count.
-    if (c.maxRows == kCudaMediumRows && plainOrResidual && !medium.warps)
+    if (c.maxRows == kCudaMediumRows && plainOrResidual && ownBlocking)
       variant("64x32x64x4gc@6+k", "splitk", kCudaSplitKRows, 0, 4096);
     // Deep K at 65-256 rows and N <= 4096 (the down projection): 64 x 128
     // blocks staged by TMA, their dots in flight, K split across programs
@@ -183,12 +186,12 @@ std::vector<GemmKernelSpec> cudaGemmKernels(const CudaGemmVariant& v, const Gemm
     // 81 / 81 / 66 / 83 / 87 -> 57 / 58 / 59 / 63 / 66 us, with the
     // residual alike. At K = 4096 they lost (24.5 -> 25-29 us), so the
     // variant starts at K = 8192, between the two measured depths.
-    const bool deepRows = c.maxRows == kCudaMediumRows ? !medium.warps : c.maxRows == kCudaPrefillRows && !prefill.warps;
-    if (deepRows && plainOrResidual) variant("64x128x64x4gf@4+k", "deep", c.maxRows, 0, 4096, kCudaDeepK);
+    const bool deepRows = c.maxRows == kCudaMediumRows || c.maxRows == kCudaPrefillRows;
+    if (deepRows && plainOrResidual && ownBlocking) variant("64x128x64x4gf@4+k", "deep", c.maxRows, 0, 4096, kCudaDeepK);
     // Wide N at 17-128 rows (plain): the same 64 x 128 blocks, one split.
     // H100, the same session: 4096 x 28672 at 17 / 64 / 96 / 128 rows
     // 98 / 96 / 139 / 128 -> 86 / 87 / 99 / 99 us.
-    if (c.maxRows == kCudaMediumRows && plainOrResidual && !v.residual && !medium.warps)
+    if (c.maxRows == kCudaMediumRows && plainOrResidual && !v.residual && ownBlocking)
       variant("64x128x64x4gf@4", "wide", kCudaMediumRows, 16384, 0);
     // The large class at 1025-1536 rows and N <= 4096: the tall class's
     // 128 x 128 blocks (more programs than 128 x 256 there). H100,
@@ -196,7 +199,7 @@ std::vector<GemmKernelSpec> cudaGemmKernels(const CudaGemmVariant& v, const Gemm
     // 4096 x 4096 / 14336 x 4096 at 1152 / 1536 rows: 92 / 284 -> 79 / 244
     // and 95 / 288 -> 88 / 268 us, the residual alike; at 1792 rows and
     // at N = 6144 they lost.
-    if (c.maxRows == 0 && plainOrResidual && !prefill.warps)
+    if (c.maxRows == 0 && plainOrResidual && ownBlocking)
       variant("128x128x64x8gf@4", "narrow", kCudaLargeNarrowRows, 0, 4096);
     // The prefill class up to kCudaColumnVariantRows rows: at 256 rows the
     // class's 64 x 128 blocks give few programs at N = 4096 and take many
@@ -206,7 +209,7 @@ std::vector<GemmKernelSpec> cudaGemmKernels(const CudaGemmVariant& v, const Gemm
     // K = 4096 (but 37 -> 50 at N = 6144); 128 x 128 on two warpgroups
     // 181 -> 157 us at N = 28672 (but 92 -> 107 at N = 4096), and with
     // their dots in flight and the refill after them 147 (2026-11-24).
-    if (c.maxRows == kCudaPrefillRows && plainOrResidual && !prefill.warps) {
+    if (c.maxRows == kCudaPrefillRows && plainOrResidual && ownBlocking) {
       variant("64x64x64x4g@4", "narrow", kCudaColumnVariantRows, 0, 4096);
       if (!v.residual) variant("128x128x64x8gf@4", "wide", kCudaColumnVariantRows, 16384, 0);
     }
