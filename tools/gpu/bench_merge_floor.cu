@@ -1,0 +1,298 @@
+// What merging a batch-1 paged decode step's splits costs, measured on
+// stand-in kernels with no attention math: the question behind the "merge"
+// rows of docs/cuda.md's paged decode sections.
+//
+// A step reads `bytes` (a sequence's K and V at some context: 4 MiB at 1k,
+// 16 MiB at 4k) split over G = 8 KV heads x S splits, one program each,
+// and every program writes a partial result of the shape strata's split
+// kernel writes (acc [4, 128] f32, m and l [4]). Three ways to finish the
+// step, each timed as N steps in one CUDA graph with programmatic
+// dependent launch between the kernels (as the runtime launches them):
+//
+//   split   the split kernel alone (no merge: the floor of the other two);
+//   combine the split kernel, then a combine kernel of G x 4 one-warp
+//           programs (one per query head) that waits for the split grid
+//           (griddepcontrol.wait) and merges S partial rows;
+//   fused   the split kernel's programs arrive at a counter of their KV
+//           head after storing their partials; the first 4 programs of
+//           each head then wait for the count to reach S and each merges
+//           one query head, as the combine would. Needs every program of
+//           the grid resident at once (checked with the occupancy API).
+//
+// "split" and "combine" run twice: "late" waits for the previous grid at
+// the kernel's entry and signals the next at its return (how strata's
+// kernels did until 2026-11-24); otherwise the split kernel's reads go out
+// before its wait and both kernels signal at entry. The stand-in reads the
+// same bytes every step, so the early form overlaps the reads of
+// consecutive steps: its figures bound what a merge costs, not what one
+// step takes. Raw results: docs/bench/2026-11-24-h100-merge-floor.txt.
+//
+//   nvcc -O3 -arch=sm_90a -o bench_merge_floor tools/gpu/bench_merge_floor.cu
+//   ./bench_merge_floor [bytes_mib splits warps]...
+//
+// An experiment's harness, not part of bench_all.py: prints one table.
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <vector>
+
+#define CK(x)                                                                        \
+  do {                                                                               \
+    cudaError_t e_ = (x);                                                            \
+    if (e_ != cudaSuccess) {                                                         \
+      std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
+      std::exit(1);                                                                  \
+    }                                                                                \
+  } while (0)
+
+constexpr int G = 8, H = 4, D = 128;
+
+struct Args {
+  const uint4* kv;
+  int per;  // uint4s each program reads
+  float* pacc;  // [G][S][H][D]
+  float* pm;    // [G][S][H]
+  float* pl;
+  float* out;  // [G][H][D]
+  unsigned* arrive;  // [G]
+  unsigned* depart;  // [G]
+  int S;
+};
+
+__device__ __forceinline__ void waitPrimary() { asm volatile("griddepcontrol.wait;" ::: "memory"); }
+__device__ __forceinline__ void launchDependents() { asm volatile("griddepcontrol.launch_dependents;" ::: "memory"); }
+
+__device__ __forceinline__ unsigned ldAcquire(const unsigned* p) {
+  unsigned v;
+  asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+  return v;
+}
+
+// Reads this program's share and writes its partials (warp 0 writes). With
+// `early`, the reads go out before the wait for the previous grid (which
+// may still read the partials); otherwise the program waits first.
+template <bool early>
+__device__ void splitPart(const Args& a, int g, int s) {
+  if (!early) waitPrimary();
+  const int t = threadIdx.x, n = blockDim.x;
+  const uint4* p = a.kv + (size_t(g) * a.S + s) * a.per;
+  unsigned x = 0;
+#pragma unroll 8
+  for (int i = t; i < a.per; i += n) {
+    uint4 v = __ldg(p + i);
+    x ^= v.x ^ v.y ^ v.z ^ v.w;
+  }
+  __shared__ unsigned red[32];
+  x = __reduce_xor_sync(0xffffffffu, x);
+  if ((t & 31) == 0) red[t >> 5] = x;
+  __syncthreads();
+  if (t >= 32) return;
+  x = t < n / 32 ? red[t] : 0;
+  x = __reduce_xor_sync(0xffffffffu, x);
+  if (early) waitPrimary();  // the previous step may still read the partials
+  const size_t base = (size_t(g) * a.S + s) * H;
+  const float f = float(x & 255) * (1.0f / 256.0f);
+  for (int h = 0; h < H; ++h)
+    reinterpret_cast<float4*>(a.pacc + (base + h) * D)[t] = make_float4(f, f + 1, f + 2, f + h);
+  if (t < H) {
+    a.pm[base + t] = f - float(s & 7);
+    a.pl[base + t] = 1.0f + f;
+  }
+}
+
+// One warp merges the S partial rows of query head h of KV head g (S <= 32):
+// lane s holds split s's m and l; each lane holds 4 columns of the sum.
+__device__ void mergeHead(const Args& a, int g, int h) {
+  const int lane = threadIdx.x;
+  const size_t base = size_t(g) * a.S * H + h;
+  const bool live = lane < a.S;
+  const float m = live ? __ldcg(a.pm + base + size_t(lane) * H) : -INFINITY;
+  const float l = live ? __ldcg(a.pl + base + size_t(lane) * H) : 0.0f;
+  float mx = m;
+  for (int o = 16; o; o >>= 1) mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, o));
+  const float w = live ? exp2f(m - mx) : 0.0f;
+  float L = w * l;
+  for (int o = 16; o; o >>= 1) L += __shfl_xor_sync(0xffffffffu, L, o);
+  // Every split's row first (independent loads: one wait), then the sums.
+  float4 v[32];
+#pragma unroll
+  for (int s = 0; s < 32; ++s)
+    v[s] = __ldcg(reinterpret_cast<const float4*>(a.pacc + (base + size_t(min(s, a.S - 1)) * H) * D) + lane);
+  float4 acc = make_float4(0, 0, 0, 0);
+#pragma unroll
+  for (int s = 0; s < 32; ++s) {
+    const float ws = __shfl_sync(0xffffffffu, w, s);  // 0 past the last split
+    acc.x += ws * v[s].x, acc.y += ws * v[s].y, acc.z += ws * v[s].z, acc.w += ws * v[s].w;
+  }
+  const float r = 1.0f / L;
+  reinterpret_cast<float4*>(a.out + (size_t(g) * H + h) * D)[lane] =
+      make_float4(acc.x * r, acc.y * r, acc.z * r, acc.w * r);
+}
+
+// `early`: reads before the wait, and the next grid may be scheduled at
+// once; otherwise wait first and let the next grid in only at the end (how
+// strata's kernels start and end).
+template <bool early>
+__global__ void splitKernel(Args a) {
+  if (early) launchDependents();
+  splitPart<early>(a, blockIdx.y, blockIdx.x);
+  if (!early) launchDependents();
+}
+
+template <bool early>
+__global__ void combineKernel(Args a) {
+  if (early) launchDependents();
+  waitPrimary();
+  mergeHead(a, blockIdx.x / H, blockIdx.x % H);
+  if (!early) launchDependents();
+}
+
+__global__ void fusedKernel(Args a) {
+  launchDependents();
+  const int g = blockIdx.y, s = blockIdx.x;
+  splitPart<true>(a, g, s);
+  if (threadIdx.x >= 32) return;
+  __syncwarp();
+  if (threadIdx.x == 0) {
+    __threadfence();
+    atomicAdd(a.arrive + g, 1u);
+  }
+  if (s >= H) return;
+  if (threadIdx.x == 0)
+    while (ldAcquire(a.arrive + g) < unsigned(a.S)) {
+    }
+  __syncwarp();
+  mergeHead(a, g, s);
+  __syncwarp();
+  // The last of the H merging programs resets the counters for the next step.
+  if (threadIdx.x == 0 && atomicAdd(a.depart + g, 1u) == H - 1) {
+    a.arrive[g] = 0;
+    a.depart[g] = 0;
+    __threadfence();
+  }
+}
+
+__global__ void emptyKernel(Args) { launchDependents(); }
+
+enum Mode { kEmpty, kSplit, kCombine, kSplitLate, kCombineLate, kFused };
+
+static void launch(cudaStream_t st, void (*k)(Args), dim3 grid, int threads, const Args& a) {
+  cudaLaunchConfig_t c{};
+  c.gridDim = grid;
+  c.blockDim = dim3(threads);
+  c.stream = st;
+  cudaLaunchAttribute at[1];
+  at[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  at[0].val.programmaticStreamSerializationAllowed = 1;
+  c.attrs = at;
+  c.numAttrs = 1;
+  CK(cudaLaunchKernelEx(&c, k, a));
+}
+
+static void step(cudaStream_t st, Mode m, const Args& a, int threads) {
+  const dim3 grid(a.S, G);
+  switch (m) {
+    case kEmpty: launch(st, emptyKernel, dim3(1), 32, a); break;
+    case kSplit: launch(st, splitKernel<true>, grid, threads, a); break;
+    case kCombine:
+      launch(st, splitKernel<true>, grid, threads, a);
+      launch(st, combineKernel<true>, dim3(G * H), 32, a);
+      break;
+    case kSplitLate: launch(st, splitKernel<false>, grid, threads, a); break;
+    case kCombineLate:
+      launch(st, splitKernel<false>, grid, threads, a);
+      launch(st, combineKernel<false>, dim3(G * H), 32, a);
+      break;
+    case kFused: launch(st, fusedKernel, grid, threads, a); break;
+  }
+}
+
+// Microseconds a step: N steps captured in one graph, best of `reps` replays.
+static double timeSteps(Mode m, const Args& a, int threads) {
+  constexpr int N = 64, reps = 30;
+  cudaStream_t st;
+  CK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
+  cudaGraph_t gr;
+  CK(cudaStreamBeginCapture(st, cudaStreamCaptureModeGlobal));
+  for (int i = 0; i < N; ++i) step(st, m, a, threads);
+  CK(cudaStreamEndCapture(st, &gr));
+  cudaGraphExec_t ex;
+  CK(cudaGraphInstantiate(&ex, gr, 0));
+  cudaEvent_t e0, e1;
+  CK(cudaEventCreate(&e0));
+  CK(cudaEventCreate(&e1));
+  CK(cudaGraphLaunch(ex, st));
+  CK(cudaStreamSynchronize(st));
+  std::vector<float> t;
+  for (int r = 0; r < reps; ++r) {
+    CK(cudaEventRecord(e0, st));
+    CK(cudaGraphLaunch(ex, st));
+    CK(cudaEventRecord(e1, st));
+    CK(cudaEventSynchronize(e1));
+    float ms;
+    CK(cudaEventElapsedTime(&ms, e0, e1));
+    t.push_back(ms);
+  }
+  std::sort(t.begin(), t.end());
+  CK(cudaGraphExecDestroy(ex));
+  CK(cudaGraphDestroy(gr));
+  CK(cudaStreamDestroy(st));
+  return t[reps / 2] * 1e3 / N;
+}
+
+int main(int argc, char** argv) {
+  std::vector<int> cfg;  // (MiB, splits, warps) triples
+  for (int i = 1; i < argc; ++i) cfg.push_back(std::atoi(argv[i]));
+  if (cfg.empty()) cfg = {4, 16, 1, 4, 16, 4, 4, 32, 4, 16, 32, 1, 16, 32, 4, 16, 16, 4};
+  if (cfg.size() % 3) {
+    std::fprintf(stderr, "usage: bench_merge_floor [bytes_mib splits warps]...\n");
+    return 2;
+  }
+  int sms;
+  CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+  const size_t maxBytes = size_t(*std::max_element(cfg.begin(), cfg.end())) << 20;
+  uint4* kv;
+  CK(cudaMalloc(&kv, maxBytes * 2));
+  CK(cudaMemset(kv, 1, maxBytes * 2));
+  float *pacc, *pm, *pl, *out;
+  CK(cudaMalloc(&pacc, size_t(G) * 64 * H * D * 4));
+  CK(cudaMalloc(&pm, G * 64 * H * 4));
+  CK(cudaMalloc(&pl, G * 64 * H * 4));
+  CK(cudaMalloc(&out, G * H * D * 4));
+  unsigned* counters;
+  CK(cudaMalloc(&counters, 2 * G * 4));
+  CK(cudaMemset(counters, 0, 2 * G * 4));
+  std::printf("| MiB | splits | warps | empty us | split, late us | split+combine, late us | split us | split+combine us | fused us | combine costs | fused costs | GB/s late / early / fused |\n");
+  std::printf("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n");
+  for (size_t i = 0; i < cfg.size(); i += 3) {
+    const size_t bytes = size_t(cfg[i]) << 20;
+    const int S = cfg[i + 1], threads = 32 * cfg[i + 2];
+    if (S > 32) {
+      std::fprintf(stderr, "at most 32 splits\n");
+      return 2;
+    }
+    Args a{kv, int(bytes / 16 / (G * S)), pacc, pm, pl, out, counters, counters + G, S};
+    int perSm;
+    CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&perSm, fusedKernel, threads, 0));
+    const bool fusedOk = perSm * sms >= G * S;
+    const double e = timeSteps(kEmpty, a, threads), sl = timeSteps(kSplitLate, a, threads),
+                 cl = timeSteps(kCombineLate, a, threads), sp = timeSteps(kSplit, a, threads);
+    const double co = timeSteps(kCombine, a, threads);
+    std::vector<float> want(G * H * D), got(G * H * D);
+    CK(cudaMemcpy(want.data(), out, want.size() * 4, cudaMemcpyDeviceToHost));
+    CK(cudaMemset(out, 0, got.size() * 4));
+    const double fu = fusedOk ? timeSteps(kFused, a, threads) : 0;
+    CK(cudaMemcpy(got.data(), out, got.size() * 4, cudaMemcpyDeviceToHost));
+    if (fusedOk && want != got) {
+      std::fprintf(stderr, "fused and combine results differ (%d MiB, %d splits)\n", cfg[i], S);
+      return 1;
+    }
+    std::printf("| %d | %d | %d | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %.0f / %.0f / %.0f |\n", cfg[i], S,
+                cfg[i + 2], e, sl, cl, sp, co, fu, co - sp, fu - sp, bytes / cl * 1e-3, bytes / co * 1e-3,
+                fusedOk ? bytes / fu * 1e-3 : 0.0);
+  }
+  CK(cudaDeviceSynchronize());
+  return 0;
+}
