@@ -410,12 +410,8 @@ std::string kvPointers(const AttentionKernelSpec& s, const char* kBuf, const cha
 // 2 groups left in flight), a barrier makes it visible and frees the buffer
 // step i - 1 read, which receives block i + stages - 1.
 // `inits`: the accumulator panels', m's and l's (carriedTypes).
-// `waitThen` (GPU forms): text holding the kernel's tile.grid_wait. The
-// copies ahead then go out before it when they stop short of key ctx - 1
-// (%early: the previous kernel in the stream writes at most a sequence's
-// last key, the decode step's own token) and after it otherwise.
 std::string loop(const AttentionKernelSpec& s, const KvRows& kvRows, bool masked, const char* from, const char* to,
-                 const std::vector<std::string>& inits, const char* result, const std::string& waitThen = "") {
+                 const std::vector<std::string>& inits, const char* result) {
   std::string pre, rows, lookups, moreArgs, moreYields, moreTypes;
   // The decode form looks up the pages of the block a step copies one step
   // before it (carried in the loop), so the table read's latency falls in
@@ -470,17 +466,6 @@ std::string loop(const AttentionKernelSpec& s, const KvRows& kvRows, bool masked
   }}
 )",
                       fmt::arg("from", from), fmt::arg("to", to), fmt::arg("copy", copy("p", "%pj", "%pi", false)));
-    if (!waitThen.empty())
-      pre = fmt::format(R"(  %preEnd0 = arith.addi {from}, %cAhead : index
-  %preEnd = arith.minsi %preEnd0, {to} : index
-  %early = arith.cmpi slt, %preEnd, %ctx : index
-  scf.if %early {{
-{pre}  }}
-{wait}  %late = arith.cmpi sge, %preEnd, %ctx : index
-  scf.if %late {{
-{pre}  }}
-)",
-                        fmt::arg("from", from), fmt::arg("to", to), fmt::arg("pre", pre), fmt::arg("wait", waitThen));
     if (pages) {
       // Names of the first lookups before the loop: prefixed by the loop's
       // result name (both loops of a kernel have them at function level).
@@ -830,7 +815,7 @@ std::string emitAttentionKernel(const AttentionKernelSpec& s) {
   %qb = arith.subi %lastQb, %pid0 : index
 )"
                                       : "  %qb = arith.divui %pid0, %cS : index\n";
-  std::string loadQ, qStage;  // qStage: the decode form's, run inside its first loop's prologue
+  std::string loadQ;
   if (gpuForm(s) && s.groupDots) {
     // Buffers per head-dim panel x: Q [M, 64], K and V `stages` x [N, 64],
     // 128-byte swizzled rows (no padding: %cPD is the panel width). Q is
@@ -882,26 +867,20 @@ std::string emitAttentionKernel(const AttentionKernelSpec& s) {
   %lq = tile.alloc {{size = {qSize} : i64}} : {P}
   %lk = tile.alloc {{size = {kvSize} : i64}} : {P}
   %lv = tile.alloc {{size = {kvSize} : i64}} : {P}
-  %ssc = arith.constant dense<{sscale:.9e}> : tensor<{M}x{N}xf32>
-  %msc = arith.constant dense<{sscale:.9e}> : tensor<{M}xf32>
-)",
-                        fmt::arg("PD", PD), fmt::arg("SN", s.stages * N), fmt::arg("ST", s.stages),
-                        fmt::arg("ST1", s.stages - 1), fmt::arg("ahead", (s.stages - 1) * N), fmt::arg("qSize", M * PD),
-                        fmt::arg("kvSize", s.stages * N * PD), fmt::arg("P", P), fmt::arg("sscale", s.scale * log2e),
-                        fmt::arg("M", M), fmt::arg("N", N));
-    // Q's copy lands before the key loops start theirs. The decode form
-    // waits for the previous kernel (which writes q) just before it, after
-    // the copies ahead that may go first (loop()).
-    qStage = fmt::format(R"({wait}  %ql = tile.make_block_ptr %lq, [%cM, %cD], [%cPD, %c1], [%c0, %c0] : {P} -> {QB}
+  %ql = tile.make_block_ptr %lq, [%cM, %cD], [%cPD, %c1], [%c0, %c0] : {P} -> {QB}
   tile.async_copy %ql, %qp {{contiguous = 1 : i64}} : {QB}
   tile.async_commit
   tile.async_wait {{pending = 0 : i64}}
   tile.barrier
   %qu = tile.make_block_ptr %lq, [%cM, %cD], [%cPD, %c1], [%c0, %c0] : {P} -> {QB}
-{qLoad})",
-                         fmt::arg("wait", gpuDecode(s) ? "  tile.grid_wait\n" : ""), fmt::arg("P", P),
-                         fmt::arg("QB", st.blockPtr(qo)), fmt::arg("qLoad", s.qInRegisters ? qFragments(s) : std::string()));
-    if (!gpuDecode(s)) loadQ += qStage, qStage.clear();
+{qLoad}  %ssc = arith.constant dense<{sscale:.9e}> : tensor<{M}x{N}xf32>
+  %msc = arith.constant dense<{sscale:.9e}> : tensor<{M}xf32>
+)",
+                        fmt::arg("PD", PD), fmt::arg("SN", s.stages * N), fmt::arg("ST", s.stages),
+                        fmt::arg("ST1", s.stages - 1), fmt::arg("ahead", (s.stages - 1) * N), fmt::arg("qSize", M * PD),
+                        fmt::arg("kvSize", s.stages * N * PD), fmt::arg("P", P), fmt::arg("QB", st.blockPtr(qo)),
+                        fmt::arg("sscale", s.scale * log2e), fmt::arg("M", M), fmt::arg("N", N),
+                        fmt::arg("qLoad", s.qInRegisters ? qFragments(s) : std::string()));
   } else {
     loadQ = st.load("qt", "%qp", qo) + fmt::format(R"(  %qsc = arith.constant dense<{qscale:.9e}> : tensor<{M}x{D}xf32>
   %qs = arith.mulf %qt, %qsc : tensor<{M}x{D}xf32>
@@ -947,7 +926,7 @@ std::string emitAttentionKernel(const AttentionKernelSpec& s) {
                      fmt::arg("H", s.heads), fmt::arg("Hk", s.kvHeads), fmt::arg("Hk2", 2 * s.kvHeads),
                      fmt::arg("HkN", s.kvHeads * N), fmt::arg("prologue", prologue), fmt::arg("bounds", bounds),
                      fmt::arg("fullEnd", fullEnd),
-                     fmt::arg("fullLoop", loop(s, kvRows, false, "%lo", "%fe", fullInits, "%r1", qStage)),
+                     fmt::arg("fullLoop", loop(s, kvRows, false, "%lo", "%fe", fullInits, "%r1")),
                      fmt::arg("maskedLoop", loop(s, kvRows, true, "%fe", "%hi", maskedInits, "%r2")),
                      fmt::arg("epilogue", epilogue), fmt::arg("maskConsts", maskConsts),
                      fmt::arg("range", range), fmt::arg("loadQ", loadQ), fmt::arg("queryBlock", queryBlock),
@@ -978,10 +957,6 @@ namespace {
 // epilogues, not one per element. A lane holds 4 contiguous columns of a
 // row (tile.lane_vector 4: one 16-byte load a split row), and the weighted
 // sums contract to fused multiply-adds.
-// Its programs are one warp each, few enough to be resident at once, so
-// it lets the next kernel be scheduled right after its own wait
-// (tile.early_dependents): the next step's split programs copy their keys
-// ahead while it merges.
 
 std::string gpuCombineKernel(const AttentionKernelSpec& s) {
   const StorageText st{s.dtype};
@@ -1049,7 +1024,7 @@ std::string gpuCombineKernel(const AttentionKernelSpec& s) {
   };
   std::string consts;  // %c2 .. %c<kCombineSplitsPerStep> (%c0 and %c1 come first)
   for (int64_t u = 2; u <= kCombineSplitsPerStep; ++u) consts += fmt::format("  %c{0} = arith.constant {0} : index\n", u);
-  return fmt::format(R"(func.func @{name}_combine(%po: !tile.ptr<f32>, %pm: !tile.ptr<f32>, %pl: !tile.ptr<f32>, %o: {P}, %T: index, %splits: index) attributes {{tile.num_warps = 1 : i64, tile.lane_vector = 4 : i64, tile.early_dependents}} {{
+  return fmt::format(R"(func.func @{name}_combine(%po: !tile.ptr<f32>, %pm: !tile.ptr<f32>, %pl: !tile.ptr<f32>, %o: {P}, %T: index, %splits: index) attributes {{tile.num_warps = 1 : i64, tile.lane_vector = 4 : i64}} {{
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
 {consts}  %cD = arith.constant {D} : index

@@ -1118,10 +1118,6 @@ class Lowering {
       NVVM::Barrier0Op::create(b, loc);
       return Value();
     }
-    if (isa<GridWaitOp>(op)) {
-      NVVM::GriddepcontrolOp::create(b, loc, NVVM::GridDepActionKind::wait);
-      return Value();
-    }
     if (auto w = dyn_cast<GroupDotWaitOp>(op)) {
       NVVM::WgmmaWaitGroupSyncOp::create(b, loc, b.getI64IntegerAttr(w.getPending()));
       return Value();
@@ -1546,8 +1542,8 @@ struct ConvertTileToNVVMPass : impl::ConvertTileToNVVMBase<ConvertTileToNVVMPass
       if (!bad && op->getDialect() && isa<TileDialect>(op->getDialect()) &&
           !isa<ProgramIdOp, WarpIdOp, MakeBlockPtrOp, AdvanceOp, LoadOp, StoreOp, PrefetchOp, DotOp, ExtractOp,
                ExpandDimsOp, BroadcastOp, SplatOp, ConvertOp, SiluOp, ReduceOp, BlockLookupOp, AllocOp, AsyncCopyOp,
-               AsyncCommitOp, AsyncWaitOp, BarrierOp, GridWaitOp, ConcatOp, MaskOp, IotaOp, MBarrierInitOp,
-               TmaCopyOp, MBarrierWaitOp, ArriveOp, GroupDotWaitOp>(op)) {
+               AsyncCommitOp, AsyncWaitOp, BarrierOp, ConcatOp, MaskOp, IotaOp, MBarrierInitOp, TmaCopyOp,
+               MBarrierWaitOp, ArriveOp, GroupDotWaitOp>(op)) {
         op->emitError() << "the sm_90 lowering does not handle '" << op->getName() << "' yet";
         bad = true;
       }

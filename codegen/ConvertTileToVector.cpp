@@ -42,9 +42,9 @@ class Lowering {
         bad = true;
       }
       if (isa<AllocOp, BarrierOp, AsyncCopyOp, AsyncCommitOp, AsyncWaitOp, MBarrierInitOp, TmaCopyOp, MBarrierWaitOp,
-              ArriveOp, GroupDotWaitOp, GridWaitOp>(op)) {
-        op->emitError() << "workgroup-local memory, async copies, barriers, arrival counters and grid waits are not "
-                           "supported by the CPU backend";
+              ArriveOp, GroupDotWaitOp>(op)) {
+        op->emitError()
+            << "workgroup-local memory, async copies, barriers and arrival counters are not supported by the CPU backend";
         bad = true;
       }
       // The CPU attention kernels' dots take A blocks of the scores' own

@@ -127,29 +127,18 @@ CudaModule compileCuda(const std::string& tileIr, const std::string& target) {
     OpBuilder b(&ctx);
     // Programmatic dependent launch: the kernel may be scheduled while the
     // previous one in its stream runs, so it first waits for that grid
-    // (and its memory) at its entry, or where its own tile.grid_wait put
-    // the wait (reads the previous kernel cannot touch go out before it);
-    // a kernel launched the ordinary way passes the wait at once. It lets
-    // the next kernel be scheduled only as it returns: signalled at entry,
-    // the next kernel's blocks sat on SMs waiting and took them from this
-    // one's later blocks (H100, 2026-11-22: batch-32 decode 9.4 -> 11.3
-    // ms). A kernel whose whole grid is small says
-    // `tile.early_dependents`: it signals at entry, so the next kernel's
-    // reads before its own wait overlap this one (runtime/cuda_device.h
-    // allowProgrammaticLaunch; kernels.json "griddepcontrol_wait").
-    bool waits = false;
-    f.walk([&](NVVM::GriddepcontrolOp g) { waits |= g.getKind() == NVVM::GridDepActionKind::wait; });
+    // (and its memory); a kernel launched the ordinary way passes the wait
+    // at once. It lets the next kernel be scheduled only as it returns:
+    // signalled at entry, the next kernel's blocks sat on SMs waiting and
+    // took them from this one's later blocks (H100, 2026-11-22: batch-32
+    // decode 9.4 -> 11.3 ms). (runtime/cuda_device.h
+    // allowProgrammaticLaunch; kernels.json "griddepcontrol_wait".)
     b.setInsertionPointToStart(&f.getBody().front());
-    if (!waits) NVVM::GriddepcontrolOp::create(b, f.getLoc(), NVVM::GridDepActionKind::wait);
-    if (f->hasAttr("tile.early_dependents")) {
-      f->removeAttr("tile.early_dependents");
-      NVVM::GriddepcontrolOp::create(b, f.getLoc(), NVVM::GridDepActionKind::launch_dependents);
-    } else {
-      f.walk([&](LLVM::ReturnOp r) {
-        b.setInsertionPoint(r);
-        NVVM::GriddepcontrolOp::create(b, r.getLoc(), NVVM::GridDepActionKind::launch_dependents);
-      });
-    }
+    NVVM::GriddepcontrolOp::create(b, f.getLoc(), NVVM::GridDepActionKind::wait);
+    f.walk([&](LLVM::ReturnOp r) {
+      b.setInsertionPoint(r);
+      NVVM::GriddepcontrolOp::create(b, r.getLoc(), NVVM::GridDepActionKind::launch_dependents);
+    });
     f->setAttr(NVVM::NVVMDialect::getKernelFuncAttrName(), b.getUnitAttr());
     f->setAttr(NVVM::NVVMDialect::getMaxntidAttrName(), b.getDenseI32ArrayAttr({int32_t(32 * warps.getInt()), 1, 1}));
     // Blocks per SM the kernel asks room for: ptxas caps its registers at

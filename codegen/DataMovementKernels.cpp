@@ -45,13 +45,9 @@ std::string emitKvWriteKernel(const KvWriteKernelSpec& s) {
   if (s.kvHeads <= 0 || s.headDim <= 0 || s.blockSize <= 0)
     fail("kv_write kernel: {} kv heads of dim {}, block size {}", s.kvHeads, s.headDim, s.blockSize);
   StorageText{s.dtype}.check("kv_write");
-  // It lets the next kernel be scheduled at its entry
-  // (tile.early_dependents): the paged decode kernel after it copies the
-  // keys before each sequence's last ahead of its grid wait, while this
-  // kernel writes that last key.
   // Cache row of (block, kv = 0|1, head, offset) in the [cache_rows, D] view:
   // ((block * 2 + kv) * Hk + head) * BS + offset.
-  return fmt::format(R"(func.func @{name}(%cache: !tile.ptr<{T}>, %k: !tile.ptr<{T}>, %v: !tile.ptr<{T}>, %slots: !tile.ptr<i64>, %T: index, %CR: index) attributes {{tile.num_warps = 1 : i64, tile.early_dependents}} {{
+  return fmt::format(R"(func.func @{name}(%cache: !tile.ptr<{T}>, %k: !tile.ptr<{T}>, %v: !tile.ptr<{T}>, %slots: !tile.ptr<i64>, %T: index, %CR: index) attributes {{tile.num_warps = 1 : i64}} {{
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %c2 = arith.constant 2 : index

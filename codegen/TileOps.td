@@ -411,23 +411,6 @@ def Tile_GroupDotWaitOp : Tile_Op<"group_dot_wait"> {
   let assemblyFormat = "attr-dict";
 }
 
-def Tile_GridWaitOp : Tile_Op<"grid_wait"> {
-  let summary = "Waits for the previous kernel in the stream and its memory";
-  let description = [{
-    Under programmatic dependent launch a kernel may start while the
-    kernel before it in its stream still runs. Every kernel waits for that
-    grid (and its stores) once: at its entry, unless it holds a
-    `tile.grid_wait`, which then marks the wait. What the kernel reads
-    before it must not be written by the previous kernel; nothing may be
-    stored before it (the previous kernel may still read it). GPU only.
-
-    ```mlir
-    tile.grid_wait
-    ```
-  }];
-  let assemblyFormat = "attr-dict";
-}
-
 def Tile_BarrierOp : Tile_Op<"barrier"> {
   let summary = "Waits until every warp of the workgroup reaches it";
   let assemblyFormat = "attr-dict";

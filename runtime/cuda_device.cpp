@@ -254,11 +254,9 @@ void CudaDevice::launch(CUfunction f, std::array<unsigned, 3> grid, std::array<u
     return;
   }
   if (!programmatic_.empty() && programmatic_.count(f)) {
-    // Each kernel waits for the previous grid before it touches what that
-    // grid may write (griddepcontrol.wait at its entry or its
-    // tile.grid_wait, codegen/CudaBackend.cpp), so it may be scheduled
-    // while the previous one runs: its launch is hidden behind that kernel
-    // instead of following it.
+    // Each kernel starts with griddepcontrol.wait (codegen/CudaBackend.cpp),
+    // so it may be scheduled while the previous one runs: its launch is
+    // hidden behind that kernel instead of following it.
     cuda::LaunchAttribute attr{};
     attr.id = cuda::kLaunchAttributeProgrammaticStreamSerialization;
     attr.value = 1;

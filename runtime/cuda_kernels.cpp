@@ -375,18 +375,6 @@ int64_t CudaKernelSet::pagedDecodeScratchBytes(const CudaPagedDecodeKernel& k, i
   return round(batch * k.heads * splits * k.headDim * 4) + 2 * round(batch * k.heads * splits * 4);
 }
 
-namespace {
-// Shared memory the driver reserves for each resident block.
-constexpr int64_t kReservedSharedBytes = 1024;
-// At most this many paged decode programs an SM: the wave the split model
-// counts, and what a launch leaves room for (pagedDecodeSharedBytes).
-constexpr int64_t kPagedDecodeProgramsPerSm = 2;
-}  // namespace
-
-int64_t pagedDecodeSharedBytes(const CudaPagedDecodeKernel& k, int64_t sharedPerSm) {
-  return std::max<int64_t>(k.sharedBytes, sharedPerSm / (kPagedDecodeProgramsPerSm + 1) - kReservedSharedBytes + 1);
-}
-
 int64_t pagedDecodeSplitCount(const CudaPagedDecodeKernel& k, int64_t multiprocessors, int64_t sharedPerSm,
                               int64_t batch, int64_t maxContext) {
   // Costs in keys. The fixed cost of a program (pipeline fill, partials)
@@ -405,9 +393,9 @@ int64_t pagedDecodeSplitCount(const CudaPagedDecodeKernel& k, int64_t multiproce
   // the model chose without it, 4.8 / 5.3 us at batch 1 and 5.1 / 6.0 at
   // batch 8, while at 256 tokens splitting still won, 5.3 / 7.6 and 7.0 /
   // 7.8 (H100, 2026-11-23, graphs; the window this leaves is 48-144 keys).
-  constexpr int64_t kProgramCost = 256, kCombineStepCost = 48, kCombineLaunchCost = 96;
-  const int64_t perSm =
-      std::clamp<int64_t>(sharedPerSm / (k.sharedBytes + kReservedSharedBytes), 1, kPagedDecodeProgramsPerSm);
+  constexpr int64_t kProgramCost = 256, kReserved = 1024, kMostPerSm = 2, kCombineStepCost = 48,
+                    kCombineLaunchCost = 96;
+  const int64_t perSm = std::clamp<int64_t>(sharedPerSm / (k.sharedBytes + kReserved), 1, kMostPerSm);
   const int64_t slots = perSm * multiprocessors, programs = batch * k.kvHeads;
   const int64_t most = std::max<int64_t>(1, (maxContext + k.blockN - 1) / k.blockN);
   int64_t best = 1;
@@ -451,15 +439,7 @@ void CudaKernelSet::launch(const CudaPagedDecodeKernel& k, const PagedDecodeBuff
   args.buffer(po, rows * splits * k.headDim).buffer(pm, rows * splits).buffer(pl, rows * splits);
   args.buffer(b.o, rows * k.headDim).buffer(b.tables, batch * maxBlocks).buffer(b.contextLens, batch);
   args.index(maxBlocks).index(cacheRows).index(splits);
-  // Launched with the shared memory of kPagedDecodeProgramsPerSm programs
-  // an SM (the rest unused): as many as the split model counts. Up to
-  // four fit by the kernel's own 55 KiB, and grids of two an SM placed
-  // while the combine before them still ran (it lets them in at its
-  // entry) were spread unevenly: batch 16 at 16k tokens 378 -> 436 us
-  // (H100, 2026-11-24; docs/cuda.md "Keys copied ahead of the grid wait").
-  device_.launch(k.function, {unsigned(splits), unsigned(k.kvHeads), unsigned(batch)}, {unsigned(k.threads), 1, 1},
-                 unsigned(pagedDecodeSharedBytes(k, device_.sharedMemoryPerMultiprocessor())),
-                 const_cast<void**>(args.slots().data()));
+  launchOne(device_, k, {unsigned(splits), unsigned(k.kvHeads), unsigned(batch)}, args);
   // The one program per head stored o.
   if (splits == 1) return;
   // (po, pm, pl, o, tokens, splits).

@@ -108,11 +108,6 @@ struct CudaPagedDecodeKernel {
 int64_t pagedDecodeSplitCount(const CudaPagedDecodeKernel& k, int64_t multiprocessors, int64_t sharedPerSm,
                               int64_t batch, int64_t maxContext);
 
-// The dynamic shared memory a paged decode launch asks for on a GPU of
-// `sharedPerSm` bytes an SM: the kernel's own, or more so that at most two
-// programs share an SM (the wave pagedDecodeSplitCount counts).
-int64_t pagedDecodeSharedBytes(const CudaPagedDecodeKernel& k, int64_t sharedPerSm);
-
 // Paged prefill attention (codegen/AttentionKernel.h, GPU paged prefill
 // form): sequences with any number of new tokens (chunked prefill),
 // causal over their context in the paged cache.

@@ -714,18 +714,6 @@ TEST(PagedDecodeSplitCount, FollowsTheMeasuredCosts) {
   EXPECT_EQ(splits(1, 4096), 33);
 }
 
-// A paged decode launch leaves room for two programs an SM, not the four
-// the kernel's own shared memory would let in (no GPU needed).
-TEST(PagedDecodeSharedBytes, LeaveRoomForTwoProgramsAnSm) {
-  runtime::CudaPagedDecodeKernel k;
-  k.sharedBytes = 56576;
-  const int64_t perSm = 233472, reserved = 1024, bytes = runtime::pagedDecodeSharedBytes(k, perSm);
-  EXPECT_LE(2 * (bytes + reserved), perSm);
-  EXPECT_GT(3 * (bytes + reserved), perSm);
-  k.sharedBytes = 100000;  // a kernel that holds more keeps its own
-  EXPECT_EQ(runtime::pagedDecodeSharedBytes(k, perSm), 100000);
-}
-
 // The K split count of a kernel that splits K across programs (no GPU
 // needed): the most splits whose programs all run at once on the H100's
 // 132 SMs, at most 8, each with 16 K blocks or more.

@@ -1037,33 +1037,6 @@ func.func @attention_group_dots(%o: !tile.ptr<f32>) attributes {tile.num_warps =
 // arrival resets the counter and fences again), and a barrier reduction
 // that gives every thread thread 0's verdict; the last program's store runs
 // under it.
-// A kernel's own grid wait (tile.grid_wait): the copy before it stays
-// before it, the store after it.
-// CHECK-LABEL: func.func @grid_wait_after_copy
-// CHECK: nvvm.cp.async.shared.global
-// CHECK: nvvm.griddepcontrol wait
-// CHECK: nvvm.barrier0
-// CHECK: memref.store
-func.func @grid_wait_after_copy(%x: !tile.ptr<bf16>, %o: !tile.ptr<f32>) attributes {tile.num_warps = 1 : i64} {
-  %c0 = arith.constant 0 : index
-  %c1 = arith.constant 1 : index
-  %c16 = arith.constant 16 : index
-  %c32 = arith.constant 32 : index
-  %l = tile.alloc {size = 256 : i64} : !tile.ptr<bf16>
-  %src = tile.make_block_ptr %x, [%c16, %c16], [%c16, %c1], [%c0, %c0] : !tile.ptr<bf16> -> !tile.block_ptr<tensor<16x16xbf16>>
-  %dst = tile.make_block_ptr %l, [%c16, %c16], [%c16, %c1], [%c0, %c0] : !tile.ptr<bf16> -> !tile.block_ptr<tensor<16x16xbf16>>
-  tile.async_copy %dst, %src {contiguous = 1 : i64} : !tile.block_ptr<tensor<16x16xbf16>>
-  tile.async_commit
-  tile.grid_wait
-  tile.barrier
-  %v = arith.constant dense<1.0> : tensor<1x32xf32>
-  %op = tile.make_block_ptr %o, [%c1, %c32], [%c32, %c1], [%c0, %c0] : !tile.ptr<f32> -> !tile.block_ptr<tensor<1x32xf32>>
-  tile.store %op, %v : !tile.block_ptr<tensor<1x32xf32>>
-  return
-}
-
-// -----
-
 // CHECK-LABEL: func.func @arrive_last_stores
 // CHECK: nvvm.barrier0
 // CHECK: scf.if

@@ -9,23 +9,15 @@ func.func @cross_warp(%x: tensor<8x8xf32>) attributes {tile.num_warps = 2 : i64}
 // -----
 
 func.func @barrier() {
-  // expected-error @+1 {{workgroup-local memory, async copies, barriers, arrival counters and grid waits are not supported by the CPU backend}}
+  // expected-error @+1 {{workgroup-local memory, async copies, barriers and arrival counters are not supported by the CPU backend}}
   tile.barrier
   return
 }
 
 // -----
 
-func.func @grid_wait() {
-  // expected-error @+1 {{workgroup-local memory, async copies, barriers, arrival counters and grid waits are not supported by the CPU backend}}
-  tile.grid_wait
-  return
-}
-
-// -----
-
 func.func @group_dot_wait() {
-  // expected-error @+1 {{workgroup-local memory, async copies, barriers, arrival counters and grid waits are not supported by the CPU backend}}
+  // expected-error @+1 {{workgroup-local memory, async copies, barriers and arrival counters are not supported by the CPU backend}}
   tile.group_dot_wait {pending = 0 : i64}
   return
 }
