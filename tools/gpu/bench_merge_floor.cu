@@ -28,7 +28,10 @@
 // step takes. Raw results: docs/bench/2026-11-24-h100-merge-floor.txt.
 //
 //   nvcc -O3 -arch=sm_90a -o bench_merge_floor tools/gpu/bench_merge_floor.cu
-//   ./bench_merge_floor [bytes_mib splits warps]...
+//   ./bench_merge_floor [--paged] [bytes_mib splits warps]...
+//
+// --paged reads as strata's paged cache is read: the context length first
+// (the loop's bound), then each 4 KiB page's index from a shuffled table.
 //
 // An experiment's harness, not part of bench_all.py: prints one table.
 #include <cuda_runtime.h>
@@ -36,6 +39,9 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <numeric>
+#include <random>
+#include <string>
 #include <vector>
 
 #define CK(x)                                                                        \
@@ -59,6 +65,11 @@ struct Args {
   unsigned* arrive;  // [G]
   unsigned* depart;  // [G]
   int S;
+  // --paged: the program first reads the context length (its loop bound),
+  // then each 4 KiB page's index from a shuffled table, as strata's paged
+  // cache is read; null: contiguous reads.
+  const int* lens;
+  const int* table;  // [G * S * pages a program]
 };
 
 __device__ __forceinline__ void waitPrimary() { asm volatile("griddepcontrol.wait;" ::: "memory"); }
@@ -77,12 +88,23 @@ template <bool early>
 __device__ void splitPart(const Args& a, int g, int s) {
   if (!early) waitPrimary();
   const int t = threadIdx.x, n = blockDim.x;
-  const uint4* p = a.kv + (size_t(g) * a.S + s) * a.per;
   unsigned x = 0;
+  if (a.table) {
+    constexpr int kPage = 256;  // uint4s a page
+    const int per = min(a.per, __ldg(a.lens));
+    const int* pages = a.table + (size_t(g) * a.S + s) * (a.per / kPage);
 #pragma unroll 8
-  for (int i = t; i < a.per; i += n) {
-    uint4 v = __ldg(p + i);
-    x ^= v.x ^ v.y ^ v.z ^ v.w;
+    for (int i = t; i < per; i += n) {
+      uint4 v = __ldg(a.kv + size_t(__ldg(pages + i / kPage)) * kPage + i % kPage);
+      x ^= v.x ^ v.y ^ v.z ^ v.w;
+    }
+  } else {
+    const uint4* p = a.kv + (size_t(g) * a.S + s) * a.per;
+#pragma unroll 8
+    for (int i = t; i < a.per; i += n) {
+      uint4 v = __ldg(p + i);
+      x ^= v.x ^ v.y ^ v.z ^ v.w;
+    }
   }
   __shared__ unsigned red[32];
   x = __reduce_xor_sync(0xffffffffu, x);
@@ -244,10 +266,15 @@ static double timeSteps(Mode m, const Args& a, int threads) {
 
 int main(int argc, char** argv) {
   std::vector<int> cfg;  // (MiB, splits, warps) triples
-  for (int i = 1; i < argc; ++i) cfg.push_back(std::atoi(argv[i]));
+  bool paged = false;
+  for (int i = 1; i < argc; ++i)
+    if (std::string(argv[i]) == "--paged")
+      paged = true;
+    else
+      cfg.push_back(std::atoi(argv[i]));
   if (cfg.empty()) cfg = {4, 16, 1, 4, 16, 4, 4, 32, 4, 16, 32, 1, 16, 32, 4, 16, 16, 4};
   if (cfg.size() % 3) {
-    std::fprintf(stderr, "usage: bench_merge_floor [bytes_mib splits warps]...\n");
+    std::fprintf(stderr, "usage: bench_merge_floor [--paged] [bytes_mib splits warps]...\n");
     return 2;
   }
   int sms;
@@ -264,6 +291,12 @@ int main(int argc, char** argv) {
   unsigned* counters;
   CK(cudaMalloc(&counters, 2 * G * 4));
   CK(cudaMemset(counters, 0, 2 * G * 4));
+  int *table, *lens;
+  CK(cudaMalloc(&table, maxBytes / 4096 * 4));
+  CK(cudaMalloc(&lens, 4));
+  const int allOfIt = 1 << 30;
+  CK(cudaMemcpy(lens, &allOfIt, 4, cudaMemcpyHostToDevice));
+  if (paged) std::printf("paged: a length, then a shuffled table of 4 KiB pages\n");
   std::printf("| MiB | splits | warps | empty us | split, late us | split+combine, late us | split us | split+combine us | fused us | combine costs | fused costs | GB/s late / early / fused |\n");
   std::printf("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n");
   for (size_t i = 0; i < cfg.size(); i += 3) {
@@ -273,7 +306,16 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "at most 32 splits\n");
       return 2;
     }
-    Args a{kv, int(bytes / 16 / (G * S)), pacc, pm, pl, out, counters, counters + G, S};
+    Args a{kv, int(bytes / 16 / (G * S)), pacc, pm, pl, out, counters, counters + G, S, nullptr, nullptr};
+    if (paged) {
+      // The step's 4 KiB pages in a shuffled order; a length that keeps
+      // every page (the load is what counts).
+      std::vector<int> order(bytes / 4096);
+      std::iota(order.begin(), order.end(), 0);
+      std::shuffle(order.begin(), order.end(), std::mt19937(7));
+      CK(cudaMemcpy(table, order.data(), order.size() * 4, cudaMemcpyHostToDevice));
+      a.table = table, a.lens = lens;
+    }
     int perSm;
     CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&perSm, fusedKernel, threads, 0));
     const bool fusedOk = perSm * sms >= G * S;
