@@ -410,8 +410,10 @@ std::string kvPointers(const AttentionKernelSpec& s, const char* kBuf, const cha
 // 2 groups left in flight), a barrier makes it visible and frees the buffer
 // step i - 1 read, which receives block i + stages - 1.
 // `inits`: the accumulator panels', m's and l's (carriedTypes).
+// `afterCopies`: text between the copies ahead and the loop (the decode
+// form's wait for Q, whose copy went out before them).
 std::string loop(const AttentionKernelSpec& s, const KvRows& kvRows, bool masked, const char* from, const char* to,
-                 const std::vector<std::string>& inits, const char* result) {
+                 const std::vector<std::string>& inits, const char* result, const std::string& afterCopies = "") {
   std::string pre, rows, lookups, moreArgs, moreYields, moreTypes;
   // The decode form looks up the pages of the block a step copies one step
   // before it (carried in the loop), so the table read's latency falls in
@@ -506,7 +508,7 @@ std::string loop(const AttentionKernelSpec& s, const KvRows& kvRows, bool masked
   std::string args;
   for (int64_t i = 0; i < panels(s); ++i) args += fmt::format("%acc{} = {}, ", panel(s, i), inits[i]);
   args += fmt::format("%m = {}, %l = {}", inits[panels(s)], inits[panels(s) + 1]) + moreArgs;
-  return pre + fmt::format(R"(  {res}:{n} = scf.for %j = {from} to {to} step %cN iter_args({args}) -> ({types}{moreTypes}) {{
+  return pre + afterCopies + fmt::format(R"(  {res}:{n} = scf.for %j = {from} to {to} step %cN iter_args({args}) -> ({types}{moreTypes}) {{
 {rows}{body}  }}
 )",
                            fmt::arg("res", result), fmt::arg("n", panels(s) + 2 + pages), fmt::arg("from", from),
@@ -815,7 +817,7 @@ std::string emitAttentionKernel(const AttentionKernelSpec& s) {
   %qb = arith.subi %lastQb, %pid0 : index
 )"
                                       : "  %qb = arith.divui %pid0, %cS : index\n";
-  std::string loadQ;
+  std::string loadQ, qReady;  // qReady: the wait for Q and its fragments
   if (gpuForm(s) && s.groupDots) {
     // Buffers per head-dim panel x: Q [M, 64], K and V `stages` x [N, 64],
     // 128-byte swizzled rows (no padding: %cPD is the panel width). Q is
@@ -859,6 +861,16 @@ std::string emitAttentionKernel(const AttentionKernelSpec& s) {
     // without qInRegisters); its copy lands before the key loops start
     // theirs.
     const int64_t PD = D + 8;
+    // The decode form's one warp would wait out Q's round trip before its
+    // first K / V copies go out: it waits for Q after them instead (the
+    // copy groups complete in order, so `stages - 1` left pending is Q's).
+    const std::string qBlock = st.blockPtr(qo);
+    qReady = fmt::format(R"(  tile.async_wait {{pending = {left} : i64}}
+  tile.barrier
+  %qu = tile.make_block_ptr %lq, [%cM, %cD], [%cPD, %c1], [%c0, %c0] : {P} -> {QB}
+{qLoad})",
+                         fmt::arg("left", gpuDecode(s) ? s.stages - 1 : 0), fmt::arg("P", P), fmt::arg("QB", qBlock),
+                         fmt::arg("qLoad", s.qInRegisters ? qFragments(s) : std::string()));
     loadQ = fmt::format(R"(  %cPD = arith.constant {PD} : index
   %cSN = arith.constant {SN} : index
   %cST = arith.constant {ST} : index
@@ -870,17 +882,14 @@ std::string emitAttentionKernel(const AttentionKernelSpec& s) {
   %ql = tile.make_block_ptr %lq, [%cM, %cD], [%cPD, %c1], [%c0, %c0] : {P} -> {QB}
   tile.async_copy %ql, %qp {{contiguous = 1 : i64}} : {QB}
   tile.async_commit
-  tile.async_wait {{pending = 0 : i64}}
-  tile.barrier
-  %qu = tile.make_block_ptr %lq, [%cM, %cD], [%cPD, %c1], [%c0, %c0] : {P} -> {QB}
-{qLoad}  %ssc = arith.constant dense<{sscale:.9e}> : tensor<{M}x{N}xf32>
+{qReady}  %ssc = arith.constant dense<{sscale:.9e}> : tensor<{M}x{N}xf32>
   %msc = arith.constant dense<{sscale:.9e}> : tensor<{M}xf32>
 )",
                         fmt::arg("PD", PD), fmt::arg("SN", s.stages * N), fmt::arg("ST", s.stages),
                         fmt::arg("ST1", s.stages - 1), fmt::arg("ahead", (s.stages - 1) * N), fmt::arg("qSize", M * PD),
                         fmt::arg("kvSize", s.stages * N * PD), fmt::arg("P", P), fmt::arg("QB", st.blockPtr(qo)),
                         fmt::arg("sscale", s.scale * log2e), fmt::arg("M", M), fmt::arg("N", N),
-                        fmt::arg("qLoad", s.qInRegisters ? qFragments(s) : std::string()));
+                        fmt::arg("qReady", gpuDecode(s) ? std::string() : qReady));
   } else {
     loadQ = st.load("qt", "%qp", qo) + fmt::format(R"(  %qsc = arith.constant dense<{qscale:.9e}> : tensor<{M}x{D}xf32>
   %qs = arith.mulf %qt, %qsc : tensor<{M}x{D}xf32>
@@ -926,7 +935,8 @@ std::string emitAttentionKernel(const AttentionKernelSpec& s) {
                      fmt::arg("H", s.heads), fmt::arg("Hk", s.kvHeads), fmt::arg("Hk2", 2 * s.kvHeads),
                      fmt::arg("HkN", s.kvHeads * N), fmt::arg("prologue", prologue), fmt::arg("bounds", bounds),
                      fmt::arg("fullEnd", fullEnd),
-                     fmt::arg("fullLoop", loop(s, kvRows, false, "%lo", "%fe", fullInits, "%r1")),
+                     fmt::arg("fullLoop", loop(s, kvRows, false, "%lo", "%fe", fullInits, "%r1",
+                                               gpuDecode(s) ? qReady : std::string())),
                      fmt::arg("maskedLoop", loop(s, kvRows, true, "%fe", "%hi", maskedInits, "%r2")),
                      fmt::arg("epilogue", epilogue), fmt::arg("maskConsts", maskConsts),
                      fmt::arg("range", range), fmt::arg("loadQ", loadQ), fmt::arg("queryBlock", queryBlock),

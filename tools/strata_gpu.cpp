@@ -18,9 +18,11 @@
 // the FlashAttention-2 kernels at 16k tokens per launch (batch x seq, seq
 // 1k..16k), head dim 64 and 128, causal and not, Llama-3-8B's GQA
 // prefill (seq 128..8k, batch 1) and its paged prefill (512..8k);
-//   strata-gpu bench-paged-decode --kernels DIR [--batches B...] [--contexts T...] [--json FILE]
+//   strata-gpu bench-paged-decode --kernels DIR [--batches B...] [--contexts T...] [--stamps] [--json FILE]
 // the paged decode kernels on Llama-3-8B's attention (32 / 8 heads, dim
-// 128, pages of 16), by default at batch 1..64 and context 1k..32k;
+// 128, pages of 16), by default at batch 1..64 and context 1k..32k
+// (--stamps: also the phases of a set instrumented by
+// tools/gpu/stamp_paged_decode.py);
 //   strata-gpu bench-elementwise --kernels ARTIFACT [--json FILE]
 // the fused elementwise kernels of a compiled graph at rows 1..4096.
 #include <CLI/CLI.hpp>
@@ -341,8 +343,45 @@ int benchAttention(const std::string& dir, const std::string& jsonPath, const st
 // bench_paged_decode.py times its peers), which leaves out the host's
 // per-launch cost; at batch 1 with a few MB a step that cost is a large
 // part of the stream figure.
+// The phases of a paged decode kernel instrumented by
+// tools/gpu/stamp_paged_decode.py: 16 u64 a program right after the
+// scratch's partials (slot meanings there), from the last step run.
+nlohmann::json printStamps(const std::vector<uint64_t>& st, int64_t programs) {
+  static const char* names[] = {"grid wait",  "context length", "Q ready", "first key block",
+                                "last key block", "last step", "partial stores"};
+  nlohmann::json out;
+  auto spread = [](std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return std::array<double, 3>{v.front(), v[v.size() / 2], v.back()};
+  };
+  uint64_t t0 = ~0ull;
+  for (int64_t p = 0; p < programs; ++p) t0 = std::min(t0, st[p * 16]);
+  std::vector<std::vector<double>> phase(8);
+  std::vector<double> start, end;
+  for (int64_t p = 0; p < programs; ++p) {
+    const uint64_t* s = &st[p * 16];
+    for (int i = 0; i < 7; ++i) phase[i].push_back(double(s[i + 2]) - double(s[i + 1]));
+    phase[7].push_back(double(s[8]) - double(s[1]));
+    start.push_back(double(s[0] - t0)), end.push_back(double(s[10] - t0));
+  }
+  std::printf("  %-16s %8s %8s %8s   (cycles a program, since the previous phase)\n", "phase", "min", "median", "max");
+  for (int i = 0; i < 8; ++i) {
+    auto [lo, med, hi] = spread(phase[i]);
+    const char* name = i < 7 ? names[i] : "whole program";
+    std::printf("  %-16s %8.0f %8.0f %8.0f\n", name, lo, med, hi);
+    out[name] = {lo, med, hi};
+  }
+  auto [s0, s1, s2] = spread(start);
+  auto [e0, e1, e2] = spread(end);
+  std::printf("  programs start %.0f-%.0f ns and end %.0f-%.0f ns after the first start (median end %.0f)\n", s0, s2, e0,
+              e2, e1);
+  out["start_ns"] = {s0, s1, s2}, out["end_ns"] = {e0, e1, e2};
+  return out;
+}
+
 int benchPagedDecode(const std::string& dir, const std::string& jsonPath, const std::string& dtype, int reps,
-                     double splitScale, const std::vector<int64_t>& batches, const std::vector<int64_t>& contexts) {
+                     double splitScale, const std::vector<int64_t>& batches, const std::vector<int64_t>& contexts,
+                     bool stamps) {
   auto dev = runtime::CudaDevice::open();
   auto set = runtime::CudaKernelSet::load(*dev, dir);
   std::printf("device: %s\n%-34s %-5s %-6s %-6s %9s %9s %9s %9s\n", dev->deviceName().c_str(), "kernel", "batch",
@@ -368,7 +407,9 @@ int benchPagedDecode(const std::string& dir, const std::string& jsonPath, const 
         void* cache = dev->allocate(cacheBytes);  // zero-filled: timing does not depend on values
         void* tables = dev->allocate(numBlocks * 8);
         void* dlens = dev->allocate(B * 8);
-        const int64_t scratchBytes = runtime::CudaKernelSet::pagedDecodeScratchBytes(k, B, splits);
+        const int64_t partialBytes = runtime::CudaKernelSet::pagedDecodeScratchBytes(k, B, splits);
+        const int64_t programs = splits * k.kvHeads * B;
+        const int64_t scratchBytes = partialBytes + (stamps ? programs * 128 : 0);
         void* scratch = dev->allocate(scratchBytes);
         dev->upload(tables, physical.data(), numBlocks * 8);
         dev->upload(dlens, lens.data(), B * 8);
@@ -389,6 +430,11 @@ int benchPagedDecode(const std::string& dir, const std::string& jsonPath, const 
                        {"page_size", P}, {"batch", B}, {"context", ctx}, {"splits", splits}, {"us", ms * 1e3},
                        {"gbs", gbs}, {"graph_us", graphMs * 1e3}, {"graph_gbs", graphGbs},
                        {"warps", k.threads / 32}});
+        if (stamps) {
+          std::vector<uint64_t> st(programs * 16);
+          dev->download(st.data(), static_cast<char*>(scratch) + partialBytes, programs * 128);
+          out.back()["stamps"] = printStamps(st, programs);
+        }
         dev->release(q, B * k.heads * rowBytes);
         dev->release(o, B * k.heads * rowBytes);
         dev->release(cache, cacheBytes);
@@ -628,6 +674,10 @@ int main(int argc, char** argv) {
   std::vector<int64_t> pagedBatches{1, 8, 32, 64}, pagedContexts{1024, 4096, 16384, 32768};
   paged->add_option("--batches", pagedBatches, "Sequences per step")->capture_default_str();
   paged->add_option("--contexts", pagedContexts, "Tokens of context per sequence (whole pages)")->capture_default_str();
+  bool pagedStamps = false;
+  paged->add_flag("--stamps", pagedStamps,
+                  "The set's bf16 split kernel was instrumented by tools/gpu/stamp_paged_decode.py: print its "
+                  "programs' phases from the stamps they write (an experiment's view; time uninstrumented sets)");
   int64_t minCols = 4096;
   auto* elementwise = benchCommand("bench-elementwise",
                                    "Time the fused elementwise kernels of a compiled graph (--kernels: its artifact "
@@ -676,7 +726,7 @@ int main(int argc, char** argv) {
     if (norm->parsed()) return benchRmsNorm(dir, json, dtype, reps);
     if (rope->parsed()) return benchRope(dir, json, dtype, reps);
     if (attn->parsed()) return benchAttention(dir, json, dtype, reps, everyKernel);
-    if (paged->parsed()) return benchPagedDecode(dir, json, dtype, reps, splitScale, pagedBatches, pagedContexts);
+    if (paged->parsed()) return benchPagedDecode(dir, json, dtype, reps, splitScale, pagedBatches, pagedContexts, pagedStamps);
     if (elementwise->parsed()) return benchElementwise(dir, json, reps, minCols);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "error: %s\n", e.what());
