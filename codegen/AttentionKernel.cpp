@@ -817,7 +817,12 @@ std::string emitAttentionKernel(const AttentionKernelSpec& s) {
   %qb = arith.subi %lastQb, %pid0 : index
 )"
                                       : "  %qb = arith.divui %pid0, %cS : index\n";
-  std::string loadQ, qReady;  // qReady: the wait for Q and its fragments
+  // The decode form's one warp would wait out Q's round trip before its
+  // first K / V copies go out: it waits for Q after them instead (the copy
+  // groups complete in order, so `stages - 1` groups left pending is Q's).
+  // qReady: that wait and Q's fragments.
+  const bool qAfterCopies = gpuDecode(s);
+  std::string loadQ, qReady;
   if (gpuForm(s) && s.groupDots) {
     // Buffers per head-dim panel x: Q [M, 64], K and V `stages` x [N, 64],
     // 128-byte swizzled rows (no padding: %cPD is the panel width). Q is
@@ -861,15 +866,12 @@ std::string emitAttentionKernel(const AttentionKernelSpec& s) {
     // without qInRegisters); its copy lands before the key loops start
     // theirs.
     const int64_t PD = D + 8;
-    // The decode form's one warp would wait out Q's round trip before its
-    // first K / V copies go out: it waits for Q after them instead (the
-    // copy groups complete in order, so `stages - 1` left pending is Q's).
     const std::string qBlock = st.blockPtr(qo);
     qReady = fmt::format(R"(  tile.async_wait {{pending = {left} : i64}}
   tile.barrier
   %qu = tile.make_block_ptr %lq, [%cM, %cD], [%cPD, %c1], [%c0, %c0] : {P} -> {QB}
 {qLoad})",
-                         fmt::arg("left", gpuDecode(s) ? s.stages - 1 : 0), fmt::arg("P", P), fmt::arg("QB", qBlock),
+                         fmt::arg("left", qAfterCopies ? s.stages - 1 : 0), fmt::arg("P", P), fmt::arg("QB", qBlock),
                          fmt::arg("qLoad", s.qInRegisters ? qFragments(s) : std::string()));
     loadQ = fmt::format(R"(  %cPD = arith.constant {PD} : index
   %cSN = arith.constant {SN} : index
@@ -889,7 +891,7 @@ std::string emitAttentionKernel(const AttentionKernelSpec& s) {
                         fmt::arg("ST1", s.stages - 1), fmt::arg("ahead", (s.stages - 1) * N), fmt::arg("qSize", M * PD),
                         fmt::arg("kvSize", s.stages * N * PD), fmt::arg("P", P), fmt::arg("QB", st.blockPtr(qo)),
                         fmt::arg("sscale", s.scale * log2e), fmt::arg("M", M), fmt::arg("N", N),
-                        fmt::arg("qReady", gpuDecode(s) ? std::string() : qReady));
+                        fmt::arg("qReady", qAfterCopies ? std::string() : qReady));
   } else {
     loadQ = st.load("qt", "%qp", qo) + fmt::format(R"(  %qsc = arith.constant dense<{qscale:.9e}> : tensor<{M}x{D}xf32>
   %qs = arith.mulf %qt, %qsc : tensor<{M}x{D}xf32>
@@ -936,7 +938,7 @@ std::string emitAttentionKernel(const AttentionKernelSpec& s) {
                      fmt::arg("HkN", s.kvHeads * N), fmt::arg("prologue", prologue), fmt::arg("bounds", bounds),
                      fmt::arg("fullEnd", fullEnd),
                      fmt::arg("fullLoop", loop(s, kvRows, false, "%lo", "%fe", fullInits, "%r1",
-                                               gpuDecode(s) ? qReady : std::string())),
+                                               qAfterCopies ? qReady : std::string())),
                      fmt::arg("maskedLoop", loop(s, kvRows, true, "%fe", "%hi", maskedInits, "%r2")),
                      fmt::arg("epilogue", epilogue), fmt::arg("maskConsts", maskConsts),
                      fmt::arg("range", range), fmt::arg("loadQ", loadQ), fmt::arg("queryBlock", queryBlock),

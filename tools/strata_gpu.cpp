@@ -334,15 +334,6 @@ int benchAttention(const std::string& dir, const std::string& jsonPath, const st
   return 0;
 }
 
-// One decode step per launch pair (split kernel + combine) over a cache of
-// shuffled pages; bytes = the K and V every sequence reads (q, o and the
-// partials are < 1 % at these sizes). `splitScale` multiplies the
-// runtime's split count (for tuning). Timed two ways: `reps` steps
-// launched one by one on the stream (us), and the same launches replayed
-// as one CUDA graph (graph_us: how the model's decode steps run, and how
-// bench_paged_decode.py times its peers), which leaves out the host's
-// per-launch cost; at batch 1 with a few MB a step that cost is a large
-// part of the stream figure.
 // The phases of a paged decode kernel instrumented by
 // tools/gpu/stamp_paged_decode.py: 16 u64 a program right after the
 // scratch's partials (slot meanings there), from the last step run.
@@ -379,6 +370,16 @@ nlohmann::json printStamps(const std::vector<uint64_t>& st, int64_t programs) {
   return out;
 }
 
+// One decode step per launch pair (split kernel + combine) over a cache of
+// shuffled pages; bytes = the K and V every sequence reads (q, o and the
+// partials are < 1 % at these sizes). `splitScale` multiplies the
+// runtime's split count (for tuning). Timed two ways: `reps` steps
+// launched one by one on the stream (us), and the same launches replayed
+// as one CUDA graph (graph_us: how the model's decode steps run, and how
+// bench_paged_decode.py times its peers), which leaves out the host's
+// per-launch cost; at batch 1 with a few MB a step that cost is a large
+// part of the stream figure. `stamps`: also print the phases of an
+// instrumented set (printStamps).
 int benchPagedDecode(const std::string& dir, const std::string& jsonPath, const std::string& dtype, int reps,
                      double splitScale, const std::vector<int64_t>& batches, const std::vector<int64_t>& contexts,
                      bool stamps) {
