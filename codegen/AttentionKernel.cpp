@@ -863,8 +863,9 @@ std::string emitAttentionKernel(const AttentionKernelSpec& s) {
     // Buffers: Q [M, D], K and V `stages` x [N, D], rows padded by 8
     // elements (16 bytes) so an ldmatrix's 8 rows fall in distinct banks.
     // Q is copied once (and its fragments read once, or in every step
-    // without qInRegisters); its copy lands before the key loops start
-    // theirs.
+    // without qInRegisters); its copy goes out first and is waited for
+    // before the key loops start theirs, or in the decode form
+    // (qAfterCopies) after the first loop's copies ahead.
     const int64_t PD = D + 8;
     const std::string qBlock = st.blockPtr(qo);
     qReady = fmt::format(R"(  tile.async_wait {{pending = {left} : i64}}
@@ -889,7 +890,7 @@ std::string emitAttentionKernel(const AttentionKernelSpec& s) {
 )",
                         fmt::arg("PD", PD), fmt::arg("SN", s.stages * N), fmt::arg("ST", s.stages),
                         fmt::arg("ST1", s.stages - 1), fmt::arg("ahead", (s.stages - 1) * N), fmt::arg("qSize", M * PD),
-                        fmt::arg("kvSize", s.stages * N * PD), fmt::arg("P", P), fmt::arg("QB", st.blockPtr(qo)),
+                        fmt::arg("kvSize", s.stages * N * PD), fmt::arg("P", P), fmt::arg("QB", qBlock),
                         fmt::arg("sscale", s.scale * log2e), fmt::arg("M", M), fmt::arg("N", N),
                         fmt::arg("qReady", qAfterCopies ? std::string() : qReady));
   } else {
