@@ -75,15 +75,16 @@ AttentionKernelSpec cudaAttentionSpec(int64_t heads, int64_t kvHeads, int64_t he
   s.groupDots = true;
   s.minBlocksPerSM = 2;
   // 64 rows on one warpgroup: for grids of few programs (fewPrograms, the
-  // "_m64" variants: twice the programs of 128 rows), and always for head
-  // dim 64 with the causal mask, where the shorter diagonal and the finer
-  // blocks won at every length on the H100 (1.05-1.16x 128 rows up to 4k
-  // tokens, 0.95-0.97 at 8k-16k, and above FlashAttention-2 on all;
-  // docs/cuda.md). Blocks per SM: what shared memory holds, four at head
-  // dim 64 (40 KiB a block: the same 128 registers a thread), two at 128
-  // (80 KiB: asking four capped the registers at 128 and spilled, for
-  // 0.84-0.97x the TFLOP/s).
-  if (fewPrograms || (headDim == 64 && causal)) {
+  // "_m64" variants: twice the programs of 128 rows), and always at head
+  // dim 64. With the causal mask the shorter diagonal and the finer blocks
+  // won at every length on the H100 (1.05-1.16x 128 rows up to 4k tokens,
+  // 2026-11-22); without it 64 rows won up to 4k tokens and tied from 8k
+  // (16 x 1024: 353-356 against 298-299 TFLOP/s; 2026-11-24; docs/cuda.md
+  // "Head dim 64 on 64 rows"). Blocks per SM: what shared memory holds,
+  // four at head dim 64 (40 KiB a block: the same 128 registers a thread),
+  // two at 128 (80 KiB: asking four capped the registers at 128 and
+  // spilled, for 0.84-0.97x the TFLOP/s).
+  if (fewPrograms || headDim == 64) {
     s.numWarps = 4;
     s.blockM = 64;
     s.minBlocksPerSM = headDim == 64 ? 4 : 2;

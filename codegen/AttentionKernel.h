@@ -102,7 +102,7 @@ AttentionKernelSpec cpuAttentionSpec(int64_t heads, int64_t kvHeads, int64_t hea
 // Blocking for sm_90 (the GPU form, contiguous): warpgroup dots, 16 query
 // rows a warp, key blocks of 64, K / V copied one block ahead (2 buffers);
 // 128 rows on 8 warps (2 blocks per SM), or 64 rows on 4 warps at head dim
-// 64 with the causal mask. `fewPrograms` gives the 64-row variant of a
+// 64. `fewPrograms` gives the 64-row variant of a
 // 128-row kernel (name suffix "_m64") for grids too small to fill the GPU
 // with 128-row programs; the runtime picks it (runtime/cuda_kernels.h,
 // attentionFor). 64-row kernels ask the blocks per SM shared memory holds:

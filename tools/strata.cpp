@@ -294,8 +294,8 @@ int main(int argc, char** argv) {
                                 "warps, S buffers; q: mma.sync with Q read from shared memory every step; g: warpgroup "
                                 "dots, 16 rows per warp; neither: mma.sync with Q in registers; :B after it: room for B "
                                 "blocks per SM) for every attention kernel instead of the defaults (128x64x8@2g:2, "
-                                "head dim 64 causal 64x64x4@2g:4, and a 64-row variant of each 128-row kernel for "
-                                "small grids, 64x64x4@2g:4 at head dim 64 and 64x64x4@2g:2 at 128, which a given "
+                                "head dim 64 64x64x4@2g:4, and a 64-row variant of each 128-row kernel for "
+                                "small grids, 64x64x4@2g:2, which a given "
                                 "blocking leaves out) (for tuning)");
   compileKernelsCmd->add_option("--paged-decode-block", ckPagedDecode,
                                 "Blocking NxS[xW] of the paged decode kernels (N keys per step, whole pages of "

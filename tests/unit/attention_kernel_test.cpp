@@ -278,7 +278,7 @@ TEST(AttentionKernel, RejectsBadSpecs) {
 // The GPU form's spec checks (its kernels run in strata_cuda_tests on a GPU)
 // and the --attention-block text.
 // The sm_90 blocking table: 128 query rows on 8 warps (2 blocks per SM),
-// 64 on 4 (4 per SM) for head dim 64 causal, and the 64-row variants of the
+// 64 on 4 (4 per SM) for head dim 64, and the 64-row variants of the
 // 128-row kernels for small grids; the tiny head dims keep mma.sync.
 TEST(AttentionKernel, GpuBlockingsByShape) {
   tile::AttentionKernelSpec s = tile::cudaAttentionSpec(32, 8, 128, true, "bf16");
@@ -298,7 +298,10 @@ TEST(AttentionKernel, GpuBlockingsByShape) {
   EXPECT_EQ(s.blockM, 64);
   EXPECT_EQ(s.minBlocksPerSM, 4);
   EXPECT_FALSE(tile::hasFewProgramsVariant(s));
-  EXPECT_EQ(tile::cudaAttentionSpec(32, 32, 64, false, "f16").blockM, 128);
+  s = tile::cudaAttentionSpec(32, 32, 64, false, "f16");  // head dim 64 without the mask: 64 rows too
+  EXPECT_EQ(s.blockM, 64);
+  EXPECT_EQ(s.minBlocksPerSM, 4);
+  EXPECT_FALSE(tile::hasFewProgramsVariant(s));
   EXPECT_EQ(tile::cudaPagedPrefillSpec(32, 8, 128, 16, "bf16").blockM, 128);
   s = tile::cudaAttentionSpec(4, 2, 16, true, "bf16");  // not whole 64-column panels: mma.sync
   EXPECT_FALSE(s.groupDots);
