@@ -346,7 +346,10 @@ std::vector<AttentionKernelSpec> cudaPagedDecodeKernelSet(const std::string& blo
 
 std::vector<AttentionKernelSpec> cudaPagedPrefillKernelSet() {
   std::vector<AttentionKernelSpec> set;
-  for (const char* dt : {"bf16", "f16"}) set.push_back(cudaPagedPrefillSpec(32, 8, 128, 16, dt));
+  for (const char* dt : {"bf16", "f16"}) {
+    set.push_back(cudaPagedPrefillSpec(32, 8, 128, 16, dt));
+    if (hasFewProgramsVariant(set.back())) set.push_back(cudaPagedPrefillSpec(32, 8, 128, 16, dt, true));
+  }
   return set;
 }
 
@@ -536,6 +539,10 @@ CudaKernelSetSpec cudaModelKernelSet(ops::GraphDef& g, const std::string& dtype,
       if (once(dec.name)) {
         set.pagedDecodes.push_back(dec);
         set.pagedPrefills.push_back(pre);
+        if (hasFewProgramsVariant(pre)) {
+          set.pagedPrefills.push_back(cudaPagedPrefillSpec(h, kv, d, pageSize, dtype, true));
+          set.pagedPrefills.back().scale = scale;
+        }
       } else {
         for (const AttentionKernelSpec& s : set.pagedDecodes)
           if (s.name == dec.name && s.scale != scale)

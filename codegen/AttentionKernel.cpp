@@ -141,17 +141,19 @@ AttentionKernelSpec cudaPagedDecodeSpec(int64_t heads, int64_t kvHeads, int64_t 
 }
 
 AttentionKernelSpec cudaPagedPrefillSpec(int64_t heads, int64_t kvHeads, int64_t headDim, int64_t pageSize,
-                                         const std::string& dtype) {
-  AttentionKernelSpec s = cudaAttentionSpec(heads, kvHeads, headDim, true, dtype);
+                                         const std::string& dtype, bool fewPrograms) {
+  AttentionKernelSpec s = cudaAttentionSpec(heads, kvHeads, headDim, true, dtype, fewPrograms);
   s.paged = true;
   s.pageSize = pageSize;
   s.blockN = std::max(s.blockN, pageSize);
   // The contiguous form's blocking, its K / V panels copied page by page.
-  // No 64-row variant: on the H100 (2026-11-22) 64 rows took 0.67-0.84x
-  // the TFLOP/s of 128 from 2k tokens (each program copies every page it
-  // reads, so halving the rows doubles the page copies per FLOP), and
-  // taking the query blocks longest first changed nothing.
-  s.name = fmt::format("paged_prefill_{}_h{}_kv{}_d{}_p{}", dtype, heads, kvHeads, headDim, pageSize);
+  // The 64-row variant serves short prompts only: on the H100 (2026-11-22)
+  // 64 rows took 0.67-0.84x the TFLOP/s of 128 from 2k tokens (each
+  // program copies every page it reads, so halving the rows doubles the
+  // page copies per FLOP), but at 512 tokens, where 128 rows leave 128
+  // programs for 132 SMs, 1.3x (2026-11-24).
+  s.name = fmt::format("paged_prefill_{}_h{}_kv{}_d{}_p{}{}", dtype, heads, kvHeads, headDim, pageSize,
+                       fewPrograms ? "_m64" : "");
   return s;
 }
 

@@ -124,9 +124,11 @@ void applyAttentionBlocking(AttentionKernelSpec& s, const std::string& text, con
 // The sm_90 paged decode kernel: 16 rows on one warp, 32 keys (pages of
 // `pageSize`; a page when larger) per step, 3 buffers.
 // The sm_90 paged prefill kernel: cudaAttentionSpec's blocking (causal)
-// over pages of `pageSize`.
+// over pages of `pageSize`; `fewPrograms` its 64-row variant ("_m64", for
+// grids too small to fill the GPU with 128-row programs: short prompts;
+// the runtime picks it, runtime/cuda_kernels.h, pagedPrefillFor).
 AttentionKernelSpec cudaPagedPrefillSpec(int64_t heads, int64_t kvHeads, int64_t headDim, int64_t pageSize,
-                                         const std::string& dtype);
+                                         const std::string& dtype, bool fewPrograms = false);
 AttentionKernelSpec cudaPagedDecodeSpec(int64_t heads, int64_t kvHeads, int64_t headDim, int64_t pageSize,
                                         const std::string& dtype);
 

@@ -546,8 +546,7 @@ V CudaExecutor::Impl::pagedAttention(const ops::NodeDef& n, const std::vector<co
     PagedDecodeBuffers b{q.raw(), cache.raw(), in[2]->dev.raw(), in[4]->dev.raw(), mut(o), mut(scratch)};
     k.launch(kern, b, N, maxBlocks, cache.dim(0), splits);
   } else {
-    const auto& kern =
-        findKernel(k.pagedPrefills(), matches, fmt::format("{} paged prefill kernel for {}", dtName, shape));
+    const auto& kern = k.pagedPrefillFor(dtName, heads, kvHeads, D, P, scale, N, maxNew);
     PagedPrefillBuffers b{q.raw(), cache.raw(), in[2]->dev.raw(), in[3]->dev.raw(), in[4]->dev.raw(), mut(o)};
     k.launch(kern, b, N, T, maxNew, maxBlocks, cache.dim(0));
   }

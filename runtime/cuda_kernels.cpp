@@ -238,23 +238,56 @@ const CudaGemmKernel& CudaKernelSet::gemmFor(const std::string& dtype, bool weig
   return *best;
 }
 
+namespace {
+
+// Of the kernels `same` accepts (one shape, differing in query block
+// rows), the one for `rows` query rows a head on `heads` (x batch) heads:
+// the largest block whose grid of ceil(rows / blockM) x heads programs
+// reaches `enough`, else the smallest block. Null when none is the same.
+template <class K, class Same>
+const K* byQueryBlock(const std::vector<K>& kernels, Same same, int64_t rows, int64_t heads, int64_t enough) {
+  auto fills = [&](const K* k) { return (rows + k->blockM - 1) / k->blockM * heads >= enough; };
+  const K* best = nullptr;
+  for (const K& a : kernels) {
+    if (!same(a)) continue;
+    const bool af = fills(&a), bf = best && fills(best);
+    if (!best || (af != bf ? af : (af ? a.blockM > best->blockM : a.blockM < best->blockM))) best = &a;
+  }
+  return best;
+}
+
+}  // namespace
+
 const CudaAttentionKernel& CudaKernelSet::attentionFor(const std::string& dtype, int64_t heads, int64_t kvHeads,
                                                        int64_t headDim, bool causal, int64_t batch, int64_t S) const {
   // H100, 2026-11-22 (docs/cuda.md): at 2048 tokens of GQA (512 programs
   // of 128 rows, 3.9 an SM) 64 rows won with the mask (244 / 217 TFLOP/s)
   // and lost without it (316 / 390).
   const int64_t enough = (causal ? 4 : 2) * device_.multiprocessors();
-  auto fills = [&](const CudaAttentionKernel* k) { return (S + k->blockM - 1) / k->blockM * heads * batch >= enough; };
-  const CudaAttentionKernel* best = nullptr;
-  for (const CudaAttentionKernel& a : attentions_) {
-    if (a.dtype != dtype || a.heads != heads || a.kvHeads != kvHeads || a.headDim != headDim || a.causal != causal)
-      continue;
-    const bool af = fills(&a), bf = best && fills(best);
-    if (!best || (af != bf ? af : (af ? a.blockM > best->blockM : a.blockM < best->blockM))) best = &a;
-  }
-  if (best) return *best;
+  auto same = [&](const CudaAttentionKernel& a) {
+    return a.dtype == dtype && a.heads == heads && a.kvHeads == kvHeads && a.headDim == headDim && a.causal == causal;
+  };
+  if (const CudaAttentionKernel* best = byQueryBlock(attentions_, same, S, heads * batch, enough)) return *best;
   fail("no {} {} attention kernel for {} heads over {} KV heads of dim {} in the kernel set", causal ? "causal" : "full",
        dtype, heads, kvHeads, headDim);
+}
+
+const CudaPagedPrefillKernel& CudaKernelSet::pagedPrefillFor(const std::string& dtype, int64_t heads, int64_t kvHeads,
+                                                             int64_t headDim, int64_t pageSize, float scale,
+                                                             int64_t sequences, int64_t maxNew) const {
+  // Causal: the contiguous causal kernels' rule. H100, 2026-11-24
+  // (docs/cuda.md "Paged prefill of short prompts"): one prompt of 512 /
+  // 2048 / 8192 tokens, 64 rows 119-123 / 247-250 / 354-357 TFLOP/s, 128
+  // rows 91-92 / 252-253 / 427.
+  auto same = [&](const CudaPagedPrefillKernel& a) {
+    return a.dtype == dtype && a.heads == heads && a.kvHeads == kvHeads && a.headDim == headDim &&
+           a.pageSize == pageSize && a.scale == scale;
+  };
+  if (const CudaPagedPrefillKernel* best =
+          byQueryBlock(pagedPrefills_, same, maxNew, heads * sequences, 4 * device_.multiprocessors()))
+    return *best;
+  fail("the kernel set has no {} paged prefill kernel for {} heads over {} KV heads of dim {}, blocks of {}, scale {}",
+       dtype, heads, kvHeads, headDim, pageSize, scale);
 }
 
 const CudaGemmKernel& CudaKernelSet::gemm(const std::string& name) const {

@@ -237,6 +237,15 @@ class CudaKernelSet {
                                           bool causal, int64_t batch, int64_t S) const;
   const std::vector<CudaPagedDecodeKernel>& pagedDecodes() const { return pagedDecodes_; }
   const std::vector<CudaPagedPrefillKernel>& pagedPrefills() const { return pagedPrefills_; }
+  // The paged prefill kernel for these heads, head dim, page, scale and
+  // dtype; of those (a 128-row kernel and its 64-row variant) the one for
+  // `sequences` x `maxNew` new tokens, picked by grid size as attentionFor
+  // picks a causal kernel (a 512-token prompt: 64 rows, 1.3x the TFLOP/s
+  // of 128 on the H100; from 8k tokens 128 rows, 1.2x). Throws when the set
+  // has none.
+  const CudaPagedPrefillKernel& pagedPrefillFor(const std::string& dtype, int64_t heads, int64_t kvHeads,
+                                                int64_t headDim, int64_t pageSize, float scale, int64_t sequences,
+                                                int64_t maxNew) const;
   const std::vector<CudaGatherRowsKernel>& gathers() const { return gathers_; }
   const std::vector<CudaKvWriteKernel>& kvWrites() const { return kvWrites_; }
   const std::vector<CudaArgmaxKernel>& argmaxes() const { return argmaxes_; }

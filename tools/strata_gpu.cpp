@@ -297,9 +297,19 @@ int benchAttention(const std::string& dir, const std::string& jsonPath, const st
   }
   // Paged prefill of one fresh prompt (S = T) from a cache of shuffled
   // pages: what a TTFT step runs after writing the prompt's K / V.
-  for (const runtime::CudaPagedPrefillKernel& k : set->pagedPrefills()) {
-    if (k.dtype != dtype) continue;
+  shapes.clear();
+  for (const runtime::CudaPagedPrefillKernel& shape : set->pagedPrefills()) {
+    if (shape.dtype != dtype) continue;
+    if (!everyKernel &&
+        !shapes.insert(fmt::format("{}/{}/{}/{}/{}", shape.heads, shape.kvHeads, shape.headDim, shape.pageSize, shape.scale))
+             .second)
+      continue;
     for (int64_t S : {512, 2048, 8192}) {
+      // The kernel the runtime picks for one prompt of S tokens, or each.
+      const runtime::CudaPagedPrefillKernel& k =
+          everyKernel ? shape
+                      : set->pagedPrefillFor(shape.dtype, shape.heads, shape.kvHeads, shape.headDim, shape.pageSize,
+                                             shape.scale, 1, S);
       const int64_t P = k.pageSize, maxBlocks = S / P, numBlocks = maxBlocks;
       std::vector<int64_t> physical(numBlocks), starts = {0, S}, lens = {S};
       for (int64_t i = 0; i < numBlocks; ++i) physical[i] = i;
@@ -663,7 +673,7 @@ int main(int argc, char** argv) {
                             "bf16 or f16");
   bool everyKernel = false;
   attn->add_flag("--every-kernel", everyKernel,
-                 "Time every attention kernel of the set on its shapes, not only the one the runtime picks for each "
+                 "Time every attention and paged prefill kernel of the set on its shapes, not only the one the runtime picks for each "
                  "case (for tuning)");
   double splitScale = 1;
   auto* paged = benchCommand("bench-paged-decode",

@@ -303,6 +303,10 @@ TEST(AttentionKernel, GpuBlockingsByShape) {
   EXPECT_EQ(s.minBlocksPerSM, 4);
   EXPECT_FALSE(tile::hasFewProgramsVariant(s));
   EXPECT_EQ(tile::cudaPagedPrefillSpec(32, 8, 128, 16, "bf16").blockM, 128);
+  f = tile::cudaPagedPrefillSpec(32, 8, 128, 16, "bf16", true);  // short prompts
+  EXPECT_EQ(f.name, "paged_prefill_bf16_h32_kv8_d128_p16_m64");
+  EXPECT_EQ(f.blockM, 64);
+  EXPECT_TRUE(f.paged);
   s = tile::cudaAttentionSpec(4, 2, 16, true, "bf16");  // not whole 64-column panels: mma.sync
   EXPECT_FALSE(s.groupDots);
   EXPECT_FALSE(tile::hasFewProgramsVariant(s));

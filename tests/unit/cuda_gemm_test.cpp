@@ -440,6 +440,12 @@ TEST_F(CudaAttentionKernels, EqualTheReferenceOnRaggedShapes) {
   EXPECT_EQ(set->attentionFor("f16", 32, 32, 128, false, 16, 1024).name, "attention_f16_h32_kv32_d128_full");
   EXPECT_EQ(set->attentionFor("bf16", 32, 32, 64, true, 1, 128).name, "attention_bf16_h32_kv32_d64_causal");
   EXPECT_THROW(set->attentionFor("bf16", 32, 8, 96, true, 1, 512), Error);
+  // Paged prefill: the 64-row variant for short prompts, 128 rows for long.
+  const float pagedScale = 1.f / std::sqrt(128.f);
+  EXPECT_EQ(set->pagedPrefillFor("bf16", 32, 8, 128, 16, pagedScale, 1, 512).name, "paged_prefill_bf16_h32_kv8_d128_p16_m64");
+  EXPECT_EQ(set->pagedPrefillFor("f16", 32, 8, 128, 16, pagedScale, 1, 8192).name, "paged_prefill_f16_h32_kv8_d128_p16");
+  EXPECT_EQ(set->pagedPrefillFor("bf16", 32, 8, 128, 16, pagedScale, 16, 512).name, "paged_prefill_bf16_h32_kv8_d128_p16");
+  EXPECT_THROW(set->pagedPrefillFor("bf16", 32, 8, 128, 32, pagedScale, 1, 512), Error);
   const runtime::CudaAttentionKernel& k = set->attentionFor("bf16", 32, 32, 64, true, 1, 64);
   DeviceTensor buf(*dev, size_t(32 * 64 * 64 * 2 + 16));
   EXPECT_THROW(set->launch(k, buf.p, buf.p, buf.p, buf.p, 1, 64, 32), Error);  // causal, S > T
@@ -489,7 +495,7 @@ TEST_F(CudaPagedDecodeKernels, EqualTheReferenceOnRaggedContexts) {
 // and past a page boundary (1 / 16, 1 / 17), a short prompt (3 / 3) and a
 // long chunk (200 new of 1000), pages shuffled over a stale cache.
 TEST_F(CudaPagedPrefillKernels, EqualTheReferenceOnMixedSequences) {
-  ASSERT_EQ(set->pagedPrefills().size(), 2u);
+  ASSERT_EQ(set->pagedPrefills().size(), 4u);  // bf16 and f16, each with its 64-row variant
   std::mt19937 rng(17);
   const std::vector<std::pair<int64_t, int64_t>> seqs = {{130, 130}, {9, 70}, {1, 16}, {1, 17}, {3, 3}, {200, 1000}};
   for (const runtime::CudaPagedPrefillKernel& k : set->pagedPrefills()) {
