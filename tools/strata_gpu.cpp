@@ -300,10 +300,9 @@ int benchAttention(const std::string& dir, const std::string& jsonPath, const st
   shapes.clear();
   for (const runtime::CudaPagedPrefillKernel& shape : set->pagedPrefills()) {
     if (shape.dtype != dtype) continue;
-    if (!everyKernel &&
-        !shapes.insert(fmt::format("{}/{}/{}/{}/{}", shape.heads, shape.kvHeads, shape.headDim, shape.pageSize, shape.scale))
-             .second)
-      continue;
+    const std::string key =
+        fmt::format("{}/{}/{}/{}/{}", shape.heads, shape.kvHeads, shape.headDim, shape.pageSize, shape.scale);
+    if (!everyKernel && !shapes.insert(key).second) continue;
     for (int64_t S : {512, 2048, 8192}) {
       // The kernel the runtime picks for one prompt of S tokens, or each.
       const runtime::CudaPagedPrefillKernel& k =
@@ -673,8 +672,8 @@ int main(int argc, char** argv) {
                             "bf16 or f16");
   bool everyKernel = false;
   attn->add_flag("--every-kernel", everyKernel,
-                 "Time every attention and paged prefill kernel of the set on its shapes, not only the one the runtime picks for each "
-                 "case (for tuning)");
+                 "Time every attention and paged prefill kernel of the set on its shapes, not only the one the "
+                 "runtime picks for each case (for tuning)");
   double splitScale = 1;
   auto* paged = benchCommand("bench-paged-decode",
                              "Time the generated paged decode attention kernels (Llama-3-8B: 32 / 8 heads, dim 128, "

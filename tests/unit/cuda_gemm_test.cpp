@@ -442,9 +442,12 @@ TEST_F(CudaAttentionKernels, EqualTheReferenceOnRaggedShapes) {
   EXPECT_THROW(set->attentionFor("bf16", 32, 8, 96, true, 1, 512), Error);
   // Paged prefill: the 64-row variant for short prompts, 128 rows for long.
   const float pagedScale = 1.f / std::sqrt(128.f);
-  EXPECT_EQ(set->pagedPrefillFor("bf16", 32, 8, 128, 16, pagedScale, 1, 512).name, "paged_prefill_bf16_h32_kv8_d128_p16_m64");
-  EXPECT_EQ(set->pagedPrefillFor("f16", 32, 8, 128, 16, pagedScale, 1, 8192).name, "paged_prefill_f16_h32_kv8_d128_p16");
-  EXPECT_EQ(set->pagedPrefillFor("bf16", 32, 8, 128, 16, pagedScale, 16, 512).name, "paged_prefill_bf16_h32_kv8_d128_p16");
+  EXPECT_EQ(set->pagedPrefillFor("bf16", 32, 8, 128, 16, pagedScale, 1, 512).name,
+            "paged_prefill_bf16_h32_kv8_d128_p16_m64");
+  EXPECT_EQ(set->pagedPrefillFor("f16", 32, 8, 128, 16, pagedScale, 1, 8192).name,
+            "paged_prefill_f16_h32_kv8_d128_p16");
+  EXPECT_EQ(set->pagedPrefillFor("bf16", 32, 8, 128, 16, pagedScale, 16, 512).name,
+            "paged_prefill_bf16_h32_kv8_d128_p16");
   EXPECT_THROW(set->pagedPrefillFor("bf16", 32, 8, 128, 32, pagedScale, 1, 512), Error);
   const runtime::CudaAttentionKernel& k = set->attentionFor("bf16", 32, 32, 64, true, 1, 64);
   DeviceTensor buf(*dev, size_t(32 * 64 * 64 * 2 + 16));
