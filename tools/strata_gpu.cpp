@@ -343,9 +343,13 @@ int benchAttention(const std::string& dir, const std::string& jsonPath, const st
   return 0;
 }
 
+// The u64 stamp slots a program of an instrumented paged decode set
+// writes right after the scratch's partials (tools/gpu/stamp_paged_decode.py
+// names their meanings).
+constexpr int64_t kStampSlots = 16;
+
 // The phases of a paged decode kernel instrumented by
-// tools/gpu/stamp_paged_decode.py: 16 u64 a program right after the
-// scratch's partials (slot meanings there), from the last step run.
+// tools/gpu/stamp_paged_decode.py, from the last step run.
 nlohmann::json printStamps(const std::vector<uint64_t>& st, int64_t programs) {
   static const char* names[] = {"grid wait",  "context length", "Q ready", "first key block",
                                 "last key block", "last step", "partial stores"};
@@ -355,11 +359,11 @@ nlohmann::json printStamps(const std::vector<uint64_t>& st, int64_t programs) {
     return std::array<double, 3>{v.front(), v[v.size() / 2], v.back()};
   };
   uint64_t t0 = ~0ull;
-  for (int64_t p = 0; p < programs; ++p) t0 = std::min(t0, st[p * 16]);
+  for (int64_t p = 0; p < programs; ++p) t0 = std::min(t0, st[p * kStampSlots]);
   std::vector<std::vector<double>> phase(8);
   std::vector<double> start, end;
   for (int64_t p = 0; p < programs; ++p) {
-    const uint64_t* s = &st[p * 16];
+    const uint64_t* s = &st[p * kStampSlots];
     for (int i = 0; i < 7; ++i) phase[i].push_back(double(s[i + 2]) - double(s[i + 1]));
     phase[7].push_back(double(s[8]) - double(s[1]));
     start.push_back(double(s[0] - t0)), end.push_back(double(s[10] - t0));
@@ -419,7 +423,8 @@ int benchPagedDecode(const std::string& dir, const std::string& jsonPath, const 
         void* dlens = dev->allocate(B * 8);
         const int64_t partialBytes = runtime::CudaKernelSet::pagedDecodeScratchBytes(k, B, splits);
         const int64_t programs = splits * k.kvHeads * B;
-        const int64_t scratchBytes = partialBytes + (stamps ? programs * 128 : 0);
+        const int64_t stampBytes = stamps ? programs * kStampSlots * 8 : 0;
+        const int64_t scratchBytes = partialBytes + stampBytes;
         void* scratch = dev->allocate(scratchBytes);
         dev->upload(tables, physical.data(), numBlocks * 8);
         dev->upload(dlens, lens.data(), B * 8);
@@ -441,8 +446,8 @@ int benchPagedDecode(const std::string& dir, const std::string& jsonPath, const 
                        {"gbs", gbs}, {"graph_us", graphMs * 1e3}, {"graph_gbs", graphGbs},
                        {"warps", k.threads / 32}});
         if (stamps) {
-          std::vector<uint64_t> st(programs * 16);
-          dev->download(st.data(), static_cast<char*>(scratch) + partialBytes, programs * 128);
+          std::vector<uint64_t> st(programs * kStampSlots);
+          dev->download(st.data(), static_cast<char*>(scratch) + partialBytes, stampBytes);
           out.back()["stamps"] = printStamps(st, programs);
         }
         dev->release(q, B * k.heads * rowBytes);
