@@ -421,7 +421,7 @@ void writeCudaKernelFiles(const CudaKernelSetSpec& set, const std::string& targe
     kernels.push_back(entry("attention", s.name, s.dtype,
                             {{"heads", s.heads}, {"kv_heads", s.kvHeads}, {"head_dim", s.headDim},
                              {"causal", s.causal}, {"scale", s.scale}, {"block_m", s.blockM}, {"block_n", s.blockN},
-                             {"stages", s.stages}}));
+                             {"stages", s.stages}, {"tma", s.tma}}));
   for (const AttentionKernelSpec& s : set.pagedDecodes) {
     nlohmann::json combine = entry("attention_combine", s.name + "_combine", s.dtype, nlohmann::json::object());
     kernels.push_back(entry("paged_decode", s.name, s.dtype,

@@ -43,7 +43,9 @@ void writeCpuArtifact(const KernelPlan& plan, const std::string& dir, const nloh
 //                 "num_warps", "stages", "max_rows"; RMSNorms "block_n";
 //                 RoPEs "heads", "head_dim"; attentions "heads",
 //                 "kv_heads", "head_dim", "causal", "scale", "block_m",
-//                 "block_n", "stages"; paged decodes the same plus
+//                 "block_n", "stages", "tma" (true: the kernel takes
+//                 tensor maps of q, k and v after T); paged decodes the
+//                 same plus
 //                 "page_size", "combine" (its combine kernel's name),
 //                 "combine_threads" and "stores_one_split" (the kernel
 //                 takes o and stores it when launched with one split);

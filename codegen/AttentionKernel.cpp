@@ -73,6 +73,7 @@ AttentionKernelSpec cudaAttentionSpec(int64_t heads, int64_t kvHeads, int64_t he
   s.stages = 2;
   s.qInRegisters = false;
   s.groupDots = true;
+  s.tma = true;
   s.minBlocksPerSM = 2;
   // 64 rows on one warpgroup: for grids of few programs (fewPrograms, the
   // "_m64" variants: twice the programs of 128 rows), and always at head
@@ -121,6 +122,7 @@ void applyAttentionBlocking(AttentionKernelSpec& s, const std::string& text, con
   if (blocksPerSM >= 0) s.minBlocksPerSM = blocksPerSM;
   s.qInRegisters = !reloadQ && !group;
   s.groupDots = group;
+  s.tma = group && !s.paged;
 }
 
 AttentionKernelSpec cudaPagedDecodeSpec(int64_t heads, int64_t kvHeads, int64_t headDim, int64_t pageSize,
@@ -144,6 +146,7 @@ AttentionKernelSpec cudaPagedPrefillSpec(int64_t heads, int64_t kvHeads, int64_t
                                          const std::string& dtype, bool fewPrograms) {
   AttentionKernelSpec s = cudaAttentionSpec(heads, kvHeads, headDim, true, dtype, fewPrograms);
   s.paged = true;
+  s.tma = false;  // pages are copied one by one (cp.async)
   s.pageSize = pageSize;
   s.blockN = std::max(s.blockN, pageSize);
   // The contiguous form's blocking, its K / V panels copied page by page.
@@ -406,17 +409,31 @@ std::string kvPointers(const AttentionKernelSpec& s, const char* kBuf, const cha
                      fmt::arg("keys", keys));
 }
 
+// The GPU form's K / V copies run over one key range for both loops of a
+// program (mask-free, then masked): [from, to), block i of it in stage i
+// mod stages. `previous`: the result name of the loop this one continues
+// ("" for the first), whose copies ahead already cover this loop's first
+// blocks, so the pipeline does not drain between the loops (a causal
+// program would otherwise wait out one copy round trip at its diagonal).
+struct KeyPipeline {
+  const char* from;
+  const char* to;
+  const char* previous = "";
+};
+
 // A loop over key blocks [from, to) carrying (acc, m, l) from `inits`.
-// The GPU form pipelines the K / V copies like the staged GEMM: after a
-// barrier (the previous loop's warps are done with the buffers), stages - 1
-// blocks are copied ahead; step i waits until block i has landed (stages -
-// 2 groups left in flight), a barrier makes it visible and frees the buffer
-// step i - 1 read, which receives block i + stages - 1.
+// The GPU form pipelines the K / V copies like the staged GEMM: the first
+// loop of the pipeline, after a barrier (earlier warps are done with the
+// buffers), copies stages - 1 blocks ahead; step i waits until block i has
+// landed (stages - 2 groups left in flight), a barrier makes it visible and
+// frees the buffer step i - 1 read, which receives block i + stages - 1
+// (up to the pipeline's end, past this loop's).
 // `inits`: the accumulator panels', m's and l's (carriedTypes).
 // `afterCopies`: text between the copies ahead and the loop (the decode
 // form's wait for Q, whose copy went out before them).
 std::string loop(const AttentionKernelSpec& s, const KvRows& kvRows, bool masked, const char* from, const char* to,
-                 const std::vector<std::string>& inits, const char* result, const std::string& afterCopies = "") {
+                 const KeyPipeline& pipe, const std::vector<std::string>& inits, const char* result,
+                 const std::string& afterCopies = "") {
   std::string pre, rows, lookups, moreArgs, moreYields, moreTypes;
   // The decode form looks up the pages of the block a step copies one step
   // before it (carried in the loop), so the table read's latency falls in
@@ -437,6 +454,20 @@ std::string loop(const AttentionKernelSpec& s, const KvRows& kvRows, bool masked
     // `carried`: the pages' physical blocks are the loop's %cb<page>.
     auto copy = [&](const std::string& p, const std::string& j, const std::string& stage, bool carried) {
       std::string text = fmt::format("    %{p}so = arith.muli {st}, %cN : index\n", fmt::arg("p", p), fmt::arg("st", stage));
+      if (s.tma) {
+        // One box a panel of K and of V: keys [j, j + N) of plane %bkh
+        // (this batch's KV head); rows past T arrive as zeros.
+        for (int64_t i = 0; i < panels(s); ++i)
+          text += fmt::format(R"(    %{p}kl{x} = tile.make_block_ptr %lk{x}, [%cPw, %cSN], [%c1, %cPD], [%c0, %{p}so] : {P} -> {KB}
+    tile.tma_copy %{p}kl{x}, %kmap[{off}, {j}, %bkh], %bars[{st}] : {KB}, !tile.ptr<i8>, !tile.ptr<i64>
+    %{p}vl{x} = tile.make_block_ptr %lv{x}, [%cSN, %cPw], [%cPD, %c1], [%{p}so, %c0] : {P} -> {VB}
+    tile.tma_copy %{p}vl{x}, %vmap[{off}, {j}, %bkh], %bars[{st}] : {VB}, !tile.ptr<i8>, !tile.ptr<i64>
+)",
+                              fmt::arg("p", p), fmt::arg("x", panel(s, i)), fmt::arg("off", panelOffset(i)),
+                              fmt::arg("j", j), fmt::arg("st", stage), fmt::arg("P", st.ptr()), fmt::arg("KB", KP),
+                              fmt::arg("VB", VP));
+        return text;
+      }
       for (int64_t pg = 0; pg < s.blockN / page; ++pg) {
         const std::string q = gpuPaged(s) ? fmt::format("{}{}_", p, pg) : p;
         std::string jj = j, row = "%" + p + "so";
@@ -460,17 +491,19 @@ std::string loop(const AttentionKernelSpec& s, const KvRows& kvRows, bool masked
       }
       return text;
     };
-    pre = fmt::format(R"(  tile.barrier
+    const bool first = !*pipe.previous;
+    if (first)
+      pre = fmt::format(R"(  tile.barrier
   scf.for %pi = %c0 to %cST1 step %c1 {{
     %pj0 = arith.muli %pi, %cN : index
     %pj = arith.addi {from}, %pj0 : index
     %pin = arith.cmpi slt, %pj, {to} : index
     scf.if %pin {{
 {copy}    }}
-    tile.async_commit
-  }}
+{commit}  }}
 )",
-                      fmt::arg("from", from), fmt::arg("to", to), fmt::arg("copy", copy("p", "%pj", "%pi", false)));
+                        fmt::arg("from", pipe.from), fmt::arg("to", pipe.to), fmt::arg("copy", copy("p", "%pj", "%pi", false)),
+                        fmt::arg("commit", s.tma ? "" : "    tile.async_commit\n"));
     if (pages) {
       // Names of the first lookups before the loop: prefixed by the loop's
       // result name (both loops of a kernel have them at function level).
@@ -484,29 +517,38 @@ std::string loop(const AttentionKernelSpec& s, const KvRows& kvRows, bool masked
         }
         return t;
       };
-      pre += fmt::format("  %{}j = arith.addi {}, %cAhead : index\n", ip, from) + stepLookups(ip);
+      if (first) pre += fmt::format("  %{}j = arith.addi {}, %cAhead : index\n", ip, pipe.from) + stepLookups(ip);
       lookups = "    %lj = arith.addi %nj, %cN : index\n" + stepLookups("l");
       for (int64_t pg = 0; pg < pages; ++pg) {
-        moreArgs += fmt::format(", %cb{0} = %{1}{0}_blk", pg, ip);
+        // A continuing loop takes the blocks its predecessor looked up last.
+        moreArgs += first ? fmt::format(", %cb{0} = %{1}{0}_blk", pg, ip)
+                          : fmt::format(", %cb{} = {}#{}", pg, pipe.previous, panels(s) + 2 + pg);
         moreYields += fmt::format(", %l{}_blk", pg);
         moreTypes += ", index";
       }
     }
+    // Block i has landed: cp.async leaves stages - 2 groups in flight; TMA
+    // waits for phase i / stages of stage i's mbarrier (parity alternates).
+    const std::string landed = s.tma ? R"(    %st = arith.remui %i, %cST : index
+    %round = arith.divui %i, %cST : index
+    %parity = arith.remui %round, %c2 : index
+    tile.mbarrier_wait %bars[%st], %parity : !tile.ptr<i64>
+)"
+                                     : fmt::format("    tile.async_wait {{pending = {} : i64}}\n", s.stages - 2);
     rows = fmt::format(R"(    %i0 = arith.subi %j, {from} : index
     %i = arith.divui %i0, %cN : index
-    tile.async_wait {{pending = {S2} : i64}}
-    tile.barrier
+{landed}    tile.barrier
     %nj = arith.addi %j, %cAhead : index
     %nin = arith.cmpi slt, %nj, {to} : index
     scf.if %nin {{
     %ni = arith.addi %i, %cST1 : index
     %nst = arith.remui %ni, %cST : index
 {copy}    }}
-    tile.async_commit
-{lookups}    %st = arith.remui %i, %cST : index
-)",
-                       fmt::arg("from", from), fmt::arg("to", to), fmt::arg("S2", s.stages - 2),
-                       fmt::arg("copy", copy("n", "%nj", "%nst", pages > 0)), fmt::arg("lookups", lookups));
+{commit}{lookups}{stage})",
+                       fmt::arg("from", pipe.from), fmt::arg("to", pipe.to), fmt::arg("landed", landed),
+                       fmt::arg("copy", copy("n", "%nj", "%nst", pages > 0)), fmt::arg("lookups", lookups),
+                       fmt::arg("commit", s.tma ? "" : "    tile.async_commit\n"),
+                       fmt::arg("stage", s.tma ? "" : "    %st = arith.remui %i, %cST : index\n"));
   }
   std::string args;
   for (int64_t i = 0; i < panels(s); ++i) args += fmt::format("%acc{} = {}, ", panel(s, i), inits[i]);
@@ -550,6 +592,8 @@ std::string emitAttentionKernel(const AttentionKernelSpec& s) {
            "warps), a head dim of 64-column panels (got {}), keys per step a multiple of 16 up to 256 (got {}) and "
            "not the decode form",
            s.name, M, s.numWarps, D, N);
+    if (s.tma && (!s.groupDots || s.paged))
+      fail("attention kernel '{}': TMA copies serve the contiguous warpgroup-dot form only", s.name);
     if (s.numWarps <= 0 || (!s.decode && M % (16 * s.numWarps)) || N % 16 || D % 16)
       fail("attention kernel '{}': the GPU form needs a multiple of 16 query rows per warp (block M {} on {} warps) and key block "
            "and head dim multiples of 16 (got {} and {})",
@@ -612,7 +656,7 @@ std::string emitAttentionKernel(const AttentionKernelSpec& s) {
     };
   } else {
     args = fmt::format("%q: {0}, %k: {0}, %v: {0}, ", P) + (s.keyMask ? "%mask: !tile.ptr<f32>, " : "") + "%o: " + P +
-           ", %S: index, %T: index";
+           ", %S: index, %T: index" + (s.tma ? ", %qmap: !tile.ptr<i8>, %kmap: !tile.ptr<i8>, %vmap: !tile.ptr<i8>" : "");
     prologue = fmt::format(R"(  %b = tile.program_id 2
   %B = arith.addi %b, %c1 : index
   %qLen = arith.addi %S, %c0 : index
@@ -849,16 +893,37 @@ std::string emitAttentionKernel(const AttentionKernelSpec& s) {
 )",
                            fmt::arg("x", panel(s, i)), fmt::arg("qSize", M * panelWidth(s)),
                            fmt::arg("kvSize", s.stages * N * panelWidth(s)), fmt::arg("P", P));
-    for (int64_t i = 0; i < panels(s); ++i)
-      loadQ += ioPanel("%q", fmt::format("%qp{}", i), i) +
-               fmt::format(R"(  %ql{x} = tile.make_block_ptr %lq{x}, [%cM, %cPw], [%cPw, %c1], [%c0, %c0] : {P} -> {QB}
+    if (s.tma) {
+      // Stage st's K and V panels complete phases of %bars[st]; Q's panels
+      // one phase of %qbar, waited for after the first copies ahead went
+      // out (qReady).
+      loadQ += fmt::format(R"(  %bars = tile.alloc {{size = {ST} : i64}} : !tile.ptr<i64>
+  %qbar = tile.alloc {{size = 1 : i64}} : !tile.ptr<i64>
+  %c2 = arith.constant 2 : index
+  tile.mbarrier_init %bars {{arrivals = {kv} : i64}} : !tile.ptr<i64>
+  tile.mbarrier_init %qbar {{arrivals = {np} : i64}} : !tile.ptr<i64>
+)",
+                           fmt::arg("ST", s.stages), fmt::arg("kv", 2 * panels(s)), fmt::arg("np", panels(s)));
+      for (int64_t i = 0; i < panels(s); ++i)
+        loadQ += fmt::format(R"(  %ql{x} = tile.make_block_ptr %lq{x}, [%cM, %cPw], [%cPw, %c1], [%c0, %c0] : {P} -> {QB}
+  tile.tma_copy %ql{x}, %qmap[{off}, %r0, %bhq], %qbar[%c0] : {QB}, !tile.ptr<i8>, !tile.ptr<i64>
+)",
+                             fmt::arg("x", panel(s, i)), fmt::arg("off", panelOffset(i)), fmt::arg("P", P),
+                             fmt::arg("QB", QB));
+      qReady = "  tile.mbarrier_wait %qbar[%c0], %c0 : !tile.ptr<i64>\n";
+    } else {
+      for (int64_t i = 0; i < panels(s); ++i)
+        loadQ += ioPanel("%q", fmt::format("%qp{}", i), i) +
+                 fmt::format(R"(  %ql{x} = tile.make_block_ptr %lq{x}, [%cM, %cPw], [%cPw, %c1], [%c0, %c0] : {P} -> {QB}
   tile.async_copy %ql{x}, %qp{i} {{contiguous = 1 : i64}} : {QB}
 )",
-                           fmt::arg("x", panel(s, i)), fmt::arg("i", i), fmt::arg("P", P), fmt::arg("QB", QB));
-    loadQ += fmt::format(R"(  tile.async_commit
-  tile.async_wait {{pending = 0 : i64}}
+                             fmt::arg("x", panel(s, i)), fmt::arg("i", i), fmt::arg("P", P), fmt::arg("QB", QB));
+      loadQ += R"(  tile.async_commit
+  tile.async_wait {pending = 0 : i64}
   tile.barrier
-  %ssc = arith.constant dense<{sscale:.9e}> : tensor<{M}x{N}xf32>
+)";
+    }
+    loadQ += fmt::format(R"(  %ssc = arith.constant dense<{sscale:.9e}> : tensor<{M}x{N}xf32>
   %msc = arith.constant dense<{sscale:.9e}> : tensor<{M}xf32>
 )",
                          fmt::arg("sscale", s.scale * log2e), fmt::arg("M", M), fmt::arg("N", N));
@@ -902,6 +967,13 @@ std::string emitAttentionKernel(const AttentionKernelSpec& s) {
 )",
                                                    fmt::arg("qscale", s.scale * log2e), fmt::arg("M", M), fmt::arg("D", D));
   }
+  // The TMA form's stages keep one phase count over both loops: one
+  // pipeline from the program's first key to its last. The cp.async forms
+  // drain it at the masked loop and refill it there (one pipeline over both
+  // was no faster: 1.002x over bench-attention's cases, and the decode form
+  // 0.2-0.5 us slower a step; H100, 2026-11-24).
+  const KeyPipeline fullPipe = s.tma ? KeyPipeline{"%lo", "%hi"} : KeyPipeline{"%lo", "%fe"},
+                    maskedPipe = s.tma ? KeyPipeline{"%lo", "%hi", "%r1"} : KeyPipeline{"%fe", "%hi"};
   std::string occupancy =
       gpuForm(s) && s.minBlocksPerSM > 0 ? fmt::format(", tile.min_blocks_per_sm = {} : i64", s.minBlocksPerSM) : "";
   return fmt::format(R"(func.func @{name}({args}) attributes {{tile.num_warps = {W} : i64{occ}}} {{
@@ -941,9 +1013,9 @@ std::string emitAttentionKernel(const AttentionKernelSpec& s) {
                      fmt::arg("H", s.heads), fmt::arg("Hk", s.kvHeads), fmt::arg("Hk2", 2 * s.kvHeads),
                      fmt::arg("HkN", s.kvHeads * N), fmt::arg("prologue", prologue), fmt::arg("bounds", bounds),
                      fmt::arg("fullEnd", fullEnd),
-                     fmt::arg("fullLoop", loop(s, kvRows, false, "%lo", "%fe", fullInits, "%r1",
-                                               qAfterCopies ? qReady : std::string())),
-                     fmt::arg("maskedLoop", loop(s, kvRows, true, "%fe", "%hi", maskedInits, "%r2")),
+                     fmt::arg("fullLoop", loop(s, kvRows, false, "%lo", "%fe", fullPipe, fullInits, "%r1",
+                                               qAfterCopies || s.tma ? qReady : std::string())),
+                     fmt::arg("maskedLoop", loop(s, kvRows, true, "%fe", "%hi", maskedPipe, maskedInits, "%r2")),
                      fmt::arg("epilogue", epilogue), fmt::arg("maskConsts", maskConsts),
                      fmt::arg("range", range), fmt::arg("loadQ", loadQ), fmt::arg("queryBlock", queryBlock),
                      fmt::arg("splitCount", gpuDecode(s) ? std::string("  %cS = arith.addi %splits, %c0 : index\n")

@@ -413,7 +413,8 @@ LogicalResult TmaCopyOp::verify() {
   RankedTensorType t = getDst().getType().getTileType();
   if (t.getRank() != 2 || t.getElementTypeBitWidth() != 16)
     return emitOpError() << "copies 2-D blocks of 16-bit elements (got " << t << ")";
-  if (getCoords().size() != 2) return emitOpError() << "takes 2 coordinates (got " << getCoords().size() << ")";
+  if (getCoords().size() != 2 && getCoords().size() != 3)
+    return emitOpError() << "takes 2 coordinates, or 3 for a map with a plane dim (got " << getCoords().size() << ")";
   if (!getMap().getType().getElementType().isInteger(8))
     return emitOpError() << "the tensor map is a !tile.ptr<i8> (got " << getMap().getType() << ")";
   if (!isI64Buffer(getBarriers().getType()))

@@ -363,8 +363,10 @@ def Tile_TmaCopyOp : Tile_Op<"tma_copy", [MemoryEffects<[MemRead, MemWrite]>]> {
     `map` points at a tensor map (a 128-byte CUtensorMap in global memory,
     made by the runtime) describing a 2-D global array of 16-bit elements
     with a box of 64 elements (128 bytes) along its contiguous dim and the
-    128-byte swizzle. `coords` is the box's origin, contiguous dim first;
-    elements outside the array arrive as zeros. `dst` is a view of a
+    128-byte swizzle, or a 3-D one whose third dim holds planes of such
+    arrays (a box one plane deep). `coords` is the box's origin, contiguous
+    dim first, then the row, then the plane when there is one; elements
+    outside the array (or past a plane's last row) arrive as zeros. `dst` is a view of a
     swizzled `tile.alloc` buffer at a block's origin: the box's rows land
     there as consecutive swizzled 128-byte rows, which is the layout the
     view describes when its block has as many elements as the box. The copy

@@ -125,6 +125,8 @@ std::unique_ptr<CudaKernelSet> CudaKernelSet::load(const CudaDevice& device, con
         auto a = namedAttention<CudaAttentionKernel>(k, *set->module_);
         a.causal = k.at("causal");
         a.blockM = k.at("block_m");
+        a.blockN = k.at("block_n");
+        a.tma = k.value("tma", false);
         set->attentions_.push_back(a);
         continue;
       }
@@ -399,6 +401,19 @@ void CudaKernelSet::launch(const CudaAttentionKernel& k, const void* q, const vo
   buffer(v, batch * k.kvHeads * T * k.headDim, "v");
   buffer(o, batch * k.heads * S * k.headDim, "o");
   args.index(S).index(T);
+  if (k.tma) {
+    // Tensor maps over q [batch heads, S, D] and k / v [batch kvHeads, T,
+    // D]: one plane a head, so a box past its last row reads zeros.
+    const bool bf16 = k.dtype == "bf16";
+    auto map = [&](const void* p, int64_t planes, int64_t rows, int64_t boxRows, const char* what) {
+      args.buffer(tensorMaps_.get({p, bf16, rows, k.headDim, boxRows, planes},
+                                  fmt::format("attention {} ({})", k.name, what).c_str()),
+                  int64_t(sizeof(cuda::TensorMap)));
+    };
+    map(q, batch * k.heads, S, k.blockM, "q");
+    map(kk, batch * k.kvHeads, T, k.blockN, "k");
+    map(v, batch * k.kvHeads, T, k.blockN, "v");
+  }
   launchOne(device_, k, {unsigned((S + k.blockM - 1) / k.blockM), unsigned(k.heads), unsigned(batch)}, args);
 }
 

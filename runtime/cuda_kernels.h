@@ -76,8 +76,9 @@ struct CudaRopeKernel {
 // position T - S + i. Scale, heads and head dim are compiled in.
 struct CudaAttentionKernel {
   std::string name, dtype;  // dtype: storage type of q, k, v and o (bf16, f16)
-  int64_t heads = 0, kvHeads = 0, headDim = 0, blockM = 0, threads = 0, sharedBytes = 0;
+  int64_t heads = 0, kvHeads = 0, headDim = 0, blockM = 0, blockN = 0, threads = 0, sharedBytes = 0;
   bool causal = false;
+  bool tma = false;  // copies Q, K and V by TMA: takes their tensor maps (codegen/AttentionKernel.h)
   float scale = 0;
   cuda::CUfunction function = nullptr;
 };

@@ -23,16 +23,19 @@ const void* CudaTensorMaps::get(const TensorMapRequest& r, const char* what) {
          "need",
          what);
   if (!r.base || reinterpret_cast<uintptr_t>(r.base) % 16 || r.rows <= 0 || r.cols <= 0 || r.cols % 8 ||
-      r.boxRows <= 0 || r.boxRows > 256)
+      r.boxRows <= 0 || r.boxRows > 256 || r.planes < 0)
     fail("{}: a TMA tensor map needs a 16-byte aligned array with a row pitch of whole 16 bytes (columns a multiple "
-         "of 8) and boxes of 1 to 256 rows; got [{}, {}] at {} with boxes of {} rows",
-         what, r.rows, r.cols, r.base, r.boxRows);
+         "of 8) and boxes of 1 to 256 rows; got [{}, {}] ({} planes) at {} with boxes of {} rows",
+         what, r.rows, r.cols, r.planes, r.base, r.boxRows);
   cuda::TensorMap map{};
-  const unsigned long long dims[2] = {static_cast<unsigned long long>(r.cols), static_cast<unsigned long long>(r.rows)};
-  const unsigned long long pitch[1] = {static_cast<unsigned long long>(r.cols) * 2};
-  const unsigned box[2] = {static_cast<unsigned>(kBoxCols), static_cast<unsigned>(r.boxRows)};
-  const unsigned unit[2] = {1, 1};
-  cuda::check(d->cuTensorMapEncodeTiled(&map, r.bf16 ? cuda::kTensorMapBfloat16 : cuda::kTensorMapFloat16, 2,
+  const unsigned rank = r.planes > 0 ? 3 : 2;
+  const unsigned long long dims[3] = {static_cast<unsigned long long>(r.cols), static_cast<unsigned long long>(r.rows),
+                                      static_cast<unsigned long long>(r.planes)};
+  const unsigned long long pitch[2] = {static_cast<unsigned long long>(r.cols) * 2,
+                                       static_cast<unsigned long long>(r.cols) * 2 * r.rows};
+  const unsigned box[3] = {static_cast<unsigned>(kBoxCols), static_cast<unsigned>(r.boxRows), 1};
+  const unsigned unit[3] = {1, 1, 1};
+  cuda::check(d->cuTensorMapEncodeTiled(&map, r.bf16 ? cuda::kTensorMapBfloat16 : cuda::kTensorMapFloat16, rank,
                                         const_cast<void*>(r.base), dims, pitch, box, unit,
                                         cuda::kTensorMapInterleaveNone, cuda::kTensorMapSwizzle128B,
                                         cuda::kTensorMapL2Promotion256B, cuda::kTensorMapOobFillZeros),

@@ -17,12 +17,15 @@ namespace strata::runtime {
 // A row-major [rows, cols] array of 16-bit elements (bf16 / f16) at `base`
 // (16-byte aligned, cols a multiple of 8: TMA's 16-byte row pitch), read in
 // boxes of boxRows x 64 elements (128 bytes along cols) with the 128-byte
-// swizzle; elements outside the array arrive as zeros.
+// swizzle; elements outside the array arrive as zeros. With `planes` > 0
+// the map is 3-D: `planes` such arrays back to back ([planes, rows, cols]),
+// a box one plane deep, so rows past a plane's last read zeros too.
 struct TensorMapRequest {
   const void* base = nullptr;
   bool bf16 = true;  // else f16
   int64_t rows = 0, cols = 0, boxRows = 0;
-  auto key() const { return std::tie(base, bf16, rows, cols, boxRows); }
+  int64_t planes = 0;  // 0: a 2-D map
+  auto key() const { return std::tie(base, bf16, rows, cols, boxRows, planes); }
 };
 
 class CudaTensorMaps {
@@ -45,7 +48,7 @@ class CudaTensorMaps {
 
  private:
   std::mutex mutex_;
-  std::map<std::tuple<const void*, bool, int64_t, int64_t, int64_t>, const void*> maps_;
+  std::map<std::tuple<const void*, bool, int64_t, int64_t, int64_t, int64_t>, const void*> maps_;
   std::vector<cuda::CUdeviceptr> chunks_;  // device slots, kChunkMaps maps each
   size_t used_ = 0;            // slots taken in the last chunk
 };

@@ -312,6 +312,49 @@ TEST(AttentionKernel, GpuBlockingsByShape) {
   EXPECT_FALSE(tile::hasFewProgramsVariant(s));
 }
 
+// The contiguous warpgroup-dot form copies by TMA: Q, K and V through the
+// three tensor maps after T, one box a head-dim panel, the K / V boxes at
+// (panel column, key, batch x KV head). Its stages keep one phase count over
+// both key loops, so its copies ahead go out once, before the first loop,
+// and both loops number their blocks from the program's first key and copy
+// up to its last. The paged forms keep cp.async, one pipeline a loop.
+TEST(AttentionKernel, ContiguousGroupDotFormCopiesByTma) {
+  const tile::AttentionKernelSpec s = tile::cudaAttentionSpec(32, 8, 128, true, "bf16");
+  EXPECT_TRUE(s.tma);
+  const std::string text = tile::emitAttentionKernel(s);
+  EXPECT_NE(text.find("%S: index, %T: index, %qmap: !tile.ptr<i8>, %kmap: !tile.ptr<i8>, %vmap: !tile.ptr<i8>)"),
+            std::string::npos);
+  EXPECT_NE(text.find("tile.tma_copy %ql1, %qmap[%cPo1, %r0, %bhq], %qbar[%c0]"), std::string::npos);
+  EXPECT_NE(text.find("tile.tma_copy %nkl1, %kmap[%cPo1, %nj, %bkh], %bars[%nst]"), std::string::npos);
+  EXPECT_NE(text.find("tile.tma_copy %nvl1, %vmap[%cPo1, %nj, %bkh], %bars[%nst]"), std::string::npos);
+  EXPECT_NE(text.find("tile.mbarrier_init %bars {arrivals = 4 : i64}"), std::string::npos);  // 2 panels of K and V
+  EXPECT_EQ(text.find("tile.async_copy"), std::string::npos);
+  EXPECT_EQ(text.find("tile.async_wait"), std::string::npos);
+  size_t first = text.find("scf.for %pi = %c0 to %cST1");
+  ASSERT_NE(first, std::string::npos);
+  EXPECT_EQ(text.find("scf.for %pi", first + 1), std::string::npos);
+  size_t masked = text.find("%r2:");
+  ASSERT_NE(masked, std::string::npos);
+  EXPECT_NE(text.find("%i0 = arith.subi %j, %lo : index", masked), std::string::npos);
+  EXPECT_NE(text.find("%nin = arith.cmpi slt, %nj, %hi : index", masked), std::string::npos);
+  EXPECT_NE(text.find("tile.mbarrier_wait %bars[%st], %parity", masked), std::string::npos);
+
+  for (const tile::AttentionKernelSpec& c :
+       {tile::cudaPagedPrefillSpec(32, 8, 128, 16, "bf16"), tile::cudaPagedDecodeSpec(32, 8, 128, 16, "bf16"),
+        tile::cudaAttentionSpec(4, 2, 16, true, "bf16")}) {
+    SCOPED_TRACE(c.name);
+    EXPECT_FALSE(c.tma);
+    const std::string ct = tile::emitAttentionKernel(c);
+    EXPECT_EQ(ct.find("tile.tma_copy"), std::string::npos);
+    size_t pre = ct.find("scf.for %pi");
+    ASSERT_NE(pre, std::string::npos);
+    EXPECT_NE(ct.find("scf.for %pi", pre + 1), std::string::npos);  // the masked loop's own copies ahead
+  }
+  tile::AttentionKernelSpec bad = tile::cudaPagedPrefillSpec(32, 8, 128, 16, "bf16");
+  bad.tma = true;
+  EXPECT_THROW(tile::emitAttentionKernel(bad), Error);
+}
+
 TEST(AttentionKernel, GpuFormRejectsWhatItCannotRun) {
   auto expectError = [](const tile::AttentionKernelSpec& s, const std::string& part) {
     try {
@@ -329,6 +372,7 @@ TEST(AttentionKernel, GpuFormRejectsWhatItCannotRun) {
   expectError(s, "takes f16 or bf16");
   s = tile::cudaAttentionSpec(32, 8, 128, true, "bf16");
   s.paged = true;  // the paged forms copy whole pages: a page size is needed
+  s.tma = false;   // and copy them by cp.async
   expectError(s, "the GPU paged forms copy whole pages (keys per step 64, page 0)");
   s.pageSize = 16;
   s.decode = true;  // the decode form needs 16 rows, whole on every warp

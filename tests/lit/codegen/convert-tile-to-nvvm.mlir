@@ -1057,3 +1057,39 @@ func.func @arrive_last_stores(%ctr: !tile.ptr<i32>, %o: !tile.ptr<f32>, %i: inde
   }
   return
 }
+
+// -----
+
+// A TMA copy through a 3-D map (planes of [rows, cols] arrays: the
+// attention kernels' q / k / v, one plane a head): the third coordinate is
+// the plane, and the copy is the 3-D cp.async.bulk.tensor.
+// CHECK-LABEL: func.func @tma_copy_planes
+// CHECK: nvvm.mbarrier.arrive.expect_tx
+// CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global {{.*}} box[%{{[0-9]+}}, %{{[0-9]+}}, %{{[0-9]+}}]
+// CHECK: nvvm.mbarrier.arrive.expect_tx
+// CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global {{.*}} box[%{{[0-9]+}}, %{{[0-9]+}}]
+// CHECK: nvvm.mbarrier.try_wait.parity
+func.func @tma_copy_planes(%c: !tile.ptr<f32>, %amap: !tile.ptr<i8>, %bmap: !tile.ptr<i8>, %row: index, %plane: index) attributes {tile.num_warps = 4 : i64} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c32 = arith.constant 32 : index
+  %c64 = arith.constant 64 : index
+  %sa = tile.alloc {size = 4096 : i64, swizzle = 128 : i64} : !tile.ptr<bf16>
+  %sb = tile.alloc {size = 2048 : i64, swizzle = 128 : i64} : !tile.ptr<bf16>
+  %bars = tile.alloc {size = 1 : i64} : !tile.ptr<i64>
+  tile.mbarrier_init %bars {arrivals = 2 : i64} : !tile.ptr<i64>
+  %ca = tile.make_block_ptr %sa, [%c64, %c64], [%c64, %c1], [%c0, %c0] : !tile.ptr<bf16> -> !tile.block_ptr<tensor<64x64xbf16>>
+  tile.tma_copy %ca, %amap[%c0, %row, %plane], %bars[%c0] : !tile.block_ptr<tensor<64x64xbf16>>, !tile.ptr<i8>, !tile.ptr<i64>
+  %cb = tile.make_block_ptr %sb, [%c64, %c32], [%c1, %c64], [%c0, %c0] : !tile.ptr<bf16> -> !tile.block_ptr<tensor<64x32xbf16>>
+  tile.tma_copy %cb, %bmap[%c0, %c0], %bars[%c0] : !tile.block_ptr<tensor<64x32xbf16>>, !tile.ptr<i8>, !tile.ptr<i64>
+  tile.mbarrier_wait %bars[%c0], %c0 : !tile.ptr<i64>
+  %la = tile.make_block_ptr %sa, [%c64, %c64], [%c64, %c1], [%c0, %c0] : !tile.ptr<bf16> -> !tile.block_ptr<tensor<64x64xbf16>>
+  %lb = tile.make_block_ptr %sb, [%c64, %c32], [%c1, %c64], [%c0, %c0] : !tile.ptr<bf16> -> !tile.block_ptr<tensor<64x32xbf16>>
+  %x = tile.load %la {in_bounds, contiguous = 1 : i64} : !tile.block_ptr<tensor<64x64xbf16>>
+  %y = tile.load %lb {in_bounds, contiguous = 0 : i64} : !tile.block_ptr<tensor<64x32xbf16>>
+  %zero = arith.constant dense<0.0> : tensor<64x32xf32>
+  %d = tile.dot %x, %y, %zero {tiling = "horizontal"} : tensor<64x64xbf16> * tensor<64x32xbf16> -> tensor<64x32xf32>
+  %cp = tile.make_block_ptr %c, [%c64, %c32], [%c32, %c1], [%c0, %c0] : !tile.ptr<f32> -> !tile.block_ptr<tensor<64x32xf32>>
+  tile.store %cp, %d : !tile.block_ptr<tensor<64x32xf32>>
+  return
+}

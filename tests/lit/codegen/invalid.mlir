@@ -197,8 +197,8 @@ func.func @async_copy_runs(%d: !tile.block_ptr<tensor<16x12xbf16>>, %s: !tile.bl
 // -----
 
 func.func @tma_copy_coords(%d: !tile.block_ptr<tensor<64x64xbf16>>, %m: !tile.ptr<i8>, %b: !tile.ptr<i64>, %i: index) {
-  // expected-error @+1 {{takes 2 coordinates (got 3)}}
-  tile.tma_copy %d, %m[%i, %i, %i], %b[%i] : !tile.block_ptr<tensor<64x64xbf16>>, !tile.ptr<i8>, !tile.ptr<i64>
+  // expected-error @+1 {{takes 2 coordinates, or 3 for a map with a plane dim (got 4)}}
+  tile.tma_copy %d, %m[%i, %i, %i, %i], %b[%i] : !tile.block_ptr<tensor<64x64xbf16>>, !tile.ptr<i8>, !tile.ptr<i64>
   return
 }
 
