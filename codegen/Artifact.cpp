@@ -435,7 +435,7 @@ void writeCudaKernelFiles(const CudaKernelSetSpec& set, const std::string& targe
     kernels.push_back(entry("paged_prefill", s.name, s.dtype,
                             {{"heads", s.heads}, {"kv_heads", s.kvHeads}, {"head_dim", s.headDim},
                              {"page_size", s.pageSize}, {"scale", s.scale}, {"block_m", s.blockM},
-                             {"block_n", s.blockN}, {"tma", s.tma}}));
+                             {"block_n", s.blockN}}));
   for (const GatherRowsKernelSpec& s : set.gathers)
     kernels.push_back(entry("gather_rows", s.name, s.dtype, {{"block_n", s.blockN}, {"out_dtype", s.out()}}));
   for (const KvWriteKernelSpec& s : set.kvWrites)

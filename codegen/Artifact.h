@@ -49,8 +49,7 @@ void writeCpuArtifact(const KernelPlan& plan, const std::string& dir, const nloh
 //                 "page_size", "combine" (its combine kernel's name),
 //                 "combine_threads" and "stores_one_split" (the kernel
 //                 takes o and stores it when launched with one split);
-//                 paged prefills ("tma": the kernel takes a tensor map
-//                 of the cache after cache_rows) "heads", "kv_heads",
+//                 paged prefills "heads", "kv_heads",
 //                 "head_dim", "page_size", "scale", "block_m", "block_n";
 //                 row gathers "block_n", "out_dtype"; KV writes "kv_heads", "head_dim",
 //                 "page_size"; argmaxes "block_n"; top-ks "block_n",

@@ -122,7 +122,7 @@ void applyAttentionBlocking(AttentionKernelSpec& s, const std::string& text, con
   if (blocksPerSM >= 0) s.minBlocksPerSM = blocksPerSM;
   s.qInRegisters = !reloadQ && !group;
   s.groupDots = group;
-  s.tma = group;
+  s.tma = group && !s.paged;
 }
 
 AttentionKernelSpec cudaPagedDecodeSpec(int64_t heads, int64_t kvHeads, int64_t headDim, int64_t pageSize,
@@ -146,6 +146,7 @@ AttentionKernelSpec cudaPagedPrefillSpec(int64_t heads, int64_t kvHeads, int64_t
                                          const std::string& dtype, bool fewPrograms) {
   AttentionKernelSpec s = cudaAttentionSpec(heads, kvHeads, headDim, true, dtype, fewPrograms);
   s.paged = true;
+  s.tma = false;  // pages are copied one by one (cp.async)
   s.pageSize = pageSize;
   s.blockN = std::max(s.blockN, pageSize);
   // The contiguous form's blocking, its K / V panels copied page by page.
@@ -214,18 +215,6 @@ std::string pageLookup(const std::string& p, const std::string& j) {
     %{p}blk = tile.block_lookup %tables[%{p}ti] : !tile.ptr<i64>
 )",
                      fmt::arg("p", p), fmt::arg("j", j));
-}
-
-// The GPU paged forms' cache rows of the page in physical block `blk` for
-// KV head %kh: K at %{p}krow = ((blk * 2) * Hk + kh) * page, V at %{p}vrow,
-// Hk * page rows on.
-std::string pageRows(const std::string& p, const std::string& blk) {
-  return fmt::format(R"(    %{p}b2 = arith.muli {blk}, %c2Hk : index
-    %{p}b3 = arith.addi %{p}b2, %kh : index
-    %{p}krow = arith.muli %{p}b3, %cPg : index
-    %{p}vrow = arith.addi %{p}krow, %cPgHk : index
-)",
-                     fmt::arg("p", p), fmt::arg("blk", blk));
 }
 
 // The GPU form's Q fragments, read from local memory through %qu: once
@@ -452,10 +441,6 @@ std::string loop(const AttentionKernelSpec& s, const KvRows& kvRows, bool masked
   // copy. The prefill form's 8 warps hide it, and its 128 registers have
   // no room for the carried blocks (ptxas spilled 96 bytes, against 40).
   const int64_t pages = gpuDecode(s) ? s.blockN / s.pageSize : 0;
-  // This loop's copies by TMA (AttentionKernelSpec::tma): the paged prefill
-  // form's masked loop keeps cp.async, whose bounded copies read zeros past
-  // the context where a page box would read stale cache rows.
-  const bool tmaLoop = s.tma && !(s.paged && masked);
   if (!gpuForm(s)) {
     rows = kvRows("", "%j", "");
   } else {
@@ -469,32 +454,7 @@ std::string loop(const AttentionKernelSpec& s, const KvRows& kvRows, bool masked
     // `carried`: the pages' physical blocks are the loop's %cb<page>.
     auto copy = [&](const std::string& p, const std::string& j, const std::string& stage, bool carried) {
       std::string text = fmt::format("    %{p}so = arith.muli {st}, %cN : index\n", fmt::arg("p", p), fmt::arg("st", stage));
-      if (tmaLoop && s.paged) {
-        // One box a panel of K and of V per page (page rows of the cache,
-        // looked up in the block table); the mask-free loop's pages lie
-        // wholly inside the context.
-        for (int64_t pg = 0; pg < s.blockN / page; ++pg) {
-          const std::string q = fmt::format("{}{}_", p, pg);
-          std::string jj = j, row = "%" + p + "so";
-          if (pg) {
-            text += fmt::format("    %{q}j = arith.addi {j}, %c{off} : index\n    %{q}r = arith.addi %{p}so, %c{off} : index\n",
-                                fmt::arg("q", q), fmt::arg("j", j), fmt::arg("p", p), fmt::arg("off", pg * page));
-            jj = "%" + q + "j", row = "%" + q + "r";
-          }
-          text += pageLookup(q, jj) + pageRows(q, "%" + q + "blk");
-          for (int64_t i = 0; i < panels(s); ++i)
-            text += fmt::format(R"(    %{q}kl{x} = tile.make_block_ptr %lk{x}, [%cPw, %cSN], [%c1, %cPD], [%c0, {row}] : {P} -> {KB}
-    tile.tma_copy %{q}kl{x}, %cmap[{off}, %{q}krow], %bars[{st}] : {KB}, !tile.ptr<i8>, !tile.ptr<i64>
-    %{q}vl{x} = tile.make_block_ptr %lv{x}, [%cSN, %cPw], [%cPD, %c1], [{row}, %c0] : {P} -> {VB}
-    tile.tma_copy %{q}vl{x}, %cmap[{off}, %{q}vrow], %bars[{st}] : {VB}, !tile.ptr<i8>, !tile.ptr<i64>
-)",
-                                fmt::arg("q", q), fmt::arg("x", panel(s, i)), fmt::arg("off", panelOffset(i)),
-                                fmt::arg("row", row), fmt::arg("st", stage), fmt::arg("P", st.ptr()),
-                                fmt::arg("KB", KP), fmt::arg("VB", VP));
-        }
-        return text;
-      }
-      if (tmaLoop) {
+      if (s.tma) {
         // One box a panel of K and of V: keys [j, j + N) of plane %bkh
         // (this batch's KV head); rows past T arrive as zeros.
         for (int64_t i = 0; i < panels(s); ++i)
@@ -543,7 +503,7 @@ std::string loop(const AttentionKernelSpec& s, const KvRows& kvRows, bool masked
 {commit}  }}
 )",
                         fmt::arg("from", pipe.from), fmt::arg("to", pipe.to), fmt::arg("copy", copy("p", "%pj", "%pi", false)),
-                        fmt::arg("commit", tmaLoop ? "" : "    tile.async_commit\n"));
+                        fmt::arg("commit", s.tma ? "" : "    tile.async_commit\n"));
     if (pages) {
       // Names of the first lookups before the loop: prefixed by the loop's
       // result name (both loops of a kernel have them at function level).
@@ -569,7 +529,7 @@ std::string loop(const AttentionKernelSpec& s, const KvRows& kvRows, bool masked
     }
     // Block i has landed: cp.async leaves stages - 2 groups in flight; TMA
     // waits for phase i / stages of stage i's mbarrier (parity alternates).
-    const std::string landed = tmaLoop ? R"(    %st = arith.remui %i, %cST : index
+    const std::string landed = s.tma ? R"(    %st = arith.remui %i, %cST : index
     %round = arith.divui %i, %cST : index
     %parity = arith.remui %round, %c2 : index
     tile.mbarrier_wait %bars[%st], %parity : !tile.ptr<i64>
@@ -587,8 +547,8 @@ std::string loop(const AttentionKernelSpec& s, const KvRows& kvRows, bool masked
 {commit}{lookups}{stage})",
                        fmt::arg("from", pipe.from), fmt::arg("to", pipe.to), fmt::arg("landed", landed),
                        fmt::arg("copy", copy("n", "%nj", "%nst", pages > 0)), fmt::arg("lookups", lookups),
-                       fmt::arg("commit", tmaLoop ? "" : "    tile.async_commit\n"),
-                       fmt::arg("stage", tmaLoop ? "" : "    %st = arith.remui %i, %cST : index\n"));
+                       fmt::arg("commit", s.tma ? "" : "    tile.async_commit\n"),
+                       fmt::arg("stage", s.tma ? "" : "    %st = arith.remui %i, %cST : index\n"));
   }
   std::string args;
   for (int64_t i = 0; i < panels(s); ++i) args += fmt::format("%acc{} = {}, ", panel(s, i), inits[i]);
@@ -632,9 +592,8 @@ std::string emitAttentionKernel(const AttentionKernelSpec& s) {
            "warps), a head dim of 64-column panels (got {}), keys per step a multiple of 16 up to 256 (got {}) and "
            "not the decode form",
            s.name, M, s.numWarps, D, N);
-    if (s.tma && (!s.groupDots || s.decode))
-      fail("attention kernel '{}': TMA copies serve the warpgroup-dot forms only (contiguous and paged prefill)",
-           s.name);
+    if (s.tma && (!s.groupDots || s.paged))
+      fail("attention kernel '{}': TMA copies serve the contiguous warpgroup-dot form only", s.name);
     if (s.numWarps <= 0 || (!s.decode && M % (16 * s.numWarps)) || N % 16 || D % 16)
       fail("attention kernel '{}': the GPU form needs a multiple of 16 query rows per warp (block M {} on {} warps) and key block "
            "and head dim multiples of 16 (got {} and {})",
@@ -664,8 +623,7 @@ std::string emitAttentionKernel(const AttentionKernelSpec& s) {
   } else if (s.paged) {
     args = fmt::format("%q: {0}, %cache: {0}, ", P) +
            (s.kvSplits > 1 ? "%po: !tile.ptr<f32>, %pm: !tile.ptr<f32>, %pl: !tile.ptr<f32>, " : "%o: " + P + ", ") +
-           "%tables: !tile.ptr<i64>, %starts: !tile.ptr<i64>, %lens: !tile.ptr<i64>, %maxBlocks: index, %cacheRows: index" +
-           (s.tma ? ", %cmap: !tile.ptr<i8>" : "");
+           "%tables: !tile.ptr<i64>, %starts: !tile.ptr<i64>, %lens: !tile.ptr<i64>, %maxBlocks: index, %cacheRows: index";
     // Sequence n's tokens are rows [s0, s1) of q/o; its context is ctx.
     prologue = fmt::format(R"(  %n = tile.program_id 2
   %n1 = arith.addi %n, %c1 : index
@@ -741,7 +699,12 @@ std::string emitAttentionKernel(const AttentionKernelSpec& s) {
     for (int64_t pg = 1; pg < N / s.pageSize; ++pg)
       prologue += fmt::format("  %c{0} = arith.constant {0} : index\n", pg * s.pageSize);
     kvRows = [&s](const std::string& p, const std::string& j, const std::string& blk) {
-      return (blk.empty() ? pageLookup(p, j) : "") + pageRows(p, blk.empty() ? "%" + p + "blk" : blk) +
+      return (blk.empty() ? pageLookup(p, j) : "") + fmt::format(R"(    %{p}b2 = arith.muli {blk}, %c2Hk : index
+    %{p}b3 = arith.addi %{p}b2, %kh : index
+    %{p}krow = arith.muli %{p}b3, %cPg : index
+    %{p}vrow = arith.addi %{p}krow, %cPgHk : index
+)",
+                         fmt::arg("p", p), fmt::arg("blk", blk.empty() ? "%" + p + "blk" : blk)) +
              kvPointers(s, "%cache", "%cache", "%cacheRows", p, j, "%cPg", s.pageSize);
     };
   }
@@ -930,16 +893,7 @@ std::string emitAttentionKernel(const AttentionKernelSpec& s) {
 )",
                            fmt::arg("x", panel(s, i)), fmt::arg("qSize", M * panelWidth(s)),
                            fmt::arg("kvSize", s.stages * N * panelWidth(s)), fmt::arg("P", P));
-    if (s.tma && s.paged) {
-      // The mask-free loop's K and V page boxes complete phases of
-      // %bars[st]: two a page and panel.
-      loadQ += fmt::format(R"(  %bars = tile.alloc {{size = {ST} : i64}} : !tile.ptr<i64>
-  %c2 = arith.constant 2 : index
-  tile.mbarrier_init %bars {{arrivals = {kv} : i64}} : !tile.ptr<i64>
-)",
-                           fmt::arg("ST", s.stages), fmt::arg("kv", 2 * panels(s) * (N / s.pageSize)));
-    }
-    if (s.tma && !s.paged) {
+    if (s.tma) {
       // Stage st's K and V panels complete phases of %bars[st]; Q's panels
       // one phase of %qbar, waited for after the first copies ahead went
       // out (qReady).
@@ -1018,9 +972,8 @@ std::string emitAttentionKernel(const AttentionKernelSpec& s) {
   // drain it at the masked loop and refill it there (one pipeline over both
   // was no faster: 1.002x over bench-attention's cases, and the decode form
   // 0.2-0.5 us slower a step; H100, 2026-11-24).
-  const bool onePipeline = s.tma && !s.paged;
-  const KeyPipeline fullPipe = onePipeline ? KeyPipeline{"%lo", "%hi"} : KeyPipeline{"%lo", "%fe"},
-                    maskedPipe = onePipeline ? KeyPipeline{"%lo", "%hi", "%r1"} : KeyPipeline{"%fe", "%hi"};
+  const KeyPipeline fullPipe = s.tma ? KeyPipeline{"%lo", "%hi"} : KeyPipeline{"%lo", "%fe"},
+                    maskedPipe = s.tma ? KeyPipeline{"%lo", "%hi", "%r1"} : KeyPipeline{"%fe", "%hi"};
   std::string occupancy =
       gpuForm(s) && s.minBlocksPerSM > 0 ? fmt::format(", tile.min_blocks_per_sm = {} : i64", s.minBlocksPerSM) : "";
   return fmt::format(R"(func.func @{name}({args}) attributes {{tile.num_warps = {W} : i64{occ}}} {{

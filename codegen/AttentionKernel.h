@@ -70,19 +70,13 @@ struct AttentionKernelSpec {
   // P in registers and V read N-major. qInRegisters does not apply (Q is
   // never in registers).
   bool groupDots = false;
-  // Warpgroup-dot forms: copies by TMA (tile.tma_copy, one thread a box,
-  // completion on one mbarrier per stage) instead of every thread's
-  // cp.async. The contiguous form copies Q, K and V so; its signature then
-  // ends with three tensor maps (qmap, kmap, vmap: !tile.ptr<i8>, made by
-  // the runtime) over q [B heads, S, headDim] and k / v [B kvHeads, T,
-  // headDim], 3-D so that a box past a head's last row reads zeros, not the
-  // next head's rows; boxes of 64 head-dim columns by blockM (q) or blockN
-  // (k, v) rows. The paged prefill form copies the pages of its mask-free
-  // loop so (whole pages inside the context), one box a page and panel
-  // through a map of the cache [cache_rows, headDim] that ends its
-  // signature (cmap); Q and the masked loop's pages keep cp.async, whose
-  // bounded copies read zeros past the context (a box would read the last
-  // page's stale rows).
+  // Contiguous warpgroup-dot form: Q, K and V arrive by TMA (tile.tma_copy,
+  // one thread a panel, completion on one mbarrier per stage) instead of
+  // every thread's cp.async. The signature then ends with three tensor maps
+  // (qmap, kmap, vmap: !tile.ptr<i8>, made by the runtime) over q [B heads,
+  // S, headDim] and k / v [B kvHeads, T, headDim], 3-D so that a box past a
+  // head's last row reads zeros, not the next head's rows; boxes of 64
+  // head-dim columns by blockM (q) or blockN (k, v) rows.
   bool tma = false;
   // GPU form: blocks per SM the kernel asks room for (0: no request). ptxas
   // then caps the registers at what that many blocks leave each thread

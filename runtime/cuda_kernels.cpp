@@ -150,7 +150,6 @@ std::unique_ptr<CudaKernelSet> CudaKernelSet::load(const CudaDevice& device, con
         auto a = namedAttention<CudaPagedPrefillKernel>(k, *set->module_);
         a.pageSize = k.at("page_size");
         a.blockM = k.at("block_m");
-        a.tma = k.value("tma", false);
         set->pagedPrefills_.push_back(a);
         continue;
       }
@@ -514,10 +513,6 @@ void CudaKernelSet::launch(const CudaPagedPrefillKernel& k, const PagedPrefillBu
   args.buffer(b.q, tokens * width).buffer(b.cache, cacheRows * k.headDim).buffer(b.o, tokens * width);
   args.buffer(b.tables, sequences * maxBlocks).buffer(b.starts, sequences + 1).buffer(b.contextLens, sequences);
   args.index(maxBlocks).index(cacheRows);
-  if (k.tma)  // the cache as [cacheRows, headDim], boxes of one page
-    args.buffer(tensorMaps_.get({b.cache, k.dtype == "bf16", cacheRows, k.headDim, k.pageSize},
-                                fmt::format("paged prefill {} (cache)", k.name).c_str()),
-                int64_t(sizeof(cuda::TensorMap)));
   launchOne(device_, k, {unsigned((maxNew + k.blockM - 1) / k.blockM), unsigned(k.heads), unsigned(sequences)}, args);
 }
 

@@ -116,7 +116,6 @@ struct CudaPagedPrefillKernel {
   std::string name, dtype;
   int64_t heads = 0, kvHeads = 0, headDim = 0, pageSize = 0, blockM = 0, threads = 0, sharedBytes = 0;
   float scale = 0;
-  bool tma = false;  // copies whole pages by TMA: takes a tensor map of the cache (codegen/AttentionKernel.h)
   cuda::CUfunction function = nullptr;
 };
 
