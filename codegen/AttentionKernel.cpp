@@ -517,12 +517,12 @@ std::string loop(const AttentionKernelSpec& s, const KvRows& kvRows, bool masked
         }
         return t;
       };
-      if (first) pre += fmt::format("  %{}j = arith.addi {}, %cAhead : index\n", ip, pipe.from) + stepLookups(ip);
+      // Only the TMA form continues a pipeline, and it has no pages.
+      if (!first) fail("attention kernel '{}': a continuing key loop carries no page look-ups", s.name);
+      pre += fmt::format("  %{}j = arith.addi {}, %cAhead : index\n", ip, pipe.from) + stepLookups(ip);
       lookups = "    %lj = arith.addi %nj, %cN : index\n" + stepLookups("l");
       for (int64_t pg = 0; pg < pages; ++pg) {
-        // A continuing loop takes the blocks its predecessor looked up last.
-        moreArgs += first ? fmt::format(", %cb{0} = %{1}{0}_blk", pg, ip)
-                          : fmt::format(", %cb{} = {}#{}", pg, pipe.previous, panels(s) + 2 + pg);
+        moreArgs += fmt::format(", %cb{0} = %{1}{0}_blk", pg, ip);
         moreYields += fmt::format(", %l{}_blk", pg);
         moreTypes += ", index";
       }
