@@ -23,7 +23,7 @@
 // --cold-weights does the same), and is checked against a plain f32 kernel.
 //
 //   nvcc -O3 -arch=sm_90a -o bench_mma_gemv tools/gpu/bench_mma_gemv.cu
-//   ./bench_mma_gemv [M...]
+//   ./bench_mma_gemv [M...]   (M up to 32)
 //
 // An experiment's harness, not part of bench_all.py: prints one table.
 #include <cuda_bf16.h>
@@ -64,61 +64,83 @@ __device__ __forceinline__ void mma(float (&d)[4], unsigned a0, unsigned a1, uns
       : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
 }
 
-// C [M, N] = A [M, K] x B [N, K]^T, M <= 16, K a multiple of W KW, N of 8 NT.
-template <int NT, int KW, int W>
+// C [M, N] = A [M, K] x B [N, K]^T, M <= 16 MT, K a multiple of W KW, N of
+// 8 NT. m-tile i holds A rows 16 i + g and 16 i + g + 8.
+template <int NT, int KW, int W, int MT>
 __global__ void __launch_bounds__(32 * W) mmaGemv(const bf16* A, const bf16* B, bf16* C, int M, int N, int K) {
   constexpr int CH = KW / 32;
-  __shared__ float part[W][NT * 4][32];
+  __shared__ float part[W > 1 ? W : 1][MT * NT * 4][32];
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, g = lane >> 2, t = lane & 3;
   const int n0 = blockIdx.x * 8 * NT;
-  const bool lo = g < M, hi = g + 8 < M;
-  const bf16* a0 = A + (size_t)(lo ? g : 0) * K + 8 * t;
-  const bf16* a1 = A + (size_t)(hi ? g + 8 : 0) * K + 8 * t;
+  bool in[MT][2];
+  const bf16* a[MT][2];
+#pragma unroll
+  for (int i = 0; i < MT; ++i)
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const int row = 16 * i + 8 * h + g;
+      in[i][h] = row < M;
+      a[i][h] = A + (size_t)(in[i][h] ? row : 0) * K + 8 * t;
+    }
   const bf16* b[NT];
 #pragma unroll
   for (int j = 0; j < NT; ++j) b[j] = B + (size_t)(n0 + 8 * j + g) * K + 8 * t;
-  float acc[NT][4] = {};
+  float acc[MT][NT][4] = {};
   const uint4 zero = {0, 0, 0, 0};
   for (int k = warp * KW; k < K; k += W * KW) {
-    uint4 bv[NT][CH], av[CH], ah[CH];
+    uint4 bv[NT][CH], av[MT][2][CH];
 #pragma unroll
     for (int c = 0; c < CH; ++c) {
 #pragma unroll
       for (int j = 0; j < NT; ++j) bv[j][c] = streamLoad(b[j] + k + 32 * c);
-      av[c] = lo ? *reinterpret_cast<const uint4*>(a0 + k + 32 * c) : zero;
-      ah[c] = hi ? *reinterpret_cast<const uint4*>(a1 + k + 32 * c) : zero;
+#pragma unroll
+      for (int i = 0; i < MT; ++i)
+#pragma unroll
+        for (int h = 0; h < 2; ++h)
+          av[i][h][c] = in[i][h] ? *reinterpret_cast<const uint4*>(a[i][h] + k + 32 * c) : zero;
     }
 #pragma unroll
     for (int c = 0; c < CH; ++c)
 #pragma unroll
-      for (int j = 0; j < NT; ++j) {
-        mma(acc[j], av[c].x, ah[c].x, av[c].y, ah[c].y, bv[j][c].x, bv[j][c].y);
-        mma(acc[j], av[c].z, ah[c].z, av[c].w, ah[c].w, bv[j][c].z, bv[j][c].w);
-      }
+      for (int i = 0; i < MT; ++i)
+#pragma unroll
+        for (int j = 0; j < NT; ++j) {
+          const uint4 &lo = av[i][0][c], &hi = av[i][1][c], &w = bv[j][c];
+          mma(acc[i][j], lo.x, hi.x, lo.y, hi.y, w.x, w.y);
+          mma(acc[i][j], lo.z, hi.z, lo.w, hi.w, w.z, w.w);
+        }
   }
   if (W > 1) {
 #pragma unroll
-    for (int j = 0; j < NT; ++j)
+    for (int i = 0; i < MT; ++i)
 #pragma unroll
-      for (int e = 0; e < 4; ++e) part[warp][4 * j + e][lane] = acc[j][e];
+      for (int j = 0; j < NT; ++j)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) part[warp][(i * NT + j) * 4 + e][lane] = acc[i][j][e];
     __syncthreads();
     if (warp) return;
 #pragma unroll
-    for (int j = 0; j < NT; ++j)
+    for (int i = 0; i < MT; ++i)
 #pragma unroll
-      for (int e = 0; e < 4; ++e) {
-        float s = 0;
-        for (int w = 0; w < W; ++w) s += part[w][4 * j + e][lane];
-        acc[j][e] = s;
-      }
+      for (int j = 0; j < NT; ++j)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          float s = 0;
+          for (int w = 0; w < W; ++w) s += part[w][(i * NT + j) * 4 + e][lane];
+          acc[i][j][e] = s;
+        }
   }
 #pragma unroll
-  for (int j = 0; j < NT; ++j) {
-    const int n = n0 + 8 * j + 2 * t;
-    if (lo) *reinterpret_cast<__nv_bfloat162*>(C + (size_t)g * N + n) = __floats2bfloat162_rn(acc[j][0], acc[j][1]);
-    if (hi)
-      *reinterpret_cast<__nv_bfloat162*>(C + (size_t)(g + 8) * N + n) = __floats2bfloat162_rn(acc[j][2], acc[j][3]);
-  }
+  for (int i = 0; i < MT; ++i)
+#pragma unroll
+    for (int j = 0; j < NT; ++j) {
+      const int n = n0 + 8 * j + 2 * t;
+#pragma unroll
+      for (int h = 0; h < 2; ++h)
+        if (in[i][h])
+          *reinterpret_cast<__nv_bfloat162*>(C + (size_t)(16 * i + 8 * h + g) * N + n) =
+              __floats2bfloat162_rn(acc[i][j][2 * h], acc[i][j][2 * h + 1]);
+    }
 }
 
 __global__ void reference(const bf16* A, const bf16* B, float* C, int M, int N, int K) {
@@ -133,10 +155,10 @@ struct Shape {
   int K, N;
 };
 
-template <int NT, int KW, int W>
+template <int NT, int KW, int W, int MT = 1>
 void run(const char* name, int M, const std::vector<Shape>& shapes, const bf16* A, const bf16* W0, size_t wElems,
          bf16* C, float* ref, std::vector<float>& out) {
-  std::printf("%-14s M=%-2d", name, M);
+  std::printf("%-18s M=%-2d", name, M);
   for (const Shape& s : shapes) {
     if (s.K % (W * KW) || s.N % (8 * NT)) {
       std::printf(" %9s", "-");
@@ -144,7 +166,7 @@ void run(const char* name, int M, const std::vector<Shape>& shapes, const bf16* 
     }
     const size_t per = (size_t)s.K * s.N, copies = std::max<size_t>(1, wElems / per);
     auto launch = [&](size_t r) {
-      mmaGemv<NT, KW, W><<<s.N / (8 * NT), 32 * W>>>(A, W0 + (r % copies) * per, C, M, s.N, s.K);
+      mmaGemv<NT, KW, W, MT><<<s.N / (8 * NT), 32 * W>>>(A, W0 + (r % copies) * per, C, M, s.N, s.K);
     };
     // Correctness on copy 0.
     launch(0);
@@ -190,14 +212,14 @@ int main(int argc, char** argv) {
   const size_t wElems = (size_t)256 << 20 >> 1;  // 256 MiB of bf16
   bf16 *A, *W0, *C;
   float* ref;
-  CK(cudaMalloc(&A, (size_t)16 * 14336 * 2));
+  CK(cudaMalloc(&A, (size_t)32 * 14336 * 2));
   CK(cudaMalloc(&W0, wElems * 2));
-  CK(cudaMalloc(&C, (size_t)16 * 28672 * 2));
-  CK(cudaMalloc(&ref, (size_t)16 * 28672 * 4));
+  CK(cudaMalloc(&C, (size_t)32 * 28672 * 2));
+  CK(cudaMalloc(&ref, (size_t)32 * 28672 * 4));
   {
     std::mt19937 rng(1);
     std::uniform_real_distribution<float> u(-1, 1);
-    std::vector<bf16> h((size_t)16 * 14336);
+    std::vector<bf16> h((size_t)32 * 14336);
     for (auto& x : h) x = __float2bfloat16(u(rng));
     CK(cudaMemcpy(A, h.data(), h.size() * 2, cudaMemcpyHostToDevice));
     std::vector<bf16> w((size_t)1 << 24);
@@ -208,15 +230,19 @@ int main(int argc, char** argv) {
   std::vector<float> out;
   std::printf("us, weights from HBM (K x N):  4096x6144 4096x4096 4096x28672 14336x4096\n");
   for (int M : rows) {
-    run<1, 64, 4>("nt1 kw64 w4", M, shapes, A, W0, wElems, C, ref, out);
-    run<1, 32, 8>("nt1 kw32 w8", M, shapes, A, W0, wElems, C, ref, out);
-    run<1, 32, 4>("nt1 kw32 w4", M, shapes, A, W0, wElems, C, ref, out);
-    run<1, 32, 16>("nt1 kw32 w16", M, shapes, A, W0, wElems, C, ref, out);
-    run<1, 64, 8>("nt1 kw64 w8", M, shapes, A, W0, wElems, C, ref, out);
-    run<1, 64, 16>("nt1 kw64 w16", M, shapes, A, W0, wElems, C, ref, out);
-    run<2, 32, 8>("nt2 kw32 w8", M, shapes, A, W0, wElems, C, ref, out);
-    run<2, 32, 16>("nt2 kw32 w16", M, shapes, A, W0, wElems, C, ref, out);
-    run<4, 32, 8>("nt4 kw32 w8", M, shapes, A, W0, wElems, C, ref, out);
+    if (M <= 16) {
+      run<1, 64, 4>("nt1 kw64 w4", M, shapes, A, W0, wElems, C, ref, out);
+      run<1, 64, 8>("nt1 kw64 w8", M, shapes, A, W0, wElems, C, ref, out);
+      run<1, 32, 8>("nt1 kw32 w8", M, shapes, A, W0, wElems, C, ref, out);
+    } else {
+      run<1, 64, 4, 2>("nt1 kw64 w4 mt2", M, shapes, A, W0, wElems, C, ref, out);
+      run<1, 64, 8, 2>("nt1 kw64 w8 mt2", M, shapes, A, W0, wElems, C, ref, out);
+      run<1, 32, 8, 2>("nt1 kw32 w8 mt2", M, shapes, A, W0, wElems, C, ref, out);
+      run<1, 32, 4, 2>("nt1 kw32 w4 mt2", M, shapes, A, W0, wElems, C, ref, out);
+      run<1, 64, 16, 2>("nt1 kw64 w16 mt2", M, shapes, A, W0, wElems, C, ref, out);
+      run<2, 32, 8, 2>("nt2 kw32 w8 mt2", M, shapes, A, W0, wElems, C, ref, out);
+      run<2, 64, 4, 2>("nt2 kw64 w4 mt2", M, shapes, A, W0, wElems, C, ref, out);
+    }
   }
   return 0;
 }
