@@ -14,7 +14,7 @@
 // 8t + 4c + 2h + j of the 32-element chunk; A and B share the order, so the
 // sum is unchanged). A lane (g = lane / 4, t = lane % 4) loads weight row
 // n0 + g and A rows g and g + 8 (rows past M: zeros, no load) at K 8t.. of
-// each chunk. A program has W warps over 8 NT weight rows; the warps take
+// each chunk; with MT m-tiles (17-32 rows) also rows 16 + g and 24 + g. A program has W warps over 8 NT weight rows; the warps take
 // interleaved KW-element slices of K and sum their accumulators through
 // shared memory at the end.
 //
