@@ -46,7 +46,6 @@
 
 #include "cuda_check.h"
 
-
 constexpr int G = 8, H = 4, D = 128;
 
 struct Args {

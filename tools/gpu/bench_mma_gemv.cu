@@ -1,7 +1,7 @@
 // Could batch 2-16 decode GEMMs read their weights as fast as the batch-1
 // GEMV does? A stand-in kernel answers before the tile compiler is taught
 // the form: the question behind docs/cuda.md's "A tensor-core GEMV for 2-16
-// rows, measured on a stand-in".
+// rows, measured on a stand-in first".
 //
 // The GEMV form (M = 1) streams each weight row in 16-byte vectors a lane
 // from many short programs. strata's decode class (2-16 rows) stages its
@@ -14,9 +14,10 @@
 // 8t + 4c + 2h + j of the 32-element chunk; A and B share the order, so the
 // sum is unchanged). A lane (g = lane / 4, t = lane % 4) loads weight row
 // n0 + g and A rows g and g + 8 (rows past M: zeros, no load) at K 8t.. of
-// each chunk; with MT m-tiles (17-32 rows) also rows 16 + g and 24 + g. A program has W warps over 8 NT weight rows; the warps take
-// interleaved KW-element slices of K and sum their accumulators through
-// shared memory at the end.
+// each chunk; with MT m-tiles (17-32 rows) also rows 16 + g and 24 + g. A
+// program has W warps over 8 NT weight rows; the warps take interleaved
+// KW-element slices of K and sum their accumulators through shared memory
+// at the end.
 //
 // Each case cycles its launches through copies of the weights (256 MiB in
 // all), so they come from HBM as in a decode step (strata-gpu bench-gemm
@@ -37,7 +38,6 @@
 #include <vector>
 
 #include "cuda_check.h"
-
 
 using bf16 = __nv_bfloat16;
 
