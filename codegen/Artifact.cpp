@@ -413,7 +413,8 @@ void writeCudaKernelFiles(const CudaKernelSetSpec& set, const std::string& targe
                              {"block_k", s.blockK}, {"num_warps", s.numWarps}, {"stages", s.stages},
                              {"max_rows", s.maxRows}, {"min_cols", s.minCols}, {"max_cols", s.maxCols},
                              {"min_depth", s.minDepth},
-                             {"tma", s.tma}, {"dots_in_flight", s.dotsInFlight}, {"split_k_programs", s.splitKPrograms}, {"gemv", s.gemv}}));
+                             {"tma", s.tma}, {"dots_in_flight", s.dotsInFlight}, {"split_k_programs", s.splitKPrograms}, {"gemv", s.gemv},
+                             {"tma_store", storesCByTma(s)}}));
   for (const RmsNormKernelSpec& s : set.norms) kernels.push_back(entry("rms_norm", s.name, s.dtype, {{"block_n", s.blockN}, {"lane_vector", s.laneVector}}));
   for (const RopeKernelSpec& s : set.ropes)
     kernels.push_back(entry("rope", s.name, s.dtype, {{"heads", s.heads}, {"head_dim", s.headDim}, {"heads_per_program", s.headsPerProgram}}));

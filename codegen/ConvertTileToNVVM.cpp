@@ -330,6 +330,7 @@ struct LocalMemory {
   DenseSet<Operation*> loads;                         // tile.load of a local view
   DenseMap<Operation*, RankedTensorType> copyBlocks;  // tile.async_copy -> its block
   DenseSet<Operation*> swizzledCopies;                // tile.async_copy into a swizzled buffer
+  DenseSet<Operation*> swizzledStores;                // tile.store into a swizzled buffer (for tile.tma_store)
   DenseMap<Operation*, int64_t> mbarrierCounts;       // tile.mbarrier_init -> mbarriers in its buffer
   // Warpgroup dots that open / close a run of them in their block (the
   // run is fenced before and committed after as one wgmma group).
@@ -1025,6 +1026,96 @@ class Lowering {
     });
   }
 
+  // tile.store into a swizzled buffer (a block for tile.tma_store): each
+  // aligned run of the fragment (at most 8 elements, 16 bytes: it never
+  // crosses a swizzle chunk) is one store at its swizzled address. A warp's
+  // accumulator pairs of 8 rows then spread over more banks than a dense
+  // buffer's, which puts rows 128 bytes apart on the same ones.
+  FailureOr<Value> lowerSwizzledStore(StoreOp s) {
+    Location loc = s.getLoc();
+    const Frag& fr = frags.of(s.getValue());
+    Type et = cast<VectorType>(s.getValue().getType()).getElementType();
+    std::optional<RunView> runs = runView(s, fr, et);
+    if (!runs || runs->dim != 1)
+      return s.emitError() << "a store into a swizzled local buffer must be in bounds and contiguous along its rows";
+    for (const auto& group : runsOf(fr, runs->dim, std::min<int64_t>(runs->run, 8))) {
+      Value at = elementPtr(loc, s.getPtr(), coords(fr, group[0]), 3, /*swizzled=*/true);
+      SmallVector<int64_t> pos(group.begin(), group.end());
+      Value v = group.size() == 1 ? vector::ExtractOp::create(b, loc, s.getValue(), group[0]).getResult()
+                                  : vector::ShuffleOp::create(b, loc, s.getValue(), s.getValue(), pos).getResult();
+      LLVM::StoreOp::create(b, loc, v, at, int64_t(group.size()) * et.getIntOrFloatBitWidth() / 8);
+    }
+    return Value();
+  }
+
+  // tile.tma_store: every thread fences its local writes for the async
+  // proxy (the TMA unit reads the buffer through it), the workgroup barrier
+  // joins them, then thread 0 issues cp.async.bulk.tensor.3d shared ->
+  // global at panel coordinates (0, column / 64, row), commits it and waits
+  // until the buffer has been read. A run of consecutive stores shares the
+  // fence and barrier before it and the wait after it.
+  void lowerTmaStore(TmaStoreOp st) {
+    Location loc = st.getLoc();
+    if (!isa_and_nonnull<TmaStoreOp>(st->getPrevNode())) {
+      NVVM::FenceProxyOp::create(b, loc, NVVM::ProxyKindAttr::get(b.getContext(), NVVM::ProxyKind::async_shared),
+                                 NVVM::SharedSpaceAttr::get(b.getContext(), NVVM::SharedSpace::shared_cta));
+      NVVM::Barrier0Op::create(b, loc);
+    }
+    const bool last = !isa_and_nonnull<TmaStoreOp>(st->getNextNode());
+    onThreadZero(loc, [&] {
+      Value src = elementPtr(loc, st.getSrc(), {cst(0), cst(0)}, 3);
+      Value panel = arith::ShRUIOp::create(b, loc, st.getCoords()[0], cst(6));
+      SmallVector<Value> coords = {i32(loc, cst(0)), i32(loc, panel), i32(loc, st.getCoords()[1])};
+      NVVM::CpAsyncBulkTensorSharedCTAToGlobalOp::create(b, loc, genericPointer(loc, st.getMap()), src, coords,
+                                                         Value(), NVVM::TMAStoreMode::TILE, Value());
+      if (last) {
+        NVVM::CpAsyncBulkCommitGroupOp::create(b, loc);
+        NVVM::CpAsyncBulkWaitGroupOp::create(b, loc, b.getI32IntegerAttr(0), b.getUnitAttr());
+      }
+    });
+  }
+
+  // tile.group_dot_wait: wgmma.wait_group. After a wait for every group
+  // (pending = 0) right behind a K loop, the f32 accumulators the loop hands
+  // out pass through an empty inline asm (each register tied to itself,
+  // ordered after the wait as both have side effects), so nothing that
+  // reads them can move above the wait. LLVM sees no tie between the wait
+  // and the registers wgmma writes: it folded the epilogue's bf16 converts
+  // into a phi of the loop's exit and its zero-trip path, above the wait,
+  // and ptxas then serialized every wgmma of the kernel (C7514; H100,
+  // 2026-11-24: the tall and large GEMMs 10-25 % slower).
+  void lowerGroupDotWait(GroupDotWaitOp w) {
+    Location loc = w.getLoc();
+    auto loop = dyn_cast_or_null<scf::ForOp>(w->getPrevNode());
+    NVVM::WgmmaWaitGroupSyncOp::create(b, loc, b.getI64IntegerAttr(w.getPending()));
+    if (w.getPending() != 0 || !loop) return;
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointAfter(w);
+    Type f32 = b.getF32Type();
+    for (Value r : loop.getResults()) {
+      auto vt = dyn_cast<VectorType>(r.getType());
+      if (!vt || vt.getElementType() != f32) continue;
+      const int64_t n = vt.getNumElements();
+      DenseSet<Operation*> reads;
+      SmallVector<Value> in;
+      std::string constraints;
+      for (int64_t i = 0; i < n; ++i) {
+        auto e = vector::ExtractOp::create(b, loc, r, i);
+        reads.insert(e);
+        in.push_back(e);
+        constraints += i ? ",=f" : "=f";
+      }
+      for (int64_t i = 0; i < n; ++i) constraints += "," + std::to_string(i);
+      Value tied = inlinePtx(loc, LLVM::LLVMStructType::getLiteral(b.getContext(), SmallVector<Type>(n, f32)), in, "",
+                             constraints, /*sideEffects=*/true);
+      SmallVector<Value> out;
+      for (int64_t i = 0; i < n; ++i) out.push_back(LLVM::ExtractValueOp::create(b, loc, tied, i));
+      Value fenced = vector::FromElementsOp::create(b, loc, vt, out);
+      frags.replaced(r, fenced);
+      r.replaceUsesWithIf(fenced, [&](OpOperand& u) { return !reads.contains(u.getOwner()); });
+    }
+  }
+
   // tile.mbarrier_wait: every thread polls the phase (try_wait.parity in a
   // loop, suspending up to the hint between tries).
   void lowerMBarrierWait(MBarrierWaitOp w) {
@@ -1100,6 +1191,10 @@ class Lowering {
       lowerMBarrierWait(w);
       return Value();
     }
+    if (auto st = dyn_cast<TmaStoreOp>(op)) {
+      lowerTmaStore(st);
+      return Value();
+    }
     if (isa<AsyncCommitOp>(op)) {
       NVVM::CpAsyncCommitGroupOp::create(b, loc);
       return Value();
@@ -1119,7 +1214,7 @@ class Lowering {
       return Value();
     }
     if (auto w = dyn_cast<GroupDotWaitOp>(op)) {
-      NVVM::WgmmaWaitGroupSyncOp::create(b, loc, b.getI64IntegerAttr(w.getPending()));
+      lowerGroupDotWait(w);
       return Value();
     }
     if (auto a = dyn_cast<ArriveOp>(op)) return lowerArrive(a);
@@ -1183,6 +1278,7 @@ class Lowering {
       }
       return Value(vector::FromElementsOp::create(b, loc, vt, elems));
     }
+    if (auto s = dyn_cast<StoreOp>(op); s && local.swizzledStores.contains(s)) return lowerSwizzledStore(s);
     if (auto s = dyn_cast<StoreOp>(op)) {
       const Frag& fr = frags.of(s.getValue());
       // Aligned runs as one access each, as the load's (a GEMM epilogue's
@@ -1543,7 +1639,7 @@ struct ConvertTileToNVVMPass : impl::ConvertTileToNVVMBase<ConvertTileToNVVMPass
           !isa<ProgramIdOp, WarpIdOp, MakeBlockPtrOp, AdvanceOp, LoadOp, StoreOp, PrefetchOp, DotOp, ExtractOp,
                ExpandDimsOp, BroadcastOp, SplatOp, ConvertOp, SiluOp, ReduceOp, BlockLookupOp, AllocOp, AsyncCopyOp,
                AsyncCommitOp, AsyncWaitOp, BarrierOp, ConcatOp, MaskOp, IotaOp, MBarrierInitOp, TmaCopyOp,
-               MBarrierWaitOp, ArriveOp, GroupDotWaitOp>(op)) {
+               TmaStoreOp, MBarrierWaitOp, ArriveOp, GroupDotWaitOp>(op)) {
         op->emitError() << "the sm_90 lowering does not handle '" << op->getName() << "' yet";
         bad = true;
       }
@@ -1571,6 +1667,9 @@ struct ConvertTileToNVVMPass : impl::ConvertTileToNVVMBase<ConvertTileToNVVMPass
     LocalMemory local;
     f.walk([&](LoadOp l) {
       if (isLocalPointer(l.getPtr())) local.loads.insert(l);
+    });
+    f.walk([&](StoreOp s) {
+      if (isSwizzledLocalPointer(s.getPtr())) local.swizzledStores.insert(s);
     });
     f.walk([&](AsyncCopyOp c) {
       local.copyBlocks[c] = c.getDst().getType().getTileType();

@@ -41,8 +41,8 @@ class Lowering {
         r.emitError() << "cross-warp reductions are not supported by the CPU backend";
         bad = true;
       }
-      if (isa<AllocOp, BarrierOp, AsyncCopyOp, AsyncCommitOp, AsyncWaitOp, MBarrierInitOp, TmaCopyOp, MBarrierWaitOp,
-              ArriveOp, GroupDotWaitOp>(op)) {
+      if (isa<AllocOp, BarrierOp, AsyncCopyOp, AsyncCommitOp, AsyncWaitOp, MBarrierInitOp, TmaCopyOp, TmaStoreOp,
+              MBarrierWaitOp, ArriveOp, GroupDotWaitOp>(op)) {
         op->emitError()
             << "workgroup-local memory, async copies, barriers and arrival counters are not supported by the CPU backend";
         bad = true;

@@ -359,7 +359,13 @@ struct GemmText {
 
   // Bias / SwiGLU / residual on the accumulators `acc` (and `acc2`), then
   // the store. Names are prefixed with `p` (one set per path).
-  std::string epilogue(const std::string& p, const std::string& acc, const std::string& acc2, const char* ib) const {
+  // `viaTma` (an interior block of a TMA kernel's staged path, after its
+  // drain: see storesCByTma): where N % 8 = 0 (the map's row pitch), C goes
+  // as a dense block into the A stage buffer, which no copy or dot reads
+  // any more once every warp has passed the barrier, and out by one TMA
+  // store; else in aligned pairs.
+  std::string epilogue(const std::string& p, const std::string& acc, const std::string& acc2, const char* ib,
+                       bool viaTma = false) const {
     std::string e, out = acc;
     auto addBias = [&](const char* buf, const std::string& in, const std::string& o) {
       e += fmt::format(R"(    %{o}p = tile.make_block_ptr {buf}, [%N], [%c1], [%col] : !tile.ptr<{dt}> -> !tile.block_ptr<tensor<{N}x{dt}>>
@@ -408,6 +414,20 @@ struct GemmText {
     // residual are 4-byte aligned: CudaKernelSet::launch): one 4-byte
     // store per accumulator pair instead of two 2-byte ones.
     const std::string v = st.narrow(e, p + "cv", out, cShape);
+    if (viaTma)
+      return e + fmt::format(R"(    %{p}c8r = arith.remui %N, %c8 : index
+    %{p}c8 = arith.cmpi eq, %{p}c8r, %c0 : index
+    scf.if %{p}c8 {{
+    tile.barrier
+    %{p}cl = tile.make_block_ptr %sa, [%sbm, %sbn], [%sbn, %c1], [%c0, %c0] : !tile.ptr<{dt}> -> {bp}
+    tile.store %{p}cl, {v} {{in_bounds, contiguous = 1 : i64}} : {bp}
+    %{p}cw = tile.make_block_ptr %sa, [%sbm, %sbn], [%sbn, %c1], [%c0, %c0] : !tile.ptr<{dt}> -> {bp}
+    tile.tma_store %cmap[%col, %row], %{p}cw : !tile.ptr<i8>, {bp}
+    }} else {{
+{pairs}    }}
+)",
+                             fmt::arg("p", p), fmt::arg("dt", s.dtype), fmt::arg("bp", st.blockPtr(cShape)),
+                             fmt::arg("v", v), fmt::arg("pairs", pairedStore("%cp", v, st.blockPtr(cShape))));
     return e + pairedStore("%cp", v, st.blockPtr(cShape));
   }
 
@@ -417,8 +437,9 @@ struct GemmText {
   // kSplits + pk for the up projection), the program arrives at its C
   // block's counter, and the last to arrive sums every split's slices in
   // split order and runs the epilogue on the sums.
-  std::string finish(const std::string& p, const std::string& acc, const std::string& acc2, const char* ib) const {
-    if (!s.splitKPrograms) return epilogue(p, acc, acc2, ib);
+  std::string finish(const std::string& p, const std::string& acc, const std::string& acc2, const char* ib,
+                     bool viaTma = false) const {
+    if (!s.splitKPrograms) return epilogue(p, acc, acc2, ib, viaTma);
     const int nb = s.swiglu ? 2 : 1;
     std::string stores, inits, types, loads, yields;
     // Block pointer `name` over workspace slice `slice` (rows slice M + row).
@@ -490,6 +511,7 @@ std::string gemmSignature(const GemmKernelSpec& s) {
   args += "%M: index, %N: index, %K: index";
   if (s.tma) args += s.swiglu ? ", %amap: !tile.ptr<i8>, %bmap: !tile.ptr<i8>, %bmap2: !tile.ptr<i8>"
                               : ", %amap: !tile.ptr<i8>, %bmap: !tile.ptr<i8>";
+  if (storesCByTma(s)) args += ", %cmap: !tile.ptr<i8>";
   if (s.splitKPrograms) args += ", %kSplits: index, %ws: !tile.ptr<f32>, %ctr: !tile.ptr<i32>";
   return args;
 }
@@ -690,7 +712,8 @@ std::string stagedBody(const GemmKernelSpec& s, const GemmText& t) {
                                                                    : "    %bk1 = arith.subi %bk, %c1 : index\n"
                                                                      "    %kb0 = arith.addi %K, %bk1 : index\n"
                                                                      "    %nk = arith.divui %kb0, %bk : index\n"));
-  std::string fast = t.finish("sf", "%sr#0", acc2, " {in_bounds}"), edge = t.finish("se", "%sr#0", acc2, "");
+  std::string fast = t.finish("sf", "%sr#0", acc2, " {in_bounds}", storesCByTma(s)),
+              edge = t.finish("se", "%sr#0", acc2, "");
   if (s.tma)
     return fmt::format(R"({allocs}    %bars = tile.alloc {{size = {S} : i64}} : !tile.ptr<i64>
     %c2 = arith.constant 2 : index

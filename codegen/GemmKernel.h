@@ -151,6 +151,18 @@ std::string emitGemvKernel(const GemmKernelSpec& spec);
 // The kernel parameters every GEMM form shares (GemmKernelSpec's
 // contract), as tile IR function arguments.
 std::string gemmSignature(const GemmKernelSpec& spec);
+// Whether a TMA kernel's interior blocks store C by TMA (tile.tma_store
+// from the A stage buffer, which the drained pipeline no longer needs, and
+// which holds a [blockM, blockN] block: blockN whole 64-column panels, at
+// most stages x blockK): then its signature ends its tensor maps with
+// %cmap, a panel map over C [M, N] in boxes of the block (null where
+// N % 8 != 0 or K % 8 != 0: those take the pairs). Not with K split
+// across programs, whose last program sums partials. The stores of 4-byte
+// pairs it replaces cost the large kernel 15-17 % at K = 4096 (H100,
+// 2026-11-24, docs/cuda.md "Where the gap is: C's stores").
+inline bool storesCByTma(const GemmKernelSpec& s) {
+  return s.tma && !s.splitKPrograms && s.blockN % 64 == 0 && s.blockN <= s.stages * s.blockK;
+}
 
 // Blocking for the sm_90 kernels (f16/bf16 storage), every one staged
 // through shared memory (cp.async; TMA for the prefill and large

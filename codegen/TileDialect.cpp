@@ -96,7 +96,7 @@ bool isTileValue(Value v) { return isa<RankedTensorType, BlockPtrType>(v.getType
 static bool onlyMovesData(Value v) {
   if (v.use_empty()) return false;
   return llvm::all_of(v.getUsers(), [](Operation* u) {
-    if (isa<AsyncCopyOp, TmaCopyOp, PrefetchOp>(u)) return true;
+    if (isa<AsyncCopyOp, TmaCopyOp, TmaStoreOp, PrefetchOp>(u)) return true;
     auto a = dyn_cast<AdvanceOp>(u);
     return a && onlyMovesData(a.getResult());
   });
@@ -419,6 +419,20 @@ LogicalResult TmaCopyOp::verify() {
     return emitOpError() << "the tensor map is a !tile.ptr<i8> (got " << getMap().getType() << ")";
   if (!isI64Buffer(getBarriers().getType()))
     return emitOpError() << "mbarriers are i64 elements (got " << getBarriers().getType() << ")";
+  return success();
+}
+
+LogicalResult TmaStoreOp::verify() {
+  RankedTensorType t = getSrc().getType().getTileType();
+  if (t.getRank() != 2 || t.getElementTypeBitWidth() != 16)
+    return emitOpError() << "stores 2-D blocks of 16-bit elements (got " << t << ")";
+  if (getCoords().size() != 2) return emitOpError() << "takes 2 coordinates (got " << getCoords().size() << ")";
+  if (!getMap().getType().getElementType().isInteger(8))
+    return emitOpError() << "the tensor map is a !tile.ptr<i8> (got " << getMap().getType() << ")";
+  if (!isSwizzledLocalPointer(getSrc()))
+    return emitOpError() << "stores from a view of a swizzled tile.alloc buffer (the map's 128-byte swizzle)";
+  if (t.getDimSize(1) % 64 || t.getDimSize(1) / 64 > 256 || t.getDimSize(0) > 256)
+    return emitOpError() << "stores blocks of up to 256 rows of whole 64-column panels (got " << t << ")";
   return success();
 }
 

@@ -296,7 +296,11 @@ def Tile_AllocOp : Tile_Op<"alloc", [MemoryEffects<[MemAlloc]>]> {
     1024-byte boundary). Such a buffer is filled by `tile.async_copy` and
     read only by dots, which match-target-size makes warpgroup dots reading
     their operands from it directly (the sm_90 lowering waits for a run of
-    them where it ends, so they complete where the IR has them).
+    them where it ends, so they complete where the IR has them). It may
+    also take a block through `tile.store` (in bounds, contiguous along its
+    rows) for `tile.tma_store` to write out: a view of dense rows whose
+    width is a multiple of 64 elements, starting on a 1024-byte boundary,
+    is then read as consecutive 128-byte rows in the same swizzled order.
   }];
   let arguments = (ins ConfinedAttr<I64Attr, [IntPositive]>:$size, OptionalAttr<I64Attr>:$swizzle);
   let results = (outs Tile_PtrType:$result);
@@ -379,6 +383,34 @@ def Tile_TmaCopyOp : Tile_Op<"tma_copy", [MemoryEffects<[MemRead, MemWrite]>]> {
                        Index:$slot);
   let assemblyFormat = [{
     $dst `,` $map `[` $coords `]` `,` $barriers `[` $slot `]` attr-dict `:` type($dst) `,` type($map) `,` type($barriers)
+  }];
+  let hasVerifier = 1;
+}
+
+def Tile_TmaStoreOp : Tile_Op<"tma_store", [MemoryEffects<[MemRead, MemWrite]>]> {
+  let summary = "The workgroup writes a local block to global memory through a tensor map (TMA)";
+  let description = [{
+    `src` is a view of a swizzled `tile.alloc` buffer holding a dense block
+    of R rows of C columns (C a multiple of 64, row-major, starting on a
+    1024-byte boundary), as the workgroup's `tile.store`s before this op
+    wrote it. `map` points at a tensor map (made by the runtime) of a 2-D
+    global array of 16-bit elements viewed as 64-column panels: 3-D, dims
+    (64, columns / 64, rows), a box of (64, C / 64, R) and the 128-byte
+    swizzle, so the box's bytes are the local block's in order.
+    `coords` are the block's origin in the array (column, a multiple of 64,
+    then row). Elements of the box outside the array are not written.
+
+    Every thread's earlier local writes are fenced for the async proxy and
+    a workgroup barrier joins them; then one thread issues the store (sm_90
+    `cp.async.bulk.tensor` shared -> global), commits it and waits until
+    the TMA unit has read the buffer, so the buffer may be reused after the
+    op. A run of consecutive `tile.tma_store`s shares one fence and barrier
+    before it and one wait after it. A workgroup-level op: every thread
+    reaches it.
+  }];
+  let arguments = (ins Tile_BlockPtrType:$src, Tile_PtrType:$map, Variadic<Index>:$coords);
+  let assemblyFormat = [{
+    $map `[` $coords `]` `,` $src attr-dict `:` type($map) `,` type($src)
   }];
   let hasVerifier = 1;
 }

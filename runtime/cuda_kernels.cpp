@@ -201,6 +201,7 @@ std::unique_ptr<CudaKernelSet> CudaKernelSet::load(const CudaDevice& device, con
       g.minDepth = k.value("min_depth", 0);
       g.stages = k.value("stages", 0);
       g.tma = k.value("tma", false);
+      g.tmaStore = k.value("tma_store", false);
       g.splitKPrograms = k.value("split_k_programs", false);
       g.gemv = k.value("gemv", false);
       if (g.splitKPrograms)
@@ -366,6 +367,19 @@ void CudaKernelSet::launch(const CudaGemmKernel& k, const GemmBuffers& bufs, int
     map(bufs.a, M, k.blockM, "A");
     map(bufs.b, N, k.blockN, "B");
     if (k.swiglu) map(bufs.bUp, N, k.blockN, "up-projection B");
+    // C [M, N] as a panel map in boxes of the block (codegen
+    // storesCByTma), read where N % 8 = 0 too, by interior blocks only
+    // (none below a block's columns).
+    if (k.tmaStore) {
+      if (K % 8 || N % 8 || N < k.blockN) {
+        args.buffer(nullptr, 0);
+      } else {
+        checkBuffer("gemm " + k.name, bufs.c, "C (stored by TMA)", 16);
+        args.buffer(tensorMaps_.get({bufs.c, bf16, M, N, k.blockM, 0, k.blockN / 64},
+                                    fmt::format("gemm {} (C)", k.name).c_str()),
+                    int64_t(sizeof(cuda::TensorMap)));
+      }
+    }
   }
   // (..., kSplits, ws, counters): one split touches neither buffer.
   if (k.splitKPrograms) {

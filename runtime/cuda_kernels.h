@@ -27,6 +27,9 @@ struct CudaGemmKernel {
   int64_t minDepth = 0;
   int64_t stages = 0;   // shared-memory buffers of A and B (0: not staged); staged: A, B 16-byte aligned
   bool tma = false;     // stages A and B with TMA copies: takes their tensor maps (codegen/GemmKernel.h)
+  // Stores C by TMA (kernels.json tma_store; codegen storesCByTma): takes a
+  // map over C after A's and B's.
+  bool tmaStore = false;
   // K may be split across programs (kernels.json split_k_programs): the
   // kernel takes the split count, a workspace and arrival counters
   // (GemmBuffers).

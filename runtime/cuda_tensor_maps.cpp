@@ -23,17 +23,22 @@ const void* CudaTensorMaps::get(const TensorMapRequest& r, const char* what) {
          "need",
          what);
   if (!r.base || reinterpret_cast<uintptr_t>(r.base) % 16 || r.rows <= 0 || r.cols <= 0 || r.cols % 8 ||
-      r.boxRows <= 0 || r.boxRows > 256 || r.planes < 0)
+      r.boxRows <= 0 || r.boxRows > 256 || r.planes < 0 || r.boxPanels < 0 || r.boxPanels > 256 ||
+      (r.boxPanels && (r.planes || r.cols < kBoxCols)))
     fail("{}: a TMA tensor map needs a 16-byte aligned array with a row pitch of whole 16 bytes (columns a multiple "
-         "of 8) and boxes of 1 to 256 rows; got [{}, {}] ({} planes) at {} with boxes of {} rows",
-         what, r.rows, r.cols, r.planes, r.base, r.boxRows);
+         "of 8), boxes of 1 to 256 rows, and planes or up to 256 panels of 64 columns (not both; a panel map at least "
+         "one panel wide); got [{}, {}] ({} planes) at {} with boxes of {} rows ({} panels)",
+         what, r.rows, r.cols, r.planes, r.base, r.boxRows, r.boxPanels);
+  using u64 = unsigned long long;
   cuda::TensorMap map{};
-  const unsigned rank = r.planes > 0 ? 3 : 2;
-  const unsigned long long dims[3] = {static_cast<unsigned long long>(r.cols), static_cast<unsigned long long>(r.rows),
-                                      static_cast<unsigned long long>(r.planes)};
-  const unsigned long long pitch[2] = {static_cast<unsigned long long>(r.cols) * 2,
-                                       static_cast<unsigned long long>(r.cols) * 2 * r.rows};
-  const unsigned box[3] = {static_cast<unsigned>(kBoxCols), static_cast<unsigned>(r.boxRows), 1};
+  const unsigned rank = r.planes > 0 || r.boxPanels > 0 ? 3 : 2;
+  const u64 rowPitch = u64(r.cols) * 2;
+  // Panel maps: (64 columns, panels, rows); others: (cols, rows[, planes]).
+  const u64 dims[3] = {r.boxPanels ? u64(kBoxCols) : u64(r.cols), r.boxPanels ? u64(r.cols / kBoxCols) : u64(r.rows),
+                       r.boxPanels ? u64(r.rows) : u64(r.planes)};
+  const u64 pitch[2] = {r.boxPanels ? u64(kBoxCols) * 2 : rowPitch, r.boxPanels ? rowPitch : rowPitch * r.rows};
+  const unsigned box[3] = {unsigned(kBoxCols), unsigned(r.boxPanels ? r.boxPanels : r.boxRows),
+                           unsigned(r.boxPanels ? r.boxRows : 1)};
   const unsigned unit[3] = {1, 1, 1};
   cuda::check(d->cuTensorMapEncodeTiled(&map, r.bf16 ? cuda::kTensorMapBfloat16 : cuda::kTensorMapFloat16, rank,
                                         const_cast<void*>(r.base), dims, pitch, box, unit,

@@ -20,12 +20,18 @@ namespace strata::runtime {
 // swizzle; elements outside the array arrive as zeros. With `planes` > 0
 // the map is 3-D: `planes` such arrays back to back ([planes, rows, cols]),
 // a box one plane deep, so rows past a plane's last read zeros too.
+// With `boxPanels` > 0 the map is a panel map (tile.tma_store's): the
+// array viewed as 64-column panels, 3-D (64, cols / 64, rows), a box of
+// boxPanels panels of boxRows rows, which is a dense [boxRows, 64
+// boxPanels] block in shared memory (128-byte swizzled rows in order);
+// columns past the last whole panel are outside it. Not with planes.
 struct TensorMapRequest {
   const void* base = nullptr;
   bool bf16 = true;  // else f16
   int64_t rows = 0, cols = 0, boxRows = 0;
-  int64_t planes = 0;  // 0: a 2-D map
-  auto key() const { return std::tie(base, bf16, rows, cols, boxRows, planes); }
+  int64_t planes = 0;     // 0: a 2-D map
+  int64_t boxPanels = 0;  // 0: not a panel map
+  auto key() const { return std::tie(base, bf16, rows, cols, boxRows, planes, boxPanels); }
 };
 
 class CudaTensorMaps {
@@ -48,7 +54,7 @@ class CudaTensorMaps {
 
  private:
   std::mutex mutex_;
-  std::map<std::tuple<const void*, bool, int64_t, int64_t, int64_t, int64_t>, const void*> maps_;
+  std::map<std::tuple<const void*, bool, int64_t, int64_t, int64_t, int64_t, int64_t>, const void*> maps_;
   std::vector<cuda::CUdeviceptr> chunks_;  // device slots, kChunkMaps maps each
   size_t used_ = 0;            // slots taken in the last chunk
 };

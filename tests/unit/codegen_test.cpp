@@ -191,6 +191,14 @@ TEST(GemmBlocking, ParsesWarpsSplitAndStages) {
     EXPECT_NE(text.find("scf.if %nPairs"), std::string::npos);
     EXPECT_NE(text.find("tile.store %cp, %sfcv {in_bounds, contiguous = 1 : i64} : !tile.block_ptr<tensor<128x256xbf16>>"),
               std::string::npos);
+    // ... or, where N % 8 = 0 (tile.tma_store's panel map over C), as a
+    // dense block in the drained A stage buffer written by one TMA store.
+    ASSERT_TRUE(tile::storesCByTma(f));
+    EXPECT_NE(tile::gemmSignature(f).find(", %cmap: !tile.ptr<i8>"), std::string::npos);
+    const size_t local = text.find("tile.store %sfcl, %sfcv {in_bounds, contiguous = 1 : i64}");
+    ASSERT_NE(local, std::string::npos);
+    EXPECT_LT(text.rfind("tile.barrier", local), local);
+    EXPECT_NE(text.find("tile.tma_store %cmap[%col, %row], %sfcw", local), std::string::npos);
     f.tma = false;  // cp.async pipelines wait for their copies by count: not with dots in flight
     EXPECT_THROW(tile::emitGemmKernel(f), Error);
   }
@@ -261,10 +269,19 @@ TEST(GemmKernel, SplitKAcrossProgramsArrivesAndSumsInOrder) {
   const std::string tk = tile::emitGemmKernel(t);
   EXPECT_NE(tk.find("%lkj = arith.addi %j, %kbLo : index"), std::string::npos);
   EXPECT_NE(tk.find("tile.tma_copy %lla, %amap[%lko, %row]"), std::string::npos);
+  // Split programs leave C to the last to arrive: no TMA store, no map.
+  EXPECT_FALSE(tile::storesCByTma(t));
+  EXPECT_EQ(tk.find("%cmap"), std::string::npos);
   tile::CudaModule tm = tile::compileCuda(tk, "sm_90");
   EXPECT_NE(tm.ptx.find("%ctaid.z"), std::string::npos);
   EXPECT_NE(tm.ptx.find("cp.async.bulk.tensor"), std::string::npos);
   EXPECT_NE(tm.ptx.find("atom.global.add.u32"), std::string::npos);
+  // Unsplit, its interior blocks store C by one 3-D (panel) TMA store.
+  t.splitKPrograms = false;
+  t.name = "gemm_tma_store";
+  const std::string ptx = tile::compileCuda(tile::emitGemmKernel(t), "sm_90").ptx;
+  EXPECT_NE(ptx.find("cp.async.bulk.tensor.3d.global.shared::cta"), std::string::npos);
+  EXPECT_NE(ptx.find("cp.async.bulk.wait_group.read"), std::string::npos);
 }
 
 // The GEMV form (one row of A, no dots): the blocking's text, the kernel's

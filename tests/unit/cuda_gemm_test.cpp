@@ -175,11 +175,14 @@ TEST_F(CudaGemmKernels, EqualTheReferenceOnRaggedShapes) {
   // aligned case), K below one K block, rows below and above one M block;
   // whole blocks with K % 4 = 2 (the bounds-checked path: the fast path
   // loads runs of 4 along K); rows below one M block with whole column and
-  // K blocks (the staged pipeline that checks only A's copies).
+  // K blocks (the staged pipeline that checks only A's copies); N % 8 = 0
+  // but N not whole 64-column panels, with interior blocks past the first
+  // column block (C stored by TMA through a panel map: codegen
+  // storesCByTma), beside edge blocks of both kinds.
   const std::vector<Shape3> decode = {{1, 200, 264}, {5, 77, 40}, {16, 64, 64}, {9, 130, 1000}, {16, 96, 998},
                                       {3, 96, 256}};
   const std::vector<Shape3> prefill = {{37, 200, 264}, {130, 77, 24}, {256, 256, 256}, {300, 390, 1000}, {64, 128, 250},
-                                       {20, 256, 512}};
+                                       {20, 256, 512}, {260, 456, 128}};
   // The GEMV form (K steps of 512-4096): K below one step, whole steps with
   // and without a tail (K % 8 != 0 too), N not a multiple of the weight
   // rows a program, and rows of A beyond a program's (its last rows

@@ -779,7 +779,8 @@ func.func @tma_group_dot(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.ptr
 // ends the run, so the run is committed but not waited for after its last
 // wgmma; the loop waits until one group remains (the one just committed),
 // and the wait after the loop (pending 0) comes before the accumulator is
-// stored.
+// stored: the loop's accumulators (four [16, 8] pieces a warp) pass through
+// an empty inline asm behind it, so their readers stay behind the wait.
 // CHECK-LABEL: func.func @group_dot_in_flight
 // CHECK: scf.for
 // CHECK: nvvm.mbarrier.try_wait.parity
@@ -790,6 +791,7 @@ func.func @tma_group_dot(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.ptr
 // CHECK: nvvm.wgmma.wait.group.sync.aligned 1
 // CHECK: scf.yield
 // CHECK: nvvm.wgmma.wait.group.sync.aligned 0
+// CHECK-COUNT-4: llvm.inline_asm has_side_effects asm_dialect = att "", "=f,=f,=f,=f,0,1,2,3"
 // CHECK-NOT: nvvm.wgmma
 // CHECK: memref.store
 func.func @group_dot_in_flight(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.ptr<f32>, %M: index, %N: index, %K: index, %amap: !tile.ptr<i8>, %bmap: !tile.ptr<i8>) attributes {tile.num_warps = 4 : i64} {
@@ -1091,5 +1093,42 @@ func.func @tma_copy_planes(%c: !tile.ptr<f32>, %amap: !tile.ptr<i8>, %bmap: !til
   %d = tile.dot %x, %y, %zero {tiling = "horizontal"} : tensor<64x64xbf16> * tensor<64x32xbf16> -> tensor<64x32xf32>
   %cp = tile.make_block_ptr %c, [%c64, %c32], [%c32, %c1], [%c0, %c0] : !tile.ptr<f32> -> !tile.block_ptr<tensor<64x32xf32>>
   tile.store %cp, %d : !tile.block_ptr<tensor<64x32xf32>>
+  return
+}
+
+// -----
+
+// A block of C stored by TMA (the TMA GEMMs' interior epilogue): the
+// accumulator narrowed into a swizzled local block (4-byte pairs at their
+// swizzled addresses: the chunk bits xor the 128-byte row's low bits), then
+// tile.tma_store fences the local writes for the async proxy, joins the
+// workgroup and one thread issues the shared -> global bulk tensor store at
+// panel coordinates (0, column / 64, row), commits it and waits until the
+// buffer has been read.
+// CHECK-LABEL: func.func @tma_store_block
+// CHECK: arith.xori
+// CHECK: llvm.store {{.*}} {alignment = 4 : i64} : vector<2xbf16>, !llvm.ptr<3>
+// CHECK: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
+// CHECK-NEXT: nvvm.barrier0
+// CHECK: arith.shrui %arg4
+// CHECK: nvvm.cp.async.bulk.tensor.global.shared.cta {{.*}} box[%{{[0-9]+}}, %{{[0-9]+}}, %{{[0-9]+}}]
+// CHECK-NEXT: nvvm.cp.async.bulk.commit.group
+// CHECK-NEXT: nvvm.cp.async.bulk.wait_group 0 {read}
+func.func @tma_store_block(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %cmap: !tile.ptr<i8>, %row: index, %col: index) attributes {tile.num_warps = 4 : i64} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c64 = arith.constant 64 : index
+  %pa = tile.make_block_ptr %a, [%c64, %c64], [%c64, %c1], [%c0, %c0] : !tile.ptr<bf16> -> !tile.block_ptr<tensor<64x64xbf16>>
+  %pb = tile.make_block_ptr %b, [%c64, %c64], [%c64, %c1], [%c0, %c0] : !tile.ptr<bf16> -> !tile.block_ptr<tensor<64x64xbf16>>
+  %x = tile.load %pa {in_bounds} : !tile.block_ptr<tensor<64x64xbf16>>
+  %y = tile.load %pb {in_bounds} : !tile.block_ptr<tensor<64x64xbf16>>
+  %zero = arith.constant dense<0.0> : tensor<64x64xf32>
+  %d = tile.dot %x, %y, %zero : tensor<64x64xbf16> * tensor<64x64xbf16> -> tensor<64x64xf32>
+  %n = tile.convert %d : tensor<64x64xf32> -> tensor<64x64xbf16>
+  %buf = tile.alloc {size = 4096 : i64, swizzle = 128 : i64} : !tile.ptr<bf16>
+  %cl = tile.make_block_ptr %buf, [%c64, %c64], [%c64, %c1], [%c0, %c0] : !tile.ptr<bf16> -> !tile.block_ptr<tensor<64x64xbf16>>
+  tile.store %cl, %n {in_bounds, contiguous = 1 : i64} : !tile.block_ptr<tensor<64x64xbf16>>
+  %cw = tile.make_block_ptr %buf, [%c64, %c64], [%c64, %c1], [%c0, %c0] : !tile.ptr<bf16> -> !tile.block_ptr<tensor<64x64xbf16>>
+  tile.tma_store %cmap[%col, %row], %cw : !tile.ptr<i8>, !tile.block_ptr<tensor<64x64xbf16>>
   return
 }

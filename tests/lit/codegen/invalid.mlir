@@ -212,6 +212,40 @@ func.func @tma_copy_f32(%d: !tile.block_ptr<tensor<64x64xf32>>, %m: !tile.ptr<i8
 
 // -----
 
+func.func @tma_store_global_src(%s: !tile.block_ptr<tensor<64x64xbf16>>, %m: !tile.ptr<i8>, %i: index) {
+  // expected-error @+1 {{stores from a view of a swizzled tile.alloc buffer}}
+  tile.tma_store %m[%i, %i], %s : !tile.ptr<i8>, !tile.block_ptr<tensor<64x64xbf16>>
+  return
+}
+
+// -----
+
+func.func @tma_store_coords(%m: !tile.ptr<i8>, %i: index) {
+  %c64 = arith.constant 64 : index
+  %c1 = arith.constant 1 : index
+  %c0 = arith.constant 0 : index
+  %buf = tile.alloc {size = 4096 : i64, swizzle = 128 : i64} : !tile.ptr<bf16>
+  %s = tile.make_block_ptr %buf, [%c64, %c64], [%c64, %c1], [%c0, %c0] : !tile.ptr<bf16> -> !tile.block_ptr<tensor<64x64xbf16>>
+  // expected-error @+1 {{takes 2 coordinates (got 3)}}
+  tile.tma_store %m[%i, %i, %i], %s : !tile.ptr<i8>, !tile.block_ptr<tensor<64x64xbf16>>
+  return
+}
+
+// -----
+
+func.func @tma_store_panels(%m: !tile.ptr<i8>, %i: index) {
+  %c32 = arith.constant 32 : index
+  %c1 = arith.constant 1 : index
+  %c0 = arith.constant 0 : index
+  %buf = tile.alloc {size = 4096 : i64, swizzle = 128 : i64} : !tile.ptr<bf16>
+  %s = tile.make_block_ptr %buf, [%c32, %c32], [%c32, %c1], [%c0, %c0] : !tile.ptr<bf16> -> !tile.block_ptr<tensor<64x32xbf16>>
+  // expected-error @+1 {{stores blocks of up to 256 rows of whole 64-column panels}}
+  tile.tma_store %m[%i, %i], %s : !tile.ptr<i8>, !tile.block_ptr<tensor<64x32xbf16>>
+  return
+}
+
+// -----
+
 func.func @tma_copy_barrier_type(%d: !tile.block_ptr<tensor<64x64xbf16>>, %m: !tile.ptr<i8>, %b: !tile.ptr<i32>, %i: index) {
   // expected-error @+1 {{mbarriers are i64 elements (got '!tile.ptr<i32>')}}
   tile.tma_copy %d, %m[%i, %i], %b[%i] : !tile.block_ptr<tensor<64x64xbf16>>, !tile.ptr<i8>, !tile.ptr<i32>
