@@ -413,7 +413,7 @@ struct GemmText {
     // Interior blocks with N even store C in aligned pairs (C and the
     // residual are 4-byte aligned: CudaKernelSet::launch): one 4-byte
     // store per accumulator pair instead of two 2-byte ones.
-    const std::string v = st.narrow(e, p + "cv", out, cShape);
+    const std::string v = st.narrow(e, p + "cv", out, cShape), paired = pairedStore("%cp", v, st.blockPtr(cShape));
     if (viaTma)
       return e + fmt::format(R"(    %{p}c8r = arith.remui %N, %c8 : index
     %{p}c8 = arith.cmpi eq, %{p}c8r, %c0 : index
@@ -427,8 +427,8 @@ struct GemmText {
 {pairs}    }}
 )",
                              fmt::arg("p", p), fmt::arg("dt", s.dtype), fmt::arg("bp", st.blockPtr(cShape)),
-                             fmt::arg("v", v), fmt::arg("pairs", pairedStore("%cp", v, st.blockPtr(cShape))));
-    return e + pairedStore("%cp", v, st.blockPtr(cShape));
+                             fmt::arg("v", v), fmt::arg("pairs", paired));
+    return e + paired;
   }
 
   // The epilogue of a program, with K split across programs
