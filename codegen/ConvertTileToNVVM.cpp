@@ -1026,6 +1026,13 @@ class Lowering {
     });
   }
 
+  // fence.proxy.async.shared::cta: this thread's generic-proxy accesses of
+  // shared memory become ordered with the async proxy's (wgmma, TMA).
+  void fenceAsyncShared(Location loc) {
+    NVVM::FenceProxyOp::create(b, loc, NVVM::ProxyKindAttr::get(b.getContext(), NVVM::ProxyKind::async_shared),
+                               NVVM::SharedSpaceAttr::get(b.getContext(), NVVM::SharedSpace::shared_cta));
+  }
+
   // tile.store into a swizzled buffer (a block for tile.tma_store): each
   // aligned run of the fragment (at most 8 elements, 16 bytes: it never
   // crosses a swizzle chunk) is one store at its swizzled address. A warp's
@@ -1057,8 +1064,7 @@ class Lowering {
   void lowerTmaStore(TmaStoreOp st) {
     Location loc = st.getLoc();
     if (!isa_and_nonnull<TmaStoreOp>(st->getPrevNode())) {
-      NVVM::FenceProxyOp::create(b, loc, NVVM::ProxyKindAttr::get(b.getContext(), NVVM::ProxyKind::async_shared),
-                                 NVVM::SharedSpaceAttr::get(b.getContext(), NVVM::SharedSpace::shared_cta));
+      fenceAsyncShared(loc);
       NVVM::Barrier0Op::create(b, loc);
     }
     const bool last = !isa_and_nonnull<TmaStoreOp>(st->getNextNode());
@@ -1205,8 +1211,7 @@ class Lowering {
       // async proxy: each thread fences its landed copies before the
       // barrier that publishes them.
       if (!local.groupDotFirst.empty())
-        NVVM::FenceProxyOp::create(b, loc, NVVM::ProxyKindAttr::get(b.getContext(), NVVM::ProxyKind::async_shared),
-                                   NVVM::SharedSpaceAttr::get(b.getContext(), NVVM::SharedSpace::shared_cta));
+        fenceAsyncShared(loc);
       return Value();
     }
     if (isa<BarrierOp>(op)) {

@@ -33,12 +33,17 @@ const void* CudaTensorMaps::get(const TensorMapRequest& r, const char* what) {
   cuda::TensorMap map{};
   const unsigned rank = r.planes > 0 || r.boxPanels > 0 ? 3 : 2;
   const u64 rowPitch = u64(r.cols) * 2;
-  // Panel maps: (64 columns, panels, rows); others: (cols, rows[, planes]).
-  const u64 dims[3] = {r.boxPanels ? u64(kBoxCols) : u64(r.cols), r.boxPanels ? u64(r.cols / kBoxCols) : u64(r.rows),
-                       r.boxPanels ? u64(r.rows) : u64(r.planes)};
-  const u64 pitch[2] = {r.boxPanels ? u64(kBoxCols) * 2 : rowPitch, r.boxPanels ? rowPitch : rowPitch * r.rows};
-  const unsigned box[3] = {unsigned(kBoxCols), unsigned(r.boxPanels ? r.boxPanels : r.boxRows),
-                           unsigned(r.boxPanels ? r.boxRows : 1)};
+  u64 dims[3], pitch[2];
+  unsigned box[3];
+  if (r.boxPanels) {  // (64 columns, panels, rows): boxes of boxPanels panels x boxRows rows
+    dims[0] = kBoxCols, dims[1] = u64(r.cols / kBoxCols), dims[2] = u64(r.rows);
+    pitch[0] = u64(kBoxCols) * 2, pitch[1] = rowPitch;
+    box[0] = unsigned(kBoxCols), box[1] = unsigned(r.boxPanels), box[2] = unsigned(r.boxRows);
+  } else {  // (cols, rows[, planes]): boxes of 64 columns x boxRows rows, one plane deep
+    dims[0] = u64(r.cols), dims[1] = u64(r.rows), dims[2] = u64(r.planes);
+    pitch[0] = rowPitch, pitch[1] = rowPitch * r.rows;
+    box[0] = unsigned(kBoxCols), box[1] = unsigned(r.boxRows), box[2] = 1;
+  }
   const unsigned unit[3] = {1, 1, 1};
   cuda::check(d->cuTensorMapEncodeTiled(&map, r.bf16 ? cuda::kTensorMapBfloat16 : cuda::kTensorMapFloat16, rank,
                                         const_cast<void*>(r.base), dims, pitch, box, unit,
