@@ -363,7 +363,8 @@ struct GemmText {
   // drain: see storesCByTma): where N % 8 = 0 (the map's row pitch), C goes
   // as a dense block into the A stage buffer, which no copy or dot reads
   // any more once every warp has passed the barrier, and out by one TMA
-  // store; else in aligned pairs.
+  // store; else in aligned pairs. (Two views of the one block: a view that
+  // a TMA op reads serves copies only, isCopyPointer.)
   std::string epilogue(const std::string& p, const std::string& acc, const std::string& acc2, const char* ib,
                        bool viaTma = false) const {
     std::string e, out = acc;
