@@ -24,19 +24,28 @@
 // (--stamps: also the phases of a set instrumented by
 // tools/gpu/stamp_paged_decode.py);
 //   strata-gpu bench-elementwise --kernels ARTIFACT [--json FILE]
-// the fused elementwise kernels of a compiled graph at rows 1..4096.
+// the fused elementwise kernels of a compiled graph at rows 1..4096;
+//   strata-gpu bench-all --kernels DIR --out DIR [--artifact DIR --config FILE]
+// every table of docs/cuda.md against its peers in one call (through
+// tools/gpu/bench_all.py: the peers are PyTorch, Triton and transformers).
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <array>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <random>
 #include <set>
 #include <string>
+#include <vector>
+
+#include <unistd.h>
 
 #include "ops/error.h"
 #include "ops/tensor.h"
@@ -636,6 +645,39 @@ int benchModel(const BenchModelOpts& o) {
   return 0;
 }
 
+struct BenchAllOpts {
+  std::string kernels, out, dtype = "bf16", artifact, config, scripts;
+  int reps = 0;
+};
+
+// Every GPU table against its peers in one call. The peers (cuBLAS and
+// Triton through PyTorch, SDPA, HF transformers) are Python libraries, so
+// the driver is tools/gpu/bench_all.py, run with this binary as strata's
+// side; the process becomes the script (its output and exit status are
+// the call's). The scripts are found beside the repository this binary
+// sits two folders inside (build/bin, .gpu/x) unless --scripts names them.
+int benchAll(const BenchAllOpts& o) {
+  namespace fs = std::filesystem;
+  const fs::path self = fs::read_symlink("/proc/self/exe");
+  const fs::path scripts = o.scripts.empty() ? self.parent_path().parent_path().parent_path() / "tools" / "gpu"
+                                             : fs::path(o.scripts);
+  const fs::path script = scripts / "bench_all.py";
+  if (!fs::is_regular_file(script))
+    throw Error(fmt::format("bench-all: no {} (pass --scripts with the repository's tools/gpu folder)", script.string()));
+  if (o.artifact.empty() != o.config.empty())
+    throw Error("bench-all: --artifact and --config go together (the compiled model and the HF config it came from)");
+  std::vector<std::string> args{"python3", script.string(), "--strata-gpu", self.string(), "--kernels", o.kernels,
+                                "--out", o.out, "--dtype", o.dtype};
+  if (o.reps > 0) args.insert(args.end(), {"--reps", std::to_string(o.reps)});
+  if (!o.artifact.empty()) args.insert(args.end(), {"--artifact", o.artifact, "--config", o.config});
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  std::fflush(stdout);
+  execvp("python3", argv.data());
+  throw Error(fmt::format("bench-all: could not run python3 {}: {}", script.string(), std::strerror(errno)));
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -699,6 +741,19 @@ int main(int argc, char** argv) {
                                    "directory) at rows 1..4096",
                                    "ignored: the artifact's storage type");
   elementwise->add_option("--min-cols", minCols, "Only rows at least this wide")->capture_default_str();
+  BenchAllOpts ba;
+  auto* all = app.add_subcommand(
+      "bench-all", "Every GPU table against its peers in one call (GEMM vs cuBLAS and Triton, RMSNorm vs PyTorch, RoPE "
+                   "vs HF eager, attention vs SDPA FlashAttention-2 and cuDNN, paged decode vs the copy bandwidth and "
+                   "SDPA; with --artifact and --config the model end to end vs HF eager): runs "
+                   "tools/gpu/bench_all.py, which needs python3 with torch, triton and transformers");
+  all->add_option("--kernels", ba.kernels, "Kernel set directory from `strata compile-kernels`")->required();
+  all->add_option("--out", ba.out, "Directory for each table's JSON")->required();
+  all->add_option("--dtype", ba.dtype, "bf16 or f16")->capture_default_str();
+  all->add_option("--reps", ba.reps, "Timed launches per case (default: each table's own)");
+  all->add_option("--artifact", ba.artifact, "A model from `strata compile MODEL --target cuda:sm_90`: also time it end to end");
+  all->add_option("--config", ba.config, "The HF config.json the artifact was compiled from (for HF eager)");
+  all->add_option("--scripts", ba.scripts, "The repository's tools/gpu folder (default: found from this binary's path)");
   tools::RunOpts ro;
   ro.backend = "cuda";
   auto* run = app.add_subcommand("run", "Generate tokens on the GPU from a model compiled with `strata compile MODEL "
@@ -743,6 +798,7 @@ int main(int argc, char** argv) {
     if (attn->parsed()) return benchAttention(dir, json, dtype, reps, everyKernel);
     if (paged->parsed()) return benchPagedDecode(dir, json, dtype, reps, splitScale, pagedBatches, pagedContexts, pagedStamps);
     if (elementwise->parsed()) return benchElementwise(dir, json, reps, minCols);
+    if (all->parsed()) return benchAll(ba);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "error: %s\n", e.what());
     return 1;

@@ -86,6 +86,21 @@ if [ -n "$cuda_art" ]; then
   expect_error "compiled for cpu" "$gpu_bin" bench-model "$tmp/art" --random-weights 1
 fi
 
+# strata-gpu bench-all becomes tools/gpu/bench_all.py, found from the
+# binary's folder (build/bin): a stand-in python3 shows what it is given.
+gpu_bin=$(dirname "$strata")/strata-gpu
+if [ -x "$gpu_bin" ]; then
+  expect_error "pass --scripts" "$gpu_bin" bench-all --kernels "$tmp/k" --out "$tmp/ba" --scripts "$tmp/none"
+  expect_error "go together" "$gpu_bin" bench-all --kernels "$tmp/k" --out "$tmp/ba" --artifact "$tmp/a"
+  mkdir -p "$tmp/fakebin"
+  printf '#!/bin/sh\necho "$@"\nexit 3\n' > "$tmp/fakebin/python3" && chmod +x "$tmp/fakebin/python3"
+  args=$(PATH="$tmp/fakebin:$PATH" "$gpu_bin" bench-all --kernels "$tmp/k" --out "$tmp/ba" --reps 5 --artifact "$tmp/a" --config "$tmp/c.json")
+  rc=$?
+  want_args="--strata-gpu $(cd "$(dirname "$gpu_bin")" && pwd -P)/strata-gpu --kernels $tmp/k --out $tmp/ba --dtype bf16 --reps 5 --artifact $tmp/a --config $tmp/c.json"
+  [ $rc -eq 3 ] && [ "$args" = "$(cd "$(dirname "$gpu_bin")/../.." && pwd -P)/tools/gpu/bench_all.py $want_args" ] && ok ||
+    bad "bench-all ran python3 with '$args' (exit $rc), want tools/gpu/bench_all.py $want_args"
+fi
+
 # --prompt TEXT: tokenized exactly as HF does (the fixture's token_ids), then
 # the same greedy tokens; the text decodes back.
 p0=$(python3 -c "import json;print(json.load(open('$fx/reference.json'))['prompts'][0])")
