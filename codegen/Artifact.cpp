@@ -209,8 +209,14 @@ std::vector<GemmKernelSpec> cudaGemmKernels(const CudaGemmVariant& v, const Gemm
     // K = 4096 (but 37 -> 50 at N = 6144); 128 x 128 on two warpgroups
     // 181 -> 157 us at N = 28672 (but 92 -> 107 at N = 4096), and with
     // their dots in flight and the refill after them 147 (2026-11-24).
+    // At N <= 4096 the 64 x 64 blocks gave way to 64 x 128 blocks with
+    // their dots in flight in 5 buffers (one program an SM, 96-128 of
+    // them; 2026-11-24, docs/cuda.md "The prefill class's dots in
+    // flight"): K = N = 4096 at 129 / 256 rows 24.4 / 24.3 -> 17.4 / 18.5
+    // us, residual 25.3 -> 20.2 at 256; without the dots in flight the
+    // same blocks took 25.1, and in 4 buffers 20.1 / 21.5.
     if (c.maxRows == kCudaPrefillRows && plainOrResidual && ownBlocking) {
-      variant("64x64x64x4g@4", "narrow", kCudaColumnVariantRows, 0, 4096);
+      variant("64x128x64x4gf@5", "narrow", kCudaColumnVariantRows, 0, 4096);
       if (!v.residual) variant("128x128x64x8gf@4", "wide", kCudaColumnVariantRows, 16384, 0);
     }
   }

@@ -285,7 +285,7 @@ int main(int argc, char** argv) {
                                 "N <= 4096, wide N) (for tuning)");
   compileKernelsCmd->add_option("--prefill-block", ckPrefill,
                                 "Block shape of the kernels for more than 128 rows instead of the defaults: [N, K] "
-                                "weights 64x128x64x4g@4 up to 256 rows, 128x128x64x8gf@4 up to 1024, 128x256x64x8gf@4 above (SwiGLU: "
+                                "weights 64x128x64x4gf@4 up to 256 rows, 128x128x64x8gf@4 up to 1024, 128x256x64x8gf@4 above (SwiGLU: "
                                 "128x128x64x8gf@4, from 65 rows); [K, N] 64x128x64x4@3 (residual: 64x128x32x4@4) and 128x128x32x4@4 (SwiGLU: "
                                 "128x64x32x4@4), leaving out the prefill class's variants (narrow and wide N, deep K) "
                                 "(for tuning)");

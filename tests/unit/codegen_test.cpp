@@ -403,8 +403,10 @@ TEST(GemmBlocking, ColumnVariantsForNKPlainAndResidual) {
   EXPECT_EQ(wide.maxRows, tile::kCudaColumnVariantRows);
   EXPECT_EQ(narrow.minCols, 0);
   EXPECT_EQ(narrow.maxCols, 4096);
-  EXPECT_EQ(narrow.blockN, 64);
-  EXPECT_TRUE(narrow.groupDot && narrow.tma);
+  EXPECT_EQ(narrow.blockN, 128);
+  EXPECT_EQ(narrow.stages, 5);
+  EXPECT_TRUE(narrow.groupDot && narrow.tma && narrow.dotsInFlight);
+  EXPECT_TRUE(named("prefill").dotsInFlight);
   EXPECT_EQ(wide.minCols, 16384);
   EXPECT_EQ(wide.maxCols, 0);
   EXPECT_EQ(wide.numWarps, 8);
@@ -494,7 +496,7 @@ TEST(CudaGemm, StagesWarpgroupDotOperandsWithTma) {
   EXPECT_NE(ir.find("%fits = arith.cmpi sge, %lastRow, %c0"), std::string::npos);
   EXPECT_NE(ir.find("%row = arith.select %shift, %lastRow, %row0"), std::string::npos);
   tile::GemmKernelSpec cp = s;
-  cp.tma = false;
+  cp.tma = cp.dotsInFlight = false;  // in-flight dots wait on TMA's mbarriers
   EXPECT_EQ(tile::emitGemmKernel(cp).find("%shift"), std::string::npos);
   tile::CudaModule m = tile::compileCuda(tile::emitGemmKernel(s), "sm_90");
   EXPECT_NE(m.ptx.find("cp.async.bulk.tensor.2d.shared::cluster.global"), std::string::npos);
@@ -502,7 +504,7 @@ TEST(CudaGemm, StagesWarpgroupDotOperandsWithTma) {
   EXPECT_NE(m.ptx.find("mbarrier.try_wait.parity"), std::string::npos);
   EXPECT_NE(m.ptx.find("mbarrier.arrive.expect_tx"), std::string::npos);
   EXPECT_EQ(m.ptx.find("cp.async.cg"), std::string::npos);
-  s.tma = false;
+  s.tma = s.dotsInFlight = false;
   s.name = "gemm_cp_async";
   m = tile::compileCuda(tile::emitGemmKernel(s), "sm_90");
   EXPECT_EQ(m.ptx.find("cp.async.bulk.tensor"), std::string::npos);
