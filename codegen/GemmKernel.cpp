@@ -129,8 +129,10 @@ GemmKernelSpec cudaGemmSpec(const std::string& dtype, bool weightsNK, int64_t ro
     // 204 -> 93 / 59 / 354 / 173 us; at 256 rows it ties or loses but at
     // N = 28672 and K = 14336, where the prefill class's column variants
     // serve), and the large class's 128 x 256 blocks leave too few
-    // programs here.
-    s.blockM = 128, s.blockN = 128, s.blockK = 64, s.numWarps = 8, s.stages = 4;
+    // programs here. A fifth buffer (160 KiB: still one program an SM)
+    // took 4-9 % off at 384-1024 rows (2026-11-24, docs/cuda.md "A fifth
+    // buffer for the one-program-an-SM classes"; a sixth gained no more).
+    s.blockM = 128, s.blockN = 128, s.blockK = 64, s.numWarps = 8, s.stages = 5;
     s.tiling = "horizontal", s.groupDot = s.tma = s.dotsInFlight = true;
   } else if (weightsNK) {
     // M = 2048, H200 (2026-11-22): 128 x 256 x 64 on two warpgroups in 4

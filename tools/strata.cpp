@@ -182,17 +182,20 @@ int compileKernels(const std::string& target, const std::string& out, const std:
     auto keep = [&](const char* kind, auto& kernels) {
       if (!named(kind)) kernels.clear();
     };
-    // "gemv" / "decode" / "medium" / "prefill": the GEMMs' GEMV kernels /
-    // decode class / medium class / prefill class (each with its variants)
-    // alone, any of them ("gemm" takes every GEMM).
-    const bool gemvs = named("gemv"), decodes = named("decode"), mediums = named("medium"), prefills = named("prefill");
-    if ((gemvs || decodes || mediums || prefills) && !named("gemm"))
+    // "gemv" / "decode" / "medium" / "prefill" / "tall" / "large": the
+    // GEMMs' GEMV kernels / the row classes (each with its variants, by the
+    // rows they end at) alone, any of them ("gemm" takes every GEMM).
+    const bool gemvs = named("gemv"), decodes = named("decode"), mediums = named("medium"), prefills = named("prefill"),
+               talls = named("tall"), larges = named("large");
+    if ((gemvs || decodes || mediums || prefills || talls || larges) && !named("gemm"))
       std::erase_if(set.gemms, [&](const tile::GemmKernelSpec& s) {
         const bool decodeClass = !s.gemv && s.maxRows == tile::kCudaDecodeRows;
         const bool mediumClass = s.maxRows > tile::kCudaDecodeRows && s.maxRows <= tile::kCudaMediumRows;
         const bool prefillClass = s.maxRows > tile::kCudaMediumRows && s.maxRows <= tile::kCudaPrefillRows;
+        const bool tallClass = s.maxRows > tile::kCudaPrefillRows && s.maxRows <= tile::kCudaTallRows;
+        const bool largeClass = s.maxRows == 0 || s.maxRows > tile::kCudaTallRows;
         return !(gemvs && s.gemv) && !(decodes && decodeClass) && !(mediums && mediumClass) &&
-               !(prefills && prefillClass);
+               !(prefills && prefillClass) && !(talls && tallClass) && !(larges && largeClass);
       });
     else
       keep("gemm", set.gemms);
@@ -285,7 +288,7 @@ int main(int argc, char** argv) {
                                 "N <= 4096, wide N) (for tuning)");
   compileKernelsCmd->add_option("--prefill-block", ckPrefill,
                                 "Block shape of the kernels for more than 128 rows instead of the defaults: [N, K] "
-                                "weights 64x128x64x4gf@4 up to 256 rows, 128x128x64x8gf@4 up to 1024, 128x256x64x8gf@4 above (SwiGLU: "
+                                "weights 64x128x64x4gf@4 up to 256 rows, 128x128x64x8gf@5 up to 1024, 128x256x64x8gf@4 above (SwiGLU: "
                                 "128x128x64x8gf@4, from 65 rows); [K, N] 64x128x64x4@3 (residual: 64x128x32x4@4) and 128x128x32x4@4 (SwiGLU: "
                                 "128x64x32x4@4), leaving out the prefill class's variants (narrow and wide N, deep K) "
                                 "(for tuning)");
@@ -304,10 +307,11 @@ int main(int argc, char** argv) {
   compileKernelsCmd
       ->add_option("--only", ckOnly,
                    "Compile only these kinds of kernels, comma-separated (a partial set, for tuning sweeps; decode / "
-                   "medium / prefill: the GEMMs' decode class (up to 16 rows) / medium class (17-128 rows) / "
-                   "prefill class ([N, K] weights, 129-256 rows) alone; gemv: the GEMMs' GEMV kernels alone)")
+                   "medium / prefill / tall / large: the GEMMs' decode class (up to 16 rows) / medium class (17-128 "
+                   "rows) / prefill class ([N, K] weights, 129-256 rows) / tall class (up to 1024 rows) / large "
+                   "class (more rows) alone, each with its variants; gemv: the GEMMs' GEMV kernels alone)")
       ->delimiter(',')
-      ->check(CLI::IsMember({"gemm", "decode", "medium", "prefill", "gemv", "rms_norm", "rope", "attention", "paged_decode",
+      ->check(CLI::IsMember({"gemm", "decode", "medium", "prefill", "tall", "large", "gemv", "rms_norm", "rope", "attention", "paged_decode",
                              "paged_prefill", "gather_rows", "kv_write", "argmax", "top_k", "repetition_penalty"}));
 
   std::string inspectModel;

@@ -420,6 +420,8 @@ TEST(GemmBlocking, ColumnVariantsForNKPlainAndResidual) {
   EXPECT_EQ(largeNarrow.maxCols, 4096);
   EXPECT_EQ(largeNarrow.blockN, named("tall").blockN);
   EXPECT_EQ(largeNarrow.blockM, named("tall").blockM);
+  EXPECT_EQ(largeNarrow.stages, named("tall").stages);
+  EXPECT_EQ(named("tall").stages, 5);  // one program an SM either way: the fifth buffer is free
   EXPECT_TRUE(largeNarrow.dotsInFlight && !largeNarrow.splitKPrograms);
   EXPECT_EQ(named("tall").maxRows, tile::kCudaTallRows);
   EXPECT_TRUE(named("tall").dotsInFlight && named("tall").blockM == 128 && named("tall").blockN == 128);
