@@ -130,7 +130,7 @@ GemmKernelSpec cudaGemmSpec(const std::string& dtype, bool weightsNK, int64_t ro
     // N = 28672 and K = 14336, where the prefill class's column variants
     // serve), and the large class's 128 x 256 blocks leave too few
     // programs here. A fifth buffer (160 KiB: still one program an SM)
-    // took 4-9 % off at 384-1024 rows (2026-11-24, docs/cuda.md "A fifth
+    // took 1-9 % off at 384-1024 rows (2026-11-24, docs/cuda.md "A fifth
     // buffer for the one-program-an-SM classes"; a sixth gained no more).
     s.blockM = 128, s.blockN = 128, s.blockK = 64, s.numWarps = 8, s.stages = 5;
     s.tiling = "horizontal", s.groupDot = s.tma = s.dotsInFlight = true;
