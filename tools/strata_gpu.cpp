@@ -654,14 +654,22 @@ struct BenchAllOpts {
 // Triton through PyTorch, SDPA, HF transformers) are Python libraries, so
 // the driver is tools/gpu/bench_all.py, run with this binary as strata's
 // side; the process becomes the script (its output and exit status are
-// the call's). The scripts are found beside the repository this binary
-// sits two folders inside (build/bin, .gpu/x) unless --scripts names them.
+// the call's). The scripts are the repository's tools/gpu: --scripts, or
+// the nearest folder above this binary that has them (build/bin, .gpu/x).
 int benchAll(const BenchAllOpts& o) {
   namespace fs = std::filesystem;
   const fs::path self = fs::read_symlink("/proc/self/exe");
-  const fs::path scripts = o.scripts.empty() ? self.parent_path().parent_path().parent_path() / "tools" / "gpu"
-                                             : fs::path(o.scripts);
-  const fs::path script = scripts / "bench_all.py";
+  fs::path script;
+  if (!o.scripts.empty()) {
+    script = fs::path(o.scripts) / "bench_all.py";
+  } else {
+    for (fs::path d = self.parent_path(); d.has_relative_path() && script.empty(); d = d.parent_path())
+      if (fs::is_regular_file(d / "tools" / "gpu" / "bench_all.py")) script = d / "tools" / "gpu" / "bench_all.py";
+    if (script.empty())
+      throw Error(fmt::format("bench-all: no tools/gpu/bench_all.py in a folder above {} (pass --scripts with the "
+                              "repository's tools/gpu folder)",
+                              self.string()));
+  }
   if (!fs::is_regular_file(script))
     throw Error(fmt::format("bench-all: no {} (pass --scripts with the repository's tools/gpu folder)", script.string()));
   if (o.artifact.empty() != o.config.empty())
@@ -753,7 +761,8 @@ int main(int argc, char** argv) {
   all->add_option("--reps", ba.reps, "Timed launches per case (default: each table's own)");
   all->add_option("--artifact", ba.artifact, "A model from `strata compile MODEL --target cuda:sm_90`: also time it end to end");
   all->add_option("--config", ba.config, "The HF config.json the artifact was compiled from (for HF eager)");
-  all->add_option("--scripts", ba.scripts, "The repository's tools/gpu folder (default: found from this binary's path)");
+  all->add_option("--scripts", ba.scripts,
+                  "The repository's tools/gpu folder (default: the nearest folder above this binary that has it)");
   tools::RunOpts ro;
   ro.backend = "cuda";
   auto* run = app.add_subcommand("run", "Generate tokens on the GPU from a model compiled with `strata compile MODEL "
