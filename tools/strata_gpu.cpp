@@ -659,19 +659,13 @@ struct BenchAllOpts {
 int benchAll(const BenchAllOpts& o) {
   namespace fs = std::filesystem;
   const fs::path self = fs::read_symlink("/proc/self/exe");
-  fs::path script;
-  if (!o.scripts.empty()) {
-    script = fs::path(o.scripts) / "bench_all.py";
-  } else {
-    for (fs::path d = self.parent_path(); d.has_relative_path() && script.empty(); d = d.parent_path())
-      if (fs::is_regular_file(d / "tools" / "gpu" / "bench_all.py")) script = d / "tools" / "gpu" / "bench_all.py";
-    if (script.empty())
-      throw Error(fmt::format("bench-all: no tools/gpu/bench_all.py in a folder above {} (pass --scripts with the "
-                              "repository's tools/gpu folder)",
-                              self.string()));
-  }
-  if (!fs::is_regular_file(script))
-    throw Error(fmt::format("bench-all: no {} (pass --scripts with the repository's tools/gpu folder)", script.string()));
+  const fs::path inRepo = fs::path("tools") / "gpu" / "bench_all.py";
+  fs::path script = o.scripts.empty() ? fs::path() : fs::path(o.scripts) / "bench_all.py";
+  for (fs::path d = self.parent_path(); script.empty() && d.has_relative_path(); d = d.parent_path())
+    if (fs::is_regular_file(d / inRepo)) script = d / inRepo;
+  if (script.empty() || !fs::is_regular_file(script))
+    throw Error(fmt::format("bench-all: no {} (pass --scripts with the repository's tools/gpu folder)",
+                            script.empty() ? inRepo.string() + " in a folder above " + self.string() : script.string()));
   if (o.artifact.empty() != o.config.empty())
     throw Error("bench-all: --artifact and --config go together (the compiled model and the HF config it came from)");
   std::vector<std::string> args{"python3", script.string(), "--strata-gpu", self.string(), "--kernels", o.kernels,
