@@ -198,9 +198,9 @@ std::vector<GemmKernelSpec> cudaGemmKernels(const CudaGemmVariant& v, const Gemm
     // 2026-11-24 (docs/cuda.md "The large class's narrow variant"), K x N
     // 4096 x 4096 / 14336 x 4096 at 1152 / 1536 rows: 92 / 284 -> 79 / 244
     // and 95 / 288 -> 88 / 268 us, the residual alike; at 1792 rows and
-    // at N = 6144 they lost. In 5 buffers as the tall class since
-    // (1152 / 1536 rows 4096 x 4096 73.0 / 77.8 -> 69.1 / 73.4 us, 14336 x
-    // 4096 238 / 254 -> 224 / 242).
+    // at N = 6144 they lost. Since the same day in 5 buffers, as the tall
+    // class (1152 / 1536 rows 4096 x 4096 73.0 / 77.8 -> 69.1 / 73.4 us,
+    // 14336 x 4096 238 / 254 -> 224 / 242).
     if (c.maxRows == 0 && plainOrResidual && ownBlocking)
       variant("128x128x64x8gf@5", "narrow", kCudaLargeNarrowRows, 0, 4096);
     // The prefill class up to kCudaColumnVariantRows rows: at 256 rows the

@@ -71,6 +71,7 @@ expect_error "not a backend" "$strata" run "$fx" --prompt-ids 0 --backend vulkan
 expect_error "--weights moves an artifact" "$strata" run "$fx" --prompt-ids 0 --weights "$fx"
 expect_error "'cpu' (the host CPU) and 'cuda:sm_90'" "$strata" compile "$fx" --target cuda:sm_80 -o "$tmp/art3"
 expect_error "bf16 or f16" "$strata" compile "$fx" --target cuda:sm_90 --dtype f32 -o "$tmp/art3"
+gpu_bin=$(dirname "$strata")/strata-gpu
 if [ -n "$cuda_art" ]; then
   # A GPU artifact: its plan and kernel set, and clear refusals.
   [ -f "$cuda_art/plan.json" ] && [ -f "$cuda_art/kernels.ptx" ] && [ -f "$cuda_art/kernels.json" ] && ok || bad "cuda artifact files"
@@ -78,7 +79,6 @@ if [ -n "$cuda_art" ]; then
   expect_error "--weights $tmp/none: not a directory" "$strata" run "$cuda_art" --prompt-ids 0 --weights "$tmp/none"
   mkdir -p "$tmp/moved"
   expect_error "give their new folder with --weights" "$strata" run "$cuda_art" --prompt-ids 0 --weights "$tmp/moved"
-  gpu_bin=$(dirname "$strata")/strata-gpu
   if [ -z "$(command -v nvidia-smi)" ]; then  # CI: no GPU
     expect_error "no CUDA device" "$strata" run "$cuda_art" --prompt-ids 0 --backend cuda
     expect_error "no CUDA device" "$gpu_bin" run "$cuda_art" --prompt-ids 0
@@ -88,7 +88,6 @@ fi
 
 # strata-gpu bench-all becomes tools/gpu/bench_all.py, found from the
 # binary's folder (build/bin): a stand-in python3 shows what it is given.
-gpu_bin=$(dirname "$strata")/strata-gpu
 if [ -x "$gpu_bin" ]; then
   expect_error "pass --scripts" "$gpu_bin" bench-all --kernels "$tmp/k" --out "$tmp/ba" --scripts "$tmp/none"
   expect_error "go together" "$gpu_bin" bench-all --kernels "$tmp/k" --out "$tmp/ba" --artifact "$tmp/a"
