@@ -159,12 +159,12 @@ std::vector<GemmKernelSpec> cudaGemmKernels(const CudaGemmVariant& v, const Gemm
     // (up to `rows`) and output columns get a blocking of their own (not
     // under a --medium-block / --prefill-block, which asks for one).
     auto variant = [&](const char* blocking, const char* suffix, int64_t rows, int64_t minCols, int64_t maxCols,
-                       int64_t minDepth = 0) {
+                       int64_t minDepth = 0, int64_t minRows = 0) {
       GemmKernelSpec x = s;
       applyBlocking(x, parseGemmBlocking(blocking, "column variant"));
       x.name = fmt::format("gemm_{}_{}_{}", v.suffix(), c.name, suffix);
       x.minCols = minCols, x.maxCols = maxCols, x.minDepth = minDepth;
-      x.maxRows = rows;
+      x.minRows = minRows, x.maxRows = rows;
       set.push_back(x);
     };
     const bool plainOrResidual = v.weightsNK && !v.swiglu && !v.bias;
@@ -193,6 +193,17 @@ std::vector<GemmKernelSpec> cudaGemmKernels(const CudaGemmVariant& v, const Gemm
     // 98 / 96 / 139 / 128 -> 86 / 87 / 99 / 99 us.
     if (c.maxRows == kCudaMediumRows && plainOrResidual && !v.residual && ownBlocking)
       variant("64x128x64x4gf@4", "wide", kCudaMediumRows, 16384, 0);
+    // The medium class above the split-K variant's rows (65-128) at N <=
+    // kCudaMediumUpperCols: 64 x 64 blocks staged by TMA with their dots in
+    // flight, in 5 buffers. There the class's own kernel runs two 64-row
+    // blocks, each reading the weights by cp.async. H100, 2026-11-24
+    // (docs/cuda.md "The medium class on TMA with its dots in flight"),
+    // K = 4096, weights from HBM: 96 rows N = 4096 / 6144 24.8 / 33.6 ->
+    // 19.1 / 24.0 us, 128 rows 20.5 / 27.6 -> 19.2 / 24.4, residual 21.1 ->
+    // 20.3. At 17-64 rows the same blocks lost (17 rows, N = 6144: 24.7 ->
+    // 31.8), hence the lower row bound (min_rows).
+    if (c.maxRows == kCudaMediumRows && plainOrResidual && ownBlocking)
+      variant("64x64x64x4gf@5", "upper", kCudaMediumRows, 0, kCudaMediumUpperCols, 0, kCudaSplitKRows + 1);
     // The large class at 1025-1536 rows and N <= 4096: the tall class's
     // 128 x 128 blocks (more programs than 128 x 256 there). H100,
     // 2026-11-24 (docs/cuda.md "The large class's narrow variant"), K x N
@@ -420,7 +431,7 @@ void writeCudaKernelFiles(const CudaKernelSetSpec& set, const std::string& targe
                              {"swiglu", s.swiglu}, {"block_m", s.blockM}, {"block_n", s.blockN},
                              {"block_k", s.blockK}, {"num_warps", s.numWarps}, {"stages", s.stages},
                              {"max_rows", s.maxRows}, {"min_cols", s.minCols}, {"max_cols", s.maxCols},
-                             {"min_depth", s.minDepth},
+                             {"min_depth", s.minDepth}, {"min_rows", s.minRows},
                              {"tma", s.tma}, {"dots_in_flight", s.dotsInFlight}, {"split_k_programs", s.splitKPrograms}, {"gemv", s.gemv},
                              {"tma_store", storesCByTma(s)}}));
   for (const RmsNormKernelSpec& s : set.norms) kernels.push_back(entry("rms_norm", s.name, s.dtype, {{"block_n", s.blockN}, {"lane_vector", s.laneVector}}));

@@ -132,6 +132,11 @@ struct GemmKernelSpec {
   // kernels.json min_depth): a depth variant, taken like a column variant
   // only when K is at least this, and before a variant of fewer bounds.
   int64_t minDepth = 0;
+  // GPU kernel sets: the least rows (M) this blocking is meant for (0: any;
+  // kernels.json min_rows): a row variant, taken like a column variant only
+  // when M is at least this, for the upper rows of a class whose lower rows
+  // another blocking serves better.
+  int64_t minRows = 0;
 };
 
 // Register-blocked defaults for a CPU uArch row, reading panel-packed
@@ -197,6 +202,9 @@ constexpr int64_t kCudaColumnVariantRows = 256;
 // The medium class's split-K column variant (cudaGemmKernels) is meant for
 // up to this many rows: one row of 64-row blocks.
 constexpr int64_t kCudaSplitKRows = 64;
+// The medium class's upper variant (64 x 64 TMA blocks, codegen/Artifact.cpp)
+// is meant for its rows above the split-K variant's, up to N = this.
+constexpr int64_t kCudaMediumUpperCols = 6144;
 // The least K of the deep variants of the medium and prefill classes
 // (GemmKernelSpec::minDepth; codegen/Artifact.cpp).
 constexpr int64_t kCudaDeepK = 8192;

@@ -199,6 +199,7 @@ std::unique_ptr<CudaKernelSet> CudaKernelSet::load(const CudaDevice& device, con
       g.minCols = k.value("min_cols", 0);
       g.maxCols = k.value("max_cols", 0);
       g.minDepth = k.value("min_depth", 0);
+      g.minRows = k.value("min_rows", 0);
       g.stages = k.value("stages", 0);
       g.tma = k.value("tma", false);
       g.tmaStore = k.value("tma_store", false);
@@ -216,24 +217,32 @@ std::unique_ptr<CudaKernelSet> CudaKernelSet::load(const CudaDevice& device, con
   return set;
 }
 
-const CudaGemmKernel& CudaKernelSet::gemmFor(const std::string& dtype, bool weightsNK, int64_t rows,
-                                             const GemmEpilogue& e, int64_t cols, int64_t depth) const {
+const CudaGemmKernel* chooseGemm(const std::vector<CudaGemmKernel>& gemms, const std::string& dtype, bool weightsNK,
+                                 int64_t rows, const GemmEpilogue& e, int64_t cols, int64_t depth) {
   const CudaGemmKernel* best = nullptr;
   auto bound = [](const CudaGemmKernel& g) { return g.maxRows > 0 ? g.maxRows : INT64_MAX; };
   auto colBound = [](const CudaGemmKernel& g) { return g.minCols > 0 || g.maxCols > 0; };
-  // 0: no bound, 1: columns, 2: depth (with or without columns).
-  auto bounds = [&](const CudaGemmKernel& g) { return g.minDepth > 0 ? 2 : colBound(g) ? 1 : 0; };
+  // The rank of a variant's bounds: depth over columns over rows.
+  auto bounds = [&](const CudaGemmKernel& g) {
+    return (g.minDepth > 0 ? 4 : 0) + (colBound(g) ? 2 : 0) + (g.minRows > 0 ? 1 : 0);
+  };
   auto holds = [&](const CudaGemmKernel& g) {
     const bool colsHold = !colBound(g) || (cols > 0 && cols >= g.minCols && (g.maxCols == 0 || cols <= g.maxCols));
-    return colsHold && (g.minDepth == 0 || (depth > 0 && depth >= g.minDepth));
+    return colsHold && (g.minDepth == 0 || (depth > 0 && depth >= g.minDepth)) && rows >= g.minRows;
   };
   auto better = [&](const CudaGemmKernel& g) {
     return !best || bound(g) < bound(*best) || (bound(g) == bound(*best) && bounds(g) > bounds(*best));
   };
-  for (const CudaGemmKernel& g : gemms_)
+  for (const CudaGemmKernel& g : gemms)
     if (g.dtype == dtype && g.weightsNK == weightsNK && g.bias == e.bias && g.residual == e.residual &&
         g.swiglu == e.swiglu && bound(g) >= rows && holds(g) && better(g))
       best = &g;
+  return best;
+}
+
+const CudaGemmKernel& CudaKernelSet::gemmFor(const std::string& dtype, bool weightsNK, int64_t rows,
+                                             const GemmEpilogue& e, int64_t cols, int64_t depth) const {
+  const CudaGemmKernel* best = chooseGemm(gemms_, dtype, weightsNK, rows, e, cols, depth);
   if (!best)
     fail("no {} GEMM kernel with {} weights{}{}{} for {} rows in the kernel set", dtype,
          weightsNK ? "[N, K]" : "[K, N]", e.bias ? ", bias" : "", e.residual ? ", residual" : "",

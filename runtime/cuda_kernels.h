@@ -25,6 +25,9 @@ struct CudaGemmKernel {
   // The least K it is meant for (0: any; kernels.json min_depth): a depth
   // variant.
   int64_t minDepth = 0;
+  // The least rows (M) it is meant for (0: any; kernels.json min_rows): a
+  // row variant for the upper rows of its class.
+  int64_t minRows = 0;
   int64_t stages = 0;   // shared-memory buffers of A and B (0: not staged); staged: A, B 16-byte aligned
   bool tma = false;     // stages A and B with TMA copies: takes their tensor maps (codegen/GemmKernel.h)
   // Stores C by TMA (kernels.json tma_store; codegen storesCByTma): takes a
@@ -195,6 +198,18 @@ struct GemmEpilogue {
   bool bias = false, residual = false, swiglu = false;
 };
 
+// The kernel of `gemms` for `dtype`, weight layout and epilogue meant for
+// M = `rows`: the smallest max_rows >= rows (0 counts as unbounded) of the
+// kernels whose column bounds hold `cols` (N), whose depth bound holds
+// `depth` (K) (a variant with such a bound is skipped when the value is 0,
+// unknown) and whose min_rows is at most `rows`; at equal max_rows the
+// variant of higher-ranked bounds first (depth over columns over rows:
+// depth and columns, then columns and rows, then columns, then none).
+// Null when none holds. Pure, so the choice is tested without a GPU.
+const CudaGemmKernel* chooseGemm(const std::vector<CudaGemmKernel>& gemms, const std::string& dtype, bool weightsNK,
+                                 int64_t rows, const GemmEpilogue& epilogue = {}, int64_t cols = 0,
+                                 int64_t depth = 0);
+
 // Device buffers of one GEMM launch (null where the kernel takes none):
 // C[M, N] = epilogue(A[M, K] x B), B [K, N] or [N, K] as the kernel says.
 struct GemmBuffers {
@@ -217,13 +232,7 @@ class CudaKernelSet {
   const std::string& target() const { return target_; }
   const std::vector<CudaGemmKernel>& gemms() const { return gemms_; }
   const CudaGemmKernel& gemm(const std::string& name) const;  // throws when absent
-  // The kernel for `dtype`, weight layout and epilogue meant for M =
-  // `rows`: the smallest max_rows >= rows (0 counts as unbounded) of the
-  // kernels whose column bounds hold `cols` (N) and whose depth bound
-  // holds `depth` (K) (a variant with such a bound is skipped when the
-  // value is 0, unknown); at equal max_rows the variant of more bounds
-  // first (depth and columns, then columns, then none).
-  // Throws when the set has none.
+  // chooseGemm's kernel in this set; throws when the set has none.
   const CudaGemmKernel& gemmFor(const std::string& dtype, bool weightsNK, int64_t rows,
                                 const GemmEpilogue& epilogue = {}, int64_t cols = 0, int64_t depth = 0) const;
   const std::vector<CudaRmsNormKernel>& rmsNorms() const { return norms_; }

@@ -335,9 +335,9 @@ TEST(GemmBlocking, WarpgroupDotBlockingsApplyToNKWeightsOnly) {
   tile::GemmBlocking p = tile::parseGemmBlocking("64x128x64x4g@5", "--prefill-block");
   for (bool nk : {true, false}) {
     std::vector<tile::GemmKernelSpec> set = tile::cudaGemmKernels({"bf16", nk}, {}, {}, p);
-    // [N, K]: and the medium class's split-K, deep and wide variants, the
-    // tall class and the GEMV form, last.
-    ASSERT_EQ(set.size(), nk ? 9u : 4u);
+    // [N, K]: and the medium class's split-K, deep, wide and upper
+    // variants, the tall class and the GEMV form, last.
+    ASSERT_EQ(set.size(), nk ? 10u : 4u);
     EXPECT_EQ(set.back().gemv, nk);
     const size_t large = nk ? set.size() - 2 : set.size() - 1;
     for (size_t c : {large - 1, large}) {
@@ -349,8 +349,9 @@ TEST(GemmBlocking, WarpgroupDotBlockingsApplyToNKWeightsOnly) {
   }
 }
 
-// The column and depth variants: plain [N, K] GEMMs get the medium class's
-// split-K, deep and wide ones and the prefill class's deep, narrow and wide
+// The column, depth and row variants: plain [N, K] GEMMs get the medium
+// class's split-K, deep, wide and upper ones and the prefill class's deep,
+// narrow and wide
 // ones, residual ones all but the wide ones, others none; SwiGLU's medium
 // kernel ends at kCudaSplitKRows rows (the prefill class's blocks above); a
 // --medium-block / --prefill-block (one blocking asked for) leaves its
@@ -364,8 +365,9 @@ TEST(GemmBlocking, ColumnVariantsForNKPlainAndResidual) {
   std::vector<tile::GemmKernelSpec> plain = tile::cudaGemmKernels({"bf16", true});
   ASSERT_EQ(names(plain), (std::vector<std::string>{"gemm_bf16_nk_decode", "gemm_bf16_nk_medium",
                                                     "gemm_bf16_nk_medium_splitk", "gemm_bf16_nk_medium_deep",
-                                                    "gemm_bf16_nk_medium_wide", "gemm_bf16_nk_prefill",
-                                                    "gemm_bf16_nk_prefill_deep", "gemm_bf16_nk_prefill_narrow",
+                                                    "gemm_bf16_nk_medium_wide", "gemm_bf16_nk_medium_upper",
+                                                    "gemm_bf16_nk_prefill", "gemm_bf16_nk_prefill_deep",
+                                                    "gemm_bf16_nk_prefill_narrow",
                                                     "gemm_bf16_nk_prefill_wide", "gemm_bf16_nk_tall",
                                                     "gemm_bf16_nk_large", "gemm_bf16_nk_large_narrow",
                                                     "gemm_bf16_nk_gemv"}));
@@ -398,6 +400,18 @@ TEST(GemmBlocking, ColumnVariantsForNKPlainAndResidual) {
   EXPECT_EQ(mediumWide.minCols, 16384);
   EXPECT_EQ(mediumWide.minDepth, 0);
   EXPECT_TRUE(!mediumWide.splitKPrograms && mediumWide.tma && mediumWide.blockN == 128);
+  // Upper: the medium class's rows above the split-K variant's (min_rows),
+  // N <= kCudaMediumUpperCols, on 64 x 64 TMA blocks with their dots in
+  // flight; the class's other kernels have no lower row bound.
+  const tile::GemmKernelSpec& upper = named("medium_upper");
+  EXPECT_EQ(upper.minRows, tile::kCudaSplitKRows + 1);
+  EXPECT_EQ(upper.maxRows, tile::kCudaMediumRows);
+  EXPECT_EQ(upper.maxCols, tile::kCudaMediumUpperCols);
+  EXPECT_EQ(upper.minCols + upper.minDepth, 0);
+  EXPECT_TRUE(upper.tma && upper.dotsInFlight && !upper.splitKPrograms && upper.blockM == 64 && upper.blockN == 64);
+  EXPECT_EQ(upper.stages, 5);
+  for (const auto& s : plain)
+    if (s.name != upper.name) EXPECT_EQ(s.minRows, 0) << s.name;
   const tile::GemmKernelSpec &narrow = named("prefill_narrow"), &wide = named("prefill_wide");
   EXPECT_EQ(narrow.maxRows, tile::kCudaColumnVariantRows);
   EXPECT_EQ(wide.maxRows, tile::kCudaColumnVariantRows);
@@ -430,6 +444,7 @@ TEST(GemmBlocking, ColumnVariantsForNKPlainAndResidual) {
   EXPECT_EQ(names(residual), (std::vector<std::string>{"gemm_bf16_nk_residual_decode", "gemm_bf16_nk_residual_medium",
                                                        "gemm_bf16_nk_residual_medium_splitk",
                                                        "gemm_bf16_nk_residual_medium_deep",
+                                                       "gemm_bf16_nk_residual_medium_upper",
                                                        "gemm_bf16_nk_residual_prefill",
                                                        "gemm_bf16_nk_residual_prefill_deep",
                                                        "gemm_bf16_nk_residual_prefill_narrow",
@@ -452,8 +467,8 @@ TEST(GemmBlocking, ColumnVariantsForNKPlainAndResidual) {
   tile::GemmBlocking p = tile::parseGemmBlocking("64x128x64x4g@5", "--prefill-block");
   EXPECT_EQ(names(tile::cudaGemmKernels({"bf16", true}, {}, {}, p)),
             (std::vector<std::string>{"gemm_bf16_nk_decode", "gemm_bf16_nk_medium", "gemm_bf16_nk_medium_splitk",
-                                      "gemm_bf16_nk_medium_deep", "gemm_bf16_nk_medium_wide", "gemm_bf16_nk_prefill",
-                                      "gemm_bf16_nk_tall", "gemm_bf16_nk_large", "gemm_bf16_nk_gemv"}));
+                                      "gemm_bf16_nk_medium_deep", "gemm_bf16_nk_medium_wide",
+                                      "gemm_bf16_nk_medium_upper", "gemm_bf16_nk_prefill", "gemm_bf16_nk_tall", "gemm_bf16_nk_large", "gemm_bf16_nk_gemv"}));
   tile::GemmBlocking m = tile::parseGemmBlocking("64x32x64x4gc@6+k", "--medium-block");
   EXPECT_EQ(tile::cudaGemmKernels({"bf16", true}, {}, m).size(), 10u);  // the prefill class's three, the large's one
   // A GEMV blocking replaces the GEMV kernels' and only theirs.

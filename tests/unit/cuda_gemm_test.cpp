@@ -272,9 +272,10 @@ TEST_F(CudaGemmKernels, ChoosesTheBlockingForTheRowCount) {
 // the large class, [N, K] plain and residual GEMMs take a column variant
 // when N is within its
 // bounds (kernels.json max_rows, min_cols / max_cols), and from 65 rows a
-// depth variant when K is deep enough too (min_depth); other N or K, an
-// unknown N or K, more rows, other classes and epilogues keep the class's
-// kernel. SwiGLU takes the prefill class's kernel from 65 rows.
+// depth variant when K is deep enough too (min_depth), and from 65 rows of
+// the medium class at N <= 6144 its upper variant (min_rows); other N or K,
+// an unknown N or K, more rows, other classes and epilogues keep the
+// class's kernel. SwiGLU takes the prefill class's kernel from 65 rows.
 TEST_F(CudaGemmKernels, ChoosesAColumnVariantWithinTheRowClass) {
   struct Choice {
     int64_t rows, cols;
@@ -296,18 +297,22 @@ TEST_F(CudaGemmKernels, ChoosesAColumnVariantWithinTheRowClass) {
                             {256, 28672, {.residual = true}, "gemm_bf16_nk_residual_prefill"},
                             {256, 4096, {.bias = true}, "gemm_bf16_nk_bias_prefill"},
                             {256, 14336, {.swiglu = true}, "gemm_bf16_nk_swiglu_prefill"},
-                            {128, 4096, {}, "gemm_bf16_nk_medium"},
+                            {128, 4096, {}, "gemm_bf16_nk_medium_upper"},
+                            {65, 6144, {}, "gemm_bf16_nk_medium_upper"},
+                            {96, 4096, {.residual = true}, "gemm_bf16_nk_residual_medium_upper"},
+                            {128, 6145, {}, "gemm_bf16_nk_medium"},
+                            {96, 0, {}, "gemm_bf16_nk_medium"},
                             {64, 4096, {}, "gemm_bf16_nk_medium_splitk"},
                             {17, 1024, {}, "gemm_bf16_nk_medium_splitk"},
                             {32, 4096, {.residual = true}, "gemm_bf16_nk_residual_medium_splitk"},
-                            {65, 4096, {}, "gemm_bf16_nk_medium"},
+                            {65, 4096, {}, "gemm_bf16_nk_medium_upper"},
                             {64, 6144, {}, "gemm_bf16_nk_medium"},
                             {64, 14336, {.swiglu = true}, "gemm_bf16_nk_swiglu_medium"},
                             {65, 14336, {.swiglu = true}, "gemm_bf16_nk_swiglu_prefill"},
                             {65, 4096, {}, "gemm_bf16_nk_medium_deep", 14336},
                             {128, 4096, {.residual = true}, "gemm_bf16_nk_residual_medium_deep", 8192},
-                            {128, 4096, {.residual = true}, "gemm_bf16_nk_residual_medium", 8191},
-                            {128, 4096, {}, "gemm_bf16_nk_medium", 0},
+                            {128, 4096, {.residual = true}, "gemm_bf16_nk_residual_medium_upper", 8191},
+                            {128, 4096, {}, "gemm_bf16_nk_medium_upper", 0},
                             {64, 4096, {}, "gemm_bf16_nk_medium_splitk", 14336},
                             {129, 4096, {}, "gemm_bf16_nk_prefill_deep", 14336},
                             {256, 4096, {.residual = true}, "gemm_bf16_nk_residual_prefill_deep", 14336},
@@ -724,6 +729,39 @@ TEST(PagedDecodeSplitCount, FollowsTheMeasuredCosts) {
   k.combineSplitsPerStep = 0;
   EXPECT_EQ(splits(1, 128), 4);
   EXPECT_EQ(splits(1, 4096), 33);
+}
+
+// The choice among a class's kernel and its variants (no GPU needed): the
+// smallest max_rows that holds M, and at equal max_rows the variant whose
+// bounds all hold, depth over columns over rows; a bound on an unknown N or
+// K (0) does not hold.
+TEST(ChooseGemm, TakesTheBoundedVariantWhoseBoundsHold) {
+  auto kernel = [](const char* name, int64_t maxRows, int64_t minRows, int64_t maxCols, int64_t minDepth) {
+    runtime::CudaGemmKernel k;
+    k.name = name, k.dtype = "bf16", k.weightsNK = true;
+    k.maxRows = maxRows, k.minRows = minRows, k.maxCols = maxCols, k.minDepth = minDepth;
+    return k;
+  };
+  // In the order a kernel set lists them: the variants after the class's kernel.
+  const std::vector<runtime::CudaGemmKernel> set = {
+      kernel("decode", 16, 0, 0, 0),      kernel("medium", 128, 0, 0, 0),  kernel("splitk", 64, 0, 4096, 0),
+      kernel("deep", 128, 0, 4096, 8192), kernel("upper", 128, 65, 6144, 0), kernel("large", 0, 0, 0, 0)};
+  auto pick = [&](int64_t M, int64_t N, int64_t K) {
+    const runtime::CudaGemmKernel* k = runtime::chooseGemm(set, "bf16", true, M, {}, N, K);
+    return k ? k->name : std::string("none");
+  };
+  EXPECT_EQ(pick(16, 4096, 4096), "decode");
+  EXPECT_EQ(pick(64, 4096, 4096), "splitk");   // below the upper variant's min_rows
+  EXPECT_EQ(pick(64, 6144, 4096), "medium");
+  EXPECT_EQ(pick(65, 4096, 4096), "upper");    // its min_rows
+  EXPECT_EQ(pick(128, 6144, 4096), "upper");
+  EXPECT_EQ(pick(128, 6145, 4096), "medium");  // past its max_cols
+  EXPECT_EQ(pick(96, 0, 4096), "medium");      // N unknown: a column bound does not hold
+  EXPECT_EQ(pick(96, 4096, 14336), "deep");    // depth outranks rows
+  EXPECT_EQ(pick(96, 6144, 14336), "upper");   // the deep variant's columns do not hold
+  EXPECT_EQ(pick(129, 4096, 4096), "large");
+  EXPECT_EQ(runtime::chooseGemm(set, "f16", true, 96, {}, 4096, 4096), nullptr);
+  EXPECT_EQ(runtime::chooseGemm(set, "bf16", true, 96, {.residual = true}, 4096, 4096), nullptr);
 }
 
 // The K split count of a kernel that splits K across programs (no GPU
