@@ -200,8 +200,10 @@ std::vector<GemmKernelSpec> cudaGemmKernels(const CudaGemmVariant& v, const Gemm
     // (docs/cuda.md "The medium class on TMA with its dots in flight"),
     // K = 4096, weights from HBM: 96 rows N = 4096 / 6144 24.8 / 33.6 ->
     // 19.1 / 24.0 us, 128 rows 20.5 / 27.6 -> 19.2 / 24.4, residual 21.1 ->
-    // 20.3. At 17-64 rows the same blocks lost (17 rows, N = 6144: 24.7 ->
-    // 31.8), hence the lower row bound (min_rows).
+    // 20.3; 2026-11-25, 65 / 80 rows N = 4096 24.1 / 24.3 -> 18.8 / 18.8.
+    // At 17-64 rows the same blocks lose to the split-K variant at N = 4096
+    // (16.4-17.6 -> 18.8-19.5 us) and tie the class's kernel at N = 6144
+    // (22.1-25.0 -> 23.4-25.4), hence the lower row bound (min_rows).
     if (c.maxRows == kCudaMediumRows && plainOrResidual && ownBlocking)
       variant("64x64x64x4gf@5", "upper", kCudaMediumRows, 0, kCudaMediumUpperCols, 0, kCudaSplitKRows + 1);
     // The large class at 1025-1536 rows and N <= 4096: the tall class's

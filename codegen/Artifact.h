@@ -180,7 +180,9 @@ struct CudaGemmVariant {
 // "_wide" (plain, 64 x 128 blocks, N >= 16384) and both classes "_deep"
 // (64 x 128 blocks splitting K across programs, N <= 4096, K >=
 // kCudaDeepK: min_depth) and the large class "_narrow" (128 x 128 blocks,
-// N <= 4096, up to kCudaLargeNarrowRows rows). SwiGLU with [N, K] weights takes the medium
+// N <= 4096, up to kCudaLargeNarrowRows rows), and the medium class
+// "_upper" (64 x 64 TMA blocks, dots in flight, N <= kCudaMediumUpperCols,
+// from kCudaSplitKRows + 1 rows: min_rows). SwiGLU with [N, K] weights takes the medium
 // class up to kCudaSplitKRows rows and the prefill class's blocks above.
 // Non-zero blockings replace the class's block shape (the prefill one both
 // prefill classes, and then no column variants); warpgroup-dot blockings
