@@ -285,7 +285,7 @@ int main(int argc, char** argv) {
                                 "Block shape of the kernels for 17..128 rows instead of the defaults 64x32x64x4gc@6 "
                                 "([N, K] weights; SwiGLU up to 64 rows, built to split K) and 64x32x128x4s@3 ([K, N]), "
                                 "leaving out the class's variants (split K up to 64 rows at N <= 4096, deep K at "
-                                "N <= 4096, wide N) (for tuning)");
+                                "N <= 4096, wide N, 64x64x64x4gf@5 at 65-128 rows and N <= 6144) (for tuning)");
   compileKernelsCmd->add_option("--prefill-block", ckPrefill,
                                 "Block shape of the kernels for more than 128 rows instead of the defaults: [N, K] "
                                 "weights 64x128x64x4gf@4 up to 256 rows, 128x128x64x8gf@5 up to 1024, 128x256x64x8gf@4 above (SwiGLU: "
