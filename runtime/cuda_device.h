@@ -70,6 +70,10 @@ class CudaDevice final : public Device {
   int residentPrograms(cuda::CUfunction f, unsigned threads, unsigned sharedBytes) const;
   void launch(cuda::CUfunction f, std::array<unsigned, 3> grid, std::array<unsigned, 3> block, unsigned sharedBytes,
               void** args) const;
+  // The stream launch() enqueues on now (a side stream inside a branch of
+  // concurrently(), else the default stream): where work a launch needs
+  // first, such as a tensor map's copy, goes.
+  cuda::CUstream launchStream() const { return current_; }
   // Milliseconds the device spent on what `work` enqueues (events around it).
   float timeMs(const std::function<void()>& work) const;
   // Enqueues independent work side by side: branch i's launches go to

@@ -44,6 +44,7 @@ bool resolve(void* lib, Driver& d, std::string& why) {
   get(d.cuMemFree, "cuMemFree_v2");
   get(d.cuMemsetD8, "cuMemsetD8_v2");
   get(d.cuMemcpyHtoD, "cuMemcpyHtoD_v2");
+  get(d.cuMemcpyHtoDAsync, "cuMemcpyHtoDAsync_v2");
   get(d.cuMemcpyDtoH, "cuMemcpyDtoH_v2");
   get(d.cuMemcpyDtoD, "cuMemcpyDtoD_v2");
   get(d.cuModuleLoadDataEx, "cuModuleLoadDataEx");
@@ -55,6 +56,7 @@ bool resolve(void* lib, Driver& d, std::string& why) {
   get(d.cuEventCreate, "cuEventCreate");
   get(d.cuEventRecord, "cuEventRecord");
   get(d.cuEventSynchronize, "cuEventSynchronize");
+  get(d.cuEventQuery, "cuEventQuery");
   get(d.cuEventElapsedTime, "cuEventElapsedTime");
   get(d.cuEventDestroy, "cuEventDestroy_v2");
   get(d.cuStreamCreate, "cuStreamCreate");

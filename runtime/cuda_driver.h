@@ -58,6 +58,9 @@ constexpr GraphEdgeData kProgrammaticEdge{1, 0, 1, {}};
 // start while the previous kernel in its stream runs (it waits with
 // griddepcontrol.wait before touching memory).
 constexpr int kLaunchAttributeProgrammaticStreamSerialization = 6;
+// cuEventQuery's answer while the work before the event is still pending
+// (CUDA_ERROR_NOT_READY).
+constexpr CUresult kNotReady = 600;
 
 // CUtensorMap of cuda.h: an opaque 128-byte TMA descriptor.
 struct alignas(64) TensorMap {
@@ -101,6 +104,7 @@ struct Driver {
   CUresult (*cuMemFree)(CUdeviceptr);
   CUresult (*cuMemsetD8)(CUdeviceptr, unsigned char, size_t);
   CUresult (*cuMemcpyHtoD)(CUdeviceptr, const void*, size_t);
+  CUresult (*cuMemcpyHtoDAsync)(CUdeviceptr, const void*, size_t, CUstream);
   CUresult (*cuMemcpyDtoH)(void*, CUdeviceptr, size_t);
   CUresult (*cuMemcpyDtoD)(CUdeviceptr, CUdeviceptr, size_t);
   CUresult (*cuModuleLoadDataEx)(CUmodule*, const void*, unsigned, int*, void**);
@@ -113,6 +117,7 @@ struct Driver {
   CUresult (*cuEventCreate)(CUevent*, unsigned);
   CUresult (*cuEventRecord)(CUevent, CUstream);
   CUresult (*cuEventSynchronize)(CUevent);
+  CUresult (*cuEventQuery)(CUevent);  // 0 (CUDA_SUCCESS) when done, kNotReady while pending
   CUresult (*cuEventElapsedTime)(float*, CUevent, CUevent);
   CUresult (*cuEventDestroy)(CUevent);
   CUresult (*cuStreamCreate)(CUstream*, unsigned);

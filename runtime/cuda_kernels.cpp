@@ -370,7 +370,8 @@ void CudaKernelSet::launch(const CudaGemmKernel& k, const GemmBuffers& bufs, int
     const bool bf16 = k.dtype == "bf16";
     auto map = [&](const void* p, int64_t rows, int64_t boxRows, const char* what) {
       if (K % 8) return args.buffer(nullptr, 0), void();
-      args.buffer(tensorMaps_.get({p, bf16, rows, K, boxRows}, fmt::format("gemm {} ({})", k.name, what).c_str()),
+      args.buffer(tensorMaps_.get({p, bf16, rows, K, boxRows}, fmt::format("gemm {} ({})", k.name, what).c_str(),
+                                  device_.launchStream()),
                   int64_t(sizeof(cuda::TensorMap)));
     };
     map(bufs.a, M, k.blockM, "A");
@@ -385,7 +386,7 @@ void CudaKernelSet::launch(const CudaGemmKernel& k, const GemmBuffers& bufs, int
       } else {
         checkBuffer("gemm " + k.name, bufs.c, "C (stored by TMA)", 16);
         args.buffer(tensorMaps_.get({bufs.c, bf16, M, N, k.blockM, 0, k.blockN / 64},
-                                    fmt::format("gemm {} (C)", k.name).c_str()),
+                                    fmt::format("gemm {} (C)", k.name).c_str(), device_.launchStream()),
                     int64_t(sizeof(cuda::TensorMap)));
       }
     }
@@ -430,7 +431,7 @@ void CudaKernelSet::launch(const CudaAttentionKernel& k, const void* q, const vo
     const bool bf16 = k.dtype == "bf16";
     auto map = [&](const void* p, int64_t planes, int64_t rows, int64_t boxRows, const char* what) {
       args.buffer(tensorMaps_.get({p, bf16, rows, k.headDim, boxRows, planes},
-                                  fmt::format("attention {} ({})", k.name, what).c_str()),
+                                  fmt::format("attention {} ({})", k.name, what).c_str(), device_.launchStream()),
                   int64_t(sizeof(cuda::TensorMap)));
     };
     map(q, batch * k.heads, S, k.blockM, "q");

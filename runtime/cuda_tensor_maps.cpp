@@ -10,14 +10,30 @@ constexpr int64_t kBoxCols = 64;  // 128 bytes of 16-bit elements: the swizzled 
 }  // namespace
 
 CudaTensorMaps::~CudaTensorMaps() {
-  if (const cuda::Driver* d = cuda::driver())
+  if (const cuda::Driver* d = cuda::driver()) {
+    for (cuda::CUevent e : events_) d->cuEventDestroy(e);
     for (cuda::CUdeviceptr c : chunks_) d->cuMemFree(c);
+  }
 }
 
-const void* CudaTensorMaps::get(const TensorMapRequest& r, const char* what) {
+const void* CudaTensorMaps::get(const TensorMapRequest& r, const char* what, cuda::CUstream stream) {
   std::lock_guard<std::mutex> lock(mutex_);
-  if (auto it = maps_.find(r.key()); it != maps_.end()) return it->second;
   const cuda::Driver* d = cuda::driver();
+  if (auto it = maps_.find(r.key()); it != maps_.end()) {
+    Slot& s = it->second;
+    if (s.copied) {
+      const cuda::CUresult done = d->cuEventQuery(s.copied);
+      if (done == 0) {
+        free_.push_back(s.copied);
+        s.copied = nullptr;
+      } else if (done != cuda::kNotReady) {
+        cuda::check(done, "cuEventQuery (tensor map copy)");
+      } else if (s.stream != stream) {
+        cuda::check(d->cuStreamWaitEvent(stream, s.copied, 0), "cuStreamWaitEvent (tensor map copy)");
+      }
+    }
+    return s.map;
+  }
   if (!d || !d->cuTensorMapEncodeTiled)
     fail("{}: this CUDA driver has no tensor maps (cuTensorMapEncodeTiled, CUDA 12+), which the kernel's TMA copies "
          "need",
@@ -57,9 +73,19 @@ const void* CudaTensorMaps::get(const TensorMapRequest& r, const char* what) {
     used_ = 0;
   }
   cuda::CUdeviceptr slot = chunks_.back() + used_++ * kMapBytes;
-  cuda::check(d->cuMemcpyHtoD(slot, &map, kMapBytes), "cuMemcpyHtoD (tensor map)");
+  const cuda::TensorMap& source = host_.emplace_back(map);
+  cuda::check(d->cuMemcpyHtoDAsync(slot, &source, kMapBytes, stream), "cuMemcpyHtoDAsync (tensor map)");
+  if (free_.empty()) {
+    cuda::CUevent e = nullptr;
+    cuda::check(d->cuEventCreate(&e, 2), "cuEventCreate (tensor map copy)");  // CU_EVENT_DISABLE_TIMING
+    events_.push_back(e);
+    free_.push_back(e);
+  }
+  cuda::CUevent copied = free_.back();
+  free_.pop_back();
+  cuda::check(d->cuEventRecord(copied, stream), "cuEventRecord (tensor map copy)");
   const void* p = reinterpret_cast<const void*>(slot);
-  maps_.emplace(r.key(), p);
+  maps_.emplace(r.key(), Slot{p, stream, copied});
   return p;
 }
 

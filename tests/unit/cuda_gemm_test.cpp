@@ -237,6 +237,20 @@ TEST_F(CudaGemmKernels, TmaKernelsGetOneTensorMapPerArrayAndBox) {
   EXPECT_NE(maps.get({a.p, true, 200, 64, 128}, "test"), m1);
   EXPECT_NE(maps.get({a.p, false, 256, 64, 128}, "test"), m1);
   EXPECT_EQ(maps.size(), 3u);
+  // A map's copy is enqueued on the stream asked for, and a request from
+  // another stream while it may be pending waits for it there: the same
+  // map either way, and on the device once it is idle.
+  runtime::cuda::CUstream side = nullptr;
+  runtime::cuda::check(runtime::cuda::driver()->cuStreamCreate(&side, 1), "cuStreamCreate");
+  const void* m4 = maps.get({a.p, true, 128, 64, 64}, "test", side);
+  EXPECT_EQ(maps.get({a.p, true, 128, 64, 64}, "test"), m4);
+  dev->synchronize();
+  EXPECT_EQ(maps.get({a.p, true, 128, 64, 64}, "test", side), m4);
+  unsigned char bytes[128] = {};
+  dev->download(bytes, m4, sizeof bytes);
+  EXPECT_NE(std::count(bytes, bytes + sizeof bytes, 0), 128) << "the map never reached the device";
+  runtime::cuda::driver()->cuStreamDestroy(side);
+  EXPECT_EQ(maps.size(), 4u);
   try {
     maps.get({a.p, true, 256, 60, 128}, "gemm x (A)");
     FAIL() << "expected a tensor map error";
