@@ -147,9 +147,10 @@ int benchGemm(const std::string& dir, const std::string& jsonPath, const std::st
       set->launch(k, x, M, N, K, splits);
     };
     // Warm-up: one launch a copy, so that a TMA kernel's tensor maps over
-    // every copy are made (a synchronous upload each, CudaTensorMaps) before
-    // the timing, not in it: that cost 7-9 us of a 19-20 us case, in the
-    // first case of each box shape (H100, 2026-11-25: 65 / 129 rows).
+    // every copy are made (encoded and copied once each, CudaTensorMaps)
+    // before the timing, not in it: with the maps' copies still synchronous
+    // that cost 7-9 us of a 19-20 us case, in the first case of each box
+    // shape (H100, 2026-11-25: 65 / 129 rows).
     for (int64_t r = 0; r < copies; ++r) launch(int(r));
     float ms = dev->timeMs([&] {
       for (int r = 0; r < reps; ++r) launch(r + 1);
