@@ -28,14 +28,28 @@ namespace {
 // order the last step's tensors died in, so repeated decode steps launch
 // on the same buffers (CUDA graph replay compares the launches' arguments).
 // Blocks are never cleared: every kernel writes its whole output.
+//
+// A 16-bit tensor of more than kUnpaddedRows rows (rows: all but the last
+// dimension) gets a block that holds its rows rounded up to `rowBlock`,
+// the largest row block of the kernel set's TMA GEMMs, so that a GEMM
+// reading it as A maps whole row blocks (GemmBuffers::aRows) and TMA does
+// not zero-fill the last one's rows past M. Fewer rows are decode steps'
+// small activations: their GEMMs copy A with cp.async (the decode class
+// and the GEMV form), and 128 rows would grow them up to 128-fold.
 class DevicePool {
  public:
-  explicit DevicePool(CudaDevice& d) : dev_(d) {}
+  static constexpr int64_t kUnpaddedRows = 16;
+  DevicePool(CudaDevice& d, int64_t rowBlock) : dev_(d), rowBlock_(rowBlock) {}
   ~DevicePool() {
-    for (auto [p, bytes] : all_) dev_.release(p, bytes);
+    for (auto [p, bytes] : blocks_) dev_.release(const_cast<char*>(p), bytes);
   }
   Tensor tensor(ops::DType t, ops::Shape s) {
-    const size_t bytes = sizeClass(std::max<size_t>(ops::numel(s) * ops::dtypeSize(t), 1));
+    size_t need = ops::numel(s) * ops::dtypeSize(t);
+    if (rowBlock_ > 0 && ops::dtypeSize(t) == 2 && !s.empty() && s.back() > 0) {
+      const int64_t rows = ops::numel(s) / s.back();
+      if (rows > kUnpaddedRows) need = size_t((rows + rowBlock_ - 1) / rowBlock_ * rowBlock_ * s.back() * 2);
+    }
+    const size_t bytes = sizeClass(std::max<size_t>(need, 1));
     std::set<void*>& list = free_[bytes];
     void* p;
     if (!list.empty()) {
@@ -43,10 +57,19 @@ class DevicePool {
       list.erase(list.begin());
     } else {
       p = dev_.allocate(bytes);
-      all_.push_back({p, bytes});
+      blocks_[static_cast<const char*>(p)] = bytes;
     }
     std::shared_ptr<const void> owner(p, [this, bytes](const void* q) { free_[bytes].insert(const_cast<void*>(q)); });
     return Tensor(t, std::move(s), std::move(owner), p);
+  }
+  // The bytes from `p` to the end of the pool block holding it; 0 when no
+  // block holds it.
+  size_t bytesFrom(const void* p) const {
+    const char* q = static_cast<const char*>(p);
+    auto it = blocks_.upper_bound(q);
+    if (it == blocks_.begin()) return 0;
+    --it;
+    return q < it->first + it->second ? size_t(it->first + it->second - q) : 0;
   }
 
  private:
@@ -59,9 +82,18 @@ class DevicePool {
     return (n + step - 1) / step * step;
   }
   CudaDevice& dev_;
+  const int64_t rowBlock_;
   std::map<size_t, std::set<void*>> free_;
-  std::vector<std::pair<void*, size_t>> all_;
+  std::map<const char*, size_t> blocks_;  // every block: start -> bytes
 };
+
+// The largest row block of `k`'s TMA GEMMs (0: none).
+int64_t tmaRowBlock(const CudaKernelSet& k) {
+  int64_t rows = 0;
+  for (const CudaGemmKernel& g : k.gemms())
+    if (g.tma) rows = std::max(rows, g.blockM);
+  return rows;
+}
 
 // `bytes` of device memory, released when the last tensor viewing it dies.
 std::shared_ptr<const void> deviceBlock(CudaDevice& dev, size_t bytes) {
@@ -240,7 +272,7 @@ struct CudaExecutor::Impl {
   }
 
   Impl(ops::GraphDef graph, CudaDevice& d, const CudaKernelSet& kernels, const CudaExecutorOptions& o)
-      : g(std::move(graph)), dev(d), k(kernels), dt(o.dtype), dtName(ops::dtypeName(o.dtype)), pool(d) {}
+      : g(std::move(graph)), dev(d), k(kernels), dt(o.dtype), dtName(ops::dtypeName(o.dtype)), pool(d, tmaRowBlock(kernels)) {}
 
   const Tensor& devArg(const std::vector<const Val*>& in, size_t i, const char* what) const {
     if (in.size() <= i || !in[i]) fail("missing {} (input #{})", what, i);
@@ -332,6 +364,8 @@ V CudaExecutor::Impl::gemm(const ops::NodeDef& n, const std::vector<const Val*>&
     return outs;
   }
   const GemmEpilogue epilogue{op.bias, op.residual, op.swiglu};
+  // The rows A's pool block holds (whole TMA row blocks: DevicePool).
+  const int64_t held = int64_t(pool.bytesFrom(x.raw()) / (K * ops::dtypeSize(dt))), aRows = held >= M ? held : 0;
   // Sibling weights placed back to back (joinSiblingWeights), at one row:
   // one GEMM over the joined [sum N, K] matrix writes q | k | v as one row,
   // and the outputs are views of it (with more rows they would interleave).
@@ -347,6 +381,7 @@ V CudaExecutor::Impl::gemm(const ops::NodeDef& n, const std::vector<const Val*>&
       Tensor c = pool.tensor(dt, withLast(outBase, total));
       GemmBuffers b;
       b.a = x.raw();
+      b.aRows = aRows;
       b.b = base;
       b.c = mut(c);
       k.launch(k.gemmFor(dtName, op.weightsNK, M, epilogue, total, K), b, M, total, K);
@@ -386,6 +421,7 @@ V CudaExecutor::Impl::gemm(const ops::NodeDef& n, const std::vector<const Val*>&
     Tensor c = pool.tensor(dt, withLast(outBase, N));
     GemmBuffers b;
     b.a = x.raw();
+    b.aRows = aRows;
     b.b = in[op.weight(wi)]->dev.raw();
     if (op.swiglu) b.bUp = in[op.weight(1)]->dev.raw();
     b.c = mut(c);

@@ -312,6 +312,11 @@ int64_t gemmProgramCount(const CudaGemmKernel& k, int64_t M, int64_t N) {
   return ((M + k.blockM - 1) / k.blockM) * ((N + k.blockN - 1) / k.blockN);
 }
 
+int64_t gemmTmaRowsA(int64_t M, int64_t blockM, int64_t heldRows) {
+  const int64_t whole = (M + blockM - 1) / blockM * blockM;
+  return std::max(M, std::min(whole, heldRows));
+}
+
 int64_t gemmKSplitCount(const CudaGemmKernel& k, int64_t multiprocessors, int64_t M, int64_t N, int64_t K,
                         int64_t alongside) {
   if (!k.splitKPrograms || k.blockK <= 0) return 1;
@@ -374,7 +379,8 @@ void CudaKernelSet::launch(const CudaGemmKernel& k, const GemmBuffers& bufs, int
                                   device_.launchStream()),
                   int64_t(sizeof(cuda::TensorMap)));
     };
-    map(bufs.a, M, k.blockM, "A");
+    if (bufs.aRows && bufs.aRows < M) fail("gemm {}: A's buffer holds {} rows, fewer than M = {}", k.name, bufs.aRows, M);
+    map(bufs.a, gemmTmaRowsA(M, k.blockM, bufs.aRows), k.blockM, "A");
     map(bufs.b, N, k.blockN, "B");
     if (k.swiglu) map(bufs.bUp, N, k.blockN, "up-projection B");
     // C [M, N] as a panel map in boxes of the block (codegen

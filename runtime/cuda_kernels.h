@@ -48,6 +48,15 @@ struct CudaGemmKernel {
 
 // The programs (C blocks) of an M x N GEMM by kernel `k`, one K split each.
 int64_t gemmProgramCount(const CudaGemmKernel& k, int64_t M, int64_t N);
+// The rows of a TMA GEMM's tensor map over A [M, K] in boxes of `blockM`
+// rows, where A's buffer holds `heldRows` rows (at least M; 0: just M):
+// M rounded up to whole blocks, or as many rows as the buffer holds if
+// fewer. Rows past M are computed from whatever the buffer holds there and
+// never stored (a row of C depends on its row of A alone; the stores stop
+// at M), and a map that covers them spares TMA its zero fill, which costs
+// about a load per K step in the last row block's programs (docs/cuda.md
+// "Padded activations").
+int64_t gemmTmaRowsA(int64_t M, int64_t blockM, int64_t heldRows);
 // The K splits of an M x N x K GEMM by kernel `k` (1 unless it splits K
 // across programs) on a GPU of `multiprocessors` SMs, beside `alongside`
 // programs of GEMMs launched with it (siblings: q / k / v): the most
@@ -221,6 +230,9 @@ struct GemmBuffers {
   // C block (gemmCounterBytes), zero before the launch (a zeroed
   // allocation) and left zero by it. GEMMs running at once need their own.
   void *workspace = nullptr, *counters = nullptr;
+  // The rows A's buffer holds, at least M (0: M): TMA kernels read the
+  // ones past M rather than zero-fill them (gemmTmaRowsA).
+  int64_t aRows = 0;
 };
 
 class CudaKernelSet {

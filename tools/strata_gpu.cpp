@@ -74,10 +74,13 @@ void writeResults(const std::string& path, const nlohmann::json& results) {
 // coldWeights: each timed launch reads the next of several copies of its
 // weights, together at least kColdBytes, so they come from HBM as in a
 // model's decode step (one copy stays in the 50 MB L2 between launches
-// where it fits: 4096 x 4096 bf16 is 32 MiB).
+// where it fits: 4096 x 4096 bf16 is 32 MiB). tightA: A's buffer is taken
+// to hold just M rows, so TMA kernels zero-fill the rows of their last
+// row block past M; otherwise it holds the largest case's rows, as the
+// model's padded activations hold whole row blocks (GemmBuffers::aRows).
 int benchGemm(const std::string& dir, const std::string& jsonPath, const std::string& dtype, int reps,
               const std::vector<int64_t>& rowsList, const std::vector<int64_t>& epilogueRows, int64_t forceSplits,
-              bool coldWeights) {
+              bool coldWeights, bool tightA) {
   constexpr int64_t kColdBytes = int64_t(256) << 20;
   auto dev = runtime::CudaDevice::open();
   auto set = runtime::CudaKernelSet::load(*dev, dir);
@@ -133,6 +136,7 @@ int benchGemm(const std::string& dir, const std::string& jsonPath, const std::st
     const int64_t wsBytes = runtime::CudaKernelSet::gemmWorkspaceBytes(k, M, N, splits),
                   counterBytes = splits > 1 ? runtime::CudaKernelSet::gemmCounterBytes(k, M, N) : 0;
     if (splits > 1) b.workspace = dev->allocate(wsBytes), b.counters = dev->allocate(counterBytes);
+    b.aRows = tightA ? M : maxA / K;
     // Weight copies the launches cycle through. Cold: as many as fit, a
     // SwiGLU's up weight the copy after its gate's. Otherwise one, and a
     // SwiGLU reads the same weight as gate and up (so its second read of
@@ -194,7 +198,7 @@ int benchGemm(const std::string& dir, const std::string& jsonPath, const std::st
   dev->release(a, maxA * 2);
   dev->release(c, maxC * 2);
   writeResults(jsonPath, {{"device", dev->deviceName()}, {"dtype", dtype}, {"gemm", rows}, {"swiglu", swiglu},
-                          {"residual", residual}, {"cold_weights", coldWeights}});
+                          {"residual", residual}, {"cold_weights", coldWeights}, {"tight_a", tightA}});
   return 0;
 }
 
@@ -723,6 +727,10 @@ int main(int argc, char** argv) {
   bench->add_flag("--cold-weights", coldWeights,
                   "Cycle each case's launches through copies of its weights (256 MiB in all at least), so they are "
                   "read from HBM as in a model's decode step, not from the L2 where one copy fits");
+  bool tightA = false;
+  bench->add_flag("--tight-a", tightA,
+                  "Give each case an A buffer of just M rows, so that TMA kernels zero-fill the rows of their last "
+                  "row block past M (by default A holds whole row blocks, as the model's activations do)");
   auto* norm = benchCommand("bench-rmsnorm", "Time the generated RMSNorm kernels at hidden 4096 (1..4096 rows)",
                             "f32, bf16 or f16");
   auto* rope = benchCommand("bench-rope", "Time the generated RoPE kernels on Llama-3-8B q and k rows (1..4096 tokens)",
@@ -807,7 +815,7 @@ int main(int argc, char** argv) {
   try {
     if (run->parsed()) return runModel(ro);
     if (benchModelCmd->parsed()) return benchModel(bm);
-    if (bench->parsed()) return benchGemm(dir, json, dtype, reps, gemmRows, gemmEpilogueRows, gemmKSplits, coldWeights);
+    if (bench->parsed()) return benchGemm(dir, json, dtype, reps, gemmRows, gemmEpilogueRows, gemmKSplits, coldWeights, tightA);
     if (norm->parsed()) return benchRmsNorm(dir, json, dtype, reps);
     if (rope->parsed()) return benchRope(dir, json, dtype, reps);
     if (attn->parsed()) return benchAttention(dir, json, dtype, reps, everyKernel);

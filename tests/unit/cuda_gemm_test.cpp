@@ -50,9 +50,14 @@ struct Shape3 {
 
 // Max |got - ref| / (1 + |ref|) over C; the kernel's f32 sums differ from the
 // reference's only in order, so the bound is the output rounding (bf16 2^-8,
-// f16 2^-11) plus a K-dependent accumulation term.
+// f16 2^-11) plus a K-dependent accumulation term. Infinity where C holds a
+// non-finite value or the kernel wrote past C (its buffer has a guard of
+// 128 rows after it). paddedA: A's buffer holds M rounded up to 128 rows
+// (GemmBuffers::aRows), NaN past M, which TMA kernels then read (rows of C
+// past M are computed from them and must be neither stored nor mixed into
+// the rows before).
 double checkGemm(CudaDevice& dev, const runtime::CudaKernelSet& set, const runtime::CudaGemmKernel& k, Shape3 s,
-                 unsigned seed, int64_t kSplits = 1) {
+                 unsigned seed, int64_t kSplits = 1, bool paddedA = false) {
   std::mt19937 rng(seed);
   ops::DType dt = ops::parseDType(k.dtype);
   ops::Shape wShape = k.weightsNK ? ops::Shape{s.N, s.K} : ops::Shape{s.K, s.N};
@@ -65,9 +70,18 @@ double checkGemm(CudaDevice& dev, const runtime::CudaKernelSet& set, const runti
   ops::GemmSpec spec{k.weightsNK, k.swiglu ? ops::GemmEpilogue::SwiGLU : ops::GemmEpilogue::None};
   ops::Tensor ref = ops::gemmRegion(a.f32, weights, biases, k.residual ? &res.f32 : nullptr, nullptr, spec)[0];
 
-  DeviceTensor da(dev, a.stored), db(dev, b.stored), dbUp(dev, bUp.stored), dbias(dev, bias.stored),
-      dbiasUp(dev, biasUp.stored), dres(dev, res.stored), dc(dev, size_t(s.M * s.N * 2));
+  constexpr int64_t kGuardRows = 128;
+  constexpr uint16_t kNaN = 0xFFFF;  // a NaN in bf16 and f16 alike
+  const int64_t aRows = paddedA ? (s.M + 127) / 128 * 128 : s.M;
+  ops::Tensor aStored(dt, {aRows, s.K});
+  std::fill_n(aStored.mut<uint16_t>(), aRows * s.K, kNaN);
+  std::copy_n(a.stored.data<uint16_t>(), s.M * s.K, aStored.mut<uint16_t>());
+  ops::Tensor cInit(dt, {s.M + kGuardRows, s.N});
+  std::fill_n(cInit.mut<uint16_t>(), cInit.numel(), kNaN);
+  DeviceTensor da(dev, aStored), db(dev, b.stored), dbUp(dev, bUp.stored), dbias(dev, bias.stored),
+      dbiasUp(dev, biasUp.stored), dres(dev, res.stored), dc(dev, cInit);
   runtime::GemmBuffers bufs{da.p, db.p, dbUp.p, dc.p, dbias.p, dbiasUp.p, dres.p};
+  if (paddedA) bufs.aRows = aRows;
   const int64_t counterBytes = runtime::CudaKernelSet::gemmCounterBytes(k, s.M, s.N);
   DeviceTensor ws(dev, size_t(std::max<int64_t>(4, runtime::CudaKernelSet::gemmWorkspaceBytes(k, s.M, s.N, kSplits)))),
       counters(dev, size_t(std::max<int64_t>(4, counterBytes)));
@@ -79,8 +93,10 @@ double checkGemm(CudaDevice& dev, const runtime::CudaKernelSet& set, const runti
     dev.download(left.data(), counters.p, size_t(counterBytes));
     if (left != std::vector<int32_t>(left.size(), 0)) return INFINITY;
   }
-  ops::Tensor out(dt, {s.M, s.N});
+  ops::Tensor out(dt, {s.M + kGuardRows, s.N});
   dev.download(out.mut<uint16_t>(), dc.p, out.nbytes());
+  for (int64_t i = s.M * s.N; i < out.numel(); ++i)
+    if (out.data<uint16_t>()[i] != kNaN) return INFINITY;
   ops::Tensor got = out.toF32();
   double worst = 0;
   for (int64_t i = 0; i < s.M * s.N; ++i) {
@@ -204,6 +220,14 @@ TEST_F(CudaGemmKernels, EqualTheReferenceOnRaggedShapes) {
         std::printf("%-28s M=%-4lld N=%-4lld K=%-5lld splits=%lld max rel err %.2e (tol %.1e)\n", k.name.c_str(),
                     (long long)s.M, (long long)s.N, (long long)s.K, (long long)splits, err, tol);
         EXPECT_LE(err, tol) << k.name << " M=" << s.M << " N=" << s.N << " K=" << s.K << " splits=" << splits;
+      }
+      // A buffer holding whole row blocks (as the executor's pool gives),
+      // NaN past M: TMA kernels read those rows instead of zeros.
+      if (k.tma && s.M % k.blockM) {
+        double err = checkGemm(*dev, *set, k, s, seed++, 1, /*paddedA=*/true);
+        std::printf("%-28s M=%-4lld N=%-4lld K=%-5lld padded A max rel err %.2e (tol %.1e)\n", k.name.c_str(),
+                    (long long)s.M, (long long)s.N, (long long)s.K, err, tol);
+        EXPECT_LE(err, tol) << k.name << " M=" << s.M << " N=" << s.N << " K=" << s.K << " padded A";
       }
     }
   }
@@ -776,6 +800,20 @@ TEST(ChooseGemm, TakesTheBoundedVariantWhoseBoundsHold) {
   EXPECT_EQ(pick(129, 4096, 4096), "large");
   EXPECT_EQ(runtime::chooseGemm(set, "f16", true, 96, {}, 4096, 4096), nullptr);
   EXPECT_EQ(runtime::chooseGemm(set, "bf16", true, 96, {.residual = true}, 4096, 4096), nullptr);
+}
+
+// The rows a TMA GEMM's map over A spans (no GPU needed): M rounded up to
+// whole row blocks where A's buffer holds them, else what it holds, never
+// fewer than M.
+TEST(GemmTmaRowsA, CoversWholeRowBlocksTheBufferHolds) {
+  EXPECT_EQ(runtime::gemmTmaRowsA(65, 128, 0), 65);     // held rows unknown: just M
+  EXPECT_EQ(runtime::gemmTmaRowsA(65, 128, 65), 65);
+  EXPECT_EQ(runtime::gemmTmaRowsA(65, 128, 128), 128);
+  EXPECT_EQ(runtime::gemmTmaRowsA(65, 128, 4096), 128);  // no further than the last block
+  EXPECT_EQ(runtime::gemmTmaRowsA(65, 128, 100), 100);   // part of the block
+  EXPECT_EQ(runtime::gemmTmaRowsA(32, 64, 128), 64);
+  EXPECT_EQ(runtime::gemmTmaRowsA(128, 64, 256), 128);   // whole blocks already
+  EXPECT_EQ(runtime::gemmTmaRowsA(129, 64, 256), 192);
 }
 
 // The K split count of a kernel that splits K across programs (no GPU
