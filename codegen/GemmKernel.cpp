@@ -360,14 +360,35 @@ struct GemmText {
                        res, n, from, to, iterArgs, types, body, yields, types);
   }
 
+  // The store of C's block `v` (narrowed) by TMA where N % 8 = 0 (the
+  // map's row pitch): as a dense block into the A stage buffer, which no
+  // copy or dot reads any more once every warp has passed the barrier, and
+  // out by one TMA store, which drops the rows and columns outside the map
+  // (C [M, N]); else `otherwise`. (Two views of the one block: a view that a
+  // TMA op reads serves copies only, isCopyPointer.)
+  std::string tmaStore(const std::string& p, const std::string& v, const std::string& otherwise) const {
+    return fmt::format(R"(    %{p}c8r = arith.remui %N, %c8 : index
+    %{p}c8 = arith.cmpi eq, %{p}c8r, %c0 : index
+    scf.if %{p}c8 {{
+    tile.barrier
+    %{p}cl = tile.make_block_ptr %sa, [%sbm, %sbn], [%sbn, %c1], [%c0, %c0] : !tile.ptr<{dt}> -> {bp}
+    tile.store %{p}cl, {v} {{in_bounds, contiguous = 1 : i64}} : {bp}
+    %{p}cw = tile.make_block_ptr %sa, [%sbm, %sbn], [%sbn, %c1], [%c0, %c0] : !tile.ptr<{dt}> -> {bp}
+    tile.tma_store %cmap[%col, %row], %{p}cw : !tile.ptr<i8>, {bp}
+    }} else {{
+{otherwise}    }}
+)",
+                       fmt::arg("p", p), fmt::arg("dt", s.dtype), fmt::arg("bp", st.blockPtr(cShape)),
+                       fmt::arg("v", v), fmt::arg("otherwise", otherwise));
+  }
+
   // Bias / SwiGLU / residual on the accumulators `acc` (and `acc2`), then
   // the store. Names are prefixed with `p` (one set per path).
-  // `viaTma` (an interior block of a TMA kernel's staged path, after its
-  // drain: see storesCByTma): where N % 8 = 0 (the map's row pitch), C goes
-  // as a dense block into the A stage buffer, which no copy or dot reads
-  // any more once every warp has passed the barrier, and out by one TMA
-  // store; else in aligned pairs. (Two views of the one block: a view that
-  // a TMA op reads serves copies only, isCopyPointer.)
+  // `viaTma` (a TMA kernel's staged path, after its drain: see
+  // storesCByTma): C goes by TMA (tmaStore) from an interior block (`ib`
+  // " {in_bounds}"), else in aligned pairs; and from a row-edge block (`ib`
+  // empty: its columns inside N, rows past M, which the map drops), else
+  // element by element, checked.
   std::string epilogue(const std::string& p, const std::string& acc, const std::string& acc2, const char* ib,
                        bool viaTma = false) const {
     std::string e, out = acc;
@@ -413,26 +434,16 @@ struct GemmText {
       e += fmt::format("    %{}res = arith.addf {}, {} : {}\n", p, out, r, cT);
       out = "%" + p + "res";
     }
+    if (viaTma && !pairs) {
+      const std::string v = st.narrow(e, p + "cv", out, cShape);
+      return e + tmaStore(p, v, fmt::format("    tile.store %cp, {} : {}\n", v, st.blockPtr(cShape)));
+    }
     if (!pairs) return e + st.store("%cp", out, cShape, ib);
     // Interior blocks with N even store C in aligned pairs (C and the
     // residual are 4-byte aligned: CudaKernelSet::launch): one 4-byte
     // store per accumulator pair instead of two 2-byte ones.
     const std::string v = st.narrow(e, p + "cv", out, cShape), paired = pairedStore("%cp", v, st.blockPtr(cShape));
-    if (viaTma)
-      return e + fmt::format(R"(    %{p}c8r = arith.remui %N, %c8 : index
-    %{p}c8 = arith.cmpi eq, %{p}c8r, %c0 : index
-    scf.if %{p}c8 {{
-    tile.barrier
-    %{p}cl = tile.make_block_ptr %sa, [%sbm, %sbn], [%sbn, %c1], [%c0, %c0] : !tile.ptr<{dt}> -> {bp}
-    tile.store %{p}cl, {v} {{in_bounds, contiguous = 1 : i64}} : {bp}
-    %{p}cw = tile.make_block_ptr %sa, [%sbm, %sbn], [%sbn, %c1], [%c0, %c0] : !tile.ptr<{dt}> -> {bp}
-    tile.tma_store %cmap[%col, %row], %{p}cw : !tile.ptr<i8>, {bp}
-    }} else {{
-{pairs}    }}
-)",
-                             fmt::arg("p", p), fmt::arg("dt", s.dtype), fmt::arg("bp", st.blockPtr(cShape)),
-                             fmt::arg("v", v), fmt::arg("pairs", paired));
-    return e + paired;
+    return e + (viaTma ? tmaStore(p, v, paired) : paired);
   }
 
   // The epilogue of a program, with K split across programs
@@ -718,7 +729,16 @@ std::string stagedBody(const GemmKernelSpec& s, const GemmText& t) {
                                                                      "    %nk = arith.divui %kb0, %bk : index\n"));
   std::string fast = t.finish("sf", "%sr#0", acc2, " {in_bounds}", storesCByTma(s)),
               edge = t.finish("se", "%sr#0", acc2, "");
-  if (s.tma)
+  if (s.tma) {
+    // Kernels that store C by TMA store a row-edge block's (columns inside
+    // N: every program where M is below one block) by TMA too, the map
+    // dropping its rows past M: stored element by element, checked, a
+    // 128 x 128 SwiGLU at 96-112 rows trailed 128 rows by 3-6 us with
+    // every row of A loaded (H100, 2026-11-25, docs/cuda.md "Padded
+    // activations and row-edge TMA stores").
+    if (storesCByTma(s))
+      edge = fmt::format("    scf.if %colsIn {{\n{}    }} else {{\n{}    }}\n",
+                         t.finish("sw", "%sr#0", acc2, "", true), edge);
     return fmt::format(R"({allocs}    %bars = tile.alloc {{size = {S} : i64}} : !tile.ptr<i64>
     %c2 = arith.constant 2 : index
 {consts}{pipeline}    scf.if %interior {{
@@ -727,6 +747,7 @@ std::string stagedBody(const GemmKernelSpec& s, const GemmText& t) {
 )",
                        fmt::arg("allocs", allocs), fmt::arg("S", S), fmt::arg("consts", consts),
                        fmt::arg("pipeline", tmaPipeline()), fmt::arg("fast", fast), fmt::arg("edge", edge));
+  }
   // Three pipelines: every copy unchecked (interior programs, K whole),
   // only A's checked (columns inside N, rows not: every program when M is
   // below the block's rows, as at decode; K whole), all checked.

@@ -55,7 +55,7 @@ int64_t gemmProgramCount(const CudaGemmKernel& k, int64_t M, int64_t N);
 // never stored (a row of C depends on its row of A alone; the stores stop
 // at M), and a map that covers them spares TMA its zero fill, which costs
 // about a load per K step in the last row block's programs (docs/cuda.md
-// "Padded activations").
+// "Padded activations and row-edge TMA stores").
 int64_t gemmTmaRowsA(int64_t M, int64_t blockM, int64_t heldRows);
 // The K splits of an M x N x K GEMM by kernel `k` (1 unless it splits K
 // across programs) on a GPU of `multiprocessors` SMs, beside `alongside`

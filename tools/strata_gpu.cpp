@@ -71,6 +71,20 @@ void writeResults(const std::string& path, const nlohmann::json& results) {
   if (!os) fail("cannot write {}", path);
 }
 
+// The mean ms of one `launch(r)` over `reps` calls (r = 1..reps) between
+// two events, after max(warmups, reps) untimed calls (r = 0, 1, ...): a
+// kernel's first launches in a process run slower on the GPU, about
+// 70-150 us more in all over its first ~10 launches of 20-90 us each, so
+// one warm-up launch left 3-8 % in the first case of each kernel (H100,
+// 2026-11-25; not lazy module loading: CUDA_MODULE_LOADING=EAGER alike).
+float timeLaunches(const runtime::CudaDevice& dev, int reps, const std::function<void(int)>& launch,
+                   int64_t warmups = 0) {
+  for (int64_t r = 0; r < std::max<int64_t>(warmups, reps); ++r) launch(int(r));
+  return dev.timeMs([&] {
+           for (int r = 0; r < reps; ++r) launch(r + 1);
+         }) / reps;
+}
+
 // coldWeights: each timed launch reads the next of several copies of its
 // weights, together at least kColdBytes, so they come from HBM as in a
 // model's decode step (one copy stays in the 50 MB L2 between launches
@@ -124,7 +138,7 @@ int benchGemm(const std::string& dir, const std::string& jsonPath, const std::st
   void* w = upload(wElems);
   void* a = upload(maxA);
   void* c = dev->allocate(maxC * 2);
-  // One timed case: a warm-up launch, then `reps` launches between events;
+  // One timed case (timeLaunches): warm-up launches, then `reps` between events;
   // prints a table row and returns its JSON. `dots` counts the products
   // (2 for SwiGLU's two weights); GB/s (bytes of A, B and C) only for the
   // plain GEMMs, where decode is bandwidth-bound.
@@ -150,15 +164,12 @@ int benchGemm(const std::string& dir, const std::string& jsonPath, const std::st
       if (coldWeights && b.bUp) x.bUp = static_cast<const char*>(x.b) + wBytes;
       set->launch(k, x, M, N, K, splits);
     };
-    // Warm-up: one launch a copy, so that a TMA kernel's tensor maps over
-    // every copy are made (encoded and copied once each, CudaTensorMaps)
-    // before the timing, not in it: with the maps' copies still synchronous
-    // that cost 7-9 us of a 19-20 us case, in the first case of each box
-    // shape (H100, 2026-11-25: 65 / 129 rows).
-    for (int64_t r = 0; r < copies; ++r) launch(int(r));
-    float ms = dev->timeMs([&] {
-      for (int r = 0; r < reps; ++r) launch(r + 1);
-    }) / reps;
+    // Warm-up: at least one launch a copy, so that a TMA kernel's tensor
+    // maps over every copy are made (encoded and copied once each,
+    // CudaTensorMaps) before the timing, not in it: with the maps' copies
+    // still synchronous that cost 7-9 us of a 19-20 us case, in the first
+    // case of each box shape (H100, 2026-11-25: 65 / 129 rows).
+    float ms = timeLaunches(*dev, reps, launch, copies);
     dev->release(b.workspace, wsBytes);
     dev->release(b.counters, counterBytes);
     double tflops = dots * 2.0 * M * N * K / (ms * 1e-3) / 1e12;
@@ -217,10 +228,7 @@ int benchRmsNorm(const std::string& dir, const std::string& jsonPath, const std:
   void* y = dev->allocate(maxRows * hidden * elt);
   nlohmann::json out = nlohmann::json::array();
   for (int64_t rows : {1, 8, 32, 128, 512, 2048, 4096}) {
-    set->launch(*k, x, w, y, rows, hidden, 1e-5f);  // warm-up
-    float ms = dev->timeMs([&] {
-      for (int r = 0; r < reps; ++r) set->launch(*k, x, w, y, rows, hidden, 1e-5f);
-    }) / reps;
+    float ms = timeLaunches(*dev, reps, [&](int) { set->launch(*k, x, w, y, rows, hidden, 1e-5f); });
     double bytes = double(elt) * (2 * rows * hidden + hidden), gbs = bytes / (ms * 1e-3) / 1e9;
     std::printf("%-6lld %-6lld %9.1f %9.0f\n", (long long)rows, (long long)hidden, ms * 1e3, gbs);
     out.push_back({{"rows", rows}, {"hidden", hidden}, {"us", ms * 1e3}, {"gbs", gbs}});
@@ -248,10 +256,7 @@ int benchRope(const std::string& dir, const std::string& jsonPath, const std::st
     void* sin = dev->allocate(tableRows * half * 4);
     void* pos = dev->allocate(maxTokens * 8);
     for (int64_t tokens : {1, 8, 32, 128, 512, 2048, 4096}) {
-      set->launch(k, x, x, cos, sin, pos, tokens, tableRows);  // warm-up
-      float ms = dev->timeMs([&] {
-        for (int r = 0; r < reps; ++r) set->launch(k, x, x, cos, sin, pos, tokens, tableRows);
-      }) / reps;
+      float ms = timeLaunches(*dev, reps, [&](int) { set->launch(k, x, x, cos, sin, pos, tokens, tableRows); });
       double bytes = double(tokens) * (2 * width * elt + 2 * half * 4 + 8), gbs = bytes / (ms * 1e-3) / 1e9;
       std::printf("%-22s %-6lld %9.1f %9.0f\n", k.name.c_str(), (long long)tokens, ms * 1e3, gbs);
       out.push_back({{"kernel", k.name}, {"heads", k.heads}, {"head_dim", k.headDim}, {"tokens", tokens},
@@ -302,10 +307,7 @@ int benchAttention(const std::string& dir, const std::string& jsonPath, const st
       const runtime::CudaAttentionKernel& k =
           everyKernel ? a : set->attentionFor(a.dtype, a.heads, a.kvHeads, a.headDim, a.causal, B, S);
       auto launch = [&] { set->launch(k, bufs[0], bufs[1], bufs[2], bufs[3], B, S, S); };
-      launch();  // warm-up
-      float ms = dev->timeMs([&] {
-        for (int r = 0; r < reps; ++r) launch();
-      }) / reps;
+      float ms = timeLaunches(*dev, reps, [&](int) { launch(); });
       double flops = 4.0 * B * k.heads * S * S * k.headDim * (k.causal ? 0.5 : 1.0);
       double tflops = flops / (ms * 1e-3) / 1e12;
       std::printf("%-38s %-5lld %-6lld %9.3f %9.1f\n", k.name.c_str(), (long long)B, (long long)S, ms, tflops);
@@ -341,10 +343,7 @@ int benchAttention(const std::string& dir, const std::string& jsonPath, const st
       dev->upload(dlens, lens.data(), 8);
       runtime::PagedPrefillBuffers pb{bufs[0], cache, tables, dstarts, dlens, bufs[3]};
       auto launch = [&] { set->launch(k, pb, 1, S, S, maxBlocks, numBlocks); };
-      launch();  // warm-up
-      float ms = dev->timeMs([&] {
-        for (int r = 0; r < reps; ++r) launch();
-      }) / reps;
+      float ms = timeLaunches(*dev, reps, [&](int) { launch(); });
       double tflops = 4.0 * k.heads * S * S * k.headDim * 0.5 / (ms * 1e-3) / 1e12;
       std::printf("%-38s %-5d %-6lld %9.3f %9.1f\n", k.name.c_str(), 1, (long long)S, ms, tflops);
       out.push_back({{"kernel", k.name}, {"heads", k.heads}, {"kv_heads", k.kvHeads}, {"head_dim", k.headDim},
@@ -447,11 +446,10 @@ int benchPagedDecode(const std::string& dir, const std::string& jsonPath, const 
         dev->upload(tables, physical.data(), numBlocks * 8);
         dev->upload(dlens, lens.data(), B * 8);
         runtime::PagedDecodeBuffers bufs{q, cache, tables, dlens, o, scratch};
-        set->launch(k, bufs, B, maxBlocks, numBlocks, splits);  // warm-up
+        float ms = timeLaunches(*dev, reps, [&](int) { set->launch(k, bufs, B, maxBlocks, numBlocks, splits); });
         auto steps = [&] {
           for (int r = 0; r < reps; ++r) set->launch(k, bufs, B, maxBlocks, numBlocks, splits);
         };
-        float ms = dev->timeMs(steps) / reps;
         runtime::CudaGraph graph = dev->graph(dev->record(steps));
         graph.launch();  // warm-up
         float graphMs = dev->timeMs([&] { graph.launch(); }) / reps;
@@ -511,10 +509,7 @@ int benchElementwise(const std::string& dir, const std::string& jsonPath, int re
       std::vector<std::pair<const void*, int64_t>> buffers;
       int64_t bytes = 0;
       for (int64_t e : sizes) buffers.push_back({dev->allocate(e * elt), e}), bytes += e * elt;
-      set->launch(k, buffers, rows);  // warm-up
-      float ms = dev->timeMs([&] {
-        for (int r = 0; r < reps; ++r) set->launch(k, buffers, rows);
-      }) / reps;
+      float ms = timeLaunches(*dev, reps, [&](int) { set->launch(k, buffers, rows); });
       const double gbs = bytes / (ms * 1e-3) / 1e9;
       std::printf("%-32s %-7lld %-6lld %-5lld %9.1f %9.0f\n", n.name.c_str(), (long long)l.cols, (long long)rows,
                   (long long)(k.threads / 32), ms * 1e3, gbs);

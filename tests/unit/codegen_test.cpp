@@ -515,6 +515,13 @@ TEST(CudaGemm, StagesWarpgroupDotOperandsWithTma) {
   tile::GemmKernelSpec cp = s;
   cp.tma = cp.dotsInFlight = false;  // in-flight dots wait on TMA's mbarriers
   EXPECT_EQ(tile::emitGemmKernel(cp).find("%shift"), std::string::npos);
+  // Interior and row-edge blocks (columns inside N) store C by TMA, whose
+  // map drops the rows past M; the other edge blocks store checked.
+  ASSERT_TRUE(tile::storesCByTma(s));
+  size_t stores = 0;
+  for (size_t at = ir.find("tile.tma_store"); at != std::string::npos; at = ir.find("tile.tma_store", at + 1)) ++stores;
+  EXPECT_EQ(stores, 2u);
+  EXPECT_NE(ir.find("scf.if %colsIn {"), std::string::npos);
   tile::CudaModule m = tile::compileCuda(tile::emitGemmKernel(s), "sm_90");
   EXPECT_NE(m.ptx.find("cp.async.bulk.tensor.2d.shared::cluster.global"), std::string::npos);
   EXPECT_NE(m.ptx.find("mbarrier.init.shared"), std::string::npos);
