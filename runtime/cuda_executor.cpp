@@ -733,6 +733,20 @@ CudaExecutor::CudaExecutor(ops::GraphDef graph, CudaDevice& device, const CudaKe
   }
   for (const auto& c : g.constants) m.params[c.name] = deviceCopy(device, c.value.cast(storedAs(c.value.dtype())));
   m.weightBytes = done;
+  // The GEMM weights' tensor maps, made now rather than by the first
+  // launch of each TMA kernel: the first prompt that takes a kernel class
+  // made its maps over every layer's weights (H100, 2026-11-25: 0.2-1.9
+  // ms more than the prompts after it; docs/cuda.md "Weight maps at load").
+  for (const ops::NodeDef& n : g.nodes) {
+    if (n.op != "region.gemm") continue;
+    const auto op = ops::GemmRegionOperands::of(n, n.inputs.size());
+    for (int64_t wi = 0; wi < op.weights; ++wi) {
+      auto it = m.params.find(n.inputs[op.weight(wi)]);
+      if (it == m.params.end() || it->second.rank() != 2) continue;  // not a weight: mapped on first use
+      const Tensor& w = it->second;
+      kernels.prepareWeightMaps(m.dtName, op.weightsNK, {op.bias, op.residual, op.swiglu}, w.raw(), w.dim(0), w.dim(1));
+    }
+  }
 }
 
 CudaExecutor::~CudaExecutor() = default;

@@ -341,6 +341,25 @@ int64_t CudaKernelSet::gemmCounterBytes(const CudaGemmKernel& k, int64_t M, int6
   return k.splitKPrograms ? gemmProgramCount(k, M, N) * 4 : 0;
 }
 
+size_t CudaKernelSet::prepareWeightMaps(const std::string& dtype, bool weightsNK, const GemmEpilogue& epilogue,
+                                        const void* w, int64_t N, int64_t K) const {
+  // Weights TMA cannot map (or a driver without tensor maps) fail at the
+  // launch that would read them, as without this call.
+  const cuda::Driver* d = cuda::driver();
+  if (!weightsNK || K % 8 || N <= 0 || reinterpret_cast<uintptr_t>(w) % 16 || !d || !d->cuTensorMapEncodeTiled)
+    return 0;
+  const size_t before = tensorMaps_.size();
+  for (const CudaGemmKernel& k : gemms_) {
+    if (!k.tma || k.dtype != dtype || !k.weightsNK || k.bias != epilogue.bias || k.residual != epilogue.residual ||
+        k.swiglu != epilogue.swiglu || (k.maxCols && N > k.maxCols) || (k.minCols && N < k.minCols) ||
+        (k.minDepth && K < k.minDepth))
+      continue;
+    tensorMaps_.get({w, dtype == "bf16", N, K, k.blockN}, fmt::format("gemm {} (B)", k.name).c_str(),
+                    device_.launchStream());
+  }
+  return tensorMaps_.size() - before;
+}
+
 void CudaKernelSet::launch(const CudaGemmKernel& k, const GemmBuffers& bufs, int64_t M, int64_t N, int64_t K,
                            int64_t kSplits) const {
   if (M <= 0 || N <= 0 || K <= 0) fail("gemm {}: M, N, K must be positive, got {}, {}, {}", k.name, M, N, K);

@@ -285,6 +285,19 @@ class CudaKernelSet {
   // pagedDecodeSplitCount on this device.
   int64_t pagedDecodeSplits(const CudaPagedDecodeKernel& k, int64_t batch, int64_t maxContext) const;
 
+  // Makes the tensor maps over weights `w` (N x K, [N, K] as weightsNK
+  // says) that this set's TMA GEMMs for `dtype` and `epilogue` would read
+  // them through, one per block width among those whose column and depth
+  // bounds hold, as a launch would on first use (the same key). A model
+  // does this for its weights at load: a prompt whose length first takes a
+  // kernel class then makes only its activations' maps. Returns the maps
+  // made (none for [K, N] weights, which TMA kernels do not read, nor for
+  // weights TMA cannot map: K % 8 != 0, not 16-byte aligned).
+  size_t prepareWeightMaps(const std::string& dtype, bool weightsNK, const GemmEpilogue& epilogue, const void* w,
+                           int64_t N, int64_t K) const;
+  // Tensor maps made so far (CudaTensorMaps::size).
+  size_t tensorMapCount() const { return tensorMaps_.size(); }
+
   // Enqueues one launch (grid ceil(M / blockM) x ceil(N / blockN) x
   // kSplits); throws when a buffer the kernel needs is null or M, N, K is
   // not positive.

@@ -283,6 +283,24 @@ TEST_F(CudaGemmKernels, TmaKernelsGetOneTensorMapPerArrayAndBox) {
   }
 }
 
+// Weight maps made ahead (a model's load) are the ones a launch asks for:
+// the launch then makes only its activations' maps (A and C).
+TEST_F(CudaGemmKernels, PreparedWeightMapsServeTheLaunch) {
+  const int64_t M = 200, N = 512, K = 256;
+  const runtime::CudaGemmKernel& k = set->gemmFor("bf16", true, M, {}, N, K);
+  ASSERT_TRUE(k.tma && k.tmaStore) << k.name;
+  DeviceTensor a(*dev, size_t(M * K * 2)), b(*dev, size_t(N * K * 2)), c(*dev, size_t(M * N * 2));
+  const size_t made = set->prepareWeightMaps("bf16", true, {}, b.p, N, K);
+  EXPECT_GE(made, 1u);  // one per block width of the plain [N, K] TMA kernels whose bounds hold
+  EXPECT_EQ(set->prepareWeightMaps("bf16", true, {}, b.p, N, K), 0u);          // made once
+  EXPECT_EQ(set->prepareWeightMaps("bf16", false, {}, b.p, N, K), 0u);         // [K, N]: no TMA kernels
+  EXPECT_EQ(set->prepareWeightMaps("bf16", true, {}, b.p, N, K + 4), 0u);      // K % 8 != 0
+  const size_t before = set->tensorMapCount();
+  set->launch(k, {a.p, b.p, nullptr, c.p, nullptr, nullptr, nullptr}, M, N, K);
+  dev->synchronize();
+  EXPECT_EQ(set->tensorMapCount(), before + 2);  // A and C
+}
+
 // The runtime's choice of a blocking by row count (kernels.json max_rows).
 TEST_F(CudaGemmKernels, ChoosesTheBlockingForTheRowCount) {
   struct Choice {
