@@ -217,26 +217,36 @@ std::unique_ptr<CudaKernelSet> CudaKernelSet::load(const CudaDevice& device, con
   return set;
 }
 
+namespace {
+
+bool hasColumnBound(const CudaGemmKernel& g) { return g.minCols > 0 || g.maxCols > 0; }
+
+// Whether `g` is a kernel for `dtype`, the weight layout and the epilogue,
+// whose column and depth bounds hold N = `cols` and K = `depth` (a bound
+// on an unknown value, 0, does not hold).
+bool serves(const CudaGemmKernel& g, const std::string& dtype, bool weightsNK, const GemmEpilogue& e, int64_t cols,
+            int64_t depth) {
+  const bool colsHold =
+      !hasColumnBound(g) || (cols > 0 && cols >= g.minCols && (g.maxCols == 0 || cols <= g.maxCols));
+  return g.dtype == dtype && g.weightsNK == weightsNK && g.bias == e.bias && g.residual == e.residual &&
+         g.swiglu == e.swiglu && colsHold && (g.minDepth == 0 || (depth > 0 && depth >= g.minDepth));
+}
+
+}  // namespace
+
 const CudaGemmKernel* chooseGemm(const std::vector<CudaGemmKernel>& gemms, const std::string& dtype, bool weightsNK,
                                  int64_t rows, const GemmEpilogue& e, int64_t cols, int64_t depth) {
   const CudaGemmKernel* best = nullptr;
   auto bound = [](const CudaGemmKernel& g) { return g.maxRows > 0 ? g.maxRows : INT64_MAX; };
-  auto colBound = [](const CudaGemmKernel& g) { return g.minCols > 0 || g.maxCols > 0; };
   // The rank of a variant's bounds: depth over columns over rows.
   auto bounds = [&](const CudaGemmKernel& g) {
-    return (g.minDepth > 0 ? 4 : 0) + (colBound(g) ? 2 : 0) + (g.minRows > 0 ? 1 : 0);
-  };
-  auto holds = [&](const CudaGemmKernel& g) {
-    const bool colsHold = !colBound(g) || (cols > 0 && cols >= g.minCols && (g.maxCols == 0 || cols <= g.maxCols));
-    return colsHold && (g.minDepth == 0 || (depth > 0 && depth >= g.minDepth)) && rows >= g.minRows;
+    return (g.minDepth > 0 ? 4 : 0) + (hasColumnBound(g) ? 2 : 0) + (g.minRows > 0 ? 1 : 0);
   };
   auto better = [&](const CudaGemmKernel& g) {
     return !best || bound(g) < bound(*best) || (bound(g) == bound(*best) && bounds(g) > bounds(*best));
   };
   for (const CudaGemmKernel& g : gemms)
-    if (g.dtype == dtype && g.weightsNK == weightsNK && g.bias == e.bias && g.residual == e.residual &&
-        g.swiglu == e.swiglu && bound(g) >= rows && holds(g) && better(g))
-      best = &g;
+    if (serves(g, dtype, weightsNK, e, cols, depth) && bound(g) >= rows && rows >= g.minRows && better(g)) best = &g;
   return best;
 }
 
@@ -349,15 +359,15 @@ size_t CudaKernelSet::prepareWeightMaps(const std::string& dtype, bool weightsNK
   if (!weightsNK || K % 8 || N <= 0 || reinterpret_cast<uintptr_t>(w) % 16 || !d || !d->cuTensorMapEncodeTiled)
     return 0;
   const size_t before = tensorMaps_.size();
-  for (const CudaGemmKernel& k : gemms_) {
-    if (!k.tma || k.dtype != dtype || !k.weightsNK || k.bias != epilogue.bias || k.residual != epilogue.residual ||
-        k.swiglu != epilogue.swiglu || (k.maxCols && N > k.maxCols) || (k.minCols && N < k.minCols) ||
-        (k.minDepth && K < k.minDepth))
-      continue;
-    tensorMaps_.get({w, dtype == "bf16", N, K, k.blockN}, fmt::format("gemm {} (B)", k.name).c_str(),
-                    device_.launchStream());
-  }
+  for (const CudaGemmKernel& k : gemms_)
+    if (k.tma && serves(k, dtype, weightsNK, epilogue, N, K)) operandMap(k, w, N, K, k.blockN, "B");
   return tensorMaps_.size() - before;
+}
+
+const void* CudaKernelSet::operandMap(const CudaGemmKernel& k, const void* p, int64_t rows, int64_t K, int64_t boxRows,
+                                      const char* what) const {
+  return tensorMaps_.get({p, k.dtype == "bf16", rows, K, boxRows}, fmt::format("gemm {} ({})", k.name, what).c_str(),
+                         device_.launchStream());
 }
 
 void CudaKernelSet::launch(const CudaGemmKernel& k, const GemmBuffers& bufs, int64_t M, int64_t N, int64_t K,
@@ -394,9 +404,7 @@ void CudaKernelSet::launch(const CudaGemmKernel& k, const GemmBuffers& bufs, int
     const bool bf16 = k.dtype == "bf16";
     auto map = [&](const void* p, int64_t rows, int64_t boxRows, const char* what) {
       if (K % 8) return args.buffer(nullptr, 0), void();
-      args.buffer(tensorMaps_.get({p, bf16, rows, K, boxRows}, fmt::format("gemm {} ({})", k.name, what).c_str(),
-                                  device_.launchStream()),
-                  int64_t(sizeof(cuda::TensorMap)));
+      args.buffer(operandMap(k, p, rows, K, boxRows, what), int64_t(sizeof(cuda::TensorMap)));
     };
     if (bufs.aRows && bufs.aRows < M) fail("gemm {}: A's buffer holds {} rows, fewer than M = {}", k.name, bufs.aRows, M);
     map(bufs.a, gemmTmaRowsA(M, k.blockM, bufs.aRows), k.blockM, "A");

@@ -387,6 +387,11 @@ class CudaKernelSet {
   const CudaDevice& device_;
   std::unique_ptr<CudaDevice::Module> module_;
   mutable CudaTensorMaps tensorMaps_;  // the TMA GEMMs' operand maps
+  // The map over a [rows, K] operand `p` of TMA GEMM `k` in boxes of
+  // `boxRows` rows (`what` names the operand in errors): the one key that
+  // launches and prepareWeightMaps share.
+  const void* operandMap(const CudaGemmKernel& k, const void* p, int64_t rows, int64_t K, int64_t boxRows,
+                         const char* what) const;
   std::string target_;
   std::vector<CudaGemmKernel> gemms_;
   std::vector<CudaRmsNormKernel> norms_;

@@ -447,9 +447,10 @@ int benchPagedDecode(const std::string& dir, const std::string& jsonPath, const 
         dev->upload(tables, physical.data(), numBlocks * 8);
         dev->upload(dlens, lens.data(), B * 8);
         runtime::PagedDecodeBuffers bufs{q, cache, tables, dlens, o, scratch};
-        float ms = timeLaunches(*dev, reps, [&](int) { set->launch(k, bufs, B, maxBlocks, numBlocks, splits); });
+        auto step = [&](int) { set->launch(k, bufs, B, maxBlocks, numBlocks, splits); };
+        float ms = timeLaunches(*dev, reps, step);
         auto steps = [&] {
-          for (int r = 0; r < reps; ++r) set->launch(k, bufs, B, maxBlocks, numBlocks, splits);
+          for (int r = 0; r < reps; ++r) step(r);
         };
         runtime::CudaGraph graph = dev->graph(dev->record(steps));
         graph.launch();  // warm-up
