@@ -306,6 +306,10 @@ struct CudaExecutor::Impl {
   // positions `pos` (host and device copies), into a fresh tensor of
   // `shape` (rows x width elements).
   Tensor ropeRows(const ops::NodeDef& n, const Tensor& x, const Val& pos, int64_t width, const ops::Shape& shape) const;
+  // The cos / sin tables of (head dim, theta) with at least `rows`
+  // positions: grown geometrically, so a long generation rebuilds them
+  // O(log n) times (the CPU backend's rule).
+  const RopeTable& ropeTable(int64_t D, float theta, int64_t rows) const;
   // The q and k RoPE nodes of a joined q | k | v GEMM (its outputs 0 and
   // 1, the same positions, head dim and theta): q's node index -> k's.
   std::map<size_t, size_t> ropePairs;
@@ -481,17 +485,20 @@ Tensor CudaExecutor::Impl::ropeRows(const ops::NodeDef& n, const Tensor& x, cons
   const auto& kern = findKernel(
       k.ropes(), [&](const auto& r) { return r.dtype == dtName && r.heads == heads && r.headDim == D; },
       fmt::format("{} RoPE kernel for {} heads of dim {}", dtName, heads, D));
-  // cos / sin tables, grown geometrically so a long generation rebuilds
-  // them O(log n) times (the CPU backend's rule).
-  RopeTable& tab = rope[{D, theta}];
-  if (tab.rows <= maxPos) {
-    int64_t rows = std::max<int64_t>({maxPos + 1, 2 * tab.rows, 256});
-    ops::RopeTables h = ops::ropeTables(rows, D, theta);
-    tab = {deviceCopy(dev, h.cos), deviceCopy(dev, h.sin), rows};
-  }
+  const RopeTable& tab = ropeTable(D, theta, maxPos + 1);
   Tensor y = pool.tensor(dt, shape);
   if (T > 0) k.launch(kern, x.raw(), mut(y), tab.cos.raw(), tab.sin.raw(), posVal.dev.raw(), T, tab.rows);
   return y;
+}
+
+const CudaExecutor::Impl::RopeTable& CudaExecutor::Impl::ropeTable(int64_t D, float theta, int64_t rows) const {
+  RopeTable& tab = rope[{D, theta}];
+  if (tab.rows < rows) {
+    rows = std::max<int64_t>({rows, 2 * tab.rows, 256});
+    ops::RopeTables h = ops::ropeTables(rows, D, theta);
+    tab = {deviceCopy(dev, h.cos), deviceCopy(dev, h.sin), rows};
+  }
+  return tab;
 }
 
 // At one row the joined GEMM's q and k are adjacent views of one output
@@ -733,6 +740,17 @@ CudaExecutor::CudaExecutor(ops::GraphDef graph, CudaDevice& device, const CudaKe
   }
   for (const auto& c : g.constants) m.params[c.name] = deviceCopy(device, c.value.cast(storedAs(c.value.dtype())));
   m.weightBytes = done;
+  // RoPE tables for the model's context (max_position_embeddings, capped;
+  // 4096 positions when the graph does not say), made now: built on the
+  // host and copied up synchronously, a table grown by the first long
+  // prompt held up its first layer (H100, 2026-11-25: 2.5-3 ms of a first
+  // 2048-token prompt; docs/cuda.md "First prompts").
+  const int64_t ropeRows = std::clamp<int64_t>(g.meta.value("max_position_embeddings", (int64_t)4096), 256, 32768);
+  for (const ops::NodeDef& n : g.nodes) {
+    if (n.op != "region.rope" || !n.attrs.is_object() || !n.attrs.contains("theta")) continue;
+    const int64_t D = n.attrs.value("head_dim", (int64_t)0);
+    if (D > 0 && D % 2 == 0) m.ropeTable(D, n.attrs["theta"].get<float>(), ropeRows);  // else the launch says what is wrong
+  }
   // The GEMM weights' tensor maps, made now rather than by the first
   // launch of each TMA kernel: the first prompt that takes a kernel class
   // made its maps over every layer's weights (H100, 2026-11-25: 0.2-1.9
