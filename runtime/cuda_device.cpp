@@ -174,7 +174,18 @@ CudaDevice::Module::~Module() { device_.d_.cuModuleUnload(module_); }
 CUfunction CudaDevice::Module::function(const std::string& name) const {
   CUfunction f = nullptr;
   check(device_.d_.cuModuleGetFunction(&f, module_, name.c_str()), fmt::format("cuModuleGetFunction({})", name).c_str());
+  int local = 0;  // CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES = 3
+  check(device_.d_.cuFuncGetAttribute(&local, 3, f), fmt::format("cuFuncGetAttribute({}, local size)", name).c_str());
+  device_.reserveLocalMemory(size_t(local));
   return f;
+}
+
+void CudaDevice::reserveLocalMemory(size_t bytes) const {
+  if (bytes <= localBytes_) return;
+  size_t now = 0;  // CU_LIMIT_STACK_SIZE = 0
+  check(d_.cuCtxGetLimit(&now, 0), "cuCtxGetLimit(stack size)");
+  if (bytes > now) check(d_.cuCtxSetLimit(0, bytes), fmt::format("cuCtxSetLimit(stack size, {} bytes)", bytes).c_str());
+  localBytes_ = std::max(bytes, now);
 }
 
 const std::vector<std::pair<size_t, size_t>>& CudaDevice::argLayout(CUfunction f) const {

@@ -44,6 +44,8 @@ class CudaDevice final : public Device {
   class Module {
    public:
     ~Module();
+    // The function, with the context's local memory grown now to what each
+    // of its threads needs (reserveLocalMemory).
     cuda::CUfunction function(const std::string& name) const;
 
    private:
@@ -68,6 +70,12 @@ class CudaDevice final : public Device {
   // dynamic shared memory) one SM holds at once, by the driver's occupancy
   // calculator (registers, shared memory, threads); at least 1.
   int residentPrograms(cuda::CUfunction f, unsigned threads, unsigned sharedBytes) const;
+  // Grows the context's per-thread local memory (CU_LIMIT_STACK_SIZE) to
+  // `bytes` when it holds less. The driver otherwise grows it at the first
+  // launch that needs more, reserving it for every thread the GPU can hold
+  // (H100: 3.7 KB a thread, about 1 GB, 0.47 ms, in the middle of a
+  // prompt); kernels with spills need it. Never shrinks it.
+  void reserveLocalMemory(size_t bytes) const;
   void launch(cuda::CUfunction f, std::array<unsigned, 3> grid, std::array<unsigned, 3> block, unsigned sharedBytes,
               void** args) const;
   // The stream launch() enqueues on now (a side stream inside a branch of
@@ -116,6 +124,7 @@ class CudaDevice final : public Device {
   bool pdl_ = false;
   mutable std::set<cuda::CUfunction> programmatic_;
   mutable std::vector<size_t> frontier_;
+  mutable size_t localBytes_ = 0;  // per-thread local memory reserved (reserveLocalMemory)
   // Each function's argument (offset, size) pairs (cuFuncGetParamInfo).
   mutable std::vector<std::pair<cuda::CUfunction, std::vector<std::pair<size_t, size_t>>>> argLayouts_;
   const std::vector<std::pair<size_t, size_t>>& argLayout(cuda::CUfunction f) const;

@@ -51,6 +51,9 @@ bool resolve(void* lib, Driver& d, std::string& why) {
   get(d.cuModuleUnload, "cuModuleUnload");
   get(d.cuModuleGetFunction, "cuModuleGetFunction");
   get(d.cuFuncSetAttribute, "cuFuncSetAttribute");
+  get(d.cuFuncGetAttribute, "cuFuncGetAttribute");
+  get(d.cuCtxGetLimit, "cuCtxGetLimit");
+  get(d.cuCtxSetLimit, "cuCtxSetLimit");
   get(d.cuOccupancyMaxActiveBlocksPerMultiprocessor, "cuOccupancyMaxActiveBlocksPerMultiprocessor");
   get(d.cuLaunchKernel, "cuLaunchKernel");
   get(d.cuEventCreate, "cuEventCreate");
