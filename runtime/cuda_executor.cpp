@@ -29,6 +29,16 @@ namespace {
 // on the same buffers (CUDA graph replay compares the launches' arguments).
 // Blocks are never cleared: every kernel writes its whole output.
 //
+// Blocks of kSlabMinBlock and more are carved from slabs of at least
+// kSlabBytes (the first made with the pool), never given back until the
+// pool dies: cuMemAlloc costs 5-200 us a call (H100, 2026-11-25), and a
+// first prompt of a new length asked for its blocks in its first layer
+// while the GPU had little queued (docs/cuda.md "First prompts"). A block
+// goes to the first slab with room at its end, so the same requests still
+// get the same addresses. Smaller blocks (decode steps' activations) come
+// from cuMemAlloc each: carved from slabs too, decode at batch 1 / 8 ran
+// 0.8 / 1.3 % slower (not understood).
+//
 // A 16-bit tensor of more than kUnpaddedRows rows (rows: all but the last
 // dimension) gets a block that holds its rows rounded up to `rowBlock`,
 // the largest row block of the kernel set's TMA GEMMs, so that a GEMM
@@ -39,9 +49,13 @@ namespace {
 class DevicePool {
  public:
   static constexpr int64_t kUnpaddedRows = 16;
-  DevicePool(CudaDevice& d, int64_t rowBlock) : dev_(d), rowBlock_(rowBlock) {}
+  static constexpr size_t kSlabBytes = size_t(64) << 20, kSlabMinBlock = size_t(1) << 20;
+  DevicePool(CudaDevice& d, int64_t rowBlock) : dev_(d), rowBlock_(rowBlock) {
+    slabs_.push_back({dev_.allocate(kSlabBytes), kSlabBytes, 0});
+  }
   ~DevicePool() {
-    for (auto [p, bytes] : blocks_) dev_.release(const_cast<char*>(p), bytes);
+    for (const Slab& s : slabs_) dev_.release(s.start, s.bytes);
+    for (auto [p, bytes] : own_) dev_.release(p, bytes);
   }
   Tensor tensor(ops::DType t, ops::Shape s) {
     size_t need = ops::numel(s) * ops::dtypeSize(t);
@@ -55,8 +69,12 @@ class DevicePool {
     if (!list.empty()) {
       p = *list.begin();
       list.erase(list.begin());
+    } else if (bytes >= kSlabMinBlock) {
+      p = carve(bytes);
+      blocks_[static_cast<const char*>(p)] = bytes;
     } else {
       p = dev_.allocate(bytes);
+      own_.push_back({p, bytes});
       blocks_[static_cast<const char*>(p)] = bytes;
     }
     std::shared_ptr<const void> owner(p, [this, bytes](const void* q) { free_[bytes].insert(const_cast<void*>(q)); });
@@ -81,8 +99,29 @@ class DevicePool {
     const size_t step = size_t(1) << (e - 2);
     return (n + step - 1) / step * step;
   }
+  // `bytes` at the end of the first slab with room, rounded up to 256 so
+  // that every block starts 256-byte aligned like a cuMemAlloc (TMA needs
+  // 16, coalescing 128).
+  void* carve(size_t bytes) {
+    bytes = (bytes + 255) / 256 * 256;
+    for (Slab& s : slabs_)
+      if (s.bytes - s.used >= bytes) {
+        void* p = static_cast<char*>(s.start) + s.used;
+        s.used += bytes;
+        return p;
+      }
+    const size_t n = std::max(bytes, kSlabBytes);
+    slabs_.push_back({dev_.allocate(n), n, bytes});
+    return slabs_.back().start;
+  }
+  struct Slab {
+    void* start;
+    size_t bytes, used;
+  };
   CudaDevice& dev_;
   const int64_t rowBlock_;
+  std::vector<Slab> slabs_;
+  std::vector<std::pair<void*, size_t>> own_;  // blocks below kSlabMinBlock, each its own allocation
   std::map<size_t, std::set<void*>> free_;
   std::map<const char*, size_t> blocks_;  // every block: start -> bytes
 };
