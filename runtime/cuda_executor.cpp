@@ -69,12 +69,13 @@ class DevicePool {
     if (!list.empty()) {
       p = *list.begin();
       list.erase(list.begin());
-    } else if (bytes >= kSlabMinBlock) {
-      p = carve(bytes);
-      blocks_[static_cast<const char*>(p)] = bytes;
     } else {
-      p = dev_.allocate(bytes);
-      own_.push_back({p, bytes});
+      if (bytes >= kSlabMinBlock) {
+        p = carve(bytes);
+      } else {
+        p = dev_.allocate(bytes);
+        own_.push_back({p, bytes});
+      }
       blocks_[static_cast<const char*>(p)] = bytes;
     }
     std::shared_ptr<const void> owner(p, [this, bytes](const void* q) { free_[bytes].insert(const_cast<void*>(q)); });

@@ -75,9 +75,9 @@ void writeResults(const std::string& path, const nlohmann::json& results) {
 // two events, after max(warmups, reps) untimed calls (r = 0, 1, ...): a
 // case's first launches run slower, 70-150 us more in all over its first
 // ~10 of 20-90 us each where its weights are largest, so one warm-up
-// launch left up to 3-8 % in such cases (H100, 2026-11-25: the first touch
-// of freshly allocated weight copies, and a host that has been busy
-// elsewhere enqueueing behind the GPU; docs/cuda.md "First prompts").
+// launch left up to 3-8 % in such cases (H100, 2026-11-25: it fits the
+// first touch of each freshly allocated weight copy, 7-16 us per 235 MB
+// measured with cuBLAS; docs/cuda.md "First prompts").
 float timeLaunches(const runtime::CudaDevice& dev, int reps, const std::function<void(int)>& launch,
                    int64_t warmups = 0) {
   for (int64_t r = 0; r < std::max<int64_t>(warmups, reps); ++r) launch(int(r));
