@@ -55,7 +55,8 @@ class DevicePool {
   }
   ~DevicePool() {
     for (const Slab& s : slabs_) dev_.release(s.start, s.bytes);
-    for (auto [p, bytes] : own_) dev_.release(p, bytes);
+    for (auto [p, bytes] : blocks_)
+      if (bytes < kSlabMinBlock) dev_.release(const_cast<char*>(p), bytes);  // its own allocation
   }
   Tensor tensor(ops::DType t, ops::Shape s) {
     size_t need = ops::numel(s) * ops::dtypeSize(t);
@@ -70,12 +71,7 @@ class DevicePool {
       p = *list.begin();
       list.erase(list.begin());
     } else {
-      if (bytes >= kSlabMinBlock) {
-        p = carve(bytes);
-      } else {
-        p = dev_.allocate(bytes);
-        own_.push_back({p, bytes});
-      }
+      p = bytes >= kSlabMinBlock ? carve(bytes) : dev_.allocate(bytes);
       blocks_[static_cast<const char*>(p)] = bytes;
     }
     std::shared_ptr<const void> owner(p, [this, bytes](const void* q) { free_[bytes].insert(const_cast<void*>(q)); });
@@ -122,9 +118,8 @@ class DevicePool {
   CudaDevice& dev_;
   const int64_t rowBlock_;
   std::vector<Slab> slabs_;
-  std::vector<std::pair<void*, size_t>> own_;  // blocks below kSlabMinBlock, each its own allocation
   std::map<size_t, std::set<void*>> free_;
-  std::map<const char*, size_t> blocks_;  // every block: start -> bytes
+  std::map<const char*, size_t> blocks_;  // every block: start -> bytes (carved from a slab from kSlabMinBlock up)
 };
 
 // The largest row block of `k`'s TMA GEMMs (0: none).
