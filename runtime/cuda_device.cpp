@@ -63,23 +63,31 @@ CudaDevice::~CudaDevice() {
 }
 
 void CudaDevice::concurrently(const std::vector<std::function<void()>>& branches) const {
-  if (recording_) {
-    // Each branch starts after what came before; what follows waits for
-    // every branch's last launch.
-    const std::vector<size_t> fork = frontier_;
-    std::vector<size_t> tails;
-    LaunchRecord::Fork marks{recording_->launches.size(), {}};
-    for (const auto& b : branches) {
+  if (!recording_) return runBranches(branches);
+  // Each branch starts after what came before; what follows waits for
+  // every branch's last launch.
+  const std::vector<size_t> fork = frontier_;
+  std::vector<size_t> tails;
+  LaunchRecord::Fork marks{recording_->launches.size(), {}};
+  std::vector<std::function<void()>> noted;
+  for (size_t i = 0; i < branches.size(); ++i)
+    noted.push_back([&, i] {
       frontier_ = fork;
-      b();
+      branches[i]();
       for (size_t t : frontier_)
         if (std::find(tails.begin(), tails.end(), t) == tails.end()) tails.push_back(t);
       marks.ends.push_back(recording_->launches.size());
-    }
-    frontier_ = tails;
-    recording_->forks.push_back(std::move(marks));
-    return;
+    });
+  if (enqueueing_) {
+    runBranches(noted);
+  } else {
+    for (const auto& b : noted) b();
   }
+  frontier_ = tails;
+  recording_->forks.push_back(std::move(marks));
+}
+
+void CudaDevice::runBranches(const std::vector<std::function<void()>>& branches) const {
   if (branches.size() <= 1) {
     for (const auto& b : branches) b();
     return;
@@ -137,7 +145,8 @@ void CudaDevice::release(void* p, size_t bytes) {
 }
 
 void CudaDevice::copy(void* dst, const void* src, size_t bytes) {
-  if (recording_) fail("CudaDevice::copy while recording launches (a copy would run before them)");
+  if (recording_ && !enqueueing_) fail("CudaDevice::copy while recording launches (a copy would run before them)");
+  if (recording_) recording_->launchesOnly = false;
   check(d_.cuMemcpyDtoD(dptr(dst), dptr(src), bytes), "cuMemcpyDtoD");
   ++copies_;
 }
@@ -149,7 +158,8 @@ void CudaDevice::upload(void* dst, const void* host, size_t bytes) {
 }
 
 void CudaDevice::download(void* host, const void* src, size_t bytes) {
-  if (recording_) fail("CudaDevice::download while recording launches (they have not run)");
+  if (recording_ && !enqueueing_) fail("CudaDevice::download while recording launches (they have not run)");
+  if (recording_) recording_->launchesOnly = false;
   check(d_.cuMemcpyDtoH(host, dptr(src), bytes), "cuMemcpyDtoH");
 }
 
@@ -199,18 +209,21 @@ const std::vector<std::pair<size_t, size_t>>& CudaDevice::argLayout(CUfunction f
   return argLayouts_.back().second;
 }
 
-LaunchRecord CudaDevice::record(const std::function<void()>& work) const {
+LaunchRecord CudaDevice::record(const std::function<void()>& work, bool enqueue) const {
   if (recording_) fail("CudaDevice::record: already recording");
   LaunchRecord r;
   recording_ = &r;
+  enqueueing_ = enqueue;
   frontier_.clear();
   try {
     work();
   } catch (...) {
     recording_ = nullptr;
+    enqueueing_ = false;
     throw;
   }
   recording_ = nullptr;
+  enqueueing_ = false;
   return r;
 }
 
@@ -262,7 +275,7 @@ void CudaDevice::launch(CUfunction f, std::array<unsigned, 3> grid, std::array<u
     }
     frontier_ = {recording_->launches.size()};
     recording_->launches.push_back(std::move(l));
-    return;
+    if (!enqueueing_) return;
   }
   if (!programmatic_.empty() && programmatic_.count(f)) {
     // Each kernel starts with griddepcontrol.wait (codegen/CudaBackend.cpp),

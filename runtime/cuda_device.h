@@ -95,8 +95,11 @@ class CudaDevice final : public Device {
   // Runs `work` with its launches recorded instead of enqueued (launch()
   // and concurrently() enqueue nothing; device copies and downloads throw;
   // an upload runs at once, so only into memory no recorded launch
-  // touches): what it would have launched, arguments by value.
-  LaunchRecord record(const std::function<void()>& work) const;
+  // touches): what it would have launched, arguments by value. With
+  // `enqueue` the launches are also enqueued as without a record (copies
+  // and downloads then run too, and mark the record as more than its
+  // launches: LaunchRecord::launchesOnly).
+  LaunchRecord record(const std::function<void()>& work, bool enqueue = false) const;
   // Enqueues a record's launches in order on the default stream, the
   // branches of each concurrently() side by side again (through launch():
   // programmatic functions launch as such).
@@ -119,6 +122,9 @@ class CudaDevice final : public Device {
   mutable cuda::CUstream current_ = nullptr;  // where launch() enqueues
   // record(): where launches go, and the launches the next one depends on.
   mutable LaunchRecord* recording_ = nullptr;
+  mutable bool enqueueing_ = false;  // record(work, true)
+  // concurrently() without a record: branch i on stream i.
+  void runBranches(const std::vector<std::function<void()>>& branches) const;
   // Programmatic dependent launch: available and on, and the functions
   // that may use it.
   bool pdl_ = false;

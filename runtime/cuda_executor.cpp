@@ -1,6 +1,7 @@
 #include "runtime/cuda_executor.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <functional>
@@ -74,8 +75,50 @@ class DevicePool {
       p = bytes >= kSlabMinBlock ? carve(bytes) : dev_.allocate(bytes);
       blocks_[static_cast<const char*>(p)] = bytes;
     }
+    if (capturing_) captured_.push_back({p, bytes});
     std::shared_ptr<const void> owner(p, [this, bytes](const void* q) { free_[bytes].insert(const_cast<void*>(q)); });
     return Tensor(t, std::move(s), std::move(owner), p);
+  }
+  // Step graphs (CudaExecutor::Impl::StepGraph): while capturing, the
+  // blocks handed out are noted; pinCaptured() then takes them all out of
+  // circulation until the handle it returns dies, so that a graph
+  // replaying the step's launches owns the memory they touch. A noted
+  // block that is free now leaves its free list; one still held must lie
+  // under one of `holders` (the graph keeps those tensors). Null, with
+  // nothing taken, when another holder keeps one or the blocks come to
+  // more than `mostBytes`.
+  void capture(bool on) {
+    capturing_ = on;
+    if (on) captured_.clear();
+  }
+  std::shared_ptr<const void> pinCaptured(const std::vector<Tensor>& holders, size_t mostBytes) {
+    std::vector<std::pair<void*, size_t>> taken;
+    std::set<void*> seen;
+    size_t total = 0;
+    for (auto [p, bytes] : captured_)
+      if (seen.insert(p).second) total += bytes;
+    if (total > mostBytes) return nullptr;
+    seen.clear();
+    for (auto [p, bytes] : captured_) {
+      if (!seen.insert(p).second) continue;
+      if (free_[bytes].erase(p)) {
+        taken.push_back({p, bytes});
+        continue;
+      }
+      const char* b = static_cast<const char*>(p);
+      if (std::none_of(holders.begin(), holders.end(), [&](const Tensor& t) {
+            const char* q = static_cast<const char*>(t.raw());
+            return q >= b && q < b + bytes;
+          })) {
+        for (auto [q, n] : taken) free_[n].insert(q);
+        return nullptr;
+      }
+    }
+    captured_.clear();
+    return std::shared_ptr<const void>(new char, [this, taken](const void* h) {
+      for (auto [q, n] : taken) free_[n].insert(q);
+      delete static_cast<const char*>(h);
+    });
   }
   // The bytes from `p` to the end of the pool block holding it; 0 when no
   // block holds it.
@@ -120,7 +163,17 @@ class DevicePool {
   std::vector<Slab> slabs_;
   std::map<size_t, std::set<void*>> free_;
   std::map<const char*, size_t> blocks_;  // every block: start -> bytes (carved from a slab from kSlabMinBlock up)
+  bool capturing_ = false;
+  std::vector<std::pair<void*, size_t>> captured_;
 };
+
+// The most pool memory a step graph keeps for itself. Llama-3-8B shape
+// (H100, 2026-11-25): decode steps 0.34 / 2.6 / 41 / 50 MiB at batch 1 /
+// 8 / 32 / 128 (from 17 rows activations hold whole 128-row blocks), a
+// 128-token prefill 15 MiB; a long prompt's prefill would keep hundreds
+// of MiB for a graph that saves little beside its kernels (2048 tokens:
+// 45.3-45.6 ms either way).
+constexpr size_t kStepGraphMostBytes = size_t(64) << 20;
 
 // The largest row block of `k`'s TMA GEMMs (0: none).
 int64_t tmaRowBlock(const CudaKernelSet& k) {
@@ -239,6 +292,40 @@ void checkIndices(const Tensor& ids, int64_t limit, const char* what) {
     if (p[i] < 0 || p[i] >= limit) fail("{} {} at #{} is outside [0, {})", what, p[i], i, limit);
 }
 
+// The largest of T token positions (RoPE), each checked.
+int64_t maxPosition(const Tensor& pos, int64_t T) {
+  if (pos.numel() != T) fail("{} positions for {} tokens", pos.numel(), T);
+  int64_t last = 0;
+  for (int64_t i = 0; i < T; ++i) {
+    if (pos.data<int64_t>()[i] < 0) fail("negative position {} at token {}", pos.data<int64_t>()[i], i);
+    last = std::max(last, pos.data<int64_t>()[i]);
+  }
+  return last;
+}
+
+// Paged attention's step inputs for T new tokens over a cache of `blocks`
+// pages of P, checked: (most new tokens of a sequence, longest context).
+std::pair<int64_t, int64_t> attentionSteps(const Tensor& tables, const Tensor& starts, const Tensor& lens, int64_t T,
+                                           int64_t P, int64_t blocks) {
+  const int64_t N = lens.numel(), maxBlocks = tables.rank() == 2 ? tables.dim(1) : 0;
+  if (starts.numel() != N + 1 || tables.rank() != 2 || tables.dim(0) != N)
+    fail("seq_starts ({}) / block_tables {} do not match {} sequences", starts.numel(), ops::shapeStr(tables.shape()), N);
+  const int64_t *st = starts.data<int64_t>(), *len = lens.data<int64_t>(), *tab = tables.data<int64_t>();
+  if (st[0] != 0 || st[N] != T) fail("seq_starts run from {} to {}, q has {} tokens", st[0], st[N], T);
+  int64_t maxNew = 0, maxContext = 0;
+  for (int64_t i = 0; i < N; ++i) {
+    const int64_t newTokens = st[i + 1] - st[i];
+    if (newTokens < 1 || len[i] < newTokens || len[i] > maxBlocks * P)
+      fail("sequence {}: context length {} for {} new tokens and {} table entries of {}", i, len[i], newTokens,
+           maxBlocks, P);
+    for (int64_t b = 0; b < (len[i] + P - 1) / P; ++b)
+      if (tab[i * maxBlocks + b] < 0 || tab[i * maxBlocks + b] >= blocks)
+        fail("sequence {}: block table entry {} = {} is outside [0, {})", i, b, tab[i * maxBlocks + b], blocks);
+    maxNew = std::max(maxNew, newTokens), maxContext = std::max(maxContext, len[i]);
+  }
+  return {maxNew, maxContext};
+}
+
 template <typename K, typename Pred>
 const K& findKernel(const std::vector<K>& ks, Pred pred, const std::string& what) {
   for (const K& k : ks)
@@ -269,6 +356,7 @@ struct CudaExecutor::Impl {
   // integer step inputs (the launches check indices and pick kernels there).
   struct Val {
     Tensor dev, host;
+    const std::string* input = nullptr;  // the graph input it is (the integer step inputs)
   };
   struct RopeTable {
     Tensor cos, sin;
@@ -288,9 +376,16 @@ struct CudaExecutor::Impl {
   mutable std::vector<uint16_t> staging;  // outputs come down here (no page faults after the first step)
   mutable bool profiling = false;
   bool graphs = true;
-  // The last step's launches, and the graph made once a step repeated them.
-  mutable LaunchRecord lastRecord, graphRecord;
-  mutable CudaGraph graph;
+  // What a launch took from a step's host values, as a check on another
+  // step's values: true when that step's launches would be the same (it
+  // throws, as the launch would, on bad values: an index out of range).
+  using Guard = std::function<bool(const TensorMap&)>;
+  // While a step is recorded for a graph: its launches' guards, and the
+  // host inputs read that no guard covers yet (hostArg, guard).
+  mutable std::vector<Guard>* guards = nullptr;
+  mutable std::set<std::string> unguarded;
+  // The last recorded step's launches.
+  mutable LaunchRecord lastRecord;
   mutable int64_t graphSteps = 0;
   mutable int64_t rowsDownloaded = 0;  // whole logits rows brought down to draw from
   mutable std::map<std::string, ProfileRow> profile;
@@ -304,6 +399,61 @@ struct CudaExecutor::Impl {
   void* arrivalCounters(int64_t bytes) const {
     if (bytes > counterBytes) counterBlocks.push_back(deviceBlock(dev, size_t(bytes))), counterBytes = bytes;
     return const_cast<void*>(counterBlocks.back().get());
+  }
+
+  // A step replayed as one CUDA graph (CudaExecutorOptions::graphs). Made
+  // when two steps in a row recorded the same launches; a later step takes
+  // it, without running the nodes, when its inputs have the same names,
+  // types and shapes (and the same KV cache tensors) and every guard of
+  // the recorded step holds for its host values: then only host values
+  // differ, which the graph's kernels read from the staged copy. The graph
+  // owns the pool blocks its launches touch (`pinned`), the staged inputs'
+  // block and the outputs, so nothing else is placed there meanwhile.
+  struct InputSig {
+    ops::DType dtype;
+    ops::Shape shape;
+    const void* device = nullptr;  // KV cache tensors
+    bool operator==(const InputSig&) const = default;
+  };
+  // Null for inputs no graph takes (float inputs go up into pool blocks).
+  std::optional<std::vector<InputSig>> signature(const TensorMap& inputs) const;
+  struct StepGraph {
+    CudaGraph graph;
+    std::vector<InputSig> sig;
+    std::vector<Guard> guards;
+    Tensor staged;
+    std::map<std::string, Tensor> outs;
+    std::shared_ptr<const void> pinned;
+  };
+  mutable std::optional<StepGraph> stepGraph;
+  // A repeated step's record, its graph not made yet: made while the GPU
+  // runs the step, before the executor next waits for it (download), as
+  // making it takes 1.5-5 ms of host time (388 launches, H100, 2026-11-25).
+  struct PendingGraph {
+    LaunchRecord record;
+    StepGraph parts;  // everything but the graph
+  };
+  mutable std::optional<PendingGraph> pendingGraph;
+  void makePendingGraph() const {
+    if (!pendingGraph) return;
+    PendingGraph p = std::move(*pendingGraph);
+    pendingGraph.reset();
+    p.parts.graph = dev.graph(p.record);
+    stepGraph = std::move(p.parts);
+  }
+  // Every download waits for the GPU: the pending graph is made first.
+  void download(void* host, const void* src, size_t bytes) const {
+    makePendingGraph();
+    dev.download(host, src, bytes);
+  }
+  // Adds a guard over the host inputs `reads` (recording only).
+  void guard(std::initializer_list<const Val*> reads, Guard g) const {
+    if (!guards) return;
+    for (const Val* r : reads) {
+      if (!r->input) fail("a guard over a value that is not a graph input");
+      unguarded.erase(*r->input);
+    }
+    guards->push_back(std::move(g));
   }
 
   Impl(ops::GraphDef graph, CudaDevice& d, const CudaKernelSet& kernels, const CudaExecutorOptions& o)
@@ -320,6 +470,7 @@ struct CudaExecutor::Impl {
     if (in.size() <= i || !in[i]) fail("missing {} (input #{})", what, i);
     if (!in[i]->host.defined() || in[i]->host.dtype() != ops::DType::I64)
       fail("{} must be an i64 step input of the graph", what);
+    if (guards) unguarded.insert(*in[i]->input);
     return in[i]->host;
   }
   const CudaGatherRowsKernel& gatherKernel() const {
@@ -329,6 +480,10 @@ struct CudaExecutor::Impl {
   Tensor gatherRows(const Tensor& table, const Val& ids) const {
     const int64_t rows = table.dim(0), width = table.numel() / rows, T = ids.host.numel();
     checkIndices(ids.host, rows, "row index");
+    guard({&ids}, [rows, name = ids.input](const TensorMap& step) {
+      checkIndices(step.at(*name), rows, "row index");
+      return true;
+    });
     Tensor out = pool.tensor(dt, {T, width});
     if (T > 0) k.launch(gatherKernel(), table.raw(), mut(out), ids.dev.raw(), T, rows, width);
     return out;
@@ -506,21 +661,20 @@ V CudaExecutor::Impl::ropeNode(const ops::NodeDef& n, const std::vector<const Va
 
 Tensor CudaExecutor::Impl::ropeRows(const ops::NodeDef& n, const Tensor& x, const Val& posVal, int64_t width,
                                     const ops::Shape& shape) const {
-  const Tensor& pos = posVal.host;
   const int64_t D = n.attrs.at("head_dim").get<int64_t>(), T = ops::numel(shape) / shape.back();
   const float theta = n.attrs.at("theta").get<float>();
   if (D <= 0 || width % D) fail("rows of {} are not whole heads of {}", width, D);
-  if (pos.numel() != T) fail("{} positions for {} tokens", pos.numel(), T);
-  int64_t maxPos = 0;
-  for (int64_t i = 0; i < T; ++i) {
-    if (pos.data<int64_t>()[i] < 0) fail("negative position {} at token {}", pos.data<int64_t>()[i], i);
-    maxPos = std::max(maxPos, pos.data<int64_t>()[i]);
-  }
+  const int64_t maxPos = maxPosition(posVal.host, T);
   const int64_t heads = width / D;
   const auto& kern = findKernel(
       k.ropes(), [&](const auto& r) { return r.dtype == dtName && r.heads == heads && r.headDim == D; },
       fmt::format("{} RoPE kernel for {} heads of dim {}", dtName, heads, D));
   const RopeTable& tab = ropeTable(D, theta, maxPos + 1);
+  guard({&posVal}, [this, T, key = std::pair{D, theta}, cos = tab.cos.raw(), name = posVal.input](const auto& step) {
+    const int64_t last = maxPosition(step.at(*name), T);
+    const RopeTable& now = rope.at(key);
+    return now.cos.raw() == cos && last < now.rows;
+  });
   Tensor y = pool.tensor(dt, shape);
   if (T > 0) k.launch(kern, x.raw(), mut(y), tab.cos.raw(), tab.sin.raw(), posVal.dev.raw(), T, tab.rows);
   return y;
@@ -569,6 +723,10 @@ V CudaExecutor::Impl::kvWrite(const std::vector<const Val*>& in) const {
   if (kk.numel() != T * Hk * D || v.numel() != T * Hk * D)
     fail("k/v {} / {} are not {} tokens of {} x {}", ops::shapeStr(kk.shape()), ops::shapeStr(v.shape()), T, Hk, D);
   checkIndices(slots, cache.dim(0) * P, "cache slot");
+  guard({in[3]}, [limit = cache.dim(0) * P, name = in[3]->input](const TensorMap& step) {
+    checkIndices(step.at(*name), limit, "cache slot");
+    return true;
+  });
   const auto& kern = findKernel(
       k.kvWrites(),
       [&](const auto& w) { return w.dtype == dtName && w.kvHeads == Hk && w.headDim == D && w.pageSize == P; },
@@ -593,22 +751,10 @@ V CudaExecutor::Impl::pagedAttention(const ops::NodeDef& n, const std::vector<co
   if (cache.rank() != 5 || cache.dim(2) != kvHeads || cache.dim(4) != D)
     fail("cache {} is not [blocks, 2, {}, block size, {}]", ops::shapeStr(cache.shape()), kvHeads, D);
   const int64_t N = lens.numel(), P = cache.dim(3), maxBlocks = tables.rank() == 2 ? tables.dim(1) : 0;
-  if (starts.numel() != N + 1 || tables.rank() != 2 || tables.dim(0) != N)
-    fail("seq_starts ({}) / block_tables {} do not match {} sequences", starts.numel(), ops::shapeStr(tables.shape()), N);
-  const int64_t *st = starts.data<int64_t>(), *len = lens.data<int64_t>(), *tab = tables.data<int64_t>();
-  const int64_t T = q.numel() / (heads * D);
-  if (st[0] != 0 || st[N] != T) fail("seq_starts run from {} to {}, q has {} tokens", st[0], st[N], T);
-  int64_t maxNew = 0, maxContext = 0;
-  for (int64_t i = 0; i < N; ++i) {
-    const int64_t newTokens = st[i + 1] - st[i];
-    if (newTokens < 1 || len[i] < newTokens || len[i] > maxBlocks * P)
-      fail("sequence {}: context length {} for {} new tokens and {} table entries of {}", i, len[i], newTokens,
-           maxBlocks, P);
-    for (int64_t b = 0; b < (len[i] + P - 1) / P; ++b)
-      if (tab[i * maxBlocks + b] < 0 || tab[i * maxBlocks + b] >= cache.dim(0))
-        fail("sequence {}: block table entry {} = {} is outside [0, {})", i, b, tab[i * maxBlocks + b], cache.dim(0));
-    maxNew = std::max(maxNew, newTokens), maxContext = std::max(maxContext, len[i]);
-  }
+  const int64_t T = q.numel() / (heads * D), blocks = cache.dim(0);
+  const auto [maxNew, maxContext] = attentionSteps(tables, starts, lens, T, P, blocks);
+  // The step graph's guards take the same inputs of a later step.
+  const std::array names{in[2]->input, in[3]->input, in[4]->input};
   Tensor o = pool.tensor(dt, q.shape());
   if (N == 0) return {o};
   auto matches = [&](const auto& a) {
@@ -620,11 +766,19 @@ V CudaExecutor::Impl::pagedAttention(const ops::NodeDef& n, const std::vector<co
   if (maxNew == 1) {
     const auto& kern = findKernel(k.pagedDecodes(), matches, fmt::format("{} paged decode kernel for {}", dtName, shape));
     const int64_t splits = k.pagedDecodeSplits(kern, N, maxContext);
+    guard({in[2], in[3], in[4]}, [this, &kern, N, T, P, blocks, splits, names](const TensorMap& step) {
+      const auto [newTokens, context] =
+          attentionSteps(step.at(*names[0]), step.at(*names[1]), step.at(*names[2]), T, P, blocks);
+      return newTokens == 1 && k.pagedDecodeSplits(kern, N, context) == splits;
+    });
     Tensor scratch = pool.tensor(ops::DType::F32, {CudaKernelSet::pagedDecodeScratchBytes(kern, N, splits) / 4 + 1});
     PagedDecodeBuffers b{q.raw(), cache.raw(), in[2]->dev.raw(), in[4]->dev.raw(), mut(o), mut(scratch)};
     k.launch(kern, b, N, maxBlocks, cache.dim(0), splits);
   } else {
     const auto& kern = k.pagedPrefillFor(dtName, heads, kvHeads, D, P, scale, N, maxNew);
+    guard({in[2], in[3], in[4]}, [T, P, blocks, maxNew, names](const TensorMap& step) {
+      return attentionSteps(step.at(*names[0]), step.at(*names[1]), step.at(*names[2]), T, P, blocks).first == maxNew;
+    });
     PagedPrefillBuffers b{q.raw(), cache.raw(), in[2]->dev.raw(), in[3]->dev.raw(), in[4]->dev.raw(), mut(o)};
     k.launch(kern, b, N, T, maxNew, maxBlocks, cache.dim(0));
   }
@@ -817,16 +971,75 @@ uint64_t CudaExecutor::weightBytes() const { return impl_->weightBytes; }
 int64_t CudaExecutor::graphSteps() const { return impl_->graphSteps; }
 int64_t CudaExecutor::rowsDownloaded() const { return impl_->rowsDownloaded; }
 
+// What a step graph requires of the inputs: each one's type and shape,
+// and the KV cache tensors themselves.
+std::optional<std::vector<CudaExecutor::Impl::InputSig>> CudaExecutor::Impl::signature(const TensorMap& inputs) const {
+  std::vector<InputSig> sig;
+  for (const auto& v : g.inputs) {
+    auto it = inputs.find(v.name);
+    if (it == inputs.end()) return std::nullopt;
+    const Tensor& t = it->second;
+    const bool cache = v.name.rfind("kv_cache.", 0) == 0;
+    if (!cache && t.dtype() != ops::DType::I64) return std::nullopt;
+    sig.push_back({t.dtype(), t.shape(), cache ? t.raw() : nullptr});
+  }
+  return sig;
+}
+
+namespace {
+
+// The integer step inputs of a graph, packed as they go up in one copy
+// (16-byte aligned each, in graph input order): the bytes, and where each
+// input starts.
+std::vector<uint8_t> packSteps(const std::vector<std::pair<const ops::ValueInfo*, const Tensor*>>& ints,
+                               std::vector<size_t>* offsets = nullptr) {
+  size_t bytes = 0;
+  for (auto [v, t] : ints) bytes += (t->nbytes() + 15) / 16 * 16;
+  std::vector<uint8_t> host(bytes);
+  size_t off = 0;
+  for (auto [v, t] : ints) {
+    std::copy_n(static_cast<const uint8_t*>(t->raw()), t->nbytes(), host.data() + off);
+    if (offsets) offsets->push_back(off);
+    off += (t->nbytes() + 15) / 16 * 16;
+  }
+  return host;
+}
+
+}  // namespace
+
 // Runs the nodes on `inputs` (launches enqueued, not waited for); returns
 // the graph outputs on the device. `staged` receives the step inputs'
 // device copy: the caller keeps it until the step is waited for.
 std::map<std::string, Tensor> CudaExecutor::Impl::execute(const TensorMap& inputs, Tensor& staged) const {
   const Impl& m = *this;
-  std::map<std::string, Impl::Val> env;
-  // The integer step inputs go up in one copy, 16-byte aligned each; their
-  // device views point into `staged`.
+  const bool graphing = m.graphs && !m.profiling;
+  std::optional<std::vector<InputSig>> sig;
+  if (graphing) sig = m.signature(inputs);
   std::vector<std::pair<const ops::ValueInfo*, const Tensor*>> ints;
-  size_t bytes = 0;
+  auto intInputs = [&] {
+    for (const auto& v : g.inputs) {
+      auto it = inputs.find(v.name);
+      if (it != inputs.end() && it->second.dtype() == ops::DType::I64 && v.name.rfind("kv_cache.", 0) != 0)
+        ints.push_back({&v, &it->second});
+    }
+  };
+  // A step the graph was made for (StepGraph): its inputs go where the
+  // graph's kernels read them, and the graph runs.
+  m.makePendingGraph();
+  if (sig && m.stepGraph && *sig == m.stepGraph->sig &&
+      std::all_of(m.stepGraph->guards.begin(), m.stepGraph->guards.end(), [&](const Guard& gd) { return gd(inputs); })) {
+    intInputs();
+    std::vector<uint8_t> host = packSteps(ints);
+    staged = m.stepGraph->staged;
+    if (host.size() > staged.nbytes()) fail("a graph step's inputs outgrew their staged copy");
+    if (!host.empty()) m.dev.upload(mut(staged), host.data(), host.size());
+    m.stepGraph->graph.launch();
+    ++m.graphSteps;
+    return m.stepGraph->outs;
+  }
+  std::map<std::string, Impl::Val> env;
+  // The integer step inputs go up in one copy; their device views point
+  // into `staged`.
   for (const auto& v : g.inputs) {
     auto it = inputs.find(v.name);
     if (it == inputs.end()) fail("{}: graph input '{}' was not given", g.source, v.name);
@@ -841,23 +1054,24 @@ std::map<std::string, Tensor> CudaExecutor::Impl::execute(const TensorMap& input
       Tensor h = t.cast(m.dt);
       env[v.name].dev = m.pool.tensor(m.dt, h.shape());
       if (h.nbytes()) m.dev.upload(mut(env[v.name].dev), h.raw(), h.nbytes());
-    } else {
-      if (t.dtype() != ops::DType::I64)
-        fail("{}: graph input '{}' must be i64 or a float tensor, got {}", g.source, v.name, ops::dtypeName(t.dtype()));
-      ints.push_back({&v, &t});
-      bytes += (t.nbytes() + 15) / 16 * 16;
+    } else if (t.dtype() != ops::DType::I64) {
+      fail("{}: graph input '{}' must be i64 or a float tensor, got {}", g.source, v.name, ops::dtypeName(t.dtype()));
     }
   }
-  staged = m.pool.tensor(ops::DType::I64, {(int64_t)std::max<size_t>(bytes / 8, 1)});
+  intInputs();
+  // Recording (graphs): the blocks the step takes from the pool are noted
+  // from here on, the staged copy's included.
+  if (graphing) m.pool.capture(true);
   {
-    std::vector<uint8_t> host(bytes);
-    size_t off = 0;
-    for (auto [v, t] : ints) {
-      std::copy_n(static_cast<const uint8_t*>(t->raw()), t->nbytes(), host.data() + off);
-      env[v->name] = {Tensor(ops::DType::I64, t->shape(), nullptr, static_cast<const uint8_t*>(staged.raw()) + off), *t};
-      off += (t->nbytes() + 15) / 16 * 16;
+    std::vector<size_t> offsets;
+    std::vector<uint8_t> host = packSteps(ints, &offsets);
+    staged = m.pool.tensor(ops::DType::I64, {(int64_t)std::max<size_t>(host.size() / 8, 1)});
+    for (size_t i = 0; i < ints.size(); ++i) {
+      auto [v, t] = ints[i];
+      env[v->name] = {Tensor(ops::DType::I64, t->shape(), nullptr, static_cast<const uint8_t*>(staged.raw()) + offsets[i]),
+                      *t, &v->name};
     }
-    if (bytes) m.dev.upload(mut(staged), host.data(), bytes);
+    if (!host.empty()) m.dev.upload(mut(staged), host.data(), host.size());
   }
   auto nodes = [&] {
     std::map<size_t, V> early;
@@ -906,30 +1120,40 @@ std::map<std::string, Tensor> CudaExecutor::Impl::execute(const TensorMap& input
       for (const auto& dead : m.freeAfter[i]) env.erase(dead);
     }
   };
-  if (!m.graphs || m.profiling) {
+  std::vector<Guard> stepGuards;
+  bool repeated = false;
+  if (!graphing) {
     nodes();
   } else {
-    // Equal records launch the same kernels on the same buffers (the pool
-    // hands blocks out in the same order for the same requests), so the
-    // graph of an earlier step's record is this step's work.
-    LaunchRecord r = m.dev.record(nodes);
-    if (m.graph && r == m.graphRecord) {
-      m.graph.launch();
-      ++m.graphSteps;
-    } else if (r == m.lastRecord) {
-      m.graph = m.dev.graph(r);
-      m.graphRecord = std::move(r);
-      m.graph.launch();
-      ++m.graphSteps;
-    } else {
-      m.dev.replay(r);
-      m.lastRecord = std::move(r);
+    // Launched as they are recorded: a step that repeats the last one's
+    // launches makes the graph that later steps take.
+    m.guards = &stepGuards;
+    m.unguarded.clear();
+    LaunchRecord r;
+    try {
+      r = m.dev.record(nodes, /*enqueue=*/true);
+    } catch (...) {
+      m.guards = nullptr;
+      m.pool.capture(false);
+      throw;
     }
+    m.guards = nullptr;
+    m.pool.capture(false);
+    repeated = sig && r.launchesOnly && m.unguarded.empty() && r == m.lastRecord;
+    m.lastRecord = std::move(r);
   }
   std::map<std::string, Tensor> outs;
   for (const auto& o : g.outputs) {
     auto it = env.find(o.name);
     outs[o.name] = it != env.end() ? it->second.dev : m.params.at(o.name);
+  }
+  env.clear();
+  if (repeated) {
+    std::vector<Tensor> holders{staged};
+    for (const auto& [name, t] : outs) holders.push_back(t);
+    if (auto pinned = m.pool.pinCaptured(holders, kStepGraphMostBytes))
+      m.pendingGraph = PendingGraph{
+          m.lastRecord, StepGraph{CudaGraph(), std::move(*sig), std::move(stepGuards), staged, outs, std::move(pinned)}};
   }
   return outs;
 }
@@ -944,13 +1168,13 @@ TensorMap CudaExecutor::run(const TensorMap& inputs) const {
   for (const auto& [name, d] : m.execute(inputs, staged)) {
     if (d.dtype() != ops::DType::BF16 && d.dtype() != ops::DType::F16) {
       Tensor host(d.dtype(), d.shape());
-      if (host.nbytes()) m.dev.download(host.mut<uint8_t>(), d.raw(), host.nbytes());
+      if (host.nbytes()) m.download(host.mut<uint8_t>(), d.raw(), host.nbytes());
       result[name] = host.toF32();
       continue;
     }
     const int64_t n = d.numel();
     m.staging.resize(n);
-    if (n) m.dev.download(m.staging.data(), d.raw(), n * 2);
+    if (n) m.download(m.staging.data(), d.raw(), n * 2);
     // Not zero-filled: the threads below write every element (and fault
     // its pages in, in parallel).
     std::shared_ptr<float[]> storage(new float[std::max<int64_t>(n, 1)]);
@@ -1001,7 +1225,7 @@ std::vector<int64_t> CudaExecutor::Impl::greedyRows(const Tensor& d, int64_t row
   float* mx = static_cast<float*>(mut(part));
   k.launch(kern, d.raw(), mx, mx + rows * splits, rows, vocab, chunk, splits);
   std::vector<float> host(2 * rows * splits);
-  dev.download(host.data(), part.raw(), host.size() * sizeof(float));
+  download(host.data(), part.raw(), host.size() * sizeof(float));
   return CudaKernelSet::argmaxPick(host.data(), host.data() + rows * splits, rows, splits);
 }
 
@@ -1126,7 +1350,7 @@ std::vector<int64_t> CudaExecutor::Impl::pickTokens(const Tensor& d, int64_t row
     dev.upload(sc, scale.data(), rows * sizeof(float));
     k.launch(kern, d.raw(), value, index, mass, sc, rows, vocab);
     cand.resize(rows * (2 * splits * C + splits));
-    dev.download(cand.data(), part.raw(), cand.size() * sizeof(float));
+    download(cand.data(), part.raw(), cand.size() * sizeof(float));
   }
   // Heads first: top-k's k entries (or 256), then all the candidates; a
   // draw neither settles takes the whole row below (same uniform).
@@ -1161,7 +1385,7 @@ std::vector<int64_t> CudaExecutor::Impl::pickTokens(const Tensor& d, int64_t row
     auto [it, fresh] = whole.try_emplace(picks[i].row);
     if (!fresh) continue;
     Tensor stored(d.dtype(), {vocab});
-    dev.download(stored.mut<uint8_t>(), static_cast<const uint8_t*>(d.raw()) + picks[i].row * stored.nbytes(),
+    download(stored.mut<uint8_t>(), static_cast<const uint8_t*>(d.raw()) + picks[i].row * stored.nbytes(),
                  stored.nbytes());
     const Tensor row = stored.toF32();
     it->second.assign(row.data<float>(), row.data<float>() + vocab);

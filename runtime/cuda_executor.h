@@ -39,15 +39,17 @@ struct CudaExecutorOptions {
   std::optional<uint64_t> randomWeights;
   // Progress of the weight upload on stderr.
   bool verbose = false;
-  // Record each step's launches and replay them as one CUDA graph when
-  // they (kernels, grids, arguments) equal the previous step's: decode
-  // steps of one batch repeat them until a context crosses a KV block;
-  // other steps launch the recorded kernels. Off by default: recording a
-  // step puts the executor's host work before the step's first kernel
-  // instead of beside the running kernels, which costs more than the graph
-  // saves (H100, Llama-3-8B shape, 2026-11-22: batch 1 8.36 -> 8.97-9.30
-  // ms/token with 18 of 21 steps replayed).
-  bool graphs = false;
+  // Replay repeated steps as one CUDA graph (CudaExecutor::Impl::
+  // StepGraph): each step's launches are recorded as they are enqueued;
+  // when a step's equal the last one's, they become a graph, which later
+  // steps of the same input shapes run without running the nodes while
+  // every decision their host values drive (indices, split counts, the
+  // RoPE table) stays the same. Decode steps of one batch repeat until a
+  // split count changes (the block tables' width is a power of two,
+  // PagedModel::inputs). Llama-3-8B shape on the H100 (2026-11-25, two
+  // rounds): batch 1 / 8 / 32 6.00-5.98 / 6.95-6.98 / 7.43-7.50 ->
+  // 5.88-5.96 / 6.73-6.77 / 7.32-7.50 ms/token.
+  bool graphs = true;
 };
 
 class CudaExecutor final : public GraphRunner {

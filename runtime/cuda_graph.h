@@ -46,6 +46,9 @@ struct LaunchRecord {
     bool operator==(const Fork&) const = default;
   };
   std::vector<Fork> forks;
+  // False when the recorded work also copied or downloaded (CudaDevice::
+  // record with enqueue): its launches alone are not that work.
+  bool launchesOnly = true;
   bool operator==(const LaunchRecord&) const = default;
 };
 

@@ -3,6 +3,7 @@
 #include "runtime/scheduler.h"
 
 #include <algorithm>
+#include <bit>
 
 namespace strata::runtime {
 
@@ -57,6 +58,11 @@ TensorMap PagedModel::inputs(const std::vector<SeqStep>& steps, std::vector<int6
     ctx.push_back(past + n);
     maxBlocks = std::max(maxBlocks, cache_.blockTable(s.seq).size());
   }
+  // The table's width rounded up to a power of two (entries past a
+  // sequence's blocks are -1): consecutive decode steps keep one input
+  // shape while their contexts cross blocks, so a backend that replays a
+  // repeated step (CUDA graphs) keeps replaying it.
+  maxBlocks = std::bit_ceil(std::max<size_t>(maxBlocks, 1));
   int64_t N = (int64_t)steps.size(), T = (int64_t)ids.size();
   std::vector<int64_t> tables(N * maxBlocks, -1);
   for (int64_t n = 0; n < N; ++n) {

@@ -541,7 +541,7 @@ struct BenchModelOpts {
   std::optional<uint64_t> randomWeights;
   std::vector<int64_t> prompts = {128, 2048}, batches = {1, 8, 32};
   int64_t context = 128, steps = 32;
-  bool profile = false, graphs = false, sampling = false;
+  bool profile = false, noGraphs = false, sampling = false;
 };
 
 // GPU time per region kind of the steps `work` runs (CudaExecutor's
@@ -574,7 +574,7 @@ int benchModel(const BenchModelOpts& o) {
   if (!a.cuda()) fail("{} is compiled for {}, not for a GPU", o.dir, a.target);
   const int64_t bs = a.blockSize;
   runtime::CudaModel m =
-      runtime::loadCudaModel(std::move(a), {.randomWeights = o.randomWeights, .verbose = true, .graphs = o.graphs});
+      runtime::loadCudaModel(std::move(a), {.randomWeights = o.randomWeights, .verbose = true, .graphs = !o.noGraphs});
   const runtime::CudaExecutor& exec = *m.exec;
   runtime::CudaDevice& dev = *m.device;
   const size_t copyBytes = size_t(1) << 30;
@@ -652,7 +652,7 @@ int benchModel(const BenchModelOpts& o) {
   }
   writeResults(o.json, {{"profiles", profiles}, {"device", dev.deviceName()}, {"model", g.source}, {"dtype", ops::dtypeName(exec.cacheDType())},
                         {"weight_bytes", exec.weightBytes()}, {"random_weights", o.randomWeights.has_value()},
-                        {"graphs", o.graphs},
+                        {"graphs", !o.noGraphs},
                         {"block_size", bs}, {"copy_gbs", bw / 1e9}, {"ttft", ttft}, {"decode", decode},
                         {"decode_sampled", sampled}});
   return 0;
@@ -794,8 +794,8 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   benchModelCmd->add_option("--steps", bm.steps, "Timed decode steps")->capture_default_str();
   benchModelCmd->add_option("--json", bm.json, "Also write the results to this JSON file");
-  benchModelCmd->add_flag("--graphs", bm.graphs,
-                          "Record every step's launches and replay repeated decode steps as one CUDA graph");
+  benchModelCmd->add_flag("--no-graphs", bm.noGraphs,
+                          "Launch every kernel of every step instead of replaying repeated steps as CUDA graphs");
   benchModelCmd->add_flag("--sampling", bm.sampling,
                           "Also time decode with sampling (temperature 0.8 with top-k 50, and with top-p 0.95; greedy with a "
                           "repetition penalty of 1.2) at "

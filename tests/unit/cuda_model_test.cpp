@@ -48,9 +48,15 @@ class CudaModel : public ::testing::TestWithParam<const char*> {
     blockSize = a.blockSize;
     m = runtime::loadCudaModel(std::move(a));
   }
+  // The artifact loaded again, with or without CUDA graphs.
+  runtime::CudaModel load(bool graphs) {
+    return runtime::loadCudaModel(runtime::loadArtifact(artifactDir(GetParam()), {fixtureDir()}), {.graphs = graphs});
+  }
   // Greedy completions of `prompts` (24 tokens each) through the scheduler
-  // with at most `stepTokens` tokens per step.
-  std::vector<std::vector<int64_t>> greedy(const std::vector<std::vector<int64_t>>& prompts, int64_t stepTokens) {
+  // with at most `stepTokens` tokens per step (on `exec`, else the
+  // fixture's model).
+  std::vector<std::vector<int64_t>> greedy(const std::vector<std::vector<int64_t>>& prompts, int64_t stepTokens,
+                                           const runtime::CudaExecutor* exec = nullptr) {
     runtime::SchedulerOptions so;
     so.blockSize = blockSize;
     so.numBlocks = 64;
@@ -58,7 +64,7 @@ class CudaModel : public ::testing::TestWithParam<const char*> {
     std::vector<std::vector<int64_t>> out(prompts.size());
     runtime::Scheduler::Events ev;
     ev.onFinish = [&](int64_t id, const std::vector<int64_t>& ids, runtime::FinishReason) { out[id] = ids; };
-    runtime::Scheduler sched(*m.exec, so, ev);
+    runtime::Scheduler sched(exec ? *exec : *m.exec, so, ev);
     for (const auto& p : prompts) {
       runtime::GenerateRequest r;
       r.promptIds = p;
@@ -149,14 +155,14 @@ TEST_P(CudaModel, GreedyTokensAreTheReferencesChoices) {
     }
 }
 
-// With CudaExecutorOptions::graphs, repeated decode steps replay as one
-// CUDA graph: prompt 0's prefill and 20 greedy decode steps give
-// bit-identical logits with graphs and with every kernel launched by
-// itself, and the graph path did run.
+// With CudaExecutorOptions::graphs, a step that repeats the last step's
+// launches becomes a CUDA graph, which later steps of the same shapes run
+// without running the nodes (their guards hold: same split counts, RoPE
+// table, valid indices): prompt 0's prefill and 20 greedy decode steps
+// give bit-identical logits with graphs and with every kernel launched by
+// itself, and most decode steps ran as the graph.
 TEST_P(CudaModel, GraphReplayGivesTheSameLogits) {
-  runtime::Artifact a = runtime::loadArtifact(artifactDir(GetParam()), {fixtureDir()});
-  runtime::CudaModel graphed = runtime::loadCudaModel(std::move(a), {.graphs = true});
-  const runtime::CudaModel& plain = m;
+  runtime::CudaModel graphed = load(true), plain = load(false);
   auto run = [&](const runtime::CudaExecutor& exec) {
     std::vector<int64_t> ids = reference()["token_ids"][0].get<std::vector<int64_t>>();
     runtime::PagedKvCache cache(runtime::kvCacheShapeFor(exec, blockSize, 8), exec.cacheDevice());
@@ -173,11 +179,57 @@ TEST_P(CudaModel, GraphReplayGivesTheSameLogits) {
     return all;
   };
   std::vector<std::vector<float>> graphs = run(*graphed.exec), launches = run(*plain.exec);
-  EXPECT_GT(graphed.exec->graphSteps(), 0);
+  std::printf("%s: %lld of 21 steps ran as a graph (blocks of %lld)\n", GetParam(),
+              (long long)graphed.exec->graphSteps(), (long long)blockSize);
+  EXPECT_GE(graphed.exec->graphSteps(), 10);
   EXPECT_EQ(plain.exec->graphSteps(), 0);
   ASSERT_EQ(graphs.size(), launches.size());
   for (size_t s = 0; s < graphs.size(); ++s) EXPECT_EQ(graphs[s], launches[s]) << "step " << s;
-  std::printf("%s: %lld of 21 steps replayed as a graph\n", GetParam(), (long long)graphed.exec->graphSteps());
+}
+
+// A step that would run as the graph still has its inputs checked: a
+// token id past the vocabulary is the same error as without graphs, and
+// the next valid step runs as the graph again with the same logits as a
+// model without graphs.
+TEST_P(CudaModel, GraphStepsStillCheckTheirInputs) {
+  runtime::CudaModel graphed = load(true), plain = load(false);
+  auto run = [&](const runtime::CudaExecutor& exec, bool bad) {
+    std::vector<int64_t> ids = reference()["token_ids"][0].get<std::vector<int64_t>>();
+    runtime::PagedKvCache cache(runtime::kvCacheShapeFor(exec, blockSize, 8), exec.cacheDevice());
+    runtime::PagedModel pm(exec, cache);
+    ops::Tensor logits;
+    for (int step = 0; step <= 6; ++step) {
+      EXPECT_TRUE(cache.reserve(0, (int64_t)(ids.size() + step)));
+      if (step == 5 && bad) {
+        try {
+          pm.step({{0, {int64_t(1) << 40}}});
+          ADD_FAILURE() << "a token id past the vocabulary ran";
+        } catch (const Error& e) {
+          EXPECT_NE(std::string(e.what()).find("row index"), std::string::npos) << e.what();
+        }
+      }
+      logits = pm.step({{0, step ? std::vector<int64_t>{int64_t(step + 2)} : ids}});
+    }
+    return std::vector<float>(logits.data<float>(), logits.data<float>() + logits.numel());
+  };
+  const std::vector<float> want = run(*plain.exec, false);
+  EXPECT_EQ(run(*graphed.exec, true), want);
+  const int64_t before = graphed.exec->graphSteps();
+  EXPECT_GT(before, 0);
+  EXPECT_EQ(run(*graphed.exec, false), want);
+  EXPECT_GT(graphed.exec->graphSteps(), before);
+}
+
+// Through the scheduler (both prompts at once in steps of 5 tokens:
+// chunked prefill beside decode rows, then decode of two sequences, then
+// of one), graphs give the same greedy tokens as launching every kernel.
+TEST_P(CudaModel, GraphsGiveTheSameTokensThroughTheScheduler) {
+  runtime::CudaModel graphed = load(true), plain = load(false);
+  const auto& ref = reference();
+  std::vector<std::vector<int64_t>> prompts = {ref["token_ids"][0].get<std::vector<int64_t>>(),
+                                               ref["token_ids"][1].get<std::vector<int64_t>>()};
+  EXPECT_EQ(greedy(prompts, 5, graphed.exec.get()), greedy(prompts, 5, plain.exec.get()));
+  EXPECT_GT(graphed.exec->graphSteps(), 0);
 }
 
 // Greedy tokens picked on the device (PagedModel::stepGreedy: the argmax

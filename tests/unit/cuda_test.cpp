@@ -193,14 +193,37 @@ TEST(CudaDevice, GraphsKeepProgrammaticLaunches) {
     want[i] = y0[i];
     for (unsigned a = 0; a < adds; ++a) want[i] += x[i];
   }
-  for (const char* how : {"graph", "replay", "stream"}) {
+  // "enqueued": recorded while launched (record with enqueue), which runs
+  // the work and records the same launches, branches included.
+  for (const char* how : {"graph", "replay", "stream", "enqueued"}) {
     dev->upload(dy, y0.data(), n * 4);
     if (how[0] == 'g') g.launch();
     else if (how[0] == 'r') dev->replay(r);
-    else work();
+    else if (how[0] == 's') work();
+    else EXPECT_EQ(dev->record(work, /*enqueue=*/true), r);
     dev->download(out.data(), dy, n * 4);
     for (unsigned i = 0; i < n; ++i) ASSERT_EQ(out[i], want[i]) << how << " " << i;
   }
+  // Side by side: two branches of four adds each still sum to y0 + 8 x
+  // (each branch adds into its own half, so they may overlap).
+  const unsigned half = n / 2;
+  void* dy2 = static_cast<char*>(dy) + half * 4;
+  void* dx2 = static_cast<char*>(dx) + half * 4;
+  void* lo[] = {&dx, &dy, const_cast<unsigned*>(&half)};
+  void* hi[] = {&dx2, &dy2, const_cast<unsigned*>(&half)};
+  auto branches = [&] {
+    dev->concurrently({[&] { for (unsigned i = 0; i < adds; ++i) dev->launch(fn, {half / 256, 1, 1}, {256, 1, 1}, 0, lo); },
+                       [&] { for (unsigned i = 0; i < adds; ++i) dev->launch(fn, {half / 256, 1, 1}, {256, 1, 1}, 0, hi); }});
+  };
+  dev->upload(dy, y0.data(), n * 4);
+  runtime::LaunchRecord both = dev->record(branches, /*enqueue=*/true);
+  EXPECT_EQ(both.launches.size(), 2 * adds);
+  EXPECT_EQ(both.forks.size(), 1u);
+  EXPECT_TRUE(both.launchesOnly);
+  dev->download(out.data(), dy, n * 4);
+  for (unsigned i = 0; i < n; ++i) ASSERT_EQ(out[i], want[i]) << "branches " << i;
+  EXPECT_EQ(dev->record(branches), both);
+  EXPECT_FALSE(dev->record([&] { dev->copy(dy, dx, 4); }, /*enqueue=*/true).launchesOnly);
   dev->release(dx, n * 4);
   dev->release(dy, n * 4);
 }
