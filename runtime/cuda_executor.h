@@ -46,9 +46,9 @@ struct CudaExecutorOptions {
   // every decision their host values drive (indices, split counts, the
   // RoPE table) stays the same. Decode steps of one batch repeat until a
   // split count changes (the block tables' width is a power of two,
-  // PagedModel::inputs). Llama-3-8B shape on the H100 (2026-11-25, two
-  // rounds): batch 1 / 8 / 32 6.00-5.98 / 6.95-6.98 / 7.43-7.50 ->
-  // 5.88-5.96 / 6.73-6.77 / 7.32-7.50 ms/token.
+  // PagedModel::inputs). Llama-3-8B shape on the H100 (2026-11-25, three
+  // rounds of 32 steps): batch 1 / 8 / 32 5.87-5.97 / 6.91-7.03 /
+  // 7.53-7.56 -> 5.84-5.94 / 6.74-6.88 / 7.36-7.53 ms/token.
   bool graphs = true;
 };
 
