@@ -227,27 +227,6 @@ LaunchRecord CudaDevice::record(const std::function<void()>& work, bool enqueue)
   return r;
 }
 
-void CudaDevice::replay(const LaunchRecord& r) const {
-  auto run = [&](size_t from, size_t to) {
-    for (size_t i = from; i < to; ++i) {
-      const LaunchRecord::Launch& l = r.launches[i];
-      std::vector<void*> ptrs = l.argPointers();
-      launch(l.f, l.grid, l.block, l.sharedBytes, ptrs.data());
-    }
-  };
-  // Launches in order; a fork's branches side by side again.
-  size_t i = 0;
-  for (const LaunchRecord::Fork& f : r.forks) {
-    run(i, f.begin);
-    std::vector<std::function<void()>> branches;
-    for (size_t b = 0; b < f.ends.size(); ++b)
-      branches.push_back([&, from = b ? f.ends[b - 1] : f.begin, to = f.ends[b]] { run(from, to); });
-    concurrently(branches);
-    i = f.ends.empty() ? f.begin : f.ends.back();
-  }
-  run(i, r.launches.size());
-}
-
 // Dynamic shared memory over 48 KiB must be allowed per function before a
 // launch uses it (and before the occupancy calculator counts it).
 static void allowSharedBytes(const Driver& d, CUfunction f, unsigned sharedBytes) {

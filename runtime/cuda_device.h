@@ -100,10 +100,6 @@ class CudaDevice final : public Device {
   // and downloads then run too, and mark the record as more than its
   // launches: LaunchRecord::launchesOnly).
   LaunchRecord record(const std::function<void()>& work, bool enqueue = false) const;
-  // Enqueues a record's launches in order on the default stream, the
-  // branches of each concurrently() side by side again (through launch():
-  // programmatic functions launch as such).
-  void replay(const LaunchRecord& r) const;
   // A graph of a record's launches (branches of a concurrently() side by
   // side; programmatic functions behind programmatic edges, CudaGraph).
   CudaGraph graph(const LaunchRecord& r) const { return CudaGraph(d_, r); }

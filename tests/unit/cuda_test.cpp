@@ -166,9 +166,9 @@ TEST(CudaDevice, LoadsModulesLaunchesAndTimes) {
 // A record of chained launches (each y += x reads the previous one's y)
 // becomes a graph whose programmatic launches sit behind programmatic
 // edges, one per launch after the first, when the device launches
-// programmatically (sm_90, STRATA_CUDA_PDL not off); replayed as a graph
-// and launch by launch, y ends at y0 + 8 x exactly (each add waits for the
-// previous one's memory).
+// programmatically (sm_90, STRATA_CUDA_PDL not off); run as the graph,
+// launched directly and launched while recorded, y ends at y0 + 8 x
+// exactly (each add waits for the previous one's memory).
 TEST(CudaDevice, GraphsKeepProgrammaticLaunches) {
   SKIP_WITHOUT_GPU(dev);
   if (dev->computeCapability() < 90) GTEST_SKIP() << "griddepcontrol needs sm_90";
@@ -195,10 +195,9 @@ TEST(CudaDevice, GraphsKeepProgrammaticLaunches) {
   }
   // "enqueued": recorded while launched (record with enqueue), which runs
   // the work and records the same launches, branches included.
-  for (const char* how : {"graph", "replay", "stream", "enqueued"}) {
+  for (const char* how : {"graph", "stream", "enqueued"}) {
     dev->upload(dy, y0.data(), n * 4);
     if (how[0] == 'g') g.launch();
-    else if (how[0] == 'r') dev->replay(r);
     else if (how[0] == 's') work();
     else EXPECT_EQ(dev->record(work, /*enqueue=*/true), r);
     dev->download(out.data(), dy, n * 4);
