@@ -16,7 +16,9 @@
 // synchronization point. q / k / v weights sit back to back, so one GEMM
 // computes them at one row (and one RoPE launch rotates q and k there).
 // Intermediate values come from a pool of device blocks reused across
-// nodes and steps (stream order makes reuse safe).
+// nodes and steps (stream order makes reuse safe). A step that repeats
+// the last one's launches (decode steps of one batch) runs as one CUDA
+// graph from then on (CudaExecutorOptions::graphs).
 #pragma once
 #include <cstdint>
 #include <map>
