@@ -383,7 +383,7 @@ struct CudaExecutor::Impl {
   // While a step is recorded for a graph: its launches' guards, and the
   // host inputs read that no guard covers yet (hostArg, guard).
   mutable std::vector<Guard>* guards = nullptr;
-  mutable std::set<std::string> unguarded;
+  mutable std::set<std::string> unguarded, guardKeys;
   // The last recorded step's launches.
   mutable LaunchRecord lastRecord;
   mutable int64_t graphSteps = 0;
@@ -446,14 +446,17 @@ struct CudaExecutor::Impl {
     makePendingGraph();
     dev.download(host, src, bytes);
   }
-  // Adds a guard over the host inputs `reads` (recording only).
-  void guard(std::initializer_list<const Val*> reads, Guard g) const {
+  // Adds a guard over the host inputs `reads` (recording only). `same`
+  // names what the guard checks (its kind and every value it captured):
+  // a step's layers repeat one launch's checks, which are kept once (a
+  // graph step runs its guards before the GPU starts).
+  void guard(std::initializer_list<const Val*> reads, const std::string& same, Guard g) const {
     if (!guards) return;
     for (const Val* r : reads) {
       if (!r->input) fail("a guard over a value that is not a graph input");
       unguarded.erase(*r->input);
     }
-    guards->push_back(std::move(g));
+    if (guardKeys.insert(same).second) guards->push_back(std::move(g));
   }
 
   Impl(ops::GraphDef graph, CudaDevice& d, const CudaKernelSet& kernels, const CudaExecutorOptions& o)
@@ -480,7 +483,7 @@ struct CudaExecutor::Impl {
   Tensor gatherRows(const Tensor& table, const Val& ids) const {
     const int64_t rows = table.dim(0), width = table.numel() / rows, T = ids.host.numel();
     checkIndices(ids.host, rows, "row index");
-    guard({&ids}, [rows, name = ids.input](const TensorMap& step) {
+    guard({&ids}, fmt::format("rows {} {}", *ids.input, rows), [rows, name = ids.input](const TensorMap& step) {
       checkIndices(step.at(*name), rows, "row index");
       return true;
     });
@@ -670,7 +673,8 @@ Tensor CudaExecutor::Impl::ropeRows(const ops::NodeDef& n, const Tensor& x, cons
       k.ropes(), [&](const auto& r) { return r.dtype == dtName && r.heads == heads && r.headDim == D; },
       fmt::format("{} RoPE kernel for {} heads of dim {}", dtName, heads, D));
   const RopeTable& tab = ropeTable(D, theta, maxPos + 1);
-  guard({&posVal}, [this, T, key = std::pair{D, theta}, cos = tab.cos.raw(), name = posVal.input](const auto& step) {
+  guard({&posVal}, fmt::format("rope {} {} {} {} {}", *posVal.input, T, D, theta, tab.cos.raw()),
+        [this, T, key = std::pair{D, theta}, cos = tab.cos.raw(), name = posVal.input](const auto& step) {
     const int64_t last = maxPosition(step.at(*name), T);
     const RopeTable& now = rope.at(key);
     return now.cos.raw() == cos && last < now.rows;
@@ -723,7 +727,8 @@ V CudaExecutor::Impl::kvWrite(const std::vector<const Val*>& in) const {
   if (kk.numel() != T * Hk * D || v.numel() != T * Hk * D)
     fail("k/v {} / {} are not {} tokens of {} x {}", ops::shapeStr(kk.shape()), ops::shapeStr(v.shape()), T, Hk, D);
   checkIndices(slots, cache.dim(0) * P, "cache slot");
-  guard({in[3]}, [limit = cache.dim(0) * P, name = in[3]->input](const TensorMap& step) {
+  guard({in[3]}, fmt::format("slots {} {}", *in[3]->input, cache.dim(0) * P),
+        [limit = cache.dim(0) * P, name = in[3]->input](const TensorMap& step) {
     checkIndices(step.at(*name), limit, "cache slot");
     return true;
   });
@@ -766,7 +771,10 @@ V CudaExecutor::Impl::pagedAttention(const ops::NodeDef& n, const std::vector<co
   if (maxNew == 1) {
     const auto& kern = findKernel(k.pagedDecodes(), matches, fmt::format("{} paged decode kernel for {}", dtName, shape));
     const int64_t splits = k.pagedDecodeSplits(kern, N, maxContext);
-    guard({in[2], in[3], in[4]}, [this, &kern, N, T, P, blocks, splits, names](const TensorMap& step) {
+    guard({in[2], in[3], in[4]},
+          fmt::format("decode {} {} {} {} {} {} {} {} {}", *names[0], *names[1], *names[2], kern.name, N, T, P, blocks,
+                      splits),
+          [this, &kern, N, T, P, blocks, splits, names](const TensorMap& step) {
       const auto [newTokens, context] =
           attentionSteps(step.at(*names[0]), step.at(*names[1]), step.at(*names[2]), T, P, blocks);
       return newTokens == 1 && k.pagedDecodeSplits(kern, N, context) == splits;
@@ -776,7 +784,9 @@ V CudaExecutor::Impl::pagedAttention(const ops::NodeDef& n, const std::vector<co
     k.launch(kern, b, N, maxBlocks, cache.dim(0), splits);
   } else {
     const auto& kern = k.pagedPrefillFor(dtName, heads, kvHeads, D, P, scale, N, maxNew);
-    guard({in[2], in[3], in[4]}, [T, P, blocks, maxNew, names](const TensorMap& step) {
+    guard({in[2], in[3], in[4]},
+          fmt::format("prefill {} {} {} {} {} {} {}", *names[0], *names[1], *names[2], T, P, blocks, maxNew),
+          [T, P, blocks, maxNew, names](const TensorMap& step) {
       return attentionSteps(step.at(*names[0]), step.at(*names[1]), step.at(*names[2]), T, P, blocks).first == maxNew;
     });
     PagedPrefillBuffers b{q.raw(), cache.raw(), in[2]->dev.raw(), in[3]->dev.raw(), in[4]->dev.raw(), mut(o)};
@@ -1129,6 +1139,7 @@ std::map<std::string, Tensor> CudaExecutor::Impl::execute(const TensorMap& input
     // launches makes the graph that later steps take.
     m.guards = &stepGuards;
     m.unguarded.clear();
+    m.guardKeys.clear();
     LaunchRecord r;
     try {
       r = m.dev.record(nodes, /*enqueue=*/true);
