@@ -75,7 +75,7 @@ class DevicePool {
       p = bytes >= kSlabMinBlock ? carve(bytes) : dev_.allocate(bytes);
       blocks_[static_cast<const char*>(p)] = bytes;
     }
-    if (capturing_) captured_.push_back({p, bytes});
+    if (capturing_) captured_[p] = bytes;
     std::shared_ptr<const void> owner(p, [this, bytes](const void* q) { free_[bytes].insert(const_cast<void*>(q)); });
     return Tensor(t, std::move(s), std::move(owner), p);
   }
@@ -93,14 +93,10 @@ class DevicePool {
   }
   std::shared_ptr<const void> pinCaptured(const std::vector<Tensor>& holders, size_t mostBytes) {
     std::vector<std::pair<void*, size_t>> taken;
-    std::set<void*> seen;
     size_t total = 0;
-    for (auto [p, bytes] : captured_)
-      if (seen.insert(p).second) total += bytes;
+    for (auto [p, bytes] : captured_) total += bytes;
     if (total > mostBytes) return nullptr;
-    seen.clear();
     for (auto [p, bytes] : captured_) {
-      if (!seen.insert(p).second) continue;
       if (free_[bytes].erase(p)) {
         taken.push_back({p, bytes});
         continue;
@@ -164,7 +160,7 @@ class DevicePool {
   std::map<size_t, std::set<void*>> free_;
   std::map<const char*, size_t> blocks_;  // every block: start -> bytes (carved from a slab from kSlabMinBlock up)
   bool capturing_ = false;
-  std::vector<std::pair<void*, size_t>> captured_;
+  std::map<void*, size_t> captured_;  // each block once, however often the step took it
 };
 
 // The most pool memory a step graph keeps for itself. Llama-3-8B shape
