@@ -57,6 +57,7 @@ void CudaDevice::allowProgrammaticLaunch(CUfunction f) const {
 }
 
 CudaDevice::~CudaDevice() {
+  if (uploaded_) d_.cuEventDestroy(uploaded_);
   for (CUevent e : events_) d_.cuEventDestroy(e);
   for (CUstream s : side_) d_.cuStreamDestroy(s);
   d_.cuDevicePrimaryCtxRelease(dev_);
@@ -155,6 +156,24 @@ void CudaDevice::synchronize() { check(d_.cuCtxSynchronize(), "cuCtxSynchronize"
 
 void CudaDevice::upload(void* dst, const void* host, size_t bytes) {
   check(d_.cuMemcpyHtoD(dptr(dst), host, bytes), "cuMemcpyHtoD");
+}
+
+std::shared_ptr<uint8_t> CudaDevice::pinnedHost(size_t bytes) const {
+  void* p = nullptr;
+  check(d_.cuMemHostAlloc(&p, std::max<size_t>(bytes, 1), 0), "cuMemHostAlloc");
+  const cuda::Driver* d = &d_;
+  return std::shared_ptr<uint8_t>(static_cast<uint8_t*>(p), [d](uint8_t* q) { d->cuMemFreeHost(q); });
+}
+
+void CudaDevice::uploadAsync(void* dst, const void* host, size_t bytes) const {
+  if (recording_) fail("CudaDevice::uploadAsync while recording launches");
+  if (!uploaded_) check(d_.cuEventCreate(&uploaded_, 2), "cuEventCreate");  // CU_EVENT_DISABLE_TIMING
+  check(d_.cuMemcpyHtoDAsync(dptr(dst), host, bytes, nullptr), "cuMemcpyHtoDAsync");
+  check(d_.cuEventRecord(uploaded_, nullptr), "cuEventRecord");
+}
+
+void CudaDevice::waitForUploads() const {
+  if (uploaded_) check(d_.cuEventSynchronize(uploaded_), "cuEventSynchronize");
 }
 
 void CudaDevice::download(void* host, const void* src, size_t bytes) {

@@ -32,8 +32,20 @@ class CudaDevice final : public Device {
   void release(void* p, size_t bytes) override;
   void copy(void* dst, const void* src, size_t bytes) override;
   void synchronize() override;
+  // Waits for the default stream, then copies (pageable host memory).
   void upload(void* dst, const void* host, size_t bytes);
   void download(void* host, const void* src, size_t bytes);
+  // Page-locked host memory (cuMemHostAlloc), freed with its last owner:
+  // the source uploadAsync needs.
+  std::shared_ptr<uint8_t> pinnedHost(size_t bytes) const;
+  // Enqueues a copy from page-locked `host` (pinnedHost) to `dst` on the
+  // default stream and returns at once (cuMemcpyHtoDAsync), where upload()
+  // waits for the stream first: `host` must keep its bytes until the
+  // stream reaches the copy (waitForUploads).
+  void uploadAsync(void* dst, const void* host, size_t bytes) const;
+  // Returns once every uploadAsync before it has run (at once when a
+  // download has waited for the stream since).
+  void waitForUploads() const;
 
   std::string deviceName() const { return deviceName_; }
   int computeCapability() const { return cc_; }  // 90 for sm_90
@@ -126,6 +138,7 @@ class CudaDevice final : public Device {
   bool pdl_ = false;
   mutable std::set<cuda::CUfunction> programmatic_;
   mutable std::vector<size_t> frontier_;
+  mutable cuda::CUevent uploaded_ = nullptr;  // after the last uploadAsync
   mutable size_t localBytes_ = 0;  // per-thread local memory reserved (reserveLocalMemory)
   // Each function's argument (offset, size) pairs (cuFuncGetParamInfo).
   mutable std::vector<std::pair<cuda::CUfunction, std::vector<std::pair<size_t, size_t>>>> argLayouts_;

@@ -46,6 +46,9 @@ bool resolve(void* lib, Driver& d, std::string& why) {
   get(d.cuMemcpyHtoD, "cuMemcpyHtoD_v2");
   get(d.cuMemcpyHtoDAsync, "cuMemcpyHtoDAsync_v2");
   get(d.cuMemcpyDtoH, "cuMemcpyDtoH_v2");
+  get(d.cuMemcpyDtoHAsync, "cuMemcpyDtoHAsync_v2");
+  get(d.cuMemHostAlloc, "cuMemHostAlloc");
+  get(d.cuMemFreeHost, "cuMemFreeHost");
   get(d.cuMemcpyDtoD, "cuMemcpyDtoD_v2");
   get(d.cuModuleLoadDataEx, "cuModuleLoadDataEx");
   get(d.cuModuleUnload, "cuModuleUnload");

@@ -420,7 +420,20 @@ struct CudaExecutor::Impl {
     Tensor staged;
     std::map<std::string, Tensor> outs;
     std::shared_ptr<const void> pinned;
+    // The integer inputs (graph input index, offset in `staged`), packed
+    // into page-locked `host` and sent up without waiting (uploadAsync):
+    // a graph step's host work is what the GPU waits for between steps.
+    std::vector<std::pair<size_t, size_t>> ints;
+    std::shared_ptr<uint8_t> host;
   };
+  // Whether a step of `inputs` takes the step graph (the same input
+  // types and shapes, the same KV cache tensors, every guard holding),
+  // checked without building its signature; `graphInputs` gets each graph
+  // input's tensor.
+  bool takesGraph(const TensorMap& inputs) const;
+  mutable std::vector<const Tensor*> graphInputs;
+  // Runs the step graph on a step it takes (after takesGraph).
+  void runGraph() const;
   mutable std::optional<StepGraph> stepGraph;
   // A repeated step's record, its graph not made yet: made while the GPU
   // runs the step, before the executor next waits for it (download), as
@@ -435,6 +448,7 @@ struct CudaExecutor::Impl {
     PendingGraph p = std::move(*pendingGraph);
     pendingGraph.reset();
     p.parts.graph = dev.graph(p.record);
+    dev.waitForUploads();  // the graph replaced may still be copying from its `host`
     stepGraph = std::move(p.parts);
   }
   // Every download waits for the GPU: the pending graph is made first.
@@ -998,14 +1012,14 @@ namespace {
 // (16-byte aligned each, in graph input order): the bytes, and where each
 // input starts.
 std::vector<uint8_t> packSteps(const std::vector<std::pair<const ops::ValueInfo*, const Tensor*>>& ints,
-                               std::vector<size_t>* offsets = nullptr) {
+                               std::vector<size_t>& offsets) {
   size_t bytes = 0;
   for (auto [v, t] : ints) bytes += (t->nbytes() + 15) / 16 * 16;
   std::vector<uint8_t> host(bytes);
   size_t off = 0;
   for (auto [v, t] : ints) {
     std::copy_n(static_cast<const uint8_t*>(t->raw()), t->nbytes(), host.data() + off);
-    if (offsets) offsets->push_back(off);
+    offsets.push_back(off);
     off += (t->nbytes() + 15) / 16 * 16;
   }
   return host;
@@ -1013,12 +1027,50 @@ std::vector<uint8_t> packSteps(const std::vector<std::pair<const ops::ValueInfo*
 
 }  // namespace
 
+bool CudaExecutor::Impl::takesGraph(const TensorMap& inputs) const {
+  const StepGraph& sg = *stepGraph;
+  graphInputs.resize(g.inputs.size());
+  for (size_t i = 0; i < g.inputs.size(); ++i) {
+    auto it = inputs.find(g.inputs[i].name);
+    if (it == inputs.end()) return false;
+    const Tensor& t = it->second;
+    const InputSig& s = sg.sig[i];
+    if (t.dtype() != s.dtype || t.shape() != s.shape || (s.device && t.raw() != s.device)) return false;
+    graphInputs[i] = &t;
+  }
+  return std::all_of(sg.guards.begin(), sg.guards.end(), [&](const Guard& gd) { return gd(inputs); });
+}
+
+void CudaExecutor::Impl::runGraph() const {
+  const StepGraph& sg = *stepGraph;
+  // The last step's copy from `host` has run (its download waited for it).
+  dev.waitForUploads();
+  size_t end = 0;
+  for (auto [input, offset] : sg.ints) {
+    const Tensor& t = *graphInputs[input];
+    std::copy_n(static_cast<const uint8_t*>(t.raw()), t.nbytes(), sg.host.get() + offset);
+    end = std::max(end, offset + t.nbytes());
+  }
+  if (end > sg.staged.nbytes()) fail("a graph step's inputs outgrew their staged copy");
+  if (end) dev.uploadAsync(mut(sg.staged), sg.host.get(), end);
+  sg.graph.launch();
+  ++graphSteps;
+}
+
 // Runs the nodes on `inputs` (launches enqueued, not waited for); returns
 // the graph outputs on the device. `staged` receives the step inputs'
 // device copy: the caller keeps it until the step is waited for.
 std::map<std::string, Tensor> CudaExecutor::Impl::execute(const TensorMap& inputs, Tensor& staged) const {
   const Impl& m = *this;
   const bool graphing = m.graphs && !m.profiling;
+  // A step the graph was made for (StepGraph): its inputs go where the
+  // graph's kernels read them, and the graph runs.
+  m.makePendingGraph();
+  if (graphing && m.stepGraph && m.takesGraph(inputs)) {
+    m.runGraph();
+    staged = m.stepGraph->staged;
+    return m.stepGraph->outs;
+  }
   std::optional<std::vector<InputSig>> sig;
   if (graphing) sig = m.signature(inputs);
   std::vector<std::pair<const ops::ValueInfo*, const Tensor*>> ints;
@@ -1029,20 +1081,6 @@ std::map<std::string, Tensor> CudaExecutor::Impl::execute(const TensorMap& input
         ints.push_back({&v, &it->second});
     }
   };
-  // A step the graph was made for (StepGraph): its inputs go where the
-  // graph's kernels read them, and the graph runs.
-  m.makePendingGraph();
-  if (sig && m.stepGraph && *sig == m.stepGraph->sig &&
-      std::all_of(m.stepGraph->guards.begin(), m.stepGraph->guards.end(), [&](const Guard& gd) { return gd(inputs); })) {
-    intInputs();
-    std::vector<uint8_t> host = packSteps(ints);
-    staged = m.stepGraph->staged;
-    if (host.size() > staged.nbytes()) fail("a graph step's inputs outgrew their staged copy");
-    if (!host.empty()) m.dev.upload(mut(staged), host.data(), host.size());
-    m.stepGraph->graph.launch();
-    ++m.graphSteps;
-    return m.stepGraph->outs;
-  }
   std::map<std::string, Impl::Val> env;
   // The integer step inputs go up in one copy; their device views point
   // into `staged`.
@@ -1068,9 +1106,9 @@ std::map<std::string, Tensor> CudaExecutor::Impl::execute(const TensorMap& input
   // Recording (graphs): the blocks the step takes from the pool are noted
   // from here on, the staged copy's included.
   if (graphing) m.pool.capture(true);
+  std::vector<size_t> offsets;
   {
-    std::vector<size_t> offsets;
-    std::vector<uint8_t> host = packSteps(ints, &offsets);
+    std::vector<uint8_t> host = packSteps(ints, offsets);
     staged = m.pool.tensor(ops::DType::I64, {(int64_t)std::max<size_t>(host.size() / 8, 1)});
     for (size_t i = 0; i < ints.size(); ++i) {
       auto [v, t] = ints[i];
@@ -1158,9 +1196,13 @@ std::map<std::string, Tensor> CudaExecutor::Impl::execute(const TensorMap& input
   if (repeated) {
     std::vector<Tensor> holders{staged};
     for (const auto& [name, t] : outs) holders.push_back(t);
-    if (auto pinned = m.pool.pinCaptured(holders, kStepGraphMostBytes))
-      m.pendingGraph = PendingGraph{
-          m.lastRecord, StepGraph{CudaGraph(), std::move(*sig), std::move(stepGuards), staged, outs, std::move(pinned)}};
+    if (auto pinned = m.pool.pinCaptured(holders, kStepGraphMostBytes)) {
+      std::vector<std::pair<size_t, size_t>> at;
+      for (size_t i = 0; i < ints.size(); ++i) at.push_back({size_t(ints[i].first - g.inputs.data()), offsets[i]});
+      m.pendingGraph = PendingGraph{m.lastRecord,
+                                    StepGraph{CudaGraph(), std::move(*sig), std::move(stepGuards), staged, outs,
+                                              std::move(pinned), std::move(at), m.dev.pinnedHost(staged.nbytes())}};
+    }
   }
   return outs;
 }

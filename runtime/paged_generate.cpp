@@ -36,9 +36,10 @@ PagedModel::PagedModel(const GraphRunner& exec, PagedKvCache& cache) : exec_(exe
     fail("the KV cache is {} on the {} device; this backend computes on {} in {} memory",
          ops::dtypeName(cache.shape().dtype), cache.device().name(), ops::dtypeName(exec.cacheDType()),
          exec.cacheDevice().name());
+  for (int64_t l = 0; l < cache.shape().layers; ++l) in_["kv_cache." + std::to_string(l)] = cache.layer(l);
 }
 
-TensorMap PagedModel::inputs(const std::vector<SeqStep>& steps, std::vector<int64_t>& ctx) const {
+const TensorMap& PagedModel::inputs(const std::vector<SeqStep>& steps, std::vector<int64_t>& ctx) {
   if (steps.empty()) fail("a step needs at least one sequence");
   std::vector<int64_t> ids, pos, starts{0}, slots, last;
   ctx.clear();
@@ -69,7 +70,9 @@ TensorMap PagedModel::inputs(const std::vector<SeqStep>& steps, std::vector<int6
     const auto& t = cache_.blockTable(steps[n].seq);
     std::copy(t.begin(), t.end(), tables.begin() + n * maxBlocks);
   }
-  TensorMap in;
+  // The same map each step: its nodes and keys (the cache layers' set once)
+  // are reused, not rebuilt.
+  TensorMap& in = in_;
   in["input_ids"] = Tensor::fromI64(ids, {1, T});
   in["position_ids"] = Tensor::fromI64(pos, {1, T});
   in["seq_starts"] = Tensor::fromI64(starts);
@@ -77,7 +80,6 @@ TensorMap PagedModel::inputs(const std::vector<SeqStep>& steps, std::vector<int6
   in["block_tables"] = Tensor::fromI64(tables, {N, (int64_t)maxBlocks});
   in["slot_mapping"] = Tensor::fromI64(slots);
   in["logits_indices"] = Tensor::fromI64(last);
-  for (int64_t l = 0; l < cache_.shape().layers; ++l) in["kv_cache." + std::to_string(l)] = cache_.layer(l);
   return in;
 }
 

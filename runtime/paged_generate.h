@@ -40,9 +40,12 @@ class PagedModel {
 
  private:
   // The graph inputs of a step; ctx gets each sequence's length after it.
-  TensorMap inputs(const std::vector<SeqStep>& steps, std::vector<int64_t>& ctx) const;
+  // The map is the model's own, refilled each step (a decode step's host
+  // work is on the GPU's critical path: the GPU waits for it).
+  const TensorMap& inputs(const std::vector<SeqStep>& steps, std::vector<int64_t>& ctx);
   const GraphRunner& exec_;
   PagedKvCache& cache_;
+  TensorMap in_;
 };
 
 struct PagedOptions {

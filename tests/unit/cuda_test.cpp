@@ -1,8 +1,9 @@
 // The cuda device: on a machine without a GPU (CI), opening it is a clear
 // error and the GPU tests skip with the reason; on the GPU machine, memory,
-// copies, the paged KV cache's copy-on-write in device memory, module
-// loading (with the JIT log for bad PTX), launches and event timing, and
-// programmatic launches kept in CUDA graphs.
+// copies (page-locked uploads that do not wait among them), the paged KV
+// cache's copy-on-write in device memory, module loading (with the JIT log
+// for bad PTX), launches and event timing, and programmatic launches kept
+// in CUDA graphs.
 #include <gtest/gtest.h>
 
 #include <fmt/format.h>
@@ -71,6 +72,29 @@ TEST(CudaDevice, MemoryAndCopies) {
   dev->release(b, bytes);
   EXPECT_EQ(dev->allocated(), 0u);
   EXPECT_THROW(dev->allocate(dev->capacity() * 2), Error);  // names the request and what is free
+}
+
+// Uploads from page-locked memory return before the copy runs; once
+// waitForUploads returns, the host bytes may change without reaching the
+// device (a graph step refills them each step).
+TEST(CudaDevice, UploadsFromPinnedMemoryWithoutWaiting) {
+  SKIP_WITHOUT_GPU(dev);
+  const size_t n = 1 << 16, bytes = n * sizeof(float);
+  void* a = dev->allocate(bytes);
+  std::shared_ptr<uint8_t> host = dev->pinnedHost(bytes);
+  float* h = reinterpret_cast<float*>(host.get());
+  std::vector<float> x = randomFloats(n, 3), back(n);
+  for (int round = 0; round < 3; ++round) {
+    dev->waitForUploads();
+    std::copy(x.begin(), x.end(), h);
+    dev->uploadAsync(a, host.get(), bytes);
+    dev->waitForUploads();
+    std::fill(h, h + n, -7.0f);  // after the copy ran: not on the device
+    dev->download(back.data(), a, bytes);
+    EXPECT_EQ(std::memcmp(back.data(), x.data(), bytes), 0) << "round " << round;
+    for (float& v : x) v += 1;
+  }
+  dev->release(a, bytes);
 }
 
 // The paged cache's storage and copy-on-write on the GPU: a forked
