@@ -471,6 +471,15 @@ struct CudaExecutor::Impl {
 
   Impl(ops::GraphDef graph, CudaDevice& d, const CudaKernelSet& kernels, const CudaExecutorOptions& o)
       : g(std::move(graph)), dev(d), k(kernels), dt(o.dtype), dtName(ops::dtypeName(o.dtype)), pool(d, tmaRowBlock(kernels)) {}
+  // A step graph's page-locked inputs are freed with it: its last copy
+  // from them must have run (a step that threw was never waited for).
+  ~Impl() {
+    try {
+      dev.waitForUploads();
+    } catch (const std::exception&) {
+      // The context failed already; nothing waits on it any more.
+    }
+  }
 
   const Tensor& devArg(const std::vector<const Val*>& in, size_t i, const char* what) const {
     if (in.size() <= i || !in[i]) fail("missing {} (input #{})", what, i);
