@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <numeric>
 #include <set>
 
 #include <fmt/format.h>
@@ -314,10 +315,20 @@ RopeKernelSpec cudaRopeSpec(int64_t heads, int64_t headDim, const std::string& d
   return s;
 }
 
+RopeKernelSpec cudaJoinedRopeSpec(int64_t heads, int64_t kvHeads, int64_t headDim, const std::string& dtype) {
+  RopeKernelSpec s = cudaRopeSpec(std::gcd(heads, kvHeads), headDim, dtype);
+  s.name = fmt::format("rope_{}_h{}k{}_d{}", dtype, heads, kvHeads, headDim);
+  s.heads = heads;
+  s.kvHeads = kvHeads;
+  return s;
+}
+
 std::vector<RopeKernelSpec> cudaRopeKernelSet() {
   std::vector<RopeKernelSpec> set;
-  for (const char* dt : {"bf16", "f16"})
-    for (int64_t heads : {32, 8, 40}) set.push_back(cudaRopeSpec(heads, 128, dt));
+  for (const char* dt : {"bf16", "f16"}) {
+    for (int64_t heads : {32, 8}) set.push_back(cudaRopeSpec(heads, 128, dt));
+    set.push_back(cudaJoinedRopeSpec(32, 8, 128, dt));
+  }
   return set;
 }
 
@@ -438,7 +449,9 @@ void writeCudaKernelFiles(const CudaKernelSetSpec& set, const std::string& targe
                              {"tma_store", storesCByTma(s)}}));
   for (const RmsNormKernelSpec& s : set.norms) kernels.push_back(entry("rms_norm", s.name, s.dtype, {{"block_n", s.blockN}, {"lane_vector", s.laneVector}}));
   for (const RopeKernelSpec& s : set.ropes)
-    kernels.push_back(entry("rope", s.name, s.dtype, {{"heads", s.heads}, {"head_dim", s.headDim}, {"heads_per_program", s.headsPerProgram}}));
+    kernels.push_back(entry("rope", s.name, s.dtype,
+                            {{"heads", s.heads}, {"kv_heads", s.kvHeads}, {"head_dim", s.headDim},
+                             {"heads_per_program", s.headsPerProgram}}));
   for (const AttentionKernelSpec& s : set.attentions)
     kernels.push_back(entry("attention", s.name, s.dtype,
                             {{"heads", s.heads}, {"kv_heads", s.kvHeads}, {"head_dim", s.headDim},
@@ -538,14 +551,13 @@ CudaKernelSetSpec cudaModelKernelSet(ops::GraphDef& g, const std::string& dtype,
       if (once("rms_norm")) set.norms.push_back(cudaRmsNormSpec(dtype));
     } else if (n.op == "region.rope") {
       // The q and k projections: the graph's head counts at this head dim,
-      // and both together (q | k of the joined q / k / v row at decode:
-      // one launch, runtime/cuda_executor.cpp).
+      // and both in one launch (q then k, as the q / k / v GEMMs write
+      // them: runtime/cuda_executor.cpp).
       const int64_t d = a.at("head_dim").get<int64_t>(), heads = paged(n).at("heads").get<int64_t>(),
                     kvHeads = paged(n).at("kv_heads").get<int64_t>();
-      for (int64_t h : {heads, kvHeads, heads + kvHeads}) {
-        RopeKernelSpec s = cudaRopeSpec(h, d, dtype);
+      for (RopeKernelSpec s : {cudaRopeSpec(heads, d, dtype), cudaRopeSpec(kvHeads, d, dtype),
+                               cudaJoinedRopeSpec(heads, kvHeads, d, dtype)})
         if (once(s.name)) set.ropes.push_back(s);
-      }
     } else if (n.op == "region.kv_write") {
       const int64_t d = paged(n).at("head_dim").get<int64_t>(), kvHeads = paged(n).at("kv_heads").get<int64_t>();
       std::string name = fmt::format("kv_write_{}_kv{}_d{}_p{}", dtype, kvHeads, d, pageSize);

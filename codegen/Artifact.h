@@ -41,7 +41,8 @@ void writeCpuArtifact(const KernelPlan& plan, const std::string& dir, const nloh
 //                 "dtype"; GEMMs also "weights": "kn"|"nk", "bias",
 //                 "residual", "swiglu", "block_m", "block_n", "block_k",
 //                 "num_warps", "stages", "max_rows"; RMSNorms "block_n";
-//                 RoPEs "heads", "head_dim"; attentions "heads",
+//                 RoPEs "heads", "kv_heads" (0, or the k heads rotated
+//                 in the same launch), "head_dim"; attentions "heads",
 //                 "kv_heads", "head_dim", "causal", "scale", "block_m",
 //                 "block_n", "stages", "tma" (true: the kernel takes
 //                 tensor maps of q, k and v after T); paged decodes the
@@ -127,9 +128,14 @@ std::vector<RepetitionPenaltyKernelSpec> cudaRepetitionPenaltyKernelSet();
 // rope_{dtype}_h{heads}_d{headDim}): one warp per token and group of up to
 // 8 heads, lane vectors of 4 elements.
 RopeKernelSpec cudaRopeSpec(int64_t heads, int64_t headDim, const std::string& dtype);
+// The GPU RoPE kernel over the q heads and the KV heads of one projection
+// in one launch (RopeKernelSpec::kvHeads; name
+// rope_{dtype}_h{heads}k{kvHeads}_d{headDim}): up to 8 heads a program,
+// the most dividing both counts.
+RopeKernelSpec cudaJoinedRopeSpec(int64_t heads, int64_t kvHeads, int64_t headDim, const std::string& dtype);
 // RoPE kernels for the GPU: bf16 and f16 storage of q / k rows of 32 and 8
-// heads of dim 128 (Llama-3-8B's query and key projections) and of 40 (q
-// and k side by side in the joined q / k / v row at decode).
+// heads of dim 128 (Llama-3-8B's query and key projections), and both in
+// one launch (q then k, as the q / k / v GEMMs write them).
 std::vector<RopeKernelSpec> cudaRopeKernelSet();
 
 // FlashAttention-2 forward kernels for the GPU (cudaAttentionSpec, scale

@@ -121,8 +121,9 @@ std::string emitRmsNormKernel(const RmsNormKernelSpec& s) {
 std::string emitRopeKernel(const RopeKernelSpec& s) {
   if (s.heads <= 0 || s.headDim <= 0 || s.headDim % 2)
     fail("rope kernel: {} heads of dim {} (needs an even head dim)", s.heads, s.headDim);
-  if (s.headsPerProgram <= 0 || s.heads % s.headsPerProgram)
-    fail("rope kernel: {} heads a program must divide the {} heads", s.headsPerProgram, s.heads);
+  if (s.headsPerProgram <= 0 || s.heads % s.headsPerProgram || s.kvHeads < 0 || s.kvHeads % s.headsPerProgram)
+    fail("rope kernel: {} heads a program must divide the {} heads and {} KV heads", s.headsPerProgram, s.heads,
+         s.kvHeads);
   const StorageText st{s.dtype};
   st.check("rope");
   const int64_t half = s.headDim / 2, G = s.headsPerProgram, V = s.laneVector;
@@ -133,7 +134,30 @@ std::string emitRopeKernel(const RopeKernelSpec& s) {
   // groups); a lane's vector of V elements is a contiguous, V-aligned run
   // of one row (x rows and the tables' rows start on whole vectors).
   const std::string hint = laneVectorAccess(V), laneVector = laneVectorAttr(V);
-  return fmt::format(R"(func.func @{name}(%x: {P}, %y: {P}, %cos: !tile.ptr<f32>, %sin: !tile.ptr<f32>, %pos: !tile.ptr<i64>, %T: index, %P: index) attributes {{tile.num_warps = 1 : i64{lv}}} {{
+  // Program (t, g) rotates heads [g G, g G + G) of token t: row r of x
+  // viewed as [rows, headDim]. With KV heads, the groups past the q heads
+  // are token t's k heads, which start at row kAt (>= T heads: the q rows
+  // may be followed by padding).
+  const std::string rowsOf =
+      s.kvHeads == 0
+          ? "  %rows = arith.muli %T, %cH : index\n"
+            "  %rt = arith.muli %t, %cH : index\n"
+            "  %rg = arith.muli %g, %cG : index\n"
+            "  %r = arith.addi %rt, %rg : index\n"
+          : fmt::format("  %cK = arith.constant {K} : index\n"
+                        "  %kAll = arith.muli %T, %cK : index\n"
+                        "  %rows = arith.addi %kAt, %kAll : index\n"
+                        "  %rg = arith.muli %g, %cG : index\n"
+                        "  %rt = arith.muli %t, %cH : index\n"
+                        "  %rq = arith.addi %rt, %rg : index\n"
+                        "  %kt = arith.muli %t, %cK : index\n"
+                        "  %kg = arith.subi %rg, %cH : index\n"
+                        "  %k0 = arith.addi %kAt, %kt : index\n"
+                        "  %rk = arith.addi %k0, %kg : index\n"
+                        "  %isK = arith.cmpi uge, %rg, %cH : index\n"
+                        "  %r = arith.select %isK, %rk, %rq : index\n",
+                        fmt::arg("K", s.kvHeads));
+  return fmt::format(R"(func.func @{name}(%x: {P}, %y: {P}, %cos: !tile.ptr<f32>, %sin: !tile.ptr<f32>, %pos: !tile.ptr<i64>, %T: index, %P: index{kAtArg}) attributes {{tile.num_warps = 1 : i64{lv}}} {{
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %cD = arith.constant {D} : index
@@ -145,11 +169,7 @@ std::string emitRopeKernel(const RopeKernelSpec& s) {
   %p0 = tile.block_lookup %pos[%t] : !tile.ptr<i64>
   %pLast = arith.subi %P, %c1 : index
   %p = arith.minui %p0, %pLast : index
-  %rows = arith.muli %T, %cH : index
-  %rt = arith.muli %t, %cH : index
-  %rg = arith.muli %g, %cG : index
-  %r = arith.addi %rt, %rg : index
-  %x1p = tile.make_block_ptr %x, [%rows, %cD], [%cD, %c1], [%r, %c0] : {P} -> {BP}
+{rowsOf}  %x1p = tile.make_block_ptr %x, [%rows, %cD], [%cD, %c1], [%r, %c0] : {P} -> {BP}
   %x2p = tile.make_block_ptr %x, [%rows, %cD], [%cD, %c1], [%r, %cHalf] : {P} -> {BP}
   %tab = arith.muli %P, %cHalf : index
   %co = arith.muli %p, %cHalf : index
@@ -169,7 +189,8 @@ std::string emitRopeKernel(const RopeKernelSpec& s) {
 }}
 )",
                      fmt::arg("name", s.name), fmt::arg("D", s.headDim), fmt::arg("H", s.heads), fmt::arg("G", G),
-                     fmt::arg("half", half), fmt::arg("row", row), fmt::arg("lv", laneVector),
+                     fmt::arg("half", half), fmt::arg("row", row), fmt::arg("lv", laneVector), fmt::arg("rowsOf", rowsOf),
+                     fmt::arg("kAtArg", s.kvHeads ? ", %kAt: index" : ""),
                      fmt::arg("hint", hint), fmt::arg("P", st.ptr()), fmt::arg("BP", st.blockPtr(row)),
                      fmt::arg("x1", st.load("x1", "%x1p", row, hint)), fmt::arg("x2", st.load("x2", "%x2p", row, hint)),
                      fmt::arg("y1", st.store("%y1p", "%y1", row, hint)), fmt::arg("y2", st.store("%y2p", "%y2", row, hint)));

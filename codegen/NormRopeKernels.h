@@ -44,11 +44,21 @@ std::string emitRmsNormKernel(const RmsNormKernelSpec& spec);
 // headDim]), so a GPU program's lanes hold `laneVector` contiguous elements
 // each (tile.lane_vector; 0: none). `dtype` is the storage type of x and y
 // (f32, bf16 or f16); the arithmetic is f32.
+//
+// With `kvHeads` > 0, q and k of one projection in one launch, and one
+// more argument, kAt (index, >= T * heads): x (and y) hold the T tokens'
+// `heads` heads ([T, heads * headDim], q) from row 0 and their `kvHeads`
+// heads ([T, kvHeads * headDim], k) from row kAt of [rows, headDim]; the
+// grid is tokens x ((heads + kvHeads) / headsPerProgram), and
+// headsPerProgram divides both counts, so a program's heads are all q or
+// all k of one token. At one token with kAt = heads this is the
+// (heads + kvHeads)-head kernel on the row q | k.
 struct RopeKernelSpec {
   std::string name = "rope";
   int64_t heads = 0, headDim = 0;
   std::string dtype = "f32";
   int64_t headsPerProgram = 1, laneVector = 0;
+  int64_t kvHeads = 0;
 };
 std::string emitRopeKernel(const RopeKernelSpec& spec);
 

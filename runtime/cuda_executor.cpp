@@ -518,6 +518,11 @@ struct CudaExecutor::Impl {
   // positions `pos` (host and device copies), into a fresh tensor of
   // `shape` (rows x width elements).
   Tensor ropeRows(const ops::NodeDef& n, const Tensor& x, const Val& pos, int64_t width, const ops::Shape& shape) const;
+  // RoPE kernel `kern` over T tokens of x (a joined kernel: q then k, k
+  // right after q) into a fresh tensor of `shape`, checking the positions
+  // and guarding them for step graphs.
+  Tensor ropeLaunch(const ops::NodeDef& n, const CudaRopeKernel& kern, const Tensor& x, const Val& pos, int64_t T,
+                    const ops::Shape& shape) const;
   // The cos / sin tables of (head dim, theta) with at least `rows`
   // positions: grown geometrically, so a long generation rebuilds them
   // O(log n) times (the CPU backend's rule).
@@ -561,6 +566,8 @@ struct CudaExecutor::Impl {
 
 // region.gemm (ops/gemm_region.h has the operands and attributes;
 // runtime/region_kernels.cpp is the CPU twin).
+constexpr int64_t kJointOutputRows = 64;
+
 V CudaExecutor::Impl::gemm(const ops::NodeDef& n, const std::vector<const Val*>& in) const {
   const auto op = ops::GemmRegionOperands::of(n, in.size());
   Tensor x = devArg(in, 0, "x");
@@ -631,10 +638,26 @@ V CudaExecutor::Impl::gemm(const ops::NodeDef& n, const std::vector<const Val*>&
     if (sp.splits > 1) counterTotal += CudaKernelSet::gemmCounterBytes(*sp.kern, M, widthOf(wi));
   }
   char* counters = counterTotal ? static_cast<char*>(arrivalCounters(counterTotal)) : nullptr;
+  // Up to kJointOutputRows rows (decode steps), several outputs (q / k / v)
+  // fill one block, each output's rows after the last one's, so that one
+  // RoPE launch rotates q and k together (ropeJoined). C's rows past M are
+  // never stored (masked, or clipped by its tensor map). At a 128-token
+  // prefill one block measured 0.13-0.18 ms slower (not understood: its
+  // 1.5 MB come from a slab, the outputs' own blocks partly not), which
+  // the joined RoPE did not win back (H100, 2026-11-25, docs/cuda.md
+  // "q and k rotated in one launch").
+  Tensor joint;
+  int64_t jointAt = 0;
+  if (op.outputs() > 1 && !op.swiglu && M <= kJointOutputRows) {
+    int64_t total = 0;
+    for (int64_t wi = 0; wi < op.outputs(); ++wi) total += widthOf(wi);
+    joint = pool.tensor(dt, {M, total});
+  }
   for (int64_t wi = 0; wi < op.outputs(); ++wi) {
     const int64_t N = widthOf(wi);
     if (op.swiglu && widthOf(1) != N) fail("gate and up weights differ in width");
-    Tensor c = pool.tensor(dt, withLast(outBase, N));
+    Tensor c = joint.defined() ? joint.view(jointAt, withLast(outBase, N)) : pool.tensor(dt, withLast(outBase, N));
+    jointAt += M * N;
     GemmBuffers b;
     b.a = x.raw();
     b.aRows = aRows;
@@ -684,13 +707,19 @@ V CudaExecutor::Impl::ropeNode(const ops::NodeDef& n, const std::vector<const Va
 Tensor CudaExecutor::Impl::ropeRows(const ops::NodeDef& n, const Tensor& x, const Val& posVal, int64_t width,
                                     const ops::Shape& shape) const {
   const int64_t D = n.attrs.at("head_dim").get<int64_t>(), T = ops::numel(shape) / shape.back();
-  const float theta = n.attrs.at("theta").get<float>();
   if (D <= 0 || width % D) fail("rows of {} are not whole heads of {}", width, D);
-  const int64_t maxPos = maxPosition(posVal.host, T);
   const int64_t heads = width / D;
   const auto& kern = findKernel(
-      k.ropes(), [&](const auto& r) { return r.dtype == dtName && r.heads == heads && r.headDim == D; },
+      k.ropes(), [&](const auto& r) { return r.dtype == dtName && r.heads == heads && r.kvHeads == 0 && r.headDim == D; },
       fmt::format("{} RoPE kernel for {} heads of dim {}", dtName, heads, D));
+  return ropeLaunch(n, kern, x, posVal, T, shape);
+}
+
+Tensor CudaExecutor::Impl::ropeLaunch(const ops::NodeDef& n, const CudaRopeKernel& kern, const Tensor& x,
+                                      const Val& posVal, int64_t T, const ops::Shape& shape) const {
+  const int64_t D = kern.headDim;
+  const float theta = n.attrs.at("theta").get<float>();
+  const int64_t maxPos = maxPosition(posVal.host, T);
   const RopeTable& tab = ropeTable(D, theta, maxPos + 1);
   guard({&posVal}, fmt::format("rope {} {} {} {} {}", *posVal.input, T, D, theta, tab.cos.raw()),
         [this, T, key = std::pair{D, theta}, cos = tab.cos.raw(), name = posVal.input](const auto& step) {
@@ -713,26 +742,34 @@ const CudaExecutor::Impl::RopeTable& CudaExecutor::Impl::ropeTable(int64_t D, fl
   return tab;
 }
 
-// At one row the joined GEMM's q and k are adjacent views of one output
-// row, so [q | k] is one row of (heads + KV heads) heads: one launch
-// instead of two (a decode step saves one launch per layer).
+// The q / k / v GEMM writes k right after q in one block (at one row, q |
+// k | v is one row), so one launch rotates both: a joined kernel (q heads,
+// then k heads from a head row kAt), or at one row the kernel of heads +
+// KV heads on the row q | k (kernel sets from before the joined kernels).
+// A step saves one launch a layer.
 std::optional<std::pair<Tensor, Tensor>> CudaExecutor::Impl::ropeJoined(const ops::NodeDef& q,
                                                                         const std::vector<const Val*>& in,
                                                                         const Val& kx) const {
   const Tensor& x = devArg(in, 0, "x");
   const Tensor& kt = kx.dev;
-  const int64_t qw = x.dim(x.rank() - 1), kw = kt.numel(), D = q.attrs.at("head_dim").get<int64_t>();
-  if (x.numel() != qw || kt.dtype() != dt || kt.raw() != static_cast<const uint8_t*>(x.raw()) + x.nbytes() || D <= 0 ||
-      (qw + kw) % D)
+  const int64_t D = q.attrs.at("head_dim").get<int64_t>(), qw = x.dim(x.rank() - 1);
+  if (D <= 0 || qw <= 0 || qw % D || x.numel() == 0 || kt.dtype() != dt ||
+      kt.raw() != static_cast<const uint8_t*>(x.raw()) + x.nbytes())
     return std::nullopt;
-  const int64_t heads = (qw + kw) / D;
-  if (std::none_of(k.ropes().begin(), k.ropes().end(),
-                   [&](const auto& r) { return r.dtype == dtName && r.heads == heads && r.headDim == D; }))
-    return std::nullopt;
+  const int64_t T = x.numel() / qw, kw = kt.numel() / T;
+  if (kw * T != kt.numel() || kw <= 0 || kw % D) return std::nullopt;
+  const int64_t heads = qw / D, kvHeads = kw / D;
+  auto joined = std::find_if(k.ropes().begin(), k.ropes().end(), [&](const auto& r) {
+    return r.dtype == dtName && r.heads == heads && r.kvHeads == kvHeads && r.headDim == D;
+  });
+  auto row = std::find_if(k.ropes().begin(), k.ropes().end(), [&](const auto& r) {
+    return r.dtype == dtName && r.heads == heads + kvHeads && r.kvHeads == 0 && r.headDim == D;
+  });
+  const CudaRopeKernel* kern = joined != k.ropes().end() ? &*joined : T == 1 && row != k.ropes().end() ? &*row : nullptr;
+  if (!kern) return std::nullopt;
   hostArg(in, 1, "positions");
-  Tensor y = ropeRows(q, x, *in[1], qw + kw, {1, qw + kw});
-  ops::Shape kShape = kt.shape();
-  return std::pair{y.view(0, x.shape()), y.view(qw, kShape)};
+  Tensor y = ropeLaunch(q, *kern, x, *in[1], T, {T, qw + kw});
+  return std::pair{y.view(0, x.shape()), y.view(x.numel(), kt.shape())};
 }
 
 // region.kv_write operands: cache, k, v, slot_mapping; returns the cache.

@@ -113,11 +113,12 @@ std::unique_ptr<CudaKernelSet> CudaKernelSet::load(const CudaDevice& device, con
       if (kind == "rope") {
         auto r = named<CudaRopeKernel>(k, *set->module_);
         r.heads = k.at("heads");
+        r.kvHeads = k.value("kv_heads", 0);
         r.headDim = k.at("head_dim");
         r.headsPerProgram = k.value("heads_per_program", 1);
-        if (r.headsPerProgram <= 0 || r.heads % r.headsPerProgram)
-          fail("{}: rope kernel '{}' takes {} heads a program, which must divide its {} heads", manifestPath, r.name,
-               r.headsPerProgram, r.heads);
+        if (r.headsPerProgram <= 0 || r.heads % r.headsPerProgram || r.kvHeads < 0 || r.kvHeads % r.headsPerProgram)
+          fail("{}: rope kernel '{}' takes {} heads a program, which must divide its {} heads and {} KV heads",
+               manifestPath, r.name, r.headsPerProgram, r.heads, r.kvHeads);
         set->ropes_.push_back(r);
         continue;
       }
@@ -695,16 +696,21 @@ void CudaKernelSet::launch(const CudaRmsNormKernel& k, const void* x, const void
 }
 
 void CudaKernelSet::launch(const CudaRopeKernel& k, const void* x, void* y, const void* cos, const void* sin,
-                           const void* positions, int64_t tokens, int64_t tableRows) const {
+                           const void* positions, int64_t tokens, int64_t tableRows, int64_t kAt) const {
   if (tokens <= 0 || tableRows <= 0)
     fail("rope {}: tokens and table rows must be positive, got {}, {}", k.name, tokens, tableRows);
   if (!x || !y || !cos || !sin || !positions) fail("rope {}: x, y, cos, sin and positions must be device buffers", k.name);
-  // (x, y, cos, sin, positions, tokens, table_rows): codegen/NormRopeKernels.h.
-  const int64_t width = k.heads * k.headDim, half = k.headDim / 2;
+  if (kAt < 0) kAt = tokens * k.heads;
+  if (k.kvHeads && kAt < tokens * k.heads)
+    fail("rope {}: the k heads start at head row {}, inside the {} tokens' q heads", k.name, kAt, tokens);
+  // (x, y, cos, sin, positions, tokens, table_rows[, k_at]): codegen/NormRopeKernels.h.
+  const int64_t heads = k.heads + k.kvHeads, half = k.headDim / 2;
+  const int64_t elements = (k.kvHeads ? kAt + tokens * k.kvHeads : tokens * k.heads) * k.headDim;
   abi::KernelArgs args;
-  args.buffer(x, tokens * width).buffer(y, tokens * width).buffer(cos, tableRows * half).buffer(sin, tableRows * half);
+  args.buffer(x, elements).buffer(y, elements).buffer(cos, tableRows * half).buffer(sin, tableRows * half);
   args.buffer(positions, tokens).index(tokens).index(tableRows);
-  launchOne(device_, k, {unsigned(tokens), unsigned(k.heads / k.headsPerProgram), 1}, args);
+  if (k.kvHeads) args.index(kAt);
+  launchOne(device_, k, {unsigned(tokens), unsigned(heads / k.headsPerProgram), 1}, args);
 }
 
 }  // namespace strata::runtime

@@ -82,7 +82,10 @@ struct CudaRmsNormKernel {
 struct CudaRopeKernel {
   std::string name, dtype;  // dtype: storage type of x and y (bf16, f16); cos / sin are f32
   int64_t heads = 0, headDim = 0, threads = 0, sharedBytes = 0;
-  int64_t headsPerProgram = 1;  // grid tokens x (heads / headsPerProgram)
+  // > 0: the k heads rotated in the same launch, after all tokens' q heads
+  // (codegen/NormRopeKernels.h).
+  int64_t kvHeads = 0;
+  int64_t headsPerProgram = 1;  // grid tokens x ((heads + kvHeads) / headsPerProgram)
   cuda::CUfunction function = nullptr;
 };
 
@@ -315,11 +318,13 @@ class CudaKernelSet {
               float eps) const;
   // Rotate-half RoPE of `tokens` rows of heads x headDim (codegen/
   // NormRopeKernels.h): y = rope(x) at each token's position (i64, device)
-  // from the [tableRows, headDim / 2] f32 cos / sin tables; y may be x. One
-  // block of one warp per (token, head); throws on a null buffer or a
-  // non-positive size.
+  // from the [tableRows, headDim / 2] f32 cos / sin tables; y may be x.
+  // With KV heads (a joined kernel), x and y hold the tokens' q heads from
+  // 0 and their k heads from head row `kAt` (>= tokens x heads; -1: right
+  // after the q heads). One block of one warp per token and head group;
+  // throws on a null buffer or a bad size.
   void launch(const CudaRopeKernel& k, const void* x, void* y, const void* cos, const void* sin, const void* positions,
-              int64_t tokens, int64_t tableRows) const;
+              int64_t tokens, int64_t tableRows, int64_t kAt = -1) const;
   // o = softmax(q k^T scale [+ causal mask]) v for `batch` sequences of S
   // queries over T keys (S <= T when causal), grid ceil(S / blockM) x heads
   // x batch; buffers 16-byte aligned (the kernel copies 16-byte runs);

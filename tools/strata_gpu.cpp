@@ -251,7 +251,9 @@ int benchRope(const std::string& dir, const std::string& jsonPath, const std::st
   nlohmann::json out = nlohmann::json::array();
   for (const runtime::CudaRopeKernel& k : set->ropes()) {
     if (k.dtype != dtype) continue;
-    const int64_t width = k.heads * k.headDim, half = k.headDim / 2;
+    // A joined kernel rotates the q heads and then the KV heads (rows of
+    // heads + KV heads, as one q | k row was).
+    const int64_t heads = k.heads + k.kvHeads, width = heads * k.headDim, half = k.headDim / 2;
     void* x = dev->allocate(maxTokens * width * elt);
     void* cos = dev->allocate(tableRows * half * 4);
     void* sin = dev->allocate(tableRows * half * 4);
@@ -260,7 +262,7 @@ int benchRope(const std::string& dir, const std::string& jsonPath, const std::st
       float ms = timeLaunches(*dev, reps, [&](int) { set->launch(k, x, x, cos, sin, pos, tokens, tableRows); });
       double bytes = double(tokens) * (2 * width * elt + 2 * half * 4 + 8), gbs = bytes / (ms * 1e-3) / 1e9;
       std::printf("%-22s %-6lld %9.1f %9.0f\n", k.name.c_str(), (long long)tokens, ms * 1e3, gbs);
-      out.push_back({{"kernel", k.name}, {"heads", k.heads}, {"head_dim", k.headDim}, {"tokens", tokens},
+      out.push_back({{"kernel", k.name}, {"heads", heads}, {"kv_heads", k.kvHeads}, {"head_dim", k.headDim}, {"tokens", tokens},
                      {"us", ms * 1e3}, {"gbs", gbs}});
     }
     dev->release(x, maxTokens * width * elt);

@@ -500,6 +500,16 @@ TEST(CudaRope, HeadGroupsInLaneVectors) {
   EXPECT_NE(m.ptx.find("st.global.v"), std::string::npos);  // 8 bytes, as v4.b16 or v2.b32
   EXPECT_NE(m.ptx.find("ld.global.v4.b32"), std::string::npos);
   EXPECT_EQ(m.ptx.find("st.global.b16"), std::string::npos);
+  // q and k in one launch: groups dividing both head counts, the same
+  // vector accesses.
+  tile::RopeKernelSpec j = tile::cudaJoinedRopeSpec(32, 8, 128, "bf16");
+  EXPECT_EQ(j.name, "rope_bf16_h32k8_d128");
+  EXPECT_EQ(j.headsPerProgram, 8);
+  EXPECT_EQ(tile::cudaJoinedRopeSpec(28, 4, 128, "bf16").headsPerProgram, 4);
+  EXPECT_EQ(tile::cudaJoinedRopeSpec(14, 2, 64, "f16").headsPerProgram, 2);
+  tile::CudaModule jm = tile::compileCuda(tile::emitRopeKernel(j), "sm_90");
+  EXPECT_NE(jm.ptx.find("ld.global.v4.b16"), std::string::npos);
+  EXPECT_EQ(jm.ptx.find("st.global.b16"), std::string::npos);
 }
 
 TEST(CudaGemm, StagesWarpgroupDotOperandsWithTma) {

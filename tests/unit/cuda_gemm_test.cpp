@@ -453,8 +453,10 @@ TEST_F(CudaRmsNormKernels, EqualTheReferenceOnRaggedShapes) {
 // RoPE in place on q / k rows at unordered positions (one past the table's
 // middle, the last row, 0), against ops::ropeTokens on the stored values;
 // bound: the output's rounding (bf16 2^-8, f16 2^-11 of 1 + |ref|) plus f32.
+// The joined kernels (q and k in one launch) rotate all tokens' q heads
+// and then their k heads, from right after q and from a later head row.
 TEST_F(CudaRopeKernels, EqualTheReferenceInPlace) {
-  ASSERT_EQ(set->ropes().size(), 6u);  // 32, 8 and 40 (q | k) heads, bf16 and f16
+  ASSERT_EQ(set->ropes().size(), 6u);  // 32 and 8 heads, and both joined (q then k), bf16 and f16
   std::mt19937 rng(7);
   const int64_t tableRows = 4096;
   for (const runtime::CudaRopeKernel& k : set->ropes()) {
@@ -463,23 +465,46 @@ TEST_F(CudaRopeKernels, EqualTheReferenceInPlace) {
     ops::RopeTables tables = ops::ropeTables(tableRows, k.headDim, 500000.f);
     DeviceTensor dcos(*dev, tables.cos), dsin(*dev, tables.sin);
     for (int64_t tokens : {1, 5, 37}) {
-      Operand x = randomOperand({tokens, k.heads * k.headDim}, dt, rng);
-      std::vector<int64_t> pos(tokens);
-      for (int64_t t = 0; t < tokens; ++t) pos[t] = t == 0 ? tableRows - 1 : (t * 2654435761u) % tableRows;
-      ops::Tensor positions = ops::Tensor::fromI64(pos);
-      ops::Tensor ref = ops::ropeTokens(x.f32, positions, k.headDim, 500000.f);
-      DeviceTensor dx(*dev, x.stored), dpos(*dev, positions);
-      set->launch(k, dx.p, dx.p, dcos.p, dsin.p, dpos.p, tokens, tableRows);
-      ops::Tensor out(dt, x.stored.shape());
-      dev->download(out.mut<uint8_t>(), dx.p, out.nbytes());
-      ops::Tensor got = out.toF32();
-      double worst = 0;
-      for (int64_t i = 0; i < got.numel(); ++i) {
-        double r = ref.data<float>()[i], g = got.data<float>()[i];
-        worst = std::isfinite(g) ? std::max(worst, std::abs(g - r) / (1 + std::abs(r))) : INFINITY;
+      for (int64_t gap : k.kvHeads ? std::vector<int64_t>{0, 24} : std::vector<int64_t>{0}) {
+        // q [tokens, heads x dim], then `gap` unused head rows, then k.
+        const int64_t qn = tokens * k.heads * k.headDim, kAt = tokens * k.heads + gap,
+                      kn = tokens * k.kvHeads * k.headDim, all = kAt * k.headDim + kn;
+        Operand q = randomOperand({tokens, k.heads * k.headDim}, dt, rng);
+        Operand kk = randomOperand({tokens, std::max<int64_t>(k.kvHeads, 1) * k.headDim}, dt, rng);
+        std::vector<int64_t> pos(tokens);
+        for (int64_t t = 0; t < tokens; ++t) pos[t] = t == 0 ? tableRows - 1 : (t * 2654435761u) % tableRows;
+        ops::Tensor positions = ops::Tensor::fromI64(pos);
+        ops::Tensor x(dt, {all});
+        std::memset(x.mut<uint8_t>(), 0x7f, x.nbytes());  // the gap: no valid bf16 / f16 pattern a kernel writes
+        std::memcpy(x.mut<uint8_t>(), q.stored.raw(), q.stored.nbytes());
+        const size_t es = ops::dtypeSize(dt);
+        if (kn) std::memcpy(x.mut<uint8_t>() + kAt * k.headDim * es, kk.stored.raw(), kk.stored.nbytes());
+        DeviceTensor dx(*dev, x), dpos(*dev, positions);
+        set->launch(k, dx.p, dx.p, dcos.p, dsin.p, dpos.p, tokens, tableRows, k.kvHeads ? kAt : -1);
+        ops::Tensor out(dt, x.shape());
+        dev->download(out.mut<uint8_t>(), dx.p, out.nbytes());
+        EXPECT_EQ(std::memcmp(out.mut<uint8_t>() + qn * es, static_cast<const uint8_t*>(x.raw()) + qn * es,
+                              gap * k.headDim * es),
+                  0)
+            << k.name << ": the gap's rows changed";
+        ops::Tensor got = out.toF32();
+        double worst = 0;
+        auto compare = [&](const ops::Tensor& ref, int64_t at) {
+          for (int64_t i = 0; i < ref.numel(); ++i) {
+            double r = ref.data<float>()[i], g = got.data<float>()[at + i];
+            worst = std::isfinite(g) ? std::max(worst, std::abs(g - r) / (1 + std::abs(r))) : INFINITY;
+          }
+        };
+        compare(ops::ropeTokens(q.f32, positions, k.headDim, 500000.f), 0);
+        if (kn) compare(ops::ropeTokens(kk.f32, positions, k.headDim, 500000.f), kAt * k.headDim);
+        std::printf("%-22s tokens=%-3lld gap=%-3lld max rel err %.2e (tol %.1e)\n", k.name.c_str(), (long long)tokens,
+                    (long long)gap, worst, tol);
+        EXPECT_LE(worst, tol) << k.name << " tokens=" << tokens << " gap=" << gap;
       }
-      std::printf("%-20s tokens=%-3lld max rel err %.2e (tol %.1e)\n", k.name.c_str(), (long long)tokens, worst, tol);
-      EXPECT_LE(worst, tol) << k.name << " tokens=" << tokens;
+    }
+    if (k.kvHeads) {  // k heads inside the q heads: refused before any launch
+      DeviceTensor buf(*dev, 1 << 20);
+      EXPECT_THROW(set->launch(k, buf.p, buf.p, dcos.p, dsin.p, buf.p, 2, tableRows, k.heads), Error) << k.name;
     }
   }
 }

@@ -136,6 +136,53 @@ TEST_P(RowKernels, RopeMatchesReferenceAndRunsInPlace) {
   }
 }
 
+// q and k of one projection in one launch (RopeKernelSpec::kvHeads): all
+// tokens' q heads, then all their k heads, each rotated at its token's
+// position as the two-launch form would.
+TEST_P(RowKernels, JoinedRopeRotatesQThenKHeads) {
+  const DType dtype = GetParam();
+  std::mt19937 rng(17);
+  struct Case {
+    int64_t heads, kvHeads, headDim, headsPerProgram, tokens, gap;
+  };
+  // gap: rows of padding between the q rows and the k rows (kAt).
+  for (Case c : {Case{4, 2, 16, 1, 5, 0}, Case{4, 2, 64, 2, 3, 2}, Case{6, 2, 32, 2, 1, 0}, Case{8, 4, 128, 4, 4, 12}}) {
+    tile::RopeKernelSpec spec{"rope_joined", c.heads, c.headDim, ops::dtypeName(dtype), c.headsPerProgram, 0, c.kvHeads};
+    auto kernels = tile::CpuKernels::compile(tile::emitRopeKernel(spec));
+    abi::PackedKernel kernel = kernels->lookup(spec.name);
+    const int64_t maxPos = 300, T = c.tokens, kAt = T * c.heads + c.gap, qn = kAt * c.headDim,
+                  kn = T * c.kvHeads * c.headDim;
+    ops::RopeTables tables = ops::ropeTables(maxPos, c.headDim, 10000.f);
+    Tensor q = randomTensor({T, c.heads * c.headDim}, rng).cast(dtype);
+    Tensor k = randomTensor({T, c.kvHeads * c.headDim}, rng).cast(dtype);
+    Tensor pos(DType::I64, {T});
+    const int64_t positions[] = {299, 7, 0, 3, 128};
+    std::copy(positions, positions + T, pos.mut<int64_t>());
+    Tensor x(dtype, {qn + kn});
+    std::memcpy(x.mut<char>(), q.raw(), q.nbytes());
+    std::memcpy(x.mut<char>() + qn * ops::dtypeSize(dtype), k.raw(), k.nbytes());
+    Tensor y = Tensor::fromF32(std::vector<float>(qn + kn, 42.f), {qn + kn}).cast(dtype);
+    abi::KernelArgs args;
+    args.buffer(x.raw(), x.numel()).buffer(y.raw(), y.numel());
+    args.buffer(tables.cos.data<float>(), tables.cos.numel()).buffer(tables.sin.data<float>(), tables.sin.numel());
+    args.buffer(pos.data<int64_t>(), pos.numel()).index(T).index(maxPos).index(kAt);
+    abi::launch(kernel, args, T, (c.heads + c.kvHeads) / c.headsPerProgram);
+    Tensor got = y.toF32();
+    const int64_t qUsed = q.numel();
+    Tensor gotQ = Tensor::fromF32(std::vector<float>(got.data<float>(), got.data<float>() + qUsed), q.shape());
+    // The gap's rows are left alone.
+    for (int64_t i = qUsed; i < qn; ++i) ASSERT_EQ(got.data<float>()[i], 42.f) << "gap element " << i;
+    Tensor gotK = Tensor::fromF32(std::vector<float>(got.data<float>() + qn, got.data<float>() + qn + kn), k.shape());
+    const double bound = testing::storageBound(dtype, 1e-6);
+    EXPECT_LT(maxRelError(gotQ, ops::ropeTokens(q.toF32(), pos, c.headDim, 10000.f)), bound)
+        << "q: " << c.heads << " + " << c.kvHeads << " heads of " << c.headDim << ", " << T << " tokens";
+    EXPECT_LT(maxRelError(gotK, ops::ropeTokens(k.toF32(), pos, c.headDim, 10000.f)), bound)
+        << "k: " << c.heads << " + " << c.kvHeads << " heads of " << c.headDim << ", " << T << " tokens";
+  }
+  // A head group must not straddle q and k.
+  EXPECT_THROW(tile::emitRopeKernel({"rope", 4, 16, "f32", 4, 0, 2}), Error);
+}
+
 INSTANTIATE_TEST_SUITE_P(Storage, RowKernels, ::testing::Values(DType::F32, DType::F16, DType::BF16),
                          [](const auto& info) { return std::string(ops::dtypeName(info.param)); });
 
