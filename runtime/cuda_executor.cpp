@@ -564,10 +564,12 @@ struct CudaExecutor::Impl {
   void prepare(const ops::NodeDef& n);
 };
 
-// region.gemm (ops/gemm_region.h has the operands and attributes;
-// runtime/region_kernels.cpp is the CPU twin).
+// The most rows at which several GEMM outputs (q / k / v) share one block
+// (Impl::gemm).
 constexpr int64_t kJointOutputRows = 64;
 
+// region.gemm (ops/gemm_region.h has the operands and attributes;
+// runtime/region_kernels.cpp is the CPU twin).
 V CudaExecutor::Impl::gemm(const ops::NodeDef& n, const std::vector<const Val*>& in) const {
   const auto op = ops::GemmRegionOperands::of(n, in.size());
   Tensor x = devArg(in, 0, "x");
@@ -645,7 +647,7 @@ V CudaExecutor::Impl::gemm(const ops::NodeDef& n, const std::vector<const Val*>&
   // prefill one block measured 0.13-0.18 ms slower (not understood: its
   // 1.5 MB come from a slab, the outputs' own blocks partly not), which
   // the joined RoPE did not win back (H100, 2026-11-25, docs/cuda.md
-  // "q and k rotated in one launch").
+  // "q and k in one launch at every row count").
   Tensor joint;
   int64_t jointAt = 0;
   if (op.outputs() > 1 && !op.swiglu && M <= kJointOutputRows) {
@@ -1092,12 +1094,11 @@ void CudaExecutor::Impl::runGraph() const {
   // The last step's copy from `host` has run (its download waited for it).
   dev.waitForUploads();
   size_t end = 0;
-  for (auto [input, offset] : sg.ints) {
-    const Tensor& t = *graphInputs[input];
-    std::copy_n(static_cast<const uint8_t*>(t.raw()), t.nbytes(), sg.host.get() + offset);
-    end = std::max(end, offset + t.nbytes());
-  }
+  for (auto [input, offset] : sg.ints) end = std::max(end, offset + graphInputs[input]->nbytes());
   if (end > sg.staged.nbytes()) fail("a graph step's inputs outgrew their staged copy");
+  for (auto [input, offset] : sg.ints)
+    std::copy_n(static_cast<const uint8_t*>(graphInputs[input]->raw()), graphInputs[input]->nbytes(),
+                sg.host.get() + offset);
   if (end) dev.uploadAsync(mut(sg.staged), sg.host.get(), end);
   sg.graph.launch();
   ++graphSteps;
