@@ -410,6 +410,10 @@ struct CudaExecutor::Impl {
     ops::Shape shape;
     const void* device = nullptr;  // KV cache tensors
     bool operator==(const InputSig&) const = default;
+    // What signature() would record for `t`, compared in place.
+    bool matches(const Tensor& t) const {
+      return t.dtype() == dtype && t.shape() == shape && (!device || t.raw() == device);
+    }
   };
   // Null for inputs no graph takes (float inputs go up into pool blocks).
   std::optional<std::vector<InputSig>> signature(const TensorMap& inputs) const;
@@ -1081,10 +1085,8 @@ bool CudaExecutor::Impl::takesGraph(const TensorMap& inputs) const {
   for (size_t i = 0; i < g.inputs.size(); ++i) {
     auto it = inputs.find(g.inputs[i].name);
     if (it == inputs.end()) return false;
-    const Tensor& t = it->second;
-    const InputSig& s = sg.sig[i];
-    if (t.dtype() != s.dtype || t.shape() != s.shape || (s.device && t.raw() != s.device)) return false;
-    graphInputs[i] = &t;
+    if (!sg.sig[i].matches(it->second)) return false;
+    graphInputs[i] = &it->second;
   }
   return std::all_of(sg.guards.begin(), sg.guards.end(), [&](const Guard& gd) { return gd(inputs); });
 }
