@@ -14,7 +14,8 @@
 // runSampled(), only the argmax kernel's per-split maxima and indices or
 // the top-k kernel's candidates — which is the one
 // synchronization point. q / k / v weights sit back to back, so one GEMM
-// computes them at one row (and one RoPE launch rotates q and k there).
+// computes them at one row; up to 64 rows their outputs share one block,
+// and one RoPE launch rotates q and k.
 // Intermediate values come from a pool of device blocks reused across
 // nodes and steps (stream order makes reuse safe). A step that repeats
 // the last one's launches (decode steps of one batch) runs as one CUDA
