@@ -557,6 +557,8 @@ struct CudaExecutor::Impl {
     const RowDraw* draw = nullptr;
     bool penalized = false;
   };
+  // Row `row` of logits d [rows, vocab] on the host, widened to f32.
+  std::vector<float> hostRow(const Tensor& d, int64_t row, int64_t vocab) const;
   // The picks' tokens from logits d [rows, vocab] (runSampled's contract).
   std::vector<int64_t> pickTokens(const Tensor& d, int64_t rows, int64_t vocab, std::span<const Pick> picks) const;
   // Whether the set has the kernels a repetition penalty on the device
@@ -1410,7 +1412,19 @@ std::vector<int64_t> CudaExecutor::runSampled(const TensorMap& inputs, const std
     const std::vector<int64_t> b = m.pickTokens(rows, (int64_t)copies.size(), d.vocab, penalized);
     for (size_t j = 0; j < b.size(); ++j) next[penalizedAt[j]] = b[j];
   }
+  // Log-probabilities come from the raw row (before any penalty), which
+  // comes down whole: a full softmax needs every logit.
+  for (size_t i = 0; i < draws.size(); ++i)
+    if (draws[i].logprobs)
+      *draws[i].logprobs = tokenLogprobs(m.hostRow(*d.t, draws[i].row, d.vocab), next[i], draws[i].topLogprobs);
   return next;
+}
+
+std::vector<float> CudaExecutor::Impl::hostRow(const Tensor& d, int64_t row, int64_t vocab) const {
+  Tensor stored(d.dtype(), {vocab});
+  download(stored.mut<uint8_t>(), static_cast<const uint8_t*>(d.raw()) + row * stored.nbytes(), stored.nbytes());
+  const Tensor f = stored.toF32();
+  return std::vector<float>(f.data<float>(), f.data<float>() + vocab);
 }
 
 std::vector<int64_t> CudaExecutor::Impl::pickTokens(const Tensor& d, int64_t rows, int64_t vocab,
@@ -1481,12 +1495,7 @@ std::vector<int64_t> CudaExecutor::Impl::pickTokens(const Tensor& d, int64_t row
     if (next[i] >= 0) continue;
     rest.push_back(i);
     auto [it, fresh] = whole.try_emplace(picks[i].row);
-    if (!fresh) continue;
-    Tensor stored(d.dtype(), {vocab});
-    download(stored.mut<uint8_t>(), static_cast<const uint8_t*>(d.raw()) + picks[i].row * stored.nbytes(),
-                 stored.nbytes());
-    const Tensor row = stored.toF32();
-    it->second.assign(row.data<float>(), row.data<float>() + vocab);
+    if (fresh) it->second = hostRow(d, picks[i].row, vocab);
   }
   rowsDownloaded += (int64_t)whole.size();
   parallelRanges((int64_t)rest.size(), [&](int64_t lo, int64_t hi) {

@@ -21,6 +21,9 @@ struct GenerateRequest {
   int64_t maxNewTokens = 16;
   SamplingParams sampling;
   std::optional<int64_t> eosId;  // stop after emitting it
+  // With a value N: each generated token's log-probability and its step's N
+  // most likely tokens' (the scheduler's onToken; runtime/sampler.h).
+  std::optional<int64_t> logprobs;
 };
 
 class Generator {

@@ -49,9 +49,11 @@ std::vector<int64_t> GraphRunner::runSampled(const TensorMap& inputs, const std:
   parallelRanges(
       (int64_t)draws.size(),
       [&](int64_t lo, int64_t hi) {
-        for (int64_t i = lo; i < hi; ++i)
-          next[i] = draws[i].sampler->sample({logits.data<float>() + draws[i].row * vocab, (size_t)vocab},
-                                             draws[i].history);
+        for (int64_t i = lo; i < hi; ++i) {
+          const std::span<const float> row{logits.data<float>() + draws[i].row * vocab, (size_t)vocab};
+          next[i] = draws[i].sampler->sample(row, draws[i].history);
+          if (draws[i].logprobs) *draws[i].logprobs = tokenLogprobs(row, next[i], draws[i].topLogprobs);
+        }
       },
       (int64_t)draws.size() * vocab < (int64_t(1) << 20) ? 1 : 0);
   return next;

@@ -126,7 +126,7 @@ std::vector<int64_t> generatePaged(const GraphRunner& exec, const GenerateReques
   so.maxSeqs = 1;
   std::vector<int64_t> out;
   Scheduler::Events ev;
-  if (onToken) ev.onToken = [&](int64_t, int64_t t) { onToken(t); };
+  if (onToken) ev.onToken = [&](int64_t, int64_t t, const TokenLogprobs*) { onToken(t); };
   ev.onFinish = [&](int64_t, const std::vector<int64_t>& ids, FinishReason) { out = ids; };
   Scheduler sched(exec, so, ev);
   sched.add(req);

@@ -170,6 +170,26 @@ std::optional<int64_t> pickFromHead(const RowHead& h, const SamplingParams& p, d
   return std::nullopt;
 }
 
+TokenLogprobs tokenLogprobs(std::span<const float> logits, int64_t token, int64_t top) {
+  if (logits.empty()) fail("log-probabilities of an empty row");
+  if (token < 0 || token >= (int64_t)logits.size())
+    fail("log-probability of token {} in a row of {} logits", token, logits.size());
+  if (top < 0 || top > kMaxTopLogprobs) fail("top log-probabilities: {} asked, 0..{} allowed", top, kMaxTopLogprobs);
+  double max = -std::numeric_limits<double>::infinity();
+  for (float l : logits) max = std::max(max, double(l));
+  double sum = 0;
+  for (float l : logits) sum += std::exp(double(l) - max);
+  const double logZ = max + std::log(sum);
+  TokenLogprobs r;
+  r.token = token;
+  r.logprob = float(double(logits[token]) - logZ);
+  std::vector<int64_t> ids(logits.size());
+  std::iota(ids.begin(), ids.end(), 0);
+  const size_t n = sortHead(ids, logits, (size_t)top);
+  for (size_t i = 0; i < n; ++i) r.top.push_back({ids[i], float(double(logits[ids[i]]) - logZ)});
+  return r;
+}
+
 size_t headSize(const SamplingParams& p) { return p.topK > 0 ? (size_t)p.topK : 256; }
 
 void applyRepetitionPenalty(std::span<float> logits, std::span<const int64_t> history, float penalty) {

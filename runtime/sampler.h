@@ -17,6 +17,7 @@
 #include <optional>
 #include <random>
 #include <span>
+#include <utility>
 #include <vector>
 
 namespace strata::runtime {
@@ -73,6 +74,22 @@ size_t headSize(const SamplingParams& p);
 // does not settle it. A whole row's head (headOf with count >= vocab)
 // always settles it.
 std::optional<int64_t> pickFromHead(const RowHead& head, const SamplingParams& p, double u);
+
+// A drawn token's log-probability under the model's own distribution: the
+// log-softmax of its raw logits row (before any repetition penalty,
+// temperature, top-k or top-p), with the row's most likely tokens.
+struct TokenLogprobs {
+  int64_t token = -1;
+  float logprob = 0;                            // the drawn token's
+  std::vector<std::pair<int64_t, float>> top;  // the most likely tokens, in sampling order, with theirs
+};
+// The most top alternatives a token's log-probabilities carry.
+constexpr int64_t kMaxTopLogprobs = 20;
+
+// `token`'s log-probability in one row of logits (computed in double) and
+// the row's first `top` tokens in sampling order (larger logit first, the
+// lower id among equal ones) with theirs; top in [0, kMaxTopLogprobs].
+TokenLogprobs tokenLogprobs(std::span<const float> logits, int64_t token, int64_t top);
 
 class Sampler {
  public:

@@ -48,6 +48,8 @@ int64_t Scheduler::add(const GenerateRequest& req, std::function<bool(const std:
   if (req.promptIds.empty()) fail("request: the prompt is empty");
   if (req.maxNewTokens < 0) fail("request: max new tokens must be >= 0, got {}", req.maxNewTokens);
   req.sampling.validate();
+  if (req.logprobs && (*req.logprobs < 0 || *req.logprobs > kMaxTopLogprobs))
+    fail("request: top log-probabilities must be in 0..{}, got {}", kMaxTopLogprobs, *req.logprobs);
   int64_t len = (int64_t)req.promptIds.size();
   if (opts_.maxContext > 0 && len >= opts_.maxContext)
     fail("the prompt has {} tokens; the model's context is {}", len, opts_.maxContext);
@@ -166,11 +168,13 @@ bool Scheduler::step() {
   }
   std::vector<GraphRunner::RowDraw> draws;
   std::vector<size_t> drawOf(sampled.size(), SIZE_MAX);
+  std::vector<TokenLogprobs> logprobs(sampled.size());
   for (size_t i = 0; i < sampled.size(); ++i) {
     auto [s, row] = sampled[i];
     if (s->req.maxNewTokens == 0) continue;
     drawOf[i] = draws.size();
-    draws.push_back({(int64_t)row, &s->sampler, s->ids});
+    draws.push_back({(int64_t)row, &s->sampler, s->ids, s->req.logprobs ? &logprobs[i] : nullptr,
+                     s->req.logprobs.value_or(0)});
   }
   std::vector<int64_t> drawn = model_.stepSampled(steps, draws);
   ++stats_.steps;
@@ -192,16 +196,17 @@ bool Scheduler::step() {
   std::vector<int64_t> next(sampled.size(), -1);
   for (size_t i = 0; i < sampled.size(); ++i)
     if (drawOf[i] != SIZE_MAX) next[i] = drawn[drawOf[i]];
-  for (size_t i = 0; i < sampled.size(); ++i) advance(*sampled[i].first, next[i]);
+  for (size_t i = 0; i < sampled.size(); ++i)
+    advance(*sampled[i].first, next[i], sampled[i].first->req.logprobs ? &logprobs[i] : nullptr);
   return !idle();
 }
 
-void Scheduler::advance(Seq& s, int64_t next) {
+void Scheduler::advance(Seq& s, int64_t next, const TokenLogprobs* logprobs) {
   if (s.req.maxNewTokens == 0) return finish(s, FinishReason::Length);
   s.ids.push_back(next);
   ++s.generated;
   ++stats_.generatedTokens;
-  if (events_.onToken) events_.onToken(s.id, next);
+  if (events_.onToken) events_.onToken(s.id, next, logprobs);
   std::vector<int64_t> gen(s.ids.end() - s.generated, s.ids.end());
   if (s.req.eosId && next == *s.req.eosId) finish(s, FinishReason::Eos);
   else if (s.stop && s.stop(gen)) finish(s, FinishReason::Stop);

@@ -43,8 +43,9 @@ struct SchedulerStats {
 class Scheduler {
  public:
   struct Events {
-    // A sampled token of request `id` (in order).
-    std::function<void(int64_t id, int64_t token)> onToken;
+    // A sampled token of request `id` (in order), with its log-probabilities
+    // when the request asked for them (else null).
+    std::function<void(int64_t id, int64_t token, const TokenLogprobs* logprobs)> onToken;
     // Request `id` is done; `ids` = prompt + generated.
     std::function<void(int64_t id, const std::vector<int64_t>& ids, FinishReason why)> onFinish;
   };
@@ -75,7 +76,7 @@ class Scheduler {
   void finish(Seq& s, FinishReason why);
   // Appends s's sampled token `next` and finishes s if it is done (or
   // finishes it without a token when it asked for none).
-  void advance(Seq& s, int64_t next);
+  void advance(Seq& s, int64_t next, const TokenLogprobs* logprobs);
 
   const GraphRunner& exec_;
   SchedulerOptions opts_;

@@ -89,6 +89,11 @@ void addRunOptions(CLI::App* cmd, RunOpts& o, bool text) {
       ->capture_default_str();
   cmd->add_flag("--ignore-eos", o.ignoreEos, "Keep generating after the end-of-sequence token");
   cmd->add_flag("--json", o.json, "Print one JSON object {token_ids, text, ...} instead of streaming text");
+  cmd->add_option("--logprobs", o.logprobs,
+                  fmt::format("With --json: each generated token's log-probability under the model (log-softmax of "
+                              "its raw logits, before penalty, temperature, top-k and top-p) and the N most likely "
+                              "tokens' at that step (0..{})",
+                              runtime::kMaxTopLogprobs));
   auto* blockOpt = cmd->add_option("--block-size", o.blockSize, "Tokens per KV cache block (an artifact: the size it was compiled for)")
                        ->capture_default_str();
   auto* blocksOpt = cmd->add_option("--cache-blocks", o.cacheBlocks,
@@ -126,6 +131,9 @@ runtime::SamplingParams checkRunOpts(const RunOpts& o) {
     if (s.empty()) fail("--stop: an empty stop string would stop at once");
   if (o.chat && !o.promptIds.empty()) fail("--chat formats text: give --prompt or --batch-file, not --prompt-ids");
   if (!o.system.empty() && !o.chat) fail("--system is part of the chat format: add --chat");
+  if (o.logprobs && !o.json) fail("--logprobs adds to the JSON output: add --json");
+  if (o.logprobs && (*o.logprobs < 0 || *o.logprobs > runtime::kMaxTopLogprobs))
+    fail("--logprobs must be in 0..{} (the alternatives a token lists), got {}", runtime::kMaxTopLogprobs, *o.logprobs);
   runtime::SamplingParams sp;
   bool sampling = o.temperature || o.topK || o.topP;
   if (sampling && o.greedy) fail("--greedy cannot be combined with --temperature/--top-k/--top-p");
@@ -173,6 +181,7 @@ int runPrompts(const runtime::GraphRunner& exec, int64_t blockSize, const RunOpt
                      (long long)r.maxNewTokens, (long long)ctx);
     }
     r.sampling = sp;
+    r.logprobs = o.logprobs;
     r.sampling.seed = sp.seed + i * o.samples;  // completion j samples with seed + j
     if (!o.ignoreEos && meta.contains("eos_token_id")) r.eosId = meta["eos_token_id"].get<int64_t>();
     blocksForAll += ((int64_t)p.ids.size() + r.maxNewTokens + blockSize - 1) / blockSize * o.samples;
@@ -200,6 +209,7 @@ int runPrompts(const runtime::GraphRunner& exec, int64_t blockSize, const RunOpt
   struct Result {
     std::vector<int64_t> ids;
     std::vector<int64_t> generated;
+    std::vector<runtime::TokenLogprobs> logprobs;  // with --logprobs, one per generated token
     runtime::FinishReason why = runtime::FinishReason::Length;
     Clock::time_point first, done;
     std::string shown;  // streamed text so far
@@ -215,10 +225,11 @@ int runPrompts(const runtime::GraphRunner& exec, int64_t blockSize, const RunOpt
     return cut == std::string::npos ? t : t.substr(0, cut);
   };
   runtime::Scheduler::Events ev;
-  ev.onToken = [&](int64_t id, int64_t token) {
+  ev.onToken = [&](int64_t id, int64_t token, const runtime::TokenLogprobs* lp) {
     Result& r = results[index.at(id)];
     if (r.generated.empty()) r.first = Clock::now();
     r.generated.push_back(token);
+    if (lp) r.logprobs.push_back(*lp);
     if (!single || o.json) return;
     if (text.decode) {  // print the new suffix of the decoded text
       std::string text = textOf(r.generated);
@@ -284,6 +295,21 @@ int runPrompts(const runtime::GraphRunner& exec, int64_t blockSize, const RunOpt
     if (!single) out["index"] = i;
     if (o.samples > 1) out["sample"] = i % o.samples;
     if (o.timings) out["timings"] = timingsOf(r);
+    if (o.logprobs) {
+      auto entry = [&](int64_t token, float logprob) {
+        json e = {{"token", token}, {"logprob", logprob}};
+        if (text.decode) e["text"] = text.decode({token});
+        return e;
+      };
+      json lps = json::array();
+      for (const runtime::TokenLogprobs& t : r.logprobs) {
+        json e = entry(t.token, t.logprob), top = json::array();
+        for (const auto& [id, lp] : t.top) top.push_back(entry(id, lp));
+        e["top"] = top;
+        lps.push_back(e);
+      }
+      out["logprobs"] = lps;
+    }
     std::cout << out.dump(-1, ' ', false, json::error_handler_t::replace) << "\n";
   }
   if (single && !o.json) {

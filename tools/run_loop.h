@@ -28,6 +28,7 @@ struct RunOpts {
   std::optional<float> temperature, topP;
   float repetitionPenalty = 1.0f;
   std::optional<int64_t> topK;
+  std::optional<int64_t> logprobs;  // --logprobs N: each token's log-probability and N alternatives (JSON)
   uint64_t seed = 0;
   std::vector<std::string> stop;
 };

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <map>
 
 #include "codegen/Artifact.h"
 #include "fixture.h"
@@ -132,7 +133,7 @@ TEST(CpuBackend, ContinuousBatchingWithPreemptionMatchesAlone) {
   std::map<int64_t, std::vector<int64_t>> got;
   std::map<int64_t, std::vector<int64_t>> streamed;
   runtime::Scheduler::Events ev;
-  ev.onToken = [&](int64_t id, int64_t t) { streamed[id].push_back(t); };
+  ev.onToken = [&](int64_t id, int64_t t, const runtime::TokenLogprobs*) { streamed[id].push_back(t); };
   ev.onFinish = [&](int64_t id, const std::vector<int64_t>& ids, runtime::FinishReason) { got[id] = ids; };
   runtime::Scheduler sched(exec, so, ev);
   std::vector<int64_t> ids;
@@ -188,6 +189,59 @@ TEST(CpuBackend, ForkedSamplesShareThePromptAndMatchAlone) {
     EXPECT_GE(sched.stats().copiedBlocks, 3);  // the shared partial block, once per writer but the last
     EXPECT_EQ(sched.stats().promptTokens, (int64_t)req.promptIds.size());
     if (blocks == 12) EXPECT_GT(sched.stats().preemptions, 0);
+  }
+}
+
+// Log-probabilities through the scheduler: each generated token's (greedy
+// and sampled, with a repetition penalty that must not change them) is the
+// reference backend's log-softmax at that position, teacher-forced.
+TEST(CpuBackend, LogprobsAreTheReferenceLogSoftmax) {
+  runtime::Executor exec = cpuExecutor(fixtureDir(), 4);
+  runtime::Executor ref(graph::formRegions(models::loadModel(fixtureDir())));
+  std::vector<runtime::GenerateRequest> reqs(2);
+  for (auto& r : reqs) r.promptIds = prompt(1), r.maxNewTokens = 6, r.logprobs = 3;
+  reqs[1].sampling.greedy = false, reqs[1].sampling.temperature = 1.3f, reqs[1].sampling.seed = 3;
+  reqs[1].sampling.repetitionPenalty = 1.5f;
+  reqs[1].logprobs = 0;
+  std::map<int64_t, std::vector<std::pair<int64_t, runtime::TokenLogprobs>>> got;
+  std::map<int64_t, std::vector<int64_t>> ids;
+  runtime::Scheduler::Events ev;
+  ev.onToken = [&](int64_t id, int64_t t, const runtime::TokenLogprobs* lp) {
+    ASSERT_NE(lp, nullptr);
+    got[id].push_back({t, *lp});
+  };
+  ev.onFinish = [&](int64_t id, const std::vector<int64_t>& all, runtime::FinishReason) { ids[id] = all; };
+  runtime::SchedulerOptions so;
+  so.blockSize = 4;
+  so.numBlocks = 32;
+  runtime::Scheduler sched(exec, so, ev);
+  for (const auto& r : reqs) sched.add(r);
+  sched.runToCompletion();
+  ASSERT_EQ(got.size(), 2u);
+  for (const auto& [id, tokens] : got) {
+    ASSERT_EQ(tokens.size(), 6u);
+    for (size_t j = 0; j < tokens.size(); ++j) {
+      const auto& [token, lp] = tokens[j];
+      EXPECT_EQ(lp.token, token);
+      ASSERT_EQ(lp.top.size(), (size_t)reqs[id].logprobs.value());
+      if (id == 0) {  // greedy: the most likely token
+        EXPECT_EQ(lp.top[0].first, token);
+        EXPECT_EQ(lp.top[0].second, lp.logprob);
+      }
+      // The reference's logits after the prompt and the first j tokens.
+      std::vector<int64_t> prefix(ids[id].begin(), ids[id].begin() + reqs[id].promptIds.size() + j);
+      runtime::PagedKvCache cache(runtime::kvCacheShapeFor(ref, 4, 16));
+      runtime::PagedModel model(ref, cache);
+      ASSERT_TRUE(cache.reserve(0, (int64_t)prefix.size()));
+      const ops::Tensor logits = model.step({{0, prefix}});
+      const runtime::TokenLogprobs want =
+          runtime::tokenLogprobs({logits.data<float>(), (size_t)logits.dim(1)}, token, 3);
+      EXPECT_NEAR(lp.logprob, want.logprob, 1e-3) << "request " << id << ", token " << j;
+      for (size_t k = 0; k < lp.top.size(); ++k) {
+        EXPECT_EQ(lp.top[k].first, want.top[k].first) << "request " << id << ", token " << j;
+        EXPECT_NEAR(lp.top[k].second, want.top[k].second, 1e-3);
+      }
+    }
   }
 }
 

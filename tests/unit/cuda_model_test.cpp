@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
+#include <span>
 
 #include <nlohmann/json.hpp>
 
@@ -266,10 +267,12 @@ TEST_P(CudaModel, DeviceGreedyIsTheHostsArgmax) {
 
 // The tokens of sequences drawn with `params` (prompt s % 2 each),
 // prefill and 12 decode steps, by PagedModel::stepSampled on the device
-// or by the host sampler on the same step's logits (the same seeds).
+// or by the host sampler on the same step's logits (the same seeds); with
+// `logprobs`, each token's log-probabilities and 5 alternatives too.
 std::vector<std::vector<int64_t>> drawSequences(runtime::CudaModel& m, int64_t blockSize,
                                                 const std::vector<std::vector<int64_t>>& prompts,
-                                                const std::vector<runtime::SamplingParams>& params, bool onDevice) {
+                                                const std::vector<runtime::SamplingParams>& params, bool onDevice,
+                                                std::vector<std::vector<runtime::TokenLogprobs>>* logprobs = nullptr) {
   runtime::PagedKvCache cache(runtime::kvCacheShapeFor(*m.exec, blockSize, 8 * (int64_t)params.size()),
                               m.exec->cacheDevice());
   runtime::PagedModel pm(*m.exec, cache);
@@ -284,17 +287,26 @@ std::vector<std::vector<int64_t>> drawSequences(runtime::CudaModel& m, int64_t b
   for (int step = 0; step <= 12; ++step) {
     for (const auto& s : steps) EXPECT_TRUE(cache.reserve(s.seq, cache.length(s.seq) + (int64_t)s.tokens.size()));
     std::vector<int64_t> next;
+    std::vector<runtime::TokenLogprobs> lps(steps.size());
     if (onDevice) {
       std::vector<runtime::GraphRunner::RowDraw> draws;
-      for (size_t r = 0; r < steps.size(); ++r) draws.push_back({(int64_t)r, &samplers[r], ids[r]});
+      for (size_t r = 0; r < steps.size(); ++r)
+        draws.push_back({(int64_t)r, &samplers[r], ids[r], logprobs ? &lps[r] : nullptr, 5});
       next = pm.stepSampled(steps, draws);
     } else {
       ops::Tensor logits = pm.step(steps);
       const int64_t vocab = logits.dim(1);
-      for (size_t r = 0; r < steps.size(); ++r)
-        next.push_back(samplers[r].sample({logits.data<float>() + r * vocab, size_t(vocab)}, ids[r]));
+      for (size_t r = 0; r < steps.size(); ++r) {
+        const std::span<const float> row{logits.data<float>() + r * vocab, size_t(vocab)};
+        next.push_back(samplers[r].sample(row, ids[r]));
+        if (logprobs) lps[r] = runtime::tokenLogprobs(row, next[r], 5);
+      }
     }
-    for (size_t r = 0; r < steps.size(); ++r) steps[r].tokens = {next[r]}, ids[r].push_back(next[r]);
+    if (logprobs) logprobs->resize(steps.size());
+    for (size_t r = 0; r < steps.size(); ++r) {
+      steps[r].tokens = {next[r]}, ids[r].push_back(next[r]);
+      if (logprobs) (*logprobs)[r].push_back(lps[r]);
+    }
   }
   return ids;
 }
@@ -320,6 +332,30 @@ TEST_P(CudaModel, DeviceSamplingIsTheHostsSampling) {
                                     host = drawSequences(m, blockSize, prompts, params, false);
   EXPECT_EQ(device, host);
   EXPECT_NE(device[1], device[0]) << "temperature 1.3 drew the greedy tokens throughout";
+}
+
+// Log-probabilities from the GPU runner (the raw row brought down) are the
+// host's on the same step's logits, for greedy, sampled and penalized draws.
+TEST_P(CudaModel, LogprobsAreTheHostsOnTheSameLogits) {
+  const auto& ref = reference();
+  std::vector<std::vector<int64_t>> prompts = {ref["token_ids"][0].get<std::vector<int64_t>>(),
+                                               ref["token_ids"][1].get<std::vector<int64_t>>()};
+  std::vector<runtime::SamplingParams> params(3);
+  params[1].greedy = false, params[1].seed = 5, params[1].temperature = 1.2f, params[1].topK = 20;
+  params[2].repetitionPenalty = 1.5f;
+  std::vector<std::vector<runtime::TokenLogprobs>> device, host;
+  EXPECT_EQ(drawSequences(m, blockSize, prompts, params, true, &device),
+            drawSequences(m, blockSize, prompts, params, false, &host));
+  ASSERT_EQ(device.size(), host.size());
+  for (size_t s = 0; s < device.size(); ++s) {
+    ASSERT_EQ(device[s].size(), 13u);
+    for (size_t t = 0; t < device[s].size(); ++t) {
+      EXPECT_EQ(device[s][t].token, host[s][t].token);
+      EXPECT_EQ(device[s][t].logprob, host[s][t].logprob) << "sequence " << s << ", token " << t;
+      EXPECT_EQ(device[s][t].top, host[s][t].top) << "sequence " << s << ", token " << t;
+      EXPECT_LE(device[s][t].logprob, 0.f);
+    }
+  }
 }
 
 // Repetition penalties are applied on the device: draws the candidates

@@ -75,6 +75,34 @@ TEST(Sampler, GreedyAndSeededSampling) {
   EXPECT_EQ(nucleus.sample(logits), 1);
 }
 
+// A token's log-probability is its row's log-softmax; the alternatives come
+// in sampling order (the lower id first on ties), and a -inf logit has none.
+TEST(Sampler, TokenLogprobsAreTheRowsLogSoftmax) {
+  const std::vector<float> row = {0.1f, 3.f, 2.9f, -INFINITY, 3.f};
+  double z = 0;
+  for (float l : row) z += std::exp(double(l));
+  const runtime::TokenLogprobs t = runtime::tokenLogprobs(row, 2, 3);
+  EXPECT_EQ(t.token, 2);
+  EXPECT_NEAR(t.logprob, 2.9 - std::log(z), 1e-6);
+  ASSERT_EQ(t.top.size(), 3u);
+  EXPECT_EQ(t.top[0].first, 1);
+  EXPECT_EQ(t.top[1].first, 4);
+  EXPECT_EQ(t.top[2].first, 2);
+  EXPECT_FLOAT_EQ(t.top[0].second, t.top[1].second);
+  EXPECT_FLOAT_EQ(t.top[2].second, t.logprob);
+  double mass = 0;
+  for (const auto& [id, lp] : runtime::tokenLogprobs(row, 0, 5).top) mass += std::exp(double(lp));
+  EXPECT_NEAR(mass, 1.0, 1e-6);
+  EXPECT_EQ(runtime::tokenLogprobs(row, 3, 0).logprob, -INFINITY);
+  EXPECT_TRUE(runtime::tokenLogprobs(row, 3, 0).top.empty());
+  // Large logits: computed relative to the row's max, no overflow.
+  const std::vector<float> big = {1000.f, 1000.f};
+  EXPECT_NEAR(runtime::tokenLogprobs(big, 1, 1).logprob, -std::log(2.0), 1e-6);
+  EXPECT_THROW(runtime::tokenLogprobs(row, 5, 1), Error);
+  EXPECT_THROW(runtime::tokenLogprobs(row, 0, runtime::kMaxTopLogprobs + 1), Error);
+  EXPECT_THROW(runtime::tokenLogprobs({}, 0, 1), Error);
+}
+
 // HF's rule: seen tokens with positive logits are divided, negative ones
 // multiplied; greedy then picks the best unseen token.
 TEST(Sampler, RepetitionPenalty) {

@@ -38,26 +38,37 @@ def tensors(c):
         yield "lm_head.weight", [v, h]
 
 
-def main():
-    if len(sys.argv) != 3:
-        sys.exit(__doc__)
-    config, out = sys.argv[1], sys.argv[2]
-    c = json.load(open(config))
-    header, offset = {}, 0
+def layout(c):
+    """The safetensors header (bytes, padded to 8) and (name, shape, offset,
+    bytes) of every tensor, in file order: the one layout shape_checkpoint
+    writes, so an artifact compiled from it can read weights written with it
+    by check_model.py."""
+    header, entries, offset = {}, [], 0
     for name, shape in tensors(c):
         n = 2
         for s in shape:
             n *= s
         header[name] = {"dtype": "BF16", "shape": shape, "data_offsets": [offset, offset + n]}
+        entries.append((name, shape, offset, n))
         offset += n
     text = json.dumps(header).encode()
     text += b" " * (-len(text) % 8)
+    return struct.pack("<Q", len(text)) + text, entries
+
+
+def main():
+    if len(sys.argv) != 3:
+        sys.exit(__doc__)
+    config, out = sys.argv[1], sys.argv[2]
+    c = json.load(open(config))
+    head, entries = layout(c)
+    size = sum(e[3] for e in entries)
     os.makedirs(out, exist_ok=True)
     shutil.copy(config, os.path.join(out, "config.json"))
     with open(os.path.join(out, "model.safetensors"), "wb") as f:
-        f.write(struct.pack("<Q", len(text)) + text)
-        f.truncate(8 + len(text) + offset)
-    print(f"{out}: {len(header)} tensors, {offset / 1e9:.2f} GB of bf16 (sparse)")
+        f.write(head)
+        f.truncate(len(head) + size)
+    print(f"{out}: {len(entries)} tensors, {size / 1e9:.2f} GB of bf16 (sparse)")
 
 
 if __name__ == "__main__":

@@ -1,0 +1,204 @@
+"""A compiled Llama model on the GPU against HF transformers with the same
+weights: each generated token's log-probability from `strata-gpu run
+--logprobs`, against an f32 HF forward over the same tokens (teacher-forced),
+beside HF's own bf16 forward as the peer's error at the same precision.
+
+    python3 tools/gpu/check_model.py --strata-gpu .gpu/strata-gpu \\
+        --artifact .gpu/llama-3-8b --config models/configs/llama-3-8b.json --out $OUT
+
+The artifact comes from `strata compile` of the shape-only checkpoint
+(tools/gpu/shape_checkpoint.py); this script makes random weights with HF's
+initialization (seeded), writes them in that checkpoint's layout (under
+--weights-dir, not --out: 16 GB for Llama-3-8B) and runs the artifact with
+`--weights`. The cases cover the kernel classes a model step takes: a
+one-row decode (GEMV), decodes of 8 and 32 sequences (--samples), prompts
+prefilled in one step and in chunks (--max-step-tokens), up to 2048 tokens.
+
+Per case it prints, over every generated token: the mean and max |logprob -
+f32 logprob| of strata (bf16) and of HF bf16; how often the token is f32's
+most likely one (greedy cases; in brackets the most f32 logprob a chosen
+token was below f32's top one: near-ties when small); and the spread of
+f32's logprobs over the vocabulary (the scale a wrong kernel would err by).
+The check passes when strata's mean error is within 1.5x HF bf16's plus 0.01
+and its max within 2x plus 0.05: strata computes in bf16 as HF does, so a
+wrong kernel shows as errors far beyond the peer's. `--perturb NAME:SCALE`
+is the negative control: strata's copy of one weight scaled, the check
+should fail."""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+
+import torch
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from shape_checkpoint import layout  # noqa: E402
+
+# (name, prompt tokens, new tokens, samples, max step tokens): samples > 1
+# draw with temperature 1 (the decode then runs that many rows a step).
+CASES = [
+    ("decode 1 row", 16, 32, 1, 512),
+    ("decode 8 rows", 128, 16, 8, 512),
+    ("decode 32 rows", 300, 12, 32, 512),
+    ("prompt 1100 in one step", 1100, 8, 1, 2048),
+    ("prompt 2048 in chunks of 512", 2048, 8, 1, 512),
+]
+
+
+def hf_model(config_path, seed):
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    cfg = json.load(open(config_path))
+    config = LlamaConfig(**{k: v for k, v in cfg.items() if k != "model_type"})
+    config._attn_implementation = "eager"
+    torch.manual_seed(seed)
+    torch.set_default_dtype(torch.bfloat16)
+    with torch.device("cuda"):
+        model = LlamaForCausalLM(config)
+    torch.set_default_dtype(torch.float32)
+    return model.eval(), cfg
+
+
+def write_weights(model, cfg, out, perturb=None):
+    """The model's weights in shape_checkpoint's layout (byte for byte the
+    header the artifact was compiled from); `perturb` (name, scale) scales
+    one tensor in strata's copy only (a negative control)."""
+    os.makedirs(out, exist_ok=True)
+    state = model.state_dict()
+    head, entries = layout(cfg)
+    path = os.path.join(out, "model.safetensors")
+    with open(path, "wb") as f:
+        f.write(head)
+        for name, shape, offset, nbytes in entries:
+            t = state[name].detach().to(torch.bfloat16).contiguous()
+            assert list(t.shape) == shape, (name, t.shape, shape)
+            if perturb and name == perturb[0]:
+                t = (t.float() * perturb[1]).to(torch.bfloat16)
+            assert f.tell() == len(head) + offset, name
+            f.write(t.view(torch.int16).cpu().numpy().tobytes())
+    return path
+
+
+def strata_case(args, weights, prompt, new, samples, step_tokens):
+    cmd = [args.strata_gpu, "run", args.artifact, "--weights", weights, "--prompt-ids", ",".join(map(str, prompt)),
+           "--max-new-tokens", str(new), "--ignore-eos", "--json", "--logprobs", "5",
+           "--max-step-tokens", str(step_tokens)]
+    if samples > 1:
+        cmd += ["--samples", str(samples), "--temperature", "1.0", "--seed", "1"]
+    t = time.time()
+    p = subprocess.run(cmd, capture_output=True, text=True)
+    if p.returncode:
+        sys.exit(f"{' '.join(cmd[:3])} ... failed ({p.returncode}):\n{p.stderr[-4000:]}")
+    outs = [json.loads(line) for line in p.stdout.splitlines() if line.startswith("{")]
+    outs = [o for o in outs if "token_ids" in o]
+    if len(outs) != samples:
+        sys.exit(f"expected {samples} completions, got {len(outs)}:\n{p.stdout[-2000:]}")
+    return outs, time.time() - t
+
+
+@torch.inference_mode()
+def teacher_forced(model, ids, new):
+    """Log-softmax (f32) at the positions that chose the `new` last tokens,
+    [rows, new, vocab]."""
+    x = torch.tensor(ids, device="cuda")
+    logits = model(x, logits_to_keep=new + 1).logits[:, :-1].float()
+    return torch.log_softmax(logits, dim=-1)
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--strata-gpu", required=True)
+    p.add_argument("--artifact", required=True, help="from strata compile of the shape checkpoint")
+    p.add_argument("--config", required=True, help="the HF config.json the artifact was compiled from")
+    p.add_argument("--weights-dir", default="/tmp/strata-check-weights", help="where the random weights go")
+    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--cases", type=int, nargs="+", help="indices into the case list (default: all)")
+    p.add_argument("--out", help="folder for check.json")
+    p.add_argument("--perturb", metavar="NAME:SCALE",
+                   help="negative control: strata's copy of weight NAME scaled by SCALE (the check should fail)")
+    args = p.parse_args()
+    perturb = None
+    if args.perturb:
+        name, scale = args.perturb.rsplit(":", 1)
+        perturb = (name, float(scale))
+
+    t = time.time()
+    model, cfg = hf_model(args.config, args.seed)
+    path = write_weights(model, cfg, args.weights_dir, perturb)
+    if perturb and perturb[0] not in model.state_dict():
+        sys.exit(f"--perturb: the model has no weight {perturb[0]}")
+    print(f"random weights (HF init, seed {args.seed}) written to {path} in {time.time() - t:.0f} s", flush=True)
+
+    gen = torch.Generator().manual_seed(args.seed)
+    cases = [CASES[i] for i in args.cases] if args.cases else CASES
+    runs = []
+    for name, plen, new, samples, step_tokens in cases:
+        prompt = torch.randint(3, cfg["vocab_size"], (plen,), generator=gen).tolist()
+        outs, secs = strata_case(args, args.weights_dir, prompt, new, samples, step_tokens)
+        runs.append((name, plen, new, samples, step_tokens, outs, secs))
+        print(f"{name}: strata {secs:.1f} s", flush=True)
+
+    # HF: bf16 as given, then the same weights in f32 (the reference).
+    results = []
+    ref = {}
+    for precision in ("bf16", "f32"):
+        if precision == "f32":
+            model = model.float()
+        for name, plen, new, samples, step_tokens, outs, _ in runs:
+            ids = [o["token_ids"] for o in outs]
+            lp = torch.cat([teacher_forced(model, ids[i:i + 8], new) for i in range(0, len(ids), 8)])
+            ref.setdefault(name, {})[precision] = lp
+    del model
+    torch.cuda.empty_cache()
+
+    failed = False
+    rows = []
+    for name, plen, new, samples, step_tokens, outs, secs in runs:
+        f32, bf16 = ref[name]["f32"], ref[name]["bf16"]
+        # The scale an error compares with: the spread of f32's logprobs
+        # over the vocabulary (a wrong kernel moves them by about this much).
+        spread = f32.std(dim=-1).mean().item()
+        s_err, h_err, gap, top1, n = [], [], [], 0, 0
+        for r, o in enumerate(outs):
+            gen_ids = o["token_ids"][plen:]
+            assert len(gen_ids) == new and len(o["logprobs"]) == new, name
+            for j, tok in enumerate(gen_ids):
+                want = f32[r, j, tok].item()
+                s_err.append(abs(o["logprobs"][j]["logprob"] - want))
+                h_err.append(abs(bf16[r, j, tok].item() - want))
+                top1 += int(f32[r, j].argmax().item() == tok)
+                gap.append(f32[r, j].max().item() - want)
+                n += 1
+        s_mean, s_max = sum(s_err) / n, max(s_err)
+        h_mean, h_max = sum(h_err) / n, max(h_err)
+        ok = s_mean <= 1.5 * h_mean + 0.01 and s_max <= 2 * h_max + 0.05
+        failed |= not ok
+        row = {"case": name, "prompt_tokens": plen, "new_tokens": new, "sequences": samples,
+               "max_step_tokens": step_tokens, "tokens": n, "strata_mean_abs": s_mean, "strata_max_abs": s_max,
+               "hf_bf16_mean_abs": h_mean, "hf_bf16_max_abs": h_max,
+               "f32_top1": top1 / n if samples == 1 else None,
+               "f32_gap_max": max(gap) if samples == 1 else None, "f32_logprob_std": spread, "ok": ok, "strata_s": secs}
+        rows.append(row)
+
+    dev = torch.cuda.get_device_name()
+    print(f"\n{dev}, {cfg['num_hidden_layers']} layers x hidden {cfg['hidden_size']}, vocab {cfg['vocab_size']}, "
+          f"random weights (seed {args.seed}); |logprob - f32 HF logprob| of each generated token")
+    print("| case | tokens | strata bf16 mean / max | HF bf16 mean / max | f32's top token (largest gap) "
+          "| f32 logprob std | ok |")
+    print("| --- | --- | --- | --- | --- | --- | --- |")
+    for r in rows:
+        top = "-" if r["f32_top1"] is None else f"{r['f32_top1']:.2f} ({r['f32_gap_max']:.3f})"
+        print(f"| {r['case']} | {r['tokens']} | {r['strata_mean_abs']:.4f} / {r['strata_max_abs']:.4f} | "
+              f"{r['hf_bf16_mean_abs']:.4f} / {r['hf_bf16_max_abs']:.4f} | {top} | {r['f32_logprob_std']:.2f} | "
+              f"{'yes' if r['ok'] else 'NO'} |")
+    if args.out:
+        os.makedirs(args.out, exist_ok=True)
+        json.dump({"device": dev, "config": cfg, "seed": args.seed, "perturb": args.perturb, "cases": rows},
+                  open(os.path.join(args.out, "check.json"), "w"), indent=1)
+    sys.exit(1 if failed else 0)
+
+
+if __name__ == "__main__":
+    main()
