@@ -109,6 +109,22 @@ got=$(python3 -c "import json,sys;print(json.dumps(json.loads(sys.argv[1])['toke
 [ -n "$("$strata" run "$fx" --prompt "$p0" --max-new-tokens 4 2>/dev/null)" ] && ok || bad "no streamed text"
 expect_error "--prompt or --prompt-ids, not both" "$strata" run "$fx" --prompt "a" --prompt-ids 0
 
+# --logprobs N: one entry per generated token, the token's own first among
+# N alternatives when greedy, each a log-probability (<= 0) with its text.
+out=$("$strata" run "$fx" --prompt-ids "$ids" --max-new-tokens 5 --json --logprobs 3) || bad "run --logprobs"
+python3 - "$out" <<'PY' && ok || bad "run --logprobs: $out"
+import json, sys
+r = json.loads(sys.argv[1])
+lps, gen = r["logprobs"], r["token_ids"][r["prompt_tokens"]:]
+assert len(lps) == len(gen) == 5
+for lp, t in zip(lps, gen):
+    assert lp["token"] == t and lp["logprob"] <= 0 and isinstance(lp["text"], str)
+    assert len(lp["top"]) == 3 and lp["top"][0]["token"] == t and lp["top"][0]["logprob"] == lp["logprob"]
+    assert all(a["logprob"] >= b["logprob"] for a, b in zip(lp["top"], lp["top"][1:]))
+PY
+expect_error "--logprobs adds to the JSON output: add --json" "$strata" run "$fx" --prompt-ids 0 --logprobs 2
+expect_error "--logprobs must be in 0..20" "$strata" run "$fx" --prompt-ids 0 --json --logprobs 21
+
 # --batch-file: 9 prompts of different lengths generated together through
 # continuous batching, with blocks of 4 and a cache that forces preemption:
 # each completion is exactly what the prompt gives alone.

@@ -19,14 +19,15 @@ f32 logprob| of strata (bf16) and of HF bf16; how often the token is f32's
 most likely one (greedy cases; in brackets the most f32 logprob a chosen
 token was below f32's top one: near-ties when small); and the spread of
 f32's logprobs over the vocabulary (the scale a wrong kernel would err by).
-The check passes when strata's mean error is within 1.5x HF bf16's plus 0.01
-and its max within 2x plus 0.05: strata computes in bf16 as HF does, so a
-wrong kernel shows as errors far beyond the peer's. `--perturb NAME:SCALE`
-is the negative control: strata's copy of one weight scaled, the check
-should fail."""
+The check passes when strata's mean error is at most HF bf16's and its max
+at most 1.5x HF bf16's: strata computes in bf16 as HF does, so it should err
+no more than the peer at the same precision. `--perturb REGEX:SCALE`
+is the negative control: strata's copy of some weights scaled, to see what
+size of error the check detects."""
 import argparse
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -63,8 +64,9 @@ def hf_model(config_path, seed):
 
 def write_weights(model, cfg, out, perturb=None):
     """The model's weights in shape_checkpoint's layout (byte for byte the
-    header the artifact was compiled from); `perturb` (name, scale) scales
-    one tensor in strata's copy only (a negative control)."""
+    header the artifact was compiled from); `perturb` (pattern, scale)
+    scales the tensors whose names match the regular expression in strata's
+    copy only (a negative control)."""
     os.makedirs(out, exist_ok=True)
     state = model.state_dict()
     head, entries = layout(cfg)
@@ -74,7 +76,7 @@ def write_weights(model, cfg, out, perturb=None):
         for name, shape, offset, nbytes in entries:
             t = state[name].detach().to(torch.bfloat16).contiguous()
             assert list(t.shape) == shape, (name, t.shape, shape)
-            if perturb and name == perturb[0]:
+            if perturb and re.fullmatch(perturb[0], name):
                 t = (t.float() * perturb[1]).to(torch.bfloat16)
             assert f.tell() == len(head) + offset, name
             f.write(t.view(torch.int16).cpu().numpy().tobytes())
@@ -116,8 +118,8 @@ def main():
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--cases", type=int, nargs="+", help="indices into the case list (default: all)")
     p.add_argument("--out", help="folder for check.json")
-    p.add_argument("--perturb", metavar="NAME:SCALE",
-                   help="negative control: strata's copy of weight NAME scaled by SCALE (the check should fail)")
+    p.add_argument("--perturb", metavar="REGEX:SCALE",
+                   help="negative control: strata's copy of the weights whose names match REGEX scaled by SCALE")
     args = p.parse_args()
     perturb = None
     if args.perturb:
@@ -126,9 +128,9 @@ def main():
 
     t = time.time()
     model, cfg = hf_model(args.config, args.seed)
+    if perturb and not any(re.fullmatch(perturb[0], n) for n in model.state_dict()):
+        sys.exit(f"--perturb: no weight name matches {perturb[0]}")
     path = write_weights(model, cfg, args.weights_dir, perturb)
-    if perturb and perturb[0] not in model.state_dict():
-        sys.exit(f"--perturb: the model has no weight {perturb[0]}")
     print(f"random weights (HF init, seed {args.seed}) written to {path} in {time.time() - t:.0f} s", flush=True)
 
     gen = torch.Generator().manual_seed(args.seed)
@@ -173,7 +175,7 @@ def main():
                 n += 1
         s_mean, s_max = sum(s_err) / n, max(s_err)
         h_mean, h_max = sum(h_err) / n, max(h_err)
-        ok = s_mean <= 1.5 * h_mean + 0.01 and s_max <= 2 * h_max + 0.05
+        ok = s_mean <= h_mean and s_max <= 1.5 * h_max
         failed |= not ok
         row = {"case": name, "prompt_tokens": plen, "new_tokens": new, "sequences": samples,
                "max_step_tokens": step_tokens, "tokens": n, "strata_mean_abs": s_mean, "strata_max_abs": s_max,
