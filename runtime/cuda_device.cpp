@@ -123,6 +123,12 @@ void CudaDevice::runBranches(const std::vector<std::function<void()>>& branches)
   }
 }
 
+uint64_t CudaDevice::available() const {
+  size_t freeBytes = 0, total = 0;
+  check(d_.cuMemGetInfo(&freeBytes, &total), "cuMemGetInfo");
+  return freeBytes;
+}
+
 void* CudaDevice::allocate(size_t bytes) {
   if (bytes == 0) return nullptr;
   CUdeviceptr p = 0;

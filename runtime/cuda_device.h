@@ -28,6 +28,7 @@ class CudaDevice final : public Device {
   const char* name() const override { return "cuda"; }
   bool hostAddressable() const override { return false; }
   uint64_t capacity() const override { return totalMemory_; }
+  uint64_t available() const override;
   void* allocate(size_t bytes) override;
   void release(void* p, size_t bytes) override;
   void copy(void* dst, const void* src, size_t bytes) override;

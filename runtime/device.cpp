@@ -20,6 +20,9 @@ class CpuDevice final : public Device {
   uint64_t capacity() const override {
     return (uint64_t)sysconf(_SC_PHYS_PAGES) * (uint64_t)sysconf(_SC_PAGESIZE);
   }
+  uint64_t available() const override {
+    return (uint64_t)sysconf(_SC_AVPHYS_PAGES) * (uint64_t)sysconf(_SC_PAGESIZE);
+  }
   void* allocate(size_t bytes) override {
     void* p = bytes ? std::aligned_alloc(64, (bytes + 63) / 64 * 64) : nullptr;
     if (bytes && !p)

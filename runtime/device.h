@@ -26,6 +26,10 @@ class Device {
   virtual bool hostAddressable() const = 0;
   // Bytes this device can hold in all (the cpu device: physical memory).
   virtual uint64_t capacity() const = 0;
+  // Bytes a new allocation can still take now (the cpu device: the memory
+  // the system has free; a GPU: what its driver reports free). Default:
+  // capacity less what this device allocated.
+  virtual uint64_t available() const { return capacity() > allocated_ ? capacity() - allocated_ : 0; }
   uint64_t allocated() const { return allocated_; }
 
   // `bytes` of device memory, zero-filled, 64-byte aligned.

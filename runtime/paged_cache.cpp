@@ -56,6 +56,14 @@ int64_t blocksForBudget(const KvCacheShape& shape, uint64_t budgetBytes) {
   return blocks;
 }
 
+int64_t defaultCacheBlocks(const KvCacheShape& shape, int64_t wanted, uint64_t availableBytes) {
+  const uint64_t reserve = std::max<uint64_t>(availableBytes / 10, uint64_t(1) << 30);
+  if (availableBytes <= reserve)
+    fail("no memory left for a KV cache: {:.0f} MiB free, {:.0f} MiB kept for the steps' activations",
+         availableBytes / 1048576.0, reserve / 1048576.0);
+  return std::min(wanted, blocksForBudget(shape, availableBytes - reserve));
+}
+
 PagedKvCache::PagedKvCache(const KvCacheShape& shape, Device& device)
     : shape_(shape), device_(device), alloc_(shape.numBlocks) {
   checkGeometry(shape);

@@ -51,6 +51,14 @@ struct KvCacheShape {
 // (numBlocks ignored); throws when not even one block fits.
 int64_t blocksForBudget(const KvCacheShape& shape, uint64_t budgetBytes);
 
+// The blocks a cache gets when the user sets no size: `wanted` (enough for
+// every request at once), or fewer when they would not fit in
+// `availableBytes` (the device's free memory) less a reserve for the rest
+// of a step's memory (activations, logits): a tenth, at least 1 GiB. The
+// scheduler then preempts when the cache fills. Throws when not one block
+// fits.
+int64_t defaultCacheBlocks(const KvCacheShape& shape, int64_t wanted, uint64_t availableBytes);
+
 class PagedKvCache {
  public:
   // Storage comes from `device` (one allocation per layer, freed with the cache).

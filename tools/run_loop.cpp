@@ -97,7 +97,9 @@ void addRunOptions(CLI::App* cmd, RunOpts& o, bool text) {
   auto* blockOpt = cmd->add_option("--block-size", o.blockSize, "Tokens per KV cache block (an artifact: the size it was compiled for)")
                        ->capture_default_str();
   auto* blocksOpt = cmd->add_option("--cache-blocks", o.cacheBlocks,
-                     "KV cache blocks to allocate (0: enough for every prompt and --max-new-tokens at once; fewer makes the scheduler preempt and recompute)")
+                     "KV cache blocks to allocate (0: enough for every prompt and --max-new-tokens at once, or as many as the device's "
+                     "free memory holds less a reserve for activations when that is fewer; fewer makes the scheduler "
+                     "preempt and recompute)")
       ->capture_default_str();
   cmd->add_option("--cache-mb", o.cacheMiB,
                      "KV cache memory budget in MiB: as many blocks as fit (instead of --cache-blocks)")
@@ -190,14 +192,28 @@ int runPrompts(const runtime::GraphRunner& exec, int64_t blockSize, const RunOpt
 
   runtime::SchedulerOptions so;
   so.blockSize = blockSize;
-  so.numBlocks = o.cacheBlocks > 0 ? o.cacheBlocks : std::max<int64_t>(1, blocksForAll);
-  if (o.cacheMiB > 0) {
+  runtime::Device& device = exec.cacheDevice();
+  const runtime::KvCacheShape shape = runtime::kvCacheShapeFor(exec, blockSize, 0);
+  if (o.cacheBlocks > 0) {
+    so.numBlocks = o.cacheBlocks;
+  } else if (o.cacheMiB > 0) {
     uint64_t budget = (uint64_t)(o.cacheMiB * 1048576.0);
-    runtime::Device& device = exec.cacheDevice();
     if (budget > device.capacity())
       fail("--cache-mb {}: more than the {} device's {:.0f} MiB of memory", o.cacheMiB, device.name(),
            device.capacity() / 1048576.0);
-    so.numBlocks = runtime::blocksForBudget(runtime::kvCacheShapeFor(exec, blockSize, 0), budget);
+    so.numBlocks = runtime::blocksForBudget(shape, budget);
+  } else {
+    // Enough for every completion at once, unless that would not fit in
+    // the device's free memory: then what fits, and the scheduler preempts.
+    const int64_t wanted = std::max<int64_t>(1, blocksForAll);
+    so.numBlocks = runtime::defaultCacheBlocks(shape, wanted, device.available());
+    if (so.numBlocks < wanted && !o.json)
+      std::fprintf(stderr,
+                   "note: a KV cache for every completion at once would take %.0f MiB; the %s device has %.0f MiB "
+                   "free: %lld blocks (%.0f MiB), and sequences wait or are recomputed when it fills "
+                   "(--cache-mb / --cache-blocks set it)\n",
+                   wanted * (double)shape.blockBytes() / 1048576.0, device.name(), device.available() / 1048576.0,
+                   (long long)so.numBlocks, so.numBlocks * (double)shape.blockBytes() / 1048576.0);
   }
   so.maxStepTokens = o.maxStepTokens;
   so.maxSeqs = o.maxSeqs;

@@ -362,4 +362,25 @@ TEST(PagedKvCache, SizedFromABudgetOnTheNullDevice) {
   EXPECT_EQ(device->allocated(), 0u);
 }
 
+// With no size given, a cache holds every request at once when that fits
+// the device's free memory less the activations' reserve (a tenth, at
+// least 1 GiB), else what fits; a device with nothing to spare is an error.
+TEST(PagedKvCache, DefaultSizeFitsTheFreeMemory) {
+  using namespace strata::runtime;
+  KvCacheShape shape{/*layers*/ 32, /*kvHeads*/ 8, /*headDim*/ 128, /*blockSize*/ 16, 0, strata::ops::DType::BF16};
+  auto device = makeNullDevice(80ull << 30);
+  EXPECT_EQ(device->available(), 80ull << 30);
+  EXPECT_EQ(defaultCacheBlocks(shape, 1000, device->available()), 1000);  // 2000 MiB fit
+  EXPECT_EQ(defaultCacheBlocks(shape, 100000, device->available()), 36864);  // 72 GiB of 2 MiB blocks
+  void* weights = device->allocate(64ull << 30);
+  EXPECT_EQ(device->available(), 16ull << 30);
+  EXPECT_EQ(defaultCacheBlocks(shape, 100000, device->available()), 7372);  // 16 GiB less 1.6 GiB
+  EXPECT_EQ(defaultCacheBlocks(shape, 1, 2ull << 30), 1);
+  EXPECT_EQ(defaultCacheBlocks(shape, 1000, 2ull << 30), 512);  // the 1 GiB floor of the reserve
+  EXPECT_THROW(defaultCacheBlocks(shape, 1, 1ull << 30), strata::Error);
+  EXPECT_GT(cpuDevice().available(), 0u);
+  EXPECT_LE(cpuDevice().available(), cpuDevice().capacity());
+  device->release(weights, 64ull << 30);
+}
+
 }  // namespace

@@ -12,7 +12,8 @@ initialization (seeded), writes them in that checkpoint's layout (under
 --weights-dir, not --out: 16 GB for Llama-3-8B) and runs the artifact with
 `--weights`. The cases cover the kernel classes a model step takes: a
 one-row decode (GEMV), decodes of 8 and 32 sequences (--samples), prompts
-prefilled in one step and in chunks (--max-step-tokens), up to 2048 tokens.
+prefilled in one step and in chunks (--max-step-tokens), up to 7000 tokens
+(cases past the model's context are skipped).
 
 Per case it prints, over every generated token: the mean and max |logprob -
 f32 logprob| of strata (bf16) and of HF bf16; how often the token is f32's
@@ -45,6 +46,7 @@ CASES = [
     ("decode 32 rows", 300, 12, 32, 512),
     ("prompt 1100 in one step", 1100, 8, 1, 2048),
     ("prompt 2048 in chunks of 512", 2048, 8, 1, 512),
+    ("decode 1 row after 7000 tokens", 7000, 16, 1, 2048),
 ]
 
 
@@ -135,6 +137,11 @@ def main():
 
     gen = torch.Generator().manual_seed(args.seed)
     cases = [CASES[i] for i in args.cases] if args.cases else CASES
+    context = cfg.get("max_position_embeddings", 0)
+    skipped = [c[0] for c in cases if context and c[1] + c[2] > context]
+    if skipped:
+        print(f"skipped (past the model's context of {context}): {', '.join(skipped)}", flush=True)
+    cases = [c for c in cases if c[0] not in skipped]
     runs = []
     for name, plen, new, samples, step_tokens in cases:
         prompt = torch.randint(3, cfg["vocab_size"], (plen,), generator=gen).tolist()
