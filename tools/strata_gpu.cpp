@@ -25,7 +25,7 @@
 // tools/gpu/stamp_paged_decode.py);
 //   strata-gpu bench-elementwise --kernels ARTIFACT [--json FILE]
 // the fused elementwise kernels of a compiled graph at rows 1..4096;
-//   strata-gpu bench-all --kernels DIR --out DIR [--artifact DIR --config FILE]
+//   strata-gpu bench-all --kernels DIR --out DIR [--artifact DIR --config FILE [--check]]
 // every table of docs/cuda.md against its peers in one call (through
 // tools/gpu/bench_all.py: the peers are PyTorch, Triton and transformers).
 #include <CLI/CLI.hpp>
@@ -663,6 +663,7 @@ int benchModel(const BenchModelOpts& o) {
 struct BenchAllOpts {
   std::string kernels, out, dtype = "bf16", artifact, config, scripts;
   int reps = 0;
+  bool check = false;
 };
 
 // Every GPU table against its peers in one call. The peers (cuBLAS and
@@ -683,10 +684,12 @@ int benchAll(const BenchAllOpts& o) {
                             script.empty() ? inRepo.string() + " in a folder above " + self.string() : script.string()));
   if (o.artifact.empty() != o.config.empty())
     throw Error("bench-all: --artifact and --config go together (the compiled model and the HF config it came from)");
+  if (o.check && o.artifact.empty()) throw Error("bench-all: --check needs --artifact and --config (the model to check)");
   std::vector<std::string> args{"python3", script.string(), "--strata-gpu", self.string(), "--kernels", o.kernels,
                                 "--out", o.out, "--dtype", o.dtype};
   if (o.reps > 0) args.insert(args.end(), {"--reps", std::to_string(o.reps)});
   if (!o.artifact.empty()) args.insert(args.end(), {"--artifact", o.artifact, "--config", o.config});
+  if (o.check) args.push_back("--check");
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
@@ -774,6 +777,10 @@ int main(int argc, char** argv) {
   all->add_option("--reps", ba.reps, "Timed launches per case (default: each table's own)");
   all->add_option("--artifact", ba.artifact, "A model from `strata compile MODEL --target cuda:sm_90`: also time it end to end");
   all->add_option("--config", ba.config, "The HF config.json the artifact was compiled from (for HF eager)");
+  all->add_flag("--check", ba.check,
+                "With --artifact: also check the model's log-probabilities against HF in f32 with the same random "
+                "weights, beside HF's bf16 (tools/gpu/check_model.py; writes the weights under "
+                "/tmp/strata-check-weights, 16 GB for Llama-3-8B)");
   all->add_option("--scripts", ba.scripts,
                   "The repository's tools/gpu folder (default: the nearest folder above this binary that has it)");
   tools::RunOpts ro;

@@ -93,9 +93,10 @@ if [ -x "$gpu_bin" ]; then
   expect_error "go together" "$gpu_bin" bench-all --kernels "$tmp/k" --out "$tmp/ba" --artifact "$tmp/a"
   mkdir -p "$tmp/fakebin"
   printf '#!/bin/sh\necho "$@"\nexit 3\n' > "$tmp/fakebin/python3" && chmod +x "$tmp/fakebin/python3"
-  args=$(PATH="$tmp/fakebin:$PATH" "$gpu_bin" bench-all --kernels "$tmp/k" --out "$tmp/ba" --reps 5 --artifact "$tmp/a" --config "$tmp/c.json")
+  expect_error "--check needs --artifact" "$gpu_bin" bench-all --kernels "$tmp/k" --out "$tmp/ba" --check
+  args=$(PATH="$tmp/fakebin:$PATH" "$gpu_bin" bench-all --kernels "$tmp/k" --out "$tmp/ba" --reps 5 --artifact "$tmp/a" --config "$tmp/c.json" --check)
   rc=$?
-  want_args="--strata-gpu $(cd "$(dirname "$gpu_bin")" && pwd -P)/strata-gpu --kernels $tmp/k --out $tmp/ba --dtype bf16 --reps 5 --artifact $tmp/a --config $tmp/c.json"
+  want_args="--strata-gpu $(cd "$(dirname "$gpu_bin")" && pwd -P)/strata-gpu --kernels $tmp/k --out $tmp/ba --dtype bf16 --reps 5 --artifact $tmp/a --config $tmp/c.json --check"
   [ $rc -eq 3 ] && [ "$args" = "$(cd "$(dirname "$gpu_bin")/../.." && pwd -P)/tools/gpu/bench_all.py $want_args" ] && ok ||
     bad "bench-all ran python3 with '$args' (exit $rc), want tools/gpu/bench_all.py $want_args"
 fi

@@ -111,18 +111,18 @@ def teacher_forced(model, ids, new):
     return torch.log_softmax(logits, dim=-1)
 
 
-def main():
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--strata-gpu", required=True)
-    p.add_argument("--artifact", required=True, help="from strata compile of the shape checkpoint")
-    p.add_argument("--config", required=True, help="the HF config.json the artifact was compiled from")
-    p.add_argument("--weights-dir", default="/tmp/strata-check-weights", help="where the random weights go")
-    p.add_argument("--seed", type=int, default=1)
-    p.add_argument("--cases", type=int, nargs="+", help="indices into the case list (default: all)")
-    p.add_argument("--out", help="folder for check.json")
+def add_check_options(p):
+    p.add_argument("--weights-dir", default="/tmp/strata-check-weights",
+                   help="where the check's random weights go (16 GB for Llama-3-8B)")
+    p.add_argument("--seed", type=int, default=1, help="the check's weights and prompts")
+    p.add_argument("--cases", type=int, nargs="+", help="indices into the check's case list (default: all)")
     p.add_argument("--perturb", metavar="REGEX:SCALE",
                    help="negative control: strata's copy of the weights whose names match REGEX scaled by SCALE")
-    args = p.parse_args()
+
+
+def run(args):
+    """The check on args.artifact / args.config (check.json under
+    args.out when given); True when every case passes."""
     perturb = None
     if args.perturb:
         name, scale = args.perturb.rsplit(":", 1)
@@ -150,7 +150,6 @@ def main():
         print(f"{name}: strata {secs:.1f} s", flush=True)
 
     # HF: bf16 as given, then the same weights in f32 (the reference).
-    results = []
     ref = {}
     for precision in ("bf16", "f32"):
         if precision == "f32":
@@ -206,7 +205,17 @@ def main():
         os.makedirs(args.out, exist_ok=True)
         json.dump({"device": dev, "config": cfg, "seed": args.seed, "perturb": args.perturb, "cases": rows},
                   open(os.path.join(args.out, "check.json"), "w"), indent=1)
-    sys.exit(1 if failed else 0)
+    return not failed
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--strata-gpu", required=True)
+    p.add_argument("--artifact", required=True, help="from strata compile of the shape checkpoint")
+    p.add_argument("--config", required=True, help="the HF config.json the artifact was compiled from")
+    p.add_argument("--out", help="folder for check.json")
+    add_check_options(p)
+    sys.exit(0 if run(p.parse_args()) else 1)
 
 
 if __name__ == "__main__":
