@@ -12,6 +12,7 @@
 
 #include "codegen/CpuBackend.h"
 #include "runtime/kernel_library.h"
+#include "tools/kernel_cache.h"
 
 namespace strata::tools {
 
@@ -19,37 +20,11 @@ namespace fs = std::filesystem;
 
 namespace {
 
-uint64_t fnv1a(std::string_view s, uint64_t h = 1469598103934665603ull) {
-  for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
-  return h;
-}
-
-// "" when caching is off.
-fs::path cacheDir() {
-  const char* env = std::getenv("STRATA_KERNEL_CACHE");
-  if (env && std::string(env) == "off") return {};
-  if (env && *env) return env;
-  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg) return fs::path(xdg) / "strata" / "kernels";
-  if (const char* home = std::getenv("HOME"); home && *home) return fs::path(home) / ".cache" / "strata" / "kernels";
-  return {};
-}
-
-// Identifies the compiler that produced a library: this binary's size and
-// modification time.
-std::string compilerStamp() {
-  std::error_code ec;
-  fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-  if (ec) return "unknown";
-  auto size = fs::file_size(exe, ec);
-  auto time = fs::last_write_time(exe, ec).time_since_epoch().count();
-  return fmt::format("{}:{}:{}", exe.string(), size, time);
-}
-
 // Loads the cached library for `ir`, building it first when absent; nullopt
 // when the cache cannot be used (then the caller JIT-compiles).
 std::optional<abi::KernelLookup> cachedKernels(const std::string& ir, const std::string& target, bool& hit,
                                                const std::function<void()>& onCompile) {
-  fs::path dir = cacheDir();
+  fs::path dir = kernelCacheDir();
   if (dir.empty()) return std::nullopt;
   std::error_code ec;
   fs::create_directories(dir, ec);

@@ -13,9 +13,12 @@
 #include "models/chat_template.h"
 #include "models/tokenizer.h"
 #include "runtime/artifact.h"
+#include "runtime/cuda_device.h"
 #include "runtime/cuda_executor.h"
 #include "runtime/executor.h"
 #include "tools/cpu_model.h"
+#include "tools/cuda_model.h"
+#include "tools/kernel_cache.h"
 #include "tools/run_loop.h"
 
 namespace strata::tools {
@@ -35,27 +38,47 @@ struct Loaded {
   int64_t blockSize = 0;
 };
 
+// An artifact (from strata compile, or the kernel cache) ready to run.
+void loadArtifact(Loaded& l, const RunOpts& o, const std::string& dir) {
+  runtime::Artifact a = runtime::loadArtifact(dir, {o.weightsDir});
+  checkArtifactRun(o, a);
+  l.blockSize = a.blockSize;
+  if (a.tokenizer) l.tok = models::Tokenizer::load(*a.tokenizer);
+  if (a.cuda()) {
+    l.gpu = runtime::loadCudaModel(std::move(a), {.verbose = !o.json});
+    l.exec = l.gpu.exec.get();
+  } else {
+    l.exec = &l.cpu.emplace(std::move(a.graph), std::move(a.kernels));
+  }
+}
+
 Loaded load(const RunOpts& o) {
   Loaded l;
   l.blockSize = o.blockSize;
   if (runtime::isArtifact(o.model)) {
-    runtime::Artifact a = runtime::loadArtifact(o.model, {o.weightsDir});
-    checkArtifactRun(o, a);
-    l.blockSize = a.blockSize;
-    if (a.tokenizer) l.tok = models::Tokenizer::load(*a.tokenizer);
-    if (a.cuda()) {
-      l.gpu = runtime::loadCudaModel(std::move(a), {.verbose = !o.json});
-      l.exec = l.gpu.exec.get();
-    } else {
-      l.exec = &l.cpu.emplace(std::move(a.graph), std::move(a.kernels));
-    }
+    loadArtifact(l, o, o.model);
     return l;
   }
-  if (o.backend == "cuda")
-    fail("--backend cuda runs a compiled artifact: strata compile {} --target cuda:sm_90 -o DIR, then strata run DIR "
-         "(or strata-gpu run DIR on a machine without LLVM)",
-         o.model);
   if (!o.weightsDir.empty()) fail("--weights moves an artifact's weight files; {} is not an artifact", o.model);
+  if (o.backend == "cuda") {
+    // Compiled for this machine's GPU first (once: the kernel cache keeps
+    // it), after checking there is a GPU it can run on.
+    {
+      auto device = runtime::CudaDevice::open();
+      if (device->computeCapability() != 90)
+        fail("--backend cuda: strata compiles for sm_90 (Hopper); GPU 0 is {} (sm_{})", device->deviceName(),
+             device->computeCapability());
+    }
+    CudaModelDir m = cachedCudaModel(o.model, "bf16", o.blockSize, !o.json, kernelCacheDir());
+    try {
+      loadArtifact(l, o, m.dir.string());
+    } catch (...) {
+      if (m.temporary) std::filesystem::remove_all(m.dir);
+      throw;
+    }
+    if (m.temporary) std::filesystem::remove_all(m.dir);  // loaded: the files are no longer read
+    return l;
+  }
   ops::GraphDef g = graph::formRegions(models::loadModel(o.model));
   if (auto t = models::findTokenizer(o.model)) l.tok = models::Tokenizer::load(*t);
   if (o.backend == "cpu") {

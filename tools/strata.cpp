@@ -13,6 +13,7 @@
 #include "tools/bench_decode.h"
 #include "tools/bench_kernels.h"
 #include "tools/cpu_model.h"
+#include "tools/cuda_model.h"
 #include "tools/run_command.h"
 #include "graph/RegionReport.h"
 #include "models/model_source.h"
@@ -130,26 +131,17 @@ int compile(const CompileOpts& o) {
                !o.tuning.pagedDecodeBlock.empty()))
     fail("--gemv-block, --decode-block, --medium-block and --paged-decode-block tune the cuda kernels; --target {} "
          "has none", o.target);
-  ops::GraphDef g = graph::formRegions(models::loadModel(o.model));
-  nlohmann::json extra = nlohmann::json::object();
-  if (auto t = models::findTokenizer(o.model)) extra["tokenizer"] = std::filesystem::absolute(*t).string();
-  extra["source_model"] = std::filesystem::absolute(o.model).string();
   if (gpu) {
-    tile::CudaKernelSetSpec set = tile::cudaModelKernelSet(g, o.dtype, o.blockSize, o.tuning);
-    std::fprintf(stderr,
-                 "compiling %zu GEMM, %zu RMSNorm, %zu RoPE, %zu paged attention, %zu row gather, %zu KV write, "
-                 "%zu elementwise, %zu argmax, %zu top-k and %zu repetition penalty kernels for %s (%s, KV block size %lld) "
-                 "into %s...\n",
-                 set.gemms.size(), set.norms.size(), set.ropes.size(), set.pagedDecodes.size() + set.pagedPrefills.size(),
-                 set.gathers.size(), set.kvWrites.size(), set.elementwises.size(), set.argmaxes.size(), set.topks.size(),
-                 set.penalties.size(), o.target.c_str(), o.dtype.c_str(), (long long)o.blockSize,
-                 o.out.c_str());
-    tile::writeCudaArtifact(g, set, o.target.substr(cuda.size()), o.dtype, o.blockSize, o.out, extra);
+    tools::writeCudaModel(o.model, o.target.substr(cuda.size()), o.dtype, o.blockSize, o.tuning, o.out, /*verbose=*/true);
     std::fprintf(stderr, "wrote %s/plan.json, kernels.ptx,%s kernels.json, kernels.mlir (weights stay in %s)\n",
                  o.out.c_str(), std::filesystem::exists(o.out + "/kernels.cubin") ? " kernels.cubin," : "",
                  o.model.c_str());
     return 0;
   }
+  ops::GraphDef g = graph::formRegions(models::loadModel(o.model));
+  nlohmann::json extra = nlohmann::json::object();
+  if (auto t = models::findTokenizer(o.model)) extra["tokenizer"] = std::filesystem::absolute(*t).string();
+  extra["source_model"] = std::filesystem::absolute(o.model).string();
   tile::KernelPlan plan = tile::planCpuKernels(std::move(g), {"", o.blockSize});
   std::fprintf(stderr, "compiling %zu kernels for %s (KV block size %lld) into %s...\n", plan.kernels.size(),
                plan.graph.meta["kernels"]["target"].get<std::string>().c_str(), (long long)o.blockSize, o.out.c_str());

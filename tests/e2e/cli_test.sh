@@ -66,7 +66,6 @@ expect_error "not a token id" "$strata" run "$fx" --prompt-ids 0,x
 expect_error "--temperature must be > 0" "$strata" run "$fx" --prompt-ids 0 --temperature 0
 expect_error "--top-p" "$strata" run "$fx" --prompt-ids 0 --top-p 2
 expect_error "--repetition-penalty must be > 0" "$strata" run "$fx" --prompt-ids 0 --repetition-penalty -1
-expect_error "runs a compiled artifact" "$strata" run "$fx" --prompt-ids 0 --backend cuda
 expect_error "not a backend" "$strata" run "$fx" --prompt-ids 0 --backend vulkan
 expect_error "--weights moves an artifact" "$strata" run "$fx" --prompt-ids 0 --weights "$fx"
 expect_error "'cpu' (the host CPU) and 'cuda:sm_90'" "$strata" compile "$fx" --target cuda:sm_80 -o "$tmp/art3"
@@ -81,6 +80,9 @@ if [ -n "$cuda_art" ]; then
   expect_error "give their new folder with --weights" "$strata" run "$cuda_art" --prompt-ids 0 --weights "$tmp/moved"
   if [ -z "$(command -v nvidia-smi)" ]; then  # CI: no GPU
     expect_error "no CUDA device" "$strata" run "$cuda_art" --prompt-ids 0 --backend cuda
+    # A model folder: the GPU is looked for before anything is compiled.
+    STRATA_KERNEL_CACHE="$tmp/kc" expect_error "no CUDA device" "$strata" run "$fx" --prompt-ids 0 --backend cuda
+    [ ! -e "$tmp/kc" ] && ok || bad "run --backend cuda without a GPU compiled into the cache"
     expect_error "no CUDA device" "$gpu_bin" run "$cuda_art" --prompt-ids 0
   fi
   expect_error "compiled for cpu" "$gpu_bin" bench-model "$tmp/art" --random-weights 1

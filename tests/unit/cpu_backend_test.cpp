@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -17,6 +18,7 @@
 #include "runtime/paged_generate.h"
 #include "runtime/scheduler.h"
 #include "tools/cpu_model.h"
+#include "tools/cuda_model.h"
 
 using namespace strata;
 using fixture::fixtureDir;
@@ -243,6 +245,35 @@ TEST(CpuBackend, LogprobsAreTheReferenceLogSoftmax) {
       }
     }
   }
+}
+
+// `strata run MODEL --backend cuda` compiles the model for the GPU once, into
+// the kernel cache: a complete artifact the runtime reads as it reads
+// `strata compile`'s (no GPU needed to compile or read it), found again by
+// a second call without compiling, nothing else left in the cache.
+TEST(CudaModelCache, CompilesOnceIntoTheCache) {
+  ::setenv("STRATA_PTXAS", "off", 1);  // PTX only: what a machine without ptxas gets, and faster
+  const fs::path cache = fs::temp_directory_path() / "strata-test-cuda-cache";
+  fs::remove_all(cache);
+  tools::CudaModelDir a = tools::cachedCudaModel(fixtureDir(), "bf16", 8, /*verbose=*/false, cache);
+  ::unsetenv("STRATA_PTXAS");
+  EXPECT_TRUE(a.compiled);
+  EXPECT_FALSE(a.temporary);
+  EXPECT_EQ(a.dir.parent_path(), cache);
+  for (const char* f : {"plan.json", "kernels.json", "kernels.ptx"}) EXPECT_TRUE(fs::is_regular_file(a.dir / f)) << f;
+  runtime::Artifact art = runtime::loadArtifact(a.dir.string(), {});
+  EXPECT_TRUE(art.cuda());
+  EXPECT_EQ(art.target, "cuda:sm_90");
+  EXPECT_EQ(art.dtype, "bf16");
+  EXPECT_EQ(art.blockSize, 8);
+  EXPECT_TRUE(art.tokenizer.has_value());
+  const auto stamp = fs::last_write_time(a.dir / "plan.json");
+  tools::CudaModelDir b = tools::cachedCudaModel(fixtureDir(), "bf16", 8, false, cache);
+  EXPECT_FALSE(b.compiled);
+  EXPECT_EQ(b.dir, a.dir);
+  EXPECT_EQ(fs::last_write_time(b.dir / "plan.json"), stamp);
+  EXPECT_EQ(std::distance(fs::directory_iterator(cache), fs::directory_iterator()), 1);
+  fs::remove_all(cache);
 }
 
 // strata compile's artifact: written by codegen, read by the runtime alone

@@ -1,0 +1,37 @@
+// A model compiled for the GPU on this machine: what `strata compile MODEL
+// --target cuda:sm_90` writes, and what `strata run MODEL --backend cuda`
+// compiles once into the kernel cache (tools/kernel_cache.h) and then runs
+// as an artifact.
+#pragma once
+#include <cstdint>
+#include <filesystem>
+#include <string>
+
+#include "codegen/Artifact.h"
+
+namespace strata::tools {
+
+// Writes `model` (an HF folder or ONNX file) compiled for cuda:`arch` into
+// the artifact folder `out` (codegen/Artifact.h: plan.json with the weights
+// by reference, the kernels for every region), noting the model's tokenizer
+// and folder; says what it compiles on stderr when `verbose`.
+void writeCudaModel(const std::string& model, const std::string& arch, const std::string& dtype, int64_t blockSize,
+                    const tile::CudaModelTuning& tuning, const std::filesystem::path& out, bool verbose);
+
+struct CudaModelDir {
+  std::filesystem::path dir;  // the artifact folder
+  bool compiled = false;      // compiled by this call (not found in the cache)
+  bool temporary = false;     // a folder of its own (no cache): the caller removes it once loaded
+};
+
+// `model` compiled for sm_90 with `dtype` storage and KV blocks of
+// `blockSize`, from `cacheDir`: a folder keyed by the planned region graph
+// (which names the weight files and their byte ranges), the storage type,
+// the block size and this binary, compiled first when absent (under a
+// temporary name, renamed once complete: a crashed or concurrent compile
+// leaves no half artifact). An empty `cacheDir` (the cache off) compiles
+// into a new temporary folder.
+CudaModelDir cachedCudaModel(const std::string& model, const std::string& dtype, int64_t blockSize, bool verbose,
+                             const std::filesystem::path& cacheDir);
+
+}  // namespace strata::tools
