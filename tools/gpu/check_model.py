@@ -1,7 +1,8 @@
 """A compiled Llama model on the GPU against HF transformers with the same
 weights: each generated token's log-probability from `strata-gpu run
 --logprobs`, against an f32 HF forward over the same tokens (teacher-forced),
-beside HF's own bf16 forward as the peer's error at the same precision.
+beside HF's own forward in the artifact's storage type (bf16 or f16) as the
+peer's error at the same precision.
 
     python3 tools/gpu/check_model.py --strata-gpu .gpu/strata-gpu \\
         --artifact .gpu/llama-3-8b --config models/configs/llama-3-8b.json --out $OUT
@@ -16,12 +17,14 @@ prefilled in one step and in chunks (--max-step-tokens), up to 7000 tokens
 (cases past the model's context are skipped).
 
 Per case it prints, over every generated token: the mean and max |logprob -
-f32 logprob| of strata (bf16) and of HF bf16; how often the token is f32's
+f32 logprob| of strata and of HF in the same type; how often the token is f32's
 most likely one (greedy cases; in brackets the most f32 logprob a chosen
 token was below f32's top one: near-ties when small); and the spread of
 f32's logprobs over the vocabulary (the scale a wrong kernel would err by).
-The check passes when strata's mean error is at most HF bf16's and its max
-at most 1.5x HF bf16's: strata computes in bf16 as HF does, so it should err
+The check passes when strata's mean error is at most 1.5x HF's and its max
+at most 2x HF's (a case's statistics over 8-384 tokens move between draws
+of weights by about that much): strata computes in that type as HF does,
+so it should err
 no more than the peer at the same precision. `--perturb REGEX:SCALE`
 is the negative control: strata's copy of some weights scaled, to see what
 size of error the check detects."""
@@ -47,6 +50,9 @@ CASES = [
     ("prompt 1100 in one step", 1100, 8, 1, 2048),
     ("prompt 2048 in chunks of 512", 2048, 8, 1, 512),
     ("decode 1 row after 7000 tokens", 7000, 16, 1, 2048),
+    ("prompt 1100 in chunks of 256", 1100, 8, 1, 256),
+    ("prompt 1100 in chunks of 64", 1100, 8, 1, 64),
+    ("decode 1 row after 300 tokens", 300, 16, 1, 512),
 ]
 
 
@@ -128,6 +134,8 @@ def run(args):
         name, scale = args.perturb.rsplit(":", 1)
         perturb = (name, float(scale))
 
+    plan = json.load(open(os.path.join(args.artifact, "plan.json")))
+    dtype = plan["meta"]["kernels"]["dtype"]  # what strata stores and computes in
     t = time.time()
     model, cfg = hf_model(args.config, args.seed)
     if perturb and not any(re.fullmatch(perturb[0], n) for n in model.state_dict()):
@@ -149,11 +157,11 @@ def run(args):
         runs.append((name, plen, new, samples, step_tokens, outs, secs))
         print(f"{name}: strata {secs:.1f} s", flush=True)
 
-    # HF: bf16 as given, then the same weights in f32 (the reference).
+    # HF in the artifact's storage type (the weights are bf16 values, which
+    # f16 holds exactly at this scale), then in f32 (the reference).
     ref = {}
-    for precision in ("bf16", "f32"):
-        if precision == "f32":
-            model = model.float()
+    for precision in (dtype, "f32"):
+        model = model.to({"bf16": torch.bfloat16, "f16": torch.float16, "f32": torch.float32}[precision])
         for name, plen, new, samples, step_tokens, outs, _ in runs:
             ids = [o["token_ids"] for o in outs]
             lp = torch.cat([teacher_forced(model, ids[i:i + 8], new) for i in range(0, len(ids), 8)])
@@ -164,7 +172,7 @@ def run(args):
     failed = False
     rows = []
     for name, plen, new, samples, step_tokens, outs, secs in runs:
-        f32, bf16 = ref[name]["f32"], ref[name]["bf16"]
+        f32, peer = ref[name]["f32"], ref[name][dtype]
         # The scale an error compares with: the spread of f32's logprobs
         # over the vocabulary (a wrong kernel moves them by about this much).
         spread = f32.std(dim=-1).mean().item()
@@ -175,17 +183,17 @@ def run(args):
             for j, tok in enumerate(gen_ids):
                 want = f32[r, j, tok].item()
                 s_err.append(abs(o["logprobs"][j]["logprob"] - want))
-                h_err.append(abs(bf16[r, j, tok].item() - want))
+                h_err.append(abs(peer[r, j, tok].item() - want))
                 top1 += int(f32[r, j].argmax().item() == tok)
                 gap.append(f32[r, j].max().item() - want)
                 n += 1
         s_mean, s_max = sum(s_err) / n, max(s_err)
         h_mean, h_max = sum(h_err) / n, max(h_err)
-        ok = s_mean <= h_mean and s_max <= 1.5 * h_max
+        ok = s_mean <= 1.5 * h_mean and s_max <= 2 * h_max
         failed |= not ok
         row = {"case": name, "prompt_tokens": plen, "new_tokens": new, "sequences": samples,
                "max_step_tokens": step_tokens, "tokens": n, "strata_mean_abs": s_mean, "strata_max_abs": s_max,
-               "hf_bf16_mean_abs": h_mean, "hf_bf16_max_abs": h_max,
+               "hf_mean_abs": h_mean, "hf_max_abs": h_max,
                "f32_top1": top1 / n if samples == 1 else None,
                "f32_gap_max": max(gap) if samples == 1 else None, "f32_logprob_std": spread, "ok": ok, "strata_s": secs}
         rows.append(row)
@@ -193,17 +201,18 @@ def run(args):
     dev = torch.cuda.get_device_name()
     print(f"\n{dev}, {cfg['num_hidden_layers']} layers x hidden {cfg['hidden_size']}, vocab {cfg['vocab_size']}, "
           f"random weights (seed {args.seed}); |logprob - f32 HF logprob| of each generated token")
-    print("| case | tokens | strata bf16 mean / max | HF bf16 mean / max | f32's top token (largest gap) "
+    print(f"| case | tokens | strata {dtype} mean / max | HF {dtype} mean / max | f32's top token (largest gap) "
           "| f32 logprob std | ok |")
     print("| --- | --- | --- | --- | --- | --- | --- |")
     for r in rows:
         top = "-" if r["f32_top1"] is None else f"{r['f32_top1']:.2f} ({r['f32_gap_max']:.3f})"
         print(f"| {r['case']} | {r['tokens']} | {r['strata_mean_abs']:.4f} / {r['strata_max_abs']:.4f} | "
-              f"{r['hf_bf16_mean_abs']:.4f} / {r['hf_bf16_max_abs']:.4f} | {top} | {r['f32_logprob_std']:.2f} | "
+              f"{r['hf_mean_abs']:.4f} / {r['hf_max_abs']:.4f} | {top} | {r['f32_logprob_std']:.2f} | "
               f"{'yes' if r['ok'] else 'NO'} |")
     if args.out:
         os.makedirs(args.out, exist_ok=True)
-        json.dump({"device": dev, "config": cfg, "seed": args.seed, "perturb": args.perturb, "cases": rows},
+        json.dump({"device": dev, "config": cfg, "dtype": dtype, "seed": args.seed, "perturb": args.perturb,
+                   "cases": rows},
                   open(os.path.join(args.out, "check.json"), "w"), indent=1)
     return not failed
 
