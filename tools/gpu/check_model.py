@@ -29,6 +29,7 @@ no more than the peer at the same precision. `--perturb REGEX:SCALE`
 is the negative control: strata's copy of some weights scaled, to see what
 size of error the check detects."""
 import argparse
+import hashlib
 import json
 import os
 import re
@@ -141,7 +142,15 @@ def run(args):
     if perturb and not any(re.fullmatch(perturb[0], n) for n in model.state_dict()):
         sys.exit(f"--perturb: no weight name matches {perturb[0]}")
     path = write_weights(model, cfg, args.weights_dir, perturb)
-    print(f"random weights (HF init, seed {args.seed}) written to {path} in {time.time() - t:.0f} s", flush=True)
+    # A digest of a few weights' first rows: tells two calls' draws apart.
+    state = model.state_dict()
+    digest = hashlib.sha1()
+    for name in ("model.embed_tokens.weight", "model.layers.0.self_attn.q_proj.weight", "lm_head.weight"):
+        if name in state:
+            digest.update(state[name][:64].contiguous().view(torch.int16).cpu().numpy().tobytes())
+    digest = digest.hexdigest()[:16]
+    print(f"random weights (HF init, seed {args.seed}, digest {digest}) written to {path} in {time.time() - t:.0f} s",
+          flush=True)
 
     gen = torch.Generator().manual_seed(args.seed)
     cases = [CASES[i] for i in args.cases] if args.cases else CASES
@@ -195,7 +204,8 @@ def run(args):
                "max_step_tokens": step_tokens, "tokens": n, "strata_mean_abs": s_mean, "strata_max_abs": s_max,
                "hf_mean_abs": h_mean, "hf_max_abs": h_max,
                "f32_top1": top1 / n if samples == 1 else None,
-               "f32_gap_max": max(gap) if samples == 1 else None, "f32_logprob_std": spread, "ok": ok, "strata_s": secs}
+               "f32_gap_max": max(gap) if samples == 1 else None, "f32_logprob_std": spread, "ok": ok, "strata_s": secs,
+               "token_ids": [o["token_ids"][plen:] for o in outs]}
         rows.append(row)
 
     dev = torch.cuda.get_device_name()
@@ -211,7 +221,8 @@ def run(args):
               f"{'yes' if r['ok'] else 'NO'} |")
     if args.out:
         os.makedirs(args.out, exist_ok=True)
-        json.dump({"device": dev, "config": cfg, "dtype": dtype, "seed": args.seed, "perturb": args.perturb,
+        json.dump({"device": dev, "config": cfg, "dtype": dtype, "seed": args.seed, "weights_digest": digest,
+                   "perturb": args.perturb,
                    "cases": rows},
                   open(os.path.join(args.out, "check.json"), "w"), indent=1)
     return not failed
