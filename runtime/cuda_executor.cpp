@@ -1413,10 +1413,15 @@ std::vector<int64_t> CudaExecutor::runSampled(const TensorMap& inputs, const std
     for (size_t j = 0; j < b.size(); ++j) next[penalizedAt[j]] = b[j];
   }
   // Log-probabilities come from the raw row (before any penalty), which
-  // comes down whole: a full softmax needs every logit.
-  for (size_t i = 0; i < draws.size(); ++i)
-    if (draws[i].logprobs)
-      *draws[i].logprobs = tokenLogprobs(m.hostRow(*d.t, draws[i].row, d.vocab), next[i], draws[i].topLogprobs);
+  // comes down whole, once however many draws share it (forked samples):
+  // a full softmax needs every logit.
+  std::map<int64_t, std::vector<float>> raw;
+  for (size_t i = 0; i < draws.size(); ++i) {
+    if (!draws[i].logprobs) continue;
+    auto [it, fresh] = raw.try_emplace(draws[i].row);
+    if (fresh) it->second = m.hostRow(*d.t, draws[i].row, d.vocab);
+    *draws[i].logprobs = tokenLogprobs(it->second, next[i], draws[i].topLogprobs);
+  }
   return next;
 }
 

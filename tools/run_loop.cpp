@@ -207,13 +207,14 @@ int runPrompts(const runtime::GraphRunner& exec, int64_t blockSize, const RunOpt
     // Enough for every completion at once, unless that would not fit in
     // the device's free memory: then what fits, and the scheduler preempts.
     const int64_t wanted = std::max<int64_t>(1, blocksForAll);
-    so.numBlocks = runtime::defaultCacheBlocks(shape, wanted, device.available());
+    const uint64_t free = device.available();
+    so.numBlocks = runtime::defaultCacheBlocks(shape, wanted, free);
     if (so.numBlocks < wanted && !o.json)
       std::fprintf(stderr,
                    "note: a KV cache for every completion at once would take %.0f MiB; the %s device has %.0f MiB "
                    "free: %lld blocks (%.0f MiB), and sequences wait or are recomputed when it fills "
                    "(--cache-mb / --cache-blocks set it)\n",
-                   wanted * (double)shape.blockBytes() / 1048576.0, device.name(), device.available() / 1048576.0,
+                   wanted * (double)shape.blockBytes() / 1048576.0, device.name(), free / 1048576.0,
                    (long long)so.numBlocks, so.numBlocks * (double)shape.blockBytes() / 1048576.0);
   }
   so.maxStepTokens = o.maxStepTokens;
