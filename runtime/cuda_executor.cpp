@@ -5,7 +5,10 @@
 #include <cmath>
 #include <cstdio>
 #include <functional>
+#include <filesystem>
+#include <fstream>
 #include <map>
+#include <regex>
 #include <set>
 #include <thread>
 #include <utility>
@@ -372,6 +375,11 @@ struct CudaExecutor::Impl {
   mutable std::vector<uint16_t> staging;  // outputs come down here (no page faults after the first step)
   mutable bool profiling = false;
   bool graphs = true;
+  // CudaExecutorOptions::dumpDir / dumpMatch; dumpSteps numbers the steps.
+  std::string dumpDir;
+  std::optional<std::regex> dumpMatch;
+  mutable int64_t dumpSteps = 0;
+  void dumpValues(const std::string& folder, const ops::NodeDef& n, const V& outs, nlohmann::json& index) const;
   // What a launch took from a step's host values, as a check on another
   // step's values: true when that step's launches would be the same (it
   // throws, as the launch would, on bad values: an index out of range).
@@ -968,6 +976,14 @@ CudaExecutor::CudaExecutor(ops::GraphDef graph, CudaDevice& device, const CudaKe
   Impl& m = *impl_;
   const ops::GraphDef& g = m.g;
   m.graphs = o.graphs;
+  if (!o.dumpDir.empty()) {
+    m.dumpDir = o.dumpDir;
+    try {
+      m.dumpMatch.emplace(o.dumpMatch.empty() ? std::string(".") : o.dumpMatch);
+    } catch (const std::regex_error& e) {
+      fail("the values to dump: '{}' is not a regular expression ({})", o.dumpMatch, e.what());
+    }
+  }
   if (o.dtype != ops::DType::BF16 && o.dtype != ops::DType::F16)
     fail("the GPU backend stores bf16 or f16, not {}", ops::dtypeName(o.dtype));
   std::set<std::string> params;
@@ -1111,9 +1127,28 @@ void CudaExecutor::Impl::runGraph() const {
 // Runs the nodes on `inputs` (launches enqueued, not waited for); returns
 // the graph outputs on the device. `staged` receives the step inputs'
 // device copy: the caller keeps it until the step is waited for.
+void CudaExecutor::Impl::dumpValues(const std::string& folder, const ops::NodeDef& n, const V& outs,
+                                    nlohmann::json& index) const {
+  for (size_t j = 0; j < n.outputs.size() && j < outs.size(); ++j) {
+    const std::string& name = n.outputs[j];
+    if (name.empty() || !std::regex_search(name, *dumpMatch) || !ops::isFloat(outs[j].dtype())) continue;
+    Tensor host(outs[j].dtype(), outs[j].shape());
+    if (host.nbytes()) download(host.mut<uint8_t>(), outs[j].raw(), host.nbytes());
+    Tensor f = host.toF32();
+    std::string file = name;
+    for (char& c : file)
+      if (c == ':' || c == '#' || c == '/') c = '_';
+    file += ".f32";
+    std::ofstream os(folder + "/" + file, std::ios::binary);
+    os.write(static_cast<const char*>(f.raw()), std::streamsize(f.nbytes()));
+    if (!os) fail("cannot write {}/{}", folder, file);
+    index[name] = {{"file", file}, {"shape", f.shape()}, {"node", n.name}};
+  }
+}
+
 std::map<std::string, Tensor> CudaExecutor::Impl::execute(const TensorMap& inputs, Tensor& staged) const {
   const Impl& m = *this;
-  const bool graphing = m.graphs && !m.profiling;
+  const bool graphing = m.graphs && !m.profiling && m.dumpDir.empty();
   // A step the graph was made for (StepGraph): its inputs go where the
   // graph's kernels read them, and the graph runs.
   m.makePendingGraph();
@@ -1168,6 +1203,15 @@ std::map<std::string, Tensor> CudaExecutor::Impl::execute(const TensorMap& input
     }
     if (!host.empty()) m.dev.upload(mut(staged), host.data(), host.size());
   }
+  // CudaExecutorOptions::dumpDir: this step's folder and index.
+  std::string dumpFolder;
+  nlohmann::json dumpIndex = nlohmann::json::object();
+  if (!m.dumpDir.empty()) {
+    dumpFolder = fmt::format("{}/step-{}", m.dumpDir, m.dumpSteps++);
+    std::error_code ec;
+    std::filesystem::create_directories(dumpFolder, ec);
+    if (ec) fail("cannot make the dump folder {}: {}", dumpFolder, ec.message());
+  }
   auto nodes = [&] {
     std::map<size_t, V> early;
     for (size_t i = 0; i < g.nodes.size(); ++i) {
@@ -1210,6 +1254,7 @@ std::map<std::string, Tensor> CudaExecutor::Impl::execute(const TensorMap& input
           return o;
         });
       }
+      if (!dumpFolder.empty()) m.dumpValues(dumpFolder, n, outs, dumpIndex);
       for (size_t j = 0; j < n.outputs.size(); ++j)
         if (!n.outputs[j].empty()) env[n.outputs[j]] = {std::move(outs[j]), Tensor()};
       for (const auto& dead : m.freeAfter[i]) env.erase(dead);
@@ -1219,6 +1264,7 @@ std::map<std::string, Tensor> CudaExecutor::Impl::execute(const TensorMap& input
   bool repeated = false;
   if (!graphing) {
     nodes();
+    if (!dumpFolder.empty()) std::ofstream(dumpFolder + "/index.json") << dumpIndex.dump(1) << "\n";
   } else {
     // Launched as they are recorded: a step that repeats the last one's
     // launches makes the graph that later steps take.

@@ -53,6 +53,12 @@ struct CudaExecutorOptions {
   // rounds of 32 steps): batch 1 / 8 / 32 5.87-5.97 / 6.91-7.03 /
   // 7.53-7.56 -> 5.84-5.94 / 6.74-6.88 / 7.36-7.53 ms/token.
   bool graphs = true;
+  // Debugging (strata-gpu run --dump-values): after each node, the outputs
+  // whose names match `dumpMatch` (ECMAScript regular expression, searched)
+  // come down as f32 into dumpDir/step-<n>/<name>.f32 (row-major; ':' and
+  // '#' in names become '_'), listed with their shapes in the step's
+  // index.json. Steps then run node by node, without graphs.
+  std::string dumpDir, dumpMatch;
 };
 
 class CudaExecutor final : public GraphRunner {

@@ -527,14 +527,21 @@ int benchElementwise(const std::string& dir, const std::string& jsonPath, int re
   return 0;
 }
 
+// What `strata-gpu run` adds to `strata run`'s options: debugging aids.
+struct GpuRunOpts {
+  bool noGraphs = false;
+  std::string dumpDir, dumpMatch;
+};
+
 // `strata-gpu run DIR`: `strata run` on an artifact compiled for the GPU,
 // with token ids in and out (this tool links no tokenizer).
-int runModel(const tools::RunOpts& o) {
+int runModel(const tools::RunOpts& o, const GpuRunOpts& g) {
   tools::checkRunOpts(o);
   runtime::Artifact a = runtime::loadArtifact(o.model, {o.weightsDir});
   tools::checkArtifactRun(o, a);
   const int64_t blockSize = a.blockSize;
-  runtime::CudaModel m = runtime::loadCudaModel(std::move(a), {.verbose = !o.json});
+  runtime::CudaModel m = runtime::loadCudaModel(
+      std::move(a), {.verbose = !o.json, .graphs = !g.noGraphs, .dumpDir = g.dumpDir, .dumpMatch = g.dumpMatch});
   return tools::runPrompts(*m.exec, blockSize, o, {{o.promptIds, tools::parsePromptIds(o.promptIds)}}, {});
 }
 
@@ -788,6 +795,14 @@ int main(int argc, char** argv) {
   auto* run = app.add_subcommand("run", "Generate tokens on the GPU from a model compiled with `strata compile MODEL "
                                         "--target cuda:sm_90 -o DIR` (token ids in and out)");
   tools::addRunOptions(run, ro, /*text=*/false);
+  GpuRunOpts gro;
+  run->add_flag("--no-graphs", gro.noGraphs, "Run every step node by node (no CUDA graph replays of repeated steps)");
+  run->add_option("--dump-values", gro.dumpDir,
+                  "Debugging: write the node outputs of every step as f32 under DIR/step-<n>/ with an index.json of "
+                  "their shapes (steps then run without graphs)");
+  run->add_option("--dump-match", gro.dumpMatch,
+                  "With --dump-values: only the outputs whose names match this regular expression (default: all; "
+                  "e.g. 'mlp\\.residual' for each layer's output)");
   BenchModelOpts bm;
   auto* benchModelCmd = app.add_subcommand(
       "bench-model", "End to end on the GPU: time to first token and decode ms/step of a compiled model against the "
@@ -819,7 +834,7 @@ int main(int argc, char** argv) {
     return 1;
   }
   try {
-    if (run->parsed()) return runModel(ro);
+    if (run->parsed()) return runModel(ro, gro);
     if (benchModelCmd->parsed()) return benchModel(bm);
     if (bench->parsed()) return benchGemm(dir, json, dtype, reps, gemmRows, gemmEpilogueRows, gemmKSplits, coldWeights, tightA);
     if (norm->parsed()) return benchRmsNorm(dir, json, dtype, reps);

@@ -68,7 +68,26 @@ def hf_model(config_path, seed):
     with torch.device("cuda"):
         model = LlamaForCausalLM(config)
     torch.set_default_dtype(torch.float32)
+    # RoPE's inverse frequencies, made in f32 (see in_precision).
+    model.rope_f32 = {n: b.detach().clone() for n, b in model.named_buffers() if n.endswith("inv_freq")}
+    if not model.rope_f32 or any(b.dtype != torch.float32 for b in model.rope_f32.values()):
+        sys.exit("expected HF's Llama to make RoPE's inv_freq buffers in f32 (this transformers version does not)")
     return model.eval(), cfg
+
+
+def in_precision(model, precision):
+    """The model with its weights in `precision` ("bf16", "f16", "f32") and
+    RoPE's inverse frequencies in f32 whatever the precision: `.to(dtype)`
+    casts every float buffer, and inv_freq rounded to bf16 moves a rotation
+    at position p by about p * 2^-9 radians (0.6 at 300 tokens), so a run
+    in bf16 before the f32 one would leave the f32 reference rotating wrongly
+    (and the peer erring for a reason strata does not share: HF computes
+    the angles in f32 from an f32 inv_freq, as strata's tables do)."""
+    model = model.to({"bf16": torch.bfloat16, "f16": torch.float16, "f32": torch.float32}[precision])
+    for name, f32 in model.rope_f32.items():
+        owner, _, leaf = name.rpartition(".")
+        setattr(model.get_submodule(owner) if owner else model, leaf, f32.clone())
+    return model
 
 
 def write_weights(model, cfg, out, perturb=None):
@@ -98,6 +117,7 @@ def strata_case(args, weights, prompt, new, samples, step_tokens):
            "--max-step-tokens", str(step_tokens)]
     if samples > 1:
         cmd += ["--samples", str(samples), "--temperature", "1.0", "--seed", "1"]
+    cmd += getattr(args, "strata_flag", None) or []
     t = time.time()
     p = subprocess.run(cmd, capture_output=True, text=True)
     if p.returncode:
@@ -125,6 +145,8 @@ def add_check_options(p):
     p.add_argument("--cases", type=int, nargs="+", help="indices into the check's case list (default: all)")
     p.add_argument("--perturb", metavar="REGEX:SCALE",
                    help="negative control: strata's copy of the weights whose names match REGEX scaled by SCALE")
+    p.add_argument("--strata-flag", action="append", metavar="FLAG",
+                   help="pass FLAG to every strata-gpu run (e.g. --strata-flag=--no-graphs); repeatable")
 
 
 def run(args):
@@ -170,7 +192,7 @@ def run(args):
     # f16 holds exactly at this scale), then in f32 (the reference).
     ref = {}
     for precision in (dtype, "f32"):
-        model = model.to({"bf16": torch.bfloat16, "f16": torch.float16, "f32": torch.float32}[precision])
+        model = in_precision(model, precision)
         for name, plen, new, samples, step_tokens, outs, _ in runs:
             ids = [o["token_ids"] for o in outs]
             lp = torch.cat([teacher_forced(model, ids[i:i + 8], new) for i in range(0, len(ids), 8)])
@@ -223,6 +245,7 @@ def run(args):
         os.makedirs(args.out, exist_ok=True)
         json.dump({"device": dev, "config": cfg, "dtype": dtype, "seed": args.seed, "weights_digest": digest,
                    "perturb": args.perturb,
+                   "strata_flags": getattr(args, "strata_flag", None) or [],
                    "cases": rows},
                   open(os.path.join(args.out, "check.json"), "w"), indent=1)
     return not failed
