@@ -1011,7 +1011,7 @@ CudaExecutor::CudaExecutor(ops::GraphDef graph, CudaDevice& device, const CudaKe
     if (o.randomWeights && storedAs(w.dtype) == o.dtype)
       t = randomWeight(device, w, o.dtype, *o.randomWeights, block, offset);
     else
-      t = deviceCopy(device, store.stored(w).cast(storedAs(w.dtype)), block, offset);
+      t = deviceCopy(device, castStored(store.stored(w), storedAs(w.dtype)), block, offset);
     done += t.nbytes();
     if (o.verbose && total >= (256u << 20) && (done * 10 / std::max<uint64_t>(total, 1)) != ((done - t.nbytes()) * 10 / std::max<uint64_t>(total, 1)))
       std::fprintf(stderr, "weights on the GPU: %.0f / %.0f MiB\n", done / 1048576.0, total / 1048576.0);

@@ -2,6 +2,8 @@
 
 #include <cstring>
 
+#include "runtime/parallel.h"
+
 namespace strata::runtime {
 
 ops::Tensor WeightStore::load(const ops::WeightRef& w) {
@@ -27,6 +29,32 @@ ops::Tensor WeightStore::stored(const ops::WeightRef& w) {
   ops::Tensor copy(w.dtype, w.shape);
   std::memcpy(copy.mut<uint8_t>(), p, w.nbytes);
   return copy;
+}
+
+ops::Tensor castStored(const ops::Tensor& x, ops::DType t) {
+  using ops::DType;
+  const DType from = x.dtype();
+  const bool floats = ops::isFloat(from) && ops::isFloat(t);
+  // Below a few million elements one thread is as fast as starting more.
+  if (from == t || !floats || x.numel() < (int64_t(1) << 22)) return x.cast(t);
+  ops::Tensor out(t, x.shape());
+  auto widen = [&](int64_t i) {
+    switch (from) {
+      case DType::F16: return ops::halfToFloat(x.data<uint16_t>()[i]);
+      case DType::BF16: return ops::bf16ToFloat(x.data<uint16_t>()[i]);
+      default: return x.data<float>()[i];
+    }
+  };
+  parallelRanges(x.numel(), [&](int64_t lo, int64_t hi) {
+    if (t == DType::F32) {
+      for (int64_t i = lo; i < hi; ++i) out.mut<float>()[i] = widen(i);
+    } else {
+      uint16_t* o = out.mut<uint16_t>();
+      const bool half = t == DType::F16;
+      for (int64_t i = lo; i < hi; ++i) o[i] = half ? ops::floatToHalf(widen(i)) : ops::floatToBf16(widen(i));
+    }
+  });
+  return out;
 }
 
 }  // namespace strata::runtime

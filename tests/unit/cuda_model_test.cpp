@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <span>
 
@@ -361,6 +362,39 @@ TEST_P(CudaModel, LogprobsAreTheHostsOnTheSameLogits) {
 // Repetition penalties are applied on the device: draws the candidates
 // settle (greedy, top-k) bring no row down, and give the host's tokens;
 // the penalty changes greedy tokens.
+// CudaExecutorOptions::dumpDir (strata-gpu run --dump-values): each step's
+// matching node outputs land in step-<n>/ as f32 with their shapes in
+// index.json; the logits dumped are the logits the step returned, bit for
+// bit, and values the pattern does not match are not written.
+TEST_P(CudaModel, DumpedValuesAreTheStepsOwn) {
+  const std::filesystem::path dir =
+      std::filesystem::path(::testing::TempDir()) / (std::string("strata-dump-") + GetParam());
+  std::filesystem::remove_all(dir);
+  runtime::CudaModel dumping = runtime::loadCudaModel(runtime::loadArtifact(artifactDir(GetParam()), {fixtureDir()}),
+                                                      {.dumpDir = dir.string(), .dumpMatch = "^logits$"});
+  std::vector<int64_t> ids = reference()["token_ids"][0].get<std::vector<int64_t>>();
+  runtime::PagedKvCache cache(runtime::kvCacheShapeFor(*dumping.exec, blockSize, 8), dumping.exec->cacheDevice());
+  runtime::PagedModel pm(*dumping.exec, cache);
+  std::vector<int64_t> next = ids;
+  for (int step = 0; step < 2; ++step) {
+    ASSERT_TRUE(cache.reserve(0, (int64_t)ids.size() + step));
+    ops::Tensor logits = pm.step({{0, next}});
+    const std::filesystem::path folder = dir / ("step-" + std::to_string(step));
+    nlohmann::json index = nlohmann::json::parse(std::ifstream(folder / "index.json"));
+    ASSERT_EQ(index.size(), 1u) << index.dump();
+    ASSERT_TRUE(index.contains("logits"));
+    EXPECT_EQ(index["logits"]["shape"].get<std::vector<int64_t>>().back(), logits.dim(logits.rank() - 1));
+    std::ifstream f(folder / index["logits"]["file"].get<std::string>(), std::ios::binary);
+    std::vector<float> got(logits.numel());
+    f.read(reinterpret_cast<char*>(got.data()), std::streamsize(got.size() * sizeof(float)));
+    ASSERT_EQ(f.gcount(), std::streamsize(got.size() * sizeof(float)));
+    EXPECT_EQ(got, std::vector<float>(logits.data<float>(), logits.data<float>() + logits.numel())) << "step " << step;
+    next = {int64_t(std::max_element(got.begin(), got.end()) - got.begin())};
+  }
+  EXPECT_FALSE(std::filesystem::exists(dir / "step-2"));
+  std::filesystem::remove_all(dir);
+}
+
 TEST_P(CudaModel, RepetitionPenaltiesStayOnTheDevice) {
   const auto& ref = reference();
   std::vector<std::vector<int64_t>> prompts = {ref["token_ids"][0].get<std::vector<int64_t>>(),

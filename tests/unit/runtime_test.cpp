@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 #include <atomic>
 #include <cmath>
+#include <cstring>
 #include <optional>
 #include <random>
 #include <tuple>
@@ -11,6 +12,7 @@
 #include "runtime/paged_cache.h"
 #include "runtime/parallel.h"
 #include "runtime/sampler.h"
+#include "runtime/weights.h"
 #include "topk_reference.h"
 
 using namespace strata;
@@ -240,6 +242,32 @@ TEST(ParallelRanges, RethrowsARangesError) {
                    4),
                Error);
   EXPECT_EQ(done.load(), 64);
+}
+
+// castStored (a GPU model's weights in another storage type, on several
+// threads) rounds exactly as Tensor::cast does, past the size where it
+// splits the work: values across f16's range and past it, subnormals,
+// infinities, NaN.
+TEST(CastStored, RoundsAsTensorCast) {
+  const int64_t n = (int64_t(1) << 22) + 37;
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<float> mantissa(-2.f, 2.f);
+  std::uniform_int_distribution<int> exponent(-30, 20);
+  ops::Tensor f32(ops::DType::F32, {n});
+  for (int64_t i = 0; i < n; ++i) f32.mut<float>()[i] = std::ldexp(mantissa(rng), exponent(rng));
+  f32.mut<float>()[0] = INFINITY, f32.mut<float>()[1] = -INFINITY, f32.mut<float>()[2] = NAN;
+  f32.mut<float>()[3] = 1e-40f, f32.mut<float>()[4] = 70000.f, f32.mut<float>()[5] = -0.f;
+  using ops::DType;
+  for (auto [from, to] : {std::pair{DType::F32, DType::F16}, std::pair{DType::F32, DType::BF16},
+                          std::pair{DType::BF16, DType::F16}, std::pair{DType::F16, DType::BF16},
+                          std::pair{DType::BF16, DType::F32}, std::pair{DType::F16, DType::F16}}) {
+    ops::Tensor x = f32.cast(from);
+    ops::Tensor got = runtime::castStored(x, to), want = x.cast(to);
+    ASSERT_EQ(got.dtype(), to);
+    ASSERT_EQ(got.nbytes(), want.nbytes());
+    EXPECT_EQ(std::memcmp(got.raw(), want.raw(), want.nbytes()), 0)
+        << ops::dtypeName(from) << " -> " << ops::dtypeName(to);
+  }
 }
 
 TEST(Sampler, InvalidParametersAreNamed) {
