@@ -1,6 +1,7 @@
 #include "runtime/weights.h"
 
 #include <cstring>
+#include <memory>
 
 #include "runtime/parallel.h"
 
@@ -37,7 +38,11 @@ ops::Tensor castStored(const ops::Tensor& x, ops::DType t) {
   const bool floats = ops::isFloat(from) && ops::isFloat(t);
   // Below a few million elements one thread is as fast as starting more.
   if (from == t || !floats || x.numel() < (int64_t(1) << 22)) return x.cast(t);
-  ops::Tensor out(t, x.shape());
+  // Not zero-filled (16 GB for Llama-3-8B on one thread): every element is
+  // written below, on the threads, which also fault the pages in.
+  const size_t bytes = size_t(x.numel()) * ops::dtypeSize(t);
+  std::shared_ptr<uint8_t[]> buf(new uint8_t[bytes]);
+  ops::Tensor out(t, x.shape(), std::shared_ptr<const void>(buf, buf.get()), buf.get());
   auto widen = [&](int64_t i) {
     switch (from) {
       case DType::F16: return ops::halfToFloat(x.data<uint16_t>()[i]);
