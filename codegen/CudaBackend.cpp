@@ -160,7 +160,7 @@ CudaModule compileCuda(const std::string& tileIr, const std::string& target) {
   });
   std::string err;
   const std::string triple = "nvptx64-nvidia-cuda";
-  const llvm::Target* t = llvm::TargetRegistry::lookupTarget(triple, err);
+  const llvm::Target* t = llvm::TargetRegistry::lookupTarget(llvm::Triple(triple), err);
   if (!t) fail("cuda backend: no NVPTX target in this LLVM: {}", err);
   std::unique_ptr<llvm::TargetMachine> tm(
       t->createTargetMachine(llvm::Triple(triple), nv.chip, nv.features, llvm::TargetOptions(), std::nullopt));

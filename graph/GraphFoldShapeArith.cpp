@@ -310,7 +310,7 @@ class Folder {
       auto t = RankedTensorType::get(shape, ty.getElementType());
       SmallVector<APInt> vals;
       for (const Aff& a : k->v) vals.push_back(APInt(ty.getElementType().getIntOrFloatBitWidth(), a.c, true));
-      auto c = b.create<ConstantOp>(loc, t, b.getStringAttr("folded_shape"), DenseElementsAttr::get(t, vals));
+      auto c = ConstantOp::create(b, loc, t, b.getStringAttr("folded_shape"), DenseElementsAttr::get(t, vals));
       use.set(c);
       return;
     }

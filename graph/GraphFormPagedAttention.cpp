@@ -207,7 +207,7 @@ struct GraphFormPagedAttention : impl::GraphFormPagedAttentionBase<GraphFormPage
       }
     }
     b.setInsertionPoint(out);
-    b.create<OutputOp>(out.getLoc(), keepValues, b.getArrayAttr(keepNames));
+    OutputOp::create(b, out.getLoc(), keepValues, b.getArrayAttr(keepNames));
     out.erase();
 
     // Dead code, then the inputs only the old attention read.

@@ -103,7 +103,7 @@ Value createI64Constant(OpBuilder& b, Location loc, ArrayRef<int64_t> values, bo
   SmallVector<int64_t> shape;
   if (!scalar) shape.push_back((int64_t)values.size());
   auto type = RankedTensorType::get(shape, b.getI64Type());
-  return b.create<ConstantOp>(loc, type, "raised_const", DenseElementsAttr::get(type, values)).getResult();
+  return ConstantOp::create(b, loc, type, "raised_const", DenseElementsAttr::get(type, values)).getResult();
 }
 
 }  // namespace strata::graph

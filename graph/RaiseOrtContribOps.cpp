@@ -70,7 +70,7 @@ struct SplitFusedMatMul : RewritePattern {
     if (auto f = op->getAttrOfType<FloatAttr>("alpha")) alpha = f.getValueAsDouble();
     if (alpha != 1.0) {
       auto st = RankedTensorType::get({}, rw.getF32Type());
-      Value c = rw.create<ConstantOp>(loc, st, "fused_matmul_alpha", DenseElementsAttr::get(st, (float)alpha)).getResult();
+      Value c = ConstantOp::create(rw, loc, st, "fused_matmul_alpha", DenseElementsAttr::get(st, (float)alpha)).getResult();
       y = createNode(rw, loc, "Mul", t, {y, c})->getResult(0);
     }
     rw.replaceOp(op, y);

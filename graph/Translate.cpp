@@ -117,7 +117,7 @@ OwningOpRef<ModuleOp> importGraph(MLIRContext& ctx, const ops::GraphDef& g) {
   b.setInsertionPointToEnd(module->getBody());
   SmallVector<Attribute> inputNames;
   for (const auto& v : g.inputs) inputNames.push_back(b.getStringAttr(v.name));
-  auto graphOp = b.create<GraphOp>(NameLoc::get(b.getStringAttr(g.source)), b.getArrayAttr(inputNames),
+  auto graphOp = GraphOp::create(b, NameLoc::get(b.getStringAttr(g.source)), b.getArrayAttr(inputNames),
                                    b.getStringAttr(g.source), b.getStringAttr(g.meta.dump()));
   Block* body = new Block();
   graphOp.getBody().push_back(body);
@@ -132,12 +132,12 @@ OwningOpRef<ModuleOp> importGraph(MLIRContext& ctx, const ops::GraphDef& g) {
   for (const auto& w : g.weights) {
     std::vector<ops::Dim> dims;
     for (int64_t d : w.shape) dims.push_back({d, ""});
-    env[w.name] = b.create<WeightOp>(loc(w.name), makeTensorType(&ctx, dims, elementTypeFor(&ctx, w.dtype)), w.name, w.file,
+    env[w.name] = WeightOp::create(b, loc(w.name), makeTensorType(&ctx, dims, elementTypeFor(&ctx, w.dtype)), w.name, w.file,
                                      (int64_t)w.offset, (int64_t)w.nbytes);
   }
   for (const auto& c : g.constants) {
     DenseElementsAttr v = denseFor(&ctx, c.value);
-    env[c.name] = b.create<ConstantOp>(loc(c.name), v.getType(), c.name, v);
+    env[c.name] = ConstantOp::create(b, loc(c.name), v.getType(), c.name, v);
   }
   Value none;
   for (const auto& n : g.nodes) {
@@ -150,7 +150,7 @@ OwningOpRef<ModuleOp> importGraph(MLIRContext& ctx, const ops::GraphDef& g) {
         if (!none) {
           OpBuilder::InsertionGuard guard(b);
           b.setInsertionPointToStart(body);
-          none = b.create<NoneOp>(unknown, b.getNoneType());
+          none = NoneOp::create(b, unknown, b.getNoneType());
         }
         st.operands.push_back(none);
         continue;
@@ -173,7 +173,7 @@ OwningOpRef<ModuleOp> importGraph(MLIRContext& ctx, const ops::GraphDef& g) {
     outs.push_back(it->second);
     outNames.push_back(b.getStringAttr(o.name));
   }
-  b.create<OutputOp>(unknown, outs, b.getArrayAttr(outNames));
+  OutputOp::create(b, unknown, outs, b.getArrayAttr(outNames));
   return module;
 }
 
