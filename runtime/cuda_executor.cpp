@@ -1124,9 +1124,8 @@ void CudaExecutor::Impl::runGraph() const {
   ++graphSteps;
 }
 
-// Runs the nodes on `inputs` (launches enqueued, not waited for); returns
-// the graph outputs on the device. `staged` receives the step inputs'
-// device copy: the caller keeps it until the step is waited for.
+// CudaExecutorOptions::dumpDir: node `n`'s outputs that match, into
+// `folder`, each noted in the step's `index`.
 void CudaExecutor::Impl::dumpValues(const std::string& folder, const ops::NodeDef& n, const V& outs,
                                     nlohmann::json& index) const {
   for (size_t j = 0; j < n.outputs.size() && j < outs.size(); ++j) {
@@ -1146,6 +1145,9 @@ void CudaExecutor::Impl::dumpValues(const std::string& folder, const ops::NodeDe
   }
 }
 
+// Runs the nodes on `inputs` (launches enqueued, not waited for); returns
+// the graph outputs on the device. `staged` receives the step inputs'
+// device copy: the caller keeps it until the step is waited for.
 std::map<std::string, Tensor> CudaExecutor::Impl::execute(const TensorMap& inputs, Tensor& staged) const {
   const Impl& m = *this;
   const bool graphing = m.graphs && !m.profiling && m.dumpDir.empty();

@@ -55,8 +55,8 @@ struct CudaExecutorOptions {
   bool graphs = true;
   // Debugging (strata-gpu run --dump-values): after each node, the outputs
   // whose names match `dumpMatch` (ECMAScript regular expression, searched)
-  // come down as f32 into dumpDir/step-<n>/<name>.f32 (row-major; ':' and
-  // '#' in names become '_'), listed with their shapes in the step's
+  // come down as f32 into dumpDir/step-<n>/<name>.f32 (row-major; ':', '#'
+  // and '/' in names become '_'), listed with their shapes in the step's
   // index.json. Steps then run node by node, without graphs.
   std::string dumpDir, dumpMatch;
 };

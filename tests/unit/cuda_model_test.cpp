@@ -359,9 +359,6 @@ TEST_P(CudaModel, LogprobsAreTheHostsOnTheSameLogits) {
   }
 }
 
-// Repetition penalties are applied on the device: draws the candidates
-// settle (greedy, top-k) bring no row down, and give the host's tokens;
-// the penalty changes greedy tokens.
 // CudaExecutorOptions::dumpDir (strata-gpu run --dump-values): each step's
 // matching node outputs land in step-<n>/ as f32 with their shapes in
 // index.json; the logits dumped are the logits the step returned, bit for
@@ -395,6 +392,9 @@ TEST_P(CudaModel, DumpedValuesAreTheStepsOwn) {
   std::filesystem::remove_all(dir);
 }
 
+// Repetition penalties are applied on the device: draws the candidates
+// settle (greedy, top-k) bring no row down, and give the host's tokens;
+// the penalty changes greedy tokens.
 TEST_P(CudaModel, RepetitionPenaltiesStayOnTheDevice) {
   const auto& ref = reference();
   std::vector<std::vector<int64_t>> prompts = {ref["token_ids"][0].get<std::vector<int64_t>>(),
