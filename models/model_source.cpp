@@ -50,4 +50,11 @@ std::optional<std::string> findTokenizer(const std::string& modelPath) {
   return std::nullopt;
 }
 
+nlohmann::json sourceNotes(const std::string& modelPath) {
+  nlohmann::json notes = nlohmann::json::object();
+  if (auto t = findTokenizer(modelPath)) notes["tokenizer"] = fs::absolute(*t).string();
+  notes["source_model"] = fs::absolute(modelPath).string();
+  return notes;
+}
+
 }  // namespace strata::models

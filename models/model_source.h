@@ -14,5 +14,9 @@ namespace strata::models {
 ops::GraphDef loadModel(const std::string& path);
 // tokenizer.json in the model folder or beside the .onnx file, if any.
 std::optional<std::string> findTokenizer(const std::string& modelPath);
+// What an artifact compiled from `modelPath` records of its source (the
+// plan's meta): "source_model", its absolute path, and "tokenizer", the
+// absolute path of findTokenizer's file when there is one.
+nlohmann::json sourceNotes(const std::string& modelPath);
 
 }  // namespace strata::models

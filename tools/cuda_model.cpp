@@ -35,9 +35,6 @@ Planned plan(const std::string& model, const std::string& dtype, int64_t blockSi
 
 void write(Planned& p, const std::string& model, const std::string& arch, const std::string& dtype, int64_t blockSize,
            const fs::path& out, bool verbose) {
-  nlohmann::json extra = nlohmann::json::object();
-  if (auto t = models::findTokenizer(model)) extra["tokenizer"] = fs::absolute(*t).string();
-  extra["source_model"] = fs::absolute(model).string();
   const auto& s = p.set;
   if (verbose)
     std::fprintf(stderr,
@@ -47,7 +44,7 @@ void write(Planned& p, const std::string& model, const std::string& arch, const 
                  s.gemms.size(), s.norms.size(), s.ropes.size(), s.pagedDecodes.size() + s.pagedPrefills.size(),
                  s.gathers.size(), s.kvWrites.size(), s.elementwises.size(), s.argmaxes.size(), s.topks.size(),
                  s.penalties.size(), arch.c_str(), dtype.c_str(), (long long)blockSize, out.c_str());
-  tile::writeCudaArtifact(p.graph, p.set, arch, dtype, blockSize, out.string(), extra);
+  tile::writeCudaArtifact(p.graph, p.set, arch, dtype, blockSize, out.string(), models::sourceNotes(model));
 }
 
 }  // namespace

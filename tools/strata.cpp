@@ -139,13 +139,10 @@ int compile(const CompileOpts& o) {
     return 0;
   }
   ops::GraphDef g = graph::formRegions(models::loadModel(o.model));
-  nlohmann::json extra = nlohmann::json::object();
-  if (auto t = models::findTokenizer(o.model)) extra["tokenizer"] = std::filesystem::absolute(*t).string();
-  extra["source_model"] = std::filesystem::absolute(o.model).string();
   tile::KernelPlan plan = tile::planCpuKernels(std::move(g), {"", o.blockSize});
   std::fprintf(stderr, "compiling %zu kernels for %s (KV block size %lld) into %s...\n", plan.kernels.size(),
                plan.graph.meta["kernels"]["target"].get<std::string>().c_str(), (long long)o.blockSize, o.out.c_str());
-  tile::writeCpuArtifact(plan, o.out, extra);
+  tile::writeCpuArtifact(plan, o.out, models::sourceNotes(o.model));
   std::fprintf(stderr, "wrote %s/plan.json, kernels.so, kernels.mlir (weights stay in %s)\n", o.out.c_str(),
                o.model.c_str());
   return 0;

@@ -24,7 +24,6 @@ kernels, not upstream."""
 import argparse
 import json
 import os
-import subprocess
 import sys
 import time
 
@@ -32,7 +31,7 @@ import numpy as np
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from check_model import hf_model, in_precision, write_weights  # noqa: E402
+from check_model import hf_model, in_precision, strata_case, write_weights  # noqa: E402
 
 # strata's value names (plan.json) for what the hooks capture.
 LAYER_OUT = "layers.{}.mlp.residual:0"  # the decoder layer's output
@@ -50,18 +49,16 @@ def dump_match(detail):
 
 
 def strata_dump(args, prompt, dump):
-    cmd = [args.strata_gpu, "run", args.artifact, "--weights", args.weights_dir, "--prompt-ids",
-           ",".join(map(str, prompt)), "--max-new-tokens", str(args.decode_steps + 1), "--ignore-eos", "--json",
-           "--max-step-tokens", str(args.max_step_tokens or max(len(prompt), 16)), "--dump-values", dump,
-           "--dump-match", dump_match(args.detail_layer), "--logprobs", "1"] + (args.strata_flag or [])
-    p = subprocess.run(cmd, capture_output=True, text=True)
-    if p.returncode:
-        sys.exit(f"strata-gpu run failed ({p.returncode}):\n{p.stderr[-4000:]}")
-    outs = [json.loads(line) for line in p.stdout.splitlines() if line.startswith("{")]
-    out = [o for o in outs if "token_ids" in o][0]
-    ids = out["token_ids"]  # the prompt's, then the generated ones
+    """strata's run of `prompt` with the dumps (check_model.strata_case):
+    the generated ids and their log-probabilities."""
+    run = argparse.Namespace(strata_gpu=args.strata_gpu, artifact=args.artifact,
+                             strata_flag=["--dump-values", dump, "--dump-match", dump_match(args.detail_layer)]
+                             + (args.strata_flag or []))
+    outs, _ = strata_case(run, args.weights_dir, prompt, args.decode_steps + 1, 1,
+                          args.max_step_tokens or max(len(prompt), 16))
+    ids = outs[0]["token_ids"]  # the prompt's, then the generated ones
     assert ids[:len(prompt)] == prompt, "strata's ids do not start with the prompt"
-    return ids[len(prompt):], [e["logprob"] for e in out["logprobs"]]
+    return ids[len(prompt):], [e["logprob"] for e in outs[0]["logprobs"]]
 
 
 def load_step(dump, step):
