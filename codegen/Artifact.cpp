@@ -1,5 +1,6 @@
 #include "codegen/Artifact.h"
 
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -409,22 +410,33 @@ namespace {
 // Writes the set's kernels.mlir, kernels.ptx and kernels.json into `d`
 // (kernels.json last: the set is complete).
 void writeCudaKernelFiles(const CudaKernelSetSpec& set, const std::string& target, const fs::path& d) {
-  std::string ir;
-  for (const GemmKernelSpec& s : set.gemms) ir += emitGemmKernel(s);
-  for (const RmsNormKernelSpec& s : set.norms) ir += emitRmsNormKernel(s);
-  for (const RopeKernelSpec& s : set.ropes) ir += emitRopeKernel(s);
-  for (const AttentionKernelSpec& s : set.attentions) ir += emitAttentionKernel(s);
-  for (const AttentionKernelSpec& s : set.pagedDecodes) ir += emitAttentionKernel(s) + emitAttentionCombineKernel(s);
-  for (const AttentionKernelSpec& s : set.pagedPrefills) ir += emitAttentionKernel(s);
-  for (const GatherRowsKernelSpec& s : set.gathers) ir += emitGatherRowsKernel(s);
-  for (const KvWriteKernelSpec& s : set.kvWrites) ir += emitKvWriteKernel(s);
-  for (const ArgmaxKernelSpec& s : set.argmaxes) ir += emitArgmaxKernel(s);
-  for (const TopKKernelSpec& s : set.topks) ir += emitTopKKernel(s);
-  for (const RepetitionPenaltyKernelSpec& s : set.penalties) ir += emitRepetitionPenaltyKernel(s);
-  for (const ElementwiseKernelSpec& s : set.elementwises) ir += emitElementwiseKernel(s);
+  // One unit per kernel (a paged decode kernel with its combine), compiled
+  // on every hardware thread.
+  std::vector<std::string> units;
+  for (const GemmKernelSpec& s : set.gemms) units.push_back(emitGemmKernel(s));
+  for (const RmsNormKernelSpec& s : set.norms) units.push_back(emitRmsNormKernel(s));
+  for (const RopeKernelSpec& s : set.ropes) units.push_back(emitRopeKernel(s));
+  for (const AttentionKernelSpec& s : set.attentions) units.push_back(emitAttentionKernel(s));
+  for (const AttentionKernelSpec& s : set.pagedDecodes) units.push_back(emitAttentionKernel(s) + emitAttentionCombineKernel(s));
+  for (const AttentionKernelSpec& s : set.pagedPrefills) units.push_back(emitAttentionKernel(s));
+  for (const GatherRowsKernelSpec& s : set.gathers) units.push_back(emitGatherRowsKernel(s));
+  for (const KvWriteKernelSpec& s : set.kvWrites) units.push_back(emitKvWriteKernel(s));
+  for (const ArgmaxKernelSpec& s : set.argmaxes) units.push_back(emitArgmaxKernel(s));
+  for (const TopKKernelSpec& s : set.topks) units.push_back(emitTopKKernel(s));
+  for (const RepetitionPenaltyKernelSpec& s : set.penalties) units.push_back(emitRepetitionPenaltyKernel(s));
+  for (const ElementwiseKernelSpec& s : set.elementwises) units.push_back(emitElementwiseKernel(s));
   // The tile IR first: a compile that fails leaves the IR it failed on.
+  std::string ir;
+  for (const std::string& u : units) ir += u;
   writeText(d / "kernels.mlir", ir);
-  CudaModule m = compileCuda(ir, target);
+  const auto start = std::chrono::steady_clock::now();
+  size_t reported = 0;  // tenths of the set
+  CudaModule m = compileCuda(units, target, 0, [&](size_t done, size_t total) {
+    if (done * 10 / total == reported && done != total) return;
+    reported = done * 10 / total;
+    std::fprintf(stderr, "  %zu / %zu kernels compiled (%.1f s)\n", done, total,
+                 std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  });
   // The fields every kind shares (what the runtime launches with), then the
   // kind's own.
   auto entry = [&](const char* kind, const std::string& name, const std::string& dtype, const nlohmann::json& own) {

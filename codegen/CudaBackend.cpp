@@ -20,7 +20,10 @@
 #include "llvm/Target/TargetMachine.h"
 #include "ops/error.h"
 
+#include <atomic>
+#include <exception>
 #include <mutex>
+#include <thread>
 
 extern "C" {
 void LLVMInitializeNVPTXTargetInfo();
@@ -60,9 +63,12 @@ void initNvptx() {
 
 }  // namespace
 
-CudaModule compileCuda(const std::string& tileIr, const std::string& target) {
+namespace {
+
+// One unit of tile IR to PTX in its own MLIR and LLVM contexts (so units
+// compile on separate threads).
+CudaModule compileUnit(const std::string& tileIr, const std::string& target) {
   NvptxTarget nv = nvptxTargetFor(target);
-  initNvptx();
   MLIRContext ctx;
   DialectRegistry registry;
   registry.insert<TileDialect, func::FuncDialect, arith::ArithDialect, math::MathDialect, scf::SCFDialect,
@@ -188,6 +194,70 @@ CudaModule compileCuda(const std::string& tileIr, const std::string& target) {
     emit.run(*llvmModule);
   }
   out.ptx = ptx.str().str();
+  return out;
+}
+
+// The PTX module header NVPTX writes (comments, .version, .target,
+// .address_size): everything up to the end of the .address_size line.
+size_t ptxHeaderEnd(const std::string& ptx) {
+  size_t at = ptx.find("\n.address_size ");
+  if (at == std::string::npos) fail("cuda backend: PTX without an .address_size line");
+  size_t end = ptx.find('\n', at + 1);
+  return end == std::string::npos ? ptx.size() : end + 1;
+}
+
+}  // namespace
+
+CudaModule compileCuda(const std::string& tileIr, const std::string& target) {
+  initNvptx();
+  return compileUnit(tileIr, target);
+}
+
+CudaModule compileCuda(const std::vector<std::string>& units, const std::string& target, int threads,
+                       const std::function<void(size_t, size_t)>& progress) {
+  initNvptx();
+  nvptxTargetFor(target);  // an unknown target fails here, once
+  if (units.empty()) fail("cuda backend: no kernels to compile");
+  std::vector<CudaModule> done(units.size());
+  std::vector<std::exception_ptr> errors(units.size());
+  std::atomic<size_t> next{0};
+  size_t finished = 0;
+  std::mutex progressMutex;
+  auto work = [&] {
+    for (size_t i; (i = next.fetch_add(1)) < units.size();) {
+      try {
+        done[i] = compileUnit(units[i], target);
+      } catch (...) {
+        errors[i] = std::current_exception();
+      }
+      std::lock_guard<std::mutex> lock(progressMutex);
+      ++finished;
+      if (progress) progress(finished, units.size());
+    }
+  };
+  if (threads <= 0) threads = (int)std::max(1u, std::thread::hardware_concurrency());
+  std::vector<std::thread> pool;
+  for (int t = 1; t < threads && (size_t)t < units.size(); ++t) pool.emplace_back(work);
+  work();
+  for (std::thread& t : pool) t.join();
+  for (const std::exception_ptr& e : errors)
+    if (e) std::rethrow_exception(e);  // the first failing unit's error, whatever the thread count
+
+  // One module: the first unit's header, then every unit's declarations and
+  // entries in unit order (NVPTX writes no module-level symbol two units
+  // could share: each kernel's shared memory is its own .extern).
+  CudaModule out;
+  out.target = target;
+  out.chip = done[0].chip;
+  const size_t headerEnd = ptxHeaderEnd(done[0].ptx);
+  const std::string header = done[0].ptx.substr(0, headerEnd);
+  out.ptx = header;
+  for (CudaModule& m : done) {
+    const size_t end = ptxHeaderEnd(m.ptx);
+    if (m.ptx.compare(0, end, header) != 0) fail("cuda backend: units compiled to PTX headers that differ");
+    out.ptx.append(m.ptx, end, std::string::npos);
+    for (CudaKernelInfo& k : m.kernels) out.kernels.push_back(std::move(k));
+  }
   return out;
 }
 

@@ -8,7 +8,9 @@
 // the grid is the program grid and each block runs 32 x num_warps threads.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -31,5 +33,14 @@ struct CudaModule {
 // uArch row), convert-tile-to-nvvm and the LLVM lowering, then LLVM's NVPTX
 // backend. Targets: "sm_90". Throws strata::Error with MLIR's diagnostics.
 CudaModule compileCuda(const std::string& tileIr, const std::string& target = "sm_90");
+
+// The same for a kernel set: each unit (one or more kernels' tile IR) is
+// compiled in its own contexts on one of `threads` threads (0: one per
+// hardware thread), and their PTX is spliced into one module in unit order,
+// so the result does not depend on the thread count. `progress(done, total)`
+// is called after each unit, never by two threads at once. A failing unit
+// throws its error after the others finish (the first in unit order).
+CudaModule compileCuda(const std::vector<std::string>& units, const std::string& target, int threads = 0,
+                       const std::function<void(size_t, size_t)>& progress = {});
 
 }  // namespace strata::tile
