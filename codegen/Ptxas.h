@@ -14,7 +14,8 @@ namespace strata::tile {
 // none (the artifact then holds PTX only).
 std::optional<std::string> findPtxas();
 
-// Assembles `ptxFile` for `chip` (e.g. sm_90a) into `cubinFile`; throws
+// Assembles `ptxFile` for `chip` (e.g. sm_90a) into `cubinFile`, split over
+// the hardware threads when this ptxas can (--split-compile); throws
 // strata::Error with ptxas's output when it fails.
 void assembleCubin(const std::string& ptxas, const std::string& ptxFile, const std::string& chip,
                    const std::string& cubinFile);

@@ -512,6 +512,42 @@ TEST(CudaRope, HeadGroupsInLaneVectors) {
   EXPECT_EQ(jm.ptx.find("st.global.b16"), std::string::npos);
 }
 
+// A kernel set compiles one unit per kernel on several threads, spliced
+// into one PTX module in unit order: the same module on 1 thread or 3, one
+// header, every entry; progress counts each unit once; a unit that fails
+// fails the set with its own error.
+TEST(CudaBackend, UnitsCompileToOneModuleWhateverTheThreadCount) {
+  std::vector<std::string> units = {tile::emitRopeKernel(tile::cudaRopeSpec(32, 128, "bf16")),
+                                    tile::emitArgmaxKernel(tile::cudaArgmaxSpec("f32")),
+                                    tile::emitKvWriteKernel(tile::cudaKvWriteKernelSet()[0]),
+                                    tile::emitArgmaxKernel(tile::cudaArgmaxSpec("bf16"))};
+  std::vector<size_t> seen;
+  tile::CudaModule one = tile::compileCuda(units, "sm_90", 1, [&](size_t done, size_t total) {
+    EXPECT_EQ(total, units.size());
+    seen.push_back(done);
+  });
+  EXPECT_EQ(seen, (std::vector<size_t>{1, 2, 3, 4}));
+  tile::CudaModule three = tile::compileCuda(units, "sm_90", 3);
+  EXPECT_EQ(one.ptx, three.ptx);
+  ASSERT_EQ(one.kernels.size(), 4u);
+  EXPECT_EQ(one.kernels[0].name, "rope_bf16_h32_d128");
+  EXPECT_EQ(one.kernels[1].name, tile::cudaArgmaxSpec("f32").name);
+  EXPECT_EQ(one.kernels[3].name, tile::cudaArgmaxSpec("bf16").name);
+  for (size_t i = 0; i < 4; ++i) EXPECT_EQ(one.kernels[i].name, three.kernels[i].name);
+  size_t headers = 0;
+  for (size_t at = one.ptx.find(".version "); at != std::string::npos; at = one.ptx.find(".version ", at + 1)) ++headers;
+  EXPECT_EQ(headers, 1u);
+  for (const tile::CudaKernelInfo& k : one.kernels)
+    EXPECT_NE(one.ptx.find(".entry " + k.name + "("), std::string::npos) << k.name;
+  units.insert(units.begin() + 2, "func.func @broken(");
+  try {
+    tile::compileCuda(units, "sm_90", 3);
+    ADD_FAILURE() << "a unit that does not parse compiled";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("cannot parse tile IR"), std::string::npos) << e.what();
+  }
+}
+
 TEST(CudaGemm, StagesWarpgroupDotOperandsWithTma) {
   tile::GemmKernelSpec s = tile::cudaGemmSpec("bf16", true, tile::kCudaPrefillRows);
   ASSERT_TRUE(s.groupDot && s.tma);

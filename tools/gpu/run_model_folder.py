@@ -30,6 +30,8 @@ def run(cmd, env):
     if p.returncode:
         sys.exit(f"{' '.join(cmd)} failed ({p.returncode}):\n{p.stderr[-4000:]}")
     outs = [json.loads(line) for line in p.stdout.splitlines() if line.startswith("{")]
+    if not outs:
+        sys.exit(f"{' '.join(cmd)} printed no JSON result:\n{p.stdout[-2000:]}")
     return outs[-1], time.time() - t, p.stderr
 
 
