@@ -209,8 +209,7 @@ size_t ptxHeaderEnd(const std::string& ptx) {
 }  // namespace
 
 CudaModule compileCuda(const std::string& tileIr, const std::string& target) {
-  initNvptx();
-  return compileUnit(tileIr, target);
+  return compileCuda(std::vector<std::string>{tileIr}, target, 1);
 }
 
 CudaModule compileCuda(const std::vector<std::string>& units, const std::string& target, int threads,
