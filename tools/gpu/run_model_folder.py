@@ -82,9 +82,10 @@ def main():
     lp_diff = max(abs(a - b) for r in rows for a, b in zip(r["logprobs"], rows[0]["logprobs"]))
     json.dump({"rows": rows, "cache_entries": cache, "same_token_ids": same_ids, "max_logprob_diff": lp_diff},
               open(os.path.join(args.out, "run_model_folder.json"), "w"), indent=1)
-    print(f"\n| run | seconds | first token ids |\n| --- | --- | --- |")
+    # token_ids begin with the prompt's.
+    print(f"\n| run | seconds | first generated ids |\n| --- | --- | --- |")
     for r in rows:
-        print(f"| {r['run']} | {r['seconds']} | {r['token_ids'][:8]} |")
+        print(f"| {r['run']} | {r['seconds']} | {r['token_ids'][args.prompt_tokens:][:8]} |")
     print(f"kernel cache entries: {cache}")
     print(f"same token ids: {same_ids}; max |logprob difference|: {lp_diff:.3g}")
     sys.exit(0 if same_ids else 1)
