@@ -113,7 +113,7 @@ OwningOpRef<ModuleOp> lowerToLLVM(MLIRContext& ctx, const std::string& tileIr, c
   mts.target = target.empty() ? hostCpuTarget() : target;
   fpm.addPass(createMatchTargetSize(mts));
   fpm.addPass(createConvertTileToVector());
-  fpm.addPass(createCanonicalizerPass());
+  fpm.addPass(createLoweredCanonicalizerPass());
   fpm.addPass(createConvertVectorToSCFPass(VectorTransferToSCFOptions().enableFullUnroll()));
   fpm.addPass(vector::createLowerVectorMultiReductionPass());
   if (failed(pm.run(*module))) fail("cpu backend: lowering failed:\n{}", diagnostics);

@@ -101,7 +101,7 @@ CudaModule compileUnit(const std::string& tileIr, const std::string& target) {
   fpm.addPass(createMatchTargetSize(mts));
   pm.addPass(createConvertTileToNVVM());  // a module pass: it adds the kernels' shared-memory scratch
   OpPassManager& lowered = pm.nest<func::FuncOp>();
-  lowered.addPass(createCanonicalizerPass());
+  lowered.addPass(createLoweredCanonicalizerPass());
   lowered.addPass(createCSEPass());
   if (failed(pm.run(*module))) fail("cuda backend: lowering failed:\n{}", diagnostics);
   // NVPTX has ex2, sqrt and abs but no instruction (and no library) for

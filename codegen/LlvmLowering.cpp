@@ -2,10 +2,17 @@
 
 #include "mlir/Conversion/Passes.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/Transforms/Passes.h"
 
 namespace strata::tile {
 
 using namespace mlir;
+
+std::unique_ptr<Pass> createLoweredCanonicalizerPass() {
+  GreedyRewriteConfig config;
+  config.setUseTopDownTraversal(false);
+  return createCanonicalizerPass(config);
+}
 
 void addLowerToLLVMPasses(OpPassManager& pm, const ConvertVectorToLLVMPassOptions& vectorOptions) {
   pm.addPass(memref::createExpandStridedMetadataPass());
