@@ -18,6 +18,14 @@
 //           each head then wait for the count to reach S and each merges
 //           one query head, as the combine would. Needs every program of
 //           the grid resident at once (checked with the occupancy API).
+//   flagged one kernel of S + 4 programs a KV head: the S split programs
+//           store their partials (relaxed, at GPU scope) and return; the
+//           4 more, one warp per query head, poll those partials until
+//           no element holds the sentinel bit pattern 0xffffffff (a NaN
+//           that arithmetic never makes), merge them as the combine does,
+//           store o and write the sentinel back for the next step. No
+//           counter, no fence, no second grid; waits and signals as
+//           "late" does. Needs every program resident at once.
 //
 // "split" and "combine" run twice: "late" waits for the previous grid at
 // the kernel's entry and signals the next at its return (how strata's
@@ -77,7 +85,35 @@ __device__ __forceinline__ unsigned ldAcquire(const unsigned* p) {
 // Reads this program's share and writes its partials (warp 0 writes). With
 // `early`, the reads go out before the wait for the previous grid (which
 // may still read the partials); otherwise the program waits first.
-template <bool early>
+__device__ __forceinline__ void stRelaxed(float* p, float v) {
+  asm volatile("st.relaxed.gpu.global.f32 [%0], %1;" ::"l"(p), "f"(v) : "memory");
+}
+__device__ __forceinline__ void stRelaxed4(float* p, float4 v) {
+  asm volatile("st.relaxed.gpu.global.v4.f32 [%0], {%1, %2, %3, %4};" ::"l"(p), "f"(v.x), "f"(v.y), "f"(v.z),
+               "f"(v.w)
+               : "memory");
+}
+__device__ __forceinline__ float ldRelaxed(const float* p) {
+  float v;
+  asm volatile("ld.relaxed.gpu.global.f32 %0, [%1];" : "=f"(v) : "l"(p) : "memory");
+  return v;
+}
+__device__ __forceinline__ float4 ldRelaxed4(const float* p) {
+  float4 v;
+  asm volatile("ld.relaxed.gpu.global.v4.f32 {%0, %1, %2, %3}, [%4];"
+               : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w)
+               : "l"(p)
+               : "memory");
+  return v;
+}
+constexpr unsigned kSentinel = 0xffffffffu;
+#ifndef POLL_PAUSE_NS
+#define POLL_PAUSE_NS 100
+#endif
+constexpr unsigned kPollPauseNs = POLL_PAUSE_NS;
+__device__ __forceinline__ bool isSentinel(float x) { return __float_as_uint(x) == kSentinel; }
+
+template <bool early, bool relaxed = false>
 __device__ void splitPart(const Args& a, int g, int s) {
   if (!early) waitPrimary();
   const int t = threadIdx.x, n = blockDim.x;
@@ -109,11 +145,21 @@ __device__ void splitPart(const Args& a, int g, int s) {
   if (early) waitPrimary();  // the previous step may still read the partials
   const size_t base = (size_t(g) * a.S + s) * H;
   const float f = float(x & 255) * (1.0f / 256.0f);
-  for (int h = 0; h < H; ++h)
-    reinterpret_cast<float4*>(a.pacc + (base + h) * D)[t] = make_float4(f, f + 1, f + 2, f + h);
+  for (int h = 0; h < H; ++h) {
+    const float4 v = make_float4(f, f + 1, f + 2, f + h);
+    if (relaxed)
+      stRelaxed4(a.pacc + (base + h) * D + 4 * t, v);
+    else
+      reinterpret_cast<float4*>(a.pacc + (base + h) * D)[t] = v;
+  }
   if (t < H) {
-    a.pm[base + t] = f - float(s & 7);
-    a.pl[base + t] = 1.0f + f;
+    if (relaxed) {
+      stRelaxed(a.pm + base + t, f - float(s & 7));
+      stRelaxed(a.pl + base + t, 1.0f + f);
+    } else {
+      a.pm[base + t] = f - float(s & 7);
+      a.pl[base + t] = 1.0f + f;
+    }
   }
 }
 
@@ -189,9 +235,68 @@ __global__ void fusedKernel(Args a) {
   }
 }
 
+// The flagged form's merge: mergeHead's sums on partials polled until no
+// element is the sentinel, which the merge then writes back (the next
+// step's split programs store only after their grid wait, so after this).
+__device__ void pollAndMergeHead(const Args& a, int g, int h) {
+  const int lane = threadIdx.x;
+  const size_t base = size_t(g) * a.S * H + h;
+  const bool live = lane < a.S;
+  // One round of loads: this lane's split's m and l, and every pending
+  // row's 4 columns; the check after it; again for what was not all there.
+  float m = -INFINITY, l = 0.0f;
+  bool mlPending = live;
+  float4 v[32];
+  unsigned pending = a.S == 32 ? 0xffffffffu : (1u << a.S) - 1;
+  for (bool first = true; pending || mlPending; first = false) {
+    // Between rounds a pause, so the polls take little of the L2 from the
+    // split programs' reads.
+    if (!first) __nanosleep(kPollPauseNs);
+    if (mlPending) m = ldRelaxed(a.pm + base + size_t(lane) * H), l = ldRelaxed(a.pl + base + size_t(lane) * H);
+#pragma unroll
+    for (int s = 0; s < 32; ++s)
+      if (pending >> s & 1) v[s] = ldRelaxed4(a.pacc + (base + size_t(s) * H) * D + 4 * lane);
+    if (mlPending && !isSentinel(m) && !isSentinel(l)) mlPending = false;
+#pragma unroll
+    for (int s = 0; s < 32; ++s)
+      if ((pending >> s & 1) && !isSentinel(v[s].x) && !isSentinel(v[s].y) && !isSentinel(v[s].z) &&
+          !isSentinel(v[s].w))
+        pending &= ~(1u << s);
+  }
+  float mx = m;
+  for (int o = 16; o; o >>= 1) mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, o));
+  const float w = live ? exp2f(m - mx) : 0.0f;
+  float L = w * l;
+  for (int o = 16; o; o >>= 1) L += __shfl_xor_sync(0xffffffffu, L, o);
+  float4 acc = make_float4(0, 0, 0, 0);
+#pragma unroll
+  for (int s = 0; s < 32; ++s) {
+    const float ws = __shfl_sync(0xffffffffu, w, s);  // 0 past the last split
+    if (s < a.S) acc.x += ws * v[s].x, acc.y += ws * v[s].y, acc.z += ws * v[s].z, acc.w += ws * v[s].w;
+  }
+  const float r = 1.0f / L;
+  reinterpret_cast<float4*>(a.out + (size_t(g) * H + h) * D)[lane] =
+      make_float4(acc.x * r, acc.y * r, acc.z * r, acc.w * r);
+  const float sentinel = __uint_as_float(kSentinel);
+  for (int s = 0; s < a.S; ++s)
+    reinterpret_cast<float4*>(a.pacc + (base + size_t(s) * H) * D)[lane] = make_float4(sentinel, sentinel, sentinel, sentinel);
+  if (live) a.pm[base + size_t(lane) * H] = sentinel, a.pl[base + size_t(lane) * H] = sentinel;
+}
+
+__global__ void flaggedKernel(Args a) {
+  const int g = blockIdx.y, s = blockIdx.x;
+  if (s < a.S) {
+    splitPart<false, true>(a, g, s);
+  } else {
+    waitPrimary();
+    if (threadIdx.x < 32) pollAndMergeHead(a, g, s - a.S);
+  }
+  launchDependents();
+}
+
 __global__ void emptyKernel(Args) { launchDependents(); }
 
-enum Mode { kEmpty, kSplit, kCombine, kSplitLate, kCombineLate, kFused };
+enum Mode { kEmpty, kSplit, kCombine, kSplitLate, kCombineLate, kFused, kFlagged };
 
 static void launch(cudaStream_t st, void (*k)(Args), dim3 grid, int threads, const Args& a) {
   cudaLaunchConfig_t c{};
@@ -221,6 +326,7 @@ static void step(cudaStream_t st, Mode m, const Args& a, int threads) {
       launch(st, combineKernel<false>, dim3(G * H), 32, a);
       break;
     case kFused: launch(st, fusedKernel, grid, threads, a); break;
+    case kFlagged: launch(st, flaggedKernel, dim3(a.S + H, G), threads, a); break;
   }
 }
 
@@ -290,8 +396,8 @@ int main(int argc, char** argv) {
   const int allOfIt = 1 << 30;
   CK(cudaMemcpy(lens, &allOfIt, 4, cudaMemcpyHostToDevice));
   if (paged) std::printf("paged: a length, then a shuffled table of 4 KiB pages\n");
-  std::printf("| MiB | splits | warps | empty us | split, late us | split+combine, late us | split us | split+combine us | fused us | combine costs | fused costs | GB/s late / early / fused |\n");
-  std::printf("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n");
+  std::printf("| MiB | splits | warps | empty us | split, late us | split+combine, late us | flagged us | combine costs, late | flagged costs | split us | split+combine us | fused us | combine costs | fused costs |\n");
+  std::printf("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n");
   for (size_t i = 0; i < cfg.size(); i += 3) {
     const size_t bytes = size_t(cfg[i]) << 20;
     const int S = cfg[i + 1], threads = 32 * cfg[i + 2];
@@ -309,24 +415,34 @@ int main(int argc, char** argv) {
       CK(cudaMemcpy(table, order.data(), order.size() * 4, cudaMemcpyHostToDevice));
       a.table = table, a.lens = lens;
     }
-    int perSm;
+    int perSm, perSmFlagged;
     CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&perSm, fusedKernel, threads, 0));
-    const bool fusedOk = perSm * sms >= G * S;
+    CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&perSmFlagged, flaggedKernel, threads, 0));
+    const bool fusedOk = perSm * sms >= G * S, flaggedOk = perSmFlagged * sms >= G * (S + H);
     const double e = timeSteps(kEmpty, a, threads), sl = timeSteps(kSplitLate, a, threads),
                  cl = timeSteps(kCombineLate, a, threads), sp = timeSteps(kSplit, a, threads);
     const double co = timeSteps(kCombine, a, threads);
     std::vector<float> want(G * H * D), got(G * H * D);
     CK(cudaMemcpy(want.data(), out, want.size() * 4, cudaMemcpyDeviceToHost));
+    auto check = [&](const char* what) {
+      CK(cudaMemcpy(got.data(), out, got.size() * 4, cudaMemcpyDeviceToHost));
+      if (want != got) {
+        std::fprintf(stderr, "%s and combine results differ (%d MiB, %d splits)\n", what, cfg[i], S);
+        std::exit(1);
+      }
+    };
     CK(cudaMemset(out, 0, got.size() * 4));
     const double fu = fusedOk ? timeSteps(kFused, a, threads) : 0;
-    CK(cudaMemcpy(got.data(), out, got.size() * 4, cudaMemcpyDeviceToHost));
-    if (fusedOk && want != got) {
-      std::fprintf(stderr, "fused and combine results differ (%d MiB, %d splits)\n", cfg[i], S);
-      return 1;
-    }
-    std::printf("| %d | %d | %d | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %.0f / %.0f / %.0f |\n", cfg[i], S,
-                cfg[i + 2], e, sl, cl, sp, co, fu, co - sp, fu - sp, bytes / cl * 1e-3, bytes / co * 1e-3,
-                fusedOk ? bytes / fu * 1e-3 : 0.0);
+    if (fusedOk) check("fused");
+    CK(cudaMemset(out, 0, got.size() * 4));
+    // The flagged form's partials start as the sentinel; each step leaves them so.
+    CK(cudaMemset(pacc, 0xff, size_t(G) * 64 * H * D * 4));
+    CK(cudaMemset(pm, 0xff, G * 64 * H * 4));
+    CK(cudaMemset(pl, 0xff, G * 64 * H * 4));
+    const double fl = flaggedOk ? timeSteps(kFlagged, a, threads) : 0;
+    if (flaggedOk) check("flagged");
+    std::printf("| %d | %d | %d | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f |\n", cfg[i], S,
+                cfg[i + 2], e, sl, cl, fl, cl - sl, flaggedOk ? fl - sl : 0.0, sp, co, fu, co - sp, fusedOk ? fu - sp : 0.0);
   }
   CK(cudaDeviceSynchronize());
   return 0;
