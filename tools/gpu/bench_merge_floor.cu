@@ -163,24 +163,16 @@ __device__ void splitPart(const Args& a, int g, int s) {
   }
 }
 
-// One warp merges the S partial rows of query head h of KV head g (S <= 32):
-// lane s holds split s's m and l; each lane holds 4 columns of the sum.
-__device__ void mergeHead(const Args& a, int g, int h) {
+// What one warp's merge does once the partials of query head h of KV head
+// g are in registers (lane s: split s's m and l, live below S; v: 4 columns
+// of every split's row, weighted 0 from split S on): store o.
+__device__ void storeMerged(const Args& a, int g, int h, float m, float l, bool live, const float4 (&v)[32]) {
   const int lane = threadIdx.x;
-  const size_t base = size_t(g) * a.S * H + h;
-  const bool live = lane < a.S;
-  const float m = live ? __ldcg(a.pm + base + size_t(lane) * H) : -INFINITY;
-  const float l = live ? __ldcg(a.pl + base + size_t(lane) * H) : 0.0f;
   float mx = m;
   for (int o = 16; o; o >>= 1) mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, o));
   const float w = live ? exp2f(m - mx) : 0.0f;
   float L = w * l;
   for (int o = 16; o; o >>= 1) L += __shfl_xor_sync(0xffffffffu, L, o);
-  // Every split's row first (independent loads: one wait), then the sums.
-  float4 v[32];
-#pragma unroll
-  for (int s = 0; s < 32; ++s)
-    v[s] = __ldcg(reinterpret_cast<const float4*>(a.pacc + (base + size_t(min(s, a.S - 1)) * H) * D) + lane);
   float4 acc = make_float4(0, 0, 0, 0);
 #pragma unroll
   for (int s = 0; s < 32; ++s) {
@@ -190,6 +182,22 @@ __device__ void mergeHead(const Args& a, int g, int h) {
   const float r = 1.0f / L;
   reinterpret_cast<float4*>(a.out + (size_t(g) * H + h) * D)[lane] =
       make_float4(acc.x * r, acc.y * r, acc.z * r, acc.w * r);
+}
+
+// One warp merges the S partial rows of query head h of KV head g (S <= 32):
+// lane s holds split s's m and l; each lane holds 4 columns of the sum.
+__device__ void mergeHead(const Args& a, int g, int h) {
+  const int lane = threadIdx.x;
+  const size_t base = size_t(g) * a.S * H + h;
+  const bool live = lane < a.S;
+  const float m = live ? __ldcg(a.pm + base + size_t(lane) * H) : -INFINITY;
+  const float l = live ? __ldcg(a.pl + base + size_t(lane) * H) : 0.0f;
+  // Every split's row first (independent loads: one wait), then the sums.
+  float4 v[32];
+#pragma unroll
+  for (int s = 0; s < 32; ++s)
+    v[s] = __ldcg(reinterpret_cast<const float4*>(a.pacc + (base + size_t(min(s, a.S - 1)) * H) * D) + lane);
+  storeMerged(a, g, h, m, l, live, v);
 }
 
 // `early`: reads before the wait, and the next grid may be scheduled at
@@ -235,7 +243,7 @@ __global__ void fusedKernel(Args a) {
   }
 }
 
-// The flagged form's merge: mergeHead's sums on partials polled until no
+// The flagged form's merge: storeMerged on partials polled until no
 // element is the sentinel, which the merge then writes back (the next
 // step's split programs store only after their grid wait, so after this).
 __device__ void pollAndMergeHead(const Args& a, int g, int h) {
@@ -246,7 +254,9 @@ __device__ void pollAndMergeHead(const Args& a, int g, int h) {
   // row's 4 columns; the check after it; again for what was not all there.
   float m = -INFINITY, l = 0.0f;
   bool mlPending = live;
-  float4 v[32];
+  float4 v[32];  // rows from split S on stay 0 (weighted 0 in the sums)
+#pragma unroll
+  for (int s = 0; s < 32; ++s) v[s] = make_float4(0, 0, 0, 0);
   unsigned pending = a.S == 32 ? 0xffffffffu : (1u << a.S) - 1;
   for (bool first = true; pending || mlPending; first = false) {
     // Between rounds a pause, so the polls take little of the L2 from the
@@ -263,20 +273,7 @@ __device__ void pollAndMergeHead(const Args& a, int g, int h) {
           !isSentinel(v[s].w))
         pending &= ~(1u << s);
   }
-  float mx = m;
-  for (int o = 16; o; o >>= 1) mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, o));
-  const float w = live ? exp2f(m - mx) : 0.0f;
-  float L = w * l;
-  for (int o = 16; o; o >>= 1) L += __shfl_xor_sync(0xffffffffu, L, o);
-  float4 acc = make_float4(0, 0, 0, 0);
-#pragma unroll
-  for (int s = 0; s < 32; ++s) {
-    const float ws = __shfl_sync(0xffffffffu, w, s);  // 0 past the last split
-    if (s < a.S) acc.x += ws * v[s].x, acc.y += ws * v[s].y, acc.z += ws * v[s].z, acc.w += ws * v[s].w;
-  }
-  const float r = 1.0f / L;
-  reinterpret_cast<float4*>(a.out + (size_t(g) * H + h) * D)[lane] =
-      make_float4(acc.x * r, acc.y * r, acc.z * r, acc.w * r);
+  storeMerged(a, g, h, m, l, live, v);
   const float sentinel = __uint_as_float(kSentinel);
   for (int s = 0; s < a.S; ++s)
     reinterpret_cast<float4*>(a.pacc + (base + size_t(s) * H) * D)[lane] = make_float4(sentinel, sentinel, sentinel, sentinel);
