@@ -429,14 +429,46 @@ void writeCudaKernelFiles(const CudaKernelSetSpec& set, const std::string& targe
   std::string ir;
   for (const std::string& u : units) ir += u;
   writeText(d / "kernels.mlir", ir);
+  // Machine code beside the PTX when ptxas is here: the runtime loads it
+  // instead of JIT-compiling the PTX. Each unit's module is assembled into
+  // kernels.<unit>.cubin on the thread that compiled it, as soon as it is
+  // compiled, so ptxas overlaps the other units' compiles instead of
+  // running over the whole set at the end. The manifest names the files, so
+  // cubins left from an earlier set are never loaded; they are removed,
+  // with the earlier manifest (its presence says a set is complete).
+  std::error_code ec;
+  fs::remove(d / "kernels.json", ec);
+  for (const fs::directory_entry& e : fs::directory_iterator(d, ec)) {
+    const std::string f = e.path().filename().string();
+    if (f.starts_with("kernels.") && f.ends_with(".cubin")) fs::remove(e.path(), ec);
+  }
+  const std::optional<std::string> ptxas = findPtxas();
+  if (ptxas) std::fprintf(stderr, "compiling %zu kernels, each assembled by %s\n", units.size(), ptxas->c_str());
+  auto cubinFile = [](size_t unit) { return fmt::format("kernels.{}.cubin", unit); };
+  auto assemble = [&](size_t unit, const CudaModule& u) {
+    const fs::path ptx = d / fmt::format("kernels.{}.ptx", unit);  // ptxas's input, removed after
+    writeText(ptx, u.ptx);
+    try {
+      assembleCubin(*ptxas, ptx.string(), u.chip, (d / cubinFile(unit)).string());
+    } catch (...) {
+      std::error_code ignored;
+      fs::remove(ptx, ignored);
+      throw;
+    }
+    std::error_code ignored;
+    fs::remove(ptx, ignored);
+  };
   const auto start = std::chrono::steady_clock::now();
   size_t reported = 0;  // tenths of the set
-  CudaModule m = compileCuda(units, target, 0, [&](size_t done, size_t total) {
-    if (done * 10 / total == reported && done != total) return;
-    reported = done * 10 / total;
-    std::fprintf(stderr, "  %zu / %zu kernels compiled (%.1f s)\n", done, total,
-                 std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
-  });
+  CudaModule m = compileCuda(
+      units, target, 0,
+      [&](size_t done, size_t total) {
+        if (done * 10 / total == reported && done != total) return;
+        reported = done * 10 / total;
+        std::fprintf(stderr, "  %zu / %zu kernels compiled (%.1f s)\n", done, total,
+                     std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+      },
+      ptxas ? std::function<void(size_t, const CudaModule&)>(assemble) : nullptr);
   // The fields every kind shares (what the runtime launches with), then the
   // kind's own.
   auto entry = [&](const char* kind, const std::string& name, const std::string& dtype, const nlohmann::json& own) {
@@ -444,6 +476,7 @@ void writeCudaKernelFiles(const CudaKernelSetSpec& set, const std::string& targe
       if (k.name == name) {
         nlohmann::json e = {{"kind", kind}, {"name", name}, {"threads", k.threads}, {"shared_bytes", k.sharedBytes},
                             {"dtype", dtype}};
+        if (ptxas) e["cubin"] = k.unit;  // its module: the manifest's cubin.files[unit]
         e.update(own);
         return e;
       }
@@ -500,15 +533,10 @@ void writeCudaKernelFiles(const CudaKernelSetSpec& set, const std::string& targe
   // the runtime may launch it programmatically.
   nlohmann::json manifest = {
       {"format", kArtifactFormat}, {"target", target}, {"griddepcontrol_wait", true}, {"kernels", kernels}};
-  // Machine code beside the PTX when ptxas is here: the runtime loads it
-  // instead of JIT-compiling the PTX (the manifest names it, so a cubin
-  // left from an earlier set is never loaded).
-  std::error_code ec;
-  fs::remove(d / "kernels.cubin", ec);
-  if (std::optional<std::string> ptxas = findPtxas()) {
-    std::fprintf(stderr, "assembling %s with %s...\n", (d / "kernels.cubin").c_str(), ptxas->c_str());
-    assembleCubin(*ptxas, (d / "kernels.ptx").string(), m.chip, (d / "kernels.cubin").string());
-    manifest["cubin"] = {{"file", "kernels.cubin"}, {"chip", m.chip}};
+  if (ptxas) {
+    nlohmann::json files = nlohmann::json::array();
+    for (size_t u = 0; u < units.size(); ++u) files.push_back(cubinFile(u));
+    manifest["cubin"] = {{"files", files}, {"chip", m.chip}};
   }
   writeText(d / "kernels.json", manifest.dump(1));  // last: the set is complete
 }

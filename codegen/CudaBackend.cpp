@@ -213,7 +213,8 @@ CudaModule compileCuda(const std::string& tileIr, const std::string& target) {
 }
 
 CudaModule compileCuda(const std::vector<std::string>& units, const std::string& target, int threads,
-                       const std::function<void(size_t, size_t)>& progress) {
+                       const std::function<void(size_t, size_t)>& progress,
+                       const std::function<void(size_t, const CudaModule&)>& unitDone) {
   initNvptx();
   nvptxTargetFor(target);  // an unknown target fails here, once
   if (units.empty()) fail("cuda backend: no kernels to compile");
@@ -226,6 +227,8 @@ CudaModule compileCuda(const std::vector<std::string>& units, const std::string&
     for (size_t i; (i = next.fetch_add(1)) < units.size();) {
       try {
         done[i] = compileUnit(units[i], target);
+        for (CudaKernelInfo& k : done[i].kernels) k.unit = i;
+        if (unitDone) unitDone(i, done[i]);
       } catch (...) {
         errors[i] = std::current_exception();
       }

@@ -20,6 +20,7 @@ struct CudaKernelInfo {
   std::string name;
   int64_t threads = 0;      // per block: 32 x the kernel's tile.num_warps
   int64_t sharedBytes = 0;  // dynamic shared memory per block (its tile.alloc buffers)
+  size_t unit = 0;          // the unit of compileCuda(units, ...) it came from
 };
 
 struct CudaModule {
@@ -38,9 +39,15 @@ CudaModule compileCuda(const std::string& tileIr, const std::string& target = "s
 // compiled in its own contexts on one of `threads` threads (0: one per
 // hardware thread), and their PTX is spliced into one module in unit order,
 // so the result does not depend on the thread count. `progress(done, total)`
-// is called after each unit, never by two threads at once. A failing unit
-// throws its error after the others finish (the first in unit order).
+// is called after each unit, never by two threads at once. `unitDone(i, m)`,
+// when given, runs on the compiling thread as soon as unit i is compiled
+// (before its progress call), with that unit's own module (a whole PTX
+// module of its kernels): the caller's per-unit work, such as assembling it,
+// overlaps the other units' compiles. It runs on several threads at once;
+// what it throws is unit i's error. A failing unit throws its error after
+// the others finish (the first in unit order).
 CudaModule compileCuda(const std::vector<std::string>& units, const std::string& target, int threads = 0,
-                       const std::function<void(size_t, size_t)>& progress = {});
+                       const std::function<void(size_t, size_t)>& progress = {},
+                       const std::function<void(size_t, const CudaModule&)>& unitDone = {});
 
 }  // namespace strata::tile

@@ -6,7 +6,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <sstream>
-#include <thread>
 
 #include "ops/error.h"
 
@@ -59,15 +58,7 @@ std::optional<std::string> findPtxas() {
 
 void assembleCubin(const std::string& ptxas, const std::string& ptxFile, const std::string& chip,
                    const std::string& cubinFile) {
-  // ptxas compiles one kernel after another unless told to split: the
-  // Llama-3-8B kernel set took 76 s on one thread of the H100 machine and 15
-  // s with --split-compile over its 16, the same SASS (2026-11-25). CUDA
-  // 12.x and later have the option; an older ptxas runs on one thread.
-  std::string split;
-  const unsigned threads = std::thread::hardware_concurrency();
-  if (threads > 1 && runPtxas(ptxas, "--help").find("--split-compile") != std::string::npos)
-    split = " --split-compile " + std::to_string(threads);
-  runPtxas(ptxas, "-arch=" + quoted(chip) + split + " " + quoted(ptxFile) + " -o " + quoted(cubinFile));
+  runPtxas(ptxas, "-arch=" + quoted(chip) + " " + quoted(ptxFile) + " -o " + quoted(cubinFile));
 }
 
 }  // namespace strata::tile

@@ -80,38 +80,58 @@ std::unique_ptr<CudaKernelSet> CudaKernelSet::load(const CudaDevice& device, con
     int cc = device.computeCapability();
     if (set->target_ != "sm_" + std::to_string(cc))
       fail("{}: kernels built for {} cannot run on {} (sm_{})", manifestPath, set->target_, device.deviceName(), cc);
-    // The cubin ptxas assembled at compile time when there is one (no JIT);
-    // the PTX when there is none or this driver refuses it.
+    // The cubins ptxas assembled at compile time when there are (no JIT):
+    // one per compile unit (cubin.files), or one for the set (cubin.file,
+    // sets written before 2026-11-25, latest); the PTX when there are none or this
+    // driver refuses one.
+    bool perUnit = false;
     if (m.contains("cubin")) {
-      const std::string cubin = dir + "/" + m["cubin"].at("file").get<std::string>();
-      try {
-        set->module_ = device.loadModule(readFile(cubin));
-      } catch (const Error& e) {
-        std::fprintf(stderr, "warning: %s: %s; JIT-compiling the PTX instead\n", cubin.c_str(), e.what());
+      const nlohmann::json& c = m["cubin"];
+      perUnit = c.contains("files");
+      const std::vector<std::string> files =
+          perUnit ? c.at("files").get<std::vector<std::string>>() : std::vector<std::string>{c.at("file")};
+      for (const std::string& f : files) {
+        const std::string cubin = dir + "/" + f;
+        try {
+          set->modules_.push_back(device.loadModule(readFile(cubin)));
+        } catch (const Error& e) {
+          std::fprintf(stderr, "warning: %s: %s; JIT-compiling the PTX instead\n", cubin.c_str(), e.what());
+          set->modules_.clear();
+          perUnit = false;
+          break;
+        }
       }
     }
-    if (!set->module_) set->module_ = device.loadModule(readFile(dir + "/kernels.ptx"));
+    if (set->modules_.empty()) set->modules_.push_back(device.loadModule(readFile(dir + "/kernels.ptx")));
+    // The module that holds manifest entry k's kernel (and its combine).
+    auto moduleOf = [&](const nlohmann::json& k) -> const CudaDevice::Module& {
+      if (!perUnit) return *set->modules_[0];
+      const size_t i = k.at("cubin").get<size_t>();
+      if (i >= set->modules_.size())
+        fail("{}: kernel '{}' names cubin {} of {}", manifestPath, k.value("name", "?"), i, set->modules_.size());
+      return *set->modules_[i];
+    };
     // Kernels compiled to wait for the previous grid at entry may be
     // launched while it runs (CudaDevice::allowProgrammaticLaunch).
     const bool waits = m.value("griddepcontrol_wait", false);
     for (const auto& k : m.at("kernels")) {
       const std::string kind = k.value("kind", "gemm");
       if (kind == "rms_norm") {
-        auto r = named<CudaRmsNormKernel>(k, *set->module_);
+        auto r = named<CudaRmsNormKernel>(k, moduleOf(k));
         r.blockN = k.at("block_n");
         r.laneVector = k.value("lane_vector", 0);
         set->norms_.push_back(r);
         continue;
       }
       if (kind == "elementwise") {
-        auto e = named<CudaElementwiseKernel>(k, *set->module_);
+        auto e = named<CudaElementwiseKernel>(k, moduleOf(k));
         e.blockN = k.at("block_n");
         e.cols = k.at("cols");
         set->elementwises_.push_back(e);
         continue;
       }
       if (kind == "rope") {
-        auto r = named<CudaRopeKernel>(k, *set->module_);
+        auto r = named<CudaRopeKernel>(k, moduleOf(k));
         r.heads = k.at("heads");
         r.kvHeads = k.value("kv_heads", 0);
         r.headDim = k.at("head_dim");
@@ -123,7 +143,7 @@ std::unique_ptr<CudaKernelSet> CudaKernelSet::load(const CudaDevice& device, con
         continue;
       }
       if (kind == "attention") {
-        auto a = namedAttention<CudaAttentionKernel>(k, *set->module_);
+        auto a = namedAttention<CudaAttentionKernel>(k, moduleOf(k));
         a.causal = k.at("causal");
         a.blockM = k.at("block_m");
         a.blockN = k.at("block_n");
@@ -138,31 +158,31 @@ std::unique_ptr<CudaKernelSet> CudaKernelSet::load(const CudaDevice& device, con
           fail("kernel set {}: paged decode kernel {} comes from an older strata (no o argument); compile the set "
                "again",
                dir, k.at("name").get<std::string>());
-        auto a = namedAttention<CudaPagedDecodeKernel>(k, *set->module_);
+        auto a = namedAttention<CudaPagedDecodeKernel>(k, moduleOf(k));
         a.pageSize = k.at("page_size");
         a.blockN = k.at("block_n");
-        a.combine = set->module_->function(k.at("combine").get<std::string>());
+        a.combine = moduleOf(k).function(k.at("combine").get<std::string>());
         a.combineThreads = k.at("combine_threads");
         a.combineSplitsPerStep = k.value("combine_splits_per_step", int64_t(0));
         set->pagedDecodes_.push_back(a);
         continue;
       }
       if (kind == "paged_prefill") {
-        auto a = namedAttention<CudaPagedPrefillKernel>(k, *set->module_);
+        auto a = namedAttention<CudaPagedPrefillKernel>(k, moduleOf(k));
         a.pageSize = k.at("page_size");
         a.blockM = k.at("block_m");
         set->pagedPrefills_.push_back(a);
         continue;
       }
       if (kind == "gather_rows") {
-        auto g = named<CudaGatherRowsKernel>(k, *set->module_);
+        auto g = named<CudaGatherRowsKernel>(k, moduleOf(k));
         g.blockN = k.at("block_n");
         g.outDtype = k.value("out_dtype", g.dtype);
         set->gathers_.push_back(g);
         continue;
       }
       if (kind == "kv_write") {
-        auto w = named<CudaKvWriteKernel>(k, *set->module_);
+        auto w = named<CudaKvWriteKernel>(k, moduleOf(k));
         w.kvHeads = k.at("kv_heads");
         w.headDim = k.at("head_dim");
         w.pageSize = k.at("page_size");
@@ -170,25 +190,25 @@ std::unique_ptr<CudaKernelSet> CudaKernelSet::load(const CudaDevice& device, con
         continue;
       }
       if (kind == "argmax") {
-        auto a = named<CudaArgmaxKernel>(k, *set->module_);
+        auto a = named<CudaArgmaxKernel>(k, moduleOf(k));
         a.blockN = k.at("block_n");
         set->argmaxes_.push_back(a);
         continue;
       }
       if (kind == "topk") {
-        auto t = named<CudaTopKKernel>(k, *set->module_);
+        auto t = named<CudaTopKKernel>(k, moduleOf(k));
         t.blockN = k.at("block_n");
         t.candidates = k.at("candidates");
         set->topks_.push_back(t);
         continue;
       }
       if (kind == "repetition_penalty") {
-        set->penalties_.push_back(named<CudaRepetitionPenaltyKernel>(k, *set->module_));
+        set->penalties_.push_back(named<CudaRepetitionPenaltyKernel>(k, moduleOf(k)));
         continue;
       }
       if (kind == "attention_combine") continue;  // launched with its paged decode kernel
       if (kind != "gemm") fail("{}: kernel '{}' of unknown kind '{}'", manifestPath, k.value("name", "?"), kind);
-      auto g = named<CudaGemmKernel>(k, *set->module_);
+      auto g = named<CudaGemmKernel>(k, moduleOf(k));
       g.weightsNK = k.at("weights") == "nk";
       g.bias = k.at("bias");
       g.residual = k.at("residual");
@@ -211,7 +231,7 @@ std::unique_ptr<CudaKernelSet> CudaKernelSet::load(const CudaDevice& device, con
       set->gemms_.push_back(g);
     }
     if (waits)
-      for (const auto& k : m.at("kernels")) device.allowProgrammaticLaunch(set->module_->function(k.at("name")));
+      for (const auto& k : m.at("kernels")) device.allowProgrammaticLaunch(moduleOf(k).function(k.at("name")));
   } catch (const nlohmann::json::exception& e) {
     fail("{}: malformed kernel manifest: {}", manifestPath, e.what());
   }

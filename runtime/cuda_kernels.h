@@ -390,7 +390,10 @@ class CudaKernelSet {
  private:
   CudaKernelSet(const CudaDevice& device) : device_(device) {}
   const CudaDevice& device_;
-  std::unique_ptr<CudaDevice::Module> module_;
+  // The set's modules: one cubin per compile unit (the manifest's
+  // cubin.files, each kernel's "cubin" its index), or one module of the
+  // whole set (an older single cubin, or the PTX JIT-compiled).
+  std::vector<std::unique_ptr<CudaDevice::Module>> modules_;
   mutable CudaTensorMaps tensorMaps_;  // the TMA GEMMs' operand maps
   // The map over a [rows, K] operand `p` of TMA GEMM `k` in boxes of
   // `boxRows` rows (`what` names the operand in errors): the one key that

@@ -30,6 +30,18 @@ using nlohmann::json;
 
 namespace {
 
+// " N cubins (kernels.<unit>.cubin)," when ptxas assembled the set in `dir`,
+// else "" (PTX only): for the summary line after a cuda compile.
+std::string cubinsWritten(const std::string& dir) {
+  size_t n = 0;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
+    const std::string f = e.path().filename().string();
+    n += f.starts_with("kernels.") && f.ends_with(".cubin");
+  }
+  return n ? fmt::format(" {} cubins (kernels.<unit>.cubin),", n) : "";
+}
+
 ops::GraphDef openGraph(const std::string& path) {
   ops::GraphDef g = models::loadModel(path);
   return graph::normalize(g);
@@ -134,8 +146,7 @@ int compile(const CompileOpts& o) {
   if (gpu) {
     tools::writeCudaModel(o.model, o.target.substr(cuda.size()), o.dtype, o.blockSize, o.tuning, o.out, /*verbose=*/true);
     std::fprintf(stderr, "wrote %s/plan.json, kernels.ptx,%s kernels.json, kernels.mlir (weights stay in %s)\n",
-                 o.out.c_str(), std::filesystem::exists(o.out + "/kernels.cubin") ? " kernels.cubin," : "",
-                 o.model.c_str());
+                 o.out.c_str(), cubinsWritten(o.out).c_str(), o.model.c_str());
     return 0;
   }
   ops::GraphDef g = graph::formRegions(models::loadModel(o.model));
@@ -202,7 +213,7 @@ int compileKernels(const std::string& target, const std::string& out, const std:
                out.c_str());
   tile::writeCudaKernels(set, target.substr(prefix.size()), out);
   std::fprintf(stderr, "wrote %s/kernels.ptx,%s kernels.json, kernels.mlir\n", out.c_str(),
-               std::filesystem::exists(out + "/kernels.cubin") ? " kernels.cubin," : "");
+               cubinsWritten(out).c_str());
   return 0;
 }
 

@@ -3,11 +3,17 @@
 #include <gtest/gtest.h>
 
 #include <array>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+
+#include <nlohmann/json.hpp>
 
 #include "codegen/Artifact.h"
 #include "codegen/CpuBackend.h"
 #include "codegen/CudaBackend.h"
 #include "codegen/GemmKernel.h"
+#include "codegen/Ptxas.h"
 #include "codegen/UArch.h"
 #include "ops/reference.h"
 #include "tests/unit/conformance.h"
@@ -546,6 +552,51 @@ TEST(CudaBackend, UnitsCompileToOneModuleWhateverTheThreadCount) {
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("cannot parse tile IR"), std::string::npos) << e.what();
   }
+}
+
+// With ptxas here, a kernel set is assembled unit by unit as the units
+// compile: one cubin per unit, listed by the manifest, each kernel's entry
+// naming its own unit's cubin; nothing of an earlier set in the folder is
+// left to be loaded (its manifest and cubins go first), nor any unit's PTX.
+TEST(CudaArtifact, EachUnitAssembledIntoItsOwnCubin) {
+  if (!tile::findPtxas()) GTEST_SKIP() << "no ptxas on this machine";
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::path(::testing::TempDir()) / "strata-cubin-units";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  for (const char* f : {"kernels.json", "kernels.cubin", "kernels.9.cubin"}) std::ofstream(dir / f) << "{}";
+  tile::CudaKernelSetSpec set;
+  set.kvWrites = {tile::cudaKvWriteKernelSet()[0]};  // units go kind by kind: KV writes before argmaxes
+  set.argmaxes = {tile::cudaArgmaxSpec("f32"), tile::cudaArgmaxSpec("bf16")};
+  tile::writeCudaKernels(set, "sm_90", dir.string());
+
+  std::ifstream in(dir / "kernels.json");
+  const nlohmann::json m = nlohmann::json::parse(in);
+  ASSERT_TRUE(m.contains("cubin"));
+  EXPECT_EQ(m["cubin"]["chip"], "sm_90a");
+  const auto files = m["cubin"]["files"].get<std::vector<std::string>>();
+  EXPECT_EQ(files, (std::vector<std::string>{"kernels.0.cubin", "kernels.1.cubin", "kernels.2.cubin"}));
+  const std::vector<std::string> names = {set.kvWrites[0].name, set.argmaxes[0].name, set.argmaxes[1].name};
+  ASSERT_EQ(m["kernels"].size(), names.size());
+  for (const nlohmann::json& k : m["kernels"]) {
+    const size_t unit = k.at("cubin").get<size_t>();
+    ASSERT_LT(unit, files.size());
+    EXPECT_EQ(k.at("name"), names[unit]);
+    std::ifstream c(dir / files[unit], std::ios::binary);
+    const std::string image((std::istreambuf_iterator<char>(c)), std::istreambuf_iterator<char>());
+    EXPECT_EQ(image.substr(0, 4), "\x7f" "ELF") << files[unit];
+    EXPECT_NE(image.find(names[unit]), std::string::npos) << files[unit] << " lacks " << names[unit];
+    for (const std::string& other : names)
+      if (other != names[unit] && other.find(names[unit]) == std::string::npos)
+        EXPECT_EQ(image.find(other + '\0'), std::string::npos) << files[unit] << " holds " << other;
+  }
+  for (const fs::directory_entry& e : fs::directory_iterator(dir)) {
+    const std::string f = e.path().filename().string();
+    EXPECT_TRUE(f == "kernels.json" || f == "kernels.ptx" || f == "kernels.mlir" ||
+                std::find(files.begin(), files.end(), f) != files.end())
+        << "left in the folder: " << f;
+  }
+  fs::remove_all(dir);
 }
 
 TEST(CudaGemm, StagesWarpgroupDotOperandsWithTma) {
