@@ -411,20 +411,45 @@ namespace {
 // (kernels.json last: the set is complete).
 void writeCudaKernelFiles(const CudaKernelSetSpec& set, const std::string& target, const fs::path& d) {
   // One unit per kernel (a paged decode kernel with its combine), compiled
-  // on every hardware thread.
+  // on every hardware thread, the costliest first (`startOrder` below).
   std::vector<std::string> units;
-  for (const GemmKernelSpec& s : set.gemms) units.push_back(emitGemmKernel(s));
+  std::vector<int64_t> cost;
+  for (const GemmKernelSpec& s : set.gemms) {
+    units.push_back(emitGemmKernel(s));
+    cost.push_back(s.blockM * s.blockN * (s.swiglu ? 8 : s.residual ? 5 : 4) / 4);
+  }
   for (const RmsNormKernelSpec& s : set.norms) units.push_back(emitRmsNormKernel(s));
   for (const RopeKernelSpec& s : set.ropes) units.push_back(emitRopeKernel(s));
-  for (const AttentionKernelSpec& s : set.attentions) units.push_back(emitAttentionKernel(s));
+  cost.resize(units.size());
+  for (const AttentionKernelSpec& s : set.attentions) {
+    units.push_back(emitAttentionKernel(s));
+    cost.push_back(s.blockM * (s.blockN + s.headDim));
+  }
   for (const AttentionKernelSpec& s : set.pagedDecodes) units.push_back(emitAttentionKernel(s) + emitAttentionCombineKernel(s));
-  for (const AttentionKernelSpec& s : set.pagedPrefills) units.push_back(emitAttentionKernel(s));
+  cost.resize(units.size());
+  for (const AttentionKernelSpec& s : set.pagedPrefills) {
+    units.push_back(emitAttentionKernel(s));
+    cost.push_back(s.blockM * (s.blockN + s.headDim));
+  }
   for (const GatherRowsKernelSpec& s : set.gathers) units.push_back(emitGatherRowsKernel(s));
   for (const KvWriteKernelSpec& s : set.kvWrites) units.push_back(emitKvWriteKernel(s));
   for (const ArgmaxKernelSpec& s : set.argmaxes) units.push_back(emitArgmaxKernel(s));
   for (const TopKKernelSpec& s : set.topks) units.push_back(emitTopKKernel(s));
   for (const RepetitionPenaltyKernelSpec& s : set.penalties) units.push_back(emitRepetitionPenaltyKernel(s));
   for (const ElementwiseKernelSpec& s : set.elementwises) units.push_back(emitElementwiseKernel(s));
+  // The order the units start in. A unit's compile and ptxas time grow with
+  // its accumulators, which the warp-level dots and the epilogue unroll
+  // over: `cost` is their elements a program (block rows x columns; SwiGLU
+  // keeps two, a residual epilogue loads a third operand; attention S and
+  // O), 0 for the kernels without dots. On the tiny-llama set the four
+  // costliest by this count (128 x 256 large, 128 x 128 SwiGLU) are the four
+  // slowest to assemble (3.9-4.9 s of 43.7 s for the 46 kernels on one
+  // thread); the last of them to finish bounds the set's compile, so they
+  // start first.
+  cost.resize(units.size());
+  std::vector<size_t> startOrder(units.size());
+  std::iota(startOrder.begin(), startOrder.end(), 0);
+  std::stable_sort(startOrder.begin(), startOrder.end(), [&](size_t a, size_t b) { return cost[a] > cost[b]; });
   // The tile IR first: a compile that fails leaves the IR it failed on.
   std::string ir;
   for (const std::string& u : units) ir += u;
@@ -468,7 +493,7 @@ void writeCudaKernelFiles(const CudaKernelSetSpec& set, const std::string& targe
         std::fprintf(stderr, "  %zu / %zu kernels compiled (%.1f s)\n", done, total,
                      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
       },
-      ptxas ? std::function<void(size_t, const CudaModule&)>(assemble) : nullptr);
+      ptxas ? std::function<void(size_t, const CudaModule&)>(assemble) : nullptr, startOrder);
   // The fields every kind shares (what the runtime launches with), then the
   // kind's own.
   auto entry = [&](const char* kind, const std::string& name, const std::string& dtype, const nlohmann::json& own) {

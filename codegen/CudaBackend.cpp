@@ -20,9 +20,11 @@
 #include "llvm/Target/TargetMachine.h"
 #include "ops/error.h"
 
+#include <algorithm>
 #include <atomic>
 #include <exception>
 #include <mutex>
+#include <numeric>
 #include <thread>
 
 extern "C" {
@@ -214,17 +216,26 @@ CudaModule compileCuda(const std::string& tileIr, const std::string& target) {
 
 CudaModule compileCuda(const std::vector<std::string>& units, const std::string& target, int threads,
                        const std::function<void(size_t, size_t)>& progress,
-                       const std::function<void(size_t, const CudaModule&)>& unitDone) {
+                       const std::function<void(size_t, const CudaModule&)>& unitDone,
+                       const std::vector<size_t>& startOrder) {
   initNvptx();
   nvptxTargetFor(target);  // an unknown target fails here, once
   if (units.empty()) fail("cuda backend: no kernels to compile");
+  std::vector<size_t> order(units.size());
+  std::iota(order.begin(), order.end(), 0);
+  if (!startOrder.empty()) {
+    if (!std::is_permutation(startOrder.begin(), startOrder.end(), order.begin(), order.end()))
+      fail("cuda backend: the start order is not a permutation of the {} units", units.size());
+    order = startOrder;
+  }
   std::vector<CudaModule> done(units.size());
   std::vector<std::exception_ptr> errors(units.size());
   std::atomic<size_t> next{0};
   size_t finished = 0;
   std::mutex progressMutex;
   auto work = [&] {
-    for (size_t i; (i = next.fetch_add(1)) < units.size();) {
+    for (size_t n; (n = next.fetch_add(1)) < units.size();) {
+      const size_t i = order[n];
       try {
         done[i] = compileUnit(units[i], target);
         for (CudaKernelInfo& k : done[i].kernels) k.unit = i;

@@ -44,10 +44,14 @@ CudaModule compileCuda(const std::string& tileIr, const std::string& target = "s
 // (before its progress call), with that unit's own module (a whole PTX
 // module of its kernels): the caller's per-unit work, such as assembling it,
 // overlaps the other units' compiles. It runs on several threads at once;
-// what it throws is unit i's error. A failing unit throws its error after
-// the others finish (the first in unit order).
+// what it throws is unit i's error. `startOrder`, when given, is the order
+// in which the units start (a permutation of their indices: the costliest
+// first, so that the last to finish does not start late); the module is in
+// unit order all the same. A failing unit throws its error after the others
+// finish (the first in unit order).
 CudaModule compileCuda(const std::vector<std::string>& units, const std::string& target, int threads = 0,
                        const std::function<void(size_t, size_t)>& progress = {},
-                       const std::function<void(size_t, const CudaModule&)>& unitDone = {});
+                       const std::function<void(size_t, const CudaModule&)>& unitDone = {},
+                       const std::vector<size_t>& startOrder = {});
 
 }  // namespace strata::tile

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <mutex>
 
 #include <nlohmann/json.hpp>
 
@@ -535,6 +536,22 @@ TEST(CudaBackend, UnitsCompileToOneModuleWhateverTheThreadCount) {
   EXPECT_EQ(seen, (std::vector<size_t>{1, 2, 3, 4}));
   tile::CudaModule three = tile::compileCuda(units, "sm_90", 3);
   EXPECT_EQ(one.ptx, three.ptx);
+  // Units started in another order (the costliest first) land in unit order.
+  std::vector<size_t> started;
+  std::mutex startedMutex;
+  tile::CudaModule reversed = tile::compileCuda(
+      units, "sm_90", 1, {},
+      [&](size_t unit, const tile::CudaModule& m) {
+        std::lock_guard<std::mutex> lock(startedMutex);
+        started.push_back(unit);
+        EXPECT_EQ(m.kernels.size(), 1u);
+        EXPECT_NE(one.ptx.find(m.ptx.substr(m.ptx.find(".entry"))), std::string::npos) << "unit " << unit;
+      },
+      {3, 2, 1, 0});
+  EXPECT_EQ(started, (std::vector<size_t>{3, 2, 1, 0}));
+  EXPECT_EQ(reversed.ptx, one.ptx);
+  for (size_t i = 0; i < 4; ++i) EXPECT_EQ(reversed.kernels[i].unit, i);
+  EXPECT_THROW(tile::compileCuda(units, "sm_90", 1, {}, {}, {0, 1, 1, 3}), Error);
   ASSERT_EQ(one.kernels.size(), 4u);
   EXPECT_EQ(one.kernels[0].name, "rope_bf16_h32_d128");
   EXPECT_EQ(one.kernels[1].name, tile::cudaArgmaxSpec("f32").name);
