@@ -460,25 +460,27 @@ void writeCudaKernelFiles(const CudaKernelSetSpec& set, const std::string& targe
   // compiled, so ptxas overlaps the other units' compiles instead of
   // running over the whole set at the end. The manifest names the files, so
   // cubins left from an earlier set are never loaded; they are removed,
-  // with the earlier manifest (its presence says a set is complete).
+  // with the earlier manifest (its presence says a set is complete) and any
+  // unit's PTX a failed assembly kept.
   std::error_code ec;
   fs::remove(d / "kernels.json", ec);
   for (const fs::directory_entry& e : fs::directory_iterator(d, ec)) {
     const std::string f = e.path().filename().string();
-    if (f.starts_with("kernels.") && f.ends_with(".cubin")) fs::remove(e.path(), ec);
+    const bool unitPtx = f.starts_with("kernels.") && f.ends_with(".ptx") && f != "kernels.ptx";
+    if (f.starts_with("kernels.") && (f.ends_with(".cubin") || unitPtx)) fs::remove(e.path(), ec);
   }
   const std::optional<std::string> ptxas = findPtxas();
   if (ptxas) std::fprintf(stderr, "compiling %zu kernels, each assembled by %s\n", units.size(), ptxas->c_str());
   auto cubinFile = [](size_t unit) { return fmt::format("kernels.{}.cubin", unit); };
+  // A unit's PTX is ptxas's input and removed once assembled; a unit ptxas
+  // rejects keeps it, for the lines its message names.
   auto assemble = [&](size_t unit, const CudaModule& u) {
-    const fs::path ptx = d / fmt::format("kernels.{}.ptx", unit);  // ptxas's input, removed after
+    const fs::path ptx = d / fmt::format("kernels.{}.ptx", unit);
     writeText(ptx, u.ptx);
     try {
       assembleCubin(*ptxas, ptx.string(), u.chip, (d / cubinFile(unit)).string());
-    } catch (...) {
-      std::error_code ignored;
-      fs::remove(ptx, ignored);
-      throw;
+    } catch (const Error& e) {
+      fail("kernel {} (its PTX is kept in {}): {}", u.kernels.empty() ? "?" : u.kernels[0].name, ptx.string(), e.what());
     }
     std::error_code ignored;
     fs::remove(ptx, ignored);

@@ -613,6 +613,28 @@ TEST(CudaArtifact, EachUnitAssembledIntoItsOwnCubin) {
                 std::find(files.begin(), files.end(), f) != files.end())
         << "left in the folder: " << f;
   }
+
+  // A unit ptxas rejects fails the set, naming the kernel and keeping its
+  // PTX; the next set written there removes it.
+  const fs::path fake = dir / "failing-ptxas";
+  std::ofstream(fake) << "#!/bin/sh\necho 'line 7; error: rejected'\nexit 3\n";
+  fs::permissions(fake, fs::perms::owner_all);
+  ::setenv("STRATA_PTXAS", fake.c_str(), 1);
+  try {
+    tile::writeCudaKernels(set, "sm_90", dir.string());
+    ADD_FAILURE() << "a rejected unit assembled";
+  } catch (const Error& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("kernel " + names[0] + " (its PTX is kept in " + (dir / "kernels.0.ptx").string()), std::string::npos)
+        << what;
+    EXPECT_NE(what.find("rejected"), std::string::npos) << what;
+  }
+  ::unsetenv("STRATA_PTXAS");
+  EXPECT_TRUE(fs::exists(dir / "kernels.0.ptx"));
+  EXPECT_FALSE(fs::exists(dir / "kernels.json"));
+  tile::writeCudaKernels(set, "sm_90", dir.string());
+  EXPECT_FALSE(fs::exists(dir / "kernels.0.ptx"));
+  EXPECT_TRUE(fs::exists(dir / "kernels.json"));
   fs::remove_all(dir);
 }
 
