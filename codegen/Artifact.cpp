@@ -1,5 +1,6 @@
 #include "codegen/Artifact.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -414,29 +415,23 @@ void writeCudaKernelFiles(const CudaKernelSetSpec& set, const std::string& targe
   // on every hardware thread, the costliest first (`startOrder` below).
   std::vector<std::string> units;
   std::vector<int64_t> cost;
-  for (const GemmKernelSpec& s : set.gemms) {
-    units.push_back(emitGemmKernel(s));
-    cost.push_back(s.blockM * s.blockN * (s.swiglu ? 8 : s.residual ? 5 : 4) / 4);
-  }
-  for (const RmsNormKernelSpec& s : set.norms) units.push_back(emitRmsNormKernel(s));
-  for (const RopeKernelSpec& s : set.ropes) units.push_back(emitRopeKernel(s));
-  cost.resize(units.size());
-  for (const AttentionKernelSpec& s : set.attentions) {
-    units.push_back(emitAttentionKernel(s));
-    cost.push_back(s.blockM * (s.blockN + s.headDim));
-  }
-  for (const AttentionKernelSpec& s : set.pagedDecodes) units.push_back(emitAttentionKernel(s) + emitAttentionCombineKernel(s));
-  cost.resize(units.size());
-  for (const AttentionKernelSpec& s : set.pagedPrefills) {
-    units.push_back(emitAttentionKernel(s));
-    cost.push_back(s.blockM * (s.blockN + s.headDim));
-  }
-  for (const GatherRowsKernelSpec& s : set.gathers) units.push_back(emitGatherRowsKernel(s));
-  for (const KvWriteKernelSpec& s : set.kvWrites) units.push_back(emitKvWriteKernel(s));
-  for (const ArgmaxKernelSpec& s : set.argmaxes) units.push_back(emitArgmaxKernel(s));
-  for (const TopKKernelSpec& s : set.topks) units.push_back(emitTopKKernel(s));
-  for (const RepetitionPenaltyKernelSpec& s : set.penalties) units.push_back(emitRepetitionPenaltyKernel(s));
-  for (const ElementwiseKernelSpec& s : set.elementwises) units.push_back(emitElementwiseKernel(s));
+  auto add = [&](std::string unit, int64_t unitCost = 0) {
+    units.push_back(std::move(unit));
+    cost.push_back(unitCost);
+  };
+  for (const GemmKernelSpec& s : set.gemms)
+    add(emitGemmKernel(s), s.blockM * s.blockN * (s.swiglu ? 8 : s.residual ? 5 : 4) / 4);
+  for (const RmsNormKernelSpec& s : set.norms) add(emitRmsNormKernel(s));
+  for (const RopeKernelSpec& s : set.ropes) add(emitRopeKernel(s));
+  for (const AttentionKernelSpec& s : set.attentions) add(emitAttentionKernel(s), s.blockM * (s.blockN + s.headDim));
+  for (const AttentionKernelSpec& s : set.pagedDecodes) add(emitAttentionKernel(s) + emitAttentionCombineKernel(s));
+  for (const AttentionKernelSpec& s : set.pagedPrefills) add(emitAttentionKernel(s), s.blockM * (s.blockN + s.headDim));
+  for (const GatherRowsKernelSpec& s : set.gathers) add(emitGatherRowsKernel(s));
+  for (const KvWriteKernelSpec& s : set.kvWrites) add(emitKvWriteKernel(s));
+  for (const ArgmaxKernelSpec& s : set.argmaxes) add(emitArgmaxKernel(s));
+  for (const TopKKernelSpec& s : set.topks) add(emitTopKKernel(s));
+  for (const RepetitionPenaltyKernelSpec& s : set.penalties) add(emitRepetitionPenaltyKernel(s));
+  for (const ElementwiseKernelSpec& s : set.elementwises) add(emitElementwiseKernel(s));
   // The order the units start in. A unit's compile and ptxas time grow with
   // its accumulators, which the warp-level dots and the epilogue unroll
   // over: `cost` is their elements a program (block rows x columns; SwiGLU
@@ -446,7 +441,6 @@ void writeCudaKernelFiles(const CudaKernelSetSpec& set, const std::string& targe
   // slowest to assemble (3.9-4.9 s of 43.7 s for the 46 kernels on one
   // thread); the last of them to finish bounds the set's compile, so they
   // start first.
-  cost.resize(units.size());
   std::vector<size_t> startOrder(units.size());
   std::iota(startOrder.begin(), startOrder.end(), 0);
   std::stable_sort(startOrder.begin(), startOrder.end(), [&](size_t a, size_t b) { return cost[a] > cost[b]; });

@@ -81,9 +81,9 @@ std::unique_ptr<CudaKernelSet> CudaKernelSet::load(const CudaDevice& device, con
     if (set->target_ != "sm_" + std::to_string(cc))
       fail("{}: kernels built for {} cannot run on {} (sm_{})", manifestPath, set->target_, device.deviceName(), cc);
     // The cubins ptxas assembled at compile time when there are (no JIT):
-    // one per compile unit (cubin.files), or one for the set (cubin.file,
-    // sets written before 2026-11-25, latest); the PTX when there are none or this
-    // driver refuses one.
+    // one per compile unit (cubin.files), or one for the whole set
+    // (cubin.file: sets written before the per-unit cubins); the PTX when
+    // there are none or this driver refuses one.
     bool perUnit = false;
     if (m.contains("cubin")) {
       const nlohmann::json& c = m["cubin"];
