@@ -460,8 +460,8 @@ void writeCudaKernelFiles(const CudaKernelSetSpec& set, const std::string& targe
   fs::remove(d / "kernels.json", ec);
   for (const fs::directory_entry& e : fs::directory_iterator(d, ec)) {
     const std::string f = e.path().filename().string();
-    const bool unitPtx = f.starts_with("kernels.") && f.ends_with(".ptx") && f != "kernels.ptx";
-    if (f.starts_with("kernels.") && (f.ends_with(".cubin") || unitPtx)) fs::remove(e.path(), ec);
+    const bool unitFile = f.ends_with(".cubin") || (f.ends_with(".ptx") && f != "kernels.ptx");
+    if (f.starts_with("kernels.") && unitFile) fs::remove(e.path(), ec);
   }
   const std::optional<std::string> ptxas = findPtxas();
   if (ptxas) std::fprintf(stderr, "compiling %zu kernels, each assembled by %s\n", units.size(), ptxas->c_str());

@@ -22,22 +22,6 @@ std::string quoted(const std::string& s) {
   return q + "'";
 }
 
-// ptxas's output, or its exit status and output as an error.
-std::string runPtxas(const std::string& ptxas, const std::string& args) {
-  const std::string cmd = quoted(ptxas) + " " + args + " 2>&1";
-  FILE* p = popen(cmd.c_str(), "r");
-  if (!p) fail("cannot run {}", ptxas);
-  std::string out;
-  char buf[4096];
-  for (size_t n; (n = fread(buf, 1, sizeof buf, p)) > 0;) out.append(buf, n);
-  const int status = pclose(p);
-  if (status != 0)
-    fail("{} {} failed ({}): {}", ptxas, args,
-         WIFEXITED(status) ? "exit " + std::to_string(WEXITSTATUS(status)) : std::string("killed"),
-         out.size() > 4000 ? out.substr(0, 4000) + "..." : out);
-  return out;
-}
-
 }  // namespace
 
 std::optional<std::string> findPtxas() {
@@ -58,7 +42,18 @@ std::optional<std::string> findPtxas() {
 
 void assembleCubin(const std::string& ptxas, const std::string& ptxFile, const std::string& chip,
                    const std::string& cubinFile) {
-  runPtxas(ptxas, "-arch=" + quoted(chip) + " " + quoted(ptxFile) + " -o " + quoted(cubinFile));
+  const std::string cmd =
+      quoted(ptxas) + " -arch=" + quoted(chip) + " " + quoted(ptxFile) + " -o " + quoted(cubinFile) + " 2>&1";
+  FILE* p = popen(cmd.c_str(), "r");
+  if (!p) fail("cannot run {}", ptxas);
+  std::string out;
+  char buf[4096];
+  for (size_t n; (n = fread(buf, 1, sizeof buf, p)) > 0;) out.append(buf, n);
+  const int status = pclose(p);
+  if (status != 0)
+    fail("{} -arch={} {} failed ({}): {}", ptxas, chip, ptxFile,
+         WIFEXITED(status) ? "exit " + std::to_string(WEXITSTATUS(status)) : std::string("killed"),
+         out.size() > 4000 ? out.substr(0, 4000) + "..." : out);
 }
 
 }  // namespace strata::tile
