@@ -1,206 +1,22 @@
-// Writes a compiled model as an artifact directory (DESIGN.md step 7) that
-// the runtime runs without the compiler (runtime/artifact.h reads it):
-//   plan.json     the planned region graph (ops::toJson): nodes with their
-//                 "kernel" attributes, weights as references into the source
-//                 files (never copies), meta (ids, cache geometry, kernels:
-//                 {target, block_size}, artifact: {format, kernels})
-//   kernels.so    the generated kernels for the host CPU (abi::packedSymbol)
-//   kernels.mlir  their workgroup-level tile IR, for inspection
-// No MLIR in this header.
+// What every artifact and kernel set writer shares (DESIGN.md step 7): the
+// artifact format version and the output folder rules. The writers are the
+// targets' (codegen/targets/<target>/KernelSet.h). No MLIR in this header.
 #pragma once
+#include <filesystem>
 #include <string>
-
-#include <vector>
-
-#include "codegen/AttentionKernel.h"
-#include "codegen/DataMovementKernels.h"
-#include "codegen/ElementwiseKernel.h"
-#include "codegen/GemmKernel.h"
-#include "codegen/GreedyKernel.h"
-#include "codegen/TopKKernel.h"
-#include "codegen/NormRopeKernels.h"
-#include "codegen/PenaltyKernel.h"
-#include "codegen/RegionKernels.h"
 
 namespace strata::tile {
 
 inline constexpr int kArtifactFormat = 1;
 
-// Creates `dir` (or reuses an empty one / a previous artifact); throws
-// strata::Error naming the path on failure. `extraMeta` entries (e.g. the
-// tokenizer path) are merged into plan.json's meta.
-void writeCpuArtifact(const KernelPlan& plan, const std::string& dir, const nlohmann::json& extraMeta);
+// Writes `text` to `p` through a temporary file renamed into place, so a
+// half-written file never has the final name; throws naming the file.
+void writeText(const std::filesystem::path& p, const std::string& text);
 
-// A kernel set for an NVIDIA target (codegen/CudaBackend.h), what the GPU
-// conformance tests and `strata-gpu bench` run:
-//   kernels.ptx   the PTX of every kernel
-//   kernels.mlir  their workgroup-level tile IR
-//   kernels.json  {"format", "target", "kernels": [...]}: every kernel
-//                 with "kind", "name", "threads" (per block),
-//                 "shared_bytes" (dynamic shared memory per block) and
-//                 "dtype"; GEMMs also "weights": "kn"|"nk", "bias",
-//                 "residual", "swiglu", "block_m", "block_n", "block_k",
-//                 "num_warps", "stages", "max_rows"; RMSNorms "block_n";
-//                 RoPEs "heads", "kv_heads" (0, or the k heads rotated
-//                 in the same launch), "head_dim"; attentions "heads",
-//                 "kv_heads", "head_dim", "causal", "scale", "block_m",
-//                 "block_n", "stages", "tma" (true: the kernel takes
-//                 tensor maps of q, k and v after T); paged decodes the
-//                 same plus
-//                 "page_size", "combine" (its combine kernel's name),
-//                 "combine_threads" and "stores_one_split" (the kernel
-//                 takes o and stores it when launched with one split);
-//                 paged prefills "heads", "kv_heads",
-//                 "head_dim", "page_size", "scale", "block_m", "block_n";
-//                 row gathers "block_n", "out_dtype"; KV writes "kv_heads", "head_dim",
-//                 "page_size"; argmaxes "block_n"; top-ks "block_n",
-//                 "candidates"
-struct CudaKernelSetSpec {
-  std::vector<GemmKernelSpec> gemms;
-  std::vector<RmsNormKernelSpec> norms;
-  std::vector<RopeKernelSpec> ropes;
-  std::vector<AttentionKernelSpec> attentions;
-  std::vector<AttentionKernelSpec> pagedDecodes;  // GPU decode form, each with its combine kernel
-  std::vector<AttentionKernelSpec> pagedPrefills;  // GPU paged prefill form
-  std::vector<GatherRowsKernelSpec> gathers;
-  std::vector<KvWriteKernelSpec> kvWrites;
-  std::vector<ArgmaxKernelSpec> argmaxes;  // greedy sampling's device half
-  std::vector<TopKKernelSpec> topks;       // temperature / top-k / top-p sampling's device half
-  std::vector<RepetitionPenaltyKernelSpec> penalties;  // the repetition penalty on f32 copies of rows
-  std::vector<ElementwiseKernelSpec> elementwises;  // fused elementwise regions (one per distinct region)
-};
-void writeCudaKernels(const CudaKernelSetSpec& set, const std::string& target, const std::string& dir);
-
-// The kernels a region graph (graph::formRegions) needs on an NVIDIA GPU
-// with `dtype` (bf16, f16) storage and KV pages of `pageSize` tokens: the
-// four row classes of each GEMM variant its gemm regions use, RMSNorm, RoPE
-// for its query and KV head counts, the KV write, paged decode and paged
-// prefill attention (the graph's scale), the row gather (embedding,
-// lm_head rows) and one kernel per distinct fused elementwise region.
-// Each region.elementwise node gets a "kernel" attribute: its kernel's name
-// and launch contract (ElementwiseKernel.h elementwiseLaunchContract).
-// Throws naming the node when a region has no GPU kernel.
-// `tuning` (empty fields: the defaults) holds the tuning blockings of
-// `strata compile-kernels --gemv-block / --decode-block / --medium-block /
-// --paged-decode-block`.
-struct CudaModelTuning {
-  std::string gemvBlock, decodeBlock, mediumBlock, pagedDecodeBlock;
-};
-CudaKernelSetSpec cudaModelKernelSet(ops::GraphDef& regions, const std::string& dtype, int64_t pageSize,
-                                     const CudaModelTuning& tuning = {});
-
-// Writes a model compiled for an NVIDIA GPU (`arch`, e.g. sm_90) as an
-// artifact directory that runtime/artifact.h reads: plan.json (the region
-// graph, weights by reference, meta "kernels": {target: "cuda:<arch>",
-// block_size, dtype}) and the kernel set's kernels.ptx, kernels.json and
-// kernels.mlir. The runtime picks each node's kernel from kernels.json by
-// its shapes (runtime/cuda_executor.h).
-void writeCudaArtifact(const ops::GraphDef& regions, const CudaKernelSetSpec& set, const std::string& arch,
-                       const std::string& dtype, int64_t pageSize, const std::string& dir,
-                       const nlohmann::json& extraMeta);
-
-// A fused elementwise kernel's GPU blocking for rows of spec.cols: the
-// widest block (up to 8 warps x 8 columns a lane) that divides the row, so
-// the one-column tail loop runs only for widths that are not a multiple of
-// 32 (then one warp, and fewer than 32 tail columns).
-void cudaElementwiseBlocking(ElementwiseKernelSpec& spec);
-
-// RMSNorm for the GPU in `dtype` storage: a row over 8 warps streaming 16
-// elements per lane per step.
-RmsNormKernelSpec cudaRmsNormSpec(const std::string& dtype);
-// Those kernels for f32, bf16 and f16.
-std::vector<RmsNormKernelSpec> cudaRmsNormKernelSet();
-
-// Greedy sampling's argmax for the GPU in `dtype` storage (one warp per
-// split, 32 elements per lane per step), and the bf16, f16 and f32 ones
-// (f32: the rows a repetition penalty changed).
-ArgmaxKernelSpec cudaArgmaxSpec(const std::string& dtype);
-std::vector<ArgmaxKernelSpec> cudaArgmaxKernelSet();
-
-// Sampling's top-k for the GPU in `dtype` storage (one warp per 1024-column
-// split, 64 candidates a split), and the bf16, f16 and f32 ones.
-TopKKernelSpec cudaTopKSpec(const std::string& dtype);
-std::vector<TopKKernelSpec> cudaTopKKernelSet();
-// The repetition penalty on f32 rows (PenaltyKernel.h): the set's one.
-std::vector<RepetitionPenaltyKernelSpec> cudaRepetitionPenaltyKernelSet();
-
-// A GPU RoPE kernel over `heads` heads of dim `headDim` (name
-// rope_{dtype}_h{heads}_d{headDim}): one warp per token and group of up to
-// 8 heads, lane vectors of 4 elements.
-RopeKernelSpec cudaRopeSpec(int64_t heads, int64_t headDim, const std::string& dtype);
-// The GPU RoPE kernel over the q heads and the KV heads of one projection
-// in one launch (RopeKernelSpec::kvHeads; name
-// rope_{dtype}_h{heads}k{kvHeads}_d{headDim}): up to 8 heads a program,
-// the most dividing both counts.
-RopeKernelSpec cudaJoinedRopeSpec(int64_t heads, int64_t kvHeads, int64_t headDim, const std::string& dtype);
-// RoPE kernels for the GPU: bf16 and f16 storage of q / k rows of 32 and 8
-// heads of dim 128 (Llama-3-8B's query and key projections), and both in
-// one launch (q then k, as the q / k / v GEMMs write them).
-std::vector<RopeKernelSpec> cudaRopeKernelSet();
-
-// FlashAttention-2 forward kernels for the GPU (cudaAttentionSpec, scale
-// 1 / sqrt(head dim)), causal and not, bf16 and f16: 32 heads of dim 64 and
-// of dim 128 (the peers' benchmark shapes), and Llama-3-8B's GQA (32 query
-// heads over 8 KV heads, dim 128).
-// `blocking` (applyAttentionBlocking text), when given, replaces the
-// blocking of every one.
-std::vector<AttentionKernelSpec> cudaAttentionKernelSet(const std::string& blocking = "");
-
-// Paged decode attention for the GPU (cudaPagedDecodeSpec): bf16 and f16
-// caches of Llama-3-8B's attention (32 query heads over 8 KV heads, dim
-// 128) in pages of 16 tokens. `blocking` "NxS" (for tuning), when given,
-// replaces the keys per step (N, whole pages) and the buffers (S >= 2).
-std::vector<AttentionKernelSpec> cudaPagedDecodeKernelSet(const std::string& blocking = "");
-// Paged prefill attention for the GPU (cudaPagedPrefillSpec), same shapes.
-std::vector<AttentionKernelSpec> cudaPagedPrefillKernelSet();
-
-// Data movement for the GPU, bf16 and f16: row gathers (embedding lookup;
-// one warp copies 256 columns, 8 per lane; and into f32, the rows a
-// repetition penalty changes) and the paged KV write of Llama-3-8B's 8 KV
-// heads of dim 128 into pages of 16.
-GatherRowsKernelSpec cudaGatherRowsSpec(const std::string& dtype, const std::string& outDtype = "");
-std::vector<GatherRowsKernelSpec> cudaGatherRowsKernelSet();
-std::vector<KvWriteKernelSpec> cudaKvWriteKernelSet();
-
-// One GEMM variant of a GPU kernel set: storage type, weight layout and
-// epilogue. suffix() names its kernels: gemm_<dtype>_<kn|nk>[_bias]
-// [_residual][_swiglu]_<class>.
-struct CudaGemmVariant {
-  std::string dtype;
-  bool weightsNK = false, bias = false, residual = false, swiglu = false;
-  std::string suffix() const;
-};
-
-// A variant's kernels, one per row class (cudaGemmSpec): decode,
-// medium, prefill and large, each recording in kernels.json the most rows
-// it is meant for (`max_rows`: 16, 128, 1024, 0 = any); with [N, K]
-// weights also the GEMV form for one row ("_gemv", max_rows 1,
-// kCudaGemvBlocking unless `gemv` names another). SwiGLU from the
-// prefill class up runs 128 x 128 x 64 warpgroup-dot blocks on 8 warps with
-// [N, K] weights, else 128 x 64 x 32 mma.sync blocks on 4 warps (two
-// accumulators either way).
-// Plain and residual [N, K] GEMMs add column variants of the prefill
-// class for up to kCudaColumnVariantRows rows: "_narrow" (64 x 64 blocks,
-// N <= 4096) and, plain only, "_wide" (128 x 128 on two warpgroups, N >=
-// 16384), with max_rows 256 and min_cols / max_cols; the medium class
-// "_wide" (plain, 64 x 128 blocks, N >= 16384) and both classes "_deep"
-// (64 x 128 blocks splitting K across programs, N <= 4096, K >=
-// kCudaDeepK: min_depth) and the large class "_narrow" (128 x 128 blocks,
-// N <= 4096, up to kCudaLargeNarrowRows rows), and the medium class
-// "_upper" (64 x 64 TMA blocks, dots in flight, N <= kCudaMediumUpperCols,
-// from kCudaSplitKRows + 1 rows: min_rows). SwiGLU with [N, K] weights takes the medium
-// class up to kCudaSplitKRows rows and the prefill class's blocks above.
-// Non-zero blockings replace the class's block shape (the prefill one both
-// prefill classes, and then no column variants); warpgroup-dot blockings
-// only for [N, K] weights.
-std::vector<GemmKernelSpec> cudaGemmKernels(const CudaGemmVariant& v, const GemmBlocking& decode = {},
-                                            const GemmBlocking& medium = {}, const GemmBlocking& prefill = {},
-                                            const GemmBlocking& gemv = {});
-
-// The set `strata compile-kernels` builds: for bf16 and f16, the four
-// classes of plain GEMMs with [K, N] and [N, K] weights and of the [N, K]
-// epilogues Llama-family models use (residual, SwiGLU, bias).
-std::vector<GemmKernelSpec> cudaGemmKernelSet(const GemmBlocking& decode = {}, const GemmBlocking& medium = {},
-                                              const GemmBlocking& prefill = {}, const GemmBlocking& gemv = {});
+// Creates `dir`, or reuses it when empty or holding a previous output:
+// `marker`, or any other file the outputs write there (an artifact whose
+// compile failed halfway has kernel files but no plan.json yet, and may be
+// written again). Throws naming the path otherwise.
+std::filesystem::path outputDir(const std::string& dir, const char* marker);
 
 }  // namespace strata::tile

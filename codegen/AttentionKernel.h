@@ -112,7 +112,7 @@ AttentionKernelSpec cpuAttentionSpec(int64_t heads, int64_t kvHeads, int64_t hea
 // 128 rows on 8 warps (2 blocks per SM), or 64 rows on 4 warps at head dim
 // 64. `fewPrograms` gives the 64-row variant of a
 // 128-row kernel (name suffix "_m64") for grids too small to fill the GPU
-// with 128-row programs; the runtime picks it (runtime/cuda_kernels.h,
+// with 128-row programs; the runtime picks it (runtime/gpu_kernels.h,
 // attentionFor). 64-row kernels ask the blocks per SM shared memory holds:
 // 4 at head dim 64, 2 at 128.
 AttentionKernelSpec cudaAttentionSpec(int64_t heads, int64_t kvHeads, int64_t headDim, bool causal,
@@ -134,7 +134,7 @@ void applyAttentionBlocking(AttentionKernelSpec& s, const std::string& text, con
 // The sm_90 paged prefill kernel: cudaAttentionSpec's blocking (causal)
 // over pages of `pageSize`; `fewPrograms` its 64-row variant ("_m64", for
 // grids too small to fill the GPU with 128-row programs: short prompts;
-// the runtime picks it, runtime/cuda_kernels.h, pagedPrefillFor).
+// the runtime picks it, runtime/gpu_kernels.h, pagedPrefillFor).
 AttentionKernelSpec cudaPagedPrefillSpec(int64_t heads, int64_t kvHeads, int64_t headDim, int64_t pageSize,
                                          const std::string& dtype, bool fewPrograms = false);
 AttentionKernelSpec cudaPagedDecodeSpec(int64_t heads, int64_t kvHeads, int64_t headDim, int64_t pageSize,

@@ -93,7 +93,7 @@ struct GemmKernelSpec {
   // wait (the stage of step i - 1 is then free), so blocks are still
   // copied stages - 1 steps ahead. For two warpgroups a program (they meet
   // at every step's barrier and would drain at once): H100, 2026-11-24,
-  // docs/cuda.md "Warpgroup dots left in flight".
+  // docs/cuda.md of bd79745 "Warpgroup dots left in flight".
   bool dotsInFlight = false;
   // Grid form: K is also split across programs, kSplits of them per C block
   // (a launch argument; the grid's third dim). Each walks its share of the
@@ -164,7 +164,7 @@ std::string gemmSignature(const GemmKernelSpec& spec);
 // N % 8 != 0 or K % 8 != 0: those take the pairs). Not with K split
 // across programs, whose last program sums partials. The stores of 4-byte
 // pairs it replaces cost the large kernel 15-17 % at K = 4096 (H100,
-// 2026-11-24, docs/cuda.md "Where the gap is: C's stores").
+// 2026-11-24, docs/cuda.md of bd79745 "Where the gap is: C's stores").
 inline bool storesCByTma(const GemmKernelSpec& s) {
   return s.tma && !s.splitKPrograms && s.blockN % 64 == 0 && s.blockN <= s.stages * s.blockK;
 }
@@ -192,7 +192,7 @@ constexpr int64_t kCudaDecodeRows = 16, kCudaMediumRows = 128, kCudaPrefillRows 
 // mma kernel -> 19.0 / 13.2 / 76.0 / 42.0 (SwiGLU 91.5 -> 77.7); 2 rows a
 // program 19.4 / 13.8 / 78.4 / 41.5 (SwiGLU 81.2), 2048-element steps on
 // 8 warps 21.1 / 14.7 / 86.8 / 42.2, 4 rows or 2 vectors a lane slower
-// still (docs/cuda.md "The GEMV form").
+// still (docs/cuda.md of bd79745 "The GEMV form").
 constexpr const char* kCudaGemvBlocking = "1x1x1024x4v";
 // The prefill class's column variants (cudaGemmKernels) are meant for up to
 // this many rows: measured better at 256 rows, worse at 512-1024 (H100,

@@ -1,7 +1,7 @@
 // Emits the workgroup-level tile IR of greedy sampling's device half: the
 // largest logit of each row and its index, per split of the row (no MLIR
 // here; the kernel is tile IR text). The host picks among a row's splits
-// (runtime/cuda_executor.cpp), so only splits x 2 floats a row come down.
+// (runtime/gpu_executor.cpp), so only splits x 2 floats a row come down.
 #pragma once
 
 #include <cstdint>

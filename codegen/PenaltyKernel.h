@@ -2,7 +2,7 @@
 // (no MLIR here; the kernel is tile IR text): the logits of the ids a
 // sequence has seen, penalized in place in an f32 copy of its row, so the
 // argmax and top-k kernels then pick from the penalized row on the device
-// (runtime/cuda_executor.cpp) instead of the row coming down.
+// (runtime/gpu_executor.cpp) instead of the row coming down.
 #pragma once
 
 #include <string>

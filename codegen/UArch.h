@@ -1,5 +1,6 @@
 // Per-target hardware constants that codegen decides by: one row per target
-// (DESIGN.md: "hardware constants in one uArch table per target").
+// (DESIGN.md: "hardware constants in one uArch table per target"), each
+// target's rows in its folder (codegen/targets/<target>/UArch.cpp).
 #pragma once
 #include <cstdint>
 #include <string>
@@ -41,6 +42,11 @@ struct UArch {
 // The table row for a target name; throws strata::Error naming the known
 // targets when unknown.
 const UArch& uarchFor(std::string_view target);
+// Every target's rows, in the order below.
 const std::vector<UArch>& allUArchs();
+// Each target's rows (codegen/targets/<target>/UArch.cpp).
+std::vector<UArch> cpuUArchs();
+std::vector<UArch> cudaUArchs();
+std::vector<UArch> xeUArchs();
 
 }  // namespace strata::tile

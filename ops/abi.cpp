@@ -43,21 +43,31 @@ ops::Tensor packPanels(const ops::Tensor& w, bool nk, int64_t width) {
 
 KernelArgs& KernelArgs::buffer(const void* data, int64_t elements) {
   void*& p = ptrs_.emplace_back(const_cast<void*>(data));
-  slots_.push_back(&p);  // allocated
-  slots_.push_back(&p);  // aligned
-  slots_.push_back(&ints_.emplace_back(0));         // offset
-  slots_.push_back(&ints_.emplace_back(elements));  // size
-  slots_.push_back(&ints_.emplace_back(1));         // stride
+  add(&p, sizeof(void*));                     // allocated
+  add(&p, sizeof(void*));                     // aligned
+  add(&ints_.emplace_back(0), 8);         // offset
+  add(&ints_.emplace_back(elements), 8);  // size
+  add(&ints_.emplace_back(1), 8);         // stride
   return *this;
 }
 
 KernelArgs& KernelArgs::index(int64_t value) {
-  slots_.push_back(&ints_.emplace_back(value));
+  add(&ints_.emplace_back(value), 8);
   return *this;
 }
 
 KernelArgs& KernelArgs::f32(float value) {
-  slots_.push_back(&floats_.emplace_back(value));
+  add(&floats_.emplace_back(value), 4);
+  return *this;
+}
+
+KernelArgs& KernelArgs::pointer(const void* p) {
+  add(&ptrs_.emplace_back(const_cast<void*>(p)), sizeof(void*));
+  return *this;
+}
+
+KernelArgs& KernelArgs::u32(uint32_t value) {
+  add(&u32s_.emplace_back(value), 4);
   return *this;
 }
 
@@ -139,6 +149,12 @@ class WorkerPool {
 }  // namespace
 
 void launch(PackedKernel kernel, const KernelArgs& args, int64_t gx, int64_t gy, int64_t gz, int threads) {
+  launch(kernel, std::span<void* const>(args.slots()), gx, gy, gz, threads);
+}
+
+int launchThreads() { return WorkerPool::get().size() + 1; }
+
+void launch(PackedKernel kernel, std::span<void* const> args, int64_t gx, int64_t gy, int64_t gz, int threads) {
   int64_t total = gx * gy * gz;
   if (total <= 0) return;
   WorkerPool& pool = WorkerPool::get();
@@ -146,7 +162,7 @@ void launch(PackedKernel kernel, const KernelArgs& args, int64_t gx, int64_t gy,
   threads = (int)std::min<int64_t>(threads, total);
   std::atomic<int64_t> next{0};
   std::function<void()> worker = [&] {
-    std::vector<void*> slots = args.slots();
+    std::vector<void*> slots(args.begin(), args.end());
     int64_t pid[3];
     for (int i = 0; i < 3; ++i) slots.push_back(&pid[i]);
     // Programs are handed out one at a time, in grid order (dim 0 fastest).

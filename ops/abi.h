@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -34,14 +35,23 @@ class KernelArgs {
   KernelArgs& buffer(const void* data, int64_t elements);
   KernelArgs& index(int64_t value);
   KernelArgs& f32(float value);
-  // The packed slots without the program ids.
+  // One raw pointer or 32-bit integer (hand-written GPU kernels' params;
+  // generated kernels take buffers and indices).
+  KernelArgs& pointer(const void* p);
+  KernelArgs& u32(uint32_t value);
+  // The packed slots without the program ids, and each slot's size in
+  // bytes (what a device copies when it records a launch).
   const std::vector<void*>& slots() const { return slots_; }
+  const std::vector<uint32_t>& sizes() const { return sizes_; }
 
  private:
   std::deque<int64_t> ints_;
   std::deque<float> floats_;
   std::deque<void*> ptrs_;
+  std::deque<uint32_t> u32s_;
   std::vector<void*> slots_;
+  std::vector<uint32_t> sizes_;
+  void add(void* slot, uint32_t bytes) { slots_.push_back(slot), sizes_.push_back(bytes); }
 };
 
 // Panel-packed weights: the layout CPU GEMM kernels read B in (weights are
@@ -63,5 +73,10 @@ ops::Tensor packPanels(const ops::Tensor& w, bool nk, int64_t width);
 // callers take turns).
 void launch(PackedKernel kernel, const KernelArgs& args, int64_t gx, int64_t gy = 1, int64_t gz = 1,
             int threads = 0);
+// The same with the packed slots alone (a recorded launch's).
+void launch(PackedKernel kernel, std::span<void* const> slots, int64_t gx, int64_t gy = 1, int64_t gz = 1,
+            int threads = 0);
+// Threads launch() spreads programs over by default (the hardware's count).
+int launchThreads();
 
 }  // namespace strata::abi

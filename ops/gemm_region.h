@@ -1,7 +1,7 @@
 // region.gemm's attributes and where its operands sit — x, w_0..w_{n-1},
 // [b_0..b_{n-1}], [residual], [rows] — read once here for every executor of
 // the region: the reference op (ops/kernel_table.cpp), the CPU launcher
-// (runtime/region_kernels.cpp) and the GPU one (runtime/cuda_executor.cpp).
+// (runtime/region_kernels.cpp) and the GPU one (runtime/gpu_executor.cpp).
 // Attributes: weights (n), bias, residual, rows (0 / 1), layout ("kn" |
 // "nk"), epilogue ("none" | "swiglu"); ops::gemmRegion has the semantics.
 #pragma once

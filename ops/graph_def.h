@@ -9,7 +9,7 @@
 //
 // Op names are ONNX op types for standard ops ("MatMul") and strata's own
 // high-level ops otherwise ("RMSNorm", "Rope", "Attention", "Linear", "Silu",
-// "MakeShape"); docs/graph-ops.md lists them with their semantics.
+// "MakeShape"); docs/graph-and-regions.md lists them with their semantics.
 #pragma once
 #include <map>
 #include <string>

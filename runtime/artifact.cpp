@@ -3,7 +3,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "runtime/kernel_library.h"
+#include "runtime/devices/cpu/kernel_library.h"
 
 namespace strata::runtime {
 

@@ -17,7 +17,7 @@ struct Artifact {
   ops::GraphDef graph;       // cpu: nodes carry their "kernel" attributes
   std::string target;        // meta "kernels" target: a CPU (cpu-avx2, ...) or cuda:<arch>
   abi::KernelLookup kernels;  // cpu: the kernel library (cuda: empty; kernelDir holds the set)
-  std::string kernelDir;     // cuda: the directory of kernels.json / kernels.ptx (CudaKernelSet::load)
+  std::string kernelDir;     // cuda: the directory of kernels.json / kernels.ptx (GpuKernelSet::load)
   std::string dtype;         // cuda: storage type the kernels were built for (bf16, f16)
   int64_t blockSize = 0;     // the KV cache block size the kernels were built for
   std::optional<std::string> tokenizer;

@@ -1,6 +1,6 @@
 // What runs a region graph for the paged model (runtime/paged_generate.h)
 // and the scheduler: the CPU executor (runtime/executor.h: reference ops or
-// generated CPU kernels) or the GPU one (runtime/cuda_executor.h).
+// generated CPU kernels) or the GPU one (runtime/gpu_executor.h).
 //
 // Contract of run(): the inputs are the graph's inputs by name, the integer
 // step inputs (ids, positions, tables, ...) as host tensors and the

@@ -14,7 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "codegen/AttentionKernel.h"
-#include "codegen/CpuBackend.h"
+#include "codegen/targets/cpu/Backend.h"
 #include "codegen/GemmKernel.h"
 #include "ops/abi.h"
 #include "ops/error.h"

@@ -10,8 +10,8 @@
 
 #include <fmt/format.h>
 
-#include "codegen/CpuBackend.h"
-#include "runtime/kernel_library.h"
+#include "codegen/targets/cpu/Backend.h"
+#include "runtime/devices/cpu/kernel_library.h"
 #include "tools/kernel_cache.h"
 
 namespace strata::tools {

@@ -10,7 +10,7 @@
 #pragma once
 #include <memory>
 
-#include "codegen/RegionKernels.h"
+#include "codegen/targets/cpu/ModelKernels.h"
 #include "ops/abi.h"
 
 namespace strata::tools {

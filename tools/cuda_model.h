@@ -7,7 +7,8 @@
 #include <filesystem>
 #include <string>
 
-#include "codegen/Artifact.h"
+#include "codegen/targets/cpu/KernelSet.h"
+#include "codegen/targets/cuda/KernelSet.h"
 
 namespace strata::tools {
 

@@ -13,8 +13,8 @@
 #include "models/chat_template.h"
 #include "models/tokenizer.h"
 #include "runtime/artifact.h"
-#include "runtime/cuda_device.h"
-#include "runtime/cuda_executor.h"
+#include "runtime/devices/registry.h"
+#include "runtime/gpu_executor.h"
 #include "runtime/executor.h"
 #include "tools/cpu_model.h"
 #include "tools/cuda_model.h"
@@ -31,7 +31,7 @@ namespace {
 // The model ready to run: its executor (generated CPU kernels, reference
 // ops, or an artifact's CPU or GPU kernels), tokenizer and KV block size.
 struct Loaded {
-  runtime::CudaModel gpu;  // an artifact for the GPU: device, kernels, executor
+  runtime::GpuModel gpu;  // an artifact for the GPU: device, kernels, executor
   std::optional<runtime::Executor> cpu;
   const runtime::GraphRunner* exec = nullptr;
   std::optional<models::Tokenizer> tok;
@@ -45,7 +45,7 @@ void loadArtifact(Loaded& l, const RunOpts& o, const std::string& dir) {
   l.blockSize = a.blockSize;
   if (a.tokenizer) l.tok = models::Tokenizer::load(*a.tokenizer);
   if (a.cuda()) {
-    l.gpu = runtime::loadCudaModel(std::move(a), {.verbose = !o.json});
+    l.gpu = runtime::loadGpuModel(std::move(a), {.verbose = !o.json});
     l.exec = l.gpu.exec.get();
   } else {
     l.exec = &l.cpu.emplace(std::move(a.graph), std::move(a.kernels));
@@ -64,10 +64,9 @@ Loaded load(const RunOpts& o) {
     // Compiled for this machine's GPU first (once: the kernel cache keeps
     // it), after checking there is a GPU it can run on.
     {
-      auto device = runtime::CudaDevice::open();
-      if (device->computeCapability() != 90)
-        fail("--backend cuda: strata compiles for sm_90 (Hopper); GPU 0 is {} (sm_{})", device->deviceName(),
-             device->computeCapability());
+      auto device = runtime::openGpuDevice("cuda:sm_90");
+      if (std::string why = device->cannotRun("sm_90"); !why.empty())
+        fail("--backend cuda: strata compiles for sm_90 (Hopper): {}", why);
     }
     CudaModelDir m = cachedCudaModel(o.model, "bf16", o.blockSize, !o.json, kernelCacheDir());
     try {

@@ -7,7 +7,8 @@
 // strata_cuda_tests runs them on the GPU machine (which has no LLVM).
 #include <cstdio>
 
-#include "codegen/Artifact.h"
+#include "codegen/targets/cpu/KernelSet.h"
+#include "codegen/targets/cuda/KernelSet.h"
 #include "graph/Pipeline.h"
 #include "ops/error.h"
 #include "tests/unit/elementwise_chains.h"

@@ -8,7 +8,7 @@
 #include <sstream>
 #include <string>
 
-#include "codegen/CudaBackend.h"
+#include "codegen/targets/cuda/Backend.h"
 #include "ops/error.h"
 
 int main(int argc, char** argv) {

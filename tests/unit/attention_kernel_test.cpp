@@ -10,7 +10,7 @@
 #include <cmath>
 
 #include "codegen/AttentionKernel.h"
-#include "codegen/CpuBackend.h"
+#include "codegen/targets/cpu/Backend.h"
 #include "ops/reference.h"
 #include "ops/regions.h"
 #include "tests/unit/conformance.h"

@@ -10,11 +10,12 @@
 
 #include <nlohmann/json.hpp>
 
-#include "codegen/Artifact.h"
-#include "codegen/CpuBackend.h"
-#include "codegen/CudaBackend.h"
+#include "codegen/targets/cpu/KernelSet.h"
+#include "codegen/targets/cuda/KernelSet.h"
+#include "codegen/targets/cpu/Backend.h"
+#include "codegen/targets/cuda/Backend.h"
 #include "codegen/GemmKernel.h"
-#include "codegen/Ptxas.h"
+#include "codegen/targets/cuda/Ptxas.h"
 #include "codegen/UArch.h"
 #include "ops/reference.h"
 #include "tests/unit/conformance.h"

@@ -10,7 +10,8 @@
 #include <fstream>
 #include <map>
 
-#include "codegen/Artifact.h"
+#include "codegen/targets/cpu/KernelSet.h"
+#include "codegen/targets/cuda/KernelSet.h"
 #include "fixture.h"
 #include "graph/Pipeline.h"
 #include "models/model_source.h"

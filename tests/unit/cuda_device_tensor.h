@@ -5,7 +5,7 @@
 #include <cstddef>
 
 #include "ops/tensor.h"
-#include "runtime/cuda_device.h"
+#include "runtime/devices/cuda/device.h"
 
 namespace strata::testing {
 

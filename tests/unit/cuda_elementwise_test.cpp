@@ -17,7 +17,8 @@
 #include <random>
 
 #include "runtime/artifact.h"
-#include "runtime/cuda_executor.h"
+#include "runtime/devices/registry.h"
+#include "runtime/gpu_executor.h"
 #include "runtime/executor.h"
 #include "tests/unit/conformance.h"
 #include "tests/unit/elementwise_chains.h"
@@ -56,13 +57,13 @@ double worstError(const ops::Tensor& got, const ops::Tensor& want, ops::DType dt
 class CudaElementwise : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(CudaElementwise, MatchesTheReferenceOnRaggedShapes) {
-  std::string why = runtime::CudaDevice::unavailable();
+  std::string why = runtime::gpuDeviceUnavailable("cuda");
   if (!why.empty()) GTEST_SKIP() << "no CUDA device: " << why;
   runtime::Artifact a = runtime::loadArtifact(artifactDir(GetParam()));
   const std::vector<int64_t> widths = a.graph.meta.at("widths").get<std::vector<int64_t>>();
   for (const auto& n : a.graph.nodes) ASSERT_EQ(n.op, "region.elementwise") << n.name;
   const ops::DType dt = ops::parseDType(GetParam());
-  runtime::CudaModel m = runtime::loadCudaModel(std::move(a));
+  runtime::GpuModel m = runtime::loadGpuModel(std::move(a));
 
   ops::GraphDef unfused = tests::allChains(widths);
   for (auto& c : unfused.constants)

@@ -13,7 +13,7 @@
 
 #include "ops/abi.h"
 #include "ops/tensor.h"
-#include "runtime/cuda_device.h"
+#include "runtime/devices/cuda/device.h"
 #include "tests/unit/cuda_device_tensor.h"
 
 using namespace strata;
@@ -37,8 +37,8 @@ TEST(CudaFragmentReductions, RowMaxAndColumnSumsOfAnAccumulatorMatchTheHost) {
   std::string why = CudaDevice::unavailable();
   if (!why.empty()) GTEST_SKIP() << "no CUDA device: " << why;
   auto dev = CudaDevice::open();
-  auto module = dev->loadModule(testKernels());
-  auto fn = module->function("fragment_reductions");
+  auto module = dev->loadExecutable(testKernels());
+  auto fn = module->kernel("fragment_reductions");
 
   const int64_t M = 16, K = 32, N = 32;
   std::mt19937 rng(11);
@@ -68,7 +68,7 @@ TEST(CudaFragmentReductions, RowMaxAndColumnSumsOfAnAccumulatorMatchTheHost) {
   strata::testing::DeviceTensor da(*dev, a16), db(*dev, b16), dd(*dev, M * N * 4), dm(*dev, M * 4), dc(*dev, N * 4);
   strata::abi::KernelArgs args;
   args.buffer(da.p, M * K).buffer(db.p, K * N).buffer(dd.p, M * N).buffer(dm.p, M).buffer(dc.p, N);
-  dev->launch(fn, {1, 1, 1}, {32, 1, 1}, 0, const_cast<void**>(args.slots().data()));
+  dev->launch(fn, {{1, 1, 1}, {32, 1, 1}, 0}, args);
   std::vector<float> gd(M * N), gm(M), gc(N);
   dev->download(gd.data(), dd.p, gd.size() * 4);
   dev->download(gm.data(), dm.p, gm.size() * 4);

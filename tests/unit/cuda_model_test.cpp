@@ -15,7 +15,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "runtime/cuda_executor.h"
+#include "runtime/devices/registry.h"
+#include "runtime/gpu_executor.h"
 #include "runtime/executor.h"
 #include "runtime/paged_generate.h"
 #include "runtime/sampler.h"
@@ -43,22 +44,22 @@ const nlohmann::json& reference() {
 class CudaModel : public ::testing::TestWithParam<const char*> {
  protected:
   void SetUp() override {
-    std::string why = runtime::CudaDevice::unavailable();
+    std::string why = runtime::gpuDeviceUnavailable("cuda");
     if (!why.empty()) GTEST_SKIP() << "no CUDA device: " << why;
     runtime::Artifact a = runtime::loadArtifact(artifactDir(GetParam()), {fixtureDir()});
     ASSERT_EQ(a.dtype, GetParam());
     blockSize = a.blockSize;
-    m = runtime::loadCudaModel(std::move(a));
+    m = runtime::loadGpuModel(std::move(a));
   }
   // The artifact loaded again, with or without CUDA graphs.
-  runtime::CudaModel load(bool graphs) {
-    return runtime::loadCudaModel(runtime::loadArtifact(artifactDir(GetParam()), {fixtureDir()}), {.graphs = graphs});
+  runtime::GpuModel load(bool graphs) {
+    return runtime::loadGpuModel(runtime::loadArtifact(artifactDir(GetParam()), {fixtureDir()}), {.graphs = graphs});
   }
   // Greedy completions of `prompts` (24 tokens each) through the scheduler
   // with at most `stepTokens` tokens per step (on `exec`, else the
   // fixture's model).
   std::vector<std::vector<int64_t>> greedy(const std::vector<std::vector<int64_t>>& prompts, int64_t stepTokens,
-                                           const runtime::CudaExecutor* exec = nullptr) {
+                                           const runtime::GpuExecutor* exec = nullptr) {
     runtime::SchedulerOptions so;
     so.blockSize = blockSize;
     so.numBlocks = 64;
@@ -76,7 +77,7 @@ class CudaModel : public ::testing::TestWithParam<const char*> {
     sched.runToCompletion();
     return out;
   }
-  runtime::CudaModel m;
+  runtime::GpuModel m;
   int64_t blockSize = 0;
 };
 
@@ -157,15 +158,15 @@ TEST_P(CudaModel, GreedyTokensAreTheReferencesChoices) {
     }
 }
 
-// With CudaExecutorOptions::graphs, a step that repeats the last step's
+// With GpuExecutorOptions::graphs, a step that repeats the last step's
 // launches becomes a CUDA graph, which later steps of the same shapes run
 // without running the nodes (their guards hold: same split counts, RoPE
 // table, valid indices): prompt 0's prefill and 20 greedy decode steps
 // give bit-identical logits with graphs and with every kernel launched by
 // itself, and most decode steps ran as the graph.
 TEST_P(CudaModel, GraphReplayGivesTheSameLogits) {
-  runtime::CudaModel graphed = load(true), plain = load(false);
-  auto run = [&](const runtime::CudaExecutor& exec) {
+  runtime::GpuModel graphed = load(true), plain = load(false);
+  auto run = [&](const runtime::GpuExecutor& exec) {
     std::vector<int64_t> ids = reference()["token_ids"][0].get<std::vector<int64_t>>();
     runtime::PagedKvCache cache(runtime::kvCacheShapeFor(exec, blockSize, 8), exec.cacheDevice());
     runtime::PagedModel pm(exec, cache);
@@ -194,8 +195,8 @@ TEST_P(CudaModel, GraphReplayGivesTheSameLogits) {
 // the next valid step runs as the graph again with the same logits as a
 // model without graphs.
 TEST_P(CudaModel, GraphStepsStillCheckTheirInputs) {
-  runtime::CudaModel graphed = load(true), plain = load(false);
-  auto run = [&](const runtime::CudaExecutor& exec, bool bad) {
+  runtime::GpuModel graphed = load(true), plain = load(false);
+  auto run = [&](const runtime::GpuExecutor& exec, bool bad) {
     std::vector<int64_t> ids = reference()["token_ids"][0].get<std::vector<int64_t>>();
     runtime::PagedKvCache cache(runtime::kvCacheShapeFor(exec, blockSize, 8), exec.cacheDevice());
     runtime::PagedModel pm(exec, cache);
@@ -226,7 +227,7 @@ TEST_P(CudaModel, GraphStepsStillCheckTheirInputs) {
 // chunked prefill beside decode rows, then decode of two sequences, then
 // of one), graphs give the same greedy tokens as launching every kernel.
 TEST_P(CudaModel, GraphsGiveTheSameTokensThroughTheScheduler) {
-  runtime::CudaModel graphed = load(true), plain = load(false);
+  runtime::GpuModel graphed = load(true), plain = load(false);
   const auto& ref = reference();
   std::vector<std::vector<int64_t>> prompts = {ref["token_ids"][0].get<std::vector<int64_t>>(),
                                                ref["token_ids"][1].get<std::vector<int64_t>>()};
@@ -270,7 +271,7 @@ TEST_P(CudaModel, DeviceGreedyIsTheHostsArgmax) {
 // prefill and 12 decode steps, by PagedModel::stepSampled on the device
 // or by the host sampler on the same step's logits (the same seeds); with
 // `logprobs`, each token's log-probabilities and 5 alternatives too.
-std::vector<std::vector<int64_t>> drawSequences(runtime::CudaModel& m, int64_t blockSize,
+std::vector<std::vector<int64_t>> drawSequences(runtime::GpuModel& m, int64_t blockSize,
                                                 const std::vector<std::vector<int64_t>>& prompts,
                                                 const std::vector<runtime::SamplingParams>& params, bool onDevice,
                                                 std::vector<std::vector<runtime::TokenLogprobs>>* logprobs = nullptr) {
@@ -359,7 +360,7 @@ TEST_P(CudaModel, LogprobsAreTheHostsOnTheSameLogits) {
   }
 }
 
-// CudaExecutorOptions::dumpDir (strata-gpu run --dump-values): each step's
+// GpuExecutorOptions::dumpDir (strata-gpu run --dump-values): each step's
 // matching node outputs land in step-<n>/ as f32 with their shapes in
 // index.json; the logits dumped are the logits the step returned, bit for
 // bit, and values the pattern does not match are not written.
@@ -367,7 +368,7 @@ TEST_P(CudaModel, DumpedValuesAreTheStepsOwn) {
   const std::filesystem::path dir =
       std::filesystem::path(::testing::TempDir()) / (std::string("strata-dump-") + GetParam());
   std::filesystem::remove_all(dir);
-  runtime::CudaModel dumping = runtime::loadCudaModel(runtime::loadArtifact(artifactDir(GetParam()), {fixtureDir()}),
+  runtime::GpuModel dumping = runtime::loadGpuModel(runtime::loadArtifact(artifactDir(GetParam()), {fixtureDir()}),
                                                       {.dumpDir = dir.string(), .dumpMatch = "^logits$"});
   std::vector<int64_t> ids = reference()["token_ids"][0].get<std::vector<int64_t>>();
   runtime::PagedKvCache cache(runtime::kvCacheShapeFor(*dumping.exec, blockSize, 8), dumping.exec->cacheDevice());

@@ -13,7 +13,7 @@
 #include <random>
 
 #include "ops/error.h"
-#include "runtime/cuda_device.h"
+#include "runtime/devices/cuda/device.h"
 #include "runtime/paged_cache.h"
 
 using namespace strata;
@@ -53,9 +53,9 @@ TEST(CudaDevice, WithoutAGpuOpeningIsAClearError) {
 TEST(CudaDevice, MemoryAndCopies) {
   SKIP_WITHOUT_GPU(dev);
   EXPECT_GE(dev->computeCapability(), 70);
-  EXPECT_GT(dev->multiprocessors(), 0);
+  EXPECT_GT(dev->computeUnits(), 0);
   std::printf("device: %s, sm_%d, %d SMs, %.1f GiB\n", dev->deviceName().c_str(), dev->computeCapability(),
-              dev->multiprocessors(), dev->capacity() / 1073741824.0);
+              dev->computeUnits(), dev->capacity() / 1073741824.0);
   const size_t n = 1 << 20, bytes = n * sizeof(float);
   void* a = dev->allocate(bytes);
   void* b = dev->allocate(bytes);
@@ -81,7 +81,7 @@ TEST(CudaDevice, UploadsFromPinnedMemoryWithoutWaiting) {
   SKIP_WITHOUT_GPU(dev);
   const size_t n = 1 << 16, bytes = n * sizeof(float);
   void* a = dev->allocate(bytes);
-  std::shared_ptr<uint8_t> host = dev->pinnedHost(bytes);
+  std::shared_ptr<uint8_t> host = dev->stagingHost(bytes);
   float* h = reinterpret_cast<float*>(host.get());
   std::vector<float> x = randomFloats(n, 3), back(n);
   for (int round = 0; round < 3; ++round) {
@@ -123,7 +123,7 @@ TEST(CudaDevice, PagedKvCacheCopiesOnWriteInDeviceMemory) {
 // A test vehicle for the launch path (arguments, grid, bounds): y += x.
 // `programmatic`: the sm_90 form that waits for the previous grid before
 // touching memory and lets the next one be scheduled when it is done
-// (what codegen/CudaBackend.cpp emits in every kernel), named add_f32_pdl.
+// (what codegen/targets/cuda/Backend.cpp emits in every kernel), named add_f32_pdl.
 std::string addPtx(bool programmatic) {
   return fmt::format(R"(
 .version 8.0
@@ -163,24 +163,25 @@ DONE:
 
 TEST(CudaDevice, LoadsModulesLaunchesAndTimes) {
   SKIP_WITHOUT_GPU(dev);
-  auto module = dev->loadModule(addPtx(false));
-  auto fn = module->function("add_f32");
-  EXPECT_THROW(module->function("missing"), Error);
+  auto module = dev->loadExecutable(addPtx(false));
+  auto fn = module->kernel("add_f32");
+  EXPECT_THROW(module->kernel("missing"), Error);
   const unsigned n = 1000003;  // not a multiple of the block
   std::vector<float> x = randomFloats(n, 3), y = randomFloats(n, 4), out(n);
   void* dx = dev->allocate(n * 4);
   void* dy = dev->allocate(n * 4);
   dev->upload(dx, x.data(), n * 4);
   dev->upload(dy, y.data(), n * 4);
-  void* args[] = {&dx, &dy, const_cast<unsigned*>(&n)};
-  float ms = dev->timeMs([&] { dev->launch(fn, {(n + 255) / 256, 1, 1}, {256, 1, 1}, 0, args); });
+  abi::KernelArgs args;
+  args.pointer(dx).pointer(dy).u32(n);
+  float ms = dev->timeMs([&] { dev->launch(fn, {{(n + 255) / 256, 1, 1}, {256, 1, 1}, 0}, args); });
   dev->download(out.data(), dy, n * 4);
   for (unsigned i = 0; i < n; ++i) ASSERT_EQ(out[i], x[i] + y[i]) << i;
   EXPECT_GT(ms, 0.0f);
   dev->release(dx, n * 4);
   dev->release(dy, n * 4);
   try {
-    dev->loadModule(".version 8.0\n.target sm_80\n.address_size 64\n.visible .entry broken( {\n");
+    dev->loadExecutable(".version 8.0\n.target sm_80\n.address_size 64\n.visible .entry broken( {\n");
     ADD_FAILURE() << "loaded broken PTX";
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("cuModuleLoadDataEx"), std::string::npos) << e.what();
@@ -196,22 +197,23 @@ TEST(CudaDevice, LoadsModulesLaunchesAndTimes) {
 TEST(CudaDevice, GraphsKeepProgrammaticLaunches) {
   SKIP_WITHOUT_GPU(dev);
   if (dev->computeCapability() < 90) GTEST_SKIP() << "griddepcontrol needs sm_90";
-  auto module = dev->loadModule(addPtx(true));
-  auto fn = module->function("add_f32_pdl");
-  dev->allowProgrammaticLaunch(fn);
+  auto module = dev->loadExecutable(addPtx(true));
+  auto fn = module->kernel("add_f32_pdl");
+  dev->allowEarlyLaunch(fn);
   const unsigned n = 1 << 20, adds = 8;
   std::vector<float> x = randomFloats(n, 5), y0 = randomFloats(n, 6), out(n);
   void* dx = dev->allocate(n * 4);
   void* dy = dev->allocate(n * 4);
   dev->upload(dx, x.data(), n * 4);
-  void* args[] = {&dx, &dy, const_cast<unsigned*>(&n)};
+  abi::KernelArgs args;
+  args.pointer(dx).pointer(dy).u32(n);
   auto work = [&] {
-    for (unsigned i = 0; i < adds; ++i) dev->launch(fn, {n / 256, 1, 1}, {256, 1, 1}, 0, args);
+    for (unsigned i = 0; i < adds; ++i) dev->launch(fn, {{n / 256, 1, 1}, {256, 1, 1}, 0}, args);
   };
   runtime::LaunchRecord r = dev->record(work);
   ASSERT_EQ(r.launches.size(), adds);
-  runtime::CudaGraph g = dev->graph(r);
-  EXPECT_EQ(g.programmaticEdges(), dev->programmaticLaunch() ? adds - 1 : 0);
+  std::unique_ptr<runtime::Replay> g = dev->replayable(r);
+  EXPECT_EQ(g->earlyEdges(), dev->launchesEarly() ? adds - 1 : 0);
   std::vector<float> want(n);
   for (unsigned i = 0; i < n; ++i) {
     want[i] = y0[i];
@@ -221,7 +223,7 @@ TEST(CudaDevice, GraphsKeepProgrammaticLaunches) {
   // the work and records the same launches, branches included.
   for (const char* how : {"graph", "stream", "enqueued"}) {
     dev->upload(dy, y0.data(), n * 4);
-    if (how[0] == 'g') g.launch();
+    if (how[0] == 'g') g->launch();
     else if (how[0] == 's') work();
     else EXPECT_EQ(dev->record(work, /*enqueue=*/true), r);
     dev->download(out.data(), dy, n * 4);
@@ -232,11 +234,13 @@ TEST(CudaDevice, GraphsKeepProgrammaticLaunches) {
   const unsigned half = n / 2;
   void* dy2 = static_cast<char*>(dy) + half * 4;
   void* dx2 = static_cast<char*>(dx) + half * 4;
-  void* lo[] = {&dx, &dy, const_cast<unsigned*>(&half)};
-  void* hi[] = {&dx2, &dy2, const_cast<unsigned*>(&half)};
+  abi::KernelArgs lo, hi;
+  lo.pointer(dx).pointer(dy).u32(half);
+  hi.pointer(dx2).pointer(dy2).u32(half);
+  const runtime::LaunchShape halfShape{{half / 256, 1, 1}, {256, 1, 1}, 0};
   auto branches = [&] {
-    dev->concurrently({[&] { for (unsigned i = 0; i < adds; ++i) dev->launch(fn, {half / 256, 1, 1}, {256, 1, 1}, 0, lo); },
-                       [&] { for (unsigned i = 0; i < adds; ++i) dev->launch(fn, {half / 256, 1, 1}, {256, 1, 1}, 0, hi); }});
+    dev->concurrently({[&] { for (unsigned i = 0; i < adds; ++i) dev->launch(fn, halfShape, lo); },
+                       [&] { for (unsigned i = 0; i < adds; ++i) dev->launch(fn, halfShape, hi); }});
   };
   dev->upload(dy, y0.data(), n * 4);
   runtime::LaunchRecord both = dev->record(branches, /*enqueue=*/true);

@@ -10,9 +10,9 @@
 #include <fstream>
 #include <random>
 
-#include "codegen/CpuBackend.h"
+#include "codegen/targets/cpu/Backend.h"
 #include "codegen/NormRopeKernels.h"
-#include "codegen/RegionKernels.h"
+#include "codegen/targets/cpu/ModelKernels.h"
 #include "graph/Pipeline.h"
 #include "runtime/executor.h"
 #include "tests/unit/conformance.h"

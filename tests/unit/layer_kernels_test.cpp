@@ -6,8 +6,9 @@
 
 #include <cstring>
 
-#include "codegen/Artifact.h"
-#include "codegen/CpuBackend.h"
+#include "codegen/targets/cpu/KernelSet.h"
+#include "codegen/targets/cuda/KernelSet.h"
+#include "codegen/targets/cpu/Backend.h"
 #include "codegen/GemmKernel.h"
 #include "codegen/NormRopeKernels.h"
 #include "ops/reference.h"

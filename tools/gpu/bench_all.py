@@ -1,4 +1,4 @@
-"""Every GPU table of docs/cuda.md in one call on the GPU machine:
+"""Every GPU table of docs/benchmarks.md in one call on the GPU machine:
 GEMM vs cuBLAS and Triton, RMSNorm vs PyTorch, RoPE vs the HF eager form,
 attention vs SDPA FlashAttention-2 and cuDNN, paged decode vs copy
 bandwidth and SDPA (bench_gemm.py, bench_rmsnorm.py, bench_rope.py,

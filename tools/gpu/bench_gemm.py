@@ -7,7 +7,7 @@ Linear does) and a Triton matmul, same shapes and dtype, CUDA-event timing.
         --kernels .gpu/cuda-kernels --out $OUT
 
 Writes OUT/gemm.json (every figure) and prints a markdown table (the one
-in docs/cuda.md). Python is the harness only; strata's kernels run from the
+in docs/benchmarks.md). Python is the harness only; strata's kernels run from the
 C++ runtime.
 """
 import json

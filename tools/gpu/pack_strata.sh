@@ -3,7 +3,7 @@
 # has neither LLVM nor Debian's libraries: the stripped binary and every
 # shared library it loads except glibc's, xz-compressed into two parts,
 # each under the 64 MiB the device tool carries in one call (libLLVM alone
-# in the first). docs/cuda.md, "Run end to end on the H100", has the runs.
+# in the first). docs/benchmarks.md has the first-run figures.
 #
 #   tools/gpu/pack_strata.sh [BINARY [OUT_DIR]]     (build/bin/strata, .gpu)
 #

@@ -1,0 +1,274 @@
+// The text pieces every GEMM emitter form shares (codegen/GemmKernel.h has
+// the contract): the operand and C block types and the epilogue text of one
+// kernel. Shared by GemmKernel.cpp (grid and staged forms) and
+// GemmPackedKernel.cpp (the CPU's panel-packed form). Not a public header.
+#pragma once
+#include <string>
+
+#include <fmt/format.h>
+
+#include "codegen/GemmKernel.h"
+#include "codegen/StorageText.h"
+
+namespace strata::tile::gemm {
+
+// Text pieces of one GEMM kernel; `ib` is " {in_bounds}" on the fast path.
+struct GemmText {
+  const GemmKernelSpec& s;
+  std::string aT, bT, cT, aP, bP, hint;
+  std::string cS;      // the C block in the storage type
+  std::string cShape;  // "MxN" of the C block
+  std::string zero = "%zero";      // the zero accumulators' SSA name
+  StorageText st{s.dtype};
+
+  // The attributes of a fast-path (`ib` non-empty) operand load: with 16-bit
+  // storage and K a multiple of 4 (the fast path's condition then), the K
+  // dim `kDim` of A ([M, K], 1) and of [N, K] weights viewed as [K, N] (0)
+  // is contiguous in aligned runs of 4 — tile.load's `contiguous` promise
+  // (blockK is a multiple of 16). kDim -1: none.
+  std::string loadAttrs(const char* ib, int kDim) const {
+    if (!*ib || kDim < 0 || !st.sixteenBit()) return ib;
+    return fmt::format(" {{in_bounds, contiguous = {} : i64, run = 4 : i64}}", kDim);
+  }
+
+  // An interior block's access in aligned pairs where N is even (%nPairs:
+  // the `contiguous` promise holds), else element by element: the store of
+  // `v` through `ptr` (of block pointer type `bp`) and the load of `res`
+  // (a `t` tile) from it.
+  static std::string pairedStore(const std::string& ptr, const std::string& v, const std::string& bp) {
+    return fmt::format(R"(    scf.if %nPairs {{
+    tile.store {ptr}, {v} {{in_bounds, contiguous = 1 : i64}} : {bp}
+    }} else {{
+    tile.store {ptr}, {v} {{in_bounds}} : {bp}
+    }}
+)",
+                       fmt::arg("ptr", ptr), fmt::arg("v", v), fmt::arg("bp", bp));
+  }
+  static std::string pairedLoad(const std::string& res, const std::string& ptr, const std::string& t,
+                                const std::string& bp) {
+    return fmt::format(R"(    {res} = scf.if %nPairs -> ({t}) {{
+    {res}p = tile.load {ptr} {{in_bounds, contiguous = 1 : i64}} : {bp}
+    scf.yield {res}p : {t}
+    }} else {{
+    {res}e = tile.load {ptr} {{in_bounds}} : {bp}
+    scf.yield {res}e : {t}
+    }}
+)",
+                       fmt::arg("res", res), fmt::arg("ptr", ptr), fmt::arg("t", t), fmt::arg("bp", bp));
+  }
+
+  // A K loop over [from, to) starting from the accumulators `inits`
+  // (and block pointers `ptrs`); its results are `res`#0.. . `ib` marks the
+  // loads in bounds, `bIb` B's alone (packed panels are whole up to K).
+  std::string kLoop(const std::string& res, const char* from, const char* to, const std::vector<std::string>& inits,
+                    const std::vector<std::string>& ptrs, const char* ib, const char* bIb,
+                    const std::string& nextLines = "") const {
+    std::string iterArgs = fmt::format("%acc = {}, %pa = {}, %pb = {}", inits[0], ptrs[0], ptrs[1]);
+    std::string types = cT + ", " + aP + ", " + bP;
+    std::string aib = loadAttrs(ib, 1), bib = loadAttrs(bIb, s.weightsNK && !s.packedB ? 0 : -1);
+    std::string body = fmt::format(R"(    %x = tile.load %pa{aib} : {aP}
+    %y = tile.load %pb{bib} : {bP}
+    %d = tile.dot %x, %y, %acc{hint} : {aT} * {bT} -> {cT}
+    %na = tile.advance %pa, [%c0, %bk] : {aP}
+    %nb = tile.advance %pb, [%bk, %c0] : {bP}
+)",
+                                   fmt::arg("aib", aib), fmt::arg("bib", bib), fmt::arg("aP", aP), fmt::arg("bP", bP),
+                                   fmt::arg("aT", aT), fmt::arg("bT", bT), fmt::arg("cT", cT), fmt::arg("hint", hint));
+    // Packed main loops: prefetch B (and b_up) prefetchK rows ahead.
+    auto prefetch = [&](const char* ptr) {
+      if (!s.packedB || !s.prefetchK) return std::string();
+      return fmt::format("    %pf{p} = tile.advance %{p}, [%pfk, %c0] : {bP}\n    tile.prefetch %pf{p} : {bP}\n",
+                         fmt::arg("p", ptr), fmt::arg("bP", bP));
+    };
+    body += prefetch("pb");
+    std::string yields = "%d, %na, %nb";
+    int n = 3;
+    if (!nextLines.empty()) {
+      // One cache line of the next K chunk per step, into L2 (see
+      // GemmKernelSpec::prefetchNext).
+      std::string lP = fmt::format("!tile.block_ptr<tensor<{}xf32>>", s.prefetchNext);
+      body += fmt::format(R"(    %lk = arith.subi %k, {from} : index
+    %lo = arith.muli %lk, %lw : index
+    %la = arith.addi {start}, %lo : index
+    %pl = tile.make_block_ptr %b, [%bTotal], [%c1], [%la] : !tile.ptr<f32> -> {lP}
+    tile.prefetch %pl {{locality = 2 : i64}} : {lP}
+)",
+                          fmt::arg("from", from), fmt::arg("start", nextLines), fmt::arg("lP", lP));
+    }
+    if (s.swiglu) {
+      body += prefetch("pb2");
+      iterArgs += fmt::format(", %acc2 = {}, %pb2 = {}", inits[1], ptrs[2]);
+      types += ", " + cT + ", " + bP;
+      body += fmt::format(R"(    %y2 = tile.load %pb2{ib} : {bP}
+    %d2 = tile.dot %x, %y2, %acc2 : {aT} * {bT} -> {cT}
+    %nb2 = tile.advance %pb2, [%bk, %c0] : {bP}
+)",
+                          fmt::arg("ib", bib), fmt::arg("bP", bP), fmt::arg("aT", aT), fmt::arg("bT", bT),
+                          fmt::arg("cT", cT));
+      yields += ", %d2, %nb2";
+      n = 5;
+    }
+    return fmt::format("    {}:{} = scf.for %k = {} to {} step %bk iter_args({}) -> ({}) {{\n{}      scf.yield {} : {}\n    }}\n",
+                       res, n, from, to, iterArgs, types, body, yields, types);
+  }
+
+  // The store of C's block `v` (narrowed) by TMA where N % 8 = 0 (the
+  // map's row pitch): as a dense block into the A stage buffer, which no
+  // copy or dot reads any more once every warp has passed the barrier, and
+  // out by one TMA store, which drops the rows and columns outside the map
+  // (C [M, N]); else `otherwise`. (Two views of the one block: a view that a
+  // TMA op reads serves copies only, isCopyPointer.)
+  std::string tmaStore(const std::string& p, const std::string& v, const std::string& otherwise) const {
+    return fmt::format(R"(    %{p}c8r = arith.remui %N, %c8 : index
+    %{p}c8 = arith.cmpi eq, %{p}c8r, %c0 : index
+    scf.if %{p}c8 {{
+    tile.barrier
+    %{p}cl = tile.make_block_ptr %sa, [%sbm, %sbn], [%sbn, %c1], [%c0, %c0] : !tile.ptr<{dt}> -> {bp}
+    tile.store %{p}cl, {v} {{in_bounds, contiguous = 1 : i64}} : {bp}
+    %{p}cw = tile.make_block_ptr %sa, [%sbm, %sbn], [%sbn, %c1], [%c0, %c0] : !tile.ptr<{dt}> -> {bp}
+    tile.tma_store %cmap[%col, %row], %{p}cw : !tile.ptr<i8>, {bp}
+    }} else {{
+{otherwise}    }}
+)",
+                       fmt::arg("p", p), fmt::arg("dt", s.dtype), fmt::arg("bp", st.blockPtr(cShape)),
+                       fmt::arg("v", v), fmt::arg("otherwise", otherwise));
+  }
+
+  // Bias / SwiGLU / residual on the accumulators `acc` (and `acc2`), then
+  // the store. Names are prefixed with `p` (one set per path).
+  // `viaTma` (a TMA kernel's staged path, after its drain: see
+  // storesCByTma): C goes by TMA (tmaStore) from an interior block (`ib`
+  // " {in_bounds}"), else in aligned pairs; and from a row-edge block (`ib`
+  // empty: its columns inside N, rows past M, which the map drops), else
+  // element by element, checked.
+  std::string epilogue(const std::string& p, const std::string& acc, const std::string& acc2, const char* ib,
+                       bool viaTma = false) const {
+    std::string e, out = acc;
+    auto addBias = [&](const char* buf, const std::string& in, const std::string& o) {
+      e += fmt::format(R"(    %{o}p = tile.make_block_ptr {buf}, [%N], [%c1], [%col] : !tile.ptr<{dt}> -> !tile.block_ptr<tensor<{N}x{dt}>>
+    %{o}v = tile.load %{o}p{ib} : !tile.block_ptr<tensor<{N}x{dt}>>
+)",
+                       fmt::arg("o", o), fmt::arg("buf", buf), fmt::arg("N", s.blockN), fmt::arg("dt", s.dtype),
+                       fmt::arg("ib", ib));
+      std::string v = st.widen(e, o + "w", "%" + o + "v", std::to_string(s.blockN));
+      e += fmt::format(R"(    %{o}e = tile.expand_dims {v} {{axis = 0 : i64}} : tensor<{N}xf32> -> tensor<1x{N}xf32>
+    %{o}b = tile.broadcast %{o}e : tensor<1x{N}xf32> -> {cT}
+    %{o} = arith.addf {in}, %{o}b : {cT}
+)",
+                       fmt::arg("o", o), fmt::arg("v", v), fmt::arg("in", in), fmt::arg("N", s.blockN),
+                       fmt::arg("cT", cT));
+    };
+    if (s.bias) {
+      addBias("%bias", acc, p + "gate");
+      out = "%" + p + "gate";
+    }
+    if (s.swiglu) {
+      std::string up = acc2;
+      if (s.bias) {
+        addBias("%bias2", acc2, p + "up");
+        up = "%" + p + "up";
+      }
+      e += fmt::format("    %{p}act = tile.silu {out} : {cT}\n    %{p}glu = arith.mulf %{p}act, {up} : {cT}\n",
+                       fmt::arg("p", p), fmt::arg("out", out), fmt::arg("cT", cT), fmt::arg("up", up));
+      out = "%" + p + "glu";
+    }
+    const bool pairs = *ib && st.sixteenBit();  // see the store below
+    if (s.residual) {
+      e += fmt::format("    %{p}rp = tile.make_block_ptr %res, [%M, %N], [%N, %c1], [%row, %col] : !tile.ptr<{dt}> -> "
+                       "!tile.block_ptr<{cS}>\n",
+                       fmt::arg("p", p), fmt::arg("cS", cS), fmt::arg("dt", s.dtype));
+      if (pairs)
+        e += pairedLoad("%" + p + "rv", "%" + p + "rp", cS, "!tile.block_ptr<" + cS + ">");
+      else
+        e += fmt::format("    %{p}rv = tile.load %{p}rp{ib} : !tile.block_ptr<{cS}>\n", fmt::arg("p", p),
+                         fmt::arg("cS", cS), fmt::arg("ib", ib));
+      std::string r = st.widen(e, p + "rw", "%" + p + "rv", cShape);
+      e += fmt::format("    %{}res = arith.addf {}, {} : {}\n", p, out, r, cT);
+      out = "%" + p + "res";
+    }
+    if (viaTma && !pairs) {
+      const std::string v = st.narrow(e, p + "cv", out, cShape);
+      return e + tmaStore(p, v, fmt::format("    tile.store %cp, {} : {}\n", v, st.blockPtr(cShape)));
+    }
+    if (!pairs) return e + st.store("%cp", out, cShape, ib);
+    // Interior blocks with N even store C in aligned pairs (C and the
+    // residual are 4-byte aligned: CudaKernelSet::launch): one 4-byte
+    // store per accumulator pair instead of two 2-byte ones.
+    const std::string v = st.narrow(e, p + "cv", out, cShape), paired = pairedStore("%cp", v, st.blockPtr(cShape));
+    return e + (viaTma ? tmaStore(p, v, paired) : paired);
+  }
+
+  // The epilogue of a program, with K split across programs
+  // (GemmKernelSpec::splitKPrograms): at one split the epilogue itself;
+  // else this split's partials go to its workspace slices (slice `pk`, and
+  // kSplits + pk for the up projection), the program arrives at its C
+  // block's counter, and the last to arrive sums every split's slices in
+  // split order and runs the epilogue on the sums.
+  std::string finish(const std::string& p, const std::string& acc, const std::string& acc2, const char* ib,
+                     bool viaTma = false) const {
+    if (!s.splitKPrograms) return epilogue(p, acc, acc2, ib, viaTma);
+    const int nb = s.swiglu ? 2 : 1;
+    std::string stores, inits, types, loads, yields;
+    // Block pointer `name` over workspace slice `slice` (rows slice M + row).
+    auto slicePtr = [&](const std::string& name, const std::string& slice) {
+      return fmt::format(R"(    {n}r = arith.muli {sl}, %M : index
+    {n}o = arith.addi {n}r, %row : index
+    {n}e = arith.addi {n}r, %M : index
+    {n} = tile.make_block_ptr %ws, [{n}e, %N], [%N, %c1], [{n}o, %col] : !tile.ptr<f32> -> !tile.block_ptr<{cT}>
+)",
+                         fmt::arg("n", name), fmt::arg("sl", slice), fmt::arg("cT", cT));
+    };
+    // Interior blocks with N even move the f32 partials in 8-byte column
+    // pairs (the workspace is 256-byte aligned: slice rows start at even
+    // offsets), as the epilogue stores C.
+    const bool pairs = *ib;
+    for (int w = 0; w < nb; ++w) {
+      const std::string n = fmt::format("%{}w{}", p, w), q = fmt::format("%{}q{}", p, w);
+      const std::string bp = "!tile.block_ptr<" + cT + ">";
+      stores += (w ? fmt::format("    {}s = arith.addi %pk, %kSplits : index\n", n) : "") +
+                slicePtr(n, w ? n + "s" : "%pk");
+      if (pairs)
+        stores += pairedStore(n, w ? acc2 : acc, bp);
+      else
+        stores += fmt::format("    tile.store {}, {} : {}\n", n, w ? acc2 : acc, bp);
+      inits += fmt::format("{}%{}a{} = %zero", w ? ", " : "", p, w);
+      types += (w ? ", " : "") + cT;
+      loads += (w ? fmt::format("    {}s = arith.addi %{}q, %kSplits : index\n", q, p) : "") +
+               slicePtr(q, w ? q + "s" : "%" + p + "q");
+      if (pairs)
+        loads += pairedLoad(q + "v", q, cT, bp);
+      else
+        loads += fmt::format("    {}v = tile.load {} : {}\n", q, q, bp);
+      loads += fmt::format("    {q}n = arith.addf %{p}a{w}, {q}v : {cT}\n", fmt::arg("q", q), fmt::arg("cT", cT),
+                           fmt::arg("p", p), fmt::arg("w", w));
+      yields += (w ? ", " : "") + q + "n";
+    }
+    return fmt::format(R"(    %{p}one = arith.cmpi eq, %kSplits, %c1 : index
+    scf.if %{p}one {{
+{single}    }} else {{
+{stores}    %{p}ci0 = arith.muli %pm, %gridN : index
+    %{p}ci = arith.addi %{p}ci0, %pn : index
+    %{p}last = tile.arrive %ctr[%{p}ci] of %kSplits : !tile.ptr<i32>
+    scf.if %{p}last {{
+    %{p}m:{nb} = scf.for %{p}q = %c0 to %kSplits step %c1 iter_args({inits}) -> ({types}) {{
+{loads}      scf.yield {yields} : {types}
+    }}
+{merged}    }}
+    }}
+)",
+                       fmt::arg("p", p), fmt::arg("single", epilogue(p, acc, acc2, ib)), fmt::arg("stores", stores),
+                       fmt::arg("nb", nb), fmt::arg("inits", inits), fmt::arg("types", types), fmt::arg("loads", loads),
+                       fmt::arg("yields", yields),
+                       fmt::arg("merged", epilogue(p + "k", "%" + p + "m#0", "%" + p + "m#1", ib)));
+  }
+};
+
+// The operand and C block types of a kernel (a register block's, in the
+// packed form) for both forms.
+GemmText gemmText(const GemmKernelSpec& s);
+
+// CPU form: panel-packed weights, programs of several register blocks, K
+// walked in chunks (see GemmKernelSpec::microM / chunkK).
+std::string emitPackedGemm(const GemmKernelSpec& s);
+
+}  // namespace strata::tile::gemm

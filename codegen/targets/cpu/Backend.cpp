@@ -1,0 +1,231 @@
+#include "codegen/targets/cpu/Backend.h"
+
+#include "codegen/LlvmLowering.h"
+#include "codegen/Passes.h"
+#include "mlir/Conversion/Passes.h"
+#include "mlir/Dialect/Arith/Transforms/Passes.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/Math/Transforms/Passes.h"
+#include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/Dialect/Vector/Transforms/Passes.h"
+#include "mlir/ExecutionEngine/ExecutionEngine.h"
+#include "mlir/ExecutionEngine/OptUtils.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+#include "mlir/Transforms/Passes.h"
+#include "mlir/Target/LLVMIR/Export.h"
+#include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
+#include "llvm/IR/LegacyPassManager.h"
+#include "llvm/IR/Module.h"
+#include "llvm/MC/TargetRegistry.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Program.h"
+#include "llvm/Support/TargetSelect.h"
+#include "llvm/Target/TargetMachine.h"
+#include "llvm/TargetParser/Host.h"
+#include "ops/error.h"
+
+namespace strata::tile {
+
+using namespace mlir;
+
+std::string hostCpuTarget() {
+  llvm::StringMap<bool> features = llvm::sys::getHostCPUFeatures();
+  auto it = features.find("avx512f");
+  return it != features.end() && it->second ? "cpu-avx512" : "cpu-avx2";
+}
+
+struct CpuKernels::Impl {
+  MLIRContext ctx;
+  std::unique_ptr<ExecutionEngine> engine;
+};
+
+CpuKernels::CpuKernels(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+CpuKernels::~CpuKernels() = default;
+
+namespace {
+
+void initNativeTarget() {
+  static const bool ready = [] {
+    llvm::InitializeNativeTarget();
+    llvm::InitializeNativeTargetAsmPrinter();
+    return true;
+  }();
+  (void)ready;
+}
+
+void registerDialects(MLIRContext& ctx) {
+  DialectRegistry registry;
+  registry.insert<TileDialect, func::FuncDialect, arith::ArithDialect, math::MathDialect, scf::SCFDialect,
+                  vector::VectorDialect, memref::MemRefDialect, LLVM::LLVMDialect>();
+  registerBuiltinDialectTranslation(registry);
+  registerLLVMDialectTranslation(registry);
+  ctx.appendDialectRegistry(registry);
+  ctx.disableMultithreading();
+}
+
+// For every kernel, `void strata_<name>(void** args)`: loads parameter i from
+// *args[i] and calls the kernel (the ABI of ops/abi.h). Built in the LLVM
+// dialect so the JIT and the shared library export the same entry points.
+void addPackedEntryPoints(ModuleOp m) {
+  MLIRContext* ctx = m.getContext();
+  OpBuilder b(ctx);
+  auto ptrTy = LLVM::LLVMPointerType::get(ctx);
+  auto voidTy = LLVM::LLVMVoidType::get(ctx);
+  for (LLVM::LLVMFuncOp f : llvm::to_vector(m.getOps<LLVM::LLVMFuncOp>())) {
+    if (f.isExternal()) continue;
+    Location loc = f.getLoc();
+    b.setInsertionPointToEnd(m.getBody());
+    auto w = LLVM::LLVMFuncOp::create(b, loc, abi::packedSymbol(f.getName().str()),
+                                      LLVM::LLVMFunctionType::get(voidTy, {ptrTy}));
+    Block* entry = w.addEntryBlock(b);
+    b.setInsertionPointToStart(entry);
+    SmallVector<Value> args;
+    for (auto [i, t] : llvm::enumerate(f.getFunctionType().getParams())) {
+      Value slot = LLVM::GEPOp::create(b, loc, ptrTy, ptrTy, entry->getArgument(0),
+                                       ArrayRef<LLVM::GEPArg>{static_cast<int32_t>(i)});
+      Value p = LLVM::LoadOp::create(b, loc, ptrTy, slot);
+      args.push_back(LLVM::LoadOp::create(b, loc, t, p));
+    }
+    LLVM::CallOp::create(b, loc, f, args);
+    LLVM::ReturnOp::create(b, loc, ValueRange{});
+  }
+}
+
+// Parses the tile IR and lowers it to the LLVM dialect with packed entry
+// points; diagnostics go to `diagnostics`.
+OwningOpRef<ModuleOp> lowerToLLVM(MLIRContext& ctx, const std::string& tileIr, const std::string& target,
+                                  std::string& diagnostics) {
+  OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(tileIr, &ctx);
+  if (!module) fail("cpu backend: cannot parse tile IR:\n{}", diagnostics);
+
+  PassManager pm(&ctx);
+  OpPassManager& fpm = pm.nest<func::FuncOp>();
+  fpm.addPass(createAssignLayouts());
+  fpm.addPass(createDistributeToWarps());
+  MatchTargetSizeOptions mts;
+  mts.target = target.empty() ? hostCpuTarget() : target;
+  fpm.addPass(createMatchTargetSize(mts));
+  fpm.addPass(createConvertTileToVector());
+  fpm.addPass(createLoweredCanonicalizerPass());
+  fpm.addPass(createConvertVectorToSCFPass(VectorTransferToSCFOptions().enableFullUnroll()));
+  fpm.addPass(vector::createLowerVectorMultiReductionPass());
+  if (failed(pm.run(*module))) fail("cpu backend: lowering failed:\n{}", diagnostics);
+  // Math functions LLVM has no intrinsic for (tanh, erf) become vector
+  // polynomials, as MLIR approximates them (f32, a few ulp).
+  RewritePatternSet approx(&ctx);
+  populatePolynomialApproximateTanhPattern(approx);
+  populatePolynomialApproximateErfPattern(approx);
+  // bf16 widening and narrowing become integer code (x86 without
+  // AVX512-BF16 has no instruction for them; legalize-bf16-storage then
+  // carries the remaining bf16 moves as i16).
+  arith::populateExpandBFloat16Patterns(approx);
+  if (failed(applyPatternsGreedily(*module, std::move(approx))))
+    fail("cpu backend: math approximation did not converge:\n{}", diagnostics);
+
+  PassManager llvmPm(&ctx);
+  ConvertVectorToLLVMPassOptions v2l;
+  v2l.vectorContractLowering = vector::VectorContractLowering::OuterProduct;
+  // 16-bit transposed block loads (K^T, [N, K] weights) end in a
+  // vector.transpose: one shuffle of the flattened vector, which LLVM
+  // lowers to permutes.
+  v2l.vectorTransposeLowering = vector::VectorTransposeLowering::Shuffle1D;
+  addLowerToLLVMPasses(llvmPm, v2l);
+  llvmPm.addPass(createLegalizeBf16Storage());
+  if (failed(llvmPm.run(*module))) fail("cpu backend: lowering failed:\n{}", diagnostics);
+  addPackedEntryPoints(*module);
+  return module;
+}
+
+std::string findLinker() {
+  for (const char* p : {"/usr/lib/llvm-22/bin/ld.lld", "/usr/bin/ld.lld-22", "/usr/bin/ld.lld"})
+    if (llvm::sys::fs::can_execute(p)) return p;
+  if (auto p = llvm::sys::findProgramByName("ld.lld")) return *p;
+  fail("cpu backend: no ld.lld found (install lld-22) to link the kernels into a shared library");
+}
+
+}  // namespace
+
+std::unique_ptr<CpuKernels> CpuKernels::compile(const std::string& tileIr, const std::string& target) {
+  initNativeTarget();
+  auto impl = std::make_unique<Impl>();
+  registerDialects(impl->ctx);
+  std::string diagnostics;
+  auto handler = collectDiagnostics(impl->ctx, diagnostics);
+  OwningOpRef<ModuleOp> module = lowerToLLVM(impl->ctx, tileIr, target, diagnostics);
+
+  // The options hold a function_ref: the transformer must outlive create().
+  std::function<llvm::Error(llvm::Module*)> optimize = makeOptimizingTransformer(3, 0, nullptr);
+  ExecutionEngineOptions opts;
+  opts.transformer = optimize;
+  opts.jitCodeGenOptLevel = llvm::CodeGenOptLevel::Aggressive;
+  auto engine = ExecutionEngine::create(*module, opts);
+  if (!engine) fail("cpu backend: JIT compilation failed: {}", llvm::toString(engine.takeError()));
+  impl->engine = std::move(*engine);
+  return std::unique_ptr<CpuKernels>(new CpuKernels(std::move(impl)));
+}
+
+void CpuKernels::writeSharedLibrary(const std::string& tileIr, const std::string& path, const std::string& target) {
+  if (!target.empty() && target != hostCpuTarget())
+    fail("cpu backend: shared libraries are built for the host CPU ({}), not {}", hostCpuTarget(), target);
+  initNativeTarget();
+  MLIRContext ctx;
+  registerDialects(ctx);
+  std::string diagnostics;
+  auto handler = collectDiagnostics(ctx, diagnostics);
+  OwningOpRef<ModuleOp> module = lowerToLLVM(ctx, tileIr, target, diagnostics);
+
+  auto builder = llvm::orc::JITTargetMachineBuilder::detectHost();
+  if (!builder) fail("cpu backend: cannot describe the host CPU: {}", llvm::toString(builder.takeError()));
+  builder->setRelocationModel(llvm::Reloc::PIC_);
+  builder->setCodeGenOptLevel(llvm::CodeGenOptLevel::Aggressive);
+  auto tm = builder->createTargetMachine();
+  if (!tm) fail("cpu backend: no target machine for the host: {}", llvm::toString(tm.takeError()));
+
+  llvm::LLVMContext llvmCtx;
+  std::unique_ptr<llvm::Module> llvmModule = translateModuleToLLVMIR(*module, llvmCtx);
+  if (!llvmModule) fail("cpu backend: translation to LLVM IR failed:\n{}", diagnostics);
+  llvmModule->setDataLayout((*tm)->createDataLayout());
+  llvmModule->setTargetTriple((*tm)->getTargetTriple());
+  if (llvm::Error e = makeOptimizingTransformer(3, 0, tm->get())(llvmModule.get()))
+    fail("cpu backend: LLVM optimization failed: {}", llvm::toString(std::move(e)));
+
+  const std::string object = path + ".o";
+  {
+    std::error_code ec;
+    llvm::raw_fd_ostream os(object, ec, llvm::sys::fs::OF_None);
+    if (ec) fail("cannot write {}: {}", object, ec.message());
+    llvm::legacy::PassManager emit;
+    if ((*tm)->addPassesToEmitFile(emit, os, nullptr, llvm::CodeGenFileType::ObjectFile))
+      fail("cpu backend: the host target cannot emit object files");
+    emit.run(*llvmModule);
+  }
+  std::string linker = findLinker(), log = path + ".link.log";
+  llvm::SmallVector<llvm::StringRef> argv = {linker, "-shared", "--no-undefined-version", "-o", path, object};
+  std::optional<llvm::StringRef> redirects[] = {std::nullopt, llvm::StringRef(log), llvm::StringRef(log)};
+  std::string err;
+  int rc = llvm::sys::ExecuteAndWait(linker, argv, std::nullopt, redirects, 0, 0, &err);
+  llvm::sys::fs::remove(object);  // only the library is kept
+  if (rc != 0) {
+    auto out = llvm::MemoryBuffer::getFile(log);
+    fail("cpu backend: linking {} failed ({}): {}", path, err.empty() ? "exit " + std::to_string(rc) : err,
+         out ? (*out)->getBuffer().str() : std::string());
+  }
+  llvm::sys::fs::remove(log);
+}
+
+abi::PackedKernel CpuKernels::lookup(const std::string& name) const {
+  auto fn = impl_->engine->lookup(abi::packedSymbol(name));
+  // The JIT compiles on first lookup: the error is either a missing kernel
+  // or a symbol the kernels need and the process lacks (say which).
+  if (!fn) fail("cpu backend: cannot look up kernel '{}': {}", name, llvm::toString(fn.takeError()));
+  return reinterpret_cast<abi::PackedKernel>(*fn);
+}
+
+}  // namespace strata::tile

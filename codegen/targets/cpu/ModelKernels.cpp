@@ -1,0 +1,204 @@
+#include "codegen/targets/cpu/ModelKernels.h"
+
+#include <fmt/format.h>
+
+#include <map>
+
+#include "codegen/AttentionKernel.h"
+#include "codegen/targets/cpu/Backend.h"
+#include "codegen/DataMovementKernels.h"
+#include "codegen/ElementwiseKernel.h"
+#include "codegen/GemmKernel.h"
+#include "codegen/NormRopeKernels.h"
+#include "ops/error.h"
+
+namespace strata::tile {
+
+using nlohmann::json;
+
+namespace {
+
+// Collects kernels; a kernel whose spec key was seen before is not emitted
+// again and keeps its first name.
+class KernelSet {
+ public:
+  // `emit(name)` returns the kernel's tile IR under that name.
+  template <typename Emit>
+  std::string add(const std::string& kind, const std::string& key, Emit emit) {
+    auto [it, fresh] = names_.try_emplace(kind + "|" + key, kind + "_" + std::to_string(names_.size()));
+    if (fresh) {
+      ir_ += emit(it->second);
+      order_.push_back(it->second);
+    }
+    return it->second;
+  }
+  std::string module() const { return "module {\n" + ir_ + "}\n"; }
+  const std::vector<std::string>& names() const { return order_; }
+
+ private:
+  std::map<std::string, std::string> names_;
+  std::vector<std::string> order_;
+  std::string ir_;
+};
+
+json launchAttr(const std::string& name, int64_t blockM, int64_t blockN) {
+  return {{"name", name}, {"block_m", blockM}, {"block_n", blockN}};
+}
+
+struct Planner {
+  const ops::GraphDef& g;
+  std::string target;
+  int64_t blockSize;
+  KernelSet set;
+
+  int64_t attr(const ops::NodeDef& n, const char* k) const {
+    if (!n.attrs.contains(k)) fail("{}: node '{}' ({}) has no '{}' attribute", g.source, n.name, n.op, k);
+    return n.attrs.at(k).get<int64_t>();
+  }
+  // Static last dim of a value (feature widths are static in every region graph).
+  int64_t lastDim(const ops::NodeDef& n, const std::string& value) const {
+    auto it = g.values.find(value);
+    if (it == g.values.end() || !it->second.shapeKnown || it->second.shape.empty() || !it->second.shape.back().isStatic())
+      fail("{}: node '{}' ({}): the width of '{}' is not known statically", g.source, n.name, n.op, value);
+    return it->second.shape.back().value;
+  }
+
+  json elementwise(const ops::NodeDef& n) {
+    ElementwiseRegionPlan p = planElementwiseRegion(g, n, cpuRowBlockN(target));
+    std::string key = elementwiseKernelKey(p.spec);
+    std::string name = set.add("elementwise", key, [&](const std::string& nm) {
+      p.spec.name = nm;
+      return emitElementwiseKernel(p.spec);
+    });
+    json k = launchAttr(name, 1, p.spec.blockN);
+    k.update(elementwiseLaunchContract(p));
+    return k;
+  }
+
+  std::string gatherRows() {
+    GatherRowsKernelSpec s = cpuGatherRowsSpec(target);
+    return set.add("gather_rows", std::to_string(s.blockN), [&](const std::string& name) {
+      s.name = name;
+      return emitGatherRowsKernel(s);
+    });
+  }
+
+  json gemm(const ops::NodeDef& n) {
+    std::string layout = n.attrs.value("layout", "kn"), epi = n.attrs.value("epilogue", "none");
+    if ((layout != "kn" && layout != "nk") || (epi != "none" && epi != "swiglu"))
+      fail("{}: node '{}' (region.gemm): layout '{}' / epilogue '{}' unknown", g.source, n.name, layout, epi);
+    json k;
+    // The general kernel, then the variants the runtime picks by rows
+    // (the fewest max_rows >= M): small problems, decode.
+    for (int64_t rows : {int64_t(0), kCpuSmallRows, int64_t(1)}) {
+      GemmKernelSpec s = cpuGemmSpec(target, layout == "nk", rows);
+      s.bias = attr(n, "bias") != 0;
+      s.swiglu = epi == "swiglu";
+      if (rows > 1 && s.swiglu) continue;  // SwiGLU walks K whole: no chunks to prefetch
+      s.residual = attr(n, "residual") != 0;
+      std::string key = fmt::format("{}|{}|{}|{}|{}x{}x{}x{}|{}|{}|{}|{}|{}", layout, s.bias, s.swiglu, s.residual,
+                                    s.blockM, s.blockN, s.blockK, s.numWarps, s.tiling, s.packedB, s.microM, s.chunkK,
+                                    s.prefetchNext);
+      std::string name = set.add(s.name, key, [&](const std::string& nm) {
+        s.name = nm;
+        return emitGemmKernel(s);
+      });
+      json l = launchAttr(name, s.blockM, s.blockN);
+      // All variants read the same panels (blockN wide), packed once.
+      if (s.packedB) l["packed_b"] = s.blockN;
+      // The 1-row blocking for one row only: from 2 rows on, the 6-row
+      // block's one pass over the weights wins (docs/codegen.md).
+      if (rows) l["max_rows"] = rows;
+      if (!rows) k = l;
+      else k[rows == 1 ? "decode" : "small"] = l;
+    }
+    if (attr(n, "rows") != 0) k["gather"] = launchAttr(gatherRows(), 1, cpuGatherRowsSpec(target).blockN);
+    return k;
+  }
+
+  json attention(const ops::NodeDef& n) {
+    int64_t heads = attr(n, "heads"), kvHeads = attr(n, "kv_heads"), headDim = attr(n, "head_dim");
+    float scale = n.attrs.at("scale").get<float>();
+    json k;
+    for (int64_t rows : {2, 1}) {
+      AttentionKernelSpec s = cpuAttentionSpec(heads, kvHeads, headDim, scale, blockSize, rows);
+      std::string key = fmt::format("{}|{}|{}|{:a}|{}x{}", heads, kvHeads, headDim, scale, s.blockM, s.blockN);
+      std::string name = set.add("paged_attention", key, [&](const std::string& nm) {
+        s.name = nm;
+        return emitAttentionKernel(s);
+      });
+      json l = launchAttr(name, s.blockM, s.blockN);
+      if (rows > 1) k = l;
+      else k["decode"] = l;
+    }
+    return k;
+  }
+
+  json node(const ops::NodeDef& n) {
+    if (n.op == "region.gemm") return gemm(n);
+    if (n.op == "region.paged_attention") return attention(n);
+    if (n.op == "region.embedding") {
+      GatherRowsKernelSpec s = cpuGatherRowsSpec(target);
+      return launchAttr(gatherRows(), 1, s.blockN);
+    }
+    if (n.op == "region.elementwise") return elementwise(n);
+    if (n.op == "region.rmsnorm") {
+      RmsNormKernelSpec s = cpuRmsNormSpec(target);
+      std::string name = set.add("rms_norm", std::to_string(s.blockN), [&](const std::string& nm) {
+        s.name = nm;
+        return emitRmsNormKernel(s);
+      });
+      return launchAttr(name, 1, s.blockN);
+    }
+    if (n.op == "region.rope") {
+      RopeKernelSpec s;
+      s.headDim = attr(n, "head_dim");
+      int64_t width = lastDim(n, n.inputs.at(0));
+      if (s.headDim <= 0 || width % s.headDim)
+        fail("{}: node '{}' (region.rope): width {} is not a multiple of head_dim {}", g.source, n.name, width, s.headDim);
+      s.heads = width / s.headDim;
+      std::string name = set.add("rope", fmt::format("{}x{}", s.heads, s.headDim), [&](const std::string& nm) {
+        s.name = nm;
+        return emitRopeKernel(s);
+      });
+      return launchAttr(name, 1, s.headDim);
+    }
+    if (n.op == "region.kv_write") {
+      if (!g.meta.contains("paged")) fail("{}: node '{}' (region.kv_write) in a graph without paged metadata", g.source, n.name);
+      const json& p = g.meta.at("paged");
+      KvWriteKernelSpec s;
+      s.kvHeads = p.at("kv_heads").get<int64_t>();
+      s.headDim = p.at("head_dim").get<int64_t>();
+      s.blockSize = blockSize;
+      std::string name = set.add("kv_write", fmt::format("{}x{}x{}", s.kvHeads, s.headDim, s.blockSize),
+                                 [&](const std::string& nm) {
+                                   s.name = nm;
+                                   return emitKvWriteKernel(s);
+                                 });
+      return launchAttr(name, 1, s.blockSize);
+    }
+    fail("{}: node '{}' ({}) is outside the regions the CPU kernels cover (run it with --backend reference)", g.source,
+         n.name, n.op);
+  }
+};
+
+}  // namespace
+
+KernelPlan planCpuKernels(ops::GraphDef graph, const CpuPlanOptions& options) {
+  if (options.blockSize <= 0) fail("KV cache block size must be >= 1, got {}", options.blockSize);
+  for (const auto& w : graph.weights)
+    if (w.dtype != ops::DType::F32)
+      fail("{}: weight '{}' is {}; the CPU kernels take f32 weights (use --backend reference)", graph.source, w.name,
+           ops::dtypeName(w.dtype));
+  for (const auto& in : graph.inputs)
+    if (in.name.rfind("kv_cache.", 0) == 0 && in.dtype != ops::DType::F32)
+      fail("{}: KV cache '{}' is {}; the CPU kernels take an f32 cache", graph.source, in.name, ops::dtypeName(in.dtype));
+  Planner p{graph, options.target.empty() ? hostCpuTarget() : options.target, options.blockSize, {}};
+  std::vector<json> attrs;
+  for (const auto& n : graph.nodes) attrs.push_back(p.node(n));
+  for (size_t i = 0; i < graph.nodes.size(); ++i) graph.nodes[i].attrs["kernel"] = attrs[i];
+  graph.meta["kernels"] = {{"target", p.target}, {"block_size", options.blockSize}};
+  return {std::move(graph), p.set.module(), p.set.names()};
+}
+
+}  // namespace strata::tile

@@ -1,0 +1,173 @@
+// The device interface (runtime/device.h) on the devices every machine has:
+// the cpu device (a host kernel launched, recorded, replayed, branches side
+// by side) and the null device, on which the GPU executor runs the
+// tiny-llama GPU artifact built with the project (launch plan, step
+// replays) without a GPU.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "ops/error.h"
+#include "runtime/artifact.h"
+#include "runtime/devices/cpu/device.h"
+#include "runtime/devices/null/device.h"
+#include "runtime/gpu_executor.h"
+#include "runtime/paged_generate.h"
+
+using namespace strata;
+using runtime::KernelHandle;
+using runtime::LaunchShape;
+
+namespace {
+
+// A host kernel in the packed ABI (ops/abi.h): y[p] += a x[p] for program
+// p; slots: buffer x (5), buffer y (5), a, then the program ids.
+extern "C" void strata_test_axpy(void** args) {
+  const float* x = *static_cast<float**>(args[1]);
+  float* y = *static_cast<float**>(args[6]);
+  const float a = *static_cast<float*>(args[10]);
+  const int64_t p = *static_cast<int64_t*>(args[11]);
+  y[p] += a * x[p];
+}
+
+const KernelHandle kAxpy{reinterpret_cast<const void*>(&strata_test_axpy)};
+
+TEST(CpuDevice, LaunchesRecordsAndReplays) {
+  runtime::Device& d = runtime::cpuDevice();
+  const int64_t n = 37;
+  std::vector<float> x(n), y(n, 1.f);
+  for (int64_t i = 0; i < n; ++i) x[i] = float(i);
+  abi::KernelArgs args;
+  args.buffer(x.data(), n).buffer(y.data(), n).f32(2.f);
+  const LaunchShape shape{{unsigned(n), 1, 1}, {1, 1, 1}, 0};
+  auto expect = [&](float times) {
+    for (int64_t i = 0; i < n; ++i) ASSERT_EQ(y[i], 1.f + times * 2.f * x[i]) << i;
+  };
+  d.launch(kAxpy, shape, args);
+  expect(1);
+  // Recorded only: nothing runs; the record holds the arguments' bytes.
+  runtime::LaunchRecord r = d.record([&] { d.launch(kAxpy, shape, args); });
+  expect(1);
+  ASSERT_EQ(r.launches.size(), 1u);
+  EXPECT_EQ(r.launches[0].kernel, kAxpy);
+  EXPECT_EQ(r.launches[0].argOffsets.size(), args.slots().size());
+  EXPECT_TRUE(r.launchesOnly);
+  // Recorded while enqueued: runs once and records the same launch.
+  EXPECT_EQ(d.record([&] { d.launch(kAxpy, shape, args); }, /*enqueue=*/true), r);
+  expect(2);
+  // A replay runs the recorded launch on the recorded arguments.
+  std::unique_ptr<runtime::Replay> replay = d.replayable(r);
+  replay->launch();
+  replay->launch();
+  expect(4);
+  EXPECT_EQ(replay->earlyEdges(), 0u);
+  EXPECT_GE(d.timeMs([&] { replay->launch(); }), 0.f);
+  expect(5);
+}
+
+// Branches side by side: a fork in the record, each branch after what came
+// before, and what follows after every branch's last launch.
+TEST(CpuDevice, RecordsBranchesAsForks) {
+  runtime::Device& d = runtime::cpuDevice();
+  std::vector<float> x(8, 1.f), y(8, 0.f);
+  abi::KernelArgs args;
+  args.buffer(x.data(), 8).buffer(y.data(), 8).f32(1.f);
+  const LaunchShape shape{{8, 1, 1}, {1, 1, 1}, 0};
+  auto one = [&] { d.launch(kAxpy, shape, args); };
+  runtime::LaunchRecord r = d.record([&] {
+    one();
+    d.concurrently({[&] { one(), one(); }, one});
+    one();
+  });
+  ASSERT_EQ(r.launches.size(), 5u);
+  ASSERT_EQ(r.forks.size(), 1u);
+  EXPECT_EQ(r.forks[0].begin, 1u);
+  EXPECT_EQ(r.forks[0].ends, (std::vector<size_t>{3, 4}));
+  EXPECT_EQ(r.launches[1].deps, std::vector<size_t>{0});
+  EXPECT_EQ(r.launches[2].deps, std::vector<size_t>{1});
+  EXPECT_EQ(r.launches[3].deps, std::vector<size_t>{0});
+  EXPECT_EQ(r.launches[4].deps, (std::vector<size_t>{2, 3}));
+  d.replayable(r)->launch();
+  for (float v : y) EXPECT_EQ(v, 5.f);
+}
+
+// Copies and downloads inside a record: refused when the record only
+// records (they would run before the recorded launches), noted when it
+// also enqueues (and such a record cannot be replayed).
+TEST(CpuDevice, CopiesInsideARecord) {
+  runtime::Device& d = runtime::cpuDevice();
+  std::vector<float> a(4, 1.f), b(4, 0.f);
+  try {
+    d.record([&] { d.copy(b.data(), a.data(), 16); });
+    ADD_FAILURE() << "a copy was recorded";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("copy while recording"), std::string::npos) << e.what();
+  }
+  runtime::LaunchRecord r = d.record([&] { d.copy(b.data(), a.data(), 16); }, /*enqueue=*/true);
+  EXPECT_FALSE(r.launchesOnly);
+  EXPECT_EQ(b, a);
+  EXPECT_THROW(d.replayable(r), Error);
+}
+
+// What the cpu device does not have says so.
+TEST(CpuDevice, RefusesWhatItLacks) {
+  runtime::CpuDevice d;
+  EXPECT_NE(d.cannotRun("sm_90"), "");
+  try {
+    d.tensorMap({}, "gemm g (A)");
+    ADD_FAILURE() << "the cpu device made a tensor map";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("gemm g (A): the cpu device has no tensor maps"), std::string::npos)
+        << e.what();
+  }
+  try {
+    d.loadExecutable("not a shared library");
+    ADD_FAILURE() << "loaded garbage";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("cannot load kernel library"), std::string::npos) << e.what();
+  }
+}
+
+// The GPU executor on the null device: the tiny-llama artifact compiled
+// for sm_90 loads (kernel set, weights), a prefill and decode steps launch
+// their kernels, repeated decode steps run as one replay with the same
+// launches as without replays, and the logits (zeros: the null device
+// holds no data) come back in the graph's shape.
+TEST(NullDevice, RunsTheGpuExecutorsLaunchPlan) {
+  auto run = [](bool graphs, std::vector<uint64_t>& launchesPerStep) {
+    runtime::Artifact a = runtime::loadArtifact(STRATA_CUDA_MODEL_DIR, {STRATA_FIXTURE_DIR});
+    const int64_t blockSize = a.blockSize;
+    auto owned = std::make_unique<runtime::NullDevice>(runtime::NullDeviceShape{uint64_t(8) << 30, 132, 228 << 10});
+    runtime::NullDevice& dev = *owned;
+    runtime::GpuModel m = runtime::loadGpuModel(std::move(a), std::move(owned), {.graphs = graphs});
+    EXPECT_EQ(&m.exec->cacheDevice(), &dev);
+    runtime::PagedKvCache cache(runtime::kvCacheShapeFor(*m.exec, blockSize, 8), m.exec->cacheDevice());
+    runtime::PagedModel pm(*m.exec, cache);
+    std::vector<int64_t> next = {1, 450, 4996, 310, 12};
+    int64_t context = 0;
+    for (int step = 0; step < 12; ++step) {
+      context += int64_t(next.size());
+      EXPECT_TRUE(cache.reserve(0, context));
+      const uint64_t before = dev.launches();
+      ops::Tensor logits = pm.step({{0, next}});
+      launchesPerStep.push_back(dev.launches() - before);
+      EXPECT_GT(launchesPerStep.back(), 0u) << "step " << step;
+      EXPECT_TRUE(std::all_of(logits.data<float>(), logits.data<float>() + logits.numel(),
+                              [](float v) { return v == 0.f; }));
+      next = {3};
+    }
+    return m.exec->graphSteps();
+  };
+  std::vector<uint64_t> replayed, launched;
+  EXPECT_GE(run(true, replayed), 8);
+  EXPECT_EQ(run(false, launched), 0);
+  EXPECT_EQ(replayed, launched);
+  // A decode step launches fewer kernels than the prefill (one token, no
+  // prefill attention path), and every decode step the same.
+  EXPECT_LT(launched[2], launched[0]);
+  EXPECT_TRUE(std::all_of(launched.begin() + 2, launched.end(), [&](uint64_t n) { return n == launched[2]; }));
+}
+
+}  // namespace
