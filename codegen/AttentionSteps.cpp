@@ -146,7 +146,7 @@ std::string stepBody(const AttentionKernelSpec& s, bool masked, const std::strin
                                    scores, s.blockM, s.blockN, s.blockM);
   std::string shifted = fmt::format("    %sd = arith.subf {}, %mb : tensor<{}x{}xf32>\n", scores, s.blockM, s.blockN);
   if (gpuForm(s)) {
-    rowMax = fmt::format(R"(    %mx0 = tile.reduce {sc} {{kind, axis = 1 : i64}} : tensor<{M}x{N}xf32> -> tensor<{M}xf32>
+    rowMax = fmt::format(R"(    %mx0 = tile.reduce {sc} {{kind = "max", axis = 1 : i64}} : tensor<{M}x{N}xf32> -> tensor<{M}xf32>
     %mx = arith.mulf %mx0, %msc : tensor<{M}xf32>
 )",
                          fmt::arg("sc", scores), fmt::arg("M", s.blockM), fmt::arg("N", s.blockN));
@@ -165,7 +165,7 @@ std::string stepBody(const AttentionKernelSpec& s, bool masked, const std::strin
 {safe}    %me = tile.expand_dims {ms} {{axis = 1 : i64}} : tensor<{M}xf32> -> tensor<{M}x1xf32>
     %mb = tile.broadcast %me : tensor<{M}x1xf32> -> tensor<{M}x{N}xf32>
 {shifted}    %p = math.exp2 %sd : tensor<{M}x{N}xf32>
-    %ps = tile.reduce %p {{kind, axis = 1 : i64}} : tensor<{M}x{N}xf32> -> tensor<{M}xf32>
+    %ps = tile.reduce %p {{kind = "sum", axis = 1 : i64}} : tensor<{M}x{N}xf32> -> tensor<{M}xf32>
     %md = arith.subf %m, {ms} : tensor<{M}xf32>
     %alpha = math.exp2 %md : tensor<{M}xf32>
     %la = arith.mulf %l, %alpha : tensor<{M}xf32>

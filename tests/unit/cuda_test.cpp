@@ -172,7 +172,7 @@ TEST(CudaDevice, LoadsModulesLaunchesAndTimes) {
   void* dy = dev->allocate(n * 4);
   dev->upload(dx, x.data(), n * 4);
   dev->upload(dy, y.data(), n * 4);
-  abi::KernelArgs args;
+  strata::abi::KernelArgs args;
   args.pointer(dx).pointer(dy).u32(n);
   float ms = dev->timeMs([&] { dev->launch(fn, {{(n + 255) / 256, 1, 1}, {256, 1, 1}, 0}, args); });
   dev->download(out.data(), dy, n * 4);
@@ -205,7 +205,7 @@ TEST(CudaDevice, GraphsKeepProgrammaticLaunches) {
   void* dx = dev->allocate(n * 4);
   void* dy = dev->allocate(n * 4);
   dev->upload(dx, x.data(), n * 4);
-  abi::KernelArgs args;
+  strata::abi::KernelArgs args;
   args.pointer(dx).pointer(dy).u32(n);
   auto work = [&] {
     for (unsigned i = 0; i < adds; ++i) dev->launch(fn, {{n / 256, 1, 1}, {256, 1, 1}, 0}, args);
@@ -234,7 +234,7 @@ TEST(CudaDevice, GraphsKeepProgrammaticLaunches) {
   const unsigned half = n / 2;
   void* dy2 = static_cast<char*>(dy) + half * 4;
   void* dx2 = static_cast<char*>(dx) + half * 4;
-  abi::KernelArgs lo, hi;
+  strata::abi::KernelArgs lo, hi;
   lo.pointer(dx).pointer(dy).u32(half);
   hi.pointer(dx2).pointer(dy2).u32(half);
   const runtime::LaunchShape halfShape{{half / 256, 1, 1}, {256, 1, 1}, 0};

@@ -39,7 +39,7 @@ TEST(CpuDevice, LaunchesRecordsAndReplays) {
   const int64_t n = 37;
   std::vector<float> x(n), y(n, 1.f);
   for (int64_t i = 0; i < n; ++i) x[i] = float(i);
-  abi::KernelArgs args;
+  strata::abi::KernelArgs args;
   args.buffer(x.data(), n).buffer(y.data(), n).f32(2.f);
   const LaunchShape shape{{unsigned(n), 1, 1}, {1, 1, 1}, 0};
   auto expect = [&](float times) {
@@ -72,7 +72,7 @@ TEST(CpuDevice, LaunchesRecordsAndReplays) {
 TEST(CpuDevice, RecordsBranchesAsForks) {
   runtime::Device& d = runtime::cpuDevice();
   std::vector<float> x(8, 1.f), y(8, 0.f);
-  abi::KernelArgs args;
+  strata::abi::KernelArgs args;
   args.buffer(x.data(), 8).buffer(y.data(), 8).f32(1.f);
   const LaunchShape shape{{8, 1, 1}, {1, 1, 1}, 0};
   auto one = [&] { d.launch(kAxpy, shape, args); };
@@ -145,7 +145,7 @@ TEST(NullDevice, RunsTheGpuExecutorsLaunchPlan) {
     EXPECT_EQ(&m.exec->cacheDevice(), &dev);
     runtime::PagedKvCache cache(runtime::kvCacheShapeFor(*m.exec, blockSize, 8), m.exec->cacheDevice());
     runtime::PagedModel pm(*m.exec, cache);
-    std::vector<int64_t> next = {1, 450, 4996, 310, 12};
+    std::vector<int64_t> next = {1, 45, 496, 310, 12};  // the vocabulary has 512 ids
     int64_t context = 0;
     for (int step = 0; step < 12; ++step) {
       context += int64_t(next.size());

@@ -304,8 +304,6 @@ std::vector<AttentionKernelSpec> cudaAttentionKernelSet(const std::string& block
   return set;
 }
 
-namespace {
-
 // A --paged-decode-block blocking (NxS[xW]) applied to a decode spec.
 void applyPagedDecodeBlocking(AttentionKernelSpec& s, const std::string& blocking) {
   if (blocking.empty()) return;
@@ -319,8 +317,6 @@ void applyPagedDecodeBlocking(AttentionKernelSpec& s, const std::string& blockin
          blocking);
   s.blockN = n, s.stages = stages, s.numWarps = warps;
 }
-
-}  // namespace
 
 std::vector<AttentionKernelSpec> cudaPagedDecodeKernelSet(const std::string& blocking) {
   std::vector<AttentionKernelSpec> set;

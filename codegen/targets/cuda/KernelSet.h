@@ -139,6 +139,10 @@ std::vector<AttentionKernelSpec> cudaAttentionKernelSet(const std::string& block
 // 128) in pages of 16 tokens. `blocking` "NxS" (for tuning), when given,
 // replaces the keys per step (N, whole pages) and the buffers (S >= 2).
 std::vector<AttentionKernelSpec> cudaPagedDecodeKernelSet(const std::string& blocking = "");
+// A --paged-decode-block blocking "NxS[xW]" (N keys a step, whole pages; S
+// >= 2 buffers; W warps sharing a step's keys) applied to a decode spec;
+// empty: unchanged. Throws naming the option when malformed.
+void applyPagedDecodeBlocking(AttentionKernelSpec& s, const std::string& blocking);
 // Paged prefill attention for the GPU (cudaPagedPrefillSpec), same shapes.
 std::vector<AttentionKernelSpec> cudaPagedPrefillKernelSet();
 
