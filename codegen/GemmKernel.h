@@ -121,7 +121,7 @@ struct GemmKernelSpec {
   bool gemv = false;
   std::string tiling = "horizontal";  // the dot's tiling hint ("" = let assign-layouts choose)
   // GPU kernel sets: the most rows (M) this blocking is meant for (0: any);
-  // recorded in kernels.json for the runtime's choice (CudaKernelSet::gemmFor).
+  // recorded in kernels.json for the runtime's choice (GpuKernelSet::gemmFor).
   int64_t maxRows = 0;
   // GPU kernel sets: the output columns (N) this blocking is meant for
   // (0: no bound; kernels.json min_cols / max_cols). A kernel with a
@@ -202,14 +202,14 @@ constexpr int64_t kCudaColumnVariantRows = 256;
 // The medium class's split-K column variant (cudaGemmKernels) is meant for
 // up to this many rows: one row of 64-row blocks.
 constexpr int64_t kCudaSplitKRows = 64;
-// The medium class's upper variant (64 x 64 TMA blocks, codegen/Artifact.cpp)
+// The medium class's upper variant (64 x 64 TMA blocks, codegen/targets/cuda/KernelSet.cpp)
 // is meant for its rows above the split-K variant's, up to N = this.
 constexpr int64_t kCudaMediumUpperCols = 6144;
 // The least K of the deep variants of the medium and prefill classes
-// (GemmKernelSpec::minDepth; codegen/Artifact.cpp).
+// (GemmKernelSpec::minDepth; codegen/targets/cuda/KernelSet.cpp).
 constexpr int64_t kCudaDeepK = 8192;
 // The large class's narrow variant (the tall class's 128 x 128 blocks at
-// N <= 4096) is meant for up to this many rows (codegen/Artifact.cpp).
+// N <= 4096) is meant for up to this many rows (codegen/targets/cuda/KernelSet.cpp).
 constexpr int64_t kCudaLargeNarrowRows = 1536;
 GemmKernelSpec cudaGemmSpec(const std::string& dtype, bool weightsNK, int64_t rows);
 

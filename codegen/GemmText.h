@@ -192,7 +192,7 @@ struct GemmText {
     }
     if (!pairs) return e + st.store("%cp", out, cShape, ib);
     // Interior blocks with N even store C in aligned pairs (C and the
-    // residual are 4-byte aligned: CudaKernelSet::launch): one 4-byte
+    // residual are 4-byte aligned: GpuKernelSet::launch): one 4-byte
     // store per accumulator pair instead of two 2-byte ones.
     const std::string v = st.narrow(e, p + "cv", out, cShape), paired = pairedStore("%cp", v, st.blockPtr(cShape));
     return e + (viaTma ? tmaStore(p, v, paired) : paired);

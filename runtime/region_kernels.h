@@ -1,5 +1,5 @@
 // Launches the generated kernels of a planned region graph (the "kernel"
-// attributes that codegen's planCpuKernels writes; see codegen/RegionKernels.h
+// attributes that codegen's planCpuKernels writes; see codegen/targets/cpu/ModelKernels.h
 // for the keys) through the kernel ABI (ops/abi.h). This is the one place that
 // knows each region kernel's argument order and grid on the runtime side; the
 // kernels come from a lookup (the in-process JIT or an artifact's shared

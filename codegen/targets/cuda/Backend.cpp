@@ -139,8 +139,8 @@ CudaModule compileUnit(const std::string& tileIr, const std::string& target) {
     // at once. It lets the next kernel be scheduled only as it returns:
     // signalled at entry, the next kernel's blocks sat on SMs waiting and
     // took them from this one's later blocks (H100, 2026-11-22: batch-32
-    // decode 9.4 -> 11.3 ms). (runtime/devices/cuda/device.h
-    // allowProgrammaticLaunch; kernels.json "griddepcontrol_wait".)
+    // decode 9.4 -> 11.3 ms). (runtime/device.h allowEarlyLaunch;
+    // kernels.json "griddepcontrol_wait".)
     b.setInsertionPointToStart(&f.getBody().front());
     NVVM::GriddepcontrolOp::create(b, f.getLoc(), NVVM::GridDepActionKind::wait);
     f.walk([&](LLVM::ReturnOp r) {

@@ -17,8 +17,8 @@ std::optional<std::string> findPtxas();
 // Assembles `ptxFile` for `chip` (e.g. sm_90a) into `cubinFile` on one
 // thread; throws strata::Error with ptxas's output when it fails. A kernel
 // set assembles each compile unit's module as soon as it is compiled, beside
-// the other units' compiles (codegen/Artifact.cpp), not the whole set at the
-// end.
+// the other units' compiles (codegen/targets/cuda/KernelSet.cpp), not the
+// whole set at the end.
 void assembleCubin(const std::string& ptxas, const std::string& ptxFile, const std::string& chip,
                    const std::string& cubinFile);
 
