@@ -45,7 +45,7 @@ struct GpuExecutorOptions {
   std::optional<uint64_t> randomWeights;
   // Progress of the weight upload on stderr.
   bool verbose = false;
-  // Replay repeated steps as one CUDA graph (GpuExecutor::Impl::
+  // Replay repeated steps as one device replay (a CUDA graph on cuda; GpuExecutor::Impl::
   // StepGraph): each step's launches are recorded as they are enqueued;
   // when a step's equal the last one's, they become a graph, which later
   // steps of the same input shapes run without running the nodes while
@@ -81,7 +81,7 @@ class GpuExecutor final : public GraphRunner {
   ops::DType cacheDType() const override;
   // Bytes of weights on the device.
   uint64_t weightBytes() const;
-  // Steps run as a replayed CUDA graph so far (GpuExecutorOptions::graphs).
+  // Steps run as a replay so far (GpuExecutorOptions::graphs).
   int64_t graphSteps() const;
   // Whole rows of logits runSampled brought down to the host so far (draws
   // the device candidates do not settle; repetition penalties where the

@@ -279,7 +279,7 @@ struct GpuExecutor::Impl {
     return const_cast<void*>(counterBlocks.back().get());
   }
 
-  // A step replayed as one CUDA graph (GpuExecutorOptions::graphs). Made
+  // A step replayed as one unit (Device::replayable; GpuExecutorOptions::graphs). Made
   // when two steps in a row recorded the same launches; a later step takes
   // it, without running the nodes, when its inputs have the same names,
   // types and shapes (and the same KV cache tensors) and every guard of

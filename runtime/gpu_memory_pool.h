@@ -22,7 +22,7 @@ namespace strata::runtime {
 //
 // Blocks of kSlabMinBlock and more are carved from slabs of at least
 // kSlabBytes (the first made with the pool), never given back until the
-// pool dies: cuMemAlloc costs 5-200 us a call (H100, 2026-11-25), and a
+// pool dies: a device allocation (cuMemAlloc) costs 5-200 us a call (H100, 2026-11-25), and a
 // first prompt of a new length asked for its blocks in its first layer
 // while the GPU had little queued (docs/cuda.md of bd79745 "First prompts"). A block
 // goes to the first slab with room at its end, so the same requests still
