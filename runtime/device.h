@@ -120,13 +120,15 @@ class Replay {
 // plane deep. With `boxPanels` > 0 it is a panel map (stores): the array as
 // 64-column panels, a box of boxPanels panels of boxRows rows. On the cuda
 // device a TMA tensor map (runtime/devices/cuda/tensor_maps.h).
+// A request's identity (values, so a map may keep it as its key).
+using TensorMapKey = std::tuple<const void*, bool, int64_t, int64_t, int64_t, int64_t, int64_t>;
 struct TensorMapRequest {
   const void* base = nullptr;
   bool bf16 = true;  // else f16
   int64_t rows = 0, cols = 0, boxRows = 0;
   int64_t planes = 0;     // 0: a 2-D map
   int64_t boxPanels = 0;  // 0: not a panel map
-  auto key() const { return std::tie(base, bf16, rows, cols, boxRows, planes, boxPanels); }
+  TensorMapKey key() const { return {base, bf16, rows, cols, boxRows, planes, boxPanels}; }
 };
 
 class Device {

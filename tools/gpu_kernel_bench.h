@@ -32,10 +32,10 @@ int benchRmsNorm(const std::string& dir, const std::string& jsonPath, const std:
 int benchRope(const std::string& dir, const std::string& jsonPath, const std::string& dtype, int reps);
 // FlashAttention-2 (contiguous and paged prefill) at 16k tokens a launch.
 int benchAttention(const std::string& dir, const std::string& jsonPath, const std::string& dtype, int reps,
-              bool everyKernel);
+                   bool everyKernel);
 // Paged decode steps (split kernel and combine) by batch and context.
 int benchPagedDecode(const std::string& dir, const std::string& jsonPath, const std::string& dtype, int reps,
-              double splitScale, const std::vector<int64_t>& batches, const std::vector<int64_t>& contexts);
+                     double splitScale, const std::vector<int64_t>& batches, const std::vector<int64_t>& contexts);
 // The fused elementwise kernels of a compiled graph at 1..4096 rows.
 int benchElementwise(const std::string& dir, const std::string& jsonPath, int reps, int64_t minCols);
 

@@ -54,7 +54,7 @@ TEST(CudaDevice, MemoryAndCopies) {
   SKIP_WITHOUT_GPU(dev);
   EXPECT_GE(dev->computeCapability(), 70);
   EXPECT_GT(dev->computeUnits(), 0);
-  std::printf("device: %s, sm_%d, %d SMs, %.1f GiB\n", dev->deviceName().c_str(), dev->computeCapability(),
+  std::printf("device: %s, sm_%d, %d SMs, %.1f GiB\n", dev->description().c_str(), dev->computeCapability(),
               dev->computeUnits(), dev->capacity() / 1073741824.0);
   const size_t n = 1 << 20, bytes = n * sizeof(float);
   void* a = dev->allocate(bytes);

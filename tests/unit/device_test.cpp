@@ -130,6 +130,20 @@ TEST(CpuDevice, RefusesWhatItLacks) {
   }
 }
 
+// The null device's tensor maps: one address per distinct request, the same
+// one when a request repeats (a kernel set's launches ask again and again).
+TEST(NullDevice, KeepsOneTensorMapPerRequest) {
+  runtime::NullDevice d(runtime::NullDeviceShape{uint64_t(1) << 30});
+  int dummy[2];
+  const void* a = d.tensorMap({&dummy[0], true, 256, 64, 128}, "a");
+  const void* b = d.tensorMap({&dummy[1], true, 256, 64, 128}, "b");
+  const void* c = d.tensorMap({&dummy[0], false, 256, 64, 128}, "c");
+  EXPECT_NE(a, b);
+  EXPECT_NE(a, c);
+  EXPECT_EQ(d.tensorMap({&dummy[0], true, 256, 64, 128}, "a again"), a);
+  EXPECT_EQ(d.tensorMapCount(), 3u);
+}
+
 // The GPU executor on the null device: the tiny-llama artifact compiled
 // for sm_90 loads (kernel set, weights), a prefill and decode steps launch
 // their kernels, repeated decode steps run as one replay with the same

@@ -65,7 +65,6 @@ class CudaDevice final : public Device {
   // Events around `work` on the default stream.
   float timeMs(const std::function<void()>& work) const override;
 
-  std::string deviceName() const { return deviceName_; }
   int computeCapability() const { return cc_; }  // 90 for sm_90
   // Grows the context's per-thread local memory (CU_LIMIT_STACK_SIZE) to
   // `bytes` when it holds less. The driver otherwise grows it at the first

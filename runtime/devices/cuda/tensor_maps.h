@@ -10,7 +10,6 @@
 #include <deque>
 #include <map>
 #include <mutex>
-#include <tuple>
 #include <vector>
 
 #include "runtime/device.h"
@@ -49,7 +48,7 @@ class CudaTensorMaps {
     cuda::CUstream stream;  // where its copy was enqueued
     cuda::CUevent copied;   // recorded after the copy; null once seen done
   };
-  std::map<std::tuple<const void*, bool, int64_t, int64_t, int64_t, int64_t, int64_t>, Slot> maps_;
+  std::map<TensorMapKey, Slot> maps_;
   std::vector<cuda::CUevent> events_;  // every event made; those of copies seen done are reused
   std::vector<cuda::CUevent> free_;
   std::vector<cuda::CUdeviceptr> chunks_;  // device slots, kChunkMaps maps each

@@ -49,7 +49,7 @@ class NullDevice final : public Device {
  private:
   NullDeviceShape shape_;
   uintptr_t next_ = 1 << 20;
-  mutable std::map<decltype(TensorMapRequest{}.key()), uintptr_t> maps_;
+  mutable std::map<TensorMapKey, uintptr_t> maps_;
   mutable uintptr_t nextMap_ = uintptr_t(1) << 44;
   mutable std::atomic<uint64_t> launches_{0};
 };
