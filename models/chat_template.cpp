@@ -1,48 +1,107 @@
 #include "models/chat_template.h"
 
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "ops/error.h"
+
 namespace strata::models {
 
+namespace fs = std::filesystem;
+using ojson = nlohmann::ordered_json;
+
 namespace {
-std::string trim(const std::string& s) {
-  size_t b = s.find_first_not_of(" \t\n\r"), e = s.find_last_not_of(" \t\n\r");
-  return b == std::string::npos ? std::string() : s.substr(b, e - b + 1);
+
+std::string readFile(const fs::path& p, const char* what) {
+  std::ifstream in(p, std::ios::binary);
+  if (!in) fail("{} {}: cannot read", what, p.string());
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
 }
+
+// A special token in tokenizer_config.json: a string, an AddedToken object
+// ({"content": ...}) or null.
+std::string tokenText(const ojson& cfg, const char* key, const std::string& file) {
+  if (!cfg.contains(key) || cfg[key].is_null()) return "";
+  const ojson& t = cfg[key];
+  if (t.is_string()) return t.get<std::string>();
+  if (t.is_object() && t.contains("content") && t["content"].is_string()) return t["content"].get<std::string>();
+  fail("{}: {} must be a string or an object with a string \"content\"", file, key);
+}
+
+ojson readConfig(const fs::path& p) {
+  std::string text = readFile(p, "tokenizer config");
+  ojson cfg = ojson::parse(text, nullptr, false);
+  if (cfg.is_discarded() || !cfg.is_object()) fail("{}: not a JSON object", p.string());
+  return cfg;
+}
+
+// The chat_template field: a string, or [{"name", "template"}] (the
+// "default" one); nullopt when absent or null.
+std::optional<std::string> templateField(const ojson& cfg, const std::string& file) {
+  if (!cfg.contains("chat_template") || cfg["chat_template"].is_null()) return std::nullopt;
+  const ojson& t = cfg["chat_template"];
+  if (t.is_string()) return t.get<std::string>();
+  if (t.is_array()) {
+    for (const ojson& e : t)
+      if (e.is_object() && e.value("name", "") == "default" && e.contains("template") && e["template"].is_string())
+        return e["template"].get<std::string>();
+    fail("{}: chat_template is a list without a template named \"default\"", file);
+  }
+  fail("{}: chat_template must be a string or a list of {{\"name\", \"template\"}}", file);
+}
+
 }  // namespace
 
-std::string ChatTemplate::render(const std::string& user, const std::string& system) const {
-  std::string out;
-  switch (format) {
-    case ChatFormat::Llama3: {
-      auto turn = [](const char* role, const std::string& text) {
-        return std::string("<|start_header_id|>") + role + "<|end_header_id|>\n\n" + trim(text) + "<|eot_id|>";
-      };
-      out = "<|begin_of_text|>";
-      if (!system.empty()) out += turn("system", system);
-      out += turn("user", user);
-      out += "<|start_header_id|>assistant<|end_header_id|>\n\n";
-      break;
-    }
-    case ChatFormat::ChatML: {
-      auto turn = [](const char* role, const std::string& text) {
-        return std::string("<|im_start|>") + role + "\n" + text + "<|im_end|>\n";
-      };
-      out += turn("system", system.empty() ? "You are a helpful assistant." : system);  // Qwen2's default
-      out += turn("user", user);
-      out += "<|im_start|>assistant\n";
-      break;
-    }
-  }
-  return out;
+ChatTemplate::ChatTemplate(const std::string& source, std::string origin, std::string bosToken, std::string eosToken)
+    : tmpl_(source, std::move(origin)), bos_(std::move(bosToken)), eos_(std::move(eosToken)) {}
+
+std::optional<ChatTemplate> ChatTemplate::fromModelDir(const std::string& dir) {
+  fs::path p = fs::path(dir) / "tokenizer_config.json";
+  if (!fs::exists(p)) return std::nullopt;
+  ojson cfg = readConfig(p);
+  std::optional<std::string> source = templateField(cfg, p.string());
+  if (!source) return std::nullopt;
+  return ChatTemplate(*source, p.string() + " chat_template", tokenText(cfg, "bos_token", p.string()),
+                      tokenText(cfg, "eos_token", p.string()));
 }
 
-std::string ChatTemplate::endOfTurn() const { return format == ChatFormat::Llama3 ? "<|eot_id|>" : "<|im_end|>"; }
+ChatTemplate ChatTemplate::fromFile(const std::string& file, const std::string& dir) {
+  std::string bos, eos;
+  fs::path beside = fs::path(dir) / "tokenizer_config.json";
+  if (!dir.empty() && fs::exists(beside)) {
+    ojson cfg = readConfig(beside);
+    bos = tokenText(cfg, "bos_token", beside.string());
+    eos = tokenText(cfg, "eos_token", beside.string());
+  }
+  if (fs::path(file).extension() == ".json") {
+    ojson cfg = readConfig(file);
+    std::optional<std::string> source = templateField(cfg, file);
+    if (!source) fail("--chat-template {}: the file has no chat_template", file);
+    if (cfg.contains("bos_token")) bos = tokenText(cfg, "bos_token", file);
+    if (cfg.contains("eos_token")) eos = tokenText(cfg, "eos_token", file);
+    return ChatTemplate(*source, file, bos, eos);
+  }
+  return ChatTemplate(readFile(file, "--chat-template"), file, bos, eos);
+}
 
-std::optional<ChatTemplate> detectChatTemplate(const Tokenizer& tok) {
-  if (tok.tokenId("<|start_header_id|>") && tok.tokenId("<|end_header_id|>") && tok.tokenId("<|eot_id|>") &&
-      tok.tokenId("<|begin_of_text|>"))
-    return ChatTemplate{ChatFormat::Llama3};
-  if (tok.tokenId("<|im_start|>") && tok.tokenId("<|im_end|>")) return ChatTemplate{ChatFormat::ChatML};
-  return std::nullopt;
+std::string ChatTemplate::render(const ojson& messages, bool addGenerationPrompt, const ojson& extra) const {
+  jinja::Value ctx = jinja::Value::fromJson(extra.is_object() ? extra : ojson::object());
+  ctx.set("messages", jinja::Value::fromJson(messages));
+  ctx.set("add_generation_prompt", jinja::Value(addGenerationPrompt));
+  ctx.set("bos_token", jinja::Value(bos_));
+  ctx.set("eos_token", jinja::Value(eos_));
+  return tmpl_.render(ctx);
+}
+
+ChatTemplate loadChatTemplate(const std::string& file, const std::string& dir, const std::string& who) {
+  if (!file.empty()) return ChatTemplate::fromFile(file, dir);
+  if (auto t = ChatTemplate::fromModelDir(dir)) return std::move(*t);
+  fail("{}: {} has no chat template (no tokenizer_config.json with a chat_template: a base model?); give one with "
+       "--chat-template FILE",
+       who, dir.empty() ? std::string("the model") : dir);
 }
 
 }  // namespace strata::models

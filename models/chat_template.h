@@ -1,31 +1,54 @@
-// Chat formats for `strata run --chat`: a user message (and optional system
-// message) wrapped in the turn markers the model was trained with, ending
-// with the assistant's header so generation is the reply. The format is
-// chosen by the special tokens the tokenizer has.
+// A model's chat template: the Jinja `chat_template` of its
+// tokenizer_config.json (or a file the user names), rendered over a list of
+// messages as transformers' apply_chat_template renders it (models/jinja.h),
+// with the bos / eos token texts of the same config. The rendered text
+// carries its own special tokens: encode it without adding any.
 #pragma once
 #include <optional>
 #include <string>
 
-#include "models/tokenizer.h"
+#include <nlohmann/json.hpp>
+
+#include "models/jinja.h"
 
 namespace strata::models {
 
-enum class ChatFormat {
-  Llama3,  // <|begin_of_text|> then <|start_header_id|>role<|end_header_id|>\n\n trimmed text <|eot_id|>
-  ChatML,  // <|im_start|>role\n text <|im_end|>\n, Qwen2's default system message when none is given
+class ChatTemplate {
+ public:
+  // Parses `source` (an unsupported construct is an error naming `origin`).
+  ChatTemplate(const std::string& source, std::string origin, std::string bosToken, std::string eosToken);
+
+  // The template of the tokenizer_config.json in `dir` (a model folder, or
+  // the folder of an artifact's tokenizer.json): nullopt when there is no
+  // such file or it has no chat_template. A list of named templates takes
+  // the one named "default".
+  static std::optional<ChatTemplate> fromModelDir(const std::string& dir);
+  // A template file the user gives (--chat-template): a .jinja file, or a
+  // tokenizer_config.json; bos / eos from `dir`'s tokenizer_config.json
+  // when the file has none.
+  static ChatTemplate fromFile(const std::string& file, const std::string& dir);
+
+  // `messages`: [{"role", "content", ...}] as the OpenAI API and HF define
+  // them (extra fields such as tool_calls reach the template). `extra`
+  // adds variables (e.g. tools). Throws strata::Error with the template's
+  // own message when it refuses the conversation (raise_exception).
+  std::string render(const nlohmann::ordered_json& messages, bool addGenerationPrompt,
+                     const nlohmann::ordered_json& extra = nlohmann::ordered_json::object()) const;
+
+  const std::string& bosToken() const { return bos_; }
+  // The text of the token that ends the assistant's turn (eos_token): a
+  // chat stops there.
+  const std::string& eosToken() const { return eos_; }
+  const std::string& origin() const { return tmpl_.origin(); }
+
+ private:
+  jinja::Template tmpl_;
+  std::string bos_, eos_;
 };
 
-struct ChatTemplate {
-  ChatFormat format;
-  // The prompt text, special tokens included (encode with addSpecial =
-  // false: the template carries its own bos where the format has one).
-  std::string render(const std::string& user, const std::string& system = "") const;
-  // The token that ends the assistant's turn (generation stops there).
-  std::string endOfTurn() const;
-};
-
-// The template whose markers the tokenizer has; nullopt when it has neither
-// set.
-std::optional<ChatTemplate> detectChatTemplate(const Tokenizer& tok);
+// The template for a chat: `file` when given (--chat-template), else the
+// one in `dir`'s tokenizer_config.json; throws naming `who` when there is
+// neither.
+ChatTemplate loadChatTemplate(const std::string& file, const std::string& dir, const std::string& who);
 
 }  // namespace strata::models

@@ -1,5 +1,7 @@
 #include "runtime/generate.h"
 
+#include <algorithm>
+
 namespace strata::runtime {
 
 using ops::Tensor;
@@ -76,7 +78,7 @@ std::vector<int64_t> Generator::generate(const GenerateRequest& req, const std::
       for (const auto& name : pastInputs_) cache[name] = out.at(presentName(name));
       pending = {next};
     }
-    if (req.eosId && next == *req.eosId) break;
+    if (std::find(req.eosIds.begin(), req.eosIds.end(), next) != req.eosIds.end()) break;
   }
   return ids;
 }

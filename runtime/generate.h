@@ -20,7 +20,7 @@ struct GenerateRequest {
   std::vector<int64_t> promptIds;
   int64_t maxNewTokens = 16;
   SamplingParams sampling;
-  std::optional<int64_t> eosId;  // stop after emitting it
+  std::vector<int64_t> eosIds;  // stop after emitting any of them (the model's eos, a chat's end of turn)
   // With a value N: each generated token's log-probability and its step's N
   // most likely tokens' (the scheduler's onToken; runtime/sampler.h).
   std::optional<int64_t> logprobs;

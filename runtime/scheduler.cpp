@@ -208,10 +208,27 @@ void Scheduler::advance(Seq& s, int64_t next, const TokenLogprobs* logprobs) {
   ++stats_.generatedTokens;
   if (events_.onToken) events_.onToken(s.id, next, logprobs);
   std::vector<int64_t> gen(s.ids.end() - s.generated, s.ids.end());
-  if (s.req.eosId && next == *s.req.eosId) finish(s, FinishReason::Eos);
+  if (std::find(s.req.eosIds.begin(), s.req.eosIds.end(), next) != s.req.eosIds.end()) finish(s, FinishReason::Eos);
   else if (s.stop && s.stop(gen)) finish(s, FinishReason::Stop);
   else if (s.generated >= s.req.maxNewTokens) finish(s, FinishReason::Length);
   else if (opts_.maxContext > 0 && (int64_t)s.ids.size() >= opts_.maxContext) finish(s, FinishReason::Context);
+}
+
+void Scheduler::cancel(int64_t id) {
+  auto it = seqs_.find(id);
+  if (it == seqs_.end()) return;
+  for (int64_t f : it->second->forks) seqs_.erase(f);  // not forked yet: nothing in the cache
+  for (auto& [other, s] : seqs_) std::erase(s->forks, id);
+  if (cache_.has(id)) cache_.free(id);
+  std::erase(running_, id);
+  std::erase(waiting_, id);
+  seqs_.erase(id);
+}
+
+int64_t Scheduler::waitingCount() const {
+  int64_t n = 0;
+  for (int64_t id : waiting_) n += 1 + (int64_t)seqs_.at(id)->forks.size();
+  return n;
 }
 
 void Scheduler::runToCompletion() {

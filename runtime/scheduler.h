@@ -63,12 +63,21 @@ class Scheduler {
   // that seed). The prompt is computed once and its blocks shared.
   std::vector<int64_t> addSamples(const GenerateRequest& req, int64_t n,
                                   std::function<bool(const std::vector<int64_t>&)> stop = {});
+  // Ends request `id` now, whatever its state (a client went away): its
+  // cache blocks return at once and no event fires for it. Samples of its
+  // prompt that have not forked yet end with it. Unknown ids are ignored.
+  void cancel(int64_t id);
   // Runs one step; false when nothing is waiting or running.
   bool step();
   // Steps until every request has finished.
   void runToCompletion();
   bool idle() const;
   SchedulerStats stats() const;
+  // Sequences in the cache, and those waiting for it (new, preempted, or
+  // samples waiting for their prompt).
+  int64_t runningCount() const { return (int64_t)running_.size(); }
+  int64_t waitingCount() const;
+  const PagedKvCache& cache() const { return cache_; }
 
  private:
   struct Seq;

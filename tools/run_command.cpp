@@ -35,6 +35,7 @@ struct Loaded {
   std::optional<runtime::Executor> cpu;
   const runtime::GraphRunner* exec = nullptr;
   std::optional<models::Tokenizer> tok;
+  std::string tokDir;  // the folder of tokenizer.json (where tokenizer_config.json is)
   int64_t blockSize = 0;
 };
 
@@ -43,7 +44,10 @@ void loadArtifact(Loaded& l, const RunOpts& o, const std::string& dir) {
   runtime::Artifact a = runtime::loadArtifact(dir, {o.weightsDir});
   checkArtifactRun(o, a);
   l.blockSize = a.blockSize;
-  if (a.tokenizer) l.tok = models::Tokenizer::load(*a.tokenizer);
+  if (a.tokenizer) {
+    l.tok = models::Tokenizer::load(*a.tokenizer);
+    l.tokDir = std::filesystem::path(*a.tokenizer).parent_path().string();
+  }
   if (a.cuda()) {
     l.gpu = runtime::loadGpuModel(std::move(a), {.verbose = !o.json});
     l.exec = l.gpu.exec.get();
@@ -79,7 +83,10 @@ Loaded load(const RunOpts& o) {
     return l;
   }
   ops::GraphDef g = graph::formRegions(models::loadModel(o.model));
-  if (auto t = models::findTokenizer(o.model)) l.tok = models::Tokenizer::load(*t);
+  if (auto t = models::findTokenizer(o.model)) {
+    l.tok = models::Tokenizer::load(*t);
+    l.tokDir = std::filesystem::path(*t).parent_path().string();
+  }
   if (o.backend == "cpu") {
     CompiledCpuModel m = compileCpuModel(std::move(g), o.blockSize, !o.json);
     l.exec = &l.cpu.emplace(std::move(m.graph), std::move(m.kernels));
@@ -89,13 +96,22 @@ Loaded load(const RunOpts& o) {
   return l;
 }
 
+// --chat: the prompt as a user turn, after the system message when given.
+nlohmann::ordered_json chatMessages(const std::string& user, const std::string& system) {
+  nlohmann::ordered_json m = nlohmann::ordered_json::array();
+  if (!system.empty()) m.push_back({{"role", "system"}, {"content", system}});
+  m.push_back({{"role", "user"}, {"content", user}});
+  return m;
+}
+
 std::vector<RunPrompt> readPrompts(const RunOpts& o, const std::optional<models::Tokenizer>& tok,
                                 const std::optional<models::ChatTemplate>& chat) {
   std::vector<RunPrompt> ps;
   auto encode = [&](const std::string& text, const std::string& where) {
     if (!tok) fail("{}: no tokenizer.json beside {}; give --prompt-ids instead", where, o.model);
     // A chat template brings its own special tokens (bos included).
-    std::vector<int64_t> ids = chat ? tok->encode(chat->render(text, o.system), false) : tok->encode(text);
+    std::vector<int64_t> ids = chat ? tok->encode(chat->render(chatMessages(text, o.system), true), false)
+                                    : tok->encode(text);
     if (ids.empty()) fail("{}: the text encodes to no tokens", where);
     return ids;
   };
@@ -130,13 +146,11 @@ int runCommand(const RunOpts& o) {
   if (!o.stop.empty() && !l.tok) fail("--stop needs the model's tokenizer.json to compare text");
   std::optional<models::ChatTemplate> chat;
   std::optional<int64_t> endOfTurn;
+  if (!o.chatTemplate.empty() && !o.chat) fail("--chat-template is for --chat");
   if (o.chat) {
     if (!l.tok) fail("--chat needs the model's tokenizer.json");
-    chat = models::detectChatTemplate(*l.tok);
-    if (!chat)
-      fail("--chat: the tokenizer has neither Llama 3's (<|start_header_id|>, <|eot_id|>) nor ChatML's (<|im_start|>, "
-           "<|im_end|>) turn tokens, so strata does not know this model's chat format");
-    endOfTurn = l.tok->tokenId(chat->endOfTurn());
+    chat = models::loadChatTemplate(o.chatTemplate, l.tokDir, "--chat");
+    if (!chat->eosToken().empty()) endOfTurn = l.tok->tokenId(chat->eosToken());
   }
   std::vector<RunPrompt> prompts = readPrompts(o, l.tok, chat);
   RunText text;

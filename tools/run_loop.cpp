@@ -68,8 +68,10 @@ void addRunOptions(CLI::App* cmd, RunOpts& o, bool text) {
   }
   if (text) {
     cmd->add_flag("--chat", o.chat,
-                     "Wrap each prompt as a user turn in the model's chat format (Llama 3 or ChatML/Qwen2, from its "
-                     "tokenizer's special tokens) and stop at the end of the assistant's turn");
+                     "Render each prompt as a user turn with the model's chat template (the Jinja chat_template of "
+                     "its tokenizer_config.json, or --chat-template) and stop at the template's eos token");
+    cmd->add_option("--chat-template", o.chatTemplate,
+                    "With --chat: a Jinja chat template file (or a tokenizer_config.json) instead of the model's");
   }
   if (text) {
     cmd->add_option("--system", o.system, "System message for --chat");
@@ -186,7 +188,7 @@ int runPrompts(const runtime::GraphRunner& exec, int64_t blockSize, const RunOpt
     r.sampling = sp;
     r.logprobs = o.logprobs;
     r.sampling.seed = sp.seed + i * o.samples;  // completion j samples with seed + j
-    if (!o.ignoreEos && meta.contains("eos_token_id")) r.eosId = meta["eos_token_id"].get<int64_t>();
+    if (!o.ignoreEos && meta.contains("eos_token_id")) r.eosIds.push_back(meta["eos_token_id"].get<int64_t>());
     blocksForAll += ((int64_t)p.ids.size() + r.maxNewTokens + blockSize - 1) / blockSize * o.samples;
     reqs.push_back(r);
   }

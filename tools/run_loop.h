@@ -20,7 +20,7 @@ class App;
 namespace strata::tools {
 
 struct RunOpts {
-  std::string model, backend = "cpu", prompt, promptIds, batchFile, system, weightsDir;
+  std::string model, backend = "cpu", prompt, promptIds, batchFile, system, weightsDir, chatTemplate;
   int64_t maxNewTokens = 32, blockSize = 16, cacheBlocks = 0, maxStepTokens = 512, maxSeqs = 64, samples = 1;
   double cacheMiB = 0;  // KV cache memory budget (0: sized from the prompts or --cache-blocks)
   bool greedy = false, json = false, ignoreEos = false, blockSizeGiven = false, backendGiven = false, timings = false,

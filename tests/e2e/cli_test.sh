@@ -236,11 +236,15 @@ expect_error "the model's context is 64" "$strata" run "$tmp/qwen2" --prompt-ids
 cp "$fx/tokenizer.json" "$tmp/qwen2/"
 expect_error "do not belong together" "$strata" run "$tmp/qwen2" --prompt "hello"
 
-# --chat: the ChatML (Qwen2) format from the tokenizer's turn tokens; the
-# prompt ids are the rendered template's (tests/data/tokenizers/golden.json).
+# --chat: the model's own chat template (tokenizer_config.json's
+# chat_template, here Qwen2's); the prompt ids are those HF gets for the
+# rendered prompt (tests/data/tokenizers/golden.json). Without a template,
+# --chat is refused unless --chat-template names one.
 data=$(dirname "$0")/../data/tokenizers
+templates=$(dirname "$0")/../data/chat_templates
 python3 -c "import json;c=json.load(open('$tmp/qwen2.json'));c['vocab_size']=600;json.dump(c,open('$tmp/qwen2chat.json','w'))"
 "$strata" make-model --config "$tmp/qwen2chat.json" -o "$tmp/qwen2chat" --seed 2 2>/dev/null && cp "$data/chatml_style.json" "$tmp/qwen2chat/tokenizer.json"
+python3 -c "import json;json.dump({'chat_template':open('$templates/qwen2.jinja').read(),'eos_token':'<|im_end|>'},open('$tmp/qwen2chat/tokenizer_config.json','w'))"
 out=$("$strata" run "$tmp/qwen2chat" --chat --prompt "Why tile programs?" --max-new-tokens 3 --json) || bad "run --chat"
 python3 - "$data/golden.json" "$out" <<'PY' && ok || bad "--chat prompt ids"
 import json, sys
@@ -248,7 +252,12 @@ want = json.load(open(sys.argv[1]))["chat"]["chatml_style.json"][0]["ids"]
 got = json.loads(sys.argv[2])
 assert got["token_ids"][:got["prompt_tokens"]] == want, (got, want)
 PY
-expect_error "does not know this model's chat format" "$strata" run "$fx" --chat --prompt "hi"
+expect_error "has no chat template" "$strata" run "$fx" --chat --prompt "hi"
+"$strata" run "$fx" --chat --chat-template "$templates/smollm2.jinja" --prompt "hi" --max-new-tokens 2 --json >/dev/null \
+  && ok || bad "run --chat --chat-template"
+expect_error "Conversation roles must alternate" "$strata" run "$fx" --chat --chat-template "$templates/gemma-2.jinja" \
+  --system "be brief" --prompt "hi"
+expect_error "--chat-template is for --chat" "$strata" run "$fx" --chat-template "$templates/qwen2.jinja" --prompt "hi"
 expect_error "--system is part of the chat format" "$strata" run "$fx" --system "be brief" --prompt "hi"
 expect_error "not --prompt-ids" "$strata" run "$fx" --chat --prompt-ids 0
 expect_error "--decode-block '16x8x32x4'" "$strata" compile-kernels -o "$tmp/kbad" --decode-block 16x8x32x4

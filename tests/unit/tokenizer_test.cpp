@@ -10,7 +10,6 @@
 
 #include <nlohmann/json.hpp>
 
-#include "models/chat_template.h"
 #include "models/pretokenizer.h"
 #include "models/tokenizer.h"
 #include "ops/error.h"
@@ -64,22 +63,6 @@ TEST(Tokenizer, NfcNormalizerComposes) {
   EXPECT_EQ(tok.encode("cafe\xcc\x81"), tok.encode("caf\xc3\xa9"));
   EXPECT_NE(models::Tokenizer::load(fixtureTokenizer()).encode("cafe\xcc\x81"),
             models::Tokenizer::load(fixtureTokenizer()).encode("caf\xc3\xa9"));  // no normalizer there
-}
-
-// --chat: the template picked from the tokenizer's turn tokens, rendered and
-// encoded, gives the ids HF gets for the family's rendered prompt.
-TEST(ChatTemplate, RendersLikeTheModelFamilies) {
-  for (const auto& [file, cases] : golden().at("chat").items()) {
-    models::Tokenizer tok = models::Tokenizer::load(dataDir() + "/" + file);
-    auto chat = models::detectChatTemplate(tok);
-    ASSERT_TRUE(chat) << file;
-    EXPECT_EQ(chat->format, file == "llama3_style.json" ? models::ChatFormat::Llama3 : models::ChatFormat::ChatML);
-    EXPECT_TRUE(tok.tokenId(chat->endOfTurn())) << file;
-    for (const json& c : cases)
-      EXPECT_EQ(tok.encode(chat->render(c.at("user"), c.at("system")), false), c.at("ids").get<std::vector<int64_t>>())
-          << file << ": " << c.dump();
-  }
-  EXPECT_FALSE(models::detectChatTemplate(models::Tokenizer::load(fixtureTokenizer())));  // no turn tokens
 }
 
 TEST(Tokenizer, WithoutSpecialTokens) {
