@@ -27,7 +27,7 @@ void SchedulerOptions::validate() const {
 struct Scheduler::Seq {
   int64_t id;
   GenerateRequest req;
-  std::function<bool(const std::vector<int64_t>&)> stop;
+  StopFn stop;
   Sampler sampler;
   std::vector<int64_t> ids;  // prompt + generated
   int64_t cached = 0;        // leading ids whose K/V are in the cache
@@ -44,7 +44,7 @@ Scheduler::Scheduler(const GraphRunner& exec, SchedulerOptions options, Events e
 
 Scheduler::~Scheduler() = default;
 
-int64_t Scheduler::add(const GenerateRequest& req, std::function<bool(const std::vector<int64_t>&)> stop) {
+int64_t Scheduler::add(const GenerateRequest& req, StopFn stop) {
   if (req.promptIds.empty()) fail("request: the prompt is empty");
   if (req.maxNewTokens < 0) fail("request: max new tokens must be >= 0, got {}", req.maxNewTokens);
   req.sampling.validate();
@@ -67,8 +67,7 @@ int64_t Scheduler::add(const GenerateRequest& req, std::function<bool(const std:
   return id;
 }
 
-std::vector<int64_t> Scheduler::addSamples(const GenerateRequest& req, int64_t n,
-                                           std::function<bool(const std::vector<int64_t>&)> stop) {
+std::vector<int64_t> Scheduler::addSamples(const GenerateRequest& req, int64_t n, StopFn stop) {
   if (n < 1) fail("the number of samples must be >= 1, got {}", n);
   std::vector<int64_t> ids{add(req, stop)};
   Seq& parent = *seqs_.at(ids[0]);
@@ -209,7 +208,7 @@ void Scheduler::advance(Seq& s, int64_t next, const TokenLogprobs* logprobs) {
   if (events_.onToken) events_.onToken(s.id, next, logprobs);
   std::vector<int64_t> gen(s.ids.end() - s.generated, s.ids.end());
   if (std::find(s.req.eosIds.begin(), s.req.eosIds.end(), next) != s.req.eosIds.end()) finish(s, FinishReason::Eos);
-  else if (s.stop && s.stop(gen)) finish(s, FinishReason::Stop);
+  else if (s.stop && s.stop(s.id, gen)) finish(s, FinishReason::Stop);
   else if (s.generated >= s.req.maxNewTokens) finish(s, FinishReason::Length);
   else if (opts_.maxContext > 0 && (int64_t)s.ids.size() >= opts_.maxContext) finish(s, FinishReason::Context);
 }

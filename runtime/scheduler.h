@@ -49,20 +49,21 @@ class Scheduler {
     // Request `id` is done; `ids` = prompt + generated.
     std::function<void(int64_t id, const std::vector<int64_t>& ids, FinishReason why)> onFinish;
   };
+  // Asked after each token of request `id` (after its onToken) with the
+  // ids it generated; true ends it (FinishReason::Stop): stop strings.
+  using StopFn = std::function<bool(int64_t id, const std::vector<int64_t>& generated)>;
   Scheduler(const GraphRunner& exec, SchedulerOptions options, Events events);
   ~Scheduler();
 
   // Queues a request (it joins at the next step) and returns its id. `stop`,
-  // when given, sees the generated ids after each token and ends the request
-  // (FinishReason::Stop) when it returns true (stop strings). Throws on an
+  // when given, is asked after each token (StopFn). Throws on an
   // empty prompt, bad sampling parameters, or a prompt that can never fit
   // the cache or the context.
-  int64_t add(const GenerateRequest& req, std::function<bool(const std::vector<int64_t>&)> stop = {});
+  int64_t add(const GenerateRequest& req, StopFn stop = {});
   // `n` samples of one prompt: ids of n requests, sample k seeded with
   // req.sampling.seed + k (sample k's tokens equal those of `req` alone with
   // that seed). The prompt is computed once and its blocks shared.
-  std::vector<int64_t> addSamples(const GenerateRequest& req, int64_t n,
-                                  std::function<bool(const std::vector<int64_t>&)> stop = {});
+  std::vector<int64_t> addSamples(const GenerateRequest& req, int64_t n, StopFn stop = {});
   // Ends request `id` now, whatever its state (a client went away): its
   // cache blocks return at once and no event fires for it. Samples of its
   // prompt that have not forked yet end with it. Unknown ids are ignored.

@@ -8,17 +8,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "graph/Pipeline.h"
-#include "models/model_source.h"
 #include "models/chat_template.h"
 #include "models/tokenizer.h"
-#include "runtime/artifact.h"
-#include "runtime/devices/registry.h"
-#include "runtime/gpu_executor.h"
-#include "runtime/executor.h"
-#include "tools/cpu_model.h"
-#include "tools/cuda_model.h"
-#include "tools/kernel_cache.h"
+#include "tools/load_model.h"
 #include "tools/run_loop.h"
 
 namespace strata::tools {
@@ -27,74 +19,6 @@ using nlohmann::json;
 using Clock = std::chrono::steady_clock;
 
 namespace {
-
-// The model ready to run: its executor (generated CPU kernels, reference
-// ops, or an artifact's CPU or GPU kernels), tokenizer and KV block size.
-struct Loaded {
-  runtime::GpuModel gpu;  // an artifact for the GPU: device, kernels, executor
-  std::optional<runtime::Executor> cpu;
-  const runtime::GraphRunner* exec = nullptr;
-  std::optional<models::Tokenizer> tok;
-  std::string tokDir;  // the folder of tokenizer.json (where tokenizer_config.json is)
-  int64_t blockSize = 0;
-};
-
-// An artifact (from strata compile, or the kernel cache) ready to run.
-void loadArtifact(Loaded& l, const RunOpts& o, const std::string& dir) {
-  runtime::Artifact a = runtime::loadArtifact(dir, {o.weightsDir});
-  checkArtifactRun(o, a);
-  l.blockSize = a.blockSize;
-  if (a.tokenizer) {
-    l.tok = models::Tokenizer::load(*a.tokenizer);
-    l.tokDir = std::filesystem::path(*a.tokenizer).parent_path().string();
-  }
-  if (a.cuda()) {
-    l.gpu = runtime::loadGpuModel(std::move(a), {.verbose = !o.json});
-    l.exec = l.gpu.exec.get();
-  } else {
-    l.exec = &l.cpu.emplace(std::move(a.graph), std::move(a.kernels));
-  }
-}
-
-Loaded load(const RunOpts& o) {
-  Loaded l;
-  l.blockSize = o.blockSize;
-  if (runtime::isArtifact(o.model)) {
-    loadArtifact(l, o, o.model);
-    return l;
-  }
-  if (!o.weightsDir.empty()) fail("--weights moves an artifact's weight files; {} is not an artifact", o.model);
-  if (o.backend == "cuda") {
-    // Compiled for this machine's GPU first (once: the kernel cache keeps
-    // it), after checking there is a GPU it can run on.
-    {
-      auto device = runtime::openGpuDevice("cuda:sm_90");
-      if (std::string why = device->cannotRun("sm_90"); !why.empty())
-        fail("--backend cuda: strata compiles for sm_90 (Hopper): {}", why);
-    }
-    CudaModelDir m = cachedCudaModel(o.model, "bf16", o.blockSize, !o.json, kernelCacheDir());
-    try {
-      loadArtifact(l, o, m.dir.string());
-    } catch (...) {
-      if (m.temporary) std::filesystem::remove_all(m.dir);
-      throw;
-    }
-    if (m.temporary) std::filesystem::remove_all(m.dir);  // loaded: the files are no longer read
-    return l;
-  }
-  ops::GraphDef g = graph::formRegions(models::loadModel(o.model));
-  if (auto t = models::findTokenizer(o.model)) {
-    l.tok = models::Tokenizer::load(*t);
-    l.tokDir = std::filesystem::path(*t).parent_path().string();
-  }
-  if (o.backend == "cpu") {
-    CompiledCpuModel m = compileCpuModel(std::move(g), o.blockSize, !o.json);
-    l.exec = &l.cpu.emplace(std::move(m.graph), std::move(m.kernels));
-  } else {
-    l.exec = &l.cpu.emplace(std::move(g));
-  }
-  return l;
-}
 
 // --chat: the prompt as a user turn, after the system message when given.
 nlohmann::ordered_json chatMessages(const std::string& user, const std::string& system) {
@@ -137,7 +61,7 @@ std::vector<RunPrompt> readPrompts(const RunOpts& o, const std::optional<models:
 
 int runCommand(const RunOpts& o) {
   checkRunOpts(o);
-  Loaded l = load(o);
+  LoadedModel l = loadForRun(o);
   const json& meta = l.exec->graph().meta;
   int64_t vocab = meta.value("vocab_size", (int64_t)-1);
   if (l.tok && vocab > 0 && l.tok->vocabSize() > vocab)

@@ -271,9 +271,9 @@ int runPrompts(const runtime::GraphRunner& exec, int64_t blockSize, const RunOpt
       std::printf("[%zu] %s\n", index.at(id) + 1, text.decode ? textOf(r.generated).c_str() : json(r.generated).dump().c_str());
   };
   runtime::Scheduler sched(exec, so, ev);
-  std::function<bool(const std::vector<int64_t>&)> stop;
+  runtime::Scheduler::StopFn stop;
   if (!o.stop.empty() || text.endOfTurn)
-    stop = [&](const std::vector<int64_t>& gen) {
+    stop = [&](int64_t, const std::vector<int64_t>& gen) {
       if (text.endOfTurn && !gen.empty() && gen.back() == *text.endOfTurn) return true;  // the assistant's turn ended
       bool hit = false;
       if (!o.stop.empty()) textOf(gen, &hit);

@@ -15,6 +15,7 @@
 #include "tools/cpu_model.h"
 #include "tools/cuda_model.h"
 #include "tools/run_command.h"
+#include "tools/serve_command.h"
 #include "graph/RegionReport.h"
 #include "models/model_source.h"
 #include "models/random_model.h"
@@ -236,6 +237,12 @@ int main(int argc, char** argv) {
   auto* runCmd = app.add_subcommand("run", "Generate tokens from a prompt");
   tools::addRunOptions(runCmd, ro, /*text=*/true);
 
+  tools::ServeOpts so;
+  auto* serveCmd = app.add_subcommand(
+      "serve", "Serve a model over HTTP with the OpenAI API (/v1/completions, /v1/chat/completions, /v1/models, /health, "
+               "/metrics): continuous batching over the paged KV cache");
+  tools::addServeOptions(serveCmd, so);
+
   CompileOpts co;
   auto* compileCmd = app.add_subcommand(
       "compile", "Compile a model into an artifact directory (plan.json and kernels) that `strata run DIR` (cpu) or "
@@ -363,6 +370,7 @@ int main(int argc, char** argv) {
   }
   try {
     if (runCmd->parsed()) return tools::runCommand(ro);
+    if (serveCmd->parsed()) return tools::serveCommand(so);
     if (makeCmd->parsed()) return makeModel(mmConfig, mmOut, mmSeed);
     if (compileCmd->parsed()) return compile(co);
     if (compileKernelsCmd->parsed()) return compileKernels(ckTarget, ckOut, ckGemv, ckDecode, ckMedium, ckPrefill, ckAttention, ckPagedDecode, ckOnly);
