@@ -316,16 +316,20 @@ class Session : public std::enable_shared_from_this<Session> {
   // While a request runs, a readable socket with nothing to read is a
   // client that went away: cancel at the next step.
   void watchForClose() {
-    stream_.socket().async_wait(tcp::socket::wait_read, net::bind_executor(strand_, [self = shared_from_this()](beast::error_code ec) {
-      if (!self->run_) return;
+    // The wait outlives its run when the run ends first: it checks it is
+    // still watching the same one (a later request may be running).
+    std::weak_ptr<Run> watched = run_;
+    stream_.socket().async_wait(tcp::socket::wait_read, net::bind_executor(strand_, [self = shared_from_this(), watched](beast::error_code ec) {
+      if (!self->run_ || self->run_ != watched.lock() || ec == net::error::operation_aborted) return;
       beast::error_code avail;
-      if (ec || self->stream_.socket().available(avail) == 0) self->abandon();
+      if (ec || self->stream_.socket().available(avail) == 0) self->abandon(ec ? ec.message() : "closed");
     }));
   }
 
   // The client is gone: cancel its jobs, drop the connection.
-  void abandon() {
+  void abandon(const std::string& why) {
     if (run_) {
+      std::fprintf(stderr, "strata serve: %s: the client went away (%s); cancelled\n", run_->ids.id.c_str(), why.c_str());
       for (int64_t id : run_->jobIds) sh_.engine.cancel(id);
       run_->finished = true;
       run_.reset();
@@ -365,7 +369,7 @@ class Session : public std::enable_shared_from_this<Session> {
   }
 
   void onWrite(beast::error_code ec, size_t) {
-    if (ec) return abandon();
+    if (ec) return abandon(ec.message());
     out_.pop_front();
     if (out_.empty()) stream_.expires_never();  // the timeout is for a write in progress
     writeNext();
