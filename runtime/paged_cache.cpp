@@ -9,25 +9,49 @@ namespace strata::runtime {
 BlockAllocator::BlockAllocator(int64_t numBlocks) {
   if (numBlocks <= 0) fail("the KV cache needs at least one block, got {}", numBlocks);
   refs_.assign(numBlocks, 0);
+  cached_.assign(numBlocks, 0);
+  lruAt_.assign(numBlocks, lru_.end());
   for (int64_t b = numBlocks - 1; b >= 0; --b) free_.push_back(b);
 }
 
 std::optional<int64_t> BlockAllocator::allocate() {
-  if (free_.empty()) return std::nullopt;
-  int64_t b = free_.back();
-  free_.pop_back();
+  int64_t b;
+  if (!free_.empty()) {
+    b = free_.back();
+    free_.pop_back();
+  } else if (!lru_.empty()) {
+    b = lru_.front();
+    lru_.pop_front();
+    lruAt_[b] = lru_.end();
+    cached_[b] = 0;
+    if (onEvict) onEvict(b);
+  } else {
+    return std::nullopt;
+  }
   refs_[b] = 1;
   return b;
 }
 
 void BlockAllocator::retain(int64_t block) {
-  if (block < 0 || block >= numBlocks() || refs_[block] == 0) fail("retain of block {} that is not allocated", block);
+  if (block < 0 || block >= numBlocks()) fail("retain of block {} outside the cache", block);
+  if (refs_[block] == 0) {
+    if (lruAt_[block] == lru_.end()) fail("retain of block {} that is not allocated", block);
+    lru_.erase(lruAt_[block]);  // a cached prefix taken back before it was evicted
+    lruAt_[block] = lru_.end();
+  }
   ++refs_[block];
 }
 
 void BlockAllocator::release(int64_t block) {
   if (block < 0 || block >= numBlocks() || refs_[block] == 0) fail("release of block {} that is not allocated", block);
-  if (--refs_[block] == 0) free_.push_back(block);
+  if (--refs_[block] > 0) return;
+  if (cached_[block]) lruAt_[block] = lru_.insert(lru_.end(), block);
+  else free_.push_back(block);
+}
+
+void BlockAllocator::setCached(int64_t block) {
+  if (block < 0 || block >= numBlocks() || refs_[block] == 0) fail("caching block {} that is not allocated", block);
+  cached_[block] = 1;
 }
 
 int64_t BlockAllocator::refCount(int64_t block) const { return refs_.at(block); }
@@ -130,6 +154,67 @@ int64_t PagedKvCache::slot(int64_t seq, int64_t pos) const {
   const Seq& s = get(seq);
   if (pos < 0 || pos >= (int64_t)s.blocks.size() * shape_.blockSize) fail("KV cache: position {} of sequence {} has no block", pos, seq);
   return s.blocks[pos / shape_.blockSize] * shape_.blockSize + pos % shape_.blockSize;
+}
+
+void PagedKvCache::enablePrefixCache() {
+  if (prefix_) return;
+  prefix_ = true;
+  keyOf_.assign(shape_.numBlocks, 0);
+  alloc_.onEvict = [this](int64_t block) { cached_.erase(keyOf_[block]); };
+}
+
+uint64_t PagedKvCache::blockKey(uint64_t parent, std::span<const int64_t> tokens) const {
+  // splitmix64 over the parent's key and the block's tokens: the key of a
+  // block names every token up to its end.
+  auto mix = [](uint64_t x) {
+    x += 0x9E3779B97F4A7C15ull;
+    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+    x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+    return x ^ (x >> 31);
+  };
+  uint64_t h = mix(parent ^ 0x5EED);
+  for (int64_t t : tokens) h = mix(h ^ (uint64_t)t);
+  return h;
+}
+
+int64_t PagedKvCache::reusePrefix(int64_t seq, std::span<const int64_t> tokens) {
+  if (!prefix_) return 0;
+  if (has(seq)) fail("KV cache: prefix reuse for sequence {}, which exists", seq);
+  const int64_t bs = shape_.blockSize;
+  const int64_t most = tokens.empty() ? 0 : ((int64_t)tokens.size() - 1) / bs;
+  Seq s;
+  uint64_t key = 0;
+  for (int64_t b = 0; b < most; ++b) {
+    std::span<const int64_t> part = tokens.subspan(b * bs, bs);
+    key = blockKey(key, part);
+    auto it = cached_.find(key);
+    if (it == cached_.end() || !std::equal(part.begin(), part.end(), it->second.tokens.begin(), it->second.tokens.end()))
+      break;
+    alloc_.retain(it->second.block);
+    s.blocks.push_back(it->second.block);
+    s.keys.push_back(key);
+  }
+  const int64_t length = (int64_t)s.blocks.size() * bs;
+  s.length = length;
+  hitTokens_ += length;
+  if (length > 0) seqs_[seq] = std::move(s);
+  return length;
+}
+
+void PagedKvCache::commitPrefix(int64_t seq, std::span<const int64_t> tokens) {
+  if (!prefix_ || !has(seq)) return;
+  Seq& s = seqs_.at(seq);
+  const int64_t bs = shape_.blockSize;
+  const int64_t full = std::min<int64_t>(s.length, (int64_t)tokens.size()) / bs;
+  for (int64_t b = (int64_t)s.keys.size(); b < full; ++b) {
+    std::span<const int64_t> part = tokens.subspan(b * bs, bs);
+    uint64_t key = blockKey(b ? s.keys.back() : 0, part);
+    s.keys.push_back(key);
+    if (cached_.count(key)) continue;  // another block holds these tokens: this one stays private
+    cached_[key] = Cached{s.blocks[b], std::vector<int64_t>(part.begin(), part.end())};
+    keyOf_[s.blocks[b]] = key;
+    alloc_.setCached(s.blocks[b]);
+  }
 }
 
 void PagedKvCache::free(int64_t seq) {

@@ -11,10 +11,21 @@
 // Forked sequences share their parent's blocks (reference counts); a shared
 // block is copied before the first write into it (copy-on-write, in
 // reserve()), so prompts sampled several ways are stored once.
+//
+// Prefix caching (enablePrefixCache): a full block is keyed by a hash of its
+// tokens and every token before it; a new sequence starts with the longest
+// chain of cached blocks its tokens match (reusePrefix), so a shared system
+// prompt is computed once. A cached block whose last sequence ends keeps its
+// contents: it is evictable, and the allocator hands it out again only when
+// no free block is left, least recently released first.
 #pragma once
 #include <cstdint>
+#include <functional>
+#include <list>
 #include <map>
 #include <optional>
+#include <span>
+#include <unordered_map>
 #include <vector>
 
 #include "ops/tensor.h"
@@ -26,17 +37,29 @@ class BlockAllocator {
  public:
   explicit BlockAllocator(int64_t numBlocks);
   // A free block with reference count 1, or nullopt when none is left.
+  // With no free block, the least recently released evictable block is
+  // taken (onEvict tells its owner first).
   std::optional<int64_t> allocate();
+  // One more reference; an evictable block (no reference) is taken back.
   void retain(int64_t block);
-  // Drops one reference; the block is free again at zero.
+  // Drops one reference; at zero the block is free again, or evictable
+  // when it is marked cached.
   void release(int64_t block);
+  // Marks a block whose contents may be reused after its last release.
+  void setCached(int64_t block);
   int64_t refCount(int64_t block) const;
-  int64_t freeBlocks() const { return (int64_t)free_.size(); }
+  // Blocks allocate() can hand out: free and evictable.
+  int64_t freeBlocks() const { return (int64_t)(free_.size() + lru_.size()); }
+  int64_t evictableBlocks() const { return (int64_t)lru_.size(); }
   int64_t numBlocks() const { return (int64_t)refs_.size(); }
+  std::function<void(int64_t block)> onEvict;
 
  private:
   std::vector<int64_t> refs_;
   std::vector<int64_t> free_;  // a stack: lowest ids are handed out first
+  std::vector<char> cached_;
+  std::list<int64_t> lru_;     // evictable, least recently released first
+  std::vector<std::list<int64_t>::iterator> lruAt_;
 };
 
 struct KvCacheShape {
@@ -89,11 +112,34 @@ class PagedKvCache {
   // Blocks copied on write so far.
   int64_t copiedBlocks() const { return copied_; }
 
+  // Prefix caching (off until enabled).
+  void enablePrefixCache();
+  bool prefixCaching() const { return prefix_; }
+  // Starts `seq` (which must not exist) with the longest cached prefix of
+  // `tokens` in whole blocks, leaving at least the last token to compute;
+  // returns the tokens it holds (its length; 0 when nothing matched).
+  int64_t reusePrefix(int64_t seq, std::span<const int64_t> tokens);
+  // Registers `seq`'s full blocks (of its first length() tokens, which
+  // `tokens` holds) for reuse.
+  void commitPrefix(int64_t seq, std::span<const int64_t> tokens);
+  // Blocks no sequence holds that keep a cached prefix (evictable).
+  int64_t cachedBlocks() const { return alloc_.evictableBlocks(); }
+  // Blocks sequences hold.
+  int64_t usedBlocks() const { return shape_.numBlocks - alloc_.freeBlocks(); }
+  // Tokens sequences started with from the prefix cache, so far.
+  int64_t prefixHitTokens() const { return hitTokens_; }
+
  private:
   struct Seq {
     std::vector<int64_t> blocks;
     int64_t length = 0;
+    std::vector<uint64_t> keys;  // prefix keys of its first keys.size() blocks
   };
+  struct Cached {
+    int64_t block;
+    std::vector<int64_t> tokens;  // compared on a hit: a 64-bit key is not trusted alone
+  };
+  uint64_t blockKey(uint64_t parent, std::span<const int64_t> tokens) const;
   const Seq& get(int64_t seq) const;
   KvCacheShape shape_;
   Device& device_;
@@ -101,6 +147,10 @@ class PagedKvCache {
   int64_t copied_ = 0;
   BlockAllocator alloc_;
   std::map<int64_t, Seq> seqs_;
+  bool prefix_ = false;
+  std::unordered_map<uint64_t, Cached> cached_;
+  std::vector<uint64_t> keyOf_;  // block -> its key while cached
+  int64_t hitTokens_ = 0;
 };
 
 }  // namespace strata::runtime

@@ -40,7 +40,9 @@ Scheduler::Scheduler(const GraphRunner& exec, SchedulerOptions options, Events e
       opts_((options.validate(), options)),
       events_(std::move(events)),
       cache_(kvCacheShapeFor(exec, opts_.blockSize, opts_.numBlocks), exec.cacheDevice()),
-      model_(exec, cache_) {}
+      model_(exec, cache_) {
+  if (opts_.prefixCache) cache_.enablePrefixCache();
+}
 
 Scheduler::~Scheduler() = default;
 
@@ -85,6 +87,7 @@ std::vector<int64_t> Scheduler::addSamples(const GenerateRequest& req, int64_t n
 SchedulerStats Scheduler::stats() const {
   SchedulerStats s = stats_;
   s.copiedBlocks = cache_.copiedBlocks();
+  s.prefixHitTokens = cache_.prefixHitTokens();
   return s;
 }
 
@@ -135,10 +138,16 @@ bool Scheduler::step() {
     if (self) break;
   }
   // Then waiting sequences, front first, while the budget and cache allow.
+  // A sequence starts with the cached blocks of its longest cached prefix.
   while (!waiting_.empty() && budget > 0 && (int64_t)plan.size() < opts_.maxSeqs) {
     Seq& s = *seqs_.at(waiting_.front());
-    int64_t count = std::min<int64_t>((int64_t)s.ids.size(), budget);
-    if (!cache_.reserve(s.id, count)) break;
+    s.cached = cache_.reusePrefix(s.id, s.ids);
+    int64_t count = std::min<int64_t>((int64_t)s.ids.size() - s.cached, budget);
+    if (!cache_.reserve(s.id, s.cached + count)) {
+      if (cache_.has(s.id)) cache_.free(s.id);  // the reused blocks go back (still cached)
+      s.cached = 0;
+      break;
+    }
     waiting_.pop_front();
     running_.push_back(s.id);
     plan.push_back({&s, count});
@@ -178,7 +187,10 @@ bool Scheduler::step() {
   std::vector<int64_t> drawn = model_.stepSampled(steps, draws);
   ++stats_.steps;
 
-  for (const Planned& p : plan) p.seq->cached += p.count;
+  for (const Planned& p : plan) {
+    p.seq->cached += p.count;
+    cache_.commitPrefix(p.seq->id, p.seq->ids);  // its full blocks, for later prompts (when on)
+  }
   // Forked before the parent advances: finishing frees its blocks.
   for (const Planned& p : plan) {
     Seq& s = *p.seq;

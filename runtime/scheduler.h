@@ -32,12 +32,14 @@ struct SchedulerOptions {
   int64_t maxStepTokens = 512;    // tokens per step over all sequences (prefill chunks + decodes)
   int64_t maxSeqs = 64;           // sequences per step
   int64_t maxContext = 0;         // positions a sequence may reach (0 = unbounded)
+  bool prefixCache = false;       // reuse cached KV blocks of earlier prompts (runtime/paged_cache.h)
   void validate() const;
 };
 
 struct SchedulerStats {
   int64_t steps = 0, preemptions = 0, promptTokens = 0, generatedTokens = 0, recomputedTokens = 0;
   int64_t forks = 0, copiedBlocks = 0;  // forked sequences; shared blocks copied on write
+  int64_t prefixHitTokens = 0;          // prompt tokens found in the prefix cache (not computed)
 };
 
 class Scheduler {

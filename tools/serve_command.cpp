@@ -70,6 +70,9 @@ void addServeOptions(CLI::App* cmd, ServeOpts& o) {
                   "free memory holds less a reserve when that is less)");
   auto* block = cmd->add_option("--block-size", o.blockSize, "Tokens per KV cache block (an artifact: the size it was compiled for)")
                     ->capture_default_str();
+  cmd->add_flag("--no-prefix-cache", o.noPrefixCache,
+                "Compute every prompt in full (default: full KV blocks of earlier prompts are reused, keyed by their "
+                "tokens and all tokens before them; outputs are the same either way)");
   cmd->add_option("--max-queue", o.maxQueue,
                   "Requests that may wait for the model; more are answered 503 with Retry-After")
       ->capture_default_str();
@@ -142,6 +145,7 @@ int serveCommand(const ServeOpts& o) {
   so.maxSeqs = o.maxSeqs;
   so.maxStepTokens = o.maxStepTokens;
   so.maxContext = lim.maxContext;
+  so.prefixCache = !o.noPrefixCache;
   runtime::Device& device = l.exec->cacheDevice();
   const runtime::KvCacheShape shape = runtime::kvCacheShapeFor(*l.exec, l.blockSize, 0);
   if (o.cacheMiB > 0) {
@@ -172,10 +176,11 @@ int serveCommand(const ServeOpts& o) {
   runtime::server::HttpServer server(sopts, engine, text, lim, metrics);
   server.run([&](const std::string& url) {
     std::fprintf(stderr,
-                 "strata serve: %s on %s (model '%s', %s, KV cache %lld blocks of %lld tokens = %.0f MiB, chat "
-                 "template: %s)\n",
+                 "strata serve: %s on %s (model '%s', %s, KV cache %lld blocks of %lld tokens = %.0f MiB, prefix "
+                 "cache %s, chat template: %s)\n",
                  url.c_str(), device.name(), lim.modelName.c_str(), o.backend.c_str(), (long long)so.numBlocks,
                  (long long)so.blockSize, so.numBlocks * (double)shape.blockBytes() / 1048576.0,
+                 so.prefixCache ? "on" : "off",
                  text.hasChatTemplate() ? "yes" : "none (/v1/chat/completions refuses)");
     std::fflush(stderr);
   });

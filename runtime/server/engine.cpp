@@ -207,8 +207,8 @@ void Engine::publishGauges() {
   waitingSeqs_ = sched_->waitingCount();
   if (!metrics_) return;
   const PagedKvCache& c = sched_->cache();
-  int64_t total = c.shape().numBlocks;
-  metrics_->kvBlocks(total - c.freeBlocks(), total);
+  metrics_->kvBlocks(c.usedBlocks(), c.cachedBlocks(), c.shape().numBlocks);
+  metrics_->prefixCacheHits(c.prefixHitTokens());
   metrics_->sequences(sched_->runningCount(), sched_->waitingCount());
   metrics_->preemptions(sched_->stats().preemptions);
   metrics_->queue(queued());

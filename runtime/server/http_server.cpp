@@ -1,6 +1,10 @@
 #include "runtime/server/http_server.h"
 
 #include <sys/resource.h>
+#include <sys/socket.h>
+
+#include <cerrno>
+#include <cstring>
 
 #include <atomic>
 #include <chrono>
@@ -313,16 +317,23 @@ class Session : public std::enable_shared_from_this<Session> {
     watchForClose();
   }
 
-  // While a request runs, a readable socket with nothing to read is a
-  // client that went away: cancel at the next step.
+  // While a request runs, a socket whose peek reads end-of-stream is a
+  // client that went away: cancel at the next step. (A readiness wakeup
+  // alone proves nothing: the reactor reports stale readiness, so the
+  // socket is asked.)
   void watchForClose() {
     // The wait outlives its run when the run ends first: it checks it is
     // still watching the same one (a later request may be running).
     std::weak_ptr<Run> watched = run_;
     stream_.socket().async_wait(tcp::socket::wait_read, net::bind_executor(strand_, [self = shared_from_this(), watched](beast::error_code ec) {
       if (!self->run_ || self->run_ != watched.lock() || ec == net::error::operation_aborted) return;
-      beast::error_code avail;
-      if (ec || self->stream_.socket().available(avail) == 0) self->abandon(ec ? ec.message() : "closed");
+      if (ec) return self->abandon(ec.message());
+      char c;
+      ssize_t n = ::recv(self->stream_.socket().native_handle(), &c, 1, MSG_PEEK | MSG_DONTWAIT);
+      if (n == 0) return self->abandon("closed");
+      if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) return self->abandon(std::strerror(errno));
+      if (n < 0) self->watchForClose();  // nothing to read after all: wait again
+      // n > 0: the next request, pipelined: the connection is alive.
     }));
   }
 

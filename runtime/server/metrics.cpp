@@ -34,9 +34,12 @@ struct Metrics::Impl {
   Gauge& waiting = seqs.Add({{"state", "waiting"}});
   Family<Gauge>& blocks = BuildGauge().Name("strata:kv_cache_blocks").Help("KV cache blocks by state").Register(*reg);
   Gauge& used = blocks.Add({{"state", "used"}});
+  Gauge& cached = blocks.Add({{"state", "cached"}});
   Gauge& total = blocks.Add({{"state", "total"}});
   Counter& preempt = BuildCounter().Name("strata:num_preemptions_total").Help("Sequences preempted (recomputed later)").Register(*reg).Add({});
   int64_t preemptSeen = 0;
+  Counter& hits = BuildCounter().Name("strata:prefix_cache_hit_tokens_total").Help("Prompt tokens found in the prefix cache").Register(*reg).Add({});
+  int64_t hitsSeen = 0;
   Counter& prompt = BuildCounter().Name("strata:prompt_tokens_total").Help("Prompt tokens of requests started").Register(*reg).Add({});
   Counter& generated = BuildCounter().Name("strata:generation_tokens_total").Help("Tokens generated").Register(*reg).Add({});
   Histogram& ttft = BuildHistogram().Name("strata:time_to_first_token_seconds").Help("Arrival to first token").Register(*reg).Add({}, latencyBuckets());
@@ -60,14 +63,19 @@ void Metrics::sequences(int64_t running, int64_t waiting) {
   impl_->running.Set((double)running);
   impl_->waiting.Set((double)waiting);
 }
-void Metrics::kvBlocks(int64_t used, int64_t total) {
+void Metrics::kvBlocks(int64_t used, int64_t cached, int64_t total) {
   impl_->used.Set((double)used);
+  impl_->cached.Set((double)cached);
   impl_->total.Set((double)total);
 }
 void Metrics::preemptions(int64_t total) {
   // Called from the engine thread only.
   if (total > impl_->preemptSeen) impl_->preempt.Increment((double)(total - impl_->preemptSeen));
   impl_->preemptSeen = total;
+}
+void Metrics::prefixCacheHits(int64_t total) {
+  if (total > impl_->hitsSeen) impl_->hits.Increment((double)(total - impl_->hitsSeen));
+  impl_->hitsSeen = total;
 }
 void Metrics::promptTokens(int64_t n) { impl_->prompt.Increment((double)n); }
 void Metrics::generationTokens(int64_t n) { impl_->generated.Increment((double)n); }

@@ -22,7 +22,9 @@ class Metrics {
   void request(Outcome o);
   void queue(int64_t waitingJobs);
   void sequences(int64_t running, int64_t waiting);
-  void kvBlocks(int64_t used, int64_t total);
+  // Blocks sequences hold, blocks kept for the prefix cache only (evictable), all.
+  void kvBlocks(int64_t used, int64_t cached, int64_t total);
+  void prefixCacheHits(int64_t totalTokens);
   void preemptions(int64_t total);
   void promptTokens(int64_t n);
   void generationTokens(int64_t n);

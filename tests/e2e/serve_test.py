@@ -9,7 +9,9 @@ mid-stream is cancelled and its KV blocks return.
     serve_test.py STRATA MODEL_DIR CHAT_TEMPLATE
 """
 import json
+import os
 import re
+import signal
 import socket
 import subprocess
 import sys
@@ -98,10 +100,21 @@ def strata_run(*args):
     return json.loads(out.stdout)
 
 
+def on_alarm(signum, frame):
+    import traceback
+    traceback.print_stack(frame)
+    for server in Server.running:
+        print(f"server log:\n{server.tail()}", flush=True)
+        server.proc.kill()
+    os._exit(1)
+
+
 def main():
+    signal.signal(signal.SIGALRM, on_alarm)
+    signal.alarm(400)  # a hang is a failure with the server's log, not a stuck suite
     s = Server("--chat-template", TEMPLATE, "--api-key", KEY, "--max-tokens", "64", "--max-prompt-tokens", "200",
                "--max-body-bytes", "65536")
-    client = openai.OpenAI(base_url=s.url + "/v1", api_key=KEY, max_retries=0)
+    client = openai.OpenAI(base_url=s.url + "/v1", api_key=KEY, max_retries=0, timeout=60)
     model = "tiny-llama"
     prompt = "paged attention keeps"
 
@@ -240,6 +253,17 @@ def main():
     st, _, body = raw(s, "GET", "/health")
     check(st == 200, "GET /health")
 
+    # Prefix caching: prompts sharing a long prefix; the shared blocks are
+    # found again (the hit counter grows); outputs are compared with a server
+    # without the cache below.
+    shared_prompts = ["The paged attention kernel reads keys and values block by block. " * 2 + tail
+                      for tail in ["First:", "Second one:", "Third,"]]
+    cached_out = [client.completions.create(model=model, prompt=p, max_tokens=10, temperature=0,
+                                            extra_body={"ignore_eos": True}).choices[0].text for p in shared_prompts]
+    _, _, metrics = raw(s, "GET", "/metrics")
+    hits = re.search(r"^strata:prefix_cache_hit_tokens_total (\S+)", metrics, re.M)
+    check(hits and float(hits.group(1)) >= 64, f"prefix cache hits ({hits and hits.group(1)})")
+
     # A client that goes away mid-stream is cancelled; its blocks return.
     sock = socket.create_connection((s.url.split("//")[1].split(":")[0], int(s.url.rsplit(":", 1)[1])))
     req = json.dumps({"model": model, "prompt": prompt, "max_tokens": 64, "stream": True, "ignore_eos": True}).encode()
@@ -262,8 +286,13 @@ def main():
         check(f"strata:{name}" in metrics, f"/metrics has strata:{name}")
     s.stop()
 
-    # A full queue is answered 503 with Retry-After.
-    q = Server("--max-queue", "1", "--max-seqs", "1")
+    # A full queue is answered 503 with Retry-After (this server computes
+    # every prompt in full: the same outputs as with prefix caching).
+    q = Server("--max-queue", "1", "--max-seqs", "1", "--no-prefix-cache")
+    qc = openai.OpenAI(base_url=q.url + "/v1", api_key="none", max_retries=0)
+    plain_out = [qc.completions.create(model=model, prompt=p, max_tokens=10, temperature=0,
+                                       extra_body={"ignore_eos": True}).choices[0].text for p in shared_prompts]
+    check(plain_out == cached_out, "outputs with and without the prefix cache are equal")
     statuses = []
 
     def long_request():
@@ -288,4 +317,9 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    finally:
+        for server in list(Server.running):  # an exception: show the server's side, leave nothing running
+            print(f"server log:\n{server.tail()}", flush=True)
+            server.proc.kill()

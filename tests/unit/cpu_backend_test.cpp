@@ -110,6 +110,57 @@ TEST(CpuBackend, BatchedStepsMatchSingleSequences) {
 // seed) through one scheduler with small blocks, a step budget that chunks
 // long prompts, and a cache too small for all of them at once, so sequences
 // are preempted and recomputed: each still gets exactly its tokens alone.
+// Prefix caching changes what is computed, never the result: requests that
+// share a long prefix give the tokens they give alone, with the shared
+// blocks computed once (and found again after preemption and after the
+// requests that wrote them ended).
+TEST(CpuBackend, PrefixCacheGivesTheSameTokens) {
+  runtime::Executor exec = cpuExecutor(fixtureDir() + "/model_dynamo.onnx", 4);
+  std::vector<int64_t> shared = prompt(0);
+  for (int k = 0; k < 22; ++k) shared.push_back(30 + 5 * k);  // 38 tokens: 9 full blocks of 4
+  std::vector<runtime::GenerateRequest> reqs;
+  for (int i = 0; i < 8; ++i) {
+    runtime::GenerateRequest r;
+    r.promptIds = shared;
+    for (int k = 0; k <= i % 3; ++k) r.promptIds.push_back(100 + 11 * i + k);
+    r.maxNewTokens = 6 + i % 3;
+    if (i % 2) {
+      r.sampling.greedy = false;
+      r.sampling.temperature = 0.8f;
+      r.sampling.seed = 7 + i;
+    }
+    reqs.push_back(r);
+  }
+  auto run = [&](bool prefix, int64_t blocks, runtime::SchedulerStats* stats) {
+    runtime::SchedulerOptions so;
+    so.blockSize = 4;
+    so.numBlocks = blocks;
+    so.maxStepTokens = 16;
+    so.prefixCache = prefix;
+    std::map<int64_t, std::vector<int64_t>> got;
+    runtime::Scheduler::Events ev;
+    ev.onFinish = [&](int64_t id, const std::vector<int64_t>& ids, runtime::FinishReason) { got[id] = ids; };
+    runtime::Scheduler sched(exec, so, ev);
+    std::vector<int64_t> ids;
+    for (int i = 0; i < 4; ++i) ids.push_back(sched.add(reqs[i]));
+    sched.runToCompletion();  // the first four end: their blocks stay cached
+    for (int i = 4; i < 8; ++i) ids.push_back(sched.add(reqs[i]));
+    sched.runToCompletion();
+    *stats = sched.stats();
+    std::vector<std::vector<int64_t>> out;
+    for (int64_t id : ids) out.push_back(got[id]);
+    return out;
+  };
+  runtime::SchedulerStats off, on, tight;
+  auto want = run(false, 64, &off);
+  EXPECT_EQ(off.prefixHitTokens, 0);
+  EXPECT_EQ(run(true, 64, &on), want);
+  EXPECT_GE(on.prefixHitTokens, 7 * 36);  // every request after the first finds the shared 9 blocks
+  EXPECT_EQ(run(true, 16, &tight), want);  // a small cache: preemptions and evictions
+  EXPECT_GT(tight.preemptions, 0);
+  EXPECT_GT(tight.prefixHitTokens, 0);
+}
+
 TEST(CpuBackend, ContinuousBatchingWithPreemptionMatchesAlone) {
   runtime::Executor exec = cpuExecutor(fixtureDir() + "/model_dynamo.onnx", 4);
   std::vector<runtime::GenerateRequest> reqs;

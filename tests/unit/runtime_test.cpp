@@ -364,6 +364,53 @@ TEST(PagedKvCache, ForkSharesBlocksAndCopiesOnWrite) {
   EXPECT_EQ(cache.freeBlocks(), 4);
 }
 
+// Prefix caching: full blocks are found again by their tokens and every
+// token before them; at least the last token is left to compute; a
+// sequence's end keeps them (evictable, least recently released first);
+// eviction forgets them.
+TEST(PagedKvCache, PrefixCacheReusesFullBlocksAndEvictsLeastRecent) {
+  using strata::runtime::PagedKvCache;
+  PagedKvCache cache({/*layers*/ 1, /*kvHeads*/ 1, /*headDim*/ 2, /*blockSize*/ 4, /*numBlocks*/ 6});
+  cache.enablePrefixCache();
+  std::vector<int64_t> a = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10};
+  EXPECT_EQ(cache.reusePrefix(1, a), 0);
+  ASSERT_TRUE(cache.reserve(1, 10));
+  cache.setLength(1, 10);
+  cache.commitPrefix(1, a);  // blocks 0 and 1 are full
+  const std::vector<int64_t> blocksA = cache.blockTable(1);
+  cache.free(1);
+  EXPECT_EQ(cache.cachedBlocks(), 2);
+  EXPECT_EQ(cache.usedBlocks(), 0);
+  EXPECT_EQ(cache.freeBlocks(), 6);  // evictable blocks count as free
+
+  // Same first 8 tokens: both blocks; same first 4 only: one; an 8-token
+  // prompt leaves its last token to compute: one.
+  std::vector<int64_t> b = {1, 2, 3, 4, 5, 6, 7, 8, 50};
+  EXPECT_EQ(cache.reusePrefix(2, b), 8);
+  EXPECT_EQ(cache.blockTable(2), std::vector<int64_t>(blocksA.begin(), blocksA.begin() + 2));
+  EXPECT_EQ(cache.length(2), 8);
+  EXPECT_EQ(cache.cachedBlocks(), 0);
+  std::vector<int64_t> c = {1, 2, 3, 4, 60, 61, 62, 63, 64};
+  EXPECT_EQ(cache.reusePrefix(3, c), 4);
+  EXPECT_EQ(cache.refCount(blocksA[0]), 2);
+  EXPECT_EQ(cache.reusePrefix(4, std::vector<int64_t>{1, 2, 3, 4, 5, 6, 7, 8}), 4);
+  EXPECT_EQ(cache.reusePrefix(5, std::vector<int64_t>{9, 2, 3, 4, 5}), 0);  // the first token differs
+  EXPECT_FALSE(cache.has(5));
+  EXPECT_EQ(cache.prefixHitTokens(), 16);
+  cache.free(2);
+  cache.free(3);
+  cache.free(4);
+  EXPECT_EQ(cache.cachedBlocks(), 2);
+
+  // Six new blocks take the four free ones, then evict the cached ones,
+  // block 0's chain first (released first): the prefix is gone.
+  ASSERT_TRUE(cache.reserve(6, 24));
+  EXPECT_EQ(cache.cachedBlocks(), 0);
+  cache.free(6);
+  EXPECT_EQ(cache.reusePrefix(7, b), 0);
+  EXPECT_EQ(cache.freeBlocks(), 6);
+}
+
 // The null device holds no data, so a Llama-3-8B-sized cache can be sized
 // and exercised here: blocks from a memory budget, allocations accounted and
 // released, one copy per layer for each block copied on write.
