@@ -12,6 +12,7 @@
 #include "graph/Pipeline.h"
 #include "tools/bench_decode.h"
 #include "tools/bench_kernels.h"
+#include "tools/bench_serve.h"
 #include "tools/cpu_model.h"
 #include "tools/cuda_model.h"
 #include "tools/run_command.h"
@@ -348,6 +349,11 @@ int main(int argc, char** argv) {
   benchKernelsCmd->add_option("--seconds", benchSeconds, "Time spent per case and library")->capture_default_str();
 
   tools::BenchDecodeOpts bd;
+  tools::BenchServeOpts bs;
+  auto* benchServeCmd = benchCmd->add_subcommand(
+      "serve", "Load an OpenAI-compatible server (--url, or `strata serve MODEL` started for the run) at each "
+               "concurrency or request rate: TTFT, TPOT, ITL, latency, throughput, goodput; table, JSON, PNG");
+  tools::addBenchServeOptions(benchServeCmd, bs);
   auto* benchDecodeCmd = benchCmd->add_subcommand(
       "decode", "Decode speed on the CPU through the generated kernels (tokens/s) against the memory roofline "
                 "(weight bytes per step / copy bandwidth measured in the same run)");
@@ -377,6 +383,7 @@ int main(int argc, char** argv) {
     if (inspectCmd->parsed()) return inspect(inspectModel, inspectJson, inspectMlir, inspectRegions);
     if (benchKernelsCmd->parsed()) return tools::benchKernels(benchJson, benchSeconds);
     if (benchDecodeCmd->parsed()) return tools::benchDecode(bd);
+    if (benchServeCmd->parsed()) return tools::benchServe(bs);
   } catch (const Error& e) {
     std::fprintf(stderr, "error: %s\n", e.what());
     return 1;

@@ -265,6 +265,7 @@ class Session : public std::enable_shared_from_this<Session> {
       only(get, "GET");
       ojson model = {{"id", sh_.limits.modelName}, {"object", "model"}, {"created", created()}, {"owned_by", "strata"}};
       if (sh_.limits.maxContext > 0) model["max_model_len"] = sh_.limits.maxContext;
+      if (sh_.limits.vocabSize > 0) model["vocab_size"] = sh_.limits.vocabSize;  // for token-id prompts (strata bench serve)
       ojson body = {{"object", "list"}, {"data", ojson::array({model})}};
       send(response(200, "application/json", body.dump(), keepAlive()));
       sh_.metrics.request(Outcome::Ok);
