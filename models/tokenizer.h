@@ -32,6 +32,8 @@ class Tokenizer {
   std::string decode(const std::vector<int64_t>& ids, bool skipSpecial = true) const;
   // The id of an added token (by its literal content), if there is one.
   std::optional<int64_t> tokenId(const std::string& content) const;
+  // Whether `id` is one of the tokenizer's (decode refuses others).
+  bool hasId(int64_t id) const { return idToToken_.count(id) != 0; }
   // Ids 0..vocabSize()-1 (the model's vocabulary must cover them).
   int64_t vocabSize() const { return idToToken_.empty() ? 0 : idToToken_.rbegin()->first + 1; }
 

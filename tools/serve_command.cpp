@@ -30,10 +30,18 @@ class ModelText : public runtime::server::ServedText {
     return tok_.encode(chat_->render(messages, /*addGenerationPrompt=*/true), /*addSpecial=*/false);
   }
   std::vector<int64_t> chatStopIds() const override { return stop_; }
-  std::string decode(const std::vector<int64_t>& ids) const override { return tok_.decode(ids); }
-  std::string tokenText(int64_t id) const override { return tok_.decode({id}, /*skipSpecial=*/false); }
+  // A model's vocabulary can be larger than its tokenizer's (padded
+  // embeddings): ids the tokenizer lacks decode to nothing, as in HF.
+  std::string decode(const std::vector<int64_t>& ids) const override { return tok_.decode(known(ids)); }
+  std::string tokenText(int64_t id) const override { return tok_.decode(known({id}), /*skipSpecial=*/false); }
 
  private:
+  std::vector<int64_t> known(const std::vector<int64_t>& ids) const {
+    std::vector<int64_t> out;
+    for (int64_t id : ids)
+      if (tok_.hasId(id)) out.push_back(id);
+    return out;
+  }
   const models::Tokenizer& tok_;
   std::optional<models::ChatTemplate> chat_;
   std::vector<int64_t> stop_;
