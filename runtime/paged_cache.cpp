@@ -80,6 +80,13 @@ int64_t blocksForBudget(const KvCacheShape& shape, uint64_t budgetBytes) {
   return blocks;
 }
 
+int64_t blocksForCacheMiB(const KvCacheShape& shape, Device& device, double mib) {
+  uint64_t budget = (uint64_t)(mib * 1048576.0);
+  if (budget > device.capacity())
+    fail("--cache-mb {}: more than the {} device's {:.0f} MiB of memory", mib, device.name(), device.capacity() / 1048576.0);
+  return blocksForBudget(shape, budget);
+}
+
 int64_t defaultCacheBlocks(const KvCacheShape& shape, int64_t wanted, uint64_t availableBytes) {
   const uint64_t reserve = std::max<uint64_t>(availableBytes / 10, uint64_t(1) << 30);
   if (availableBytes <= reserve)

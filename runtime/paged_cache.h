@@ -74,6 +74,10 @@ struct KvCacheShape {
 // (numBlocks ignored); throws when not even one block fits.
 int64_t blocksForBudget(const KvCacheShape& shape, uint64_t budgetBytes);
 
+// The blocks a `--cache-mb` budget of `mib` MiB holds on `device`; refused
+// (naming the flag) when the budget is more than the device's memory.
+int64_t blocksForCacheMiB(const KvCacheShape& shape, Device& device, double mib);
+
 // The blocks a cache gets when the user sets no size: `wanted` (enough for
 // every request at once), or fewer when they would not fit in
 // `availableBytes` (the device's free memory) less a reserve for the rest

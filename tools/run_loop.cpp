@@ -200,11 +200,7 @@ int runPrompts(const runtime::GraphRunner& exec, int64_t blockSize, const RunOpt
   if (o.cacheBlocks > 0) {
     so.numBlocks = o.cacheBlocks;
   } else if (o.cacheMiB > 0) {
-    uint64_t budget = (uint64_t)(o.cacheMiB * 1048576.0);
-    if (budget > device.capacity())
-      fail("--cache-mb {}: more than the {} device's {:.0f} MiB of memory", o.cacheMiB, device.name(),
-           device.capacity() / 1048576.0);
-    so.numBlocks = runtime::blocksForBudget(shape, budget);
+    so.numBlocks = runtime::blocksForCacheMiB(shape, device, o.cacheMiB);
   } else {
     // Enough for every completion at once, unless that would not fit in
     // the device's free memory: then what fits, and the scheduler preempts.

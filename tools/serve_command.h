@@ -1,10 +1,19 @@
 // `strata serve`: the OpenAI-compatible server (runtime/server/) over a
-// model loaded as `strata run` loads it.
+// model loaded as `strata run` loads it (serve_command.cpp, with the
+// compiler), or over an artifact by the runtime alone (`strata-gpu serve`:
+// serveArtifact). serve_model.cpp is the runtime-only part both share.
 #pragma once
 #include <string>
 
 namespace CLI {
 class App;
+}
+
+namespace strata::runtime {
+class GraphRunner;
+}
+namespace strata::models {
+class Tokenizer;
 }
 
 namespace strata::tools {
@@ -19,6 +28,14 @@ struct ServeOpts {
 };
 
 void addServeOptions(CLI::App* cmd, ServeOpts& o);
+// Checks the numeric flags against their ranges (before anything loads).
+void checkServeOpts(const ServeOpts& o);
+// Serves `exec` (KV blocks of blockSize) with `tok` (tokenizer_config.json in tokDir).
+int serveLoaded(const ServeOpts& o, const runtime::GraphRunner& exec, int64_t blockSize, const models::Tokenizer& tok,
+                const std::string& tokDir);
+// `strata serve MODEL`: compiles or loads o.model for o.backend, then serves it.
 int serveCommand(const ServeOpts& o);
+// `strata-gpu serve ARTIFACT`: the runtime alone (no compiler).
+int serveArtifact(const ServeOpts& o);
 
 }  // namespace strata::tools

@@ -55,6 +55,7 @@
 #include "runtime/model_bench.h"
 #include "tools/gpu_kernel_bench.h"
 #include "tools/run_loop.h"
+#include "tools/serve_command.h"
 
 using namespace strata;
 
@@ -335,6 +336,11 @@ int main(int argc, char** argv) {
                   "With --dump-values: only the outputs whose names match this regular expression (default: all; "
                   "e.g. 'mlp\\.residual' for each layer's output)");
   BenchModelOpts bm;
+  tools::ServeOpts so;
+  auto* serveCmd = app.add_subcommand(
+      "serve", "Serve an artifact from `strata compile` (cuda or cpu) with the OpenAI API, the runtime alone: the "
+               "flags of `strata serve`");
+  tools::addServeOptions(serveCmd, so);
   auto* benchModelCmd = app.add_subcommand(
       "bench-model", "End to end on the GPU: time to first token and decode ms/step of a compiled model against the "
                      "HBM roofline");
@@ -366,6 +372,7 @@ int main(int argc, char** argv) {
   }
   try {
     if (run->parsed()) return runModel(ro, gro);
+    if (serveCmd->parsed()) return tools::serveArtifact(so);
     if (benchModelCmd->parsed()) return benchModel(bm);
     if (bench->parsed()) return benchGemm(dir, json, dtype, reps, gemmRows, gemmEpilogueRows, gemmKSplits, coldWeights, tightA);
     if (norm->parsed()) return benchRmsNorm(dir, json, dtype, reps);
