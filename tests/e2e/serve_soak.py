@@ -24,6 +24,7 @@ STRATA, MODEL, TEMPLATE = sys.argv[1:4]
 REQUESTS = int(sys.argv[4]) if len(sys.argv) > 4 else 1000
 CONCURRENCY = int(sys.argv[5]) if len(sys.argv) > 5 else 250
 MAX_BODY = 32768
+WIDE = 1000  # streams at once in the second phase
 
 
 def dechunk(data):
@@ -160,6 +161,10 @@ def main():
     import resource
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))  # 1,000 client sockets
+    global WIDE
+    WIDE = min(1000, hard - 64)  # where descriptors are capped below that, as many as fit
+    if WIDE < 1000:
+        print(f"serve_soak: the descriptor limit is {hard}: {WIDE} streams at once, not 1000")
     proc = subprocess.Popen([STRATA, "serve", MODEL, "--port", "0", "--chat-template", TEMPLATE, "--max-seqs", "64",
                              "--max-queue", "4096", "--max-body-bytes", str(MAX_BODY)], stderr=subprocess.PIPE, text=True)
     url = None
@@ -201,15 +206,15 @@ def main():
 
     async def wide():
         sampler = asyncio.ensure_future(sample())
-        done = await many_streams(port, 1000)
+        done = await many_streams(port, WIDE)
         sampler.cancel()
         return done
 
     t0 = time.time()
     done = asyncio.run(wide())
     wide_seconds = time.time() - t0
-    if done != 1000:
-        problems.append(f"{done} of 1000 concurrent streams completed")
+    if done != WIDE:
+        problems.append(f"{done} of {WIDE} concurrent streams completed")
     if peak[0] > threads0:
         problems.append(f"threads grew with connections: {threads0} -> {peak[0]}")
     if peak[1] - rss0 > 512:
@@ -219,7 +224,7 @@ def main():
     if rc != 0:
         problems.append(f"strata serve exited {rc} on SIGINT")
     print(f"serve_soak: {REQUESTS} requests, {CONCURRENCY} at once, {seconds:.1f} s; kinds {counts}; "
-          f"server counted {answered:.0f} answered; 1000 streams at once in {wide_seconds:.1f} s: {done} complete, "
+          f"server counted {answered:.0f} answered; {WIDE} streams at once in {wide_seconds:.1f} s: {done} complete, "
           f"server threads {threads0} -> {peak[0]}, RSS {rss0} -> {peak[1]} MiB")
     if problems:
         print("\n".join(problems[:30]))
