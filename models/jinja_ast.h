@@ -53,6 +53,9 @@ constexpr int kMaxNesting = 128;                  // parse depth (statements and
 constexpr int64_t kMaxIterations = 1'000'000;     // loop iterations per render (and range() length)
 constexpr size_t kMaxOutputBytes = 64u << 20;     // rendered text
 
+// Whether `name` is a test the interpreter has (`x is name`, select('name')).
+bool isKnownTest(const std::string& name);
+
 std::unique_ptr<Node> parseTemplate(std::string_view source, const std::string& origin);
 
 }  // namespace strata::models::jinja

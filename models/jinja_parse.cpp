@@ -237,14 +237,6 @@ const std::set<std::string>& knownFilters() {
       "string", "sum",       "title", "tojson",   "trim",    "unique",   "upper",      "indent", "wordcount"};
   return f;
 }
-const std::set<std::string>& knownTests() {
-  static const std::set<std::string> t = {
-      "boolean", "defined", "divisibleby", "eq",      "equalto", "even",     "false",  "float", "ge",
-      "gt",      "in",      "integer",     "iterable", "le",     "lower",    "lt",     "mapping", "ne",
-      "none",    "number",  "odd",         "sameas",  "sequence", "string",  "true",   "undefined", "upper",
-      "==",      "!=",      "<",           ">",       "<=",      ">="};
-  return t;
-}
 
 class ExprParser {
  public:
@@ -563,12 +555,12 @@ class ExprParser {
         next();
         auto t = make(Expr::Kind::Test);
         if (isName("not")) next(), t->negated = true;
-        if (cur().kind == Tok::Name || (cur().kind == Tok::Op && knownTests().count(cur().text))) {
+        if (cur().kind == Tok::Name || (cur().kind == Tok::Op && isKnownTest(cur().text))) {
           t->name = next().text;
         } else {
           error("expected a test name after 'is'");
         }
-        if (!knownTests().count(t->name)) error(fmt::format("unknown test '{}'", t->name));
+        if (!isKnownTest(t->name)) error(fmt::format("unknown test '{}'", t->name));
         t->args.push_back(std::move(e));
         if (isOp("(")) {
           callArgs(*t);
@@ -753,6 +745,15 @@ class StatementParser {
 };
 
 }  // namespace
+
+bool isKnownTest(const std::string& name) {
+  static const std::set<std::string> t = {
+      "boolean", "defined", "divisibleby", "eq",      "equalto", "even",     "false",  "float", "ge",
+      "gt",      "in",      "integer",     "iterable", "le",     "lower",    "lt",     "mapping", "ne",
+      "none",    "number",  "odd",         "sameas",  "sequence", "string",  "true",   "undefined", "upper",
+      "==",      "!=",      "<",           ">",       "<=",      ">="};
+  return t.count(name) != 0;
+}
 
 std::unique_ptr<Node> parseTemplate(std::string_view source, const std::string& origin) {
   return StatementParser(source, origin).parse();

@@ -536,19 +536,12 @@ class Renderer {
         ok = subject.truthy();
       } else {
         std::string t = a.pos[testAt].toString();
-        if (!knownTestName(t)) error(line, fmt::format("unknown test '{}'", t));
+        if (!isKnownTest(t)) error(line, fmt::format("unknown test '{}'", t));
         ok = test(t, subject, std::vector<Value>(a.pos.begin() + testAt + 1, a.pos.end()), line);
       }
       if (ok == want) out.push_back(item);
     }
     return Value::list(std::move(out));
-  }
-  static bool knownTestName(const std::string& t) {
-    static const char* names[] = {"defined", "undefined", "none", "string", "number", "integer", "float",
-                                  "mapping", "iterable", "sequence", "boolean", "true", "false", "odd", "even",
-                                  "divisibleby", "equalto", "eq", "==", "ne", "!=", "lt", "<", "gt", ">",
-                                  "le", "<=", "ge", ">=", "in", "sameas", "lower", "upper"};
-    return std::find(std::begin(names), std::end(names), t) != std::end(names);
   }
 
   Value filter(const Expr& e) {

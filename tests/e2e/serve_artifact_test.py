@@ -6,26 +6,20 @@ of the same artifact; SIGINT exits 0.
     serve_artifact_test.py STRATA STRATA_GPU MODEL_DIR WORK_DIR
 """
 import json
-import re
 import shutil
 import subprocess
 import sys
 import urllib.request
+
+from serve_util import start_server
 
 strata, strata_gpu, model, work = sys.argv[1:5]
 shutil.rmtree(work, ignore_errors=True)
 subprocess.run([strata, "compile", model, "-o", work], check=True, capture_output=True)
 ref = json.loads(subprocess.run([strata, "run", work, "--prompt", "paged attention", "--max-new-tokens", "8",
                                  "--ignore-eos", "--json"], check=True, capture_output=True, text=True).stdout)
-proc = subprocess.Popen([strata_gpu, "serve", work, "--port", "0"], stderr=subprocess.PIPE, text=True)
+proc, url, _ = start_server([strata_gpu, "serve", work, "--port", "0"])
 try:
-    url = None
-    for line in proc.stderr:
-        m = re.search(r"strata serve: (http://\S+)", line)
-        if m:
-            url = m.group(1)
-            break
-    assert url, "strata-gpu serve did not start"
     body = json.dumps({"model": work.rstrip("/").split("/")[-1], "prompt": "paged attention", "max_tokens": 8,
                        "temperature": 0, "ignore_eos": True}).encode()
     req = urllib.request.Request(url + "/v1/completions", data=body, headers={"Content-Type": "application/json"})

@@ -16,9 +16,10 @@ import asyncio
 import json
 import random
 import re
-import subprocess
 import sys
 import time
+
+from serve_util import start_server
 
 STRATA, MODEL, TEMPLATE = sys.argv[1:4]
 REQUESTS = int(sys.argv[4]) if len(sys.argv) > 4 else 1000
@@ -165,16 +166,8 @@ def main():
     WIDE = min(1000, hard - 64)  # where descriptors are capped below that, as many as fit
     if WIDE < 1000:
         print(f"serve_soak: the descriptor limit is {hard}: {WIDE} streams at once, not 1000")
-    proc = subprocess.Popen([STRATA, "serve", MODEL, "--port", "0", "--chat-template", TEMPLATE, "--max-seqs", "64",
-                             "--max-queue", "4096", "--max-body-bytes", str(MAX_BODY)], stderr=subprocess.PIPE, text=True)
-    url = None
-    for line in proc.stderr:
-        m = re.search(r"strata serve: (http://\S+)", line)
-        if m:
-            url = m.group(1)
-            break
-    if not url:
-        sys.exit("strata serve did not start")
+    proc, url, _ = start_server([STRATA, "serve", MODEL, "--port", "0", "--chat-template", TEMPLATE, "--max-seqs", "64",
+                                 "--max-queue", "4096", "--max-body-bytes", str(MAX_BODY)])
     port = int(url.rsplit(":", 1)[1])
     problems, counts, seconds = asyncio.run(main_async(port))
     # The load has drained: nothing running, no block held by a request.

@@ -21,6 +21,7 @@ import urllib.error
 import urllib.request
 
 import openai
+from serve_util import start_server
 
 STRATA, MODEL, TEMPLATE = sys.argv[1:4]
 KEY = "test-key"
@@ -39,26 +40,9 @@ class Server:
     running = []
 
     def __init__(self, *flags):
-        self.proc = subprocess.Popen([STRATA, "serve", MODEL, "--port", "0", *flags], stderr=subprocess.PIPE, text=True)
-        self.url = None
-        deadline = time.time() + 300  # the first start compiles the CPU kernels
-        lines = []
-        while time.time() < deadline:
-            line = self.proc.stderr.readline()
-            if not line:
-                break
-            lines.append(line)
-            m = re.search(r"strata serve: (http://\S+)", line)
-            if m:
-                self.url = m.group(1)
-                break
-        if not self.url:
-            self.proc.kill()
-            sys.exit("strata serve did not start:\n" + "".join(lines))
+        # (the first start compiles the CPU kernels: no timeout of its own)
+        self.proc, self.url, self.log = start_server([STRATA, "serve", MODEL, "--port", "0", *flags])
         Server.running.append(self)
-        # Keep draining stderr so the server never blocks on it (shown when a check fails).
-        self.log = lines
-        threading.Thread(target=lambda: [self.log.append(x) for x in self.proc.stderr], daemon=True).start()
 
     def tail(self):
         return "".join(self.log[-20:])
