@@ -209,7 +209,7 @@ void Engine::publishGauges() {
   const PagedKvCache& c = sched_->cache();
   metrics_->kvBlocks(c.usedBlocks(), c.cachedBlocks(), c.shape().numBlocks);
   metrics_->prefixCacheHits(c.prefixHitTokens());
-  metrics_->sequences(sched_->runningCount(), sched_->waitingCount());
+  metrics_->sequences(sched_->runningCount(), waitingSeqs_.load());
   metrics_->preemptions(sched_->stats().preemptions);
   metrics_->queue(queued());
 }
