@@ -55,6 +55,12 @@ Artifact loadArtifact(const std::string& dir, const ArtifactOptions& o) {
            planPath.string(), w.name, w.file, w.offset, w.offset + w.nbytes);
   }
   if (meta.contains("tokenizer") && meta["tokenizer"].is_string()) a.tokenizer = meta["tokenizer"].get<std::string>();
+  // The model's files moved together: a tokenizer in the --weights folder
+  // (by the compiled one's file name, or tokenizer.json) is the model's.
+  if (!o.weightsDir.empty()) {
+    const fs::path moved = fs::path(o.weightsDir) / (a.tokenizer ? fs::path(*a.tokenizer).filename() : "tokenizer.json");
+    if (fs::is_regular_file(moved)) a.tokenizer = moved.string();
+  }
   if (a.cuda()) {
     a.kernelDir = dir;
     a.dtype = meta["kernels"].value("dtype", "");

@@ -26,7 +26,9 @@ struct Artifact {
 
 struct ArtifactOptions {
   // Where the model's weight files are now, when given (the artifact
-  // records absolute paths; each is looked up here by file name).
+  // records absolute paths; each is looked up here by file name); a
+  // tokenizer there (the compiled one's file name, or tokenizer.json)
+  // replaces the recorded one.
   std::string weightsDir;
   // False: the weight files are not read (benchmarks with random weights),
   // so they need not exist.

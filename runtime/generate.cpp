@@ -63,6 +63,7 @@ std::vector<int64_t> Generator::generate(const GenerateRequest& req, const std::
   if (req.maxNewTokens < 0) fail("--max-new-tokens must be >= 0, got {}", req.maxNewTokens);
   Sampler sampler(req.sampling);
   std::vector<int64_t> ids = req.promptIds;
+  const size_t generatedFrom = ids.size();
   TensorMap cache;
   std::vector<int64_t> pending = ids;  // tokens not yet seen by the model (with past)
   for (int64_t step = 0; step < req.maxNewTokens; ++step) {
@@ -71,7 +72,7 @@ std::vector<int64_t> Generator::generate(const GenerateRequest& req, const std::
     const Tensor& logits = out.at("logits");
     int64_t v = logits.dim(logits.rank() - 1), rows = logits.numel() / v;
     if (logits.dtype() != ops::DType::F32) fail("logits must be f32, got {}", ops::dtypeName(logits.dtype()));
-    int64_t next = sampler.sample({logits.data<float>() + (rows - 1) * v, (size_t)v}, ids);
+    int64_t next = sampler.sample({logits.data<float>() + (rows - 1) * v, (size_t)v}, ids, generatedFrom);
     ids.push_back(next);
     if (onToken) onToken(next);
     if (hasPast_) {

@@ -92,9 +92,10 @@ Tensor GpuExecutor::Impl::penalizedRows(const Tensor& d, int64_t vocab, std::spa
 // kernel's candidates (runtime/sampler.h: headFromSplits); a row comes down
 // whole only for a draw its candidates do not settle, a second
 // temperature on one row (the row's mass is computed at its first draw's
-// temperature), or a repetition penalty where the kernel set has no
-// penalty kernels. With them, a penalized draw's row is copied into f32 on
-// the device, penalized there, and drawn from like any other.
+// temperature), presence and frequency penalties, or a repetition penalty
+// where the kernel set has no penalty kernels. With them, a draw with only
+// a repetition penalty has its row copied into f32 on the device,
+// penalized there, and drawn from like any other.
 std::vector<int64_t> GpuExecutor::runSampled(const TensorMap& inputs, const std::string& name,
                                               std::span<const RowDraw> draws) const {
   const Impl& m = *impl_;
@@ -108,7 +109,11 @@ std::vector<int64_t> GpuExecutor::runSampled(const TensorMap& inputs, const std:
   const bool onDevice = m.penaltyOnDevice();
   for (size_t i = 0; i < draws.size(); ++i) {
     const RowDraw& r = draws[i];
-    if (onDevice && r.sampler->params().repetitionPenalty != 1.0f && !r.history.empty()) {
+    // The device kernel applies the repetition penalty alone; presence and
+    // frequency penalties take the host's way (the whole row comes down).
+    const SamplingParams& p = r.sampler->params();
+    if (onDevice && p.repetitionPenalty != 1.0f && p.presencePenalty == 0.0f && p.frequencyPenalty == 0.0f &&
+        !r.history.empty()) {
       penalized.push_back({(int64_t)copies.size(), &r, true}), penalizedAt.push_back(i), copies.push_back(&r);
     } else {
       plain.push_back({r.row, &r, false}), plainAt.push_back(i);
@@ -153,7 +158,7 @@ std::vector<int64_t> GpuExecutor::Impl::pickTokens(const Tensor& d, int64_t rows
   for (size_t i = 0; i < picks.size(); ++i) {
     const Pick& r = picks[i];
     const SamplingParams& p = r.draw->sampler->params();
-    const bool unpenalized = r.penalized || p.repetitionPenalty == 1.0f;
+    const bool unpenalized = r.penalized || !p.penalized();
     if (p.greedy && unpenalized) {
       way[i] = Greedy, anyGreedy = true;
     } else if (!p.greedy && unpenalized && (temperature[r.row] == 0.f || temperature[r.row] == p.temperature)) {
@@ -223,7 +228,8 @@ std::vector<int64_t> GpuExecutor::Impl::pickTokens(const Tensor& d, int64_t rows
         next[i] = *pickFromHead(headOf(row, p.temperature, row.size()), p, uniform[i]);
       } else {
         // A penalized copy carries its penalty already.
-        next[i] = r.draw->sampler->sample(row, r.penalized ? std::span<const int64_t>{} : r.draw->history);
+        next[i] = r.draw->sampler->sample(row, r.penalized ? std::span<const int64_t>{} : r.draw->history,
+                                          r.draw->generatedFrom);
       }
     }
   });

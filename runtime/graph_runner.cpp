@@ -51,7 +51,7 @@ std::vector<int64_t> GraphRunner::runSampled(const TensorMap& inputs, const std:
       [&](int64_t lo, int64_t hi) {
         for (int64_t i = lo; i < hi; ++i) {
           const std::span<const float> row{logits.data<float>() + draws[i].row * vocab, (size_t)vocab};
-          next[i] = draws[i].sampler->sample(row, draws[i].history);
+          next[i] = draws[i].sampler->sample(row, draws[i].history, draws[i].generatedFrom);
           if (draws[i].logprobs) *draws[i].logprobs = tokenLogprobs(row, next[i], draws[i].topLogprobs);
         }
       },

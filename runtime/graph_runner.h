@@ -35,7 +35,7 @@ class GraphRunner {
   virtual std::vector<int64_t> runGreedy(const TensorMap& inputs, const std::string& name) const;
   // One token to draw from row `row` of a step's logits with `sampler`
   // (each draw its own sampler; `history` is the sequence so far, for the
-  // repetition penalty). With `logprobs`, the runner also fills in the
+  // penalties, generated from `generatedFrom` on). With `logprobs`, the runner also fills in the
   // drawn token's log-probabilities and the row's `topLogprobs` most
   // likely tokens' (runtime/sampler.h: tokenLogprobs on the raw row).
   struct RowDraw {
@@ -44,11 +44,12 @@ class GraphRunner {
     std::span<const int64_t> history;
     TokenLogprobs* logprobs = nullptr;
     int64_t topLogprobs = 0;
+    size_t generatedFrom = 0;
   };
   // run(), then each draw's token (Sampler::sample on its row of output
   // `name`). Default: the rows on the host. The GPU runner brings down
   // only the argmax (greedy) or top-k candidates (sampling) of a row, and
-  // the row itself only for a repetition penalty, a draw the candidates
+  // the row itself only for a penalty it cannot apply on the device, a draw the candidates
   // do not settle (runtime/sampler.h) or log-probabilities: the same
   // tokens either way.
   virtual std::vector<int64_t> runSampled(const TensorMap& inputs, const std::string& name,

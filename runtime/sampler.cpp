@@ -14,6 +14,11 @@ namespace strata::runtime {
 void SamplingParams::validate() const {
   if (!(repetitionPenalty > 0.f) || !std::isfinite(repetitionPenalty))
     fail("--repetition-penalty must be > 0, got {}", repetitionPenalty);
+  if (!(presencePenalty >= -2.f && presencePenalty <= 2.f))
+    fail("--presence-penalty must be in [-2, 2], got {}", presencePenalty);
+  if (!(frequencyPenalty >= -2.f && frequencyPenalty <= 2.f))
+    fail("--frequency-penalty must be in [-2, 2], got {}", frequencyPenalty);
+  if (!(minP >= 0.f && minP <= 1.f)) fail("--min-p must be in [0, 1], got {}", minP);
   if (greedy) return;
   if (!(temperature > 0.f) || !std::isfinite(temperature)) fail("--temperature must be > 0, got {}", temperature);
   if (topK < 0) fail("--top-k must be >= 0, got {}", topK);
@@ -136,13 +141,22 @@ RowHead headFromSplits(const float* value, const float* index, const float* mass
 std::optional<int64_t> pickFromHead(const RowHead& h, const SamplingParams& p, double u) {
   if (h.ids.empty() || h.vocab <= 0) fail("cannot sample from an empty row");
   const size_t n = std::min(h.exact, h.ids.size());
-  const size_t keep = p.topK > 0 ? (size_t)std::min<int64_t>(p.topK, h.vocab) : (size_t)h.vocab;
+  size_t keep = p.topK > 0 ? (size_t)std::min<int64_t>(p.topK, h.vocab) : (size_t)h.vocab;
   // Every loop below reads at most the first min(keep, n) weights.
   const double top = h.logits[0], invT = 1.0 / p.temperature;
   std::vector<double> w(std::min(keep, n));
   for (size_t i = 0; i < w.size(); ++i) w[i] = std::exp((double(h.logits[i]) - top) * invT);
   auto weight = [&](size_t i) { return w[i]; };
-  // The top-k set's weight, which top-p's fraction is of.
+  // min-p keeps the prefix whose weights (probabilities relative to the
+  // top one's, which is 1) are >= minP; unsettled when that prefix may run
+  // past the exact part.
+  if (p.minP > 0.f) {
+    size_t i = 0;
+    while (i < w.size() && w[i] >= double(p.minP)) ++i;
+    if (i < w.size()) keep = i;
+    else if (keep > n) return std::nullopt;
+  }
+  // The kept set's weight, which top-p's fraction is of.
   double kept = 0;
   if (keep <= n)
     for (size_t i = 0; i < keep; ++i) kept += weight(i);
@@ -202,17 +216,28 @@ void applyRepetitionPenalty(std::span<float> logits, std::span<const int64_t> hi
     }
 }
 
+void applyPenalties(std::span<float> logits, std::span<const int64_t> history, size_t generatedFrom,
+                    const SamplingParams& p) {
+  if (p.repetitionPenalty != 1.0f) applyRepetitionPenalty(logits, history, p.repetitionPenalty);
+  if ((p.presencePenalty == 0.0f && p.frequencyPenalty == 0.0f) || generatedFrom >= history.size()) return;
+  std::vector<int32_t> count(logits.size(), 0);
+  for (size_t i = generatedFrom; i < history.size(); ++i)
+    if (int64_t id = history[i]; id >= 0 && id < (int64_t)logits.size()) ++count[id];
+  for (size_t id = 0; id < logits.size(); ++id)
+    if (count[id] > 0) logits[id] -= p.presencePenalty + p.frequencyPenalty * float(count[id]);
+}
+
 Sampler::Sampler(SamplingParams p) : p_(p), rng_(p.seed) { p_.validate(); }
 
 double Sampler::draw() { return std::uniform_real_distribution<double>(0.0, 1.0)(rng_); }
 
-int64_t Sampler::sample(std::span<const float> logitsIn, std::span<const int64_t> history) {
+int64_t Sampler::sample(std::span<const float> logitsIn, std::span<const int64_t> history, size_t generatedFrom) {
   if (logitsIn.empty()) fail("cannot sample from empty logits");
   std::vector<float> penalized;
   std::span<const float> logits = logitsIn;
-  if (p_.repetitionPenalty != 1.0f && !history.empty()) {
+  if (p_.penalized() && !history.empty()) {
     penalized.assign(logitsIn.begin(), logitsIn.end());
-    applyRepetitionPenalty(penalized, history, p_.repetitionPenalty);
+    applyPenalties(penalized, history, generatedFrom, p_);
     logits = penalized;
   }
   if (p_.greedy) return greedyToken(logits);

@@ -1,8 +1,11 @@
-// Token sampling from one row of logits: an optional repetition penalty on
-// the tokens the sequence already holds (HF's rule: a positive logit is
-// divided by the penalty, a negative one multiplied), then greedy (argmax,
-// lowest id on ties) or temperature -> top-k -> top-p (nucleus) -> draw with
-// a seeded generator.
+// Token sampling from one row of logits: optional penalties first — the
+// repetition penalty on the tokens the sequence already holds, prompt
+// included (HF's rule: a positive logit is divided by the penalty, a
+// negative one multiplied), then presence and frequency penalties on the
+// tokens it generated (OpenAI's rule, as vLLM applies it: minus presence
+// once per distinct id, minus frequency per occurrence) — then greedy
+// (argmax, lowest id on ties) or temperature -> top-k -> min-p -> top-p
+// (nucleus) -> draw with a seeded generator.
 //
 // A draw needs only the head of the row in sampling order (larger logits
 // first, the lower id first among equal ones) and the row's softmax mass, so
@@ -29,6 +32,10 @@ struct SamplingParams {
   float topP = 1.0f;         // (0, 1]
   uint64_t seed = 0;
   float repetitionPenalty = 1.0f;  // > 0; 1 = off
+  float presencePenalty = 0.0f;    // [-2, 2]; 0 = off
+  float frequencyPenalty = 0.0f;   // [-2, 2]; 0 = off
+  float minP = 0.0f;               // [0, 1]: keep ids at least minP times as likely as the top one; 0 = off
+  bool penalized() const { return repetitionPenalty != 1.0f || presencePenalty != 0.0f || frequencyPenalty != 0.0f; }
   // Throws strata::Error on out-of-range values, naming the parameter.
   void validate() const;
 };
@@ -37,6 +44,13 @@ struct SamplingParams {
 // `history` inside the row gets l / penalty when l > 0, else l * penalty
 // (f32 arithmetic; the GPU's penalty kernel computes the same).
 void applyRepetitionPenalty(std::span<float> logits, std::span<const int64_t> history, float penalty);
+
+// Every penalty of `p` on one row, in place: the repetition penalty over
+// all of `history`, then l -= presence + frequency * count for each id of
+// history[generatedFrom..] (the generated part; count = its occurrences
+// there), in f32.
+void applyPenalties(std::span<float> logits, std::span<const int64_t> history, size_t generatedFrom,
+                    const SamplingParams& p);
 
 // The greedy token of one row of logits: its largest value's id, the lowest
 // id on ties.
@@ -70,7 +84,7 @@ RowHead headFromSplits(const float* value, const float* index, const float* mass
 size_t headSize(const SamplingParams& p);
 
 // The token for the uniform `u` in [0, 1) under `p` (temperature, top-k,
-// top-p; not greedy, no penalty), or nullopt when the head's exact part
+// min-p, top-p; not greedy, no penalty), or nullopt when the head's exact part
 // does not settle it. A whole row's head (headOf with count >= vocab)
 // always settles it.
 std::optional<int64_t> pickFromHead(const RowHead& head, const SamplingParams& p, double u);
@@ -97,8 +111,9 @@ class Sampler {
   const SamplingParams& params() const { return p_; }
   // The next uniform in [0, 1): one per sampled (non-greedy) token.
   double draw();
-  // `history`: the sequence so far (prompt + generated), for the penalty.
-  int64_t sample(std::span<const float> logits, std::span<const int64_t> history = {});
+  // `history`: the sequence so far (prompt + generated), for the
+  // penalties; its generated part starts at `generatedFrom`.
+  int64_t sample(std::span<const float> logits, std::span<const int64_t> history = {}, size_t generatedFrom = 0);
 
  private:
   SamplingParams p_;

@@ -182,7 +182,7 @@ bool Scheduler::step() {
     if (s->req.maxNewTokens == 0) continue;
     drawOf[i] = draws.size();
     draws.push_back({(int64_t)row, &s->sampler, s->ids, s->req.logprobs ? &logprobs[i] : nullptr,
-                     s->req.logprobs.value_or(0)});
+                     s->req.logprobs.value_or(0), s->req.promptIds.size()});
   }
   std::vector<int64_t> drawn = model_.stepSampled(steps, draws);
   ++stats_.steps;

@@ -18,7 +18,6 @@
 #include <nlohmann/json.hpp>
 
 #include "ops/error.h"
-#include "tools/bench_serve_plot.h"
 
 namespace strata::tools {
 
@@ -298,7 +297,8 @@ struct ChildServer {
 void startServer(ChildServer& c, const BenchServeOpts& o) {
   int fds[2];
   if (::pipe(fds) != 0) fail("bench serve: pipe: {}", std::strerror(errno));
-  std::vector<std::string> args = {"strata", "serve", o.model, "--port", "0", "--backend", o.backend};
+  std::vector<std::string> args = {"strata", "serve", o.model, "--port", "0"};
+  if (!o.backend.empty()) args.insert(args.end(), {"--backend", o.backend});
   if (!o.servedName.empty()) args.insert(args.end(), {"--served-model-name", o.servedName});
   args.insert(args.end(), o.serveArgs.begin(), o.serveArgs.end());
   pid_t pid = ::fork();
@@ -345,12 +345,15 @@ void startServer(ChildServer& c, const BenchServeOpts& o) {
 void addBenchServeOptions(CLI::App* cmd, BenchServeOpts& o) {
   cmd->add_option("MODEL", o.model, "A model (or artifact) to start `strata serve` on for the run (instead of --url)");
   cmd->add_option("--url", o.url, "A running OpenAI-compatible server, e.g. http://127.0.0.1:8000 (strata or another)");
-  cmd->add_option("--backend", o.backend, "With MODEL: the backend of the started server")->capture_default_str();
+  cmd->add_option("--backend", o.backend, "With MODEL: --backend of the started server (default: its own)");
   cmd->add_option("--served-model-name", o.servedName, "The model name to send (default: the server's first model)");
   cmd->add_option("--api-key", o.apiKey, "Sent as 'Authorization: Bearer KEY'");
   cmd->add_option("--concurrency", o.concurrency, "Requests in flight (closed loop; repeatable, e.g. --concurrency 1 4 16)");
   cmd->add_option("--request-rate", o.rates, "Requests per second, Poisson arrivals (repeatable; instead of --concurrency)");
-  cmd->add_option("--num-prompts", o.numPrompts, "Requests per load level")->capture_default_str();
+  cmd->add_option("--num-prompts", o.numPrompts,
+                  "Requests per load level: one count for all, or one per level (e.g. --concurrency 1 32 "
+                  "--num-prompts 16 128); every level sends the first of the same requests")
+      ->capture_default_str();
   cmd->add_option("--input-len", o.inputLen, "Prompt tokens (random token ids, after the shared prefix)")->capture_default_str();
   cmd->add_option("--output-len", o.outputLen, "Tokens generated per request (ignore_eos)")->capture_default_str();
   cmd->add_option("--range-ratio", o.rangeRatio,
@@ -369,10 +372,35 @@ void addBenchServeOptions(CLI::App* cmd, BenchServeOpts& o) {
   cmd->add_option("--serve-arg", o.serveArgs, "With MODEL: an extra flag for the started server (repeatable)");
 }
 
-int benchServe(const BenchServeOpts& o) {
-  if (o.url.empty() == o.model.empty()) fail("bench serve: give --url URL or MODEL (one of them)");
+namespace {
+
+std::vector<json> readCompared(const std::vector<std::string>& files) {
+  std::vector<json> series;
+  for (const std::string& c : files) {
+    std::ifstream f(c);
+    if (!f) fail("--compare {}: cannot read", c);
+    json j = json::parse(f, nullptr, false);
+    if (j.is_discarded() || !j.contains("runs")) fail("--compare {}: not a bench serve JSON file", c);
+    series.push_back(j);
+  }
+  return series;
+}
+
+}  // namespace
+
+int benchServe(const BenchServeOpts& o, ServePlotWriter plot) {
+  if (!o.plotPath.empty() && !plot)
+    fail("--plot: this build draws no plots (no cairo); write --json and draw it with `strata bench serve --compare "
+         "FILE --plot PNG`");
+  if (o.url.empty() && o.model.empty() && !o.compare.empty() && !o.plotPath.empty()) {
+    plot(o.plotPath, readCompared(o.compare));  // a redraw of earlier results
+    return 0;
+  }
+  if (o.url.empty() == o.model.empty())
+    fail("bench serve: give --url URL or MODEL (one of them), or only --compare FILE... with --plot PNG to redraw");
   if (!o.concurrency.empty() && !o.rates.empty()) fail("bench serve: give --concurrency or --request-rate, not both");
-  if (o.numPrompts < 1 || o.numPrompts > 1000000) fail("--num-prompts must be in 1..1000000, got {}", o.numPrompts);
+  for (int64_t n : o.numPrompts)
+    if (n < 1 || n > 1000000) fail("--num-prompts must be in 1..1000000, got {}", n);
   if (o.inputLen < 1 || o.outputLen < 1) fail("--input-len and --output-len must be >= 1");
   if (o.rangeRatio < 0 || o.rangeRatio >= 1 || std::isnan(o.rangeRatio)) fail("--range-ratio must be in [0, 1)");
   if (o.prefixLen < 0) fail("--shared-prefix-len must be >= 0");
@@ -401,6 +429,14 @@ int benchServe(const BenchServeOpts& o) {
                                              (int64_t)std::ceil(len * (1 + o.rangeRatio)));
     return d(rng);
   };
+  std::vector<double> levels;
+  bool byRate = !o.rates.empty();
+  if (byRate) levels = o.rates;
+  else for (int64_t c : (o.concurrency.empty() ? std::vector<int64_t>{1} : o.concurrency)) levels.push_back((double)c);
+  if (o.numPrompts.size() != 1 && o.numPrompts.size() != levels.size())
+    fail("--num-prompts: give one count, or one per load level ({} levels, {} counts)", levels.size(), o.numPrompts.size());
+  auto promptsAt = [&](size_t level) { return o.numPrompts.size() == 1 ? o.numPrompts[0] : o.numPrompts[level]; };
+  const int64_t numPrompts = *std::max_element(o.numPrompts.begin(), o.numPrompts.end());
   std::vector<Request> reqs;
   if (!o.promptsFile.empty()) {
     std::ifstream in(o.promptsFile);
@@ -409,14 +445,14 @@ int benchServe(const BenchServeOpts& o) {
     for (std::string l; std::getline(in, l);)
       if (!l.empty()) lines.push_back(l);
     if (lines.empty()) fail("--prompts-file {}: no prompts (one per line)", o.promptsFile);
-    for (int64_t i = 0; i < o.numPrompts; ++i) reqs.push_back({lines[i % lines.size()], 0, draw(o.outputLen)});
+    for (int64_t i = 0; i < numPrompts; ++i) reqs.push_back({lines[i % lines.size()], 0, draw(o.outputLen)});
   } else {
     if (vocab <= 0) fail("bench serve: {} reports no vocab_size; give --vocab", u.base);
     // Ids from the middle of the vocabulary (away from special tokens at either end).
     std::uniform_int_distribution<int64_t> id(std::min<int64_t>(vocab / 8, 256), vocab - 1 - std::min<int64_t>(vocab / 8, 256));
     std::vector<int64_t> prefix;
     for (int64_t k = 0; k < o.prefixLen; ++k) prefix.push_back(id(rng));
-    for (int64_t i = 0; i < o.numPrompts; ++i) {
+    for (int64_t i = 0; i < numPrompts; ++i) {
       std::vector<int64_t> ids = prefix;
       int64_t n = draw(o.inputLen);
       for (int64_t k = 0; k < n; ++k) ids.push_back(id(rng));
@@ -424,16 +460,10 @@ int benchServe(const BenchServeOpts& o) {
     }
   }
 
-  std::vector<double> levels;
-  bool byRate = !o.rates.empty();
-  if (byRate) levels = o.rates;
-  else for (int64_t c : (o.concurrency.empty() ? std::vector<int64_t>{1} : o.concurrency)) levels.push_back((double)c);
-
   const std::string label = o.label.empty() ? model : o.label;
   json out = {{"label", label},
               {"server", u.base},
               {"model", model},
-              {"num_prompts", o.numPrompts},
               {"input_len", o.inputLen},
               {"output_len", o.outputLen},
               {"shared_prefix_len", o.prefixLen},
@@ -442,9 +472,11 @@ int benchServe(const BenchServeOpts& o) {
               {"runs", json::array()}};
   std::printf("%-10s %9s %8s %10s %23s %23s %15s %15s %9s\n", byRate ? "rate/s" : "conc", "done/fail", "req/s",
               "out tok/s", "TTFT mean/p50/p99 ms", "TPOT mean/p50/p99 ms", "ITL p50/p99", "E2E p50/p99 s", "goodput");
-  for (double level : levels) {
+  for (size_t li = 0; li < levels.size(); ++li) {
+    const double level = levels[li];
     double seconds = 0;
-    std::vector<Result> rs = runLoad(u, model, reqs, byRate ? 0 : (int64_t)level, byRate ? level : 0, (uint64_t)o.seed,
+    const std::vector<Request> sent(reqs.begin(), reqs.begin() + promptsAt(li));
+    std::vector<Result> rs = runLoad(u, model, sent, byRate ? 0 : (int64_t)level, byRate ? level : 0, (uint64_t)o.seed,
                                      o.apiKey, seconds);
     std::vector<double> ttft, tpot, itl, e2e;
     int64_t ok = 0, outTokens = 0, inTokens = 0, good = 0;
@@ -465,6 +497,7 @@ int benchServe(const BenchServeOpts& o) {
       if ((o.sloTtftMs <= 0 || r.ttft <= o.sloTtftMs) && (o.sloTpotMs <= 0 || t <= o.sloTpotMs)) ++good;
     }
     json run = {{byRate ? "request_rate" : "concurrency", byRate ? json(level) : json((int64_t)level)},
+                {"num_prompts", (int64_t)rs.size()},
                 {"completed", ok},
                 {"failed", (int64_t)rs.size() - ok},
                 {"duration_s", seconds},
@@ -497,14 +530,8 @@ int benchServe(const BenchServeOpts& o) {
   }
   if (!o.plotPath.empty()) {
     std::vector<json> series{out};
-    for (const std::string& c : o.compare) {
-      std::ifstream f(c);
-      if (!f) fail("--compare {}: cannot read", c);
-      json j = json::parse(f, nullptr, false);
-      if (j.is_discarded() || !j.contains("runs")) fail("--compare {}: not a bench serve JSON file", c);
-      series.push_back(j);
-    }
-    writeServePlot(o.plotPath, series);
+    for (json& j : readCompared(o.compare)) series.push_back(std::move(j));
+    plot(o.plotPath, series);
   }
   return 0;
 }

@@ -1,7 +1,9 @@
 #include "tools/bench_serve_plot.h"
 
 #include <algorithm>
+#include <climits>
 #include <cmath>
+#include <cstdint>
 
 #include <cairo.h>
 #include <fmt/format.h>
@@ -96,11 +98,17 @@ void writeServePlot(const std::string& path, const std::vector<json>& series) {
   };
   xmax = roundUp(xmax);
   const json& first = series.front();
-  std::string setup = fmt::format("{} prompts, {} input + {} output tokens{}", first.value("num_prompts", 0),
-                                  first.value("input_len", 0), first.value("output_len", 0),
-                                  first.value("shared_prefix_len", 0) ? fmt::format(", {}-token shared prefix",
-                                                                                     first.value("shared_prefix_len", 0))
-                                                                      : "");
+  // Prompts per level: one count, or a range when the levels differ.
+  int64_t lo = INT64_MAX, hi = 0;
+  for (const json& r : first["runs"]) {
+    const int64_t n = r.value("num_prompts", r.value("completed", (int64_t)0) + r.value("failed", (int64_t)0));
+    lo = std::min(lo, n), hi = std::max(hi, n);
+  }
+  const std::string prompts = lo == hi ? fmt::format("{}", hi) : fmt::format("{}-{}", lo, hi);
+  const int64_t prefix = first.value("shared_prefix_len", (int64_t)0);
+  std::string setup = fmt::format("{} prompts, {} input + {} output tokens{}", prompts, first.value("input_len", 0),
+                                  first.value("output_len", 0),
+                                  prefix ? fmt::format(", {}-token shared prefix", prefix) : "");
   for (int k = 0; k < 2; ++k) {
     Panel p{90.0 + k * 690.0, 60.0, 560.0, 420.0, xmax, roundUp(ymax[k])};
     axes(cr, p, "output tokens/s", names[k], k == 0 ? "TTFT against throughput" : "TPOT against throughput");

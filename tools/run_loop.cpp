@@ -90,6 +90,15 @@ void addRunOptions(CLI::App* cmd, RunOpts& o, bool text) {
   cmd->add_option("--repetition-penalty", o.repetitionPenalty,
                      "Divide positive / multiply negative logits of tokens already in the sequence by this (1 = off)")
       ->capture_default_str();
+  cmd->add_option("--presence-penalty", o.presencePenalty,
+                  "Subtract this from the logit of every token generated so far (-2..2, 0 = off; OpenAI's rule)")
+      ->capture_default_str();
+  cmd->add_option("--frequency-penalty", o.frequencyPenalty,
+                  "Subtract this times its count from the logit of every token generated so far (-2..2, 0 = off)")
+      ->capture_default_str();
+  cmd->add_option("--min-p", o.minP,
+                  "Sample only among tokens at least P times as likely as the most likely one (0..1, 0 = off)")
+      ->capture_default_str();
   cmd->add_flag("--ignore-eos", o.ignoreEos, "Keep generating after the end-of-sequence token");
   cmd->add_flag("--json", o.json, "Print one JSON object {token_ids, text, ...} instead of streaming text");
   cmd->add_option("--logprobs", o.logprobs,
@@ -148,6 +157,10 @@ runtime::SamplingParams checkRunOpts(const RunOpts& o) {
   sp.topP = o.topP.value_or(1.0f);
   sp.seed = o.seed;
   sp.repetitionPenalty = o.repetitionPenalty;
+  sp.presencePenalty = o.presencePenalty;
+  sp.frequencyPenalty = o.frequencyPenalty;
+  sp.minP = o.minP;
+  if (sp.minP != 0.f && sp.greedy) fail("--min-p narrows sampling: add --temperature, --top-k or --top-p");
   sp.validate();
   return sp;
 }

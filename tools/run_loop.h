@@ -27,6 +27,9 @@ struct RunOpts {
        chat = false;
   std::optional<float> temperature, topP;
   float repetitionPenalty = 1.0f;
+  float presencePenalty = 0.0f;
+  float frequencyPenalty = 0.0f;
+  float minP = 0.0f;
   std::optional<int64_t> topK;
   std::optional<int64_t> logprobs;  // --logprobs N: each token's log-probability and N alternatives (JSON)
   uint64_t seed = 0;

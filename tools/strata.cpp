@@ -13,6 +13,7 @@
 #include "tools/bench_decode.h"
 #include "tools/bench_kernels.h"
 #include "tools/bench_serve.h"
+#include "tools/bench_serve_plot.h"
 #include "tools/cpu_model.h"
 #include "tools/cuda_model.h"
 #include "tools/run_command.h"
@@ -383,7 +384,7 @@ int main(int argc, char** argv) {
     if (inspectCmd->parsed()) return inspect(inspectModel, inspectJson, inspectMlir, inspectRegions);
     if (benchKernelsCmd->parsed()) return tools::benchKernels(benchJson, benchSeconds);
     if (benchDecodeCmd->parsed()) return tools::benchDecode(bd);
-    if (benchServeCmd->parsed()) return tools::benchServe(bs);
+    if (benchServeCmd->parsed()) return tools::benchServe(bs, tools::writeServePlot);
   } catch (const Error& e) {
     std::fprintf(stderr, "error: %s\n", e.what());
     return 1;

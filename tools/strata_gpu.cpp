@@ -55,6 +55,7 @@
 #include "runtime/model_bench.h"
 #include "tools/gpu_kernel_bench.h"
 #include "tools/run_loop.h"
+#include "tools/bench_serve.h"
 #include "tools/serve_command.h"
 
 using namespace strata;
@@ -341,6 +342,12 @@ int main(int argc, char** argv) {
       "serve", "Serve an artifact from `strata compile` (cuda or cpu) with the OpenAI API, the runtime alone: the "
                "flags of `strata serve`");
   tools::addServeOptions(serveCmd, so);
+  tools::BenchServeOpts bso;
+  auto* benchServeCmd = app.add_subcommand(
+      "bench-serve", "`strata bench serve` (load on an OpenAI-compatible server: TTFT, TPOT, ITL, throughput; table and "
+                     "JSON): --url URL, or ARTIFACT served by `strata-gpu serve` for the run. No --plot here (no cairo): "
+                     "draw the JSON with `strata bench serve --compare FILE --plot PNG`");
+  tools::addBenchServeOptions(benchServeCmd, bso);
   auto* benchModelCmd = app.add_subcommand(
       "bench-model", "End to end on the GPU: time to first token and decode ms/step of a compiled model against the "
                      "HBM roofline");
@@ -373,6 +380,7 @@ int main(int argc, char** argv) {
   try {
     if (run->parsed()) return runModel(ro, gro);
     if (serveCmd->parsed()) return tools::serveArtifact(so);
+    if (benchServeCmd->parsed()) return tools::benchServe(bso, nullptr);
     if (benchModelCmd->parsed()) return benchModel(bm);
     if (bench->parsed()) return benchGemm(dir, json, dtype, reps, gemmRows, gemmEpilogueRows, gemmKSplits, coldWeights, tightA);
     if (norm->parsed()) return benchRmsNorm(dir, json, dtype, reps);

@@ -181,11 +181,6 @@ ParsedRequest parseRequest(const std::string& body, bool chat, const ServeLimits
   auto refuse = [&](const char* name, const std::string& why) {
     if (field(b, name)) bad(name, fmt::format("'{}' is not supported: {}", name, why));
   };
-  if (numField(b, "presence_penalty", -2, 2, 0) != 0)
-    bad("presence_penalty", "'presence_penalty' other than 0 is not supported yet (repetition_penalty is)");
-  if (numField(b, "frequency_penalty", -2, 2, 0) != 0)
-    bad("frequency_penalty", "'frequency_penalty' other than 0 is not supported yet (repetition_penalty is)");
-  if (numField(b, "min_p", 0, 1, 0) != 0) bad("min_p", "'min_p' other than 0 is not supported yet");
   if (const ojson* lb = field(b, "logit_bias"); lb && !(lb->is_object() && lb->empty()))
     bad("logit_bias", "'logit_bias' is not supported");
   if (intField(b, "best_of", 1, 1, 1) != 1) bad("best_of", "'best_of' must be 1");
@@ -212,6 +207,9 @@ ParsedRequest parseRequest(const std::string& body, bool chat, const ServeLimits
   job.sampling.topP = (float)topP;
   job.sampling.topK = topK < 0 ? 0 : topK;
   job.sampling.repetitionPenalty = (float)numField(b, "repetition_penalty", 0, 10, 1.0, /*loOpen=*/true);
+  job.sampling.presencePenalty = (float)numField(b, "presence_penalty", -2, 2, 0);
+  job.sampling.frequencyPenalty = (float)numField(b, "frequency_penalty", -2, 2, 0);
+  job.sampling.minP = (float)numField(b, "min_p", 0, 1, 0);
   if (field(b, "seed")) {
     job.sampling.seed = (uint64_t)intField(b, "seed", 0, INT64_MAX, 0);
   } else {

@@ -122,6 +122,20 @@ def main():
     check(usage is not None and usage.completion_tokens == 12 and usage.total_tokens == usage.prompt_tokens + 12,
           f"stream usage chunk ({usage})")
 
+    # Penalties and min_p reach the sampler as strata run's flags do: the same
+    # greedy tokens (presence / frequency) and the same seeded draw (min_p).
+    pen = strata_run("--prompt", prompt, "--max-new-tokens", "12", "--ignore-eos", "--presence-penalty", "1.5",
+                     "--frequency-penalty", "0.5")
+    check(pen["text"] != ref["text"], "the penalties change the greedy continuation")
+    r = client.completions.create(model=model, prompt=prompt, max_tokens=12, temperature=0, presence_penalty=1.5,
+                                  frequency_penalty=0.5, extra_body={"ignore_eos": True})
+    check(r.choices[0].text == pen["text"], f"penalized completion equals strata run ({r.choices[0].text!r})")
+    mp = strata_run("--prompt", prompt, "--max-new-tokens", "12", "--ignore-eos", "--temperature", "1.5", "--min-p",
+                    "0.2", "--seed", "9")
+    r = client.completions.create(model=model, prompt=prompt, max_tokens=12, temperature=1.5, seed=9,
+                                  extra_body={"ignore_eos": True, "min_p": 0.2})
+    check(r.choices[0].text == mp["text"], f"min_p completion equals strata run ({r.choices[0].text!r})")
+
     # Prompts as a list and as token ids.
     r = client.completions.create(model=model, prompt=[prompt, "tile programs"], max_tokens=4, temperature=0)
     check(len(r.choices) == 2 and r.choices[0].text == ref["text"][:len(r.choices[0].text)], "a list of prompts")
@@ -200,7 +214,7 @@ def main():
     check(st == 400, "an unknown field is 400")
     api_error(st, body, "frobnicate", "unknown field")
     for field, value in [("temperature", 9), ("n", 0), ("max_tokens", -1), ("top_p", 0), ("stop", [1]), ("seed", "x"),
-                         ("logprobs", 50), ("presence_penalty", 1.0)]:
+                         ("logprobs", 50), ("presence_penalty", 3.0), ("min_p", -0.1)]:
         st, _, body = raw(s, "POST", "/v1/completions", {"model": model, "prompt": "x", field: value}, auth)
         check(st == 400, f"{field}={value!r} is 400 ({st})")
         api_error(st, body, field, f"{field}={value!r}")

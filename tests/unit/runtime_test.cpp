@@ -121,6 +121,60 @@ TEST(Sampler, RepetitionPenalty) {
   EXPECT_THROW(p.validate(), Error);
 }
 
+// OpenAI's presence and frequency penalties count the generated tokens
+// only (history[generatedFrom..]), after the repetition penalty on all of
+// it; exact f32 values.
+TEST(Sampler, PresenceAndFrequencyPenalties) {
+  runtime::SamplingParams p;
+  p.presencePenalty = 0.5f, p.frequencyPenalty = 0.25f;
+  const std::vector<int64_t> history = {3, 3, 0, /*generated:*/ 1, 1, 1, 2, 7};
+  std::vector<float> logits = {2.0f, 1.9f, -0.5f, 1.0f};
+  runtime::applyPenalties(logits, history, 3, p);
+  EXPECT_EQ(logits, (std::vector<float>{2.0f, 1.9f - (0.5f + 0.75f), -0.5f - 0.75f, 1.0f}));  // 0 and 3: prompt only
+  p.repetitionPenalty = 2.0f;
+  logits = {2.0f, 1.9f, -0.5f, 1.0f};
+  runtime::applyPenalties(logits, history, 3, p);
+  EXPECT_EQ(logits, (std::vector<float>{1.0f, 0.95f - 1.25f, -1.0f - 0.75f, 0.5f}));
+  // Greedy picks the penalized row's best; a negative penalty favours repeats.
+  p.repetitionPenalty = 1.0f, p.presencePenalty = 1.0f, p.frequencyPenalty = 0.f;
+  const std::vector<float> row = {2.0f, 1.9f, -0.5f, 1.0f};
+  EXPECT_EQ(runtime::Sampler(p).sample(row, std::vector<int64_t>{5, 0}, 1), 1);
+  EXPECT_EQ(runtime::Sampler(p).sample(row, std::vector<int64_t>{0, 5}, 1), 0);  // 0 is in the prompt part
+  p.presencePenalty = -2.f;
+  EXPECT_EQ(runtime::Sampler(p).sample(row, std::vector<int64_t>{0, 3}, 1), 3);
+  for (float bad : {2.5f, -2.01f, NAN}) {
+    runtime::SamplingParams q;
+    q.presencePenalty = bad;
+    EXPECT_THROW(q.validate(), Error);
+    q.presencePenalty = 0, q.frequencyPenalty = bad;
+    EXPECT_THROW(q.validate(), Error);
+  }
+}
+
+// min-p keeps the tokens at least min_p times as likely as the top one at
+// the draw's temperature: with weights 1, 0.5, 0.2, 0.1 (temperature 1)
+// and min_p 0.4 only the first two are drawn, in proportion 2 : 1.
+TEST(Sampler, MinPDropsTheUnlikely) {
+  const std::vector<float> logits = {std::log(0.2f), 0.f, std::log(0.1f), std::log(0.5f)};
+  runtime::SamplingParams p;
+  p.greedy = false, p.minP = 0.4f, p.seed = 3;
+  runtime::Sampler s(p);
+  std::vector<int> count(4, 0);
+  const int n = 30000;
+  for (int i = 0; i < n; ++i) ++count[s.sample(logits)];
+  EXPECT_EQ(count[0] + count[2], 0);
+  EXPECT_NEAR(count[1] / double(n), 2.0 / 3.0, 0.01);
+  // At temperature 2 the weights are their square roots: 0.447 passes, 0.316 not.
+  p.temperature = 2.f;
+  runtime::Sampler hot(p);
+  std::fill(count.begin(), count.end(), 0);
+  for (int i = 0; i < n; ++i) ++count[hot.sample(logits)];
+  EXPECT_GT(count[0], 0);
+  EXPECT_EQ(count[2], 0);
+  p.minP = 1.5f;
+  EXPECT_THROW(p.validate(), Error);
+}
+
 // Rows with many ties (values on a coarse grid, as bf16 logits are) and a
 // few -inf entries, for the head tests below.
 std::vector<float> tiedRow(int64_t n, std::mt19937& rng, float spread) {
@@ -135,11 +189,12 @@ std::vector<runtime::SamplingParams> headParams() {
   std::vector<runtime::SamplingParams> ps;
   for (float t : {0.5f, 1.f, 1.7f})
     for (int64_t k : {0, 1, 20, 64, 200})
-      for (float p : {1.f, 0.9f, 0.3f}) {
-        runtime::SamplingParams sp;
-        sp.greedy = false, sp.temperature = t, sp.topK = k, sp.topP = p;
-        ps.push_back(sp);
-      }
+      for (float p : {1.f, 0.9f, 0.3f})
+        for (float m : {0.f, 0.02f}) {
+          runtime::SamplingParams sp;
+          sp.greedy = false, sp.temperature = t, sp.topK = k, sp.topP = p, sp.minP = m;
+          ps.push_back(sp);
+        }
   return ps;
 }
 

@@ -149,7 +149,7 @@ TEST(OpenAiRequest, ErrorsNameTheField) {
   EXPECT_EQ(errorParam(R"({"model": "m", "prompt": "x", "messages": []})"), "messages");  // a chat field on completions
   for (const char* f : {R"("temperature": -1)", R"("temperature": "hot")", R"("top_p": 0)", R"("n": 0)", R"("n": 17)",
                         R"("max_tokens": 0)", R"("max_tokens": 1.5)", R"("seed": -1)", R"("stop": [""])",
-                        R"("stop": 5)", R"("logprobs": 21)", R"("frequency_penalty": 0.5)", R"("min_p": 0.1)",
+                        R"("stop": 5)", R"("logprobs": 21)", R"("frequency_penalty": 2.5)", R"("min_p": 1.1)",
                         R"("repetition_penalty": 0)", R"("stream_options": {"include_usage": true})", R"("echo": true)",
                         R"("best_of": 2)", R"("max_tokens": 33)", R"("prompt": [])", R"("prompt": [-1])",
                         R"("prompt": [300])", R"("top_k": -2)"}) {
