@@ -152,6 +152,11 @@ class Device {
   // device: its threads) and the workgroup-local memory each unit has.
   virtual int computeUnits() const { return 1; }
   virtual int64_t localMemoryPerUnit() const { return 0; }
+  // Makes the device usable from the calling thread, which must call this
+  // before anything else here when it is not the thread that opened the
+  // device (a server's engine thread). CUDA: its context becomes the
+  // thread's current one. Default: nothing to do.
+  virtual void useOnThisThread() const {}
 
   // --- Memory.
   // Bytes this device can hold in all (the cpu device: physical memory).

@@ -190,8 +190,9 @@ int serveLoaded(const ServeOpts& o, const runtime::GraphRunner& exec, int64_t bl
   return 0;
 }
 
-int serveArtifact(const ServeOpts& o) {
-  checkServeOpts(o);
+int serveArtifact(const ServeOpts& given) {
+  checkServeOpts(given);
+  ServeOpts o = given;
   if (!runtime::isArtifact(o.model)) fail("{} is not an artifact directory from strata compile", o.model);
   runtime::Artifact a = runtime::loadArtifact(o.model, {o.weightsDir});
   if (o.blockSizeGiven && o.blockSize != a.blockSize)
@@ -200,6 +201,10 @@ int serveArtifact(const ServeOpts& o) {
   models::Tokenizer tok = models::Tokenizer::load(*a.tokenizer);
   const std::string tokDir = std::filesystem::path(*a.tokenizer).parent_path().string();
   const int64_t blockSize = a.blockSize;
+  const std::string built = a.cuda() ? "cuda" : "cpu";
+  if (o.backendGiven && o.backend != built)
+    fail("{} is compiled for {}: it serves with --backend {}, not --backend {}", o.model, a.target, built, o.backend);
+  o.backend = built;
   if (a.cuda()) {
     runtime::GpuModel gpu = runtime::loadGpuModel(std::move(a), {.verbose = true});
     return serveLoaded(o, *gpu.exec, blockSize, tok, tokDir);

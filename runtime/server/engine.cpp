@@ -81,6 +81,7 @@ void Engine::drain() {
 }
 
 void Engine::loop() {
+  runner_.cacheDevice().useOnThisThread();  // the model runs here, not on the thread that loaded it
   std::unique_lock lk(mu_);
   while (true) {
     wake_.wait(lk, [&] { return stopping_ || !incoming_.empty() || !cancels_.empty() || !sched_->idle(); });

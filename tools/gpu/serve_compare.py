@@ -40,18 +40,25 @@ def setup(a):
            f"-DCMAKE_CUDA_ARCHITECTURES=90 -DLLAMA_CURL=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF "
            f"&& cmake --build {build} -j {os.cpu_count()} --target llama-server")
     t0 = time.time()
-    builder = subprocess.Popen(["bash", "-c", cmd], stdout=log, stderr=subprocess.STDOUT)
+    built = os.path.exists(os.path.join(build, "bin", "llama-server"))
+    builder = None if built else subprocess.Popen(["bash", "-c", cmd], stdout=log, stderr=subprocess.STDOUT)
 
     import torch
     sys.path.insert(0, HERE)
     from check_model import hf_model, write_weights
     from bench_tokenizer import build as tokenizer
 
+    # A later setup (same machine, same seed) keeps the weights it finds.
     weights = os.path.join(a.work, "weights")
-    model, cfg = hf_model(a.config, a.seed)
-    write_weights(model, cfg, weights)
-    del model
-    torch.cuda.empty_cache()
+    done = os.path.join(weights, f"seed-{a.seed}")
+    if os.path.exists(done):
+        cfg = json.load(open(a.config))
+    else:
+        model, cfg = hf_model(a.config, a.seed)
+        write_weights(model, cfg, weights)
+        del model
+        torch.cuda.empty_cache()
+        open(done, "w").close()
     config = dict(cfg, architectures=["LlamaForCausalLM"], torch_dtype="bfloat16")
     json.dump(config, open(os.path.join(weights, "config.json"), "w"), indent=1)
     tok, tok_config = tokenizer(config)
@@ -66,7 +73,7 @@ def setup(a):
     if p.returncode:
         sys.exit(f"convert_hf_to_gguf.py failed ({p.returncode}):\n{p.stdout[-2000:]}\n{p.stderr[-4000:]}")
     print(f"{gguf}: {os.path.getsize(gguf) / 2**30:.1f} GiB in {time.time() - t:.0f} s", flush=True)
-    rc = builder.wait()
+    rc = builder.wait() if builder else 0
     log.close()
     if rc:
         sys.exit(f"llama-server build failed:\n{open(os.path.join(a.work, 'llama-build.log')).read()[-4000:]}")
@@ -100,6 +107,7 @@ def bench_server(a, name, cmd, port, log_path):
         counts = [str(max(a.min_prompts, a.rounds * c)) for c in a.concurrency]
         b = subprocess.run([a.strata_gpu, "bench-serve", "--url", url, "--concurrency", *levels, "--num-prompts", *counts,
                             "--input-len", str(a.input_len), "--output-len", str(a.output_len), "--label", name,
+                            "--vocab", str(json.load(open(a.config))["vocab_size"]),
                             "--json", out], capture_output=True, text=True)
         print(b.stdout, flush=True)
         if b.returncode:
@@ -126,19 +134,26 @@ def bench(a):
     if m.returncode:
         sys.exit(f"bench-model failed ({m.returncode}):\n{m.stderr[-3000:]}")
     top = max(a.concurrency)
-    ctx = top * (a.input_len + a.output_len + 16)
+    # llama.cpp holds at most 64 sequences (LLAMA_MAX_SEQ in this version):
+    # llama-server gets min(top, 64) slots and queues the requests beyond.
+    slots = min(top, 64)
+    ctx = slots * (a.input_len + a.output_len + 16)
     results = {}
-    results["strata"] = bench_server(a, "strata", [
+    for name in set(["strata", "llama.cpp"]) - set(a.servers):  # results of an earlier call
+        results[name] = json.load(open(os.path.join(a.out, f"serve-{name}.json")))
+    if "strata" in a.servers:
+      results["strata"] = bench_server(a, "strata", [
         a.strata_gpu, "serve", a.artifact, "--weights", weights, "--port", "8100", "--max-seqs", str(top),
         "--max-step-tokens", str(a.step_tokens), "--max-queue", str(4 * top)], 8100, os.path.join(a.out, "strata.log"))
     server = os.path.join(a.work, "llama-build", "bin", "llama-server")
-    results["llama.cpp"] = bench_server(a, "llama.cpp", [
-        server, "-m", os.path.join(a.work, "model-bf16.gguf"), "-ngl", "99", "-c", str(ctx), "-np", str(top),
-        "-b", str(a.step_tokens), "-fa", "on", "--host", "127.0.0.1", "--port", "8101"], 8101,
+    if "llama.cpp" in a.servers:
+      results["llama.cpp"] = bench_server(a, "llama.cpp", [
+        server, "-m", os.path.join(a.work, "model-bf16.gguf"), "-ngl", "99", "-c", str(ctx), "-np", str(slots),
+        "-b", str(a.step_tokens), "-fa", "--host", "127.0.0.1", "--port", "8101"], 8101,
         os.path.join(a.out, "llama-server.log"))
     print(f"\n{'conc':>5} | {'server':>9} | {'out tok/s':>9} | {'TTFT p50/p99 ms':>17} | {'TPOT p50/p99 ms':>16} | ok/fail")
     for i, c in enumerate(a.concurrency):
-        for name, r in results.items():
+        for name, r in sorted(results.items(), reverse=True):
             run = r["runs"][i]
             print(f"{c:>5} | {name:>9} | {run['output_throughput']:9.1f} | "
                   f"{run['ttft_ms']['p50']:7.1f} / {run['ttft_ms']['p99']:7.1f} | "
@@ -160,6 +175,8 @@ def main():
     p.add_argument("--min-prompts", type=int, default=16, help="...and at least this many")
     p.add_argument("--input-len", type=int, default=512)
     p.add_argument("--output-len", type=int, default=128)
+    p.add_argument("--servers", nargs="+", default=["strata", "llama.cpp"],
+                   help="bench: the servers to run now (the others' JSON from an earlier call in --out)")
     p.add_argument("--step-tokens", type=int, default=2048, help="tokens per model step (both servers)")
     a = p.parse_args()
     if a.stage == "setup":

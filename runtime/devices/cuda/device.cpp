@@ -61,6 +61,8 @@ std::string CudaDevice::cannotRun(const std::string& target) const {
   return fmt::format("kernels built for {} cannot run on {} (sm_{})", target, deviceName_, cc_);
 }
 
+void CudaDevice::useOnThisThread() const { check(d_.cuCtxSetCurrent(ctx_), "cuCtxSetCurrent"); }
+
 CudaDevice::~CudaDevice() {
   tensorMaps_.reset();
   if (uploaded_) d_.cuEventDestroy(uploaded_);

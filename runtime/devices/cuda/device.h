@@ -33,6 +33,7 @@ class CudaDevice final : public Device {
   bool hostAddressable() const override { return false; }
   // "" for "sm_<this GPU's compute capability>".
   std::string cannotRun(const std::string& target) const override;
+  void useOnThisThread() const override;
   int computeUnits() const override { return sms_; }
   int64_t localMemoryPerUnit() const override { return sharedPerSm_; }
   uint64_t capacity() const override { return totalMemory_; }
