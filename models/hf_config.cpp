@@ -1,7 +1,12 @@
 #include "models/hf_config.h"
 
+#include <cmath>
 #include <fstream>
+#include <map>
 
+#include <fmt/format.h>
+
+#include "models/json_input.h"
 #include "ops/error.h"
 
 namespace strata::models {
@@ -9,22 +14,46 @@ namespace strata::models {
 using nlohmann::json;
 
 namespace {
-int64_t positive(const json& j, const char* key, const std::string& src) {
+// Sizes past these are not models but mistakes (or attacks): every product
+// of them strata forms fits in 64 bits.
+constexpr int64_t kMaxDim = int64_t(1) << 20;        // hidden, intermediate, heads, head_dim, layers
+constexpr int64_t kMaxVocab = int64_t(1) << 24;      // ids stay exact in f32 (the sampling kernels' indices)
+constexpr int64_t kMaxPositions = int64_t(1) << 24;  // context
+
+int64_t positive(const json& j, const char* key, const std::string& src, int64_t max = kMaxDim) {
   if (!j.contains(key) || j[key].is_null()) fail("{}: missing field '{}'", src, key);
-  if (!j[key].is_number_integer() || j[key].get<int64_t>() <= 0)
-    fail("{}: field '{}' must be a positive integer, got {}", src, key, j[key].dump());
+  if (!j[key].is_number_integer() || j[key].get<int64_t>() <= 0 || j[key].get<int64_t>() > max)
+    fail("{}: field '{}' must be an integer in 1..{}, got {}", src, key, max, j[key].dump());
   return j[key].get<int64_t>();
 }
-std::optional<int64_t> tokenId(const json& j, const char* key, const std::string& src) {
+// A token id inside the vocabulary; eos may be a list of them (the first
+// is the one strata keeps, all are checked).
+std::optional<int64_t> tokenId(const json& j, const char* key, int64_t vocab, const std::string& src) {
   if (!j.contains(key) || j[key].is_null()) return std::nullopt;
-  const json& v = j[key].is_array() && !j[key].empty() ? j[key][0] : j[key];  // eos may be a list
-  if (!v.is_number_integer()) fail("{}: field '{}' must be a token id, got {}", src, key, j[key].dump());
-  return v.get<int64_t>();
+  const json& f = j[key];
+  if (f.is_array() && f.empty()) fail("{}: field '{}' is an empty list (a token id or a list of them)", src, key);
+  for (const json& v : f.is_array() ? f : json::array({f}))
+    if (!v.is_number_integer() || v.get<int64_t>() < 0 || v.get<int64_t>() >= vocab)
+      fail("{}: field '{}' must be token ids in 0..{} (vocab_size {}), got {}", src, key, vocab - 1, vocab, f.dump());
+  return (f.is_array() ? f[0] : f).get<int64_t>();
 }
 double number(const json& j, const char* key, double dflt, const std::string& src) {
   if (!j.contains(key) || j[key].is_null()) return dflt;
   if (!j[key].is_number()) fail("{}: field '{}' must be a number, got {}", src, key, j[key].dump());
   return j[key].get<double>();
+}
+// A finite number > 0 (and below `below` when given).
+double positiveNumber(const json& j, const char* key, double dflt, const std::string& src, double below = 0) {
+  const double v = number(j, key, dflt, src);
+  if (!std::isfinite(v) || v <= 0 || (below > 0 && v >= below))
+    fail("{}: field '{}' must be a finite number > 0{}, got {}", src, key,
+         below > 0 ? fmt::format(" and < {}", below) : "", j.contains(key) ? j[key].dump() : std::to_string(v));
+  return v;
+}
+std::string text(const json& j, const char* key, const std::string& dflt, const std::string& src) {
+  if (!j.contains(key) || j[key].is_null()) return dflt;
+  if (!j[key].is_string()) fail("{}: field '{}' must be a string, got {}", src, key, j[key].dump());
+  return j[key].get<std::string>();
 }
 bool flag(const json& j, const char* key, bool dflt, const std::string& src) {
   if (!j.contains(key) || j[key].is_null()) return dflt;
@@ -40,51 +69,65 @@ LlamaConfig parseLlamaConfig(const json& j, const std::string& src) {
   c.modelType = j["model_type"].get<std::string>();
   if (c.modelType != "llama" && c.modelType != "mistral" && c.modelType != "qwen2")
     fail("{}: model_type '{}' is not supported (llama, mistral, qwen2)", src, c.modelType);
+  if (j.contains("architectures") && !j["architectures"].is_null()) {
+    static const std::map<std::string, std::string> kArch = {
+        {"LlamaForCausalLM", "llama"}, {"MistralForCausalLM", "mistral"}, {"Qwen2ForCausalLM", "qwen2"}};
+    const json& a = j["architectures"];
+    if (!a.is_array() || a.empty()) fail("{}: field 'architectures' must be a list of class names", src);
+    for (const json& name : a) {
+      auto it = name.is_string() ? kArch.find(name.get<std::string>()) : kArch.end();
+      if (it == kArch.end())
+        fail("{}: architecture {} is not supported (LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM)", src,
+             name.dump());
+      if (it->second != c.modelType)
+        fail("{}: architecture '{}' does not match model_type '{}'", src, it->first, c.modelType);
+    }
+  }
+  for (const char* key : {"torch_dtype", "dtype"}) {
+    const std::string dt = text(j, key, "float32", src);
+    if (dt != "float32" && dt != "float16" && dt != "bfloat16")
+      fail("{}: {} '{}' is not a checkpoint type strata reads (float32, float16, bfloat16)", src, key, dt);
+  }
   c.hiddenSize = positive(j, "hidden_size", src);
   c.intermediateSize = positive(j, "intermediate_size", src);
   c.numLayers = positive(j, "num_hidden_layers", src);
   c.numHeads = positive(j, "num_attention_heads", src);
-  c.vocabSize = positive(j, "vocab_size", src);
+  c.vocabSize = positive(j, "vocab_size", src, kMaxVocab);
   c.numKvHeads = j.contains("num_key_value_heads") && !j["num_key_value_heads"].is_null()
                      ? positive(j, "num_key_value_heads", src) : c.numHeads;
+  if (!(j.contains("head_dim") && !j["head_dim"].is_null()) && c.hiddenSize % c.numHeads)
+    fail("{}: hidden_size ({}) is not a multiple of num_attention_heads ({}) and there is no head_dim", src,
+         c.hiddenSize, c.numHeads);
   c.headDim = j.contains("head_dim") && !j["head_dim"].is_null() ? positive(j, "head_dim", src) : c.hiddenSize / c.numHeads;
   if (c.numHeads % c.numKvHeads)
     fail("{}: num_attention_heads ({}) is not a multiple of num_key_value_heads ({})", src, c.numHeads, c.numKvHeads);
   if (c.headDim % 2) fail("{}: head_dim ({}) must be even for rotary embeddings", src, c.headDim);
-  c.maxPositions = j.contains("max_position_embeddings") ? positive(j, "max_position_embeddings", src) : 4096;
+  c.maxPositions = j.contains("max_position_embeddings") ? positive(j, "max_position_embeddings", src, kMaxPositions)
+                                                          : 4096;
   if (!j.contains("rms_norm_eps")) fail("{}: missing field 'rms_norm_eps'", src);
-  c.rmsNormEps = number(j, "rms_norm_eps", 1e-6, src);
-  c.ropeTheta = number(j, "rope_theta", 10000.0, src);
-  if (j.contains("rope_parameters") && j["rope_parameters"].is_object()) {  // transformers >= 5
+  c.rmsNormEps = positiveNumber(j, "rms_norm_eps", 1e-6, src, /*below=*/1.0);
+  c.ropeTheta = positiveNumber(j, "rope_theta", 10000.0, src);
+  if (j.contains("rope_parameters") && !j["rope_parameters"].is_null()) {  // transformers >= 5
     const json& rp = j["rope_parameters"];
-    c.ropeTheta = number(rp, "rope_theta", c.ropeTheta, src);
-    if (rp.contains("rope_type") && rp["rope_type"] != "default")
-      fail("{}: rope_type '{}' is not supported (only 'default')", src, rp["rope_type"].dump());
+    if (!rp.is_object()) fail("{}: field 'rope_parameters' must be an object, got {}", src, rp.dump());
+    c.ropeTheta = positiveNumber(rp, "rope_theta", c.ropeTheta, src + " rope_parameters");
+    const std::string type = text(rp, "rope_type", "default", src + " rope_parameters");
+    if (type != "default") fail("{}: rope_type '{}' is not supported (only 'default')", src, type);
   }
   if (j.contains("rope_scaling") && !j["rope_scaling"].is_null())
     fail("{}: rope_scaling is not supported yet", src);
-  std::string act = j.value("hidden_act", "silu");
+  std::string act = text(j, "hidden_act", "silu", src);
   if (act != "silu") fail("{}: hidden_act '{}' is not supported (silu)", src, act);
   c.qkvBias = flag(j, "attention_bias", c.modelType == "qwen2", src);
   c.oBias = c.modelType == "qwen2" ? false : c.qkvBias;
   c.mlpBias = flag(j, "mlp_bias", false, src);
   c.tieEmbeddings = flag(j, "tie_word_embeddings", false, src);
-  c.bosId = tokenId(j, "bos_token_id", src);
-  c.eosId = tokenId(j, "eos_token_id", src);
+  c.bosId = tokenId(j, "bos_token_id", c.vocabSize, src);
+  c.eosId = tokenId(j, "eos_token_id", c.vocabSize, src);
   return c;
 }
 
-LlamaConfig readLlamaConfig(const std::string& path) {
-  std::ifstream f(path);
-  if (!f) fail("cannot open '{}'", path);
-  json j;
-  try {
-    j = json::parse(f);
-  } catch (const json::exception& e) {
-    fail("{}: not valid JSON ({})", path, e.what());
-  }
-  return parseLlamaConfig(j, path);
-}
+LlamaConfig readLlamaConfig(const std::string& path) { return parseLlamaConfig(readJsonFile(path), path); }
 
 json toJson(const LlamaConfig& c) {
   json j = {{"model_type", c.modelType}, {"architectures", {c.modelType == "qwen2" ? "Qwen2ForCausalLM"

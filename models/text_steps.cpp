@@ -105,8 +105,15 @@ Normalizer::Normalizer(const json& j, const std::string& where) {
   if (!j.is_null()) add(j, where);
 }
 
+// A component's "type" (a string, required).
+static std::string componentType(const json& j, const std::string& where, const char* what) {
+  if (!j.is_object() || !j.contains("type") || !j["type"].is_string())
+    fail("{}: a {} without a 'type': {}", where, what, j.dump().substr(0, 200));
+  return j["type"].get<std::string>();
+}
+
 void Normalizer::add(const json& j, const std::string& where) {
-  std::string type = j.value("type", "");
+  std::string type = componentType(j, where, "normalizer");
   if (type == "Sequence") {
     for (const json& n : j.at("normalizers")) add(n, where);
   } else if (type == "Prepend") {
@@ -139,7 +146,7 @@ Decoder::Decoder(const json& j, const std::string& where) {
 }
 
 void Decoder::add(const json& j, const std::string& where) {
-  std::string type = j.value("type", "");
+  std::string type = componentType(j, where, "decoder");
   if (type == "Sequence") {
     for (const json& d : j.at("decoders")) add(d, where);
   } else if (type == "ByteLevel") {

@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "models/json_input.h"
 #include "models/utf8.h"
 #include "ops/error.h"
 
@@ -26,7 +27,9 @@ void readByteLevel(const json& p, bool& addPrefixSpace, bool& useRegex) {
 // adds none; Sequence combines.
 void readPostProcessor(const json& p, const std::string& path, std::vector<int64_t>& prefix, std::vector<int64_t>& suffix) {
   if (p.is_null()) return;
-  std::string type = p.value("type", "");
+  if (!p.is_object() || !p.contains("type") || !p["type"].is_string())
+    fail("{}: a post_processor without a 'type': {}", path, p.dump().substr(0, 200));
+  std::string type = p["type"].get<std::string>();
   if (type == "ByteLevel") return;
   if (type == "Sequence") {
     for (const json& q : p.at("processors")) readPostProcessor(q, path, prefix, suffix);
@@ -50,14 +53,9 @@ void readPostProcessor(const json& p, const std::string& path, std::vector<int64
 }  // namespace
 
 Tokenizer Tokenizer::load(const std::string& path) {
-  std::ifstream f(path);
-  if (!f) fail("cannot open tokenizer '{}'", path);
-  json j;
-  try {
-    j = json::parse(f);
-  } catch (const json::exception& e) {
-    fail("{}: not valid JSON ({})", path, e.what());
-  }
+  if (!std::ifstream(path)) fail("cannot open tokenizer '{}'", path);
+  const json j = readJsonFile(path);
+  if (!j.is_object()) fail("{}: expected a JSON object", path);
   Tokenizer t;
   try {
     const json& model = j.at("model");
@@ -71,7 +69,10 @@ Tokenizer Tokenizer::load(const std::string& path) {
       fail("{}: malformed tokenizer (model.vocab must be an object, model.merges a list)", path);
     std::unordered_map<std::string, int64_t> vocab;
     for (const auto& [tok, id] : model.at("vocab").items()) {
-      t.idToToken_[id.get<int64_t>()] = tok;
+      if (!id.is_number_unsigned() || id.get<uint64_t>() >= (uint64_t)kMaxTokenId)
+        fail("{}: model.vocab: token '{}' has id {}; ids are integers in 0..{}", path, tok, id.dump(), kMaxTokenId - 1);
+      auto [at, fresh] = t.idToToken_.emplace(id.get<int64_t>(), tok);
+      if (!fresh) fail("{}: model.vocab: id {} is given to both '{}' and '{}'", path, id.get<int64_t>(), at->second, tok);
       vocab[tok] = id.get<int64_t>();
     }
     std::vector<std::pair<std::string, std::string>> merges;
@@ -94,8 +95,15 @@ Tokenizer Tokenizer::load(const std::string& path) {
     options.ignoreMerges = model.value("ignore_merges", false);
     t.bpe_ = std::make_unique<Bpe>(std::move(vocab), merges, unk, options, path);
 
-    if (j.contains("added_tokens"))
+    if (j.contains("added_tokens") && !j["added_tokens"].is_null() && !j["added_tokens"].is_array())
+      fail("{}: added_tokens must be a list", path);
+    if (j.contains("added_tokens") && j["added_tokens"].is_array())
       for (const json& a : j["added_tokens"]) {
+        if (!a.is_object() || !a.contains("id") || !a["id"].is_number_unsigned() ||
+            a["id"].get<uint64_t>() >= (uint64_t)kMaxTokenId)
+          fail("{}: added token {}: 'id' must be an integer in 0..{}", path, a.dump(), kMaxTokenId - 1);
+        if (!a.contains("content") || !a["content"].is_string() || a["content"].get<std::string>().empty())
+          fail("{}: added token {}: 'content' must be a non-empty string", path, a.dump());
         int64_t id = a.at("id").get<int64_t>();
         std::string content = a.at("content").get<std::string>();
         t.idToToken_[id] = content;
@@ -107,7 +115,9 @@ Tokenizer Tokenizer::load(const std::string& path) {
 
     t.normalizer_ = Normalizer(j.value("normalizer", json()), path);
     const json& pre = j.value("pre_tokenizer", json());
-    std::string preType = pre.is_null() ? "" : pre.value("type", "");
+    if (!pre.is_null() && (!pre.is_object() || !pre.contains("type") || !pre["type"].is_string()))
+      fail("{}: a pre_tokenizer without a 'type': {}", path, pre.dump().substr(0, 200));
+    std::string preType = pre.is_null() ? "" : pre["type"].get<std::string>();
     bool useRegex = false;
     if (preType == "ByteLevel") {
       t.preTokenizer_ = PreTokenizer::ByteLevel;

@@ -21,6 +21,10 @@
 
 namespace strata::models {
 
+// Token ids are below this (2^24: exact in f32, as the sampling kernels
+// need; every real vocabulary is far smaller).
+constexpr int64_t kMaxTokenId = int64_t(1) << 24;
+
 class Tokenizer {
  public:
   // Throws strata::Error naming the file when it is unreadable, malformed,

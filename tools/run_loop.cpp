@@ -1,5 +1,7 @@
 #include "tools/run_loop.h"
 
+#include "tools/flag_ranges.h"
+
 #include <chrono>
 #include <cstdio>
 #include <iostream>
@@ -113,17 +115,18 @@ void addRunOptions(CLI::App* cmd, RunOpts& o, bool text) {
                      "free memory holds less a reserve for activations when that is fewer; fewer makes the scheduler "
                      "preempt and recompute)")
       ->capture_default_str();
-  cmd->add_option("--cache-mb", o.cacheMiB,
-                     "KV cache memory budget in MiB: as many blocks as fit (instead of --cache-blocks)")
-      ->excludes(blocksOpt);
+  auto* cacheMiBOpt = cmd->add_option("--cache-mb", o.cacheMiB,
+                                      "KV cache memory budget in MiB: as many blocks as fit (instead of --cache-blocks)")
+                          ->excludes(blocksOpt);
   cmd->add_option("--samples", o.samples,
                      "Completions per prompt: the prompt is computed once and its KV cache blocks shared "
                      "(copy-on-write); completion j (prompt j / N, sample j % N) samples with seed + j")
       ->capture_default_str();
   cmd->add_option("--weights", o.weightsDir,
                   "An artifact's model weight files are now in this folder (looked up by file name)");
-  cmd->callback([&o, blockOpt, backendOpt] {
+  cmd->callback([&o, blockOpt, backendOpt, cacheMiBOpt] {
     o.blockSizeGiven = blockOpt->count() > 0;
+    o.cacheMiBGiven = cacheMiBOpt->count() > 0;
     o.backendGiven = backendOpt->count() > 0;
   });
 }
@@ -136,11 +139,15 @@ runtime::SamplingParams checkRunOpts(const RunOpts& o) {
   int given = !o.prompt.empty() + !o.promptIds.empty() + !o.batchFile.empty();
   if (given > 1) fail("give one of --prompt, --prompt-ids or --batch-file, not several (--prompt or --prompt-ids, not both)");
   if (given == 0) fail("no prompt: give --prompt TEXT, --prompt-ids (comma-separated token ids) or --batch-file FILE");
-  if (o.maxNewTokens < 0) fail("--max-new-tokens must be >= 0, got {}", o.maxNewTokens);
-  if (o.blockSize <= 0) fail("--block-size must be >= 1, got {}", o.blockSize);
-  if (o.cacheBlocks < 0) fail("--cache-blocks must be >= 0, got {}", o.cacheBlocks);
-  if (o.cacheMiB < 0) fail("--cache-mb must be > 0, got {}", o.cacheMiB);
-  if (o.samples < 1) fail("--samples must be >= 1, got {}", o.samples);
+  // Every numeric flag against its range (tools/flag_ranges.h), first.
+  flagInRange<int64_t>("--max-new-tokens", o.maxNewTokens, 0, kMaxTokensFlag);
+  flagInRange<int64_t>("--block-size", o.blockSize, 1, kMaxBlockSizeFlag);
+  flagInRange<int64_t>("--cache-blocks", o.cacheBlocks, 0, kMaxCacheBlocksFlag);
+  if (o.cacheMiBGiven) checkCacheMiB(o.cacheMiB);
+  flagInRange<int64_t>("--samples", o.samples, 1, kMaxSeqsFlag);
+  flagInRange<int64_t>("--max-seqs", o.maxSeqs, 1, kMaxSeqsFlag);
+  flagInRange<int64_t>("--max-step-tokens", o.maxStepTokens, 1, kMaxTokensFlag);
+  flagInRange<int64_t>("--seed", o.seed, 0, INT64_MAX);
   for (const auto& s : o.stop)
     if (s.empty()) fail("--stop: an empty stop string would stop at once");
   if (o.chat && !o.promptIds.empty()) fail("--chat formats text: give --prompt or --batch-file, not --prompt-ids");

@@ -23,7 +23,7 @@ struct RunOpts {
   std::string model, backend = "cpu", prompt, promptIds, batchFile, system, weightsDir, chatTemplate;
   int64_t maxNewTokens = 32, blockSize = 16, cacheBlocks = 0, maxStepTokens = 512, maxSeqs = 64, samples = 1;
   double cacheMiB = 0;  // KV cache memory budget (0: sized from the prompts or --cache-blocks)
-  bool greedy = false, json = false, ignoreEos = false, blockSizeGiven = false, backendGiven = false, timings = false,
+  bool greedy = false, json = false, ignoreEos = false, blockSizeGiven = false, backendGiven = false, cacheMiBGiven = false, timings = false,
        chat = false;
   std::optional<float> temperature, topP;
   float repetitionPenalty = 1.0f;
@@ -32,7 +32,7 @@ struct RunOpts {
   float minP = 0.0f;
   std::optional<int64_t> topK;
   std::optional<int64_t> logprobs;  // --logprobs N: each token's log-probability and N alternatives (JSON)
-  uint64_t seed = 0;
+  int64_t seed = 0;  // 0..2^63-1 (a negative one is an error, not a wrap)
   std::vector<std::string> stop;
 };
 

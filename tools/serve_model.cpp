@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "models/chat_template.h"
+#include "tools/flag_ranges.h"
 #include "models/tokenizer.h"
 #include "runtime/artifact.h"
 #include "runtime/executor.h"
@@ -50,10 +51,6 @@ class ModelText : public runtime::server::ServedText {
   std::vector<int64_t> stop_;
 };
 
-template <typename T>
-void atLeast(const char* flag, T v, T lo) {
-  if (v < lo) fail("{} must be >= {}, got {}", flag, lo, v);
-}
 
 }  // namespace
 
@@ -76,7 +73,7 @@ void addServeOptions(CLI::App* cmd, ServeOpts& o) {
   cmd->add_option("--max-step-tokens", o.maxStepTokens,
                   "Tokens per model step over all sequences (long prompts are prefilled in chunks)")
       ->capture_default_str();
-  cmd->add_option("--cache-mb", o.cacheMiB,
+  auto* cacheMiB = cmd->add_option("--cache-mb", o.cacheMiB,
                   "KV cache memory in MiB (default: enough for --max-seqs full-context sequences, or what the device's "
                   "free memory holds less a reserve when that is less)");
   auto* block = cmd->add_option("--block-size", o.blockSize, "Tokens per KV cache block (an artifact: the size it was compiled for)")
@@ -97,8 +94,9 @@ void addServeOptions(CLI::App* cmd, ServeOpts& o) {
   cmd->add_option("--threads", o.threads, "HTTP I/O threads (connections are asynchronous, not a thread each)")
       ->capture_default_str();
   cmd->add_option("--weights", o.weightsDir, "An artifact's model weight files are now in this folder");
-  cmd->callback([&o, block, backend] {
+  cmd->callback([&o, block, backend, cacheMiB] {
     o.blockSizeGiven = block->count() > 0;
+    o.cacheMiBGiven = cacheMiB->count() > 0;
     o.backendGiven = backend->count() > 0;
   });
 }
@@ -106,18 +104,16 @@ void addServeOptions(CLI::App* cmd, ServeOpts& o) {
 void checkServeOpts(const ServeOpts& o) {
   // Every numeric flag checked before anything is loaded.
   if (o.port < 0 || o.port > 65535) fail("--port must be in 0..65535, got {}", o.port);
-  atLeast("--threads", o.threads, 1);
-  if (o.threads > 64) fail("--threads must be at most 64, got {}", o.threads);
-  atLeast<int64_t>("--max-seqs", o.maxSeqs, 1);
-  atLeast<int64_t>("--max-step-tokens", o.maxStepTokens, 1);
-  atLeast<int64_t>("--max-queue", o.maxQueue, 1);
-  atLeast<int64_t>("--max-prompt-tokens", o.maxPromptTokens, 0);
-  atLeast<int64_t>("--max-tokens", o.maxTokens, 0);
-  atLeast<int64_t>("--max-body-bytes", o.maxBodyBytes, 256);
-  atLeast<int64_t>("--max-n", o.maxN, 1);
-  if (o.blockSize < 1 || o.blockSize > 1024) fail("--block-size must be in 1..1024, got {}", o.blockSize);
-  if (std::isnan(o.cacheMiB) || o.cacheMiB < 0 || (o.cacheMiB > 0 && o.cacheMiB < 1) || o.cacheMiB > 1e8)
-    fail("--cache-mb must be at least 1 (MiB) and a number, got {}", o.cacheMiB);
+  flagInRange("--threads", o.threads, 1, 64);
+  flagInRange<int64_t>("--max-seqs", o.maxSeqs, 1, kMaxSeqsFlag);
+  flagInRange<int64_t>("--max-step-tokens", o.maxStepTokens, 1, kMaxTokensFlag);
+  flagInRange<int64_t>("--max-queue", o.maxQueue, 1, int64_t(1) << 20);
+  flagInRange<int64_t>("--max-prompt-tokens", o.maxPromptTokens, 0, kMaxTokensFlag);
+  flagInRange<int64_t>("--max-tokens", o.maxTokens, 0, kMaxTokensFlag);
+  flagInRange<int64_t>("--max-body-bytes", o.maxBodyBytes, 256, int64_t(1) << 32);
+  flagInRange<int64_t>("--max-n", o.maxN, 1, kMaxSeqsFlag);
+  flagInRange<int64_t>("--block-size", o.blockSize, 1, kMaxBlockSizeFlag);
+  if (o.cacheMiBGiven) checkCacheMiB(o.cacheMiB);
 
 }
 
@@ -154,7 +150,7 @@ int serveLoaded(const ServeOpts& o, const runtime::GraphRunner& exec, int64_t bl
   so.prefixCache = !o.noPrefixCache;
   runtime::Device& device = exec.cacheDevice();
   const runtime::KvCacheShape shape = runtime::kvCacheShapeFor(exec, blockSize, 0);
-  if (o.cacheMiB > 0) {
+  if (o.cacheMiBGiven) {
     so.numBlocks = runtime::blocksForCacheMiB(shape, device, o.cacheMiB);
   } else {
     const int64_t ctx = lim.maxContext > 0 ? lim.maxContext : 4096;

@@ -174,16 +174,16 @@ s=[json.loads(l) for l in open('$tmp/samples.jsonl') if 'summary' in l][0]['summ
 assert s['forks']==2 and s['copied_blocks']>=2 and s['prompt_tokens']==len('$ids'.split(',')), s
 assert s['cache_blocks']==1048576//(2*2*2*4*16*4), s  # 2 layers, K and V, 2 kv heads, block 4, head dim 16, f32" \
   && ok || bad "--samples summary (forks, copied blocks, blocks from --cache-mb)"
-expect_error "--samples must be >= 1" "$strata" run "$fx" --prompt-ids 0 --samples 0
+expect_error "--samples must be in 1.." "$strata" run "$fx" --prompt-ids 0 --samples 0
 expect_error "excludes" "$strata" run "$fx" --prompt-ids 0 --cache-mb 1 --cache-blocks 4
-expect_error "holds no block" "$strata" run "$fx" --prompt-ids 0 --cache-mb 0.0001
+expect_error "--cache-mb must be a number of MiB in 1.." "$strata" run "$fx" --prompt-ids 0 --cache-mb 0.0001
 
 # --stop cuts the completion at the stop string.
 out=$("$strata" run "$fx" --prompt-ids "$ids" --max-new-tokens 24 --stop " kernel" --json)
 python3 -c "
 import json,sys; o=json.loads(sys.argv[1]); assert o['finish_reason']=='stop' and ' kernel' not in o['text'], o" "$out" && ok || bad "--stop"
 expect_error "no prompt" "$strata" run "$fx"
-expect_error "--max-new-tokens must be >= 0" "$strata" run "$fx" --prompt-ids 0 --max-new-tokens -1
+expect_error "--max-new-tokens must be in 0.." "$strata" run "$fx" --prompt-ids 0 --max-new-tokens -1
 
 # Sampling is reproducible with a seed.
 a=$("$strata" run "$fx" --prompt-ids "$ids" --max-new-tokens 8 --temperature 0.8 --top-k 20 --seed 3 --json)
@@ -219,7 +219,7 @@ out=$("$strata" run "$fx/decoder_with_past.onnx" --prompt-ids "$ids" --max-new-t
 got=$(python3 -c "import json,sys;print(json.dumps(json.loads(sys.argv[1])['token_ids']))" "$out")
 [ "$got" = "$want" ] && ok || bad "run --block-size 3: $got != $want"
 expect_error "too small" "$strata" run "$fx" --prompt-ids "$ids" --max-new-tokens 24 --block-size 4 --cache-blocks 2
-expect_error "--block-size must be >= 1" "$strata" run "$fx" --prompt-ids "$ids" --block-size 0
+expect_error "--block-size must be in 1.." "$strata" run "$fx" --prompt-ids "$ids" --block-size 0
 
 # make-model: a Qwen2-style model with random weights runs end to end.
 cat > "$tmp/qwen2.json" <<'JSON'
@@ -266,6 +266,21 @@ expect_error "the stage count after @ must be 0 (no staging) or 2 to 8" "$strata
 expect_error "the GEMV form is MAxRxKxWv" "$strata" compile-kernels -o "$tmp/kbad" --gemv-block 1x1x1000x4v
 expect_error "the GEMV kernels take a GEMV blocking" "$strata" compile-kernels -o "$tmp/kbad" --only gemv --gemv-block 16x32x128x4s@4
 expect_error "is for the GEMV kernels (--gemv-block)" "$strata" compile-kernels -o "$tmp/kbad" --only gemv --decode-block 1x1x1024x4v
+
+# Numeric flags out of range: refused up front, the flag named (tools/flag_ranges.h).
+expect_error "--block-size must be in 1..1024" "$strata" run "$fx" --backend cpu --prompt-ids 0 --block-size 100000000
+expect_error "--cache-blocks must be in 0.." "$strata" run "$fx" --prompt-ids 0 --cache-blocks 1000000000000
+expect_error "--seed must be in 0.." "$strata" run "$fx" --prompt-ids 0 --temperature 1 --seed -1
+expect_error "--cache-mb must be a number of MiB" "$strata" run "$fx" --prompt-ids 0 --cache-mb 0
+expect_error "--cache-mb must be a number of MiB" "$strata" run "$fx" --prompt-ids 0 --cache-mb nan
+expect_error "--max-new-tokens must be in 0.." "$strata" run "$fx" --prompt-ids 0 --max-new-tokens 9223372036854775807
+expect_error "--cache-mb must be a number of MiB" "$strata" serve "$fx" --cache-mb 0
+expect_error "--max-seqs must be in 1.." "$strata" serve "$fx" --max-seqs 0
+# A 1 MB prompt is tokenized and refused as longer than the context; a hang
+# guard, not a timing target: it takes 0.14 s, and took 45 s while PCRE2
+# re-checked the whole text's UTF-8 at every match.
+python3 -c "import random;random.seed(1);w=['paged','attention','tile','of','x'*50];open('$tmp/long.txt','w').write(' '.join(random.choice(w) for _ in range(120000))[:1000000])"
+expect_error "the model's context is" timeout 20 "$strata" run "$fx" --backend reference --batch-file "$tmp/long.txt"
 
 echo "$pass passed, $fail failed"
 [ $fail -eq 0 ]

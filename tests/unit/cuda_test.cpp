@@ -11,6 +11,8 @@
 #include <cstring>
 #include <numeric>
 #include <random>
+#include <thread>
+#include <vector>
 
 #include "ops/error.h"
 #include "runtime/devices/cuda/device.h"
@@ -72,6 +74,28 @@ TEST(CudaDevice, MemoryAndCopies) {
   dev->release(b, bytes);
   EXPECT_EQ(dev->allocated(), 0u);
   EXPECT_THROW(dev->allocate(dev->capacity() * 2), Error);  // names the request and what is free
+}
+
+// A thread other than the one that opened the device (a server's engine
+// thread) works on it after useOnThisThread; without that call the driver
+// has no current context there (what a served model hit first).
+TEST(CudaDevice, WorksFromAnotherThreadAfterUseOnThisThread) {
+  SKIP_WITHOUT_GPU(dev);
+  std::vector<float> x = randomFloats(4096, 3), back(4096);
+  std::string error;
+  std::thread([&] {
+    try {
+      dev->useOnThisThread();
+      void* a = dev->allocate(x.size() * sizeof(float));
+      dev->upload(a, x.data(), x.size() * sizeof(float));
+      dev->download(back.data(), a, x.size() * sizeof(float));
+      dev->release(a, x.size() * sizeof(float));
+    } catch (const std::exception& e) {
+      error = e.what();
+    }
+  }).join();
+  EXPECT_EQ(error, "");
+  EXPECT_EQ(back, x);
 }
 
 // Uploads from page-locked memory return before the copy runs; once

@@ -191,6 +191,35 @@ TEST(Safetensors, BadHeadersAreErrors) {
   expectError([&] { parse(header(R"({"w":{"dtype":"Q4","shape":[4],"data_offsets":[0,16]}})", 16)); }, {"'Q4'"});
   expectError([&] { parse(header(R"({"w":{"shape":[4],"data_offsets":[0,16]}})", 16)); }, {"'w'", "malformed"});
   EXPECT_EQ(parse(header(R"({"w":{"dtype":"F32","shape":[4],"data_offsets":[0,16]}})", 16)).at("w").offset, 8u + 55u);
+  // The format's rules: tensors tile the data section exactly, keys are
+  // unique, numbers are integers, __metadata__ holds strings.
+  const std::string two = R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"b":{"dtype":"F32","shape":[2],"data_offsets":[8,16]}})";
+  EXPECT_EQ(parse(header(two, 16)).size(), 2u);
+  EXPECT_EQ(parse(header(two + "    ", 16)).size(), 2u);  // space padding
+  expectError([&] { parse(header(two, 17)); }, {"x.safetensors", "cover 16 bytes", "17"});  // a trailing byte
+  expectError([&] { parse(header(R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"b":{"dtype":"F32","shape":[2],"data_offsets":[4,12]}})", 12)); },
+              {"'b'", "overlaps"});
+  expectError([&] { parse(header(R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"b":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}})", 8)); },
+              {"overlaps"});  // aliased
+  expectError([&] { parse(header(R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"b":{"dtype":"F32","shape":[2],"data_offsets":[12,20]}})", 20)); },
+              {"belong to no tensor", "'b'"});
+  expectError([&] { parse(header(R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"a":{"dtype":"F32","shape":[2],"data_offsets":[8,16]}})", 16)); },
+              {"'a'", "twice"});
+  expectError([&] { parse(header(R"({"w":{"dtype":"F32","shape":[4],"data_offsets":[0.0,16]}})", 16)); }, {"'w'", "integers"});
+  expectError([&] { parse(header(R"({"w":{"dtype":"F32","shape":[4],"data_offsets":[-1,16]}})", 16)); }, {"'w'", "integers"});
+  expectError([&] { parse(header(R"({"w":{"dtype":"F32","shape":[4.0],"data_offsets":[0,16]}})", 16)); }, {"'w'", "shape"});
+  expectError([&] { parse(header(R"({"w":{"dtype":"F32","shape":[4],"data_offsets":[0,16],"x":1}})", 16)); }, {"'w'", "'x'"});
+  expectError([&] { parse(header(R"({"__metadata__":[1],"w":{"dtype":"F32","shape":[4],"data_offsets":[0,16]}})", 16)); },
+              {"__metadata__"});
+  expectError([&] { parse(header(R"({"__metadata__":{"format":1},"w":{"dtype":"F32","shape":[4],"data_offsets":[0,16]}})", 16)); },
+              {"__metadata__", "'format'"});
+  EXPECT_EQ(parse(header(R"({"__metadata__":{"format":"pt"},"w":{"dtype":"F32","shape":[4],"data_offsets":[0,16]}})", 16)).size(), 1u);
+  expectError([&] { parse(header(R"( {"w":{"dtype":"F32","shape":[4],"data_offsets":[0,16]}})", 16)); }, {"start with"});
+  // A header length one byte long: the JSON takes a data byte (a parse
+  // error) or, when that byte is a space, the tensors no longer fit.
+  std::string shifted = header(R"({"w":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}})", 0) + "    ";
+  shifted[0] += 1;
+  expectError([&] { parse(shifted); }, {"out of range"});
 }
 
 TEST(HfConfig, MissingOrBadFieldsAreNamed) {
