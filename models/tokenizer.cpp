@@ -54,7 +54,14 @@ void readPostProcessor(const json& p, const std::string& path, std::vector<int64
 
 Tokenizer Tokenizer::load(const std::string& path) {
   if (!std::ifstream(path)) fail("cannot open tokenizer '{}'", path);
-  const json j = readJsonFile(path);
+  return fromJson(readJsonFile(path), path);
+}
+
+Tokenizer Tokenizer::parse(const std::string& text, const std::string& path) {
+  return fromJson(parseJsonText(text, path), path);
+}
+
+Tokenizer Tokenizer::fromJson(const json& j, const std::string& path) {
   if (!j.is_object()) fail("{}: expected a JSON object", path);
   Tokenizer t;
   try {

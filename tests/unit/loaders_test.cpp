@@ -236,6 +236,33 @@ TEST(HfConfig, MissingOrBadFieldsAreNamed) {
   bad = cfg;
   bad["model_type"] = "gpt2";
   expectError([&] { models::parseLlamaConfig(bad, "c.json"); }, {"gpt2"});
+  // Every field's domain (hardening): the field named, the value shown.
+  const std::vector<std::pair<std::pair<const char*, nlohmann::json>, const char*>> cases = {
+      {{"rms_norm_eps", 0.0}, "rms_norm_eps"},      {{"rms_norm_eps", -1e-5}, "rms_norm_eps"},
+      {{"rms_norm_eps", 2.0}, "rms_norm_eps"},      {{"rope_theta", 0}, "rope_theta"},
+      {{"rope_theta", -10000.0}, "rope_theta"},     {{"rope_theta", "big"}, "rope_theta"},
+      {{"bos_token_id", 512}, "bos_token_id"},      {{"eos_token_id", -1}, "eos_token_id"},
+      {{"eos_token_id", nlohmann::json::array({1, 9999})}, "eos_token_id"},
+      {{"hidden_size", int64_t(1) << 40}, "hidden_size"},
+      {{"vocab_size", int64_t(1) << 30}, "vocab_size"},
+      {{"rope_parameters", "default"}, "rope_parameters"},
+      {{"rope_parameters", {{"rope_type", "yarn"}}}, "yarn"},
+      {{"rope_parameters", {{"rope_theta", -1}}}, "rope_theta"},
+      {{"torch_dtype", "float8"}, "float8"},        {{"dtype", 5}, "dtype"},
+      {{"architectures", {"GPT2LMHeadModel"}}, "GPT2LMHeadModel"},
+      {{"architectures", {"Qwen2ForCausalLM"}}, "does not match"},
+      {{"hidden_act", 3}, "hidden_act"},            {{"num_attention_heads", 5}, "multiple"}};
+  for (const auto& [kv, needle] : cases) {
+    bad = cfg;
+    bad[kv.first] = kv.second;
+    if (std::string(kv.first) == "rope_theta") bad.erase("rope_parameters");  // where the fixture keeps theta
+    expectError([&] { models::parseLlamaConfig(bad, "c.json"); }, {"c.json", needle});
+  }
+  // Nesting past the bound is refused when the file is read.
+  std::string deep = "{\"a\":" + std::string(100, '[') + std::string(100, ']') + "}";
+  const std::string path = (std::filesystem::temp_directory_path() / "strata-deep-config.json").string();
+  std::ofstream(path) << deep;
+  expectError([&] { models::readLlamaConfig(path); }, {path, "nested deeper"});
 }
 
 TEST(HfCheckpoint, MissingTensorAndShapeMismatchAreNamed) {

@@ -122,6 +122,53 @@ TEST(Tokenizer, UnsupportedComponentsAreNamed) {
   j = base;
   j["model"]["vocab"] = 5;
   expectError(j, "malformed tokenizer");
+  // Ids: non-negative integers below 2^24, one token each.
+  for (json id : {json(-1), json(1.5), json(int64_t(1) << 40), json("7")}) {
+    j = base;
+    j["model"]["vocab"]["!"] = id;
+    expectError(j, "ids are integers in 0..");
+  }
+  j = base;
+  j["model"]["vocab"]["!"] = j["model"]["vocab"]["\""];
+  expectError(j, "is given to both");
+  // Added tokens: an id in range and non-empty content.
+  j = base;
+  j["added_tokens"][0]["id"] = -3;
+  expectError(j, "'id' must be an integer");
+  j = base;
+  j["added_tokens"][0]["content"] = "";
+  expectError(j, "'content' must be a non-empty string");
+  j = base;
+  j["added_tokens"] = {{"content", "x"}};
+  expectError(j, "added_tokens must be a list");
+  // Components without a type.
+  j = base;
+  j["normalizer"] = {{"normalizers", json::array()}};
+  expectError(j, "a normalizer without a 'type'");
+  j = base;
+  j["decoder"] = {{"type", "Sequence"}, {"decoders", {json::object()}}};
+  expectError(j, "a decoder without a 'type'");
+  j = base;
+  j["pre_tokenizer"] = {{"add_prefix_space", false}};
+  expectError(j, "a pre_tokenizer without a 'type'");
+  j = base;
+  j["post_processor"] = json::array();
+  expectError(j, "a post_processor without a 'type'");
+  // Nesting past the JSON bound (a Sequence in a Sequence, 200 deep) is
+  // refused at parse, before anything recurses over it.
+  json deep = {{"type", "NFC"}};
+  for (int i = 0; i < 200; ++i) deep = {{"type", "Sequence"}, {"normalizers", {deep}}};
+  j = base;
+  j["normalizer"] = deep;
+  expectError(j, "nested deeper than 64");
+  // A Sequence nested a few levels is fine.
+  json shallow = {{"type", "NFC"}};
+  for (int i = 0; i < 5; ++i) shallow = {{"type", "Sequence"}, {"normalizers", {shallow}}};
+  j = base;
+  j["normalizer"] = shallow;
+  std::string p = (std::filesystem::temp_directory_path() / "strata-test-tokenizer-ok.json").string();
+  std::ofstream(p) << j.dump();
+  EXPECT_NO_THROW(models::Tokenizer::load(p));
 }
 
 }  // namespace
