@@ -78,7 +78,7 @@ class Builder {
     auto it = w_.find(name);
     if (it == w_.end()) fail("{}: the checkpoint has no tensor '{}'", src_, name);
     if (it->second.shape != shape)
-      fail("{}: tensor '{}' has shape {}, the config implies {}", src_, name, ops::shapeStr(it->second.shape), ops::shapeStr(shape));
+      fail("{}: tensor '{}' has shape {}, config.json implies {} (a checkpoint and a config that do not belong together)", src_, name, ops::shapeStr(it->second.shape), ops::shapeStr(shape));
     g_.weights.push_back(it->second);
     used_.insert(name);
     return name;

@@ -64,6 +64,7 @@ Tokenizer Tokenizer::parse(const std::string& text, const std::string& path) {
 Tokenizer Tokenizer::fromJson(const json& j, const std::string& path) {
   if (!j.is_object()) fail("{}: expected a JSON object", path);
   Tokenizer t;
+  t.path_ = path;
   try {
     const json& model = j.at("model");
     if (model.value("type", "") != "BPE") fail("{}: model type '{}' is not supported (BPE)", path, model.value("type", ""));
@@ -242,7 +243,7 @@ std::string Tokenizer::decode(const std::vector<int64_t>& ids, bool skipSpecial)
   std::vector<DecodedToken> tokens;
   for (int64_t id : ids) {
     auto it = idToToken_.find(id);
-    if (it == idToToken_.end()) fail("token id {} is outside the tokenizer's vocabulary", id);
+    if (it == idToToken_.end()) fail("{}: token id {} is outside the tokenizer's vocabulary", path_, id);
     auto sp = special_.find(id);
     bool added = sp != special_.end();
     if (added && skipSpecial && sp->second) continue;

@@ -51,6 +51,7 @@ class Tokenizer {
   void encodeSegment(const std::string& segment, bool atStart, std::vector<int64_t>& out) const;
 
   std::map<int64_t, std::string> idToToken_;
+  std::string path_;  // the file, for errors
   std::map<int64_t, bool> special_;                        // added tokens: id -> special
   std::vector<std::pair<std::string, int64_t>> added_;     // literal added tokens, longest first
   std::unique_ptr<const Bpe> bpe_;

@@ -195,7 +195,8 @@ int runPrompts(const runtime::GraphRunner& exec, int64_t blockSize, const RunOpt
     for (int64_t id : p.ids)
       if (id < 0 || (vocab > 0 && id >= vocab)) fail("{}: token id {} is outside the vocabulary (0..{})", where, id, vocab - 1);
     if (ctx > 0 && (int64_t)p.ids.size() >= ctx)
-      fail("{} has {} tokens; the model's context is {} (max_position_embeddings)", where, p.ids.size(), ctx);
+      fail("{} has {} tokens; the model's context is {} (max_position_embeddings of {})", where, p.ids.size(), ctx,
+           exec.graph().source);
     runtime::GenerateRequest r;
     r.promptIds = p.ids;
     r.maxNewTokens = o.maxNewTokens;
