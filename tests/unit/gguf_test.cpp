@@ -1,0 +1,181 @@
+// The GGUF reader (models/gguf.h) on files written by gguf-py, llama.cpp's
+// own writer (tests/data/gguf/make_gguf.py), and on hand-built files that
+// break each rule of the format.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include "models/gguf.h"
+#include "ops/error.h"
+
+using namespace strata;
+
+namespace {
+
+std::string dataDir() { return STRATA_GGUF_DATA; }
+
+std::string readAll(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  std::stringstream s;
+  s << f.rdbuf();
+  return s.str();
+}
+
+models::GgufFile parse(const std::string& bytes) {
+  return models::parseGguf(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size(), "t.gguf");
+}
+
+void expectError(const std::string& bytes, const std::vector<std::string>& needles) {
+  try {
+    parse(bytes);
+    ADD_FAILURE() << "parsed, expected an error with " << needles.front();
+  } catch (const Error& e) {
+    for (const auto& n : needles) EXPECT_NE(std::string(e.what()).find(n), std::string::npos) << e.what();
+  }
+}
+
+// A GGUF file built field by field.
+struct Builder {
+  std::string b;
+  template <typename T>
+  Builder& put(T v) {
+    b.append(reinterpret_cast<const char*>(&v), sizeof v);
+    return *this;
+  }
+  Builder& str(const std::string& s) {
+    put<uint64_t>(s.size());
+    b += s;
+    return *this;
+  }
+  Builder& header(uint64_t tensors, uint64_t kvs, uint32_t version = 3) {
+    b += "GGUF";
+    return put<uint32_t>(version).put<uint64_t>(tensors).put<uint64_t>(kvs);
+  }
+  Builder& tensor(const std::string& name, std::vector<uint64_t> dims, uint32_t type, uint64_t offset) {
+    str(name).put<uint32_t>((uint32_t)dims.size());
+    for (uint64_t d : dims) put<uint64_t>(d);
+    return put<uint32_t>(type).put<uint64_t>(offset);
+  }
+  Builder& pad(size_t alignment = 32) {
+    b.append((alignment - b.size() % alignment) % alignment, '\0');
+    return *this;
+  }
+  Builder& data(size_t bytes) {
+    b.append(bytes, '\x01');
+    return *this;
+  }
+};
+
+TEST(Gguf, ReadsWhatGgufPyWrote) {
+  models::GgufFile f = models::readGguf(dataDir() + "/types.gguf");
+  EXPECT_EQ(f.version, 3u);
+  EXPECT_EQ(f.alignment, 32u);
+  EXPECT_EQ(f.meta.at("general.architecture").value, "llama");
+  EXPECT_EQ(f.meta.at("t.u8").value, 200);
+  EXPECT_EQ(f.meta.at("t.i8").value, -100);
+  EXPECT_EQ(f.meta.at("t.u16").value, 60000);
+  EXPECT_EQ(f.meta.at("t.i16").value, -30000);
+  EXPECT_EQ(f.meta.at("t.u32").value, 4000000000u);
+  EXPECT_EQ(f.meta.at("t.i32").value, -2000000000);
+  EXPECT_EQ(f.meta.at("t.f32").value, 1.5);
+  EXPECT_EQ(f.meta.at("t.bool").value, true);
+  EXPECT_EQ(f.meta.at("t.str").value, "h\xc3\xa9llo");
+  EXPECT_EQ(f.meta.at("t.u64").value.get<uint64_t>(), (uint64_t(1) << 63) + 5);
+  EXPECT_EQ(f.meta.at("t.i64").value, -(int64_t(1) << 62));
+  EXPECT_EQ(f.meta.at("t.f64").value, -0.25);
+  EXPECT_EQ(f.meta.at("t.strs").value, nlohmann::json({"a", "", "\xc3\xbcn\xc3\xaf"}));
+  EXPECT_EQ(f.meta.at("t.strs").elemType, models::GgufType::String);
+  EXPECT_EQ(f.meta.at("t.ints").value, nlohmann::json({1, -2, 3}));
+  EXPECT_EQ(f.meta.at("t.nested").value, nlohmann::json({{1, 2}, {3}}));
+  ASSERT_EQ(f.tensors.size(), 5u);
+  struct Want {
+    const char* name;
+    const char* type;
+    std::vector<int64_t> dims;
+    uint64_t nbytes;
+  };
+  const Want want[] = {{"f32", "F32", {5, 3}, 60}, {"f16", "F16", {4}, 8}, {"bf16", "BF16", {2, 2}, 8},
+                       {"q8_0", "Q8_0", {64, 2}, 136}, {"q4_k", "Q4_K", {256, 1}, 144}};
+  const std::string bytes = readAll(dataDir() + "/types.gguf");
+  for (size_t i = 0; i < 5; ++i) {
+    const models::GgufTensor& t = f.tensors[i];
+    EXPECT_EQ(t.name, want[i].name);
+    EXPECT_EQ(t.typeName, want[i].type);
+    EXPECT_EQ(t.dims, want[i].dims) << t.name;
+    EXPECT_EQ(t.nbytes, want[i].nbytes) << t.name;
+    EXPECT_EQ(t.offset % 32, 0u);
+    EXPECT_LE(t.offset + t.nbytes, bytes.size());
+  }
+  // The data is where the offsets say: f32 holds 0..14, the Q8_0 bytes count up.
+  float v[15];
+  std::memcpy(v, bytes.data() + f.tensors[0].offset, sizeof v);
+  for (int i = 0; i < 15; ++i) EXPECT_EQ(v[i], (float)i);
+  EXPECT_EQ((uint8_t)bytes[f.tensors[3].offset + 5], 5);
+}
+
+TEST(Gguf, HonoursTheAlignmentKey) {
+  models::GgufFile f = models::readGguf(dataDir() + "/aligned64.gguf");
+  EXPECT_EQ(f.alignment, 64u);
+  EXPECT_EQ(f.dataOffset % 64, 0u);
+  ASSERT_EQ(f.tensors.size(), 2u);
+  const std::string bytes = readAll(dataDir() + "/aligned64.gguf");
+  for (const auto& t : f.tensors) {
+    EXPECT_EQ(t.offset % 64, 0u);
+    float x;
+    std::memcpy(&x, bytes.data() + t.offset, 4);
+    EXPECT_EQ(x, t.name == "a" ? 1.f : 2.f);
+  }
+}
+
+// Every prefix of a valid file is an error (never a crash or a read past
+// the end), and so is every rule broken on its own.
+TEST(Gguf, BadFilesAreErrorsNamingTheKeyOrTensor) {
+  const std::string good = readAll(dataDir() + "/types.gguf");
+  for (size_t n = 0; n < good.size(); n += (n < 200 ? 1 : 7)) {
+    bool threw = false;
+    try {
+      parse(good.substr(0, n));
+    } catch (const Error& e) {
+      threw = std::string(e.what()).find("t.gguf") != std::string::npos;
+    }
+    if (n < good.size() - 200) EXPECT_TRUE(threw) << "prefix of " << n << " bytes";
+  }
+  expectError("GGML" + good.substr(4), {"no 'GGUF' magic"});
+  expectError(Builder().header(0, 0, 1).b, {"version 1"});
+  expectError(Builder().header(0, 1u << 30).b, {"metadata entries"});
+  expectError(Builder().header(1u << 30, 0).b, {"tensors"});
+  expectError(Builder().header(0, 1).str("k").put<uint32_t>(13).b + std::string(16, '\0'), {"'k'", "value type 13"});
+  expectError(Builder().header(0, 1).str("k").put<uint32_t>(7).put<uint8_t>(2).b, {"'k'", "bool"});
+  expectError(Builder().header(0, 2).str("k").put<uint32_t>(4).put<uint32_t>(1).str("k").put<uint32_t>(4).put<uint32_t>(2).b,
+              {"'k'", "twice"});
+  expectError(Builder().header(0, 1).str("k").put<uint32_t>(8).put<uint64_t>(1u << 20).b, {"metadata 'k'", "needs"});
+  expectError(Builder().header(0, 1).str("k").put<uint32_t>(9).put<uint32_t>(4).put<uint64_t>(1u << 28).b,
+              {"'k'", "elements"});
+  Builder deep;
+  deep.header(0, 1).str("k").put<uint32_t>(9);
+  for (int i = 0; i < 6; ++i) deep.put<uint32_t>(9).put<uint64_t>(1);
+  expectError(deep.put<uint32_t>(4).put<uint64_t>(1).put<uint32_t>(0).b + std::string(64, '\0'), {"'k'", "deeper"});
+  expectError(Builder().header(0, 1).str("general.alignment").put<uint32_t>(4).put<uint32_t>(48).b, {"power of two"});
+  expectError(Builder().header(0, 1).str("general.alignment").put<uint32_t>(10).put<uint64_t>(64).b, {"u32"});
+  // Tensors: dims, type, blocks, alignment, bounds, overlap, names.
+  auto one = [](const std::string& name, std::vector<uint64_t> dims, uint32_t type, uint64_t offset, size_t bytes) {
+    return Builder().header(1, 0).tensor(name, dims, type, offset).pad().data(bytes).b;
+  };
+  EXPECT_EQ(parse(one("w", {8, 2}, 0, 0, 64)).tensors.at(0).nbytes, 64u);
+  expectError(one("w", {}, 0, 0, 64), {"'w'", "dims"});
+  expectError(one("w", {1, 1, 1, 1, 1}, 0, 0, 64), {"'w'", "dims"});
+  expectError(one("w", {8, 0}, 0, 0, 64), {"'w'", "zero"});
+  expectError(one("w", {8}, 99, 0, 64), {"'w'", "type 99"});
+  expectError(one("w", {48}, 12, 0, 4096), {"'w'", "Q4_K", "256-element blocks"});
+  expectError(one("w", {8}, 0, 16, 64), {"'w'", "alignment"});
+  expectError(one("w", {8, 3}, 0, 0, 64), {"'w'", "past the end"});
+  expectError(one("w", {uint64_t(1) << 40, uint64_t(1) << 40}, 0, 0, 64), {"'w'", "overflow"});
+  expectError(Builder().header(2, 0).tensor("a", {8}, 0, 0).tensor("b", {16}, 0, 0).pad().data(64).b,
+              {"'", "overlaps"});
+  expectError(Builder().header(2, 0).tensor("a", {8}, 0, 0).tensor("a", {8}, 0, 32).pad().data(64).b,
+              {"'a'", "twice"});
+}
+
+}  // namespace
