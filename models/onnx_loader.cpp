@@ -148,16 +148,23 @@ void addInitializer(const onnx::TensorProto& t, Ctx& c) {
     std::string location;
     uint64_t offset = 0, length = 0;
     bool hasLength = false;
+    // offset / length: up to 19 decimal digits (stoull alone would take
+    // "-8" as 2^64 - 8); the range checks below bound them further.
+    auto number = [&](const onnx::StringStringEntryProto& kv) {
+      const std::string& v = kv.value();
+      if (v.empty() || v.size() > 19 || v.find_first_not_of("0123456789") != std::string::npos)
+        fail("{}: {}: external data '{}' must be a non-negative integer, got '{}'", c.path, what, kv.key(), v);
+      return std::stoull(v);
+    };
     for (const auto& kv : t.external_data()) {
-      try {
-        if (kv.key() == "location") location = kv.value();
-        else if (kv.key() == "offset") offset = std::stoull(kv.value());
-        else if (kv.key() == "length") { length = std::stoull(kv.value()); hasLength = true; }
-      } catch (const std::exception&) {
-        fail("{}: {}: external data '{}' is not a number: '{}'", c.path, what, kv.key(), kv.value());
-      }
+      if (kv.key() == "location") location = kv.value();
+      else if (kv.key() == "offset") offset = number(kv);
+      else if (kv.key() == "length") length = number(kv), hasLength = true;
     }
     if (location.empty()) fail("{}: {}: external data has no location", c.path, what);
+    if (location.find('\0') != std::string::npos)
+      fail("{}: {}: external data location '{}' holds a NUL byte (a file name cannot)", c.path, what,
+           location.substr(0, location.find('\0')) + "\\0...");
     fs::path rel(location);
     if (rel.is_absolute() || rel.lexically_normal().string().rfind("..", 0) == 0)
       fail("{}: {}: external data location '{}' must be a path inside the model's folder", c.path, what, location);

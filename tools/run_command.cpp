@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <map>
@@ -40,6 +41,8 @@ std::vector<RunPrompt> readPrompts(const RunOpts& o, const std::optional<models:
     return ids;
   };
   if (!o.batchFile.empty()) {
+    if (std::filesystem::is_directory(o.batchFile))
+      fail("--batch-file {} is a directory; give a text file of prompts, one per line", o.batchFile);
     std::ifstream in(o.batchFile);
     if (!in) fail("--batch-file {}: cannot read", o.batchFile);
     std::string line;

@@ -117,6 +117,34 @@ TEST(Onnx, MissingExternalDataFileIsAnError) {
   expectError([&] { models::loadOnnx((d.path / "m.onnx").string()); }, {"outside"});
 }
 
+// External-data fields: a negative offset is refused as such (not read as
+// a wrapped 2^64 range), a location with a NUL byte is refused naming the
+// initializer (stat would see only the part before the NUL).
+TEST(Onnx, ExternalDataFieldsAreChecked) {
+  TempDir d;
+  onnx::ModelProto m;
+  ASSERT_TRUE(m.ParseFromString(readFile(kFixture + "/external/decoder_with_past.onnx")));
+  fs::copy_file(kFixture + "/external/decoder_with_past.onnx.data", d.path / "decoder_with_past.onnx.data");
+  auto edited = [&](const std::string& key, const std::string& value, std::string& name) {
+    onnx::ModelProto e = m;
+    for (auto& init : *e.mutable_graph()->mutable_initializer()) {
+      if (init.data_location() != onnx::TensorProto_DataLocation_EXTERNAL) continue;
+      for (auto& kv : *init.mutable_external_data())
+        if (kv.key() == key) kv.set_value(value);
+      name = init.name();
+      break;
+    }
+    return d.write("edited.onnx", e.SerializeAsString());
+  };
+  std::string name;
+  std::string p = edited("offset", "-8", name);
+  expectError([&] { models::loadOnnx(p); }, {"edited.onnx", name, "'offset' must be a non-negative integer", "-8"});
+  p = edited("offset", "1e3", name);
+  expectError([&] { models::loadOnnx(p); }, {name, "'offset'"});
+  p = edited("location", std::string("decoder_with_past.onnx.data\0x", 29), name);
+  expectError([&] { models::loadOnnx(p); }, {"edited.onnx", name, "NUL byte"});
+}
+
 TEST(Onnx, UnsupportedOpAndOpsetAreNamed) {
   TempDir d;
   std::string p = d.write("op.onnx", tinyModel("LSTM", 17).SerializeAsString());
