@@ -14,6 +14,7 @@
 #include "tools/bench_kernels.h"
 #include "tools/bench_serve.h"
 #include "tools/bench_serve_plot.h"
+#include "tools/flag_ranges.h"
 #include "tools/cpu_model.h"
 #include "tools/cuda_model.h"
 #include "tools/run_command.h"
@@ -142,7 +143,7 @@ int compile(const CompileOpts& o) {
   if (o.target != "cpu" && o.target != cuda + "sm_90")
     fail("--target {}: strata compiles for 'cpu' (the host CPU) and 'cuda:sm_90' (NVIDIA Hopper)", o.target);
   if (runtime::isArtifact(o.model)) fail("{} is already a compiled artifact", o.model);
-  if (o.blockSize <= 0) fail("--block-size must be >= 1, got {}", o.blockSize);
+  tools::flagInRange<int64_t>("--block-size", o.blockSize, 1, tools::kMaxBlockSizeFlag);
   if (!gpu && (!o.tuning.gemvBlock.empty() || !o.tuning.decodeBlock.empty() || !o.tuning.mediumBlock.empty() ||
                !o.tuning.pagedDecodeBlock.empty()))
     fail("--gemv-block, --decode-block, --medium-block and --paged-decode-block tune the cuda kernels; --target {} "
@@ -382,8 +383,17 @@ int main(int argc, char** argv) {
     if (compileCmd->parsed()) return compile(co);
     if (compileKernelsCmd->parsed()) return compileKernels(ckTarget, ckOut, ckGemv, ckDecode, ckMedium, ckPrefill, ckAttention, ckPagedDecode, ckOnly);
     if (inspectCmd->parsed()) return inspect(inspectModel, inspectJson, inspectMlir, inspectRegions);
-    if (benchKernelsCmd->parsed()) return tools::benchKernels(benchJson, benchSeconds);
-    if (benchDecodeCmd->parsed()) return tools::benchDecode(bd);
+    if (benchKernelsCmd->parsed()) {
+      tools::flagInRange("--seconds", benchSeconds, 0.001, 3600.0);
+      return tools::benchKernels(benchJson, benchSeconds);
+    }
+    if (benchDecodeCmd->parsed()) {
+      for (int64_t b : bd.batches) tools::flagInRange<int64_t>("--batch", b, 1, tools::kMaxSeqsFlag);
+      tools::flagInRange<int64_t>("--prompt-tokens", bd.promptTokens, 1, tools::kMaxTokensFlag);
+      tools::flagInRange<int64_t>("--tokens", bd.decodeTokens, 1, tools::kMaxTokensFlag);
+      tools::flagInRange<int64_t>("--block-size", bd.blockSize, 1, tools::kMaxBlockSizeFlag);
+      return tools::benchDecode(bd);
+    }
     if (benchServeCmd->parsed()) return tools::benchServe(bs, tools::writeServePlot);
   } catch (const Error& e) {
     std::fprintf(stderr, "error: %s\n", e.what());

@@ -271,6 +271,8 @@ expect_error "is for the GEMV kernels (--gemv-block)" "$strata" compile-kernels 
 expect_error "--block-size must be in 1..1024" "$strata" run "$fx" --backend cpu --prompt-ids 0 --block-size 100000000
 expect_error "--cache-blocks must be in 0.." "$strata" run "$fx" --prompt-ids 0 --cache-blocks 1000000000000
 expect_error "is a directory; give a text file of prompts" "$strata" run "$fx" --batch-file "$tmp"
+expect_error "--block-size must be in 1..1024" "$strata" compile "$fx" --target cpu -o "$tmp/bigblock" --block-size 100000000
+expect_error "--batch must be in 1.." "$strata" bench decode --batch 0
 expect_error "--seed must be in 0.." "$strata" run "$fx" --prompt-ids 0 --temperature 1 --seed -1
 expect_error "--cache-mb must be a number of MiB" "$strata" run "$fx" --prompt-ids 0 --cache-mb 0
 expect_error "--cache-mb must be a number of MiB" "$strata" run "$fx" --prompt-ids 0 --cache-mb nan

@@ -52,8 +52,10 @@ class Sweep:
                 os.symlink(os.path.join(self.fixture, f), os.path.join(d, f))
         return d
 
-    def check(self, kind, name, args, invalid, names):
-        """Runs strata with `args`; `names`: what a refusal must mention (any of them)."""
+    def check(self, kind, name, args, invalid, names, field=None):
+        """Runs strata with `args`; `names`: what a refusal must mention (any
+        of them: the file or flag); `field`: what it must also mention (the
+        field, tensor or rule)."""
         self.cases += 1
         self.counts[kind] = self.counts.get(kind, 0) + 1
         cmd = [self.strata, "run", *args]
@@ -74,6 +76,8 @@ class Sweep:
                 return self.fail(name, cmd, f"the refusal is not an 'error:' line: {p.stderr.strip()[-300:]!r}")
             if not any(n in message for n in names):
                 return self.fail(name, cmd, f"the error names none of {names}: {message[:300]!r}")
+            if field and field not in message:
+                return self.fail(name, cmd, f"the error does not name {field!r}: {message[:300]!r}")
 
     def fail(self, name, cmd, why):
         self.failures += 1
@@ -99,45 +103,45 @@ def invalid_cases(s, rng):
     st = open(os.path.join(fx, "model.safetensors"), "rb").read()
     header, body = safetensors_parts(st)
 
-    def run_tok(name, t, names=("tokenizer.json",)):
+    def run_tok(name, t, field):
         d = s.model_dir(name, {"tokenizer.json": json.dumps(t).encode()})
-        s.check("tokenizer.json", name, [d, *PROMPT], True, names)
+        s.check("tokenizer.json", name, [d, *PROMPT], True, ["tokenizer.json"], field)
 
-    def run_cfg(name, c):
+    def run_cfg(name, c, field):
         d = s.model_dir(name, {"config.json": json.dumps(c).encode()})
-        s.check("config.json", name, [d, *PROMPT], True, ["config.json"])
+        s.check("config.json", name, [d, *PROMPT], True, ["config.json"], field)
 
-    def run_st(name, data):
+    def run_st(name, data, field=None):
         d = s.model_dir(name, {"model.safetensors": data})
-        s.check("model.safetensors", name, [d, *PROMPT], True, ["model.safetensors"])
+        s.check("model.safetensors", name, [d, *PROMPT], True, ["model.safetensors"], field)
 
     # tokenizer.json: ids, added tokens, components, nesting.
     some = sorted(tok["model"]["vocab"])[:40]
     for bad in (-1, 1.5, 2 ** 40, "3", None):
         t = copy.deepcopy(tok)
         t["model"]["vocab"][rng.choice(some)] = bad
-        run_tok(f"tok-vocab-id-{bad}", t)
+        run_tok(f"tok-vocab-id-{bad}", t, "model.vocab")
     t = copy.deepcopy(tok)
     a, b = rng.sample(some, 2)
     t["model"]["vocab"][a] = t["model"]["vocab"][b]
-    run_tok("tok-duplicate-id", t)
+    run_tok("tok-duplicate-id", t, "model.vocab")
     for field, bad in (("id", -1), ("id", 2.5), ("id", 1 << 30), ("content", ""), ("content", 7)):
         t = copy.deepcopy(tok)
         t["added_tokens"][0][field] = bad
-        run_tok(f"tok-added-{field}-{bad}", t)
+        run_tok(f"tok-added-{field}-{bad}", t, f"'{field}'")
     for comp in ("normalizer", "pre_tokenizer", "decoder", "post_processor"):
         t = copy.deepcopy(tok)
         t[comp] = {"no_type": True}
-        run_tok(f"tok-{comp}-no-type", t)
+        run_tok(f"tok-{comp}-no-type", t, comp)
     # 5,000 nested Sequences (written as text: Python's own encoder recurses).
     t = copy.deepcopy(tok)
     t["normalizer"] = "DEEP"
     deep = '{"type": "Sequence", "normalizers": [' * 5000 + '{"type": "NFC"}' + "]}" * 5000
     d = s.model_dir("tok-deep-normalizer", {"tokenizer.json": json.dumps(t).replace('"DEEP"', deep).encode()})
-    s.check("tokenizer.json", "tok-deep-normalizer", [d, *PROMPT], True, ["tokenizer.json"])
+    s.check("tokenizer.json", "tok-deep-normalizer", [d, *PROMPT], True, ["tokenizer.json"], "nested deeper")
     t = copy.deepcopy(tok)
     t["model"]["merges"].append(["nonexistent", "symbols"])
-    run_tok("tok-bad-merge", t)
+    run_tok("tok-bad-merge", t, "merge")
 
     # config.json: every field's domain.
     for field, bad in (("rms_norm_eps", 0), ("rms_norm_eps", -1e-5), ("rms_norm_eps", "small"), ("rope_theta", 0),
@@ -153,11 +157,18 @@ def invalid_cases(s, rng):
         c[field] = bad
         if field == "rope_theta":
             c.pop("rope_parameters", None)
-        run_cfg(f"cfg-{field}-{bad}", c)
+        # What the error names: the field, or what the value broke.
+        named = {"architectures": "architecture", "rope_parameters": "rope", "vocab_size": "vocab_size",
+                 "head_dim": "head_dim", "hidden_act": "hidden_act"}.get(field, field)
+        if field == "vocab_size" and bad == 256:
+            named = "model.embed_tokens.weight"  # a valid value the checkpoint contradicts
+        if field == "num_key_value_heads":
+            named = "num_key_value_heads"
+        run_cfg(f"cfg-{field}-{bad}", c, named)
     for field in ("hidden_size", "vocab_size", "num_hidden_layers", "rms_norm_eps", "model_type"):
         c = copy.deepcopy(cfg)
         del c[field]
-        run_cfg(f"cfg-no-{field}", c)
+        run_cfg(f"cfg-no-{field}", c, field)
 
     # model.safetensors: the format's rules.
     names = sorted(header, key=lambda k: header[k]["data_offsets"][0] if k != "__metadata__" else -1)
@@ -167,41 +178,41 @@ def invalid_cases(s, rng):
     run_st("st-header-len-minus-1", struct.pack("<Q", n - 1) + st[8:])
     run_st("st-header-len-huge", struct.pack("<Q", 1 << 62) + st[8:])
     run_st("st-truncated", st[:len(st) - 4])
-    run_st("st-trailing-bytes", st + b"\0" * 8)
+    run_st("st-trailing-bytes", st + b"\0" * 8, "cover")
     h = copy.deepcopy(header)
     h[names[1]]["data_offsets"] = list(h[names[0]]["data_offsets"])  # aliased
     h[names[1]]["shape"] = list(h[names[0]]["shape"])
-    run_st("st-aliased", safetensors_bytes(h, body))
+    run_st("st-aliased", safetensors_bytes(h, body), "overlaps")
     h = copy.deepcopy(header)
     b0, e0 = h[names[1]]["data_offsets"]
     h[names[1]]["data_offsets"] = [b0 - 4, e0 - 4]  # overlaps the tensor before
-    run_st("st-overlap", safetensors_bytes(h, body))
+    run_st("st-overlap", safetensors_bytes(h, body), "overlaps")
     h = copy.deepcopy(header)
     h[names[0]]["data_offsets"] = [float(x) for x in h[names[0]]["data_offsets"]]
-    run_st("st-float-offsets", safetensors_bytes(h, body))
+    run_st("st-float-offsets", safetensors_bytes(h, body), "data_offsets")
     h = copy.deepcopy(header)
     h[names[0]]["data_offsets"] = [-8, h[names[0]]["data_offsets"][1]]
-    run_st("st-negative-offset", safetensors_bytes(h, body))
+    run_st("st-negative-offset", safetensors_bytes(h, body), "data_offsets")
     h = copy.deepcopy(header)
     h["__metadata__"] = ["format", "pt"]
-    run_st("st-metadata-list", safetensors_bytes(h, body))
+    run_st("st-metadata-list", safetensors_bytes(h, body), "__metadata__")
     h = copy.deepcopy(header)
     h["__metadata__"] = {"format": 1}
-    run_st("st-metadata-number", safetensors_bytes(h, body))
+    run_st("st-metadata-number", safetensors_bytes(h, body), "__metadata__")
     h = copy.deepcopy(header)
     h[names[0]]["dtype"] = "F8_E4M3"
-    run_st("st-dtype", safetensors_bytes(h, body))
+    run_st("st-dtype", safetensors_bytes(h, body), "F8_E4M3")
     h = copy.deepcopy(header)
     h[names[0]]["shape"] = [h[names[0]]["shape"][0] + 1] + h[names[0]]["shape"][1:]
-    run_st("st-shape-size", safetensors_bytes(h, body))
+    run_st("st-shape-size", safetensors_bytes(h, body), names[0])
     text = json.dumps(header)
     dup = text[:-1] + ", " + json.dumps(names[0]) + ": " + json.dumps(header[names[0]]) + "}"
-    run_st("st-duplicate-key", struct.pack("<Q", len(dup)) + dup.encode() + body)
+    run_st("st-duplicate-key", struct.pack("<Q", len(dup)) + dup.encode() + body, "twice")
     # A hole: the last tensor moved 8 bytes on, the body grown to match.
     h = copy.deepcopy(header)
     b1, e1 = h[names[-1]]["data_offsets"]
     h[names[-1]]["data_offsets"] = [b1 + 8, e1 + 8]
-    run_st("st-hole", safetensors_bytes(h, body[:b1] + b"\0" * 8 + body[b1:]))
+    run_st("st-hole", safetensors_bytes(h, body[:b1] + b"\0" * 8 + body[b1:]), "no tensor")
 
     # Numeric flags out of range, named in the error.
     for flag, value in (("--block-size", "0"), ("--block-size", "100000000"), ("--cache-blocks", "-1"),
@@ -216,7 +227,7 @@ def invalid_cases(s, rng):
             args = [fx, "--prompt-ids", "0,5", "--backend", "reference", flag, value]
         if flag == "--logprobs":
             args.append("--json")
-        s.check("flags", f"flag{flag}={value}", args, True, [flag])
+        s.check("flags", f"flag{flag}={value}", args, True, [flag], value if value not in ("nan",) else None)
 
 
 def mutate_bytes(data, rng, header_end):
