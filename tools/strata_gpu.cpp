@@ -56,6 +56,7 @@
 #include "tools/gpu_kernel_bench.h"
 #include "tools/run_loop.h"
 #include "tools/bench_serve.h"
+#include "tools/flag_ranges.h"
 #include "tools/serve_command.h"
 
 using namespace strata;
@@ -116,6 +117,10 @@ nlohmann::json profileSteps(const runtime::GpuExecutor& exec, const std::string&
 // batch, next to the HBM roofline (weight bytes a step reads / a device
 // copy's bandwidth, bytes read + written, measured here).
 int benchModel(const BenchModelOpts& o) {
+  for (int64_t p : o.prompts) tools::flagInRange<int64_t>("--prompts", p, 1, tools::kMaxTokensFlag);
+  for (int64_t b : o.batches) tools::flagInRange<int64_t>("--batches", b, 1, tools::kMaxSeqsFlag);
+  tools::flagInRange<int64_t>("--context", o.context, 1, tools::kMaxTokensFlag);
+  tools::flagInRange<int64_t>("--steps", o.steps, 1, tools::kMaxTokensFlag);
   runtime::Artifact a = runtime::loadArtifact(o.dir, {o.weightsDir, !o.randomWeights});
   if (!a.cuda()) fail("{} is compiled for {}, not for a GPU", o.dir, a.target);
   const int64_t bs = a.blockSize;
