@@ -219,6 +219,12 @@ int runPrompts(const runtime::GraphRunner& exec, int64_t blockSize, const RunOpt
   runtime::Device& device = exec.cacheDevice();
   const runtime::KvCacheShape shape = runtime::kvCacheShapeFor(exec, blockSize, 0);
   if (o.cacheBlocks > 0) {
+    // Checked against the device before the allocation, so the error names
+    // the flag and the size rather than the allocator.
+    const double mib = o.cacheBlocks * (double)shape.blockBytes() / 1048576.0;
+    if (mib * 1048576.0 > (double)device.available())
+      fail("--cache-blocks {}: a KV cache of {:.0f} MiB; the {} device has {:.0f} MiB free", o.cacheBlocks, mib,
+           device.name(), device.available() / 1048576.0);
     so.numBlocks = o.cacheBlocks;
   } else if (o.cacheMiB > 0) {
     so.numBlocks = runtime::blocksForCacheMiB(shape, device, o.cacheMiB);

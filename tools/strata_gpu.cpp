@@ -387,6 +387,7 @@ int main(int argc, char** argv) {
     if (serveCmd->parsed()) return tools::serveArtifact(so);
     if (benchServeCmd->parsed()) return tools::benchServe(bso, nullptr);
     if (benchModelCmd->parsed()) return benchModel(bm);
+    tools::flagInRange("--reps", reps, 1, 1000000);
     if (bench->parsed()) return benchGemm(dir, json, dtype, reps, gemmRows, gemmEpilogueRows, gemmKSplits, coldWeights, tightA);
     if (norm->parsed()) return benchRmsNorm(dir, json, dtype, reps);
     if (rope->parsed()) return benchRope(dir, json, dtype, reps);

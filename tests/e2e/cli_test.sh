@@ -270,6 +270,7 @@ expect_error "is for the GEMV kernels (--gemv-block)" "$strata" compile-kernels 
 # Numeric flags out of range: refused up front, the flag named (tools/flag_ranges.h).
 expect_error "--block-size must be in 1..1024" "$strata" run "$fx" --backend cpu --prompt-ids 0 --block-size 100000000
 expect_error "--cache-blocks must be in 0.." "$strata" run "$fx" --prompt-ids 0 --cache-blocks 1000000000000
+expect_error "--cache-blocks 16000000: a KV cache of" "$strata" run "$fx" --backend reference --prompt-ids 0 --cache-blocks 16000000
 expect_error "is a directory; give a text file of prompts" "$strata" run "$fx" --batch-file "$tmp"
 expect_error "--block-size must be in 1..1024" "$strata" compile "$fx" --target cpu -o "$tmp/bigblock" --block-size 100000000
 expect_error "--batch must be in 1.." "$strata" bench decode --batch 0

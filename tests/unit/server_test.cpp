@@ -127,6 +127,14 @@ TEST(OpenAiRequest, DefaultsAndFields) {
   EXPECT_EQ(r.jobs[0].maxTokens, 8);
   EXPECT_EQ(r.topLogprobs, 2);
   EXPECT_TRUE(r.jobs[0].eosIds.empty());
+  // The penalties and min_p reach the sampler (0 and 1: off).
+  r = parse(R"({"model": "m", "prompt": "hi", "presence_penalty": -1.5, "frequency_penalty": 0.25, "min_p": 0.1,
+               "repetition_penalty": 1.3})");
+  EXPECT_EQ(r.jobs[0].sampling.presencePenalty, -1.5f);
+  EXPECT_EQ(r.jobs[0].sampling.frequencyPenalty, 0.25f);
+  EXPECT_EQ(r.jobs[0].sampling.minP, 0.1f);
+  EXPECT_EQ(r.jobs[0].sampling.repetitionPenalty, 1.3f);
+  EXPECT_TRUE(r.jobs[0].sampling.penalized());
   // A chat takes the rest of the context by default (within --max-tokens), and stops at the template's eos too.
   r = parse(R"({"model": "m", "messages": [{"role": "user", "content": "q"}], "stream": true,
                "stream_options": {"include_usage": true}, "logprobs": true, "top_logprobs": 3})", true);
