@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "models/gguf.h"
+#include "models/gguf_config.h"
 #include "ops/error.h"
 
 using namespace strata;
@@ -176,6 +177,100 @@ TEST(Gguf, BadFilesAreErrorsNamingTheKeyOrTensor) {
               {"'", "overlaps"});
   expectError(Builder().header(2, 0).tensor("a", {8}, 0, 0).tensor("a", {8}, 0, 32).pad().data(64).b,
               {"'a'", "twice"});
+}
+
+// A Llama model's metadata (llama.cpp's keys) becomes the LlamaConfig a
+// config.json with the same values gives, with the same domain checks.
+struct Meta {
+  std::vector<std::pair<std::string, std::string>> kv;  // key, encoded type + value
+  template <typename T>
+  Meta& set(const std::string& key, uint32_t type, T v) {
+    Builder b;
+    b.put<uint32_t>(type).put<T>(v);
+    kv.push_back({key, b.b});
+    return *this;
+  }
+  Meta& str(const std::string& key, const std::string& v) {
+    Builder b;
+    b.put<uint32_t>(8).str(v);
+    kv.push_back({key, b.b});
+    return *this;
+  }
+  std::string file(const std::vector<std::string>& tensors = {}) const {
+    Builder b;
+    b.header(tensors.size(), kv.size());
+    for (const auto& [k, v] : kv) b.str(k).b += v;
+    for (size_t i = 0; i < tensors.size(); ++i) b.tensor(tensors[i], {8}, 0, 32 * i);
+    return b.pad().data(32 * tensors.size()).b;
+  }
+};
+
+Meta llamaMeta() {
+  Meta m;
+  m.str("general.architecture", "llama")
+      .set<uint32_t>("llama.embedding_length", 4, 64)
+      .set<uint32_t>("llama.feed_forward_length", 4, 176)
+      .set<uint32_t>("llama.block_count", 4, 2)
+      .set<uint32_t>("llama.attention.head_count", 4, 4)
+      .set<uint32_t>("llama.attention.head_count_kv", 4, 2)
+      .set<uint32_t>("llama.context_length", 4, 256)
+      .set<uint32_t>("llama.vocab_size", 4, 512)
+      .set<float>("llama.attention.layer_norm_rms_epsilon", 6, 1e-5f)
+      .set<float>("llama.rope.freq_base", 6, 500000.f)
+      .set<uint32_t>("tokenizer.ggml.bos_token_id", 4, 0)
+      .set<uint32_t>("tokenizer.ggml.eos_token_id", 4, 1);
+  return m;
+}
+
+TEST(GgufConfig, LlamaMetadataIsTheConfig) {
+  models::LlamaConfig c = models::llamaConfigFromGguf(parse(llamaMeta().file({"token_embd.weight", "output.weight"})));
+  EXPECT_EQ(c.modelType, "llama");
+  EXPECT_EQ(c.hiddenSize, 64);
+  EXPECT_EQ(c.intermediateSize, 176);
+  EXPECT_EQ(c.numLayers, 2);
+  EXPECT_EQ(c.numHeads, 4);
+  EXPECT_EQ(c.numKvHeads, 2);
+  EXPECT_EQ(c.headDim, 16);
+  EXPECT_EQ(c.vocabSize, 512);
+  EXPECT_EQ(c.maxPositions, 256);
+  EXPECT_NEAR(c.rmsNormEps, 1e-5, 1e-12);
+  EXPECT_EQ(c.ropeTheta, 500000.0);
+  EXPECT_EQ(c.bosId, 0);
+  EXPECT_EQ(c.eosId, 1);
+  EXPECT_FALSE(c.tieEmbeddings);
+  EXPECT_FALSE(c.qkvBias);
+  // No output.weight: the embedding is the lm_head (tied).
+  EXPECT_TRUE(models::llamaConfigFromGguf(parse(llamaMeta().file({"token_embd.weight"}))).tieEmbeddings);
+}
+
+TEST(GgufConfig, MissingOrBadKeysAreNamed) {
+  auto configError = [](const Meta& m, const std::vector<std::string>& needles) {
+    try {
+      models::llamaConfigFromGguf(parse(m.file()));
+      ADD_FAILURE() << "accepted, expected " << needles.front();
+    } catch (const Error& e) {
+      for (const auto& n : needles) EXPECT_NE(std::string(e.what()).find(n), std::string::npos) << e.what();
+    }
+  };
+  Meta m = llamaMeta();
+  m.kv.erase(m.kv.begin() + 1);  // llama.embedding_length
+  configError(m, {"t.gguf", "llama.embedding_length", "missing"});
+  m = llamaMeta();
+  m.kv[0] = {"general.architecture", Meta().str("x", "gpt2").kv[0].second};
+  configError(m, {"general.architecture 'gpt2'"});
+  m = llamaMeta().set<float>("llama.block_count", 6, 2.f);
+  m.kv.erase(m.kv.begin() + 3);  // the u32 block_count: the float one stays
+  configError(m, {"llama.block_count", "integer"});
+  m = llamaMeta();
+  m.kv[8] = {"llama.attention.layer_norm_rms_epsilon", Meta().set<float>("x", 6, -1.f).kv[0].second};
+  configError(m, {"t.gguf", "rms_norm_eps"});
+  m = llamaMeta();
+  m.kv[11] = {"tokenizer.ggml.eos_token_id", Meta().set<uint32_t>("x", 4, 9999).kv[0].second};
+  configError(m, {"eos_token_id", "vocab_size 512"});
+  configError(llamaMeta().str("llama.rope.scaling.type", "yarn"), {"llama.rope.scaling.type", "yarn"});
+  m = llamaMeta();
+  m.kv.erase(m.kv.begin() + 7);  // llama.vocab_size, and no token list
+  configError(m, {"vocabulary size"});
 }
 
 }  // namespace
