@@ -142,15 +142,16 @@ def bench(a):
     for name in set(["strata", "llama.cpp"]) - set(a.servers):  # results of an earlier call
         results[name] = json.load(open(os.path.join(a.out, f"serve-{name}.json")))
     if "strata" in a.servers:
-      results["strata"] = bench_server(a, "strata", [
-        a.strata_gpu, "serve", a.artifact, "--weights", weights, "--port", "8100", "--max-seqs", str(top),
-        "--max-step-tokens", str(a.step_tokens), "--max-queue", str(4 * top)], 8100, os.path.join(a.out, "strata.log"))
+        results["strata"] = bench_server(a, "strata", [
+            a.strata_gpu, "serve", a.artifact, "--weights", weights, "--port", "8100", "--max-seqs", str(top),
+            "--max-step-tokens", str(a.step_tokens), "--max-queue", str(4 * top)], 8100,
+            os.path.join(a.out, "strata.log"))
     server = os.path.join(a.work, "llama-build", "bin", "llama-server")
     if "llama.cpp" in a.servers:
-      results["llama.cpp"] = bench_server(a, "llama.cpp", [
-        server, "-m", os.path.join(a.work, "model-bf16.gguf"), "-ngl", "99", "-c", str(ctx), "-np", str(slots),
-        "-b", str(a.step_tokens), "-fa", "--host", "127.0.0.1", "--port", "8101"], 8101,
-        os.path.join(a.out, "llama-server.log"))
+        results["llama.cpp"] = bench_server(a, "llama.cpp", [
+            server, "-m", os.path.join(a.work, "model-bf16.gguf"), "-ngl", "99", "-c", str(ctx), "-np", str(slots),
+            "-b", str(a.step_tokens), "-fa", "--host", "127.0.0.1", "--port", "8101"], 8101,
+            os.path.join(a.out, "llama-server.log"))
     print(f"\n{'conc':>5} | {'server':>9} | {'out tok/s':>9} | {'TTFT p50/p99 ms':>17} | {'TPOT p50/p99 ms':>16} | ok/fail")
     for i, c in enumerate(a.concurrency):
         for name, r in sorted(results.items(), reverse=True):
