@@ -12,7 +12,13 @@ background, makes the random weights with HF's initialization (seeded; the
 safetensors layout the artifact was compiled from, check_model.py's
 writer), writes a tokenizer for the vocabulary (bench_tokenizer.py: no real
 one can be downloaded) and converts the folder to a bf16 GGUF with
-llama.cpp's own convert_hf_to_gguf.py.
+llama.cpp's own convert_hf_to_gguf.py. The converter imports mistral_common,
+which the GPU image lacks: carry its wheels (README of the device tool) —
+mistral-common 1.8.3, pydantic 2.11.7, pydantic-core 2.33.2,
+annotated-types 0.7.0, typing-inspection 0.4.1, jsonschema 4.25.1,
+jsonschema-specifications 2025.4.1, referencing 0.36.2, rpds-py 0.27.0,
+pydantic-extra-types 2.10.5, pycountry 24.6.1 — on PYTHONPATH for setup.
+The image's transformers 5.17 ran the converter (2026-11-29).
 
 `bench` times strata's batch-1 decode step (`bench-model`, the TPOT target
 at concurrency 1), then serves with each server in turn and runs the same
