@@ -32,6 +32,9 @@ class Tokenizer {
   static Tokenizer load(const std::string& path);
   // The same from the file's text in memory (`path` names it in errors).
   static Tokenizer parse(const std::string& text, const std::string& path);
+  // The same from a parsed tokenizer.json document (a GGUF's vocabulary
+  // is turned into one: models/gguf_tokenizer.h).
+  static Tokenizer fromJson(const nlohmann::json& j, const std::string& path);
   // Text to ids; `addSpecial` applies the post-processor's template (e.g.
   // the bos token). Throws on invalid UTF-8.
   std::vector<int64_t> encode(const std::string& text, bool addSpecial = true) const;
@@ -44,7 +47,6 @@ class Tokenizer {
   int64_t vocabSize() const { return idToToken_.empty() ? 0 : idToToken_.rbegin()->first + 1; }
 
  private:
-  static Tokenizer fromJson(const nlohmann::json& j, const std::string& path);
   Tokenizer() = default;
   // Normalizes, pre-tokenizes and BPE-encodes text between added tokens;
   // `atStart`: the segment begins the input (Metaspace's "first" scheme).

@@ -9,6 +9,7 @@
 
 #include "models/gguf.h"
 #include "models/gguf_config.h"
+#include "models/gguf_tokenizer.h"
 #include "ops/error.h"
 
 using namespace strata;
@@ -271,6 +272,41 @@ TEST(GgufConfig, MissingOrBadKeysAreNamed) {
   m = llamaMeta();
   m.kv.erase(m.kv.begin() + 7);  // llama.vocab_size, and no token list
   configError(m, {"vocabulary size"});
+}
+
+// A GGUF's byte-level BPE vocabulary (written by gguf-py from a
+// tokenizer.json, tests/data/gguf/make_gguf.py) tokenizes as Hugging Face
+// does: the golden ids and text of that tokenizer.json, bos included.
+TEST(GgufTokenizer, EncodesLikeTheTokenizerItCameFrom) {
+  const nlohmann::json golden = nlohmann::json::parse(readAll(std::string(STRATA_TOKENIZER_DATA) + "/golden.json"));
+  for (auto [file, key] : {std::pair{"tok-llama3.gguf", "llama3_style.json"}, std::pair{"tok-gpt2.gguf", "tiny-llama"}}) {
+    models::Tokenizer tok = models::tokenizerFromGguf(models::readGguf(dataDir() + "/" + file));
+    ASSERT_FALSE(golden.at(key).empty());
+    for (const auto& c : golden.at(key)) {
+      const std::string text = c.at("text");
+      EXPECT_EQ(tok.encode(text), c.at("ids").get<std::vector<int64_t>>()) << file << ": " << text;
+      EXPECT_EQ(tok.decode(c.at("ids").get<std::vector<int64_t>>()), c.at("decoded").get<std::string>()) << file;
+    }
+  }
+}
+
+TEST(GgufTokenizer, UnsupportedFormsAreNamed) {
+  auto tokError = [](const std::string& bytes, const std::string& needle) {
+    try {
+      models::tokenizerFromGguf(parse(bytes));
+      ADD_FAILURE() << "accepted, expected " << needle;
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+    }
+  };
+  tokError(Meta().str("tokenizer.ggml.model", "llama").file(), "tokenizer.ggml.model 'llama'");
+  tokError(Meta().str("tokenizer.ggml.model", "gpt2").file(), "'tokenizer.ggml.tokens' is missing");
+  // A pre-tokenizer llama.cpp names that strata does not implement yet.
+  std::string bytes = readAll(dataDir() + "/tok-gpt2.gguf");
+  const size_t at = bytes.find("gpt2", bytes.find("tokenizer.ggml.pre"));
+  ASSERT_NE(at, std::string::npos);
+  bytes.replace(at, 4, "zzzz");
+  tokError(bytes, "tokenizer.ggml.pre 'zzzz'");
 }
 
 }  // namespace

@@ -7,6 +7,7 @@ own writer), the oracle of strata's GGUF reader (models/gguf.h):
   F16 [4], BF16 [2, 2], Q8_0 [64, 2], Q4_K [256, 1]); the values are
   tests/unit/gguf_test.cpp's expectations.
 - aligned64.gguf: general.alignment = 64 and two F32 tensors.
+- tok-llama3.gguf, tok-gpt2.gguf: byte-level BPE vocabularies (below).
 
     python3 tests/data/gguf/make_gguf.py tests/data/gguf
 """
@@ -53,3 +54,39 @@ w.write_kv_data_to_file()
 w.write_tensors_to_file()
 w.close()
 print(f"wrote {out}/types.gguf and {out}/aligned64.gguf")
+
+# Tokenizers: a GGUF's vocabulary (tokenizer.ggml.*) from two tokenizer.json
+# forms, as llama.cpp's converter writes it for a byte-level BPE model:
+# tok-llama3.gguf (pre llama-bpe, from tests/data/tokenizers/llama3_style.json)
+# and tok-gpt2.gguf (pre gpt2, from the tiny-llama fixture's tokenizer).
+import json
+
+here = os.path.dirname(os.path.abspath(__file__))
+for name, src, pre in (("tok-llama3.gguf", os.path.join(here, "..", "tokenizers", "llama3_style.json"), "llama-bpe"),
+                       ("tok-gpt2.gguf", os.path.join(here, "..", "..", "..", "models", "testdata", "tiny-llama",
+                                                      "tokenizer.json"), "gpt2")):
+    t = json.load(open(src))
+    vocab = dict(t["model"]["vocab"])
+    special = {a["id"]: a["content"] for a in t.get("added_tokens", [])}
+    for i, content in special.items():
+        vocab[content] = i
+    n = max(vocab.values()) + 1
+    tokens = [""] * n
+    for tok, i in vocab.items():
+        tokens[i] = tok
+    types = [gguf.TokenType.CONTROL if i in special else gguf.TokenType.NORMAL for i in range(n)]
+    merges = [m if isinstance(m, str) else " ".join(m) for m in t["model"]["merges"]]
+    bos = next(i for i, c in special.items() if "begin" in c)
+    w = gguf.GGUFWriter(os.path.join(out, name), "llama")
+    w.add_tokenizer_model("gpt2")
+    w.add_tokenizer_pre(pre)
+    w.add_token_list(tokens)
+    w.add_token_types(types)
+    w.add_token_merges(merges)
+    w.add_bos_token_id(bos)
+    w.add_add_bos_token(True)
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_tensors_to_file()
+    w.close()
+    print(f"wrote {out}/{name}: {n} tokens, {len(merges)} merges, pre {pre}")

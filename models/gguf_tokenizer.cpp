@@ -1,0 +1,93 @@
+#include "models/gguf_tokenizer.h"
+
+#include "ops/error.h"
+
+namespace strata::models {
+
+namespace {
+
+// The split regexes of the pre-tokenizers llama.cpp names (as the models'
+// tokenizer.json files spell them).
+const char* const kLlama3Split =
+    R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
+const char* const kQwen2Split =
+    R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
+
+const GgufValue& need(const GgufFile& f, const std::string& key, GgufType type) {
+  auto it = f.meta.find(key);
+  if (it == f.meta.end()) fail("{}: metadata '{}' is missing", f.path, key);
+  if (it->second.type != type) fail("{}: metadata '{}' has the wrong type", f.path, key);
+  return it->second;
+}
+
+}  // namespace
+
+Tokenizer tokenizerFromGguf(const GgufFile& f) {
+  const std::string model = need(f, "tokenizer.ggml.model", GgufType::String).value.get<std::string>();
+  if (model != "gpt2")
+    fail("{}: tokenizer.ggml.model '{}' is not supported yet (gpt2, byte-level BPE, is)", f.path, model);
+  const GgufValue& tokens = need(f, "tokenizer.ggml.tokens", GgufType::Array);
+  const GgufValue& merges = need(f, "tokenizer.ggml.merges", GgufType::Array);
+  if (tokens.elemType != GgufType::String || merges.elemType != GgufType::String)
+    fail("{}: tokenizer.ggml.tokens and .merges must be lists of strings", f.path);
+  std::string pre = "default";
+  if (auto it = f.meta.find("tokenizer.ggml.pre"); it != f.meta.end()) {
+    if (it->second.type != GgufType::String) fail("{}: metadata 'tokenizer.ggml.pre' must be a string", f.path);
+    pre = it->second.value.get<std::string>();
+  }
+  const nlohmann::json* types = nullptr;
+  if (auto it = f.meta.find("tokenizer.ggml.token_type"); it != f.meta.end()) {
+    if (it->second.type != GgufType::Array || it->second.value.size() != tokens.value.size())
+      fail("{}: tokenizer.ggml.token_type must list one type per token", f.path);
+    types = &it->second.value;
+  }
+
+  nlohmann::json j;
+  nlohmann::json vocab = nlohmann::json::object(), added = nlohmann::json::array();
+  for (size_t i = 0; i < tokens.value.size(); ++i) {
+    const std::string& t = tokens.value[i].get_ref<const std::string&>();
+    if (vocab.contains(t)) fail("{}: tokenizer.ggml.tokens lists '{}' twice (ids {} and {})", f.path, t, vocab[t].get<int64_t>(), i);
+    vocab[t] = i;
+    const int64_t type = types ? (*types)[i].get<int64_t>() : 1;
+    if (type == 3 || type == 4)  // control, user-defined
+      added.push_back({{"id", i}, {"content", t}, {"single_word", false}, {"lstrip", false}, {"rstrip", false},
+                       {"normalized", type == 4}, {"special", type == 3}});
+  }
+  nlohmann::json mergeList = nlohmann::json::array();
+  for (const nlohmann::json& m : merges.value) mergeList.push_back(m);  // "left right"
+  j["model"] = {{"type", "BPE"}, {"vocab", std::move(vocab)}, {"merges", std::move(mergeList)},
+                {"ignore_merges", pre == "llama-bpe"}, {"byte_fallback", false}, {"dropout", nullptr}};
+  j["added_tokens"] = std::move(added);
+  auto split = [](const char* regex) {
+    return nlohmann::json{{"type", "Sequence"},
+                          {"pretokenizers",
+                           {{{"type", "Split"}, {"pattern", {{"Regex", regex}}}, {"behavior", "Isolated"}, {"invert", false}},
+                            {{"type", "ByteLevel"}, {"add_prefix_space", false}, {"use_regex", false}}}}};
+  };
+  if (pre == "llama-bpe" || pre == "llama3") j["pre_tokenizer"] = split(kLlama3Split);
+  else if (pre == "qwen2") j["pre_tokenizer"] = split(kQwen2Split);
+  else if (pre == "gpt2" || pre == "default")
+    j["pre_tokenizer"] = {{"type", "ByteLevel"}, {"add_prefix_space", false}, {"use_regex", true}};
+  else
+    fail("{}: tokenizer.ggml.pre '{}' is not supported yet (llama-bpe, qwen2, gpt2, default are)", f.path, pre);
+  j["decoder"] = {{"type", "ByteLevel"}};
+  bool addBos = false;
+  if (auto it = f.meta.find("tokenizer.ggml.add_bos_token"); it != f.meta.end()) {
+    if (it->second.type != GgufType::Bool) fail("{}: metadata 'tokenizer.ggml.add_bos_token' must be a bool", f.path);
+    addBos = it->second.value.get<bool>();
+  }
+  if (addBos) {
+    const GgufValue& bos = need(f, "tokenizer.ggml.bos_token_id", GgufType::U32);
+    const int64_t id = bos.value.get<int64_t>();
+    if (id < 0 || id >= (int64_t)tokens.value.size())
+      fail("{}: tokenizer.ggml.bos_token_id {} is outside the {} tokens", f.path, id, tokens.value.size());
+    const std::string& content = tokens.value[id].get_ref<const std::string&>();
+    j["post_processor"] = {{"type", "TemplateProcessing"},
+                           {"single", {{{"SpecialToken", {{"id", content}, {"type_id", 0}}}},
+                                       {{"Sequence", {{"id", "A"}, {"type_id", 0}}}}}},
+                           {"special_tokens", {{content, {{"id", content}, {"ids", {id}}, {"tokens", {content}}}}}}};
+  }
+  return Tokenizer::fromJson(j, f.path + " (tokenizer.ggml.*)");
+}
+
+}  // namespace strata::models
