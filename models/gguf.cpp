@@ -211,6 +211,23 @@ GgufFile parseGguf(const uint8_t* data, size_t size, const std::string& path) {
   return f;
 }
 
+const GgufValue* GgufFile::find(const std::string& key) const {
+  auto it = meta.find(key);
+  return it == meta.end() ? nullptr : &it->second;
+}
+
+const GgufValue& GgufFile::need(const std::string& key, GgufType type) const {
+  const GgufValue* v = find(key);
+  if (!v) fail("{}: metadata '{}' is missing", path, key);
+  if (v->type != type) fail("{}: metadata '{}' has the wrong type", path, key);
+  return *v;
+}
+
+bool isIntegerType(GgufType t) {
+  return t == GgufType::U8 || t == GgufType::I8 || t == GgufType::U16 || t == GgufType::I16 || t == GgufType::U32 ||
+         t == GgufType::I32 || t == GgufType::U64 || t == GgufType::I64;
+}
+
 GgufFile readGguf(const std::string& path) {
   auto m = runtime::MappedFile::open(path);
   return parseGguf(m->data(), m->size(), path);

@@ -62,7 +62,15 @@ struct GgufFile {
   uint64_t dataOffset = 0;  // where the data section starts
   std::map<std::string, GgufValue> meta;
   std::vector<GgufTensor> tensors;  // in file order
+
+  // The value of `key`, or null.
+  const GgufValue* find(const std::string& key) const;
+  // The value of `key` of type `type`; throws naming the file and the key
+  // when it is missing or of another type.
+  const GgufValue& need(const std::string& key, GgufType type) const;
 };
+
+bool isIntegerType(GgufType t);
 
 constexpr int kMaxGgufArrayDepth = 4;
 

@@ -6,37 +6,24 @@
 
 namespace strata::models {
 
-namespace {
-
-bool isInteger(GgufType t) {
-  return t == GgufType::U8 || t == GgufType::I8 || t == GgufType::U16 || t == GgufType::I16 || t == GgufType::U32 ||
-         t == GgufType::I32 || t == GgufType::U64 || t == GgufType::I64;
-}
-
-const GgufValue* find(const GgufFile& f, const std::string& key) {
-  auto it = f.meta.find(key);
-  return it == f.meta.end() ? nullptr : &it->second;
-}
-
-}  // namespace
-
 LlamaConfig llamaConfigFromGguf(const GgufFile& f) {
-  const GgufValue* archValue = find(f, "general.architecture");
+  const GgufValue* archValue = f.find("general.architecture");
   if (!archValue || archValue->type != GgufType::String)
     fail("{}: metadata 'general.architecture' is missing or not a string", f.path);
   const std::string arch = archValue->value.get<std::string>();
   if (arch != "llama" && arch != "qwen2")
     fail("{}: general.architecture '{}' is not supported (llama, qwen2)", f.path, arch);
   // The config.json this metadata stands for; parseLlamaConfig checks each
-  // field's domain, and errors name the file's keys through `keyOf`.
+  // field's domain (its errors name the config.json field, the source names
+  // the file and the metadata prefix).
   nlohmann::json j = {{"model_type", arch}};
   auto integer = [&](const std::string& key, const char* field, bool required) {
-    const GgufValue* v = find(f, arch + "." + key);
+    const GgufValue* v = f.find(arch + "." + key);
     if (!v) {
       if (required) fail("{}: metadata '{}.{}' is missing", f.path, arch, key);
       return false;
     }
-    if (!isInteger(v->type)) fail("{}: metadata '{}.{}' must be an integer", f.path, arch, key);
+    if (!isIntegerType(v->type)) fail("{}: metadata '{}.{}' must be an integer", f.path, arch, key);
     j[field] = v->value;
     return true;
   };
@@ -48,14 +35,14 @@ LlamaConfig llamaConfigFromGguf(const GgufFile& f) {
   if (!integer("attention.key_length", "head_dim", false)) integer("rope.dimension_count", "head_dim", false);
   integer("context_length", "max_position_embeddings", false);
   if (!integer("vocab_size", "vocab_size", false)) {
-    const GgufValue* tokens = find(f, "tokenizer.ggml.tokens");
+    const GgufValue* tokens = f.find("tokenizer.ggml.tokens");
     if (!tokens || tokens->type != GgufType::Array)
       fail("{}: neither '{}.vocab_size' nor 'tokenizer.ggml.tokens' gives the vocabulary size", f.path, arch);
     j["vocab_size"] = tokens->value.size();
   }
   for (auto [key, field, required] : {std::tuple{"attention.layer_norm_rms_epsilon", "rms_norm_eps", true},
                                       std::tuple{"rope.freq_base", "rope_theta", false}}) {
-    const GgufValue* v = find(f, arch + "." + key);
+    const GgufValue* v = f.find(arch + "." + key);
     if (!v) {
       if (required) fail("{}: metadata '{}.{}' is missing", f.path, arch, key);
       continue;
@@ -64,13 +51,14 @@ LlamaConfig llamaConfigFromGguf(const GgufFile& f) {
       fail("{}: metadata '{}.{}' must be a float", f.path, arch, key);
     j[field] = v->value;
   }
-  if (const GgufValue* s = find(f, arch + ".rope.scaling.type");
+  if (const GgufValue* s = f.find(arch + ".rope.scaling.type");
       s && !(s->type == GgufType::String && s->value.get<std::string>() == "none"))
-    fail("{}: metadata '{}.rope.scaling.type' {}: RoPE scaling is not supported yet", f.path, arch, s->value.dump());
+    fail("{}: metadata '{}.rope.scaling.type' '{}': RoPE scaling is not supported yet", f.path, arch,
+         s->type == GgufType::String ? s->value.get<std::string>() : "(not a string)");
   for (auto [key, field] : {std::pair{"tokenizer.ggml.bos_token_id", "bos_token_id"},
                             std::pair{"tokenizer.ggml.eos_token_id", "eos_token_id"}}) {
-    if (const GgufValue* v = find(f, key)) {
-      if (!isInteger(v->type)) fail("{}: metadata '{}' must be an integer", f.path, key);
+    if (const GgufValue* v = f.find(key)) {
+      if (!isIntegerType(v->type)) fail("{}: metadata '{}' must be an integer", f.path, key);
       j[field] = v->value;
     }
   }

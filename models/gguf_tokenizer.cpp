@@ -13,33 +13,23 @@ const char* const kLlama3Split =
 const char* const kQwen2Split =
     R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
 
-const GgufValue& need(const GgufFile& f, const std::string& key, GgufType type) {
-  auto it = f.meta.find(key);
-  if (it == f.meta.end()) fail("{}: metadata '{}' is missing", f.path, key);
-  if (it->second.type != type) fail("{}: metadata '{}' has the wrong type", f.path, key);
-  return it->second;
-}
-
 }  // namespace
 
 Tokenizer tokenizerFromGguf(const GgufFile& f) {
-  const std::string model = need(f, "tokenizer.ggml.model", GgufType::String).value.get<std::string>();
+  const std::string model = f.need("tokenizer.ggml.model", GgufType::String).value.get<std::string>();
   if (model != "gpt2")
     fail("{}: tokenizer.ggml.model '{}' is not supported yet (gpt2, byte-level BPE, is)", f.path, model);
-  const GgufValue& tokens = need(f, "tokenizer.ggml.tokens", GgufType::Array);
-  const GgufValue& merges = need(f, "tokenizer.ggml.merges", GgufType::Array);
+  const GgufValue& tokens = f.need("tokenizer.ggml.tokens", GgufType::Array);
+  const GgufValue& merges = f.need("tokenizer.ggml.merges", GgufType::Array);
   if (tokens.elemType != GgufType::String || merges.elemType != GgufType::String)
     fail("{}: tokenizer.ggml.tokens and .merges must be lists of strings", f.path);
   std::string pre = "default";
-  if (auto it = f.meta.find("tokenizer.ggml.pre"); it != f.meta.end()) {
-    if (it->second.type != GgufType::String) fail("{}: metadata 'tokenizer.ggml.pre' must be a string", f.path);
-    pre = it->second.value.get<std::string>();
-  }
+  if (f.find("tokenizer.ggml.pre")) pre = f.need("tokenizer.ggml.pre", GgufType::String).value.get<std::string>();
   const nlohmann::json* types = nullptr;
-  if (auto it = f.meta.find("tokenizer.ggml.token_type"); it != f.meta.end()) {
-    if (it->second.type != GgufType::Array || it->second.value.size() != tokens.value.size())
-      fail("{}: tokenizer.ggml.token_type must list one type per token", f.path);
-    types = &it->second.value;
+  if (const GgufValue* t = f.find("tokenizer.ggml.token_type")) {
+    if (t->type != GgufType::Array || !isIntegerType(t->elemType) || t->value.size() != tokens.value.size())
+      fail("{}: tokenizer.ggml.token_type must list one integer type per token", f.path);
+    types = &t->value;
   }
 
   nlohmann::json j;
@@ -72,12 +62,10 @@ Tokenizer tokenizerFromGguf(const GgufFile& f) {
     fail("{}: tokenizer.ggml.pre '{}' is not supported yet (llama-bpe, qwen2, gpt2, default are)", f.path, pre);
   j["decoder"] = {{"type", "ByteLevel"}};
   bool addBos = false;
-  if (auto it = f.meta.find("tokenizer.ggml.add_bos_token"); it != f.meta.end()) {
-    if (it->second.type != GgufType::Bool) fail("{}: metadata 'tokenizer.ggml.add_bos_token' must be a bool", f.path);
-    addBos = it->second.value.get<bool>();
-  }
+  if (f.find("tokenizer.ggml.add_bos_token"))
+    addBos = f.need("tokenizer.ggml.add_bos_token", GgufType::Bool).value.get<bool>();
   if (addBos) {
-    const GgufValue& bos = need(f, "tokenizer.ggml.bos_token_id", GgufType::U32);
+    const GgufValue& bos = f.need("tokenizer.ggml.bos_token_id", GgufType::U32);
     const int64_t id = bos.value.get<int64_t>();
     if (id < 0 || id >= (int64_t)tokens.value.size())
       fail("{}: tokenizer.ggml.bos_token_id {} is outside the {} tokens", f.path, id, tokens.value.size());

@@ -5,6 +5,7 @@
 #include <fstream>
 #include <set>
 
+#include "models/json_input.h"
 #include "models/safetensors.h"
 
 namespace strata::models {
@@ -120,13 +121,7 @@ ops::GraphDef loadHfCheckpoint(const std::string& dirIn) {
   std::map<std::string, ops::WeightRef> weights;
   fs::path index = dir / "model.safetensors.index.json";
   if (fs::exists(index)) {
-    json j;
-    try {
-      std::ifstream f(index);
-      j = json::parse(f);
-    } catch (const json::exception& e) {
-      fail("{}: not valid JSON ({})", index.string(), e.what());
-    }
+    const json j = readJsonFile(index.string());
     if (!j.contains("weight_map") || !j["weight_map"].is_object()) fail("{}: missing 'weight_map'", index.string());
     std::set<std::string> shards;
     for (const auto& [name, file] : j["weight_map"].items()) {

@@ -105,8 +105,7 @@ Normalizer::Normalizer(const json& j, const std::string& where) {
   if (!j.is_null()) add(j, where);
 }
 
-// A component's "type" (a string, required).
-static std::string componentType(const json& j, const std::string& where, const char* what) {
+std::string componentType(const json& j, const std::string& where, const char* what) {
   if (!j.is_object() || !j.contains("type") || !j["type"].is_string())
     fail("{}: a {} without a 'type': {}", where, what, j.dump().substr(0, 200));
   return j["type"].get<std::string>();

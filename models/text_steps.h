@@ -16,6 +16,10 @@ namespace strata::models {
 // themselves, the rest are shifted to code points 256 and up.
 const std::string& byteLevelChar(unsigned char b);
 
+// A tokenizer.json component's "type" (required, a string); throws naming
+// `where` and what the component is ("normalizer", "pre_tokenizer", ...).
+std::string componentType(const nlohmann::json& j, const std::string& where, const char* what);
+
 class Normalizer {
  public:
   Normalizer() = default;

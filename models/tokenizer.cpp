@@ -27,9 +27,7 @@ void readByteLevel(const json& p, bool& addPrefixSpace, bool& useRegex) {
 // adds none; Sequence combines.
 void readPostProcessor(const json& p, const std::string& path, std::vector<int64_t>& prefix, std::vector<int64_t>& suffix) {
   if (p.is_null()) return;
-  if (!p.is_object() || !p.contains("type") || !p["type"].is_string())
-    fail("{}: a post_processor without a 'type': {}", path, p.dump().substr(0, 200));
-  std::string type = p["type"].get<std::string>();
+  std::string type = componentType(p, path, "post_processor");
   if (type == "ByteLevel") return;
   if (type == "Sequence") {
     for (const json& q : p.at("processors")) readPostProcessor(q, path, prefix, suffix);
@@ -123,9 +121,7 @@ Tokenizer Tokenizer::fromJson(const json& j, const std::string& path) {
 
     t.normalizer_ = Normalizer(j.value("normalizer", json()), path);
     const json& pre = j.value("pre_tokenizer", json());
-    if (!pre.is_null() && (!pre.is_object() || !pre.contains("type") || !pre["type"].is_string()))
-      fail("{}: a pre_tokenizer without a 'type': {}", path, pre.dump().substr(0, 200));
-    std::string preType = pre.is_null() ? "" : pre["type"].get<std::string>();
+    std::string preType = pre.is_null() ? "" : componentType(pre, path, "pre_tokenizer");
     bool useRegex = false;
     if (preType == "ByteLevel") {
       t.preTokenizer_ = PreTokenizer::ByteLevel;

@@ -20,6 +20,7 @@
 #include "runtime/executor.h"
 #include "runtime/model_bench.h"
 #include "tools/cpu_model.h"
+#include "tools/flag_ranges.h"
 
 namespace strata::tools {
 
@@ -66,9 +67,10 @@ std::string randomModel(const std::string& config) {
 }  // namespace
 
 int benchDecode(const BenchDecodeOpts& o) {
-  if (o.promptTokens < 1 || o.decodeTokens < 1 || o.blockSize < 1) fail("--prompt-tokens, --tokens and --block-size must be >= 1");
-  for (int64_t b : o.batches)
-    if (b < 1) fail("--batch: {} is not a batch size", b);
+  for (int64_t b : o.batches) flagInRange<int64_t>("--batch", b, 1, kMaxSeqsFlag);
+  flagInRange<int64_t>("--prompt-tokens", o.promptTokens, 1, kMaxTokensFlag);
+  flagInRange<int64_t>("--tokens", o.decodeTokens, 1, kMaxTokensFlag);
+  flagInRange<int64_t>("--block-size", o.blockSize, 1, kMaxBlockSizeFlag);
   std::string model = o.model.empty() ? randomModel(o.config.empty() ? std::string(STRATA_SOURCE_DIR "/models/configs/llama-100m.json") : o.config) : o.model;
   std::fprintf(stderr, "measuring copy bandwidth...\n");
   double bw = copyBandwidth();

@@ -387,13 +387,7 @@ int main(int argc, char** argv) {
       tools::flagInRange("--seconds", benchSeconds, 0.001, 3600.0);
       return tools::benchKernels(benchJson, benchSeconds);
     }
-    if (benchDecodeCmd->parsed()) {
-      for (int64_t b : bd.batches) tools::flagInRange<int64_t>("--batch", b, 1, tools::kMaxSeqsFlag);
-      tools::flagInRange<int64_t>("--prompt-tokens", bd.promptTokens, 1, tools::kMaxTokensFlag);
-      tools::flagInRange<int64_t>("--tokens", bd.decodeTokens, 1, tools::kMaxTokensFlag);
-      tools::flagInRange<int64_t>("--block-size", bd.blockSize, 1, tools::kMaxBlockSizeFlag);
-      return tools::benchDecode(bd);
-    }
+    if (benchDecodeCmd->parsed()) return tools::benchDecode(bd);
     if (benchServeCmd->parsed()) return tools::benchServe(bs, tools::writeServePlot);
   } catch (const Error& e) {
     std::fprintf(stderr, "error: %s\n", e.what());

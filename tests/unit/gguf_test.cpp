@@ -301,6 +301,14 @@ TEST(GgufTokenizer, UnsupportedFormsAreNamed) {
   };
   tokError(Meta().str("tokenizer.ggml.model", "llama").file(), "tokenizer.ggml.model 'llama'");
   tokError(Meta().str("tokenizer.ggml.model", "gpt2").file(), "'tokenizer.ggml.tokens' is missing");
+  // Token types that are not integers (a JSON type error escaped before).
+  Meta m = Meta().str("tokenizer.ggml.model", "gpt2");
+  Builder strings;
+  strings.put<uint32_t>(9).put<uint32_t>(8).put<uint64_t>(1).str("a");
+  m.kv.push_back({"tokenizer.ggml.tokens", strings.b});
+  m.kv.push_back({"tokenizer.ggml.merges", strings.b});
+  m.kv.push_back({"tokenizer.ggml.token_type", strings.b});
+  tokError(m.file(), "token_type must list one integer type per token");
   // A pre-tokenizer llama.cpp names that strata does not implement yet.
   std::string bytes = readAll(dataDir() + "/tok-gpt2.gguf");
   const size_t at = bytes.find("gpt2", bytes.find("tokenizer.ggml.pre"));
