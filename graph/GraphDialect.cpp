@@ -61,6 +61,12 @@ LogicalResult WeightOp::verify() {
   if (getNbytes() != want)
     return emitOpError() << "records " << getNbytes() << " bytes but " << t << " needs " << want;
   if (getOffset() < 0) return emitOpError() << "has a negative file offset";
+  if (auto heads = getInterleavedRopeHeads()) {
+    int64_t rows = t.getRank() ? t.getDimSize(0) : 0;
+    if (*heads <= 0 || rows % *heads || (rows / *heads) % 2)
+      return emitOpError() << "interleaved_rope_heads " << *heads << " does not split " << rows
+                           << " rows into heads of an even size";
+  }
   return success();
 }
 

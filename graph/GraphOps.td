@@ -226,7 +226,14 @@ def Graph_RegionPagedAttentionOp : Graph_NodeOp<"region.paged_attention", 5, 5, 
 
 def Graph_WeightOp : Graph_Op<"weight"> {
   let summary = "a model weight, referenced in its source file (never copied)";
-  let arguments = (ins StrAttr:$name, StrAttr:$file, I64Attr:$offset, I64Attr:$nbytes);
+  let description = [{
+    `interleaved_rope_heads` (optional): the rows are a RoPE projection's
+    rows for that many heads in llama.cpp's interleaved pair order (GGUF
+    attn_q / attn_k of architecture llama); loading reorders them to the
+    rotate-half order (ops/graph_def.h WeightRef).
+  }];
+  let arguments = (ins StrAttr:$name, StrAttr:$file, I64Attr:$offset, I64Attr:$nbytes,
+                       OptionalAttr<I64Attr>:$interleaved_rope_heads);
   let results = (outs AnyStaticShapeTensor:$result);
   let assemblyFormat = "$name `at` $file `[` $offset `,` $nbytes `]` attr-dict `:` type($result)";
   let hasVerifier = 1;

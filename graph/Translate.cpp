@@ -132,8 +132,10 @@ OwningOpRef<ModuleOp> importGraph(MLIRContext& ctx, const ops::GraphDef& g) {
   for (const auto& w : g.weights) {
     std::vector<ops::Dim> dims;
     for (int64_t d : w.shape) dims.push_back({d, ""});
-    env[w.name] = WeightOp::create(b, loc(w.name), makeTensorType(&ctx, dims, elementTypeFor(&ctx, w.dtype)), w.name, w.file,
-                                     (int64_t)w.offset, (int64_t)w.nbytes);
+    auto op = WeightOp::create(b, loc(w.name), makeTensorType(&ctx, dims, elementTypeFor(&ctx, w.dtype)), w.name, w.file,
+                               (int64_t)w.offset, (int64_t)w.nbytes,
+                               w.interleavedRopeHeads ? b.getI64IntegerAttr(w.interleavedRopeHeads) : IntegerAttr());
+    env[w.name] = op;
   }
   for (const auto& c : g.constants) {
     DenseElementsAttr v = denseFor(&ctx, c.value);
@@ -223,7 +225,8 @@ ops::GraphDef exportGraph(GraphOp graphOp) {
       std::string n = unique(w.getName().str());
       names[w.getResult()] = n;
       g.weights.push_back({n, dtypeFor(t.getElementType()), ops::Shape(t.getShape().begin(), t.getShape().end()),
-                           w.getFile().str(), (uint64_t)w.getOffset(), (uint64_t)w.getNbytes()});
+                           w.getFile().str(), (uint64_t)w.getOffset(), (uint64_t)w.getNbytes(),
+                           (int64_t)w.getInterleavedRopeHeads().value_or(0)});
       continue;
     }
     if (auto c = dyn_cast<ConstantOp>(op)) {

@@ -3,7 +3,10 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <tuple>
+#include <utility>
 
+#include "models/gguf.h"
 #include "ops/error.h"
 
 namespace strata::models {
@@ -53,6 +56,20 @@ std::optional<std::string> templateField(const ojson& cfg, const std::string& fi
   fail("{}: chat_template must be a string or a list of {{\"name\", \"template\"}}", file);
 }
 
+// A GGUF vocabulary's bos / eos token texts ("" where it names none).
+std::pair<std::string, std::string> ggufBosEos(const GgufFile& f) {
+  const GgufValue* tokens = f.find("tokenizer.ggml.tokens");
+  auto text = [&](const char* key) -> std::string {
+    const GgufValue* id = f.find(key);
+    if (!id || !tokens || tokens->type != GgufType::Array || !isIntegerType(id->type)) return "";
+    auto i = id->value.get<int64_t>();
+    if (i < 0 || i >= (int64_t)tokens->value.size() || !tokens->value[i].is_string())
+      fail("{}: metadata '{}' = {} is not a token of tokenizer.ggml.tokens", f.path, key, i);
+    return tokens->value[i].get<std::string>();
+  };
+  return {text("tokenizer.ggml.bos_token_id"), text("tokenizer.ggml.eos_token_id")};
+}
+
 }  // namespace
 
 ChatTemplate::ChatTemplate(const std::string& source, std::string origin, std::string bosToken, std::string eosToken)
@@ -68,10 +85,24 @@ std::optional<ChatTemplate> ChatTemplate::fromModelDir(const std::string& dir) {
                       tokenText(cfg, "eos_token", p.string()));
 }
 
-ChatTemplate ChatTemplate::fromFile(const std::string& file, const std::string& dir) {
+std::optional<ChatTemplate> ChatTemplate::ofTokenizer(const std::string& tokenizer) {
+  if (isGgufPath(tokenizer)) {
+    GgufFile f = readGguf(tokenizer);
+    const GgufValue* t = f.find("tokenizer.chat_template");
+    if (!t) return std::nullopt;
+    if (t->type != GgufType::String) fail("{}: metadata 'tokenizer.chat_template' is not a string", tokenizer);
+    auto [bos, eos] = ggufBosEos(f);
+    return ChatTemplate(t->value.get<std::string>(), tokenizer + " tokenizer.chat_template", bos, eos);
+  }
+  return fromModelDir(fs::path(tokenizer).parent_path().string());
+}
+
+ChatTemplate ChatTemplate::fromFile(const std::string& file, const std::string& tokenizer) {
   std::string bos, eos;
-  fs::path beside = fs::path(dir) / "tokenizer_config.json";
-  if (!dir.empty() && fs::exists(beside)) {
+  fs::path beside = fs::path(tokenizer).parent_path() / "tokenizer_config.json";
+  if (isGgufPath(tokenizer)) {
+    std::tie(bos, eos) = ggufBosEos(readGguf(tokenizer));
+  } else if (!tokenizer.empty() && fs::exists(beside)) {
     ojson cfg = readConfig(beside);
     bos = tokenText(cfg, "bos_token", beside.string());
     eos = tokenText(cfg, "eos_token", beside.string());
@@ -96,12 +127,12 @@ std::string ChatTemplate::render(const ojson& messages, bool addGenerationPrompt
   return tmpl_.render(ctx);
 }
 
-ChatTemplate loadChatTemplate(const std::string& file, const std::string& dir, const std::string& who) {
-  if (!file.empty()) return ChatTemplate::fromFile(file, dir);
-  if (auto t = ChatTemplate::fromModelDir(dir)) return std::move(*t);
-  fail("{}: {} has no chat template (no tokenizer_config.json with a chat_template: a base model?); give one with "
-       "--chat-template FILE",
-       who, dir.empty() ? std::string("the model") : dir);
+ChatTemplate loadChatTemplate(const std::string& file, const std::string& tokenizer, const std::string& who) {
+  if (!file.empty()) return ChatTemplate::fromFile(file, tokenizer);
+  if (auto t = ChatTemplate::ofTokenizer(tokenizer)) return std::move(*t);
+  fail("{}: {} has no chat template ({}: a base model?); give one with --chat-template FILE", who,
+       tokenizer.empty() ? std::string("the model") : tokenizer,
+       isGgufPath(tokenizer) ? "no tokenizer.chat_template metadata" : "no tokenizer_config.json with a chat_template");
 }
 
 }  // namespace strata::models

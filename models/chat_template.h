@@ -23,10 +23,14 @@ class ChatTemplate {
   // such file or it has no chat_template. A list of named templates takes
   // the one named "default".
   static std::optional<ChatTemplate> fromModelDir(const std::string& dir);
+  // The template that goes with the tokenizer at `tokenizer`: a GGUF
+  // file's tokenizer.chat_template metadata (bos / eos the texts of its
+  // bos / eos token ids), else fromModelDir of tokenizer.json's folder.
+  static std::optional<ChatTemplate> ofTokenizer(const std::string& tokenizer);
   // A template file the user gives (--chat-template): a .jinja file, or a
-  // tokenizer_config.json; bos / eos from `dir`'s tokenizer_config.json
-  // when the file has none.
-  static ChatTemplate fromFile(const std::string& file, const std::string& dir);
+  // tokenizer_config.json; bos / eos from the tokenizer's (as ofTokenizer
+  // finds them; `tokenizer` may be empty) when the file has none.
+  static ChatTemplate fromFile(const std::string& file, const std::string& tokenizer);
 
   // `messages`: [{"role", "content", ...}] as the OpenAI API and HF define
   // them (extra fields such as tool_calls reach the template). `extra`
@@ -47,8 +51,7 @@ class ChatTemplate {
 };
 
 // The template for a chat: `file` when given (--chat-template), else the
-// one in `dir`'s tokenizer_config.json; throws naming `who` when there is
-// neither.
-ChatTemplate loadChatTemplate(const std::string& file, const std::string& dir, const std::string& who);
+// tokenizer's (ofTokenizer); throws naming `who` when there is neither.
+ChatTemplate loadChatTemplate(const std::string& file, const std::string& tokenizer, const std::string& who);
 
 }  // namespace strata::models

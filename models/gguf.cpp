@@ -228,6 +228,10 @@ bool isIntegerType(GgufType t) {
          t == GgufType::I32 || t == GgufType::U64 || t == GgufType::I64;
 }
 
+bool isGgufPath(const std::string& path) {
+  return path.size() > 5 && path.compare(path.size() - 5, 5, ".gguf") == 0;
+}
+
 GgufFile readGguf(const std::string& path) {
   auto m = runtime::MappedFile::open(path);
   return parseGguf(m->data(), m->size(), path);

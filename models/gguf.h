@@ -71,6 +71,9 @@ struct GgufFile {
 };
 
 bool isIntegerType(GgufType t);
+// Whether `path` names a GGUF file (by its .gguf extension: the model and
+// tokenizer loaders pick their reader by it).
+bool isGgufPath(const std::string& path);
 
 constexpr int kMaxGgufArrayDepth = 4;
 

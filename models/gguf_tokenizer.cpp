@@ -12,6 +12,8 @@ const char* const kLlama3Split =
     R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
 const char* const kQwen2Split =
     R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
+// GPT-2's (what ByteLevel's use_regex splits by).
+const char* const kGpt2Split = R"('s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S))";
 
 }  // namespace
 
@@ -48,18 +50,26 @@ Tokenizer tokenizerFromGguf(const GgufFile& f) {
   j["model"] = {{"type", "BPE"}, {"vocab", std::move(vocab)}, {"merges", std::move(mergeList)},
                 {"ignore_merges", pre == "llama-bpe"}, {"byte_fallback", false}, {"dropout", nullptr}};
   j["added_tokens"] = std::move(added);
-  auto split = [](const char* regex) {
-    return nlohmann::json{{"type", "Sequence"},
-                          {"pretokenizers",
-                           {{{"type", "Split"}, {"pattern", {{"Regex", regex}}}, {"behavior", "Isolated"}, {"invert", false}},
-                            {{"type", "ByteLevel"}, {"add_prefix_space", false}, {"use_regex", false}}}}};
+  // llama.cpp splits by its pre-tokenizer's regexes one after another (each
+  // splitting the pieces of the one before, keeping every byte), then maps
+  // bytes as ByteLevel does: a Sequence of Isolated Splits and a ByteLevel
+  // without its own regex.
+  auto splits = [](std::initializer_list<const char*> regexes) {
+    nlohmann::json seq = nlohmann::json::array();
+    for (const char* r : regexes)
+      seq.push_back({{"type", "Split"}, {"pattern", {{"Regex", r}}}, {"behavior", "Isolated"}, {"invert", false}});
+    seq.push_back({{"type", "ByteLevel"}, {"add_prefix_space", false}, {"use_regex", false}});
+    return nlohmann::json{{"type", "Sequence"}, {"pretokenizers", std::move(seq)}};
   };
-  if (pre == "llama-bpe" || pre == "llama3") j["pre_tokenizer"] = split(kLlama3Split);
-  else if (pre == "qwen2") j["pre_tokenizer"] = split(kQwen2Split);
-  else if (pre == "gpt2" || pre == "default")
-    j["pre_tokenizer"] = {{"type", "ByteLevel"}, {"add_prefix_space", false}, {"use_regex", true}};
+  if (pre == "llama-bpe" || pre == "llama3" || pre == "llama-v3") j["pre_tokenizer"] = splits({kLlama3Split});
+  else if (pre == "qwen2") j["pre_tokenizer"] = splits({kQwen2Split});
+  else if (pre == "gpt-2") j["pre_tokenizer"] = splits({kGpt2Split});
+  else if (pre == "smollm") j["pre_tokenizer"] = splits({R"(\p{N})", kGpt2Split});
+  else if (pre == "default")  // llama.cpp's regexes for a BPE vocabulary without a known pre-tokenizer
+    j["pre_tokenizer"] = splits({R"([\p{P}\$\+<=>\^~\|]+)", kGpt2Split, R"(\p{N}+)", R"([0-9][0-9][0-9])"});
   else
-    fail("{}: tokenizer.ggml.pre '{}' is not supported yet (llama-bpe, qwen2, gpt2, default are)", f.path, pre);
+    fail("{}: tokenizer.ggml.pre '{}' is not supported yet (llama-bpe, qwen2, gpt-2, smollm and default are)", f.path,
+         pre);
   j["decoder"] = {{"type", "ByteLevel"}};
   bool addBos = false;
   if (f.find("tokenizer.ggml.add_bos_token"))

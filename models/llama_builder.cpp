@@ -18,8 +18,9 @@ namespace {
 
 class Builder {
  public:
-  Builder(const LlamaConfig& c, const std::map<std::string, ops::WeightRef>& w, const std::string& src)
-      : c_(c), w_(w), src_(src) {
+  Builder(const LlamaConfig& c, const std::map<std::string, ops::WeightRef>& w, const std::string& src,
+          const std::function<std::string(const std::string&)>& fileName)
+      : c_(c), w_(w), src_(src), fileName_(fileName) {
     g_.source = src;
   }
 
@@ -77,9 +78,12 @@ class Builder {
   std::string weight(const std::string& name, const ops::Shape& shape) {
     if (used_.count(name)) return name;
     auto it = w_.find(name);
-    if (it == w_.end()) fail("{}: the checkpoint has no tensor '{}'", src_, name);
+    const std::string shown = fileName_ ? fileName_(name) : name;
+    if (it == w_.end()) fail("{}: the checkpoint has no tensor '{}'", src_, shown);
     if (it->second.shape != shape)
-      fail("{}: tensor '{}' has shape {}, config.json implies {} (a checkpoint and a config that do not belong together)", src_, name, ops::shapeStr(it->second.shape), ops::shapeStr(shape));
+      fail("{}: tensor '{}' has shape {}, the model's configuration implies {} (tensors and a configuration that do "
+           "not belong together)",
+           src_, shown, ops::shapeStr(it->second.shape), ops::shapeStr(shape));
     g_.weights.push_back(it->second);
     used_.insert(name);
     return name;
@@ -97,6 +101,7 @@ class Builder {
   const LlamaConfig& c_;
   const std::map<std::string, ops::WeightRef>& w_;
   std::string src_;
+  std::function<std::string(const std::string&)> fileName_;
   std::set<std::string> used_;
   ops::GraphDef g_;
 };
@@ -104,8 +109,9 @@ class Builder {
 }  // namespace
 
 ops::GraphDef buildLlamaGraph(const LlamaConfig& cfg, const std::map<std::string, ops::WeightRef>& weights,
-                              const std::string& source) {
-  ops::GraphDef g = Builder(cfg, weights, source).build();
+                              const std::string& source,
+                              const std::function<std::string(const std::string&)>& fileName) {
+  ops::GraphDef g = Builder(cfg, weights, source, fileName).build();
   g.meta["model_type"] = cfg.modelType;
   g.meta["vocab_size"] = cfg.vocabSize;
   g.meta["max_position_embeddings"] = cfg.maxPositions;

@@ -6,6 +6,7 @@
 // Output: logits [batch, sequence, vocab] f32. No KV cache: the runtime's
 // paged cache takes that role once regions are formed.
 #pragma once
+#include <functional>
 #include <map>
 #include <string>
 
@@ -14,9 +15,12 @@
 
 namespace strata::models {
 
-// Throws strata::Error naming the missing tensor or the shape mismatch.
+// Throws strata::Error naming the missing tensor or the shape mismatch;
+// `fileName` maps a Hugging Face tensor name to the name the source file
+// uses (GGUF's), for those messages (null: the same names).
 ops::GraphDef buildLlamaGraph(const LlamaConfig& cfg, const std::map<std::string, ops::WeightRef>& weights,
-                              const std::string& source);
+                              const std::string& source,
+                              const std::function<std::string(const std::string&)>& fileName = nullptr);
 
 // Reads an HF directory: config.json + model.safetensors or the shards named
 // by model.safetensors.index.json.

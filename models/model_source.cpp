@@ -3,6 +3,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include "models/gguf.h"
+#include "models/gguf_model.h"
 #include "models/llama_builder.h"
 #include "models/onnx_loader.h"
 
@@ -31,20 +33,22 @@ void addTokenIds(ops::GraphDef& g, const fs::path& dir) {
 }  // namespace
 
 ops::GraphDef loadModel(const std::string& path) {
-  if (!fs::exists(path)) fail("'{}' does not exist (expected an HF model folder or an .onnx file)", path);
+  if (!fs::exists(path)) fail("'{}' does not exist (expected an HF model folder, an .onnx or a .gguf file)", path);
   if (fs::is_directory(path)) {
     if (fs::exists(fs::path(path) / "config.json")) return loadHfCheckpoint(path);
     fail("'{}' is a folder without config.json (expected an HF model folder or an .onnx file)", path);
   }
+  if (isGgufPath(path)) return loadGgufModel(path);
   if (fs::path(path).extension() == ".onnx") {
     ops::GraphDef g = loadOnnx(path);
     addTokenIds(g, modelDir(path));
     return g;
   }
-  fail("'{}' is not a model strata can open (an HF model folder or an .onnx file)", path);
+  fail("'{}' is not a model strata can open (an HF model folder, an .onnx or a .gguf file)", path);
 }
 
 std::optional<std::string> findTokenizer(const std::string& modelPath) {
+  if (isGgufPath(modelPath) && fs::is_regular_file(modelPath)) return modelPath;  // its tokenizer.ggml.* metadata
   fs::path t = modelDir(modelPath) / "tokenizer.json";
   if (fs::exists(t)) return t.string();
   return std::nullopt;

@@ -2,7 +2,8 @@
 //  - a folder with config.json: a Hugging Face Llama-family checkpoint;
 //  - a file ending in .onnx: an ONNX model (config.json beside it, when
 //    present, supplies bos/eos ids);
-// and finds the tokenizer.json that goes with it.
+//  - a file ending in .gguf: llama.cpp's format (models/gguf_model.h);
+// and finds the tokenizer that goes with it.
 #pragma once
 #include <optional>
 #include <string>
@@ -12,7 +13,8 @@
 namespace strata::models {
 
 ops::GraphDef loadModel(const std::string& path);
-// tokenizer.json in the model folder or beside the .onnx file, if any.
+// tokenizer.json in the model folder or beside the .onnx file, if any; a
+// .gguf file is its own tokenizer (Tokenizer::load reads either).
 std::optional<std::string> findTokenizer(const std::string& modelPath);
 // What an artifact compiled from `modelPath` records of its source (the
 // plan's meta): "source_model", its absolute path, and "tokenizer", the

@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "models/gguf_tokenizer.h"
 #include "models/json_input.h"
 #include "models/utf8.h"
 #include "ops/error.h"
@@ -52,6 +53,7 @@ void readPostProcessor(const json& p, const std::string& path, std::vector<int64
 
 Tokenizer Tokenizer::load(const std::string& path) {
   if (!std::ifstream(path)) fail("cannot open tokenizer '{}'", path);
+  if (isGgufPath(path)) return tokenizerFromGguf(readGguf(path));
   return fromJson(readJsonFile(path), path);
 }
 

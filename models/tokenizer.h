@@ -27,8 +27,10 @@ constexpr int64_t kMaxTokenId = int64_t(1) << 24;
 
 class Tokenizer {
  public:
-  // Throws strata::Error naming the file when it is unreadable, malformed,
-  // or uses a component this tokenizer does not implement (named).
+  // A tokenizer.json, or a .gguf file's tokenizer.ggml.* vocabulary
+  // (models/gguf_tokenizer.h). Throws strata::Error naming the file when it
+  // is unreadable, malformed, or uses a component this tokenizer does not
+  // implement (named).
   static Tokenizer load(const std::string& path);
   // The same from the file's text in memory (`path` names it in errors).
   static Tokenizer parse(const std::string& text, const std::string& path);

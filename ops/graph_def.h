@@ -44,6 +44,12 @@ struct WeightRef {
   std::string file;  // absolute path
   uint64_t offset = 0;
   uint64_t nbytes = 0;
+  // Nonzero: the rows (dimension 0) are a RoPE projection's rows for this
+  // many heads in llama.cpp's interleaved pair order (each head's rows
+  // 2j, 2j + 1 are its rotate-half rows j, j + head_dim / 2: how GGUF files
+  // of architecture llama store attn_q / attn_k); loading puts them back in
+  // the rotate-half order the model's Rope expects (a copy of these rows).
+  int64_t interleavedRopeHeads = 0;
 };
 
 struct Constant {

@@ -7,6 +7,30 @@
 
 namespace strata::runtime {
 
+namespace {
+
+// A copy of w's rows (at p) in rotate-half order: head h's stored row
+// h * D + 2j + t is its rotate-half row h * D + t * D / 2 + j (the inverse
+// of llama.cpp's convert_hf_to_gguf permute). Rows are whole, so this holds
+// for any storage type.
+ops::Tensor ropeRowsInHalfOrder(const ops::WeightRef& w, const uint8_t* p) {
+  const int64_t rows = w.shape.empty() ? 0 : w.shape[0], heads = w.interleavedRopeHeads;
+  if (heads <= 0 || rows % heads || (rows / heads) % 2)
+    fail("weight '{}': interleaved_rope_heads {} does not split its {} rows into heads of an even size", w.name, heads,
+         rows);
+  const int64_t D = rows / heads, half = D / 2;
+  const size_t rowBytes = w.nbytes / size_t(rows);
+  ops::Tensor out(w.dtype, w.shape);
+  uint8_t* o = out.mut<uint8_t>();
+  for (int64_t h = 0; h < heads; ++h)
+    for (int64_t j = 0; j < half; ++j)
+      for (int64_t t = 0; t < 2; ++t)
+        std::memcpy(o + size_t(h * D + t * half + j) * rowBytes, p + size_t(h * D + 2 * j + t) * rowBytes, rowBytes);
+  return out;
+}
+
+}  // namespace
+
 ops::Tensor WeightStore::load(const ops::WeightRef& w) {
   ops::Tensor t = stored(w);
   return t.dtype() == ops::DType::F16 || t.dtype() == ops::DType::BF16 ? t.toF32() : t;
@@ -23,6 +47,7 @@ ops::Tensor WeightStore::stored(const ops::WeightRef& w) {
     fail("weight '{}': bytes [{}, {}) lie outside '{}' ({} bytes)", w.name, w.offset, w.offset + w.nbytes,
          w.file, f->size());
   const uint8_t* p = f->data() + w.offset;
+  if (w.interleavedRopeHeads) return ropeRowsInHalfOrder(w, p);
   bool aligned = reinterpret_cast<uintptr_t>(p) % ops::dtypeSize(w.dtype) == 0;
   ops::Tensor view(w.dtype, w.shape, f, p);
   if (aligned) return view;

@@ -1,7 +1,8 @@
 // WeightStore: turns GraphDef weight references into tensors backed by
-// mmapped files. f32 weights at aligned offsets are zero-copy views; f16/bf16
+// mmapped files. Weights at aligned offsets are zero-copy views; f16/bf16
 // weights are widened to f32 once by load() (the reference kernels compute
-// in f32).
+// in f32); rows stored in llama.cpp's interleaved RoPE order
+// (WeightRef::interleavedRopeHeads) are copied into rotate-half order.
 #pragma once
 #include <map>
 #include <memory>

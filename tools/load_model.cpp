@@ -21,7 +21,7 @@ void loadArtifact(LoadedModel& l, const RunOpts& o, const std::string& dir) {
   l.blockSize = a.blockSize;
   if (a.tokenizer) {
     l.tok = models::Tokenizer::load(*a.tokenizer);
-    l.tokDir = std::filesystem::path(*a.tokenizer).parent_path().string();
+    l.tokenizerPath = *a.tokenizer;
   }
   if (a.cuda()) {
     l.gpu = runtime::loadGpuModel(std::move(a), {.verbose = !o.json});
@@ -62,7 +62,7 @@ LoadedModel loadForRun(const RunOpts& o) {
   ops::GraphDef g = graph::formRegions(models::loadModel(o.model));
   if (auto t = models::findTokenizer(o.model)) {
     l.tok = models::Tokenizer::load(*t);
-    l.tokDir = std::filesystem::path(*t).parent_path().string();
+    l.tokenizerPath = *t;
   }
   if (o.backend == "cpu") {
     CompiledCpuModel m = compileCpuModel(std::move(g), o.blockSize, !o.json);

@@ -20,7 +20,7 @@ struct LoadedModel {
   std::optional<runtime::Executor> cpu;
   const runtime::GraphRunner* exec = nullptr;
   std::optional<models::Tokenizer> tok;
-  std::string tokDir;  // the folder of tokenizer.json (where tokenizer_config.json is)
+  std::string tokenizerPath;  // tokenizer.json or the .gguf file (what the chat template goes with)
   int64_t blockSize = 0;
 };
 

@@ -76,7 +76,7 @@ int runCommand(const RunOpts& o) {
   if (!o.chatTemplate.empty() && !o.chat) fail("--chat-template is for --chat");
   if (o.chat) {
     if (!l.tok) fail("--chat needs the model's tokenizer.json");
-    chat = models::loadChatTemplate(o.chatTemplate, l.tokDir, "--chat");
+    chat = models::loadChatTemplate(o.chatTemplate, l.tokenizerPath, "--chat");
     if (!chat->eosToken().empty()) endOfTurn = l.tok->tokenId(chat->eosToken());
   }
   std::vector<RunPrompt> prompts = readPrompts(o, l.tok, chat);

@@ -15,7 +15,7 @@ int serveCommand(const ServeOpts& o) {
   ro.weightsDir = o.weightsDir;
   LoadedModel l = loadForRun(ro);
   if (!l.tok) fail("strata serve needs the model's tokenizer.json (beside {})", o.model);
-  return serveLoaded(o, *l.exec, l.blockSize, *l.tok, l.tokDir);
+  return serveLoaded(o, *l.exec, l.blockSize, *l.tok, l.tokenizerPath);
 }
 
 }  // namespace strata::tools

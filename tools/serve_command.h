@@ -30,9 +30,9 @@ struct ServeOpts {
 void addServeOptions(CLI::App* cmd, ServeOpts& o);
 // Checks the numeric flags against their ranges (before anything loads).
 void checkServeOpts(const ServeOpts& o);
-// Serves `exec` (KV blocks of blockSize) with `tok` (tokenizer_config.json in tokDir).
+// Serves `exec` (KV blocks of blockSize) with `tok`, read from `tokenizerPath` (the chat template goes with it).
 int serveLoaded(const ServeOpts& o, const runtime::GraphRunner& exec, int64_t blockSize, const models::Tokenizer& tok,
-                const std::string& tokDir);
+                const std::string& tokenizerPath);
 // `strata serve MODEL`: compiles or loads o.model for o.backend, then serves it.
 int serveCommand(const ServeOpts& o);
 // `strata-gpu serve ARTIFACT`: the runtime alone (no compiler).

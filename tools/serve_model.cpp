@@ -118,15 +118,15 @@ void checkServeOpts(const ServeOpts& o) {
 }
 
 int serveLoaded(const ServeOpts& o, const runtime::GraphRunner& exec, int64_t blockSize, const models::Tokenizer& tok,
-                const std::string& tokDir) {
+                const std::string& tokenizerPath) {
   const nlohmann::json& meta = exec.graph().meta;
   const int64_t vocab = meta.value("vocab_size", (int64_t)0);
   if (vocab > 0 && tok.vocabSize() > vocab)
     fail("the tokenizer has {} tokens but the model's vocabulary is {}: they do not belong together", tok.vocabSize(), vocab);
 
   std::optional<models::ChatTemplate> chat;
-  if (!o.chatTemplate.empty()) chat = models::ChatTemplate::fromFile(o.chatTemplate, tokDir);
-  else chat = models::ChatTemplate::fromModelDir(tokDir);
+  if (!o.chatTemplate.empty()) chat = models::ChatTemplate::fromFile(o.chatTemplate, tokenizerPath);
+  else chat = models::ChatTemplate::ofTokenizer(tokenizerPath);
   ModelText text(tok, std::move(chat));
 
   runtime::server::ServeLimits lim;
@@ -195,7 +195,7 @@ int serveArtifact(const ServeOpts& given) {
     fail("--block-size {}: {} was compiled for KV blocks of {} tokens", o.blockSize, o.model, a.blockSize);
   if (!a.tokenizer) fail("strata serve needs the model's tokenizer.json; {} names none", o.model);
   models::Tokenizer tok = models::Tokenizer::load(*a.tokenizer);
-  const std::string tokDir = std::filesystem::path(*a.tokenizer).parent_path().string();
+  const std::string tokenizerPath = *a.tokenizer;
   const int64_t blockSize = a.blockSize;
   const std::string built = a.cuda() ? "cuda" : "cpu";
   if (o.backendGiven && o.backend != built)
@@ -203,10 +203,10 @@ int serveArtifact(const ServeOpts& given) {
   o.backend = built;
   if (a.cuda()) {
     runtime::GpuModel gpu = runtime::loadGpuModel(std::move(a), {.verbose = true});
-    return serveLoaded(o, *gpu.exec, blockSize, tok, tokDir);
+    return serveLoaded(o, *gpu.exec, blockSize, tok, tokenizerPath);
   }
   runtime::Executor cpu(std::move(a.graph), std::move(a.kernels));
-  return serveLoaded(o, cpu, blockSize, tok, tokDir);
+  return serveLoaded(o, cpu, blockSize, tok, tokenizerPath);
 }
 
 }  // namespace strata::tools

@@ -74,11 +74,34 @@ TEST(ChatTemplate, ReadsTokenizerConfig) {
   ojson messages = ojson::array({{{"role", "user"}, {"content", "Hi "}}});
   EXPECT_EQ(chat->render(messages, true), "<s>[INST] Hi [/INST]");
   // A .jinja file takes bos / eos from the model's config.
-  models::ChatTemplate file = models::ChatTemplate::fromFile((kData / "gemma-2.jinja").string(), dir.string());
+  models::ChatTemplate file =
+      models::ChatTemplate::fromFile((kData / "gemma-2.jinja").string(), (dir / "tokenizer.json").string());
   EXPECT_EQ(file.render(messages, true), "<s><start_of_turn>user\nHi<end_of_turn>\n<start_of_turn>model\n");
   std::ofstream(dir / "tokenizer_config.json") << "{\"chat_template\": 7}";
   EXPECT_THROW(models::ChatTemplate::fromModelDir(dir.string()), Error);
   fs::remove_all(dir);
+}
+
+// A GGUF file's tokenizer.chat_template, its bos / eos the texts of the
+// vocabulary's bos / eos ids (make_gguf.py wrote Llama 3's template into
+// tok-llama3.gguf).
+TEST(ChatTemplate, ReadsGgufMetadata) {
+  const std::string gguf = std::string(STRATA_GGUF_DATA) + "/tok-llama3.gguf";
+  auto chat = models::ChatTemplate::ofTokenizer(gguf);
+  ASSERT_TRUE(chat);
+  EXPECT_EQ(chat->bosToken(), "<|begin_of_text|>");
+  EXPECT_EQ(chat->eosToken(), "<|eot_id|>");
+  ojson messages = ojson::array({{{"role", "user"}, {"content", "Hi"}}});
+  models::ChatTemplate want(read(kData / "llama-3.jinja"), "llama-3.jinja", "<|begin_of_text|>", "<|eot_id|>");
+  EXPECT_EQ(chat->render(messages, true), want.render(messages, true));
+  // Without the key: none, and a chat says where it looked.
+  EXPECT_FALSE(models::ChatTemplate::ofTokenizer(std::string(STRATA_GGUF_DATA) + "/tok-gpt2.gguf"));
+  try {
+    models::loadChatTemplate("", std::string(STRATA_GGUF_DATA) + "/tok-gpt2.gguf", "--chat");
+    ADD_FAILURE() << "a chat template from a GGUF without one";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("no tokenizer.chat_template metadata"), std::string::npos) << e.what();
+  }
 }
 
 TEST(Jinja, WhitespaceControlAndBlocks) {

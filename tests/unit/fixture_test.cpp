@@ -28,7 +28,8 @@ struct Case {
 class FixtureTest : public ::testing::TestWithParam<Case> {
  protected:
   ops::GraphDef graph() {
-    ops::GraphDef g = models::loadModel(fixtureDir() + "/" + GetParam().source);
+    const std::string& src = GetParam().source;
+    ops::GraphDef g = models::loadModel(src.rfind('/', 0) == 0 ? src : fixtureDir() + "/" + src);
     return GetParam().normalize ? graph::normalize(g) : g;
   }
 };
@@ -74,9 +75,14 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{"model_opset23.onnx", false}, Case{"decoder_with_past_opset23.onnx", false},
                       Case{"model_ort_fused.onnx", false}, Case{"decoder_with_past_ort_fused.onnx", false},
                       Case{"model_opset23.onnx", true}, Case{"decoder_with_past_opset23.onnx", true},
-                      Case{"model_ort_fused.onnx", true}, Case{"decoder_with_past_ort_fused.onnx", true}),
+                      Case{"model_ort_fused.onnx", true}, Case{"decoder_with_past_ort_fused.onnx", true},
+                      // The same model as a GGUF file (tests/data/gguf/make_gguf.py: llama.cpp's
+                      // tensor names and its interleaved RoPE order of the q / k rows).
+                      Case{STRATA_GGUF_DATA "/tiny-llama-f32.gguf", false},
+                      Case{STRATA_GGUF_DATA "/tiny-llama-f32.gguf", true}),
     [](const auto& info) {
       std::string s = info.param.source == "." ? "hf" : info.param.source;
+      if (s.rfind('/', 0) == 0) s = s.substr(s.rfind('/') + 1);
       for (char& c : s)
         if (!isalnum((unsigned char)c)) c = '_';
       return s + (info.param.normalize ? "_normalized" : "_raw");

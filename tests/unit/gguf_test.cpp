@@ -3,14 +3,18 @@
 // break each rule of the format.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <fstream>
 #include <sstream>
 
 #include "models/gguf.h"
 #include "models/gguf_config.h"
+#include "models/gguf_model.h"
 #include "models/gguf_tokenizer.h"
+#include "models/model_source.h"
 #include "ops/error.h"
+#include "runtime/weights.h"
 
 using namespace strata;
 
@@ -311,10 +315,46 @@ TEST(GgufTokenizer, UnsupportedFormsAreNamed) {
   tokError(m.file(), "token_type must list one integer type per token");
   // A pre-tokenizer llama.cpp names that strata does not implement yet.
   std::string bytes = readAll(dataDir() + "/tok-gpt2.gguf");
-  const size_t at = bytes.find("gpt2", bytes.find("tokenizer.ggml.pre"));
+  const size_t at = bytes.find("gpt-2", bytes.find("tokenizer.ggml.pre"));
   ASSERT_NE(at, std::string::npos);
-  bytes.replace(at, 4, "zzzz");
-  tokError(bytes, "tokenizer.ggml.pre 'zzzz'");
+  bytes.replace(at, 5, "zzzzz");
+  tokError(bytes, "tokenizer.ggml.pre 'zzzzz'");
+}
+
+// The tiny-llama fixture as a GGUF (make_gguf.py): every tensor is read in
+// place under its Hugging Face name, and the q / k rows come back in
+// rotate-half order: equal to the safetensors checkpoint's, value for value.
+TEST(GgufModel, TensorsAreTheCheckpointsInPlace) {
+  const std::string path = dataDir() + "/tiny-llama-f32.gguf";
+  ops::GraphDef gguf = models::loadModel(path);
+  ops::GraphDef hf = models::loadModel(std::string(STRATA_FIXTURE_DIR));
+  ASSERT_EQ(gguf.weights.size(), hf.weights.size());
+  runtime::WeightStore store;
+  for (const ops::WeightRef& h : hf.weights) {
+    auto it = std::find_if(gguf.weights.begin(), gguf.weights.end(), [&](const ops::WeightRef& w) { return w.name == h.name; });
+    ASSERT_NE(it, gguf.weights.end()) << h.name;
+    EXPECT_NE(it->file.find("tiny-llama-f32.gguf"), std::string::npos);
+    const bool q = h.name.find("q_proj") != std::string::npos, k = h.name.find("k_proj") != std::string::npos;
+    EXPECT_EQ(it->interleavedRopeHeads, q ? 4 : k ? 2 : 0) << h.name;
+    ops::Tensor a = store.load(*it), b = store.load(h);
+    ASSERT_EQ(a.shape(), b.shape()) << h.name;
+    EXPECT_EQ(std::memcmp(a.raw(), b.raw(), a.nbytes()), 0) << h.name;
+  }
+  EXPECT_EQ(gguf.meta.value("bos_token_id", -1), 0);
+  EXPECT_EQ(models::findTokenizer(path), path);
+}
+
+TEST(GgufModel, ErrorsNameTheGgufTensor) {
+  std::string bytes = readAll(dataDir() + "/tiny-llama-f32.gguf");
+  const size_t at = bytes.find("blk.1.ffn_up.weight");
+  ASSERT_NE(at, std::string::npos);
+  bytes.replace(at, 19, "blk.1.ffn_uq.weight");
+  try {
+    models::ggufModel(parse(bytes));
+    ADD_FAILURE() << "loaded a model without blk.1.ffn_up.weight";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("no tensor 'blk.1.ffn_up.weight'"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace

@@ -7,7 +7,11 @@ own writer), the oracle of strata's GGUF reader (models/gguf.h):
   F16 [4], BF16 [2, 2], Q8_0 [64, 2], Q4_K [256, 1]); the values are
   tests/unit/gguf_test.cpp's expectations.
 - aligned64.gguf: general.alignment = 64 and two F32 tensors.
-- tok-llama3.gguf, tok-gpt2.gguf: byte-level BPE vocabularies (below).
+- tok-llama3.gguf, tok-gpt2.gguf: byte-level BPE vocabularies (below);
+  tok-llama3.gguf with Llama 3's chat template.
+- tiny-llama-{f32,f16,bf16}.gguf: the tiny-llama fixture (models/testdata)
+  as tools/gpu/hf_to_gguf.py writes it (what llama.cpp's converter writes:
+  Q / K rows in llama.cpp's RoPE order, matrices in the type, norms f32).
 
     python3 tests/data/gguf/make_gguf.py tests/data/gguf
 """
@@ -58,13 +62,13 @@ print(f"wrote {out}/types.gguf and {out}/aligned64.gguf")
 # Tokenizers: a GGUF's vocabulary (tokenizer.ggml.*) from two tokenizer.json
 # forms, as llama.cpp's converter writes it for a byte-level BPE model:
 # tok-llama3.gguf (pre llama-bpe, from tests/data/tokenizers/llama3_style.json)
-# and tok-gpt2.gguf (pre gpt2, from the tiny-llama fixture's tokenizer).
+# and tok-gpt2.gguf (pre gpt-2, from the tiny-llama fixture's tokenizer).
 import json
 
 here = os.path.dirname(os.path.abspath(__file__))
 for name, src, pre in (("tok-llama3.gguf", os.path.join(here, "..", "tokenizers", "llama3_style.json"), "llama-bpe"),
                        ("tok-gpt2.gguf", os.path.join(here, "..", "..", "..", "models", "testdata", "tiny-llama",
-                                                      "tokenizer.json"), "gpt2")):
+                                                      "tokenizer.json"), "gpt-2")):
     t = json.load(open(src))
     vocab = dict(t["model"]["vocab"])
     special = {a["id"]: a["content"] for a in t.get("added_tokens", [])}
@@ -85,8 +89,18 @@ for name, src, pre in (("tok-llama3.gguf", os.path.join(here, "..", "tokenizers"
     w.add_token_merges(merges)
     w.add_bos_token_id(bos)
     w.add_add_bos_token(True)
+    if name == "tok-llama3.gguf":  # with a chat template, as instruct models' GGUFs carry it
+        w.add_eos_token_id(next(i for i, c in special.items() if c == "<|eot_id|>"))
+        w.add_chat_template(open(os.path.join(here, "..", "chat_templates", "llama-3.jinja")).read())
     w.write_header_to_file()
     w.write_kv_data_to_file()
     w.write_tensors_to_file()
     w.close()
     print(f"wrote {out}/{name}: {n} tokens, {len(merges)} merges, pre {pre}")
+
+sys.path.insert(0, os.path.join(here, "..", "..", "..", "tools", "gpu"))
+import hf_to_gguf
+
+for t in ("f32", "f16", "bf16"):
+    hf_to_gguf.convert(os.path.join(here, "..", "..", "..", "models", "testdata", "tiny-llama"),
+                       os.path.join(out, f"tiny-llama-{t}.gguf"), t, "gpt-2")
