@@ -34,6 +34,12 @@ class Builder {
     constant("shape.merge", ops::Tensor::fromI64({0, 0, H * D}));
     std::string embed = weight("model.embed_tokens.weight", {c_.vocabSize, E});
     std::string x = node("Gather", "embed", {embed, "input_ids"}, {{"axis", 0}});
+    // The model computes in f32 whatever its weights' storage type (a GPU
+    // artifact stores activations in its --dtype regardless): the rows a
+    // 16-bit embedding gives are widened here, and every op after takes
+    // its type from them.
+    if (w_.at("model.embed_tokens.weight").dtype != ops::DType::F32)
+      x = node("Cast", "embed.to_f32", {x}, {{"to", "f32"}});
     for (int64_t l = 0; l < c_.numLayers; ++l) x = layer(l, x);
     x = node("RMSNorm", "final_norm", {x, weight("model.norm.weight", {E})}, {{"eps", c_.rmsNormEps}});
     std::string head = c_.tieEmbeddings ? embed : weight("lm_head.weight", {c_.vocabSize, E});

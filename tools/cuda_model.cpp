@@ -5,6 +5,9 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <map>
+#include <set>
+#include <vector>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -26,9 +29,36 @@ struct Planned {
   tile::CudaKernelSetSpec set;
 };
 
+// A GPU artifact stores every activation in its --dtype, so the builder's
+// widening of a 16-bit embedding's rows to f32 (Gather -> Cast to f32,
+// models/llama_builder.cpp) would be a copy kernel per step: its uses take
+// the gathered rows directly.
+ops::GraphDef withoutEmbeddingWidening(ops::GraphDef g) {
+  std::map<std::string, ops::DType> weightTypes;
+  for (const auto& w : g.weights) weightTypes[w.name] = w.dtype;
+  std::set<std::string> sixteenBitRows;
+  for (const auto& n : g.nodes)
+    if (n.op == "Gather" && !n.inputs.empty() && weightTypes.count(n.inputs[0]) &&
+        weightTypes[n.inputs[0]] != ops::DType::F32)
+      sixteenBitRows.insert(n.outputs.at(0));
+  std::map<std::string, std::string> alias;
+  std::vector<ops::NodeDef> kept;
+  for (auto& n : g.nodes) {
+    if (n.op == "Cast" && n.inputs.size() == 1 && sixteenBitRows.count(n.inputs[0]) && n.attrs.value("to", "") == "f32") {
+      alias[n.outputs.at(0)] = n.inputs[0];
+      continue;
+    }
+    for (auto& in : n.inputs)
+      if (auto it = alias.find(in); it != alias.end()) in = it->second;
+    kept.push_back(std::move(n));
+  }
+  g.nodes = std::move(kept);
+  return g;
+}
+
 Planned plan(const std::string& model, const std::string& dtype, int64_t blockSize, const tile::CudaModelTuning& tuning) {
   if (blockSize <= 0) fail("--block-size must be >= 1, got {}", blockSize);
-  Planned p{graph::formRegions(models::loadModel(model)), {}};
+  Planned p{graph::formRegions(withoutEmbeddingWidening(models::loadModel(model))), {}};
   p.set = tile::cudaModelKernelSet(p.graph, dtype, blockSize, tuning);
   return p;
 }

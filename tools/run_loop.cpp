@@ -46,7 +46,7 @@ std::vector<int64_t> parsePromptIds(const std::string& s) {
 
 void addRunOptions(CLI::App* cmd, RunOpts& o, bool text) {
   cmd->add_option("MODEL", o.model,
-                  text ? "HF model folder, .onnx file, or an artifact directory from strata compile"
+                  text ? "HF model folder, .onnx or .gguf file, or an artifact directory from strata compile"
                        : "Artifact directory from strata compile --target cuda:sm_90")
       ->required();
   auto* backendOpt = cmd->add_option("--backend", o.backend,
@@ -57,7 +57,7 @@ void addRunOptions(CLI::App* cmd, RunOpts& o, bool text) {
                                           : "Kernels to run with: 'cuda' (GPU 0), the only one this tool has")
                          ->capture_default_str();
   if (text) {
-    cmd->add_option("--prompt", o.prompt, "Prompt text (encoded with the model's tokenizer.json, bos added)");
+    cmd->add_option("--prompt", o.prompt, "Prompt text (encoded with the model's tokenizer: tokenizer.json, or a GGUF file's own; bos added where it says so)");
   }
   cmd->add_option("--prompt-ids", o.promptIds, "Prompt as comma-separated token ids, e.g. 0,53,308");
   if (text) {
@@ -71,7 +71,7 @@ void addRunOptions(CLI::App* cmd, RunOpts& o, bool text) {
   if (text) {
     cmd->add_flag("--chat", o.chat,
                      "Render each prompt as a user turn with the model's chat template (the Jinja chat_template of "
-                     "its tokenizer_config.json, or --chat-template) and stop at the template's eos token");
+                     "its tokenizer_config.json or GGUF metadata, or --chat-template) and stop at the template's eos token");
     cmd->add_option("--chat-template", o.chatTemplate,
                     "With --chat: a Jinja chat template file (or a tokenizer_config.json) instead of the model's");
   }

@@ -55,7 +55,7 @@ class ModelText : public runtime::server::ServedText {
 }  // namespace
 
 void addServeOptions(CLI::App* cmd, ServeOpts& o) {
-  cmd->add_option("MODEL", o.model, "HF model folder, .onnx file, or an artifact directory from strata compile")->required();
+  cmd->add_option("MODEL", o.model, "HF model folder, .onnx or .gguf file, or an artifact directory from strata compile")->required();
   auto* backend = cmd->add_option("--backend", o.backend,
                                   "Kernels to run with: 'cpu' (generated for this CPU), 'reference' (plain CPU ops) or "
                                   "'cuda' (GPU 0, sm_90); an artifact runs on the target it was compiled for")

@@ -234,7 +234,7 @@ int makeModel(const std::string& config, const std::string& out, uint64_t seed) 
 
 int main(int argc, char** argv) {
   CLI::App app{"strata: LLM inference with a fused-kernel compiler.\n"
-               "MODEL is a Hugging Face Llama-family folder (config.json + safetensors) or an .onnx file."};
+               "MODEL is a Hugging Face Llama-family folder (config.json + safetensors), an .onnx file or a .gguf file (llama.cpp's format)."};
   app.require_subcommand(1);
   tools::RunOpts ro;
   auto* runCmd = app.add_subcommand("run", "Generate tokens from a prompt");
@@ -250,7 +250,7 @@ int main(int argc, char** argv) {
   auto* compileCmd = app.add_subcommand(
       "compile", "Compile a model into an artifact directory (plan.json and kernels) that `strata run DIR` (cpu) or "
                  "`strata-gpu run DIR` (cuda) runs");
-  compileCmd->add_option("MODEL", co.model, "HF model folder or .onnx file")->required();
+  compileCmd->add_option("MODEL", co.model, "HF model folder, .onnx or .gguf file")->required();
   compileCmd->add_option("--target", co.target,
                          "Target to compile for: cpu (the host CPU) or cuda:sm_90 (NVIDIA Hopper: plan.json and a "
                          "kernels.ptx that the runtime-only strata-gpu runs)")
@@ -328,7 +328,7 @@ int main(int argc, char** argv) {
   std::string inspectModel;
   bool inspectJson = false, inspectMlir = false, inspectRegions = false;
   auto* inspectCmd = app.add_subcommand("inspect", "Show a model's inputs, outputs, symbolic dims, ops and parameters");
-  inspectCmd->add_option("MODEL", inspectModel, "HF model folder or .onnx file")->required();
+  inspectCmd->add_option("MODEL", inspectModel, "HF model folder, .onnx or .gguf file")->required();
   inspectCmd->add_flag("--json", inspectJson, "Print JSON");
   inspectCmd->add_flag("--mlir", inspectMlir, "Print the normalized graph in the graph dialect (strata-opt input)");
   inspectCmd->add_flag("--regions", inspectRegions,

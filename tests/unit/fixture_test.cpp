@@ -96,3 +96,30 @@ TEST(Tokenizer, DecodesReferencePrompts) {
 }
 
 }  // namespace
+
+// The fixture's weights rounded to f16 / bf16 in a GGUF (make_gguf.py) run
+// on the reference backend (weights widened at load, f32 arithmetic): the
+// logits stay within the rounding's reach of the f32 reference, and every
+// position's most likely token is the reference's.
+TEST(FixtureGguf, SixteenBitWeightsFollowTheF32Reference) {
+  for (auto [type, tolerance] : {std::pair{"f16", 5e-3}, std::pair{"bf16", 3e-2}}) {
+    runtime::Executor exec(models::loadModel(std::string(STRATA_GGUF_DATA) + "/tiny-llama-" + type + ".gguf"));
+    runtime::Generator gen(exec);
+    ops::Tensor logits = gen.forward(reference()["token_ids"][0].get<std::vector<int64_t>>());
+    const auto& want = reference()["logits_prompt0_fp32"];
+    ASSERT_EQ(logits.dim(0), (int64_t)want.size());
+    double maxAbs = 0;
+    for (int64_t i = 0; i < logits.dim(0); ++i) {
+      const float* row = logits.data<float>() + i * logits.dim(1);
+      int64_t best = 0, wantBest = 0;
+      for (int64_t j = 0; j < logits.dim(1); ++j) {
+        maxAbs = std::max(maxAbs, std::fabs(row[j] - want[i][j].get<double>()));
+        if (row[j] > row[best]) best = j;
+        if (want[i][j].get<double>() > want[i][wantBest].get<double>()) wantBest = j;
+      }
+      EXPECT_EQ(best, wantBest) << type << " position " << i;
+    }
+    EXPECT_LT(maxAbs, tolerance) << type;
+    std::printf("%s: max |logit - f32 reference| = %.3g\n", type, maxAbs);
+  }
+}
