@@ -10,16 +10,18 @@
 namespace strata::models {
 
 Bpe::Bpe(std::unordered_map<std::string, int64_t> vocab, const std::vector<std::pair<std::string, std::string>>& merges,
-         std::optional<int64_t> unk, BpeOptions options, const std::string& where)
+         std::optional<int64_t> unk, BpeOptions options, const std::string& where, const std::vector<int64_t>* ranks)
     : vocab_(std::move(vocab)), unk_(unk), options_(options) {
+  if (ranks && ranks->size() != merges.size())
+    fail("{}: {} merge ranks for {} merges", where, ranks->size(), merges.size());
   auto idOf = [&](const std::string& s, const char* what) {
     auto it = vocab_.find(s);
     if (it == vocab_.end()) fail("{}: {} '{}' is not in the vocabulary", where, what, s);
     return it->second;
   };
-  int64_t rank = 0;
-  for (const auto& [a, b] : merges) {
-    Merge m{rank++, idOf(a + b, "merge result")};
+  for (size_t i = 0; i < merges.size(); ++i) {
+    const auto& [a, b] = merges[i];
+    Merge m{ranks ? (*ranks)[i] : int64_t(i), idOf(a + b, "merge result")};
     merges_.emplace(key(idOf(a, "merge part"), idOf(b, "merge part")), m);  // the first rank of a pair wins
   }
   if (options_.byteFallback)

@@ -21,11 +21,16 @@ struct BpeOptions {
 
 class Bpe {
  public:
-  // `merges` as (left, right) pairs in rank order. Throws strata::Error
+  // `merges` as (left, right) pairs in rank order, or with `ranks` (one
+  // per merge, any order) ranked by those: equal ranks tie, and the
+  // leftmost pair of the lowest rank merges first (a SentencePiece
+  // vocabulary's merges ranked by their result's score, as llama.cpp's SPM
+  // tokenizer merges: models/gguf_tokenizer.h). Throws strata::Error
   // (prefixed with `where`) when a merge's parts or result are not in the
   // vocabulary, or byte fallback lacks a <0xXX> token.
   Bpe(std::unordered_map<std::string, int64_t> vocab, const std::vector<std::pair<std::string, std::string>>& merges,
-      std::optional<int64_t> unk, BpeOptions options, const std::string& where);
+      std::optional<int64_t> unk, BpeOptions options, const std::string& where,
+      const std::vector<int64_t>* ranks = nullptr);
 
   // Appends the ids of one pre-tokenized word: the adjacent pair of lowest
   // merge rank (leftmost on ties) is merged until no pair has a rank.

@@ -94,6 +94,18 @@ Tokenizer Tokenizer::fromJson(const json& j, const std::string& path) {
         merges.emplace_back(pair.substr(0, space), pair.substr(space + 1));
       }
     }
+    // strata's extension for GGUF SentencePiece vocabularies: a rank per
+    // merge (equal ranks tie; models/bpe.h).
+    std::vector<int64_t> ranks;
+    if (model.contains("merge_ranks")) {
+      const json& r = model["merge_ranks"];
+      if (!r.is_array() || r.size() != merges.size())
+        fail("{}: model.merge_ranks must list one integer per merge", path);
+      for (const json& x : r) {
+        if (!x.is_number_integer()) fail("{}: model.merge_ranks must list one integer per merge", path);
+        ranks.push_back(x.get<int64_t>());
+      }
+    }
     std::optional<int64_t> unk;
     if (model.contains("unk_token") && model["unk_token"].is_string())
       if (auto it = vocab.find(model["unk_token"].get<std::string>()); it != vocab.end()) unk = it->second;
@@ -101,7 +113,8 @@ Tokenizer Tokenizer::fromJson(const json& j, const std::string& path) {
     options.byteFallback = model.value("byte_fallback", false);
     options.fuseUnk = model.value("fuse_unk", false);
     options.ignoreMerges = model.value("ignore_merges", false);
-    t.bpe_ = std::make_unique<Bpe>(std::move(vocab), merges, unk, options, path);
+    t.bpe_ = std::make_unique<Bpe>(std::move(vocab), merges, unk, options, path,
+                                   model.contains("merge_ranks") ? &ranks : nullptr);
 
     if (j.contains("added_tokens") && !j["added_tokens"].is_null() && !j["added_tokens"].is_array())
       fail("{}: added_tokens must be a list", path);
@@ -128,22 +141,36 @@ Tokenizer Tokenizer::fromJson(const json& j, const std::string& path) {
     if (preType == "ByteLevel") {
       t.preTokenizer_ = PreTokenizer::ByteLevel;
       readByteLevel(pre, t.addPrefixSpace_, useRegex);
-      if (useRegex) t.splitter_ = std::make_shared<RegexSplitter>(kGpt2SplitPattern);
+      if (useRegex) t.splitters_.push_back(std::make_shared<RegexSplitter>(kGpt2SplitPattern));
     } else if (preType == "Sequence") {
-      // Llama 3 / Qwen2: Split(regex, Isolated) then ByteLevel without regex.
+      // Splits, then ByteLevel without or with its own regex: Llama 3 / Qwen2
+      // (Split), SmolLM / StarCoder (Digits), llama.cpp's multi-regex
+      // pre-tokenizers (several Splits, models/gguf_tokenizer.h).
       t.preTokenizer_ = PreTokenizer::ByteLevel;
       const json& list = pre.at("pretokenizers");
-      if (list.size() != 2 || list[0].value("type", "") != "Split" || list[1].value("type", "") != "ByteLevel")
-        fail("{}: pre_tokenizer sequence {} is not supported (Split then ByteLevel is)", path, list.dump());
-      const json& split = list[0];
-      if (split.value("behavior", "") != "Isolated" || split.value("invert", false))
-        fail("{}: Split behavior '{}' (invert {}) is not supported", path, split.value("behavior", ""),
-             split.value("invert", false));
-      const json& pat = split.at("pattern");
-      if (!pat.contains("Regex")) fail("{}: Split pattern {} is not supported (Regex is)", path, pat.dump());
-      t.splitter_ = std::make_shared<RegexSplitter>(pat["Regex"].get<std::string>());
-      readByteLevel(list[1], t.addPrefixSpace_, useRegex);
-      if (useRegex) fail("{}: a second regex split after Split is not supported", path);
+      if (!list.is_array() || list.empty() || componentType(list.back(), path, "pre_tokenizer") != "ByteLevel")
+        fail("{}: pre_tokenizer sequence {} is not supported (Split / Digits pieces, then ByteLevel, are)", path,
+             list.dump());
+      for (size_t i = 0; i + 1 < list.size(); ++i) {
+        const json& step = list[i];
+        const std::string type = componentType(step, path, "pre_tokenizer");
+        if (type == "Digits") {
+          t.splitters_.push_back(
+              std::make_shared<RegexSplitter>(step.value("individual_digits", false) ? "\\p{N}" : "\\p{N}+"));
+          continue;
+        }
+        if (type != "Split")
+          fail("{}: pre_tokenizer sequence {} is not supported (Split / Digits pieces, then ByteLevel, are)", path,
+               list.dump());
+        if (step.value("behavior", "") != "Isolated" || step.value("invert", false))
+          fail("{}: Split behavior '{}' (invert {}) is not supported", path, step.value("behavior", ""),
+               step.value("invert", false));
+        const json& pat = step.at("pattern");
+        if (!pat.contains("Regex")) fail("{}: Split pattern {} is not supported (Regex is)", path, pat.dump());
+        t.splitters_.push_back(std::make_shared<RegexSplitter>(pat["Regex"].get<std::string>()));
+      }
+      readByteLevel(list.back(), t.addPrefixSpace_, useRegex);
+      if (useRegex) t.splitters_.push_back(std::make_shared<RegexSplitter>(kGpt2SplitPattern));
     } else if (preType == "Metaspace") {
       t.preTokenizer_ = PreTokenizer::Metaspace;
       t.metaspace_ = pre.value("replacement", "\u2581");
@@ -179,8 +206,15 @@ void Tokenizer::encodeSegment(const std::string& segment, bool atStart, std::vec
         for (char c : piece) word += byteLevelChar((unsigned char)c);
         bpe_->encodeWord(word, out);
       };
-      if (!splitter_) return encodeBytes(text);
-      for (std::string_view piece : splitter_->split(text)) encodeBytes(piece);
+      // Each splitter splits the pieces of the one before.
+      std::vector<std::string_view> pieces = {text};
+      for (const auto& splitter : splitters_) {
+        std::vector<std::string_view> finer;
+        for (std::string_view piece : pieces)
+          for (std::string_view p : splitter->split(piece)) finer.push_back(p);
+        pieces = std::move(finer);
+      }
+      for (std::string_view piece : pieces) encodeBytes(piece);
       return;
     }
     case PreTokenizer::Metaspace: {

@@ -61,10 +61,10 @@ class Tokenizer {
   std::unique_ptr<const Bpe> bpe_;
   Normalizer normalizer_;
   Decoder decoder_;
-  // Pre-tokenizer: ByteLevel (optional regex split first, optional prefix
-  // space), Metaspace, or none (the segment is one word).
+  // Pre-tokenizer: ByteLevel (regex splits first, optional prefix space),
+  // Metaspace, or none (the segment is one word).
   enum class PreTokenizer { None, ByteLevel, Metaspace } preTokenizer_ = PreTokenizer::None;
-  std::shared_ptr<const RegexSplitter> splitter_;          // null: no regex split
+  std::vector<std::shared_ptr<const RegexSplitter>> splitters_;  // regex splits, in order (none: one piece)
   bool addPrefixSpace_ = false;
   std::string metaspace_ = "\u2581";
   enum class Prepend { Always, First, Never } metaspacePrepend_ = Prepend::Always;

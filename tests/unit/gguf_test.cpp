@@ -294,6 +294,23 @@ TEST(GgufTokenizer, EncodesLikeTheTokenizerItCameFrom) {
   }
 }
 
+// llama.cpp's own ids (llama-tokenize, recorded by record_llama_cpp.py) for
+// 60 tricky strings, on every vocabulary form: SentencePiece with scores
+// (tok-spm) and byte-level BPE under each pre-tokenizer strata reads.
+TEST(GgufTokenizer, EncodesLikeLlamaCpp) {
+  const nlohmann::json rec = nlohmann::json::parse(readAll(dataDir() + "/llama_cpp_tokens.json"));
+  const auto& strings = rec.at("strings");
+  ASSERT_GE(strings.size(), 50u);
+  ASSERT_EQ(rec.at("ids").size(), 6u);
+  for (const auto& [file, ids] : rec.at("ids").items()) {
+    models::Tokenizer tok = models::tokenizerFromGguf(models::readGguf(dataDir() + "/" + file));
+    ASSERT_EQ(ids.size(), strings.size()) << file;
+    for (size_t i = 0; i < strings.size(); ++i)
+      EXPECT_EQ(tok.encode(strings[i].get<std::string>()), ids[i].get<std::vector<int64_t>>())
+          << file << ": " << strings[i].dump();
+  }
+}
+
 TEST(GgufTokenizer, UnsupportedFormsAreNamed) {
   auto tokError = [](const std::string& bytes, const std::string& needle) {
     try {
@@ -303,7 +320,7 @@ TEST(GgufTokenizer, UnsupportedFormsAreNamed) {
       EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
     }
   };
-  tokError(Meta().str("tokenizer.ggml.model", "llama").file(), "tokenizer.ggml.model 'llama'");
+  tokError(Meta().str("tokenizer.ggml.model", "bert").file(), "tokenizer.ggml.model 'bert'");
   tokError(Meta().str("tokenizer.ggml.model", "gpt2").file(), "'tokenizer.ggml.tokens' is missing");
   // Token types that are not integers (a JSON type error escaped before).
   Meta m = Meta().str("tokenizer.ggml.model", "gpt2");

@@ -42,7 +42,7 @@ TEST_P(TokenizerGolden, EncodesAndDecodesLikeHuggingFace) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Tokenizers, TokenizerGolden,
-                         ::testing::Values("tiny-llama", "llama3_style.json", "chatml_style.json", "llama2_style.json",
+                         ::testing::Values("tiny-llama", "llama3_style.json", "chatml_style.json", "llama2_style.json", "smollm_style.json",
                                            "mistral_style.json"),
                          [](const auto& info) {
                            return info.param == "tiny-llama" ? std::string("gpt2_style")

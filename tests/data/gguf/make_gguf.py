@@ -8,13 +8,22 @@ own writer), the oracle of strata's GGUF reader (models/gguf.h):
   tests/unit/gguf_test.cpp's expectations.
 - aligned64.gguf: general.alignment = 64 and two F32 tensors.
 - tok-llama3.gguf, tok-gpt2.gguf: byte-level BPE vocabularies (below);
-  tok-llama3.gguf with Llama 3's chat template.
+  tok-llama3.gguf with Llama 3's chat template; tok-smollm.gguf,
+  tok-qwen2.gguf, tok-default.gguf: tok-gpt2's vocabulary under the other
+  pre-tokenizers llama.cpp names.
+- tok-spm.gguf: a SentencePiece BPE model (sentencepiece 0.2.0, trained
+  here on the tokenizer golden corpus with Llama 2's options) as llama.cpp's
+  converter writes one: pieces, scores, types (tokenizer model "llama").
+Every tok-*.gguf also carries the llama hyperparameters llama.cpp needs to
+open a vocabulary-only file (record_llama_cpp.py runs llama-tokenize on
+them).
 - tiny-llama-{f32,f16,bf16}.gguf: the tiny-llama fixture (models/testdata)
   as tools/gpu/hf_to_gguf.py writes it (what llama.cpp's converter writes:
   Q / K rows in llama.cpp's RoPE order, matrices in the type, norms f32).
 
     python3 tests/data/gguf/make_gguf.py tests/data/gguf
 """
+import io
 import os
 import sys
 
@@ -59,6 +68,20 @@ w.write_tensors_to_file()
 w.close()
 print(f"wrote {out}/types.gguf and {out}/aligned64.gguf")
 
+
+
+def vocab_only_hparams(w, n_vocab):
+    # What llama.cpp reads of a llama model before its vocabulary.
+    w.add_context_length(256)
+    w.add_embedding_length(64)
+    w.add_block_count(1)
+    w.add_feed_forward_length(128)
+    w.add_head_count(4)
+    w.add_head_count_kv(4)
+    w.add_layer_norm_rms_eps(1e-5)
+    w.add_vocab_size(n_vocab)
+
+
 # Tokenizers: a GGUF's vocabulary (tokenizer.ggml.*) from two tokenizer.json
 # forms, as llama.cpp's converter writes it for a byte-level BPE model:
 # tok-llama3.gguf (pre llama-bpe, from tests/data/tokenizers/llama3_style.json)
@@ -66,9 +89,10 @@ print(f"wrote {out}/types.gguf and {out}/aligned64.gguf")
 import json
 
 here = os.path.dirname(os.path.abspath(__file__))
+fixture_tok = os.path.join(here, "..", "..", "..", "models", "testdata", "tiny-llama", "tokenizer.json")
 for name, src, pre in (("tok-llama3.gguf", os.path.join(here, "..", "tokenizers", "llama3_style.json"), "llama-bpe"),
-                       ("tok-gpt2.gguf", os.path.join(here, "..", "..", "..", "models", "testdata", "tiny-llama",
-                                                      "tokenizer.json"), "gpt-2")):
+                       ("tok-gpt2.gguf", fixture_tok, "gpt-2"), ("tok-smollm.gguf", fixture_tok, "smollm"),
+                       ("tok-qwen2.gguf", fixture_tok, "qwen2"), ("tok-default.gguf", fixture_tok, "default")):
     t = json.load(open(src))
     vocab = dict(t["model"]["vocab"])
     special = {a["id"]: a["content"] for a in t.get("added_tokens", [])}
@@ -82,6 +106,7 @@ for name, src, pre in (("tok-llama3.gguf", os.path.join(here, "..", "tokenizers"
     merges = [m if isinstance(m, str) else " ".join(m) for m in t["model"]["merges"]]
     bos = next(i for i, c in special.items() if "begin" in c)
     w = gguf.GGUFWriter(os.path.join(out, name), "llama")
+    vocab_only_hparams(w, n)
     w.add_tokenizer_model("gpt2")
     w.add_tokenizer_pre(pre)
     w.add_token_list(tokens)
@@ -97,6 +122,45 @@ for name, src, pre in (("tok-llama3.gguf", os.path.join(here, "..", "tokenizers"
     w.write_tensors_to_file()
     w.close()
     print(f"wrote {out}/{name}: {n} tokens, {len(merges)} merges, pre {pre}")
+
+# A SentencePiece BPE model with Llama 2's trainer options, as llama.cpp's
+# convert_hf_to_gguf.py (_create_vocab_sentencepiece) writes its vocabulary.
+import sentencepiece as spm
+
+sys.path.insert(0, os.path.join(here, "..", "tokenizers"))
+from make_golden import CORPUS  # noqa: E402
+
+model = io.BytesIO()
+spm.SentencePieceTrainer.train(sentence_iterator=iter(CORPUS), model_writer=model, vocab_size=420, model_type="bpe",
+                               byte_fallback=True, split_digits=True, allow_whitespace_only_pieces=True,
+                               remove_extra_whitespaces=False, normalization_rule_name="identity",
+                               character_coverage=1.0, unk_id=0, bos_id=1, eos_id=2, num_threads=1,
+                               user_defined_symbols=["<|im_start|>"], minloglevel=2)
+sp = spm.SentencePieceProcessor(model_proto=model.getvalue())
+tokens, scores, types = [], [], []
+for i in range(sp.vocab_size()):
+    tokens.append(sp.id_to_piece(i))
+    scores.append(sp.get_score(i))
+    types.append(gguf.TokenType.UNKNOWN if sp.is_unknown(i) else gguf.TokenType.CONTROL if sp.is_control(i)
+                 else gguf.TokenType.UNUSED if sp.is_unused(i) else gguf.TokenType.BYTE if sp.is_byte(i)
+                 else gguf.TokenType.USER_DEFINED if tokens[-1] == "<|im_start|>" else gguf.TokenType.NORMAL)
+w = gguf.GGUFWriter(os.path.join(out, "tok-spm.gguf"), "llama")
+vocab_only_hparams(w, len(tokens))
+w.add_tokenizer_model("llama")
+w.add_tokenizer_pre("default")
+w.add_token_list(tokens)
+w.add_token_scores(scores)
+w.add_token_types(types)
+w.add_bos_token_id(1)
+w.add_eos_token_id(2)
+w.add_unk_token_id(0)
+w.add_add_bos_token(True)
+w.add_add_space_prefix(True)
+w.write_header_to_file()
+w.write_kv_data_to_file()
+w.write_tensors_to_file()
+w.close()
+print(f"wrote {out}/tok-spm.gguf: {len(tokens)} pieces")
 
 sys.path.insert(0, os.path.join(here, "..", "..", "..", "tools", "gpu"))
 import hf_to_gguf

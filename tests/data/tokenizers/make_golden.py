@@ -5,7 +5,8 @@ small corpus: Llama-3-style (Split with Llama 3's regex, then ByteLevel
 without regex; ignore_merges; bos template), ChatML/Qwen2-style (NFC
 normalizer, GPT-2 regex), Llama-2-style SentencePiece BPE (Prepend/Replace
 normalizer, byte fallback, <0xXX> tokens in the vocabulary) and
-Mistral-style (Metaspace pre-tokenizer with the "first" scheme). Encodes
+Mistral-style (Metaspace pre-tokenizer with the "first" scheme) and
+SmolLM-style (Digits one by one, then ByteLevel with GPT-2's regex). Encodes
 tricky strings with them and with the tiny-llama fixture's tokenizer
 (GPT-2-style ByteLevel with regex) and decodes the ids back. strata's C++
 tokenizer must give the same ids and text (tests/unit/tokenizer_test.cpp).
@@ -75,6 +76,19 @@ def chatml_style():
     return tok
 
 
+def smollm_style():
+    """SmolLM / StarCoder: digits split one by one, then GPT-2's byte-level
+    regex (a Sequence of Digits(individual_digits) and ByteLevel)."""
+    tok = Tokenizer(models.BPE())
+    tok.pre_tokenizer = pre_tokenizers.Sequence([pre_tokenizers.Digits(individual_digits=True),
+                                                 pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True)])
+    tok.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(vocab_size=600, special_tokens=["<|endoftext|>", "<|im_start|>", "<|im_end|>"],
+                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False)
+    tok.train_from_iterator(CORPUS, trainer)
+    return tok
+
+
 def sentencepiece_vocab():
     """A SentencePiece-shaped BPE vocabulary: <unk> <s> </s>, the 256
     <0xXX> byte tokens, then pieces trained with U+2581 word starts (some
@@ -133,9 +147,12 @@ def main():
     llama2.save(str(HERE / "llama2_style.json"))
     mistral = sentencepiece_style(legacy=False)
     mistral.save(str(HERE / "mistral_style.json"))
+    smollm = smollm_style()
+    smollm.save(str(HERE / "smollm_style.json"))
     golden = {}
     for name, tok in [("llama3_style.json", llama3), ("chatml_style.json", chatml), ("llama2_style.json", llama2),
-                      ("mistral_style.json", mistral), ("tiny-llama", Tokenizer.from_file(str(FIXTURE)))]:
+                      ("mistral_style.json", mistral), ("smollm_style.json", smollm),
+                      ("tiny-llama", Tokenizer.from_file(str(FIXTURE)))]:
         golden[name] = []
         for s in SAMPLES:
             ids = tok.encode(s).ids
