@@ -18,10 +18,12 @@
 
 namespace strata::tile {
 
-GemmKernelSpec cpuGemmSpec(const std::string& target, bool weightsNK, int64_t rows) {
+GemmKernelSpec cpuGemmSpec(const std::string& target, bool weightsNK, int64_t rows, const std::string& weightDtype) {
   const UArch& u = uarchFor(target);
   GemmKernelSpec s;
   s.weightsNK = weightsNK;
+  if (weightDtype != "f32") s.weightDtype = weightDtype;
+  const int64_t bBytes = weightDtype == "f32" ? 4 : 2;
   s.packedB = true;
   s.numWarps = 1;
   // 6 rows x 4 vector registers: 24 accumulators, B's 4 vectors and a
@@ -67,7 +69,7 @@ GemmKernelSpec cpuGemmSpec(const std::string& target, bool weightsNK, int64_t ro
     // 64 +3-6 %, 96 +-1 %, 128 -1-5 % (every block's loop carries the
     // prefetch, and past M = 64 the chunk's first block is too small a
     // share to pay for it): hence a kernel of its own for M <= 64.
-    if (rows > 1 && rows <= kCpuSmallRows) s.prefetchNext = u.cacheLineBytes / 4;
+    if (rows > 1 && rows <= kCpuSmallRows) s.prefetchNext = u.cacheLineBytes / bBytes;
   }
   s.name = gemv ? "gemv" : s.prefetchNext ? "gemm_small" : "gemm";
   return s;

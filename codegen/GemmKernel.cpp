@@ -21,14 +21,14 @@ using gemm::GemmText;
 
 std::string gemmSignature(const GemmKernelSpec& s) {
   std::string args;
-  auto buffer = [&](const char* name) { args += fmt::format("%{}: !tile.ptr<{}>, ", name, s.dtype); };
-  buffer("a");
-  buffer("b");
-  if (s.swiglu) buffer("b2");
-  buffer("c");
-  if (s.bias) buffer("bias");
-  if (s.bias && s.swiglu) buffer("bias2");
-  if (s.residual) buffer("res");
+  auto buffer = [&](const char* name, const std::string& dt) { args += fmt::format("%{}: !tile.ptr<{}>, ", name, dt); };
+  buffer("a", s.dtype);
+  buffer("b", s.bDtype());
+  if (s.swiglu) buffer("b2", s.bDtype());
+  buffer("c", s.dtype);
+  if (s.bias) buffer("bias", s.dtype);
+  if (s.bias && s.swiglu) buffer("bias2", s.dtype);
+  if (s.residual) buffer("res", s.dtype);
   args += "%M: index, %N: index, %K: index";
   if (s.tma) args += s.swiglu ? ", %amap: !tile.ptr<i8>, %bmap: !tile.ptr<i8>, %bmap2: !tile.ptr<i8>"
                               : ", %amap: !tile.ptr<i8>, %bmap: !tile.ptr<i8>";
@@ -46,7 +46,8 @@ GemmText gemmText(const GemmKernelSpec& s) {
              s.tiling.empty() ? "" : fmt::format(" {{tiling = \"{}\"}}", s.tiling),
              fmt::format("tensor<{}x{}x{}>", M, N, s.dtype), fmt::format("{}x{}", M, N)};
   t.aP = "!tile.block_ptr<" + t.aT + ">";
-  t.bP = "!tile.block_ptr<" + t.bT + ">";
+  t.bS = fmt::format("tensor<{}x{}x{}>", K, N, s.bDtype());
+  t.bP = "!tile.block_ptr<" + t.bS + ">";
   return t;
 }
 
@@ -286,6 +287,9 @@ std::string stagedBody(const GemmKernelSpec& s, const GemmText& t) {
 std::string emitGemmKernel(const GemmKernelSpec& s) {
   StorageText{s.dtype}.check("gemm");
   if (s.packedB) return gemm::emitPackedGemm(s);
+  if (!s.weightDtype.empty() && s.weightDtype != s.dtype)
+    fail("gemm kernel: weights of another type ({} under {}) are the panel-packed (CPU) form's only", s.weightDtype,
+         s.dtype);
   if (s.gemv) return emitGemvKernel(s);
   // B's view is [K, N] either way; for [N, K] storage it is transposed
   // (strides [1, K]).

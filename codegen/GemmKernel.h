@@ -22,6 +22,12 @@ struct GemmKernelSpec {
   // Storage type of every buffer (f32, f16 or bf16); the dot accumulates in
   // f32 and the epilogue runs in f32 (loads widen, the store narrows).
   std::string dtype = "f32";
+  // Packed (CPU) form only: the storage type of B (and b_up) when it is not
+  // dtype: f16 / bf16 panels under f32 A, C and epilogue, each B block
+  // widened in registers right after its load (the weights are never
+  // widened in memory). Empty: dtype.
+  std::string weightDtype;
+  std::string bDtype() const { return weightDtype.empty() ? dtype : weightDtype; }
   bool weightsNK = false;
   bool bias = false, swiglu = false, residual = false;
   int64_t blockM = 16, blockN = 16, blockK = 8, numWarps = 4;
@@ -146,8 +152,11 @@ struct GemmKernelSpec {
 // rows ("gemm_small") the K loops also prefetch B's next chunk
 // (prefetchNext). M = 1 (decode, a GEMV that streams the weights once):
 // 1 row x 4 vectors, so no FMAs are spent on rows that do not exist.
+// weightDtype f16 / bf16: B stays in that type (16-bit panels, widened in
+// registers; GemmKernelSpec::weightDtype).
 constexpr int64_t kCpuSmallRows = 64;
-GemmKernelSpec cpuGemmSpec(const std::string& target, bool weightsNK, int64_t rows = 0);
+GemmKernelSpec cpuGemmSpec(const std::string& target, bool weightsNK, int64_t rows = 0,
+                           const std::string& weightDtype = "f32");
 
 std::string emitGemmKernel(const GemmKernelSpec& spec);
 // The GEMV form's kernel (GemmKernelSpec::gemv), which emitGemmKernel

@@ -20,6 +20,7 @@ namespace strata::tile::gemm {
 // walked in chunks (see GemmKernelSpec::microM / chunkK).
 std::string emitPackedGemm(const GemmKernelSpec& s) {
   if (s.dtype != "f32") fail("gemm kernel: panel-packed (CPU) kernels are f32 only (got {})", s.dtype);
+  StorageText{s.bDtype()}.check("gemm (weights)");
   if (s.microM <= 0 || s.blockM % s.microM != 0 || s.blockK != 1)
     fail("gemm kernel: program rows {} must be whole register blocks of {} rows, and K steps 1 (got {})", s.blockM,
          s.microM, s.blockK);
@@ -42,15 +43,15 @@ std::string emitPackedGemm(const GemmKernelSpec& s) {
   auto blockPtrs = [&](const char* k, const char* cRows = "%M") {
     std::string p = fmt::format(R"(    %ap = tile.make_block_ptr %a, [%M, %K], [%K, %c1], [%row, {k}] : !tile.ptr<f32> -> {aP}
     %bo = arith.addi %koff, {k} : index
-    %bp = tile.make_block_ptr %b, [%kend, %bn], [%bn, %c1], [%bo, %c0] : !tile.ptr<f32> -> {bP}
+    %bp = tile.make_block_ptr %b, [%kend, %bn], [%bn, %c1], [%bo, %c0] : !tile.ptr<{bdt}> -> {bP}
     %cp = tile.make_block_ptr %c, [{cRows}, %N], [%N, %c1], [%row, %col] : !tile.ptr<f32> -> !tile.block_ptr<{cS}>
 )",
-                                fmt::arg("k", k), fmt::arg("aP", cur->aP), fmt::arg("bP", cur->bP),
+                                fmt::arg("k", k), fmt::arg("aP", cur->aP), fmt::arg("bP", cur->bP), fmt::arg("bdt", s.bDtype()),
                                 fmt::arg("cRows", cRows), fmt::arg("cS", cur->cS));
     if (s.swiglu)
       p += fmt::format(
-          "    %bp2 = tile.make_block_ptr %b2, [%kend, %bn], [%bn, %c1], [%bo, %c0] : !tile.ptr<f32> -> {}\n",
-          cur->bP);
+          "    %bp2 = tile.make_block_ptr %b2, [%kend, %bn], [%bn, %c1], [%bo, %c0] : !tile.ptr<{}> -> {}\n",
+          s.bDtype(), cur->bP);
     return p;
   };
   // The whole K of one register block from zeros, then the epilogue. `aIb`

@@ -20,6 +20,7 @@ struct GemmText {
   std::string cShape;  // "MxN" of the C block
   std::string zero = "%zero";      // the zero accumulators' SSA name
   StorageText st{s.dtype};
+  std::string bS;  // B's block as stored (bT, or its 16-bit form: GemmKernelSpec::weightDtype)
 
   // The attributes of a fast-path (`ib` non-empty) operand load: with 16-bit
   // storage and K a multiple of 4 (the fast path's condition then), the K
@@ -57,6 +58,15 @@ struct GemmText {
                        fmt::arg("res", res), fmt::arg("ptr", ptr), fmt::arg("t", t), fmt::arg("bp", bp));
   }
 
+  // `y` = B's block (bT) through block pointer `ptr`: the load, and for
+  // 16-bit panels under an f32 dot (weightDtype) the widening after it.
+  std::string loadB(const std::string& y, const std::string& ptr, const std::string& attrs) const {
+    if (bS == bT) return fmt::format("    {} = tile.load {}{} : {}\n", y, ptr, attrs, bP);
+    return fmt::format("    {y}s = tile.load {ptr}{a} : {bP}\n    {y} = tile.convert {y}s : {bS} -> {bT}\n",
+                       fmt::arg("y", y), fmt::arg("ptr", ptr), fmt::arg("a", attrs), fmt::arg("bP", bP),
+                       fmt::arg("bS", bS), fmt::arg("bT", bT));
+  }
+
   // A K loop over [from, to) starting from the accumulators `inits`
   // (and block pointers `ptrs`); its results are `res`#0.. . `ib` marks the
   // loads in bounds, `bIb` B's alone (packed panels are whole up to K).
@@ -67,12 +77,11 @@ struct GemmText {
     std::string types = cT + ", " + aP + ", " + bP;
     std::string aib = loadAttrs(ib, 1), bib = loadAttrs(bIb, s.weightsNK && !s.packedB ? 0 : -1);
     std::string body = fmt::format(R"(    %x = tile.load %pa{aib} : {aP}
-    %y = tile.load %pb{bib} : {bP}
-    %d = tile.dot %x, %y, %acc{hint} : {aT} * {bT} -> {cT}
+{yLoad}    %d = tile.dot %x, %y, %acc{hint} : {aT} * {bT} -> {cT}
     %na = tile.advance %pa, [%c0, %bk] : {aP}
     %nb = tile.advance %pb, [%bk, %c0] : {bP}
 )",
-                                   fmt::arg("aib", aib), fmt::arg("bib", bib), fmt::arg("aP", aP), fmt::arg("bP", bP),
+                                   fmt::arg("aib", aib), fmt::arg("yLoad", loadB("%y", "%pb", bib)), fmt::arg("aP", aP), fmt::arg("bP", bP),
                                    fmt::arg("aT", aT), fmt::arg("bT", bT), fmt::arg("cT", cT), fmt::arg("hint", hint));
     // Packed main loops: prefetch B (and b_up) prefetchK rows ahead.
     auto prefetch = [&](const char* ptr) {
@@ -86,25 +95,24 @@ struct GemmText {
     if (!nextLines.empty()) {
       // One cache line of the next K chunk per step, into L2 (see
       // GemmKernelSpec::prefetchNext).
-      std::string lP = fmt::format("!tile.block_ptr<tensor<{}xf32>>", s.prefetchNext);
+      std::string lP = fmt::format("!tile.block_ptr<tensor<{}x{}>>", s.prefetchNext, s.bDtype());
       body += fmt::format(R"(    %lk = arith.subi %k, {from} : index
     %lo = arith.muli %lk, %lw : index
     %la = arith.addi {start}, %lo : index
-    %pl = tile.make_block_ptr %b, [%bTotal], [%c1], [%la] : !tile.ptr<f32> -> {lP}
+    %pl = tile.make_block_ptr %b, [%bTotal], [%c1], [%la] : !tile.ptr<{bdt}> -> {lP}
     tile.prefetch %pl {{locality = 2 : i64}} : {lP}
 )",
-                          fmt::arg("from", from), fmt::arg("start", nextLines), fmt::arg("lP", lP));
+                          fmt::arg("from", from), fmt::arg("start", nextLines), fmt::arg("lP", lP),
+                          fmt::arg("bdt", s.bDtype()));
     }
     if (s.swiglu) {
       body += prefetch("pb2");
       iterArgs += fmt::format(", %acc2 = {}, %pb2 = {}", inits[1], ptrs[2]);
       types += ", " + cT + ", " + bP;
-      body += fmt::format(R"(    %y2 = tile.load %pb2{ib} : {bP}
-    %d2 = tile.dot %x, %y2, %acc2 : {aT} * {bT} -> {cT}
+      body += loadB("%y2", "%pb2", bib) + fmt::format(R"(    %d2 = tile.dot %x, %y2, %acc2 : {aT} * {bT} -> {cT}
     %nb2 = tile.advance %pb2, [%bk, %c0] : {bP}
 )",
-                          fmt::arg("ib", bib), fmt::arg("bP", bP), fmt::arg("aT", aT), fmt::arg("bT", bT),
-                          fmt::arg("cT", cT));
+                          fmt::arg("bP", bP), fmt::arg("aT", aT), fmt::arg("bT", bT), fmt::arg("cT", cT));
       yields += ", %d2, %nb2";
       n = 5;
     }

@@ -12,15 +12,18 @@ namespace strata::abi {
 
 int64_t packedPanelsSize(int64_t K, int64_t N, int64_t width) { return (N + width - 1) / width * K * width; }
 
-void packPanels(const float* w, int64_t K, int64_t N, bool nk, int64_t width, float* out) {
+namespace {
+
+template <typename T>
+void packPanelsOf(const T* w, int64_t K, int64_t N, bool nk, int64_t width, T* out) {
   for (int64_t p = 0, panels = (N + width - 1) / width; p < panels; ++p) {
     const int64_t n0 = p * width, cols = std::min(width, N - n0);
-    float* panel = out + p * K * width;
+    T* panel = out + p * K * width;
     if (!nk) {
       // [K, N]: each panel row is a run of a source row.
       for (int64_t k = 0; k < K; ++k) {
         std::copy(w + k * N + n0, w + k * N + n0 + cols, panel + k * width);
-        std::fill(panel + k * width + cols, panel + (k + 1) * width, 0.f);
+        std::fill(panel + k * width + cols, panel + (k + 1) * width, T(0));
       }
       continue;
     }
@@ -29,15 +32,28 @@ void packPanels(const float* w, int64_t K, int64_t N, bool nk, int64_t width, fl
     for (int64_t k0 = 0; k0 < K; k0 += 16) {
       const int64_t k1 = std::min(K, k0 + 16);
       for (int64_t j = 0; j < width; ++j)
-        for (int64_t k = k0; k < k1; ++k) panel[k * width + j] = j < cols ? w[(n0 + j) * K + k] : 0.f;
+        for (int64_t k = k0; k < k1; ++k) panel[k * width + j] = j < cols ? w[(n0 + j) * K + k] : T(0);
     }
   }
 }
 
+}  // namespace
+
+void packPanels(const float* w, int64_t K, int64_t N, bool nk, int64_t width, float* out) {
+  packPanelsOf(w, K, N, nk, width, out);
+}
+
 ops::Tensor packPanels(const ops::Tensor& w, bool nk, int64_t width) {
   const int64_t K = w.dim(nk ? 1 : 0), N = w.dim(nk ? 0 : 1);
-  ops::Tensor p(ops::DType::F32, {packedPanelsSize(K, N, width)});
-  packPanels(w.data<float>(), K, N, nk, width, p.mut<float>());
+  ops::Tensor p(w.dtype(), {packedPanelsSize(K, N, width)});
+  switch (w.dtype()) {
+    case ops::DType::F32: packPanelsOf(w.data<float>(), K, N, nk, width, p.mut<float>()); break;
+    case ops::DType::F16:
+    case ops::DType::BF16:  // bit patterns moved as they are (0 is +0 in both)
+      packPanelsOf(w.data<uint16_t>(), K, N, nk, width, p.mut<uint16_t>());
+      break;
+    default: fail("packPanels: {} weights (f32, f16 or bf16 are packed)", ops::dtypeName(w.dtype()));
+  }
   return p;
 }
 

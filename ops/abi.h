@@ -63,8 +63,9 @@ class KernelArgs {
 // (no 4 KiB-strided rows that alias in L1, hardware prefetch follows).
 int64_t packedPanelsSize(int64_t K, int64_t N, int64_t width);
 void packPanels(const float* w, int64_t K, int64_t N, bool nk, int64_t width, float* out);
-// The same for an f32 weight tensor (2-D: [K, N], or [N, K] when `nk`), as a
-// new flat tensor.
+// The same for a weight tensor (2-D: [K, N], or [N, K] when `nk`) of f32,
+// f16 or bf16, as a new flat tensor of its type (16-bit panels are what the
+// CPU kernels with 16-bit weights read: GemmKernelSpec::weightDtype).
 ops::Tensor packPanels(const ops::Tensor& w, bool nk, int64_t width);
 
 // Runs the kernel for every program id in [0, gx) x [0, gy) x [0, gz),

@@ -8,7 +8,11 @@ namespace strata::runtime {
 
 Executor::Executor(ops::GraphDef graph, abi::KernelLookup kernels) : graph_(std::move(graph)) {
   if (kernels) kernels_ = std::make_unique<RegionKernels>(std::move(kernels));
-  for (const auto& w : graph_.weights) params_[w.name] = weightStore_.load(w);
+  // Generated kernels read weight matrices in their stored type (16-bit
+  // ones widened in registers); the reference ops, and the kernels' 1-D
+  // weights (norm scales, biases: a few KiB), take f32.
+  for (const auto& w : graph_.weights)
+    params_[w.name] = kernels_ && w.shape.size() == 2 ? weightStore_.stored(w) : weightStore_.load(w);
   for (const auto& c : graph_.constants) params_[c.name] = c.value;
   std::set<std::string> params;
   for (const auto& [k, v] : params_) params.insert(k);

@@ -23,6 +23,14 @@ const Tensor& f32(const V& in, size_t i, const char* what) {
   if (t.dtype() != ops::DType::F32) fail("{} must be f32, got {}", what, ops::dtypeName(t.dtype()));
   return t;
 }
+// A weight matrix the kernels read in its stored type (f32, or f16 / bf16
+// under f32 arithmetic: GemmKernelSpec::weightDtype, the gather's table).
+const Tensor& matrix(const V& in, size_t i, const char* what) {
+  const Tensor& t = arg(in, i, what);
+  if (t.dtype() != ops::DType::F32 && t.dtype() != ops::DType::F16 && t.dtype() != ops::DType::BF16)
+    fail("{} must be f32, f16 or bf16, got {}", what, ops::dtypeName(t.dtype()));
+  return t;
+}
 const Tensor& i64(const V& in, size_t i, const char* what) {
   const Tensor& t = arg(in, i, what);
   if (t.dtype() != ops::DType::I64) fail("{} must be i64, got {}", what, ops::dtypeName(t.dtype()));
@@ -95,7 +103,7 @@ Tensor RegionKernels::gatherRows(const Launch& l, const Tensor& table, const Ten
   checkIndices(ids, rows, "row index");
   Tensor out(ops::DType::F32, {T, width});
   abi::KernelArgs a;
-  a.buffer(table.data<float>(), table.numel()).buffer(out.data<float>(), out.numel());
+  a.buffer(table.raw(), table.numel()).buffer(out.data<float>(), out.numel());
   a.buffer(ids.data<int64_t>(), T).index(T).index(rows).index(width);
   launch(l, a, T, ceilDiv(width, l.blockN));
   return out;
@@ -126,7 +134,7 @@ V RegionKernels::gemm(const ops::NodeDef& n, const Resolved& r, const V& in) {
   const Launch& l = r.decode && M <= r.decode->maxRows ? *r.decode
                     : r.small && M <= r.small->maxRows  ? *r.small
                                                         : r.main;
-  auto widthOf = [&](int64_t wi) { return g.width(f32(in, g.weight(wi), "weight").shape(), K, wi); };
+  auto widthOf = [&](int64_t wi) { return g.width(matrix(in, g.weight(wi), "weight").shape(), K, wi); };
   const Tensor* res = g.residual ? &f32(in, g.residualAt(), "residual") : nullptr;
   V outs;
   for (int64_t wi = 0; wi < g.outputs(); ++wi) {
@@ -137,7 +145,7 @@ V RegionKernels::gemm(const ops::NodeDef& n, const Resolved& r, const V& in) {
     a.buffer(x.data<float>(), x.numel());
     for (int64_t j = wi; j < (g.swiglu ? 2 : wi + 1); ++j) {
       const Tensor& w = l.packedWidth ? packedWeight(in[g.weight(j)], g.weightsNK, l.packedWidth) : in[g.weight(j)];
-      a.buffer(w.data<float>(), w.numel());
+      a.buffer(w.raw(), w.numel());
     }
     a.buffer(c.data<float>(), c.numel());
     if (g.bias)
@@ -226,7 +234,7 @@ V RegionKernels::run(const ops::NodeDef& n, const V& in) {
   if (n.op == "region.paged_attention") return pagedAttention(r, in);
   if (n.op == "region.elementwise") return elementwise(r, in);
   if (n.op == "region.embedding") {
-    const Tensor& table = f32(in, 0, "embedding table");
+    const Tensor& table = matrix(in, 0, "embedding table");
     const Tensor& ids = i64(in, 1, "token ids");
     ops::Shape s = ids.shape();
     s.push_back(table.dim(table.rank() - 1));

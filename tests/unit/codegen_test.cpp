@@ -36,6 +36,7 @@ struct GemmCase {
   bool weightsNK;
   int64_t rows = 0;     // the kernel variant (cpuGemmSpec's rows): 1 = decode (GEMV), 64 = small, 0 = any
   bool packed = true;   // false: B read in place (the layout the GPU kernels read)
+  std::string weights = "f32";  // B's storage: f16 / bf16 panels widened in registers
 };
 
 class GemmConformance : public ::testing::TestWithParam<GemmCase> {};
@@ -51,7 +52,7 @@ tile::GemmKernelSpec gridForm(tile::GemmKernelSpec spec) {
 TEST_P(GemmConformance, MatchesReferenceOnRaggedShapes) {
   const GemmCase& c = GetParam();
   if (c.target == "cpu-avx512" && tile::hostCpuTarget() != "cpu-avx512") GTEST_SKIP() << "host has no AVX-512";
-  tile::GemmKernelSpec spec = tile::cpuGemmSpec(c.target, c.weightsNK, c.rows);
+  tile::GemmKernelSpec spec = tile::cpuGemmSpec(c.target, c.weightsNK, c.rows, c.weights);
   if (!c.packed) spec = gridForm(spec);
   // The target's blocking, and (packed GEMM) a small one: programs of two
   // register blocks and K chunks of 256, so the shapes below span several
@@ -76,12 +77,14 @@ TEST_P(GemmConformance, MatchesReferenceOnRaggedShapes) {
     for (auto [m, n, k] : shapes) {
       Tensor a = randomTensor({m, k}, rng);
       Tensor b = c.weightsNK ? randomTensor({n, k}, rng) : randomTensor({k, n}, rng);
-      Tensor want = ref::matmul(a, c.weightsNK ? ref::transpose(b, {1, 0}) : b);
+      // 16-bit weights: the reference takes the same rounded values in f32.
+      if (c.weights != "f32") b = b.cast(ops::parseDType(c.weights));
+      Tensor want = ref::matmul(a, c.weightsNK ? ref::transpose(b.toF32(), {1, 0}) : b.toF32());
       b = testing::gemmWeight(b, c.weightsNK, spec.packedB ? spec.blockN : 0);
       // Guard bands: the kernel must not write outside C.
       std::vector<float> out(m * n + 64, 1234.f);
       abi::KernelArgs args;
-      args.buffer(a.data<float>(), m * k).buffer(b.data<float>(), b.numel()).buffer(out.data() + 32, m * n)
+      args.buffer(a.data<float>(), m * k).buffer(b.raw(), b.numel()).buffer(out.data() + 32, m * n)
           .index(m).index(n).index(k);
       abi::launch(gemm, args, (m + spec.blockM - 1) / spec.blockM, (n + spec.blockN - 1) / spec.blockN);
       Tensor got(DType::F32, {m, n});
@@ -103,10 +106,19 @@ INSTANTIATE_TEST_SUITE_P(Cpu, GemmConformance,
                                            GemmCase{"cpu-avx512", true, 64}, GemmCase{"cpu-avx512", false, 64},
                                            GemmCase{"cpu-avx2", false, 0, false},
                                            GemmCase{"cpu-avx2", true, 0, false}, GemmCase{"cpu-avx512", true, 0, false},
-                                           GemmCase{"cpu-avx512", false, 1, false}),
+                                           GemmCase{"cpu-avx512", false, 1, false},
+                                           // 16-bit weights (HF bf16 / f16 checkpoints, GGUF F16 / BF16)
+                                           GemmCase{"cpu-avx2", true, 0, true, "bf16"},
+                                           GemmCase{"cpu-avx2", true, 64, true, "f16"},
+                                           GemmCase{"cpu-avx2", true, 1, true, "bf16"},
+                                           GemmCase{"cpu-avx2", false, 1, true, "f16"},
+                                           GemmCase{"cpu-avx512", true, 0, true, "f16"},
+                                           GemmCase{"cpu-avx512", true, 64, true, "bf16"},
+                                           GemmCase{"cpu-avx512", true, 1, true, "f16"}),
                          [](const auto& info) {
                            std::string n = info.param.target + (info.param.weightsNK ? "_nk" : "_kn") +
-                                           (info.param.rows == 1 ? "_gemv" : info.param.rows ? "_small" : "") + (info.param.packed ? "" : "_in_place");
+                                           (info.param.rows == 1 ? "_gemv" : info.param.rows ? "_small" : "") + (info.param.packed ? "" : "_in_place") +
+                                           (info.param.weights == "f32" ? "" : "_" + info.param.weights);
                            std::replace(n.begin(), n.end(), '-', '_');
                            return n;
                          });

@@ -18,6 +18,7 @@
 #include "runtime/artifact.h"
 #include "runtime/paged_generate.h"
 #include "runtime/scheduler.h"
+#include "codegen/targets/cpu/ModelKernels.h"
 #include "tools/cpu_model.h"
 #include "tools/cuda_model.h"
 
@@ -92,6 +93,36 @@ TEST(CpuBackend, SelfBuiltFamiliesMatchReferenceBackend) {
     runtime::Executor cpu = cpuExecutor(dir, 8);
     std::vector<int64_t> p = {1, 17, 99, 250, 3, 42, 7, 180, 64, 5, 11, 230, 77, 18, 2, 9, 140};
     EXPECT_EQ(greedy(cpu, p, 8, 12), greedy(ref, p, 8, 12)) << family;
+  }
+}
+
+// 16-bit weights (the fixture as F16 / BF16 GGUF; an HF bf16 checkpoint
+// makes the same graph): the GEMMs read 16-bit panels and the embedding
+// gather a 16-bit table, widened in registers, so the kernels compute on
+// the very values the reference backend widens at load: the same greedy
+// tokens and the prefill logits within f32 rounding.
+TEST(CpuBackend, SixteenBitWeightsStayInTheirTypeAndMatchReference) {
+  for (const char* type : {"f16", "bf16"}) {
+    const std::string path = std::string(STRATA_GGUF_DATA) + "/tiny-llama-" + type + ".gguf";
+    ops::GraphDef regions = graph::formRegions(models::loadModel(path));
+    const std::string ir = tile::planCpuKernels(regions, {"", 16}).tileIr;
+    EXPECT_NE(ir.find(std::string("%b: !tile.ptr<") + type + ">"), std::string::npos) << type << ": GEMM weights";
+    EXPECT_NE(ir.find(std::string("%table: !tile.ptr<") + type + ">, %out: !tile.ptr<f32>"), std::string::npos)
+        << type << ": the embedding gather";
+    runtime::Executor ref(regions);
+    runtime::Executor cpu = cpuExecutor(path, 16);
+    EXPECT_EQ(greedy(cpu, prompt(0), 16), greedy(ref, prompt(0), 16)) << type;
+    EXPECT_EQ(greedy(cpu, prompt(1), 16), greedy(ref, prompt(1), 16)) << type;
+    auto lastLogits = [&](const runtime::Executor& e) {
+      runtime::PagedKvCache cache(runtime::kvCacheShapeFor(e, 16, 8));
+      runtime::PagedModel model(e, cache);
+      EXPECT_TRUE(cache.reserve(0, (int64_t)prompt(0).size()));
+      return model.step({{0, prompt(0)}});
+    };
+    ops::Tensor a = lastLogits(cpu), b = lastLogits(ref);
+    double maxAbs = 0;
+    for (int64_t j = 0; j < a.numel(); ++j) maxAbs = std::max(maxAbs, (double)std::fabs(a.data<float>()[j] - b.data<float>()[j]));
+    EXPECT_LT(maxAbs, 1e-4) << type;
   }
 }
 

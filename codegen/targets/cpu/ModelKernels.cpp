@@ -10,6 +10,7 @@
 #include "codegen/ElementwiseKernel.h"
 #include "codegen/GemmKernel.h"
 #include "codegen/NormRopeKernels.h"
+#include "ops/gemm_region.h"
 #include "ops/error.h"
 
 namespace strata::tile {
@@ -75,30 +76,46 @@ struct Planner {
     return k;
   }
 
-  std::string gatherRows() {
+  // Rows of an f32 activation, or of a weight table in `dtype` (widened).
+  std::string gatherRows(const std::string& dtype = "f32") {
     GatherRowsKernelSpec s = cpuGatherRowsSpec(target);
-    return set.add("gather_rows", std::to_string(s.blockN), [&](const std::string& name) {
+    s.dtype = dtype;
+    s.outDtype = "f32";
+    return set.add("gather_rows", fmt::format("{}|{}", s.blockN, dtype), [&](const std::string& name) {
       s.name = name;
       return emitGatherRowsKernel(s);
     });
+  }
+
+  // The storage type of weight `name` (f32 for values that are not weights).
+  std::string weightType(const std::string& name) const {
+    for (const auto& w : g.weights)
+      if (w.name == name) return ops::dtypeName(w.dtype);
+    return "f32";
   }
 
   json gemm(const ops::NodeDef& n) {
     std::string layout = n.attrs.value("layout", "kn"), epi = n.attrs.value("epilogue", "none");
     if ((layout != "kn" && layout != "nk") || (epi != "none" && epi != "swiglu"))
       fail("{}: node '{}' (region.gemm): layout '{}' / epilogue '{}' unknown", g.source, n.name, layout, epi);
+    // Every weight of the node in one storage type (one kernel reads them).
+    const auto operands = ops::GemmRegionOperands::of(n, n.inputs.size());
+    std::string wdt = weightType(n.inputs.at(operands.weight(0)));
+    for (int64_t j = 1; j < operands.weights; ++j)
+      if (weightType(n.inputs.at(operands.weight(j))) != wdt)
+        fail("{}: node '{}' (region.gemm): its weights differ in storage type", g.source, n.name);
     json k;
     // The general kernel, then the variants the runtime picks by rows
     // (the fewest max_rows >= M): small problems, decode.
     for (int64_t rows : {int64_t(0), kCpuSmallRows, int64_t(1)}) {
-      GemmKernelSpec s = cpuGemmSpec(target, layout == "nk", rows);
+      GemmKernelSpec s = cpuGemmSpec(target, layout == "nk", rows, wdt);
       s.bias = attr(n, "bias") != 0;
       s.swiglu = epi == "swiglu";
       if (rows > 1 && s.swiglu) continue;  // SwiGLU walks K whole: no chunks to prefetch
       s.residual = attr(n, "residual") != 0;
-      std::string key = fmt::format("{}|{}|{}|{}|{}x{}x{}x{}|{}|{}|{}|{}|{}", layout, s.bias, s.swiglu, s.residual,
+      std::string key = fmt::format("{}|{}|{}|{}|{}x{}x{}x{}|{}|{}|{}|{}|{}|{}", layout, s.bias, s.swiglu, s.residual,
                                     s.blockM, s.blockN, s.blockK, s.numWarps, s.tiling, s.packedB, s.microM, s.chunkK,
-                                    s.prefetchNext);
+                                    s.prefetchNext, wdt);
       std::string name = set.add(s.name, key, [&](const std::string& nm) {
         s.name = nm;
         return emitGemmKernel(s);
@@ -139,7 +156,7 @@ struct Planner {
     if (n.op == "region.paged_attention") return attention(n);
     if (n.op == "region.embedding") {
       GatherRowsKernelSpec s = cpuGatherRowsSpec(target);
-      return launchAttr(gatherRows(), 1, s.blockN);
+      return launchAttr(gatherRows(weightType(n.inputs.at(0))), 1, s.blockN);
     }
     if (n.op == "region.elementwise") return elementwise(n);
     if (n.op == "region.rmsnorm") {
@@ -187,9 +204,9 @@ struct Planner {
 KernelPlan planCpuKernels(ops::GraphDef graph, const CpuPlanOptions& options) {
   if (options.blockSize <= 0) fail("KV cache block size must be >= 1, got {}", options.blockSize);
   for (const auto& w : graph.weights)
-    if (w.dtype != ops::DType::F32)
-      fail("{}: weight '{}' is {}; the CPU kernels take f32 weights (use --backend reference)", graph.source, w.name,
-           ops::dtypeName(w.dtype));
+    if (w.dtype != ops::DType::F32 && w.dtype != ops::DType::F16 && w.dtype != ops::DType::BF16)
+      fail("{}: weight '{}' is {}; the CPU kernels take f32, f16 and bf16 weights (use --backend reference)",
+           graph.source, w.name, ops::dtypeName(w.dtype));
   for (const auto& in : graph.inputs)
     if (in.name.rfind("kv_cache.", 0) == 0 && in.dtype != ops::DType::F32)
       fail("{}: KV cache '{}' is {}; the CPU kernels take an f32 cache", graph.source, in.name, ops::dtypeName(in.dtype));
