@@ -1,4 +1,5 @@
 #include "graph/GraphDialect.h"
+#include "ops/quant.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
@@ -58,6 +59,13 @@ static int64_t bitsOf(Type t) { return t.isInteger(1) ? 8 : t.getIntOrFloatBitWi
 LogicalResult WeightOp::verify() {
   auto t = cast<RankedTensorType>(getType());
   int64_t want = t.getNumElements() * bitsOf(t.getElementType()) / 8;
+  if (auto q = getQuant()) {
+    const ops::QuantFormat* f = ops::quantFormat(q->str());
+    if (!f) return emitOpError() << "quant '" << *q << "' is not a known block format";
+    if (!t.getElementType().isF32() || t.getRank() == 0 || t.getShape().back() % f->blockElems)
+      return emitOpError() << "quant " << *q << " needs f32 values in rows of whole blocks of " << f->blockElems;
+    want = t.getNumElements() / f->blockElems * f->blockBytes;
+  }
   if (getNbytes() != want)
     return emitOpError() << "records " << getNbytes() << " bytes but " << t << " needs " << want;
   if (getOffset() < 0) return emitOpError() << "has a negative file offset";

@@ -230,10 +230,12 @@ def Graph_WeightOp : Graph_Op<"weight"> {
     `interleaved_rope_heads` (optional): the rows are a RoPE projection's
     rows for that many heads in llama.cpp's interleaved pair order (GGUF
     attn_q / attn_k of architecture llama); loading reorders them to the
-    rotate-half order (ops/graph_def.h WeightRef).
+    rotate-half order (ops/graph_def.h WeightRef). `quant` (optional): the
+    bytes are llama.cpp blocks of that format (ops/quant.h, "Q4_K"), the
+    result type the f32 values they stand for.
   }];
   let arguments = (ins StrAttr:$name, StrAttr:$file, I64Attr:$offset, I64Attr:$nbytes,
-                       OptionalAttr<I64Attr>:$interleaved_rope_heads);
+                       OptionalAttr<I64Attr>:$interleaved_rope_heads, OptionalAttr<StrAttr>:$quant);
   let results = (outs AnyStaticShapeTensor:$result);
   let assemblyFormat = "$name `at` $file `[` $offset `,` $nbytes `]` attr-dict `:` type($result)";
   let hasVerifier = 1;

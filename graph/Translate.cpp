@@ -134,7 +134,8 @@ OwningOpRef<ModuleOp> importGraph(MLIRContext& ctx, const ops::GraphDef& g) {
     for (int64_t d : w.shape) dims.push_back({d, ""});
     auto op = WeightOp::create(b, loc(w.name), makeTensorType(&ctx, dims, elementTypeFor(&ctx, w.dtype)), w.name, w.file,
                                (int64_t)w.offset, (int64_t)w.nbytes,
-                               w.interleavedRopeHeads ? b.getI64IntegerAttr(w.interleavedRopeHeads) : IntegerAttr());
+                               w.interleavedRopeHeads ? b.getI64IntegerAttr(w.interleavedRopeHeads) : IntegerAttr(),
+                               w.quant.empty() ? StringAttr() : b.getStringAttr(w.quant));
     env[w.name] = op;
   }
   for (const auto& c : g.constants) {
@@ -226,7 +227,7 @@ ops::GraphDef exportGraph(GraphOp graphOp) {
       names[w.getResult()] = n;
       g.weights.push_back({n, dtypeFor(t.getElementType()), ops::Shape(t.getShape().begin(), t.getShape().end()),
                            w.getFile().str(), (uint64_t)w.getOffset(), (uint64_t)w.getNbytes(),
-                           (int64_t)w.getInterleavedRopeHeads().value_or(0)});
+                           (int64_t)w.getInterleavedRopeHeads().value_or(0), w.getQuant().value_or("").str()});
       continue;
     }
     if (auto c = dyn_cast<ConstantOp>(op)) {

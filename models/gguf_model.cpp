@@ -7,6 +7,7 @@
 #include "models/gguf_config.h"
 #include "models/llama_builder.h"
 #include "ops/error.h"
+#include "ops/quant.h"
 
 namespace strata::models {
 
@@ -67,8 +68,12 @@ ops::GraphDef ggufModel(const GgufFile& f) {
       case GgmlType::F16: w.dtype = ops::DType::F16; break;
       case GgmlType::BF16: w.dtype = ops::DType::BF16; break;
       default:
-        fail("{}: tensor '{}' is {}: strata reads F32, F16 and BF16 GGUF tensors (quantized types are not supported yet)",
-             f.path, t.name, t.typeName);
+        if (!ops::quantFormat(t.typeName))
+          fail("{}: tensor '{}' is {}: strata reads F32, F16, BF16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q4_K, Q5_K and Q6_K "
+               "tensors",
+               f.path, t.name, t.typeName);
+        w.dtype = ops::DType::F32;  // what its blocks stand for
+        w.quant = t.typeName;
     }
     for (auto it = t.dims.rbegin(); it != t.dims.rend(); ++it) w.shape.push_back(*it);
     if (permuted && (t.name.find(".attn_q.") != std::string::npos || t.name.find(".attn_k.") != std::string::npos))

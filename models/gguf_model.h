@@ -9,8 +9,9 @@
 
 namespace strata::models {
 
-// Architectures llama and qwen2; tensor types F32, F16 and BF16 (quantized
-// types are an error naming the tensor and its type). attn_q / attn_k of
+// Architectures llama and qwen2; tensor types F32, F16, BF16 and llama.cpp's
+// block formats of ops/quant.h (WeightRef::quant; others are an error
+// naming the tensor and its type). attn_q / attn_k of
 // architecture llama carry llama.cpp's interleaved RoPE row order, which
 // loading undoes (ops::WeightRef::interleavedRopeHeads). Throws
 // strata::Error naming the file and the tensor or key.

@@ -88,6 +88,7 @@ json toJson(const GraphDef& g) {
     j["weights"].push_back({{"name", w.name}, {"dtype", dtypeName(w.dtype)}, {"shape", w.shape},
                             {"file", w.file}, {"offset", w.offset}, {"nbytes", w.nbytes}});
     if (w.interleavedRopeHeads) j["weights"].back()["interleaved_rope_heads"] = w.interleavedRopeHeads;
+    if (!w.quant.empty()) j["weights"].back()["quant"] = w.quant;
   }
   j["constants"] = json::array();
   for (const auto& c : g.constants) {
@@ -114,7 +115,8 @@ GraphDef graphFromJson(const json& j) {
     for (const auto& v : j.at("outputs")) g.outputs.push_back(valueFromJson(v));
     for (const auto& w : j.at("weights"))
       g.weights.push_back({w.at("name"), parseDType(w.at("dtype")), w.at("shape").get<Shape>(), w.at("file"),
-                           w.at("offset"), w.at("nbytes"), w.value("interleaved_rope_heads", int64_t(0))});
+                           w.at("offset"), w.at("nbytes"), w.value("interleaved_rope_heads", int64_t(0)),
+                           w.value("quant", std::string())});
     for (const auto& c : j.at("constants")) g.constants.push_back({c.at("name"), tensorFromJson(c)});
     for (const auto& n : j.at("nodes"))
       g.nodes.push_back({n.at("op"), n.value("name", ""), n.at("inputs"), n.at("outputs"), n.value("attrs", json::object())});

@@ -50,6 +50,10 @@ struct WeightRef {
   // of architecture llama store attn_q / attn_k); loading puts them back in
   // the rotate-half order the model's Rope expects (a copy of these rows).
   int64_t interleavedRopeHeads = 0;
+  // Non-empty: the bytes are rows of llama.cpp blocks in this format
+  // (ops/quant.h, ggml's name: "Q4_K"); dtype is then F32, the type the
+  // values dequantize to, and nbytes the blocks' size.
+  std::string quant;
 };
 
 struct Constant {

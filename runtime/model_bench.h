@@ -18,7 +18,7 @@ namespace strata::runtime {
 double weightBytesPerStep(const ops::GraphDef& g, int64_t batch, int64_t elementBytes = 0);
 
 struct ModelTiming {
-  double prefillMs = 0;  // the one step that prefills every prompt (batch 1: time to first token)
+  double prefillMs = 0;  // the one step that prefills every prompt (batch 1: time to first token), after a warm-up prefill
   double msPerStep = 0;  // mean of the decode steps (0 when none ran)
 };
 

@@ -3,6 +3,7 @@
 #include <cstring>
 #include <memory>
 
+#include "ops/quant.h"
 #include "runtime/parallel.h"
 
 namespace strata::runtime {
@@ -20,7 +21,8 @@ ops::Tensor ropeRowsInHalfOrder(const ops::WeightRef& w, const uint8_t* p) {
          rows);
   const int64_t D = rows / heads, half = D / 2;
   const size_t rowBytes = w.nbytes / size_t(rows);
-  ops::Tensor out(w.dtype, w.shape);
+  // Quantized rows: raw bytes (whole rows of blocks).
+  ops::Tensor out = w.quant.empty() ? ops::Tensor(w.dtype, w.shape) : ops::Tensor(ops::DType::I32, {int64_t(w.nbytes / 4 + 1)});
   uint8_t* o = out.mut<uint8_t>();
   for (int64_t h = 0; h < heads; ++h)
     for (int64_t j = 0; j < half; ++j)
@@ -32,22 +34,45 @@ ops::Tensor ropeRowsInHalfOrder(const ops::WeightRef& w, const uint8_t* p) {
 }  // namespace
 
 ops::Tensor WeightStore::load(const ops::WeightRef& w) {
+  if (!w.quant.empty()) {
+    const ops::QuantFormat* f = ops::quantFormat(w.quant);
+    const uint8_t* p = bytes(w);
+    if (!w.interleavedRopeHeads) return ops::dequantize(*f, p, w.shape);
+    ops::Tensor rows = ropeRowsInHalfOrder(w, p);  // whole rows of blocks
+    return ops::dequantize(*f, rows.data<uint8_t>(), w.shape);
+  }
   ops::Tensor t = stored(w);
   return t.dtype() == ops::DType::F16 || t.dtype() == ops::DType::BF16 ? t.toF32() : t;
 }
 
-ops::Tensor WeightStore::stored(const ops::WeightRef& w) {
+const uint8_t* WeightStore::bytes(const ops::WeightRef& w) {
   auto& f = files_[w.file];
   if (!f) f = MappedFile::open(w.file);
   uint64_t expect = (uint64_t)ops::numel(w.shape) * ops::dtypeSize(w.dtype);
+  if (!w.quant.empty()) {
+    const ops::QuantFormat* q = ops::quantFormat(w.quant);
+    if (!q) fail("weight '{}': quant '{}' is not a known block format", w.name, w.quant);
+    if (w.dtype != ops::DType::F32 || w.shape.empty() || w.shape.back() % q->blockElems)
+      fail("weight '{}': {} needs f32 values in rows of whole blocks of {}, got {} {}", w.name, w.quant,
+           q->blockElems, ops::dtypeName(w.dtype), ops::shapeStr(w.shape));
+    expect = uint64_t(ops::numel(w.shape) / q->blockElems * q->blockBytes);
+  }
   if (w.nbytes != expect)
-    fail("weight '{}': {} bytes recorded but {} {} needs {}", w.name, w.nbytes, ops::dtypeName(w.dtype),
-         ops::shapeStr(w.shape), expect);
+    fail("weight '{}': {} bytes recorded but {} {} needs {}", w.name, w.nbytes,
+         w.quant.empty() ? ops::dtypeName(w.dtype) : w.quant, ops::shapeStr(w.shape), expect);
   if (w.offset > f->size() || w.nbytes > f->size() - w.offset)
     fail("weight '{}': bytes [{}, {}) lie outside '{}' ({} bytes)", w.name, w.offset, w.offset + w.nbytes,
          w.file, f->size());
-  const uint8_t* p = f->data() + w.offset;
+  return f->data() + w.offset;
+}
+
+ops::Tensor WeightStore::stored(const ops::WeightRef& w) {
+  if (!w.quant.empty())
+    fail("weight '{}' is {}: this backend's kernels do not read quantized weights yet (--backend reference does)",
+         w.name, w.quant);
+  const uint8_t* p = bytes(w);
   if (w.interleavedRopeHeads) return ropeRowsInHalfOrder(w, p);
+  auto& f = files_[w.file];
   bool aligned = reinterpret_cast<uintptr_t>(p) % ops::dtypeSize(w.dtype) == 0;
   ops::Tensor view(w.dtype, w.shape, f, p);
   if (aligned) return view;

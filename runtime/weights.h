@@ -20,9 +20,13 @@ class WeightStore {
   ops::Tensor load(const ops::WeightRef& w);
   // The same checks; the tensor in its stored type (f16 / bf16 not
   // widened: what a GPU backend uploads), a zero-copy view when aligned.
+  // Quantized weights (WeightRef::quant) are an error naming the weight:
+  // load() dequantizes them (ops/quant.h; what the reference backend runs).
   ops::Tensor stored(const ops::WeightRef& w);
 
  private:
+  // The weight's bytes in its mapped file, after the size and bounds checks.
+  const uint8_t* bytes(const ops::WeightRef& w);
   std::map<std::string, std::shared_ptr<const MappedFile>> files_;
 };
 

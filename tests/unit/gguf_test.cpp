@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstring>
 #include <fstream>
+#include <iterator>
 #include <sstream>
 
 #include "models/gguf.h"
@@ -13,6 +14,7 @@
 #include "models/gguf_model.h"
 #include "models/gguf_tokenizer.h"
 #include "models/model_source.h"
+#include "ops/quant.h"
 #include "ops/error.h"
 #include "runtime/weights.h"
 
@@ -371,6 +373,59 @@ TEST(GgufModel, ErrorsNameTheGgufTensor) {
     ADD_FAILURE() << "loaded a model without blk.1.ffn_up.weight";
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("no tensor 'blk.1.ffn_up.weight'"), std::string::npos) << e.what();
+  }
+}
+
+// ops/quant.h's dequantization of llama.cpp's own blocks (llama-quantize
+// wrote them; make_quant.py) equals gguf-py's: every format, one tensor
+// each, and every tensor of a Q4_K_M model read through the weight store
+// (q / k rows back in rotate-half order: compared by sums, which the row
+// order does not change, and by samples in the file's order).
+TEST(GgufQuant, DequantizesAsGgufPy) {
+  const nlohmann::json want = nlohmann::json::parse(readAll(dataDir() + "/quant_expect.json"));
+  auto check = [&](const std::string& key, const std::vector<float>& v, bool samples) {
+    SCOPED_TRACE(key);
+    const auto& w = want.at(key);
+    double sum = 0, sq = 0;
+    for (float x : v) sum += x, sq += double(x) * x;
+    EXPECT_NEAR(sum, w.at("sum").get<double>(), 1e-6 * std::max(1.0, w.at("sum_sq").get<double>()));
+    EXPECT_NEAR(sq, w.at("sum_sq").get<double>(), 1e-6 * w.at("sum_sq").get<double>());
+    if (!samples) return;
+    const auto& every = w.at("every_61st");
+    for (size_t i = 0; i < every.size(); ++i) ASSERT_EQ(v.at(i * 61), every[i].get<float>()) << "value " << i * 61;
+  };
+  models::GgufFile f = models::readGguf(dataDir() + "/quant-tensors.gguf");
+  std::ifstream in(dataDir() + "/quant-tensors.gguf", std::ios::binary);
+  const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  ASSERT_EQ(f.tensors.size(), 8u);
+  for (const auto& t : f.tensors) {
+    const ops::QuantFormat* q = ops::quantFormat(t.typeName);
+    ASSERT_NE(q, nullptr) << t.typeName;
+    ops::Tensor v = ops::dequantize(*q, reinterpret_cast<const uint8_t*>(bytes.data()) + t.offset, {t.dims[1], t.dims[0]});
+    check("quant-tensors.gguf:" + t.name, std::vector<float>(v.data<float>(), v.data<float>() + v.numel()), true);
+  }
+  const std::string model = dataDir() + "/tiny-q4_k_m.gguf";
+  ops::GraphDef g = models::loadModel(model);
+  runtime::WeightStore store;
+  int quantized = 0;
+  for (const auto& gt : models::readGguf(model).tensors) {
+    auto it = std::find_if(g.weights.begin(), g.weights.end(), [&](const ops::WeightRef& w) {
+      return w.offset == gt.offset && w.file.find("tiny-q4_k_m.gguf") != std::string::npos;
+    });
+    ASSERT_NE(it, g.weights.end()) << gt.name;
+    quantized += !it->quant.empty();
+    ops::Tensor v = store.load(*it);
+    check("tiny-q4_k_m.gguf:" + gt.name, std::vector<float>(v.data<float>(), v.data<float>() + v.numel()),
+          it->interleavedRopeHeads == 0);
+  }
+  EXPECT_EQ(quantized, 16);  // 7 matrices in each of the 2 layers, the embedding and the head; norms stay f32
+  // The kernels' stored form refuses them by name.
+  auto q = std::find_if(g.weights.begin(), g.weights.end(), [](const ops::WeightRef& w) { return !w.quant.empty(); });
+  try {
+    store.stored(*q);
+    ADD_FAILURE() << "stored() gave a quantized weight";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find(q->quant), std::string::npos) << e.what();
   }
 }
 

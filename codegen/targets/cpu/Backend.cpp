@@ -117,11 +117,16 @@ OwningOpRef<ModuleOp> lowerToLLVM(MLIRContext& ctx, const std::string& tileIr, c
   fpm.addPass(createConvertVectorToSCFPass(VectorTransferToSCFOptions().enableFullUnroll()));
   fpm.addPass(vector::createLowerVectorMultiReductionPass());
   if (failed(pm.run(*module))) fail("cpu backend: lowering failed:\n{}", diagnostics);
-  // Math functions LLVM has no intrinsic for (tanh, erf) become vector
-  // polynomials, as MLIR approximates them (f32, a few ulp).
+  // Math functions LLVM has no intrinsic for (tanh, erf), and exp / exp2,
+  // which LLVM would scalarize into libm calls (attention's softmax, SiLU:
+  // the paged-attention prefill spent half its time in expf / exp2f), become
+  // vector polynomials, as MLIR approximates them (f32, a few ulp); exp2(x)
+  // is exp(x ln 2) first.
   RewritePatternSet approx(&ctx);
   populatePolynomialApproximateTanhPattern(approx);
   populatePolynomialApproximateErfPattern(approx);
+  math::populateExpansionPatterns(approx, {"exp2"});
+  populateMathPolynomialApproximationPatterns(approx, [](StringRef name) { return name == "math.exp"; });
   // bf16 widening and narrowing become integer code (x86 without
   // AVX512-BF16 has no instruction for them; legalize-bf16-storage then
   // carries the remaining bf16 moves as i16).

@@ -1,0 +1,31 @@
+// llama.cpp's block-quantized weight formats (ggml types Q4_0, Q4_1, Q5_0,
+// Q5_1, Q8_0, Q4_K, Q5_K, Q6_K): each row of a weight is a run of blocks,
+// a block holding blockElems values in blockBytes bytes (scales in f16,
+// quants packed). Reference dequantization, the oracle of strata's
+// quantized kernels and what the reference backend widens quantized GGUF
+// weights with: each value is exactly what ggml's dequantize_row gives
+// (the same f16 scales, products and differences in f32).
+#pragma once
+#include <cstdint>
+#include <string_view>
+
+#include "ops/tensor.h"
+
+namespace strata::ops {
+
+struct QuantFormat {
+  const char* name;  // ggml's name, "Q4_K"
+  int64_t blockElems, blockBytes;
+  // One block's blockElems values.
+  void (*dequantizeBlock)(const uint8_t* block, float* out);
+};
+
+// The format named `name` (ggml's type name), or null.
+const QuantFormat* quantFormat(std::string_view name);
+
+// A [rows, cols] f32 tensor of the quantized rows at `data` (rows * cols /
+// blockElems blocks); throws strata::Error unless cols is a whole number of
+// blocks.
+Tensor dequantize(const QuantFormat& f, const uint8_t* data, const Shape& shape);
+
+}  // namespace strata::ops
