@@ -45,6 +45,38 @@ graph.graph attributes {input_names = [], source = "t", meta = "{}"} {
 // -----
 
 graph.graph attributes {input_names = [], source = "t", meta = "{}"} {
+  // expected-error @+1 {{interleaved_rope_heads 3 does not split 8 rows into heads of an even size}}
+  %w = graph.weight "w" at "/m.gguf" [0, 64] {interleaved_rope_heads = 3 : i64} : tensor<8x2xf32>
+  graph.output %w {names = ["w"]} : tensor<8x2xf32>
+}
+
+// -----
+
+graph.graph attributes {input_names = [], source = "t", meta = "{}"} {
+  // expected-error @+1 {{quant 'Q3_X' is not a known block format}}
+  %w = graph.weight "w" at "/m.gguf" [0, 34] {quant = "Q3_X"} : tensor<1x32xf32>
+  graph.output %w {names = ["w"]} : tensor<1x32xf32>
+}
+
+// -----
+
+graph.graph attributes {input_names = [], source = "t", meta = "{}"} {
+  // expected-error @+1 {{quant Q8_0 needs f32 values in rows of whole blocks of 32}}
+  %w = graph.weight "w" at "/m.gguf" [0, 34] {quant = "Q8_0"} : tensor<2x16xf32>
+  graph.output %w {names = ["w"]} : tensor<2x16xf32>
+}
+
+// -----
+
+graph.graph attributes {input_names = [], source = "t", meta = "{}"} {
+  // expected-error @+1 {{records 32 bytes but 'tensor<2x32xf32>' needs 68}}
+  %w = graph.weight "w" at "/m.gguf" [0, 32] {quant = "Q8_0"} : tensor<2x32xf32>
+  graph.output %w {names = ["w"]} : tensor<2x32xf32>
+}
+
+// -----
+
+graph.graph attributes {input_names = [], source = "t", meta = "{}"} {
   // expected-error @+1 {{does not match result type}}
   %c = graph.constant "c" dense<[1, 2]> : tensor<2xi64> : tensor<3xi64>
   graph.output %c {names = ["c"]} : tensor<3xi64>
