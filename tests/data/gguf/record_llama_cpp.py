@@ -21,18 +21,10 @@ import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
-STRINGS = [
-    "Triton compiles tile programs for GPUs.",
-    "Hello, world! I'm here; you're there. We'LL see.",
-    "numbers 1 12 123 1234 12345 3.14159 -42",
-    "  leading and trailing spaces  ",
-    "line one\nline two\r\n\n  indented\tTAB",
-    "Ünïcödé naïve café 東京 Привет 🙂🚀",
-    "<|begin_of_text|>special in the middle<|end_of_text|> and after",
-    "a",
-    "x" * 40,
-    "<s>mid</s> text",
-    " two  spaces and cafe\u0301 (decomposed) \u212b",
+sys.path.insert(0, os.path.join(HERE, "..", "tokenizers"))
+from make_golden import SAMPLES  # noqa: E402  (the HF golden strings, then more)
+
+STRINGS = [t for t in SAMPLES if t] + [
     " ",
     "   ",
     "\n",
