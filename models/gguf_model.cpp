@@ -83,7 +83,7 @@ ops::GraphDef ggufModel(const GgufFile& f) {
   ops::GraphDef g = buildLlamaGraph(cfg, weights, f.path, [](const std::string& hf) {
     std::string name = renamed(hf, 1, 0);
     return name.empty() ? hf : name;
-  });
+  }, "its metadata");
   g.meta["source_format"] = "gguf";
   return g;
 }

@@ -19,8 +19,8 @@ namespace {
 class Builder {
  public:
   Builder(const LlamaConfig& c, const std::map<std::string, ops::WeightRef>& w, const std::string& src,
-          const std::function<std::string(const std::string&)>& fileName)
-      : c_(c), w_(w), src_(src), fileName_(fileName) {
+          const std::function<std::string(const std::string&)>& fileName, const std::string& configName)
+      : c_(c), w_(w), src_(src), fileName_(fileName), configName_(configName) {
     g_.source = src;
   }
 
@@ -87,9 +87,8 @@ class Builder {
     const std::string shown = fileName_ ? fileName_(name) : name;
     if (it == w_.end()) fail("{}: the checkpoint has no tensor '{}'", src_, shown);
     if (it->second.shape != shape)
-      fail("{}: tensor '{}' has shape {}, the model's configuration implies {} (tensors and a configuration that do "
-           "not belong together)",
-           src_, shown, ops::shapeStr(it->second.shape), ops::shapeStr(shape));
+      fail("{}: tensor '{}' has shape {}, {} implies {} (tensors and a configuration that do not belong together)", src_,
+           shown, ops::shapeStr(it->second.shape), configName_, ops::shapeStr(shape));
     g_.weights.push_back(it->second);
     used_.insert(name);
     return name;
@@ -108,6 +107,7 @@ class Builder {
   const std::map<std::string, ops::WeightRef>& w_;
   std::string src_;
   std::function<std::string(const std::string&)> fileName_;
+  std::string configName_;
   std::set<std::string> used_;
   ops::GraphDef g_;
 };
@@ -116,8 +116,9 @@ class Builder {
 
 ops::GraphDef buildLlamaGraph(const LlamaConfig& cfg, const std::map<std::string, ops::WeightRef>& weights,
                               const std::string& source,
-                              const std::function<std::string(const std::string&)>& fileName) {
-  ops::GraphDef g = Builder(cfg, weights, source, fileName).build();
+                              const std::function<std::string(const std::string&)>& fileName,
+                              const std::string& configName) {
+  ops::GraphDef g = Builder(cfg, weights, source, fileName, configName).build();
   g.meta["model_type"] = cfg.modelType;
   g.meta["vocab_size"] = cfg.vocabSize;
   g.meta["max_position_embeddings"] = cfg.maxPositions;

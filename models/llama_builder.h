@@ -17,10 +17,12 @@ namespace strata::models {
 
 // Throws strata::Error naming the missing tensor or the shape mismatch;
 // `fileName` maps a Hugging Face tensor name to the name the source file
-// uses (GGUF's), for those messages (null: the same names).
+// uses (GGUF's), for those messages (null: the same names), and
+// `configName` says where the configuration came from.
 ops::GraphDef buildLlamaGraph(const LlamaConfig& cfg, const std::map<std::string, ops::WeightRef>& weights,
                               const std::string& source,
-                              const std::function<std::string(const std::string&)>& fileName = nullptr);
+                              const std::function<std::string(const std::string&)>& fileName = nullptr,
+                              const std::string& configName = "config.json");
 
 // Reads an HF directory: config.json + model.safetensors or the shards named
 // by model.safetensors.index.json.

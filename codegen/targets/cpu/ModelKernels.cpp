@@ -10,7 +10,6 @@
 #include "codegen/ElementwiseKernel.h"
 #include "codegen/GemmKernel.h"
 #include "codegen/NormRopeKernels.h"
-#include "ops/gemm_region.h"
 #include "ops/error.h"
 
 namespace strata::tile {
@@ -98,11 +97,14 @@ struct Planner {
     std::string layout = n.attrs.value("layout", "kn"), epi = n.attrs.value("epilogue", "none");
     if ((layout != "kn" && layout != "nk") || (epi != "none" && epi != "swiglu"))
       fail("{}: node '{}' (region.gemm): layout '{}' / epilogue '{}' unknown", g.source, n.name, layout, epi);
-    // Every weight of the node in one storage type (one kernel reads them).
-    const auto operands = ops::GemmRegionOperands::of(n, n.inputs.size());
-    std::string wdt = weightType(n.inputs.at(operands.weight(0)));
-    for (int64_t j = 1; j < operands.weights; ++j)
-      if (weightType(n.inputs.at(operands.weight(j))) != wdt)
+    // Every weight of the node (inputs 1..weights, ops/gemm_region.h) in one
+    // storage type: one kernel reads them.
+    const int64_t weights = attr(n, "weights");
+    if (weights < 1 || weights >= (int64_t)n.inputs.size())
+      fail("{}: node '{}' (region.gemm): {} weights for {} inputs", g.source, n.name, weights, n.inputs.size());
+    std::string wdt = weightType(n.inputs[1]);
+    for (int64_t j = 2; j <= weights; ++j)
+      if (weightType(n.inputs[j]) != wdt)
         fail("{}: node '{}' (region.gemm): its weights differ in storage type", g.source, n.name);
     json k;
     // The general kernel, then the variants the runtime picks by rows
