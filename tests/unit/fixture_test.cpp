@@ -124,33 +124,43 @@ TEST(FixtureGguf, SixteenBitWeightsFollowTheF32Reference) {
   }
 }
 
-// A Q4_K_M GGUF (llama-quantize's, make_quant.py) on the reference backend
-// against llama.cpp (record_llama_cpp_logits.py): equal to llama.cpp on an
-// F32 file of the same dequantized values (logits within 1e-3: measured
-// 5.3e-4 on logits up to 1.7 in magnitude, 2026-11-29; 16 greedy tokens),
-// and near llama.cpp's own quantized run, whose dot products quantize
-// activations to 8 bits (measured 0.035 apart; the same 16 greedy tokens).
-TEST(FixtureGguf, QuantizedModelMatchesLlamaCpp) {
+// Quantized GGUFs (llama-quantize's Q8_0, Q4_0, Q4_1, Q4_K_M, Q5_K_M, Q6_K
+// of one model, make_quant.py) on the reference backend against llama.cpp
+// (record_llama_cpp_logits.py). Against llama.cpp on an F32 file of the
+// same dequantized values: logits within 1e-3 (measured 2026-11-29:
+// 5.0e-4 to 6.6e-4 on logits up to ~1.7) and the same 16 greedy tokens.
+// Against llama.cpp's own quantized run, whose dot products quantize
+// activations to 8 bits: logits within 0.1 (measured 0.023-0.035), greedy
+// tokens the same for at least 6 steps (measured: all 16 for every type
+// but Q4_0, whose runs part at a near tie after 6).
+TEST(FixtureGguf, QuantizedModelsMatchLlamaCpp) {
   std::ifstream f(std::string(STRATA_GGUF_DATA) + "/llama_cpp_logits.json");
   const json rec = json::parse(f);
-  runtime::Executor exec(models::loadModel(std::string(STRATA_GGUF_DATA) + "/tiny-q4_k_m.gguf"));
-  runtime::Generator gen(exec);
   const auto prompt = rec.at("prompt").get<std::vector<int64_t>>();
-  ops::Tensor logits = gen.forward(prompt);
-  const float* last = logits.data<float>() + (logits.dim(0) - 1) * logits.dim(1);
-  auto maxDiff = [&](const json& want) {
-    EXPECT_EQ((int64_t)want.size(), logits.dim(1));
-    double m = 0;
-    for (size_t j = 0; j < want.size(); ++j) m = std::max(m, std::fabs(last[j] - want[j].get<double>()));
-    return m;
-  };
-  EXPECT_LT(maxDiff(rec.at("dequantized_f32").at("logits")), 1e-3);
-  EXPECT_LT(maxDiff(rec.at("q4_k_m").at("logits")), 0.05);
-  runtime::GenerateRequest req;
-  req.promptIds = prompt;
-  req.maxNewTokens = 16;
-  std::vector<int64_t> got = gen.generate(req);
-  got.erase(got.begin(), got.begin() + (int64_t)prompt.size());
-  EXPECT_EQ(got, rec.at("dequantized_f32").at("greedy").get<std::vector<int64_t>>());
-  EXPECT_EQ(got, rec.at("q4_k_m").at("greedy").get<std::vector<int64_t>>());
+  ASSERT_EQ(rec.at("files").size(), 6u);
+  for (const auto& [file, r] : rec.at("files").items()) {
+    SCOPED_TRACE(file);
+    runtime::Executor exec(models::loadModel(std::string(STRATA_GGUF_DATA) + "/" + file));
+    runtime::Generator gen(exec);
+    ops::Tensor logits = gen.forward(prompt);
+    const float* last = logits.data<float>() + (logits.dim(0) - 1) * logits.dim(1);
+    auto maxDiff = [&](const json& want) {
+      EXPECT_EQ((int64_t)want.size(), logits.dim(1));
+      double m = 0;
+      for (size_t j = 0; j < want.size(); ++j) m = std::max(m, std::fabs(last[j] - want[j].get<double>()));
+      return m;
+    };
+    EXPECT_LT(maxDiff(r.at("dequantized_f32").at("logits")), 1e-3);
+    EXPECT_LT(maxDiff(r.at("quantized").at("logits")), 0.1);
+    runtime::GenerateRequest req;
+    req.promptIds = prompt;
+    req.maxNewTokens = 16;
+    std::vector<int64_t> got = gen.generate(req);
+    got.erase(got.begin(), got.begin() + (int64_t)prompt.size());
+    EXPECT_EQ(got, r.at("dequantized_f32").at("greedy").get<std::vector<int64_t>>());
+    const auto theirs = r.at("quantized").at("greedy").get<std::vector<int64_t>>();
+    size_t same = 0;
+    while (same < got.size() && same < theirs.size() && got[same] == theirs[same]) ++same;
+    EXPECT_GE(same, 6u);
+  }
 }

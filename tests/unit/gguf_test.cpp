@@ -378,9 +378,10 @@ TEST(GgufModel, ErrorsNameTheGgufTensor) {
 
 // ops/quant.h's dequantization of llama.cpp's own blocks (llama-quantize
 // wrote them; make_quant.py) equals gguf-py's: every format, one tensor
-// each, and every tensor of a Q4_K_M model read through the weight store
-// (q / k rows back in rotate-half order: compared by sums, which the row
-// order does not change, and by samples in the file's order).
+// each (sums and samples), and every tensor of the model in six of
+// llama-quantize's types read through the weight store (q / k rows back in
+// rotate-half order: compared by sums, which the row order does not
+// change).
 TEST(GgufQuant, DequantizesAsGgufPy) {
   const nlohmann::json want = nlohmann::json::parse(readAll(dataDir() + "/quant_expect.json"));
   auto check = [&](const std::string& key, const std::vector<float>& v, bool samples) {
@@ -404,21 +405,23 @@ TEST(GgufQuant, DequantizesAsGgufPy) {
     ops::Tensor v = ops::dequantize(*q, reinterpret_cast<const uint8_t*>(bytes.data()) + t.offset, {t.dims[1], t.dims[0]});
     check("quant-tensors.gguf:" + t.name, std::vector<float>(v.data<float>(), v.data<float>() + v.numel()), true);
   }
-  const std::string model = dataDir() + "/tiny-q4_k_m.gguf";
-  ops::GraphDef g = models::loadModel(model);
   runtime::WeightStore store;
-  int quantized = 0;
-  for (const auto& gt : models::readGguf(model).tensors) {
-    auto it = std::find_if(g.weights.begin(), g.weights.end(), [&](const ops::WeightRef& w) {
-      return w.offset == gt.offset && w.file.find("tiny-q4_k_m.gguf") != std::string::npos;
-    });
-    ASSERT_NE(it, g.weights.end()) << gt.name;
-    quantized += !it->quant.empty();
-    ops::Tensor v = store.load(*it);
-    check("tiny-q4_k_m.gguf:" + gt.name, std::vector<float>(v.data<float>(), v.data<float>() + v.numel()),
-          it->interleavedRopeHeads == 0);
+  ops::GraphDef g;
+  for (const char* type : {"q8_0", "q4_0", "q4_1", "q4_k_m", "q5_k_m", "q6_k"}) {
+    const std::string name = std::string("tiny-") + type + ".gguf", model = dataDir() + "/" + name;
+    g = models::loadModel(model);
+    int quantized = 0;
+    for (const auto& gt : models::readGguf(model).tensors) {
+      auto it = std::find_if(g.weights.begin(), g.weights.end(), [&](const ops::WeightRef& w) {
+        return w.offset == gt.offset && w.file.find(name) != std::string::npos;
+      });
+      ASSERT_NE(it, g.weights.end()) << name << " " << gt.name;
+      quantized += !it->quant.empty();
+      ops::Tensor v = store.load(*it);
+      check(name + ":" + gt.name, std::vector<float>(v.data<float>(), v.data<float>() + v.numel()), false);
+    }
+    EXPECT_EQ(quantized, 9) << name;  // 7 matrices, the embedding and the head; norms stay f32
   }
-  EXPECT_EQ(quantized, 16);  // 7 matrices in each of the 2 layers, the embedding and the head; norms stay f32
   // The kernels' stored form refuses them by name.
   auto q = std::find_if(g.weights.begin(), g.weights.end(), [](const ops::WeightRef& w) { return !w.quant.empty(); });
   try {

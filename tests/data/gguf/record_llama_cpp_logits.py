@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
-"""Records llama.cpp's logits and greedy tokens on tiny-q4_k_m.gguf
-(make_quant.py) into llama_cpp_logits.json, the oracle of strata's
-quantized path (tests/unit/fixture_test.cpp):
+"""Records llama.cpp's logits and greedy tokens on the quantized models of
+make_quant.py (tiny-q8_0.gguf ... tiny-q6_k.gguf) into
+llama_cpp_logits.json, the oracle of strata's quantized path
+(tests/unit/fixture_test.cpp), per file:
 
-- "q4_k_m": llama.cpp's own quantized run of the file (its dot products
+- "quantized": llama.cpp's own quantized run of the file (its dot products
   quantize activations to 8 bits, so it is near, not equal);
 - "dequantized_f32": llama.cpp on an F32 GGUF of the file's values
   dequantized by gguf-py (the same model without quantized arithmetic:
@@ -43,11 +44,9 @@ def run(exe, model):
     return json.loads(r.stdout.strip().splitlines()[-1])
 
 
-def main():
-    exe, model_dir = sys.argv[1], sys.argv[2]
+def record(exe, model_dir, q):
     cfg = json.load(open(os.path.join(model_dir, "config.json")))
     heads, kv = cfg["num_attention_heads"], cfg["num_key_value_heads"]
-    q = os.path.join(HERE, "tiny-q4_k_m.gguf")
     # The file's values in HF names and row order (hf_to_gguf permutes q / k again).
     tensors = {}
     for t in gguf.GGUFReader(q).tensors:
@@ -66,13 +65,19 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         f32 = os.path.join(tmp, "dequantized-f32.gguf")
         hf_to_gguf.convert(model_dir, f32, "f32", "gpt-2")
-        out = {"llama_cpp": "llama-cpp-python 0.3.16 sdist (vendor/llama.cpp), one thread", "prompt": PROMPT,
-               "q4_k_m": run(exe, q), "dequantized_f32": run(exe, f32)}
+        return {"quantized": run(exe, q), "dequantized_f32": run(exe, f32)}
+
+
+def main():
+    exe, model_dir = sys.argv[1], sys.argv[2]
+    out = {"llama_cpp": "llama-cpp-python 0.3.16 sdist (vendor/llama.cpp), one thread", "prompt": PROMPT, "files": {}}
+    for t in ["q8_0", "q4_0", "q4_1", "q4_k_m", "q5_k_m", "q6_k"]:
+        name = f"tiny-{t}.gguf"
+        r = out["files"][name] = record(exe, model_dir, os.path.join(HERE, name))
+        print(name, "greedy", r["quantized"]["greedy"], "dequantized", r["dequantized_f32"]["greedy"])
     with open(os.path.join(HERE, "llama_cpp_logits.json"), "w") as o:
         json.dump(out, o)
         o.write("\n")
-    print("greedy q4_k_m", out["q4_k_m"]["greedy"])
-    print("greedy dequantized", out["dequantized_f32"]["greedy"])
 
 
 if __name__ == "__main__":
