@@ -104,3 +104,26 @@ graph.graph attributes {input_names = ["x", "bias", "y", "w"], source = "element
   %5 = graph.Add(%3, %4) : (tensor<8x8xf32>, tensor<8x8xf32>) -> tensor<8x8xf32>
   graph.output %2, %1, %5 {names = ["p", "s", "z"]} : tensor<?x8xf32>, tensor<?x8xf32>, tensor<8x8xf32>
 }
+
+// -----
+
+// A tied lm_head as dynamo exports it: MatMul by the Transpose of the
+// embedding matrix [vocab, hidden] becomes a GEMM reading that matrix in
+// place ("nk"); a Transpose of another permutation, or of an activation,
+// stays as it is.
+// CHECK-LABEL: source = "tied"
+// CHECK: graph.region.embedding
+// CHECK: %[[L:.*]] = graph.region.gemm(%{{.*}}, %[[E:.*]]) {{.*}}layout = "nk"
+// CHECK-NOT: graph.Transpose(%[[E]]
+// CHECK: graph.Transpose(%arg1)
+// CHECK: graph.MatMul
+graph.graph attributes {input_names = ["ids", "y"], source = "tied", meta = "{}"} {
+^bb0(%ids: tensor<1x?xi64>, %y: tensor<64x32xf32>):
+  %e = graph.weight "embed" at "/m.bin" [0, 8192] : tensor<32x64xf32>
+  %x = graph.Gather(%e, %ids) {axis = 0 : i64} : (tensor<32x64xf32>, tensor<1x?xi64>) -> tensor<1x?x64xf32>
+  %t = graph.Transpose(%e) {perm = array<i64: 1, 0>} : (tensor<32x64xf32>) -> tensor<64x32xf32>
+  %l = graph.MatMul(%x, %t) : (tensor<1x?x64xf32>, tensor<64x32xf32>) -> tensor<1x?x32xf32>
+  %ty = graph.Transpose(%y) {perm = array<i64: 1, 0>} : (tensor<64x32xf32>) -> tensor<32x64xf32>
+  %o = graph.MatMul(%l, %ty) : (tensor<1x?x32xf32>, tensor<32x64xf32>) -> tensor<1x?x64xf32>
+  graph.output %l, %o {names = ["l", "o"]} : tensor<1x?x32xf32>, tensor<1x?x64xf32>
+}
