@@ -62,9 +62,10 @@ LogicalResult WeightOp::verify() {
   if (auto q = getQuant()) {
     const ops::QuantFormat* f = ops::quantFormat(q->str());
     if (!f) return emitOpError() << "quant '" << *q << "' is not a known block format";
-    if (!t.getElementType().isF32() || t.getRank() == 0 || t.getShape().back() % f->blockElems)
+    auto bytes = ops::quantizedBytes(*f, ops::Shape(t.getShape().begin(), t.getShape().end()));
+    if (!t.getElementType().isF32() || !bytes)
       return emitOpError() << "quant " << *q << " needs f32 values in rows of whole blocks of " << f->blockElems;
-    want = t.getNumElements() / f->blockElems * f->blockBytes;
+    want = *bytes;
   }
   if (getNbytes() != want)
     return emitOpError() << "records " << getNbytes() << " bytes but " << t << " needs " << want;

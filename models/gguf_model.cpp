@@ -76,8 +76,8 @@ ops::GraphDef ggufModel(const GgufFile& f) {
         w.quant = t.typeName;
     }
     for (auto it = t.dims.rbegin(); it != t.dims.rend(); ++it) w.shape.push_back(*it);
-    if (permuted && (t.name.find(".attn_q.") != std::string::npos || t.name.find(".attn_k.") != std::string::npos))
-      w.interleavedRopeHeads = t.name.find(".attn_q.") != std::string::npos ? cfg.numHeads : cfg.numKvHeads;
+    const bool q = t.name.find(".attn_q.") != std::string::npos, k = t.name.find(".attn_k.") != std::string::npos;
+    if (permuted && (q || k)) w.interleavedRopeHeads = q ? cfg.numHeads : cfg.numKvHeads;
     weights[name] = w;
   }
   ops::GraphDef g = buildLlamaGraph(cfg, weights, f.path, [](const std::string& hf) {

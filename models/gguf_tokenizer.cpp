@@ -22,6 +22,8 @@ const char* const kQwen2Split =
 // GPT-2's (what ByteLevel's use_regex splits by).
 const char* const kGpt2Split = R"('s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S))";
 
+// llama.cpp's names for Llama 3's pre-tokenizer.
+bool isLlama3Pre(const std::string& pre) { return pre == "llama-bpe" || pre == "llama3" || pre == "llama-v3"; }
 
 // A flag of the vocabulary, `fallback` when the file does not say.
 bool flag(const GgufFile& f, const std::string& key, bool fallback) {
@@ -94,7 +96,7 @@ void bpeModel(const GgufFile& f, const std::string& pre, nlohmann::json& j) {
   nlohmann::json mergeList = nlohmann::json::array();
   for (const nlohmann::json& m : merges.value) mergeList.push_back(m);  // "left right"
   j["model"]["merges"] = std::move(mergeList);
-  j["model"]["ignore_merges"] = pre == "llama-bpe" || pre == "llama3" || pre == "llama-v3";
+  j["model"]["ignore_merges"] = isLlama3Pre(pre);
   j["model"]["byte_fallback"] = false;
   // llama.cpp splits by its pre-tokenizer's regexes one after another (each
   // splitting the pieces of the one before, keeping every byte), then maps
@@ -107,7 +109,7 @@ void bpeModel(const GgufFile& f, const std::string& pre, nlohmann::json& j) {
     seq.push_back({{"type", "ByteLevel"}, {"add_prefix_space", false}, {"use_regex", false}});
     return nlohmann::json{{"type", "Sequence"}, {"pretokenizers", std::move(seq)}};
   };
-  if (pre == "llama-bpe" || pre == "llama3" || pre == "llama-v3") j["pre_tokenizer"] = splits({kLlama3Split});
+  if (isLlama3Pre(pre)) j["pre_tokenizer"] = splits({kLlama3Split});
   else if (pre == "qwen2") j["pre_tokenizer"] = splits({kQwen2Split});
   else if (pre == "gpt-2") j["pre_tokenizer"] = splits({kGpt2Split});
   else if (pre == "smollm") j["pre_tokenizer"] = splits({R"(\p{N})", kGpt2Split});
@@ -154,8 +156,7 @@ Tokenizer tokenizerFromGguf(const GgufFile& f) {
   else bpeModel(f, pre, j);
   // llama.cpp's default where the file does not say: bos for SentencePiece
   // and for the Llama 3 pre-tokenizer, none for other byte-level BPE.
-  const bool addBos = flag(f, "tokenizer.ggml.add_bos_token",
-                           model == "llama" || pre == "llama-bpe" || pre == "llama3" || pre == "llama-v3");
+  const bool addBos = flag(f, "tokenizer.ggml.add_bos_token", model == "llama" || isLlama3Pre(pre));
   if (addBos) {
     const GgufValue& bos = f.need("tokenizer.ggml.bos_token_id", GgufType::U32);
     const int64_t id = bos.value.get<int64_t>();

@@ -146,9 +146,15 @@ const QuantFormat* quantFormat(std::string_view name) {
   return nullptr;
 }
 
+std::optional<int64_t> quantizedBytes(const QuantFormat& f, const Shape& shape) {
+  if (shape.empty() || shape.back() % f.blockElems) return std::nullopt;
+  return numel(shape) / f.blockElems * f.blockBytes;
+}
+
 Tensor dequantize(const QuantFormat& f, const uint8_t* data, const Shape& shape) {
-  const int64_t n = numel(shape), cols = shape.empty() ? 1 : shape.back();
-  if (cols % f.blockElems) fail("{} rows of {} values are not whole blocks of {}", f.name, cols, f.blockElems);
+  const int64_t n = numel(shape);
+  if (!quantizedBytes(f, shape))
+    fail("{} rows of {} values are not whole blocks of {}", f.name, shape.empty() ? 0 : shape.back(), f.blockElems);
   Tensor out(DType::F32, shape);
   float* y = out.mut<float>();
   for (int64_t b = 0; b < n / f.blockElems; ++b) f.dequantizeBlock(data + b * f.blockBytes, y + b * f.blockElems);

@@ -7,6 +7,7 @@
 // (the same f16 scales, products and differences in f32).
 #pragma once
 #include <cstdint>
+#include <optional>
 #include <string_view>
 
 #include "ops/tensor.h"
@@ -22,6 +23,11 @@ struct QuantFormat {
 
 // The format named `name` (ggml's type name), or null.
 const QuantFormat* quantFormat(std::string_view name);
+
+// The bytes of a tensor of `shape` in format `f`: its rows (the last
+// dimension) must be whole blocks; nullopt when they are not (or the shape
+// has no dimension).
+std::optional<int64_t> quantizedBytes(const QuantFormat& f, const Shape& shape);
 
 // A [rows, cols] f32 tensor of the quantized rows at `data` (rows * cols /
 // blockElems blocks); throws strata::Error unless cols is a whole number of

@@ -2,6 +2,7 @@
 
 #include <cstring>
 #include <memory>
+#include <vector>
 
 #include "ops/quant.h"
 #include "runtime/parallel.h"
@@ -10,25 +11,21 @@ namespace strata::runtime {
 
 namespace {
 
-// A copy of w's rows (at p) in rotate-half order: head h's stored row
+// w's rows (at p) copied to `out` in rotate-half order: head h's stored row
 // h * D + 2j + t is its rotate-half row h * D + t * D / 2 + j (the inverse
-// of llama.cpp's convert_hf_to_gguf permute). Rows are whole, so this holds
-// for any storage type.
-ops::Tensor ropeRowsInHalfOrder(const ops::WeightRef& w, const uint8_t* p) {
+// of llama.cpp's convert_hf_to_gguf permute). Rows are moved whole, so this
+// holds for any storage type, quantized blocks included.
+void ropeRowsInHalfOrder(const ops::WeightRef& w, const uint8_t* p, uint8_t* o) {
   const int64_t rows = w.shape.empty() ? 0 : w.shape[0], heads = w.interleavedRopeHeads;
   if (heads <= 0 || rows % heads || (rows / heads) % 2)
     fail("weight '{}': interleaved_rope_heads {} does not split its {} rows into heads of an even size", w.name, heads,
          rows);
   const int64_t D = rows / heads, half = D / 2;
   const size_t rowBytes = w.nbytes / size_t(rows);
-  // Quantized rows: raw bytes (whole rows of blocks).
-  ops::Tensor out = w.quant.empty() ? ops::Tensor(w.dtype, w.shape) : ops::Tensor(ops::DType::I32, {int64_t(w.nbytes / 4 + 1)});
-  uint8_t* o = out.mut<uint8_t>();
   for (int64_t h = 0; h < heads; ++h)
     for (int64_t j = 0; j < half; ++j)
       for (int64_t t = 0; t < 2; ++t)
         std::memcpy(o + size_t(h * D + t * half + j) * rowBytes, p + size_t(h * D + 2 * j + t) * rowBytes, rowBytes);
-  return out;
 }
 
 }  // namespace
@@ -38,8 +35,9 @@ ops::Tensor WeightStore::load(const ops::WeightRef& w) {
     const ops::QuantFormat* f = ops::quantFormat(w.quant);
     const uint8_t* p = bytes(w);
     if (!w.interleavedRopeHeads) return ops::dequantize(*f, p, w.shape);
-    ops::Tensor rows = ropeRowsInHalfOrder(w, p);  // whole rows of blocks
-    return ops::dequantize(*f, rows.data<uint8_t>(), w.shape);
+    std::vector<uint8_t> rows(w.nbytes);
+    ropeRowsInHalfOrder(w, p, rows.data());
+    return ops::dequantize(*f, rows.data(), w.shape);
   }
   ops::Tensor t = stored(w);
   return t.dtype() == ops::DType::F16 || t.dtype() == ops::DType::BF16 ? t.toF32() : t;
@@ -52,10 +50,11 @@ const uint8_t* WeightStore::bytes(const ops::WeightRef& w) {
   if (!w.quant.empty()) {
     const ops::QuantFormat* q = ops::quantFormat(w.quant);
     if (!q) fail("weight '{}': quant '{}' is not a known block format", w.name, w.quant);
-    if (w.dtype != ops::DType::F32 || w.shape.empty() || w.shape.back() % q->blockElems)
+    auto bytes = ops::quantizedBytes(*q, w.shape);
+    if (w.dtype != ops::DType::F32 || !bytes)
       fail("weight '{}': {} needs f32 values in rows of whole blocks of {}, got {} {}", w.name, w.quant,
            q->blockElems, ops::dtypeName(w.dtype), ops::shapeStr(w.shape));
-    expect = uint64_t(ops::numel(w.shape) / q->blockElems * q->blockBytes);
+    expect = uint64_t(*bytes);
   }
   if (w.nbytes != expect)
     fail("weight '{}': {} bytes recorded but {} {} needs {}", w.name, w.nbytes,
@@ -71,7 +70,11 @@ ops::Tensor WeightStore::stored(const ops::WeightRef& w) {
     fail("weight '{}' is {}: this backend's kernels do not read quantized weights yet (--backend reference does)",
          w.name, w.quant);
   const uint8_t* p = bytes(w);
-  if (w.interleavedRopeHeads) return ropeRowsInHalfOrder(w, p);
+  if (w.interleavedRopeHeads) {
+    ops::Tensor out(w.dtype, w.shape);
+    ropeRowsInHalfOrder(w, p, out.mut<uint8_t>());
+    return out;
+  }
   auto& f = files_[w.file];
   bool aligned = reinterpret_cast<uintptr_t>(p) % ops::dtypeSize(w.dtype) == 0;
   ops::Tensor view(w.dtype, w.shape, f, p);

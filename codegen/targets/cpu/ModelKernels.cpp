@@ -205,14 +205,14 @@ struct Planner {
 
 KernelPlan planCpuKernels(ops::GraphDef graph, const CpuPlanOptions& options) {
   if (options.blockSize <= 0) fail("KV cache block size must be >= 1, got {}", options.blockSize);
-  for (const auto& w : graph.weights)
+  for (const auto& w : graph.weights) {
     if (!w.quant.empty())
       fail("{}: weight '{}' is {}: the CPU kernels do not read quantized weights yet (--backend reference runs them)",
            graph.source, w.name, w.quant);
-  for (const auto& w : graph.weights)
     if (w.dtype != ops::DType::F32 && w.dtype != ops::DType::F16 && w.dtype != ops::DType::BF16)
       fail("{}: weight '{}' is {}; the CPU kernels take f32, f16 and bf16 weights (use --backend reference)",
            graph.source, w.name, ops::dtypeName(w.dtype));
+  }
   for (const auto& in : graph.inputs)
     if (in.name.rfind("kv_cache.", 0) == 0 && in.dtype != ops::DType::F32)
       fail("{}: KV cache '{}' is {}; the CPU kernels take an f32 cache", graph.source, in.name, ops::dtypeName(in.dtype));
