@@ -18,7 +18,8 @@
 
 namespace strata::tile {
 
-GemmKernelSpec cpuGemmSpec(const std::string& target, bool weightsNK, int64_t rows, const std::string& weightDtype) {
+GemmKernelSpec cpuGemmSpec(const std::string& target, bool weightsNK, int64_t rows, const std::string& weightDtype,
+                           bool swiglu) {
   const UArch& u = uarchFor(target);
   GemmKernelSpec s;
   s.weightsNK = weightsNK;
@@ -33,9 +34,15 @@ GemmKernelSpec cpuGemmSpec(const std::string& target, bool weightsNK, int64_t ro
   // Measured 2026-11-21 on the dev Xeon, 128x2048x2048, one thread: [K, N]
   // weights read in place 13-20 GFLOP/s (rows 8 KiB apart alias in L1 and
   // defeat the prefetchers); panel-packed 56-72.
-  s.blockN = (u.vectorBytes >= 64 ? 4 : 2) * u.vectorBytes / 4;
+  // SwiGLU's two accumulator sets take the width of one: 6 x 2 x 2 on
+  // AVX-512, 6 x 1 x 2 on AVX2. Measured 2026-11-29 on the EPYC (AVX2, 2
+  // threads), a 124.7M Llama's 128-token prefill: at 6 x 2 x 2 the 24
+  // accumulators spilled and the gate / up GEMM ran at 40 GFLOP/s against
+  // the other GEMMs' 59-65.
+  s.swiglu = swiglu;
+  s.blockN = (u.vectorBytes >= 64 ? 4 : 2) / (swiglu ? 2 : 1) * u.vectorBytes / 4;
   const bool gemv = rows == 1;
-  s.microM = gemv ? 1 : 6;
+  s.microM = gemv ? 1 : swiglu && u.vectorBytes < 64 ? 4 : 6;
   s.blockM = s.microM;
   // K steps of 1 prefetching B ahead: B's K chunk outgrows L1 (and the
   // decode GEMV streams B from memory once) and the hardware prefetchers did

@@ -153,10 +153,11 @@ struct GemmKernelSpec {
 // (prefetchNext). M = 1 (decode, a GEMV that streams the weights once):
 // 1 row x 4 vectors, so no FMAs are spent on rows that do not exist.
 // weightDtype f16 / bf16: B stays in that type (16-bit panels, widened in
-// registers; GemmKernelSpec::weightDtype).
+// registers; GemmKernelSpec::weightDtype). `swiglu`: two weights summed
+// into two accumulator sets, so the register block is half as wide.
 constexpr int64_t kCpuSmallRows = 64;
 GemmKernelSpec cpuGemmSpec(const std::string& target, bool weightsNK, int64_t rows = 0,
-                           const std::string& weightDtype = "f32");
+                           const std::string& weightDtype = "f32", bool swiglu = false);
 
 std::string emitGemmKernel(const GemmKernelSpec& spec);
 // The GEMV form's kernel (GemmKernelSpec::gemv), which emitGemmKernel

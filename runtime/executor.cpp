@@ -1,6 +1,8 @@
 #include "runtime/executor.h"
 
+#include <chrono>
 #include <set>
+#include <utility>
 
 #include "ops/kernel_table.h"
 
@@ -26,6 +28,8 @@ Executor::Executor(ops::GraphDef graph, abi::KernelLookup kernels) : graph_(std:
   });
 }
 
+std::map<std::string, GraphRunner::ProfileRow> Executor::takeProfile() const { return std::exchange(profile_, {}); }
+
 TensorMap Executor::run(const TensorMap& inputs) const {
   TensorMap env;
   for (const auto& v : graph_.inputs) {
@@ -42,8 +46,16 @@ TensorMap Executor::run(const TensorMap& inputs) const {
     const auto& n = graph_.nodes[i];
     std::vector<ops::Tensor> args;
     for (const auto& in : n.inputs) args.push_back(in.empty() ? ops::Tensor() : lookup(in));
-    std::vector<ops::Tensor> outs =
-        runNamedNode(graph_, n, [&] { return kernels_ ? kernels_->run(n, args) : (*ops::findKernel(n.op))(n, args); });
+    auto runNode = [&] { return kernels_ ? kernels_->run(n, args) : (*ops::findKernel(n.op))(n, args); };
+    std::vector<ops::Tensor> outs = runNamedNode(graph_, n, [&] {
+      if (!profiling_) return runNode();
+      const auto t0 = std::chrono::steady_clock::now();
+      std::vector<ops::Tensor> o = runNode();
+      ProfileRow& row = profile_[profileLabel(n, args.size() > 3 ? &args[3] : nullptr)];
+      row.ms += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+      ++row.calls;
+      return o;
+    });
     for (size_t k = 0; k < n.outputs.size(); ++k)
       if (!n.outputs[k].empty()) env[n.outputs[k]] = std::move(outs[k]);
     for (const auto& dead : freeAfter_[i]) env.erase(dead);

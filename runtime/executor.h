@@ -29,6 +29,10 @@ class Executor final : public GraphRunner {
   // Inputs by graph input name; returns every graph output by name. Errors
   // name the node (name and op) that failed.
   TensorMap run(const TensorMap& inputs) const override;
+  // Profiling: GraphRunner's (each node's wall-clock time; nodes run one
+  // after another, so nothing else is slowed).
+  void setProfiling(bool on) const override { profiling_ = on; }
+  std::map<std::string, ProfileRow> takeProfile() const override;
 
 
  private:
@@ -37,6 +41,8 @@ class Executor final : public GraphRunner {
   TensorMap params_;  // weights and constants
   std::vector<std::vector<std::string>> freeAfter_;  // values dead after node i
   std::unique_ptr<RegionKernels> kernels_;
+  mutable bool profiling_ = false;
+  mutable std::map<std::string, ProfileRow> profile_;
 };
 
 }  // namespace strata::runtime

@@ -88,17 +88,9 @@ class GpuExecutor final : public GraphRunner {
   // kernel set has no penalty kernels).
   int64_t rowsDownloaded() const;
 
-  // Profiling (benchmarks): while on, run() times every node on the GPU
-  // (events around it, then a wait, so steps get slower) and adds the time
-  // to its region's row: the op and, for GEMMs, the epilogue (qkv,
-  // residual, swiglu, lm_head) or, for attention, decode or prefill.
-  struct ProfileRow {
-    int64_t calls = 0;
-    double ms = 0;
-  };
-  void setProfiling(bool on) const;
-  // The rows since the last call (then cleared).
-  std::map<std::string, ProfileRow> takeProfile() const;
+  // Profiling: GraphRunner's (each node between events, then a wait).
+  void setProfiling(bool on) const override;
+  std::map<std::string, ProfileRow> takeProfile() const override;
 
  private:
   struct Impl;

@@ -203,21 +203,6 @@ inline const K& findKernel(const std::vector<K>& ks, Pred pred, const std::strin
   fail("the kernel set has no {}", what);
 }
 
-template <typename Val>
-inline std::string profileLabel(const ops::NodeDef& n, const std::vector<const Val*>& in) {
-  std::string op = n.op.substr(n.op.rfind('.') + 1);
-  if (n.op == "region.gemm") {
-    const auto g = ops::GemmRegionOperands::of(n, n.inputs.size());
-    return op + (g.rows ? " lm_head" : g.swiglu ? " swiglu" : g.residual ? " residual" : g.weights > 1 ? " qkv" : "");
-  }
-  if (n.op == "region.paged_attention" && in.size() > 3 && in[3] && in[3]->host.defined()) {
-    const Tensor& st = in[3]->host;
-    bool decode = true;
-    for (int64_t i = 0; i + 1 < st.numel(); ++i) decode &= st.data<int64_t>()[i + 1] - st.data<int64_t>()[i] == 1;
-    return op + (decode ? " decode" : " prefill");
-  }
-  return op;
-}
 
 
 }  // namespace gpu_detail

@@ -190,7 +190,7 @@ std::map<std::string, Tensor> GpuExecutor::Impl::execute(const TensorMap& inputs
         outs = runNamedNode(g, n, [&] {
           if (!m.profiling) return run();
           V o;
-          ProfileRow& row = m.profile[profileLabel(n, args)];
+          ProfileRow& row = m.profile[profileLabel(n, args.size() > 3 && args[3] ? &args[3]->host : nullptr)];
           row.ms += m.dev.timeMs([&] { o = run(); });
           ++row.calls;
           return o;

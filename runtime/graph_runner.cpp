@@ -1,5 +1,6 @@
 #include "runtime/graph_runner.h"
 
+#include "ops/gemm_region.h"
 #include "runtime/parallel.h"
 #include "runtime/sampler.h"
 
@@ -8,6 +9,25 @@ namespace strata::runtime {
 ops::DType GraphRunner::cacheDType() const {
   const ops::ValueInfo* c = graph().findInput("kv_cache.0");
   return c ? c->dtype : ops::DType::F32;
+}
+
+void GraphRunner::setProfiling(bool) const { fail("{}: this runner does not profile", graph().source); }
+
+std::map<std::string, GraphRunner::ProfileRow> GraphRunner::takeProfile() const { return {}; }
+
+std::string profileLabel(const ops::NodeDef& n, const ops::Tensor* seqStarts) {
+  std::string op = n.op.substr(n.op.rfind('.') + 1);
+  if (n.op == "region.gemm") {
+    const auto g = ops::GemmRegionOperands::of(n, n.inputs.size());
+    return op + (g.rows ? " lm_head" : g.swiglu ? " swiglu" : g.residual ? " residual" : g.weights > 1 ? " qkv" : "");
+  }
+  if (n.op == "region.paged_attention" && seqStarts && seqStarts->defined() && seqStarts->dtype() == ops::DType::I64) {
+    const int64_t* st = seqStarts->data<int64_t>();
+    bool decode = true;
+    for (int64_t i = 0; i + 1 < seqStarts->numel(); ++i) decode &= st[i + 1] - st[i] == 1;
+    return op + (decode ? " decode" : " prefill");
+  }
+  return op;
 }
 
 namespace {

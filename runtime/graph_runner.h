@@ -57,6 +57,18 @@ class GraphRunner {
   // Throws unless every draw names one of `rows` rows and has a sampler
   // (what each runSampled checks first).
   static void checkDraws(std::span<const RowDraw> draws, int64_t rows);
+  // Profiling (benchmarks): while on, run() times every node alone (on a
+  // GPU with events around it and a wait, so steps get slower) and adds the
+  // time to its region's row (profileLabel). Default: a runner that cannot
+  // profile says so.
+  struct ProfileRow {
+    int64_t calls = 0;
+    double ms = 0;
+  };
+  virtual void setProfiling(bool on) const;
+  // The rows since the last call (then cleared).
+  virtual std::map<std::string, ProfileRow> takeProfile() const;
+
   // Where the KV cache must live, and its element type.
   virtual Device& cacheDevice() const { return cpuDevice(); }
   virtual ops::DType cacheDType() const;  // default: the graph's kv_cache.0 input type (f32 without one)
@@ -69,6 +81,11 @@ class GraphRunner {
 // outputs), which a runner frees there.
 std::vector<std::vector<std::string>> planLifetimes(const ops::GraphDef& g, const std::set<std::string>& params,
                                                     const std::function<void(const ops::NodeDef&)>& prepare);
+
+// A profile row's label: the op and, for GEMMs, the epilogue (qkv,
+// residual, swiglu, lm_head) or, for paged attention, decode or prefill
+// (from the step's host `seqStarts`, when given).
+std::string profileLabel(const ops::NodeDef& n, const ops::Tensor* seqStarts);
 
 // Runs node n through `fn` (which returns its outputs), naming the node in
 // any error, and checks it produced as many outputs as the graph expects.

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <random>
 #include <set>
 #include <string>
@@ -26,7 +27,7 @@ double weightBytesPerStep(const ops::GraphDef& g, int64_t batch, int64_t element
 }
 
 ModelTiming timePagedModel(const GraphRunner& exec, int64_t batch, int64_t promptTokens, int64_t decodeSteps,
-                           int64_t blockSize, uint64_t seed, const std::function<void()>& beforeDecode,
+                           int64_t blockSize, uint64_t seed, const TimingHooks& hooks,
                            const std::optional<SamplingParams>& sampling) {
   if (batch < 1 || promptTokens < 1 || decodeSteps < 0 || blockSize < 1)
     fail("timing needs batch, prompt tokens and block size >= 1 and decode steps >= 0, got {}, {}, {}, {}", batch,
@@ -73,6 +74,7 @@ ModelTiming timePagedModel(const GraphRunner& exec, int64_t batch, int64_t promp
     pm.stepGreedy(warm);
     for (const auto& w : warm) cache.free(w.seq);
   }
+  if (hooks.beforePrefill) hooks.beforePrefill();
   auto t0 = Clock::now();
   std::vector<int64_t> ids = stepOnce();
   t.prefillMs = ms(Clock::now() - t0);
@@ -84,7 +86,7 @@ ModelTiming timePagedModel(const GraphRunner& exec, int64_t batch, int64_t promp
     }
   };
   next();
-  if (beforeDecode) beforeDecode();
+  if (hooks.beforeDecode) hooks.beforeDecode();
   auto t1 = Clock::now();
   for (int64_t i = 0; i < decodeSteps; ++i) {
     ids = stepOnce();
@@ -92,6 +94,34 @@ ModelTiming timePagedModel(const GraphRunner& exec, int64_t batch, int64_t promp
   }
   if (decodeSteps > 0) t.msPerStep = ms(Clock::now() - t1) / decodeSteps;
   return t;
+}
+
+nlohmann::json profilePagedModel(const GraphRunner& exec, const std::string& what, int64_t batch, int64_t promptTokens,
+                                 int64_t decodeSteps, int64_t blockSize) {
+  const bool decode = decodeSteps > 0;
+  const int64_t steps = decode ? decodeSteps : 1;
+  exec.setProfiling(true);
+  auto drop = [&] { exec.takeProfile(); };
+  try {
+    timePagedModel(exec, batch, promptTokens, decodeSteps, blockSize, 0,
+                   decode ? TimingHooks{{}, drop} : TimingHooks{drop, {}});
+  } catch (...) {
+    exec.setProfiling(false);
+    throw;
+  }
+  exec.setProfiling(false);
+  const auto rows = exec.takeProfile();
+  double total = 0;
+  for (const auto& [label, r] : rows) total += r.ms;
+  std::printf("\nprofile: %s (ms per step, each node timed alone)\n", what.c_str());
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& [label, r] : rows) {
+    std::printf("  %-26s %8lld calls %9.3f ms %5.1f %%\n", label.c_str(), (long long)(r.calls / steps), r.ms / steps,
+                100 * r.ms / total);
+    out.push_back({{"region", label}, {"calls_per_step", r.calls / steps}, {"ms_per_step", r.ms / steps}});
+  }
+  std::printf("  %-26s %24.3f ms\n", "total", total / steps);
+  return {{"what", what}, {"rows", out}, {"ms_per_step", total / steps}};
 }
 
 }  // namespace strata::runtime

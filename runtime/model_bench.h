@@ -8,6 +8,10 @@
 #include <functional>
 #include <optional>
 
+#include <string>
+
+#include <nlohmann/json.hpp>
+
 #include "runtime/graph_runner.h"
 
 namespace strata::runtime {
@@ -22,14 +26,26 @@ struct ModelTiming {
   double msPerStep = 0;  // mean of the decode steps (0 when none ran)
 };
 
+// Callbacks between the phases of timePagedModel (untimed).
+struct TimingHooks {
+  std::function<void()> beforePrefill;  // after the warm-up prefill
+  std::function<void()> beforeDecode;   // after the timed prefill
+};
+
 // `batch` sequences of `promptTokens` random ids (seeded) prefilled in one
 // step, then `decodeSteps` steps of one token each, in a fresh KV cache on
 // the runner's device with blocks of `blockSize`. Tokens are greedy, or
 // drawn with `sampling` (each sequence seeded apart; GraphRunner::runSampled)
-// when given. `beforeDecode`, when given, runs between the prefill and the
-// decode steps (untimed).
+// when given.
 ModelTiming timePagedModel(const GraphRunner& exec, int64_t batch, int64_t promptTokens, int64_t decodeSteps,
-                           int64_t blockSize, uint64_t seed, const std::function<void()>& beforeDecode = {},
+                           int64_t blockSize, uint64_t seed, const TimingHooks& hooks = {},
                            const std::optional<SamplingParams>& sampling = std::nullopt);
+
+// The profile (GraphRunner::setProfiling) of a timed prefill of `batch`
+// prompts of `promptTokens` (per step: one), or of `decodeSteps` decode
+// steps after it (per step: their mean) when decodeSteps > 0: a table on
+// stdout headed `what`, and its rows as JSON.
+nlohmann::json profilePagedModel(const GraphRunner& exec, const std::string& what, int64_t batch, int64_t promptTokens,
+                                 int64_t decodeSteps, int64_t blockSize);
 
 }  // namespace strata::runtime

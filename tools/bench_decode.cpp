@@ -99,9 +99,17 @@ int benchDecode(const BenchDecodeOpts& o) {
                 batch / perStep, bytes / 1e6, roofline * 1e3, roofline / perStep);
   }
   std::printf("roofline: weight bytes read per decode step / copy bandwidth; fraction = roofline / measured\n");
+  json profiles = json::array();
+  for (int64_t batch : o.profile ? o.batches : std::vector<int64_t>{}) {
+    profiles.push_back(runtime::profilePagedModel(
+        exec, fmt::format("prefill of {} x {} tokens", batch, o.promptTokens), batch, o.promptTokens, 0, o.blockSize));
+    profiles.push_back(runtime::profilePagedModel(exec, fmt::format("decode at batch {}", batch), batch, o.promptTokens,
+                                                  std::min<int64_t>(o.decodeTokens, 8), o.blockSize));
+  }
   if (!o.jsonPath.empty()) {
     json out = {{"model", model}, {"parameters", params}, {"copy_bandwidth_bytes_per_s", bw}, {"rows", rows},
                 {"prompt_tokens", o.promptTokens}, {"decode_steps", o.decodeTokens}, {"block_size", o.blockSize}};
+    if (o.profile) out["profiles"] = profiles;
     std::ofstream(o.jsonPath) << out.dump(2) << "\n";
   }
   return 0;

@@ -359,7 +359,7 @@ int main(int argc, char** argv) {
   auto* benchDecodeCmd = benchCmd->add_subcommand(
       "decode", "Decode speed on the CPU through the generated kernels (tokens/s) against the memory roofline "
                 "(weight bytes per step / copy bandwidth measured in the same run)");
-  benchDecodeCmd->add_option("--model", bd.model, "HF folder or .onnx (default: a random model from --config)");
+  benchDecodeCmd->add_option("--model", bd.model, "HF folder, .gguf or .onnx (default: a random model from --config)");
   benchDecodeCmd->add_option("--config", bd.config,
                              "HF config.json of the random model (default: models/configs/llama-100m.json, ~124M parameters)");
   benchDecodeCmd->add_option("--batch", bd.batches, "Sequences decoded together (repeatable)")->capture_default_str();
@@ -367,6 +367,8 @@ int main(int argc, char** argv) {
   benchDecodeCmd->add_option("--tokens", bd.decodeTokens, "Decode steps timed")->capture_default_str();
   benchDecodeCmd->add_option("--block-size", bd.blockSize, "KV cache block size")->capture_default_str();
   benchDecodeCmd->add_option("--json", bd.jsonPath, "Also write the results to this JSON file");
+  benchDecodeCmd->add_flag("--profile", bd.profile,
+                           "Then time each region kind alone in a prefill and in the decode steps of each batch");
 
   try {
     app.parse(argc, argv);

@@ -91,26 +91,6 @@ struct BenchModelOpts {
   bool profile = false, noGraphs = false, sampling = false;
 };
 
-// GPU time per region kind of the steps `work` runs (GpuExecutor's
-// profiling), per step, as a table and JSON.
-nlohmann::json profileSteps(const runtime::GpuExecutor& exec, const std::string& what, int64_t steps,
-                            const std::function<void()>& work) {
-  exec.setProfiling(true);
-  work();
-  exec.setProfiling(false);
-  auto rows = exec.takeProfile();
-  double total = 0;
-  for (const auto& [label, r] : rows) total += r.ms;
-  std::printf("\nprofile: %s (GPU ms per step, each node timed alone)\n", what.c_str());
-  nlohmann::json out = nlohmann::json::array();
-  for (const auto& [label, r] : rows) {
-    std::printf("  %-26s %8lld calls %9.3f ms %5.1f %%\n", label.c_str(), (long long)(r.calls / steps), r.ms / steps,
-                100 * r.ms / total);
-    out.push_back({{"region", label}, {"calls_per_step", r.calls / steps}, {"ms_per_step", r.ms / steps}});
-  }
-  std::printf("  %-26s %24.3f ms\n", "total", total / steps);
-  return {{"what", what}, {"rows", out}, {"ms_per_step", total / steps}};
-}
 
 // End to end on the GPU: time to first token (one prefill step of a
 // batch-1 prompt, logits on the host) and decode ms per step at each
@@ -194,12 +174,9 @@ int benchModel(const BenchModelOpts& o) {
   nlohmann::json profiles = nlohmann::json::array();
   if (o.profile) {
     for (int64_t p : o.prompts)
-      profiles.push_back(profileSteps(exec, fmt::format("prefill of {} tokens", p), 1,
-                                      [&] { runtime::timePagedModel(exec, 1, p, 0, bs, 0); }));
+      profiles.push_back(runtime::profilePagedModel(exec, fmt::format("prefill of {} tokens", p), 1, p, 0, bs));
     for (int64_t b : o.batches)
-      profiles.push_back(profileSteps(exec, fmt::format("decode at batch {}", b), 4, [&] {
-        runtime::timePagedModel(exec, b, o.context, 4, bs, 0, [&] { exec.takeProfile(); });  // decode steps only
-      }));
+      profiles.push_back(runtime::profilePagedModel(exec, fmt::format("decode at batch {}", b), b, o.context, 4, bs));
   }
   writeResults(o.json, {{"profiles", profiles}, {"device", dev.description()}, {"model", g.source}, {"dtype", ops::dtypeName(exec.cacheDType())},
                         {"weight_bytes", exec.weightBytes()}, {"random_weights", o.randomWeights.has_value()},

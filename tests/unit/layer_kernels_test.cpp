@@ -32,9 +32,8 @@ class GemmEpilogue : public ::testing::TestWithParam<EpilogueCase> {};
 
 TEST_P(GemmEpilogue, MatchesGemmRegion) {
   const EpilogueCase& c = GetParam();
-  tile::GemmKernelSpec spec = tile::cpuGemmSpec(tile::hostCpuTarget(), c.weightsNK, c.rows);
+  tile::GemmKernelSpec spec = tile::cpuGemmSpec(tile::hostCpuTarget(), c.weightsNK, c.rows, "f32", c.swiglu);
   spec.bias = c.bias;
-  spec.swiglu = c.swiglu;
   spec.residual = c.residual;
   auto kernels = tile::CpuKernels::compile(tile::emitGemmKernel(spec));
   abi::PackedKernel kernel = kernels->lookup(spec.name);

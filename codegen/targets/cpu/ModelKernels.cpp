@@ -110,9 +110,8 @@ struct Planner {
     // The general kernel, then the variants the runtime picks by rows
     // (the fewest max_rows >= M): small problems, decode.
     for (int64_t rows : {int64_t(0), kCpuSmallRows, int64_t(1)}) {
-      GemmKernelSpec s = cpuGemmSpec(target, layout == "nk", rows, wdt);
+      GemmKernelSpec s = cpuGemmSpec(target, layout == "nk", rows, wdt, epi == "swiglu");
       s.bias = attr(n, "bias") != 0;
-      s.swiglu = epi == "swiglu";
       if (rows > 1 && s.swiglu) continue;  // SwiGLU walks K whole: no chunks to prefetch
       s.residual = attr(n, "residual") != 0;
       std::string key = fmt::format("{}|{}|{}|{}|{}x{}x{}x{}|{}|{}|{}|{}|{}|{}", layout, s.bias, s.swiglu, s.residual,
