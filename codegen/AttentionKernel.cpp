@@ -25,6 +25,10 @@ std::string emitAttentionKernel(const AttentionKernelSpec& s) {
     fail("attention kernel: {} KV splits (splits > 1 need the paged form)", s.kvSplits);
   if (s.paged && (s.keyMask || !s.causal))
     fail("attention kernel: the paged form is causal over the context and takes no key mask");
+  if (s.groupHeads && (!s.paged || gpuForm(s) || s.kvSplits != 1 || s.blockM != s.heads / s.kvHeads))
+    fail("attention kernel '{}': grouped heads are the CPU paged decode form, one program a KV head with its {} "
+         "query heads as rows (block M {}), without KV splits",
+         s.name, s.heads / s.kvHeads, s.blockM);
   const StorageText st{s.dtype};
   st.check("attention");
   const int64_t M = s.blockM, N = s.blockN, D = s.headDim;
@@ -74,6 +78,28 @@ std::string emitAttentionKernel(const AttentionKernelSpec& s) {
 )",
                            fmt::arg("P", P), fmt::arg("BP", st.blockPtr(qo)));
   } else if (s.paged) {
+    // The program's rows: query tokens of head h from s0 + r0, or (grouped
+    // heads) KV head kh's query heads of token s0, rows of q / o viewed as
+    // [T heads, D], the view ending with the sequence's tokens (a sequence
+    // without a new token stores nothing).
+    const std::string tokenRows =
+        fmt::format(R"(  %qRow = arith.addi %s0, %r0 : index
+  %qCol = arith.muli %h, %cD : index
+  %qColEnd = arith.addi %qCol, %cD : index
+{qPtr}{oPtr})",
+                    fmt::arg("qPtr", s.groupDots ? std::string() : fmt::format("  %qp = tile.make_block_ptr %q, [%s1, %qColEnd], [%cF, %c1], [%qRow, %qCol] : {} -> {}\n", P, st.blockPtr(qo))),
+                    fmt::arg("oPtr", s.kvSplits > 1 || s.groupDots ? std::string()
+                                                                    : fmt::format("  %op = tile.make_block_ptr %o, [%s1, %qColEnd], [%cF, %c1], [%qRow, %qCol] : {} -> {}\n", P, st.blockPtr(qo))));
+    const std::string groupedRows = fmt::format(R"(  %tH = arith.muli %s0, %cH : index
+  %khG = arith.muli %kh, %cG : index
+  %qRow = arith.addi %tH, %khG : index
+  %qEnd0 = arith.addi %qRow, %cG : index
+  %s1H = arith.muli %s1, %cH : index
+  %qEnd = arith.minsi %qEnd0, %s1H : index
+  %qp = tile.make_block_ptr %q, [%qEnd, %cD], [%cD, %c1], [%qRow, %c0] : {P} -> {BP}
+  %op = tile.make_block_ptr %o, [%qEnd, %cD], [%cD, %c1], [%qRow, %c0] : {P} -> {BP}
+)",
+                                                fmt::arg("P", P), fmt::arg("BP", st.blockPtr(qo)));
     args = fmt::format("%q: {0}, %cache: {0}, ", P) +
            (s.kvSplits > 1 ? "%po: !tile.ptr<f32>, %pm: !tile.ptr<f32>, %pl: !tile.ptr<f32>, " : "%o: " + P + ", ") +
            "%tables: !tile.ptr<i64>, %starts: !tile.ptr<i64>, %lens: !tile.ptr<i64>, %maxBlocks: index, %cacheRows: index";
@@ -84,15 +110,9 @@ std::string emitAttentionKernel(const AttentionKernelSpec& s) {
   %s1 = tile.block_lookup %starts[%n1] : !tile.ptr<i64>
   %ctx = tile.block_lookup %lens[%n] : !tile.ptr<i64>
   %qLen = arith.subi %s1, %s0 : index
-  %qRow = arith.addi %s0, %r0 : index
-  %qCol = arith.muli %h, %cD : index
-  %qColEnd = arith.addi %qCol, %cD : index
-{qPtr}{oPtr}  %tableRow = arith.muli %n, %maxBlocks : index
+{rows}  %tableRow = arith.muli %n, %maxBlocks : index
 )",
-                           fmt::arg("P", P), fmt::arg("BP", st.blockPtr(qo)),
-                           fmt::arg("qPtr", s.groupDots ? std::string() : fmt::format("  %qp = tile.make_block_ptr %q, [%s1, %qColEnd], [%cF, %c1], [%qRow, %qCol] : {} -> {}\n", P, st.blockPtr(qo))),
-                           fmt::arg("oPtr", s.kvSplits > 1 || s.groupDots ? std::string()
-                                                           : fmt::format("  %op = tile.make_block_ptr %o, [%s1, %qColEnd], [%cF, %c1], [%qRow, %qCol] : {} -> {}\n", P, st.blockPtr(qo))));
+                           fmt::arg("rows", s.groupHeads ? groupedRows : tokenRows));
     // Cache rows of (physical block, kv head): K at ((blk * 2) * Hk + kh) * N,
     // V Hk * N rows further.
     kvRows = [&s](const std::string& p, const std::string& j, const std::string&) {
@@ -473,7 +493,7 @@ std::string emitAttentionKernel(const AttentionKernelSpec& s) {
                      fmt::arg("range", range), fmt::arg("loadQ", loadQ), fmt::arg("queryBlock", queryBlock),
                      fmt::arg("splitCount", gpuDecode(s) ? std::string("  %cS = arith.addi %splits, %c0 : index\n")
                                                          : fmt::format("  %cS = arith.constant {} : index\n", s.kvSplits)),
-                     fmt::arg("occ", occupancy), fmt::arg("khLine", gpuDecode(s) ? "  %kh = arith.addi %h, %c0 : index\n"
+                     fmt::arg("occ", occupancy), fmt::arg("khLine", gpuDecode(s) || s.groupHeads ? "  %kh = arith.addi %h, %c0 : index\n"
                                                      : "  %kh = arith.divui %h, %cG : index\n"), fmt::arg("W", std::max<int64_t>(1, s.numWarps)));
 }
 

@@ -100,12 +100,23 @@ struct AttentionKernelSpec {
   // head, causal), signature and grid, with the GPU form's staging and
   // the pages copied one by one (no KV splits).
   bool decode = false;
+  // CPU paged form, one query token a sequence (decode): program id 1 is
+  // a KV head and the program's blockM = heads / kvHeads rows are that KV
+  // head's query heads of the token (q / o viewed as [T heads, D]), so the
+  // key blocks are read, and K^T formed, once per KV head instead of once
+  // per query head. Grid 1 x kvHeads x sequences; no KV splits. The
+  // runtime launches it only on steps whose sequences each have one new
+  // token.
+  bool groupHeads = false;
 };
 
 // Blocking for the host CPU: one warp (a warp's rows are one register block
-// on the CPU), blockM query rows; decode (q_len 1) uses blockM = 1.
+// on the CPU), blockM query rows; decode (q_len 1) uses blockM = 1 (the
+// model planner then groups a KV head's query heads: groupHeads).
 AttentionKernelSpec cpuAttentionSpec(int64_t heads, int64_t kvHeads, int64_t headDim, float scale, int64_t blockN,
                                      int64_t queryRows);
+// The CPU decode form with a KV head's query heads as its rows.
+AttentionKernelSpec cpuGroupedDecodeSpec(int64_t heads, int64_t kvHeads, int64_t headDim, float scale, int64_t blockN);
 
 // Blocking for sm_90 (the GPU form, contiguous): warpgroup dots, 16 query
 // rows a warp, key blocks of 64, K / V copied one block ahead (2 buffers);

@@ -29,6 +29,14 @@ AttentionKernelSpec cpuAttentionSpec(int64_t heads, int64_t kvHeads, int64_t hea
   return s;
 }
 
+AttentionKernelSpec cpuGroupedDecodeSpec(int64_t heads, int64_t kvHeads, int64_t headDim, float scale, int64_t blockN) {
+  AttentionKernelSpec s = cpuAttentionSpec(heads, kvHeads, headDim, scale, blockN, 1);
+  s.groupHeads = true;
+  s.blockM = kvHeads > 0 ? heads / kvHeads : 1;
+  s.name = "attention_decode_grouped";
+  return s;
+}
+
 namespace {
 
 // What every GPU attention kernel of the set shares: the heads, scale 1 /

@@ -67,6 +67,7 @@ RegionKernels::Launch RegionKernels::resolve(const ops::NodeDef& n, const nlohma
   l.blockN = a.value("block_n", (int64_t)1);
   l.maxRows = a.value("max_rows", (int64_t)1);
   l.packedWidth = a.value("packed_b", (int64_t)0);
+  l.groupHeads = a.value("group_heads", false);
   if (l.blockM <= 0 || l.blockN <= 0 || (l.packedWidth && l.packedWidth != l.blockN)) fail("node '{}' ({}): kernel blocking {}", n.name, n.op, a.dump());
   return l;
 }
@@ -217,11 +218,16 @@ V RegionKernels::pagedAttention(const Resolved& r, const V& in) {
   const Launch& l = maxQ == 1 && r.decode ? *r.decode : r.main;
   Tensor o(ops::DType::F32, q.shape());
   int64_t heads = q.dim(q.rank() - 1) / D;
+  if (l.groupHeads && heads % cache.dim(2))
+    fail("{} query heads do not group over the cache's {} KV heads", heads, cache.dim(2));
   abi::KernelArgs a;
   a.buffer(q.data<float>(), q.numel()).buffer(cache.data<float>(), cache.numel()).buffer(o.data<float>(), o.numel());
   a.buffer(tables.data<int64_t>(), tables.numel()).buffer(st, starts.numel()).buffer(lens.data<int64_t>(), N);
   a.index(tables.dim(1)).index(cache.numel() / D);
-  launch(l, a, ceilDiv(maxQ, l.blockM), heads, N);
+  if (l.groupHeads)
+    launch(l, a, 1, cache.dim(2), N);
+  else
+    launch(l, a, ceilDiv(maxQ, l.blockM), heads, N);
   return {o};
 }
 

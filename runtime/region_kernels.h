@@ -37,6 +37,7 @@ class RegionKernels {
     int64_t blockM = 1, blockN = 1;
     int64_t maxRows = 1;  // gemm decode / small variants: used up to this many rows
     int64_t packedWidth = 0;  // gemm: weights panel-packed this wide (0: as stored)
+    bool groupHeads = false;  // paged attention decode: a program per KV head (AttentionKernelSpec::groupHeads)
   };
   struct Resolved {
     Launch main;

@@ -80,7 +80,11 @@ nlohmann::json benchAttention(const std::string& target, int threads, double sec
   std::mt19937 rng(2);
   std::uniform_real_distribution<float> dist(-1.f, 1.f);
   for (const Case& c : cases) {
-    tile::AttentionKernelSpec spec = tile::cpuAttentionSpec(H, Hk, D, scale, BS, c.newTokens);
+    // Decode as the model planner builds it (a program per KV head), or
+    // split over the keys.
+    tile::AttentionKernelSpec spec = c.newTokens == 1 && c.kvSplits == 1
+                                         ? tile::cpuGroupedDecodeSpec(H, Hk, D, scale, BS)
+                                         : tile::cpuAttentionSpec(H, Hk, D, scale, BS, c.newTokens);
     spec.kvSplits = c.kvSplits;
     std::string ir = tile::emitAttentionKernel(spec);
     if (c.kvSplits > 1) ir += tile::emitAttentionCombineKernel(spec);
@@ -114,10 +118,10 @@ nlohmann::json benchAttention(const std::string& target, int threads, double sec
     }
     args.buffer(tables.data<int64_t>(), tables.numel()).buffer(starts.data<int64_t>(), starts.numel());
     args.buffer(lens.data<int64_t>(), lens.numel()).index(perSeq).index(numBlocks * 2 * Hk * BS);
-    int64_t gx = (c.newTokens + spec.blockM - 1) / spec.blockM * S;
+    int64_t gx = spec.groupHeads ? 1 : (c.newTokens + spec.blockM - 1) / spec.blockM * S;
     abi::PackedKernel combineKernel = S > 1 ? kernels->lookup(spec.name + "_combine") : nullptr;
     double t = timeIt([&] {
-      abi::launch(kernel, args, gx, H, c.seqs, threads);
+      abi::launch(kernel, args, gx, spec.groupHeads ? Hk : H, c.seqs, threads);
       if (combineKernel) abi::launch(combineKernel, combine, T, H, 1, threads);
     }, seconds);
     ops::Tensor want;

@@ -155,7 +155,10 @@ Tensor runPaged(const tile::AttentionKernelSpec& spec, const PagedStep& p, const
   else
     args.buffer(got.raw(), got.numel());
   appendPagedTail(args, p, heads, blockSize);
-  abi::launch(kernels->lookup(spec.name), args, (p.maxQ + spec.blockM - 1) / spec.blockM * S, heads.q, p.seqs);
+  if (spec.groupHeads)
+    abi::launch(kernels->lookup(spec.name), args, 1, heads.kv, p.seqs);
+  else
+    abi::launch(kernels->lookup(spec.name), args, (p.maxQ + spec.blockM - 1) / spec.blockM * S, heads.q, p.seqs);
   if (S > 1) {
     abi::KernelArgs combine;
     combine.buffer(po.data(), (int64_t)po.size()).buffer(pm.data(), (int64_t)pm.size()).buffer(pl.data(), (int64_t)pl.size());
@@ -175,6 +178,31 @@ TEST_P(PagedAttention, MatchesReference) {
   PagedStep p = makePagedStep(heads, blockSize, queryRows, scale, rng);
   EXPECT_LT(maxRelError(runPaged(spec, p, heads, blockSize), p.want), kF32Bound);
 }
+
+// The planner's decode form: a program per KV head, its query heads as
+// rows (MHA: one row; GQA 3, 4 and 8), decode steps at and past block
+// boundaries, 16-bit storage too.
+class PagedAttentionGroupedDecode : public ::testing::TestWithParam<std::tuple<Heads, DType>> {};
+
+TEST_P(PagedAttentionGroupedDecode, MatchesReference) {
+  auto [heads, dtype] = GetParam();
+  const float scale = 1.f / std::sqrt((float)heads.dim);
+  std::mt19937 rng(23);
+  tile::AttentionKernelSpec spec = tile::cpuGroupedDecodeSpec(heads.q, heads.kv, heads.dim, scale, 16);
+  spec.dtype = ops::dtypeName(dtype);
+  EXPECT_EQ(spec.blockM, heads.q / heads.kv);
+  PagedStep p = makePagedStep(heads, 16, 1, scale, rng, dtype);
+  EXPECT_LT(maxRelError(runPaged(spec, p, heads, 16).toF32(), p.want), testing::storageBound(dtype, kF32Bound));
+}
+
+INSTANTIATE_TEST_SUITE_P(Cpu, PagedAttentionGroupedDecode,
+                         ::testing::Values(std::make_tuple(Heads{4, 4, 64}, DType::F32),
+                                           std::make_tuple(Heads{12, 4, 64}, DType::F32),
+                                           std::make_tuple(Heads{8, 1, 64}, DType::F32),
+                                           std::make_tuple(Heads{8, 2, 128}, DType::BF16)),
+                         [](const auto& info) {
+                           return name(std::get<0>(info.param)) + "_" + ops::dtypeName(std::get<1>(info.param));
+                         });
 
 // Flash-decoding: keys split over 3 programs per (query block, head), then
 // the combine kernel (3 does not divide any context here).
@@ -286,6 +314,13 @@ TEST(AttentionKernel, RejectsBadSpecs) {
   EXPECT_THROW(tile::emitAttentionKernel(s), Error);
   s.kvSplits = 1;
   EXPECT_THROW(tile::emitAttentionCombineKernel(s), Error);
+  // Grouped heads: the paged decode form only, its rows the group's heads.
+  s = tile::cpuGroupedDecodeSpec(8, 2, 64, 0.125f, 16);
+  s.kvSplits = 2;
+  EXPECT_THROW(tile::emitAttentionKernel(s), Error);
+  s = tile::cpuGroupedDecodeSpec(8, 2, 64, 0.125f, 16);
+  s.blockM = 2;
+  EXPECT_THROW(tile::emitAttentionKernel(s), Error);
 }
 
 // The GPU form's spec checks (its kernels run in strata_cuda_tests on a GPU)

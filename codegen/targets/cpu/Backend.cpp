@@ -137,7 +137,7 @@ OwningOpRef<ModuleOp> lowerToLLVM(MLIRContext& ctx, const std::string& tileIr, c
   PassManager llvmPm(&ctx);
   ConvertVectorToLLVMPassOptions v2l;
   v2l.vectorContractLowering = vector::VectorContractLowering::OuterProduct;
-  // 16-bit transposed block loads (K^T, [N, K] weights) end in a
+  // Transposed block loads (K^T, [N, K] weights) end in a
   // vector.transpose: one shuffle of the flattened vector, which LLVM
   // lowers to permutes.
   v2l.vectorTransposeLowering = vector::VectorTransposeLowering::Shuffle1D;

@@ -139,13 +139,17 @@ struct Planner {
     float scale = n.attrs.at("scale").get<float>();
     json k;
     for (int64_t rows : {2, 1}) {
-      AttentionKernelSpec s = cpuAttentionSpec(heads, kvHeads, headDim, scale, blockSize, rows);
-      std::string key = fmt::format("{}|{}|{}|{:a}|{}x{}", heads, kvHeads, headDim, scale, s.blockM, s.blockN);
+      // Decode steps: a program per KV head, its query heads as rows.
+      AttentionKernelSpec s = rows == 1 ? cpuGroupedDecodeSpec(heads, kvHeads, headDim, scale, blockSize)
+                                        : cpuAttentionSpec(heads, kvHeads, headDim, scale, blockSize, rows);
+      std::string key = fmt::format("{}|{}|{}|{:a}|{}x{}|{}", heads, kvHeads, headDim, scale, s.blockM, s.blockN,
+                                    s.groupHeads);
       std::string name = set.add("paged_attention", key, [&](const std::string& nm) {
         s.name = nm;
         return emitAttentionKernel(s);
       });
       json l = launchAttr(name, s.blockM, s.blockN);
+      if (s.groupHeads) l["group_heads"] = true;
       if (rows > 1) k = l;
       else k["decode"] = l;
     }
