@@ -24,7 +24,7 @@ struct ServeOpts {
   int64_t maxSeqs = 64, maxStepTokens = 512, blockSize = 16, maxQueue = 1024, maxPromptTokens = 0, maxTokens = 0,
           maxBodyBytes = 8 << 20, maxN = 16;
   double cacheMiB = 0;
-  bool blockSizeGiven = false, backendGiven = false, cacheMiBGiven = false, noPrefixCache = false;
+  bool blockSizeGiven = false, backendGiven = false, cacheMiBGiven = false, noPrefixCache = false, noWarmup = false;
 };
 
 void addServeOptions(CLI::App* cmd, ServeOpts& o);

@@ -1,5 +1,6 @@
 #include "tools/serve_command.h"
 
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -11,6 +12,7 @@
 #include "models/chat_template.h"
 #include "tools/flag_ranges.h"
 #include "models/tokenizer.h"
+#include "runtime/model_bench.h"
 #include "runtime/artifact.h"
 #include "runtime/executor.h"
 #include "runtime/gpu_executor.h"
@@ -78,6 +80,9 @@ void addServeOptions(CLI::App* cmd, ServeOpts& o) {
                   "free memory holds less a reserve when that is less)");
   auto* block = cmd->add_option("--block-size", o.blockSize, "Tokens per KV cache block (an artifact: the size it was compiled for)")
                     ->capture_default_str();
+  cmd->add_flag("--no-warmup", o.noWarmup,
+                "Serve without first running a short prefill and decode step (which takes the first steps' one-time "
+                "work, such as packing CPU weights into panels, off the first request)");
   cmd->add_flag("--no-prefix-cache", o.noPrefixCache,
                 "Compute every prompt in full (default: full KV blocks of earlier prompts are reused, keyed by their "
                 "tokens and all tokens before them; outputs are the same either way)");
@@ -161,6 +166,21 @@ int serveLoaded(const ServeOpts& o, const runtime::GraphRunner& exec, int64_t bl
   std::string apiKey = o.apiKey;
   if (apiKey.empty())
     if (const char* env = std::getenv("STRATA_API_KEY")) apiKey = env;
+
+  if (!o.noWarmup) {
+    // As llama-server does at load: one short prefill and a decode step in
+    // a cache of their own, before the port opens (health checks wait).
+    // It only saves time: a model it cannot run (random ids past a
+    // vocabulary its metadata does not give) is served without it.
+    const auto t0 = std::chrono::steady_clock::now();
+    try {
+      runtime::timePagedModel(exec, 1, 8, 1, blockSize, 0);
+      std::fprintf(stderr, "strata serve: warmed up in %.1f s\n",
+                   std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    } catch (const Error& e) {
+      std::fprintf(stderr, "strata serve: warning: no warm-up (%s)\n", e.what());
+    }
+  }
 
   runtime::server::Metrics metrics;
   runtime::server::Engine engine(exec, eo, [&](const std::vector<int64_t>& ids) { return text.decode(ids); },

@@ -136,13 +136,17 @@ func.func @iota_rows(%s: !tile.ptr<f32>, %o: !tile.ptr<f32>, %base: index) attri
 }
 // -----
 
-// A block with non-contiguous rows (a transposed view, K^T) loads as one
-// masked gather per piece (here a warp's whole 2x16 block), not element by
-// element.
+// A block of a transposed view (K^T) reads the rows of the untransposed
+// view (masked by its sizes) and transposes them in registers: no gather
+// (LLVM scalarizes gathers where they are slow, AVX2 on Zen 1).
 // CHECK-LABEL: func.func @transposed_load
-// CHECK: vector.gather %{{.*}}[%{{.*}}] [%{{.*}}], %{{.*}}, %{{.*}} : memref<?xf32>, vector<32xi64>, vector<32xi1>, vector<32xf32> into vector<32xf32>
+// CHECK-NOT: vector.gather
+// CHECK: %[[T:.*]] = memref.transpose %{{.*}} (d0, d1) -> (d1, d0) : memref<?x?xf32, strided<[1, ?], offset: ?>> to memref<?x?xf32, strided<[?, 1], offset: ?>>
+// CHECK: %[[R:.*]] = vector.transfer_read %[[T]][%{{.*}}, %{{.*}}], %{{.*}} : memref<?x?xf32, strided<[?, 1], offset: ?>>, vector<16x2xf32>
+// CHECK: vector.transpose %[[R]], [1, 0] : vector<16x2xf32> to vector<2x16xf32>
 // LLVM-LABEL: llvm.func @transposed_load
-// LLVM: llvm.intr.masked.gather
+// LLVM-NOT: llvm.intr.masked.gather
+// LLVM: llvm.return
 func.func @transposed_load(%s: !tile.ptr<f32>, %o: !tile.ptr<f32>, %row: index, %col: index, %lim: index) attributes {tile.num_warps = 2 : i64} {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
@@ -157,9 +161,30 @@ func.func @transposed_load(%s: !tile.ptr<f32>, %o: !tile.ptr<f32>, %row: index, 
 
 // -----
 
-// The same block in 16 bits: x86 has no 16-bit gather, so the rows of the
-// untransposed view are read (masked by its sizes) and transposed in
-// registers.
+// A view with no unit stride (every other element of every other row)
+// loads as one masked gather per piece (here a warp's whole 2x16 block),
+// not element by element.
+// CHECK-LABEL: func.func @strided_load
+// CHECK: vector.gather %{{.*}}[%{{.*}}] [%{{.*}}], %{{.*}}, %{{.*}} : memref<?xf32>, vector<32xi64>, vector<32xi1>, vector<32xf32> into vector<32xf32>
+// LLVM-LABEL: llvm.func @strided_load
+// LLVM: llvm.intr.masked.gather
+func.func @strided_load(%s: !tile.ptr<f32>, %o: !tile.ptr<f32>) attributes {tile.num_warps = 2 : i64} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c16 = arith.constant 16 : index
+  %c32 = arith.constant 32 : index
+  %p = tile.make_block_ptr %s, [%c16, %c16], [%c32, %c2], [%c0, %c0] : !tile.ptr<f32> -> !tile.block_ptr<tensor<4x16xf32>>
+  %x = tile.load %p : !tile.block_ptr<tensor<4x16xf32>>
+  %m = arith.addf %x, %x : tensor<4x16xf32>
+  %q = tile.make_block_ptr %o, [%c16, %c16], [%c16, %c1], [%c0, %c0] : !tile.ptr<f32> -> !tile.block_ptr<tensor<4x16xf32>>
+  tile.store %q, %m : !tile.block_ptr<tensor<4x16xf32>>
+  return
+}
+
+// -----
+
+// The same block in 16 bits, the same way.
 // CHECK-LABEL: func.func @transposed_load_16
 // CHECK-NOT: vector.gather
 // CHECK: %[[T:.*]] = memref.transpose %{{.*}} (d0, d1) -> (d1, d0) : memref<?x?xbf16, strided<[1, ?], offset: ?>> to memref<?x?xbf16, strided<[?, 1], offset: ?>>
