@@ -16,13 +16,6 @@ using nlohmann::json;
 
 namespace {
 
-// A ByteLevel pre-tokenizer's settings (trim_offsets only affects offsets,
-// which strata does not report).
-void readByteLevel(const json& p, bool& addPrefixSpace, bool& useRegex) {
-  addPrefixSpace = p.value("add_prefix_space", false);
-  useRegex = p.value("use_regex", true);
-}
-
 // The ids a post-processor puts around the text: TemplateProcessing's
 // "single" template (special tokens before / after sequence A); ByteLevel
 // adds none; Sequence combines.
@@ -135,56 +128,8 @@ Tokenizer Tokenizer::fromJson(const json& j, const std::string& path) {
                      [](const auto& a, const auto& b) { return a.first.size() > b.first.size(); });
 
     t.normalizer_ = Normalizer(j.value("normalizer", json()), path);
-    const json& pre = j.value("pre_tokenizer", json());
-    std::string preType = pre.is_null() ? "" : componentType(pre, path, "pre_tokenizer");
-    bool useRegex = false;
-    if (preType == "ByteLevel") {
-      t.preTokenizer_ = PreTokenizer::ByteLevel;
-      readByteLevel(pre, t.addPrefixSpace_, useRegex);
-      if (useRegex) t.splitters_.push_back(std::make_shared<RegexSplitter>(kGpt2SplitPattern));
-    } else if (preType == "Sequence") {
-      // Splits, then ByteLevel without or with its own regex: Llama 3 / Qwen2
-      // (Split), SmolLM / StarCoder (Digits), llama.cpp's multi-regex
-      // pre-tokenizers (several Splits, models/gguf_tokenizer.h).
-      t.preTokenizer_ = PreTokenizer::ByteLevel;
-      const json& list = pre.at("pretokenizers");
-      if (!list.is_array() || list.empty() || componentType(list.back(), path, "pre_tokenizer") != "ByteLevel")
-        fail("{}: pre_tokenizer sequence {} is not supported (Split / Digits pieces, then ByteLevel, are)", path,
-             list.dump());
-      for (size_t i = 0; i + 1 < list.size(); ++i) {
-        const json& step = list[i];
-        const std::string type = componentType(step, path, "pre_tokenizer");
-        if (type == "Digits") {
-          t.splitters_.push_back(
-              std::make_shared<RegexSplitter>(step.value("individual_digits", false) ? "\\p{N}" : "\\p{N}+"));
-          continue;
-        }
-        if (type != "Split")
-          fail("{}: pre_tokenizer sequence {} is not supported (Split / Digits pieces, then ByteLevel, are)", path,
-               list.dump());
-        if (step.value("behavior", "") != "Isolated" || step.value("invert", false))
-          fail("{}: Split behavior '{}' (invert {}) is not supported", path, step.value("behavior", ""),
-               step.value("invert", false));
-        const json& pat = step.at("pattern");
-        if (!pat.contains("Regex")) fail("{}: Split pattern {} is not supported (Regex is)", path, pat.dump());
-        t.splitters_.push_back(std::make_shared<RegexSplitter>(pat["Regex"].get<std::string>()));
-      }
-      readByteLevel(list.back(), t.addPrefixSpace_, useRegex);
-      if (useRegex) t.splitters_.push_back(std::make_shared<RegexSplitter>(kGpt2SplitPattern));
-    } else if (preType == "Metaspace") {
-      t.preTokenizer_ = PreTokenizer::Metaspace;
-      t.metaspace_ = pre.value("replacement", "\u2581");
-      std::string scheme = pre.value("prepend_scheme", "always");
-      if (!pre.value("add_prefix_space", true)) scheme = "never";  // the older spelling
-      if (scheme != "always" && scheme != "first" && scheme != "never")
-        fail("{}: Metaspace prepend_scheme '{}' is unknown (always, first, never)", path, scheme);
-      t.metaspacePrepend_ = scheme == "always" ? Prepend::Always : scheme == "first" ? Prepend::First : Prepend::Never;
-      t.metaspaceSplit_ = pre.value("split", true);
-    } else if (!preType.empty()) {
-      fail("{}: pre_tokenizer '{}' is not supported (ByteLevel, Split + ByteLevel, Metaspace or none are)", path,
-           preType);
-    }
-    if (options.byteFallback && t.preTokenizer_ == PreTokenizer::ByteLevel)
+    t.preTokenizer_ = PreTokenizer(j.value("pre_tokenizer", json()), path);
+    if (options.byteFallback && t.preTokenizer_.byteLevel())
       fail("{}: byte_fallback with a ByteLevel pre-tokenizer is not supported", path);
     t.decoder_ = Decoder(j.value("decoder", json()), path);
     readPostProcessor(j.value("post_processor", json()), path, t.prefix_, t.suffix_);
@@ -195,45 +140,7 @@ Tokenizer Tokenizer::fromJson(const json& j, const std::string& path) {
 }
 
 void Tokenizer::encodeSegment(const std::string& segment, bool atStart, std::vector<int64_t>& out) const {
-  std::string text = normalizer_.apply(segment);
-  switch (preTokenizer_) {
-    case PreTokenizer::None:
-      return bpe_->encodeWord(text, out);
-    case PreTokenizer::ByteLevel: {
-      if (addPrefixSpace_ && !text.empty() && text[0] != ' ') text.insert(text.begin(), ' ');
-      auto encodeBytes = [&](std::string_view piece) {
-        std::string word;
-        for (char c : piece) word += byteLevelChar((unsigned char)c);
-        bpe_->encodeWord(word, out);
-      };
-      // Each splitter splits the pieces of the one before.
-      std::vector<std::string_view> pieces = {text};
-      for (const auto& splitter : splitters_) {
-        std::vector<std::string_view> finer;
-        for (std::string_view piece : pieces)
-          for (std::string_view p : splitter->split(piece)) finer.push_back(p);
-        pieces = std::move(finer);
-      }
-      for (std::string_view piece : pieces) encodeBytes(piece);
-      return;
-    }
-    case PreTokenizer::Metaspace: {
-      // Spaces become the replacement; the first word gets one in front
-      // (scheme permitting) unless it has one; with `split`, every
-      // replacement starts a new word.
-      std::string s;
-      for (char c : text) s += c == ' ' ? metaspace_ : std::string(1, c);
-      bool prepend = metaspacePrepend_ == Prepend::Always || (metaspacePrepend_ == Prepend::First && atStart);
-      if (prepend && s.compare(0, metaspace_.size(), metaspace_) != 0) s.insert(0, metaspace_);
-      if (!metaspaceSplit_) return bpe_->encodeWord(s, out);
-      size_t begin = 0;
-      for (size_t at = s.find(metaspace_, 1); at != std::string::npos; at = s.find(metaspace_, at + 1)) {
-        bpe_->encodeWord(s.substr(begin, at - begin), out);
-        begin = at;
-      }
-      return bpe_->encodeWord(s.substr(begin), out);
-    }
-  }
+  for (const std::string& piece : preTokenizer_.apply(normalizer_.apply(segment), atStart)) bpe_->encodeWord(piece, out);
 }
 
 std::vector<int64_t> Tokenizer::encode(const std::string& text, bool addSpecial) const {

@@ -1,5 +1,5 @@
 // Hugging Face tokenizer.json with a BPE model, both families:
-//  - byte-level BPE (GPT-2, Llama 3, Qwen2): the pre-tokenizer's regex split
+//  - byte-level BPE (GPT-2, Llama 3, Qwen2): the pre-tokenizer's splits
 //    (models/pretokenizer.h), bytes mapped to GPT-2's alphabet;
 //  - SentencePiece-style BPE (Llama 2, Mistral): a Prepend/Replace normalizer
 //    or a Metaspace pre-tokenizer turns spaces into U+2581, code points
@@ -61,14 +61,7 @@ class Tokenizer {
   std::unique_ptr<const Bpe> bpe_;
   Normalizer normalizer_;
   Decoder decoder_;
-  // Pre-tokenizer: ByteLevel (regex splits first, optional prefix space),
-  // Metaspace, or none (the segment is one word).
-  enum class PreTokenizer { None, ByteLevel, Metaspace } preTokenizer_ = PreTokenizer::None;
-  std::vector<std::shared_ptr<const RegexSplitter>> splitters_;  // regex splits, in order (none: one piece)
-  bool addPrefixSpace_ = false;
-  std::string metaspace_ = "\u2581";
-  enum class Prepend { Always, First, Never } metaspacePrepend_ = Prepend::Always;
-  bool metaspaceSplit_ = true;
+  PreTokenizer preTokenizer_;
   std::vector<int64_t> prefix_, suffix_;                   // template ids around the text
 };
 

@@ -1,8 +1,9 @@
 // The tokenizer against Hugging Face tokenizers' own ids and decoded text
 // (tests/data/tokenizers/golden.json, made by make_golden.py with
-// tokenizers 0.22.1) for byte-level (GPT-2, Llama 3, Qwen2 with NFC) and
-// SentencePiece-style (Llama 2, Mistral) tokenizers, and clear errors for
-// what it does not implement.
+// tokenizers 0.22.1) for byte-level (GPT-2, Llama 3, Qwen2 with NFC,
+// SmolLM) and SentencePiece-style (Llama 2, Mistral, Gemma) tokenizers and
+// for every Split behavior, Punctuation and WhitespaceSplit, and clear
+// errors for what it does not implement.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -43,7 +44,8 @@ TEST_P(TokenizerGolden, EncodesAndDecodesLikeHuggingFace) {
 
 INSTANTIATE_TEST_SUITE_P(Tokenizers, TokenizerGolden,
                          ::testing::Values("tiny-llama", "llama3_style.json", "chatml_style.json", "llama2_style.json", "smollm_style.json",
-                                           "mistral_style.json"),
+                                           "mistral_style.json", "gemma_style.json", "split_behaviors_style.json",
+                                           "whitespace_split_style.json"),
                          [](const auto& info) {
                            return info.param == "tiny-llama" ? std::string("gpt2_style")
                                                              : info.param.substr(0, info.param.find('.'));
@@ -52,9 +54,9 @@ INSTANTIATE_TEST_SUITE_P(Tokenizers, TokenizerGolden,
 // The families' characteristic steps, shown on their own.
 TEST(Tokenizer, SentencePieceStyleFallsBackToBytes) {
   models::Tokenizer tok = models::Tokenizer::load(dataDir() + "/llama2_style.json");
-  std::vector<int64_t> ids = tok.encode("\xe6\x9d\xb1", false);  // U+6771, not in the vocabulary
+  std::vector<int64_t> ids = tok.encode("\xe4\xb8\xad", false);  // U+4E2D, not in the training text
   EXPECT_EQ(ids.size(), 4u);                                          // the U+2581 word start, then 3 bytes
-  EXPECT_EQ(tok.decode(ids), "\xe6\x9d\xb1");
+  EXPECT_EQ(tok.decode(ids), "\xe4\xb8\xad");
   EXPECT_EQ(tok.decode({ids[0], ids[1]}), "\xef\xbf\xbd");  // an incomplete byte run decodes to U+FFFD
 }
 
@@ -113,6 +115,15 @@ TEST(Tokenizer, UnsupportedComponentsAreNamed) {
   j = base;
   j["pre_tokenizer"] = {{"type", "Whitespace"}};
   expectError(j, "pre_tokenizer 'Whitespace'");
+  j = base;
+  j["pre_tokenizer"] = {{"type", "Split"}, {"pattern", {{"Regex", ","}}}, {"behavior", "Merged"}};
+  expectError(j, "split behavior 'Merged' is unknown");
+  j = base;
+  j["pre_tokenizer"] = {{"type", "Split"}, {"pattern", {{"Glob", ","}}}};
+  expectError(j, "is not a Regex or String");
+  j = base;
+  j["pre_tokenizer"] = {{"type", "Split"}, {"pattern", {{"Regex", "(unclosed"}}}};
+  expectError(j, "pre-tokenizer regex");
   j = base;
   j["decoder"] = {{"type", "WordPiece"}};
   expectError(j, "decoder 'WordPiece'");

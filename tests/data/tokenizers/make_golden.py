@@ -6,7 +6,10 @@ without regex; ignore_merges; bos template), ChatML/Qwen2-style (NFC
 normalizer, GPT-2 regex), Llama-2-style SentencePiece BPE (Prepend/Replace
 normalizer, byte fallback, <0xXX> tokens in the vocabulary) and
 Mistral-style (Metaspace pre-tokenizer with the "first" scheme) and
-SmolLM-style (Digits one by one, then ByteLevel with GPT-2's regex). Encodes
+SmolLM-style (Digits one by one, then ByteLevel with GPT-2's regex), and
+SentencePiece vocabularies behind Gemma's literal Split, every Split
+behavior (and invert, Punctuation) in one Sequence, and WhitespaceSplit
+with Punctuation and Digits. Encodes
 tricky strings with them and with the tiny-llama fixture's tokenizer
 (GPT-2-style ByteLevel with regex) and decodes the ids back. strata's C++
 tokenizer must give the same ids and text (tests/unit/tokenizer_test.cpp).
@@ -121,6 +124,53 @@ def sentencepiece_style(legacy):
     return tok
 
 
+def gemma_style():
+    """Gemma: spaces replaced by U+2581 in the normalizer, then a Split on a
+    literal space merged with the piece before it (a no-op after the
+    normalizer, as Gemma ships it), byte fallback."""
+    vocab, merges = sentencepiece_vocab()
+    tok = Tokenizer(models.BPE(vocab, merges, unk_token="<unk>", byte_fallback=True, fuse_unk=True))
+    tok.add_special_tokens(["<unk>", "<s>", "</s>"])
+    tok.normalizer = normalizers.Replace(" ", "\u2581")
+    tok.pre_tokenizer = pre_tokenizers.Split(" ", behavior="merged_with_previous", invert=False)
+    tok.decoder = decoders.Sequence([decoders.Replace("\u2581", " "), decoders.ByteFallback(), decoders.Fuse()])
+    tok.post_processor = processors.TemplateProcessing(single="<s> $A", special_tokens=[("<s>", 1)])
+    return tok
+
+
+def split_behaviors_style():
+    """Every Split behavior in one Sequence over SentencePiece-style text:
+    [,;:] removed, U+2581 merged with the next piece, [.!?] contiguous runs,
+    apostrophes merged with the piece before, letters inverted (the rest
+    isolated), then Punctuation merged with the next piece; byte fallback."""
+    vocab, merges = sentencepiece_vocab()
+    tok = Tokenizer(models.BPE(vocab, merges, unk_token="<unk>", byte_fallback=True, fuse_unk=True))
+    tok.add_special_tokens(["<unk>", "<s>", "</s>"])
+    tok.normalizer = normalizers.Replace(" ", "\u2581")
+    tok.pre_tokenizer = pre_tokenizers.Sequence([
+        pre_tokenizers.Split(Regex("[,;:]"), behavior="removed"),
+        pre_tokenizers.Split("\u2581", behavior="merged_with_next"),
+        pre_tokenizers.Split(Regex("[.!?]"), behavior="contiguous"),
+        pre_tokenizers.Split(Regex("'"), behavior="merged_with_previous"),
+        pre_tokenizers.Split(Regex("\\p{L}+"), behavior="isolated", invert=True),
+        pre_tokenizers.Punctuation(behavior="merged_with_next"),
+    ])
+    tok.decoder = decoders.Sequence([decoders.Replace("\u2581", " "), decoders.ByteFallback(), decoders.Fuse()])
+    return tok
+
+
+def whitespace_split_style():
+    """WhitespaceSplit, then Punctuation (isolated) and Digits, BERT-like,
+    over a byte-fallback vocabulary (the spaces are gone)."""
+    vocab, merges = sentencepiece_vocab()
+    tok = Tokenizer(models.BPE(vocab, merges, unk_token="<unk>", byte_fallback=True, fuse_unk=True))
+    tok.add_special_tokens(["<unk>", "<s>", "</s>"])
+    tok.pre_tokenizer = pre_tokenizers.Sequence([pre_tokenizers.WhitespaceSplit(), pre_tokenizers.Punctuation(),
+                                                 pre_tokenizers.Digits(individual_digits=False)])
+    tok.decoder = decoders.Sequence([decoders.ByteFallback(), decoders.Fuse()])
+    return tok
+
+
 # Chat prompts rendered as the model families' templates do (Llama 3:
 # trimmed content; Qwen2: a default system message), encoded without the
 # post-processor (the template carries its own bos).
@@ -149,9 +199,16 @@ def main():
     mistral.save(str(HERE / "mistral_style.json"))
     smollm = smollm_style()
     smollm.save(str(HERE / "smollm_style.json"))
+    gemma = gemma_style()
+    gemma.save(str(HERE / "gemma_style.json"))
+    behaviors = split_behaviors_style()
+    behaviors.save(str(HERE / "split_behaviors_style.json"))
+    whitespace = whitespace_split_style()
+    whitespace.save(str(HERE / "whitespace_split_style.json"))
     golden = {}
     for name, tok in [("llama3_style.json", llama3), ("chatml_style.json", chatml), ("llama2_style.json", llama2),
-                      ("mistral_style.json", mistral), ("smollm_style.json", smollm),
+                      ("mistral_style.json", mistral), ("smollm_style.json", smollm), ("gemma_style.json", gemma),
+                      ("split_behaviors_style.json", behaviors), ("whitespace_split_style.json", whitespace),
                       ("tiny-llama", Tokenizer.from_file(str(FIXTURE)))]:
         golden[name] = []
         for s in SAMPLES:
