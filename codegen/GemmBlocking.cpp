@@ -24,7 +24,7 @@ GemmKernelSpec cpuGemmSpec(const std::string& target, bool weightsNK, int64_t ro
   GemmKernelSpec s;
   s.weightsNK = weightsNK;
   if (weightDtype != "f32") s.weightDtype = weightDtype;
-  const int64_t bBytes = weightDtype == "f32" ? 4 : 2;
+  const int64_t bBytes = weightDtype == "f32" ? 4 : weightDtype == "q8_0" ? 1 : 2;
   s.packedB = true;
   s.numWarps = 1;
   // 6 rows x 4 vector registers: 24 accumulators, B's 4 vectors and a

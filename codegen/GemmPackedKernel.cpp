@@ -20,7 +20,7 @@ namespace strata::tile::gemm {
 // walked in chunks (see GemmKernelSpec::microM / chunkK).
 std::string emitPackedGemm(const GemmKernelSpec& s) {
   if (s.dtype != "f32") fail("gemm kernel: panel-packed (CPU) kernels are f32 only (got {})", s.dtype);
-  StorageText{s.bDtype()}.check("gemm (weights)");
+  if (!s.q8()) StorageText{s.bDtype()}.check("gemm (weights)");
   if (s.microM <= 0 || s.blockM % s.microM != 0 || s.blockK != 1)
     fail("gemm kernel: program rows {} must be whole register blocks of {} rows, and K steps 1 (got {})", s.blockM,
          s.microM, s.blockK);
@@ -46,12 +46,12 @@ std::string emitPackedGemm(const GemmKernelSpec& s) {
     %bp = tile.make_block_ptr %b, [%kend, %bn], [%bn, %c1], [%bo, %c0] : !tile.ptr<{bdt}> -> {bP}
     %cp = tile.make_block_ptr %c, [{cRows}, %N], [%N, %c1], [%row, %col] : !tile.ptr<f32> -> !tile.block_ptr<{cS}>
 )",
-                                fmt::arg("k", k), fmt::arg("aP", cur->aP), fmt::arg("bP", cur->bP), fmt::arg("bdt", s.bDtype()),
+                                fmt::arg("k", k), fmt::arg("aP", cur->aP), fmt::arg("bP", cur->bP), fmt::arg("bdt", s.bElement()),
                                 fmt::arg("cRows", cRows), fmt::arg("cS", cur->cS));
     if (s.swiglu)
       p += fmt::format(
           "    %bp2 = tile.make_block_ptr %b2, [%kend, %bn], [%bn, %c1], [%bo, %c0] : !tile.ptr<{}> -> {}\n",
-          s.bDtype(), cur->bP);
+          s.bElement(), cur->bP);
     return p;
   };
   // The whole K of one register block from zeros, then the epilogue. `aIb`
@@ -237,7 +237,7 @@ std::string emitPackedGemm(const GemmKernelSpec& s) {
   %colsIn = arith.cmpi sle, %colEnd, %N : index
   %koff = arith.muli %pn, %K : index
   %kend = arith.addi %koff, %K : index
-{nextConsts}  %zero = arith.constant dense<0.0> : {cT}
+{q8Consts}{nextConsts}  %zero = arith.constant dense<0.0> : {cT}
 {blocks}  scf.if %colsIn {{
 {inside}  }} else {{
 {edge}  }}
@@ -248,7 +248,12 @@ std::string emitPackedGemm(const GemmKernelSpec& s) {
                      fmt::arg("MR", s.microM), fmt::arg("BN", s.blockN), fmt::arg("BK", s.blockK),
                      fmt::arg("KC", s.chunkK ? s.chunkK : s.blockK), fmt::arg("PFK", s.prefetchK), fmt::arg("cT", t6.cT),
                      fmt::arg("blocks", blocks), fmt::arg("inside", body(ib)), fmt::arg("edge", body("")),
-                     fmt::arg("nextConsts", nextConsts));
+                     fmt::arg("nextConsts", nextConsts),
+                     fmt::arg("q8Consts", s.q8() ? R"(  %c32 = arith.constant 32 : index
+  %kblocks = arith.divui %K, %c32 : index
+  %soff = arith.muli %pn, %kblocks : index
+  %send = arith.addi %soff, %kblocks : index
+)" : ""));
 }
 
 }  // namespace strata::tile::gemm

@@ -60,7 +60,21 @@ struct GemmText {
 
   // `y` = B's block (bT) through block pointer `ptr`: the load, and for
   // 16-bit panels under an f32 dot (weightDtype) the widening after it.
-  std::string loadB(const std::string& y, const std::string& ptr, const std::string& attrs) const {
+  // Q8_0 panels: the i8 values converted, times the scales of K step %k's
+  // block (row %soff + %k / 32 of the panel's scales in `scales`).
+  std::string loadB(const std::string& y, const std::string& ptr, const std::string& attrs,
+                    const std::string& scales = "%bsc") const {
+    if (s.q8())
+      return fmt::format(R"(    {y}q = tile.load {ptr}{a} : {bP}
+    {y}i = tile.convert {y}q : {bS} -> {bT}
+    {y}kb = arith.divui %k, %c32 : index
+    {y}sr = arith.addi %soff, {y}kb : index
+    {y}sp = tile.make_block_ptr {sc}, [%send, %bn], [%bn, %c1], [{y}sr, %c0] : !tile.ptr<f32> -> !tile.block_ptr<{bT}>
+    {y}s = tile.load {y}sp {{in_bounds}} : !tile.block_ptr<{bT}>
+    {y} = arith.mulf {y}i, {y}s : {bT}
+)",
+                         fmt::arg("y", y), fmt::arg("ptr", ptr), fmt::arg("a", attrs), fmt::arg("bP", bP),
+                         fmt::arg("bS", bS), fmt::arg("bT", bT), fmt::arg("sc", scales));
     if (bS == bT) return fmt::format("    {} = tile.load {}{} : {}\n", y, ptr, attrs, bP);
     return fmt::format("    {y}s = tile.load {ptr}{a} : {bP}\n    {y} = tile.convert {y}s : {bS} -> {bT}\n",
                        fmt::arg("y", y), fmt::arg("ptr", ptr), fmt::arg("a", attrs), fmt::arg("bP", bP),
@@ -95,7 +109,7 @@ struct GemmText {
     if (!nextLines.empty()) {
       // One cache line of the next K chunk per step, into L2 (see
       // GemmKernelSpec::prefetchNext).
-      std::string lP = fmt::format("!tile.block_ptr<tensor<{}x{}>>", s.prefetchNext, s.bDtype());
+      std::string lP = fmt::format("!tile.block_ptr<tensor<{}x{}>>", s.prefetchNext, s.bElement());
       body += fmt::format(R"(    %lk = arith.subi %k, {from} : index
     %lo = arith.muli %lk, %lw : index
     %la = arith.addi {start}, %lo : index
@@ -103,13 +117,13 @@ struct GemmText {
     tile.prefetch %pl {{locality = 2 : i64}} : {lP}
 )",
                           fmt::arg("from", from), fmt::arg("start", nextLines), fmt::arg("lP", lP),
-                          fmt::arg("bdt", s.bDtype()));
+                          fmt::arg("bdt", s.bElement()));
     }
     if (s.swiglu) {
       body += prefetch("pb2");
       iterArgs += fmt::format(", %acc2 = {}, %pb2 = {}", inits[1], ptrs[2]);
       types += ", " + cT + ", " + bP;
-      body += loadB("%y2", "%pb2", bib) + fmt::format(R"(    %d2 = tile.dot %x, %y2, %acc2 : {aT} * {bT} -> {cT}
+      body += loadB("%y2", "%pb2", bib, "%bsc2") + fmt::format(R"(    %d2 = tile.dot %x, %y2, %acc2 : {aT} * {bT} -> {cT}
     %nb2 = tile.advance %pb2, [%bk, %c0] : {bP}
 )",
                           fmt::arg("bP", bP), fmt::arg("aT", aT), fmt::arg("bT", bT), fmt::arg("cT", cT));

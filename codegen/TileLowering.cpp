@@ -90,6 +90,7 @@ Value lowerAdvance(OpBuilder& b, AdvanceOp a, Value view) {
 Value lowerConvert(OpBuilder& b, Location loc, Value src, VectorType dst) {
   auto from = cast<VectorType>(src.getType());
   if (from.getElementType() == dst.getElementType()) return src;
+  if (from.getElementType().isInteger()) return arith::SIToFPOp::create(b, loc, dst, src);  // i8 values: exact
   if (from.getElementTypeBitWidth() < dst.getElementTypeBitWidth()) return arith::ExtFOp::create(b, loc, dst, src);
   return arith::TruncFOp::create(b, loc, dst, src);
 }

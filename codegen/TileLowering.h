@@ -28,9 +28,9 @@ mlir::Value lowerAdvance(mlir::OpBuilder& b, AdvanceOp op, mlir::Value view);
 // `tile.block_lookup`: the table entry (its table already a memref) as an index.
 mlir::Value lowerBlockLookup(mlir::OpBuilder& b, BlockLookupOp op);
 
-// `tile.convert` of `src` (a vector) to the vector type `dst`: extf when
-// widening, truncf (round to nearest even) when narrowing, `src` itself
-// when the element types agree.
+// `tile.convert` of `src` (a vector) to the vector type `dst`: sitofp from
+// i8, extf when widening, truncf (round to nearest even) when narrowing,
+// `src` itself when the element types agree.
 mlir::Value lowerConvert(mlir::OpBuilder& b, mlir::Location loc, mlir::Value src, mlir::VectorType dst);
 
 // The rewrite both lowerings drive: walks `body` in pre-order; an scf.for's

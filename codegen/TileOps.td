@@ -182,8 +182,8 @@ def Tile_IotaOp : Tile_Op<"iota", [Pure]> {
 }
 
 def Tile_ConvertOp : Tile_Op<"convert", [Pure]> {
-  let summary = "Element type conversion of a float tile (round to nearest even)";
-  let arguments = (ins Tile_FloatTile:$src);
+  let summary = "Element type conversion of a float tile (round to nearest even), or of a signed i8 tile to float (exact)";
+  let arguments = (ins Tile_ConvertibleTile:$src);
   let results = (outs Tile_FloatTile:$result);
   let assemblyFormat = "$src attr-dict `:` type($src) `->` type($result)";
   let hasVerifier = 1;

@@ -4,6 +4,7 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <cstring>
 #include <functional>
 #include <mutex>
 #include <thread>
@@ -55,6 +56,28 @@ ops::Tensor packPanels(const ops::Tensor& w, bool nk, int64_t width) {
     default: fail("packPanels: {} weights (f32, f16 or bf16 are packed)", ops::dtypeName(w.dtype()));
   }
   return p;
+}
+
+Q8_0Panels packQ8_0Panels(const uint8_t* rows, int64_t K, int64_t N, int64_t width) {
+  constexpr int64_t kBlock = 32, kBlockBytes = 34;
+  if (K % kBlock || K <= 0 || N <= 0 || width <= 0)
+    fail("packQ8_0Panels: K = {} must be a positive multiple of 32 (N = {}, panels of {})", K, N, width);
+  const int64_t panels = (N + width - 1) / width, blocks = K / kBlock;
+  Q8_0Panels out;
+  out.values.assign(size_t(panels * K * width), 0);
+  out.scales.assign(size_t(panels * blocks * width), 0.f);
+  for (int64_t n = 0; n < N; ++n) {
+    const int64_t p = n / width, j = n % width;
+    for (int64_t b = 0; b < blocks; ++b) {
+      const uint8_t* block = rows + (n * blocks + b) * kBlockBytes;
+      uint16_t d;
+      std::memcpy(&d, block, 2);
+      out.scales[size_t((p * blocks + b) * width + j)] = ops::halfToFloat(d);
+      for (int64_t i = 0; i < kBlock; ++i)
+        out.values[size_t((p * K + b * kBlock + i) * width + j)] = static_cast<int8_t>(block[2 + i]);
+    }
+  }
+  return out;
 }
 
 KernelArgs& KernelArgs::buffer(const void* data, int64_t elements) {

@@ -68,6 +68,19 @@ void packPanels(const float* w, int64_t K, int64_t N, bool nk, int64_t width, fl
 // CPU kernels with 16-bit weights read: GemmKernelSpec::weightDtype).
 ops::Tensor packPanels(const ops::Tensor& w, bool nk, int64_t width);
 
+// A Q8_0 weight (llama.cpp's blocks of 32: an f16 scale, then 32 i8
+// values) stored [N, K] as rows of K / 32 blocks, in the panels of the CPU
+// kernels with Q8_0 weights (GemmKernelSpec::q8): the i8 values as
+// packPanels lays floats out (values[(p K + k) width + j] = the value of
+// B[k, p width + j]) and the scales widened to f32, one row per block
+// (scales[(p K / 32 + k / 32) width + j]); 0 past column N. K must be a
+// multiple of 32. The values are moved, never dequantized.
+struct Q8_0Panels {
+  std::vector<int8_t> values;
+  std::vector<float> scales;
+};
+Q8_0Panels packQ8_0Panels(const uint8_t* rows, int64_t K, int64_t N, int64_t width);
+
 // Runs the kernel for every program id in [0, gx) x [0, gy) x [0, gz),
 // spreading programs over `threads` threads (0: the hardware's count): the
 // caller and persistent pool workers (one launch at a time; concurrent

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <array>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -17,6 +18,7 @@
 #include "codegen/GemmKernel.h"
 #include "codegen/targets/cuda/Ptxas.h"
 #include "codegen/UArch.h"
+#include "ops/quant.h"
 #include "ops/reference.h"
 #include "tests/unit/conformance.h"
 
@@ -119,6 +121,71 @@ INSTANTIATE_TEST_SUITE_P(Cpu, GemmConformance,
                            std::string n = info.param.target + (info.param.weightsNK ? "_nk" : "_kn") +
                                            (info.param.rows == 1 ? "_gemv" : info.param.rows ? "_small" : "") + (info.param.packed ? "" : "_in_place") +
                                            (info.param.weights == "f32" ? "" : "_" + info.param.weights);
+                           std::replace(n.begin(), n.end(), '-', '_');
+                           return n;
+                         });
+
+// Q8_0 weights (GGUF): the i8 panels and f32 scales abi::packQ8_0Panels
+// lays out, converted and scaled in registers. Random blocks (i8 values,
+// f16 scales); the reference multiplies by their dequantization
+// (ops/quant.h, llama.cpp's), so only the summation order differs. Every
+// row variant, the small blocking with K chunks, ragged N and M.
+class GemmConformanceQ8_0 : public ::testing::TestWithParam<std::tuple<std::string, int64_t>> {};
+
+TEST_P(GemmConformanceQ8_0, MatchesDequantizedReference) {
+  auto [target, rows] = GetParam();
+  if (target == "cpu-avx512" && tile::hostCpuTarget() != "cpu-avx512") GTEST_SKIP() << "host has no AVX-512";
+  tile::GemmKernelSpec spec = tile::cpuGemmSpec(target, true, rows, "q8_0");
+  std::vector<tile::GemmKernelSpec> specs = {spec};
+  if (spec.chunkK) {
+    specs.push_back(spec);
+    specs.back().name += "_small";
+    specs.back().blockM = 2 * spec.microM, specs.back().chunkK = 256;
+  }
+  std::string ir;
+  for (const auto& s : specs) ir += tile::emitGemmKernel(s);
+  auto kernels = tile::CpuKernels::compile(ir, target);
+  std::mt19937 rng(13);
+  const ops::QuantFormat& q8 = *ops::quantFormat("Q8_0");
+  const int64_t shapes[][3] = {{1, 7, 32}, {5, 16, 64}, {17, 50, 96}, {33, 33, 128}, {2, 20, 32}, {130, 70, 544},
+                               {140, 20, 1120}, {64, 97, 288}};
+  for (const auto& spec : specs) {
+    abi::PackedKernel gemm = kernels->lookup(spec.name);
+    for (auto [m, n, k] : shapes) {
+      Tensor a = randomTensor({m, k}, rng);
+      std::vector<uint8_t> blocks(size_t(n * k / 32 * 34));
+      std::uniform_int_distribution<int> value(-128, 127);
+      std::uniform_real_distribution<float> scale(-0.02f, 0.02f);
+      for (size_t b = 0; b < blocks.size(); b += 34) {
+        uint16_t d = ops::floatToHalf(scale(rng));
+        std::memcpy(&blocks[b], &d, 2);
+        for (int i = 0; i < 32; ++i) blocks[b + 2 + i] = static_cast<uint8_t>(value(rng));
+      }
+      Tensor w = ops::dequantize(q8, blocks.data(), {n, k});
+      Tensor want = ref::matmul(a, ref::transpose(w, {1, 0}));
+      abi::Q8_0Panels p = abi::packQ8_0Panels(blocks.data(), k, n, spec.blockN);
+      std::vector<float> out(m * n + 64, 1234.f);
+      abi::KernelArgs args;
+      args.buffer(a.data<float>(), m * k).buffer(p.values.data(), (int64_t)p.values.size());
+      args.buffer(p.scales.data(), (int64_t)p.scales.size()).buffer(out.data() + 32, m * n).index(m).index(n).index(k);
+      abi::launch(gemm, args, (m + spec.blockM - 1) / spec.blockM, (n + spec.blockN - 1) / spec.blockN);
+      Tensor got(DType::F32, {m, n});
+      std::copy(out.begin() + 32, out.begin() + 32 + m * n, got.mut<float>());
+      EXPECT_LT(maxRelError(got, want), 1e-5) << spec.name << " " << m << "x" << n << "x" << k;
+      for (int i = 0; i < 32; ++i) {
+        ASSERT_EQ(out[i], 1234.f) << "write before C at " << m << "x" << n << "x" << k;
+        ASSERT_EQ(out[32 + m * n + i], 1234.f) << "write after C at " << m << "x" << n << "x" << k;
+      }
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Cpu, GemmConformanceQ8_0,
+                         ::testing::Combine(::testing::Values(std::string("cpu-avx2"), std::string("cpu-avx512")),
+                                            ::testing::Values(int64_t{0}, int64_t{64}, int64_t{1})),
+                         [](const auto& info) {
+                           std::string n = std::get<0>(info.param) + (std::get<1>(info.param) == 1 ? "_gemv"
+                                                                      : std::get<1>(info.param) ? "_small" : "");
                            std::replace(n.begin(), n.end(), '-', '_');
                            return n;
                          });
