@@ -52,6 +52,11 @@ GemmKernelSpec cpuGemmSpec(const std::string& target, bool weightsNK, int64_t ro
   // 32 and 64: 1.0).
   s.blockK = 1;
   s.prefetchK = 16;
+  // The same distance in bytes (1 KiB of an f32 panel) for narrower
+  // weights: a Q8_0 panel's 16 rows are 256 bytes, less than memory's
+  // latency ahead. Measured 2026-11-29 on the EPYC, the 124.7M Llama's Q8_0
+  // decode step: 13.9 -> 12.3 ms.
+  if (gemv) s.prefetchK = 16 * 4 / bBytes;
   if (!gemv) {
     // K chunks of B take a quarter of L2 (AVX-512: 1024 rows x 64 floats,
     // 256 KiB) and the program's A rows of one chunk about half (rounded up

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "ops/kernel_table.h"
+#include "ops/quant.h"
 
 namespace strata::runtime {
 
@@ -13,8 +14,18 @@ Executor::Executor(ops::GraphDef graph, abi::KernelLookup kernels) : graph_(std:
   // Generated kernels read weight matrices in their stored type (16-bit
   // ones widened in registers); the reference ops, and the kernels' 1-D
   // weights (norm scales, biases: a few KiB), take f32.
-  for (const auto& w : graph_.weights)
+  // Quantized ones stay in their blocks for the kernels, which take them by
+  // name (RegionKernels::addQuantWeight; an undefined tensor stands in the
+  // inputs); the reference ops get them dequantized.
+  for (const auto& w : graph_.weights) {
+    if (kernels_ && !w.quant.empty()) {
+      if (w.shape.size() != 2) fail("weight '{}': a quantized weight must be 2-D, got {}", w.name, ops::shapeStr(w.shape));
+      kernels_->addQuantWeight(w.name, {ops::quantFormat(w.quant), w.shape[0], w.shape[1], weightStore_.quantRows(w)});
+      params_[w.name] = ops::Tensor();
+      continue;
+    }
     params_[w.name] = kernels_ && w.shape.size() == 2 ? weightStore_.stored(w) : weightStore_.load(w);
+  }
   for (const auto& c : graph_.constants) params_[c.name] = c.value;
   std::set<std::string> params;
   for (const auto& [k, v] : params_) params.insert(k);

@@ -1,6 +1,7 @@
 #include "runtime/region_kernels.h"
 
 #include <algorithm>
+#include <string_view>
 
 #include "ops/gemm_region.h"
 #include "ops/reference.h"
@@ -75,6 +76,13 @@ RegionKernels::Launch RegionKernels::resolve(const ops::NodeDef& n, const nlohma
 void RegionKernels::prepare(const ops::NodeDef& n) {
   const auto& a = n.attrs.at("kernel");
   Resolved r;
+  if (n.op == "region.embedding" && a.is_object() && a.value("dequantize_rows", false)) {
+    if (n.inputs.empty() || !quant_.count(n.inputs[0]))
+      fail("node '{}' (region.embedding): planned to dequantize rows, but its table is not a quantized weight", n.name);
+    r.dequantizeRows = true;
+    nodes_[&n] = r;
+    return;
+  }
   r.main = resolve(n, a);
   if (a.contains("decode")) r.decode = resolve(n, a["decode"]);
   if (a.contains("small")) r.small = resolve(n, a["small"]);
@@ -110,6 +118,42 @@ Tensor RegionKernels::gatherRows(const Launch& l, const Tensor& table, const Ten
   return out;
 }
 
+void RegionKernels::addQuantWeight(const std::string& name, QuantWeight w) {
+  if (!w.format || w.rows <= 0 || w.cols % w.format->blockElems || !w.data)
+    fail("quantized weight '{}': [{}, {}] is not rows of whole {} blocks", name, w.rows, w.cols,
+         w.format ? w.format->name : "?");
+  quant_[name] = w;
+}
+
+const RegionKernels::QuantWeight* RegionKernels::quantInput(const ops::NodeDef& n, int64_t i) const {
+  if (i < 0 || i >= (int64_t)n.inputs.size()) return nullptr;
+  auto it = quant_.find(n.inputs[i]);
+  return it == quant_.end() ? nullptr : &it->second;
+}
+
+const abi::Q8_0Panels& RegionKernels::q8Panels(const QuantWeight& w, int64_t width) {
+  if (std::string_view(w.format->name) != "Q8_0")
+    fail("the CPU GEMM kernels read Q8_0 weights, not {}", w.format->name);
+  std::lock_guard<std::mutex> lock(packMutex_);
+  auto key = std::make_pair(static_cast<const void*>(w.data), width);
+  auto it = q8Packed_.find(key);
+  if (it == q8Packed_.end()) it = q8Packed_.emplace(key, abi::packQ8_0Panels(w.data, w.cols, w.rows, width)).first;
+  return it->second;
+}
+
+Tensor RegionKernels::dequantizedRows(const QuantWeight& w, const Tensor& ids) const {
+  checkIndices(ids, w.rows, "row index");
+  const int64_t T = ids.numel(), rowBytes = w.cols / w.format->blockElems * w.format->blockBytes;
+  Tensor out(ops::DType::F32, {T, w.cols});
+  for (int64_t t = 0; t < T; ++t) {
+    const uint8_t* row = w.data + ids.data<int64_t>()[t] * rowBytes;
+    float* o = out.mut<float>() + t * w.cols;
+    for (int64_t b = 0; b < w.cols / w.format->blockElems; ++b)
+      w.format->dequantizeBlock(row + b * w.format->blockBytes, o + b * w.format->blockElems);
+  }
+  return out;
+}
+
 const Tensor& RegionKernels::packedWeight(const Tensor& w, bool nk, int64_t width) {
   const int64_t K = w.dim(nk ? 1 : 0), N = w.dim(nk ? 0 : 1);
   std::lock_guard<std::mutex> lock(packMutex_);
@@ -135,7 +179,15 @@ V RegionKernels::gemm(const ops::NodeDef& n, const Resolved& r, const V& in) {
   const Launch& l = r.decode && M <= r.decode->maxRows ? *r.decode
                     : r.small && M <= r.small->maxRows  ? *r.small
                                                         : r.main;
-  auto widthOf = [&](int64_t wi) { return g.width(matrix(in, g.weight(wi), "weight").shape(), K, wi); };
+  // Quantized weights come by name (addQuantWeight), [N, K] rows of blocks.
+  auto quant = [&](int64_t wi) { return quantInput(n, g.weight(wi)); };
+  auto widthOf = [&](int64_t wi) {
+    if (const QuantWeight* q = quant(wi)) {
+      if (!g.weightsNK) fail("quantized weight '{}' must be read [N, K] (layout nk)", n.inputs[g.weight(wi)]);
+      return g.width({q->rows, q->cols}, K, wi);
+    }
+    return g.width(matrix(in, g.weight(wi), "weight").shape(), K, wi);
+  };
   const Tensor* res = g.residual ? &f32(in, g.residualAt(), "residual") : nullptr;
   V outs;
   for (int64_t wi = 0; wi < g.outputs(); ++wi) {
@@ -145,6 +197,12 @@ V RegionKernels::gemm(const ops::NodeDef& n, const Resolved& r, const V& in) {
     abi::KernelArgs a;
     a.buffer(x.data<float>(), x.numel());
     for (int64_t j = wi; j < (g.swiglu ? 2 : wi + 1); ++j) {
+      if (const QuantWeight* q = quant(j)) {
+        if (!l.packedWidth) fail("quantized weight '{}' needs a panel-packed kernel", n.inputs[g.weight(j)]);
+        const abi::Q8_0Panels& p = q8Panels(*q, l.packedWidth);
+        a.buffer(p.values.data(), (int64_t)p.values.size()).buffer(p.scales.data(), (int64_t)p.scales.size());
+        continue;
+      }
       const Tensor& w = l.packedWidth ? packedWeight(in[g.weight(j)], g.weightsNK, l.packedWidth) : in[g.weight(j)];
       a.buffer(w.raw(), w.numel());
     }
@@ -239,6 +297,13 @@ V RegionKernels::run(const ops::NodeDef& n, const V& in) {
   if (n.op == "region.gemm") return gemm(n, r, in);
   if (n.op == "region.paged_attention") return pagedAttention(r, in);
   if (n.op == "region.elementwise") return elementwise(r, in);
+  if (n.op == "region.embedding" && r.dequantizeRows) {
+    const Tensor& ids = i64(in, 1, "token ids");
+    const QuantWeight& q = *quantInput(n, 0);
+    ops::Shape s = ids.shape();
+    s.push_back(q.cols);
+    return {dequantizedRows(q, ids).reshaped(s)};
+  }
   if (n.op == "region.embedding") {
     const Tensor& table = matrix(in, 0, "embedding table");
     const Tensor& ids = i64(in, 1, "token ids");

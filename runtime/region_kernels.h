@@ -13,6 +13,7 @@
 
 #include "ops/abi.h"
 #include "ops/graph_def.h"
+#include "ops/quant.h"
 #include "ops/regions.h"
 #include "ops/row_forms.h"
 
@@ -30,6 +31,17 @@ class RegionKernels {
   // Runs a prepared node on its inputs (in the order of n.inputs); checks
   // shapes and index ranges first and names the node in errors.
   std::vector<ops::Tensor> run(const ops::NodeDef& n, const std::vector<ops::Tensor>& in);
+  // A quantized weight (ops/quant.h's blocks, rows of whole blocks): nodes
+  // that read it by name get an undefined tensor for it among their
+  // inputs, and the kernels read `rows` (which must outlive this object):
+  // GEMMs through panels packed on first use (Q8_0), embedding gathers by
+  // dequantizing the rows they pick.
+  struct QuantWeight {
+    const ops::QuantFormat* format = nullptr;
+    int64_t rows = 0, cols = 0;
+    const uint8_t* data = nullptr;
+  };
+  void addQuantWeight(const std::string& name, QuantWeight w);
 
  private:
   struct Launch {
@@ -43,6 +55,7 @@ class RegionKernels {
     Launch main;
     std::optional<Launch> decode, small, gather;
     std::optional<ops::ElementwiseLaunch> elementwise;  // read once at prepare
+    bool dequantizeRows = false;  // region.embedding of a quantized table: no kernel, rows dequantized
   };
   Launch resolve(const ops::NodeDef& n, const nlohmann::json& a) const;
   void launch(const Launch& l, const abi::KernelArgs& args, int64_t gx, int64_t gy = 1, int64_t gz = 1) const;
@@ -57,6 +70,12 @@ class RegionKernels {
   // `width` wide, made on first use and kept: the cache holds `w` too, so
   // its storage (the key) stays alive and is never another tensor's.
   const ops::Tensor& packedWeight(const ops::Tensor& w, bool nk, int64_t width);
+  // The quantized weight input `i` of `n` is, if any.
+  const QuantWeight* quantInput(const ops::NodeDef& n, int64_t i) const;
+  // Q8_0 panels of `w`, `width` wide, made on first use and kept.
+  const abi::Q8_0Panels& q8Panels(const QuantWeight& w, int64_t width);
+  // Rows `ids` of a quantized embedding table, dequantized: [ids, cols].
+  ops::Tensor dequantizedRows(const QuantWeight& w, const ops::Tensor& ids) const;
 
   abi::KernelLookup lookup_;
   int threads_;
@@ -65,6 +84,8 @@ class RegionKernels {
   std::map<std::pair<int64_t, float>, ops::RopeTables> rope_;
   std::mutex packMutex_;
   std::map<std::tuple<const void*, bool, int64_t, int64_t, int64_t>, std::pair<ops::Tensor, ops::Tensor>> packed_;
+  std::map<std::string, QuantWeight> quant_;
+  std::map<std::pair<const void*, int64_t>, abi::Q8_0Panels> q8Packed_;
 };
 
 }  // namespace strata::runtime

@@ -65,6 +65,15 @@ const uint8_t* WeightStore::bytes(const ops::WeightRef& w) {
   return f->data() + w.offset;
 }
 
+const uint8_t* WeightStore::quantRows(const ops::WeightRef& w) {
+  if (w.quant.empty()) fail("weight '{}' is not quantized", w.name);
+  const uint8_t* p = bytes(w);
+  if (!w.interleavedRopeHeads) return p;
+  std::vector<uint8_t>& rows = reordered_.emplace_back(w.nbytes);
+  ropeRowsInHalfOrder(w, p, rows.data());
+  return rows.data();
+}
+
 ops::Tensor WeightStore::stored(const ops::WeightRef& w) {
   if (!w.quant.empty())
     fail("weight '{}' is {}: this backend's kernels do not read quantized weights yet (--backend reference does)",

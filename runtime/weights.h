@@ -7,6 +7,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "ops/graph_def.h"
 #include "runtime/mapped_file.h"
@@ -23,11 +24,17 @@ class WeightStore {
   // Quantized weights (WeightRef::quant) are an error naming the weight:
   // load() dequantizes them (ops/quant.h; what the reference backend runs).
   ops::Tensor stored(const ops::WeightRef& w);
+  // A quantized weight's blocks as stored (rows of whole blocks; rows in
+  // llama.cpp's interleaved RoPE order moved back, into memory the store
+  // keeps), after the same checks: what the CPU kernels' panels are packed
+  // from. Valid as long as the store.
+  const uint8_t* quantRows(const ops::WeightRef& w);
 
  private:
   // The weight's bytes in its mapped file, after the size and bounds checks.
   const uint8_t* bytes(const ops::WeightRef& w);
   std::map<std::string, std::shared_ptr<const MappedFile>> files_;
+  std::vector<std::vector<uint8_t>> reordered_;  // quantRows' copies
 };
 
 // A float tensor in the storage type `t` (f32, f16 or bf16), rounded as

@@ -10,6 +10,8 @@
 #include <fstream>
 #include <map>
 
+#include <nlohmann/json.hpp>
+
 #include "codegen/targets/cpu/KernelSet.h"
 #include "codegen/targets/cuda/KernelSet.h"
 #include "fixture.h"
@@ -123,6 +125,43 @@ TEST(CpuBackend, SixteenBitWeightsStayInTheirTypeAndMatchReference) {
     double maxAbs = 0;
     for (int64_t j = 0; j < a.numel(); ++j) maxAbs = std::max(maxAbs, (double)std::fabs(a.data<float>()[j] - b.data<float>()[j]));
     EXPECT_LT(maxAbs, 1e-4) << type;
+  }
+}
+
+// Q8_0 weights (llama-quantize's Q8_0 of the quantized oracle's model,
+// tests/data/gguf/make_quant.py): the GEMMs read the i8 blocks and their
+// scales (no dequantized copy), the embedding gather dequantizes the rows
+// it picks; the logits and greedy tokens are llama.cpp's on an F32 file of
+// the same dequantized values (record_llama_cpp_logits.py), as the
+// reference backend's are. A Q4_K_M file is refused, naming its type.
+TEST(CpuBackend, Q8_0WeightsMatchLlamaCppOnTheirDequantizedValues) {
+  const std::string dir = STRATA_GGUF_DATA;
+  std::ifstream f(dir + "/llama_cpp_logits.json");
+  const nlohmann::json rec = nlohmann::json::parse(f);
+  const auto prompt = rec.at("prompt").get<std::vector<int64_t>>();
+  const auto& want = rec.at("files").at("tiny-q8_0.gguf").at("dequantized_f32");
+  ops::GraphDef regions = graph::formRegions(models::loadModel(dir + "/tiny-q8_0.gguf"));
+  const std::string ir = tile::planCpuKernels(regions, {"", 16}).tileIr;
+  EXPECT_NE(ir.find("%b: !tile.ptr<i8>, %bsc: !tile.ptr<f32>"), std::string::npos) << "GEMMs on Q8_0 panels";
+  runtime::Executor cpu = cpuExecutor(dir + "/tiny-q8_0.gguf", 16);
+  runtime::PagedKvCache cache(runtime::kvCacheShapeFor(cpu, 16, 8));
+  runtime::PagedModel model(cpu, cache);
+  ASSERT_TRUE(cache.reserve(0, (int64_t)prompt.size()));
+  ops::Tensor logits = model.step({{0, prompt}});
+  const auto& w = want.at("logits");
+  ASSERT_EQ((int64_t)w.size(), logits.numel());
+  double maxAbs = 0;
+  for (int64_t j = 0; j < logits.numel(); ++j)
+    maxAbs = std::max(maxAbs, std::fabs(logits.data<float>()[j] - w[j].get<double>()));
+  EXPECT_LT(maxAbs, 1e-3);
+  std::vector<int64_t> got = greedy(cpu, prompt, 16, 16);
+  got.erase(got.begin(), got.begin() + (int64_t)prompt.size());
+  EXPECT_EQ(got, want.at("greedy").get<std::vector<int64_t>>());
+  try {
+    tile::planCpuKernels(graph::formRegions(models::loadModel(dir + "/tiny-q4_k_m.gguf")), {"", 16});
+    ADD_FAILURE() << "a Q4_K_M model was planned for the CPU kernels";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("Q4_K"), std::string::npos) << e.what();
   }
 }
 

@@ -86,10 +86,11 @@ struct Planner {
     });
   }
 
-  // The storage type of weight `name` (f32 for values that are not weights).
+  // The storage type of weight `name` (f32 for values that are not weights;
+  // "q8_0" for Q8_0 blocks).
   std::string weightType(const std::string& name) const {
     for (const auto& w : g.weights)
-      if (w.name == name) return ops::dtypeName(w.dtype);
+      if (w.name == name) return w.quant.empty() ? ops::dtypeName(w.dtype) : "q8_0";
     return "f32";
   }
 
@@ -106,6 +107,9 @@ struct Planner {
     for (int64_t j = 2; j <= weights; ++j)
       if (weightType(n.inputs[j]) != wdt)
         fail("{}: node '{}' (region.gemm): its weights differ in storage type", g.source, n.name);
+    if (wdt == "q8_0" && layout != "nk")
+      fail("{}: node '{}' (region.gemm): Q8_0 weights are read as stored, [N, K] (layout nk), not {}", g.source, n.name,
+           layout);
     json k;
     // The general kernel, then the variants the runtime picks by rows
     // (the fewest max_rows >= M): small problems, decode.
@@ -160,6 +164,9 @@ struct Planner {
     if (n.op == "region.gemm") return gemm(n);
     if (n.op == "region.paged_attention") return attention(n);
     if (n.op == "region.embedding") {
+      // A quantized table: the runtime dequantizes the rows it picks (a few
+      // per step) with ops/quant.h.
+      if (weightType(n.inputs.at(0)) == "q8_0") return json{{"dequantize_rows", true}};
       GatherRowsKernelSpec s = cpuGatherRowsSpec(target);
       return launchAttr(gatherRows(weightType(n.inputs.at(0))), 1, s.blockN);
     }
@@ -209,9 +216,9 @@ struct Planner {
 KernelPlan planCpuKernels(ops::GraphDef graph, const CpuPlanOptions& options) {
   if (options.blockSize <= 0) fail("KV cache block size must be >= 1, got {}", options.blockSize);
   for (const auto& w : graph.weights) {
-    if (!w.quant.empty())
-      fail("{}: weight '{}' is {}: the CPU kernels do not read quantized weights yet (--backend reference runs them)",
-           graph.source, w.name, w.quant);
+    if (!w.quant.empty() && w.quant != "Q8_0")
+      fail("{}: weight '{}' is {}: the CPU kernels read Q8_0 but not yet {} weights (--backend reference runs them)",
+           graph.source, w.name, w.quant, w.quant);
     if (w.dtype != ops::DType::F32 && w.dtype != ops::DType::F16 && w.dtype != ops::DType::BF16)
       fail("{}: weight '{}' is {}; the CPU kernels take f32, f16 and bf16 weights (use --backend reference)",
            graph.source, w.name, ops::dtypeName(w.dtype));
