@@ -264,7 +264,7 @@ std::vector<std::string> PreTokenizer::apply(const std::string& text, bool atSta
           std::string s;
           for (char c : piece) s += c == ' ' ? r : std::string(1, c);
           // Only the input's first piece starts at its offset 0.
-          const bool first = atStart && i == 0 && next.empty();
+          const bool first = atStart && i == 0;
           const bool prepend = step->prepend == Step::Prepend::Always || (step->prepend == Step::Prepend::First && first);
           if (prepend && s.compare(0, r.size(), r) != 0) s.insert(0, r);
           if (!step->split) {
