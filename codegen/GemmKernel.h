@@ -33,7 +33,8 @@ struct GemmKernelSpec {
   // values ([K, blockN] a panel, K a multiple of 32) and a second buffer
   // after each weight the scales in f32 ([K / 32, blockN] a panel: b_scales,
   // b2_scales); a B block is converted and scaled in registers after its
-  // load (abi::packQ8_0Panels lays both out).
+  // load (abi::packInt8BlockPanels lays both out; Q4_0 and Q5_0 blocks
+  // take the same form).
   bool q8() const { return weightDtype == "q8_0"; }
   // The element type of B's buffer: i8 for Q8_0, else bDtype().
   std::string bElement() const { return q8() ? "i8" : bDtype(); }

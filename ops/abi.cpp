@@ -9,6 +9,8 @@
 #include <mutex>
 #include <thread>
 
+#include "ops/quant.h"
+
 namespace strata::abi {
 
 int64_t packedPanelsSize(int64_t K, int64_t N, int64_t width) { return (N + width - 1) / width * K * width; }
@@ -58,26 +60,31 @@ ops::Tensor packPanels(const ops::Tensor& w, bool nk, int64_t width) {
   return p;
 }
 
-Q8_0Panels packQ8_0Panels(const uint8_t* rows, int64_t K, int64_t N, int64_t width) {
-  constexpr int64_t kBlock = 32, kBlockBytes = 34;
-  if (K % kBlock || K <= 0 || N <= 0 || width <= 0)
-    fail("packQ8_0Panels: K = {} must be a positive multiple of 32 (N = {}, panels of {})", K, N, width);
+Int8BlockPanels packInt8BlockPanels(const uint8_t* rows, int64_t K, int64_t N, int64_t width, int64_t blockBytes,
+                                    void (*int8Block)(const uint8_t*, int8_t*, float*)) {
+  constexpr int64_t kBlock = 32;
+  if (K % kBlock || K <= 0 || N <= 0 || width <= 0 || !int8Block)
+    fail("packInt8BlockPanels: K = {} must be a positive multiple of 32 (N = {}, panels of {})", K, N, width);
   const int64_t panels = (N + width - 1) / width, blocks = K / kBlock;
-  Q8_0Panels out;
+  Int8BlockPanels out;
   out.values.assign(size_t(panels * K * width), 0);
   out.scales.assign(size_t(panels * blocks * width), 0.f);
+  int8_t q[kBlock];
+  float d;
   for (int64_t n = 0; n < N; ++n) {
     const int64_t p = n / width, j = n % width;
     for (int64_t b = 0; b < blocks; ++b) {
-      const uint8_t* block = rows + (n * blocks + b) * kBlockBytes;
-      uint16_t d;
-      std::memcpy(&d, block, 2);
-      out.scales[size_t((p * blocks + b) * width + j)] = ops::halfToFloat(d);
-      for (int64_t i = 0; i < kBlock; ++i)
-        out.values[size_t((p * K + b * kBlock + i) * width + j)] = static_cast<int8_t>(block[2 + i]);
+      int8Block(rows + (n * blocks + b) * blockBytes, q, &d);
+      out.scales[size_t((p * blocks + b) * width + j)] = d;
+      for (int64_t i = 0; i < kBlock; ++i) out.values[size_t((p * K + b * kBlock + i) * width + j)] = q[i];
     }
   }
   return out;
+}
+
+bool readsAsInt8Blocks(std::string_view quant) {
+  const ops::QuantFormat* f = ops::quantFormat(quant);
+  return f && f->int8Block;
 }
 
 KernelArgs& KernelArgs::buffer(const void* data, int64_t elements) {

@@ -16,6 +16,7 @@
 #include <functional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "ops/tensor.h"
@@ -68,18 +69,24 @@ void packPanels(const float* w, int64_t K, int64_t N, bool nk, int64_t width, fl
 // CPU kernels with 16-bit weights read: GemmKernelSpec::weightDtype).
 ops::Tensor packPanels(const ops::Tensor& w, bool nk, int64_t width);
 
-// A Q8_0 weight (llama.cpp's blocks of 32: an f16 scale, then 32 i8
-// values) stored [N, K] as rows of K / 32 blocks, in the panels of the CPU
-// kernels with Q8_0 weights (GemmKernelSpec::q8): the i8 values as
-// packPanels lays floats out (values[(p K + k) width + j] = the value of
-// B[k, p width + j]) and the scales widened to f32, one row per block
-// (scales[(p K / 32 + k / 32) width + j]); 0 past column N. K must be a
-// multiple of 32. The values are moved, never dequantized.
-struct Q8_0Panels {
+// A weight in blocks of 32 values that are a scale times small integers
+// (llama.cpp's Q8_0, Q4_0, Q5_0: ops::QuantFormat::int8Block reads one
+// block of `blockBytes` as its i8 integers and scale), stored [N, K] as
+// rows of K / 32 blocks, in the panels of the CPU kernels with Q8_0-form
+// weights (GemmKernelSpec::q8): the integers as packPanels lays floats out
+// (values[(p K + k) width + j] = the integer of B[k, p width + j]) and the
+// scales in f32, one row per block (scales[(p K / 32 + k / 32) width +
+// j]); 0 past column N. K must be a multiple of 32. Values are moved,
+// never dequantized (4- and 5-bit ones take a byte each).
+struct Int8BlockPanels {
   std::vector<int8_t> values;
   std::vector<float> scales;
 };
-Q8_0Panels packQ8_0Panels(const uint8_t* rows, int64_t K, int64_t N, int64_t width);
+Int8BlockPanels packInt8BlockPanels(const uint8_t* rows, int64_t K, int64_t N, int64_t width, int64_t blockBytes,
+                                    void (*int8Block)(const uint8_t* block, int8_t* q, float* d));
+// Whether the CPU kernels read the block format named `quant` (ggml's
+// name) in that form.
+bool readsAsInt8Blocks(std::string_view quant);
 
 // Runs the kernel for every program id in [0, gx) x [0, gy) x [0, gz),
 // spreading programs over `threads` threads (0: the hardware's count): the

@@ -15,18 +15,38 @@ float half(const uint8_t* p) {
 }
 
 // Q8_0: d (f16), 32 int8 quants: x = d q.
-void q8_0(const uint8_t* b, float* y) {
-  const float d = half(b);
-  for (int i = 0; i < 32; ++i) y[i] = d * float(int8_t(b[2 + i]));
+void q8_0Ints(const uint8_t* b, int8_t* q, float* d) {
+  *d = half(b);
+  for (int i = 0; i < 32; ++i) q[i] = int8_t(b[2 + i]);
 }
 
 // Q4_0: d, 16 bytes of nibbles (low nibbles values 0-15, high 16-31): x = d (q - 8).
-void q4_0(const uint8_t* b, float* y) {
-  const float d = half(b);
+void q4_0Ints(const uint8_t* b, int8_t* q, float* d) {
+  *d = half(b);
   for (int i = 0; i < 16; ++i) {
-    y[i] = d * float(int(b[2 + i] & 0xF) - 8);
-    y[i + 16] = d * float(int(b[2 + i] >> 4) - 8);
+    q[i] = int8_t(int(b[2 + i] & 0xF) - 8);
+    q[i + 16] = int8_t(int(b[2 + i] >> 4) - 8);
   }
+}
+
+// Q5_0: d, 32 fifth bits (u32), nibbles: x = d (q - 16).
+void q5_0Ints(const uint8_t* b, int8_t* q, float* d) {
+  *d = half(b);
+  uint32_t qh;
+  std::memcpy(&qh, b + 2, 4);
+  for (int i = 0; i < 16; ++i) {
+    q[i] = int8_t(((b[6 + i] & 0xF) | int(((qh >> i) & 1) << 4)) - 16);
+    q[i + 16] = int8_t(((b[6 + i] >> 4) | int(((qh >> (i + 16)) & 1) << 4)) - 16);
+  }
+}
+
+// The three above as values: d times each integer.
+template <void (*Ints)(const uint8_t*, int8_t*, float*)>
+void scaledInts(const uint8_t* b, float* y) {
+  int8_t q[32];
+  float d;
+  Ints(b, q, &d);
+  for (int i = 0; i < 32; ++i) y[i] = d * float(q[i]);
 }
 
 // Q4_1: d, m, nibbles: x = d q + m.
@@ -35,19 +55,6 @@ void q4_1(const uint8_t* b, float* y) {
   for (int i = 0; i < 16; ++i) {
     y[i] = d * float(b[4 + i] & 0xF) + m;
     y[i + 16] = d * float(b[4 + i] >> 4) + m;
-  }
-}
-
-// Q5_0: d, 32 fifth bits (u32), nibbles: x = d (q - 16).
-void q5_0(const uint8_t* b, float* y) {
-  const float d = half(b);
-  uint32_t qh;
-  std::memcpy(&qh, b + 2, 4);
-  for (int i = 0; i < 16; ++i) {
-    const int lo = (b[6 + i] & 0xF) | int(((qh >> i) & 1) << 4);
-    const int hi = (b[6 + i] >> 4) | int(((qh >> (i + 16)) & 1) << 4);
-    y[i] = d * float(lo - 16);
-    y[i + 16] = d * float(hi - 16);
   }
 }
 
@@ -134,8 +141,14 @@ void q6_k(const uint8_t* b, float* y) {
 }
 
 const QuantFormat kFormats[] = {
-    {"Q4_0", 32, 18, q4_0}, {"Q4_1", 32, 20, q4_1},  {"Q5_0", 32, 22, q5_0},  {"Q5_1", 32, 24, q5_1},
-    {"Q8_0", 32, 34, q8_0}, {"Q4_K", 256, 144, q4_k}, {"Q5_K", 256, 176, q5_k}, {"Q6_K", 256, 210, q6_k},
+    {"Q4_0", 32, 18, scaledInts<q4_0Ints>, q4_0Ints},
+    {"Q4_1", 32, 20, q4_1, nullptr},
+    {"Q5_0", 32, 22, scaledInts<q5_0Ints>, q5_0Ints},
+    {"Q5_1", 32, 24, q5_1, nullptr},
+    {"Q8_0", 32, 34, scaledInts<q8_0Ints>, q8_0Ints},
+    {"Q4_K", 256, 144, q4_k, nullptr},
+    {"Q5_K", 256, 176, q5_k, nullptr},
+    {"Q6_K", 256, 210, q6_k, nullptr},
 };
 
 }  // namespace

@@ -19,6 +19,11 @@ struct QuantFormat {
   int64_t blockElems, blockBytes;
   // One block's blockElems values.
   void (*dequantizeBlock)(const uint8_t* block, float* out);
+  // Formats whose block is one f16 scale d times 32 small integers (Q8_0,
+  // Q4_0, Q5_0): the integers as i8 and d, so that d * float(q[i]) is
+  // dequantizeBlock's value i exactly (what the CPU kernels' i8 panels
+  // hold: abi::packInt8BlockPanels). Null for the others.
+  void (*int8Block)(const uint8_t* block, int8_t* q, float* d);
 };
 
 // The format named `name` (ggml's type name), or null.

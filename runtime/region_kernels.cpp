@@ -1,7 +1,6 @@
 #include "runtime/region_kernels.h"
 
 #include <algorithm>
-#include <string_view>
 
 #include "ops/gemm_region.h"
 #include "ops/reference.h"
@@ -131,13 +130,16 @@ const RegionKernels::QuantWeight* RegionKernels::quantInput(const ops::NodeDef& 
   return it == quant_.end() ? nullptr : &it->second;
 }
 
-const abi::Q8_0Panels& RegionKernels::q8Panels(const QuantWeight& w, int64_t width) {
-  if (std::string_view(w.format->name) != "Q8_0")
-    fail("the CPU GEMM kernels read Q8_0 weights, not {}", w.format->name);
+const abi::Int8BlockPanels& RegionKernels::int8Panels(const QuantWeight& w, int64_t width) {
+  if (!w.format->int8Block) fail("the CPU GEMM kernels read Q8_0, Q4_0 and Q5_0 weights, not {}", w.format->name);
   std::lock_guard<std::mutex> lock(packMutex_);
   auto key = std::make_pair(static_cast<const void*>(w.data), width);
-  auto it = q8Packed_.find(key);
-  if (it == q8Packed_.end()) it = q8Packed_.emplace(key, abi::packQ8_0Panels(w.data, w.cols, w.rows, width)).first;
+  auto it = int8Packed_.find(key);
+  if (it == int8Packed_.end())
+    it = int8Packed_
+             .emplace(key, abi::packInt8BlockPanels(w.data, w.cols, w.rows, width, w.format->blockBytes,
+                                                    w.format->int8Block))
+             .first;
   return it->second;
 }
 
@@ -199,7 +201,7 @@ V RegionKernels::gemm(const ops::NodeDef& n, const Resolved& r, const V& in) {
     for (int64_t j = wi; j < (g.swiglu ? 2 : wi + 1); ++j) {
       if (const QuantWeight* q = quant(j)) {
         if (!l.packedWidth) fail("quantized weight '{}' needs a panel-packed kernel", n.inputs[g.weight(j)]);
-        const abi::Q8_0Panels& p = q8Panels(*q, l.packedWidth);
+        const abi::Int8BlockPanels& p = int8Panels(*q, l.packedWidth);
         a.buffer(p.values.data(), (int64_t)p.values.size()).buffer(p.scales.data(), (int64_t)p.scales.size());
         continue;
       }

@@ -34,7 +34,8 @@ class RegionKernels {
   // A quantized weight (ops/quant.h's blocks, rows of whole blocks): nodes
   // that read it by name get an undefined tensor for it among their
   // inputs, and the kernels read `rows` (which must outlive this object):
-  // GEMMs through panels packed on first use (Q8_0), embedding gathers by
+  // GEMMs through i8 panels packed on first use (Q8_0, Q4_0, Q5_0:
+  // abi::packInt8BlockPanels), embedding gathers by
   // dequantizing the rows they pick.
   struct QuantWeight {
     const ops::QuantFormat* format = nullptr;
@@ -72,8 +73,8 @@ class RegionKernels {
   const ops::Tensor& packedWeight(const ops::Tensor& w, bool nk, int64_t width);
   // The quantized weight input `i` of `n` is, if any.
   const QuantWeight* quantInput(const ops::NodeDef& n, int64_t i) const;
-  // Q8_0 panels of `w`, `width` wide, made on first use and kept.
-  const abi::Q8_0Panels& q8Panels(const QuantWeight& w, int64_t width);
+  // The i8 panels of `w`, `width` wide, made on first use and kept.
+  const abi::Int8BlockPanels& int8Panels(const QuantWeight& w, int64_t width);
   // Rows `ids` of a quantized embedding table, dequantized: [ids, cols].
   ops::Tensor dequantizedRows(const QuantWeight& w, const ops::Tensor& ids) const;
 
@@ -85,7 +86,7 @@ class RegionKernels {
   std::mutex packMutex_;
   std::map<std::tuple<const void*, bool, int64_t, int64_t, int64_t>, std::pair<ops::Tensor, ops::Tensor>> packed_;
   std::map<std::string, QuantWeight> quant_;
-  std::map<std::pair<const void*, int64_t>, abi::Q8_0Panels> q8Packed_;
+  std::map<std::pair<const void*, int64_t>, abi::Int8BlockPanels> int8Packed_;
 };
 
 }  // namespace strata::runtime

@@ -125,7 +125,7 @@ INSTANTIATE_TEST_SUITE_P(Cpu, GemmConformance,
                            return n;
                          });
 
-// Q8_0 weights (GGUF): the i8 panels and f32 scales abi::packQ8_0Panels
+// Q8_0 weights (GGUF): the i8 panels and f32 scales abi::packInt8BlockPanels
 // lays out, converted and scaled in registers. Random blocks (i8 values,
 // f16 scales); the reference multiplies by their dequantization
 // (ops/quant.h, llama.cpp's), so only the summation order differs. Every
@@ -163,7 +163,7 @@ TEST_P(GemmConformanceQ8_0, MatchesDequantizedReference) {
       }
       Tensor w = ops::dequantize(q8, blocks.data(), {n, k});
       Tensor want = ref::matmul(a, ref::transpose(w, {1, 0}));
-      abi::Q8_0Panels p = abi::packQ8_0Panels(blocks.data(), k, n, spec.blockN);
+      abi::Int8BlockPanels p = abi::packInt8BlockPanels(blocks.data(), k, n, spec.blockN, q8.blockBytes, q8.int8Block);
       std::vector<float> out(m * n + 64, 1234.f);
       abi::KernelArgs args;
       args.buffer(a.data<float>(), m * k).buffer(p.values.data(), (int64_t)p.values.size());

@@ -128,22 +128,27 @@ TEST(CpuBackend, SixteenBitWeightsStayInTheirTypeAndMatchReference) {
   }
 }
 
-// Q8_0 weights (llama-quantize's Q8_0 of the quantized oracle's model,
-// tests/data/gguf/make_quant.py): the GEMMs read the i8 blocks and their
-// scales (no dequantized copy), the embedding gather dequantizes the rows
-// it picks; the logits and greedy tokens are llama.cpp's on an F32 file of
+// Q8_0 weights (llama-quantize's, of the quantized oracle's model,
+// tests/data/gguf/make_quant.py): the GEMMs read the blocks' integers as
+// i8 and their scales (no dequantized copy), the embedding gather
+// dequantizes the rows it picks; the logits and greedy tokens are llama.cpp's on an F32 file of
 // the same dequantized values (record_llama_cpp_logits.py), as the
 // reference backend's are. A Q4_K_M file is refused, naming its type.
-TEST(CpuBackend, Q8_0WeightsMatchLlamaCppOnTheirDequantizedValues) {
+TEST(CpuBackend, Int8BlockWeightsMatchLlamaCppOnTheirDequantizedValues) {
   const std::string dir = STRATA_GGUF_DATA;
   std::ifstream f(dir + "/llama_cpp_logits.json");
   const nlohmann::json rec = nlohmann::json::parse(f);
   const auto prompt = rec.at("prompt").get<std::vector<int64_t>>();
-  const auto& want = rec.at("files").at("tiny-q8_0.gguf").at("dequantized_f32");
-  ops::GraphDef regions = graph::formRegions(models::loadModel(dir + "/tiny-q8_0.gguf"));
+  // (llama-quantize keeps a Q4_0 file's output weight in Q6_K, so Q4_0 and
+  // Q5_0 blocks are checked where they are read: GgufQuant's integers
+  // against their dequantization, bit for bit.)
+  for (const char* file : {"tiny-q8_0.gguf"}) {
+  SCOPED_TRACE(file);
+  const auto& want = rec.at("files").at(file).at("dequantized_f32");
+  ops::GraphDef regions = graph::formRegions(models::loadModel(dir + "/" + file));
   const std::string ir = tile::planCpuKernels(regions, {"", 16}).tileIr;
-  EXPECT_NE(ir.find("%b: !tile.ptr<i8>, %bsc: !tile.ptr<f32>"), std::string::npos) << "GEMMs on Q8_0 panels";
-  runtime::Executor cpu = cpuExecutor(dir + "/tiny-q8_0.gguf", 16);
+  EXPECT_NE(ir.find("%b: !tile.ptr<i8>, %bsc: !tile.ptr<f32>"), std::string::npos) << "GEMMs on i8 panels";
+  runtime::Executor cpu = cpuExecutor(dir + "/" + file, 16);
   runtime::PagedKvCache cache(runtime::kvCacheShapeFor(cpu, 16, 8));
   runtime::PagedModel model(cpu, cache);
   ASSERT_TRUE(cache.reserve(0, (int64_t)prompt.size()));
@@ -157,6 +162,7 @@ TEST(CpuBackend, Q8_0WeightsMatchLlamaCppOnTheirDequantizedValues) {
   std::vector<int64_t> got = greedy(cpu, prompt, 16, 16);
   got.erase(got.begin(), got.begin() + (int64_t)prompt.size());
   EXPECT_EQ(got, want.at("greedy").get<std::vector<int64_t>>());
+  }
   try {
     tile::planCpuKernels(graph::formRegions(models::loadModel(dir + "/tiny-q4_k_m.gguf")), {"", 16});
     ADD_FAILURE() << "a Q4_K_M model was planned for the CPU kernels";

@@ -405,6 +405,23 @@ TEST(GgufQuant, DequantizesAsGgufPy) {
     ops::Tensor v = ops::dequantize(*q, reinterpret_cast<const uint8_t*>(bytes.data()) + t.offset, {t.dims[1], t.dims[0]});
     check("quant-tensors.gguf:" + t.name, std::vector<float>(v.data<float>(), v.data<float>() + v.numel()), true);
   }
+  // The formats the CPU kernels read as integers and a scale: those times
+  // the scale are the dequantized values, bit for bit.
+  int intBlocks = 0;
+  for (const auto& t : f.tensors) {
+    const ops::QuantFormat* q = ops::quantFormat(t.typeName);
+    if (!q->int8Block) continue;
+    ++intBlocks;
+    const uint8_t* data = reinterpret_cast<const uint8_t*>(bytes.data()) + t.offset;
+    for (int64_t b = 0; b < t.dims[0] * t.dims[1] / 32; ++b) {
+      int8_t ints[32];
+      float d, want[32];
+      q->int8Block(data + b * q->blockBytes, ints, &d);
+      q->dequantizeBlock(data + b * q->blockBytes, want);
+      for (int i = 0; i < 32; ++i) ASSERT_EQ(d * float(ints[i]), want[i]) << t.name << " block " << b;
+    }
+  }
+  EXPECT_EQ(intBlocks, 3);  // Q8_0, Q4_0, Q5_0
   runtime::WeightStore store;
   ops::GraphDef g;
   for (const char* type : {"q8_0", "q4_0", "q4_1", "q4_k_m", "q5_k_m", "q6_k"}) {

@@ -10,6 +10,7 @@
 #include "codegen/ElementwiseKernel.h"
 #include "codegen/GemmKernel.h"
 #include "codegen/NormRopeKernels.h"
+#include "ops/abi.h"
 #include "ops/error.h"
 
 namespace strata::tile {
@@ -87,7 +88,8 @@ struct Planner {
   }
 
   // The storage type of weight `name` (f32 for values that are not weights;
-  // "q8_0" for Q8_0 blocks).
+  // "q8_0" for the blocks the kernels read as Q8_0's i8 panels: Q8_0, Q4_0,
+  // Q5_0).
   std::string weightType(const std::string& name) const {
     for (const auto& w : g.weights)
       if (w.name == name) return w.quant.empty() ? ops::dtypeName(w.dtype) : "q8_0";
@@ -216,8 +218,9 @@ struct Planner {
 KernelPlan planCpuKernels(ops::GraphDef graph, const CpuPlanOptions& options) {
   if (options.blockSize <= 0) fail("KV cache block size must be >= 1, got {}", options.blockSize);
   for (const auto& w : graph.weights) {
-    if (!w.quant.empty() && w.quant != "Q8_0")
-      fail("{}: weight '{}' is {}: the CPU kernels read Q8_0 but not yet {} weights (--backend reference runs them)",
+    if (!w.quant.empty() && !abi::readsAsInt8Blocks(w.quant))
+      fail("{}: weight '{}' is {}: the CPU kernels read Q8_0, Q4_0 and Q5_0 but not yet {} weights (--backend "
+           "reference runs them)",
            graph.source, w.name, w.quant, w.quant);
     if (w.dtype != ops::DType::F32 && w.dtype != ops::DType::F16 && w.dtype != ops::DType::BF16)
       fail("{}: weight '{}' is {}; the CPU kernels take f32, f16 and bf16 weights (use --backend reference)",
