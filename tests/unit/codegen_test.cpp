@@ -51,6 +51,27 @@ tile::GemmKernelSpec gridForm(tile::GemmKernelSpec spec) {
   return spec;
 }
 
+// Runs a packed or grid GEMM kernel (a, the weight `buffers` in order, c;
+// M, N, K) into C between guard bands and checks C against `want` and that
+// nothing was written outside it.
+void checkGemmInGuardBands(abi::PackedKernel gemm, const tile::GemmKernelSpec& spec, const Tensor& a,
+                           const std::vector<std::pair<const void*, int64_t>>& buffers, const Tensor& want) {
+  const int64_t m = a.dim(0), k = a.dim(1), n = want.dim(1);
+  std::vector<float> out(m * n + 64, 1234.f);
+  abi::KernelArgs args;
+  args.buffer(a.data<float>(), m * k);
+  for (auto [data, elements] : buffers) args.buffer(data, elements);
+  args.buffer(out.data() + 32, m * n).index(m).index(n).index(k);
+  abi::launch(gemm, args, (m + spec.blockM - 1) / spec.blockM, (n + spec.blockN - 1) / spec.blockN);
+  Tensor got(DType::F32, {m, n});
+  std::copy(out.begin() + 32, out.begin() + 32 + m * n, got.mut<float>());
+  EXPECT_LT(maxRelError(got, want), 1e-5) << spec.name << " " << m << "x" << n << "x" << k;
+  for (int i = 0; i < 32; ++i) {
+    ASSERT_EQ(out[i], 1234.f) << "write before C at " << m << "x" << n << "x" << k;
+    ASSERT_EQ(out[32 + m * n + i], 1234.f) << "write after C at " << m << "x" << n << "x" << k;
+  }
+}
+
 TEST_P(GemmConformance, MatchesReferenceOnRaggedShapes) {
   const GemmCase& c = GetParam();
   if (c.target == "cpu-avx512" && tile::hostCpuTarget() != "cpu-avx512") GTEST_SKIP() << "host has no AVX-512";
@@ -84,18 +105,7 @@ TEST_P(GemmConformance, MatchesReferenceOnRaggedShapes) {
       Tensor want = ref::matmul(a, c.weightsNK ? ref::transpose(b.toF32(), {1, 0}) : b.toF32());
       b = testing::gemmWeight(b, c.weightsNK, spec.packedB ? spec.blockN : 0);
       // Guard bands: the kernel must not write outside C.
-      std::vector<float> out(m * n + 64, 1234.f);
-      abi::KernelArgs args;
-      args.buffer(a.data<float>(), m * k).buffer(b.raw(), b.numel()).buffer(out.data() + 32, m * n)
-          .index(m).index(n).index(k);
-      abi::launch(gemm, args, (m + spec.blockM - 1) / spec.blockM, (n + spec.blockN - 1) / spec.blockN);
-      Tensor got(DType::F32, {m, n});
-      std::copy(out.begin() + 32, out.begin() + 32 + m * n, got.mut<float>());
-      EXPECT_LT(maxRelError(got, want), 1e-5) << spec.name << " " << m << "x" << n << "x" << k;
-      for (int i = 0; i < 32; ++i) {
-        ASSERT_EQ(out[i], 1234.f) << "write before C at " << m << "x" << n << "x" << k;
-        ASSERT_EQ(out[32 + m * n + i], 1234.f) << "write after C at " << m << "x" << n << "x" << k;
-      }
+      ASSERT_NO_FATAL_FAILURE(checkGemmInGuardBands(gemm, spec, a, {{b.raw(), b.numel()}}, want));
     }
   }
 }
@@ -164,18 +174,9 @@ TEST_P(GemmConformanceQ8_0, MatchesDequantizedReference) {
       Tensor w = ops::dequantize(q8, blocks.data(), {n, k});
       Tensor want = ref::matmul(a, ref::transpose(w, {1, 0}));
       abi::Int8BlockPanels p = abi::packInt8BlockPanels(blocks.data(), k, n, spec.blockN, q8.blockBytes, q8.int8Block);
-      std::vector<float> out(m * n + 64, 1234.f);
-      abi::KernelArgs args;
-      args.buffer(a.data<float>(), m * k).buffer(p.values.data(), (int64_t)p.values.size());
-      args.buffer(p.scales.data(), (int64_t)p.scales.size()).buffer(out.data() + 32, m * n).index(m).index(n).index(k);
-      abi::launch(gemm, args, (m + spec.blockM - 1) / spec.blockM, (n + spec.blockN - 1) / spec.blockN);
-      Tensor got(DType::F32, {m, n});
-      std::copy(out.begin() + 32, out.begin() + 32 + m * n, got.mut<float>());
-      EXPECT_LT(maxRelError(got, want), 1e-5) << spec.name << " " << m << "x" << n << "x" << k;
-      for (int i = 0; i < 32; ++i) {
-        ASSERT_EQ(out[i], 1234.f) << "write before C at " << m << "x" << n << "x" << k;
-        ASSERT_EQ(out[32 + m * n + i], 1234.f) << "write after C at " << m << "x" << n << "x" << k;
-      }
+      ASSERT_NO_FATAL_FAILURE(checkGemmInGuardBands(
+          gemm, spec, a, {{p.values.data(), (int64_t)p.values.size()}, {p.scales.data(), (int64_t)p.scales.size()}},
+          want));
     }
   }
 }
