@@ -24,7 +24,7 @@ GemmKernelSpec cpuGemmSpec(const std::string& target, bool weightsNK, int64_t ro
   GemmKernelSpec s;
   s.weightsNK = weightsNK;
   if (weightDtype != "f32") s.weightDtype = weightDtype;
-  const int64_t bBytes = weightDtype == "f32" ? 4 : weightDtype == "q8_0" ? 1 : 2;
+  const int64_t bBytes = weightDtype == "f32" ? 4 : weightDtype == "i8" ? 1 : 2;
   s.packedB = true;
   s.numWarps = 1;
   // 6 rows x 4 vector registers: 24 accumulators, B's 4 vectors and a
@@ -53,7 +53,7 @@ GemmKernelSpec cpuGemmSpec(const std::string& target, bool weightsNK, int64_t ro
   s.blockK = 1;
   s.prefetchK = 16;
   // The same distance in bytes (1 KiB of an f32 panel) for narrower
-  // weights: a Q8_0 panel's 16 rows are 256 bytes, less than memory's
+  // weights: an i8 panel's 16 rows are 256 bytes, less than memory's
   // latency ahead. Measured 2026-11-29 on the EPYC, the 124.7M Llama's Q8_0
   // decode step: 13.9 -> 12.3 ms.
   if (gemv) s.prefetchK = 16 * 4 / bBytes;

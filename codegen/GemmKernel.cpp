@@ -23,10 +23,12 @@ std::string gemmSignature(const GemmKernelSpec& s) {
   std::string args;
   auto buffer = [&](const char* name, const std::string& dt) { args += fmt::format("%{}: !tile.ptr<{}>, ", name, dt); };
   buffer("a", s.dtype);
-  buffer("b", s.bElement());
-  if (s.q8()) buffer("bsc", "f32");
-  if (s.swiglu) buffer("b2", s.bElement());
-  if (s.swiglu && s.q8()) buffer("bsc2", "f32");
+  buffer("b", s.bDtype());
+  if (s.int8Blocks()) buffer("bsc", "f32");
+  if (s.int8Blocks() && s.quantOffsets) buffer("boff", "f32");
+  if (s.swiglu) buffer("b2", s.bDtype());
+  if (s.swiglu && s.int8Blocks()) buffer("bsc2", "f32");
+  if (s.swiglu && s.int8Blocks() && s.quantOffsets) buffer("boff2", "f32");
   buffer("c", s.dtype);
   if (s.bias) buffer("bias", s.dtype);
   if (s.bias && s.swiglu) buffer("bias2", s.dtype);
@@ -48,7 +50,7 @@ GemmText gemmText(const GemmKernelSpec& s) {
              s.tiling.empty() ? "" : fmt::format(" {{tiling = \"{}\"}}", s.tiling),
              fmt::format("tensor<{}x{}x{}>", M, N, s.dtype), fmt::format("{}x{}", M, N)};
   t.aP = "!tile.block_ptr<" + t.aT + ">";
-  t.bS = fmt::format("tensor<{}x{}x{}>", K, N, s.bElement());
+  t.bS = fmt::format("tensor<{}x{}x{}>", K, N, s.bDtype());
   t.bP = "!tile.block_ptr<" + t.bS + ">";
   return t;
 }

@@ -28,16 +28,16 @@ struct GemmKernelSpec {
   // widened in memory). Empty: dtype.
   std::string weightDtype;
   std::string bDtype() const { return weightDtype.empty() ? dtype : weightDtype; }
-  // Packed form, weightDtype "q8_0" (llama.cpp's Q8_0: blocks of 32 values
-  // along K, each an i8 times its block's scale): the panels hold the i8
-  // values ([K, blockN] a panel, K a multiple of 32) and a second buffer
-  // after each weight the scales in f32 ([K / 32, blockN] a panel: b_scales,
-  // b2_scales); a B block is converted and scaled in registers after its
-  // load (abi::packInt8BlockPanels lays both out; Q4_0 and Q5_0 blocks
-  // take the same form).
-  bool q8() const { return weightDtype == "q8_0"; }
-  // The element type of B's buffer: i8 for Q8_0, else bDtype().
-  std::string bElement() const { return q8() ? "i8" : bDtype(); }
+  // Packed form, weightDtype "i8" (llama.cpp's block-quantized weights,
+  // abi::Int8BlockForm): the panels hold i8 integers ([K, blockN] a panel)
+  // and a buffer after each weight their f32 scales ([K / quantBlock,
+  // blockN] a panel: b_scales, b2_scales), then with quantOffsets their
+  // offsets (b_offsets, b2_offsets); a B block is converted, scaled and
+  // offset in registers after its load (abi::packInt8BlockPanels lays them
+  // out). K must be a multiple of quantBlock.
+  int64_t quantBlock = 32;
+  bool quantOffsets = false;
+  bool int8Blocks() const { return weightDtype == "i8"; }
   bool weightsNK = false;
   bool bias = false, swiglu = false, residual = false;
   int64_t blockM = 16, blockN = 16, blockK = 8, numWarps = 4;
@@ -163,8 +163,8 @@ struct GemmKernelSpec {
 // (prefetchNext). M = 1 (decode, a GEMV that streams the weights once):
 // 1 row x 4 vectors, so no FMAs are spent on rows that do not exist.
 // weightDtype f16 / bf16: B stays in that type (16-bit panels, widened in
-// registers; GemmKernelSpec::weightDtype); q8_0: i8 panels and f32 scales
-// (GemmKernelSpec::q8). `swiglu`: two weights summed
+// registers; GemmKernelSpec::weightDtype); i8: i8 panels and f32 scales
+// (GemmKernelSpec::int8Blocks). `swiglu`: two weights summed
 // into two accumulator sets, so the register block is half as wide.
 constexpr int64_t kCpuSmallRows = 64;
 GemmKernelSpec cpuGemmSpec(const std::string& target, bool weightsNK, int64_t rows = 0,

@@ -20,7 +20,10 @@ namespace strata::tile::gemm {
 // walked in chunks (see GemmKernelSpec::microM / chunkK).
 std::string emitPackedGemm(const GemmKernelSpec& s) {
   if (s.dtype != "f32") fail("gemm kernel: panel-packed (CPU) kernels are f32 only (got {})", s.dtype);
-  if (!s.q8()) StorageText{s.bDtype()}.check("gemm (weights)");
+  if (!s.int8Blocks()) StorageText{s.bDtype()}.check("gemm (weights)");
+  else if (s.quantBlock < 4 || s.quantBlock % 4)
+    fail("gemm kernel: i8 weight blocks of {} values (a multiple of 4: the GEMV sums 4 K steps an iteration)",
+         s.quantBlock);
   if (s.microM <= 0 || s.blockM % s.microM != 0 || s.blockK != 1)
     fail("gemm kernel: program rows {} must be whole register blocks of {} rows, and K steps 1 (got {})", s.blockM,
          s.microM, s.blockK);
@@ -46,12 +49,12 @@ std::string emitPackedGemm(const GemmKernelSpec& s) {
     %bp = tile.make_block_ptr %b, [%kend, %bn], [%bn, %c1], [%bo, %c0] : !tile.ptr<{bdt}> -> {bP}
     %cp = tile.make_block_ptr %c, [{cRows}, %N], [%N, %c1], [%row, %col] : !tile.ptr<f32> -> !tile.block_ptr<{cS}>
 )",
-                                fmt::arg("k", k), fmt::arg("aP", cur->aP), fmt::arg("bP", cur->bP), fmt::arg("bdt", s.bElement()),
+                                fmt::arg("k", k), fmt::arg("aP", cur->aP), fmt::arg("bP", cur->bP), fmt::arg("bdt", s.bDtype()),
                                 fmt::arg("cRows", cRows), fmt::arg("cS", cur->cS));
     if (s.swiglu)
       p += fmt::format(
           "    %bp2 = tile.make_block_ptr %b2, [%kend, %bn], [%bn, %c1], [%bo, %c0] : !tile.ptr<{}> -> {}\n",
-          s.bElement(), cur->bP);
+          s.bDtype(), cur->bP);
     return p;
   };
   // The whole K of one register block from zeros, then the epilogue. `aIb`
@@ -198,6 +201,11 @@ std::string emitPackedGemm(const GemmKernelSpec& s) {
                              fmt::arg("LW", s.prefetchNext), fmt::arg("LPR", s.chunkK / s.microM),
                              fmt::arg("LAST", std::max<int64_t>(0, lines - s.chunkK)));
   }
+  // The GEMV over blocks with offsets sums A's K steps of a block (an A
+  // block is 1 x 1: GemmText::int8RowLoop).
+  const std::string offsetZero = s.quantOffsets && s.microM == 1
+                                     ? fmt::format("  %zeroA = arith.constant dense<0.0> : {}\n", t6.aT)
+                                     : "";
   return fmt::format(R"(func.func @{name}({args}) attributes {{tile.num_warps = 1 : i64}} {{
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
@@ -237,7 +245,7 @@ std::string emitPackedGemm(const GemmKernelSpec& s) {
   %colsIn = arith.cmpi sle, %colEnd, %N : index
   %koff = arith.muli %pn, %K : index
   %kend = arith.addi %koff, %K : index
-{q8Consts}{nextConsts}  %zero = arith.constant dense<0.0> : {cT}
+{quantConsts}{nextConsts}  %zero = arith.constant dense<0.0> : {cT}
 {blocks}  scf.if %colsIn {{
 {inside}  }} else {{
 {edge}  }}
@@ -249,11 +257,12 @@ std::string emitPackedGemm(const GemmKernelSpec& s) {
                      fmt::arg("KC", s.chunkK ? s.chunkK : s.blockK), fmt::arg("PFK", s.prefetchK), fmt::arg("cT", t6.cT),
                      fmt::arg("blocks", blocks), fmt::arg("inside", body(ib)), fmt::arg("edge", body("")),
                      fmt::arg("nextConsts", nextConsts),
-                     fmt::arg("q8Consts", s.q8() ? R"(  %c32 = arith.constant 32 : index
-  %kblocks = arith.divui %K, %c32 : index
+                     fmt::arg("quantConsts", s.int8Blocks() ? fmt::format(R"(  %cqb = arith.constant {} : index
+  %kblocks = arith.divui %K, %cqb : index
   %soff = arith.muli %pn, %kblocks : index
   %send = arith.addi %soff, %kblocks : index
-)" : ""));
+{})",
+                                                                   s.quantBlock, offsetZero) : ""));
 }
 
 }  // namespace strata::tile::gemm

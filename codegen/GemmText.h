@@ -60,25 +60,39 @@ struct GemmText {
 
   // `y` = B's block (bT) through block pointer `ptr`: the load, and for
   // 16-bit panels under an f32 dot (weightDtype) the widening after it.
-  // Q8_0 panels: the i8 values converted, times the scales of K step %k's
-  // block (row %soff + %k / 32 of the panel's scales in `scales`).
+  // i8 panels: the integers converted, times the scales of K step %k's
+  // block (row %soff + %k / quantBlock of the panel's scales in `scales`),
+  // plus its offsets (the same row of `offsets`) where there are any.
   std::string loadB(const std::string& y, const std::string& ptr, const std::string& attrs,
-                    const std::string& scales = "%bsc") const {
-    if (s.q8())
-      return fmt::format(R"(    {y}q = tile.load {ptr}{a} : {bP}
+                    const std::string& scales = "%bsc", const std::string& offsets = "%boff") const {
+    if (s.int8Blocks()) {
+      std::string t = fmt::format(R"(    {y}q = tile.load {ptr}{a} : {bP}
     {y}i = tile.convert {y}q : {bS} -> {bT}
-    {y}kb = arith.divui %k, %c32 : index
+    {y}kb = arith.divui %k, %cqb : index
     {y}sr = arith.addi %soff, {y}kb : index
-    {y}sp = tile.make_block_ptr {sc}, [%send, %bn], [%bn, %c1], [{y}sr, %c0] : !tile.ptr<f32> -> !tile.block_ptr<{bT}>
-    {y}s = tile.load {y}sp {{in_bounds}} : !tile.block_ptr<{bT}>
-    {y} = arith.mulf {y}i, {y}s : {bT}
+{scale}    {y}{o} = arith.mulf {y}i, {y}s : {bT}
 )",
-                         fmt::arg("y", y), fmt::arg("ptr", ptr), fmt::arg("a", attrs), fmt::arg("bP", bP),
-                         fmt::arg("bS", bS), fmt::arg("bT", bT), fmt::arg("sc", scales));
+                                  fmt::arg("y", y), fmt::arg("ptr", ptr), fmt::arg("a", attrs), fmt::arg("bP", bP),
+                                  fmt::arg("bS", bS), fmt::arg("bT", bT), fmt::arg("o", s.quantOffsets ? "m" : ""),
+                                  fmt::arg("scale", blockRow(y + "s", scales, y + "sr")));
+      if (s.quantOffsets)
+        t += blockRow(y + "f", offsets, y + "sr") + fmt::format("    {y} = arith.addf {y}m, {y}f : {bT}\n",
+                                                                 fmt::arg("y", y), fmt::arg("bT", bT));
+      return t;
+    }
     if (bS == bT) return fmt::format("    {} = tile.load {}{} : {}\n", y, ptr, attrs, bP);
     return fmt::format("    {y}s = tile.load {ptr}{a} : {bP}\n    {y} = tile.convert {y}s : {bS} -> {bT}\n",
                        fmt::arg("y", y), fmt::arg("ptr", ptr), fmt::arg("a", attrs), fmt::arg("bP", bP),
                        fmt::arg("bS", bS), fmt::arg("bT", bT));
+  }
+
+  // `v` = row `row` of the panel's f32 block scales or offsets in `buf`
+  // ([K / quantBlock, blockN] a panel, from row %soff), as a bT block.
+  std::string blockRow(const std::string& v, const std::string& buf, const std::string& row) const {
+    return fmt::format(R"(    {v}p = tile.make_block_ptr {buf}, [%send, %bn], [%bn, %c1], [{row}, %c0] : !tile.ptr<f32> -> !tile.block_ptr<{bT}>
+    {v} = tile.load {v}p {{in_bounds}} : !tile.block_ptr<{bT}>
+)",
+                       fmt::arg("v", v), fmt::arg("buf", buf), fmt::arg("row", row), fmt::arg("bT", bT));
   }
 
   // A K loop over [from, to) starting from the accumulators `inits`
@@ -87,7 +101,7 @@ struct GemmText {
   std::string kLoop(const std::string& res, const char* from, const char* to, const std::vector<std::string>& inits,
                     const std::vector<std::string>& ptrs, const char* ib, const char* bIb,
                     const std::string& nextLines = "") const {
-    if (s.q8() && s.microM == 1 && nextLines.empty()) return q8RowLoop(res, from, to, inits, ptrs, ib, bIb);
+    if (s.int8Blocks() && s.microM == 1 && nextLines.empty()) return int8RowLoop(res, from, to, inits, ptrs, ib, bIb);
     std::string iterArgs = fmt::format("%acc = {}, %pa = {}, %pb = {}", inits[0], ptrs[0], ptrs[1]);
     std::string types = cT + ", " + aP + ", " + bP;
     std::string aib = loadAttrs(ib, 1), bib = loadAttrs(bIb, s.weightsNK && !s.packedB ? 0 : -1);
@@ -110,7 +124,7 @@ struct GemmText {
     if (!nextLines.empty()) {
       // One cache line of the next K chunk per step, into L2 (see
       // GemmKernelSpec::prefetchNext).
-      std::string lP = fmt::format("!tile.block_ptr<tensor<{}x{}>>", s.prefetchNext, s.bElement());
+      std::string lP = fmt::format("!tile.block_ptr<tensor<{}x{}>>", s.prefetchNext, s.bDtype());
       body += fmt::format(R"(    %lk = arith.subi %k, {from} : index
     %lo = arith.muli %lk, %lw : index
     %la = arith.addi {start}, %lo : index
@@ -118,13 +132,13 @@ struct GemmText {
     tile.prefetch %pl {{locality = 2 : i64}} : {lP}
 )",
                           fmt::arg("from", from), fmt::arg("start", nextLines), fmt::arg("lP", lP),
-                          fmt::arg("bdt", s.bElement()));
+                          fmt::arg("bdt", s.bDtype()));
     }
     if (s.swiglu) {
       body += prefetch("pb2");
       iterArgs += fmt::format(", %acc2 = {}, %pb2 = {}", inits[1], ptrs[2]);
       types += ", " + cT + ", " + bP;
-      body += loadB("%y2", "%pb2", bib, "%bsc2") + fmt::format(R"(    %d2 = tile.dot %x, %y2, %acc2 : {aT} * {bT} -> {cT}
+      body += loadB("%y2", "%pb2", bib, "%bsc2", "%boff2") + fmt::format(R"(    %d2 = tile.dot %x, %y2, %acc2 : {aT} * {bT} -> {cT}
     %nb2 = tile.advance %pb2, [%bk, %c0] : {bP}
 )",
                           fmt::arg("bP", bP), fmt::arg("aT", aT), fmt::arg("bT", bT), fmt::arg("cT", cT));
@@ -135,12 +149,14 @@ struct GemmText {
                        res, n, from, to, iterArgs, types, body, yields, types);
   }
 
-  // The one-row (GEMV) K loop over Q8_0 panels: per block of 32 K steps
-  // the unscaled i8 products are summed first and the block's scales
+  // The one-row (GEMV) K loop over i8 panels: per block of quantBlock K
+  // steps the unscaled i8 products are summed first and the block's scales
   // applied once (not at every step: the decode GEMV is bound by these
-  // instructions, not by memory). [from, to) covers whole blocks.
-  std::string q8RowLoop(const std::string& res, const char* from, const char* to, const std::vector<std::string>& inits,
-                        const std::vector<std::string>& ptrs, const char* ib, const char* bIb) const {
+  // instructions, not by memory). With offsets, A's values of the block
+  // are summed too and times the offsets added once: sum_k x_k (s q_k + o)
+  // = s sum_k x_k q_k + o sum_k x_k. [from, to) covers whole blocks.
+  std::string int8RowLoop(const std::string& res, const char* from, const char* to, const std::vector<std::string>& inits,
+                          const std::vector<std::string>& ptrs, const char* ib, const char* bIb) const {
     // 4 K steps an iteration into 4 partial sums (per weight): one row's
     // FMAs otherwise wait on each other (5 cycles each on Zen 1, while the
     // i8 panels stream 4x fewer bytes than f32 ones). Measured 2026-11-29
@@ -148,6 +164,7 @@ struct GemmText {
     // scales applied once a block: 16.0 -> 13.9 ms.
     constexpr int kUnroll = 4;
     const int weights = s.swiglu ? 2 : 1, n = 1 + 2 * weights;
+    const bool off = s.quantOffsets;
     std::string iterArgs = fmt::format("%acc = {}, %pa = {}, %pb = {}", inits[0], ptrs[0], ptrs[1]);
     std::string types = cT + ", " + aP + ", " + bP, innerTypes = aP + ", " + bP, inner = "%qa = %pa, %qb = %pb";
     if (s.swiglu) {
@@ -161,6 +178,10 @@ struct GemmText {
         inner += fmt::format(", %q{}_{} = %zero", w, u);
         innerTypes += ", " + cT;
       }
+    if (off) {
+      inner += ", %xs = %zeroA";
+      innerTypes += ", " + aT;
+    }
     // Sub-step u: A's column and each weight's row k + u, into partial u.
     std::string body, yields = "%na, %nb";
     const char* bPtr[2] = {"%qb", "%qb2"};
@@ -180,6 +201,15 @@ struct GemmText {
                             fmt::arg("cT", cT));
       }
     }
+    // A's sum: the step's four values in pairs, so one add a step carries
+    // the dependence from step to step.
+    if (off)
+      body += fmt::format(R"(        %xp0 = arith.addf %x0, %x1 : {aT}
+        %xp1 = arith.addf %x2, %x3 : {aT}
+        %xp = arith.addf %xp0, %xp1 : {aT}
+        %xsn = arith.addf %xs, %xp : {aT}
+)",
+                          fmt::arg("aT", aT));
     for (int w = 0; w < weights; ++w)
       if (s.prefetchK)
         body += fmt::format("        %pf{w} = tile.advance {b}, [%pfk, %c0] : {bP}\n        tile.prefetch %pf{w} : {bP}\n",
@@ -192,31 +222,39 @@ struct GemmText {
     }
     for (int w = 0; w < weights; ++w)
       for (int u = 0; u < kUnroll; ++u) yields += fmt::format(", %d{}_{}", w, u);
-    // After a block: the partials summed, scaled by the block's scales, added.
+    if (off) yields += ", %xsn";
+    // After a block: the partials summed, scaled by the block's scales, added
+    // (and A's sum times the offsets).
     std::string after, outer = "%an0, %in#0, %in#1";
     const char* scales[2] = {"%bsc", "%bsc2"};
+    const char* offsets[2] = {"%boff", "%boff2"};
     const char* accs[2] = {"%acc", "%acc2"};
+    const int first = s.swiglu ? 3 : 2;  // the partials follow the pointers, A's sum the partials
     for (int w = 0; w < weights; ++w) {
-      const int first = s.swiglu ? 3 : 2;  // the partials follow the pointers
+      const std::string sv = fmt::format("%sv{}", w), ov = fmt::format("%ov{}", w);
       after += fmt::format(R"(      %s{w}a = arith.addf %in#{p0}, %in#{p1} : {cT}
       %s{w}b = arith.addf %in#{p2}, %in#{p3} : {cT}
       %s{w} = arith.addf %s{w}a, %s{w}b : {cT}
-      %sp{w} = tile.make_block_ptr {sc}, [%send, %bn], [%bn, %c1], [%sr, %c0] : !tile.ptr<f32> -> !tile.block_ptr<{bT}>
-      %sv{w} = tile.load %sp{w} {{in_bounds}} : !tile.block_ptr<{bT}>
-      %ps{w} = arith.mulf %s{w}, %sv{w} : {cT}
-      %an{w} = arith.addf {acc}, %ps{w} : {cT}
+{scale}      %ps{w} = arith.mulf %s{w}, %sv{w} : {cT}
+      %a{o}{w} = arith.addf {acc}, %ps{w} : {cT}
 )",
                            fmt::arg("w", w), fmt::arg("p0", first + w * kUnroll), fmt::arg("p1", first + w * kUnroll + 1),
                            fmt::arg("p2", first + w * kUnroll + 2), fmt::arg("p3", first + w * kUnroll + 3),
-                           fmt::arg("cT", cT), fmt::arg("sc", scales[w]), fmt::arg("bT", bT), fmt::arg("acc", accs[w]));
+                           fmt::arg("cT", cT), fmt::arg("scale", blockRow(sv, scales[w], "%sr")),
+                           fmt::arg("acc", accs[w]), fmt::arg("o", off ? "m" : "n"));
+      if (off)
+        after += blockRow(ov, offsets[w], "%sr") +
+                 fmt::format("      %an{w} = tile.dot %in#{xs}, {ov}, %am{w} : {aT} * {bT} -> {cT}\n",
+                             fmt::arg("w", w), fmt::arg("xs", first + weights * kUnroll), fmt::arg("ov", ov),
+                             fmt::arg("aT", aT), fmt::arg("bT", bT), fmt::arg("cT", cT));
     }
     if (s.swiglu) outer = "%an0, %in#0, %in#1, %an1, %in#2";
     std::string consts;
     for (int u = 1; u <= kUnroll; ++u) consts += fmt::format("      %ku{} = arith.constant {} : index\n", u, u);
-    return fmt::format(R"(    {res}:{n} = scf.for %kb = {from} to {to} step %c32 iter_args({iterArgs}) -> ({types}) {{
-{consts}      %kbi = arith.divui %kb, %c32 : index
+    return fmt::format(R"(    {res}:{n} = scf.for %kb = {from} to {to} step %cqb iter_args({iterArgs}) -> ({types}) {{
+{consts}      %kbi = arith.divui %kb, %cqb : index
       %sr = arith.addi %soff, %kbi : index
-      %kbe = arith.addi %kb, %c32 : index
+      %kbe = arith.addi %kb, %cqb : index
       %in:{ni} = scf.for %k = %kb to %kbe step %ku{U} iter_args({inner}) -> ({innerTypes}) {{
 {body}        scf.yield {yields} : {innerTypes}
       }}
@@ -225,7 +263,7 @@ struct GemmText {
 )",
                        fmt::arg("res", res), fmt::arg("n", n), fmt::arg("from", from), fmt::arg("to", to),
                        fmt::arg("iterArgs", iterArgs), fmt::arg("types", types), fmt::arg("inner", inner),
-                       fmt::arg("innerTypes", innerTypes), fmt::arg("ni", weights + 1 + weights * kUnroll),
+                       fmt::arg("innerTypes", innerTypes), fmt::arg("ni", weights + 1 + weights * kUnroll + off),
                        fmt::arg("body", body), fmt::arg("yields", yields), fmt::arg("after", after),
                        fmt::arg("outer", outer), fmt::arg("consts", consts), fmt::arg("U", kUnroll));
   }

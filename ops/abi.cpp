@@ -7,6 +7,7 @@
 #include <cstring>
 #include <functional>
 #include <mutex>
+#include <numeric>
 #include <thread>
 
 #include "ops/quant.h"
@@ -60,31 +61,53 @@ ops::Tensor packPanels(const ops::Tensor& w, bool nk, int64_t width) {
   return p;
 }
 
-Int8BlockPanels packInt8BlockPanels(const uint8_t* rows, int64_t K, int64_t N, int64_t width, int64_t blockBytes,
-                                    void (*int8Block)(const uint8_t*, int8_t*, float*)) {
-  constexpr int64_t kBlock = 32;
-  if (K % kBlock || K <= 0 || N <= 0 || width <= 0 || !int8Block)
-    fail("packInt8BlockPanels: K = {} must be a positive multiple of 32 (N = {}, panels of {})", K, N, width);
-  const int64_t panels = (N + width - 1) / width, blocks = K / kBlock;
+std::optional<Int8BlockForm> int8BlockForm(std::string_view quant) {
+  const ops::QuantFormat* f = ops::quantFormat(quant);
+  if (!f) return std::nullopt;
+  return Int8BlockForm{f->subBlock, f->offsets};
+}
+
+Int8BlockForm commonInt8Form(std::span<const Int8BlockForm> forms) {
+  Int8BlockForm form{0, false};
+  for (const Int8BlockForm& f : forms) {
+    form.block = form.block ? std::gcd(form.block, f.block) : f.block;
+    form.offsets = form.offsets || f.offsets;
+  }
+  if (form.block <= 0) fail("commonInt8Form: no forms");
+  return form;
+}
+
+Int8BlockPanels packInt8BlockPanels(const uint8_t* rows, int64_t K, int64_t N, int64_t width,
+                                    const ops::QuantFormat& f, Int8BlockForm form) {
+  if (K % f.blockElems || K <= 0 || N <= 0 || width <= 0)
+    fail("packInt8BlockPanels: K = {} must be a positive multiple of {}'s {} (N = {}, panels of {})", K, f.name,
+         f.blockElems, N, width);
+  if (form.block <= 0 || f.subBlock % form.block || (f.offsets && !form.offsets))
+    fail("packInt8BlockPanels: {} (sub-blocks of {}{}) does not fit panels of {}-value blocks{}", f.name, f.subBlock,
+         f.offsets ? " with offsets" : "", form.block, form.offsets ? " with offsets" : "");
+  const int64_t panels = (N + width - 1) / width, blocks = K / f.blockElems, subs = K / form.block;
+  const int64_t per = f.subBlock / form.block;  // form's blocks per sub-block of f
   Int8BlockPanels out;
   out.values.assign(size_t(panels * K * width), 0);
-  out.scales.assign(size_t(panels * blocks * width), 0.f);
-  int8_t q[kBlock];
-  float d;
+  out.scales.assign(size_t(panels * subs * width), 0.f);
+  if (form.offsets) out.offsets.assign(out.scales.size(), 0.f);
+  int8_t q[ops::kMaxBlockElems];
+  float scale[ops::kMaxBlockElems], offset[ops::kMaxBlockElems];
   for (int64_t n = 0; n < N; ++n) {
     const int64_t p = n / width, j = n % width;
     for (int64_t b = 0; b < blocks; ++b) {
-      int8Block(rows + (n * blocks + b) * blockBytes, q, &d);
-      out.scales[size_t((p * blocks + b) * width + j)] = d;
-      for (int64_t i = 0; i < kBlock; ++i) out.values[size_t((p * K + b * kBlock + i) * width + j)] = q[i];
+      std::fill_n(offset, f.blockElems / f.subBlock, 0.f);
+      f.intBlock(rows + (n * blocks + b) * f.blockBytes, q, scale, offset);
+      for (int64_t i = 0; i < f.blockElems; ++i)
+        out.values[size_t((p * K + b * f.blockElems + i) * width + j)] = q[i];
+      for (int64_t s = 0; s < f.blockElems / form.block; ++s) {
+        const size_t at = size_t((p * subs + b * f.blockElems / form.block + s) * width + j);
+        out.scales[at] = scale[s / per];
+        if (form.offsets) out.offsets[at] = offset[s / per];
+      }
     }
   }
   return out;
-}
-
-bool readsAsInt8Blocks(std::string_view quant) {
-  const ops::QuantFormat* f = ops::quantFormat(quant);
-  return f && f->int8Block;
 }
 
 KernelArgs& KernelArgs::buffer(const void* data, int64_t elements) {

@@ -14,12 +14,17 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "ops/tensor.h"
+
+namespace strata::ops {
+struct QuantFormat;  // ops/quant.h
+}
 
 namespace strata::abi {
 
@@ -69,24 +74,37 @@ void packPanels(const float* w, int64_t K, int64_t N, bool nk, int64_t width, fl
 // CPU kernels with 16-bit weights read: GemmKernelSpec::weightDtype).
 ops::Tensor packPanels(const ops::Tensor& w, bool nk, int64_t width);
 
-// A weight in blocks of 32 values that are a scale times small integers
-// (llama.cpp's Q8_0, Q4_0, Q5_0: ops::QuantFormat::int8Block reads one
-// block of `blockBytes` as its i8 integers and scale), stored [N, K] as
-// rows of K / 32 blocks, in the panels of the CPU kernels with Q8_0-form
-// weights (GemmKernelSpec::q8): the integers as packPanels lays floats out
-// (values[(p K + k) width + j] = the integer of B[k, p width + j]) and the
-// scales in f32, one row per block (scales[(p K / 32 + k / 32) width +
-// j]); 0 past column N. K must be a multiple of 32. Values are moved,
-// never dequantized (4- and 5-bit ones take a byte each).
+// The form in which the CPU kernels read block-quantized weights
+// (GemmKernelSpec::int8Blocks): i8 integers in sub-blocks of `block`
+// values along K, each with an f32 scale and, with `offsets`, an f32
+// offset. A format fits a form whose block divides its sub-block and that
+// has offsets when it does; the weights of one GEMM node share a form
+// (commonInt8Form).
+struct Int8BlockForm {
+  int64_t block = 32;
+  bool offsets = false;
+  bool operator==(const Int8BlockForm&) const = default;
+};
+// The form of the block format named `quant` (ggml's name: its own
+// sub-block and offsets), or nullopt for a name ops/quant.h does not know.
+std::optional<Int8BlockForm> int8BlockForm(std::string_view quant);
+// The form that fits every one of `forms` with the fewest scale and offset
+// bytes: the smallest sub-block, offsets if any has them.
+Int8BlockForm commonInt8Form(std::span<const Int8BlockForm> forms);
+
+// A quantized weight stored [N, K] as rows of K / blockElems blocks of
+// format `f`, in the panels of the CPU kernels in `form`: the integers as
+// packPanels lays floats out (values[(p K + k) width + j] = the integer of
+// B[k, p width + j]), the scales (and offsets, else empty) one row per
+// sub-block of form.block (scales[(p K / block + k / block) width + j]);
+// 0 past column N. Values are moved, never dequantized (4- to 6-bit ones
+// take a byte each). Throws unless K is whole blocks and `form` fits `f`.
 struct Int8BlockPanels {
   std::vector<int8_t> values;
-  std::vector<float> scales;
+  std::vector<float> scales, offsets;
 };
-Int8BlockPanels packInt8BlockPanels(const uint8_t* rows, int64_t K, int64_t N, int64_t width, int64_t blockBytes,
-                                    void (*int8Block)(const uint8_t* block, int8_t* q, float* d));
-// Whether the CPU kernels read the block format named `quant` (ggml's
-// name) in that form.
-bool readsAsInt8Blocks(std::string_view quant);
+Int8BlockPanels packInt8BlockPanels(const uint8_t* rows, int64_t K, int64_t N, int64_t width,
+                                    const ops::QuantFormat& f, Int8BlockForm form);
 
 // Runs the kernel for every program id in [0, gx) x [0, gy) x [0, gz),
 // spreading programs over `threads` threads (0: the hardware's count): the

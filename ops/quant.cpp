@@ -15,13 +15,13 @@ float half(const uint8_t* p) {
 }
 
 // Q8_0: d (f16), 32 int8 quants: x = d q.
-void q8_0Ints(const uint8_t* b, int8_t* q, float* d) {
+void q8_0(const uint8_t* b, int8_t* q, float* d, float*) {
   *d = half(b);
   for (int i = 0; i < 32; ++i) q[i] = int8_t(b[2 + i]);
 }
 
 // Q4_0: d, 16 bytes of nibbles (low nibbles values 0-15, high 16-31): x = d (q - 8).
-void q4_0Ints(const uint8_t* b, int8_t* q, float* d) {
+void q4_0(const uint8_t* b, int8_t* q, float* d, float*) {
   *d = half(b);
   for (int i = 0; i < 16; ++i) {
     q[i] = int8_t(int(b[2 + i] & 0xF) - 8);
@@ -30,7 +30,7 @@ void q4_0Ints(const uint8_t* b, int8_t* q, float* d) {
 }
 
 // Q5_0: d, 32 fifth bits (u32), nibbles: x = d (q - 16).
-void q5_0Ints(const uint8_t* b, int8_t* q, float* d) {
+void q5_0(const uint8_t* b, int8_t* q, float* d, float*) {
   *d = half(b);
   uint32_t qh;
   std::memcpy(&qh, b + 2, 4);
@@ -40,34 +40,25 @@ void q5_0Ints(const uint8_t* b, int8_t* q, float* d) {
   }
 }
 
-// The three above as values: d times each integer.
-template <void (*Ints)(const uint8_t*, int8_t*, float*)>
-void scaledInts(const uint8_t* b, float* y) {
-  int8_t q[32];
-  float d;
-  Ints(b, q, &d);
-  for (int i = 0; i < 32; ++i) y[i] = d * float(q[i]);
-}
-
 // Q4_1: d, m, nibbles: x = d q + m.
-void q4_1(const uint8_t* b, float* y) {
-  const float d = half(b), m = half(b + 2);
+void q4_1(const uint8_t* b, int8_t* q, float* d, float* m) {
+  *d = half(b);
+  *m = half(b + 2);
   for (int i = 0; i < 16; ++i) {
-    y[i] = d * float(b[4 + i] & 0xF) + m;
-    y[i + 16] = d * float(b[4 + i] >> 4) + m;
+    q[i] = int8_t(b[4 + i] & 0xF);
+    q[i + 16] = int8_t(b[4 + i] >> 4);
   }
 }
 
 // Q5_1: d, m, fifth bits, nibbles: x = d q + m.
-void q5_1(const uint8_t* b, float* y) {
-  const float d = half(b), m = half(b + 2);
+void q5_1(const uint8_t* b, int8_t* q, float* d, float* m) {
+  *d = half(b);
+  *m = half(b + 2);
   uint32_t qh;
   std::memcpy(&qh, b + 4, 4);
   for (int i = 0; i < 16; ++i) {
-    const int lo = (b[8 + i] & 0xF) | int(((qh >> i) & 1) << 4);
-    const int hi = (b[8 + i] >> 4) | int(((qh >> (i + 16)) & 1) << 4);
-    y[i] = d * float(lo) + m;
-    y[i + 16] = d * float(hi) + m;
+    q[i] = int8_t((b[8 + i] & 0xF) | int(((qh >> i) & 1) << 4));
+    q[i + 16] = int8_t((b[8 + i] >> 4) | int(((qh >> (i + 16)) & 1) << 4));
   }
 }
 
@@ -84,71 +75,86 @@ void scaleMin(int j, const uint8_t* q, float& sc, float& m) {
   }
 }
 
+// Q4_K and Q5_K's scales and offsets: sub-block j of 32 is x = (d sc_j) q
+// - dmin m_j (ggml's two f32 products, then the difference: adding the
+// negated product is the same operation).
+void kScales(const uint8_t* b, float* scale, float* offset) {
+  const float d = half(b), dmin = half(b + 2);
+  for (int j = 0; j < 8; ++j) {
+    float sc, m;
+    scaleMin(j, b + 4, sc, m);
+    scale[j] = d * sc;
+    offset[j] = -(dmin * m);
+  }
+}
+
 // Q4_K: a super-block of 256 in 8 sub-blocks of 32: d, dmin (f16), 12 bytes
 // of 6-bit scales and mins, 128 bytes of nibbles (each 32-byte run holds
-// two sub-blocks: low nibbles, then high): x = d sc q - dmin m.
-void q4_k(const uint8_t* b, float* y) {
-  const float d = half(b), dmin = half(b + 2);
-  const uint8_t* scales = b + 4;
-  const uint8_t* q = b + 16;
-  for (int j = 0; j < 8; j += 2, q += 32, y += 64) {
-    float sc1, m1, sc2, m2;
-    scaleMin(j, scales, sc1, m1);
-    scaleMin(j + 1, scales, sc2, m2);
-    const float d1 = d * sc1, mm1 = dmin * m1, d2 = d * sc2, mm2 = dmin * m2;
-    for (int l = 0; l < 32; ++l) y[l] = d1 * float(q[l] & 0xF) - mm1;
-    for (int l = 0; l < 32; ++l) y[32 + l] = d2 * float(q[l] >> 4) - mm2;
-  }
+// two sub-blocks: low nibbles, then high).
+void q4_k(const uint8_t* b, int8_t* q, float* scale, float* offset) {
+  kScales(b, scale, offset);
+  const uint8_t* n = b + 16;
+  for (int j = 0; j < 8; j += 2, n += 32, q += 64)
+    for (int l = 0; l < 32; ++l) {
+      q[l] = int8_t(n[l] & 0xF);
+      q[32 + l] = int8_t(n[l] >> 4);
+    }
 }
 
 // Q5_K: as Q4_K with a fifth bit per value (32 bytes, bit pair 2j / 2j + 1
 // for sub-blocks j, j + 1).
-void q5_k(const uint8_t* b, float* y) {
-  const float d = half(b), dmin = half(b + 2);
-  const uint8_t* scales = b + 4;
+void q5_k(const uint8_t* b, int8_t* q, float* scale, float* offset) {
+  kScales(b, scale, offset);
   const uint8_t* qh = b + 16;
-  const uint8_t* q = b + 48;
+  const uint8_t* n = b + 48;
   uint8_t u1 = 1, u2 = 2;
-  for (int j = 0; j < 8; j += 2, q += 32, y += 64, u1 <<= 2, u2 <<= 2) {
-    float sc1, m1, sc2, m2;
-    scaleMin(j, scales, sc1, m1);
-    scaleMin(j + 1, scales, sc2, m2);
-    const float d1 = d * sc1, mm1 = dmin * m1, d2 = d * sc2, mm2 = dmin * m2;
-    for (int l = 0; l < 32; ++l) y[l] = d1 * float((q[l] & 0xF) + (qh[l] & u1 ? 16 : 0)) - mm1;
-    for (int l = 0; l < 32; ++l) y[32 + l] = d2 * float((q[l] >> 4) + (qh[l] & u2 ? 16 : 0)) - mm2;
-  }
+  for (int j = 0; j < 8; j += 2, n += 32, q += 64, u1 <<= 2, u2 <<= 2)
+    for (int l = 0; l < 32; ++l) {
+      q[l] = int8_t((n[l] & 0xF) + (qh[l] & u1 ? 16 : 0));
+      q[32 + l] = int8_t((n[l] >> 4) + (qh[l] & u2 ? 16 : 0));
+    }
 }
 
 // Q6_K: 256 values of 6 bits (low 4 in 128 bytes, high 2 in 64), 16 int8
-// scales of 16 values each, d (f16): x = d sc (q - 32).
-void q6_k(const uint8_t* b, float* y) {
+// scales of 16 values each, d (f16): x = (d sc) (q - 32).
+void q6_k(const uint8_t* b, int8_t* q, float* scale, float*) {
   const uint8_t* ql = b;
   const uint8_t* qh = b + 128;
   const int8_t* sc = reinterpret_cast<const int8_t*>(b + 192);
   const float d = half(b + 208);
-  for (int n = 0; n < 256; n += 128, ql += 64, qh += 32, sc += 8, y += 128)
+  for (int j = 0; j < 16; ++j) scale[j] = d * float(sc[j]);
+  for (int n = 0; n < 256; n += 128, ql += 64, qh += 32, q += 128)
     for (int l = 0; l < 32; ++l) {
-      const int is = l / 16;
-      const int q1 = int((ql[l] & 0xF) | (((qh[l] >> 0) & 3) << 4)) - 32;
-      const int q2 = int((ql[l + 32] & 0xF) | (((qh[l] >> 2) & 3) << 4)) - 32;
-      const int q3 = int((ql[l] >> 4) | (((qh[l] >> 4) & 3) << 4)) - 32;
-      const int q4 = int((ql[l + 32] >> 4) | (((qh[l] >> 6) & 3) << 4)) - 32;
-      y[l] = d * float(sc[is]) * float(q1);
-      y[l + 32] = d * float(sc[is + 2]) * float(q2);
-      y[l + 64] = d * float(sc[is + 4]) * float(q3);
-      y[l + 96] = d * float(sc[is + 6]) * float(q4);
+      q[l] = int8_t(int((ql[l] & 0xF) | (((qh[l] >> 0) & 3) << 4)) - 32);
+      q[l + 32] = int8_t(int((ql[l + 32] & 0xF) | (((qh[l] >> 2) & 3) << 4)) - 32);
+      q[l + 64] = int8_t(int((ql[l] >> 4) | (((qh[l] >> 4) & 3) << 4)) - 32);
+      q[l + 96] = int8_t(int((ql[l + 32] >> 4) | (((qh[l] >> 6) & 3) << 4)) - 32);
     }
 }
 
+// A block's values from its integers, scales and offsets (one form for
+// every format; the order of operations is ggml's).
+template <int64_t Elems, int64_t Sub, bool Offsets, void (*Ints)(const uint8_t*, int8_t*, float*, float*)>
+void dequantizeInts(const uint8_t* b, float* y) {
+  int8_t q[Elems];
+  float scale[Elems / Sub], offset[Elems / Sub] = {};
+  Ints(b, q, scale, offset);
+  for (int64_t i = 0; i < Elems; ++i) {
+    y[i] = scale[i / Sub] * float(q[i]);
+    if (Offsets) y[i] += offset[i / Sub];
+  }
+}
+
+template <int64_t Elems, int64_t Sub, bool Offsets, void (*Ints)(const uint8_t*, int8_t*, float*, float*)>
+constexpr QuantFormat format(const char* name, int64_t bytes) {
+  return {name, Elems, bytes, Sub, Offsets, Ints, dequantizeInts<Elems, Sub, Offsets, Ints>};
+}
+
 const QuantFormat kFormats[] = {
-    {"Q4_0", 32, 18, scaledInts<q4_0Ints>, q4_0Ints},
-    {"Q4_1", 32, 20, q4_1, nullptr},
-    {"Q5_0", 32, 22, scaledInts<q5_0Ints>, q5_0Ints},
-    {"Q5_1", 32, 24, q5_1, nullptr},
-    {"Q8_0", 32, 34, scaledInts<q8_0Ints>, q8_0Ints},
-    {"Q4_K", 256, 144, q4_k, nullptr},
-    {"Q5_K", 256, 176, q5_k, nullptr},
-    {"Q6_K", 256, 210, q6_k, nullptr},
+    format<32, 32, false, q4_0>("Q4_0", 18), format<32, 32, true, q4_1>("Q4_1", 20),
+    format<32, 32, false, q5_0>("Q5_0", 22), format<32, 32, true, q5_1>("Q5_1", 24),
+    format<32, 32, false, q8_0>("Q8_0", 34), format<256, 32, true, q4_k>("Q4_K", 144),
+    format<256, 32, true, q5_k>("Q5_K", 176), format<256, 16, false, q6_k>("Q6_K", 210),
 };
 
 }  // namespace

@@ -17,14 +17,24 @@ namespace strata::ops {
 struct QuantFormat {
   const char* name;  // ggml's name, "Q4_K"
   int64_t blockElems, blockBytes;
-  // One block's blockElems values.
+  // Every format is sub-blocks of subBlock small integers, each sub-block
+  // with an f32 scale and (`offsets`: Q4_1, Q5_1, Q4_K, Q5_K) an f32
+  // offset: value i = scale[i / subBlock] * float(q[i]) (+ offset[i /
+  // subBlock]). intBlock reads one block as its blockElems integers (i8:
+  // every format's fit) and blockElems / subBlock scales (and offsets,
+  // untouched without them); those are the dequantized values exactly, as
+  // ggml computes them (the same f32 products and sums). The CPU kernels'
+  // i8 panels hold them (abi::packInt8BlockPanels).
+  int64_t subBlock;
+  bool offsets;
+  void (*intBlock)(const uint8_t* block, int8_t* q, float* scale, float* offset);
+  // One block's blockElems values: intBlock's integers times their scales
+  // (plus their offsets).
   void (*dequantizeBlock)(const uint8_t* block, float* out);
-  // Formats whose block is one f16 scale d times 32 small integers (Q8_0,
-  // Q4_0, Q5_0): the integers as i8 and d, so that d * float(q[i]) is
-  // dequantizeBlock's value i exactly (what the CPU kernels' i8 panels
-  // hold: abi::packInt8BlockPanels). Null for the others.
-  void (*int8Block)(const uint8_t* block, int8_t* q, float* d);
 };
+
+// The most values a block of any format holds (Q4_K / Q5_K / Q6_K's 256).
+inline constexpr int64_t kMaxBlockElems = 256;
 
 // The format named `name` (ggml's type name), or null.
 const QuantFormat* quantFormat(std::string_view name);

@@ -68,6 +68,13 @@ RegionKernels::Launch RegionKernels::resolve(const ops::NodeDef& n, const nlohma
   l.maxRows = a.value("max_rows", (int64_t)1);
   l.packedWidth = a.value("packed_b", (int64_t)0);
   l.groupHeads = a.value("group_heads", false);
+  if (a.contains("int8_blocks")) {
+    const auto& f = a.at("int8_blocks");
+    if (!f.is_object() || !f.value("block", nlohmann::json()).is_number_integer() || !f.value("offsets", nlohmann::json()).is_boolean() ||
+        f.at("block").get<int64_t>() <= 0)
+      fail("node '{}' ({}): malformed int8_blocks {}", n.name, n.op, f.dump());
+    l.int8Form = abi::Int8BlockForm{f.at("block").get<int64_t>(), f.at("offsets").get<bool>()};
+  }
   if (l.blockM <= 0 || l.blockN <= 0 || (l.packedWidth && l.packedWidth != l.blockN)) fail("node '{}' ({}): kernel blocking {}", n.name, n.op, a.dump());
   return l;
 }
@@ -130,16 +137,12 @@ const RegionKernels::QuantWeight* RegionKernels::quantInput(const ops::NodeDef& 
   return it == quant_.end() ? nullptr : &it->second;
 }
 
-const abi::Int8BlockPanels& RegionKernels::int8Panels(const QuantWeight& w, int64_t width) {
-  if (!w.format->int8Block) fail("the CPU GEMM kernels read Q8_0, Q4_0 and Q5_0 weights, not {}", w.format->name);
+const abi::Int8BlockPanels& RegionKernels::int8Panels(const QuantWeight& w, int64_t width, abi::Int8BlockForm form) {
   std::lock_guard<std::mutex> lock(packMutex_);
-  auto key = std::make_pair(static_cast<const void*>(w.data), width);
+  auto key = std::make_tuple(static_cast<const void*>(w.data), width, form.block, form.offsets);
   auto it = int8Packed_.find(key);
   if (it == int8Packed_.end())
-    it = int8Packed_
-             .emplace(key, abi::packInt8BlockPanels(w.data, w.cols, w.rows, width, w.format->blockBytes,
-                                                    w.format->int8Block))
-             .first;
+    it = int8Packed_.emplace(key, abi::packInt8BlockPanels(w.data, w.cols, w.rows, width, *w.format, form)).first;
   return it->second;
 }
 
@@ -200,9 +203,11 @@ V RegionKernels::gemm(const ops::NodeDef& n, const Resolved& r, const V& in) {
     a.buffer(x.data<float>(), x.numel());
     for (int64_t j = wi; j < (g.swiglu ? 2 : wi + 1); ++j) {
       if (const QuantWeight* q = quant(j)) {
-        if (!l.packedWidth) fail("quantized weight '{}' needs a panel-packed kernel", n.inputs[g.weight(j)]);
-        const abi::Int8BlockPanels& p = int8Panels(*q, l.packedWidth);
+        if (!l.packedWidth || !l.int8Form)
+          fail("quantized weight '{}' needs a panel-packed kernel for i8 blocks", n.inputs[g.weight(j)]);
+        const abi::Int8BlockPanels& p = int8Panels(*q, l.packedWidth, *l.int8Form);
         a.buffer(p.values.data(), (int64_t)p.values.size()).buffer(p.scales.data(), (int64_t)p.scales.size());
+        if (l.int8Form->offsets) a.buffer(p.offsets.data(), (int64_t)p.offsets.size());
         continue;
       }
       const Tensor& w = l.packedWidth ? packedWeight(in[g.weight(j)], g.weightsNK, l.packedWidth) : in[g.weight(j)];

@@ -34,8 +34,8 @@ class RegionKernels {
   // A quantized weight (ops/quant.h's blocks, rows of whole blocks): nodes
   // that read it by name get an undefined tensor for it among their
   // inputs, and the kernels read `rows` (which must outlive this object):
-  // GEMMs through i8 panels packed on first use (Q8_0, Q4_0, Q5_0:
-  // abi::packInt8BlockPanels), embedding gathers by
+  // GEMMs through i8 panels packed on first use in the form the kernel
+  // was planned for (abi::packInt8BlockPanels), embedding gathers by
   // dequantizing the rows they pick.
   struct QuantWeight {
     const ops::QuantFormat* format = nullptr;
@@ -51,6 +51,7 @@ class RegionKernels {
     int64_t maxRows = 1;  // gemm decode / small variants: used up to this many rows
     int64_t packedWidth = 0;  // gemm: weights panel-packed this wide (0: as stored)
     bool groupHeads = false;  // paged attention decode: a program per KV head (AttentionKernelSpec::groupHeads)
+    std::optional<abi::Int8BlockForm> int8Form;  // gemm: quantized weights read in this form
   };
   struct Resolved {
     Launch main;
@@ -73,8 +74,8 @@ class RegionKernels {
   const ops::Tensor& packedWeight(const ops::Tensor& w, bool nk, int64_t width);
   // The quantized weight input `i` of `n` is, if any.
   const QuantWeight* quantInput(const ops::NodeDef& n, int64_t i) const;
-  // The i8 panels of `w`, `width` wide, made on first use and kept.
-  const abi::Int8BlockPanels& int8Panels(const QuantWeight& w, int64_t width);
+  // The i8 panels of `w`, `width` wide in `form`, made on first use and kept.
+  const abi::Int8BlockPanels& int8Panels(const QuantWeight& w, int64_t width, abi::Int8BlockForm form);
   // Rows `ids` of a quantized embedding table, dequantized: [ids, cols].
   ops::Tensor dequantizedRows(const QuantWeight& w, const ops::Tensor& ids) const;
 
@@ -86,7 +87,7 @@ class RegionKernels {
   std::mutex packMutex_;
   std::map<std::tuple<const void*, bool, int64_t, int64_t, int64_t>, std::pair<ops::Tensor, ops::Tensor>> packed_;
   std::map<std::string, QuantWeight> quant_;
-  std::map<std::pair<const void*, int64_t>, abi::Int8BlockPanels> int8Packed_;
+  std::map<std::tuple<const void*, int64_t, int64_t, bool>, abi::Int8BlockPanels> int8Packed_;
 };
 
 }  // namespace strata::runtime

@@ -18,8 +18,10 @@
 #include "codegen/GemmKernel.h"
 #include "codegen/targets/cuda/Ptxas.h"
 #include "codegen/UArch.h"
+#include "ops/abi.h"
 #include "ops/quant.h"
 #include "ops/reference.h"
+#include "ops/regions.h"
 #include "tests/unit/conformance.h"
 
 namespace strata {
@@ -135,58 +137,107 @@ INSTANTIATE_TEST_SUITE_P(Cpu, GemmConformance,
                            return n;
                          });
 
-// Q8_0 weights (GGUF): the i8 panels and f32 scales abi::packInt8BlockPanels
-// lays out, converted and scaled in registers. Random blocks (i8 values,
-// f16 scales); the reference multiplies by their dequantization
-// (ops/quant.h, llama.cpp's), so only the summation order differs. Every
-// row variant, the small blocking with K chunks, ragged N and M.
-class GemmConformanceQ8_0 : public ::testing::TestWithParam<std::tuple<std::string, int64_t>> {};
+// Block-quantized weights (GGUF): the i8 panels, f32 scales and offsets
+// abi::packInt8BlockPanels lays out, converted, scaled and offset in
+// registers. Random blocks (random bytes, small f16 scales and mins); the
+// reference multiplies by their dequantization (ops/quant.h, llama.cpp's),
+// so only the summation order differs. Every row variant, the small
+// blocking with K chunks, SwiGLU, ragged N and M; each form: Q8_0 (blocks
+// of 32), Q4_1 (32 with offsets), Q6_K (16), Q4_K read in the form of a
+// Q4_K_M node that also holds Q6_K weights (16 with offsets).
+struct Int8Case {
+  std::string target;
+  int64_t rows;
+  std::string format;
+  int64_t block;  // the form's sub-block (abi::Int8BlockForm)
+  bool swiglu = false;
+};
 
-TEST_P(GemmConformanceQ8_0, MatchesDequantizedReference) {
-  auto [target, rows] = GetParam();
-  if (target == "cpu-avx512" && tile::hostCpuTarget() != "cpu-avx512") GTEST_SKIP() << "host has no AVX-512";
-  tile::GemmKernelSpec spec = tile::cpuGemmSpec(target, true, rows, "q8_0");
+class GemmConformanceInt8Blocks : public ::testing::TestWithParam<Int8Case> {};
+
+// `count` random blocks of `f` whose f16 fields (scales, mins) are small.
+std::vector<uint8_t> randomBlocks(const ops::QuantFormat& f, int64_t count, std::mt19937& rng) {
+  std::vector<uint8_t> blocks(size_t(count * f.blockBytes));
+  std::uniform_int_distribution<int> byte(0, 255);
+  std::uniform_real_distribution<float> small(-0.002f, 0.002f);
+  for (auto& b : blocks) b = static_cast<uint8_t>(byte(rng));
+  // Where each format keeps its f16 fields.
+  const std::string name = f.name;
+  std::vector<int> halves = name == "Q6_K" ? std::vector<int>{208} : name == "Q8_0" || name == "Q4_0" || name == "Q5_0"
+                                                                         ? std::vector<int>{0}
+                                                                         : std::vector<int>{0, 2};
+  for (int64_t i = 0; i < count; ++i)
+    for (int at : halves) {
+      uint16_t h = ops::floatToHalf(small(rng) * (name == "Q8_0" ? 10 : 1));
+      std::memcpy(&blocks[size_t(i * f.blockBytes + at)], &h, 2);
+    }
+  return blocks;
+}
+
+TEST_P(GemmConformanceInt8Blocks, MatchesDequantizedReference) {
+  const Int8Case& c = GetParam();
+  if (c.target == "cpu-avx512" && tile::hostCpuTarget() != "cpu-avx512") GTEST_SKIP() << "host has no AVX-512";
+  const ops::QuantFormat& f = *ops::quantFormat(c.format);
+  const abi::Int8BlockForm form{c.block, f.offsets || c.block < f.subBlock};
+  tile::GemmKernelSpec spec = tile::cpuGemmSpec(c.target, true, c.rows, "i8", c.swiglu);
+  spec.quantBlock = form.block;
+  spec.quantOffsets = form.offsets;
   std::vector<tile::GemmKernelSpec> specs = {spec};
-  if (spec.chunkK) {
+  if (spec.chunkK && !c.swiglu) {
     specs.push_back(spec);
     specs.back().name += "_small";
     specs.back().blockM = 2 * spec.microM, specs.back().chunkK = 256;
   }
   std::string ir;
   for (const auto& s : specs) ir += tile::emitGemmKernel(s);
-  auto kernels = tile::CpuKernels::compile(ir, target);
+  auto kernels = tile::CpuKernels::compile(ir, c.target);
   std::mt19937 rng(13);
-  const ops::QuantFormat& q8 = *ops::quantFormat("Q8_0");
+  // K rounded up to whole blocks of the format.
   const int64_t shapes[][3] = {{1, 7, 32}, {5, 16, 64}, {17, 50, 96}, {33, 33, 128}, {2, 20, 32}, {130, 70, 544},
                                {140, 20, 1120}, {64, 97, 288}};
   for (const auto& spec : specs) {
     abi::PackedKernel gemm = kernels->lookup(spec.name);
-    for (auto [m, n, k] : shapes) {
+    for (auto [m, n, k0] : shapes) {
+      const int64_t k = (k0 + f.blockElems - 1) / f.blockElems * f.blockElems;
       Tensor a = randomTensor({m, k}, rng);
-      std::vector<uint8_t> blocks(size_t(n * k / 32 * 34));
-      std::uniform_int_distribution<int> value(-128, 127);
-      std::uniform_real_distribution<float> scale(-0.02f, 0.02f);
-      for (size_t b = 0; b < blocks.size(); b += 34) {
-        uint16_t d = ops::floatToHalf(scale(rng));
-        std::memcpy(&blocks[b], &d, 2);
-        for (int i = 0; i < 32; ++i) blocks[b + 2 + i] = static_cast<uint8_t>(value(rng));
+      std::vector<std::vector<uint8_t>> blocks;
+      std::vector<Tensor> weights;
+      std::vector<abi::Int8BlockPanels> panels;
+      std::vector<std::pair<const void*, int64_t>> buffers;
+      for (int w = 0; w < (c.swiglu ? 2 : 1); ++w) {
+        blocks.push_back(randomBlocks(f, n * k / f.blockElems, rng));
+        weights.push_back(ops::dequantize(f, blocks.back().data(), {n, k}));
+        panels.push_back(abi::packInt8BlockPanels(blocks.back().data(), k, n, spec.blockN, f, form));
       }
-      Tensor w = ops::dequantize(q8, blocks.data(), {n, k});
-      Tensor want = ref::matmul(a, ref::transpose(w, {1, 0}));
-      abi::Int8BlockPanels p = abi::packInt8BlockPanels(blocks.data(), k, n, spec.blockN, q8.blockBytes, q8.int8Block);
-      ASSERT_NO_FATAL_FAILURE(checkGemmInGuardBands(
-          gemm, spec, a, {{p.values.data(), (int64_t)p.values.size()}, {p.scales.data(), (int64_t)p.scales.size()}},
-          want));
+      for (const auto& p : panels) {
+        buffers.push_back({p.values.data(), (int64_t)p.values.size()});
+        buffers.push_back({p.scales.data(), (int64_t)p.scales.size()});
+        if (form.offsets) buffers.push_back({p.offsets.data(), (int64_t)p.offsets.size()});
+      }
+      ops::GemmSpec g{true, c.swiglu ? ops::GemmEpilogue::SwiGLU : ops::GemmEpilogue::None};
+      Tensor want = ops::gemmRegion(a, weights, {}, nullptr, nullptr, g)[0];
+      ASSERT_NO_FATAL_FAILURE(checkGemmInGuardBands(gemm, spec, a, buffers, want));
     }
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Cpu, GemmConformanceQ8_0,
-                         ::testing::Combine(::testing::Values(std::string("cpu-avx2"), std::string("cpu-avx512")),
-                                            ::testing::Values(int64_t{0}, int64_t{64}, int64_t{1})),
+INSTANTIATE_TEST_SUITE_P(Cpu, GemmConformanceInt8Blocks,
+                         ::testing::ValuesIn([] {
+                           std::vector<Int8Case> cases;
+                           for (const char* target : {"cpu-avx2", "cpu-avx512"})
+                             for (int64_t rows : {int64_t{0}, int64_t{64}, int64_t{1}})
+                               for (auto [format, block] : {std::pair{"Q8_0", 32}, {"Q4_1", 32}, {"Q6_K", 16},
+                                                            {"Q4_K", 16}})
+                                 cases.push_back({target, rows, format, block});
+                           for (int64_t rows : {int64_t{0}, int64_t{1}})
+                             for (const char* format : {"Q8_0", "Q4_K"})
+                               cases.push_back({"cpu-avx2", rows, format, 32, true});
+                           return cases;
+                         }()),
                          [](const auto& info) {
-                           std::string n = std::get<0>(info.param) + (std::get<1>(info.param) == 1 ? "_gemv"
-                                                                      : std::get<1>(info.param) ? "_small" : "");
+                           const Int8Case& c = info.param;
+                           std::string n = c.target + (c.rows == 1 ? "_gemv" : c.rows ? "_small" : "") + "_" +
+                                           c.format + "_" + std::to_string(c.block) + (c.swiglu ? "_swiglu" : "");
                            std::replace(n.begin(), n.end(), '-', '_');
                            return n;
                          });

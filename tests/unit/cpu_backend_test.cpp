@@ -128,46 +128,51 @@ TEST(CpuBackend, SixteenBitWeightsStayInTheirTypeAndMatchReference) {
   }
 }
 
-// Q8_0 weights (llama-quantize's, of the quantized oracle's model,
-// tests/data/gguf/make_quant.py): the GEMMs read the blocks' integers as
-// i8 and their scales (no dequantized copy), the embedding gather
-// dequantizes the rows it picks; the logits and greedy tokens are llama.cpp's on an F32 file of
-// the same dequantized values (record_llama_cpp_logits.py), as the
-// reference backend's are. A Q4_K_M file is refused, naming its type.
-TEST(CpuBackend, Int8BlockWeightsMatchLlamaCppOnTheirDequantizedValues) {
+// Block-quantized weights (llama-quantize's Q8_0, Q4_0, Q4_1, Q4_K_M,
+// Q5_K_M, Q6_K of the quantized oracle's model, tests/data/gguf/
+// make_quant.py): the GEMMs read the blocks' integers as i8 with their
+// scales and offsets (no dequantized copy; a Q4_K_M q / k / v node mixes
+// Q4_K and Q6_K in one form), the embedding gather dequantizes the rows it
+// picks. Against llama.cpp on an F32 file of the same dequantized values
+// (record_llama_cpp_logits.py): logits within 1e-3 and the same 16 greedy
+// tokens, as the reference backend. Against llama.cpp's own quantized run,
+// which quantizes activations to 8 bits in its dot products: the bounds of
+// FixtureGguf.QuantizedModelsMatchLlamaCpp (logits within 0.1, greedy
+// tokens the same for at least 6 steps). Measured 2026-11-29: 5.0e-4 to
+// 6.6e-4 against the dequantized run, 0.023 to 0.035 against the quantized
+// one, whose greedy tokens all 16 agree but for Q4_0's (6, a near tie).
+TEST(CpuBackend, Int8BlockWeightsMatchLlamaCpp) {
   const std::string dir = STRATA_GGUF_DATA;
   std::ifstream f(dir + "/llama_cpp_logits.json");
   const nlohmann::json rec = nlohmann::json::parse(f);
   const auto prompt = rec.at("prompt").get<std::vector<int64_t>>();
-  // (llama-quantize keeps a Q4_0 file's output weight in Q6_K, so Q4_0 and
-  // Q5_0 blocks are checked where they are read: GgufQuant's integers
-  // against their dequantization, bit for bit.)
-  for (const char* file : {"tiny-q8_0.gguf"}) {
-  SCOPED_TRACE(file);
-  const auto& want = rec.at("files").at(file).at("dequantized_f32");
-  ops::GraphDef regions = graph::formRegions(models::loadModel(dir + "/" + file));
-  const std::string ir = tile::planCpuKernels(regions, {"", 16}).tileIr;
-  EXPECT_NE(ir.find("%b: !tile.ptr<i8>, %bsc: !tile.ptr<f32>"), std::string::npos) << "GEMMs on i8 panels";
-  runtime::Executor cpu = cpuExecutor(dir + "/" + file, 16);
-  runtime::PagedKvCache cache(runtime::kvCacheShapeFor(cpu, 16, 8));
-  runtime::PagedModel model(cpu, cache);
-  ASSERT_TRUE(cache.reserve(0, (int64_t)prompt.size()));
-  ops::Tensor logits = model.step({{0, prompt}});
-  const auto& w = want.at("logits");
-  ASSERT_EQ((int64_t)w.size(), logits.numel());
-  double maxAbs = 0;
-  for (int64_t j = 0; j < logits.numel(); ++j)
-    maxAbs = std::max(maxAbs, std::fabs(logits.data<float>()[j] - w[j].get<double>()));
-  EXPECT_LT(maxAbs, 1e-3);
-  std::vector<int64_t> got = greedy(cpu, prompt, 16, 16);
-  got.erase(got.begin(), got.begin() + (int64_t)prompt.size());
-  EXPECT_EQ(got, want.at("greedy").get<std::vector<int64_t>>());
-  }
-  try {
-    tile::planCpuKernels(graph::formRegions(models::loadModel(dir + "/tiny-q4_k_m.gguf")), {"", 16});
-    ADD_FAILURE() << "a Q4_K_M model was planned for the CPU kernels";
-  } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("Q4_K"), std::string::npos) << e.what();
+  ASSERT_EQ(rec.at("files").size(), 6u);
+  for (const auto& [file, r] : rec.at("files").items()) {
+    SCOPED_TRACE(file);
+    ops::GraphDef regions = graph::formRegions(models::loadModel(dir + "/" + file));
+    const std::string ir = tile::planCpuKernels(regions, {"", 16}).tileIr;
+    EXPECT_NE(ir.find("%b: !tile.ptr<i8>, %bsc: !tile.ptr<f32>"), std::string::npos) << "GEMMs on i8 panels";
+    runtime::Executor cpu = cpuExecutor(dir + "/" + file, 16);
+    runtime::PagedKvCache cache(runtime::kvCacheShapeFor(cpu, 16, 8));
+    runtime::PagedModel model(cpu, cache);
+    ASSERT_TRUE(cache.reserve(0, (int64_t)prompt.size()));
+    ops::Tensor logits = model.step({{0, prompt}});
+    auto maxAbs = [&](const nlohmann::json& w) {
+      EXPECT_EQ((int64_t)w.size(), logits.numel());
+      double m = 0;
+      for (int64_t j = 0; j < logits.numel() && j < (int64_t)w.size(); ++j)
+        m = std::max(m, std::fabs(logits.data<float>()[j] - w[j].get<double>()));
+      return m;
+    };
+    EXPECT_LT(maxAbs(r.at("dequantized_f32").at("logits")), 1e-3);
+    EXPECT_LT(maxAbs(r.at("quantized").at("logits")), 0.1);
+    std::vector<int64_t> got = greedy(cpu, prompt, 16, 16);
+    got.erase(got.begin(), got.begin() + (int64_t)prompt.size());
+    EXPECT_EQ(got, r.at("dequantized_f32").at("greedy").get<std::vector<int64_t>>());
+    const auto theirs = r.at("quantized").at("greedy").get<std::vector<int64_t>>();
+    size_t same = 0;
+    while (same < got.size() && same < theirs.size() && got[same] == theirs[same]) ++same;
+    EXPECT_GE(same, 6u);
   }
 }
 

@@ -14,6 +14,7 @@
 #include "models/gguf_model.h"
 #include "models/gguf_tokenizer.h"
 #include "models/model_source.h"
+#include "ops/abi.h"
 #include "ops/quant.h"
 #include "ops/error.h"
 #include "runtime/weights.h"
@@ -405,23 +406,26 @@ TEST(GgufQuant, DequantizesAsGgufPy) {
     ops::Tensor v = ops::dequantize(*q, reinterpret_cast<const uint8_t*>(bytes.data()) + t.offset, {t.dims[1], t.dims[0]});
     check("quant-tensors.gguf:" + t.name, std::vector<float>(v.data<float>(), v.data<float>() + v.numel()), true);
   }
-  // The formats the CPU kernels read as integers and a scale: those times
-  // the scale are the dequantized values, bit for bit.
-  int intBlocks = 0;
+  // The CPU kernels' i8 panels of every format, in its own form and in
+  // sub-blocks of 16 with offsets (the form of a node mixing formats): the
+  // integers times their scales plus their offsets are the dequantized
+  // values, bit for bit.
   for (const auto& t : f.tensors) {
     const ops::QuantFormat* q = ops::quantFormat(t.typeName);
-    if (!q->int8Block) continue;
-    ++intBlocks;
     const uint8_t* data = reinterpret_cast<const uint8_t*>(bytes.data()) + t.offset;
-    for (int64_t b = 0; b < t.dims[0] * t.dims[1] / 32; ++b) {
-      int8_t ints[32];
-      float d, want[32];
-      q->int8Block(data + b * q->blockBytes, ints, &d);
-      q->dequantizeBlock(data + b * q->blockBytes, want);
-      for (int i = 0; i < 32; ++i) ASSERT_EQ(d * float(ints[i]), want[i]) << t.name << " block " << b;
+    const int64_t K = t.dims[0], N = t.dims[1], width = 16;
+    ops::Tensor want = ops::dequantize(*q, data, {N, K});
+    for (strata::abi::Int8BlockForm form : {strata::abi::Int8BlockForm{q->subBlock, q->offsets}, strata::abi::Int8BlockForm{16, true}}) {
+      const strata::abi::Int8BlockPanels p = strata::abi::packInt8BlockPanels(data, K, N, width, *q, form);
+      for (int64_t n = 0; n < N; ++n)
+        for (int64_t k = 0; k < K; ++k) {
+          const size_t at = size_t(((n / width) * K / form.block + k / form.block) * width + n % width);
+          float v = p.scales[at] * float(p.values[size_t(((n / width) * K + k) * width + n % width)]);
+          if (form.offsets) v += p.offsets[at];
+          ASSERT_EQ(v, want.data<float>()[n * K + k]) << t.name << " [" << n << ", " << k << "] form " << form.block;
+        }
     }
   }
-  EXPECT_EQ(intBlocks, 3);  // Q8_0, Q4_0, Q5_0
   runtime::WeightStore store;
   ops::GraphDef g;
   for (const char* type : {"q8_0", "q4_0", "q4_1", "q4_k_m", "q5_k_m", "q6_k"}) {

@@ -88,12 +88,20 @@ struct Planner {
   }
 
   // The storage type of weight `name` (f32 for values that are not weights;
-  // "q8_0" for the blocks the kernels read as Q8_0's i8 panels: Q8_0, Q4_0,
-  // Q5_0).
+  // "i8" for llama.cpp's block-quantized formats, which the kernels read as
+  // i8 panels: abi::Int8BlockForm).
   std::string weightType(const std::string& name) const {
+    if (quantForm(name)) return "i8";
     for (const auto& w : g.weights)
-      if (w.name == name) return w.quant.empty() ? ops::dtypeName(w.dtype) : "q8_0";
+      if (w.name == name) return ops::dtypeName(w.dtype);
     return "f32";
+  }
+  // The i8 panel form of block-quantized weight `name` (nullopt for other
+  // values).
+  std::optional<abi::Int8BlockForm> quantForm(const std::string& name) const {
+    for (const auto& w : g.weights)
+      if (w.name == name && !w.quant.empty()) return abi::int8BlockForm(w.quant);
+    return std::nullopt;
   }
 
   json gemm(const ops::NodeDef& n) {
@@ -109,20 +117,31 @@ struct Planner {
     for (int64_t j = 2; j <= weights; ++j)
       if (weightType(n.inputs[j]) != wdt)
         fail("{}: node '{}' (region.gemm): its weights differ in storage type", g.source, n.name);
-    if (wdt == "q8_0" && layout != "nk")
-      fail("{}: node '{}' (region.gemm): Q8_0 weights are read as stored, [N, K] (layout nk), not {}", g.source, n.name,
-           layout);
+    // Block-quantized weights: one form that fits each (a Q4_K_M file puts
+    // Q4_K and Q6_K weights in one q / k / v node).
+    abi::Int8BlockForm form;
+    if (wdt == "i8") {
+      if (layout != "nk")
+        fail("{}: node '{}' (region.gemm): quantized weights are read as stored, [N, K] (layout nk), not {}", g.source,
+             n.name, layout);
+      std::vector<abi::Int8BlockForm> forms;
+      for (int64_t j = 1; j <= weights; ++j) forms.push_back(*quantForm(n.inputs[j]));
+      form = abi::commonInt8Form(forms);
+    }
     json k;
     // The general kernel, then the variants the runtime picks by rows
     // (the fewest max_rows >= M): small problems, decode.
     for (int64_t rows : {int64_t(0), kCpuSmallRows, int64_t(1)}) {
       GemmKernelSpec s = cpuGemmSpec(target, layout == "nk", rows, wdt, epi == "swiglu");
+      s.quantBlock = form.block;
+      s.quantOffsets = form.offsets;
       s.bias = attr(n, "bias") != 0;
       if (rows > 1 && s.swiglu) continue;  // SwiGLU walks K whole: no chunks to prefetch
       s.residual = attr(n, "residual") != 0;
       std::string key = fmt::format("{}|{}|{}|{}|{}x{}x{}x{}|{}|{}|{}|{}|{}|{}", layout, s.bias, s.swiglu, s.residual,
                                     s.blockM, s.blockN, s.blockK, s.numWarps, s.tiling, s.packedB, s.microM, s.chunkK,
                                     s.prefetchNext, wdt);
+      if (s.int8Blocks()) key += fmt::format("|{}|{}", s.quantBlock, s.quantOffsets);
       std::string name = set.add(s.name, key, [&](const std::string& nm) {
         s.name = nm;
         return emitGemmKernel(s);
@@ -130,6 +149,8 @@ struct Planner {
       json l = launchAttr(name, s.blockM, s.blockN);
       // All variants read the same panels (blockN wide), packed once.
       if (s.packedB) l["packed_b"] = s.blockN;
+      // ... in the i8 panels' form (abi::Int8BlockForm).
+      if (s.int8Blocks()) l["int8_blocks"] = {{"block", s.quantBlock}, {"offsets", s.quantOffsets}};
       // The 1-row blocking for one row only: from 2 rows on, the 6-row
       // block's one pass over the weights wins (docs/codegen.md).
       if (rows) l["max_rows"] = rows;
@@ -168,7 +189,7 @@ struct Planner {
     if (n.op == "region.embedding") {
       // A quantized table: the runtime dequantizes the rows it picks (a few
       // per step) with ops/quant.h.
-      if (weightType(n.inputs.at(0)) == "q8_0") return json{{"dequantize_rows", true}};
+      if (quantForm(n.inputs.at(0))) return json{{"dequantize_rows", true}};
       GatherRowsKernelSpec s = cpuGatherRowsSpec(target);
       return launchAttr(gatherRows(weightType(n.inputs.at(0))), 1, s.blockN);
     }
@@ -218,10 +239,9 @@ struct Planner {
 KernelPlan planCpuKernels(ops::GraphDef graph, const CpuPlanOptions& options) {
   if (options.blockSize <= 0) fail("KV cache block size must be >= 1, got {}", options.blockSize);
   for (const auto& w : graph.weights) {
-    if (!w.quant.empty() && !abi::readsAsInt8Blocks(w.quant))
-      fail("{}: weight '{}' is {}: the CPU kernels read Q8_0, Q4_0 and Q5_0 but not yet {} weights (--backend "
-           "reference runs them)",
-           graph.source, w.name, w.quant, w.quant);
+    if (!w.quant.empty() && !abi::int8BlockForm(w.quant))
+      fail("{}: weight '{}' is {}, a block format the CPU kernels do not read (--backend reference neither)",
+           graph.source, w.name, w.quant);
     if (w.dtype != ops::DType::F32 && w.dtype != ops::DType::F16 && w.dtype != ops::DType::BF16)
       fail("{}: weight '{}' is {}; the CPU kernels take f32, f16 and bf16 weights (use --backend reference)",
            graph.source, w.name, ops::dtypeName(w.dtype));
