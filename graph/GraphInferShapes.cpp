@@ -174,6 +174,10 @@ Result infer(Operation* op) {
   }
   if (name == "Expand") {
     auto target = shapeOperandDims(op->getOperand(1));
+    // A shape operand of static length n whose values are unknown: n dims,
+    // each the input's where that is not 1 (broadcast), else unknown.
+    auto st = dyn_cast<RankedTensorType>(op->getOperand(1).getType());
+    if (!target && st && st.getRank() == 1 && !st.isDynamicDim(0)) target = Dims(st.getDimSize(0), Dim{-1, ""});
     if (!target) return {std::nullopt, elt0};
     forgetUnknown(*target);
     return {broadcast({dimsOf(0), target}), elt0};
@@ -222,6 +226,29 @@ Result infer(Operation* op) {
     }
     out[a] = staticSum ? Dim{sum, ""} : Dim{-1, ""};
     return {out, elt0};
+  }
+  if (name == "Flatten") {
+    // [prod(d[:axis]), prod(d[axis:])]: a side of one non-1 dim keeps it
+    // (and its symbol), of static dims their product, else dynamic.
+    auto d = dimsOf(0);
+    if (!d) return {std::nullopt, elt0};
+    const int64_t r = (int64_t)d->size(), a = norm(intAttr(op, "axis").value_or(1), r);
+    if (a < 0 || a > r) return {std::nullopt, elt0};
+    auto side = [&](int64_t from, int64_t to) {
+      Dim out{1, ""};
+      int64_t product = 1, notOne = 0;
+      bool allStatic = true;
+      for (int64_t i = from; i < to; ++i) {
+        const Dim& x = (*d)[i];
+        if (x.isStatic() && x.value == 1) continue;
+        ++notOne, out = x;
+        if (x.isStatic()) product *= x.value;
+        else allStatic = false;
+      }
+      if (notOne <= 1) return out;
+      return allStatic ? Dim{product, ""} : Dim{-1, ""};
+    };
+    return {Dims{side(0, a), side(a, r)}, elt0};
   }
   if (name == "Unsqueeze" || name == "Squeeze") {
     auto d = dimsOf(0);

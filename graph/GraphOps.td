@@ -111,6 +111,7 @@ def Graph_GatherNDOp : Graph_NodeOp<"GatherND", 2, 2, 1, "gather by index tuples
 def Graph_ExpandOp : Graph_NodeOp<"Expand", 2, 2, 1, "broadcast to a shape operand">;
 def Graph_TileOp : Graph_NodeOp<"Tile", 2, 2, 1, "repeat along each dim">;
 def Graph_UnsqueezeOp : Graph_NodeOp<"Unsqueeze", 1, 2, 1, "insert size-1 dims">;
+def Graph_FlattenOp : Graph_Unary<"Flatten", "view as 2-D: the dims before `axis` times the dims from it">;
 def Graph_SqueezeOp : Graph_NodeOp<"Squeeze", 1, 2, 1, "remove size-1 dims">;
 def Graph_RangeOp : Graph_NodeOp<"Range", 3, 3, 1, "start, start + delta, ... below limit">;
 def Graph_CumSumOp : Graph_NodeOp<"CumSum", 2, 2, 1, "cumulative sum along an axis operand">;

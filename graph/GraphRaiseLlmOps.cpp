@@ -1,6 +1,7 @@
 // graph-raise-llm-ops: exporter subgraphs, ONNX opset-23 LLM ops and
 // onnxruntime's contrib ops -> RMSNorm/Rope/Attention/Silu (patterns in
-// Raise*.cpp), then dead-node removal.
+// Raise*.cpp; no-op Identity / Cast nodes fold away first, FoldNoOps.cpp),
+// then dead-node removal.
 #include "graph/Passes.h"
 #include "graph/Patterns.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
@@ -15,6 +16,7 @@ namespace {
 struct GraphRaiseLlmOps : impl::GraphRaiseLlmOpsBase<GraphRaiseLlmOps> {
   void runOnOperation() override {
     mlir::RewritePatternSet patterns(&getContext());
+    populateFoldNoOpPatterns(patterns);
     populateRaiseRMSNormPatterns(patterns);
     populateRaiseRopePatterns(patterns);
     populateRaiseAttentionPatterns(patterns);

@@ -35,7 +35,9 @@ def GraphRaiseLlmOps : Pass<"graph-raise-llm-ops", "::strata::graph::GraphOp"> {
   let description = [{
     Rewrites the decomposed forms ONNX exporters write (both PyTorch
     exporters, with or without past KV) into strata's high-level ops, the
-    form the HF builder emits directly, so region formation sees one form:
+    form the HF builder emits directly, so region formation sees one form.
+    Identity nodes and Casts to the operand's own type (TorchScript writes
+    both around shared weights and norms) fold away first. Then:
     RMSNorm (Pow/ReduceMean/Add/Sqrt/Reciprocal|Div/Mul), Rope (rotate-half
     with Slice/Neg/Concat, cos/sin from positions; theta recovered by
     evaluating the angle table), Attention (MatMul/scale/mask/Softmax/MatMul,

@@ -8,6 +8,8 @@
 
 namespace strata::graph {
 
+// Identity, and Cast to the operand's own element type -> the operand.
+void populateFoldNoOpPatterns(mlir::RewritePatternSet& patterns);
 // Pow/ReduceMean/Add/Sqrt/(Reciprocal|Div)/Mul chains -> RMSNorm.
 void populateRaiseRMSNormPatterns(mlir::RewritePatternSet& patterns);
 // x * cos + rotate_half(x) * sin with cos/sin from positions -> Rope.

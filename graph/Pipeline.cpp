@@ -12,9 +12,12 @@ namespace strata::graph {
 namespace {
 
 void addNormalization(mlir::OpPassManager& gpm) {
-  // Two rounds: folding makes Slice/Reshape operands constant, which lets
-  // inference refine more types, which lets the second fold see more.
-  for (int round = 0; round < 2; ++round) {
+  // Rounds: folding makes Slice/Reshape operands constant, which lets
+  // inference refine more types, which lets the next fold see more. Three:
+  // a TorchScript export of a tied Qwen2 types its second layer's
+  // attention only in the third (each layer's shapes there wait on the
+  // previous layer's folds).
+  for (int round = 0; round < 3; ++round) {
     gpm.addPass(createGraphInferShapes());
     gpm.addPass(createGraphFoldShapeArith());
     gpm.addPass(createGraphDCE());

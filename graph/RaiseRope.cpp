@@ -1,7 +1,8 @@
 // Rotate-half RoPE as Llama/Qwen2/Mistral exports write it:
 //   x * C + Concat(Neg(Slice(x, D/2:)), Slice(x, :D/2)) * S
 // where C = Unsqueeze(Cos(E), 1) and S = Unsqueeze(Sin(E), 1) share one angle
-// table E computed from integer positions P ([B, S]). E's arithmetic differs
+// table E computed from integer positions P ([B, S], or [S] shared by every
+// sequence, which becomes [1, S]). E's arithmetic differs
 // per exporter (Mul by inv_freq, or MatMul with it, then Transpose/Concat), so
 // it is checked by evaluation: with P set to probe positions, E must equal
 // P * theta^(-2i/D) (i mod D/2) for one theta, which becomes the attribute.
@@ -70,9 +71,30 @@ struct RaiseRope : RewritePattern {
         Value e = angleTable(c, "Cos");
         if (!e || angleTable(rotated->getOperand(1 - j), "Sin") != e) continue;
         Value p = positionsOf(e);
-        if (!p || rankOf(p) != 2) return rw.notifyMatchFailure(op, "rope angles not from [B, S] positions");
+        if (!p || (rankOf(p) != 2 && rankOf(p) != 1))
+          return rw.notifyMatchFailure(op, "rope angles not from [B, S] or [S] positions");
         auto theta = thetaOf(e, p, *D);
         if (!theta) return rw.notifyMatchFailure(op, "rope angles are not positions * theta^(-2i/D)");
+        if (rankOf(p) == 1) {
+          // One row of positions for every sequence (a graph without
+          // position_ids computing its own arange): viewed as [1, S].
+          // One such view for all layers (paged attention checks that q
+          // and k share their positions).
+          Value row;
+          for (Operation* u : p.getUsers())
+            if (isOp(u, "Unsqueeze") && rankOf(u->getResult(0)) == 2 && u->getNumOperands() == 2 &&
+                intsAttrOrOperand(u, "axes", 1) == std::optional<std::vector<int64_t>>{{0}})
+              row = u->getResult(0);
+          if (!row) {
+            auto pt = cast<RankedTensorType>(p.getType());
+            auto rowType = RankedTensorType::get({1, pt.getDimSize(0)}, pt.getElementType());
+            OpBuilder::InsertionGuard guard(rw);
+            rw.setInsertionPointAfterValue(p);
+            row = createNode(rw, op->getLoc(), "Unsqueeze", rowType, {p, createI64Constant(rw, op->getLoc(), {0})})
+                      ->getResult(0);
+          }
+          p = row;
+        }
         NamedAttribute a(rw.getStringAttr("theta"), rw.getF64FloatAttr(*theta));
         Operation* n = createNode(rw, op->getLoc(), "Rope", op->getResultTypes(), {x, p}, {a});
         rw.replaceOp(op, n->getResults());

@@ -14,6 +14,20 @@ namespace {
 bool closeTo(double got, double want) { return std::abs(got - want) <= 1e-5 * std::abs(want) + 1e-5; }
 }  // namespace
 
+namespace {
+// A constant, or a constant only broadcast, reshaped or cast (TorchScript
+// expands inv_freq to the batch: Expand(inv_freq, [B, -1, 1])).
+bool constantData(Value v) {
+  for (int steps = 0; steps < 8 && v; ++steps) {
+    Operation* op = v.getDefiningOp();
+    if (isa_and_nonnull<ConstantOp>(op)) return true;
+    if (!op || !(isOp(op, "Expand") || isOp(op, "Cast") || isOp(op, "Reshape") || isOp(op, "Unsqueeze"))) return false;
+    v = op->getOperand(0);
+  }
+  return false;
+}
+}  // namespace
+
 Value positionsOf(Value e) {
   Value v = e;
   for (int steps = 0; steps < 16 && v; ++steps) {
@@ -25,8 +39,7 @@ Value positionsOf(Value e) {
     else if (isOp(op, "Cast") || isOp(op, "Transpose") || isOp(op, "Unsqueeze") || isOp(op, "Reshape") || isOp(op, "Expand"))
       v = op->getOperand(0);
     else if (isOp(op, "Mul") || isOp(op, "MatMul")) {
-      bool c0 = isa_and_nonnull<ConstantOp>(op->getOperand(0).getDefiningOp());
-      bool c1 = isa_and_nonnull<ConstantOp>(op->getOperand(1).getDefiningOp());
+      bool c0 = constantData(op->getOperand(0)), c1 = constantData(op->getOperand(1));
       if (c0 == c1) return nullptr;
       v = op->getOperand(c0 ? 1 : 0);
     } else {

@@ -159,6 +159,13 @@ const std::map<std::string, KernelFn>& table() {
       {"Tile", [](const ops::NodeDef& n, const V& in) { return V{ops::tile(need(in, 0, n), need(in, 1, n).toI64Vector())}; }},
       {"Unsqueeze", [](const ops::NodeDef& n, const V& in) {
          return V{ops::unsqueeze(need(in, 0, n), intsFromInputOrAttr(n, in, 1, "axes"))}; }},
+      {"Flatten", [](const ops::NodeDef& n, const V& in) {
+         const Tensor& x = need(in, 0, n);
+         const int64_t r = x.rank(), a0 = attrInt(n, "axis", 1), a = a0 < 0 ? a0 + r : a0;
+         if (a < 0 || a > r) fail("node '{}' (Flatten): axis {} is outside rank {}", n.name, a0, r);
+         int64_t rows = 1, cols = 1;
+         for (int64_t i = 0; i < r; ++i) (i < a ? rows : cols) *= x.dim(i);
+         return V{x.reshaped({rows, cols})}; }},
       {"Squeeze", [](const ops::NodeDef& n, const V& in) {
          return V{ops::squeeze(need(in, 0, n), intsFromInputOrAttr(n, in, 1, "axes"))}; }},
       {"Range", [](const ops::NodeDef& n, const V& in) { return V{ops::range(need(in, 0, n), need(in, 1, n), need(in, 2, n))}; }},

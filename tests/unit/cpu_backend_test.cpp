@@ -16,6 +16,7 @@
 #include "codegen/targets/cuda/KernelSet.h"
 #include "fixture.h"
 #include "graph/Pipeline.h"
+#include "graph/RegionReport.h"
 #include "models/model_source.h"
 #include "runtime/artifact.h"
 #include "runtime/paged_generate.h"
@@ -173,6 +174,51 @@ TEST(CpuBackend, Int8BlockWeightsMatchLlamaCpp) {
     size_t same = 0;
     while (same < got.size() && same < theirs.size() && got[same] == theirs[same]) ++same;
     EXPECT_GE(same, 6u);
+  }
+}
+
+// A tied-embedding Qwen2 (lm_head = the embedding matrix, q / k / v bias;
+// tools/gpu/export_tied_onnx.py: transformers, and both PyTorch exporters
+// checked with onnxruntime) from each source: the HF folder, the dynamo
+// export (lm_head a MatMul by the Transpose of the embedding initializer,
+// positions an arange of the sequence) and the TorchScript one (Identity
+// and same-type Cast nodes around shared weights, a Flatten in the mask;
+// it folds the lm_head's Transpose into a second, transposed copy of the
+// embedding). Every node is in a region, the lm_head is a GEMM region
+// (reading the embedding's own weight where the graph shares it), and the
+// generated kernels give transformers' logits and greedy tokens.
+TEST(CpuBackend, TiedEmbeddingsFromEverySource) {
+  const std::string dir = STRATA_TIED_DATA;
+  std::ifstream f(dir + "/reference.json");
+  const nlohmann::json ref = nlohmann::json::parse(f);
+  const auto ids = ref.at("token_ids").get<std::vector<int64_t>>();
+  const auto& want = ref.at("logits_fp32").back();
+  for (std::string source : {"", "/model_dynamo.onnx", "/model_torchscript.onnx"}) {
+    const bool shared = source != "/model_torchscript.onnx";
+    SCOPED_TRACE("source " + source);
+    ops::GraphDef regions = graph::formRegions(models::loadModel(dir + source));
+    const nlohmann::json report = graph::describeRegions(regions);
+    EXPECT_TRUE(report.at("fallback").empty()) << report.at("fallback").dump();
+    EXPECT_EQ(report.at("layers"), 2);
+    std::string table, head;
+    for (const auto& n : regions.nodes) {
+      if (n.op == "region.embedding") table = n.inputs.at(0);
+      if (n.op == "region.gemm" && n.attrs.value("rows", (int64_t)0)) head = n.inputs.at(1);
+    }
+    EXPECT_FALSE(table.empty());
+    EXPECT_FALSE(head.empty()) << "an lm_head GEMM region";
+    if (shared) EXPECT_EQ(head, table) << "the lm_head GEMM reads the embedding matrix";
+    runtime::Executor cpu = cpuExecutor(dir + source, 16);
+    runtime::PagedKvCache cache(runtime::kvCacheShapeFor(cpu, 16, 4));
+    runtime::PagedModel model(cpu, cache);
+    ASSERT_TRUE(cache.reserve(0, (int64_t)ids.size()));
+    ops::Tensor logits = model.step({{0, ids}});
+    ASSERT_EQ((int64_t)want.size(), logits.numel());
+    double maxAbs = 0;
+    for (int64_t j = 0; j < logits.numel(); ++j)
+      maxAbs = std::max(maxAbs, std::fabs(logits.data<float>()[j] - want[j].get<double>()));
+    EXPECT_LT(maxAbs, 1e-4);
+    EXPECT_EQ(greedy(cpu, ids, 16, 8), ref.at("greedy_8").get<std::vector<int64_t>>());
   }
 }
 

@@ -72,3 +72,25 @@ graph.graph attributes {input_names = ["x", "shape"], source = "unknown", meta =
   %r = graph.Reshape(%x, %shape) : (tensor<6xf32>, tensor<2xi64>) -> tensor<*xf32>
   graph.output %r {names = ["r"]} : tensor<*xf32>
 }
+
+// -----
+
+// Flatten: the dims before `axis` times the dims from it; a side of one
+// dim that is not 1 keeps it with its symbol. Expand by a shape whose
+// values are unknown but whose length is static: that many dims, the
+// input's where it is not 1 (TorchScript's expand of inv_freq to the batch).
+// CHECK-LABEL: source = "flatten-expand"
+// CHECK: graph.Flatten
+// CHECK-SAME: -> tensor<?x?xi1, ["batch", ""]>
+// CHECK: graph.Flatten
+// CHECK-SAME: -> tensor<24x5xf32>
+// CHECK: graph.Expand
+// CHECK-SAME: -> tensor<?x8x?xf32>
+graph.graph attributes {input_names = ["mask", "x", "shape"], source = "flatten-expand", meta = "{}"} {
+^bb0(%m: tensor<?x1x?x?xi1, ["batch", "", "sequence", "sequence"]>, %x: tensor<2x3x4x5xf32>, %s: tensor<3xi64>):
+  %inv = graph.constant "inv_freq" dense<1.0> : tensor<1x8x1xf32> : tensor<1x8x1xf32>
+  %0 = graph.Flatten(%m) {axis = 2 : i64} : (tensor<?x1x?x?xi1, ["batch", "", "sequence", "sequence"]>) -> tensor<*xi1>
+  %1 = graph.Flatten(%x) {axis = -1 : i64} : (tensor<2x3x4x5xf32>) -> tensor<*xf32>
+  %2 = graph.Expand(%inv, %s) : (tensor<1x8x1xf32>, tensor<3xi64>) -> tensor<*xf32>
+  graph.output %0, %1, %2 {names = ["m2", "x2", "e"]} : tensor<*xi1>, tensor<*xf32>, tensor<*xf32>
+}
