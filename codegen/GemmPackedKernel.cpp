@@ -21,9 +21,10 @@ namespace strata::tile::gemm {
 std::string emitPackedGemm(const GemmKernelSpec& s) {
   if (s.dtype != "f32") fail("gemm kernel: panel-packed (CPU) kernels are f32 only (got {})", s.dtype);
   if (!s.int8Blocks()) StorageText{s.bDtype()}.check("gemm (weights)");
-  else if (s.quantBlock < 4 || s.quantBlock % 4)
-    fail("gemm kernel: i8 weight blocks of {} values (a multiple of 4: the GEMV sums 4 K steps an iteration)",
-         s.quantBlock);
+  else if (s.quantBlock < 4 || s.quantBlock % 4 || s.chunkK % s.quantBlock)
+    fail("gemm kernel: i8 weight blocks of {} values (a multiple of 4: the GEMV sums 4 K steps an iteration; "
+         "dividing the K chunks of {})",
+         s.quantBlock, s.chunkK);
   if (s.microM <= 0 || s.blockM % s.microM != 0 || s.blockK != 1)
     fail("gemm kernel: program rows {} must be whole register blocks of {} rows, and K steps 1 (got {})", s.blockM,
          s.microM, s.blockK);

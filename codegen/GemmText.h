@@ -63,21 +63,31 @@ struct GemmText {
   // i8 panels: the integers converted, times the scales of K step %k's
   // block (row %soff + %k / quantBlock of the panel's scales in `scales`),
   // plus its offsets (the same row of `offsets`) where there are any.
-  std::string loadB(const std::string& y, const std::string& ptr, const std::string& attrs,
-                    const std::string& scales = "%bsc", const std::string& offsets = "%boff") const {
+  // `w` (0 / 1: b / b2) picks the weight; with `preloaded` its block's
+  // scale and offset rows are already the values %bs<w> and %bo<w>
+  // (int8BlockLoop), else they are loaded here from b_scales / b_offsets.
+  std::string loadB(const std::string& y, const std::string& ptr, const std::string& attrs, int w = 0,
+                    bool preloaded = false) const {
     if (s.int8Blocks()) {
+      const std::string sv = preloaded ? fmt::format("%bs{}", w) : y + "s";
+      const std::string ov = preloaded ? fmt::format("%bo{}", w) : y + "f";
       std::string t = fmt::format(R"(    {y}q = tile.load {ptr}{a} : {bP}
     {y}i = tile.convert {y}q : {bS} -> {bT}
-    {y}kb = arith.divui %k, %cqb : index
-    {y}sr = arith.addi %soff, {y}kb : index
-{scale}    {y}{o} = arith.mulf {y}i, {y}s : {bT}
 )",
                                   fmt::arg("y", y), fmt::arg("ptr", ptr), fmt::arg("a", attrs), fmt::arg("bP", bP),
-                                  fmt::arg("bS", bS), fmt::arg("bT", bT), fmt::arg("o", s.quantOffsets ? "m" : ""),
-                                  fmt::arg("scale", blockRow(y + "s", scales, y + "sr")));
+                                  fmt::arg("bS", bS), fmt::arg("bT", bT));
+      if (!preloaded) {
+        t += fmt::format("    {y}kb = arith.divui %k, %cqb : index\n    {y}sr = arith.addi %soff, {y}kb : index\n",
+                         fmt::arg("y", y));
+        t += blockRow(sv, w ? "%bsc2" : "%bsc", y + "sr");
+        if (s.quantOffsets) t += blockRow(ov, w ? "%boff2" : "%boff", y + "sr");
+      }
+      // q s + o in one FMA (contract).
+      t += fmt::format("    {y}{m} = arith.mulf {y}i, {sv} fastmath<contract> : {bT}\n", fmt::arg("y", y),
+                       fmt::arg("m", s.quantOffsets ? "m" : ""), fmt::arg("sv", sv), fmt::arg("bT", bT));
       if (s.quantOffsets)
-        t += blockRow(y + "f", offsets, y + "sr") + fmt::format("    {y} = arith.addf {y}m, {y}f : {bT}\n",
-                                                                 fmt::arg("y", y), fmt::arg("bT", bT));
+        t += fmt::format("    {y} = arith.addf {y}m, {ov} fastmath<contract> : {bT}\n", fmt::arg("y", y),
+                         fmt::arg("ov", ov), fmt::arg("bT", bT));
       return t;
     }
     if (bS == bT) return fmt::format("    {} = tile.load {}{} : {}\n", y, ptr, attrs, bP);
@@ -98,10 +108,15 @@ struct GemmText {
   // A K loop over [from, to) starting from the accumulators `inits`
   // (and block pointers `ptrs`); its results are `res`#0.. . `ib` marks the
   // loads in bounds, `bIb` B's alone (packed panels are whole up to K).
+  // i8 panels (int8Blocks): an outer loop over the quantization blocks
+  // (int8BlockLoop) around this loop over one block, with the block's
+  // scale and offset rows loaded once (`inBlock`); `lineFrom` is the
+  // chunk's start for the next-chunk prefetch (GemmKernelSpec::prefetchNext).
   std::string kLoop(const std::string& res, const char* from, const char* to, const std::vector<std::string>& inits,
                     const std::vector<std::string>& ptrs, const char* ib, const char* bIb,
-                    const std::string& nextLines = "") const {
+                    const std::string& nextLines = "", bool inBlock = false, const char* lineFrom = nullptr) const {
     if (s.int8Blocks() && s.microM == 1 && nextLines.empty()) return int8RowLoop(res, from, to, inits, ptrs, ib, bIb);
+    if (s.int8Blocks() && !inBlock) return int8BlockLoop(res, from, to, inits, ptrs, ib, bIb, nextLines);
     std::string iterArgs = fmt::format("%acc = {}, %pa = {}, %pb = {}", inits[0], ptrs[0], ptrs[1]);
     std::string types = cT + ", " + aP + ", " + bP;
     std::string aib = loadAttrs(ib, 1), bib = loadAttrs(bIb, s.weightsNK && !s.packedB ? 0 : -1);
@@ -110,7 +125,7 @@ struct GemmText {
     %na = tile.advance %pa, [%c0, %bk] : {aP}
     %nb = tile.advance %pb, [%bk, %c0] : {bP}
 )",
-                                   fmt::arg("aib", aib), fmt::arg("yLoad", loadB("%y", "%pb", bib)), fmt::arg("aP", aP), fmt::arg("bP", bP),
+                                   fmt::arg("aib", aib), fmt::arg("yLoad", loadB("%y", "%pb", bib, 0, inBlock)), fmt::arg("aP", aP), fmt::arg("bP", bP),
                                    fmt::arg("aT", aT), fmt::arg("bT", bT), fmt::arg("cT", cT), fmt::arg("hint", hint));
     // Packed main loops: prefetch B (and b_up) prefetchK rows ahead.
     auto prefetch = [&](const char* ptr) {
@@ -125,20 +140,20 @@ struct GemmText {
       // One cache line of the next K chunk per step, into L2 (see
       // GemmKernelSpec::prefetchNext).
       std::string lP = fmt::format("!tile.block_ptr<tensor<{}x{}>>", s.prefetchNext, s.bDtype());
-      body += fmt::format(R"(    %lk = arith.subi %k, {from} : index
+      body += fmt::format(R"(    %lk = arith.subi %k, {lineFrom} : index
     %lo = arith.muli %lk, %lw : index
     %la = arith.addi {start}, %lo : index
     %pl = tile.make_block_ptr %b, [%bTotal], [%c1], [%la] : !tile.ptr<{bdt}> -> {lP}
     tile.prefetch %pl {{locality = 2 : i64}} : {lP}
 )",
-                          fmt::arg("from", from), fmt::arg("start", nextLines), fmt::arg("lP", lP),
+                          fmt::arg("lineFrom", lineFrom ? lineFrom : from), fmt::arg("start", nextLines), fmt::arg("lP", lP),
                           fmt::arg("bdt", s.bDtype()));
     }
     if (s.swiglu) {
       body += prefetch("pb2");
       iterArgs += fmt::format(", %acc2 = {}, %pb2 = {}", inits[1], ptrs[2]);
       types += ", " + cT + ", " + bP;
-      body += loadB("%y2", "%pb2", bib, "%bsc2", "%boff2") + fmt::format(R"(    %d2 = tile.dot %x, %y2, %acc2 : {aT} * {bT} -> {cT}
+      body += loadB("%y2", "%pb2", bib, 1, inBlock) + fmt::format(R"(    %d2 = tile.dot %x, %y2, %acc2 : {aT} * {bT} -> {cT}
     %nb2 = tile.advance %pb2, [%bk, %c0] : {bP}
 )",
                           fmt::arg("bP", bP), fmt::arg("aT", aT), fmt::arg("bT", bT), fmt::arg("cT", cT));
@@ -147,6 +162,41 @@ struct GemmText {
     }
     return fmt::format("    {}:{} = scf.for %k = {} to {} step %bk iter_args({}) -> ({}) {{\n{}      scf.yield {} : {}\n    }}\n",
                        res, n, from, to, iterArgs, types, body, yields, types);
+  }
+
+  // The K loop of a register block of several rows over i8 panels: per
+  // block of quantBlock K steps, the block's scale (and offset) rows are
+  // loaded once, then kLoop's steps run on them (each converts B's row and
+  // scales it in one FMA, shared by the block's rows). [from, to) covers
+  // whole blocks (chunks are multiples of quantBlock).
+  std::string int8BlockLoop(const std::string& res, const char* from, const char* to,
+                            const std::vector<std::string>& inits, const std::vector<std::string>& ptrs, const char* ib,
+                            const char* bIb, const std::string& nextLines) const {
+    const int n = s.swiglu ? 5 : 3;
+    std::string iterArgs = fmt::format("%oacc = {}, %opa = {}, %opb = {}", inits[0], ptrs[0], ptrs[1]);
+    std::string types = cT + ", " + aP + ", " + bP;
+    std::string rows = blockRow("%bs0", "%bsc", "%sr") + (s.quantOffsets ? blockRow("%bo0", "%boff", "%sr") : "");
+    std::vector<std::string> innerInits = {"%oacc"}, innerPtrs = {"%opa", "%opb"};
+    if (s.swiglu) {
+      iterArgs += fmt::format(", %oacc2 = {}, %opb2 = {}", inits[1], ptrs[2]);
+      types += ", " + cT + ", " + bP;
+      rows += blockRow("%bs1", "%bsc2", "%sr") + (s.quantOffsets ? blockRow("%bo1", "%boff2", "%sr") : "");
+      innerInits.push_back("%oacc2");
+      innerPtrs.push_back("%opb2");
+    }
+    std::string yields;
+    for (int i = 0; i < n; ++i) yields += fmt::format("{}%in#{}", i ? ", " : "", i);
+    return fmt::format(R"(    {res}:{n} = scf.for %kb = {from} to {to} step %cqb iter_args({iterArgs}) -> ({types}) {{
+    %kbi = arith.divui %kb, %cqb : index
+    %sr = arith.addi %soff, %kbi : index
+    %kbe = arith.addi %kb, %cqb : index
+{rows}{inner}    scf.yield {yields} : {types}
+    }}
+)",
+                       fmt::arg("res", res), fmt::arg("n", n), fmt::arg("from", from), fmt::arg("to", to),
+                       fmt::arg("iterArgs", iterArgs), fmt::arg("types", types), fmt::arg("rows", rows),
+                       fmt::arg("inner", kLoop("%in", "%kb", "%kbe", innerInits, innerPtrs, ib, bIb, nextLines, true, from)),
+                       fmt::arg("yields", yields));
   }
 
   // The one-row (GEMV) K loop over i8 panels: per block of quantBlock K
