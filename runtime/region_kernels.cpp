@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "ops/gemm_region.h"
+#include "ops/kernel_table.h"
 #include "ops/reference.h"
 
 namespace strata::runtime {
@@ -82,6 +83,15 @@ RegionKernels::Launch RegionKernels::resolve(const ops::NodeDef& n, const nlohma
 void RegionKernels::prepare(const ops::NodeDef& n) {
   const auto& a = n.attrs.at("kernel");
   Resolved r;
+  if (a.is_object() && a.value("engine", "") == "fallback") {
+    // A node outside the regions (planCpuKernels): oneDNN runs what it
+    // covers, the reference kernel the rest.
+    if (!ops::findKernel(n.op)) fail("node '{}': op '{}' is not supported", n.name, n.op);
+    if (OneDnnOps::covers(n) && !onednn_) onednn_ = std::make_unique<OneDnnOps>();
+    r.fallback = true;
+    nodes_[&n] = r;
+    return;
+  }
   if (n.op == "region.embedding" && a.is_object() && a.value("dequantize_rows", false)) {
     if (n.inputs.empty() || !quant_.count(n.inputs[0]))
       fail("node '{}' (region.embedding): planned to dequantize rows, but its table is not a quantized weight", n.name);
@@ -300,6 +310,11 @@ V RegionKernels::run(const ops::NodeDef& n, const V& in) {
   auto it = nodes_.find(&n);
   if (it == nodes_.end()) fail("node '{}' ({}) was not prepared", n.name, n.op);
   const Resolved& r = it->second;
+  if (r.fallback) {
+    if (onednn_)
+      if (auto out = onednn_->run(n, in)) return *out;
+    return (*ops::findKernel(n.op))(n, in);
+  }
   const Launch& l = r.main;
   if (n.op == "region.gemm") return gemm(n, r, in);
   if (n.op == "region.paged_attention") return pagedAttention(r, in);

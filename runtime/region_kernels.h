@@ -14,6 +14,7 @@
 #include "ops/abi.h"
 #include "ops/graph_def.h"
 #include "ops/quant.h"
+#include "runtime/onednn_ops.h"
 #include "ops/regions.h"
 #include "ops/row_forms.h"
 
@@ -58,6 +59,7 @@ class RegionKernels {
     std::optional<Launch> decode, small, gather;
     std::optional<ops::ElementwiseLaunch> elementwise;  // read once at prepare
     bool dequantizeRows = false;  // region.embedding of a quantized table: no kernel, rows dequantized
+    bool fallback = false;        // a node outside the regions: oneDNN where it runs it, else the reference kernel
   };
   Launch resolve(const ops::NodeDef& n, const nlohmann::json& a) const;
   void launch(const Launch& l, const abi::KernelArgs& args, int64_t gx, int64_t gy = 1, int64_t gz = 1) const;
@@ -81,6 +83,7 @@ class RegionKernels {
 
   abi::KernelLookup lookup_;
   int threads_;
+  std::unique_ptr<OneDnnOps> onednn_;  // the nodes outside the regions (made on first use)
   std::map<const ops::NodeDef*, Resolved> nodes_;
   std::mutex ropeMutex_;
   std::map<std::pair<int64_t, float>, ops::RopeTables> rope_;

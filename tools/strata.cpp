@@ -20,6 +20,7 @@
 #include "tools/run_command.h"
 #include "tools/serve_command.h"
 #include "graph/RegionReport.h"
+#include "runtime/onednn_ops.h"
 #include "models/model_source.h"
 #include "models/random_model.h"
 #include "models/tokenizer.h"
@@ -65,14 +66,22 @@ void printRegions(const json& r) {
   std::printf("flops: per token; paged_attention per token per context token; lm_head per sequence\n");
   std::printf("layers: %lld; regions:", (long long)r["layers"].get<int64_t>());
   for (const auto& [k, n] : r["counts"].items()) std::printf(" %s %lld", k.c_str(), (long long)n.get<int64_t>());
-  std::printf("\nfallback (not in any region): %s\n", r["fallback"].empty() ? "none" : "");
+  std::printf("\nfallback (not in any region): %s\n",
+              r["fallback"].empty() ? "none" : "op, engine on --backend cpu (oneDNN for f32 tensors, else reference), node");
   for (const auto& f : r["fallback"])
-    std::printf("  %-18s %s\n", f["op"].get<std::string>().c_str(), f["name"].get<std::string>().c_str());
+    std::printf("  %-18s %-10s %s\n", f["op"].get<std::string>().c_str(), f["engine"].get<std::string>().c_str(),
+                f["name"].get<std::string>().c_str());
 }
 
 int inspect(const std::string& model, bool asJson, bool asMlir, bool regions) {
   if (regions) {
-    json r = graph::describeRegions(graph::formRegions(models::loadModel(model)));
+    const ops::GraphDef g = graph::formRegions(models::loadModel(model));
+    json r = graph::describeRegions(g);
+    // Which engine runs each node outside the regions on --backend cpu.
+    for (auto& f : r["fallback"]) {
+      auto n = std::find_if(g.nodes.begin(), g.nodes.end(), [&](const ops::NodeDef& x) { return x.name == f["name"].get<std::string>(); });
+      f["engine"] = n != g.nodes.end() && runtime::OneDnnOps::covers(*n) ? "oneDNN" : "reference";
+    }
     if (asJson) std::cout << r.dump(2) << "\n";
     else printRegions(r);
     return 0;
