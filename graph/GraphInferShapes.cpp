@@ -89,6 +89,7 @@ Result infer(Operation* op) {
   static const llvm::StringSet<llvm::MallocAllocator> sameShape = {"Neg", "Abs", "Sqrt", "Reciprocal", "Exp", "Log", "Sigmoid", "Silu", "Tanh",
                                               "Erf", "Relu", "Cos", "Sin", "Floor", "Ceil", "Not", "Identity", "Softmax",
                                               "CumSum", "Trilu", "RMSNorm", "SimplifiedLayerNormalization", "RMSNormalization",
+                                              "LayerNormalization", "Gelu",
                                               "RotaryEmbedding", "com.microsoft.SkipSimplifiedLayerNormalization",
                                               "com.microsoft.RotaryEmbedding", "Rope", "region.rmsnorm", "region.rope",
                                               "region.kv_write", "region.paged_attention"};
@@ -424,8 +425,31 @@ struct GraphInferShapes : impl::GraphInferShapesBase<GraphInferShapes> {
       Result r = infer(&op);
       if (!r.elt) r.elt = Builder(ctx).getF32Type();
       Type t = r.dims ? Type(makeTensorType(ctx, *r.dims, r.elt)) : Type(UnrankedTensorType::get(r.elt));
-      if (op.getName().stripDialect() == "Split") {  // outputs: same rank, split extent unknown
-        for (Value res : op.getResults()) res.setType(UnrankedTensorType::get(r.elt));
+      if (op.getName().stripDialect() == "Split") {
+        // The input's dims with the split axis's extent: from the constant
+        // `split` operand, or an equal split of a static extent (ONNX:
+        // ceil(extent / outputs) each, the last takes the rest); else
+        // unknown (the rank is known).
+        auto d = getDims(op.getOperand(0).getType());
+        const int64_t n = op.getNumResults();
+        if (!d) {
+          for (Value res : op.getResults()) res.setType(UnrankedTensorType::get(r.elt));
+          continue;
+        }
+        const int64_t a = norm(intAttr(&op, "axis").value_or(0), d->size());
+        std::optional<std::vector<int64_t>> sizes;
+        if (op.getNumOperands() > 1 && !isa<NoneType>(op.getOperand(1).getType())) sizes = constantInts(op.getOperand(1));
+        else if (a >= 0 && a < (int64_t)d->size() && (*d)[a].isStatic()) {
+          const int64_t extent = (*d)[a].value, each = (extent + n - 1) / n;
+          sizes = std::vector<int64_t>(n, each);
+          sizes->back() = extent - each * (n - 1);
+        }
+        for (int64_t i = 0; i < n; ++i) {
+          Dims o = *d;
+          if (a >= 0 && a < (int64_t)o.size())
+            o[a] = sizes && (int64_t)sizes->size() == n && (*sizes)[i] >= 0 ? Dim{(*sizes)[i], ""} : Dim{-1, ""};
+          op.getResult(i).setType(makeTensorType(ctx, o, r.elt));
+        }
         continue;
       }
       // No rule (region.gemm, whose builder sets its result types): keep

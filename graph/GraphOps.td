@@ -132,6 +132,13 @@ def Graph_ReduceMinOp : Graph_NodeOp<"ReduceMin", 1, 2, 1, "min over axes">;
 def Graph_SimplifiedLayerNormalizationOp : Graph_NodeOp<"SimplifiedLayerNormalization", 2, 2, 1,
     "RMS normalization over the axes from `axis` on, times scale">;
 
+// LayerNormalization (opset 17: mean and variance over the axes from
+// `axis` on; the training outputs Mean / InvStdDev are refused at load) and
+// Gelu (opset 20, `approximate` none | tanh).
+def Graph_LayerNormalizationOp : Graph_NodeOp<"LayerNormalization", 2, 3, 1,
+    "(x - mean) / sqrt(var + epsilon) * scale + bias over the axes from `axis` on">;
+def Graph_GeluOp : Graph_Unary<"Gelu", "x Phi(x), erf form or tanh approximation">;
+
 // ONNX opset 23's LLM ops (semantics in ops/reference.h; raised to strata's
 // ops by graph-raise-llm-ops). "onnx.Attention" is ONNX's Attention, named
 // apart from strata's own.

@@ -1,5 +1,6 @@
 #include "models/onnx_loader.h"
 
+#include <algorithm>
 #include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/wire_format_lite.h>
 #include <onnx/onnx_pb.h>
@@ -271,6 +272,9 @@ void addNode(const onnx::NodeProto& n, Ctx& c) {
   }
   if (n.op_type() == "SimplifiedLayerNormalization" && n.output_size() > 1 && !n.output(1).empty())
     fail("{}: node '{}': SimplifiedLayerNormalization's inv_std_var output (training) is not supported", c.path, name);
+  if (n.op_type() == "LayerNormalization" && n.output_size() > 1 &&
+      std::any_of(n.output().begin() + 1, n.output().end(), [](const std::string& o) { return !o.empty(); }))
+    fail("{}: node '{}': LayerNormalization's Mean / InvStdDev outputs (training) are not supported", c.path, name);
   if (n.op_type() == "Cast") {
     if (!d.attrs.contains("to")) fail("{}: node '{}': Cast has no 'to' attribute", c.path, name);
     d.attrs["to"] = ops::dtypeName(dtypeOf((int)d.attrs["to"].get<int64_t>(), "Cast node '" + name + "' target", c));

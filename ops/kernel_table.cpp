@@ -187,6 +187,13 @@ const std::map<std::string, KernelFn>& table() {
       {"ReduceMean", reduceK(ops::ReduceOp::Mean)}, {"ReduceSum", reduceK(ops::ReduceOp::Sum)},
       {"ReduceMax", reduceK(ops::ReduceOp::Max)}, {"ReduceMin", reduceK(ops::ReduceOp::Min)},
       {"SimplifiedLayerNormalization", rmsNormalizationK},
+      {"LayerNormalization", [](const ops::NodeDef& n, const V& in) {
+         return V{ops::layerNorm(need(in, 0, n), need(in, 1, n), optional(in, 2), attrInt(n, "axis", -1),
+                                 attrFloat(n, "epsilon", 1e-5f))}; }},
+      {"Gelu", [](const ops::NodeDef& n, const V& in) {
+         const std::string a = n.attrs.value("approximate", std::string("none"));
+         if (a != "none" && a != "tanh") fail("node '{}' (Gelu): approximate '{}' (none or tanh)", n.name, a);
+         return V{ops::gelu(need(in, 0, n), a == "tanh")}; }},
       {"RMSNormalization", rmsNormalizationK},
       {"RotaryEmbedding", [](const ops::NodeDef& n, const V& in) {
          return V{ops::rotaryEmbedding(need(in, 0, n), need(in, 1, n), need(in, 2, n), optional(in, 3),

@@ -67,6 +67,45 @@ Tensor rmsNormAxes(const Tensor& x, const Tensor& scale, int64_t axis, float eps
   return y.reshaped(x.shape());
 }
 
+Tensor layerNorm(const Tensor& x0, const Tensor& scale, const Tensor* bias, int64_t axis, float eps) {
+  const Tensor x = x0.toF32();
+  const int64_t r = x.rank();
+  if (axis < -r || axis >= r) fail("LayerNormalization: axis {} is out of range for rank {}", axis, r);
+  if (axis < 0) axis += r;
+  int64_t inner = 1;
+  for (int64_t i = axis; i < r; ++i) inner *= x.dim(i);
+  if (scale.numel() != inner || (bias && bias->numel() != inner))
+    fail("LayerNormalization: scale {} / bias {} do not cover the normalized dims of {}", shapeStr(scale.shape()),
+         bias ? shapeStr(bias->shape()) : std::string("none"), shapeStr(x.shape()));
+  const Tensor s = scale.toF32(), b = bias ? bias->toF32() : Tensor();
+  Tensor y(DType::F32, x.shape());
+  const float* p = x.data<float>();
+  float* o = y.mut<float>();
+  for (int64_t row = 0; row < (inner ? x.numel() / inner : 0); ++row, p += inner, o += inner) {
+    double mean = 0, var = 0;
+    for (int64_t i = 0; i < inner; ++i) mean += p[i];
+    mean /= inner;
+    for (int64_t i = 0; i < inner; ++i) var += (p[i] - mean) * (p[i] - mean);
+    const float inv = 1.f / std::sqrt(float(var / inner) + eps);
+    for (int64_t i = 0; i < inner; ++i)
+      o[i] = (p[i] - float(mean)) * inv * s.data<float>()[i] + (bias ? b.data<float>()[i] : 0.f);
+  }
+  return y;
+}
+
+Tensor gelu(const Tensor& x0, bool tanhApproximation) {
+  const Tensor x = x0.toF32();
+  Tensor y(DType::F32, x.shape());
+  const float* p = x.data<float>();
+  float* o = y.mut<float>();
+  for (int64_t i = 0; i < x.numel(); ++i) {
+    const float v = p[i];
+    o[i] = tanhApproximation ? 0.5f * v * (1.f + std::tanh(0.7978845608f * (v + 0.044715f * v * v * v)))
+                             : 0.5f * v * (1.f + std::erf(v * 0.7071067812f));
+  }
+  return y;
+}
+
 Tensor rotaryEmbedding(const Tensor& x, const Tensor& cos, const Tensor& sin, const Tensor* positions, bool interleaved,
                        int64_t rotaryDim, int64_t numHeads) {
   bool tokenMajor = x.rank() == 3;

@@ -77,6 +77,13 @@ Tensor attendBiased(const Tensor& q, const Tensor& k, const Tensor& v, float sca
 // RMSNormalization-23 / SimplifiedLayerNormalization: normalizes over the axes
 // from `axis` on (their product), scale broadcast over them.
 Tensor rmsNormAxes(const Tensor& x, const Tensor& scale, int64_t axis, float eps);
+// ONNX LayerNormalization (opset 17): over the axes from `axis` on, (x -
+// mean) / sqrt(variance + eps) * scale (+ bias), in f32; scale and bias
+// hold one value per normalized element.
+Tensor layerNorm(const Tensor& x, const Tensor& scale, const Tensor* bias, int64_t axis, float eps);
+// ONNX Gelu (opset 20): x Phi(x) with the erf form ("none") or the tanh
+// approximation ("tanh").
+Tensor gelu(const Tensor& x, bool tanhApproximation);
 // RotaryEmbedding-23: x [B, H, S, D] or [B, S, H * D] (numHeads given);
 // cos/sin [B, S, R/2], or [maxPos, R/2] indexed by positions [B, S]; R =
 // rotaryDim (0: all of D); pairs are (i, i + R/2), or (2i, 2i + 1) when

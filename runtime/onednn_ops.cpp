@@ -124,7 +124,12 @@ OneDnnOps::~OneDnnOps() = default;
 
 bool OneDnnOps::covers(const ops::NodeDef& n) {
   const std::string& op = n.op;
-  return op == "MatMul" || op == "Softmax" || op == "Transpose" || op == "Concat" || eltwiseOps().count(op) ||
+  if (op == "Gelu") {
+    const std::string a = n.attrs.value("approximate", std::string("none"));
+    return a == "none" || a == "tanh";
+  }
+  return op == "MatMul" || op == "Softmax" || op == "Transpose" || op == "Concat" || op == "LayerNormalization" ||
+         eltwiseOps().count(op) ||
          binaryOps().count(op) || (reductionOps().count(op) && intAttr(n, "noop_with_empty_axes", 0) == 0);
 }
 
@@ -152,6 +157,45 @@ std::optional<V> OneDnnOps::run(const ops::NodeDef& n, const V& in) {
           d.engine));
     });
     d.exec(p, {{DNNL_ARG_SRC, d.mem(md, x)}, {DNNL_ARG_DST, d.mem(md, y)}});
+    return V{y};
+  }
+  if (n.op == "Gelu") {
+    const bool tanh = n.attrs.value("approximate", std::string("none")) == "tanh";
+    Tensor y(ops::DType::F32, x.shape());
+    auto md = dense(dimsOf(x.shape()));
+    auto& p = d.primitive(key, [&] {
+      return dnnl::eltwise_forward(dnnl::eltwise_forward::primitive_desc(
+          dnnl::eltwise_forward::desc(prop_kind::forward_inference,
+                                      tanh ? dnnl::algorithm::eltwise_gelu_tanh : dnnl::algorithm::eltwise_gelu_erf, md),
+          d.engine));
+    });
+    d.exec(p, {{DNNL_ARG_SRC, d.mem(md, x)}, {DNNL_ARG_DST, d.mem(md, y)}});
+    return V{y};
+  }
+  if (n.op == "LayerNormalization") {
+    // Over the axes from `axis` on: oneDNN normalizes the last dim, so the
+    // tensor is viewed as [rows, normalized elements].
+    if (in.size() < 2 || !in[1].defined() || x.rank() < 1) return std::nullopt;
+    int64_t axis = intAttr(n, "axis", -1);
+    if (axis < 0) axis += x.rank();
+    if (axis < 0 || axis >= x.rank()) return std::nullopt;
+    int64_t inner = 1;
+    for (int64_t i = axis; i < x.rank(); ++i) inner *= x.dim(i);
+    const bool bias = in.size() > 2 && in[2].defined();
+    if (in[1].numel() != inner || (bias && in[2].numel() != inner)) return std::nullopt;
+    const float eps = n.attrs.contains("epsilon") ? n.attrs.at("epsilon").get<float>() : 1e-5f;
+    auto md = dense({x.numel() / inner, inner}), mc = dense({inner});
+    Tensor y(ops::DType::F32, x.shape());
+    auto flags = dnnl::normalization_flags::use_scale | (bias ? dnnl::normalization_flags::use_shift
+                                                              : dnnl::normalization_flags::none);
+    auto& p = d.primitive(key, [&] {
+      return dnnl::layer_normalization_forward(dnnl::layer_normalization_forward::primitive_desc(
+          dnnl::layer_normalization_forward::desc(prop_kind::forward_inference, md, eps, flags), d.engine));
+    });
+    std::unordered_map<int, dnnl::memory> args{
+        {DNNL_ARG_SRC, d.mem(md, x)}, {DNNL_ARG_DST, d.mem(md, y)}, {DNNL_ARG_SCALE, d.mem(mc, in[1])}};
+    if (bias) args.emplace(DNNL_ARG_SHIFT, d.mem(mc, in[2]));
+    d.exec(p, args);
     return V{y};
   }
   if (auto b = binaryOps().find(n.op); b != binaryOps().end()) {

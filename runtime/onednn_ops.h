@@ -1,8 +1,9 @@
 // The ops outside every region that `--backend cpu` runs through oneDNN
 // (Debian's libdnnl: a well-kept library's kernels instead of the ops/
 // reference loops; docs/runtime.md, "Ops outside the regions"): MatMul
-// (batched, broadcast), Softmax / LogSoftmax, the elementwise ops oneDNN
-// has (Relu, Tanh, Sigmoid, Exp, Log, Sqrt, Abs, Neg, Reciprocal), binary
+// (batched, broadcast), Softmax, LayerNormalization, Gelu (erf and tanh),
+// the elementwise ops oneDNN has (Relu, Tanh, Sigmoid, Exp, Log, Sqrt, Abs,
+// Neg, Reciprocal), binary
 // Add / Sub / Mul / Div / Max / Min with broadcasting, ReduceMean / Sum /
 // Max / Min, Transpose and Concat, on f32 tensors. Everything else (other
 // ops, other element types, forms oneDNN lacks such as a broadcast first

@@ -79,6 +79,10 @@ TEST(OneDnnOps, MatchReferenceKernels) {
     expectLikeReference(d, node(op, 1, {{"axes", {0, 2}}, {"keepdims", 0}}), {r({4, 6, 11})});
     expectLikeReference(d, node(op, 2, {{"keepdims", 1}}), {r({4, 6, 11}), i64s({1})});
   }
+  expectLikeReference(d, node("Gelu", 1), {r({5, 33})});
+  expectLikeReference(d, node("Gelu", 1, {{"approximate", "tanh"}}), {r({5, 33})});
+  expectLikeReference(d, node("LayerNormalization", 3, {{"epsilon", 1e-5}}), {r({3, 7, 64}), r({64}), r({64})});
+  expectLikeReference(d, node("LayerNormalization", 2, {{"axis", 1}}), {r({3, 7, 10}), r({7, 10})});
   expectLikeReference(d, node("Transpose", 1, {{"perm", {0, 2, 1, 3}}}), {r({2, 3, 5, 7})});
   expectLikeReference(d, node("Transpose", 1), {r({3, 5, 7})});
   expectLikeReference(d, node("Concat", 3, {{"axis", 1}}), {r({2, 3, 4}), r({2, 5, 4}), r({2, 1, 4})});

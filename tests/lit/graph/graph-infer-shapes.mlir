@@ -94,3 +94,24 @@ graph.graph attributes {input_names = ["mask", "x", "shape"], source = "flatten-
   %2 = graph.Expand(%inv, %s) : (tensor<1x8x1xf32>, tensor<3xi64>) -> tensor<*xf32>
   graph.output %0, %1, %2 {names = ["m2", "x2", "e"]} : tensor<*xi1>, tensor<*xf32>, tensor<*xf32>
 }
+
+// -----
+
+// Split: the input's dims with the split extent from `split`, or an equal
+// split of a static extent (opset 18's num_outputs: GPT-2's fused q/k/v).
+// CHECK-LABEL: source = "split"
+// CHECK: graph.Split
+// CHECK-SAME: -> (tensor<?x?x64xf32, ["batch", "sequence", ""]>, tensor<?x?x64xf32, ["batch", "sequence", ""]>, tensor<?x?x64xf32, ["batch", "sequence", ""]>)
+// CHECK: graph.Split
+// CHECK-SAME: -> (tensor<?x?x128xf32, ["batch", "sequence", ""]>, tensor<?x?x64xf32, ["batch", "sequence", ""]>)
+// CHECK: graph.LayerNormalization
+// CHECK-SAME: -> tensor<?x?x192xf32, ["batch", "sequence", ""]>
+graph.graph attributes {input_names = ["x"], source = "split", meta = "{}"} {
+^bb0(%x: tensor<?x?x192xf32, ["batch", "sequence", ""]>):
+  %sizes = graph.constant "sizes" dense<[128, 64]> : tensor<2xi64> : tensor<2xi64>
+  %w = graph.weight "ln.w" at "/m.onnx" [0, 768] : tensor<192xf32>
+  %0:3 = graph.Split(%x) {axis = 2 : i64, num_outputs = 3 : i64} : (tensor<?x?x192xf32, ["batch", "sequence", ""]>) -> (tensor<*xf32>, tensor<*xf32>, tensor<*xf32>)
+  %1:2 = graph.Split(%x, %sizes) {axis = -1 : i64} : (tensor<?x?x192xf32, ["batch", "sequence", ""]>, tensor<2xi64>) -> (tensor<*xf32>, tensor<*xf32>)
+  %2 = graph.LayerNormalization(%x, %w) {axis = -1 : i64} : (tensor<?x?x192xf32, ["batch", "sequence", ""]>, tensor<192xf32>) -> tensor<*xf32>
+  graph.output %0#0, %1#0, %2 {names = ["q", "a", "n"]} : tensor<*xf32>, tensor<*xf32>, tensor<*xf32>
+}
