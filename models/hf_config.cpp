@@ -67,17 +67,20 @@ LlamaConfig parseLlamaConfig(const json& j, const std::string& src) {
   LlamaConfig c;
   if (!j.contains("model_type") || !j["model_type"].is_string()) fail("{}: missing field 'model_type'", src);
   c.modelType = j["model_type"].get<std::string>();
-  if (c.modelType != "llama" && c.modelType != "mistral" && c.modelType != "qwen2")
-    fail("{}: model_type '{}' is not supported (llama, mistral, qwen2)", src, c.modelType);
+  if (c.modelType != "llama" && c.modelType != "mistral" && c.modelType != "qwen2" && c.modelType != "gemma")
+    fail("{}: model_type '{}' is not supported (llama, mistral, qwen2, gemma)", src, c.modelType);
   if (j.contains("architectures") && !j["architectures"].is_null()) {
     static const std::map<std::string, std::string> kArch = {
-        {"LlamaForCausalLM", "llama"}, {"MistralForCausalLM", "mistral"}, {"Qwen2ForCausalLM", "qwen2"}};
+        {"LlamaForCausalLM", "llama"}, {"MistralForCausalLM", "mistral"}, {"Qwen2ForCausalLM", "qwen2"},
+        {"GemmaForCausalLM", "gemma"}};
     const json& a = j["architectures"];
     if (!a.is_array() || a.empty()) fail("{}: field 'architectures' must be a list of class names", src);
     for (const json& name : a) {
       auto it = name.is_string() ? kArch.find(name.get<std::string>()) : kArch.end();
       if (it == kArch.end())
-        fail("{}: architecture {} is not supported (LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM)", src,
+        fail("{}: architecture {} is not supported (LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM, "
+             "GemmaForCausalLM)",
+             src,
              name.dump());
       if (it->second != c.modelType)
         fail("{}: architecture '{}' does not match model_type '{}'", src, it->first, c.modelType);
@@ -116,12 +119,19 @@ LlamaConfig parseLlamaConfig(const json& j, const std::string& src) {
   }
   if (j.contains("rope_scaling") && !j["rope_scaling"].is_null())
     fail("{}: rope_scaling is not supported yet", src);
-  std::string act = text(j, "hidden_act", "silu", src);
-  if (act != "silu") fail("{}: hidden_act '{}' is not supported (silu)", src, act);
+  // Gemma's MLP is GELU's tanh form whatever hidden_act says (transformers
+  // reads hidden_activation, defaulting to gelu_pytorch_tanh).
+  const std::string want = c.gemma() ? "gelu_pytorch_tanh" : "silu";
+  std::string act = text(j, c.gemma() && j.contains("hidden_activation") ? "hidden_activation" : "hidden_act", want, src);
+  if (c.gemma() && act == "gelu") act = want;  // Gemma 1's config says gelu, its code runs the tanh form
+  if (act != want) fail("{}: hidden_act '{}' is not supported ({} for {})", src, act, want, c.modelType);
+  if (j.contains("use_bidirectional_attention") && !j["use_bidirectional_attention"].is_null() &&
+      flag(j, "use_bidirectional_attention", false, src))
+    fail("{}: use_bidirectional_attention is not supported (a causal decoder only)", src);
   c.qkvBias = flag(j, "attention_bias", c.modelType == "qwen2", src);
   c.oBias = c.modelType == "qwen2" ? false : c.qkvBias;
   c.mlpBias = flag(j, "mlp_bias", false, src);
-  c.tieEmbeddings = flag(j, "tie_word_embeddings", false, src);
+  c.tieEmbeddings = flag(j, "tie_word_embeddings", c.gemma(), src);
   c.bosId = tokenId(j, "bos_token_id", c.vocabSize, src);
   c.eosId = tokenId(j, "eos_token_id", c.vocabSize, src);
   return c;
@@ -130,12 +140,15 @@ LlamaConfig parseLlamaConfig(const json& j, const std::string& src) {
 LlamaConfig readLlamaConfig(const std::string& path) { return parseLlamaConfig(readJsonFile(path), path); }
 
 json toJson(const LlamaConfig& c) {
-  json j = {{"model_type", c.modelType}, {"architectures", {c.modelType == "qwen2" ? "Qwen2ForCausalLM"
-                                                            : c.modelType == "mistral" ? "MistralForCausalLM" : "LlamaForCausalLM"}},
+  json j = {{"model_type", c.modelType}, {"architectures", {c.modelType == "qwen2"     ? "Qwen2ForCausalLM"
+                                                            : c.modelType == "mistral" ? "MistralForCausalLM"
+                                                            : c.gemma()                ? "GemmaForCausalLM"
+                                                                                       : "LlamaForCausalLM"}},
             {"hidden_size", c.hiddenSize}, {"intermediate_size", c.intermediateSize}, {"num_hidden_layers", c.numLayers},
             {"num_attention_heads", c.numHeads}, {"num_key_value_heads", c.numKvHeads}, {"head_dim", c.headDim},
             {"vocab_size", c.vocabSize}, {"max_position_embeddings", c.maxPositions}, {"rms_norm_eps", c.rmsNormEps},
-            {"rope_theta", c.ropeTheta}, {"hidden_act", "silu"}, {"tie_word_embeddings", c.tieEmbeddings},
+            {"rope_theta", c.ropeTheta}, {"hidden_act", c.gemma() ? "gelu_pytorch_tanh" : "silu"},
+            {"tie_word_embeddings", c.tieEmbeddings},
             {"mlp_bias", c.mlpBias}, {"torch_dtype", "float32"}};
   if (c.modelType != "qwen2") j["attention_bias"] = c.qkvBias;
   if (c.bosId) j["bos_token_id"] = *c.bosId;

@@ -34,14 +34,21 @@ class Builder {
     constant("shape.merge", ops::Tensor::fromI64({0, 0, H * D}));
     std::string embed = weight("model.embed_tokens.weight", {c_.vocabSize, E});
     std::string x = node("Gather", "embed", {embed, "input_ids"}, {{"axis", 0}});
+    if (c_.gemma()) constant("const.one", ops::Tensor::scalarF32(1.f));
     // The model computes in f32 whatever its weights' storage type (a GPU
     // artifact stores activations in its --dtype regardless): the rows a
     // 16-bit embedding gives are widened here, and every op after takes
     // its type from them.
     if (w_.at("model.embed_tokens.weight").dtype != ops::DType::F32)
       x = node("Cast", "embed.to_f32", {x}, {{"to", "f32"}});
+    if (c_.gemma()) {
+      // Gemma scales the embedding by sqrt(hidden_size), rounded to the
+      // activations' type.
+      constant("const.embed_scale", ops::Tensor::scalarF32((float)std::sqrt((double)E)));
+      x = node("Mul", "embed.scale", {x, "const.embed_scale"});
+    }
     for (int64_t l = 0; l < c_.numLayers; ++l) x = layer(l, x);
-    x = node("RMSNorm", "final_norm", {x, weight("model.norm.weight", {E})}, {{"eps", c_.rmsNormEps}});
+    x = node("RMSNorm", "final_norm", {x, normWeight("final_norm", "model.norm.weight")}, {{"eps", c_.rmsNormEps}});
     std::string head = c_.tieEmbeddings ? embed : weight("lm_head.weight", {c_.vocabSize, E});
     node("Linear", "lm_head", {x, head}, {}, "logits");
     return std::move(g_);
@@ -51,7 +58,8 @@ class Builder {
   std::string layer(int64_t l, const std::string& x) {
     std::string p = "model.layers." + std::to_string(l) + ".", n = "layers." + std::to_string(l) + ".";
     int64_t H = c_.numHeads, KV = c_.numKvHeads, D = c_.headDim, E = c_.hiddenSize, I = c_.intermediateSize;
-    std::string h = node("RMSNorm", n + "input_norm", {x, weight(p + "input_layernorm.weight", {E})}, {{"eps", c_.rmsNormEps}});
+    std::string h = node("RMSNorm", n + "input_norm", {x, normWeight(n + "input_norm", p + "input_layernorm.weight")},
+                         {{"eps", c_.rmsNormEps}});
     auto heads = [&](const char* proj, int64_t nh, const char* shape) {
       std::string y = linear(n + proj, h, p + "self_attn." + proj, nh * D, E, c_.qkvBias);
       y = node("Reshape", n + proj + ".split_heads", {y, shape});
@@ -66,13 +74,22 @@ class Builder {
     a = node("Reshape", n + "attn.merge_heads", {a, "shape.merge"});
     std::string o = linear(n + "o_proj", a, p + "self_attn.o_proj", E, H * D, c_.oBias);
     std::string r = node("Add", n + "attn.residual", {x, o});
-    std::string h2 = node("RMSNorm", n + "post_attention_norm", {r, weight(p + "post_attention_layernorm.weight", {E})},
+    std::string h2 = node("RMSNorm", n + "post_attention_norm",
+                          {r, normWeight(n + "post_attention_norm", p + "post_attention_layernorm.weight")},
                           {{"eps", c_.rmsNormEps}});
     std::string gate = linear(n + "gate_proj", h2, p + "mlp.gate_proj", I, E, c_.mlpBias);
     std::string up = linear(n + "up_proj", h2, p + "mlp.up_proj", I, E, c_.mlpBias);
-    std::string act = node("Mul", n + "mlp.swiglu", {node("Silu", n + "mlp.silu", {gate}), up});
+    std::string act =
+        c_.gemma() ? node("Mul", n + "mlp.geglu", {node("Gelu", n + "mlp.gelu", {gate}, {{"approximate", "tanh"}}), up})
+                   : node("Mul", n + "mlp.swiglu", {node("Silu", n + "mlp.silu", {gate}), up});
     std::string down = linear(n + "down_proj", act, p + "mlp.down_proj", E, I, c_.mlpBias);
     return node("Add", n + "mlp.residual", {r, down});
+  }
+
+  // An RMSNorm's weight: the tensor, or for Gemma 1 + the tensor.
+  std::string normWeight(const std::string& name, const std::string& w) {
+    std::string v = weight(w, {c_.hiddenSize});
+    return c_.gemma() ? node("Add", name + ".one_plus_w", {"const.one", v}) : v;
   }
 
   std::string linear(const std::string& name, const std::string& x, const std::string& w, int64_t out, int64_t in, bool bias) {

@@ -293,6 +293,27 @@ TEST(HfConfig, MissingOrBadFieldsAreNamed) {
   expectError([&] { models::readLlamaConfig(path); }, {path, "nested deeper"});
 }
 
+// Gemma's config: tied embeddings by default, GELU's tanh form (Gemma 1's
+// "gelu" names it too), nothing else; a bidirectional model is refused.
+TEST(HfConfig, Gemma) {
+  auto cfg = nlohmann::json::parse(readFile(kFixture + "/config.json"));
+  cfg["model_type"] = "gemma";
+  cfg["architectures"] = {"GemmaForCausalLM"};
+  cfg.erase("tie_word_embeddings");
+  for (const char* act : {"gelu_pytorch_tanh", "gelu"}) {
+    cfg["hidden_act"] = act;
+    const models::LlamaConfig c = models::parseLlamaConfig(cfg, "c.json");
+    EXPECT_TRUE(c.gemma() && c.tieEmbeddings) << act;
+    EXPECT_EQ(models::toJson(c)["hidden_act"], "gelu_pytorch_tanh");
+  }
+  auto bad = cfg;
+  bad["hidden_act"] = "silu";
+  expectError([&] { models::parseLlamaConfig(bad, "c.json"); }, {"c.json", "silu", "gelu_pytorch_tanh"});
+  bad = cfg;
+  bad["use_bidirectional_attention"] = true;
+  expectError([&] { models::parseLlamaConfig(bad, "c.json"); }, {"c.json", "use_bidirectional_attention"});
+}
+
 TEST(HfCheckpoint, MissingTensorAndShapeMismatchAreNamed) {
   auto cfg = models::readLlamaConfig(kFixture + "/config.json");
   auto w = models::readSafetensorsHeader(kFixture + "/model.safetensors");
