@@ -128,7 +128,11 @@ bool OneDnnOps::covers(const ops::NodeDef& n) {
     const std::string a = n.attrs.value("approximate", std::string("none"));
     return a == "none" || a == "tanh";
   }
+  if (op == "Gemm")  // alpha C-free forms: A' B' (+ C), A' / B' optionally transposed
+    return (!n.attrs.contains("alpha") || n.attrs.at("alpha").get<double>() == 1.0) &&
+           (!n.attrs.contains("beta") || n.attrs.at("beta").get<double>() == 1.0);
   return op == "MatMul" || op == "Softmax" || op == "Transpose" || op == "Concat" || op == "LayerNormalization" ||
+         op == "Pow" ||
          eltwiseOps().count(op) ||
          binaryOps().count(op) || (reductionOps().count(op) && intAttr(n, "noop_with_empty_axes", 0) == 0);
 }
@@ -154,6 +158,20 @@ std::optional<V> OneDnnOps::run(const ops::NodeDef& n, const V& in) {
     auto& p = d.primitive(key, [&] {
       return dnnl::eltwise_forward(dnnl::eltwise_forward::primitive_desc(
           dnnl::eltwise_forward::desc(prop_kind::forward_inference, e->second.alg, md, e->second.alpha, e->second.beta),
+          d.engine));
+    });
+    d.exec(p, {{DNNL_ARG_SRC, d.mem(md, x)}, {DNNL_ARG_DST, d.mem(md, y)}});
+    return V{y};
+  }
+  if (n.op == "Pow") {
+    // x ^ p for one exponent p (GELU's x^3): oneDNN's eltwise pow, 1 * x^p.
+    if (in.size() != 2 || !in[1].defined() || in[1].numel() != 1) return std::nullopt;
+    const float e = in[1].data<float>()[0];
+    Tensor y(ops::DType::F32, x.shape());
+    auto md = dense(dimsOf(x.shape()));
+    auto& p = d.primitive(key + fmt::format("|{:a}", e), [&] {
+      return dnnl::eltwise_forward(dnnl::eltwise_forward::primitive_desc(
+          dnnl::eltwise_forward::desc(prop_kind::forward_inference, dnnl::algorithm::eltwise_pow, md, 1.f, e),
           d.engine));
     });
     d.exec(p, {{DNNL_ARG_SRC, d.mem(md, x)}, {DNNL_ARG_DST, d.mem(md, y)}});
@@ -243,6 +261,38 @@ std::optional<V> OneDnnOps::run(const ops::NodeDef& n, const V& in) {
     if (bVec) final.pop_back();
     if (aVec) final.erase(final.end() - (bVec ? 1 : 2));
     return V{y.reshaped(final)};
+  }
+  if (n.op == "Gemm") {
+    // Y = A' B' + C with A' = A or A^T, B' = B or B^T (strides, no copy)
+    // and C broadcast to [M, N]: a matmul with bias.
+    if (in.size() < 2 || !in[1].defined() || x.rank() != 2 || in[1].rank() != 2) return std::nullopt;
+    const bool ta = intAttr(n, "transA", 0) != 0, tb = intAttr(n, "transB", 0) != 0;
+    const int64_t M = ta ? x.dim(1) : x.dim(0), K = ta ? x.dim(0) : x.dim(1);
+    const int64_t N = tb ? in[1].dim(0) : in[1].dim(1), Kb = tb ? in[1].dim(1) : in[1].dim(0);
+    if (K != Kb) return std::nullopt;
+    const bool bias = in.size() > 2 && in[2].defined();
+    dnnl::memory::dims cd;
+    if (bias) {
+      const Shape& c = in[2].shape();
+      if (c.size() > 2) return std::nullopt;
+      cd = padded(c, 2);
+      if ((cd[0] != 1 && cd[0] != M) || (cd[1] != 1 && cd[1] != N)) return std::nullopt;
+    }
+    using dnnl::memory;
+    auto ma = memory::desc({M, K}, memory::data_type::f32, ta ? memory::dims{1, M} : memory::dims{K, 1});
+    auto mb = memory::desc({K, N}, memory::data_type::f32, tb ? memory::dims{1, K} : memory::dims{N, 1});
+    auto my = dense({M, N});
+    auto mc = bias ? dense(cd) : memory::desc();
+    Tensor y(ops::DType::F32, {M, N});
+    auto& p = d.primitive(key, [&] {
+      return dnnl::matmul(dnnl::matmul::primitive_desc(
+          bias ? dnnl::matmul::desc(ma, mb, mc, my) : dnnl::matmul::desc(ma, mb, my), d.engine));
+    });
+    std::unordered_map<int, dnnl::memory> args{
+        {DNNL_ARG_SRC, d.mem(ma, x)}, {DNNL_ARG_WEIGHTS, d.mem(mb, in[1])}, {DNNL_ARG_DST, d.mem(my, y)}};
+    if (bias) args.emplace(DNNL_ARG_BIAS, d.mem(mc, in[2]));
+    d.exec(p, args);
+    return V{y};
   }
   if (n.op == "Softmax") {
     if (x.rank() < 1) return std::nullopt;

@@ -1,9 +1,9 @@
 // The ops outside every region that `--backend cpu` runs through oneDNN
 // (Debian's libdnnl: a well-kept library's kernels instead of the ops/
 // reference loops; docs/runtime.md, "Ops outside the regions"): MatMul
-// (batched, broadcast), Softmax, LayerNormalization, Gelu (erf and tanh),
+// (batched, broadcast), Gemm (transposes, a broadcast C, alpha = beta = 1), Softmax, LayerNormalization, Gelu (erf and tanh),
 // the elementwise ops oneDNN has (Relu, Tanh, Sigmoid, Exp, Log, Sqrt, Abs,
-// Neg, Reciprocal), binary
+// Neg, Reciprocal, Pow by one exponent), binary
 // Add / Sub / Mul / Div / Max / Min with broadcasting, ReduceMean / Sum /
 // Max / Min, Transpose and Concat, on f32 tensors. Everything else (other
 // ops, other element types, forms oneDNN lacks such as a broadcast first

@@ -11,6 +11,7 @@
 
 #include "graph/Pipeline.h"
 #include "tools/bench_decode.h"
+#include "tools/bench_fallback.h"
 #include "tools/bench_kernels.h"
 #include "tools/bench_serve.h"
 #include "tools/bench_serve_plot.h"
@@ -365,6 +366,14 @@ int main(int argc, char** argv) {
       "serve", "Load an OpenAI-compatible server (--url, or `strata serve MODEL` started for the run) at each "
                "concurrency or request rate: TTFT, TPOT, ITL, latency, throughput, goodput; table, JSON, PNG");
   tools::addBenchServeOptions(benchServeCmd, bs);
+  tools::BenchFallbackOpts bf;
+  auto* benchFallbackCmd = benchCmd->add_subcommand(
+      "fallback", "A model's nodes outside the regions through oneDNN (as --backend cpu runs them) against the "
+                  "reference kernels: time per op type and the ratio (every node of the graph counts as outside)");
+  benchFallbackCmd->add_option("--model", bf.model, "HF folder, .gguf or .onnx")->required();
+  benchFallbackCmd->add_option("--tokens", bf.tokens, "Tokens of the one sequence run")->capture_default_str();
+  benchFallbackCmd->add_option("--reps", bf.reps, "Timed runs per engine (after one warm-up)")->capture_default_str();
+  benchFallbackCmd->add_option("--json", bf.jsonPath, "Also write the results to this JSON file");
   auto* benchDecodeCmd = benchCmd->add_subcommand(
       "decode", "Decode speed on the CPU through the generated kernels (tokens/s) against the memory roofline "
                 "(weight bytes per step / copy bandwidth measured in the same run)");
@@ -399,6 +408,7 @@ int main(int argc, char** argv) {
       return tools::benchKernels(benchJson, benchSeconds);
     }
     if (benchDecodeCmd->parsed()) return tools::benchDecode(bd);
+    if (benchFallbackCmd->parsed()) return tools::benchFallback(bf);
     if (benchServeCmd->parsed()) return tools::benchServe(bs, tools::writeServePlot);
   } catch (const Error& e) {
     std::fprintf(stderr, "error: %s\n", e.what());

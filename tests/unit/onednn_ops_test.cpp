@@ -58,6 +58,12 @@ TEST(OneDnnOps, MatchReferenceKernels) {
                                                           {{13}, {13, 5}},
                                                           {{2, 7, 13}, {13}}})
     expectLikeReference(d, node("MatMul", 2), {r(a), r(b)});
+  // Gemm: transposes by strides, C as a row, a column, a full matrix, none.
+  expectLikeReference(d, node("Gemm", 3), {r({7, 13}), r({13, 5}), r({5})});
+  expectLikeReference(d, node("Gemm", 3, {{"transA", 1}, {"transB", 1}}), {r({13, 7}), r({5, 13}), r({7, 1})});
+  expectLikeReference(d, node("Gemm", 3, {{"transB", 1}}), {r({7, 13}), r({5, 13}), r({7, 5})});
+  expectLikeReference(d, node("Gemm", 2), {r({7, 13}), r({13, 5})});
+  EXPECT_FALSE(runtime::OneDnnOps::covers(node("Gemm", 3, {{"alpha", 0.5}})));
   for (int64_t axis : {-1, 0, 1}) expectLikeReference(d, node("Softmax", 1, {{"axis", axis}}), {r({3, 17, 5})});
   for (const char* op : {"Relu", "Tanh", "Sigmoid", "Exp", "Neg", "Abs", "Reciprocal"})
     expectLikeReference(d, node(op, 1), {r({5, 33})});
@@ -78,6 +84,12 @@ TEST(OneDnnOps, MatchReferenceKernels) {
     expectLikeReference(d, node(op, 1, {{"axes", {-1}}, {"keepdims", 1}}), {r({4, 6, 11})});
     expectLikeReference(d, node(op, 1, {{"axes", {0, 2}}, {"keepdims", 0}}), {r({4, 6, 11})});
     expectLikeReference(d, node(op, 2, {{"keepdims", 1}}), {r({4, 6, 11}), i64s({1})});
+  }
+  {
+    Tensor three(DType::F32, {});
+    three.mut<float>()[0] = 3.f;
+    expectLikeReference(d, node("Pow", 2), {r({5, 33}), three});
+    EXPECT_FALSE(d.run(node("Pow", 2), {r({5, 33}), r({5, 33})})) << "an exponent per element";
   }
   expectLikeReference(d, node("Gelu", 1), {r({5, 33})});
   expectLikeReference(d, node("Gelu", 1, {{"approximate", "tanh"}}), {r({5, 33})});
