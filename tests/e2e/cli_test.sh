@@ -274,6 +274,14 @@ expect_error "--cache-blocks 16000000: a KV cache of" "$strata" run "$fx" --back
 expect_error "is a directory; give a text file of prompts" "$strata" run "$fx" --batch-file "$tmp"
 expect_error "--block-size must be in 1..1024" "$strata" compile "$fx" --target cpu -o "$tmp/bigblock" --block-size 100000000
 expect_error "--batch must be in 1.." "$strata" bench decode --batch 0
+# bench fallback: the graph's nodes through oneDNN and the reference, outputs compared.
+"$strata" bench fallback --model "$fx/model_dynamo.onnx" --tokens 8 --reps 1 --json "$tmp/fallback.json" > "$tmp/fb.txt" &&
+  grep -q "ops oneDNN covers" "$tmp/fb.txt" && python3 - "$tmp/fallback.json" <<'PY' && ok || bad "bench fallback"
+import json, sys
+j = json.load(open(sys.argv[1]))
+assert j["max_rel_diff"] < 1e-4 and any(r["onednn"] and r["op"] == "MatMul" for r in j["rows"]), j
+PY
+expect_error "--tokens and --reps must be at least 1" "$strata" bench fallback --model "$fx/model_dynamo.onnx" --reps 0
 expect_error "--seed must be in 0.." "$strata" run "$fx" --prompt-ids 0 --temperature 1 --seed -1
 expect_error "--cache-mb must be a number of MiB" "$strata" run "$fx" --prompt-ids 0 --cache-mb 0
 expect_error "--cache-mb must be a number of MiB" "$strata" run "$fx" --prompt-ids 0 --cache-mb nan
