@@ -49,6 +49,21 @@ const std::map<std::string, dnnl::algorithm>& reductionOps() {
                                                              {"ReduceMin", A::reduction_min}};
   return ops;
 }
+// The eltwise form of `n` on `in`: the table's ops, Gelu by its
+// approximation, Pow by one exponent (GELU's x^3: 1 * x^p); nullopt for
+// anything else (a Pow with an exponent per element).
+std::optional<Eltwise> eltwiseOf(const ops::NodeDef& n, const V& in) {
+  if (auto e = eltwiseOps().find(n.op); e != eltwiseOps().end()) return e->second;
+  if (n.op == "Gelu") {
+    const std::string a = n.attrs.value("approximate", std::string("none"));
+    if (a != "none" && a != "tanh") return std::nullopt;
+    return Eltwise{a == "tanh" ? dnnl::algorithm::eltwise_gelu_tanh : dnnl::algorithm::eltwise_gelu_erf};
+  }
+  if (n.op == "Pow" && in.size() == 2 && in[1].defined() && in[1].numel() == 1)
+    return Eltwise{dnnl::algorithm::eltwise_pow, 1.f, in[1].data<float>()[0]};
+  return std::nullopt;
+}
+
 bool commutative(const std::string& op) { return op == "Add" || op == "Mul" || op == "Max" || op == "Min"; }
 
 int64_t intAttr(const ops::NodeDef& n, const char* name, int64_t dflt) {
@@ -124,11 +139,8 @@ OneDnnOps::~OneDnnOps() = default;
 
 bool OneDnnOps::covers(const ops::NodeDef& n) {
   const std::string& op = n.op;
-  if (op == "Gelu") {
-    const std::string a = n.attrs.value("approximate", std::string("none"));
-    return a == "none" || a == "tanh";
-  }
-  if (op == "Gemm")  // alpha C-free forms: A' B' (+ C), A' / B' optionally transposed
+  if (op == "Gelu") return eltwiseOf(n, {}).has_value();
+  if (op == "Gemm")  // A' B' (+ C), A' / B' optionally transposed, alpha = beta = 1
     return (!n.attrs.contains("alpha") || n.attrs.at("alpha").get<double>() == 1.0) &&
            (!n.attrs.contains("beta") || n.attrs.at("beta").get<double>() == 1.0);
   return op == "MatMul" || op == "Softmax" || op == "Transpose" || op == "Concat" || op == "LayerNormalization" ||
@@ -152,40 +164,12 @@ std::optional<V> OneDnnOps::run(const ops::NodeDef& n, const V& in) {
   using dnnl::prop_kind;
   const Tensor& x = in[0];
 
-  if (auto e = eltwiseOps().find(n.op); e != eltwiseOps().end()) {
+  if (auto e = eltwiseOf(n, in)) {
     Tensor y(ops::DType::F32, x.shape());
     auto md = dense(dimsOf(x.shape()));
-    auto& p = d.primitive(key, [&] {
+    auto& p = d.primitive(key + fmt::format("|{:a}|{:a}", e->alpha, e->beta), [&] {
       return dnnl::eltwise_forward(dnnl::eltwise_forward::primitive_desc(
-          dnnl::eltwise_forward::desc(prop_kind::forward_inference, e->second.alg, md, e->second.alpha, e->second.beta),
-          d.engine));
-    });
-    d.exec(p, {{DNNL_ARG_SRC, d.mem(md, x)}, {DNNL_ARG_DST, d.mem(md, y)}});
-    return V{y};
-  }
-  if (n.op == "Pow") {
-    // x ^ p for one exponent p (GELU's x^3): oneDNN's eltwise pow, 1 * x^p.
-    if (in.size() != 2 || !in[1].defined() || in[1].numel() != 1) return std::nullopt;
-    const float e = in[1].data<float>()[0];
-    Tensor y(ops::DType::F32, x.shape());
-    auto md = dense(dimsOf(x.shape()));
-    auto& p = d.primitive(key + fmt::format("|{:a}", e), [&] {
-      return dnnl::eltwise_forward(dnnl::eltwise_forward::primitive_desc(
-          dnnl::eltwise_forward::desc(prop_kind::forward_inference, dnnl::algorithm::eltwise_pow, md, 1.f, e),
-          d.engine));
-    });
-    d.exec(p, {{DNNL_ARG_SRC, d.mem(md, x)}, {DNNL_ARG_DST, d.mem(md, y)}});
-    return V{y};
-  }
-  if (n.op == "Gelu") {
-    const bool tanh = n.attrs.value("approximate", std::string("none")) == "tanh";
-    Tensor y(ops::DType::F32, x.shape());
-    auto md = dense(dimsOf(x.shape()));
-    auto& p = d.primitive(key, [&] {
-      return dnnl::eltwise_forward(dnnl::eltwise_forward::primitive_desc(
-          dnnl::eltwise_forward::desc(prop_kind::forward_inference,
-                                      tanh ? dnnl::algorithm::eltwise_gelu_tanh : dnnl::algorithm::eltwise_gelu_erf, md),
-          d.engine));
+          dnnl::eltwise_forward::desc(prop_kind::forward_inference, e->alg, md, e->alpha, e->beta), d.engine));
     });
     d.exec(p, {{DNNL_ARG_SRC, d.mem(md, x)}, {DNNL_ARG_DST, d.mem(md, y)}});
     return V{y};
