@@ -6,15 +6,34 @@
 #include <string>
 
 #include <algorithm>
+#include <cmath>
 #include <vector>
 
 #include "models/hf_config.h"
 #include "models/random_model.h"
 #include "runtime/paged_generate.h"
 
+#include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
 namespace strata::fixture {
+
+// The largest |got[j] - want[j]| over n values against recorded ones (a
+// JSON array of as many numbers: a different count fails the test).
+inline double maxAbsDiff(const float* got, int64_t n, const nlohmann::json& want) {
+  EXPECT_EQ(n, (int64_t)want.size());
+  double m = 0;
+  for (int64_t j = 0; j < std::min<int64_t>(n, want.size()); ++j)
+    m = std::max(m, std::fabs(got[j] - want[j].get<double>()));
+  return m;
+}
+
+// How many leading tokens two generations share.
+inline size_t commonPrefix(const std::vector<int64_t>& a, const std::vector<int64_t>& b) {
+  size_t same = 0;
+  while (same < a.size() && same < b.size() && a[same] == b[same]) ++same;
+  return same;
+}
 
 inline std::string fixtureDir() { return STRATA_FIXTURE_DIR; }
 
