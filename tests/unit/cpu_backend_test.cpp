@@ -172,7 +172,7 @@ TEST(CpuBackend, Int8BlockWeightsMatchLlamaCpp) {
 }
 
 // A tied-embedding Qwen2 (lm_head = the embedding matrix, q / k / v bias;
-// tools/gpu/export_tied_onnx.py: transformers, and both PyTorch exporters
+// tools/gpu/export_family_onnx.py qwen2-tied: transformers, and both PyTorch exporters
 // checked with onnxruntime) from each source: the HF folder, the dynamo
 // export (lm_head a MatMul by the Transpose of the embedding initializer,
 // positions an arange of the sequence) and the TorchScript one (Identity

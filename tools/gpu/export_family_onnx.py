@@ -1,21 +1,29 @@
-# Tiny random models of the families beyond the Llama style (GPT-2, Phi-3,
-# Gemma), made on the GPU machine (torch, transformers, onnx, onnxruntime;
-# CPU work only): per family the HF folder, its dynamo and TorchScript ONNX
-# exports of the plain forward pass, each checked with onnxruntime against
-# transformers, and reference.json (the prompt's ids, the logits of one
-# forward pass, 8 greedy tokens, each export's op types). What the oneDNN
-# fallback issue's region formation and fallback engine are tested on.
-#   python3 tools/gpu/export_family_onnx.py models/testdata/tiny-llama/tokenizer.json $OUT [gpt2 phi3 gemma]
+# Tiny random models for the forms the fixture lacks, made on the GPU machine
+# (torch, transformers, onnx, onnxruntime; CPU work only): a Qwen2 with tied
+# embeddings (qwen2-tied: lm_head = the embedding matrix) and the families
+# beyond the Llama style (GPT-2, Phi-3, Gemma). Per model, in OUT/tiny-NAME:
+# the HF folder, its dynamo and TorchScript ONNX exports of the plain
+# forward pass, each checked with onnxruntime against transformers, and
+# reference.json (the prompt's ids, the logits of one forward pass, 8 greedy
+# tokens, each export's op types).
+#   python3 tools/gpu/export_family_onnx.py models/testdata/tiny-llama/tokenizer.json $OUT [qwen2-tied gpt2 phi3 gemma]
 import json, os, shutil, sys
 import numpy as np, torch, onnx, onnxruntime as ort
 import transformers as tf
 
 TOK, OUT = sys.argv[1], sys.argv[2]
-FAMILIES = sys.argv[3:] or ["gpt2", "phi3", "gemma"]
+FAMILIES = sys.argv[3:] or ["qwen2-tied", "gpt2", "phi3", "gemma"]
 
 
 def make(family):
     common = dict(vocab_size=512, bos_token_id=0, eos_token_id=1)
+    if family == "qwen2-tied":
+        c = tf.Qwen2Config(hidden_size=64, intermediate_size=176, num_hidden_layers=2, num_attention_heads=4,
+                           num_key_value_heads=2, max_position_embeddings=256, rms_norm_eps=1e-5,
+                           rope_theta=10000.0, tie_word_embeddings=True, **common)
+        m = tf.Qwen2ForCausalLM(c)
+        assert m.lm_head.weight.data_ptr() == m.model.embed_tokens.weight.data_ptr()
+        return m
     if family == "gpt2":
         c = tf.GPT2Config(n_embd=64, n_layer=2, n_head=4, n_positions=256, **common)
         return tf.GPT2LMHeadModel(c)
