@@ -5,7 +5,10 @@
 # the HF folder, its dynamo and TorchScript ONNX exports of the plain
 # forward pass, each checked with onnxruntime against transformers, and
 # reference.json (the prompt's ids, the logits of one forward pass, 8 greedy
-# tokens, each export's op types).
+# tokens, each export's op types). Every parameter gets noise on top of its
+# initialization: transformers starts biases at 0 and norm weights at 1
+# (0 for Gemma's 1 + w), which an exporter may fold away and which would let
+# a wrong bias or norm weight pass unnoticed.
 #   python3 tools/gpu/export_family_onnx.py models/testdata/tiny-llama/tokenizer.json $OUT [qwen2-tied gpt2 phi3 gemma]
 import json, os, shutil, sys
 import numpy as np, torch, onnx, onnxruntime as ort
@@ -53,6 +56,9 @@ for family in FAMILIES:
     out = os.path.join(OUT, f"tiny-{family}")
     os.makedirs(out, exist_ok=True)
     m = make(family).float().eval()
+    with torch.no_grad():
+        for p in m.parameters():
+            p.add_(torch.randn_like(p) * 0.05)
     m.save_pretrained(out)
     shutil.copy(TOK, os.path.join(out, "tokenizer.json"))
     ids = torch.tensor([[0, 53, 308, 425, 294, 271, 259, 294, 70, 407, 72, 83]])
