@@ -126,14 +126,35 @@ std::string emitRopeKernel(const RopeKernelSpec& s) {
          s.kvHeads);
   const StorageText st{s.dtype};
   st.check("rope");
-  const int64_t half = s.headDim / 2, G = s.headsPerProgram, V = s.laneVector;
-  if (V < 0 || (V > 1 && half % V))
-    fail("rope kernel: lane vectors of {} elements must divide the half head dim {}", V, half);
+  const int64_t R = s.rotaryDim ? s.rotaryDim : s.headDim, half = R / 2, tail = s.headDim - R, G = s.headsPerProgram,
+                V = s.laneVector;
+  if (R <= 0 || R % 2 || R > s.headDim)
+    fail("rope kernel: rotary dim {} must be even and within the head dim {}", R, s.headDim);
+  if (V < 0 || (V > 1 && (half % V || tail % V)))
+    fail("rope kernel: lane vectors of {} elements must divide the half rotary dim {} and the {} dims past it", V, half,
+         tail);
   const std::string row = fmt::format("{}x{}", G, half);
   // Rows of x lie inside [T heads, headDim] (the grid covers whole head
   // groups); a lane's vector of V elements is a contiguous, V-aligned run
   // of one row (x rows and the tables' rows start on whole vectors).
   const std::string hint = laneVectorAccess(V), laneVector = laneVectorAttr(V);
+  // Partial rotary: the dims past R are copied (x's value, whether or not
+  // y is x), in runs of the largest power of two (up to 64) dividing them,
+  // widths every target splits evenly.
+  int64_t run = 1;
+  while (run < 64 && tail % (2 * run) == 0) run *= 2;
+  const std::string tailRow = fmt::format("{}x{}", G, run);
+  std::string passThrough;
+  for (int64_t at = R, i = 0; at < s.headDim; at += run, ++i)
+    passThrough += fmt::format(
+        "  %cR{i} = arith.constant {at} : index\n"
+        "  %xtp{i} = tile.make_block_ptr %x, [%rows, %cD], [%cD, %c1], [%r, %cR{i}] : {P} -> {TBP}\n"
+        "{load}"
+        "  %ytp{i} = tile.make_block_ptr %y, [%rows, %cD], [%cD, %c1], [%r, %cR{i}] : {P} -> {TBP}\n"
+        "{store}",
+        fmt::arg("i", i), fmt::arg("at", at), fmt::arg("P", st.ptr()), fmt::arg("TBP", st.blockPtr(tailRow)),
+        fmt::arg("load", st.load(fmt::format("xt{}", i), fmt::format("%xtp{}", i), tailRow, hint)),
+        fmt::arg("store", st.store(fmt::format("%ytp{}", i), fmt::format("%xt{}", i), tailRow, hint)));
   // Program (t, g) rotates heads [g G, g G + G) of token t: row r of x
   // viewed as [rows, headDim]. With KV heads, the groups past the q heads
   // are token t's k heads, which start at row kAt (>= T heads: the q rows
@@ -185,12 +206,12 @@ std::string emitRopeKernel(const RopeKernelSpec& s) {
   %y2 = arith.addf %d, %e : tensor<{row}xf32>
   %y1p = tile.make_block_ptr %y, [%rows, %cD], [%cD, %c1], [%r, %c0] : {P} -> {BP}
   %y2p = tile.make_block_ptr %y, [%rows, %cD], [%cD, %c1], [%r, %cHalf] : {P} -> {BP}
-{y1}{y2}  return
+{y1}{y2}{passThrough}  return
 }}
 )",
                      fmt::arg("name", s.name), fmt::arg("D", s.headDim), fmt::arg("H", s.heads), fmt::arg("G", G),
                      fmt::arg("half", half), fmt::arg("row", row), fmt::arg("lv", laneVector), fmt::arg("rowsOf", rowsOf),
-                     fmt::arg("kAtArg", s.kvHeads ? ", %kAt: index" : ""),
+                     fmt::arg("kAtArg", s.kvHeads ? ", %kAt: index" : ""), fmt::arg("passThrough", passThrough),
                      fmt::arg("hint", hint), fmt::arg("P", st.ptr()), fmt::arg("BP", st.blockPtr(row)),
                      fmt::arg("x1", st.load("x1", "%x1p", row, hint)), fmt::arg("x2", st.load("x2", "%x2p", row, hint)),
                      fmt::arg("y1", st.store("%y1p", "%y1", row, hint)), fmt::arg("y2", st.store("%y2p", "%y2", row, hint)));

@@ -53,12 +53,17 @@ std::string emitRmsNormKernel(const RmsNormKernelSpec& spec);
 // headsPerProgram divides both counts, so a program's heads are all q or
 // all k of one token. At one token with kAt = heads this is the
 // (heads + kvHeads)-head kernel on the row q | k.
+//
+// With 0 < `rotaryDim` < headDim (partial rotary: Phi-3, GPT-NeoX), only
+// each head's first rotaryDim dims rotate (half = rotaryDim / 2, tables [P,
+// half]) and the rest are copied from x to y.
 struct RopeKernelSpec {
   std::string name = "rope";
   int64_t heads = 0, headDim = 0;
   std::string dtype = "f32";
   int64_t headsPerProgram = 1, laneVector = 0;
   int64_t kvHeads = 0;
+  int64_t rotaryDim = 0;  // 0: headDim
 };
 std::string emitRopeKernel(const RopeKernelSpec& spec);
 

@@ -22,7 +22,7 @@ namespace {
 struct HeadSplit {
   Value y, positions;
   double theta = 0;
-  int64_t heads = 0, headDim = 0;
+  int64_t heads = 0, headDim = 0, rotaryDim = 0;  // rotaryDim 0: all of headDim
 };
 
 std::optional<HeadSplit> matchHeadSplit(Value v) {
@@ -30,6 +30,7 @@ std::optional<HeadSplit> matchHeadSplit(Value v) {
   if (Operation* rope = defOf(v, "Rope")) {
     h.positions = rope->getOperand(1);
     h.theta = rope->getAttrOfType<FloatAttr>("theta").getValueAsDouble();
+    h.rotaryDim = intAttrOf(rope, "rotary_dim").value_or(0);
     v = rope->getOperand(0);
   }
   Operation* tr = defOf(v, "Transpose");
@@ -44,13 +45,25 @@ std::optional<HeadSplit> matchHeadSplit(Value v) {
   return h;
 }
 
+// The one user of `v` that reads its values; users that read only its
+// dims (MakeShape, Shape: TorchScript sizes the merge from the transposed
+// output itself) do not count. nullptr unless there is exactly one.
+Operation* onlyValueUser(Value v) {
+  Operation* found = nullptr;
+  for (Operation* u : v.getUsers()) {
+    if (isOp(u, "MakeShape") || isOp(u, "Shape")) continue;
+    if (found && found != u) return nullptr;
+    found = u;
+  }
+  return found;
+}
+
 // Attention output [B, H, S, D] -> Transpose [B, S, H, D] -> Reshape [B, S, H * D].
 Value matchHeadMerge(Operation* att) {
-  if (!att->getResult(0).hasOneUse()) return nullptr;
-  Operation* tr = *att->getResult(0).getUsers().begin();
+  Operation* tr = onlyValueUser(att->getResult(0));
   auto perm = isOp(tr, "Transpose") ? tr->getAttrOfType<DenseI64ArrayAttr>("perm") : DenseI64ArrayAttr();
-  if (!perm || perm.asArrayRef() != ArrayRef<int64_t>{0, 2, 1, 3} || !tr->getResult(0).hasOneUse()) return nullptr;
-  Operation* rs = *tr->getResult(0).getUsers().begin();
+  if (!perm || perm.asArrayRef() != ArrayRef<int64_t>{0, 2, 1, 3}) return nullptr;
+  Operation* rs = onlyValueUser(tr->getResult(0));
   if (!isOp(rs, "Reshape") || rankOf(rs->getResult(0)) != 3) return nullptr;
   return rs->getResult(0);
 }
@@ -101,7 +114,7 @@ struct GraphFormPagedAttention : impl::GraphFormPagedAttentionBase<GraphFormPage
       }
       auto q = matchHeadSplit(op.getOperand(0)), k = matchHeadSplit(kNew), v = matchHeadSplit(vNew);
       if (!q || !k || !v) return bad("q/k/v are not head splits (Reshape + Transpose) of projections");
-      if (v->positions || q->positions != k->positions || q->theta != k->theta)
+      if (v->positions || q->positions != k->positions || q->theta != k->theta || q->rotaryDim != k->rotaryDim)
         return bad("rope is not applied to q and k alike");
       if (q->headDim != k->headDim || k->heads != v->heads || k->headDim != v->headDim || q->heads % k->heads)
         return bad("head shapes of q/k/v disagree");
@@ -133,9 +146,26 @@ struct GraphFormPagedAttention : impl::GraphFormPagedAttentionBase<GraphFormPage
       names.push_back(n);
       return body.addArgument(makeTensorType(ctx, dims, elt), g.getLoc());
     };
+    // The paged form runs every step as one [1, T] row of tokens: a batch
+    // of 1 in the id inputs lets inference see the same [1, T, ...] shapes
+    // where the export baked its example's batch into a reshape (dynamo
+    // writes [1, -1, N] after some projections, [B, S, N] after others).
+    for (BlockArgument a : body.getArguments()) {
+      const std::string& n = names[a.getArgNumber()];
+      auto d = getDims(a.getType());
+      if ((n == "input_ids" || n == "position_ids") && d && d->size() == 2)
+        a.setType(makeTensorType(ctx, {{1, ""}, (*d)[1]}, cast<ShapedType>(a.getType()).getElementType()));
+    }
     Value posIds = findInput("position_ids");
-    if (positions && positions != posIds) {
-      if (!isArangeOfSequence(g, positions)) {
+    // Learned position embeddings (GPT-2's wpe): rows of a weight table
+    // gathered at 0..S-1, which in the paged form are the tokens' positions.
+    SmallVector<Operation*> learned;
+    for (Operation& op : body.without_terminator())
+      if (isOp(&op, "Gather") && intAttrOf(&op, "axis").value_or(0) == 0 && isWeight(op.getOperand(0), 2) &&
+          (!posIds || op.getOperand(1) != posIds) && isArangeOfSequence(g, op.getOperand(1)))
+        learned.push_back(&op);
+    if ((positions && positions != posIds) || (!posIds && !learned.empty())) {
+      if (positions && !isArangeOfSequence(g, positions)) {
         plans.front().att->emitError() << "rope positions are neither position_ids nor 0..sequence-1";
         return signalPassFailure();
       }
@@ -143,6 +173,7 @@ struct GraphFormPagedAttention : impl::GraphFormPagedAttentionBase<GraphFormPage
       if (!ids) { g.emitError() << "no input_ids input"; return signalPassFailure(); }
       posIds = addInput("position_ids", *getDims(ids.getType()), i64);
     }
+    for (Operation* gather : learned) gather->setOperand(1, posIds);
     Value seqStarts = addInput("seq_starts", {{-1, "num_seqs_plus_1"}}, i64);
     Value contextLens = addInput("context_lens", {{-1, "num_seqs"}}, i64);
     Value blockTables = addInput("block_tables", {{-1, "num_seqs"}, {-1, "max_blocks"}}, i64);
@@ -161,6 +192,8 @@ struct GraphFormPagedAttention : impl::GraphFormPagedAttentionBase<GraphFormPage
         if (!h.positions) return h.y;
         SmallVector<NamedAttribute> a{{b.getStringAttr("head_dim"), b.getI64IntegerAttr(h.headDim)},
                                       {b.getStringAttr("theta"), b.getF64FloatAttr(h.theta)}};
+        if (h.rotaryDim && h.rotaryDim != h.headDim)
+          a.push_back({b.getStringAttr("rotary_dim"), b.getI64IntegerAttr(h.rotaryDim)});
         return createNode(b, loc, "region.rope", {h.y.getType()}, {h.y, posIds}, a)->getResult(0);
       };
       Value q = rope(p.q), k = rope(p.k);

@@ -2,7 +2,9 @@
 // in a fixed order (each phase its own greedy run): SwiGLU must see the
 // single-weight gate and up GEMMs before sibling fusion could merge them
 // with something else, and epilogues attach before siblings are grouped.
-// Leftover elementwise chains become region.elementwise last.
+// Leftover elementwise chains become region.elementwise last. No-op nodes
+// (FoldNoOps.cpp) fold first: the paged form's batch of 1 makes some
+// reshapes identities.
 #include "graph/Passes.h"
 #include "graph/Patterns.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
@@ -17,7 +19,8 @@ struct GraphFormRegions : impl::GraphFormRegionsBase<GraphFormRegions> {
   void runOnOperation() override {
     using Populate = void (*)(mlir::RewritePatternSet&);
     const std::vector<std::vector<Populate>> phases = {
-        {populateFormEmbeddingPatterns, populateFormRMSNormPatterns, populateFormGemmPatterns},
+        {populateFoldNoOpPatterns, populateFormEmbeddingPatterns, populateFormRMSNormPatterns,
+         populateFormGemmPatterns},
         {populateFuseGemmSwiGLUPatterns},
         {populateFuseGemmEpiloguePatterns},
         {populateFuseSiblingGemmPatterns},

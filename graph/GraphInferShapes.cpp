@@ -168,6 +168,16 @@ Result infer(Operation* op) {
       }
       bool exact = ok && symIn == symOut && staticOut > 0 && staticIn % staticOut == 0;
       out[infer] = exact ? Dim{staticIn / staticOut, ""} : Dim{-1, ""};
+      // Or the one input symbol the output lacks, where the static parts
+      // agree (Reshape(input_ids, [-1, sequence]) keeps the batch).
+      std::multiset<std::string> rest = symIn;
+      bool within = ok;
+      for (const auto& sym : symOut) {
+        auto it = rest.find(sym);
+        if (it == rest.end()) within = false;
+        else rest.erase(it);
+      }
+      if (!exact && within && rest.size() == 1 && staticIn == staticOut) out[infer] = Dim{-1, *rest.begin()};
     } else if (infer >= 0) {
       out[infer] = Dim{-1, ""};
     }
@@ -190,7 +200,15 @@ Result infer(Operation* op) {
     if (target) forgetUnknown(*target);
     return {target, t};
   }
-  if (name == "Range") return {Dims{{-1, ""}}, elt0};
+  if (name == "Range") {
+    // Range(0, n, 1) has n elements: n's dim when n is a shape entry.
+    auto start = constantInts(op->getOperand(0)), delta = constantInts(op->getOperand(2));
+    auto n = shapeOperandDims(op->getOperand(1));
+    if (start && delta && start->size() == 1 && delta->size() == 1 && (*start)[0] == 0 && (*delta)[0] == 1 && n &&
+        n->size() == 1 && (*n)[0].symbol != "?" && ((*n)[0].isStatic() || !(*n)[0].symbol.empty()))
+      return {Dims{(*n)[0]}, elt0};
+    return {Dims{{-1, ""}}, elt0};
+  }
   if (name == "Gather") {
     auto d = dimsOf(0), ix = dimsOf(1);
     if (!d || !ix) return {std::nullopt, elt0};

@@ -21,6 +21,7 @@ struct GraphRaiseLlmOps : impl::GraphRaiseLlmOpsBase<GraphRaiseLlmOps> {
     populateRaiseRopePatterns(patterns);
     populateRaiseAttentionPatterns(patterns);
     populateRaiseSiluPatterns(patterns);
+    populateRaiseFlatGemmPatterns(patterns);
     populateRaiseRotaryEmbeddingPatterns(patterns);
     populateRaiseOnnxAttentionPatterns(patterns);
     populateRaiseOrtContribPatterns(patterns);

@@ -40,9 +40,13 @@ def GraphRaiseLlmOps : Pass<"graph-raise-llm-ops", "::strata::graph::GraphOp"> {
     both around shared weights and norms) fold away first. Then:
     RMSNorm (Pow/ReduceMean/Add/Sqrt/Reciprocal|Div/Mul), Rope (rotate-half
     with Slice/Neg/Concat, cos/sin from positions; theta recovered by
-    evaluating the angle table), Attention (MatMul/scale/mask/Softmax/MatMul,
-    GQA repeat-kv; the mask classified by evaluation on probe inputs as
-    causal, padding, both or none), Silu (x * Sigmoid(x)); also ONNX opset
+    evaluating the angle table; on the first R head dims concatenated with
+    the rest: partial rotary, rotary_dim R), Attention
+    (MatMul/scale/mask/Softmax/MatMul, k^T also straight from a [B, T, H, D]
+    head split, GQA repeat-kv; the mask classified by evaluation on probe inputs as
+    causal, padding, both or none), Silu (x * Sigmoid(x)), linear layers
+    around ONNX's 2-D Gemm (Reshape to [-1, K], Gemm, Reshape back: GPT-2's
+    Conv1D) as MatMul + bias or Linear on [B, S, K] rows; also ONNX opset
     23's RMSNormalization, RotaryEmbedding and Attention, and onnxruntime's
     SkipSimplifiedLayerNormalization (Add + RMSNorm), FusedMatMul
     (Transpose/MatMul/Mul) and GroupQueryAttention (head splits, Rope,
@@ -60,7 +64,9 @@ def GraphFormPagedAttention : Pass<"graph-form-paged-attention", "::strata::grap
     region.kv_write into the layer's cache block and region.paged_attention
     reading K/V through block tables. Past K/V inputs, attention_mask and the
     present outputs disappear (the runtime's cache owns K/V); new inputs are
-    position_ids (when the graph derived positions itself), seq_starts,
+    position_ids (when the graph derived positions itself; a weight table
+    gathered at 0..S-1, a learned position embedding, then reads it too),
+    seq_starts,
     context_lens, block_tables, slot_mapping, logits_indices and
     kv_cache.<layer>. The logits are computed only at logits_indices rows.
     Graphs without past K/V get the same form, so one compiled graph serves

@@ -18,6 +18,7 @@ void populateRaiseRopePatterns(mlir::RewritePatternSet& patterns);
 void populateRaiseAttentionPatterns(mlir::RewritePatternSet& patterns);
 // x * Sigmoid(x) -> Silu.
 void populateRaiseSiluPatterns(mlir::RewritePatternSet& patterns);
+void populateRaiseFlatGemmPatterns(mlir::RewritePatternSet& patterns);
 // ONNX opset 23: RotaryEmbedding -> Rope, Attention -> Attention
 // (RMSNormalization is in the RMSNorm family).
 void populateRaiseRotaryEmbeddingPatterns(mlir::RewritePatternSet& patterns);

@@ -14,6 +14,7 @@
 #include "graph/AttentionParts.h"
 #include "graph/Match.h"
 #include "graph/Patterns.h"
+#include "graph/SymbolicDims.h"
 
 namespace strata::graph {
 
@@ -58,20 +59,31 @@ std::optional<Scores> matchScores(Value v) {
 
 // k^T written as Transpose(k, [0, 1, 3, 2]), or (dynamo's SDPA decomposition)
 // Reshape(Transpose(Reshape(k, [B * H, T, D]), [0, 2, 1]), [B, H, D, T]) -> k.
-Value peelKeyTranspose(Value kt) {
+// TorchScript's GPT-2 transposes the head split [B, T, H, D] straight to
+// [B, H, D, T] (perm [0, 2, 3, 1]): that gives the split itself with `bthd`
+// set, and the pattern makes k as the Transpose [0, 2, 1, 3] the other
+// forms have.
+struct KeyOperand {
+  Value v;
+  bool bthd = false;
+};
+KeyOperand peelKeyTranspose(Value kt) {
   Operation* tr = defOf(kt, "Transpose");
   auto perm = tr ? tr->getAttrOfType<DenseI64ArrayAttr>("perm") : DenseI64ArrayAttr();
-  if (perm && perm.asArrayRef() == ArrayRef<int64_t>{0, 1, 3, 2}) return tr->getOperand(0);
+  if (perm && perm.asArrayRef() == ArrayRef<int64_t>{0, 1, 3, 2}) return {tr->getOperand(0)};
+  if (perm && perm.asArrayRef() == ArrayRef<int64_t>{0, 2, 3, 1} && rankOf(tr->getOperand(0)) == 4 &&
+      getDims(tr->getOperand(0).getType()))
+    return {tr->getOperand(0), true};
   Operation* outer = defOf(kt, "Reshape");
   tr = outer ? defOf(outer->getOperand(0), "Transpose") : nullptr;
   perm = tr ? tr->getAttrOfType<DenseI64ArrayAttr>("perm") : DenseI64ArrayAttr();
   Operation* inner = tr ? defOf(tr->getOperand(0), "Reshape") : nullptr;
-  if (!inner || perm.asArrayRef() != ArrayRef<int64_t>{0, 2, 1}) return nullptr;
+  if (!inner || perm.asArrayRef() != ArrayRef<int64_t>{0, 2, 1}) return {};
   Value k = inner->getOperand(0);
-  if (rankOf(k) != 4 || rankOf(inner->getResult(0)) != 3 || rankOf(kt) != 4) return nullptr;
+  if (rankOf(k) != 4 || rankOf(inner->getResult(0)) != 3 || rankOf(kt) != 4) return {};
   auto h = staticDim(k, 1), d = staticDim(k, 3);
-  if (!h || !d || staticDim(kt, 1) != h || staticDim(kt, 2) != d || staticDim(inner->getResult(0), 2) != d) return nullptr;
-  return k;
+  if (!h || !d || staticDim(kt, 1) != h || staticDim(kt, 2) != d || staticDim(inner->getResult(0), 2) != d) return {};
+  return {k};
 }
 
 struct RaiseAttention : RewritePattern {
@@ -104,10 +116,10 @@ struct RaiseAttention : RewritePattern {
       sc = matchScores(masked);
     }
     if (!sc) return rw.notifyMatchFailure(op, "no q @ k^T scores");
-    Value kx = peelKeyTranspose(sc->kt);
-    if (!kx) return rw.notifyMatchFailure(op, "k not transposed");
-    Value q = sc->q, k = peelRepeatKv(kx), v = peelRepeatKv(op->getOperand(1));
-    auto hq = staticDim(q, 1), hk = staticDim(k, 1), hv = staticDim(v, 1), d = staticDim(q, 3);
+    KeyOperand kx = peelKeyTranspose(sc->kt);
+    if (!kx.v) return rw.notifyMatchFailure(op, "k not transposed");
+    Value q = sc->q, k = kx.bthd ? kx.v : peelRepeatKv(kx.v), v = peelRepeatKv(op->getOperand(1));
+    auto hq = staticDim(q, 1), hk = staticDim(k, kx.bthd ? 2 : 1), hv = staticDim(v, 1), d = staticDim(q, 3);
     if (rankOf(q) != 4 || rankOf(k) != 4 || rankOf(v) != 4 || !hq || !hk || !d || hk != hv || *hq % *hk)
       return rw.notifyMatchFailure(op, "q/k/v are not [B, H, S, D] with GQA-compatible heads");
     auto g = op->getParentOfType<GraphOp>();
@@ -116,6 +128,12 @@ struct RaiseAttention : RewritePattern {
       auto k2 = classifyMask(g, mask, form);
       if (!k2) return rw.notifyMatchFailure(op, "mask is not causal / padding");
       kind = *k2;
+    }
+    if (kx.bthd) {
+      auto dk = *getDims(k.getType());
+      Type t = makeTensorType(rw.getContext(), {dk[0], dk[2], dk[1], dk[3]}, cast<ShapedType>(k.getType()).getElementType());
+      k = createNode(rw, op->getLoc(), "Transpose", t, {k}, {rw.getNamedAttr("perm", rw.getDenseI64ArrayAttr({0, 2, 1, 3}))})
+              ->getResult(0);
     }
     Operation* n = createAttention(rw, op->getLoc(), op->getResult(0).getType(), q, k, v, kind, sc->scale);
     rw.replaceOp(op, n->getResults());

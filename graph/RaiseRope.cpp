@@ -6,6 +6,11 @@
 // per exporter (Mul by inv_freq, or MatMul with it, then Transpose/Concat), so
 // it is checked by evaluation: with P set to probe positions, E must equal
 // P * theta^(-2i/D) (i mod D/2) for one theta, which becomes the attribute.
+//
+// Partial rotary (Phi-3 with partial_rotary_factor, GPT-NeoX): the rope above
+// on x's first R dims, concatenated with the rest,
+//   Concat(Rope(Slice(x, :R)), Slice(x, R:))
+// -> Rope(x) with rotary_dim R (its theta is already over R dims).
 #include "graph/Match.h"
 #include "graph/Patterns.h"
 #include "graph/RopeAngles.h"
@@ -105,8 +110,32 @@ struct RaiseRope : RewritePattern {
   }
 };
 
+struct RaisePartialRope : RewritePattern {
+  explicit RaisePartialRope(MLIRContext* ctx) : RewritePattern("graph.Concat", 1, ctx) {}
+  LogicalResult matchAndRewrite(Operation* op, PatternRewriter& rw) const override {
+    auto axis = intAttrOf(op, "axis");
+    if (op->getNumOperands() != 2 || !axis || (*axis != -1 && *axis != 3))
+      return rw.notifyMatchFailure(op, "not a concat of two on the head dim");
+    Operation* rope = defOf(op->getOperand(0), "Rope");
+    Operation* rot = rope ? defOf(rope->getOperand(0), "Slice") : nullptr;
+    if (!rot || rope->hasAttr("rotary_dim")) return rw.notifyMatchFailure(op, "not a rope of a slice");
+    Value x = rot->getOperand(0);
+    auto D = staticDim(x, 3), R = staticDim(rope->getOperand(0), 3);
+    if (rankOf(x) != 4 || !D || !R || *R >= *D || *R % 2 || !sliceOf(rope->getOperand(0), x, 0, *R, *D) ||
+        !sliceOf(op->getOperand(1), x, *R, *D, *D))
+      return rw.notifyMatchFailure(op, "not x's first dims rotated and the rest passed on");
+    SmallVector<NamedAttribute> attrs(rope->getAttrs());
+    attrs.push_back(rw.getNamedAttr("rotary_dim", rw.getI64IntegerAttr(*R)));
+    Operation* n = createNode(rw, op->getLoc(), "Rope", op->getResultTypes(), {x, rope->getOperand(1)}, attrs);
+    rw.replaceOp(op, n->getResults());
+    return success();
+  }
+};
+
 }  // namespace
 
-void populateRaiseRopePatterns(RewritePatternSet& patterns) { patterns.add<RaiseRope>(patterns.getContext()); }
+void populateRaiseRopePatterns(RewritePatternSet& patterns) {
+  patterns.add<RaiseRope, RaisePartialRope>(patterns.getContext());
+}
 
 }  // namespace strata::graph

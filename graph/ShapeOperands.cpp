@@ -1,5 +1,7 @@
 #include "graph/ShapeOperands.h"
 
+#include <algorithm>
+
 #include "graph/GraphDialect.h"
 #include "graph/SymbolicDims.h"
 
@@ -34,11 +36,27 @@ std::optional<std::vector<ops::Dim>> shapeOperandDims(Value v) {
     auto dict = dyn_cast<DictionaryAttr>(e);
     auto c = dict ? dict.getAs<IntegerAttr>("c") : IntegerAttr();
     auto terms = dict ? dict.getAs<ArrayAttr>("terms") : ArrayAttr();
-    if (terms && terms.size() == 1 && (!c || c.getInt() == 0)) {
-      auto t = dyn_cast<DenseI64ArrayAttr>(terms[0]);
-      if (t && t.size() == 3 && t[2] == 1 && t[0] >= 0 && t[0] < (int64_t)op->getNumOperands())
-        if (auto src = getDims(op->getOperand(t[0]).getType()); src && t[1] >= 0 && t[1] < (int64_t)src->size())
-          d = (*src)[t[1]];
+    // The entry is c + sum(coefficient * operand dim): exactly one input
+    // dim (symbol included), or a number where every dim it reads is static.
+    std::vector<ops::Dim> read;
+    std::vector<int64_t> coeffs;
+    for (Attribute ta : terms ? terms : ArrayAttr()) {
+      auto t = dyn_cast<DenseI64ArrayAttr>(ta);
+      if (!t || t.size() != 3 || t[0] < 0 || t[0] >= (int64_t)op->getNumOperands()) break;
+      auto src = getDims(op->getOperand(t[0]).getType());
+      if (!src || t[1] < 0 || t[1] >= (int64_t)src->size()) break;
+      read.push_back((*src)[t[1]]);
+      coeffs.push_back(t[2]);
+    }
+    const int64_t c0 = c ? c.getInt() : 0;
+    if (terms && read.size() == terms.size()) {
+      if (read.size() == 1 && coeffs[0] == 1 && c0 == 0) {
+        d = read[0];
+      } else if (std::all_of(read.begin(), read.end(), [](const ops::Dim& x) { return x.isStatic(); })) {
+        int64_t v = c0;
+        for (size_t k = 0; k < read.size(); ++k) v += coeffs[k] * read[k].value;
+        d = {v, ""};
+      }
     }
     out.push_back(d);
   }

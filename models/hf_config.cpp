@@ -62,24 +62,60 @@ bool flag(const json& j, const char* key, bool dflt, const std::string& src) {
 }
 }  // namespace
 
+namespace {
+// GPT-2's keys (transformers' GPT2Config): the sizes under their own names,
+// n_inner defaulting to 4 n_embd, tied embeddings always (GPT2LMHeadModel).
+LlamaConfig parseGpt2Config(const json& j, const std::string& src) {
+  LlamaConfig c;
+  c.modelType = "gpt2";
+  if (j.contains("architectures") && !j["architectures"].is_null() &&
+      j["architectures"] != json::array({"GPT2LMHeadModel"}))
+    fail("{}: architectures {} is not supported for gpt2 (GPT2LMHeadModel)", src, j["architectures"].dump());
+  c.hiddenSize = positive(j, "n_embd", src);
+  c.numLayers = positive(j, "n_layer", src);
+  c.numHeads = c.numKvHeads = positive(j, "n_head", src);
+  c.vocabSize = positive(j, "vocab_size", src, kMaxVocab);
+  c.maxPositions = positive(j, "n_positions", src, kMaxPositions);
+  c.intermediateSize = j.contains("n_inner") && !j["n_inner"].is_null() ? positive(j, "n_inner", src) : 4 * c.hiddenSize;
+  if (c.hiddenSize % c.numHeads)
+    fail("{}: n_embd ({}) is not a multiple of n_head ({})", src, c.hiddenSize, c.numHeads);
+  c.headDim = c.hiddenSize / c.numHeads;
+  c.rmsNormEps = positiveNumber(j, "layer_norm_epsilon", 1e-5, src, /*below=*/1.0);
+  const std::string act = text(j, "activation_function", "gelu_new", src);
+  if (act == "gelu_new" || act == "gelu_pytorch_tanh") c.geluApproximate = "tanh";
+  else if (act == "gelu") c.geluApproximate = "none";
+  else fail("{}: activation_function '{}' is not supported (gelu_new, gelu_pytorch_tanh, gelu)", src, act);
+  for (const char* key : {"scale_attn_by_inverse_layer_idx", "reorder_and_upcast_attn", "add_cross_attention"})
+    if (flag(j, key, false, src)) fail("{}: {} is not supported", src, key);
+  if (!flag(j, "scale_attn_weights", true, src)) fail("{}: scale_attn_weights false is not supported", src);
+  if (!flag(j, "tie_word_embeddings", true, src)) fail("{}: an untied GPT-2 lm_head is not supported", src);
+  c.tieEmbeddings = true;
+  c.bosId = tokenId(j, "bos_token_id", c.vocabSize, src);
+  c.eosId = tokenId(j, "eos_token_id", c.vocabSize, src);
+  return c;
+}
+}  // namespace
+
 LlamaConfig parseLlamaConfig(const json& j, const std::string& src) {
   if (!j.is_object()) fail("{}: expected a JSON object", src);
   LlamaConfig c;
   if (!j.contains("model_type") || !j["model_type"].is_string()) fail("{}: missing field 'model_type'", src);
   c.modelType = j["model_type"].get<std::string>();
-  if (c.modelType != "llama" && c.modelType != "mistral" && c.modelType != "qwen2" && c.modelType != "gemma")
-    fail("{}: model_type '{}' is not supported (llama, mistral, qwen2, gemma)", src, c.modelType);
+  if (c.modelType == "gpt2") return parseGpt2Config(j, src);
+  if (c.modelType != "llama" && c.modelType != "mistral" && c.modelType != "qwen2" && c.modelType != "gemma" &&
+      c.modelType != "phi3")
+    fail("{}: model_type '{}' is not supported (llama, mistral, qwen2, gemma, phi3, gpt2)", src, c.modelType);
   if (j.contains("architectures") && !j["architectures"].is_null()) {
     static const std::map<std::string, std::string> kArch = {
         {"LlamaForCausalLM", "llama"}, {"MistralForCausalLM", "mistral"}, {"Qwen2ForCausalLM", "qwen2"},
-        {"GemmaForCausalLM", "gemma"}};
+        {"GemmaForCausalLM", "gemma"}, {"Phi3ForCausalLM", "phi3"}};
     const json& a = j["architectures"];
     if (!a.is_array() || a.empty()) fail("{}: field 'architectures' must be a list of class names", src);
     for (const json& name : a) {
       auto it = name.is_string() ? kArch.find(name.get<std::string>()) : kArch.end();
       if (it == kArch.end())
         fail("{}: architecture {} is not supported (LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM, "
-             "GemmaForCausalLM)",
+             "GemmaForCausalLM, Phi3ForCausalLM)",
              src,
              name.dump());
       if (it->second != c.modelType)
@@ -132,6 +168,18 @@ LlamaConfig parseLlamaConfig(const json& j, const std::string& src) {
   c.oBias = c.modelType == "qwen2" ? false : c.qkvBias;
   c.mlpBias = flag(j, "mlp_bias", false, src);
   c.tieEmbeddings = flag(j, "tie_word_embeddings", c.gemma(), src);
+  if (c.phi3()) {
+    const double f = positiveNumber(j, "partial_rotary_factor", 1.0, src, /*below=*/1.0 + 1e-9);
+    const double r = f * (double)c.headDim;
+    if (r != std::floor(r) || (int64_t)r % 2)
+      fail("{}: partial_rotary_factor {} gives {} rotary dims of head_dim {} (must be an even integer)", src, f, r,
+           c.headDim);
+    c.rotaryDim = (int64_t)r == c.headDim ? 0 : (int64_t)r;
+    // Sliding-window attention is the same as full attention up to the
+    // window: contexts stop there.
+    if (j.contains("sliding_window") && !j["sliding_window"].is_null())
+      c.maxPositions = std::min(c.maxPositions, positive(j, "sliding_window", src, kMaxPositions));
+  }
   c.bosId = tokenId(j, "bos_token_id", c.vocabSize, src);
   c.eosId = tokenId(j, "eos_token_id", c.vocabSize, src);
   return c;
@@ -140,9 +188,20 @@ LlamaConfig parseLlamaConfig(const json& j, const std::string& src) {
 LlamaConfig readLlamaConfig(const std::string& path) { return parseLlamaConfig(readJsonFile(path), path); }
 
 json toJson(const LlamaConfig& c) {
+  if (c.gpt2()) {
+    json j = {{"model_type", "gpt2"}, {"architectures", {"GPT2LMHeadModel"}}, {"n_embd", c.hiddenSize},
+              {"n_layer", c.numLayers}, {"n_head", c.numHeads}, {"n_inner", c.intermediateSize},
+              {"vocab_size", c.vocabSize}, {"n_positions", c.maxPositions}, {"layer_norm_epsilon", c.rmsNormEps},
+              {"activation_function", c.geluApproximate == "tanh" ? "gelu_new" : "gelu"},
+              {"tie_word_embeddings", true}, {"torch_dtype", "float32"}};
+    if (c.bosId) j["bos_token_id"] = *c.bosId;
+    if (c.eosId) j["eos_token_id"] = *c.eosId;
+    return j;
+  }
   json j = {{"model_type", c.modelType}, {"architectures", {c.modelType == "qwen2"     ? "Qwen2ForCausalLM"
                                                             : c.modelType == "mistral" ? "MistralForCausalLM"
                                                             : c.gemma()                ? "GemmaForCausalLM"
+                                                            : c.phi3()                 ? "Phi3ForCausalLM"
                                                                                        : "LlamaForCausalLM"}},
             {"hidden_size", c.hiddenSize}, {"intermediate_size", c.intermediateSize}, {"num_hidden_layers", c.numLayers},
             {"num_attention_heads", c.numHeads}, {"num_key_value_heads", c.numKvHeads}, {"head_dim", c.headDim},
@@ -151,6 +210,7 @@ json toJson(const LlamaConfig& c) {
             {"tie_word_embeddings", c.tieEmbeddings},
             {"mlp_bias", c.mlpBias}, {"torch_dtype", "float32"}};
   if (c.modelType != "qwen2") j["attention_bias"] = c.qkvBias;
+  if (c.rotaryDim) j["partial_rotary_factor"] = (double)c.rotaryDim / (double)c.headDim;
   if (c.bosId) j["bos_token_id"] = *c.bosId;
   if (c.eosId) j["eos_token_id"] = *c.eosId;
   return j;

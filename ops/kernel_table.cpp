@@ -252,7 +252,8 @@ const std::map<std::string, KernelFn>& table() {
       {"RMSNorm", [](const ops::NodeDef& n, const V& in) {
          return V{ops::rmsNorm(need(in, 0, n), need(in, 1, n), n.attrs.at("eps").get<float>())}; }},
       {"Rope", [](const ops::NodeDef& n, const V& in) {
-         return V{ops::rope(need(in, 0, n), need(in, 1, n), n.attrs.at("theta").get<float>())}; }},
+         return V{ops::rope(need(in, 0, n), need(in, 1, n), n.attrs.at("theta").get<float>(),
+                            n.attrs.value("rotary_dim", (int64_t)0))}; }},
       {"Attention", [](const ops::NodeDef& n, const V& in) {
          const Tensor* keyMask = in.size() > 3 && in[3].defined() ? &in[3] : nullptr;
          return V{ops::attention(need(in, 0, n), need(in, 1, n), need(in, 2, n), n.attrs.at("scale").get<float>(),
@@ -266,7 +267,7 @@ const std::map<std::string, KernelFn>& table() {
          return V{ops::rmsNorm(need(in, 0, n), need(in, 1, n), n.attrs.at("eps").get<float>())}; }},
       {"region.rope", [](const ops::NodeDef& n, const V& in) {
          return V{ops::ropeTokens(need(in, 0, n), need(in, 1, n), n.attrs.at("head_dim").get<int64_t>(),
-                                  n.attrs.at("theta").get<float>())}; }},
+                                  n.attrs.at("theta").get<float>(), n.attrs.value("rotary_dim", (int64_t)0))}; }},
       {"region.gemm", gemmRegionK},
       {"region.elementwise", elementwiseRegionK},
       {"region.kv_write", [](const ops::NodeDef& n, const V& in) {

@@ -2,6 +2,7 @@
 // region formation later matches. Defined to agree with transformers' Llama.
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 
 #include "ops/reference.h"
@@ -23,15 +24,17 @@ Tensor rmsNorm(const Tensor& x, const Tensor& weight, float eps) {
   return y;
 }
 
-Tensor rope(const Tensor& x, const Tensor& positions, float theta) {
+Tensor rope(const Tensor& x, const Tensor& positions, float theta, int64_t rotaryDim) {
   if (x.rank() != 4 || x.dtype() != DType::F32) fail("rope: expected f32 [B, H, S, D], got {}", shapeStr(x.shape()));
-  int64_t B = x.dim(0), H = x.dim(1), S = x.dim(2), D = x.dim(3), half = D / 2;
-  if (D % 2) fail("rope: head dim {} is odd", D);
+  int64_t B = x.dim(0), H = x.dim(1), S = x.dim(2), D = x.dim(3);
+  const int64_t R = rotaryDim ? rotaryDim : D, half = R / 2;
+  if (R % 2 || R < 0 || R > D) fail("rope: rotary dim {} is odd or outside head dim {}", R, D);
   auto pos = positions.toI64Vector();
   if ((int64_t)pos.size() != B * S) fail("rope: positions {} do not match [B={}, S={}]", shapeStr(positions.shape()), B, S);
-  Tensor y(DType::F32, x.shape());
+  Tensor y(DType::F32, x.shape());  // dims past the rotary ones pass through
+  std::memcpy(y.mut<float>(), x.data<float>(), x.nbytes());
   std::vector<float> invFreq(half);
-  for (int64_t i = 0; i < half; ++i) invFreq[i] = 1.f / std::pow(theta, (float)(2 * i) / (float)D);
+  for (int64_t i = 0; i < half; ++i) invFreq[i] = 1.f / std::pow(theta, (float)(2 * i) / (float)R);
   for (int64_t b = 0; b < B; ++b)
     for (int64_t h = 0; h < H; ++h)
       for (int64_t s = 0; s < S; ++s) {

@@ -52,9 +52,11 @@ Tensor reduce(ReduceOp op, const Tensor& x, std::vector<int64_t> axes, bool keep
 // ---- LLM building blocks (strata high-level ops) ---------------------------
 // x * rsqrt(mean(x^2, last axis) + eps) * weight
 Tensor rmsNorm(const Tensor& x, const Tensor& weight, float eps);
-// Rotate-half RoPE on x [B, H, S, D] at positions [B, S]: the first half of D
-// pairs with the second half, frequency theta^(-2i/D).
-Tensor rope(const Tensor& x, const Tensor& positions, float theta);
+// Rotate-half RoPE on x [B, H, S, D] at positions [B, S]: the first half of
+// the rotary dims R pairs with the second half, frequency theta^(-2i/R);
+// dims R.. pass through (partial rotary, Phi-3 / GPT-NeoX style). R = 0
+// means D.
+Tensor rope(const Tensor& x, const Tensor& positions, float theta, int64_t rotaryDim = 0);
 // Scaled dot-product attention with GQA: q [B, Hq, S, D], k/v [B, Hkv, T, D],
 // Hq % Hkv == 0. With `causal`, query i sits at absolute position T - S + i and
 // sees keys j <= T - S + i. With `keyMask` [B, T] (nonzero = keep; the

@@ -3,6 +3,7 @@
 #include "ops/regions.h"
 
 #include <cmath>
+#include <cstring>
 #include <limits>
 
 #include "ops/error.h"
@@ -115,15 +116,17 @@ RopeTables ropeTables(int64_t positions, int64_t headDim, float theta) {
   return t;
 }
 
-Tensor ropeTokens(const Tensor& x, const Tensor& positions, int64_t headDim, float theta) {
+Tensor ropeTokens(const Tensor& x, const Tensor& positions, int64_t headDim, float theta, int64_t rotaryDim) {
   requireF32(x, "x", "rope");
-  if (x.rank() < 2 || headDim <= 0 || headDim % 2 || x.dim(x.rank() - 1) % headDim)
-    fail("rope: x {} is not [..., S, heads * {}] with an even head dim", shapeStr(x.shape()), headDim);
-  int64_t F = x.dim(x.rank() - 1), tokens = x.numel() / F, heads = F / headDim, half = headDim / 2;
+  const int64_t R = rotaryDim ? rotaryDim : headDim;
+  if (x.rank() < 2 || headDim <= 0 || R <= 0 || R % 2 || R > headDim || x.dim(x.rank() - 1) % headDim)
+    fail("rope: x {} is not [..., S, heads * {}] with an even rotary dim ({}) within it", shapeStr(x.shape()), headDim, R);
+  int64_t F = x.dim(x.rank() - 1), tokens = x.numel() / F, heads = F / headDim, half = R / 2;
   auto pos = positions.toI64Vector();
   if ((int64_t)pos.size() != tokens) fail("rope: {} positions for {} tokens", pos.size(), tokens);
-  std::vector<float> invFreq = ropeInvFreq(headDim, theta);
-  Tensor y(DType::F32, x.shape());
+  std::vector<float> invFreq = ropeInvFreq(R, theta);
+  Tensor y(DType::F32, x.shape());  // dims past the rotary ones pass through
+  std::memcpy(y.mut<float>(), x.data<float>(), x.nbytes());
   for (int64_t t = 0; t < tokens; ++t)
     for (int64_t h = 0; h < heads; ++h) {
       const float* p = x.data<float>() + t * F + h * headDim;

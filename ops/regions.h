@@ -33,16 +33,17 @@ std::vector<Tensor> gemmRegion(const Tensor& x, const std::vector<Tensor>& weigh
 
 // ---- rope ----------------------------------------------------------------------
 // Rotate-half RoPE on a token-major x [..., S, heads * headDim] at positions
-// with S * (leading dims) entries, frequency theta^(-2i/headDim). Same
+// with S * (leading dims) entries, on each head's first rotaryDim dims (0:
+// all) at frequency theta^(-2i/rotaryDim); the rest pass through. Same
 // arithmetic as ops::rope on the head-major layout.
-Tensor ropeTokens(const Tensor& x, const Tensor& positions, int64_t headDim, float theta);
-// cos/sin tables [positions, headDim / 2]: row p holds cos / sin of
-// p * theta^(-2i/headDim), computed exactly as ropeTokens computes them (a
+Tensor ropeTokens(const Tensor& x, const Tensor& positions, int64_t headDim, float theta, int64_t rotaryDim = 0);
+// cos/sin tables [positions, rotaryDim / 2]: row p holds cos / sin of
+// p * theta^(-2i/rotaryDim), computed exactly as ropeTokens computes them (a
 // kernel reading the tables matches it bit for bit).
 struct RopeTables {
   Tensor cos, sin;
 };
-RopeTables ropeTables(int64_t positions, int64_t headDim, float theta);
+RopeTables ropeTables(int64_t positions, int64_t rotaryDim, float theta);
 
 // ---- paged KV cache --------------------------------------------------------------
 // A layer's cache is [num_blocks, 2, kv_heads, block_size, head_dim] (index

@@ -158,6 +158,8 @@ Tensor GpuExecutor::Impl::ropeRows(const ops::NodeDef& n, const Tensor& x, const
 Tensor GpuExecutor::Impl::ropeLaunch(const ops::NodeDef& n, const GpuRopeKernel& kern, const Tensor& x,
                                       const Val& posVal, int64_t T, const ops::Shape& shape) const {
   const int64_t D = kern.headDim;
+  if (const int64_t R = n.attrs.value("rotary_dim", D); R != D)
+    fail("partial rotary ({} of {} head dims) has no CUDA kernel yet (--backend cpu runs it)", R, D);
   const float theta = n.attrs.at("theta").get<float>();
   const int64_t maxPos = maxPosition(posVal.host, T);
   const RopeTable& tab = ropeTable(D, theta, maxPos + 1);

@@ -7,6 +7,7 @@
 #include <unordered_map>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include "ops/error.h"
@@ -144,23 +145,28 @@ bool OneDnnOps::covers(const ops::NodeDef& n) {
     return (!n.attrs.contains("alpha") || n.attrs.at("alpha").get<double>() == 1.0) &&
            (!n.attrs.contains("beta") || n.attrs.at("beta").get<double>() == 1.0);
   return op == "MatMul" || op == "Softmax" || op == "Transpose" || op == "Concat" || op == "LayerNormalization" ||
-         op == "Pow" ||
+         op == "Pow" || op == "Slice" || op == "Split" ||
          eltwiseOps().count(op) ||
          binaryOps().count(op) || (reductionOps().count(op) && intAttr(n, "noop_with_empty_axes", 0) == 0);
 }
 
 std::optional<V> OneDnnOps::run(const ops::NodeDef& n, const V& in) {
   if (!covers(n) || in.empty() || !in[0].defined()) return std::nullopt;
-  // f32 data (a reduction's axes input is i64); oneDNN has no empty tensors.
-  const bool reduction = reductionOps().count(n.op) > 0;
+  // f32 data (a reduction's axes, a slice's bounds and a split's sizes are
+  // i64, and part of the key); oneDNN has no empty tensors.
+  const bool indexOperands = reductionOps().count(n.op) || n.op == "Slice" || n.op == "Split";
   for (size_t i = 0; i < in.size(); ++i) {
-    if (!in[i].defined() || (reduction && i > 0)) continue;
+    if (!in[i].defined() || (indexOperands && i > 0)) continue;
     if (in[i].dtype() != ops::DType::F32 || in[i].numel() == 0) return std::nullopt;
   }
   Impl& d = *impl_;
   std::lock_guard<std::mutex> lock(d.mutex);
   std::string key = n.name + "|" + n.op + "|" + n.attrs.dump();
-  for (const Tensor& t : in) key += "|" + (t.defined() ? ops::shapeStr(t.shape()) : std::string("-"));
+  for (size_t i = 0; i < in.size(); ++i) {
+    key += "|" + (in[i].defined() ? ops::shapeStr(in[i].shape()) : std::string("-"));
+    if (indexOperands && i > 0 && in[i].defined() && in[i].dtype() == ops::DType::I64)
+      key += fmt::format("={}", fmt::join(in[i].toI64Vector(), ","));
+  }
   using dnnl::prop_kind;
   const Tensor& x = in[0];
 
@@ -334,6 +340,61 @@ std::optional<V> OneDnnOps::run(const ops::NodeDef& n, const V& in) {
     auto& p = d.primitive(key, [&] { return dnnl::reorder(src, dst); });
     d.exec(p, {{DNNL_ARG_FROM, src}, {DNNL_ARG_TO, dst}});
     return V{y};
+  }
+  if (n.op == "Slice" || n.op == "Split") {
+    // Windows along axes of x (Slice: steps of 1 only; Split: consecutive
+    // pieces along one axis), each a reorder from a submemory view of x.
+    const auto xd = dimsOf(x.shape());
+    std::vector<std::pair<dnnl::memory::dims, dnnl::memory::dims>> windows;  // (dims, offsets)
+    if (n.op == "Slice") {
+      auto vec = [&](size_t i) { return in.size() > i && in[i].defined() ? in[i].toI64Vector() : std::vector<int64_t>{}; };
+      const auto starts = vec(1), ends = vec(2), steps = vec(4);
+      auto axes = vec(3);
+      if (starts.size() != ends.size() || (!axes.empty() && axes.size() != starts.size())) return std::nullopt;
+      if (axes.empty()) {
+        axes.resize(starts.size());
+        std::iota(axes.begin(), axes.end(), 0);
+      }
+      dnnl::memory::dims dims = xd, offs(xd.size(), 0);
+      for (size_t i = 0; i < starts.size(); ++i) {
+        int64_t a = axes[i] < 0 ? axes[i] + x.rank() : axes[i];
+        if (a < 0 || a >= x.rank() || (!steps.empty() && steps[i] != 1)) return std::nullopt;
+        auto clampIndex = [&](int64_t v) { return std::clamp(v < 0 ? v + x.dim(a) : v, (int64_t)0, x.dim(a)); };
+        const int64_t b = clampIndex(starts[i]), e = clampIndex(ends[i]);
+        if (e <= b) return std::nullopt;  // empty: no oneDNN tensor
+        offs[a] = b, dims[a] = e - b;
+      }
+      windows.push_back({dims, offs});
+    } else {
+      int64_t axis = intAttr(n, "axis", 0);
+      if (axis < 0) axis += x.rank();
+      if (axis < 0 || axis >= x.rank()) return std::nullopt;
+      std::vector<int64_t> sizes = in.size() > 1 && in[1].defined() ? in[1].toI64Vector() : std::vector<int64_t>{};
+      if (sizes.empty()) {
+        const int64_t parts = intAttr(n, "num_outputs", (int64_t)n.outputs.size());
+        if (parts <= 0 || x.dim(axis) % parts) return std::nullopt;
+        sizes.assign(parts, x.dim(axis) / parts);
+      }
+      int64_t at = 0;
+      for (int64_t sz : sizes) {
+        if (sz <= 0) return std::nullopt;
+        dnnl::memory::dims dims = xd, offs(xd.size(), 0);
+        dims[axis] = sz, offs[axis] = at;
+        at += sz;
+        windows.push_back({dims, offs});
+      }
+      if (at != x.dim(axis)) return std::nullopt;
+    }
+    V outs;
+    for (size_t w = 0; w < windows.size(); ++w) {
+      const auto& [dims, offs] = windows[w];
+      Tensor y(ops::DType::F32, Shape(dims.begin(), dims.end()));
+      dnnl::memory src = d.mem(dense(xd).submemory_desc(dims, offs), x), dst = d.mem(dense(dims), y);
+      auto& p = d.primitive(key + fmt::format("|{}", w), [&] { return dnnl::reorder(src, dst); });
+      d.exec(p, {{DNNL_ARG_FROM, src}, {DNNL_ARG_TO, dst}});
+      outs.push_back(std::move(y));
+    }
+    return outs;
   }
   if (n.op == "Concat") {
     int64_t axis = intAttr(n, "axis", 0);

@@ -356,7 +356,8 @@ V RegionKernels::run(const ops::NodeDef& n, const V& in) {
       if (p[i] < 0) fail("negative position {} at token {}", p[i], i);
       maxPos = std::max(maxPos, p[i]);
     }
-    ops::RopeTables tab = ropeTables(D, n.attrs.at("theta").get<float>(), maxPos + 1);
+    const int64_t R = n.attrs.value("rotary_dim", (int64_t)0);
+    ops::RopeTables tab = ropeTables(R ? R : D, n.attrs.at("theta").get<float>(), maxPos + 1);
     Tensor y(ops::DType::F32, x.shape());
     abi::KernelArgs a;
     a.buffer(x.data<float>(), x.numel()).buffer(y.data<float>(), y.numel());

@@ -204,19 +204,29 @@ TEST(CpuBackend, TiedEmbeddingsFromEverySource) {
   }
 }
 
-// A tiny random Gemma (tools/gpu/export_family_onnx.py: RMSNorm with 1 + w,
-// the embedding scaled by sqrt(hidden), GeGLU with tanh GELU, head_dim 16)
-// from its HF folder and both PyTorch exporters (checked with onnxruntime):
-// the Llama-style regions form around what Gemma adds (the scaling and the
-// 1 + w in fused elementwise regions; the Gelu ops of the HF and dynamo
-// graphs outside the regions run through oneDNN, none on a reference
-// kernel), and --backend cpu gives transformers' logits and greedy tokens.
-TEST(CpuBackend, GemmaFromEverySource) {
-  const std::string dir = STRATA_GEMMA_DATA;
+// The tiny random families of tools/gpu/export_family_onnx.py (every
+// parameter with noise, biases and norm weights included), each from its HF
+// folder and both PyTorch exporters (checked with onnxruntime):
+//  - Gemma: RMSNorm with 1 + w, the embedding scaled by sqrt(hidden), GeGLU
+//    with tanh GELU, head_dim 16; the scaling and 1 + w land in fused
+//    elementwise regions.
+//  - GPT-2: LayerNorm, learned position embeddings (read at the tokens'
+//    positions in the paged form), Conv1D projections through ONNX's 2-D
+//    Gemm (dynamo) with q / k / v fused and split, tanh GELU.
+//  - Phi-3: q / k / v and gate / up fused (row ranges of one weight from the
+//    HF folder; split outputs of one GEMM in the exports), RoPE on half of
+//    each head (partial_rotary_factor 0.5), GQA.
+// Every layer's attention is paged, every op outside the regions runs on
+// oneDNN (none on a reference kernel), and --backend cpu gives
+// transformers' logits and greedy tokens.
+class FamilyFromEverySource : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(FamilyFromEverySource, MatchesTransformers) {
+  const std::string dir = std::string(STRATA_FAMILY_DATA) + "/tiny-" + GetParam();
   std::ifstream f(dir + "/reference.json");
   const nlohmann::json ref = nlohmann::json::parse(f);
   for (std::string source : {"", "/model_dynamo.onnx", "/model_torchscript.onnx"}) {
-    SCOPED_TRACE("source " + source);
+    SCOPED_TRACE("source " + dir + source);
     ops::GraphDef regions = graph::formRegions(models::loadModel(dir + source));
     const nlohmann::json report = graph::describeRegions(regions);
     EXPECT_EQ(report.at("layers"), 2);
@@ -230,6 +240,8 @@ TEST(CpuBackend, GemmaFromEverySource) {
     expectTransformersOutputs(cpuExecutor(dir + source, 16), ref);
   }
 }
+
+INSTANTIATE_TEST_SUITE_P(CpuBackend, FamilyFromEverySource, ::testing::Values("gemma", "gpt2", "phi3"));
 
 // Three sequences of different lengths prefilled in one step, then decoded
 // together: each gets the tokens it gets alone (the attention kernel's

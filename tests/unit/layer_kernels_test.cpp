@@ -136,6 +136,38 @@ TEST_P(RowKernels, RopeMatchesReferenceAndRunsInPlace) {
   }
 }
 
+// Partial rotary (RopeKernelSpec::rotaryDim): each head's first dims
+// rotate at frequencies over the rotary dims, the rest are copied, out of
+// place (the CPU's region) and in place.
+TEST_P(RowKernels, PartialRopeRotatesTheFirstDimsAndCopiesTheRest) {
+  const DType dtype = GetParam();
+  std::mt19937 rng(19);
+  for (auto [heads, headDim, rotary] : {std::tuple{3, 16, 8}, std::tuple{2, 96, 64}, std::tuple{4, 128, 32}}) {
+    const int64_t tokens = 4, maxPos = 200;
+    tile::RopeKernelSpec spec{"rope_partial", heads, headDim, ops::dtypeName(dtype)};
+    spec.rotaryDim = rotary;
+    auto kernels = tile::CpuKernels::compile(tile::emitRopeKernel(spec));
+    abi::PackedKernel kernel = kernels->lookup(spec.name);
+    ops::RopeTables tables = ops::ropeTables(maxPos, rotary, 10000.f);
+    Tensor x = randomTensor({tokens, heads * headDim}, rng).cast(dtype);
+    Tensor pos(DType::I64, {tokens});
+    const int64_t positions[] = {199, 0, 5, 64};
+    std::copy(positions, positions + tokens, pos.mut<int64_t>());
+    Tensor want = ops::ropeTokens(x.toF32(), pos, headDim, 10000.f, rotary);
+    for (bool inPlace : {false, true}) {
+      Tensor y(dtype, x.shape());
+      if (inPlace) std::memcpy(y.mut<char>(), x.raw(), x.nbytes());
+      abi::KernelArgs args;
+      args.buffer(inPlace ? y.raw() : x.raw(), x.numel()).buffer(y.raw(), y.numel());
+      args.buffer(tables.cos.data<float>(), tables.cos.numel()).buffer(tables.sin.data<float>(), tables.sin.numel());
+      args.buffer(pos.data<int64_t>(), pos.numel()).index(tokens).index(maxPos);
+      abi::launch(kernel, args, tokens, heads);
+      EXPECT_LT(maxRelError(y.toF32(), want), testing::storageBound(dtype, 1e-6))
+          << heads << " heads of " << headDim << ", " << rotary << " rotary" << (inPlace ? ", in place" : "");
+    }
+  }
+}
+
 // q and k of one projection in one launch (RopeKernelSpec::kvHeads): all
 // tokens' q heads, then all their k heads, each rotated at its token's
 // position as the two-launch form would.

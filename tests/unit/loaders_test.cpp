@@ -314,6 +314,53 @@ TEST(HfConfig, Gemma) {
   expectError([&] { models::parseLlamaConfig(bad, "c.json"); }, {"c.json", "use_bidirectional_attention"});
 }
 
+// Phi-3: partial_rotary_factor gives the rotary dims (an even integer or an
+// error), a sliding window caps the context; the config round-trips.
+TEST(HfConfig, Phi3) {
+  auto cfg = nlohmann::json::parse(readFile(kFixture + "/config.json"));
+  cfg["model_type"] = "phi3";
+  cfg["architectures"] = {"Phi3ForCausalLM"};
+  cfg["partial_rotary_factor"] = 0.5;
+  cfg["sliding_window"] = 100;
+  const models::LlamaConfig c = models::parseLlamaConfig(cfg, "c.json");
+  EXPECT_TRUE(c.phi3());
+  EXPECT_EQ(c.rotaryDim, c.headDim / 2);
+  EXPECT_EQ(c.maxPositions, 100);
+  EXPECT_EQ(models::parseLlamaConfig(models::toJson(c), "round").rotaryDim, c.rotaryDim);
+  cfg["partial_rotary_factor"] = 1.0;
+  EXPECT_EQ(models::parseLlamaConfig(cfg, "c.json").rotaryDim, 0);
+  auto bad = cfg;
+  bad["partial_rotary_factor"] = 0.3;  // 4.8 of 16 dims
+  expectError([&] { models::parseLlamaConfig(bad, "c.json"); }, {"c.json", "partial_rotary_factor", "even integer"});
+  bad["partial_rotary_factor"] = 1.5;
+  expectError([&] { models::parseLlamaConfig(bad, "c.json"); }, {"c.json", "partial_rotary_factor"});
+}
+
+// GPT-2's own keys; n_inner defaults to 4 n_embd; what strata does not run
+// is named.
+TEST(HfConfig, Gpt2) {
+  nlohmann::json cfg = {{"model_type", "gpt2"}, {"architectures", {"GPT2LMHeadModel"}}, {"n_embd", 64},
+                        {"n_layer", 2}, {"n_head", 4}, {"n_positions", 256}, {"vocab_size", 512},
+                        {"layer_norm_epsilon", 1e-5}, {"activation_function", "gelu_new"}, {"n_inner", nullptr}};
+  const models::LlamaConfig c = models::parseLlamaConfig(cfg, "c.json");
+  EXPECT_TRUE(c.gpt2() && c.tieEmbeddings);
+  EXPECT_EQ(c.intermediateSize, 256);
+  EXPECT_EQ(c.headDim, 16);
+  EXPECT_EQ(c.geluApproximate, "tanh");
+  const models::LlamaConfig back = models::parseLlamaConfig(models::toJson(c), "round");
+  EXPECT_EQ(back.intermediateSize, 256);
+  EXPECT_EQ(back.geluApproximate, "tanh");
+  auto bad = cfg;
+  bad["activation_function"] = "relu";
+  expectError([&] { models::parseLlamaConfig(bad, "c.json"); }, {"c.json", "activation_function", "relu"});
+  bad = cfg;
+  bad["scale_attn_by_inverse_layer_idx"] = true;
+  expectError([&] { models::parseLlamaConfig(bad, "c.json"); }, {"c.json", "scale_attn_by_inverse_layer_idx"});
+  bad = cfg;
+  bad.erase("n_head");
+  expectError([&] { models::parseLlamaConfig(bad, "c.json"); }, {"c.json", "n_head"});
+}
+
 TEST(HfCheckpoint, MissingTensorAndShapeMismatchAreNamed) {
   auto cfg = models::readLlamaConfig(kFixture + "/config.json");
   auto w = models::readSafetensorsHeader(kFixture + "/model.safetensors");

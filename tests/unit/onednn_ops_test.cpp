@@ -101,6 +101,40 @@ TEST(OneDnnOps, MatchReferenceKernels) {
   expectLikeReference(d, node("Concat", 2, {{"axis", -1}}), {r({3, 4}), r({3, 9})});
 }
 
+// Slice (steps of 1: negative and clamped bounds, axes given or not) and
+// Split (equal parts, given sizes): every output equals the reference's.
+TEST(OneDnnOps, SlicesAndSplitsMatchReference) {
+  runtime::OneDnnOps d;
+  std::mt19937 rng(9);
+  Tensor x = st::randomTensor({2, 5, 12}, rng);
+  auto expectAll = [&](const ops::NodeDef& n, const std::vector<Tensor>& in) {
+    SCOPED_TRACE(n.op + " " + n.attrs.dump());
+    ASSERT_TRUE(runtime::OneDnnOps::covers(n));
+    auto got = d.run(n, in);
+    ASSERT_TRUE(got.has_value()) << "oneDNN declined";
+    const auto want = (*ops::findKernel(n.op))(n, in);
+    ASSERT_EQ(got->size(), want.size());
+    for (size_t i = 0; i < want.size(); ++i) {
+      ASSERT_EQ(got->at(i).shape(), want[i].shape()) << "output " << i;
+      EXPECT_EQ(st::maxRelError(got->at(i), want[i]), 0.0) << "output " << i;
+    }
+  };
+  expectAll(node("Slice", 5), {x, i64s({0}), i64s({4}), i64s({-1}), i64s({1})});
+  expectAll(node("Slice", 5), {x, i64s({8}), i64s({INT64_MAX}), i64s({2}), i64s({1})});
+  expectAll(node("Slice", 4), {x, i64s({1, -7}), i64s({-1, 11}), i64s({1, 2})});
+  expectAll(node("Slice", 3), {x, i64s({1, 2}), i64s({2, 4})});
+  EXPECT_FALSE(d.run(node("Slice", 5), {x, i64s({0}), i64s({12}), i64s({2}), i64s({2})})) << "steps of 2";
+  ops::NodeDef split3 = node("Split", 1, {{"axis", 2}, {"num_outputs", 3}});
+  split3.outputs = {"a", "b", "c"};
+  expectAll(split3, {x});
+  ops::NodeDef sized = node("Split", 2, {{"axis", -1}});
+  sized.outputs = {"a", "b"};
+  expectAll(sized, {x, i64s({8, 4})});
+  ops::NodeDef rows = node("Split", 2, {{"axis", 1}});
+  rows.outputs = {"a", "b", "c"};
+  expectAll(rows, {x, i64s({1, 3, 1})});
+}
+
 TEST(OneDnnOps, LeavesWhatItLacksToTheReference) {
   runtime::OneDnnOps d;
   std::mt19937 rng(6);

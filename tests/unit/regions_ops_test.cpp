@@ -139,4 +139,33 @@ TEST(RopeTokens, MatchesHeadMajorRope) {
   EXPECT_EQ(maxRelErr(got, rope(toHeadMajor(x, H), p, 10000.f)), 0.f);  // same arithmetic, bit for bit
 }
 
+// Partial rotary: the token-major and head-major forms agree bit for bit,
+// the dims past the rotary ones are x's, and the rotary ones are the full
+// rope of a head that is only those dims (frequencies over R, not D).
+TEST(RopeTokens, PartialRotaryRotatesTheFirstDimsOnly) {
+  std::mt19937 rng(10);
+  int64_t H = 2, D = 16, R = 8, T = 5;
+  Tensor x = randomF32({1, T, H * D}, rng);
+  std::vector<int64_t> pos(T);
+  for (int64_t i = 0; i < T; ++i) pos[i] = 7 * i;
+  Tensor p = Tensor::fromI64(pos, {1, T});
+  Tensor got = ropeTokens(x, p, D, 10000.f, R);
+  EXPECT_EQ(maxRelErr(toHeadMajor(got, H), rope(toHeadMajor(x, H), p, 10000.f, R)), 0.f);
+  Tensor first(DType::F32, {1, T, H * R});
+  for (int64_t t = 0; t < T; ++t)
+    for (int64_t h = 0; h < H; ++h)
+      for (int64_t i = 0; i < D; ++i) {
+        const float xi = x.data<float>()[(t * H + h) * D + i], gi = got.data<float>()[(t * H + h) * D + i];
+        if (i >= R) EXPECT_EQ(gi, xi) << "pass-through dim " << i;
+        else first.mut<float>()[(t * H + h) * R + i] = xi;
+      }
+  Tensor rotated = ropeTokens(first, p, R, 10000.f);
+  for (int64_t t = 0; t < T; ++t)
+    for (int64_t h = 0; h < H; ++h)
+      for (int64_t i = 0; i < R; ++i)
+        EXPECT_EQ(got.data<float>()[(t * H + h) * D + i], rotated.data<float>()[(t * H + h) * R + i]);
+  EXPECT_THROW(ropeTokens(x, p, D, 10000.f, 7), strata::Error);   // odd
+  EXPECT_THROW(ropeTokens(x, p, D, 10000.f, 18), strata::Error);  // past the head
+}
+
 }  // namespace

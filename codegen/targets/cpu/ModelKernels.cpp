@@ -209,7 +209,10 @@ struct Planner {
       if (s.headDim <= 0 || width % s.headDim)
         fail("{}: node '{}' (region.rope): width {} is not a multiple of head_dim {}", g.source, n.name, width, s.headDim);
       s.heads = width / s.headDim;
-      std::string name = set.add("rope", fmt::format("{}x{}", s.heads, s.headDim), [&](const std::string& nm) {
+      s.rotaryDim = n.attrs.value("rotary_dim", (int64_t)0);
+      if (s.rotaryDim == s.headDim) s.rotaryDim = 0;
+      std::string key = fmt::format("{}x{}", s.heads, s.headDim) + (s.rotaryDim ? fmt::format("r{}", s.rotaryDim) : "");
+      std::string name = set.add("rope", key, [&](const std::string& nm) {
         s.name = nm;
         return emitRopeKernel(s);
       });

@@ -115,3 +115,29 @@ graph.graph attributes {input_names = ["x"], source = "split", meta = "{}"} {
   %2 = graph.LayerNormalization(%x, %w) {axis = -1 : i64} : (tensor<?x?x192xf32, ["batch", "sequence", ""]>, tensor<192xf32>) -> tensor<*xf32>
   graph.output %0#0, %1#0, %2 {names = ["q", "a", "n"]} : tensor<*xf32>, tensor<*xf32>, tensor<*xf32>
 }
+
+// -----
+
+// Positions a graph makes itself: Range(0, S, 1) with S a shape entry has S
+// elements; Reshape(input_ids, [-1, S]) keeps the batch (the one input
+// symbol the target lacks, the static parts equal); a shape entry
+// 2 * (a static dim) is that number (TorchScript's repeat_kv sizes).
+// CHECK-LABEL: source = "arange-and-terms"
+// CHECK: graph.Range
+// CHECK-SAME: -> tensor<?xi64, ["sequence"]>
+// CHECK: graph.Reshape
+// CHECK-SAME: -> tensor<?x?xi64, ["batch", "sequence"]>
+// CHECK: graph.Reshape
+// CHECK-SAME: -> tensor<?x4x?x16xf32, ["batch", "", "sequence", ""]>
+graph.graph attributes {input_names = ["input_ids", "k"], source = "arange-and-terms", meta = "{}"} {
+^bb0(%ids: tensor<?x?xi64, ["batch", "sequence"]>, %k: tensor<?x2x2x?x16xf32, ["batch", "", "", "sequence", ""]>):
+  %zero = graph.constant "zero" dense<0> : tensor<i64> : tensor<i64>
+  %one = graph.constant "one" dense<1> : tensor<i64> : tensor<i64>
+  %n = graph.MakeShape(%ids) {dims = [{c = 0 : i64, terms = [array<i64: 0, 1, 1>]}], scalar = true} : (tensor<?x?xi64, ["batch", "sequence"]>) -> tensor<*xi64>
+  %r = graph.Range(%zero, %n, %one) : (tensor<i64>, tensor<*xi64>, tensor<i64>) -> tensor<*xi64>
+  %flat = graph.MakeShape(%ids) {dims = [-1, {c = 0 : i64, terms = [array<i64: 0, 1, 1>]}]} : (tensor<?x?xi64, ["batch", "sequence"]>) -> tensor<*xi64>
+  %v = graph.Reshape(%ids, %flat) : (tensor<?x?xi64, ["batch", "sequence"]>, tensor<*xi64>) -> tensor<*xi64>
+  %s4 = graph.MakeShape(%k) {dims = [{c = 0 : i64, terms = [array<i64: 0, 0, 1>]}, {c = 0 : i64, terms = [array<i64: 0, 1, 2>]}, {c = 0 : i64, terms = [array<i64: 0, 3, 1>]}, 16]} : (tensor<?x2x2x?x16xf32, ["batch", "", "", "sequence", ""]>) -> tensor<*xi64>
+  %kr = graph.Reshape(%k, %s4) : (tensor<?x2x2x?x16xf32, ["batch", "", "", "sequence", ""]>, tensor<*xi64>) -> tensor<*xf32>
+  graph.output %r, %v, %kr {names = ["r", "v", "kr"]} : tensor<*xi64>, tensor<*xi64>, tensor<*xf32>
+}

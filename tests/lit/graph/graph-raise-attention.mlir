@@ -182,3 +182,26 @@ graph.graph attributes {input_names = ["q", "k", "v"], source = "gqa-gather", me
   %oi = graph.MatMul(%pi, %vi) : (tensor<1x4x?x?xf32>, tensor<1x4x?x16xf32>) -> tensor<1x4x?x16xf32>
   graph.output %o, %oi {names = ["o", "oi"]} : tensor<1x4x?x16xf32>, tensor<1x4x?x16xf32>
 }
+
+// -----
+
+// TorchScript's GPT-2: k^T straight from the head split [B, T, H, D] by
+// Transpose [0, 2, 3, 1], q and k^T each scaled by D^-1/4, no mask (its
+// causal Where is left out here: none). k becomes the head split's
+// Transpose [0, 2, 1, 3] feeding the Attention.
+// CHECK-LABEL: source = "kt-from-split"
+// CHECK: %[[K:.*]] = graph.Transpose(%arg1) {perm = array<i64: 0, 2, 1, 3>} : (tensor<?x?x4x16xf32>) -> tensor<?x4x?x16xf32>
+// CHECK: %[[A:.*]] = graph.Attention(%arg0, %[[K]], %arg2) {causal = 0 : i64, head_dim = 16 : i64, heads = 4 : i64, kv_heads = 4 : i64, mask = "none", scale = 2.500000e-01 : f64}
+// CHECK-NOT: graph.Softmax
+// CHECK: graph.output %[[A]]
+graph.graph attributes {input_names = ["q", "k_split", "v"], source = "kt-from-split", meta = "{}"} {
+^bb0(%q: tensor<?x4x?x16xf32>, %ks: tensor<?x?x4x16xf32>, %v: tensor<?x4x?x16xf32>):
+  %half = graph.constant "half" dense<5.000000e-01> : tensor<f32> : tensor<f32>
+  %kt = graph.Transpose(%ks) {perm = array<i64: 0, 2, 3, 1>} : (tensor<?x?x4x16xf32>) -> tensor<?x4x16x?xf32>
+  %qs = graph.Mul(%q, %half) : (tensor<?x4x?x16xf32>, tensor<f32>) -> tensor<?x4x?x16xf32>
+  %kts = graph.Mul(%kt, %half) : (tensor<?x4x16x?xf32>, tensor<f32>) -> tensor<?x4x16x?xf32>
+  %s = graph.MatMul(%qs, %kts) : (tensor<?x4x?x16xf32>, tensor<?x4x16x?xf32>) -> tensor<?x4x?x?xf32>
+  %p = graph.Softmax(%s) {axis = -1 : i64} : (tensor<?x4x?x?xf32>) -> tensor<?x4x?x?xf32>
+  %o = graph.MatMul(%p, %v) : (tensor<?x4x?x?xf32>, tensor<?x4x?x16xf32>) -> tensor<?x4x?x16xf32>
+  graph.output %o {names = ["o"]} : tensor<?x4x?x16xf32>
+}

@@ -37,3 +37,21 @@ graph.graph attributes {input_names = ["ids"], source = "real-cast", meta = "{}"
   %0 = graph.Cast(%ids) {to = "f32"} : (tensor<?x?xi64>) -> tensor<?x?xf32>
   graph.output %0 {names = ["y"]} : tensor<?x?xf32>
 }
+
+// -----
+
+// A Reshape whose result provably has its operand's dims (each the same
+// static size or the same named symbol) folds away; one that only might
+// (unnamed dynamic dims) stays.
+// CHECK-LABEL: source = "identity-reshape"
+// CHECK: %[[R:.*]] = graph.Reshape(%arg1
+// CHECK-NOT: graph.Reshape
+// CHECK: graph.output %arg0, %[[R]]
+graph.graph attributes {input_names = ["x", "y"], source = "identity-reshape", meta = "{}"} {
+^bb0(%x: tensor<1x?x64xf32, ["", "sequence", ""]>, %y: tensor<?x?x64xf32>):
+  %s = graph.constant "s" dense<[1, -1, 64]> : tensor<3xi64> : tensor<3xi64>
+  %t = graph.constant "t" dense<[0, 0, 64]> : tensor<3xi64> : tensor<3xi64>
+  %0 = graph.Reshape(%x, %s) : (tensor<1x?x64xf32, ["", "sequence", ""]>, tensor<3xi64>) -> tensor<1x?x64xf32, ["", "sequence", ""]>
+  %1 = graph.Reshape(%y, %t) : (tensor<?x?x64xf32>, tensor<3xi64>) -> tensor<?x?x64xf32>
+  graph.output %0, %1 {names = ["a", "b"]} : tensor<1x?x64xf32, ["", "sequence", ""]>, tensor<?x?x64xf32>
+}

@@ -148,3 +148,80 @@ graph.graph attributes {input_names = ["q", "k", "positions"], source = "arange-
   %k12 = graph.Add(%k8, %k11) : (tensor<1x2x?x16xf32>, tensor<1x2x?x16xf32>) -> tensor<1x2x?x16xf32>
   graph.output %q12, %k12 {names = ["q_rot", "k_rot"]} : tensor<1x4x?x16xf32>, tensor<1x2x?x16xf32>
 }
+
+// -----
+
+// Partial rotary (Phi-3, partial_rotary_factor 0.5): the rope on the first
+// 8 of 16 head dims (its table over 8 dims, theta^(-2i/8)), concatenated
+// with the 8 dims that pass through -> one Rope of x with rotary_dim 8.
+// CHECK-LABEL: source = "partial-rope"
+// CHECK: %[[R:.*]] = graph.Rope(%arg0, %arg1) {rotary_dim = 8 : i64, theta = 1.000000e+04 : f64}
+// CHECK-NOT: graph.Concat
+// CHECK: graph.output %[[R]]
+graph.graph attributes {input_names = ["x", "position_ids"], source = "partial-rope", meta = "{}"} {
+^bb0(%x: tensor<?x4x?x16xf32>, %pos: tensor<?x?xi64>):
+  %ax2 = graph.constant "ax2" dense<[2]> : tensor<1xi64> : tensor<1xi64>
+  %ax1 = graph.constant "ax1" dense<[1]> : tensor<1xi64> : tensor<1xi64>
+  %axl = graph.constant "axl" dense<[3]> : tensor<1xi64> : tensor<1xi64>
+  %c0 = graph.constant "c0" dense<[0]> : tensor<1xi64> : tensor<1xi64>
+  %c4 = graph.constant "c4" dense<[4]> : tensor<1xi64> : tensor<1xi64>
+  %c8 = graph.constant "c8" dense<[8]> : tensor<1xi64> : tensor<1xi64>
+  %big = graph.constant "big" dense<[9223372036854775807]> : tensor<1xi64> : tensor<1xi64>
+  %step = graph.constant "step" dense<[1]> : tensor<1xi64> : tensor<1xi64>
+  %inv = graph.constant "inv_freq" dense<[1.000000e+00, 1.000000e-01, 0.00999999977, 1.000000e-03]> : tensor<4xf32> : tensor<4xf32>
+  %0 = graph.Unsqueeze(%pos, %ax2) : (tensor<?x?xi64>, tensor<1xi64>) -> tensor<?x?x1xi64>
+  %1 = graph.Cast(%0) {to = "f32"} : (tensor<?x?x1xi64>) -> tensor<?x?x1xf32>
+  %2 = graph.Mul(%1, %inv) : (tensor<?x?x1xf32>, tensor<4xf32>) -> tensor<?x?x4xf32>
+  %3 = graph.Concat(%2, %2) {axis = -1 : i64} : (tensor<?x?x4xf32>, tensor<?x?x4xf32>) -> tensor<?x?x8xf32>
+  %4 = graph.Cos(%3) : (tensor<?x?x8xf32>) -> tensor<?x?x8xf32>
+  %5 = graph.Unsqueeze(%4, %ax1) : (tensor<?x?x8xf32>, tensor<1xi64>) -> tensor<?x1x?x8xf32>
+  %6 = graph.Sin(%3) : (tensor<?x?x8xf32>) -> tensor<?x?x8xf32>
+  %7 = graph.Unsqueeze(%6, %ax1) : (tensor<?x?x8xf32>, tensor<1xi64>) -> tensor<?x1x?x8xf32>
+  %rot = graph.Slice(%x, %c0, %c8, %axl, %step) : (tensor<?x4x?x16xf32>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<?x4x?x8xf32>
+  %pass = graph.Slice(%x, %c8, %big, %axl, %step) : (tensor<?x4x?x16xf32>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<?x4x?x8xf32>
+  %lo = graph.Slice(%rot, %c0, %c4, %axl, %step) : (tensor<?x4x?x8xf32>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<?x4x?x4xf32>
+  %hi = graph.Slice(%rot, %c4, %big, %axl, %step) : (tensor<?x4x?x8xf32>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<?x4x?x4xf32>
+  %8 = graph.Mul(%rot, %5) : (tensor<?x4x?x8xf32>, tensor<?x1x?x8xf32>) -> tensor<?x4x?x8xf32>
+  %9 = graph.Neg(%hi) : (tensor<?x4x?x4xf32>) -> tensor<?x4x?x4xf32>
+  %10 = graph.Concat(%9, %lo) {axis = -1 : i64} : (tensor<?x4x?x4xf32>, tensor<?x4x?x4xf32>) -> tensor<?x4x?x8xf32>
+  %11 = graph.Mul(%10, %7) : (tensor<?x4x?x8xf32>, tensor<?x1x?x8xf32>) -> tensor<?x4x?x8xf32>
+  %12 = graph.Add(%8, %11) : (tensor<?x4x?x8xf32>, tensor<?x4x?x8xf32>) -> tensor<?x4x?x8xf32>
+  %13 = graph.Concat(%12, %pass) {axis = -1 : i64} : (tensor<?x4x?x8xf32>, tensor<?x4x?x8xf32>) -> tensor<?x4x?x16xf32>
+  graph.output %13 {names = ["y"]} : tensor<?x4x?x16xf32>
+}
+
+// -----
+
+// Negative: the part concatenated after the rope is not the rest of x.
+// CHECK-LABEL: source = "partial-rope-other-tail"
+// CHECK: graph.Concat(%{{.*}}, %arg2)
+graph.graph attributes {input_names = ["x", "position_ids", "other"], source = "partial-rope-other-tail", meta = "{}"} {
+^bb0(%x: tensor<?x4x?x16xf32>, %pos: tensor<?x?xi64>, %other: tensor<?x4x?x8xf32>):
+  %ax2 = graph.constant "ax2" dense<[2]> : tensor<1xi64> : tensor<1xi64>
+  %ax1 = graph.constant "ax1" dense<[1]> : tensor<1xi64> : tensor<1xi64>
+  %axl = graph.constant "axl" dense<[3]> : tensor<1xi64> : tensor<1xi64>
+  %c0 = graph.constant "c0" dense<[0]> : tensor<1xi64> : tensor<1xi64>
+  %c4 = graph.constant "c4" dense<[4]> : tensor<1xi64> : tensor<1xi64>
+  %c8 = graph.constant "c8" dense<[8]> : tensor<1xi64> : tensor<1xi64>
+  %big = graph.constant "big" dense<[9223372036854775807]> : tensor<1xi64> : tensor<1xi64>
+  %step = graph.constant "step" dense<[1]> : tensor<1xi64> : tensor<1xi64>
+  %inv = graph.constant "inv_freq" dense<[1.000000e+00, 1.000000e-01, 0.00999999977, 1.000000e-03]> : tensor<4xf32> : tensor<4xf32>
+  %0 = graph.Unsqueeze(%pos, %ax2) : (tensor<?x?xi64>, tensor<1xi64>) -> tensor<?x?x1xi64>
+  %1 = graph.Cast(%0) {to = "f32"} : (tensor<?x?x1xi64>) -> tensor<?x?x1xf32>
+  %2 = graph.Mul(%1, %inv) : (tensor<?x?x1xf32>, tensor<4xf32>) -> tensor<?x?x4xf32>
+  %3 = graph.Concat(%2, %2) {axis = -1 : i64} : (tensor<?x?x4xf32>, tensor<?x?x4xf32>) -> tensor<?x?x8xf32>
+  %4 = graph.Cos(%3) : (tensor<?x?x8xf32>) -> tensor<?x?x8xf32>
+  %5 = graph.Unsqueeze(%4, %ax1) : (tensor<?x?x8xf32>, tensor<1xi64>) -> tensor<?x1x?x8xf32>
+  %6 = graph.Sin(%3) : (tensor<?x?x8xf32>) -> tensor<?x?x8xf32>
+  %7 = graph.Unsqueeze(%6, %ax1) : (tensor<?x?x8xf32>, tensor<1xi64>) -> tensor<?x1x?x8xf32>
+  %rot = graph.Slice(%x, %c0, %c8, %axl, %step) : (tensor<?x4x?x16xf32>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<?x4x?x8xf32>
+  %lo = graph.Slice(%rot, %c0, %c4, %axl, %step) : (tensor<?x4x?x8xf32>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<?x4x?x4xf32>
+  %hi = graph.Slice(%rot, %c4, %big, %axl, %step) : (tensor<?x4x?x8xf32>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<?x4x?x4xf32>
+  %8 = graph.Mul(%rot, %5) : (tensor<?x4x?x8xf32>, tensor<?x1x?x8xf32>) -> tensor<?x4x?x8xf32>
+  %9 = graph.Neg(%hi) : (tensor<?x4x?x4xf32>) -> tensor<?x4x?x4xf32>
+  %10 = graph.Concat(%9, %lo) {axis = -1 : i64} : (tensor<?x4x?x4xf32>, tensor<?x4x?x4xf32>) -> tensor<?x4x?x8xf32>
+  %11 = graph.Mul(%10, %7) : (tensor<?x4x?x8xf32>, tensor<?x1x?x8xf32>) -> tensor<?x4x?x8xf32>
+  %12 = graph.Add(%8, %11) : (tensor<?x4x?x8xf32>, tensor<?x4x?x8xf32>) -> tensor<?x4x?x8xf32>
+  %13 = graph.Concat(%12, %other) {axis = -1 : i64} : (tensor<?x4x?x8xf32>, tensor<?x4x?x8xf32>) -> tensor<?x4x?x16xf32>
+  graph.output %13 {names = ["y"]} : tensor<?x4x?x16xf32>
+}

@@ -1,0 +1,64 @@
+// RUN: strata-opt %s --graph-raise-llm-ops -split-input-file | FileCheck %s
+
+// GPT-2's Conv1D as dynamo exports it: rows flattened to [-1, K], ONNX's 2-D
+// Gemm with an [in, out] weight and a bias, then back to [B, S, N]. It
+// becomes a MatMul on the rank-3 rows plus the bias, and the outer Reshape
+// goes (it restores what the MatMul already has).
+// CHECK-LABEL: source = "conv1d"
+// CHECK: %[[W:.*]] = graph.weight "c_attn.weight"
+// CHECK: %[[B:.*]] = graph.weight "c_attn.bias"
+// CHECK: %[[M:.*]] = graph.MatMul(%arg0, %[[W]]) : (tensor<?x?x64xf32, ["batch", "sequence", ""]>, tensor<64x192xf32>) -> tensor<?x?x192xf32, ["batch", "sequence", ""]>
+// CHECK: %[[A:.*]] = graph.Add(%[[M]], %[[B]])
+// CHECK-NOT: graph.Gemm
+// CHECK: graph.output %[[A]]
+graph.graph attributes {input_names = ["x"], source = "conv1d", meta = "{}"} {
+^bb0(%x: tensor<?x?x64xf32, ["batch", "sequence", ""]>):
+  %w = graph.weight "c_attn.weight" at "/m.onnx" [0, 49152] : tensor<64x192xf32>
+  %b = graph.weight "c_attn.bias" at "/m.onnx" [49152, 768] : tensor<192xf32>
+  %flat = graph.constant "flat" dense<[-1, 64]> : tensor<2xi64> : tensor<2xi64>
+  %s = graph.MakeShape(%x) {dims = [{c = 0 : i64, terms = [array<i64: 0, 0, 1>]}, {c = 0 : i64, terms = [array<i64: 0, 1, 1>]}, 192]} : (tensor<?x?x64xf32, ["batch", "sequence", ""]>) -> tensor<3xi64>
+  %0 = graph.Reshape(%x, %flat) : (tensor<?x?x64xf32, ["batch", "sequence", ""]>, tensor<2xi64>) -> tensor<?x64xf32>
+  %1 = graph.Gemm(%0, %w, %b) {alpha = 1.0 : f64, beta = 1.0 : f64, transA = 0 : i64, transB = 0 : i64} : (tensor<?x64xf32>, tensor<64x192xf32>, tensor<192xf32>) -> tensor<?x192xf32>
+  %2 = graph.Reshape(%1, %s) : (tensor<?x192xf32>, tensor<3xi64>) -> tensor<?x?x192xf32, ["batch", "sequence", ""]>
+  graph.output %2 {names = ["y"]} : tensor<?x?x192xf32, ["batch", "sequence", ""]>
+}
+
+// -----
+
+// The attention head merge flattened straight from [B, S, H, D] into the
+// output projection, read transposed (transB): the rows are reshaped to
+// [B, S, H D] (the merge region formation knows) and the projection is a
+// Linear with the bias. An outer Reshape to a shape with a baked batch of 1
+// stays.
+// CHECK-LABEL: source = "head-merge-linear"
+// CHECK: %[[R:.*]] = graph.Reshape(%arg0, %{{.*}}) : (tensor<?x?x4x16xf32>, tensor<3xi64>) -> tensor<?x?x64xf32>
+// CHECK: %[[L:.*]] = graph.Linear(%[[R]], %{{.*}}, %{{.*}}) : (tensor<?x?x64xf32>, tensor<32x64xf32>, tensor<32xf32>) -> tensor<?x?x32xf32>
+// CHECK: %[[O:.*]] = graph.Reshape(%[[L]], %{{.*}}) {{.*}}-> tensor<1x?x32xf32>
+// CHECK: graph.output %[[O]]
+graph.graph attributes {input_names = ["o"], source = "head-merge-linear", meta = "{}"} {
+^bb0(%o: tensor<?x?x4x16xf32>):
+  %w = graph.weight "o_proj.weight" at "/m.onnx" [0, 8192] : tensor<32x64xf32>
+  %b = graph.weight "o_proj.bias" at "/m.onnx" [8192, 128] : tensor<32xf32>
+  %flat = graph.constant "flat" dense<[-1, 64]> : tensor<2xi64> : tensor<2xi64>
+  %s = graph.constant "s" dense<[1, -1, 32]> : tensor<3xi64> : tensor<3xi64>
+  %0 = graph.Reshape(%o, %flat) : (tensor<?x?x4x16xf32>, tensor<2xi64>) -> tensor<?x64xf32>
+  %1 = graph.Gemm(%0, %w, %b) {transB = 1 : i64} : (tensor<?x64xf32>, tensor<32x64xf32>, tensor<32xf32>) -> tensor<?x32xf32>
+  %2 = graph.Reshape(%1, %s) : (tensor<?x32xf32>, tensor<3xi64>) -> tensor<1x?x32xf32>
+  graph.output %2 {names = ["y"]} : tensor<1x?x32xf32>
+}
+
+// -----
+
+// Negative: alpha != 1 scales the product; the Gemm stays.
+// CHECK-LABEL: source = "scaled-gemm"
+// CHECK: graph.Gemm
+graph.graph attributes {input_names = ["x"], source = "scaled-gemm", meta = "{}"} {
+^bb0(%x: tensor<?x?x64xf32>):
+  %w = graph.weight "w" at "/m.onnx" [0, 16384] : tensor<64x64xf32>
+  %flat = graph.constant "flat" dense<[-1, 64]> : tensor<2xi64> : tensor<2xi64>
+  %s = graph.constant "s" dense<[0, 0, 64]> : tensor<3xi64> : tensor<3xi64>
+  %0 = graph.Reshape(%x, %flat) : (tensor<?x?x64xf32>, tensor<2xi64>) -> tensor<?x64xf32>
+  %1 = graph.Gemm(%0, %w) {alpha = 2.0 : f64} : (tensor<?x64xf32>, tensor<64x64xf32>) -> tensor<?x64xf32>
+  %2 = graph.Reshape(%1, %s) : (tensor<?x64xf32>, tensor<3xi64>) -> tensor<?x?x64xf32>
+  graph.output %2 {names = ["y"]} : tensor<?x?x64xf32>
+}
