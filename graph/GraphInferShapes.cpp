@@ -87,7 +87,7 @@ Result infer(Operation* op) {
   static const llvm::StringSet<llvm::MallocAllocator> binary = {"Add", "Sub", "Mul", "Div", "Pow", "Mod", "Max", "Min", "And", "Or", "Xor"};
   static const llvm::StringSet<llvm::MallocAllocator> compare = {"Equal", "Less", "LessOrEqual", "Greater", "GreaterOrEqual"};
   static const llvm::StringSet<llvm::MallocAllocator> sameShape = {"Neg", "Abs", "Sqrt", "Reciprocal", "Exp", "Log", "Sigmoid", "Silu", "Tanh",
-                                              "Erf", "Relu", "Cos", "Sin", "Floor", "Ceil", "Not", "Identity", "Softmax",
+                                              "Erf", "Relu", "Cos", "Sin", "Floor", "Ceil", "Not", "Identity", "Softmax", "LogSoftmax",
                                               "CumSum", "Trilu", "RMSNorm", "SimplifiedLayerNormalization", "RMSNormalization",
                                               "LayerNormalization", "Gelu",
                                               "RotaryEmbedding", "com.microsoft.SkipSimplifiedLayerNormalization",

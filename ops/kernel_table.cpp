@@ -184,6 +184,8 @@ const std::map<std::string, KernelFn>& table() {
          return V{ops::gemm(need(in, 0, n), need(in, 1, n), c, attrFloat(n, "alpha", 1.f), attrFloat(n, "beta", 1.f),
                             attrInt(n, "transA", 0) != 0, attrInt(n, "transB", 0) != 0)}; }},
       {"Softmax", [](const ops::NodeDef& n, const V& in) { return V{ops::softmax(need(in, 0, n), attrInt(n, "axis", -1))}; }},
+      {"LogSoftmax", [](const ops::NodeDef& n, const V& in) {
+         return V{ops::logSoftmax(need(in, 0, n), attrInt(n, "axis", -1))}; }},
       {"ReduceMean", reduceK(ops::ReduceOp::Mean)}, {"ReduceSum", reduceK(ops::ReduceOp::Sum)},
       {"ReduceMax", reduceK(ops::ReduceOp::Max)}, {"ReduceMin", reduceK(ops::ReduceOp::Min)},
       {"SimplifiedLayerNormalization", rmsNormalizationK},

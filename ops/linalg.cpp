@@ -120,6 +120,27 @@ Tensor softmax(const Tensor& x, int64_t axis) {
   return y;
 }
 
+Tensor logSoftmax(const Tensor& x, int64_t axis) {
+  requireF32(x, "LogSoftmax");
+  int64_t a = normAxis(axis, x.rank()), d = x.dim(a), outer = 1, inner = 1;
+  for (int64_t i = 0; i < a; ++i) outer *= x.dim(i);
+  for (int64_t i = a + 1; i < x.rank(); ++i) inner *= x.dim(i);
+  Tensor y(DType::F32, x.shape());
+  const float* p = x.data<float>();
+  float* o = y.mut<float>();
+  for (int64_t i = 0; i < outer; ++i)
+    for (int64_t j = 0; j < inner; ++j) {
+      auto at = [&](int64_t t) { return (i * d + t) * inner + j; };
+      float m = -std::numeric_limits<float>::infinity();
+      for (int64_t t = 0; t < d; ++t) m = std::max(m, p[at(t)]);
+      double s = 0;
+      for (int64_t t = 0; t < d; ++t) s += std::exp((double)p[at(t)] - m);
+      const float lse = m + (float)std::log(s);
+      for (int64_t t = 0; t < d; ++t) o[at(t)] = p[at(t)] - lse;
+    }
+  return y;
+}
+
 Tensor reduce(ReduceOp op, const Tensor& x0, std::vector<int64_t> axes, bool keepdims, bool noopWithEmptyAxes) {
   bool isInt = x0.dtype() == DType::I64 || x0.dtype() == DType::I32;
   Tensor x = x0.toF32();

@@ -46,6 +46,8 @@ Tensor gemm(const Tensor& a, const Tensor& b, const Tensor* c, float alpha, floa
 // y[..., n] = sum_k x[..., k] * w[n, k] (+ bias[n]): the layout HF checkpoints store.
 Tensor linear(const Tensor& x, const Tensor& w, const Tensor* bias);
 Tensor softmax(const Tensor& x, int64_t axis);
+// x - log(sum(exp(x))) along `axis` (the sum in double).
+Tensor logSoftmax(const Tensor& x, int64_t axis);
 enum class ReduceOp { Sum, Mean, Max, Min };
 Tensor reduce(ReduceOp op, const Tensor& x, std::vector<int64_t> axes, bool keepdims, bool noopWithEmptyAxes = false);
 

@@ -31,7 +31,7 @@ const std::map<std::string, Eltwise>& eltwiseOps() {
       {"Relu", {A::eltwise_relu}},          {"Tanh", {A::eltwise_tanh}},   {"Sigmoid", {A::eltwise_logistic}},
       {"Exp", {A::eltwise_exp}},            {"Log", {A::eltwise_log}},     {"Sqrt", {A::eltwise_sqrt}},
       {"Abs", {A::eltwise_abs}},            {"Neg", {A::eltwise_linear, -1.f, 0.f}},
-      {"Reciprocal", {A::eltwise_pow, 1.f, -1.f}},
+      {"Reciprocal", {A::eltwise_pow, 1.f, -1.f}}, {"Silu", {A::eltwise_swish, 1.f}},
   };
   return ops;
 }
@@ -144,7 +144,8 @@ bool OneDnnOps::covers(const ops::NodeDef& n) {
   if (op == "Gemm")  // A' B' (+ C), A' / B' optionally transposed, alpha = beta = 1
     return (!n.attrs.contains("alpha") || n.attrs.at("alpha").get<double>() == 1.0) &&
            (!n.attrs.contains("beta") || n.attrs.at("beta").get<double>() == 1.0);
-  return op == "MatMul" || op == "Softmax" || op == "Transpose" || op == "Concat" || op == "LayerNormalization" ||
+  return op == "MatMul" || op == "Linear" || op == "Softmax" || op == "LogSoftmax" || op == "Transpose" ||
+         op == "Concat" || op == "LayerNormalization" ||
          op == "Pow" || op == "Slice" || op == "Split" ||
          eltwiseOps().count(op) ||
          binaryOps().count(op) || (reductionOps().count(op) && intAttr(n, "noop_with_empty_axes", 0) == 0);
@@ -284,14 +285,41 @@ std::optional<V> OneDnnOps::run(const ops::NodeDef& n, const V& in) {
     d.exec(p, args);
     return V{y};
   }
-  if (n.op == "Softmax") {
+  if (n.op == "Linear") {
+    // strata's Linear, x [..., K] W^T [N, K] (+ b [N]): an inner product
+    // over x's rows.
+    if (in.size() < 2 || !in[1].defined() || x.rank() < 1 || in[1].rank() != 2) return std::nullopt;
+    const int64_t K = x.dim(x.rank() - 1), N = in[1].dim(0), M = x.numel() / K;
+    const bool bias = in.size() > 2 && in[2].defined();
+    if (in[1].dim(1) != K || (bias && in[2].numel() != N)) return std::nullopt;
+    auto ms = dense({M, K}), mw = dense({N, K}), my = dense({M, N});
+    auto mb = bias ? dense({N}) : dnnl::memory::desc();
+    Shape ys = x.shape();
+    ys.back() = N;
+    Tensor y(ops::DType::F32, ys);
+    auto& p = d.primitive(key, [&] {
+      using IP = dnnl::inner_product_forward;
+      return IP(IP::primitive_desc(bias ? IP::desc(prop_kind::forward_inference, ms, mw, mb, my)
+                                        : IP::desc(prop_kind::forward_inference, ms, mw, my),
+                                   d.engine));
+    });
+    std::unordered_map<int, dnnl::memory> args{
+        {DNNL_ARG_SRC, d.mem(ms, x)}, {DNNL_ARG_WEIGHTS, d.mem(mw, in[1])}, {DNNL_ARG_DST, d.mem(my, y)}};
+    if (bias) args.emplace(DNNL_ARG_BIAS, d.mem(mb, in[2]));
+    d.exec(p, args);
+    return V{y};
+  }
+  if (n.op == "Softmax" || n.op == "LogSoftmax") {
     if (x.rank() < 1) return std::nullopt;
     int64_t axis = intAttr(n, "axis", -1);
     if (axis < 0) axis += x.rank();
     if (axis < 0 || axis >= x.rank()) return std::nullopt;
     auto md = dense(dimsOf(x.shape()));
     Tensor y(ops::DType::F32, x.shape());
-    auto& p = d.primitive(key, [&] {
+    auto& p = d.primitive(key, [&]() -> dnnl::primitive {
+      if (n.op == "LogSoftmax")
+        return dnnl::logsoftmax_forward(dnnl::logsoftmax_forward::primitive_desc(
+            dnnl::logsoftmax_forward::desc(prop_kind::forward_inference, md, (int)axis), d.engine));
       return dnnl::softmax_forward(dnnl::softmax_forward::primitive_desc(
           dnnl::softmax_forward::desc(prop_kind::forward_inference, md, (int)axis), d.engine));
     });

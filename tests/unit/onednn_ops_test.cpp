@@ -64,8 +64,14 @@ TEST(OneDnnOps, MatchReferenceKernels) {
   expectLikeReference(d, node("Gemm", 3, {{"transB", 1}}), {r({7, 13}), r({5, 13}), r({7, 5})});
   expectLikeReference(d, node("Gemm", 2), {r({7, 13}), r({13, 5})});
   EXPECT_FALSE(runtime::OneDnnOps::covers(node("Gemm", 3, {{"alpha", 0.5}})));
-  for (int64_t axis : {-1, 0, 1}) expectLikeReference(d, node("Softmax", 1, {{"axis", axis}}), {r({3, 17, 5})});
-  for (const char* op : {"Relu", "Tanh", "Sigmoid", "Exp", "Neg", "Abs", "Reciprocal"})
+  // Linear (an inner product over the rows), with and without a bias.
+  expectLikeReference(d, node("Linear", 3), {r({2, 7, 13}), r({5, 13}), r({5})});
+  expectLikeReference(d, node("Linear", 2), {r({7, 13}), r({5, 13})});
+  for (int64_t axis : {-1, 0, 1}) {
+    expectLikeReference(d, node("Softmax", 1, {{"axis", axis}}), {r({3, 17, 5})});
+    expectLikeReference(d, node("LogSoftmax", 1, {{"axis", axis}}), {r({3, 17, 5})});
+  }
+  for (const char* op : {"Relu", "Tanh", "Sigmoid", "Exp", "Neg", "Abs", "Reciprocal", "Silu"})
     expectLikeReference(d, node(op, 1), {r({5, 33})});
   {
     Tensor pos = r({4, 9});
