@@ -295,6 +295,7 @@ std::string emitGemmKernel(const GemmKernelSpec& s) {
     fail("gemm kernel: weights of another type ({} under {}) are the panel-packed (CPU) form's only", s.weightDtype,
          s.dtype);
   if (s.gemv) return emitGemvKernel(s);
+  if (s.gelu) fail("gemm '{}': the GELU epilogue is the packed (CPU) and GEMV forms' only", s.name);
   // B's view is [K, N] either way; for [N, K] storage it is transposed
   // (strides [1, K]).
   std::string bStrides = s.weightsNK ? "[%c1, %K]" : "[%N, %c1]";

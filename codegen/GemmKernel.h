@@ -40,6 +40,9 @@ struct GemmKernelSpec {
   bool int8Blocks() const { return weightDtype == "i8"; }
   bool weightsNK = false;
   bool bias = false, swiglu = false, residual = false;
+  // GELU's tanh form on the product (after the bias, before the residual);
+  // one weight. The packed (CPU) and GEMV forms only.
+  bool gelu = false;
   int64_t blockM = 16, blockN = 16, blockK = 8, numWarps = 4;
   // B (and b_up) panel-packed (abi::packPanels) with panels of blockN
   // columns: program column block pn reads panel pn as a [K, blockN] array

@@ -12,6 +12,27 @@
 
 namespace strata::tile::gemm {
 
+// Lines applying GELU's tanh form, 0.5 x (1 + tanh(sqrt(2 / pi) (x +
+// 0.044715 x^3))) as ops::gelu writes it, to the f32 tile `x` of type `T`;
+// the result is %{p}gy. The GEMM and GEMV epilogues (GemmKernelSpec::gelu).
+inline std::string geluTanhText(const std::string& p, const std::string& x, const std::string& T) {
+  return fmt::format(R"(    %{p}gk0 = arith.constant dense<0.044715> : {T}
+    %{p}gk1 = arith.constant dense<0.7978845608> : {T}
+    %{p}gk2 = arith.constant dense<1.0> : {T}
+    %{p}gk3 = arith.constant dense<0.5> : {T}
+    %{p}gx2 = arith.mulf {x}, {x} : {T}
+    %{p}gx3 = arith.mulf %{p}gx2, {x} : {T}
+    %{p}gc = arith.mulf %{p}gk0, %{p}gx3 : {T}
+    %{p}gs = arith.addf {x}, %{p}gc : {T}
+    %{p}gu = arith.mulf %{p}gk1, %{p}gs : {T}
+    %{p}gt = math.tanh %{p}gu : {T}
+    %{p}g1 = arith.addf %{p}gk2, %{p}gt : {T}
+    %{p}gh = arith.mulf %{p}gk3, {x} : {T}
+    %{p}gy = arith.mulf %{p}gh, %{p}g1 : {T}
+)",
+                     fmt::arg("p", p), fmt::arg("x", x), fmt::arg("T", T));
+}
+
 // Text pieces of one GEMM kernel; `ib` is " {in_bounds}" on the fast path.
 struct GemmText {
   const GemmKernelSpec& s;
@@ -377,6 +398,10 @@ struct GemmText {
       e += fmt::format("    %{p}act = tile.silu {out} : {cT}\n    %{p}glu = arith.mulf %{p}act, {up} : {cT}\n",
                        fmt::arg("p", p), fmt::arg("out", out), fmt::arg("cT", cT), fmt::arg("up", up));
       out = "%" + p + "glu";
+    }
+    if (s.gelu) {
+      e += geluTanhText(p, out, cT);
+      out = "%" + p + "gy";
     }
     const bool pairs = *ib && st.sixteenBit();  // see the store below
     if (s.residual) {

@@ -10,6 +10,7 @@
 #include <functional>
 
 #include "codegen/GemmKernel.h"
+#include "codegen/GemmText.h"
 #include "codegen/StorageText.h"
 #include "ops/error.h"
 
@@ -108,6 +109,10 @@ struct GemvText {
       e += fmt::format("    %{p}act = tile.silu {g} : tensor<1x1xf32>\n    %{p}glu = arith.mulf %{p}act, {u} : tensor<1x1xf32>\n",
                        fmt::arg("p", p), fmt::arg("g", out[0]), fmt::arg("u", out[1]));
       o = "%" + p + "glu";
+    }
+    if (s.gelu) {
+      e += gemm::geluTanhText(p, o, "tensor<1x1xf32>");
+      o = "%" + p + "gy";
     }
     if (s.residual) {
       std::string rv = one("res", "%res", "%M", m);

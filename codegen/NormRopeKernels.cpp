@@ -118,6 +118,82 @@ std::string emitRmsNormKernel(const RmsNormKernelSpec& s) {
                      fmt::arg("lv", lv), fmt::arg("split", split), fmt::arg("sum", sum), fmt::arg("norm", norm));
 }
 
+std::string emitLayerNormKernel(const RmsNormKernelSpec& s) {
+  if (s.blockN <= 0 || s.numWarps <= 0 || s.blockN % s.numWarps)
+    fail("layer_norm kernel: block of {} columns over {} warps", s.blockN, s.numWarps);
+  if (s.laneVector > 1) fail("layer_norm kernel: lane vectors are not supported");
+  const StorageText st{s.dtype};
+  st.check("layer_norm");
+  const std::string row = fmt::format("1x{}", s.blockN), acc = fmt::format("tensor<1x{}xf32>", s.blockN),
+                    bp = st.blockPtr(row);
+  // A pass over the row's blocks accumulating `term` (of the loaded %v).
+  auto pass = [&](const std::string& n, const std::string& term) {
+    return fmt::format(R"(  %{n}:2 = scf.for %c = %c0 to %N step %cB iter_args(%acc = %zero, %p = %xp) -> ({A}, {BP}) {{
+{load}{term}    %a = arith.addf %acc, %t : {A}
+    %pn = tile.advance %p, [%c0, %cB] : {BP}
+    scf.yield %a, %pn : {A}, {BP}
+  }}
+)",
+                       fmt::arg("n", n), fmt::arg("A", acc), fmt::arg("BP", bp), fmt::arg("term", term),
+                       fmt::arg("load", st.load("v", "%p", row, "")));
+  };
+  // Squared deviations of the row's columns only (the masked tail loads 0,
+  // whose deviation is -mean).
+  const std::string dev = fmt::format(
+      "    %d = arith.subf %v, %mb : {A}\n    %d2 = arith.mulf %d, %d : {A}\n"
+      "    %cols = tile.iota %c {{axis = 1 : i64}} : {A}\n    %in = arith.cmpf olt, %cols, %nb : {A}\n"
+      "    %t = arith.select %in, %d2, %zero : tensor<1x{B}xi1>, {A}\n",
+      fmt::arg("A", acc), fmt::arg("B", s.blockN));
+  return fmt::format(R"(func.func @{name}(%x: {P}, %w: {P}, %b: {P}, %y: {P}, %R: index, %N: index, %eps: f32) attributes {{tile.num_warps = {W} : i64}} {{
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %cB = arith.constant {B} : index
+  %row = tile.program_id 0
+  %xp = tile.make_block_ptr %x, [%R, %N], [%N, %c1], [%row, %c0] : {P} -> {BP}
+  %zero = arith.constant dense<0.0> : {A}
+  %ni = arith.index_cast %N : index to i64
+  %nf = arith.sitofp %ni : i64 to f32
+  %nt = tile.splat %nf : f32 -> tensor<1xf32>
+{sum}  %s = tile.reduce %sum#0 {{kind = "sum", axis = 1 : i64}} : {A} -> tensor<1xf32>
+  %mean = arith.divf %s, %nt : tensor<1xf32>
+  %me = tile.expand_dims %mean {{axis = 1 : i64}} : tensor<1xf32> -> tensor<1x1xf32>
+  %mb = tile.broadcast %me : tensor<1x1xf32> -> {A}
+  %nte = tile.expand_dims %nt {{axis = 1 : i64}} : tensor<1xf32> -> tensor<1x1xf32>
+  %nb = tile.broadcast %nte : tensor<1x1xf32> -> {A}
+{dev}  %dsum = tile.reduce %dev#0 {{kind = "sum", axis = 1 : i64}} : {A} -> tensor<1xf32>
+  %var = arith.divf %dsum, %nt : tensor<1xf32>
+  %et = tile.splat %eps : f32 -> tensor<1xf32>
+  %ve = arith.addf %var, %et : tensor<1xf32>
+  %rt = math.sqrt %ve : tensor<1xf32>
+  %one = arith.constant dense<1.0> : tensor<1xf32>
+  %inv = arith.divf %one, %rt : tensor<1xf32>
+  %ie = tile.expand_dims %inv {{axis = 1 : i64}} : tensor<1xf32> -> tensor<1x1xf32>
+  %ib = tile.broadcast %ie : tensor<1x1xf32> -> {A}
+  %wp = tile.make_block_ptr %w, [%c1, %N], [%N, %c1], [%c0, %c0] : {P} -> {BP}
+  %bp = tile.make_block_ptr %b, [%c1, %N], [%N, %c1], [%c0, %c0] : {P} -> {BP}
+  %yp = tile.make_block_ptr %y, [%R, %N], [%N, %c1], [%row, %c0] : {P} -> {BP}
+  %out:4 = scf.for %c = %c0 to %N step %cB iter_args(%p = %xp, %q = %wp, %r = %bp, %o = %yp) -> ({BP}, {BP}, {BP}, {BP}) {{
+{loadV}{loadW}{loadB}    %d = arith.subf %v, %mb : {A}
+    %n = arith.mulf %d, %ib : {A}
+    %sc = arith.mulf %n, %wv : {A}
+    %res = arith.addf %sc, %bv : {A}
+{store}    %pn = tile.advance %p, [%c0, %cB] : {BP}
+    %qn = tile.advance %q, [%c0, %cB] : {BP}
+    %rn = tile.advance %r, [%c0, %cB] : {BP}
+    %on = tile.advance %o, [%c0, %cB] : {BP}
+    scf.yield %pn, %qn, %rn, %on : {BP}, {BP}, {BP}, {BP}
+  }}
+  return
+}}
+)",
+                     fmt::arg("name", s.name), fmt::arg("P", st.ptr()), fmt::arg("BP", bp), fmt::arg("A", acc),
+                     fmt::arg("B", s.blockN), fmt::arg("W", s.numWarps),
+                     fmt::arg("sum", pass("sum", "    %t = arith.addf %v, %zero : " + acc + "\n")),
+                     fmt::arg("dev", pass("dev", dev)), fmt::arg("loadV", st.load("v", "%p", row, "")),
+                     fmt::arg("loadW", st.load("wv", "%q", row, "")), fmt::arg("loadB", st.load("bv", "%r", row, "")),
+                     fmt::arg("store", st.store("%o", "%res", row, "")));
+}
+
 std::string emitRopeKernel(const RopeKernelSpec& s) {
   if (s.heads <= 0 || s.headDim <= 0 || s.headDim % 2)
     fail("rope kernel: {} heads of dim {} (needs an even head dim)", s.heads, s.headDim);

@@ -1,5 +1,5 @@
-// Emits the workgroup-level tile IR of the row-wise region kernels: RMSNorm
-// and rotate-half RoPE (no MLIR here; the kernels are tile IR text).
+// Emits the workgroup-level tile IR of the row-wise region kernels: RMSNorm,
+// LayerNorm and rotate-half RoPE (no MLIR here; the kernels are tile IR text).
 #pragma once
 
 #include <cstdint>
@@ -32,6 +32,15 @@ struct RmsNormKernelSpec {
 };
 RmsNormKernelSpec cpuRmsNormSpec(const std::string& target);
 std::string emitRmsNormKernel(const RmsNormKernelSpec& spec);
+
+// LayerNorm over the last dim (region.layernorm, ops::layerNorm with axis
+// -1): y[r, :] = (x[r, :] - mean) * rsqrt(var + eps) * w + b, one row per
+// program in three passes over the row (sum; sum of squared deviations of
+// the row's columns, the masked tail left out by column index; the output),
+// so the variance is the two-pass one the reference computes. Signature (x, w, b, y: dtype; rows,
+// hidden: index; eps: f32), grid = rows. The spec's blockN, dtype and
+// numWarps are RMSNorm's; no lane vectors.
+std::string emitLayerNormKernel(const RmsNormKernelSpec& spec);
 
 // Rotate-half RoPE on a token-major x [T, heads * headDim] (ops::ropeTokens):
 // for i < headDim / 2, y_i = x_i cos - x_{i+half} sin and y_{i+half} =

@@ -1,5 +1,6 @@
 // One-op regions: Gather from a weight table -> region.embedding;
-// RMSNorm -> region.rmsnorm.
+// RMSNorm -> region.rmsnorm; LayerNormalization over the last axis with a
+// weight and a bias (GPT-2's) -> region.layernorm.
 #include "graph/Match.h"
 #include "graph/Patterns.h"
 
@@ -32,9 +33,31 @@ struct FormRMSNorm : RewritePattern {
   }
 };
 
+struct FormLayerNorm : RewritePattern {
+  explicit FormLayerNorm(MLIRContext* ctx) : RewritePattern("graph.LayerNormalization", 1, ctx) {}
+  LogicalResult matchAndRewrite(Operation* op, PatternRewriter& rw) const override {
+    auto rank = rankOf(op->getOperand(0));
+    const int64_t axis = intAttrOf(op, "axis").value_or(-1);
+    if (!rank || (axis != -1 && axis != *rank - 1)) return rw.notifyMatchFailure(op, "not over the last axis");
+    if (op->getNumOperands() != 3 || !isWeight(op->getOperand(1), 1) || !isWeight(op->getOperand(2), 1) ||
+        op->getNumResults() != 1)
+      return rw.notifyMatchFailure(op, "not a weight and a bias");
+    auto width = staticDim(op->getOperand(0), -1);
+    if (!width || staticDim(op->getOperand(1), 0) != width || staticDim(op->getOperand(2), 0) != width)
+      return rw.notifyMatchFailure(op, "weight and bias do not span the row");
+    SmallVector<NamedAttribute> attrs;
+    if (auto eps = op->getAttr("epsilon")) attrs.push_back(rw.getNamedAttr("epsilon", eps));
+    Operation* n = createNode(rw, op->getLoc(), "region.layernorm", op->getResultTypes(), op->getOperands(), attrs);
+    rw.replaceOp(op, n->getResults());
+    return success();
+  }
+};
+
 }  // namespace
 
 void populateFormEmbeddingPatterns(RewritePatternSet& patterns) { patterns.add<FormEmbedding>(patterns.getContext()); }
-void populateFormRMSNormPatterns(RewritePatternSet& patterns) { patterns.add<FormRMSNorm>(patterns.getContext()); }
+void populateFormRMSNormPatterns(RewritePatternSet& patterns) {
+  patterns.add<FormRMSNorm, FormLayerNorm>(patterns.getContext());
+}
 
 }  // namespace strata::graph

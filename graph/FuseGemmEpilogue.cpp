@@ -5,7 +5,9 @@
 //    paged contract every step is one [1, T] batch, and exports that bake the
 //    example's batch of 1 into a Reshape produce exactly that mix);
 //  - row gather: x = Gather(h, rows, axis 1) with h [1, T, K] -> compute
-//    only those rows (lm_head at the last token of each sequence).
+//    only those rows (lm_head at the last token of each sequence);
+//  - GELU (tanh form) of a single-weight product (+ bias), before any
+//    residual: epilogue "gelu".
 #include "graph/GemmParts.h"
 #include "graph/Match.h"
 #include "graph/Patterns.h"
@@ -53,6 +55,22 @@ struct FuseGemmAdd : RewritePattern {
   }
 };
 
+struct FuseGemmGelu : RewritePattern {
+  explicit FuseGemmGelu(MLIRContext* ctx) : RewritePattern("graph.Gelu", 1, ctx) {}
+  LogicalResult matchAndRewrite(Operation* op, PatternRewriter& rw) const override {
+    Operation* gemmOp = op->getOperand(0).getDefiningOp();
+    auto g = readGemm(gemmOp);
+    if (!g || op->getAttrOfType<StringAttr>("approximate") != rw.getStringAttr("tanh") ||
+        gemmOp->getNumResults() != 1 || !gemmOp->hasOneUse() || g->weights.size() != 1 || g->epilogue != "none" ||
+        g->residual)
+      return rw.notifyMatchFailure(op, "not tanh GELU of a single product");
+    g->epilogue = "gelu";
+    Operation* fused = buildGemm(rw, op->getLoc(), *g, op->getResultTypes());
+    rw.replaceOp(op, fused->getResults());
+    return success();
+  }
+};
+
 struct FuseGemmRows : RewritePattern {
   explicit FuseGemmRows(MLIRContext* ctx) : RewritePattern("graph.region.gemm", 1, ctx) {}
   LogicalResult matchAndRewrite(Operation* op, PatternRewriter& rw) const override {
@@ -75,7 +93,7 @@ struct FuseGemmRows : RewritePattern {
 }  // namespace
 
 void populateFuseGemmEpiloguePatterns(RewritePatternSet& patterns) {
-  patterns.add<FuseGemmAdd, FuseGemmRows>(patterns.getContext());
+  patterns.add<FuseGemmAdd, FuseGemmGelu, FuseGemmRows>(patterns.getContext());
 }
 
 }  // namespace strata::graph

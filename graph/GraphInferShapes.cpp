@@ -91,7 +91,7 @@ Result infer(Operation* op) {
                                               "CumSum", "Trilu", "RMSNorm", "SimplifiedLayerNormalization", "RMSNormalization",
                                               "LayerNormalization", "Gelu",
                                               "RotaryEmbedding", "com.microsoft.SkipSimplifiedLayerNormalization",
-                                              "com.microsoft.RotaryEmbedding", "Rope", "region.rmsnorm", "region.rope",
+                                              "com.microsoft.RotaryEmbedding", "Rope", "region.rmsnorm", "region.layernorm", "region.rope",
                                               "region.kv_write", "region.paged_attention"};
   std::vector<std::optional<Dims>> all;
   for (unsigned i = 0; i < op->getNumOperands(); ++i) all.push_back(dimsOf(i));

@@ -191,6 +191,8 @@ def Graph_RegionEmbeddingOp : Graph_NodeOp<"region.embedding", 2, 2, 1,
     "embedding gather: table [V, H], ids [...] -> [..., H]">;
 def Graph_RegionRMSNormOp : Graph_NodeOp<"region.rmsnorm", 2, 2, 1,
     "x * rsqrt(mean(x^2) + eps) * weight over the last axis (attr eps)">;
+def Graph_RegionLayerNormOp : Graph_NodeOp<"region.layernorm", 3, 3, 1,
+    "(x - mean) * rsqrt(var + eps) * weight + bias over the last axis (attr epsilon)">;
 def Graph_RegionRopeOp : Graph_NodeOp<"region.rope", 2, 2, 1,
     "rotate-half RoPE on token-major x [..., S, heads * head_dim] at positions (attrs head_dim, theta)">;
 def Graph_RegionGemmOp : Graph_NodeOp<"region.gemm", 2, -1, -1,

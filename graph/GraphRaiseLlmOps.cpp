@@ -22,6 +22,7 @@ struct GraphRaiseLlmOps : impl::GraphRaiseLlmOpsBase<GraphRaiseLlmOps> {
     populateRaiseAttentionPatterns(patterns);
     populateRaiseSiluPatterns(patterns);
     populateRaiseFlatGemmPatterns(patterns);
+    populateRaiseGeluPatterns(patterns);
     populateRaiseRotaryEmbeddingPatterns(patterns);
     populateRaiseOnnxAttentionPatterns(patterns);
     populateRaiseOrtContribPatterns(patterns);

@@ -44,7 +44,8 @@ def GraphRaiseLlmOps : Pass<"graph-raise-llm-ops", "::strata::graph::GraphOp"> {
     the rest: partial rotary, rotary_dim R), Attention
     (MatMul/scale/mask/Softmax/MatMul, k^T also straight from a [B, T, H, D]
     head split, GQA repeat-kv; the mask classified by evaluation on probe inputs as
-    causal, padding, both or none), Silu (x * Sigmoid(x)), linear layers
+    causal, padding, both or none), Silu (x * Sigmoid(x)), Gelu's tanh form
+    (x * 0.5 * (1 + Tanh(sqrt(2 / pi) (x + 0.044715 x^3)))), linear layers
     around ONNX's 2-D Gemm (Reshape to [-1, K], Gemm, Reshape back: GPT-2's
     Conv1D) as MatMul + bias or Linear on [B, S, K] rows; also ONNX opset
     23's RMSNormalization, RotaryEmbedding and Attention, and onnxruntime's
@@ -78,6 +79,8 @@ def GraphFormRegions : Pass<"graph-form-regions", "::strata::graph::GraphOp"> {
   let summary = "Form embedding, rmsnorm, GEMM+epilogue and fused elementwise regions";
   let description = [{
     Gather from a weight table -> region.embedding; RMSNorm -> region.rmsnorm;
+    LayerNormalization over the last axis with weight and bias ->
+    region.layernorm;
     MatMul with a weight / Linear (+ bias Add) -> region.gemm, then epilogue
     fusions in order: SwiGLU (silu(x Wg) * (x Wu) -> one region), residual Add,
     row gather (lm_head at logits_indices), and sibling GEMMs that read the

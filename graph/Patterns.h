@@ -19,6 +19,7 @@ void populateRaiseAttentionPatterns(mlir::RewritePatternSet& patterns);
 // x * Sigmoid(x) -> Silu.
 void populateRaiseSiluPatterns(mlir::RewritePatternSet& patterns);
 void populateRaiseFlatGemmPatterns(mlir::RewritePatternSet& patterns);
+void populateRaiseGeluPatterns(mlir::RewritePatternSet& patterns);
 // ONNX opset 23: RotaryEmbedding -> Rope, Attention -> Attention
 // (RMSNormalization is in the RMSNorm family).
 void populateRaiseRotaryEmbeddingPatterns(mlir::RewritePatternSet& patterns);
@@ -32,7 +33,9 @@ void populateRaiseGroupQueryAttentionPatterns(mlir::RewritePatternSet& patterns)
 // Rope, Attention, head merge.
 void populateRaiseMultiHeadAttentionPatterns(mlir::RewritePatternSet& patterns);
 
-// Gather(table, ids) -> region.embedding; RMSNorm -> region.rmsnorm.
+// Gather(table, ids) -> region.embedding; RMSNorm -> region.rmsnorm (and
+// LayerNormalization over the last axis with weight and bias ->
+// region.layernorm).
 void populateFormEmbeddingPatterns(mlir::RewritePatternSet& patterns);
 void populateFormRMSNormPatterns(mlir::RewritePatternSet& patterns);
 // MatMul(x, W) / Linear(x, W, b) (+ bias Add) -> region.gemm.

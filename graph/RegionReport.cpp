@@ -82,10 +82,13 @@ json describeRegions(const ops::GraphDef& g) {
       else if (nw > 1) detail = std::to_string(nw) + " projections";
       else detail = "projection";
       if (n.attrs.value("bias", 0)) detail += " + bias", flops += sumN;
+      if (epi == "gelu") detail += " + gelu", flops += 9.0 * sumN;
       if (n.attrs.value("residual", 0)) detail += " + residual", flops += sumN;
       if (n.attrs.value("rows", 0)) detail = "lm_head (last token per sequence)", unit = "per sequence";
     } else if (n.op == "region.rmsnorm") {
       flops = 4.0 * lastDim(n.outputs[0]);
+    } else if (n.op == "region.layernorm") {
+      flops = 7.0 * lastDim(n.outputs[0]);
     } else if (n.op == "region.rope") {
       flops = 3.0 * lastDim(n.outputs[0]);
       detail = "head_dim " + std::to_string(n.attrs.value("head_dim", (int64_t)0));

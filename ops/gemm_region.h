@@ -3,7 +3,8 @@
 // the region: the reference op (ops/kernel_table.cpp), the CPU launcher
 // (runtime/region_kernels.cpp) and the GPU one (runtime/gpu_executor.cpp).
 // Attributes: weights (n), bias, residual, rows (0 / 1), layout ("kn" |
-// "nk"), epilogue ("none" | "swiglu"); ops::gemmRegion has the semantics.
+// "nk"), epilogue ("none" | "swiglu" | "gelu": GELU's tanh form after the
+// bias); ops::gemmRegion has the semantics.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -14,7 +15,7 @@ namespace strata::ops {
 
 struct GemmRegionOperands {
   int64_t weights = 0;
-  bool bias = false, residual = false, rows = false, swiglu = false, weightsNK = false;
+  bool bias = false, residual = false, rows = false, swiglu = false, gelu = false, weightsNK = false;
 
   // Reads n's attributes; throws strata::Error saying what does not fit:
   // an unknown layout or epilogue, fewer than one weight, SwiGLU without

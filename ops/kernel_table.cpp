@@ -53,7 +53,9 @@ V gemmRegionK(const ops::NodeDef& n, const V& in) {
   if (g.bias) b.assign(in.begin() + g.biasOf(0), in.begin() + g.biasOf(0) + g.weights);
   const Tensor* res = g.residual ? &in[g.residualAt()] : nullptr;
   const Tensor* rows = g.rows ? &in[g.rowsAt()] : nullptr;
-  ops::GemmSpec spec{g.weightsNK, g.swiglu ? ops::GemmEpilogue::SwiGLU : ops::GemmEpilogue::None};
+  ops::GemmSpec spec{g.weightsNK, g.swiglu ? ops::GemmEpilogue::SwiGLU
+                                  : g.gelu ? ops::GemmEpilogue::GeluTanh
+                                           : ops::GemmEpilogue::None};
   return ops::gemmRegion(need(in, 0, n), w, b, res, rows, spec);
 }
 
@@ -265,6 +267,8 @@ const std::map<std::string, KernelFn>& table() {
          return V{ops::linear(need(in, 0, n), need(in, 1, n), b)}; }},
       {"MakeShape", makeShape},
       {"region.embedding", [](const ops::NodeDef& n, const V& in) { return V{ops::gather(need(in, 0, n), need(in, 1, n), 0)}; }},
+      {"region.layernorm", [](const ops::NodeDef& n, const V& in) {
+         return V{ops::layerNorm(need(in, 0, n), need(in, 1, n), &need(in, 2, n), -1, attrFloat(n, "epsilon", 1e-5f))}; }},
       {"region.rmsnorm", [](const ops::NodeDef& n, const V& in) {
          return V{ops::rmsNorm(need(in, 0, n), need(in, 1, n), n.attrs.at("eps").get<float>())}; }},
       {"region.rope", [](const ops::NodeDef& n, const V& in) {

@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "ops/error.h"
+#include "ops/reference.h"
 
 namespace strata::ops {
 
@@ -23,6 +24,7 @@ std::vector<Tensor> gemmRegion(const Tensor& x, const std::vector<Tensor>& weigh
   if (weights.empty()) fail("gemm: no weights");
   if (!biases.empty() && biases.size() != weights.size()) fail("gemm: {} biases for {} weights", biases.size(), weights.size());
   if (spec.epilogue == GemmEpilogue::SwiGLU && weights.size() != 2) fail("gemm: swiglu needs 2 weights, got {}", weights.size());
+  if (spec.epilogue == GemmEpilogue::GeluTanh && weights.size() != 1) fail("gemm: gelu needs 1 weight, got {}", weights.size());
   requireF32(x, "x", "gemm");
   if (x.rank() < 1) fail("gemm: x must have rank >= 1");
   int64_t K = x.dim(x.rank() - 1), R = K ? x.numel() / K : 0;
@@ -77,6 +79,8 @@ std::vector<Tensor> gemmRegion(const Tensor& x, const std::vector<Tensor>& weigh
     const float* pu = u.data<float>();
     for (int64_t i = 0; i < g.numel(); ++i) pg[i] = pg[i] / (1.f + std::exp(-pg[i])) * pu[i];
     outs.push_back(g);
+  } else if (spec.epilogue == GemmEpilogue::GeluTanh) {
+    outs.push_back(gelu(product(0), /*tanhApproximation=*/true));
   } else {
     for (size_t i = 0; i < weights.size(); ++i) outs.push_back(product(i));
   }

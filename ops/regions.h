@@ -17,13 +17,14 @@
 namespace strata::ops {
 
 // ---- gemm + epilogue ---------------------------------------------------------
-enum class GemmEpilogue { None, SwiGLU };
+enum class GemmEpilogue { None, SwiGLU, GeluTanh };
 struct GemmSpec {
   bool weightsNK = false;  // W as [N, K] (HF Linear) instead of [K, N] (ONNX MatMul)
   GemmEpilogue epilogue = GemmEpilogue::None;
 };
 // x [..., K]; one output per weight (W_i -> y_i = x @ W_i + bias_i), except
-// SwiGLU (two weights, one output silu(x @ W_0 + b_0) * (x @ W_1 + b_1)).
+// SwiGLU (two weights, one output silu(x @ W_0 + b_0) * (x @ W_1 + b_1))
+// and GeluTanh (one weight, gelu_tanh(x @ W + b), as ops::gelu computes it).
 // `biases` is empty or one per weight; `residual` (same shape as the single
 // output) is added last. With `rows`, x is first viewed as [R, K] and only
 // rows[i] are computed; x must be [1, .., 1, T, K] and the output is

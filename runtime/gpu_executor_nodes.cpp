@@ -344,6 +344,7 @@ void GpuExecutor::Impl::prepare(const ops::NodeDef& n) {
     elementwises[&n] = {&e, ops::ElementwiseLaunch::fromJson(a["kernel"])};
   } else if (n.op == "region.gemm") {
     const auto op = ops::GemmRegionOperands::of(n, n.inputs.size());
+    if (op.gelu) fail("the GELU epilogue has no CUDA kernel yet (--backend cpu runs it)");
     GemmEpilogue e{op.bias, op.residual, op.swiglu};
     k.gemmFor(dtName, op.weightsNK, 1, e), k.gemmFor(dtName, op.weightsNK, int64_t(1) << 40, e);
     if (op.rows) gatherKernel();

@@ -345,6 +345,20 @@ V RegionKernels::run(const ops::NodeDef& n, const V& in) {
     launch(l, a, rows);
     return {y};
   }
+  if (n.op == "region.layernorm") {
+    const Tensor& x = f32(in, 0, "x");
+    const Tensor& w = f32(in, 1, "weight");
+    const Tensor& b = f32(in, 2, "bias");
+    int64_t width = x.dim(x.rank() - 1), rows = x.numel() / width;
+    if (w.numel() != width || b.numel() != width)
+      fail("weight / bias have {} / {} entries, x's rows {}", w.numel(), b.numel(), width);
+    Tensor y(ops::DType::F32, x.shape());
+    abi::KernelArgs a;
+    a.buffer(x.data<float>(), x.numel()).buffer(w.data<float>(), width).buffer(b.data<float>(), width);
+    a.buffer(y.data<float>(), y.numel()).index(rows).index(width).f32(n.attrs.value("epsilon", 1e-5f));
+    launch(l, a, rows);
+    return {y};
+  }
   if (n.op == "region.rope") {
     const Tensor& x = f32(in, 0, "x");
     const Tensor& pos = i64(in, 1, "positions");

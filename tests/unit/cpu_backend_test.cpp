@@ -210,7 +210,8 @@ TEST(CpuBackend, TiedEmbeddingsFromEverySource) {
 //  - Gemma: RMSNorm with 1 + w, the embedding scaled by sqrt(hidden), GeGLU
 //    with tanh GELU, head_dim 16; the scaling and 1 + w land in fused
 //    elementwise regions.
-//  - GPT-2: LayerNorm, learned position embeddings (read at the tokens'
+//  - GPT-2: LayerNorm regions, tanh GELU fused into its GEMM, learned
+//    position embeddings (read at the tokens'
 //    positions in the paged form), Conv1D projections through ONNX's 2-D
 //    Gemm (dynamo) with q / k / v fused and split, tanh GELU.
 //  - Phi-3: q / k / v and gate / up fused (row ranges of one weight from the

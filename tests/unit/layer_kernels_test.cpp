@@ -26,6 +26,7 @@ using testing::randomTensor;
 struct EpilogueCase {
   bool bias, swiglu, residual, weightsNK;
   int64_t rows;  // kernel variant (cpuGemmSpec's rows): 1 = decode, 64 = small, 0 = any
+  bool gelu = false;
 };
 
 class GemmEpilogue : public ::testing::TestWithParam<EpilogueCase> {};
@@ -35,6 +36,7 @@ TEST_P(GemmEpilogue, MatchesGemmRegion) {
   tile::GemmKernelSpec spec = tile::cpuGemmSpec(tile::hostCpuTarget(), c.weightsNK, c.rows, "f32", c.swiglu);
   spec.bias = c.bias;
   spec.residual = c.residual;
+  spec.gelu = c.gelu;
   auto kernels = tile::CpuKernels::compile(tile::emitGemmKernel(spec));
   abi::PackedKernel kernel = kernels->lookup(spec.name);
   std::mt19937 rng(3);
@@ -47,7 +49,9 @@ TEST_P(GemmEpilogue, MatchesGemmRegion) {
       if (c.bias) b.push_back(randomTensor({n}, rng));
     }
     Tensor res = randomTensor({m, n}, rng);
-    ops::GemmSpec gs{c.weightsNK, c.swiglu ? ops::GemmEpilogue::SwiGLU : ops::GemmEpilogue::None};
+    ops::GemmSpec gs{c.weightsNK, c.swiglu ? ops::GemmEpilogue::SwiGLU
+                                  : c.gelu ? ops::GemmEpilogue::GeluTanh
+                                           : ops::GemmEpilogue::None};
     Tensor want = ops::gemmRegion(x, w, b, c.residual ? &res : nullptr, nullptr, gs).at(0);
     Tensor got(DType::F32, {m, n});
     abi::KernelArgs args;
@@ -73,10 +77,15 @@ INSTANTIATE_TEST_SUITE_P(Cpu, GemmEpilogue,
                                            EpilogueCase{true, true, false, false, 0},
                                            EpilogueCase{false, true, false, true, 1},
                                            EpilogueCase{true, true, true, true, 1},
-                                           EpilogueCase{true, false, false, false, 1}),
+                                           EpilogueCase{true, false, false, false, 1},
+                                           EpilogueCase{true, false, false, false, 0, true},
+                                           EpilogueCase{true, false, true, true, 64, true},
+                                           EpilogueCase{true, false, false, true, 1, true},
+                                           EpilogueCase{false, false, true, false, 1, true}),
                          [](const auto& info) {
                            const EpilogueCase& c = info.param;
                            return std::string(c.bias ? "bias_" : "") + (c.swiglu ? "swiglu_" : "") +
+                                  (c.gelu ? "gelu_" : "") +
                                   (c.residual ? "residual_" : "") + (c.weightsNK ? "nk" : "kn") +
                                   (c.rows == 1 ? "_gemv" : c.rows ? "_small" : "");
                          });
@@ -103,6 +112,32 @@ TEST_P(RowKernels, RmsNormMatchesReference) {
     args.index(rows).index(hidden).f32(1e-5f);
     abi::launch(kernel, args, rows);
     EXPECT_LT(maxRelError(got.toF32(), want), testing::storageBound(dtype, 1e-6)) << rows << "x" << hidden;
+  }
+}
+
+// LayerNorm (region.layernorm): rows of ragged widths, a mean far from 0
+// (the two-pass variance, the masked tail's share taken out), f32 / 16-bit
+// storage.
+TEST_P(RowKernels, LayerNormMatchesReference) {
+  const DType dtype = GetParam();
+  std::mt19937 rng(23);
+  tile::RmsNormKernelSpec spec = tile::cpuRmsNormSpec(tile::hostCpuTarget());
+  spec.name = "layer_norm";
+  spec.dtype = ops::dtypeName(dtype);
+  auto kernels = tile::CpuKernels::compile(tile::emitLayerNormKernel(spec));
+  abi::PackedKernel kernel = kernels->lookup(spec.name);
+  const int64_t shapes[][2] = {{1, 7}, {3, 64}, {5, 100}, {2, 768}, {4, 130}};
+  for (auto [rows, hidden] : shapes) {
+    Tensor x = randomTensor({rows, hidden}, rng, 5.f, 9.f).cast(dtype);
+    Tensor w = randomTensor({hidden}, rng).cast(dtype), b = randomTensor({hidden}, rng).cast(dtype);
+    Tensor bias = b.toF32();
+    Tensor want = ops::layerNorm(x.toF32(), w.toF32(), &bias, -1, 1e-5f);
+    Tensor got(dtype, {rows, hidden});
+    abi::KernelArgs args;
+    args.buffer(x.raw(), x.numel()).buffer(w.raw(), w.numel()).buffer(b.raw(), b.numel());
+    args.buffer(got.raw(), got.numel()).index(rows).index(hidden).f32(1e-5f);
+    abi::launch(kernel, args, rows);
+    EXPECT_LT(maxRelError(got.toF32(), want), testing::storageBound(dtype, 1e-5)) << rows << "x" << hidden;
   }
 }
 

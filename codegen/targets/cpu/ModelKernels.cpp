@@ -106,7 +106,7 @@ struct Planner {
 
   json gemm(const ops::NodeDef& n) {
     std::string layout = n.attrs.value("layout", "kn"), epi = n.attrs.value("epilogue", "none");
-    if ((layout != "kn" && layout != "nk") || (epi != "none" && epi != "swiglu"))
+    if ((layout != "kn" && layout != "nk") || (epi != "none" && epi != "swiglu" && epi != "gelu"))
       fail("{}: node '{}' (region.gemm): layout '{}' / epilogue '{}' unknown", g.source, n.name, layout, epi);
     // Every weight of the node (inputs 1..weights, ops/gemm_region.h) in one
     // storage type: one kernel reads them.
@@ -138,10 +138,12 @@ struct Planner {
       s.bias = attr(n, "bias") != 0;
       if (rows > 1 && s.swiglu) continue;  // SwiGLU walks K whole: no chunks to prefetch
       s.residual = attr(n, "residual") != 0;
+      s.gelu = epi == "gelu";
       std::string key = fmt::format("{}|{}|{}|{}|{}x{}x{}x{}|{}|{}|{}|{}|{}|{}", layout, s.bias, s.swiglu, s.residual,
                                     s.blockM, s.blockN, s.blockK, s.numWarps, s.tiling, s.packedB, s.microM, s.chunkK,
                                     s.prefetchNext, wdt);
       if (s.int8Blocks()) key += fmt::format("|{}|{}", s.quantBlock, s.quantOffsets);
+      if (s.gelu) key += "|gelu";
       std::string name = set.add(s.name, key, [&](const std::string& nm) {
         s.name = nm;
         return emitGemmKernel(s);
@@ -199,6 +201,14 @@ struct Planner {
       std::string name = set.add("rms_norm", std::to_string(s.blockN), [&](const std::string& nm) {
         s.name = nm;
         return emitRmsNormKernel(s);
+      });
+      return launchAttr(name, 1, s.blockN);
+    }
+    if (n.op == "region.layernorm") {
+      RmsNormKernelSpec s = cpuRmsNormSpec(target);
+      std::string name = set.add("layer_norm", std::to_string(s.blockN), [&](const std::string& nm) {
+        s.name = nm;
+        return emitLayerNormKernel(s);
       });
       return launchAttr(name, 1, s.blockN);
     }

@@ -127,3 +127,47 @@ graph.graph attributes {input_names = ["ids", "y"], source = "tied", meta = "{}"
   %o = graph.MatMul(%l, %ty) : (tensor<1x?x32xf32>, tensor<32x64xf32>) -> tensor<1x?x64xf32>
   graph.output %l, %o {names = ["l", "o"]} : tensor<1x?x32xf32>, tensor<1x?x64xf32>
 }
+
+// -----
+
+// LayerNormalization over the last axis with a weight and a bias (GPT-2's)
+// -> region.layernorm; over another axis it stays (oneDNN runs it).
+// CHECK-LABEL: source = "layernorm"
+// CHECK: graph.region.layernorm(%arg0, %{{.*}}, %{{.*}}) {epsilon = 9.9999997473787516E-6 : f64}
+// CHECK: graph.LayerNormalization(%arg1
+graph.graph attributes {input_names = ["x", "y"], source = "layernorm", meta = "{}"} {
+^bb0(%x: tensor<?x?x64xf32>, %y: tensor<?x8x64xf32>):
+  %w = graph.weight "ln.weight" at "/m.bin" [0, 256] : tensor<64xf32>
+  %b = graph.weight "ln.bias" at "/m.bin" [256, 256] : tensor<64xf32>
+  %w2 = graph.weight "ln2.weight" at "/m.bin" [0, 2048] : tensor<8x64xf32>
+  %b2 = graph.weight "ln2.bias" at "/m.bin" [2048, 2048] : tensor<8x64xf32>
+  %0 = graph.LayerNormalization(%x, %w, %b) {axis = -1 : i64, epsilon = 9.9999997473787516E-6 : f64} : (tensor<?x?x64xf32>, tensor<64xf32>, tensor<64xf32>) -> tensor<?x?x64xf32>
+  %1 = graph.LayerNormalization(%y, %w2, %b2) {axis = 1 : i64, epsilon = 9.9999997473787516E-6 : f64} : (tensor<?x8x64xf32>, tensor<8x64xf32>, tensor<8x64xf32>) -> tensor<?x8x64xf32>
+  graph.output %0, %1 {names = ["a", "b"]} : tensor<?x?x64xf32>, tensor<?x8x64xf32>
+}
+
+// -----
+
+// GPT-2's MLP: the c_fc projection with its bias and tanh GELU is one
+// region (epilogue "gelu"), c_proj with its bias and the residual another;
+// an erf GELU stays a node (oneDNN runs it).
+// CHECK-LABEL: source = "gelu-epilogue"
+// CHECK: %[[F:.*]] = graph.region.gemm(%arg0, %{{.*}}, %{{.*}}) {bias = 1 : i64, epilogue = "gelu", layout = "kn", residual = 0 : i64, rows = 0 : i64, weights = 1 : i64}
+// CHECK: graph.region.gemm(%[[F]], %{{.*}}, %{{.*}}, %arg0) {bias = 1 : i64, epilogue = "none", layout = "kn", residual = 1 : i64, rows = 0 : i64, weights = 1 : i64}
+// CHECK: graph.Gelu(%{{.*}}) {approximate = "none"}
+graph.graph attributes {input_names = ["x"], source = "gelu-epilogue", meta = "{}"} {
+^bb0(%x: tensor<1x?x64xf32>):
+  %wf = graph.weight "c_fc.weight" at "/m.bin" [0, 65536] : tensor<64x256xf32>
+  %bf = graph.weight "c_fc.bias" at "/m.bin" [0, 1024] : tensor<256xf32>
+  %wp = graph.weight "c_proj.weight" at "/m.bin" [0, 65536] : tensor<256x64xf32>
+  %bp = graph.weight "c_proj.bias" at "/m.bin" [0, 256] : tensor<64xf32>
+  %0 = graph.MatMul(%x, %wf) : (tensor<1x?x64xf32>, tensor<64x256xf32>) -> tensor<1x?x256xf32>
+  %1 = graph.Add(%0, %bf) : (tensor<1x?x256xf32>, tensor<256xf32>) -> tensor<1x?x256xf32>
+  %2 = graph.Gelu(%1) {approximate = "tanh"} : (tensor<1x?x256xf32>) -> tensor<1x?x256xf32>
+  %3 = graph.MatMul(%2, %wp) : (tensor<1x?x256xf32>, tensor<256x64xf32>) -> tensor<1x?x64xf32>
+  %4 = graph.Add(%3, %bp) : (tensor<1x?x64xf32>, tensor<64xf32>) -> tensor<1x?x64xf32>
+  %5 = graph.Add(%x, %4) : (tensor<1x?x64xf32>, tensor<1x?x64xf32>) -> tensor<1x?x64xf32>
+  %6 = graph.MatMul(%5, %wf) : (tensor<1x?x64xf32>, tensor<64x256xf32>) -> tensor<1x?x256xf32>
+  %7 = graph.Gelu(%6) {approximate = "none"} : (tensor<1x?x256xf32>) -> tensor<1x?x256xf32>
+  graph.output %7 {names = ["y"]} : tensor<1x?x256xf32>
+}

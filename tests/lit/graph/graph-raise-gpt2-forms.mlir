@@ -1,5 +1,7 @@
 // RUN: strata-opt %s --graph-raise-llm-ops -split-input-file | FileCheck %s
 
+// GPT-2's forms: the Conv1D around ONNX's 2-D Gemm, and GELU's tanh form.
+
 // GPT-2's Conv1D as dynamo exports it: rows flattened to [-1, K], ONNX's 2-D
 // Gemm with an [in, out] weight and a bias, then back to [B, S, N]. It
 // becomes a MatMul on the rank-3 rows plus the bias, and the outer Reshape
@@ -61,4 +63,53 @@ graph.graph attributes {input_names = ["x"], source = "scaled-gemm", meta = "{}"
   %1 = graph.Gemm(%0, %w) {alpha = 2.0 : f64} : (tensor<?x64xf32>, tensor<64x64xf32>) -> tensor<?x64xf32>
   %2 = graph.Reshape(%1, %s) : (tensor<?x64xf32>, tensor<3xi64>) -> tensor<?x?x64xf32>
   graph.output %2 {names = ["y"]} : tensor<?x?x64xf32>
+}
+
+// -----
+
+// GELU's tanh form as GPT-2's exports decompose it -> Gelu{tanh}.
+// CHECK-LABEL: source = "gelu-tanh"
+// CHECK: %[[G:.*]] = graph.Gelu(%arg0) {approximate = "tanh"}
+// CHECK-NOT: graph.Tanh
+// CHECK: graph.output %[[G]]
+graph.graph attributes {input_names = ["x"], source = "gelu-tanh", meta = "{}"} {
+^bb0(%x: tensor<?x?x256xf32>):
+  %half = graph.constant "half" dense<5.000000e-01> : tensor<f32> : tensor<f32>
+  %three = graph.constant "three" dense<3.000000e+00> : tensor<f32> : tensor<f32>
+  %c0 = graph.constant "c0" dense<4.471500e-02> : tensor<f32> : tensor<f32>
+  %c1 = graph.constant "c1" dense<0.797884583> : tensor<f32> : tensor<f32>
+  %one = graph.constant "one" dense<1.000000e+00> : tensor<f32> : tensor<f32>
+  %0 = graph.Mul(%x, %half) : (tensor<?x?x256xf32>, tensor<f32>) -> tensor<?x?x256xf32>
+  %1 = graph.Pow(%x, %three) : (tensor<?x?x256xf32>, tensor<f32>) -> tensor<?x?x256xf32>
+  %2 = graph.Mul(%1, %c0) : (tensor<?x?x256xf32>, tensor<f32>) -> tensor<?x?x256xf32>
+  %3 = graph.Add(%x, %2) : (tensor<?x?x256xf32>, tensor<?x?x256xf32>) -> tensor<?x?x256xf32>
+  %4 = graph.Mul(%3, %c1) : (tensor<?x?x256xf32>, tensor<f32>) -> tensor<?x?x256xf32>
+  %5 = graph.Tanh(%4) : (tensor<?x?x256xf32>) -> tensor<?x?x256xf32>
+  %6 = graph.Add(%5, %one) : (tensor<?x?x256xf32>, tensor<f32>) -> tensor<?x?x256xf32>
+  %7 = graph.Mul(%0, %6) : (tensor<?x?x256xf32>, tensor<?x?x256xf32>) -> tensor<?x?x256xf32>
+  graph.output %7 {names = ["y"]} : tensor<?x?x256xf32>
+}
+
+// -----
+
+// Negative: 0.05 instead of 0.044715 is not GELU.
+// CHECK-LABEL: source = "not-gelu"
+// CHECK: graph.Tanh
+// CHECK-NOT: graph.Gelu
+graph.graph attributes {input_names = ["x"], source = "not-gelu", meta = "{}"} {
+^bb0(%x: tensor<?x?x256xf32>):
+  %half = graph.constant "half" dense<5.000000e-01> : tensor<f32> : tensor<f32>
+  %three = graph.constant "three" dense<3.000000e+00> : tensor<f32> : tensor<f32>
+  %c0 = graph.constant "c0" dense<5.000000e-02> : tensor<f32> : tensor<f32>
+  %c1 = graph.constant "c1" dense<0.797884583> : tensor<f32> : tensor<f32>
+  %one = graph.constant "one" dense<1.000000e+00> : tensor<f32> : tensor<f32>
+  %0 = graph.Mul(%x, %half) : (tensor<?x?x256xf32>, tensor<f32>) -> tensor<?x?x256xf32>
+  %1 = graph.Pow(%x, %three) : (tensor<?x?x256xf32>, tensor<f32>) -> tensor<?x?x256xf32>
+  %2 = graph.Mul(%1, %c0) : (tensor<?x?x256xf32>, tensor<f32>) -> tensor<?x?x256xf32>
+  %3 = graph.Add(%x, %2) : (tensor<?x?x256xf32>, tensor<?x?x256xf32>) -> tensor<?x?x256xf32>
+  %4 = graph.Mul(%3, %c1) : (tensor<?x?x256xf32>, tensor<f32>) -> tensor<?x?x256xf32>
+  %5 = graph.Tanh(%4) : (tensor<?x?x256xf32>) -> tensor<?x?x256xf32>
+  %6 = graph.Add(%5, %one) : (tensor<?x?x256xf32>, tensor<f32>) -> tensor<?x?x256xf32>
+  %7 = graph.Mul(%0, %6) : (tensor<?x?x256xf32>, tensor<?x?x256xf32>) -> tensor<?x?x256xf32>
+  graph.output %7 {names = ["y"]} : tensor<?x?x256xf32>
 }
