@@ -41,7 +41,8 @@ struct GemmKernelSpec {
   bool weightsNK = false;
   bool bias = false, swiglu = false, residual = false;
   // GELU's tanh form on the product (after the bias, before the residual);
-  // one weight. The packed (CPU) and GEMV forms only.
+  // with swiglu, on the gate instead of silu (GeGLU). The packed (CPU) and
+  // GEMV forms only.
   bool gelu = false;
   int64_t blockM = 16, blockN = 16, blockK = 8, numWarps = 4;
   // B (and b_up) panel-packed (abi::packPanels) with panels of blockN

@@ -395,11 +395,18 @@ struct GemmText {
         addBias("%bias2", acc2, p + "up");
         up = "%" + p + "up";
       }
-      e += fmt::format("    %{p}act = tile.silu {out} : {cT}\n    %{p}glu = arith.mulf %{p}act, {up} : {cT}\n",
-                       fmt::arg("p", p), fmt::arg("out", out), fmt::arg("cT", cT), fmt::arg("up", up));
+      std::string act = "%" + p + "act";
+      if (s.gelu) {
+        e += geluTanhText(p, out, cT);
+        act = "%" + p + "gy";
+      } else {
+        e += fmt::format("    %{p}act = tile.silu {out} : {cT}\n", fmt::arg("p", p), fmt::arg("out", out),
+                         fmt::arg("cT", cT));
+      }
+      e += fmt::format("    %{p}glu = arith.mulf {act}, {up} : {cT}\n", fmt::arg("p", p), fmt::arg("act", act),
+                       fmt::arg("cT", cT), fmt::arg("up", up));
       out = "%" + p + "glu";
-    }
-    if (s.gelu) {
+    } else if (s.gelu) {
       e += geluTanhText(p, out, cT);
       out = "%" + p + "gy";
     }

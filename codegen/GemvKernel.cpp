@@ -106,11 +106,17 @@ struct GemvText {
     }
     std::string o = out[0];
     if (s.swiglu) {
-      e += fmt::format("    %{p}act = tile.silu {g} : tensor<1x1xf32>\n    %{p}glu = arith.mulf %{p}act, {u} : tensor<1x1xf32>\n",
-                       fmt::arg("p", p), fmt::arg("g", out[0]), fmt::arg("u", out[1]));
+      std::string act = "%" + p + "act";
+      if (s.gelu) {
+        e += gemm::geluTanhText(p, out[0], "tensor<1x1xf32>");
+        act = "%" + p + "gy";
+      } else {
+        e += fmt::format("    %{p}act = tile.silu {g} : tensor<1x1xf32>\n", fmt::arg("p", p), fmt::arg("g", out[0]));
+      }
+      e += fmt::format("    %{p}glu = arith.mulf {act}, {u} : tensor<1x1xf32>\n", fmt::arg("p", p),
+                       fmt::arg("act", act), fmt::arg("u", out[1]));
       o = "%" + p + "glu";
-    }
-    if (s.gelu) {
+    } else if (s.gelu) {
       e += gemm::geluTanhText(p, o, "tensor<1x1xf32>");
       o = "%" + p + "gy";
     }

@@ -1,5 +1,6 @@
-// silu(x Wg) * (x Wu) -> one region.gemm with the SwiGLU epilogue: the gate
-// and up products share x and are combined before anything is stored.
+// silu(x Wg) * (x Wu) -> one region.gemm with the SwiGLU epilogue, and
+// gelu_tanh(x Wg) * (x Wu) (Gemma's GeGLU) with the GeGLU one: the gate and
+// up products share x and are combined before anything is stored.
 #include "graph/GemmParts.h"
 #include "graph/Match.h"
 #include "graph/Patterns.h"
@@ -15,6 +16,8 @@ struct FuseGemmSwiGLU : RewritePattern {
   LogicalResult matchAndRewrite(Operation* op, PatternRewriter& rw) const override {
     for (int i = 0; i < 2; ++i) {
       Operation* silu = defOf(op->getOperand(i), "Silu");
+      Operation* gelu = defOf(op->getOperand(i), "Gelu");
+      if (gelu && gelu->getAttrOfType<StringAttr>("approximate") == rw.getStringAttr("tanh")) silu = gelu;
       if (!silu) continue;
       Operation* gateOp = silu->getOperand(0).getDefiningOp();
       Operation* upOp = op->getOperand(1 - i).getDefiningOp();
@@ -28,12 +31,12 @@ struct FuseGemmSwiGLU : RewritePattern {
       GemmParts g = *gate;
       g.weights.push_back(up->weights[0]);
       g.biases.append(up->biases.begin(), up->biases.end());
-      g.epilogue = "swiglu";
+      g.epilogue = silu == gelu ? "geglu" : "swiglu";
       Operation* n = buildGemm(rw, op->getLoc(), g, op->getResultTypes());
       rw.replaceOp(op, n->getResults());
       return success();
     }
-    return rw.notifyMatchFailure(op, "not silu(gemm) * gemm on one input");
+    return rw.notifyMatchFailure(op, "not silu(gemm) * gemm or gelu(gemm) * gemm on one input");
   }
 };
 

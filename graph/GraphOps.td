@@ -203,7 +203,9 @@ def Graph_RegionGemmOp : Graph_NodeOp<"region.gemm", 2, -1, -1,
     Attributes: `weights` (n), `bias`, `residual`, `rows` (0/1), `layout`
     ("kn": W is [K, N] as ONNX MatMul stores it; "nk": [N, K] as HF Linear
     does), `epilogue` ("none": one result per weight; "swiglu": n = 2 and one
-    result silu(x W_0) * (x W_1)). Sibling projections that share x (q/k/v)
+    result silu(x W_0) * (x W_1); "geglu": the same with GELU's tanh form for
+    silu; "gelu": n = 1, GELU's tanh form of the product after the bias).
+    Sibling projections that share x (q/k/v)
     are one region with several results, so weights stay where they are in
     the model file.
   }];

@@ -82,7 +82,8 @@ def GraphFormRegions : Pass<"graph-form-regions", "::strata::graph::GraphOp"> {
     LayerNormalization over the last axis with weight and bias ->
     region.layernorm;
     MatMul with a weight / Linear (+ bias Add) -> region.gemm, then epilogue
-    fusions in order: SwiGLU (silu(x Wg) * (x Wu) -> one region), residual Add,
+    fusions in order: SwiGLU (silu(x Wg) * (x Wu) -> one region; GeGLU with
+    tanh GELU for silu), bias Add, tanh GELU of a single product, residual Add,
     row gather (lm_head at logits_indices), and sibling GEMMs that read the
     same input (q/k/v) -> one region with several results. Last, what is
     left of float elementwise / reduction chains -> region.elementwise, one

@@ -78,6 +78,7 @@ json describeRegions(const ops::GraphDef& g) {
       flops = 2.0 * K * sumN;
       std::string epi = n.attrs.value("epilogue", "none");
       if (epi == "swiglu") detail = "gate/up + swiglu", flops += 5.0 * sumN / 2;
+      else if (epi == "geglu") detail = "gate/up + geglu", flops += 10.0 * sumN / 2;
       else if (nw == 3) detail = "q/k/v";
       else if (nw > 1) detail = std::to_string(nw) + " projections";
       else detail = "projection";

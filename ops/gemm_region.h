@@ -4,7 +4,9 @@
 // (runtime/region_kernels.cpp) and the GPU one (runtime/gpu_executor.cpp).
 // Attributes: weights (n), bias, residual, rows (0 / 1), layout ("kn" |
 // "nk"), epilogue ("none" | "swiglu" | "gelu": GELU's tanh form after the
-// bias); ops::gemmRegion has the semantics.
+// bias | "geglu": swiglu with that GELU for silu); ops::gemmRegion has the
+// semantics. `swiglu` below means gated (two weights, one output), `gelu`
+// that GELU is the activation.
 #pragma once
 #include <cstddef>
 #include <cstdint>

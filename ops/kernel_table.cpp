@@ -53,9 +53,10 @@ V gemmRegionK(const ops::NodeDef& n, const V& in) {
   if (g.bias) b.assign(in.begin() + g.biasOf(0), in.begin() + g.biasOf(0) + g.weights);
   const Tensor* res = g.residual ? &in[g.residualAt()] : nullptr;
   const Tensor* rows = g.rows ? &in[g.rowsAt()] : nullptr;
-  ops::GemmSpec spec{g.weightsNK, g.swiglu ? ops::GemmEpilogue::SwiGLU
-                                  : g.gelu ? ops::GemmEpilogue::GeluTanh
-                                           : ops::GemmEpilogue::None};
+  ops::GemmSpec spec{g.weightsNK, g.swiglu && g.gelu ? ops::GemmEpilogue::GeGLU
+                                  : g.swiglu        ? ops::GemmEpilogue::SwiGLU
+                                  : g.gelu          ? ops::GemmEpilogue::GeluTanh
+                                                    : ops::GemmEpilogue::None};
   return ops::gemmRegion(need(in, 0, n), w, b, res, rows, spec);
 }
 

@@ -23,7 +23,8 @@ std::vector<Tensor> gemmRegion(const Tensor& x, const std::vector<Tensor>& weigh
                                const Tensor* residual, const Tensor* rows, const GemmSpec& spec) {
   if (weights.empty()) fail("gemm: no weights");
   if (!biases.empty() && biases.size() != weights.size()) fail("gemm: {} biases for {} weights", biases.size(), weights.size());
-  if (spec.epilogue == GemmEpilogue::SwiGLU && weights.size() != 2) fail("gemm: swiglu needs 2 weights, got {}", weights.size());
+  if ((spec.epilogue == GemmEpilogue::SwiGLU || spec.epilogue == GemmEpilogue::GeGLU) && weights.size() != 2)
+    fail("gemm: a gated epilogue needs 2 weights, got {}", weights.size());
   if (spec.epilogue == GemmEpilogue::GeluTanh && weights.size() != 1) fail("gemm: gelu needs 1 weight, got {}", weights.size());
   requireF32(x, "x", "gemm");
   if (x.rank() < 1) fail("gemm: x must have rank >= 1");
@@ -78,6 +79,12 @@ std::vector<Tensor> gemmRegion(const Tensor& x, const std::vector<Tensor>& weigh
     float* pg = g.mut<float>();
     const float* pu = u.data<float>();
     for (int64_t i = 0; i < g.numel(); ++i) pg[i] = pg[i] / (1.f + std::exp(-pg[i])) * pu[i];
+    outs.push_back(g);
+  } else if (spec.epilogue == GemmEpilogue::GeGLU) {
+    Tensor g = gelu(product(0), /*tanhApproximation=*/true), u = product(1);
+    if (g.shape() != u.shape()) fail("gemm: geglu gate {} and up {} differ", shapeStr(g.shape()), shapeStr(u.shape()));
+    float* pg = g.mut<float>();
+    for (int64_t i = 0; i < g.numel(); ++i) pg[i] *= u.data<float>()[i];
     outs.push_back(g);
   } else if (spec.epilogue == GemmEpilogue::GeluTanh) {
     outs.push_back(gelu(product(0), /*tanhApproximation=*/true));

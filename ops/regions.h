@@ -17,14 +17,15 @@
 namespace strata::ops {
 
 // ---- gemm + epilogue ---------------------------------------------------------
-enum class GemmEpilogue { None, SwiGLU, GeluTanh };
+enum class GemmEpilogue { None, SwiGLU, GeluTanh, GeGLU };
 struct GemmSpec {
   bool weightsNK = false;  // W as [N, K] (HF Linear) instead of [K, N] (ONNX MatMul)
   GemmEpilogue epilogue = GemmEpilogue::None;
 };
 // x [..., K]; one output per weight (W_i -> y_i = x @ W_i + bias_i), except
 // SwiGLU (two weights, one output silu(x @ W_0 + b_0) * (x @ W_1 + b_1))
-// and GeluTanh (one weight, gelu_tanh(x @ W + b), as ops::gelu computes it).
+// GeluTanh (one weight, gelu_tanh(x @ W + b), as ops::gelu computes it) and
+// GeGLU (SwiGLU with gelu_tanh for silu: Gemma's MLP).
 // `biases` is empty or one per weight; `residual` (same shape as the single
 // output) is added last. With `rows`, x is first viewed as [R, K] and only
 // rows[i] are computed; x must be [1, .., 1, T, K] and the output is

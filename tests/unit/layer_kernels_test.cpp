@@ -49,9 +49,10 @@ TEST_P(GemmEpilogue, MatchesGemmRegion) {
       if (c.bias) b.push_back(randomTensor({n}, rng));
     }
     Tensor res = randomTensor({m, n}, rng);
-    ops::GemmSpec gs{c.weightsNK, c.swiglu ? ops::GemmEpilogue::SwiGLU
-                                  : c.gelu ? ops::GemmEpilogue::GeluTanh
-                                           : ops::GemmEpilogue::None};
+    ops::GemmSpec gs{c.weightsNK, c.swiglu && c.gelu ? ops::GemmEpilogue::GeGLU
+                                  : c.swiglu        ? ops::GemmEpilogue::SwiGLU
+                                  : c.gelu          ? ops::GemmEpilogue::GeluTanh
+                                                    : ops::GemmEpilogue::None};
     Tensor want = ops::gemmRegion(x, w, b, c.residual ? &res : nullptr, nullptr, gs).at(0);
     Tensor got(DType::F32, {m, n});
     abi::KernelArgs args;
@@ -81,7 +82,9 @@ INSTANTIATE_TEST_SUITE_P(Cpu, GemmEpilogue,
                                            EpilogueCase{true, false, false, false, 0, true},
                                            EpilogueCase{true, false, true, true, 64, true},
                                            EpilogueCase{true, false, false, true, 1, true},
-                                           EpilogueCase{false, false, true, false, 1, true}),
+                                           EpilogueCase{false, false, true, false, 1, true},
+                                           EpilogueCase{false, true, false, true, 0, true},
+                                           EpilogueCase{true, true, false, false, 1, true}),
                          [](const auto& info) {
                            const EpilogueCase& c = info.param;
                            return std::string(c.bias ? "bias_" : "") + (c.swiglu ? "swiglu_" : "") +

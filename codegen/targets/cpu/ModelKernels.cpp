@@ -106,7 +106,7 @@ struct Planner {
 
   json gemm(const ops::NodeDef& n) {
     std::string layout = n.attrs.value("layout", "kn"), epi = n.attrs.value("epilogue", "none");
-    if ((layout != "kn" && layout != "nk") || (epi != "none" && epi != "swiglu" && epi != "gelu"))
+    if ((layout != "kn" && layout != "nk") || (epi != "none" && epi != "swiglu" && epi != "gelu" && epi != "geglu"))
       fail("{}: node '{}' (region.gemm): layout '{}' / epilogue '{}' unknown", g.source, n.name, layout, epi);
     // Every weight of the node (inputs 1..weights, ops/gemm_region.h) in one
     // storage type: one kernel reads them.
@@ -132,13 +132,13 @@ struct Planner {
     // The general kernel, then the variants the runtime picks by rows
     // (the fewest max_rows >= M): small problems, decode.
     for (int64_t rows : {int64_t(0), kCpuSmallRows, int64_t(1)}) {
-      GemmKernelSpec s = cpuGemmSpec(target, layout == "nk", rows, wdt, epi == "swiglu");
+      GemmKernelSpec s = cpuGemmSpec(target, layout == "nk", rows, wdt, epi == "swiglu" || epi == "geglu");
       s.quantBlock = form.block;
       s.quantOffsets = form.offsets;
       s.bias = attr(n, "bias") != 0;
       if (rows > 1 && s.swiglu) continue;  // SwiGLU walks K whole: no chunks to prefetch
       s.residual = attr(n, "residual") != 0;
-      s.gelu = epi == "gelu";
+      s.gelu = epi == "gelu" || epi == "geglu";
       std::string key = fmt::format("{}|{}|{}|{}|{}x{}x{}x{}|{}|{}|{}|{}|{}|{}", layout, s.bias, s.swiglu, s.residual,
                                     s.blockM, s.blockN, s.blockK, s.numWarps, s.tiling, s.packedB, s.microM, s.chunkK,
                                     s.prefetchNext, wdt);

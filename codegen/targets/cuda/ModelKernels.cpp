@@ -42,9 +42,9 @@ CudaKernelSetSpec cudaModelKernelSet(ops::GraphDef& g, const std::string& dtype,
   for (ops::NodeDef& n : g.nodes) {
     const nlohmann::json& a = n.attrs;
     if (n.op == "region.gemm") {
-      if (a.value("epilogue", "none") == "gelu")
-        fail("{}: node '{}' (region.gemm): the GELU epilogue has no CUDA kernel yet (--backend cpu runs it)", g.source,
-             n.name);
+      if (a.value("epilogue", "none") == "gelu" || a.value("epilogue", "none") == "geglu")
+        fail("{}: node '{}' (region.gemm): the {} epilogue has no CUDA kernel yet (--backend cpu runs it)", g.source,
+             n.name, a.value("epilogue", "none"));
       CudaGemmVariant v{dtype, a.value("layout", "kn") == "nk", a.value("bias", 0) != 0, a.value("residual", 0) != 0,
                         a.value("epilogue", "none") == "swiglu"};
       if (once(v.suffix()))

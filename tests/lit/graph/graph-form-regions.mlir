@@ -171,3 +171,22 @@ graph.graph attributes {input_names = ["x"], source = "gelu-epilogue", meta = "{
   %7 = graph.Gelu(%6) {approximate = "none"} : (tensor<1x?x256xf32>) -> tensor<1x?x256xf32>
   graph.output %7 {names = ["y"]} : tensor<1x?x256xf32>
 }
+
+// -----
+
+// Gemma's GeGLU: tanh GELU of the gate times up on one input -> one region
+// with the geglu epilogue.
+// CHECK-LABEL: source = "geglu"
+// CHECK: %[[G:.*]] = graph.region.gemm(%arg0, %{{.*}}, %{{.*}}) {bias = 0 : i64, epilogue = "geglu", layout = "nk", residual = 0 : i64, rows = 0 : i64, weights = 2 : i64}
+// CHECK-NOT: graph.Gelu
+// CHECK: graph.output %[[G]]
+graph.graph attributes {input_names = ["x"], source = "geglu", meta = "{}"} {
+^bb0(%x: tensor<1x?x64xf32>):
+  %wg = graph.weight "gate" at "/m.bin" [0, 45056] : tensor<176x64xf32>
+  %wu = graph.weight "up" at "/m.bin" [0, 45056] : tensor<176x64xf32>
+  %g = graph.Linear(%x, %wg) : (tensor<1x?x64xf32>, tensor<176x64xf32>) -> tensor<1x?x176xf32>
+  %u = graph.Linear(%x, %wu) : (tensor<1x?x64xf32>, tensor<176x64xf32>) -> tensor<1x?x176xf32>
+  %a = graph.Gelu(%g) {approximate = "tanh"} : (tensor<1x?x176xf32>) -> tensor<1x?x176xf32>
+  %y = graph.Mul(%a, %u) : (tensor<1x?x176xf32>, tensor<1x?x176xf32>) -> tensor<1x?x176xf32>
+  graph.output %y {names = ["y"]} : tensor<1x?x176xf32>
+}
