@@ -33,6 +33,27 @@ inline std::string geluTanhText(const std::string& p, const std::string& x, cons
                      fmt::arg("p", p), fmt::arg("x", x), fmt::arg("T", T));
 }
 
+// The epilogue's activation of the product `x` (after its bias), appended to
+// `text`; returns the value that carries on: SwiGLU / GeGLU (swiglu, with
+// `up` the second product) as silu(x) or gelu_tanh(x) times up, GELU's tanh
+// form alone, or x itself. The GEMM and GEMV epilogues.
+inline std::string activationText(const GemmKernelSpec& s, const std::string& p, const std::string& x,
+                                  const std::string& up, const std::string& T, std::string& text) {
+  if (!s.swiglu && !s.gelu) return x;
+  std::string act;
+  if (s.gelu) {
+    text += geluTanhText(p, x, T);
+    act = "%" + p + "gy";
+  } else {
+    text += fmt::format("    %{p}act = tile.silu {x} : {T}\n", fmt::arg("p", p), fmt::arg("x", x), fmt::arg("T", T));
+    act = "%" + p + "act";
+  }
+  if (!s.swiglu) return act;
+  text += fmt::format("    %{p}glu = arith.mulf {act}, {up} : {T}\n", fmt::arg("p", p), fmt::arg("act", act),
+                      fmt::arg("up", up), fmt::arg("T", T));
+  return "%" + p + "glu";
+}
+
 // Text pieces of one GEMM kernel; `ib` is " {in_bounds}" on the fast path.
 struct GemmText {
   const GemmKernelSpec& s;
@@ -389,27 +410,12 @@ struct GemmText {
       addBias("%bias", acc, p + "gate");
       out = "%" + p + "gate";
     }
-    if (s.swiglu) {
-      std::string up = acc2;
-      if (s.bias) {
-        addBias("%bias2", acc2, p + "up");
-        up = "%" + p + "up";
-      }
-      std::string act = "%" + p + "act";
-      if (s.gelu) {
-        e += geluTanhText(p, out, cT);
-        act = "%" + p + "gy";
-      } else {
-        e += fmt::format("    %{p}act = tile.silu {out} : {cT}\n", fmt::arg("p", p), fmt::arg("out", out),
-                         fmt::arg("cT", cT));
-      }
-      e += fmt::format("    %{p}glu = arith.mulf {act}, {up} : {cT}\n", fmt::arg("p", p), fmt::arg("act", act),
-                       fmt::arg("cT", cT), fmt::arg("up", up));
-      out = "%" + p + "glu";
-    } else if (s.gelu) {
-      e += geluTanhText(p, out, cT);
-      out = "%" + p + "gy";
+    std::string up = s.swiglu ? acc2 : "";
+    if (s.swiglu && s.bias) {
+      addBias("%bias2", acc2, p + "up");
+      up = "%" + p + "up";
     }
+    out = activationText(s, p, out, up, cT, e);
     const bool pairs = *ib && st.sixteenBit();  // see the store below
     if (s.residual) {
       e += fmt::format("    %{p}rp = tile.make_block_ptr %res, [%M, %N], [%N, %c1], [%row, %col] : !tile.ptr<{dt}> -> "

@@ -104,22 +104,7 @@ struct GemvText {
         out[w] = "%" + v + "b";
       }
     }
-    std::string o = out[0];
-    if (s.swiglu) {
-      std::string act = "%" + p + "act";
-      if (s.gelu) {
-        e += gemm::geluTanhText(p, out[0], "tensor<1x1xf32>");
-        act = "%" + p + "gy";
-      } else {
-        e += fmt::format("    %{p}act = tile.silu {g} : tensor<1x1xf32>\n", fmt::arg("p", p), fmt::arg("g", out[0]));
-      }
-      e += fmt::format("    %{p}glu = arith.mulf {act}, {u} : tensor<1x1xf32>\n", fmt::arg("p", p),
-                       fmt::arg("act", act), fmt::arg("u", out[1]));
-      o = "%" + p + "glu";
-    } else if (s.gelu) {
-      e += gemm::geluTanhText(p, o, "tensor<1x1xf32>");
-      o = "%" + p + "gy";
-    }
+    std::string o = gemm::activationText(s, p, out[0], s.swiglu ? out[1] : "", "tensor<1x1xf32>", e);
     if (s.residual) {
       std::string rv = one("res", "%res", "%M", m);
       e += fmt::format("    %{p}rs = arith.addf {o}, {rv} : tensor<1x1xf32>\n", fmt::arg("p", p), fmt::arg("o", o),

@@ -18,6 +18,19 @@ namespace {
 std::string laneVectorAccess(int64_t v) {
   return v > 1 ? fmt::format(" {{in_bounds, contiguous = 1 : i64, run = {} : i64}}", v) : " {in_bounds}";
 }
+// %ib: 1 / sqrt(%{meanSq} + %eps) of the row, broadcast to [1, B] (both
+// norms' scale).
+std::string invStdText(const std::string& meanSq, int64_t B) {
+  return fmt::format(R"(  %et = tile.splat %eps : f32 -> tensor<1xf32>
+  %msq = arith.addf %{m}, %et : tensor<1xf32>
+  %rt = math.sqrt %msq : tensor<1xf32>
+  %one = arith.constant dense<1.0> : tensor<1xf32>
+  %inv = arith.divf %one, %rt : tensor<1xf32>
+  %ie = tile.expand_dims %inv {{axis = 1 : i64}} : tensor<1xf32> -> tensor<1x1xf32>
+  %ib = tile.broadcast %ie : tensor<1x1xf32> -> tensor<1x{B}xf32>
+)",
+                     fmt::arg("m", meanSq), fmt::arg("B", B));
+}
 std::string laneVectorAttr(int64_t v) { return v > 1 ? fmt::format(", tile.lane_vector = {} : i64", v) : ""; }
 
 }  // namespace
@@ -102,20 +115,14 @@ std::string emitRmsNormKernel(const RmsNormKernelSpec& s) {
   %nf = arith.sitofp %ni : i64 to f32
   %nt = tile.splat %nf : f32 -> tensor<1xf32>
   %mean = arith.divf %ss, %nt : tensor<1xf32>
-  %et = tile.splat %eps : f32 -> tensor<1xf32>
-  %me = arith.addf %mean, %et : tensor<1xf32>
-  %rt = math.sqrt %me : tensor<1xf32>
-  %one = arith.constant dense<1.0> : tensor<1xf32>
-  %inv = arith.divf %one, %rt : tensor<1xf32>
-  %ie = tile.expand_dims %inv {{axis = 1 : i64}} : tensor<1xf32> -> tensor<1x1xf32>
-  %ib = tile.broadcast %ie : tensor<1x1xf32> -> tensor<1x{B}xf32>
-  %wp = tile.make_block_ptr %w, [%c1, %N], [%N, %c1], [%c0, %c0] : !tile.ptr<{T}> -> !tile.block_ptr<tensor<1x{B}x{T}>>
+{invStd}  %wp = tile.make_block_ptr %w, [%c1, %N], [%N, %c1], [%c0, %c0] : !tile.ptr<{T}> -> !tile.block_ptr<tensor<1x{B}x{T}>>
   %yp = tile.make_block_ptr %y, [%R, %N], [%N, %c1], [%row, %c0] : !tile.ptr<{T}> -> !tile.block_ptr<tensor<1x{B}x{T}>>
 {norm}  return
 }}
 )",
                      fmt::arg("name", s.name), fmt::arg("B", s.blockN), fmt::arg("T", s.dtype), fmt::arg("W", s.numWarps),
-                     fmt::arg("lv", lv), fmt::arg("split", split), fmt::arg("sum", sum), fmt::arg("norm", norm));
+                     fmt::arg("lv", lv), fmt::arg("split", split), fmt::arg("sum", sum), fmt::arg("norm", norm),
+                     fmt::arg("invStd", invStdText("mean", s.blockN)));
 }
 
 std::string emitLayerNormKernel(const RmsNormKernelSpec& s) {
@@ -162,14 +169,7 @@ std::string emitLayerNormKernel(const RmsNormKernelSpec& s) {
   %nb = tile.broadcast %nte : tensor<1x1xf32> -> {A}
 {dev}  %dsum = tile.reduce %dev#0 {{kind = "sum", axis = 1 : i64}} : {A} -> tensor<1xf32>
   %var = arith.divf %dsum, %nt : tensor<1xf32>
-  %et = tile.splat %eps : f32 -> tensor<1xf32>
-  %ve = arith.addf %var, %et : tensor<1xf32>
-  %rt = math.sqrt %ve : tensor<1xf32>
-  %one = arith.constant dense<1.0> : tensor<1xf32>
-  %inv = arith.divf %one, %rt : tensor<1xf32>
-  %ie = tile.expand_dims %inv {{axis = 1 : i64}} : tensor<1xf32> -> tensor<1x1xf32>
-  %ib = tile.broadcast %ie : tensor<1x1xf32> -> {A}
-  %wp = tile.make_block_ptr %w, [%c1, %N], [%N, %c1], [%c0, %c0] : {P} -> {BP}
+{invStd}  %wp = tile.make_block_ptr %w, [%c1, %N], [%N, %c1], [%c0, %c0] : {P} -> {BP}
   %bp = tile.make_block_ptr %b, [%c1, %N], [%N, %c1], [%c0, %c0] : {P} -> {BP}
   %yp = tile.make_block_ptr %y, [%R, %N], [%N, %c1], [%row, %c0] : {P} -> {BP}
   %out:4 = scf.for %c = %c0 to %N step %cB iter_args(%p = %xp, %q = %wp, %r = %bp, %o = %yp) -> ({BP}, {BP}, {BP}, {BP}) {{
@@ -187,7 +187,7 @@ std::string emitLayerNormKernel(const RmsNormKernelSpec& s) {
 }}
 )",
                      fmt::arg("name", s.name), fmt::arg("P", st.ptr()), fmt::arg("BP", bp), fmt::arg("A", acc),
-                     fmt::arg("B", s.blockN), fmt::arg("W", s.numWarps),
+                     fmt::arg("B", s.blockN), fmt::arg("W", s.numWarps), fmt::arg("invStd", invStdText("var", s.blockN)),
                      fmt::arg("sum", pass("sum", "    %t = arith.addf %v, %zero : " + acc + "\n")),
                      fmt::arg("dev", pass("dev", dev)), fmt::arg("loadV", st.load("v", "%p", row, "")),
                      fmt::arg("loadW", st.load("wv", "%q", row, "")), fmt::arg("loadB", st.load("bv", "%r", row, "")),

@@ -100,45 +100,41 @@ Tensor linear(const Tensor& x, const Tensor& w, const Tensor* bias) {
   return y;
 }
 
-Tensor softmax(const Tensor& x, int64_t axis) {
-  requireF32(x, "Softmax");
+namespace {
+// A fresh f32 tensor of x's shape, `line(in, out, d, stride)` having filled
+// each line of it along `axis` (d elements `stride` apart) from x's line.
+template <typename Line>
+Tensor alongAxis(const Tensor& x, int64_t axis, const char* op, Line line) {
+  requireF32(x, op);
   int64_t a = normAxis(axis, x.rank()), d = x.dim(a), outer = 1, inner = 1;
   for (int64_t i = 0; i < a; ++i) outer *= x.dim(i);
   for (int64_t i = a + 1; i < x.rank(); ++i) inner *= x.dim(i);
   Tensor y(DType::F32, x.shape());
-  const float* p = x.data<float>();
-  float* o = y.mut<float>();
   for (int64_t i = 0; i < outer; ++i)
-    for (int64_t j = 0; j < inner; ++j) {
-      auto at = [&](int64_t t) { return (i * d + t) * inner + j; };
-      float m = -std::numeric_limits<float>::infinity();
-      for (int64_t t = 0; t < d; ++t) m = std::max(m, p[at(t)]);
-      float s = 0;
-      for (int64_t t = 0; t < d; ++t) s += (o[at(t)] = std::isinf(m) && m < 0 ? 0.f : std::exp(p[at(t)] - m));
-      for (int64_t t = 0; t < d; ++t) o[at(t)] = s > 0 ? o[at(t)] / s : 0.f;
-    }
+    for (int64_t j = 0; j < inner; ++j) line(x.data<float>() + i * d * inner + j, y.mut<float>() + i * d * inner + j, d, inner);
   return y;
+}
+}  // namespace
+
+Tensor softmax(const Tensor& x, int64_t axis) {
+  return alongAxis(x, axis, "Softmax", [](const float* p, float* o, int64_t d, int64_t st) {
+    float m = -std::numeric_limits<float>::infinity();
+    for (int64_t t = 0; t < d; ++t) m = std::max(m, p[t * st]);
+    float s = 0;
+    for (int64_t t = 0; t < d; ++t) s += (o[t * st] = std::isinf(m) && m < 0 ? 0.f : std::exp(p[t * st] - m));
+    for (int64_t t = 0; t < d; ++t) o[t * st] = s > 0 ? o[t * st] / s : 0.f;
+  });
 }
 
 Tensor logSoftmax(const Tensor& x, int64_t axis) {
-  requireF32(x, "LogSoftmax");
-  int64_t a = normAxis(axis, x.rank()), d = x.dim(a), outer = 1, inner = 1;
-  for (int64_t i = 0; i < a; ++i) outer *= x.dim(i);
-  for (int64_t i = a + 1; i < x.rank(); ++i) inner *= x.dim(i);
-  Tensor y(DType::F32, x.shape());
-  const float* p = x.data<float>();
-  float* o = y.mut<float>();
-  for (int64_t i = 0; i < outer; ++i)
-    for (int64_t j = 0; j < inner; ++j) {
-      auto at = [&](int64_t t) { return (i * d + t) * inner + j; };
-      float m = -std::numeric_limits<float>::infinity();
-      for (int64_t t = 0; t < d; ++t) m = std::max(m, p[at(t)]);
-      double s = 0;
-      for (int64_t t = 0; t < d; ++t) s += std::exp((double)p[at(t)] - m);
-      const float lse = m + (float)std::log(s);
-      for (int64_t t = 0; t < d; ++t) o[at(t)] = p[at(t)] - lse;
-    }
-  return y;
+  return alongAxis(x, axis, "LogSoftmax", [](const float* p, float* o, int64_t d, int64_t st) {
+    float m = -std::numeric_limits<float>::infinity();
+    for (int64_t t = 0; t < d; ++t) m = std::max(m, p[t * st]);
+    double s = 0;
+    for (int64_t t = 0; t < d; ++t) s += std::exp((double)p[t * st] - m);
+    const float lse = m + (float)std::log(s);
+    for (int64_t t = 0; t < d; ++t) o[t * st] = p[t * st] - lse;
+  });
 }
 
 Tensor reduce(ReduceOp op, const Tensor& x0, std::vector<int64_t> axes, bool keepdims, bool noopWithEmptyAxes) {

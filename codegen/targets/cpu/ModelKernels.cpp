@@ -196,19 +196,12 @@ struct Planner {
       return launchAttr(gatherRows(weightType(n.inputs.at(0))), 1, s.blockN);
     }
     if (n.op == "region.elementwise") return elementwise(n);
-    if (n.op == "region.rmsnorm") {
+    if (n.op == "region.rmsnorm" || n.op == "region.layernorm") {
+      const bool layer = n.op == "region.layernorm";
       RmsNormKernelSpec s = cpuRmsNormSpec(target);
-      std::string name = set.add("rms_norm", std::to_string(s.blockN), [&](const std::string& nm) {
+      std::string name = set.add(layer ? "layer_norm" : "rms_norm", std::to_string(s.blockN), [&](const std::string& nm) {
         s.name = nm;
-        return emitRmsNormKernel(s);
-      });
-      return launchAttr(name, 1, s.blockN);
-    }
-    if (n.op == "region.layernorm") {
-      RmsNormKernelSpec s = cpuRmsNormSpec(target);
-      std::string name = set.add("layer_norm", std::to_string(s.blockN), [&](const std::string& nm) {
-        s.name = nm;
-        return emitLayerNormKernel(s);
+        return layer ? emitLayerNormKernel(s) : emitRmsNormKernel(s);
       });
       return launchAttr(name, 1, s.blockN);
     }
