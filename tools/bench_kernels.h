@@ -5,5 +5,6 @@
 namespace strata::tools {
 // Prints a table (and writes JSON to jsonPath when not empty); returns the
 // exit status.
-int benchKernels(const std::string& jsonPath, double secondsPerCase);
+// `only`: "gemm", "attention" or "" (both).
+int benchKernels(const std::string& jsonPath, double secondsPerCase, const std::string& only = "");
 }  // namespace strata::tools

@@ -359,6 +359,9 @@ int main(int argc, char** argv) {
       "kernels", "Generated CPU kernels in one run: GEMM f32 GFLOP/s vs oneDNN on Llama-shaped problems, paged attention GFLOP/s");
   benchKernelsCmd->add_option("--json", benchJson, "Also write the results to this JSON file");
   benchKernelsCmd->add_option("--seconds", benchSeconds, "Time spent per case and library")->capture_default_str();
+  std::string benchOnly;
+  benchKernelsCmd->add_option("--only", benchOnly, "Run one part: gemm or attention (default: both)")
+      ->check(CLI::IsMember({"gemm", "attention"}));
 
   tools::BenchDecodeOpts bd;
   tools::BenchServeOpts bs;
@@ -405,7 +408,7 @@ int main(int argc, char** argv) {
     if (inspectCmd->parsed()) return inspect(inspectModel, inspectJson, inspectMlir, inspectRegions);
     if (benchKernelsCmd->parsed()) {
       tools::flagInRange("--seconds", benchSeconds, 0.001, 3600.0);
-      return tools::benchKernels(benchJson, benchSeconds);
+      return tools::benchKernels(benchJson, benchSeconds, benchOnly);
     }
     if (benchDecodeCmd->parsed()) return tools::benchDecode(bd);
     if (benchFallbackCmd->parsed()) return tools::benchFallback(bf);
