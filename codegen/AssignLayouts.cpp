@@ -219,13 +219,17 @@ struct AssignLayoutsPass : impl::AssignLayoutsBase<AssignLayoutsPass> {
     // the stored partial sums). Each chain not reached from the root is a
     // workload of its own kind and gets the root layout for its shape: a
     // GEMM's from its next dot (with the root's tiling), an elementwise
-    // one's from its next tile. Other workloads must be connected to their
-    // root.
-    bool chains = choice->workload == Workload::Elementwise || choice->workload == Workload::Gemm;
+    // one's from its next tile. An attention kernel may hold dot-free ones:
+    // the CPU piece form zero-fills its accumulator rows before the key
+    // loops and normalizes them after, tiles that meet the root's only in
+    // memory; they get the row layout of their shape. Reduction kernels must
+    // be connected to their root.
+    const bool attention = choice->workload == Workload::Attention || choice->workload == Workload::PagedDecode;
+    bool chains = choice->workload == Workload::Elementwise || choice->workload == Workload::Gemm || attention;
     while (chains) {
       Value next;
       f.walk([&](Operation* op) {
-        bool candidate = choice->workload == Workload::Elementwise || isa<DotOp>(op);
+        bool candidate = choice->workload == Workload::Elementwise || attention ? !isa<DotOp>(op) : isa<DotOp>(op);
         // split_k chains start at a dot's A operand, like the root (also
         // when the result is laid out already: a K split's operands take
         // their layouts from their own producers, not from the result; a

@@ -87,8 +87,8 @@ std::string emitAttentionKernel(const AttentionKernelSpec& s) {
   %qCol = arith.muli %h, %cD : index
   %qColEnd = arith.addi %qCol, %cD : index
 {qPtr}{oPtr})",
-                    fmt::arg("qPtr", s.groupDots ? std::string() : fmt::format("  %qp = tile.make_block_ptr %q, [%s1, %qColEnd], [%cF, %c1], [%qRow, %qCol] : {} -> {}\n", P, st.blockPtr(qo))),
-                    fmt::arg("oPtr", s.kvSplits > 1 || s.groupDots ? std::string()
+                    fmt::arg("qPtr", s.groupDots || pieceForm(s) ? std::string() : fmt::format("  %qp = tile.make_block_ptr %q, [%s1, %qColEnd], [%cF, %c1], [%qRow, %qCol] : {} -> {}\n", P, st.blockPtr(qo))),
+                    fmt::arg("oPtr", s.kvSplits > 1 || s.groupDots || pieceForm(s) ? std::string()
                                                                     : fmt::format("  %op = tile.make_block_ptr %o, [%s1, %qColEnd], [%cF, %c1], [%qRow, %qCol] : {} -> {}\n", P, st.blockPtr(qo))));
     const std::string groupedRows = fmt::format(R"(  %tH = arith.muli %s0, %cH : index
   %khG = arith.muli %kh, %cG : index
@@ -96,10 +96,10 @@ std::string emitAttentionKernel(const AttentionKernelSpec& s) {
   %qEnd0 = arith.addi %qRow, %cG : index
   %s1H = arith.muli %s1, %cH : index
   %qEnd = arith.minsi %qEnd0, %s1H : index
-  %qp = tile.make_block_ptr %q, [%qEnd, %cD], [%cD, %c1], [%qRow, %c0] : {P} -> {BP}
+{ioPtrs})",
+                                                fmt::arg("ioPtrs", pieceForm(s) ? std::string() : fmt::format(R"(  %qp = tile.make_block_ptr %q, [%qEnd, %cD], [%cD, %c1], [%qRow, %c0] : {P} -> {BP}
   %op = tile.make_block_ptr %o, [%qEnd, %cD], [%cD, %c1], [%qRow, %c0] : {P} -> {BP}
-)",
-                                                fmt::arg("P", P), fmt::arg("BP", st.blockPtr(qo)));
+)", fmt::arg("P", P), fmt::arg("BP", st.blockPtr(qo)))));
     args = fmt::format("%q: {0}, %cache: {0}, ", P) +
            (s.kvSplits > 1 ? "%po: !tile.ptr<f32>, %pm: !tile.ptr<f32>, %pl: !tile.ptr<f32>, " : "%o: " + P + ", ") +
            "%tables: !tile.ptr<i64>, %starts: !tile.ptr<i64>, %lens: !tile.ptr<i64>, %maxBlocks: index, %cacheRows: index";
@@ -244,8 +244,39 @@ std::string emitAttentionKernel(const AttentionKernelSpec& s) {
 )",
                        fmt::arg("M", M), fmt::arg("l", l), fmt::arg("W", width));
   };
+  // Split partials: this (query block, head, split)'s columns of po
+  // ([T, heads kvSplits headDim]) and of pm / pl ([T, heads kvSplits]).
+  const std::string splitCols = fmt::format(R"(  %poCol0 = arith.muli %h, %cS : index
+  %poCol = arith.addi %poCol0, %sid : index
+  %poColEnd = arith.addi %poCol, %c1 : index
+  %poD = arith.muli %poCol, %cD : index
+  %poDEnd = arith.addi %poD, %cD : index
+  %cHSD = arith.constant {HSD} : index
+  %cHS = arith.constant {HS} : index
+)",
+                                            fmt::arg("HSD", s.heads * s.kvSplits * D), fmt::arg("HS", s.heads * s.kvSplits));
   std::string epilogue;
-  if (gpuDecode(s))
+  if (pieceForm(s) && s.kvSplits > 1) {
+    // The unnormalized accumulator is in po already: m and l.
+    epilogue = fmt::format(R"(  %me2 = tile.expand_dims %r2#0 {{axis = 1 : i64}} : tensor<{M}xf32> -> tensor<{M}x1xf32>
+  %pmp = tile.make_block_ptr %pm, [%s1, %poColEnd], [%cHS, %c1], [%qRow, %poCol] : !tile.ptr<f32> -> !tile.block_ptr<tensor<{M}x1xf32>>
+  tile.store %pmp, %me2 : !tile.block_ptr<tensor<{M}x1xf32>>
+  %le2 = tile.expand_dims %r2#1 {{axis = 1 : i64}} : tensor<{M}xf32> -> tensor<{M}x1xf32>
+  %plp = tile.make_block_ptr %pl, [%s1, %poColEnd], [%cHS, %c1], [%qRow, %poCol] : !tile.ptr<f32> -> !tile.block_ptr<tensor<{M}x1xf32>>
+  tile.store %plp, %le2 : !tile.block_ptr<tensor<{M}x1xf32>>
+)",
+                           fmt::arg("M", M));
+  } else if (pieceForm(s)) {
+    // O = acc / l, piece by piece in place.
+    epilogue = inverseL("%r2#1", std::to_string(s.headPiece)) +
+               fmt::format(R"(  scf.for %f = %c0 to %cD step %cW {{
+{ptr}    %fa = tile.load %fp : !tile.block_ptr<tensor<{M}x{W}xf32>>
+    %fo = arith.mulf %fa, %lb : tensor<{M}x{W}xf32>
+    tile.store %fp, %fo : !tile.block_ptr<tensor<{M}x{W}xf32>>
+  }}
+)",
+                           fmt::arg("M", M), fmt::arg("W", s.headPiece), fmt::arg("ptr", pieceRows(s, "%o", "%fp", "%f")));
+  } else if (gpuDecode(s))
     // One split: the program saw every key (at least the token's own, so
     // l > 0) and stores O = acc / l into o viewed as [B heads, D] itself;
     // the runtime then launches no combine. Otherwise the partials of
@@ -269,17 +300,7 @@ std::string emitAttentionKernel(const AttentionKernelSpec& s) {
                                                               "%qEnd, %sid1", "%cS", "%qRow, %sid")));
   else if (s.kvSplits > 1)
     // acc [BM, D], m and l [BM, 1] of this split.
-    epilogue = fmt::format(R"(  %poCol0 = arith.muli %h, %cS : index
-  %poCol = arith.addi %poCol0, %sid : index
-  %poColEnd = arith.addi %poCol, %c1 : index
-  %poD = arith.muli %poCol, %cD : index
-  %poDEnd = arith.addi %poD, %cD : index
-  %cHSD = arith.constant {HSD} : index
-  %cHS = arith.constant {HS} : index
-{partials})",
-                           fmt::arg("HSD", s.heads * s.kvSplits * D), fmt::arg("HS", s.heads * s.kvSplits),
-                           fmt::arg("partials", partialStores("%s1, %poDEnd", "%cHSD", "%qRow, %poD",
-                                                              "%s1, %poColEnd", "%cHS", "%qRow, %poCol")));
+    epilogue = splitCols + partialStores("%s1, %poDEnd", "%cHSD", "%qRow, %poD", "%s1, %poColEnd", "%cHS", "%qRow, %poCol");
   else if (s.keyMask)
     epilogue = fmt::format(R"(  %seen = arith.cmpf ogt, %r2#2, %zm : tensor<{M}xf32>
   %one = arith.constant dense<1.0> : tensor<{M}xf32>
@@ -293,7 +314,7 @@ std::string emitAttentionKernel(const AttentionKernelSpec& s) {
   else if (!s.groupDots)
     epilogue = inverseL("%r2#2", std::to_string(D)) +
                fmt::format("  %out = arith.mulf %r2#0, %lb : tensor<{}x{}xf32>\n", M, D);
-  if (s.kvSplits == 1 && !gpuDecode(s) && !s.groupDots) epilogue += st.store("%op", "%out", qo);
+  if (s.kvSplits == 1 && !gpuDecode(s) && !s.groupDots && !pieceForm(s)) epilogue += st.store("%op", "%out", qo);
   if (s.groupDots) {
     // Each accumulator panel divided by l and stored at its columns.
     const int64_t np = panels(s), PW = panelWidth(s);
@@ -434,6 +455,21 @@ std::string emitAttentionKernel(const AttentionKernelSpec& s) {
                         fmt::arg("kvSize", s.stages * N * PD), fmt::arg("P", P), fmt::arg("QB", qBlock),
                         fmt::arg("sscale", s.scale * log2e), fmt::arg("M", M), fmt::arg("N", N),
                         fmt::arg("qReady", qAfterCopies ? std::string() : qReady));
+  } else if (pieceForm(s)) {
+    // The accumulator rows start at zero (rows past the sequence's tokens
+    // fall outside the view and are not written); the scale applies to the
+    // raw scores.
+    loadQ = fmt::format(R"(  %cW = arith.constant {W} : index
+{splitCols}  %pz = arith.constant dense<0.0> : tensor<{M}x{W}xf32>
+  scf.for %z = %c0 to %cD step %cW {{
+{ptr}    tile.store %zp, %pz : !tile.block_ptr<tensor<{M}x{W}xf32>>
+  }}
+  %ssc = arith.constant dense<{sscale:.9e}> : tensor<{M}x{N}xf32>
+)",
+                        fmt::arg("W", s.headPiece), fmt::arg("M", M), fmt::arg("N", N),
+                        fmt::arg("splitCols", s.kvSplits > 1 ? splitCols : std::string()),
+                        fmt::arg("ptr", pieceRows(s, s.kvSplits > 1 ? "%po" : "%o", "%zp", "%z")),
+                        fmt::arg("sscale", s.scale * log2e));
   } else {
     loadQ = st.load("qt", "%qp", qo) + fmt::format(R"(  %qsc = arith.constant dense<{qscale:.9e}> : tensor<{M}x{D}xf32>
   %qs = arith.mulf %qt, %qsc : tensor<{M}x{D}xf32>
@@ -474,8 +510,7 @@ std::string emitAttentionKernel(const AttentionKernelSpec& s) {
   %pos0 = arith.addi %past, %r0 : index
 {bounds}  %kvEnd = arith.select %hasRows, %kvEnd0, %c0 : index
 {fullEnd}{range}{loadQ}  %zs = arith.constant dense<0.0> : tensor<{M}x{N}xf32>
-{maskConsts}  %accz = arith.constant dense<0.0> : tensor<{M}x{PW}xf32>
-  %m0 = arith.constant dense<0xFF800000> : tensor<{M}xf32>
+{maskConsts}{accz}  %m0 = arith.constant dense<0xFF800000> : tensor<{M}xf32>
   %l0 = arith.constant dense<0.0> : tensor<{M}xf32>
 {fullLoop}{maskedLoop}{epilogue}
   return
@@ -490,6 +525,7 @@ std::string emitAttentionKernel(const AttentionKernelSpec& s) {
                                                qAfterCopies || s.tma ? qReady : std::string())),
                      fmt::arg("maskedLoop", loop(s, kvRows, true, "%fe", "%hi", maskedPipe, maskedInits, "%r2")),
                      fmt::arg("epilogue", epilogue), fmt::arg("maskConsts", maskConsts),
+                     fmt::arg("accz", pieceForm(s) ? std::string() : fmt::format("  %accz = arith.constant dense<0.0> : tensor<{}x{}xf32>\n", M, panelWidth(s))),
                      fmt::arg("range", range), fmt::arg("loadQ", loadQ), fmt::arg("queryBlock", queryBlock),
                      fmt::arg("splitCount", gpuDecode(s) ? std::string("  %cS = arith.addi %splits, %c0 : index\n")
                                                          : fmt::format("  %cS = arith.constant {} : index\n", s.kvSplits)),

@@ -58,6 +58,14 @@ struct AttentionKernelSpec {
   // type for P V. The CPU form (stages 0) is one warp, f32 arithmetic.
   int64_t numWarps = 1;
   int64_t stages = 0;
+  // CPU paged form: the head dim is walked in loops over pieces of this
+  // many columns (the target's f32 lanes: cpuAttentionSpec), S = q K^T
+  // summed piece by piece and O += P V piece by piece with the accumulator
+  // kept in the program's own output rows (o, or po with kvSplits > 1):
+  // each step holds a [blockM, piece] slice of it, not [blockM, headDim],
+  // which fits no CPU register file. 0: the whole head dim at once (the
+  // contiguous CPU form ignores it).
+  int64_t headPiece = 0;
   // GPU form: Q's fragments stay in registers across the key loop (else
   // each step reads them again from local memory: fewer registers live, for
   // blockings with 32 rows per warp).
@@ -112,11 +120,14 @@ struct AttentionKernelSpec {
 
 // Blocking for the host CPU: one warp (a warp's rows are one register block
 // on the CPU), blockM query rows; decode (q_len 1) uses blockM = 1 (the
-// model planner then groups a KV head's query heads: groupHeads).
+// model planner then groups a KV head's query heads: groupHeads). `lanes`:
+// the target's f32 lanes a vector register (UArch::vectorBytes / 4), the
+// head-dim piece (headPiece) where it divides the head dim.
 AttentionKernelSpec cpuAttentionSpec(int64_t heads, int64_t kvHeads, int64_t headDim, float scale, int64_t blockN,
-                                     int64_t queryRows);
+                                     int64_t queryRows, int64_t lanes = 8);
 // The CPU decode form with a KV head's query heads as its rows.
-AttentionKernelSpec cpuGroupedDecodeSpec(int64_t heads, int64_t kvHeads, int64_t headDim, float scale, int64_t blockN);
+AttentionKernelSpec cpuGroupedDecodeSpec(int64_t heads, int64_t kvHeads, int64_t headDim, float scale, int64_t blockN,
+                                         int64_t lanes = 8);
 
 // Blocking for sm_90 (the GPU form, contiguous): warpgroup dots, 16 query
 // rows a warp, key blocks of 64, K / V copied one block ahead (2 buffers);

@@ -17,7 +17,7 @@
 namespace strata::tile {
 
 AttentionKernelSpec cpuAttentionSpec(int64_t heads, int64_t kvHeads, int64_t headDim, float scale, int64_t blockN,
-                                     int64_t queryRows) {
+                                     int64_t queryRows, int64_t lanes) {
   AttentionKernelSpec s;
   s.heads = heads;
   s.kvHeads = kvHeads;
@@ -26,11 +26,13 @@ AttentionKernelSpec cpuAttentionSpec(int64_t heads, int64_t kvHeads, int64_t hea
   s.blockN = blockN;
   s.blockM = queryRows <= 1 ? 1 : 4;
   s.name = queryRows <= 1 ? "attention_decode" : "attention";
+  s.headPiece = lanes > 0 && headDim % lanes == 0 ? lanes : 0;
   return s;
 }
 
-AttentionKernelSpec cpuGroupedDecodeSpec(int64_t heads, int64_t kvHeads, int64_t headDim, float scale, int64_t blockN) {
-  AttentionKernelSpec s = cpuAttentionSpec(heads, kvHeads, headDim, scale, blockN, 1);
+AttentionKernelSpec cpuGroupedDecodeSpec(int64_t heads, int64_t kvHeads, int64_t headDim, float scale, int64_t blockN,
+                                         int64_t lanes) {
+  AttentionKernelSpec s = cpuAttentionSpec(heads, kvHeads, headDim, scale, blockN, 1, lanes);
   s.groupHeads = true;
   s.blockM = kvHeads > 0 ? heads / kvHeads : 1;
   s.name = "attention_decode_grouped";

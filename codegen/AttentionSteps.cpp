@@ -26,6 +26,27 @@ std::string pageLookup(const std::string& p, const std::string& j) {
                      fmt::arg("p", p), fmt::arg("j", j));
 }
 
+std::string pieceRows(const AttentionKernelSpec& s, const std::string& buf, const std::string& name,
+                      const std::string& col) {
+  // The view ends at the piece's last column (its start + %cW), so the
+  // lowering sees the columns in bounds (static: the rows alone are checked)
+  // and stores whole vectors instead of masked ones.
+  const std::string bp = fmt::format("!tile.block_ptr<tensor<{}x{}xf32>>", s.blockM, s.headPiece);
+  std::string rows = "%s1", stride = "%cF", first = "%qCol";
+  if (buf == "%po") {
+    stride = "%cHSD", first = "%poD";
+  } else if (s.groupHeads) {
+    // Grouped heads: rows [qRow, qEnd) of q / o viewed as [T heads, D].
+    rows = "%qEnd", stride = "%cD", first = "%c0";
+  }
+  return fmt::format(R"(    {n}_c = arith.addi {first}, {c} : index
+    {n}_e = arith.addi {n}_c, %cW : index
+    {n} = tile.make_block_ptr {b}, [{rows}, {n}_e], [{stride}, %c1], [%qRow, {n}_c] : !tile.ptr<f32> -> {bp}
+)",
+                     fmt::arg("n", name), fmt::arg("first", first), fmt::arg("c", col), fmt::arg("b", buf),
+                     fmt::arg("rows", rows), fmt::arg("stride", stride), fmt::arg("bp", bp));
+}
+
 // The GPU form's Q fragments, read from local memory through %qu: once
 // before the key loops, or in every step when they do not stay in registers.
 std::string qFragments(const AttentionKernelSpec& s) {
@@ -130,6 +151,39 @@ std::string stepBody(const AttentionKernelSpec& s, bool masked, const std::strin
 )",
                      fmt::arg("M", s.blockM), fmt::arg("N", s.blockN), fmt::arg("D", s.headDim), fmt::arg("hint", hint),
                      fmt::arg("PT", st.tensor(fmt::format("{}x{}", s.blockM, s.blockN))), fmt::arg("VT", st.tensor(vShape)));
+  } else if (pieceForm(s)) {
+    // S = q K^T summed over the head-dim pieces (q read piece by piece: the
+    // raw scores are scaled after), then O = O alpha + P V piece by piece in
+    // the accumulator rows (%acc: o, or po with splits). K^T [W, N] and V
+    // [N, W] pieces of the block; a full block's keys all exist, so its
+    // loads need no bounds checks.
+    const char* full = masked ? "" : " {in_bounds}";
+    const int64_t W = s.headPiece, M = s.blockM, N = s.blockN;
+    const std::string acc = s.kvSplits > 1 ? "%po" : "%o";
+    scores0 = fmt::format(R"(    %sraw = scf.for %d = %c0 to %cD step %cW iter_args(%sa = %zs) -> (tensor<{M}x{N}xf32>) {{
+{qPtr}      %qd = tile.load %qdp : !tile.block_ptr<tensor<{M}x{W}xf32>>
+      %dW = arith.addi %d, %cW : index
+      %kdp = tile.make_block_ptr %cache, [%dW, %kend], [%c1, %cD], [%d, %krow] : !tile.ptr<f32> -> !tile.block_ptr<tensor<{W}x{N}xf32>>
+      %kd = tile.load %kdp{full} : !tile.block_ptr<tensor<{W}x{N}xf32>>
+      %sn = tile.dot %qd, %kd, %sa : tensor<{M}x{W}xf32> * tensor<{W}x{N}xf32> -> tensor<{M}x{N}xf32>
+      scf.yield %sn : tensor<{M}x{N}xf32>
+    }}
+    %s = arith.mulf %sraw, %ssc : tensor<{M}x{N}xf32>
+)",
+                          fmt::arg("M", M), fmt::arg("N", N), fmt::arg("W", W), fmt::arg("full", full),
+                          fmt::arg("qPtr", pieceRows(s, "%q", "%qdp", "%d")));
+    pv = fmt::format(R"(    scf.for %e = %c0 to %cD step %cW {{
+{accPtr}      %ae0 = tile.load %aep : !tile.block_ptr<tensor<{M}x{W}xf32>>
+      %aes = arith.mulf %ae0, %ab : tensor<{M}x{W}xf32>
+      %eW = arith.addi %e, %cW : index
+      %vep = tile.make_block_ptr %cache, [%vend, %eW], [%cD, %c1], [%vrow, %e] : !tile.ptr<f32> -> !tile.block_ptr<tensor<{N}x{W}xf32>>
+      %ve = tile.load %vep{full} : !tile.block_ptr<tensor<{N}x{W}xf32>>
+      %aen = tile.dot %p, %ve, %aes{hint} : tensor<{M}x{N}xf32> * tensor<{N}x{W}xf32> -> tensor<{M}x{W}xf32>
+      tile.store %aep, %aen : !tile.block_ptr<tensor<{M}x{W}xf32>>
+    }}
+)",
+                     fmt::arg("M", M), fmt::arg("N", N), fmt::arg("W", W), fmt::arg("full", full), fmt::arg("hint", hint),
+                     fmt::arg("accPtr", pieceRows(s, acc, "%aep", "%e")));
   } else {
     // A full block's keys all exist (the mask-free loop's blocks end at or
     // before the context): its loads need no bounds checks.

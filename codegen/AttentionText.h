@@ -26,12 +26,26 @@ inline bool gpuDecode(const AttentionKernelSpec& s) { return gpuPaged(s) && s.de
 // boundary is masked.
 inline bool causalMask(const AttentionKernelSpec& s) { return s.causal && !gpuDecode(s); }
 
+// The CPU paged form that walks the head dim in pieces
+// (AttentionKernelSpec::headPiece): its accumulator lives in the output
+// rows, so its key loops carry only m and l.
+inline bool pieceForm(const AttentionKernelSpec& s) {
+  return !gpuForm(s) && s.paged && s.dtype == "f32" && s.headPiece > 0 && s.headDim % s.headPiece == 0;
+}
+
 // The warpgroup-dot form holds the head dim in panels of 64 columns (one
 // 128-byte swizzled row each): its Q, K and V buffers and its accumulators
 // come one per panel. Other forms have one panel, the whole head dim, and
 // no suffix on those names.
-inline int64_t panels(const AttentionKernelSpec& s) { return s.groupDots ? s.headDim / 64 : 1; }
-inline int64_t panelWidth(const AttentionKernelSpec& s) { return s.headDim / panels(s); }
+inline int64_t panels(const AttentionKernelSpec& s) { return pieceForm(s) ? 0 : s.groupDots ? s.headDim / 64 : 1; }
+inline int64_t panelWidth(const AttentionKernelSpec& s) { return pieceForm(s) ? s.headPiece : s.headDim / panels(s); }
+
+// The piece form's [blockM, headPiece] block pointer `name` (an SSA name)
+// at head-dim column `col` (an index value) of the program's rows: of q or
+// o ("%q" / "%o", in the form's token layout) or of the split partials
+// ("%po", f32 [T, heads kvSplits headDim], from %poD: the prologue's).
+std::string pieceRows(const AttentionKernelSpec& s, const std::string& buf, const std::string& name,
+                      const std::string& col);
 inline std::string panel(const AttentionKernelSpec& s, int64_t i) { return panels(s) > 1 ? std::to_string(i) : ""; }
 
 // Panel i's first head-dim column (an index constant's name).

@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "codegen/AttentionKernel.h"
+#include "codegen/UArch.h"
 #include "codegen/targets/cpu/Backend.h"
 #include "codegen/GemmKernel.h"
 #include "ops/abi.h"
@@ -79,12 +80,13 @@ nlohmann::json benchAttention(const std::string& target, int threads, double sec
   nlohmann::json out = nlohmann::json::array();
   std::mt19937 rng(2);
   std::uniform_real_distribution<float> dist(-1.f, 1.f);
+  const int64_t lanes = tile::uarchFor(target).vectorBytes / 4;
   for (const Case& c : cases) {
     // Decode as the model planner builds it (a program per KV head), or
     // split over the keys.
     tile::AttentionKernelSpec spec = c.newTokens == 1 && c.kvSplits == 1
-                                         ? tile::cpuGroupedDecodeSpec(H, Hk, D, scale, BS)
-                                         : tile::cpuAttentionSpec(H, Hk, D, scale, BS, c.newTokens);
+                                         ? tile::cpuGroupedDecodeSpec(H, Hk, D, scale, BS, lanes)
+                                         : tile::cpuAttentionSpec(H, Hk, D, scale, BS, c.newTokens, lanes);
     spec.kvSplits = c.kvSplits;
     std::string ir = tile::emitAttentionKernel(spec);
     if (c.kvSplits > 1) ir += tile::emitAttentionCombineKernel(spec);

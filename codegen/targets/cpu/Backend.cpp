@@ -9,6 +9,7 @@
 #include "mlir/Dialect/Math/Transforms/Passes.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
 #include "mlir/Dialect/Vector/Transforms/Passes.h"
+#include "mlir/Dialect/X86Vector/Transforms.h"
 #include "mlir/ExecutionEngine/ExecutionEngine.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/IR/Diagnostics.h"
@@ -55,6 +56,8 @@ void initNativeTarget() {
   static const bool ready = [] {
     llvm::InitializeNativeTarget();
     llvm::InitializeNativeTargetAsmPrinter();
+    // The AVX2 transpose lowering emits its blends as inline assembly.
+    llvm::InitializeNativeTargetAsmParser();
     return true;
   }();
   (void)ready;
@@ -131,6 +134,13 @@ OwningOpRef<ModuleOp> lowerToLLVM(MLIRContext& ctx, const std::string& tileIr, c
   // AVX512-BF16 has no instruction for them; legalize-bf16-storage then
   // carries the remaining bf16 moves as i16).
   arith::populateExpandBFloat16Patterns(approx);
+  // [8, 8] f32 transposes (transposed block loads are read in such pieces:
+  // ConvertTileToVector) as AVX2's unpack / shuffle / permute sequence (its
+  // blends are LLVM inline assembly: the dialect must be loaded first).
+  ctx.getOrLoadDialect<LLVM::LLVMDialect>();
+  x86vector::avx2::populateSpecializedTransposeLoweringPatterns(
+      approx, x86vector::avx2::LoweringOptions().setTransposeOptions(
+                  x86vector::avx2::TransposeLoweringOptions().lower8x8xf32()));
   if (failed(applyPatternsGreedily(*module, std::move(approx))))
     fail("cpu backend: math approximation did not converge:\n{}", diagnostics);
 

@@ -256,16 +256,37 @@ class Lowering {
   // prefill 53 -> 40 ms, in a batch-16 decode step 37 -> 21 ms, its
   // kernels compiled in 14 s instead of 19. (On the AVX-512 Xeon a gather
   // was as fast as this, 2026-11-21.)
+  //
+  // f32 blocks whose dims are multiples of 8 are read and transposed as 8x8
+  // pieces: each is AVX2's 24-shuffle transpose (x86vector's lowering, see
+  // Backend.cpp), where one shuffle of the whole flattened block legalized
+  // to about 250 instructions for a [16, 8] block (the paged-attention
+  // piece form's K^T piece, 2026-11-29).
   Value lowerTransposedLoad(LoadOp l, VectorType vt) {
     Location loc = l.getLoc();
     auto swap = AffineMap::getPermutationMap(ArrayRef<unsigned>{1, 0}, b.getContext());
     Value view = memref::TransposeOp::create(b, loc, l.getPtr(), AffineMapAttr::get(swap));
-    auto rowsType = VectorType::get({vt.getDimSize(1), vt.getDimSize(0)}, vt.getElementType());
+    const int64_t R = vt.getDimSize(0), C = vt.getDimSize(1);
     Value pad = arith::ConstantOp::create(b, loc, b.getZeroAttr(vt.getElementType()));
-    SmallVector<Value> zeros(2, arith::ConstantIndexOp::create(b, loc, 0));
     SmallVector<bool> inBounds(2, l.getInBounds());
-    Value rows = vector::TransferReadOp::create(b, loc, rowsType, view, zeros, pad, inBounds);
-    return vector::TransposeOp::create(b, loc, rows, ArrayRef<int64_t>{1, 0});
+    auto index = [&](int64_t i) { return Value(arith::ConstantIndexOp::create(b, loc, i)); };
+    constexpr int64_t E = 8;
+    if (!vt.getElementType().isF32() || R % E || C % E ) {
+      auto rowsType = VectorType::get({C, R}, vt.getElementType());
+      Value rows = vector::TransferReadOp::create(b, loc, rowsType, view, ValueRange{index(0), index(0)}, pad, inBounds);
+      return vector::TransposeOp::create(b, loc, rows, ArrayRef<int64_t>{1, 0});
+    }
+    // Piece (i, j) of the result is the transpose of the [8, 8] rows at
+    // (j, i) of the view's transpose.
+    auto pieceType = VectorType::get({E, E}, vt.getElementType());
+    Value out = arith::ConstantOp::create(b, loc, b.getZeroAttr(vt));
+    for (int64_t i = 0; i < R; i += E)
+      for (int64_t j = 0; j < C; j += E) {
+        Value rows = vector::TransferReadOp::create(b, loc, pieceType, view, ValueRange{index(j), index(i)}, pad, inBounds);
+        Value t = vector::TransposeOp::create(b, loc, rows, ArrayRef<int64_t>{1, 0});
+        out = vector::InsertStridedSliceOp::create(b, loc, t, out, ArrayRef<int64_t>{i, j}, ArrayRef<int64_t>{1, 1});
+      }
+    return out;
   }
 
   // keep(i, j) = col_base + j < limit && (!causal || col_base + j <= row_base + i),

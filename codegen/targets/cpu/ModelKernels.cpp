@@ -10,6 +10,7 @@
 #include "codegen/ElementwiseKernel.h"
 #include "codegen/GemmKernel.h"
 #include "codegen/NormRopeKernels.h"
+#include "codegen/UArch.h"
 #include "ops/abi.h"
 #include "ops/error.h"
 
@@ -169,8 +170,9 @@ struct Planner {
     json k;
     for (int64_t rows : {2, 1}) {
       // Decode steps: a program per KV head, its query heads as rows.
-      AttentionKernelSpec s = rows == 1 ? cpuGroupedDecodeSpec(heads, kvHeads, headDim, scale, blockSize)
-                                        : cpuAttentionSpec(heads, kvHeads, headDim, scale, blockSize, rows);
+      const int64_t lanes = uarchFor(target).vectorBytes / 4;
+      AttentionKernelSpec s = rows == 1 ? cpuGroupedDecodeSpec(heads, kvHeads, headDim, scale, blockSize, lanes)
+                                        : cpuAttentionSpec(heads, kvHeads, headDim, scale, blockSize, rows, lanes);
       std::string key = fmt::format("{}|{}|{}|{:a}|{}x{}|{}", heads, kvHeads, headDim, scale, s.blockM, s.blockN,
                                     s.groupHeads);
       std::string name = set.add("paged_attention", key, [&](const std::string& nm) {

@@ -179,6 +179,45 @@ func.func @paged_decode(%q: !tile.ptr<f16>, %kc: !tile.ptr<f16>, %vc: !tile.ptr<
 
 // -----
 
+// The CPU piece form's accumulator rows live in memory: the zero fill before
+// the key loop (and any scaling after it) meets the dots' chain only
+// through the output buffer. Such a dot-free chain gets the row layout of
+// its shape instead of failing to get any.
+// CHECK-LABEL: func.func @attention_memory_accumulator
+// CHECK-SAME: tile.workload = "paged_decode"
+// CHECK: arith.constant dense<0.000000e+00> : tensor<2x8xf32, #blocked{{[0-9]*}}>
+// CHECK: tile.store %{{.*}}, %{{.*}} : <tensor<2x8xf32, #blocked{{[0-9]*}}>>
+func.func @attention_memory_accumulator(%q: !tile.ptr<f32>, %kc: !tile.ptr<f32>, %table: !tile.ptr<i64>, %o: !tile.ptr<f32>, %n: index) attributes {tile.num_warps = 1 : i64} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c8 = arith.constant 8 : index
+  %c64 = arith.constant 64 : index
+  %zp = tile.make_block_ptr %o, [%c2, %c8], [%c8, %c1], [%c0, %c0] : !tile.ptr<f32> -> !tile.block_ptr<tensor<2x8xf32>>
+  %pz = arith.constant dense<0.0> : tensor<2x8xf32>
+  tile.store %zp, %pz : !tile.block_ptr<tensor<2x8xf32>>
+  %qp = tile.make_block_ptr %q, [%c2, %c8], [%c8, %c1], [%c0, %c0] : !tile.ptr<f32> -> !tile.block_ptr<tensor<2x8xf32>>
+  %qt = tile.load %qp : !tile.block_ptr<tensor<2x8xf32>>
+  %zs = arith.constant dense<0.0> : tensor<2x8xf32>
+  scf.for %i = %c0 to %n step %c1 {
+    %phys = tile.block_lookup %table[%i] : !tile.ptr<i64>
+    %row = arith.muli %phys, %c8 : index
+    %kp = tile.make_block_ptr %kc, [%c8, %c64], [%c1, %c8], [%c0, %row] : !tile.ptr<f32> -> !tile.block_ptr<tensor<8x8xf32>>
+    %kt = tile.load %kp : !tile.block_ptr<tensor<8x8xf32>>
+    %s = tile.dot %qt, %kt, %zs : tensor<2x8xf32> * tensor<8x8xf32> -> tensor<2x8xf32>
+    %p = math.exp2 %s : tensor<2x8xf32>
+    %ap = tile.make_block_ptr %o, [%c2, %c8], [%c8, %c1], [%c0, %c0] : !tile.ptr<f32> -> !tile.block_ptr<tensor<2x8xf32>>
+    %a = tile.load %ap : !tile.block_ptr<tensor<2x8xf32>>
+    %vp = tile.make_block_ptr %kc, [%c64, %c8], [%c8, %c1], [%row, %c0] : !tile.ptr<f32> -> !tile.block_ptr<tensor<8x8xf32>>
+    %vt = tile.load %vp : !tile.block_ptr<tensor<8x8xf32>>
+    %an = tile.dot %p, %vt, %a : tensor<2x8xf32> * tensor<8x8xf32> -> tensor<2x8xf32>
+    tile.store %ap, %an : !tile.block_ptr<tensor<2x8xf32>>
+  }
+  return
+}
+
+// -----
+
 // A `tiling` hint on the dot overrides the detector (paper, section 3.1).
 // CHECK: #blocked = #tile.blocked<{sizePerWarp = [16, 64], warpsPerCTA = [4, 1], order = [1, 0]}>
 // CHECK-LABEL: func.func @hinted_gemm

@@ -161,6 +161,35 @@ func.func @transposed_load(%s: !tile.ptr<f32>, %o: !tile.ptr<f32>, %row: index, 
 
 // -----
 
+// An f32 block of a transposed view whose sides are multiples of 8 (the
+// paged-attention piece form's K^T piece, [8, 16]) is read as 8x8 pieces of
+// rows, each transposed alone (AVX2's 8x8 sequence in the CPU pipeline)
+// and placed at the mirrored offset.
+// CHECK-LABEL: func.func @transposed_load_8x8_pieces
+// CHECK: %[[T:.*]] = memref.transpose
+// CHECK: %[[R0:.*]] = vector.transfer_read %[[T]][%{{.*}}, %{{.*}}], %{{.*}} {in_bounds = [true, true]} : memref<?x?xf32, strided<[?, 1], offset: ?>>, vector<8x8xf32>
+// CHECK: %[[X0:.*]] = vector.transpose %[[R0]], [1, 0] : vector<8x8xf32> to vector<8x8xf32>
+// CHECK: vector.insert_strided_slice %[[X0]], %{{.*}} {offsets = [0, 0], strides = [1, 1]} : vector<8x8xf32> into vector<8x16xf32>
+// CHECK: %[[R1:.*]] = vector.transfer_read %[[T]][%{{.*}}, %{{.*}}], %{{.*}} {in_bounds = [true, true]} : memref<?x?xf32, strided<[?, 1], offset: ?>>, vector<8x8xf32>
+// CHECK: %[[X1:.*]] = vector.transpose %[[R1]], [1, 0] : vector<8x8xf32> to vector<8x8xf32>
+// CHECK: vector.insert_strided_slice %[[X1]], %{{.*}} {offsets = [0, 8], strides = [1, 1]} : vector<8x8xf32> into vector<8x16xf32>
+// CHECK-NOT: vector<16x8xf32>
+// LLVM-LABEL: llvm.func @transposed_load_8x8_pieces
+func.func @transposed_load_8x8_pieces(%s: !tile.ptr<f32>, %o: !tile.ptr<f32>) attributes {tile.num_warps = 1 : i64} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  %c16 = arith.constant 16 : index
+  %p = tile.make_block_ptr %s, [%c8, %c16], [%c1, %c8], [%c0, %c0] : !tile.ptr<f32> -> !tile.block_ptr<tensor<8x16xf32>>
+  %x = tile.load %p {in_bounds} : !tile.block_ptr<tensor<8x16xf32>>
+  %m = arith.addf %x, %x : tensor<8x16xf32>
+  %q = tile.make_block_ptr %o, [%c8, %c16], [%c16, %c1], [%c0, %c0] : !tile.ptr<f32> -> !tile.block_ptr<tensor<8x16xf32>>
+  tile.store %q, %m {in_bounds} : !tile.block_ptr<tensor<8x16xf32>>
+  return
+}
+
+// -----
+
 // A view with no unit stride (every other element of every other row)
 // loads as one masked gather per piece (here a warp's whole 2x16 block),
 // not element by element.
