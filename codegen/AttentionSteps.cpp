@@ -160,6 +160,26 @@ std::string stepBody(const AttentionKernelSpec& s, bool masked, const std::strin
     const char* full = masked ? "" : " {in_bounds}";
     const int64_t W = s.headPiece, M = s.blockM, N = s.blockN;
     const std::string acc = s.kvSplits > 1 ? "%po" : "%o";
+    // The next key block's K and V rows (the last block of the program's
+    // share repeats itself) into the caches while this one computes: a
+    // block is two runs of 16 rows at an unrelated place in the cache,
+    // which the hardware prefetcher does not foresee.
+    loadK = fmt::format(R"(    %nj0 = arith.addi %j, %cN : index
+    %nlast = arith.subi %hi, %c1 : index
+    %nj = arith.minsi %nj0, %nlast : index
+    %nlblk = arith.divui %nj, %cN : index
+    %nti = arith.addi %tableRow, %nlblk : index
+    %nblk = tile.block_lookup %tables[%nti] : !tile.ptr<i64>
+    %nb2 = arith.muli %nblk, %c2Hk : index
+    %nb3 = arith.addi %nb2, %kh : index
+    %nkrow = arith.muli %nb3, %cN : index
+    %nvrow = arith.addi %nkrow, %cHkN : index
+    %nkp = tile.make_block_ptr %cache, [%cacheRows, %cD], [%cD, %c1], [%nkrow, %c0] : !tile.ptr<f32> -> !tile.block_ptr<tensor<{N}x{D}xf32>>
+    tile.prefetch %nkp : !tile.block_ptr<tensor<{N}x{D}xf32>>
+    %nvp = tile.make_block_ptr %cache, [%cacheRows, %cD], [%cD, %c1], [%nvrow, %c0] : !tile.ptr<f32> -> !tile.block_ptr<tensor<{N}x{D}xf32>>
+    tile.prefetch %nvp : !tile.block_ptr<tensor<{N}x{D}xf32>>
+)",
+                        fmt::arg("N", N), fmt::arg("D", s.headDim));
     scores0 = fmt::format(R"(    %sraw = scf.for %d = %c0 to %cD step %cW iter_args(%sa = %zs) -> (tensor<{M}x{N}xf32>) {{
 {qPtr}      %qd = tile.load %qdp : !tile.block_ptr<tensor<{M}x{W}xf32>>
       %dW = arith.addi %d, %cW : index
