@@ -57,7 +57,7 @@ def DistributeToWarps : Pass<"distribute-to-warps", "::mlir::func::FuncOp"> {
 def MatchTargetSize : Pass<"match-target-size", "::mlir::func::FuncOp"> {
   let summary = "Split per-warp tile ops to the target's intrinsic sizes";
   let description = [{
-    Reads the target's uArch table (cpu-avx2, cpu-avx512, sm_90, xe) and
+    Reads the target's uArch table (cpu-avx2, cpu-avx512, sm_90, xe:pvc, xe:bmg, xe:dg2) and
     splits loads, stores and block pointers to at most the max 2-D load,
     dots to the intrinsic dot shape, and the values in their def-use chains
     consistently (accumulators and everything computed from them in dot

@@ -24,10 +24,13 @@ check "codegen" '#include *"(runtime|models|tools)/' "codegen/ must not include 
 check "$(ls -d runtime/*.h runtime/*.cpp runtime/devices/cpu runtime/devices/null tools 2>/dev/null)" \
   '#include *"runtime/devices/cuda/|\bcuda::|\bCU(function|stream|event|module|context|deviceptr|graph)\b|\bCuda(Device|Graph|TensorMaps)\b' \
   "only runtime/devices/cuda/ (and the registry that opens it) names CUDA types: the rest of runtime/ and tools/ speak runtime/device.h"
-check "$(ls runtime/*.h runtime/*.cpp)" '#include *"runtime/devices/(cuda|null)/|#include *"runtime/devices/cpu/[^k]' \
+check "$(ls -d runtime/*.h runtime/*.cpp runtime/devices/cpu runtime/devices/null runtime/devices/cuda tools 2>/dev/null)" \
+  '#include *"runtime/devices/level_zero/|\blevel_zero::|\bze(Init|DriverGet|DeviceGet)' \
+  "only runtime/devices/level_zero/ (and the registry that opens it) names Level Zero"
+check "$(ls runtime/*.h runtime/*.cpp)" '#include *"runtime/devices/(cuda|null|level_zero)/|#include *"runtime/devices/cpu/[^k]' \
   "runtime/ above runtime/devices/ includes no device's folder (runtime/device.h and runtime/devices/registry.h; the CPU executor's artifacts load runtime/devices/cpu/kernel_library.h)"
-for d in cpu cuda null; do
-  check "runtime/devices/$d" "#include *\"runtime/devices/($(echo cpu cuda null | tr ' ' '\n' | grep -vx $d | paste -sd'|'))/" \
+for d in cpu cuda null level_zero; do
+  check "runtime/devices/$d" "#include *\"runtime/devices/($(echo cpu cuda null level_zero | tr ' ' '\n' | grep -vx $d | paste -sd'|'))/" \
     "a device folder includes no other device's folder"
 done
 check "codegen/targets/cpu codegen/targets/xe" '#include *"codegen/targets/cuda/|NVVM|NVPTX' \

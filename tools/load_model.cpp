@@ -41,6 +41,8 @@ LoadedModel loadForRun(const RunOpts& o) {
     return l;
   }
   if (!o.weightsDir.empty()) fail("--weights moves an artifact's weight files; {} is not an artifact", o.model);
+  // Throws: "no Level Zero device: ..." or what it found and why it stops.
+  if (o.backend == "xe") runtime::openGpuDevice("xe");
   if (o.backend == "cuda") {
     // Compiled for this machine's GPU first (once: the kernel cache keeps
     // it), after checking there is a GPU it can run on.

@@ -57,6 +57,13 @@ mkdir -p "$tmp/noext" && cp "$fx/external/decoder_with_past.onnx" "$tmp/noext/"
 mkdir -p "$tmp/badcfg" && python3 -c "import json;c=json.load(open('$fx/config.json'));del c['hidden_size'];json.dump(c,open('$tmp/badcfg/config.json','w'))" && cp "$fx/model.safetensors" "$tmp/badcfg/"
 mkdir -p "$tmp/badst" && cp "$fx/config.json" "$tmp/badst/" && printf '\xff\xff\xff\x7f\x00\x00\x00\x00{}' > "$tmp/badst/model.safetensors"
 expect_error "does not exist" "$strata" run /nonexistent --prompt-ids 0
+# --backend xe: Level Zero discovery, then a clear stop (exit 1, never a
+# crash): "no Level Zero device: ..." here, "no xe kernel set yet" where an
+# Intel GPU is found.
+"$strata" run "$fx" --prompt-ids 0 --backend xe >"$tmp/out" 2>"$tmp/err"
+rc=$?
+if [ $rc -eq 1 ] && grep -qE "no Level Zero device: |no xe kernel set yet" "$tmp/err"; then ok; else
+  bad "run --backend xe: exit $rc"; cat "$tmp/err"; fi
 expect_error "truncated.onnx" "$strata" run "$tmp/truncated.onnx" --prompt-ids 0
 expect_error "external data file" "$strata" run "$tmp/noext/decoder_with_past.onnx" --prompt-ids 0
 expect_error "missing field 'hidden_size'" "$strata" run "$tmp/badcfg" --prompt-ids 0

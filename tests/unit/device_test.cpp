@@ -12,6 +12,8 @@
 #include "ops/error.h"
 #include "runtime/artifact.h"
 #include "runtime/devices/cpu/device.h"
+#include "runtime/devices/level_zero/driver.h"
+#include "runtime/devices/registry.h"
 #include "runtime/devices/null/device.h"
 #include "runtime/gpu_executor.h"
 #include "runtime/paged_generate.h"
@@ -182,6 +184,41 @@ TEST(NullDevice, RunsTheGpuExecutorsLaunchPlan) {
   // prefill attention path), and every decode step the same.
   EXPECT_LT(launched[2], launched[0]);
   EXPECT_TRUE(std::all_of(launched.begin() + 2, launched.end(), [&](uint64_t n) { return n == launched[2]; }));
+}
+
+// Level Zero discovery never crashes: without an Intel GPU (no loader, or
+// a loader whose zeInit fails: nothing else is called after that) every
+// entry point gives the same "no Level Zero device: ..." answer, and
+// --backend xe stops with it; with one, each GPU reports a name, EUs and
+// memory, and --backend xe stops because no xe kernel set exists yet.
+TEST(LevelZero, DiscoveryAnswersWithoutCrashing) {
+  namespace lz = runtime::level_zero;
+  EXPECT_EQ(lz::resultName(0x78000001), "ZE_RESULT_ERROR_UNINITIALIZED (0x78000001)");
+  const std::string why = lz::unavailable();
+  auto openError = [] {
+    try {
+      runtime::openGpuDevice("xe:pvc");
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("opened");
+  };
+  if (!why.empty()) {
+    EXPECT_EQ(why.rfind("no Level Zero device: ", 0), 0u) << why;
+    EXPECT_EQ(lz::unavailable(), why);  // zeInit ran once; the second answer is the first
+    EXPECT_EQ(runtime::gpuDeviceUnavailable("level_zero"), why);
+    EXPECT_THROW(lz::gpus(), Error);
+    EXPECT_EQ(openError(), why);
+    return;
+  }
+  std::vector<lz::GpuInfo> gpus = lz::gpus();
+  ASSERT_FALSE(gpus.empty());
+  for (const lz::GpuInfo& g : gpus) {
+    EXPECT_FALSE(g.name.empty());
+    EXPECT_GT(g.eus, 0u) << lz::describe(g);
+    EXPECT_GT(g.memoryBytes, 0u) << lz::describe(g);
+  }
+  EXPECT_NE(openError().find("no xe kernel set yet"), std::string::npos) << openError();
 }
 
 }  // namespace

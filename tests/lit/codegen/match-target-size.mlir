@@ -1,11 +1,12 @@
-// RUN: strata-opt %s -split-input-file -assign-layouts -distribute-to-warps -match-target-size=target=xe | FileCheck %s --check-prefix=XE
-// RUN: strata-opt %s -split-input-file -assign-layouts -distribute-to-warps -match-target-size="target=xe max-dot=8,16,16 max-load=32,32" | FileCheck %s --check-prefix=XE
+// RUN: strata-opt %s -split-input-file -assign-layouts -distribute-to-warps -match-target-size=target=xe:pvc | FileCheck %s --check-prefix=XE
+// RUN: strata-opt %s -split-input-file -assign-layouts -distribute-to-warps -match-target-size="target=xe:pvc max-dot=8,16,16 max-load=32,32" | FileCheck %s --check-prefix=XE
+// RUN: strata-opt %s -split-input-file -assign-layouts -distribute-to-warps -match-target-size=target=xe:dg2 | FileCheck %s --check-prefix=DG2
 
 // The paper's Listing 4 on the Xe table (max load 32x32 f16, DPAS 8x16x16):
 // A's 32x32 load stays, B's 32x64 load splits in two, the 32x64x32 dot becomes
 // 32 dots of 8x16x16 on extracted sub-blocks, C is stored in 8x16 pieces.
 // XE-LABEL: func.func @matmul_kernel_with_block_pointers
-// XE-SAME: tile.target = "xe"
+// XE-SAME: tile.target = "xe:pvc"
 // XE: arith.constant dense<0.000000e+00> : tensor<8x16xf32>
 // XE: tile.make_block_ptr %arg0, {{.*}} -> <tensor<32x32xf16>>
 // XE: tile.make_block_ptr %arg1, {{.*}}, [%c0, %[[X:.*]]] : <f16> -> <tensor<32x32xf16>>
@@ -25,6 +26,18 @@
 // XE: scf.yield
 // XE-COUNT-16: tile.store {{.*}} : <tensor<8x16xf32>>
 // XE-NOT: tile.store
+// The same kernel on Arc A-series (DG2): DPAS 8x8x16 (the 8-wide form) and
+// no 2D block loads, so every load is one row (sub-group block reads): 64
+// dots of 8x8x16 and 32 C pieces of 8x8 for the warp's 32x64 tile.
+// DG2-LABEL: func.func @matmul_kernel_with_block_pointers
+// DG2-SAME: tile.target = "xe:dg2"
+// DG2-NOT: tile.load {{.*}} : <tensor<{{[2-9]|[1-9][0-9]}}x
+// DG2: tile.load {{.*}} : <tensor<1x32xf16>>
+// DG2-COUNT-64: tile.dot {{.*}} : tensor<8x16xf16> * tensor<16x8xf16> -> tensor<8x8xf32>
+// DG2-NOT: tile.dot
+// DG2: scf.yield
+// DG2-COUNT-32: tile.store {{.*}} : <tensor<8x8xf32>>
+// DG2-NEXT: return
 
 func.func @matmul_kernel_with_block_pointers(%a: !tile.ptr<f16>, %b: !tile.ptr<f16>, %c: !tile.ptr<f32>) attributes {tile.num_warps = 32 : i64} {
   %c0 = arith.constant 0 : index
