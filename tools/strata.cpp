@@ -150,6 +150,10 @@ struct CompileOpts {
 int compile(const CompileOpts& o) {
   const std::string cuda = "cuda:";
   const bool gpu = o.target.rfind(cuda, 0) == 0;
+  if (o.target.rfind("xe", 0) == 0)
+    fail("--target {}: Intel Xe has uArch rows (xe:pvc, xe:bmg, xe:dg2) but no lowering or kernel set yet; strata "
+         "compiles for 'cpu' (the host CPU) and 'cuda:sm_90' (NVIDIA Hopper)",
+         o.target);
   if (o.target != "cpu" && o.target != cuda + "sm_90")
     fail("--target {}: strata compiles for 'cpu' (the host CPU) and 'cuda:sm_90' (NVIDIA Hopper)", o.target);
   if (runtime::isArtifact(o.model)) fail("{} is already a compiled artifact", o.model);
