@@ -20,6 +20,7 @@
 #include "ops/abi.h"
 #include "ops/error.h"
 #include "ops/regions.h"
+#include "tools/devices_command.h"
 
 namespace strata::tools {
 
@@ -50,13 +51,6 @@ double relError(const float* got, const float* want, int64_t n) {
     maxRef = std::max(maxRef, (double)std::abs(want[i]));
   }
   return maxErr / maxRef;
-}
-
-std::string cpuModel() {
-  std::ifstream f("/proc/cpuinfo");
-  for (std::string line; std::getline(f, line);)
-    if (line.rfind("model name", 0) == 0) return line.substr(line.find(':') + 2);
-  return "unknown CPU";
 }
 
 // Paged attention (the kernel the runtime runs for prefill and decode) at

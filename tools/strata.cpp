@@ -13,6 +13,7 @@
 #include "tools/bench_decode.h"
 #include "tools/bench_fallback.h"
 #include "tools/bench_kernels.h"
+#include "tools/devices_command.h"
 #include "tools/bench_serve.h"
 #include "tools/bench_serve_plot.h"
 #include "tools/flag_ranges.h"
@@ -341,6 +342,11 @@ int main(int argc, char** argv) {
 
   std::string inspectModel;
   bool inspectJson = false, inspectMlir = false, inspectRegions = false;
+  bool devicesJson = false;
+  auto* devicesCmd = app.add_subcommand(
+      "devices", "List what this machine runs strata's kernels on: the CPU and its kernel target, CUDA GPUs, Intel GPUs "
+                 "(Level Zero discovery), or why a kind has none");
+  devicesCmd->add_flag("--json", devicesJson, "Print JSON instead of lines");
   auto* inspectCmd = app.add_subcommand("inspect", "Show a model's inputs, outputs, symbolic dims, ops and parameters");
   inspectCmd->add_option("MODEL", inspectModel, "HF model folder, .onnx or .gguf file")->required();
   inspectCmd->add_flag("--json", inspectJson, "Print JSON");
@@ -409,6 +415,7 @@ int main(int argc, char** argv) {
     if (makeCmd->parsed()) return makeModel(mmConfig, mmOut, mmSeed);
     if (compileCmd->parsed()) return compile(co);
     if (compileKernelsCmd->parsed()) return compileKernels(ckTarget, ckOut, ckGemv, ckDecode, ckMedium, ckPrefill, ckAttention, ckPagedDecode, ckOnly);
+    if (devicesCmd->parsed()) return tools::devicesCommand(devicesJson);
     if (inspectCmd->parsed()) return inspect(inspectModel, inspectJson, inspectMlir, inspectRegions);
     if (benchKernelsCmd->parsed()) {
       tools::flagInRange("--seconds", benchSeconds, 0.001, 3600.0);

@@ -58,6 +58,12 @@ mkdir -p "$tmp/noext" && cp "$fx/external/decoder_with_past.onnx" "$tmp/noext/"
 mkdir -p "$tmp/badcfg" && python3 -c "import json;c=json.load(open('$fx/config.json'));del c['hidden_size'];json.dump(c,open('$tmp/badcfg/config.json','w'))" && cp "$fx/model.safetensors" "$tmp/badcfg/"
 mkdir -p "$tmp/badst" && cp "$fx/config.json" "$tmp/badst/" && printf '\xff\xff\xff\x7f\x00\x00\x00\x00{}' > "$tmp/badst/model.safetensors"
 expect_error "does not exist" "$strata" run /nonexistent --prompt-ids 0
+# strata devices: a line a kind (cpu, cuda, xe), exit 0 with or without GPUs;
+# --json has the same three keys.
+if out=$("$strata" devices) && grep -q "^cpu: .*kernels for cpu-avx" <<<"$out" && grep -q "^cuda:" <<<"$out" && grep -q "^xe:" <<<"$out"; then ok; else
+  bad "strata devices: $out"; fi
+if "$strata" devices --json | python3 -c "import json,sys; d=json.load(sys.stdin); assert set(d) == {'cpu','cuda','xe'}, d"; then ok; else
+  bad "strata devices --json"; fi
 # --backend xe: Level Zero discovery, then a clear stop (exit 1, never a
 # crash): "no Level Zero device: ..." here, "no xe kernel set yet" where an
 # Intel GPU is found.
