@@ -215,22 +215,31 @@ std::string emitAttentionKernel(const AttentionKernelSpec& s) {
   };
   // Without splits: O = acc / l (with a key mask, rows that saw no key give
   // 0), one store. With splits: the unnormalized partial results.
+  // Stores of a split's running max m and sum l (the values `m`, `l`, each
+  // [M]) as [M, 1] through block pointers of bounds / row stride / offsets
+  // `ml*`.
+  auto mlStores = [&](const std::string& mlBounds, const std::string& mlStride, const std::string& mlAt,
+                      const std::string& m, const std::string& l) {
+    return fmt::format(R"(  %me2 = tile.expand_dims {m} {{axis = 1 : i64}} : tensor<{M}xf32> -> tensor<{M}x1xf32>
+  %pmp = tile.make_block_ptr %pm, [{mb}], [{ms}, %c1], [{ma}] : !tile.ptr<f32> -> !tile.block_ptr<tensor<{M}x1xf32>>
+  tile.store %pmp, %me2 : !tile.block_ptr<tensor<{M}x1xf32>>
+  %le2 = tile.expand_dims {l} {{axis = 1 : i64}} : tensor<{M}xf32> -> tensor<{M}x1xf32>
+  %plp = tile.make_block_ptr %pl, [{mb}], [{ms}, %c1], [{ma}] : !tile.ptr<f32> -> !tile.block_ptr<tensor<{M}x1xf32>>
+  tile.store %plp, %le2 : !tile.block_ptr<tensor<{M}x1xf32>>
+)",
+                       fmt::arg("mb", mlBounds), fmt::arg("ms", mlStride), fmt::arg("ma", mlAt), fmt::arg("m", m),
+                       fmt::arg("l", l), fmt::arg("M", M));
+  };
   // Stores of a split's partial result: acc [M, D] through a block pointer
-  // of bounds / row stride / offsets `acc*`, m and l [M, 1] through `ml*`.
+  // of bounds / row stride / offsets `acc*`, then m and l (mlStores).
   auto partialStores = [&](const std::string& accBounds, const std::string& accStride, const std::string& accAt,
                            const std::string& mlBounds, const std::string& mlStride, const std::string& mlAt) {
     return fmt::format(R"(  %pop = tile.make_block_ptr %po, [{ab}], [{as}, %c1], [{aa}] : !tile.ptr<f32> -> !tile.block_ptr<tensor<{M}x{D}xf32>>
   tile.store %pop, %r2#0 : !tile.block_ptr<tensor<{M}x{D}xf32>>
-  %me2 = tile.expand_dims %r2#1 {{axis = 1 : i64}} : tensor<{M}xf32> -> tensor<{M}x1xf32>
-  %pmp = tile.make_block_ptr %pm, [{mb}], [{ms}, %c1], [{ma}] : !tile.ptr<f32> -> !tile.block_ptr<tensor<{M}x1xf32>>
-  tile.store %pmp, %me2 : !tile.block_ptr<tensor<{M}x1xf32>>
-  %le2 = tile.expand_dims %r2#2 {{axis = 1 : i64}} : tensor<{M}xf32> -> tensor<{M}x1xf32>
-  %plp = tile.make_block_ptr %pl, [{mb}], [{ms}, %c1], [{ma}] : !tile.ptr<f32> -> !tile.block_ptr<tensor<{M}x1xf32>>
-  tile.store %plp, %le2 : !tile.block_ptr<tensor<{M}x1xf32>>
 )",
-                       fmt::arg("ab", accBounds), fmt::arg("as", accStride), fmt::arg("aa", accAt),
-                       fmt::arg("mb", mlBounds), fmt::arg("ms", mlStride), fmt::arg("ma", mlAt), fmt::arg("M", M),
-                       fmt::arg("D", D));
+                       fmt::arg("ab", accBounds), fmt::arg("as", accStride), fmt::arg("aa", accAt), fmt::arg("M", M),
+                       fmt::arg("D", D)) +
+           mlStores(mlBounds, mlStride, mlAt, "%r2#1", "%r2#2");
   };
   // O = acc x (1 / l): one division per row, then multiplies. Dividing
   // every element compiled to an IEEE division subroutine per element
@@ -258,14 +267,7 @@ std::string emitAttentionKernel(const AttentionKernelSpec& s) {
   std::string epilogue;
   if (pieceForm(s) && s.kvSplits > 1) {
     // The unnormalized accumulator is in po already: m and l.
-    epilogue = fmt::format(R"(  %me2 = tile.expand_dims %r2#0 {{axis = 1 : i64}} : tensor<{M}xf32> -> tensor<{M}x1xf32>
-  %pmp = tile.make_block_ptr %pm, [%s1, %poColEnd], [%cHS, %c1], [%qRow, %poCol] : !tile.ptr<f32> -> !tile.block_ptr<tensor<{M}x1xf32>>
-  tile.store %pmp, %me2 : !tile.block_ptr<tensor<{M}x1xf32>>
-  %le2 = tile.expand_dims %r2#1 {{axis = 1 : i64}} : tensor<{M}xf32> -> tensor<{M}x1xf32>
-  %plp = tile.make_block_ptr %pl, [%s1, %poColEnd], [%cHS, %c1], [%qRow, %poCol] : !tile.ptr<f32> -> !tile.block_ptr<tensor<{M}x1xf32>>
-  tile.store %plp, %le2 : !tile.block_ptr<tensor<{M}x1xf32>>
-)",
-                           fmt::arg("M", M));
+    epilogue = mlStores("%s1, %poColEnd", "%cHS", "%qRow, %poCol", "%r2#0", "%r2#1");
   } else if (pieceForm(s)) {
     // O = acc / l, piece by piece in place.
     epilogue = inverseL("%r2#1", std::to_string(s.headPiece)) +
