@@ -116,16 +116,7 @@ std::string emitAttentionKernel(const AttentionKernelSpec& s) {
     // Cache rows of (physical block, kv head): K at ((blk * 2) * Hk + kh) * N,
     // V Hk * N rows further.
     kvRows = [&s](const std::string& p, const std::string& j, const std::string&) {
-      return fmt::format(R"(    %{p}lblk = arith.divui {j}, %cN : index
-    %{p}ti = arith.addi %tableRow, %{p}lblk : index
-    %{p}blk = tile.block_lookup %tables[%{p}ti] : !tile.ptr<i64>
-    %{p}b2 = arith.muli %{p}blk, %c2Hk : index
-    %{p}b3 = arith.addi %{p}b2, %kh : index
-    %{p}krow = arith.muli %{p}b3, %cN : index
-    %{p}vrow = arith.addi %{p}krow, %cHkN : index
-)",
-                         fmt::arg("p", p), fmt::arg("j", j)) +
-             kvPointers(s, "%cache", "%cache", "%cacheRows", p, j);
+      return pagedRows(p, j) + kvPointers(s, "%cache", "%cache", "%cacheRows", p, j);
     };
   } else {
     args = fmt::format("%q: {0}, %k: {0}, %v: {0}, ", P) + (s.keyMask ? "%mask: !tile.ptr<f32>, " : "") + "%o: " + P +

@@ -26,6 +26,18 @@ std::string pageLookup(const std::string& p, const std::string& j) {
                      fmt::arg("p", p), fmt::arg("j", j));
 }
 
+std::string pagedRows(const std::string& p, const std::string& j) {
+  return fmt::format(R"(    %{p}lblk = arith.divui {j}, %cN : index
+    %{p}ti = arith.addi %tableRow, %{p}lblk : index
+    %{p}blk = tile.block_lookup %tables[%{p}ti] : !tile.ptr<i64>
+    %{p}b2 = arith.muli %{p}blk, %c2Hk : index
+    %{p}b3 = arith.addi %{p}b2, %kh : index
+    %{p}krow = arith.muli %{p}b3, %cN : index
+    %{p}vrow = arith.addi %{p}krow, %cHkN : index
+)",
+                     fmt::arg("p", p), fmt::arg("j", j));
+}
+
 std::string pieceRows(const AttentionKernelSpec& s, const std::string& buf, const std::string& name,
                       const std::string& col) {
   // The view ends at the piece's last column (its start + %cW), so the
@@ -164,17 +176,10 @@ std::string stepBody(const AttentionKernelSpec& s, bool masked, const std::strin
     // share repeats itself) into the caches while this one computes: a
     // block is two runs of 16 rows at an unrelated place in the cache,
     // which the hardware prefetcher does not foresee.
-    loadK = fmt::format(R"(    %nj0 = arith.addi %j, %cN : index
+    loadK = R"(    %nj0 = arith.addi %j, %cN : index
     %nlast = arith.subi %hi, %c1 : index
     %nj = arith.minsi %nj0, %nlast : index
-    %nlblk = arith.divui %nj, %cN : index
-    %nti = arith.addi %tableRow, %nlblk : index
-    %nblk = tile.block_lookup %tables[%nti] : !tile.ptr<i64>
-    %nb2 = arith.muli %nblk, %c2Hk : index
-    %nb3 = arith.addi %nb2, %kh : index
-    %nkrow = arith.muli %nb3, %cN : index
-    %nvrow = arith.addi %nkrow, %cHkN : index
-    %nkp = tile.make_block_ptr %cache, [%cacheRows, %cD], [%cD, %c1], [%nkrow, %c0] : !tile.ptr<f32> -> !tile.block_ptr<tensor<{N}x{D}xf32>>
+)" + pagedRows("n", "%nj") + fmt::format(R"(    %nkp = tile.make_block_ptr %cache, [%cacheRows, %cD], [%cD, %c1], [%nkrow, %c0] : !tile.ptr<f32> -> !tile.block_ptr<tensor<{N}x{D}xf32>>
     tile.prefetch %nkp : !tile.block_ptr<tensor<{N}x{D}xf32>>
     %nvp = tile.make_block_ptr %cache, [%cacheRows, %cD], [%cD, %c1], [%nvrow, %c0] : !tile.ptr<f32> -> !tile.block_ptr<tensor<{N}x{D}xf32>>
     tile.prefetch %nvp : !tile.block_ptr<tensor<{N}x{D}xf32>>

@@ -70,6 +70,12 @@ inline bool rowsMaySeeNothing(const AttentionKernelSpec& s) { return s.keyMask |
 // looked it up already ("": kvRows looks it up).
 using KvRows = std::function<std::string(const std::string& prefix, const std::string& j, const std::string& blk)>;
 
+// The CPU paged form's cache rows of the key block at key `j` (names
+// prefixed `p`): %{p}blk, the physical block from the table, then
+// %{p}krow / %{p}vrow, its K and V rows of (block, KV head %kh) in the
+// [blocks, 2, KV heads, N, D] cache.
+std::string pagedRows(const std::string& p, const std::string& j);
+
 // The GPU paged forms' table lookup of the page at key `j`: %{p}blk, the
 // physical block (the page index clamped to the sequence's last page, so
 // any j reads inside the table row).
