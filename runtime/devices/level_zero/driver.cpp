@@ -60,6 +60,18 @@ void check(ze_result_t r, const char* what) {
   if (r != 0) fail("Level Zero: {} failed: {}", what, resultName(r));
 }
 
+// Level Zero's two-call listing: `get(&count, nullptr)` for the count,
+// then `get(&count, items)`.
+template <class T, class Get>
+std::vector<T> list(Get get, const char* what) {
+  uint32_t n = 0;
+  check(get(&n, nullptr), what);
+  std::vector<T> items(n);
+  if (n) check(get(&n, items.data()), what);
+  items.resize(n);
+  return items;
+}
+
 }  // namespace
 
 const Driver* driver(std::string* why) {
@@ -92,26 +104,21 @@ std::vector<GpuInfo> gpus() {
   std::string why;
   const Driver* d = driver(&why);
   if (!d) fail("no Level Zero device: {}", why);
-  uint32_t nd = 0;
-  check(d->zeDriverGet(&nd, nullptr), "zeDriverGet (count)");
-  std::vector<ze_driver_handle_t> drivers(nd);
-  if (nd) check(d->zeDriverGet(&nd, drivers.data()), "zeDriverGet");
+  std::vector<ze_driver_handle_t> drivers = list<ze_driver_handle_t>(d->zeDriverGet, "zeDriverGet");
   std::vector<GpuInfo> out;
   for (ze_driver_handle_t drv : drivers) {
-    uint32_t n = 0;
-    check(d->zeDeviceGet(drv, &n, nullptr), "zeDeviceGet (count)");
-    std::vector<ze_device_handle_t> devices(n);
-    if (n) check(d->zeDeviceGet(drv, &n, devices.data()), "zeDeviceGet");
+    auto devices = list<ze_device_handle_t>(
+        [&](uint32_t* n, ze_device_handle_t* items) { return d->zeDeviceGet(drv, n, items); }, "zeDeviceGet");
     for (ze_device_handle_t dev : devices) {
       DeviceProperties p;
       check(d->zeDeviceGetProperties(dev, &p), "zeDeviceGetProperties");
       if (p.type != kDeviceTypeGpu) continue;
       ComputeProperties c;
       check(d->zeDeviceGetComputeProperties(dev, &c), "zeDeviceGetComputeProperties");
-      uint32_t nm = 0;
-      check(d->zeDeviceGetMemoryProperties(dev, &nm, nullptr), "zeDeviceGetMemoryProperties (count)");
-      std::vector<MemoryProperties> mem(nm);
-      if (nm) check(d->zeDeviceGetMemoryProperties(dev, &nm, mem.data()), "zeDeviceGetMemoryProperties");
+      // Items arrive value-initialized: each MemoryProperties carries its stype.
+      auto mem = list<MemoryProperties>(
+          [&](uint32_t* n, MemoryProperties* items) { return d->zeDeviceGetMemoryProperties(dev, n, items); },
+          "zeDeviceGetMemoryProperties");
       GpuInfo g;
       p.name[sizeof p.name - 1] = 0;
       g.name = p.name;
@@ -128,7 +135,7 @@ std::vector<GpuInfo> gpus() {
       out.push_back(std::move(g));
     }
   }
-  if (out.empty()) fail("no Level Zero device: {} driver(s) initialized, none reports a GPU", nd);
+  if (out.empty()) fail("no Level Zero device: {} driver(s) initialized, none reports a GPU", drivers.size());
   return out;
 }
 
