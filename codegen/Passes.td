@@ -96,6 +96,32 @@ def ConvertTileToVector : Pass<"convert-tile-to-vector", "::mlir::func::FuncOp">
                            "::mlir::arith::ArithDialect", "::mlir::math::MathDialect", "::mlir::scf::SCFDialect"];
 }
 
+def ConvertTileToXeVM : Pass<"convert-tile-to-xevm", "::mlir::func::FuncOp"> {
+  let summary = "Xe backend: DPAS-sized per-sub-group tile IR -> per-lane XeVM, vector and scf";
+  let description = [{
+    The Intel Xe lowering of per-sub-group tile IR after match-target-size
+    with a sub-group-16 Xe row (xe:pvc, xe:bmg). Every tile is [R, 16 k]:
+    lane l holds column l of each 16-column block, a vector of R k elements
+    (block-major), which is what 2D block loads leave in registers and what
+    DPAS takes (A [8, 16], B [16, 16], C [8, 16]). Loads and stores use
+    `xevm.blockload2d` / `xevm.blockstore2d` (VNNI-transformed for a dot's
+    B operand) when the array meets the 2D block rules, checked at run time,
+    and per-lane accesses bounded by the array otherwise; dots become
+    `xevm.mma`; extracts, concats and row broadcasts shuffle within the
+    lane. `!tile.ptr<T>` arguments become `!llvm.ptr<1>`, block pointers
+    `vector<8xi64>` (base, shape, strides, offsets, element bytes); program
+    ids are work-group ids, the warp id the sub-group id. Reductions, masks,
+    1-D tiles and workgroup-local memory are not lowered yet (an error says
+    which op). `block-io=always` drops the run-time check and the per-lane
+    path (tests use it to prove the block path on shapes that meet the
+    rules).
+  }];
+  let options = [Option<"blockIo", "block-io", "std::string", "\"auto\"",
+                        "auto: 2D block IO where the array meets its rules (checked at run time); always: never check">];
+  let dependentDialects = ["::mlir::xevm::XeVMDialect", "::mlir::LLVM::LLVMDialect", "::mlir::vector::VectorDialect",
+                           "::mlir::scf::SCFDialect", "::mlir::arith::ArithDialect", "::mlir::math::MathDialect"];
+}
+
 def ConvertTileToNVVM : Pass<"convert-tile-to-nvvm", "::mlir::ModuleOp"> {
   let summary = "sm_90 backend: mma-sized per-warp tile IR -> per-lane NVVM, memref and scf";
   let description = [{

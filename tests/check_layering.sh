@@ -29,15 +29,20 @@ check "$(ls -d runtime/*.h runtime/*.cpp runtime/devices/cpu runtime/devices/nul
   "only runtime/devices/level_zero/ (and the registry that opens it) names Level Zero"
 check "$(ls runtime/*.h runtime/*.cpp)" '#include *"runtime/devices/(cuda|null|level_zero)/|#include *"runtime/devices/cpu/[^k]' \
   "runtime/ above runtime/devices/ includes no device's folder (runtime/device.h and runtime/devices/registry.h; the CPU executor's artifacts load runtime/devices/cpu/kernel_library.h)"
-for d in cpu cuda null level_zero; do
-  check "runtime/devices/$d" "#include *\"runtime/devices/($(echo cpu cuda null level_zero | tr ' ' '\n' | grep -vx $d | paste -sd'|'))/" \
+check "$(ls -d runtime/*.h runtime/*.cpp runtime/devices/cpu runtime/devices/null runtime/devices/cuda runtime/devices/level_zero tools 2>/dev/null)" \
+  '#include *[<"]CL/|#include *"runtime/devices/opencl/|\bcl(CreateContext|GetPlatformIDs|CreateProgramWith)' \
+  "only runtime/devices/opencl/ (the Xe test device) names OpenCL"
+for d in cpu cuda null level_zero opencl; do
+  check "runtime/devices/$d" "#include *\"runtime/devices/($(echo cpu cuda null level_zero opencl | tr ' ' '\n' | grep -vx $d | paste -sd'|'))/" \
     "a device folder includes no other device's folder"
 done
 check "codegen/targets/cpu codegen/targets/xe" '#include *"codegen/targets/cuda/|NVVM|NVPTX' \
   "a target folder includes no other target's folder; NVVM and NVPTX belong to codegen/targets/cuda"
 check "codegen/targets/cuda codegen/targets/xe" '#include *"codegen/targets/cpu/' "a target folder includes no other target's folder"
-check "$(ls codegen/*.h codegen/*.cpp | grep -v '/Passes.h$')" '#include *"codegen/targets/|#include *"mlir/Dialect/LLVMIR/NVVM' \
-  "codegen/ above codegen/targets/ includes no target's folder (Passes.h alone includes the NVVM dialect its generated pass declarations name)"
+check "codegen/targets/cpu codegen/targets/cuda" '#include *"codegen/targets/xe/|XeVM|xevm::' \
+  "a target folder includes no other target's folder; XeVM belongs to codegen/targets/xe"
+check "$(ls codegen/*.h codegen/*.cpp | grep -v '/Passes.h$')" '#include *"codegen/targets/|#include *"mlir/Dialect/LLVMIR/(NVVM|XeVM)' \
+  "codegen/ above codegen/targets/ includes no target's folder (Passes.h alone includes the NVVM and XeVM dialects its generated pass declarations name)"
 hits=$(grep -rnE '#include *"ops/' codegen --include='*.h' --include='*.cpp' 2>/dev/null | grep -vE '"ops/(abi|error|graph_def|row_forms)\.h"')
 if [ -n "$hits" ]; then
   printf 'layering violation: %s\n%s\n' "codegen/ may include only ops/abi.h (the kernel ABI), ops/row_forms.h (the fused elementwise kernels' operand forms), ops/graph_def.h (the plan it annotates) and ops/error.h from ops/" "$hits"

@@ -1,0 +1,180 @@
+#include "codegen/targets/xe/Backend.h"
+
+#include "codegen/LlvmLowering.h"
+#include "codegen/Passes.h"
+#include "mlir/Conversion/Passes.h"
+#include "mlir/Dialect/LLVMIR/XeVMDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/ExecutionEngine/OptUtils.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Export.h"
+#include "mlir/Transforms/Passes.h"
+#include "llvm/IR/LegacyPassManager.h"
+#include "llvm/IR/Module.h"
+#include "llvm/MC/TargetRegistry.h"
+#include "llvm/Passes/PassBuilder.h"
+#include "llvm/Support/raw_ostream.h"
+#include "llvm/Target/TargetMachine.h"
+#include "ops/error.h"
+
+extern "C" {
+void LLVMInitializeSPIRVTargetInfo();
+void LLVMInitializeSPIRVTarget();
+void LLVMInitializeSPIRVTargetMC();
+void LLVMInitializeSPIRVAsmPrinter();
+}
+
+namespace strata::tile {
+
+using namespace mlir;
+
+namespace {
+
+constexpr const char* kTriple = "spirv64-unknown-unknown";
+
+void initSpirv() {
+  static const bool ready = [] {
+    LLVMInitializeSPIRVTargetInfo();
+    LLVMInitializeSPIRVTarget();
+    LLVMInitializeSPIRVTargetMC();
+    LLVMInitializeSPIRVAsmPrinter();
+    return true;
+  }();
+  (void)ready;
+}
+
+void checkTarget(const std::string& target) {
+  if (target != "xe:pvc" && target != "xe:bmg")
+    fail("xe backend: no lowering for target '{}' (known: xe:pvc, xe:bmg; xe:dg2's sub-group-8 DPAS form is not "
+         "lowered yet)",
+         target);
+}
+
+// A lane holds a tile's elements as one vector (a [32, 32] B block: 64
+// halves), which SPIR-V cannot type (OpenCL vectors have at most 16
+// elements) and LLVM 22's SPIR-V backend does not split: it stops at the
+// first such phi or unmerge. LLVM's scalarizer (loads and stores too) breaks
+// them into elements; instcombine and early-cse then rejoin the parts that
+// are used as vectors (the DPAS operands, 8 elements) and drop the rest.
+void splitWideVectors(llvm::Module& m, llvm::TargetMachine& tm) {
+  llvm::LoopAnalysisManager lam;
+  llvm::FunctionAnalysisManager fam;
+  llvm::CGSCCAnalysisManager cam;
+  llvm::ModuleAnalysisManager mam;
+  llvm::PassBuilder pb(&tm);
+  pb.registerModuleAnalyses(mam);
+  pb.registerCGSCCAnalyses(cam);
+  pb.registerFunctionAnalyses(fam);
+  pb.registerLoopAnalyses(lam);
+  pb.crossRegisterProxies(lam, fam, cam, mam);
+  llvm::ModulePassManager mpm;
+  if (llvm::Error e = pb.parsePassPipeline(mpm, "function(scalarizer<load-store>,instcombine,early-cse)"))
+    fail("xe backend: {}", llvm::toString(std::move(e)));
+  mpm.run(m, mam);
+}
+
+// Tile IR to optimized LLVM IR for the SPIR-V target; fills `out`'s kernels.
+std::unique_ptr<llvm::Module> lowerToLlvm(const std::string& tileIr, const std::string& target, llvm::LLVMContext& llvmCtx,
+                                          llvm::TargetMachine& tm, XeModule& out, bool alwaysBlockIo) {
+  MLIRContext ctx;
+  DialectRegistry registry;
+  registry.insert<TileDialect, func::FuncDialect, arith::ArithDialect, math::MathDialect, scf::SCFDialect,
+                  vector::VectorDialect, memref::MemRefDialect, LLVM::LLVMDialect, xevm::XeVMDialect>();
+  registerBuiltinDialectTranslation(registry);
+  registerLLVMDialectTranslation(registry);
+  ctx.appendDialectRegistry(registry);
+  ctx.disableMultithreading();
+  std::string diagnostics;
+  auto handler = collectDiagnostics(ctx, diagnostics);
+
+  OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(tileIr, &ctx);
+  if (!module) fail("xe backend: cannot parse tile IR:\n{}", diagnostics);
+  out.target = target;
+  for (auto f : module->getOps<func::FuncOp>()) {
+    int64_t warps = 1;
+    if (auto a = f->getAttrOfType<IntegerAttr>("tile.num_warps")) warps = a.getInt();
+    out.kernels.push_back({f.getName().str(), 16, 16 * warps});
+  }
+
+  PassManager pm(&ctx);
+  OpPassManager& fpm = pm.nest<func::FuncOp>();
+  fpm.addPass(createAssignLayouts());
+  fpm.addPass(createDistributeToWarps());
+  MatchTargetSizeOptions mts;
+  mts.target = target;
+  fpm.addPass(createMatchTargetSize(mts));
+  ConvertTileToXeVMOptions xo;
+  xo.blockIo = alwaysBlockIo ? "always" : "auto";
+  fpm.addPass(createConvertTileToXeVM(xo));
+  fpm.addPass(createLoweredCanonicalizerPass());
+  fpm.addPass(createCSEPass());
+  if (failed(pm.run(*module))) fail("xe backend: lowering failed:\n{}", diagnostics);
+  PassManager llvmPm(&ctx);
+  addLowerToLLVMPasses(llvmPm, ConvertVectorToLLVMPassOptions());
+  llvmPm.addPass(createConvertXeVMToLLVMPass());
+  llvmPm.addPass(createReconcileUnrealizedCastsPass());
+  if (failed(llvmPm.run(*module))) fail("xe backend: lowering to LLVM failed:\n{}", diagnostics);
+  OpBuilder b(&ctx);
+  for (auto f : module->getOps<LLVM::LLVMFuncOp>()) {
+    auto warps = f->getAttrOfType<IntegerAttr>("tile.num_warps");
+    if (!warps) continue;
+    f->removeAttr("tile.num_warps");
+    f->removeAttr("tile.target");
+    f.setCConv(LLVM::cconv::CConv::SPIR_KERNEL);
+    f.setIntelReqdSubGroupSizeAttr(b.getI32IntegerAttr(16));
+    f.setReqdWorkGroupSizeAttr(b.getDenseI32ArrayAttr({int32_t(16 * warps.getInt()), 1, 1}));
+  }
+  std::unique_ptr<llvm::Module> m = translateModuleToLLVMIR(*module, llvmCtx);
+  if (!m) fail("xe backend: translation to LLVM IR failed:\n{}", diagnostics);
+  m->setDataLayout(tm.createDataLayout());
+  m->setTargetTriple(tm.getTargetTriple());
+  if (llvm::Error e = makeOptimizingTransformer(2, 0, &tm)(m.get()))
+    fail("xe backend: LLVM optimization failed: {}", llvm::toString(std::move(e)));
+  splitWideVectors(*m, tm);
+  return m;
+}
+
+std::unique_ptr<llvm::TargetMachine> spirvMachine() {
+  initSpirv();
+  std::string err;
+  const llvm::Target* t = llvm::TargetRegistry::lookupTarget(llvm::Triple(kTriple), err);
+  if (!t) fail("xe backend: no SPIR-V target in this LLVM: {}", err);
+  return std::unique_ptr<llvm::TargetMachine>(
+      t->createTargetMachine(llvm::Triple(kTriple), "", "", llvm::TargetOptions(), std::nullopt));
+}
+
+}  // namespace
+
+XeModule compileXe(const std::string& tileIr, const std::string& target, bool alwaysBlockIo) {
+  checkTarget(target);
+  auto tm = spirvMachine();
+  llvm::LLVMContext llvmCtx;
+  XeModule out;
+  std::unique_ptr<llvm::Module> m = lowerToLlvm(tileIr, target, llvmCtx, *tm, out, alwaysBlockIo);
+  llvm::SmallString<0> spirv;
+  {
+    llvm::raw_svector_ostream os(spirv);
+    llvm::legacy::PassManager emit;
+    if (tm->addPassesToEmitFile(emit, os, nullptr, llvm::CodeGenFileType::ObjectFile))
+      fail("xe backend: the SPIR-V target cannot emit a module");
+    emit.run(*m);
+  }
+  out.spirv = spirv.str().str();
+  return out;
+}
+
+std::string xeLlvmIr(const std::string& tileIr, const std::string& target) {
+  checkTarget(target);
+  auto tm = spirvMachine();
+  llvm::LLVMContext llvmCtx;
+  XeModule out;
+  std::unique_ptr<llvm::Module> m = lowerToLlvm(tileIr, target, llvmCtx, *tm, out, false);
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  m->print(os, nullptr);
+  return s;
+}
+
+}  // namespace strata::tile
