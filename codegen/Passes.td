@@ -113,11 +113,11 @@ def ConvertTileToXeVM : Pass<"convert-tile-to-xevm", "::mlir::func::FuncOp"> {
     ids are work-group ids, the warp id the sub-group id. Reductions, masks,
     1-D tiles and workgroup-local memory are not lowered yet (an error says
     which op). `block-io=always` drops the run-time check and the per-lane
-    path (tests use it to prove the block path on shapes that meet the
-    rules).
+    path, `block-io=never` the block instructions (tests use them to prove
+    each path alone).
   }];
   let options = [Option<"blockIo", "block-io", "std::string", "\"auto\"",
-                        "auto: 2D block IO where the array meets its rules (checked at run time); always: never check">];
+                        "auto: 2D block IO where the array meets its rules (checked at run time); always: never check; never: per-lane accesses only">];
   let dependentDialects = ["::mlir::xevm::XeVMDialect", "::mlir::LLVM::LLVMDialect", "::mlir::vector::VectorDialect",
                            "::mlir::scf::SCFDialect", "::mlir::arith::ArithDialect", "::mlir::math::MathDialect"];
 }

@@ -77,7 +77,7 @@ void splitWideVectors(llvm::Module& m, llvm::TargetMachine& tm) {
 
 // Tile IR to optimized LLVM IR for the SPIR-V target; fills `out`'s kernels.
 std::unique_ptr<llvm::Module> lowerToLlvm(const std::string& tileIr, const std::string& target, llvm::LLVMContext& llvmCtx,
-                                          llvm::TargetMachine& tm, XeModule& out, bool alwaysBlockIo) {
+                                          llvm::TargetMachine& tm, XeModule& out, const std::string& blockIo) {
   MLIRContext ctx;
   DialectRegistry registry;
   registry.insert<TileDialect, func::FuncDialect, arith::ArithDialect, math::MathDialect, scf::SCFDialect,
@@ -106,7 +106,7 @@ std::unique_ptr<llvm::Module> lowerToLlvm(const std::string& tileIr, const std::
   mts.target = target;
   fpm.addPass(createMatchTargetSize(mts));
   ConvertTileToXeVMOptions xo;
-  xo.blockIo = alwaysBlockIo ? "always" : "auto";
+  xo.blockIo = blockIo;
   fpm.addPass(createConvertTileToXeVM(xo));
   fpm.addPass(createLoweredCanonicalizerPass());
   fpm.addPass(createCSEPass());
@@ -147,12 +147,12 @@ std::unique_ptr<llvm::TargetMachine> spirvMachine() {
 
 }  // namespace
 
-XeModule compileXe(const std::string& tileIr, const std::string& target, bool alwaysBlockIo) {
+XeModule compileXe(const std::string& tileIr, const std::string& target, const std::string& blockIo) {
   checkTarget(target);
   auto tm = spirvMachine();
   llvm::LLVMContext llvmCtx;
   XeModule out;
-  std::unique_ptr<llvm::Module> m = lowerToLlvm(tileIr, target, llvmCtx, *tm, out, alwaysBlockIo);
+  std::unique_ptr<llvm::Module> m = lowerToLlvm(tileIr, target, llvmCtx, *tm, out, blockIo);
   llvm::SmallString<0> spirv;
   {
     llvm::raw_svector_ostream os(spirv);
@@ -170,7 +170,7 @@ std::string xeLlvmIr(const std::string& tileIr, const std::string& target) {
   auto tm = spirvMachine();
   llvm::LLVMContext llvmCtx;
   XeModule out;
-  std::unique_ptr<llvm::Module> m = lowerToLlvm(tileIr, target, llvmCtx, *tm, out, false);
+  std::unique_ptr<llvm::Module> m = lowerToLlvm(tileIr, target, llvmCtx, *tm, out, "auto");
   std::string s;
   llvm::raw_string_ostream os(s);
   m->print(os, nullptr);

@@ -37,10 +37,11 @@ struct XeModule {
 // optimizer and its SPIR-V backend. Targets: "xe:pvc", "xe:bmg" (xe:dg2,
 // sub-group 8, has no lowering yet). Throws strata::Error with MLIR's
 // diagnostics.
-// `alwaysBlockIo`: every load and store of a 2D-block shape takes the 2D
-// block instructions without the run-time check of the array's rules
-// (tests: it proves the block path on arrays that meet them).
-XeModule compileXe(const std::string& tileIr, const std::string& target, bool alwaysBlockIo = false);
+// `blockIo` (convert-tile-to-xevm's option): "auto" takes the 2D block
+// instructions where the array meets their rules, checked at run time;
+// "always" skips the check, "never" uses per-lane accesses only (tests:
+// each path alone).
+XeModule compileXe(const std::string& tileIr, const std::string& target, const std::string& blockIo = "auto");
 
 // The module's LLVM IR after optimization, before SPIR-V emission (for
 // tests and `strata-opt`-style inspection).

@@ -60,7 +60,9 @@ enum Field { kBase, kRows, kCols, kStride0, kStride1, kRow, kCol, kElemBytes };
 
 class Lowering {
  public:
-  Lowering(func::FuncOp f, bool alwaysBlockIo) : f(f), b(f.getContext()), alwaysBlockIo(alwaysBlockIo) {}
+  // blockIo: "auto", "always" or "never" (the pass option).
+  Lowering(func::FuncOp f, StringRef blockIo)
+      : f(f), b(f.getContext()), alwaysBlockIo(blockIo == "always"), neverBlockIo(blockIo == "never") {}
 
   LogicalResult run() {
     if (f.isExternal()) return success();
@@ -122,7 +124,7 @@ class Lowering {
  private:
   func::FuncOp f;
   OpBuilder b;
-  bool alwaysBlockIo;
+  bool alwaysBlockIo, neverBlockIo;
   Value lane;
   DenseMap<Value, Type> elemOfArg;
   DenseSet<Operation*> packedLoads;
@@ -294,7 +296,7 @@ class Lowering {
     int64_t R = rowsOf(t), bits = vt.getElementType().getIntOrFloatBitWidth();
     Value ptr = l.getPtr();
     bool blockShape = (bits == 16 || bits == 32) && (R <= 32 ? llvm::isPowerOf2_64(R) : R % 32 == 0);
-    if (!blockShape) return gatherLoad(loc, ptr, vt, R);
+    if (!blockShape || neverBlockIo) return gatherLoad(loc, ptr, vt, R);
     if (alwaysBlockIo) return blockLoad(loc, ptr, vt, R, packedLoads.contains(l));
     auto ifOp = scf::IfOp::create(b, loc, TypeRange{vt}, blockIoLegal(loc, ptr), /*withElse=*/true);
     OpBuilder::InsertionGuard g(b);
@@ -348,7 +350,7 @@ class Lowering {
     Value v = s.getValue();
     int64_t bits = cast<VectorType>(v.getType()).getElementType().getIntOrFloatBitWidth();
     bool blockShape = (bits == 16 || bits == 32) && (R <= 8 ? llvm::isPowerOf2_64(R) : R % 8 == 0);
-    if (!blockShape) return scatterStore(loc, s.getPtr(), v, R);
+    if (!blockShape || neverBlockIo) return scatterStore(loc, s.getPtr(), v, R);
     if (alwaysBlockIo) return blockStore(loc, s.getPtr(), v, R);
     auto ifOp = scf::IfOp::create(b, loc, blockIoLegal(loc, s.getPtr()), /*withElse=*/true);
     OpBuilder::InsertionGuard g(b);
@@ -545,11 +547,11 @@ class Lowering {
 struct ConvertTileToXeVMPass : impl::ConvertTileToXeVMBase<ConvertTileToXeVMPass> {
   using Base::Base;
   void runOnOperation() override {
-    if (blockIo != "auto" && blockIo != "always") {
-      getOperation().emitError() << "convert-tile-to-xevm: block-io is auto or always, not '" << blockIo << "'";
+    if (blockIo != "auto" && blockIo != "always" && blockIo != "never") {
+      getOperation().emitError() << "convert-tile-to-xevm: block-io is auto, always or never, not '" << blockIo << "'";
       return signalPassFailure();
     }
-    if (failed(Lowering(getOperation(), blockIo == "always").run())) signalPassFailure();
+    if (failed(Lowering(getOperation(), blockIo).run())) signalPassFailure();
   }
 };
 
