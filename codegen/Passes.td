@@ -110,9 +110,9 @@ def ConvertTileToXeVM : Pass<"convert-tile-to-xevm", "::mlir::func::FuncOp"> {
     `xevm.mma`; extracts, concats and row broadcasts shuffle within the
     lane. `!tile.ptr<T>` arguments become `!llvm.ptr<1>`, block pointers
     `vector<8xi64>` (base, shape, strides, offsets, element bytes); program
-    ids are work-group ids, the warp id the sub-group id. Reductions, masks,
-    1-D tiles and workgroup-local memory are not lowered yet (an error says
-    which op). `block-io=always` drops the run-time check and the per-lane
+    ids are work-group ids, the warp id the sub-group id; a 1-D [16 k] tile
+    is one row. Reductions, masks, column tiles ([R, 1]) and workgroup-local
+    memory are not lowered yet (an error says which op). `block-io=always` drops the run-time check and the per-lane
     path, `block-io=never` the block instructions (tests use them to prove
     each path alone).
   }];

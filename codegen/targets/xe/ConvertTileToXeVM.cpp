@@ -109,10 +109,7 @@ class Lowering {
     Block& entry = f.getBody().front();
     auto gptr = LLVM::LLVMPointerType::get(f.getContext(), 1);
     for (BlockArgument a : entry.getArguments())
-      if (isa<PtrType>(a.getType())) {
-        elemOfArg[a] = cast<PtrType>(a.getType()).getElementType();
-        a.setType(gptr);
-      }
+      if (isa<PtrType>(a.getType())) a.setType(gptr);
     f.setType(FunctionType::get(f.getContext(), entry.getArgumentTypes(), f.getResultTypes()));
     b.setInsertionPointToStart(&entry);
     lane = arith::IndexCastOp::create(b, f.getLoc(), b.getIndexType(),
@@ -126,7 +123,6 @@ class Lowering {
   OpBuilder b;
   bool alwaysBlockIo, neverBlockIo;
   Value lane;
-  DenseMap<Value, Type> elemOfArg;
   DenseSet<Operation*> packedLoads;
   // Each op's operand types before the rewrite (operands are lowered first).
   DenseMap<Operation*, SmallVector<Type>> operandTypes;

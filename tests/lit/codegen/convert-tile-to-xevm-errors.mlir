@@ -1,0 +1,40 @@
+// RUN: strata-opt %s -split-input-file -convert-tile-to-xevm -verify-diagnostics
+
+// The lowering reads the sub-group size and DPAS shape off the target row.
+// expected-error @+1 {{convert-tile-to-xevm needs the function's tile.target: run match-target-size}}
+func.func @no_target() attributes {tile.num_warps = 1 : i64} {
+  return
+}
+
+// -----
+
+// xe:dg2's sub-group-8 DPAS form is not lowered.
+// expected-error @+1 {{convert-tile-to-xevm lowers the sub-group-16 rows (xe:pvc, xe:bmg); xe:dg2 has sub-group 8 and DPAS 8x8x16}}
+func.func @dg2() attributes {tile.num_warps = 1 : i64, tile.target = "xe:dg2"} {
+  return
+}
+
+// -----
+
+// Tiles are [R, 16 k]: a lane holds a column of each 16-column block.
+func.func @narrow(%p: !tile.ptr<f32>, %n: index) attributes {tile.num_warps = 1 : i64, tile.target = "xe:pvc"} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %bp = tile.make_block_ptr %p, [%n, %n], [%n, %c1], [%c0, %c0] : !tile.ptr<f32> -> !tile.block_ptr<tensor<8x8xf32>>
+  // expected-error @+1 {{the xe lowering holds [R, 16 k] and [16 k] tiles (a column per lane); got 'tensor<8x8xf32>'}}
+  %x = tile.load %bp : !tile.block_ptr<tensor<8x8xf32>>
+  return
+}
+
+// -----
+
+// Reductions are not lowered yet.
+func.func @reduce(%p: !tile.ptr<f32>, %n: index) attributes {tile.num_warps = 1 : i64, tile.target = "xe:pvc"} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %bp = tile.make_block_ptr %p, [%n, %n], [%n, %c1], [%c0, %c0] : !tile.ptr<f32> -> !tile.block_ptr<tensor<16x16xf32>>
+  %x = tile.load %bp : !tile.block_ptr<tensor<16x16xf32>>
+  // expected-error @+1 {{'tile.reduce' is not supported by the xe lowering yet}}
+  %r = tile.reduce %x {kind = "sum", axis = 1 : i64} : tensor<16x16xf32> -> tensor<16xf32>
+  return
+}

@@ -1,0 +1,94 @@
+// RUN: strata-opt %s -split-input-file -assign-layouts -distribute-to-warps -match-target-size=target=xe:pvc -convert-tile-to-xevm | FileCheck %s
+// RUN: strata-opt %s -split-input-file -assign-layouts -distribute-to-warps -match-target-size=target=xe:pvc -convert-tile-to-xevm=block-io=always | FileCheck %s --check-prefix=ALWAYS
+// RUN: strata-opt %s -split-input-file -assign-layouts -distribute-to-warps -match-target-size=target=xe:pvc -convert-tile-to-xevm=block-io=never | FileCheck %s --check-prefix=NEVER
+
+// One sub-group's [16, 16] x [16, 16] f16 GEMM step on PVC: pointers become
+// global LLVM pointers, block pointers vector<8xi64>; A loads as two 8-row
+// 2D blocks, B with the VNNI transform (16 rows -> 8 x i32 per lane), each
+// behind the run-time check of the surface rules with a per-lane loop as
+// the other branch; two 8x16x16 DPAS; C stored as two 8-row 32-bit blocks.
+// CHECK-LABEL: func.func @gemm_step
+// CHECK-SAME: (%{{.*}}: !llvm.ptr<1>, %{{.*}}: !llvm.ptr<1>, %{{.*}}: !llvm.ptr<1>, %{{.*}}: index)
+// CHECK: xevm.lane_id
+// CHECK: vector.from_elements {{.*}} : vector<8xi64>
+// CHECK: scf.if {{.*}} -> (vector<16xf16>)
+// CHECK: xevm.blockload2d {{.*}} <{elem_size_in_bits = 16 : i32, pack_register = false, tile_height = 16 : i32, tile_width = 16 : i32, transpose = false, v_blocks = 1 : i32}>
+// CHECK: } else {
+// CHECK: scf.for
+// CHECK: llvm.load {{.*}} : !llvm.ptr<1> -> f16
+// CHECK: pack_register = true
+// CHECK-SAME: -> vector<8xi32>
+// CHECK-COUNT-2: xevm.mma {{.*}} {shape = <m = 8, n = 16, k = 16>, types = <d = f32, a = f16, b = f16, c = f32>}
+// CHECK: xevm.blockstore2d {{.*}}elem_size_in_bits = 32 : i32, tile_height = 8 : i32, tile_width = 16 : i32
+// CHECK-NOT: tile.
+// block-io=always: no per-lane loops (B keeps the choice between the
+// plain and the transposed block load, which is the view's layout, not a
+// rule); block-io=never: no block instruction.
+// ALWAYS-LABEL: func.func @gemm_step
+// ALWAYS-NOT: scf.for
+// ALWAYS: xevm.blockload2d
+// ALWAYS-NOT: scf.for
+// ALWAYS: xevm.mma
+// ALWAYS-NOT: scf.for
+// NEVER-LABEL: func.func @gemm_step
+// NEVER-NOT: xevm.block
+// NEVER: xevm.mma
+// NEVER-NOT: xevm.block
+func.func @gemm_step(%a: !tile.ptr<f16>, %b: !tile.ptr<f16>, %c: !tile.ptr<f32>, %n: index) attributes {tile.num_warps = 1 : i64} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %ap = tile.make_block_ptr %a, [%n, %n], [%n, %c1], [%c0, %c0] : !tile.ptr<f16> -> !tile.block_ptr<tensor<16x16xf16>>
+  %bp = tile.make_block_ptr %b, [%n, %n], [%n, %c1], [%c0, %c0] : !tile.ptr<f16> -> !tile.block_ptr<tensor<16x16xf16>>
+  %x = tile.load %ap : !tile.block_ptr<tensor<16x16xf16>>
+  %y = tile.load %bp : !tile.block_ptr<tensor<16x16xf16>>
+  %zero = arith.constant dense<0.0> : tensor<16x16xf32>
+  %d = tile.dot %x, %y, %zero : tensor<16x16xf16> * tensor<16x16xf16> -> tensor<16x16xf32>
+  %cp = tile.make_block_ptr %c, [%n, %n], [%n, %c1], [%c0, %c0] : !tile.ptr<f32> -> !tile.block_ptr<tensor<16x16xf32>>
+  tile.store %cp, %d : !tile.block_ptr<tensor<16x16xf32>>
+  return
+}
+
+// -----
+
+// [N, K] weights: B is a transposed view (unit row stride), read by the
+// transposed 32-bit block load (16 rows x 8 K pairs, VNNI as loaded) where
+// the storage meets the rules.
+// CHECK-LABEL: func.func @gemm_nk
+// CHECK: xevm.blockload2d {{.*}} <{elem_size_in_bits = 32 : i32, pack_register = false, tile_height = 16 : i32, tile_width = 8 : i32, transpose = true, v_blocks = 1 : i32}> {{.*}} -> vector<8xi32>
+// CHECK: xevm.mma
+func.func @gemm_nk(%a: !tile.ptr<bf16>, %w: !tile.ptr<bf16>, %c: !tile.ptr<f32>, %n: index) attributes {tile.num_warps = 1 : i64} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %ap = tile.make_block_ptr %a, [%n, %n], [%n, %c1], [%c0, %c0] : !tile.ptr<bf16> -> !tile.block_ptr<tensor<16x16xbf16>>
+  %bp = tile.make_block_ptr %w, [%n, %n], [%c1, %n], [%c0, %c0] : !tile.ptr<bf16> -> !tile.block_ptr<tensor<16x16xbf16>>
+  %x = tile.load %ap : !tile.block_ptr<tensor<16x16xbf16>>
+  %y = tile.load %bp : !tile.block_ptr<tensor<16x16xbf16>>
+  %zero = arith.constant dense<0.0> : tensor<16x16xf32>
+  %d = tile.dot %x, %y, %zero : tensor<16x16xbf16> * tensor<16x16xbf16> -> tensor<16x16xf32>
+  %cp = tile.make_block_ptr %c, [%n, %n], [%n, %c1], [%c0, %c0] : !tile.ptr<f32> -> !tile.block_ptr<tensor<16x16xf32>>
+  tile.store %cp, %d : !tile.block_ptr<tensor<16x16xf32>>
+  return
+}
+
+// -----
+
+// A bias row: a 1-D [16] tile is one row, expanded to [1, 16] and broadcast
+// over the 8 rows by a shuffle within the lane; bf16 rounds by hand (to
+// nearest even, NaN kept quiet) into i16 bits.
+// CHECK-LABEL: func.func @bias_rows
+// CHECK: vector.shuffle {{.*}} [0, 0, 0, 0, 0, 0, 0, 0] : vector<1xf32>, vector<1xf32>
+// CHECK: arith.constant dense<32767> : vector<8xi32>
+// CHECK: arith.cmpf uno
+// CHECK: arith.trunci {{.*}} : vector<8xi32> to vector<8xi16>
+func.func @bias_rows(%bias: !tile.ptr<f32>, %c: !tile.ptr<bf16>, %n: index) attributes {tile.num_warps = 1 : i64} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %bp = tile.make_block_ptr %bias, [%n], [%c1], [%c0] : !tile.ptr<f32> -> !tile.block_ptr<tensor<16xf32>>
+  %b1 = tile.load %bp : !tile.block_ptr<tensor<16xf32>>
+  %b2 = tile.expand_dims %b1 {axis = 0 : i64} : tensor<16xf32> -> tensor<1x16xf32>
+  %b8 = tile.broadcast %b2 : tensor<1x16xf32> -> tensor<8x16xf32>
+  %o = tile.convert %b8 : tensor<8x16xf32> -> tensor<8x16xbf16>
+  %cp = tile.make_block_ptr %c, [%n, %n], [%n, %c1], [%c0, %c0] : !tile.ptr<bf16> -> !tile.block_ptr<tensor<8x16xbf16>>
+  tile.store %cp, %o : !tile.block_ptr<tensor<8x16xbf16>>
+  return
+}
