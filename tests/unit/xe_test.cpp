@@ -31,6 +31,10 @@ using runtime::opencl::XeCpuDevice;
 
 namespace {
 
+// The device, opened on first use. Intel's CPU OpenCL runtime carries its
+// own LLVM; tests compile their modules (strata's LLVM) before they first
+// open it, so under ctest (a process per test) the two never run in one
+// process at once.
 XeCpuDevice* device() {
   static std::unique_ptr<XeCpuDevice> dev = [] {
     std::string why;
@@ -297,10 +301,10 @@ class XeGemm : public ::testing::TestWithParam<GemmCase> {};
 // rules, the block instructions where they meet them (K and N multiples of
 // 8 give pitches that are multiples of 16 bytes).
 TEST_P(XeGemm, MatchesReferenceOnRaggedShapes) {
-  NEED_DEVICE();
   const GemmCase c = GetParam();
   auto s = xeGemmSpec(c);
-  tile::XeModule mod = tile::compileXe(tile::emitGemmKernel(s), "xe:pvc");
+  tile::XeModule mod = tile::compileXe(tile::emitGemmKernel(s), "xe:pvc");  // before the runtime loads: see device()
+  NEED_DEVICE();
   auto p = device()->buildSpirv(mod.spirv);
   const double bound = strata::testing::storageBound(c.dtype, 1e-4 * 64);
   struct Shape {
@@ -317,10 +321,10 @@ TEST_P(XeGemm, MatchesReferenceOnRaggedShapes) {
 class XeGemmBlocks : public ::testing::TestWithParam<GemmCase> {};
 
 TEST_P(XeGemmBlocks, BlockPathMatchesReference) {
-  NEED_DEVICE();
   const GemmCase c = GetParam();
   auto s = xeGemmSpec(c);
   tile::XeModule mod = tile::compileXe(tile::emitGemmKernel(s), "xe:pvc", "always");
+  NEED_DEVICE();
   auto p = device()->buildSpirv(mod.spirv);
   const double bound = strata::testing::storageBound(c.dtype, 1e-4 * 64);
   EXPECT_LT(runGemm(mod, p, s, c, 64, 96, 128, 3), bound);
