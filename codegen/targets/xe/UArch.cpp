@@ -13,8 +13,8 @@ namespace strata::tile {
 // memory a work-group may use: 128 KiB on PVC; 64 KiB on BMG and DG2, the
 // limit every Level Zero driver for them reports at least (Level Zero
 // discovery prints each GPU's maxSharedLocalMemory: `strata run --backend
-// xe`). The Xe lowering is not there yet: match-target-size's lit tests
-// use these rows.
+// xe`). convert-tile-to-xevm lowers the sub-group-16 rows (pvc, bmg);
+// dg2's 8-wide form is used by match-target-size's lit tests only.
 std::vector<UArch> xeUArchs() {
   return {
       {"xe:pvc", "Intel Data Center GPU Max (PVC, Xe-HPC): DPAS 8x16x16, 2D block load 32x64 bytes, sub-group 16", 32,
