@@ -152,8 +152,9 @@ int compile(const CompileOpts& o) {
   const std::string cuda = "cuda:";
   const bool gpu = o.target.rfind(cuda, 0) == 0;
   if (o.target.rfind("xe", 0) == 0)
-    fail("--target {}: Intel Xe has uArch rows (xe:pvc, xe:bmg, xe:dg2) but no lowering or kernel set yet; strata "
-         "compiles for 'cpu' (the host CPU) and 'cuda:sm_90' (NVIDIA Hopper)",
+    fail("--target {}: Intel Xe has no model kernel set yet (the compiler lowers the GEMM kernels for xe:pvc and "
+         "xe:bmg; RMSNorm, RoPE and attention are not lowered yet: docs/codegen.md); strata compiles models for "
+         "'cpu' (the host CPU) and 'cuda:sm_90' (NVIDIA Hopper)",
          o.target);
   if (o.target != "cpu" && o.target != cuda + "sm_90")
     fail("--target {}: strata compiles for 'cpu' (the host CPU) and 'cuda:sm_90' (NVIDIA Hopper)", o.target);

@@ -46,7 +46,7 @@ got=$(python3 -c "import json,sys;print(json.dumps(json.loads(sys.argv[1])['toke
 expect_error "compiled for KV blocks of 8" "$strata" run "$tmp/art" --prompt-ids 0 --block-size 16
 expect_error "not --backend reference" "$strata" run "$tmp/art" --prompt-ids 0 --backend reference
 expect_error "--target cuda" "$strata" compile "$fx" --target cuda -o "$tmp/art2"
-expect_error "no lowering or kernel set yet" "$strata" compile "$fx" --target xe:pvc -o "$tmp/art2"
+expect_error "Intel Xe has no model kernel set yet" "$strata" compile "$fx" --target xe:pvc -o "$tmp/art2"
 mkdir -p "$tmp/foreign" && echo x > "$tmp/foreign/notes.txt"
 expect_error "not empty" "$strata" compile "$fx" -o "$tmp/foreign"
 # An artifact whose compile stopped before plan.json is strata's: compiled again in place.
