@@ -91,11 +91,13 @@ std::vector<uint32_t> runBuiltins(const std::string& body, const std::vector<uin
   return out;
 }
 
-// A 40 x 48 surface of 16-bit values v(r, c) = r * 256 + c (pitch 96 bytes).
+// A 40 x 48 surface of 16-bit values v(r, c) = r * 256 + c (pitch 96
+// bytes); v is 0 outside it, as block reads return there.
+uint32_t surfaceAt(int r, int c) { return r >= 0 && r < 40 && c >= 0 && c < 48 ? uint32_t(r * 256 + c) : 0; }
 std::vector<uint16_t> surface() {
   std::vector<uint16_t> s(40 * 48);
   for (int r = 0; r < 40; ++r)
-    for (int c = 0; c < 48; ++c) s[r * 48 + c] = uint16_t(r * 256 + c);
+    for (int c = 0; c < 48; ++c) s[r * 48 + c] = uint16_t(surfaceAt(r, c));
   return s;
 }
 
@@ -109,9 +111,7 @@ TEST(XeBuiltins, BlockReadGivesEachLaneItsColumnAndZeroOutside) {
       surface());
   for (int lane = 0; lane < 16; ++lane)
     for (int r = 0; r < 8; ++r) {
-      int col = 40 + lane, row = 36 + r;
-      uint32_t want = col < 48 && row < 40 ? uint32_t(row * 256 + col) : 0;
-      EXPECT_EQ(out[lane * 64 + r], want) << "lane " << lane << " row " << r;
+      EXPECT_EQ(out[lane * 64 + r], surfaceAt(36 + r, 40 + lane)) << "lane " << lane << " row " << r;
     }
 }
 
@@ -124,9 +124,7 @@ TEST(XeBuiltins, TwoBlockReadIsBlockMajor) {
   for (int lane = 0; lane < 16; ++lane)
     for (int blk = 0; blk < 2; ++blk)
       for (int r = 0; r < 32; ++r) {
-        int col = 8 + 16 * blk + lane, row = 2 + r;
-        uint32_t want = col < 48 && row < 40 ? uint32_t(row * 256 + col) : 0;
-        EXPECT_EQ(out[lane * 64 + blk * 32 + r], want) << "lane " << lane << " block " << blk << " row " << r;
+        EXPECT_EQ(out[lane * 64 + blk * 32 + r], surfaceAt(2 + r, 8 + 16 * blk + lane)) << "lane " << lane << " block " << blk << " row " << r;
       }
 }
 
@@ -138,8 +136,7 @@ TEST(XeBuiltins, TransformPacksRowPairsLowFirst) {
       surface());
   for (int lane = 0; lane < 16; ++lane)
     for (int j = 0; j < 8; ++j) {
-      uint32_t lo = (4 + 2 * j) * 256 + 16 + lane, hi = (5 + 2 * j) * 256 + 16 + lane;
-      EXPECT_EQ(out[lane * 64 + j], lo | hi << 16) << "lane " << lane << " pair " << j;
+      EXPECT_EQ(out[lane * 64 + j], surfaceAt(4 + 2 * j, 16 + lane) | surfaceAt(5 + 2 * j, 16 + lane) << 16) << "lane " << lane << " pair " << j;
     }
 }
 
@@ -154,9 +151,8 @@ TEST(XeBuiltins, TransposedReadGivesEachLaneARow) {
       surface());
   for (int lane = 0; lane < 16; ++lane)
     for (int j = 0; j < 8; ++j) {
-      int row = 30 + lane, col = 20 + j;
-      uint32_t want = row < 40 && col < 24 ? uint32_t(row * 256 + 2 * col) | uint32_t(row * 256 + 2 * col + 1) << 16 : 0;
-      EXPECT_EQ(out[lane * 64 + j], want) << "lane " << lane << " column " << j;
+      const int row = 30 + lane, col = 20 + j;  // a 32-bit column holds 16-bit columns 2 col, 2 col + 1
+      EXPECT_EQ(out[lane * 64 + j], surfaceAt(row, 2 * col) | surfaceAt(row, 2 * col + 1) << 16) << "lane " << lane << " column " << j;
     }
 }
 

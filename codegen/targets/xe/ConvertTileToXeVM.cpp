@@ -182,25 +182,52 @@ class Lowering {
     return r;
   }
 
-  // Whether the 2D block instructions may address the array of `ptr`
-  // (uniform: every lane computes the same).
-  Value blockIoLegal(Location loc, Value ptr) {
+  // The 2D surface a block instruction addresses for `ptr`'s array: the
+  // array itself, or for a transposed view (unit row stride: [K, N] over
+  // [N, K] storage) its storage, whose rows are the view's columns. Width
+  // and pitch in bytes, height in rows; x and y are the view's offsets
+  // along the surface's columns and rows (elements).
+  struct Surface {
+    Value base, width, height, pitch, unitStride, x, y;
+  };
+  Surface surface(Location loc, Value ptr, bool transposed) {
     Value es = field(loc, ptr, kElemBytes);
-    Value width = arith::MulIOp::create(b, loc, field(loc, ptr, kCols), es);
-    Value pitch = arith::MulIOp::create(b, loc, field(loc, ptr, kStride0), es);
-    Value col = arith::MulIOp::create(b, loc, field(loc, ptr, kCol), es);
-    Value limit = i64(loc, int64_t(1) << 24);
-    using P = arith::CmpIPredicate;
-    return andAll(loc, {cmp(loc, P::eq, field(loc, ptr, kStride1), i64(loc, 1)), rem0(loc, field(loc, ptr, kBase), 64),
-                        cmp(loc, P::sge, width, i64(loc, 32)), rem0(loc, width, 4), cmp(loc, P::sge, pitch, width),
-                        rem0(loc, pitch, 16), rem0(loc, col, 4), cmp(loc, P::slt, pitch, limit),
-                        cmp(loc, P::slt, field(loc, ptr, kRows), limit), cmp(loc, P::sge, field(loc, ptr, kRow), i64(loc, 0)),
-                        cmp(loc, P::slt, field(loc, ptr, kRow), limit), cmp(loc, P::sge, col, i64(loc, 0)),
-                        cmp(loc, P::slt, col, limit)});
+    auto bytes = [&](Field f) { return Value(arith::MulIOp::create(b, loc, field(loc, ptr, f), es)); };
+    if (transposed)
+      return {field(loc, ptr, kBase), bytes(kRows), field(loc, ptr, kCols), bytes(kStride1), field(loc, ptr, kStride0),
+              field(loc, ptr, kRow), field(loc, ptr, kCol)};
+    return {field(loc, ptr, kBase), bytes(kCols), field(loc, ptr, kRows), bytes(kStride0), field(loc, ptr, kStride1),
+            field(loc, ptr, kCol), field(loc, ptr, kRow)};
   }
 
-  // This lane's element (block bl, row r): its array coordinates, whether
-  // they lie inside the array and its address (the base where not).
+  // Whether the 2D block instructions may address the surface (uniform:
+  // every lane computes the same): unit column stride; base 64-byte aligned;
+  // width and pitch at least 32 bytes, width a multiple of 4 and pitch of 16
+  // and at least the width; the column offset a multiple of 4 bytes; sizes
+  // and offsets within the instructions' 24 bits.
+  Value blockIoLegal(Location loc, Value ptr, bool transposed) {
+    Surface sf = surface(loc, ptr, transposed);
+    Value xBytes = arith::MulIOp::create(b, loc, sf.x, field(loc, ptr, kElemBytes));
+    Value limit = i64(loc, int64_t(1) << 24), zero = i64(loc, 0);
+    using P = arith::CmpIPredicate;
+    return andAll(loc, {cmp(loc, P::eq, sf.unitStride, i64(loc, 1)), rem0(loc, sf.base, 64),
+                        cmp(loc, P::sge, sf.width, i64(loc, 32)), rem0(loc, sf.width, 4), cmp(loc, P::sge, sf.pitch, sf.width),
+                        rem0(loc, sf.pitch, 16), rem0(loc, xBytes, 4), cmp(loc, P::slt, sf.pitch, limit),
+                        cmp(loc, P::slt, sf.height, limit), cmp(loc, P::sge, sf.y, zero), cmp(loc, P::slt, sf.y, limit),
+                        cmp(loc, P::sge, xBytes, zero), cmp(loc, P::slt, xBytes, limit)});
+  }
+
+  // The block instructions' surface operands: base pointer, and width,
+  // height and pitch as i32.
+  struct SurfaceArgs {
+    Value base, width, height, pitch;
+  };
+  SurfaceArgs surfaceArgs(Location loc, Value ptr, bool transposed) {
+    Surface sf = surface(loc, ptr, transposed);
+    return {LLVM::IntToPtrOp::create(b, loc, LLVM::LLVMPointerType::get(b.getContext(), 1), sf.base),
+            toI32(loc, sf.width), toI32(loc, sf.height), toI32(loc, sf.pitch)};
+  }
+
   struct Elem {
     Value inside, addr;
   };
@@ -264,11 +291,7 @@ class Lowering {
     Type e = vt.getElementType();
     int64_t bits = e.getIntOrFloatBitWidth();
     auto bitsT = b.getIntegerType(bits);
-    Value base = LLVM::IntToPtrOp::create(b, loc, LLVM::LLVMPointerType::get(b.getContext(), 1), field(loc, ptr, kBase));
-    Value es = field(loc, ptr, kElemBytes);
-    Value width = toI32(loc, arith::MulIOp::create(b, loc, field(loc, ptr, kCols), es));
-    Value height = toI32(loc, field(loc, ptr, kRows));
-    Value pitch = toI32(loc, arith::MulIOp::create(b, loc, field(loc, ptr, kStride0), es));
+    SurfaceArgs sa = surfaceArgs(loc, ptr, /*transposed=*/false);
     SmallVector<Value> parts;
     for (int64_t bl = 0; bl < vt.getNumElements() / R; ++bl)
       for (int64_t r0 = 0; r0 < R; r0 += 32) {
@@ -277,7 +300,7 @@ class Lowering {
         Value y = toI32(loc, arith::AddIOp::create(b, loc, field(loc, ptr, kRow), i64(loc, r0)));
         bool pack = packed && bits == 16 && (rows == 16 || rows == 32);  // the VNNI forms cl_intel_subgroup_2d_block_io has
         auto partT = pack ? VectorType::get({rows / 2}, b.getI32Type()) : VectorType::get({rows}, bitsT);
-        Value v = xevm::BlockLoad2dOp::create(b, loc, partT, base, width, height, pitch, x, y, uint32_t(bits),
+        Value v = xevm::BlockLoad2dOp::create(b, loc, partT, sa.base, sa.width, sa.height, sa.pitch, x, y, uint32_t(bits),
                                               uint32_t(kLanes), uint32_t(rows), /*v_blocks=*/1u, /*transpose=*/false,
                                               pack, /*cache_control=*/xevm::LoadCacheControlAttr());
         parts.push_back(vector::BitCastOp::create(b, loc, VectorType::get({rows}, e), v));
@@ -285,38 +308,18 @@ class Lowering {
     return join(loc, parts);
   }
 
-  // Whether a transposed view ([K, N] over [N, K] storage: unit row stride)
-  // meets the rules of the transposed 32-bit block load, which reads K in
-  // pairs: the surface is the storage, N rows of K elements.
-  Value transposedLegal(Location loc, Value ptr) {
-    Value es = field(loc, ptr, kElemBytes);
-    Value width = arith::MulIOp::create(b, loc, field(loc, ptr, kRows), es);
-    Value pitch = arith::MulIOp::create(b, loc, field(loc, ptr, kStride1), es);
-    Value limit = i64(loc, int64_t(1) << 24);
-    using P = arith::CmpIPredicate;
-    return andAll(loc, {cmp(loc, P::eq, field(loc, ptr, kStride0), i64(loc, 1)), rem0(loc, field(loc, ptr, kBase), 64),
-                        cmp(loc, P::sge, width, i64(loc, 32)), rem0(loc, width, 4), cmp(loc, P::sge, pitch, width),
-                        rem0(loc, pitch, 16), cmp(loc, P::slt, pitch, limit), rem0(loc, field(loc, ptr, kRow), 2),
-                        cmp(loc, P::sge, field(loc, ptr, kRow), i64(loc, 0)), cmp(loc, P::slt, width, limit),
-                        cmp(loc, P::slt, field(loc, ptr, kCols), limit), cmp(loc, P::sge, field(loc, ptr, kCol), i64(loc, 0))});
-  }
-
   // A 16-bit dot B operand [R, 16 k] from a transposed view: per 16 columns
   // (N) and 16 rows (K), one transposed load of 16 rows of the storage x 8
   // 32-bit pairs of K; lane n receives row n's 8 pairs, which is the VNNI
   // form (and the lane's K values in order).
   Value transposedLoad(Location loc, Value ptr, VectorType vt, int64_t R) {
-    Value base = LLVM::IntToPtrOp::create(b, loc, LLVM::LLVMPointerType::get(b.getContext(), 1), field(loc, ptr, kBase));
-    Value es = field(loc, ptr, kElemBytes);
-    Value width = toI32(loc, arith::MulIOp::create(b, loc, field(loc, ptr, kRows), es));
-    Value height = toI32(loc, field(loc, ptr, kCols));
-    Value pitch = toI32(loc, arith::MulIOp::create(b, loc, field(loc, ptr, kStride1), es));
+    SurfaceArgs sa = surfaceArgs(loc, ptr, /*transposed=*/true);
     SmallVector<Value> parts;
     for (int64_t bl = 0; bl < vt.getNumElements() / R; ++bl)
       for (int64_t k0 = 0; k0 < R; k0 += 16) {
         Value kPair = arith::DivUIOp::create(b, loc, arith::AddIOp::create(b, loc, field(loc, ptr, kRow), i64(loc, k0)), i64(loc, 2));
         Value y = toI32(loc, arith::AddIOp::create(b, loc, field(loc, ptr, kCol), i64(loc, kLanes * bl)));
-        Value v = xevm::BlockLoad2dOp::create(b, loc, VectorType::get({8}, b.getI32Type()), base, width, height, pitch,
+        Value v = xevm::BlockLoad2dOp::create(b, loc, VectorType::get({8}, b.getI32Type()), sa.base, sa.width, sa.height, sa.pitch,
                                               toI32(loc, kPair), y, 32u, 8u, 16u, /*v_blocks=*/1u, /*transpose=*/true,
                                               /*pack_register=*/false, xevm::LoadCacheControlAttr());
         parts.push_back(vector::BitCastOp::create(b, loc, VectorType::get({16}, vt.getElementType()), v));
@@ -349,13 +352,13 @@ class Lowering {
     // block-io=always), else per lane.
     auto plain = [&] {
       if (alwaysBlockIo) return blockLoad(loc, ptr, vt, R, packed);
-      return branch(loc, vt, blockIoLegal(loc, ptr), [&] { return blockLoad(loc, ptr, vt, R, packed); },
+      return branch(loc, vt, blockIoLegal(loc, ptr, /*transposed=*/false), [&] { return blockLoad(loc, ptr, vt, R, packed); },
                     [&] { return gatherLoad(loc, ptr, vt, R); });
     };
     if (!(packed && bits == 16 && R % 16 == 0 && t.getRank() == 2)) return plain();
     // A dot's B operand may be a transposed view of [N, K] weights.
     Value cond = alwaysBlockIo ? cmp(loc, arith::CmpIPredicate::eq, field(loc, ptr, kStride0), i64(loc, 1))
-                               : transposedLegal(loc, ptr);
+                               : blockIoLegal(loc, ptr, /*transposed=*/true);
     return branch(loc, vt, cond, [&] { return transposedLoad(loc, ptr, vt, R); }, plain);
   }
 
@@ -377,11 +380,7 @@ class Lowering {
   void blockStore(Location loc, Value ptr, Value v, int64_t R) {
     auto vt = cast<VectorType>(v.getType());
     int64_t bits = vt.getElementType().getIntOrFloatBitWidth();
-    Value base = LLVM::IntToPtrOp::create(b, loc, LLVM::LLVMPointerType::get(b.getContext(), 1), field(loc, ptr, kBase));
-    Value es = field(loc, ptr, kElemBytes);
-    Value width = toI32(loc, arith::MulIOp::create(b, loc, field(loc, ptr, kCols), es));
-    Value height = toI32(loc, field(loc, ptr, kRows));
-    Value pitch = toI32(loc, arith::MulIOp::create(b, loc, field(loc, ptr, kStride0), es));
+    SurfaceArgs sa = surfaceArgs(loc, ptr, /*transposed=*/false);
     for (int64_t bl = 0; bl < vt.getNumElements() / R; ++bl)
       for (int64_t r0 = 0; r0 < R; r0 += 8) {
         int64_t rows = std::min<int64_t>(8, R - r0);
@@ -391,7 +390,7 @@ class Lowering {
         part = vector::BitCastOp::create(b, loc, VectorType::get({rows}, b.getIntegerType(bits)), part);
         Value x = toI32(loc, arith::AddIOp::create(b, loc, field(loc, ptr, kCol), i64(loc, kLanes * bl)));
         Value y = toI32(loc, arith::AddIOp::create(b, loc, field(loc, ptr, kRow), i64(loc, r0)));
-        xevm::BlockStore2dOp::create(b, loc, base, width, height, pitch, x, y, uint32_t(bits), uint32_t(kLanes),
+        xevm::BlockStore2dOp::create(b, loc, sa.base, sa.width, sa.height, sa.pitch, x, y, uint32_t(bits), uint32_t(kLanes),
                                      uint32_t(rows), part, /*cache_control=*/xevm::StoreCacheControlAttr());
       }
   }
@@ -405,7 +404,7 @@ class Lowering {
     bool blockShape = (bits == 16 || bits == 32) && (R <= 8 ? llvm::isPowerOf2_64(R) : R % 8 == 0);
     if (!blockShape || neverBlockIo) return scatterStore(loc, s.getPtr(), v, R);
     if (alwaysBlockIo) return blockStore(loc, s.getPtr(), v, R);
-    auto ifOp = scf::IfOp::create(b, loc, blockIoLegal(loc, s.getPtr()), /*withElse=*/true);
+    auto ifOp = scf::IfOp::create(b, loc, blockIoLegal(loc, s.getPtr(), /*transposed=*/false), /*withElse=*/true);
     OpBuilder::InsertionGuard g(b);
     b.setInsertionPointToStart(ifOp.thenBlock());
     blockStore(loc, s.getPtr(), v, R);
