@@ -1,5 +1,7 @@
 #include "codegen/LlvmLowering.h"
 
+#include "codegen/Passes.h"
+
 #include "mlir/Conversion/Passes.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
 #include "mlir/Transforms/Passes.h"
@@ -7,6 +9,14 @@
 namespace strata::tile {
 
 using namespace mlir;
+
+void addTileLayoutPasses(OpPassManager& funcPm, const std::string& target) {
+  funcPm.addPass(createAssignLayouts());
+  funcPm.addPass(createDistributeToWarps());
+  MatchTargetSizeOptions mts;
+  mts.target = target;
+  funcPm.addPass(createMatchTargetSize(mts));
+}
 
 std::unique_ptr<Pass> createLoweredCanonicalizerPass() {
   GreedyRewriteConfig config;

@@ -1,6 +1,7 @@
-// The lowering steps every backend shares after its tile conversion:
-// memref/vector/scf/arith/math/func down to the LLVM dialect, and the
-// collection of MLIR diagnostics into error messages.
+// The lowering steps every backend shares: the layout passes before its
+// tile conversion, memref/vector/scf/arith/math/func down to the LLVM
+// dialect after it, and the collection of MLIR diagnostics into error
+// messages.
 #pragma once
 
 #include <memory>
@@ -11,6 +12,11 @@
 #include "mlir/Pass/PassManager.h"
 
 namespace strata::tile {
+
+// assign-layouts, distribute-to-warps and match-target-size for `target`
+// (a uArch row name), on a function pass manager: what turns workgroup
+// tile IR into the per-warp, target-sized IR each backend's conversion takes.
+void addTileLayoutPasses(mlir::OpPassManager& funcPm, const std::string& target);
 
 // The canonicalizer every backend runs after its tile conversion, walking
 // the IR bottom-up. The pass's default top-down walk first hoists every

@@ -110,11 +110,7 @@ OwningOpRef<ModuleOp> lowerToLLVM(MLIRContext& ctx, const std::string& tileIr, c
 
   PassManager pm(&ctx);
   OpPassManager& fpm = pm.nest<func::FuncOp>();
-  fpm.addPass(createAssignLayouts());
-  fpm.addPass(createDistributeToWarps());
-  MatchTargetSizeOptions mts;
-  mts.target = target.empty() ? hostCpuTarget() : target;
-  fpm.addPass(createMatchTargetSize(mts));
+  addTileLayoutPasses(fpm, target.empty() ? hostCpuTarget() : target);
   fpm.addPass(createConvertTileToVector());
   fpm.addPass(createLoweredCanonicalizerPass());
   fpm.addPass(createConvertVectorToSCFPass(VectorTransferToSCFOptions().enableFullUnroll()));

@@ -96,11 +96,7 @@ CudaModule compileUnit(const std::string& tileIr, const std::string& target) {
 
   PassManager pm(&ctx);
   OpPassManager& fpm = pm.nest<func::FuncOp>();
-  fpm.addPass(createAssignLayouts());
-  fpm.addPass(createDistributeToWarps());
-  MatchTargetSizeOptions mts;
-  mts.target = target;
-  fpm.addPass(createMatchTargetSize(mts));
+  addTileLayoutPasses(fpm, target);
   pm.addPass(createConvertTileToNVVM());  // a module pass: it adds the kernels' shared-memory scratch
   OpPassManager& lowered = pm.nest<func::FuncOp>();
   lowered.addPass(createLoweredCanonicalizerPass());

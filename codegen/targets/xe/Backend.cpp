@@ -100,11 +100,7 @@ std::unique_ptr<llvm::Module> lowerToLlvm(const std::string& tileIr, const std::
 
   PassManager pm(&ctx);
   OpPassManager& fpm = pm.nest<func::FuncOp>();
-  fpm.addPass(createAssignLayouts());
-  fpm.addPass(createDistributeToWarps());
-  MatchTargetSizeOptions mts;
-  mts.target = target;
-  fpm.addPass(createMatchTargetSize(mts));
+  addTileLayoutPasses(fpm, target);
   ConvertTileToXeVMOptions xo;
   xo.blockIo = blockIo;
   fpm.addPass(createConvertTileToXeVM(xo));
@@ -163,18 +159,6 @@ XeModule compileXe(const std::string& tileIr, const std::string& target, const s
   }
   out.spirv = spirv.str().str();
   return out;
-}
-
-std::string xeLlvmIr(const std::string& tileIr, const std::string& target) {
-  checkTarget(target);
-  auto tm = spirvMachine();
-  llvm::LLVMContext llvmCtx;
-  XeModule out;
-  std::unique_ptr<llvm::Module> m = lowerToLlvm(tileIr, target, llvmCtx, *tm, out, "auto");
-  std::string s;
-  llvm::raw_string_ostream os(s);
-  m->print(os, nullptr);
-  return s;
 }
 
 }  // namespace strata::tile

@@ -43,8 +43,4 @@ struct XeModule {
 // each path alone).
 XeModule compileXe(const std::string& tileIr, const std::string& target, const std::string& blockIo = "auto");
 
-// The module's LLVM IR after optimization, before SPIR-V emission (for
-// tests and `strata-opt`-style inspection).
-std::string xeLlvmIr(const std::string& tileIr, const std::string& target);
-
 }  // namespace strata::tile
