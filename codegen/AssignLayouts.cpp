@@ -160,6 +160,16 @@ class Propagator {
       return success();
     }
     if (failed(set(dot.getResult(), r, dot)) || failed(set(dot.getC(), r, dot))) return failure();
+    // An integer dot's B in K pairs ([K / 2, 2 N]) is no [K, N] operand:
+    // it stays whole, on the one warp these dots run on (the CPU).
+    if (dot.getBPairs()) {
+      auto lr = equivalentBlocked(r, tileTypeOf(dot.getResult()).getShape());
+      if (failed(lr) || llvm::any_of(lr->warpsPerCTA, [](int64_t w) { return w != 1; }))
+        return dot.emitError() << "an integer dot (B in K pairs) runs on one warp";
+      auto bs = tileTypeOf(dot.getB()).getShape();
+      if (!get(dot.getB()) && failed(set(dot.getB(), blocked(ctx, WarpLayout{{bs[0], bs[1]}, {1, 1}, {1, 0}}), dot)))
+        return failure();
+    }
     // A result every warp holds whole although warps are laid along it is a
     // K split: its operands take their layouts from their own producers
     // (the split_k root's A and the block pointers it shares); B follows A

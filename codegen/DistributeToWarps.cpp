@@ -172,7 +172,7 @@ struct DistributeToWarpsPass : impl::DistributeToWarpsBase<DistributeToWarpsPass
         }
       }
       b.setInsertionPoint(d);
-      Value partial = DotOp::create(b, d.getLoc(), ct, d.getA(), d.getB(), zeros(), nullptr);
+      Value partial = DotOp::create(b, d.getLoc(), ct, d.getA(), d.getB(), zeros(), nullptr, d.getBPairsAttr());
       auto sum = ReduceOp::create(b, d.getLoc(), ct, partial, b.getStringAttr("sum"), nullptr, b.getUnitAttr(), nullptr);
       Value total = arith::AddFOp::create(b, d.getLoc(), d.getC(), sum.getResult());
       d.getResult().replaceAllUsesWith(total);

@@ -50,7 +50,10 @@ GemmText gemmText(const GemmKernelSpec& s) {
              s.tiling.empty() ? "" : fmt::format(" {{tiling = \"{}\"}}", s.tiling),
              fmt::format("tensor<{}x{}x{}>", M, N, s.dtype), fmt::format("{}x{}", M, N)};
   t.aP = "!tile.block_ptr<" + t.aT + ">";
-  t.bS = fmt::format("tensor<{}x{}x{}>", K, N, s.bDtype());
+  // i8 panels are read a quantization block of K pairs at a time
+  // (GemmText::int8DotLoop).
+  t.bS = s.int8Blocks() ? fmt::format("tensor<{}x{}xi8>", s.quantBlock / 2, 2 * N)
+                        : fmt::format("tensor<{}x{}x{}>", K, N, s.bDtype());
   t.bP = "!tile.block_ptr<" + t.bS + ">";
   return t;
 }

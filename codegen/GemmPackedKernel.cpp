@@ -21,10 +21,9 @@ namespace strata::tile::gemm {
 std::string emitPackedGemm(const GemmKernelSpec& s) {
   if (s.dtype != "f32") fail("gemm kernel: panel-packed (CPU) kernels are f32 only (got {})", s.dtype);
   if (!s.int8Blocks()) StorageText{s.bDtype()}.check("gemm (weights)");
-  else if (s.quantBlock < 4 || s.quantBlock % 4 || s.chunkK % s.quantBlock)
-    fail("gemm kernel: i8 weight blocks of {} values (a multiple of 4: the GEMV sums 4 K steps an iteration; "
-         "dividing the K chunks of {})",
-         s.quantBlock, s.chunkK);
+  else if (s.quantBlock < 2 || s.quantBlock % 2 || s.chunkK % s.quantBlock)
+    fail("gemm kernel: i8 weight blocks of {} values (whole K pairs, dividing the K chunks of {})", s.quantBlock,
+         s.chunkK);
   if (s.microM <= 0 || s.blockM % s.microM != 0 || s.blockK != 1)
     fail("gemm kernel: program rows {} must be whole register blocks of {} rows, and K steps 1 (got {})", s.blockM,
          s.microM, s.blockK);
@@ -44,14 +43,16 @@ std::string emitPackedGemm(const GemmKernelSpec& s) {
   // offset `k`: B is program column block pn's panel, rows [pn K, pn K + K)
   // of a [panels K, blockN] array (zero-padded: no column edge); C's view
   // has `cRows` rows.
+  // (i8 panels: GemmText::int8DotLoop makes its own A and B pointers.)
   auto blockPtrs = [&](const char* k, const char* cRows = "%M") {
-    std::string p = fmt::format(R"(    %ap = tile.make_block_ptr %a, [%M, %K], [%K, %c1], [%row, {k}] : !tile.ptr<f32> -> {aP}
+    std::string p = fmt::format("    %cp = tile.make_block_ptr %c, [{}, %N], [%N, %c1], [%row, %col] : !tile.ptr<f32> -> !tile.block_ptr<{}>\n",
+                                cRows, cur->cS);
+    if (s.int8Blocks()) return p;
+    p = fmt::format(R"(    %ap = tile.make_block_ptr %a, [%M, %K], [%K, %c1], [%row, {k}] : !tile.ptr<f32> -> {aP}
     %bo = arith.addi %koff, {k} : index
     %bp = tile.make_block_ptr %b, [%kend, %bn], [%bn, %c1], [%bo, %c0] : !tile.ptr<{bdt}> -> {bP}
-    %cp = tile.make_block_ptr %c, [{cRows}, %N], [%N, %c1], [%row, %col] : !tile.ptr<f32> -> !tile.block_ptr<{cS}>
 )",
-                                fmt::arg("k", k), fmt::arg("aP", cur->aP), fmt::arg("bP", cur->bP), fmt::arg("bdt", s.bDtype()),
-                                fmt::arg("cRows", cRows), fmt::arg("cS", cur->cS));
+                    fmt::arg("k", k), fmt::arg("aP", cur->aP), fmt::arg("bP", cur->bP), fmt::arg("bdt", s.bDtype())) + p;
     if (s.swiglu)
       p += fmt::format(
           "    %bp2 = tile.make_block_ptr %b2, [%kend, %bn], [%bn, %c1], [%bo, %c0] : !tile.ptr<{}> -> {}\n",
@@ -64,7 +65,7 @@ std::string emitPackedGemm(const GemmKernelSpec& s) {
   // loads are always whole.
   auto wholeK = [&](const std::string& p, const char* aIb, const char* cIb) {
     return cur->kLoop("%" + p, "%c0", "%K", {cur->zero, cur->zero}, ptrs, aIb, ib) +
-           cur->epilogue(p, "%" + p + "#0", "%" + p + "#3", cIb);
+           cur->epilogue(p, cur->accResult("%" + p, 0), cur->accResult("%" + p, 1), cIb);
   };
   // One chunk [%kc, %kce) of one register block, from zeros (the first
   // chunk) or from the partial sums stored in C; the last chunk runs the
@@ -89,8 +90,8 @@ std::string emitPackedGemm(const GemmKernelSpec& s) {
       lines = "%" + p + "ls";
     }
     return start + cur->kLoop("%" + p, "%kc", "%kce", {init}, ptrs, aIb, ib, lines) +
-           fmt::format("      scf.if %last {{\n{}      }} else {{\n        tile.store %cp, %{}#0{} : !tile.block_ptr<{}>\n      }}\n",
-                       cur->epilogue(p, "%" + p + "#0", "", cIb), p, cIb, cur->cS);
+           fmt::format("      scf.if %last {{\n{}      }} else {{\n        tile.store %cp, {}{} : !tile.block_ptr<{}>\n      }}\n",
+                       cur->epilogue(p, cur->accResult("%" + p, 0), "", cIb), cur->accResult("%" + p, 0), cIb, cur->cS);
   };
   // The program's rows [r0, r1): a remainder of fewer than microM rows
   // first, then whole register blocks. The remainder is a whole block at
@@ -202,11 +203,6 @@ std::string emitPackedGemm(const GemmKernelSpec& s) {
                              fmt::arg("LW", s.prefetchNext), fmt::arg("LPR", s.chunkK / s.microM),
                              fmt::arg("LAST", std::max<int64_t>(0, lines - s.chunkK)));
   }
-  // The GEMV over blocks with offsets sums A's K steps of a block (an A
-  // block is 1 x 1: GemmText::int8RowLoop).
-  const std::string offsetZero = s.quantOffsets && s.microM == 1
-                                     ? fmt::format("  %zeroA = arith.constant dense<0.0> : {}\n", t6.aT)
-                                     : "";
   return fmt::format(R"(func.func @{name}({args}) attributes {{tile.num_warps = 1 : i64}} {{
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
@@ -255,15 +251,24 @@ std::string emitPackedGemm(const GemmKernelSpec& s) {
 )",
                      fmt::arg("name", s.name), fmt::arg("args", gemmSignature(s)), fmt::arg("BM", s.blockM),
                      fmt::arg("MR", s.microM), fmt::arg("BN", s.blockN), fmt::arg("BK", s.blockK),
-                     fmt::arg("KC", s.chunkK ? s.chunkK : s.blockK), fmt::arg("PFK", s.prefetchK), fmt::arg("cT", t6.cT),
+                     fmt::arg("KC", s.chunkK ? s.chunkK : s.blockK),
+                     // i8 panels: in pair rows, at least a quantization block ahead
+                     // (GemmText::int8DotLoop prefetches once a block).
+                     fmt::arg("PFK", s.int8Blocks() ? std::max(s.prefetchK, s.quantBlock) / 2 : s.prefetchK),
+                     fmt::arg("cT", t6.cT),
                      fmt::arg("blocks", blocks), fmt::arg("inside", body(ib)), fmt::arg("edge", body("")),
                      fmt::arg("nextConsts", nextConsts),
-                     fmt::arg("quantConsts", s.int8Blocks() ? fmt::format(R"(  %cqb = arith.constant {} : index
+                     fmt::arg("quantConsts", s.int8Blocks() ? fmt::format(R"(  %cqb = arith.constant {Q} : index
+  %cqh = arith.constant {QH} : index
+  %cp2 = arith.constant 2 : index
+  %bnp = arith.constant {BNP} : index
+  %kendp = arith.divui %kend, %cp2 : index
   %kblocks = arith.divui %K, %cqb : index
   %soff = arith.muli %pn, %kblocks : index
   %send = arith.addi %soff, %kblocks : index
-{})",
-                                                                   s.quantBlock, offsetZero) : ""));
+)",
+                                                                   fmt::arg("Q", s.quantBlock), fmt::arg("QH", s.quantBlock / 2),
+                                                                   fmt::arg("BNP", 2 * s.blockN)) : ""));
 }
 
 }  // namespace strata::tile::gemm

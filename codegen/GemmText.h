@@ -102,36 +102,7 @@ struct GemmText {
 
   // `y` = B's block (bT) through block pointer `ptr`: the load, and for
   // 16-bit panels under an f32 dot (weightDtype) the widening after it.
-  // i8 panels: the integers converted, times the scales of K step %k's
-  // block (row %soff + %k / quantBlock of the panel's scales in `scales`),
-  // plus its offsets (the same row of `offsets`) where there are any.
-  // `w` (0 / 1: b / b2) picks the weight; with `preloaded` its block's
-  // scale and offset rows are already the values %bs<w> and %bo<w>
-  // (int8BlockLoop), else they are loaded here from b_scales / b_offsets.
-  std::string loadB(const std::string& y, const std::string& ptr, const std::string& attrs, int w = 0,
-                    bool preloaded = false) const {
-    if (s.int8Blocks()) {
-      const std::string sv = preloaded ? fmt::format("%bs{}", w) : y + "s";
-      const std::string ov = preloaded ? fmt::format("%bo{}", w) : y + "f";
-      std::string t = fmt::format(R"(    {y}q = tile.load {ptr}{a} : {bP}
-    {y}i = tile.convert {y}q : {bS} -> {bT}
-)",
-                                  fmt::arg("y", y), fmt::arg("ptr", ptr), fmt::arg("a", attrs), fmt::arg("bP", bP),
-                                  fmt::arg("bS", bS), fmt::arg("bT", bT));
-      if (!preloaded) {
-        t += fmt::format("    {y}kb = arith.divui %k, %cqb : index\n    {y}sr = arith.addi %soff, {y}kb : index\n",
-                         fmt::arg("y", y));
-        t += blockRow(sv, w ? "%bsc2" : "%bsc", y + "sr");
-        if (s.quantOffsets) t += blockRow(ov, w ? "%boff2" : "%boff", y + "sr");
-      }
-      // q s + o in one FMA (contract).
-      t += fmt::format("    {y}{m} = arith.mulf {y}i, {sv} fastmath<contract> : {bT}\n", fmt::arg("y", y),
-                       fmt::arg("m", s.quantOffsets ? "m" : ""), fmt::arg("sv", sv), fmt::arg("bT", bT));
-      if (s.quantOffsets)
-        t += fmt::format("    {y} = arith.addf {y}m, {ov} fastmath<contract> : {bT}\n", fmt::arg("y", y),
-                         fmt::arg("ov", ov), fmt::arg("bT", bT));
-      return t;
-    }
+  std::string loadB(const std::string& y, const std::string& ptr, const std::string& attrs) const {
     if (bS == bT) return fmt::format("    {} = tile.load {}{} : {}\n", y, ptr, attrs, bP);
     return fmt::format("    {y}s = tile.load {ptr}{a} : {bP}\n    {y} = tile.convert {y}s : {bS} -> {bT}\n",
                        fmt::arg("y", y), fmt::arg("ptr", ptr), fmt::arg("a", attrs), fmt::arg("bP", bP),
@@ -147,18 +118,21 @@ struct GemmText {
                        fmt::arg("v", v), fmt::arg("buf", buf), fmt::arg("row", row), fmt::arg("bT", bT));
   }
 
+  // The accumulator of weight w (0, or 1: b2) among kLoop's results `res`.
+  std::string accResult(const std::string& res, int w) const {
+    return fmt::format("{}#{}", res, w == 0 ? 0 : s.int8Blocks() ? 1 : 3);
+  }
+
   // A K loop over [from, to) starting from the accumulators `inits`
   // (and block pointers `ptrs`); its results are `res`#0.. . `ib` marks the
   // loads in bounds, `bIb` B's alone (packed panels are whole up to K).
-  // i8 panels (int8Blocks): an outer loop over the quantization blocks
-  // (int8BlockLoop) around this loop over one block, with the block's
-  // scale and offset rows loaded once (`inBlock`); `lineFrom` is the
-  // chunk's start for the next-chunk prefetch (GemmKernelSpec::prefetchNext).
+  // `nextLines` is the start of this block's lines of the next chunk for
+  // the next-chunk prefetch (GemmKernelSpec::prefetchNext), `from` their
+  // first K step. i8 panels take int8DotLoop.
   std::string kLoop(const std::string& res, const char* from, const char* to, const std::vector<std::string>& inits,
                     const std::vector<std::string>& ptrs, const char* ib, const char* bIb,
-                    const std::string& nextLines = "", bool inBlock = false, const char* lineFrom = nullptr) const {
-    if (s.int8Blocks() && s.microM == 1 && nextLines.empty()) return int8RowLoop(res, from, to, inits, ptrs, ib, bIb);
-    if (s.int8Blocks() && !inBlock) return int8BlockLoop(res, from, to, inits, ptrs, ib, bIb, nextLines);
+                    const std::string& nextLines = "") const {
+    if (s.int8Blocks()) return int8DotLoop(res, from, to, inits, ib, nextLines);
     std::string iterArgs = fmt::format("%acc = {}, %pa = {}, %pb = {}", inits[0], ptrs[0], ptrs[1]);
     std::string types = cT + ", " + aP + ", " + bP;
     std::string aib = loadAttrs(ib, 1), bib = loadAttrs(bIb, s.weightsNK && !s.packedB ? 0 : -1);
@@ -167,7 +141,7 @@ struct GemmText {
     %na = tile.advance %pa, [%c0, %bk] : {aP}
     %nb = tile.advance %pb, [%bk, %c0] : {bP}
 )",
-                                   fmt::arg("aib", aib), fmt::arg("yLoad", loadB("%y", "%pb", bib, 0, inBlock)), fmt::arg("aP", aP), fmt::arg("bP", bP),
+                                   fmt::arg("aib", aib), fmt::arg("yLoad", loadB("%y", "%pb", bib)), fmt::arg("aP", aP), fmt::arg("bP", bP),
                                    fmt::arg("aT", aT), fmt::arg("bT", bT), fmt::arg("cT", cT), fmt::arg("hint", hint));
     // Packed main loops: prefetch B (and b_up) prefetchK rows ahead.
     auto prefetch = [&](const char* ptr) {
@@ -188,14 +162,14 @@ struct GemmText {
     %pl = tile.make_block_ptr %b, [%bTotal], [%c1], [%la] : !tile.ptr<{bdt}> -> {lP}
     tile.prefetch %pl {{locality = 2 : i64}} : {lP}
 )",
-                          fmt::arg("lineFrom", lineFrom ? lineFrom : from), fmt::arg("start", nextLines), fmt::arg("lP", lP),
+                          fmt::arg("lineFrom", from), fmt::arg("start", nextLines), fmt::arg("lP", lP),
                           fmt::arg("bdt", s.bDtype()));
     }
     if (s.swiglu) {
       body += prefetch("pb2");
       iterArgs += fmt::format(", %acc2 = {}, %pb2 = {}", inits[1], ptrs[2]);
       types += ", " + cT + ", " + bP;
-      body += loadB("%y2", "%pb2", bib, 1, inBlock) + fmt::format(R"(    %d2 = tile.dot %x, %y2, %acc2 : {aT} * {bT} -> {cT}
+      body += loadB("%y2", "%pb2", bib) + fmt::format(R"(    %d2 = tile.dot %x, %y2, %acc2 : {aT} * {bT} -> {cT}
     %nb2 = tile.advance %pb2, [%bk, %c0] : {bP}
 )",
                           fmt::arg("bP", bP), fmt::arg("aT", aT), fmt::arg("bT", bT), fmt::arg("cT", cT));
@@ -206,158 +180,157 @@ struct GemmText {
                        res, n, from, to, iterArgs, types, body, yields, types);
   }
 
-  // The K loop of a register block of several rows over i8 panels: per
-  // block of quantBlock K steps, the block's scale (and offset) rows are
-  // loaded once, then kLoop's steps run on them (each converts B's row and
-  // scales it in one FMA, shared by the block's rows). [from, to) covers
-  // whole blocks (chunks are multiples of quantBlock).
-  std::string int8BlockLoop(const std::string& res, const char* from, const char* to,
-                            const std::vector<std::string>& inits, const std::vector<std::string>& ptrs, const char* ib,
-                            const char* bIb, const std::string& nextLines) const {
-    const int n = s.swiglu ? 5 : 3;
-    std::string iterArgs = fmt::format("%oacc = {}, %opa = {}, %opb = {}", inits[0], ptrs[0], ptrs[1]);
-    std::string types = cT + ", " + aP + ", " + bP;
-    std::string rows = blockRow("%bs0", "%bsc", "%sr") + (s.quantOffsets ? blockRow("%bo0", "%boff", "%sr") : "");
-    std::vector<std::string> innerInits = {"%oacc"}, innerPtrs = {"%opa", "%opb"};
+  // The K loop over i8 panels (int8Blocks), one quantization block of Q =
+  // quantBlock K steps an iteration, in integers: the register block's A
+  // rows [microM, Q] are quantized to i16 with a scale per row (its largest
+  // magnitude maps to 32767, rounded to nearest even), integer dots
+  // multiply them by the block's panel rows ([Q / 2, 2 blockN] i8 in K
+  // pairs: abi::packInt8BlockPanels) exactly in i32, and the sums join the
+  // f32 accumulators times A's row scale and the panel's column scales;
+  // with offsets, A's f32 row sums times the offsets are added: sum_k x_k
+  // (s q_k + o) = s sum_k x_k q_k + o sum_k x_k. A's i16 values keep 15
+  // bits of each block (llama.cpp's own dot products keep 8), so the result
+  // stays within f32 rounding of the dequantized weights' product.
+  // The one-row GEMV quantizes and multiplies the whole block at once; a
+  // block of several rows runs as a loop over groups of kIntGroup K steps
+  // (A's group quantized with the block's scales, then its dot), which
+  // keeps the code of the many row-block copies small (the whole block
+  // unrolled took minutes to compile for a Q4_K_M model's kernels).
+  // [from, to) covers whole blocks (chunks are multiples of Q). A and B are
+  // addressed from %row, %koff and the block's K (kLoop's `ptrs` are not
+  // read); the results are the accumulators (accResult).
+  static constexpr int64_t kIntGroup = 8;
+  std::string int8DotLoop(const std::string& res, const char* from, const char* to, const std::vector<std::string>& inits,
+                          const char* aIb, const std::string& nextLines) const {
+    const int weights = s.swiglu ? 2 : 1;
+    const int64_t M = s.microM, Q = s.quantBlock, N = s.blockN, G = M == 1 ? Q : std::min(kIntGroup, Q);
+    const std::string xT = fmt::format("tensor<{}x{}xf32>", M, Q), gT = fmt::format("tensor<{}x{}xf32>", M, G),
+                      qT = fmt::format("tensor<{}x{}xi16>", M, G), rT = fmt::format("tensor<{}x1xf32>", M),
+                      iT = fmt::format("tensor<{}x{}xi32>", M, N),
+                      gbS = fmt::format("tensor<{}x{}xi8>", G / 2, 2 * N);
+    const std::string gbP = "!tile.block_ptr<" + gbS + ">";
+    std::string iterArgs = fmt::format("%acc = {}", inits[0]), types = cT;
     if (s.swiglu) {
-      iterArgs += fmt::format(", %oacc2 = {}, %opb2 = {}", inits[1], ptrs[2]);
-      types += ", " + cT + ", " + bP;
-      rows += blockRow("%bs1", "%bsc2", "%sr") + (s.quantOffsets ? blockRow("%bo1", "%boff2", "%sr") : "");
-      innerInits.push_back("%oacc2");
-      innerPtrs.push_back("%opb2");
+      iterArgs += fmt::format(", %acc2 = {}", inits[1]);
+      types += ", " + cT;
     }
-    std::string yields;
-    for (int i = 0; i < n; ++i) yields += fmt::format("{}%in#{}", i ? ", " : "", i);
-    return fmt::format(R"(    {res}:{n} = scf.for %kb = {from} to {to} step %cqb iter_args({iterArgs}) -> ({types}) {{
-    %kbi = arith.divui %kb, %cqb : index
-    %sr = arith.addi %soff, %kbi : index
-    %kbe = arith.addi %kb, %cqb : index
-{rows}{inner}    scf.yield {yields} : {types}
-    }}
+    const char* bufs[2] = {"%b", "%b2"};
+    // A's block and its row scales %xsc and reciprocals %xinv (0 for rows
+    // of zeros), with offsets its row sums %xsum; %bro: the block's first
+    // pair row of the panels.
+    std::string body = fmt::format(R"(      %kbi = arith.divui %kb, %cqb : index
+      %sr = arith.addi %soff, %kbi : index
+      %kbk = arith.addi %koff, %kb : index
+      %bro = arith.divui %kbk, %cp2 : index
+      %xap = tile.make_block_ptr %a, [%M, %K], [%K, %c1], [%row, %kb] : !tile.ptr<f32> -> !tile.block_ptr<{xT}>
+      %xa = tile.load %xap{aIb} : !tile.block_ptr<{xT}>
+      %xab = math.absf %xa : {xT}
+      %xmr = tile.reduce %xab {{kind = "max", axis = 1 : i64}} : {xT} -> tensor<{M}xf32>
+      %xm = tile.expand_dims %xmr {{axis = 1 : i64}} : tensor<{M}xf32> -> {rT}
+      %xlim = arith.constant dense<32767.0> : {rT}
+      %xrcp = arith.constant dense<3.0518509e-05> : {rT}
+      %xz = arith.constant dense<0.0> : {rT}
+      %xsc = arith.mulf %xm, %xrcp : {rT}
+      %xinv0 = arith.divf %xlim, %xm : {rT}
+      %xnz = arith.cmpf ogt, %xm, %xz : {rT}
+      %xinv = arith.select %xnz, %xinv0, %xz : tensor<{M}x1xi1>, {rT}
+      %zi = arith.constant dense<0> : {iT}
 )",
-                       fmt::arg("res", res), fmt::arg("n", n), fmt::arg("from", from), fmt::arg("to", to),
-                       fmt::arg("iterArgs", iterArgs), fmt::arg("types", types), fmt::arg("rows", rows),
-                       fmt::arg("inner", kLoop("%in", "%kb", "%kbe", innerInits, innerPtrs, ib, bIb, nextLines, true, from)),
-                       fmt::arg("yields", yields));
-  }
-
-  // The one-row (GEMV) K loop over i8 panels: per block of quantBlock K
-  // steps the unscaled i8 products are summed first and the block's scales
-  // applied once (not at every step: the decode GEMV is bound by these
-  // instructions, not by memory). With offsets, A's values of the block
-  // are summed too and times the offsets added once: sum_k x_k (s q_k + o)
-  // = s sum_k x_k q_k + o sum_k x_k. [from, to) covers whole blocks.
-  std::string int8RowLoop(const std::string& res, const char* from, const char* to, const std::vector<std::string>& inits,
-                          const std::vector<std::string>& ptrs, const char* ib, const char* bIb) const {
-    // 4 K steps an iteration into 4 partial sums (per weight): one row's
-    // FMAs otherwise wait on each other (5 cycles each on Zen 1, while the
-    // i8 panels stream 4x fewer bytes than f32 ones). Measured 2026-11-29
-    // on the EPYC, the 124.7M Llama's Q8_0 decode step, with the block
-    // scales applied once a block: 16.0 -> 13.9 ms.
-    constexpr int kUnroll = 4;
-    const int weights = s.swiglu ? 2 : 1, n = 1 + 2 * weights;
-    const bool off = s.quantOffsets;
-    std::string iterArgs = fmt::format("%acc = {}, %pa = {}, %pb = {}", inits[0], ptrs[0], ptrs[1]);
-    std::string types = cT + ", " + aP + ", " + bP, innerTypes = aP + ", " + bP, inner = "%qa = %pa, %qb = %pb";
-    if (s.swiglu) {
-      iterArgs += fmt::format(", %acc2 = {}, %pb2 = {}", inits[1], ptrs[2]);
-      types += ", " + cT + ", " + bP;
-      innerTypes += ", " + bP;
-      inner += ", %qb2 = %pb2";
-    }
-    for (int w = 0; w < weights; ++w)
-      for (int u = 0; u < kUnroll; ++u) {
-        inner += fmt::format(", %q{}_{} = %zero", w, u);
-        innerTypes += ", " + cT;
-      }
-    if (off) {
-      inner += ", %xs = %zeroA";
-      innerTypes += ", " + aT;
-    }
-    // Sub-step u: A's column and each weight's row k + u, into partial u.
-    std::string body, yields = "%na, %nb";
-    const char* bPtr[2] = {"%qb", "%qb2"};
-    for (int u = 0; u < kUnroll; ++u) {
-      const std::string au = u ? fmt::format("%qa{}", u) : "%qa";
-      if (u) body += fmt::format("        {} = tile.advance %qa, [%c0, %ku{}] : {}\n", au, u, aP);
-      body += fmt::format("        %x{} = tile.load {}{} : {}\n", u, au, loadAttrs(ib, 1), aP);
-      for (int w = 0; w < weights; ++w) {
-        std::string bu = u ? fmt::format("{}_{}", bPtr[w], u) : bPtr[w];
-        if (u) body += fmt::format("        {} = tile.advance {}, [%ku{}, %c0] : {}\n", bu, bPtr[w], u, bP);
-        body += fmt::format(R"(        %y{w}_{u}q = tile.load {bu}{bib} : {bP}
-        %y{w}_{u} = tile.convert %y{w}_{u}q : {bS} -> {bT}
-        %d{w}_{u} = tile.dot %x{u}, %y{w}_{u}, %q{w}_{u} : {aT} * {bT} -> {cT}
+                                   fmt::arg("xT", xT), fmt::arg("rT", rT), fmt::arg("iT", iT), fmt::arg("M", M),
+                                   fmt::arg("aIb", aIb));
+    if (s.quantOffsets)
+      body += fmt::format(R"(      %xsr = tile.reduce %xa {{kind = "sum", axis = 1 : i64}} : {xT} -> tensor<{M}xf32>
+      %xsum = tile.expand_dims %xsr {{axis = 1 : i64}} : tensor<{M}xf32> -> {rT}
 )",
-                            fmt::arg("w", w), fmt::arg("u", u), fmt::arg("bu", bu), fmt::arg("bib", loadAttrs(bIb, -1)),
-                            fmt::arg("bP", bP), fmt::arg("bS", bS), fmt::arg("bT", bT), fmt::arg("aT", aT),
-                            fmt::arg("cT", cT));
-      }
-    }
-    // A's sum: the step's four values in pairs, so one add a step carries
-    // the dependence from step to step.
-    if (off)
-      body += fmt::format(R"(        %xp0 = arith.addf %x0, %x1 : {aT}
-        %xp1 = arith.addf %x2, %x3 : {aT}
-        %xp = arith.addf %xp0, %xp1 : {aT}
-        %xsn = arith.addf %xs, %xp : {aT}
+                          fmt::arg("xT", xT), fmt::arg("rT", rT), fmt::arg("M", M));
+    // One group's A values quantized (%gq from %ga) and its dots from the
+    // sums in `from[w]` into %gd<w>, B's group at pair row %gbr.
+    auto group = [&](const std::string& ga, const std::vector<std::string>& from) {
+      std::string t = fmt::format(R"(        %gib = tile.broadcast %xinv : {rT} -> {gT}
+        %gs = arith.mulf {ga}, %gib : {gT}
+        %gr = math.roundeven %gs : {gT}
+        %gq = arith.fptosi %gr : {gT} to {qT}
 )",
-                          fmt::arg("aT", aT));
-    for (int w = 0; w < weights; ++w)
-      if (s.prefetchK)
-        body += fmt::format("        %pf{w} = tile.advance {b}, [%pfk, %c0] : {bP}\n        tile.prefetch %pf{w} : {bP}\n",
-                            fmt::arg("w", w), fmt::arg("b", bPtr[w]), fmt::arg("bP", bP));
-    body += fmt::format("        %na = tile.advance %qa, [%c0, %ku{}] : {}\n        %nb = tile.advance %qb, [%ku{}, %c0] : {}\n",
-                        kUnroll, aP, kUnroll, bP);
-    if (s.swiglu) {
-      body += fmt::format("        %nb2 = tile.advance %qb2, [%ku{}, %c0] : {}\n", kUnroll, bP);
-      yields += ", %nb2";
+                                  fmt::arg("rT", rT), fmt::arg("gT", gT), fmt::arg("qT", qT), fmt::arg("ga", ga));
+      for (int w = 0; w < weights; ++w)
+        t += fmt::format(R"(        %gbp{w} = tile.make_block_ptr {buf}, [%kendp, %bnp], [%bnp, %c1], [%gbr, %c0] : !tile.ptr<i8> -> {gbP}
+        %gy{w} = tile.load %gbp{w} {{in_bounds}} : {gbP}
+        %gd{w} = tile.dot %gq, %gy{w}, {from} {{b_pairs}} : {qT} * {gbS} -> {iT}
+)",
+                         fmt::arg("w", w), fmt::arg("buf", bufs[w]), fmt::arg("gbP", gbP), fmt::arg("gbS", gbS),
+                         fmt::arg("qT", qT), fmt::arg("iT", iT), fmt::arg("from", from[w]));
+      return t;
+    };
+    std::vector<std::string> sums;
+    if (G == Q) {
+      body += "        %gbr = arith.addi %bro, %c0 : index\n" + group("%xa", {"%zi", "%zi"});
+      for (int w = 0; w < weights; ++w) sums.push_back(fmt::format("%gd{}", w));
+    } else {
+      std::string gArgs = "%ia0 = %zi", gTypes = iT, gYield = "%gd0";
+      if (s.swiglu) gArgs += ", %ia1 = %zi", gTypes += ", " + iT, gYield += ", %gd1";
+      body += fmt::format(R"(      %cgs = arith.constant {G} : index
+      %ig:{W} = scf.for %kg = %c0 to %cqb step %cgs iter_args({gArgs}) -> ({gTypes}) {{
+        %kk = arith.addi %kb, %kg : index
+        %kgp = arith.divui %kg, %cp2 : index
+        %gbr = arith.addi %bro, %kgp : index
+        %gap = tile.make_block_ptr %a, [%M, %K], [%K, %c1], [%row, %kk] : !tile.ptr<f32> -> !tile.block_ptr<{gT}>
+        %ga = tile.load %gap{aIb} : !tile.block_ptr<{gT}>
+{group}        scf.yield {gYield} : {gTypes}
+      }}
+)",
+                          fmt::arg("G", G), fmt::arg("W", weights), fmt::arg("gArgs", gArgs), fmt::arg("gTypes", gTypes),
+                          fmt::arg("gT", gT), fmt::arg("aIb", aIb), fmt::arg("group", group("%ga", {"%ia0", "%ia1"})),
+                          fmt::arg("gYield", gYield));
+      for (int w = 0; w < weights; ++w) sums.push_back(fmt::format("%ig#{}", w));
     }
-    for (int w = 0; w < weights; ++w)
-      for (int u = 0; u < kUnroll; ++u) yields += fmt::format(", %d{}_{}", w, u);
-    if (off) yields += ", %xsn";
-    // After a block: the partials summed, scaled by the block's scales, added
-    // (and A's sum times the offsets).
-    std::string after, outer = "%an0, %in#0, %in#1";
+    const char* accs[2] = {"%acc", "%acc2"};
     const char* scales[2] = {"%bsc", "%bsc2"};
     const char* offsets[2] = {"%boff", "%boff2"};
-    const char* accs[2] = {"%acc", "%acc2"};
-    const int first = s.swiglu ? 3 : 2;  // the partials follow the pointers, A's sum the partials
+    std::string yield;
     for (int w = 0; w < weights; ++w) {
-      const std::string sv = fmt::format("%sv{}", w), ov = fmt::format("%ov{}", w);
-      after += fmt::format(R"(      %s{w}a = arith.addf %in#{p0}, %in#{p1} : {cT}
-      %s{w}b = arith.addf %in#{p2}, %in#{p3} : {cT}
-      %s{w} = arith.addf %s{w}a, %s{w}b : {cT}
-{scale}      %ps{w} = arith.mulf %s{w}, %sv{w} : {cT}
-      %a{o}{w} = arith.addf {acc}, %ps{w} : {cT}
+      body += fmt::format(R"(      %df{w} = arith.sitofp {sum} : {iT} to {cT}
+{scale}      %sc{w} = tile.dot %xsc, %bs{w}, {zero} : {rT} * {bT} -> {cT}
+      %pr{w} = arith.mulf %df{w}, %sc{w} : {cT}
+      %am{w} = arith.addf {acc}, %pr{w} : {cT}
 )",
-                           fmt::arg("w", w), fmt::arg("p0", first + w * kUnroll), fmt::arg("p1", first + w * kUnroll + 1),
-                           fmt::arg("p2", first + w * kUnroll + 2), fmt::arg("p3", first + w * kUnroll + 3),
-                           fmt::arg("cT", cT), fmt::arg("scale", blockRow(sv, scales[w], "%sr")),
-                           fmt::arg("acc", accs[w]), fmt::arg("o", off ? "m" : "n"));
-      if (off)
-        after += blockRow(ov, offsets[w], "%sr") +
-                 fmt::format("      %an{w} = tile.dot %in#{xs}, {ov}, %am{w} : {aT} * {bT} -> {cT}\n",
-                             fmt::arg("w", w), fmt::arg("xs", first + weights * kUnroll), fmt::arg("ov", ov),
-                             fmt::arg("aT", aT), fmt::arg("bT", bT), fmt::arg("cT", cT));
+                          fmt::arg("w", w), fmt::arg("sum", sums[w]), fmt::arg("iT", iT), fmt::arg("cT", cT),
+                          fmt::arg("rT", rT), fmt::arg("bT", bT), fmt::arg("zero", zero), fmt::arg("acc", accs[w]),
+                          fmt::arg("scale", blockRow(fmt::format("%bs{}", w), scales[w], "%sr")));
+      std::string out = fmt::format("%am{}", w);
+      if (s.quantOffsets) {
+        body += blockRow(fmt::format("%bo{}", w), offsets[w], "%sr") +
+                fmt::format("      %an{w} = tile.dot %xsum, %bo{w}, %am{w} : {rT} * {bT} -> {cT}\n", fmt::arg("w", w),
+                            fmt::arg("rT", rT), fmt::arg("bT", bT), fmt::arg("cT", cT));
+        out = fmt::format("%an{}", w);
+      }
+      // B's rows prefetchK K steps (%pfk pair rows) ahead.
+      if (s.prefetchK)
+        body += fmt::format(R"(      %pfr{w} = arith.addi %bro, %pfk : index
+      %pf{w} = tile.make_block_ptr {buf}, [%kendp, %bnp], [%bnp, %c1], [%pfr{w}, %c0] : !tile.ptr<i8> -> {bP}
+      tile.prefetch %pf{w} : {bP}
+)",
+                            fmt::arg("w", w), fmt::arg("buf", bufs[w]), fmt::arg("bP", bP));
+      yield += (w ? ", " : "") + out;
     }
-    if (s.swiglu) outer = "%an0, %in#0, %in#1, %an1, %in#2";
-    std::string consts;
-    for (int u = 1; u <= kUnroll; ++u) consts += fmt::format("      %ku{} = arith.constant {} : index\n", u, u);
+    if (!nextLines.empty()) {
+      // The block's Q lines of the next chunk (one per K step) into L2 (see
+      // GemmKernelSpec::prefetchNext).
+      std::string lP = fmt::format("!tile.block_ptr<tensor<{}xi8>>", Q * s.prefetchNext);
+      body += fmt::format(R"(      %lk = arith.subi %kb, {from} : index
+      %lo = arith.muli %lk, %lw : index
+      %la = arith.addi {start}, %lo : index
+      %pl = tile.make_block_ptr %b, [%bTotal], [%c1], [%la] : !tile.ptr<i8> -> {lP}
+      tile.prefetch %pl {{locality = 2 : i64}} : {lP}
+)",
+                          fmt::arg("from", from), fmt::arg("start", nextLines), fmt::arg("lP", lP));
+    }
     return fmt::format(R"(    {res}:{n} = scf.for %kb = {from} to {to} step %cqb iter_args({iterArgs}) -> ({types}) {{
-{consts}      %kbi = arith.divui %kb, %cqb : index
-      %sr = arith.addi %soff, %kbi : index
-      %kbe = arith.addi %kb, %cqb : index
-      %in:{ni} = scf.for %k = %kb to %kbe step %ku{U} iter_args({inner}) -> ({innerTypes}) {{
-{body}        scf.yield {yields} : {innerTypes}
-      }}
-{after}      scf.yield {outer} : {types}
+{body}      scf.yield {yield} : {types}
     }}
 )",
-                       fmt::arg("res", res), fmt::arg("n", n), fmt::arg("from", from), fmt::arg("to", to),
-                       fmt::arg("iterArgs", iterArgs), fmt::arg("types", types), fmt::arg("inner", inner),
-                       fmt::arg("innerTypes", innerTypes), fmt::arg("ni", weights + 1 + weights * kUnroll + off),
-                       fmt::arg("body", body), fmt::arg("yields", yields), fmt::arg("after", after),
-                       fmt::arg("outer", outer), fmt::arg("consts", consts), fmt::arg("U", kUnroll));
+                       fmt::arg("res", res), fmt::arg("n", weights), fmt::arg("from", from), fmt::arg("to", to),
+                       fmt::arg("iterArgs", iterArgs), fmt::arg("types", types), fmt::arg("body", body),
+                       fmt::arg("yield", yield));
   }
 
   // The store of C's block `v` (narrowed) by TMA where N % 8 = 0 (the

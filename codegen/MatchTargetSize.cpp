@@ -531,7 +531,7 @@ class Splitter {
       auto a = subBlock(b, d.getLoc(), d.getA(), {0, kk * group[2]}, {M, group[2]});
       auto bb = subBlock(b, d.getLoc(), d.getB(), {kk * group[2], 0}, {group[2], N});
       if (failed(a) || failed(bb)) return failure();
-      v = DotOp::create(b, d.getLoc(), wide, *a, *bb, v, nullptr);
+      v = DotOp::create(b, d.getLoc(), wide, *a, *bb, v, nullptr, nullptr);
     }
     auto piece = RankedTensorType::get({M, dot[1]}, wide.getElementType());
     for (int64_t j = 0; j < N / dot[1]; ++j)
@@ -547,8 +547,10 @@ class Splitter {
       return rewriteGroupDot(b, d);
     }
     auto at = tileTypeOf(d.getA());
-    int64_t M = at.getDimSize(0), K = at.getDimSize(1), N = tileTypeOf(d.getB()).getDimSize(1);
-    int64_t m = std::min(dot[0], M), n = std::min(dot[1], N), k = std::min(dot[2], K);
+    const int64_t pk = d.getBPairs() ? 2 : 1;  // B [K / 2, 2 N] in K pairs
+    int64_t M = at.getDimSize(0), K = at.getDimSize(1), N = tileTypeOf(d.getB()).getDimSize(1) / pk;
+    // Integer dots keep K whole: the target multiplies K pairs, not K steps.
+    int64_t m = std::min(dot[0], M), n = std::min(dot[1], N), k = pk == 2 ? K : std::min(dot[2], K);
     if (M % m || N % n || K % k)
       return d.emitError() << "dot " << M << "x" << N << "x" << K << " does not split into " << m << "x" << n << "x"
                            << k << " intrinsics";
@@ -560,9 +562,9 @@ class Splitter {
         Value acc = c.at({i, j});
         for (int64_t kk = 0; kk < K / k; ++kk) {
           auto a = subBlock(b, d.getLoc(), d.getA(), {i * m, kk * k}, {m, k});
-          auto bb = subBlock(b, d.getLoc(), d.getB(), {kk * k, j * n}, {k, n});
+          auto bb = subBlock(b, d.getLoc(), d.getB(), {kk * k / pk, j * n * pk}, {k / pk, n * pk});
           if (failed(a) || failed(bb)) return failure();
-          acc = DotOp::create(b, d.getLoc(), ct, *a, *bb, acc, nullptr);
+          acc = DotOp::create(b, d.getLoc(), ct, *a, *bb, acc, nullptr, d.getBPairsAttr());
         }
         out.values.push_back(acc);
       }

@@ -85,15 +85,23 @@ def ConvertTileToVector : Pass<"convert-tile-to-vector", "::mlir::func::FuncOp">
     / `transfer_write`, which read zero and skip writes); a prefetch becomes
     one `memref.prefetch` per cache line of each block row (line size from
     the uArch row named by the function's `tile.target`); dots become
-    `vector.contract` (f16/bf16 operands are widened to f32); extracts are
+    `vector.contract` (f16/bf16 operands are widened to f32), integer dots
+    (B in K pairs) x86's `pmaddwd` intrinsic per A row and K pair (`vnni`:
+    `vpdpwssd`); extracts are
     register sub-vectors. Warps of a workgroup are one register block each
     and run one after another: the body is wrapped in a loop over
     `tile.warp_id`, and the function gains three trailing `index` arguments,
     the program ids. Cross-warp reductions need more than one warp in flight
     and are rejected (the CPU kernels split K/V across workgroups instead).
   }];
+  let options = [
+    Option<"vnni", "vnni", "bool", /*default=*/"false",
+           "Integer dots accumulate through VNNI's vpdpwssd (AVX-512 VNNI / AVX-VNNI): one instruction for "
+           "pmaddwd and its add, which LLVM does not fuse once it has reassociated the sums">,
+  ];
   let dependentDialects = ["::mlir::vector::VectorDialect", "::mlir::memref::MemRefDialect",
-                           "::mlir::arith::ArithDialect", "::mlir::math::MathDialect", "::mlir::scf::SCFDialect"];
+                           "::mlir::arith::ArithDialect", "::mlir::math::MathDialect", "::mlir::scf::SCFDialect",
+                           "::mlir::LLVM::LLVMDialect"];
 }
 
 def ConvertTileToXeVM : Pass<"convert-tile-to-xevm", "::mlir::func::FuncOp"> {

@@ -100,7 +100,7 @@ def Tile_BlockPtrType : TypeDef<Tile_Dialect, "BlockPtr"> {
   let genVerifyDecl = 1;
 }
 
-def Tile_Tile : TensorOf<[F16, BF16, F32, I32, I8, I1]>;
+def Tile_Tile : TensorOf<[F16, BF16, F32, I32, I16, I8, I1]>;
 // What tile.convert widens from: the float types, and i8 (signed; the
 // quantized weights' values).
 def Tile_ConvertibleTile : TensorOf<[F16, BF16, F32, I8]>;

@@ -107,7 +107,7 @@ def Tile_PrefetchOp : Tile_Op<"prefetch", [MemoryEffects<[MemRead]>]> {
 }
 
 def Tile_DotOp : Tile_Op<"dot", [Pure, AllTypesMatch<["c", "result"]>]> {
-  let summary = "c + a x b with f32 accumulation (a: MxK, b: KxN, c: MxN)";
+  let summary = "c + a x b with f32 accumulation (a: MxK, b: KxN, c: MxN), or i32 for integer operands";
   let description = [{
     `tiling` ("horizontal", "vertical" or "square") is the user's hint for how
     `assign-layouts` splits the result between warps; it overrides the
@@ -115,9 +115,16 @@ def Tile_DotOp : Tile_Op<"dot", [Pure, AllTypesMatch<["c", "result"]>]> {
     warp multiplies its slice of K into a partial result that every warp
     holds whole, and the partial results are summed across warps
     (`distribute-to-warps` does it once after a K loop).
+
+    Integer dots (the CPU's block-quantized weights): a is i16, b i8 or i16,
+    c and the result i32, and the sums are exact (the producer keeps them
+    inside i32). Their B is given in K pairs (`b_pairs`, required): b is
+    [K / 2, 2 N] with element (k, n) at (k / 2, 2 n + k % 2), the form
+    x86's vpmaddwd / vpdpwssd multiply (and Xe's DPAS calls VNNI), so a
+    weight panel stored that way loads as whole rows.
   }];
-  let arguments = (ins Tile_FloatTile:$a, Tile_FloatTile:$b, Tile_FloatTile:$c, OptionalAttr<StrAttr>:$tiling);
-  let results = (outs Tile_FloatTile:$result);
+  let arguments = (ins Tile_Tile:$a, Tile_Tile:$b, Tile_Tile:$c, OptionalAttr<StrAttr>:$tiling, UnitAttr:$b_pairs);
+  let results = (outs Tile_Tile:$result);
   let assemblyFormat = "$a `,` $b `,` $c attr-dict `:` type($a) `*` type($b) `->` type($result)";
   let hasVerifier = 1;
 }

@@ -98,8 +98,12 @@ Int8BlockPanels packInt8BlockPanels(const uint8_t* rows, int64_t K, int64_t N, i
     for (int64_t b = 0; b < blocks; ++b) {
       std::fill_n(offset, f.blockElems / f.subBlock, 0.f);
       f.intBlock(rows + (n * blocks + b) * f.blockBytes, q, scale, offset);
-      for (int64_t i = 0; i < f.blockElems; ++i)
-        out.values[size_t((p * K + b * f.blockElems + i) * width + j)] = q[i];
+      // K pairs: row k / 2 of the panel's [K / 2, 2 width] holds K steps
+      // k and k + 1 of column j at 2 j and 2 j + 1.
+      for (int64_t i = 0; i < f.blockElems; ++i) {
+        const int64_t k = b * f.blockElems + i;
+        out.values[size_t((p * K + (k & ~int64_t(1))) * width + 2 * j + (k & 1))] = q[i];
+      }
       for (int64_t s = 0; s < f.blockElems / form.block; ++s) {
         const size_t at = size_t((p * subs + b * f.blockElems / form.block + s) * width + j);
         out.scales[at] = scale[s / per];

@@ -93,9 +93,10 @@ std::optional<Int8BlockForm> int8BlockForm(std::string_view quant);
 Int8BlockForm commonInt8Form(std::span<const Int8BlockForm> forms);
 
 // A quantized weight stored [N, K] as rows of K / blockElems blocks of
-// format `f`, in the panels of the CPU kernels in `form`: the integers as
-// packPanels lays floats out (values[(p K + k) width + j] = the integer of
-// B[k, p width + j]), the scales (and offsets, else empty) one row per
+// format `f`, in the panels of the CPU kernels in `form`: the integers in
+// K pairs, the form x86's integer dot products read (values[(p K + k - k %
+// 2) width + 2 j + k % 2] = the integer of B[k, p width + j]: each panel a
+// [K / 2, 2 width] array), the scales (and offsets, else empty) one row per
 // sub-block of form.block (scales[(p K / block + k / block) width + j]);
 // 0 past column N. Values are moved, never dequantized (4- to 6-bit ones
 // take a byte each). Throws unless K is whole blocks and `form` fits `f`.

@@ -420,7 +420,9 @@ TEST(GgufQuant, DequantizesAsGgufPy) {
       for (int64_t n = 0; n < N; ++n)
         for (int64_t k = 0; k < K; ++k) {
           const size_t at = size_t(((n / width) * K / form.block + k / form.block) * width + n % width);
-          float v = p.scales[at] * float(p.values[size_t(((n / width) * K + k) * width + n % width)]);
+          // K pairs: [K / 2, 2 width] a panel.
+          const size_t q = size_t(((n / width) * K + k - k % 2) * width + 2 * (n % width) + k % 2);
+          float v = p.scales[at] * float(p.values[q]);
           if (form.offsets) v += p.offsets[at];
           ASSERT_EQ(v, want.data<float>()[n * K + k]) << t.name << " [" << n << ", " << k << "] form " << form.block;
         }

@@ -42,6 +42,16 @@ std::string hostCpuTarget() {
   return it != features.end() && it->second ? "cpu-avx512" : "cpu-avx2";
 }
 
+// Whether the host multiplies 16-bit pairs with accumulation (vpdpwssd) at
+// the target's vector width: AVX-512 VNNI for 512-bit vectors, AVX-VNNI (or
+// AVX-512 VNNI with VL) for 256-bit ones. Kernels always run on the host.
+static bool hostHasVnni(const std::string& target) {
+  llvm::StringMap<bool> f = llvm::sys::getHostCPUFeatures();
+  auto has = [&](const char* name) { return f.lookup(name); };
+  if (target == "cpu-avx512") return has("avx512vnni");
+  return has("avxvnni") || (has("avx512vnni") && has("avx512vl"));
+}
+
 struct CpuKernels::Impl {
   MLIRContext ctx;
   std::unique_ptr<ExecutionEngine> engine;
@@ -111,7 +121,7 @@ OwningOpRef<ModuleOp> lowerToLLVM(MLIRContext& ctx, const std::string& tileIr, c
   PassManager pm(&ctx);
   OpPassManager& fpm = pm.nest<func::FuncOp>();
   addTileLayoutPasses(fpm, target.empty() ? hostCpuTarget() : target);
-  fpm.addPass(createConvertTileToVector());
+  fpm.addPass(createConvertTileToVector({hostHasVnni(target.empty() ? hostCpuTarget() : target)}));
   fpm.addPass(createLoweredCanonicalizerPass());
   fpm.addPass(createConvertVectorToSCFPass(VectorTransferToSCFOptions().enableFullUnroll()));
   fpm.addPass(vector::createLowerVectorMultiReductionPass());

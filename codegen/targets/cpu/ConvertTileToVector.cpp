@@ -4,6 +4,7 @@
 #include "codegen/TileLowering.h"
 #include "codegen/UArch.h"
 
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
@@ -24,7 +25,7 @@ Type convertType(Type t) {
 
 class Lowering {
  public:
-  explicit Lowering(func::FuncOp f) : f(f), b(f.getContext()) {}
+  Lowering(func::FuncOp f, bool vnni) : f(f), b(f.getContext()), vnni(vnni) {}
 
   LogicalResult run() {
     if (f.isExternal()) return success();
@@ -45,12 +46,6 @@ class Lowering {
               MBarrierWaitOp, ArriveOp, GroupDotWaitOp>(op)) {
         op->emitError()
             << "workgroup-local memory, async copies, barriers and arrival counters are not supported by the CPU backend";
-        bad = true;
-      }
-      // The CPU attention kernels' dots take A blocks of the scores' own
-      // pieces; nothing there joins pieces.
-      if (isa<ConcatOp>(op)) {
-        op->emitError() << "tile.concat (joined pieces) is not supported by the CPU backend";
         bad = true;
       }
     });
@@ -140,6 +135,25 @@ class Lowering {
       auto src = cast<VectorType>(r.getSrc().getType());
       auto dstT = convertType(r.getType());
       bool isMax = r.getKind() == "max";
+      // A max along the last dim of a power-of-two length: halves combined
+      // elementwise until one column is left (log2 n vector steps). LLVM
+      // expands the reduction intrinsic of maximumf into one scalar step per
+      // element (n - 1 compare / blend chains); a max's order never changes
+      // its result.
+      const int64_t ax = r.getAxis() ? *r.getAxis() : -1, n = ax >= 0 ? src.getDimSize(ax) : 0;
+      if (isMax && src.getRank() == 2 && ax == 1 && n > 1 && llvm::isPowerOf2_64(n)) {
+        Value v = r.getSrc();
+        SmallVector<int64_t> shape(src.getShape()), zeros(src.getRank(), 0), ones(src.getRank(), 1);
+        for (int64_t w = n / 2; w >= 1; w /= 2) {
+          shape[ax] = w;
+          SmallVector<int64_t> hiAt(zeros);
+          hiAt[ax] = w;
+          Value lo = vector::ExtractStridedSliceOp::create(b, loc, v, zeros, shape, ones);
+          Value hi = vector::ExtractStridedSliceOp::create(b, loc, v, hiAt, shape, ones);
+          v = arith::MaximumFOp::create(b, loc, lo, hi);
+        }
+        return Value(vector::ShapeCastOp::create(b, loc, dstT, v));
+      }
       auto kind = isMax ? vector::CombiningKind::MAXIMUMF : vector::CombiningKind::ADD;
       float init = isMax ? -std::numeric_limits<float>::infinity() : 0.f;
       Attribute initAttr = b.getFloatAttr(src.getElementType(), init);
@@ -147,6 +161,18 @@ class Lowering {
       SmallVector<bool> mask(src.getRank(), false);
       mask[*r.getAxis()] = true;
       return Value(vector::MultiDimReductionOp::create(b, loc, r.getSrc(), acc, mask, kind));
+    }
+    // Joined pieces (an integer dot's B block of more K pairs than a load
+    // piece has rows): each part inserted at its offset along the axis.
+    if (auto c = dyn_cast<ConcatOp>(op)) {
+      auto vt = cast<VectorType>(convertType(c.getType()));
+      Value out = arith::ConstantOp::create(b, loc, b.getZeroAttr(vt));
+      SmallVector<int64_t> at(vt.getRank(), 0), ones(vt.getRank(), 1);
+      for (Value part : c.getSrcs()) {
+        out = vector::InsertStridedSliceOp::create(b, loc, part, out, at, ones);
+        at[c.getAxis()] += cast<VectorType>(part.getType()).getDimSize(c.getAxis());
+      }
+      return out;
     }
     if (auto e = dyn_cast<ExpandDimsOp>(op))
       return Value(vector::ShapeCastOp::create(b, loc, convertType(e.getType()), e.getSrc()));
@@ -324,7 +350,68 @@ class Lowering {
     return arith::AddFOp::create(b, loc, idx, vector::BroadcastOp::create(b, loc, vt, base));
   }
 
+  // An integer dot (B in K pairs, tile.dot): for each row of A and each K
+  // pair, A's two i16 values repeated across the row's N columns times B's
+  // pair row (sign-extended to i16), the products of a pair summed: x86's
+  // vpmaddwd, which LLVM fuses with the accumulation into vpdpwssd where the
+  // CPU has AVX-512 VNNI / AVX-VNNI. 512-bit on cpu-avx512 (AVX-512BW comes
+  // with every AVX-512F core this targets), else 256-bit; rows of fewer than
+  // 16 products go 128-bit (SSE2's form).
+  Value lowerIntDot(DotOp d) {
+    Location loc = d.getLoc();
+    auto at = cast<VectorType>(d.getA().getType());
+    auto bt = cast<VectorType>(d.getB().getType());
+    const int64_t M = at.getDimSize(0), K = at.getDimSize(1), N2 = bt.getDimSize(1);
+    Type i16 = b.getI16Type(), i32 = b.getI32Type();
+    Value bw = d.getB();
+    if (!bt.getElementType().isInteger(16)) bw = arith::ExtSIOp::create(b, loc, VectorType::get(bt.getShape(), i16), bw);
+    const bool wide = f->getAttrOfType<StringAttr>("tile.target").getValue() == "cpu-avx512";
+    int64_t w = wide && N2 % 32 == 0 ? 32 : N2 % 16 == 0 ? 16 : 8;
+    const char* intrinsic = w == 32 ? "llvm.x86.avx512.pmaddw.d.512" : w == 16 ? "llvm.x86.avx2.pmadd.wd" : "llvm.x86.sse2.pmadd.wd";
+    const char* vnniIntrinsic = w == 32   ? "llvm.x86.avx512.vpdpwssd.512"
+                                : w == 16 ? "llvm.x86.avx512.vpdpwssd.256"
+                                          : "llvm.x86.avx512.vpdpwssd.128";
+    auto chunkT = VectorType::get({w}, i16), sumT = VectorType::get({w / 2}, i32);
+    Value out = d.getC();
+    for (int64_t i = 0; i < M; ++i) {
+      Value row = vector::ExtractOp::create(b, loc, out, ArrayRef<int64_t>{i});
+      for (int64_t p = 0; p < K / 2; ++p) {
+        // A's pair as one i32, repeated: (a0, a1, a0, a1, ...) as i16.
+        Value pair = vector::ExtractStridedSliceOp::create(b, loc, d.getA(), ArrayRef<int64_t>{i, 2 * p},
+                                                           ArrayRef<int64_t>{1, 2}, ArrayRef<int64_t>{1, 1});
+        pair = vector::ShapeCastOp::create(b, loc, VectorType::get({2}, i16), pair);
+        Value word = vector::BitCastOp::create(b, loc, VectorType::get({1}, i32), pair);
+        word = vector::ExtractOp::create(b, loc, word, ArrayRef<int64_t>{0});
+        Value rep = vector::BitCastOp::create(b, loc, chunkT,
+                                              vector::BroadcastOp::create(b, loc, VectorType::get({w / 2}, i32), word));
+        Value brow = vector::ExtractOp::create(b, loc, bw, ArrayRef<int64_t>{p});
+        for (int64_t c = 0; c < N2; c += w) {
+          Value bc = vector::ExtractStridedSliceOp::create(b, loc, brow, ArrayRef<int64_t>{c}, ArrayRef<int64_t>{w},
+                                                           ArrayRef<int64_t>{1});
+          Value acc = vector::ExtractStridedSliceOp::create(b, loc, row, ArrayRef<int64_t>{c / 2},
+                                                            ArrayRef<int64_t>{w / 2}, ArrayRef<int64_t>{1});
+          Value sum;
+          if (vnni)
+            sum = LLVM::CallIntrinsicOp::create(b, loc, sumT, b.getStringAttr(vnniIntrinsic), ValueRange{acc, rep, bc})
+                      .getResult(0);
+          else
+            sum = arith::AddIOp::create(
+                b, loc, acc,
+                LLVM::CallIntrinsicOp::create(b, loc, sumT, b.getStringAttr(intrinsic), ValueRange{rep, bc}).getResult(0));
+          row = vector::InsertStridedSliceOp::create(b, loc, sum, row, ArrayRef<int64_t>{c / 2}, ArrayRef<int64_t>{1});
+        }
+      }
+      out = vector::InsertOp::create(b, loc, row, out, ArrayRef<int64_t>{i});
+    }
+    return out;
+  }
+
   FailureOr<Value> lowerDot(DotOp d) {
+    if (d.getBPairs()) {
+      if (cast<VectorType>(d.getB().getType()).getDimSize(1) % 8)
+        return d.emitError() << "an integer dot's B rows hold a multiple of 8 values on the CPU (4 columns' pairs)";
+      return lowerIntDot(d);
+    }
     Location loc = d.getLoc();
     Value a = d.getA(), bb = d.getB();
     auto at = cast<VectorType>(a.getType());
@@ -346,13 +433,15 @@ class Lowering {
 
   func::FuncOp f;
   OpBuilder b;
+  bool vnni;  // ConvertTileToVector's option
   DenseMap<Operation*, RankedTensorType> prefetchBlocks;
   int64_t lineBytes = 0;
 };
 
 struct ConvertTileToVectorPass : impl::ConvertTileToVectorBase<ConvertTileToVectorPass> {
+  using ConvertTileToVectorBase::ConvertTileToVectorBase;
   void runOnOperation() override {
-    if (failed(Lowering(getOperation()).run())) signalPassFailure();
+    if (failed(Lowering(getOperation(), vnni).run())) signalPassFailure();
   }
 };
 

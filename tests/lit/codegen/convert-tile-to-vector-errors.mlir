@@ -43,14 +43,6 @@ func.func @prefetch_without_target(%x: !tile.ptr<f32>, %n: index) {
 
 // -----
 
-func.func @concat(%x: tensor<4x8xf32>) {
-  // expected-error @+1 {{tile.concat (joined pieces) is not supported by the CPU backend}}
-  %r = tile.concat %x, %x {axis = 1 : i64} : tensor<4x8xf32>, tensor<4x8xf32> -> tensor<4x16xf32>
-  return
-}
-
-// -----
-
 // Greedy sampling's argmax runs on the GPU only.
 func.func @argmax(%x: tensor<1x8xf32>) attributes {tile.num_warps = 1 : i64} {
   // expected-error @+1 {{the CPU backend does not lower argmax (sm_90 does)}}

@@ -5,6 +5,8 @@
 // RUN:       --convert-math-to-llvm --convert-arith-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --reconcile-unrealized-casts \
 // RUN:   > %t.llvm.mlir
 // RUN: FileCheck %s --check-prefix=LLVM < %t.llvm.mlir
+// RUN: strata-opt %s -split-input-file -assign-layouts -distribute-to-warps -match-target-size=target=cpu-avx512 -convert-tile-to-vector | FileCheck %s --check-prefix=AVX512
+// RUN: strata-opt %s -split-input-file -assign-layouts -distribute-to-warps -match-target-size=target=cpu-avx512 "-convert-tile-to-vector=vnni=true" | FileCheck %s --check-prefix=VNNI
 // RUN: sed -n '/llvm.func @cpu_gemm_block/,/llvm.func @row_sum/p' %t.llvm.mlir | grep -c "llvm.intr.fmuladd.*vector<8xf32>" | FileCheck %s --check-prefix=FMAS
 // RUN: sed -n '/llvm.func @cpu_gemm_block/,/llvm.func @row_sum/p' %t.llvm.mlir | grep -c "llvm.intr.masked.load" | FileCheck %s --check-prefix=LOADS
 
@@ -61,6 +63,33 @@ func.func @row_sum_of_squares(%x: !tile.ptr<f32>, %y: !tile.ptr<f32>, %rows: ind
   %s = tile.reduce %sq {kind = "sum", axis = 1 : i64} : tensor<2x16xf32> -> tensor<2xf32>
   %yp = tile.make_block_ptr %y, [%rows], [%c1], [%c0] : !tile.ptr<f32> -> !tile.block_ptr<tensor<2xf32>>
   tile.store %yp, %s : !tile.block_ptr<tensor<2xf32>>
+  return
+}
+
+// -----
+
+// A row max of a power-of-two width: halves combined elementwise (log2 16 =
+// 4 vector steps), no reduction intrinsic (LLVM expands maximumf's into a
+// scalar chain).
+// CHECK-LABEL: func.func @row_max
+// CHECK-NOT: vector.multi_reduction
+// CHECK: arith.maximumf %{{.*}}, %{{.*}} : vector<2x8xf32>
+// CHECK: arith.maximumf %{{.*}}, %{{.*}} : vector<2x4xf32>
+// CHECK: arith.maximumf %{{.*}}, %{{.*}} : vector<2x2xf32>
+// CHECK: arith.maximumf %{{.*}}, %{{.*}} : vector<2x1xf32>
+// CHECK: vector.shape_cast %{{.*}} : vector<2x1xf32> to vector<2xf32>
+// LLVM-LABEL: llvm.func @row_max
+// LLVM-NOT: llvm.intr.vector.reduce.fmaximum
+// LLVM: llvm.return
+func.func @row_max(%x: !tile.ptr<f32>, %y: !tile.ptr<f32>, %rows: index) attributes {tile.num_warps = 1 : i64} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c16 = arith.constant 16 : index
+  %xp = tile.make_block_ptr %x, [%rows, %c16], [%c16, %c1], [%c0, %c0] : !tile.ptr<f32> -> !tile.block_ptr<tensor<2x16xf32>>
+  %v = tile.load %xp : !tile.block_ptr<tensor<2x16xf32>>
+  %m = tile.reduce %v {kind = "max", axis = 1 : i64} : tensor<2x16xf32> -> tensor<2xf32>
+  %yp = tile.make_block_ptr %y, [%rows], [%c1], [%c0] : !tile.ptr<f32> -> !tile.block_ptr<tensor<2xf32>>
+  tile.store %yp, %m : !tile.block_ptr<tensor<2xf32>>
   return
 }
 
@@ -318,5 +347,46 @@ func.func @prefetch_only_l2(%x: !tile.ptr<f32>, %y: !tile.ptr<f32>, %n: index) a
   %v = tile.load %xp : !tile.block_ptr<tensor<8xf32>>
   %yp = tile.make_block_ptr %y, [%n], [%c1], [%c0] : !tile.ptr<f32> -> !tile.block_ptr<tensor<8xf32>>
   tile.store %yp, %v : !tile.block_ptr<tensor<8xf32>>
+  return
+}
+
+// -----
+
+// An integer dot with B in K pairs (the quantized weights' GEMV): per A row
+// and K pair, A's pair as one i32 repeated across the columns times B's pair
+// row sign-extended to i16, in x86's pmaddwd: on AVX2 two 16-lane calls per
+// pair for the 8-column pieces (16 pairs: 32), on AVX-512 one 32-lane call
+// per pair (16), each added to the i32 accumulator. B's 16 pair rows are
+// two load pieces of 8 rows, joined by tile.concat (register inserts).
+// CHECK-LABEL: func.func @int_dot_pairs
+// CHECK: vector.insert_strided_slice %{{.*}}, %{{.*}} {offsets = [8, 0], strides = [1, 1]} : vector<8x16xi8> into vector<16x16xi8>
+// CHECK: arith.extsi %{{.*}} : vector<16x16xi8> to vector<16x16xi16>
+// CHECK-COUNT-32: llvm.call_intrinsic "llvm.x86.avx2.pmadd.wd"(%{{.*}}, %{{.*}}) : (vector<16xi16>, vector<16xi16>) -> vector<8xi32>
+// CHECK-NOT: llvm.call_intrinsic
+// CHECK: return
+// LLVM-LABEL: llvm.func @int_dot_pairs
+// LLVM: llvm.call_intrinsic "llvm.x86.avx2.pmadd.wd"
+// AVX512-LABEL: func.func @int_dot_pairs
+// AVX512: arith.extsi %{{.*}} : vector<16x32xi8> to vector<16x32xi16>
+// AVX512-COUNT-16: llvm.call_intrinsic "llvm.x86.avx512.pmaddw.d.512"(%{{.*}}, %{{.*}}) : (vector<32xi16>, vector<32xi16>) -> vector<16xi32>
+// AVX512-NOT: llvm.call_intrinsic
+// With VNNI the product and its accumulation are one vpdpwssd.
+// VNNI-LABEL: func.func @int_dot_pairs
+// VNNI-COUNT-16: llvm.call_intrinsic "llvm.x86.avx512.vpdpwssd.512"(%{{.*}}, %{{.*}}, %{{.*}}) : (vector<16xi32>, vector<32xi16>, vector<32xi16>) -> vector<16xi32>
+// VNNI-NOT: llvm.call_intrinsic
+// VNNI-NOT: arith.addi {{.*}} : vector
+func.func @int_dot_pairs(%a: !tile.ptr<i16>, %b: !tile.ptr<i8>, %c: !tile.ptr<i32>) attributes {tile.num_warps = 1 : i64} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c16 = arith.constant 16 : index
+  %c32 = arith.constant 32 : index
+  %pa = tile.make_block_ptr %a, [%c1, %c32], [%c32, %c1], [%c0, %c0] : !tile.ptr<i16> -> !tile.block_ptr<tensor<1x32xi16>>
+  %x = tile.load %pa {in_bounds} : !tile.block_ptr<tensor<1x32xi16>>
+  %pb = tile.make_block_ptr %b, [%c16, %c32], [%c32, %c1], [%c0, %c0] : !tile.ptr<i8> -> !tile.block_ptr<tensor<16x32xi8>>
+  %y = tile.load %pb {in_bounds} : !tile.block_ptr<tensor<16x32xi8>>
+  %z = arith.constant dense<0> : tensor<1x16xi32>
+  %d = tile.dot %x, %y, %z {b_pairs} : tensor<1x32xi16> * tensor<16x32xi8> -> tensor<1x16xi32>
+  %pc = tile.make_block_ptr %c, [%c1, %c16], [%c16, %c1], [%c0, %c0] : !tile.ptr<i32> -> !tile.block_ptr<tensor<1x16xi32>>
+  tile.store %pc, %d {in_bounds} : !tile.block_ptr<tensor<1x16xi32>>
   return
 }

@@ -33,6 +33,38 @@ func.func @dot_f16_acc(%a: tensor<16x16xf16>, %b: tensor<16x8xf16>, %c: tensor<1
 
 // -----
 
+func.func @int_dot_types(%a: tensor<2x4xi8>, %b: tensor<2x16xi8>, %c: tensor<2x8xi32>) {
+  // expected-error @+1 {{integer dots take i16 a, i8 or i16 b and accumulate in i32}}
+  %d = tile.dot %a, %b, %c {b_pairs} : tensor<2x4xi8> * tensor<2x16xi8> -> tensor<2x8xi32>
+  return
+}
+
+// -----
+
+func.func @int_dot_needs_pairs(%a: tensor<2x4xi16>, %b: tensor<4x8xi8>, %c: tensor<2x8xi32>) {
+  // expected-error @+1 {{integer dots take b in K pairs (b_pairs)}}
+  %d = tile.dot %a, %b, %c : tensor<2x4xi16> * tensor<4x8xi8> -> tensor<2x8xi32>
+  return
+}
+
+// -----
+
+func.func @int_dot_pair_shapes(%a: tensor<2x4xi16>, %b: tensor<4x8xi8>, %c: tensor<2x8xi32>) {
+  // expected-error @+1 {{shapes do not compose: 'tensor<2x4xi16>' * 'tensor<4x8xi8>' (K pairs) -> 'tensor<2x8xi32>'}}
+  %d = tile.dot %a, %b, %c {b_pairs} : tensor<2x4xi16> * tensor<4x8xi8> -> tensor<2x8xi32>
+  return
+}
+
+// -----
+
+func.func @float_dot_pairs(%a: tensor<16x16xf32>, %b: tensor<8x16xf32>, %c: tensor<16x8xf32>) {
+  // expected-error @+1 {{b_pairs is for integer dots}}
+  %d = tile.dot %a, %b, %c {b_pairs} : tensor<16x16xf32> * tensor<8x16xf32> -> tensor<16x8xf32>
+  return
+}
+
+// -----
+
 func.func @dot_shapes(%a: tensor<16x16xf16>, %b: tensor<8x8xf16>, %c: tensor<16x8xf32>) {
   // expected-error @+1 {{shapes do not compose}}
   %d = tile.dot %a, %b, %c : tensor<16x16xf16> * tensor<8x8xf16> -> tensor<16x8xf32>
