@@ -165,7 +165,8 @@ struct DistributeToWarpsPass : impl::DistributeToWarpsBase<DistributeToWarpsPass
           loop.getInitArgsMutable()[k].assign(zeros());
           b.setInsertionPointAfter(loop);
           Value partial = loop.getResult(k);
-          auto sum = ReduceOp::create(b, d.getLoc(), ct, partial, b.getStringAttr("sum"), nullptr, b.getUnitAttr(), nullptr);
+          auto sum = ReduceOp::create(b, d.getLoc(), ct, partial, b.getStringAttr("sum"), nullptr, b.getUnitAttr(), nullptr,
+                                  nullptr);
           Value total = arith::AddFOp::create(b, d.getLoc(), init, sum.getResult());
           partial.replaceAllUsesExcept(total, sum);
           continue;
@@ -173,7 +174,8 @@ struct DistributeToWarpsPass : impl::DistributeToWarpsBase<DistributeToWarpsPass
       }
       b.setInsertionPoint(d);
       Value partial = DotOp::create(b, d.getLoc(), ct, d.getA(), d.getB(), zeros(), nullptr, d.getBPairsAttr());
-      auto sum = ReduceOp::create(b, d.getLoc(), ct, partial, b.getStringAttr("sum"), nullptr, b.getUnitAttr(), nullptr);
+      auto sum = ReduceOp::create(b, d.getLoc(), ct, partial, b.getStringAttr("sum"), nullptr, b.getUnitAttr(), nullptr,
+                                  nullptr);
       Value total = arith::AddFOp::create(b, d.getLoc(), d.getC(), sum.getResult());
       d.getResult().replaceAllUsesWith(total);
       d.erase();
@@ -222,7 +224,7 @@ struct DistributeToWarpsPass : impl::DistributeToWarpsBase<DistributeToWarpsPass
     b.setInsertionPointAfter(loop);
     Value partial = loop.getResult(k);
     auto sum = ReduceOp::create(b, loop.getLoc(), partial.getType(), partial, b.getStringAttr("sum"), nullptr,
-                                b.getUnitAttr(), nullptr);
+                                b.getUnitAttr(), nullptr, nullptr);
     partial.replaceAllUsesExcept(sum.getResult(), sum);
     return true;
   }

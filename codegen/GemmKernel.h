@@ -29,12 +29,14 @@ struct GemmKernelSpec {
   std::string weightDtype;
   std::string bDtype() const { return weightDtype.empty() ? dtype : weightDtype; }
   // Packed form, weightDtype "i8" (llama.cpp's block-quantized weights,
-  // abi::Int8BlockForm): the panels hold i8 integers ([K, blockN] a panel)
-  // and a buffer after each weight their f32 scales ([K / quantBlock,
-  // blockN] a panel: b_scales, b2_scales), then with quantOffsets their
-  // offsets (b_offsets, b2_offsets); a B block is converted, scaled and
-  // offset in registers after its load (abi::packInt8BlockPanels lays them
-  // out). K must be a multiple of quantBlock.
+  // abi::Int8BlockForm): the panels hold i8 integers in K pairs ([K / 2,
+  // 2 blockN] a panel) and a buffer after each weight their f32 scales
+  // ([K / quantBlock, blockN] a panel: b_scales, b2_scales), then with
+  // quantOffsets their offsets (b_offsets, b2_offsets); A's rows are
+  // quantized to i16 per block and multiplied by them in integer dots, the
+  // scales and offsets applied once a block (GemmText::int8DotLoop;
+  // abi::packInt8BlockPanels lays the panels out). K must be a multiple of
+  // quantBlock.
   int64_t quantBlock = 32;
   bool quantOffsets = false;
   bool int8Blocks() const { return weightDtype == "i8"; }

@@ -199,7 +199,7 @@ struct GemmText {
   // [from, to) covers whole blocks (chunks are multiples of Q). A and B are
   // addressed from %row, %koff and the block's K (kLoop's `ptrs` are not
   // read); the results are the accumulators (accResult).
-  static constexpr int64_t kIntGroup = 8;
+  static constexpr int64_t kIntGroup = 16;
   std::string int8DotLoop(const std::string& res, const char* from, const char* to, const std::vector<std::string>& inits,
                           const char* aIb, const std::string& nextLines) const {
     const int weights = s.swiglu ? 2 : 1;
@@ -239,7 +239,7 @@ struct GemmText {
                                    fmt::arg("xT", xT), fmt::arg("rT", rT), fmt::arg("iT", iT), fmt::arg("M", M),
                                    fmt::arg("aIb", aIb));
     if (s.quantOffsets)
-      body += fmt::format(R"(      %xsr = tile.reduce %xa {{kind = "sum", axis = 1 : i64}} : {xT} -> tensor<{M}xf32>
+      body += fmt::format(R"(      %xsr = tile.reduce %xa {{kind = "sum", axis = 1 : i64, reassoc}} : {xT} -> tensor<{M}xf32>
       %xsum = tile.expand_dims %xsr {{axis = 1 : i64}} : tensor<{M}xf32> -> {rT}
 )",
                           fmt::arg("xT", xT), fmt::arg("rT", rT), fmt::arg("M", M));

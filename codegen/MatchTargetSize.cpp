@@ -580,7 +580,7 @@ class Splitter {
     if (!r.getAxis()) {
       for (Value v : s.values)
         out.values.push_back(ReduceOp::create(b, loc, t, v, r.getKindAttr(), nullptr, r.getCrossWarpAttr(),
-                                              r.getDstWarpsAttr()));
+                                              r.getDstWarpsAttr(), r.getReassocAttr()));
       pieces(r.getResult()) = out;
       return success();
     }
@@ -605,9 +605,11 @@ class Splitter {
         Value part = s.at(si);
         whole = !whole ? part : isMax ? Value(arith::MaximumFOp::create(b, loc, whole, part)) : Value(arith::AddFOp::create(b, loc, whole, part));
       }
-      Value acc = ReduceOp::create(b, loc, t, whole, r.getKindAttr(), r.getAxisAttr(), nullptr, nullptr);
+      Value acc =
+          ReduceOp::create(b, loc, t, whole, r.getKindAttr(), r.getAxisAttr(), nullptr, nullptr, r.getReassocAttr());
       if (r.getCrossWarp())
-        acc = ReduceOp::create(b, loc, t, acc, r.getKindAttr(), nullptr, r.getCrossWarpAttr(), r.getDstWarpsAttr());
+        acc = ReduceOp::create(b, loc, t, acc, r.getKindAttr(), nullptr, r.getCrossWarpAttr(), r.getDstWarpsAttr(),
+                               r.getReassocAttr());
       out.values.push_back(acc);
     });
     pieces(r.getResult()) = out;

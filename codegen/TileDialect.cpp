@@ -471,6 +471,7 @@ LogicalResult DotOp::verify() {
 LogicalResult ReduceOp::verify() {
   if (getKind() != "max" && getKind() != "sum" && getKind() != "argmax")
     return emitOpError() << "kind must be max, sum or argmax";
+  if (getReassoc() && getKind() != "sum") return emitOpError() << "reassoc is for sums";
   if (getKind() == "argmax" && (!getAxis() || getCrossWarp()))
     return emitOpError() << "argmax needs an axis and stays within a warp (no cross_warp)";
   auto s = tileOf(getSrc()), r = tileOf(getResult());

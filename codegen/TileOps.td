@@ -140,10 +140,12 @@ def Tile_ReduceOp : Tile_Op<"reduce", [Pure]> {
     partial results of all warps (through local scratch) and `dst_warps`
     limits which warps receive the result (paper, section 3.2: paged decode).
     Without `axis` (only with `cross_warp`) the tile keeps its shape and
-    elements are combined across warps.
+    elements are combined across warps. `reassoc` lets a sum be taken in any
+    order (the CPU then adds halves of the row as vectors, log2 n steps,
+    where it otherwise adds the elements one after another).
   }];
   let arguments = (ins Tile_FloatTile:$src, StrAttr:$kind, OptionalAttr<I64Attr>:$axis, UnitAttr:$cross_warp,
-                       OptionalAttr<DenseI64ArrayAttr>:$dst_warps);
+                       OptionalAttr<DenseI64ArrayAttr>:$dst_warps, UnitAttr:$reassoc);
   let results = (outs Tile_FloatTile:$result);
   let assemblyFormat = "$src attr-dict `:` type($src) `->` type($result)";
   let hasVerifier = 1;

@@ -135,13 +135,13 @@ class Lowering {
       auto src = cast<VectorType>(r.getSrc().getType());
       auto dstT = convertType(r.getType());
       bool isMax = r.getKind() == "max";
-      // A max along the last dim of a power-of-two length: halves combined
-      // elementwise until one column is left (log2 n vector steps). LLVM
-      // expands the reduction intrinsic of maximumf into one scalar step per
-      // element (n - 1 compare / blend chains); a max's order never changes
-      // its result.
+      // A max (or a sum marked reassoc) along the last dim of a power-of-two
+      // length: halves combined elementwise until one column is left (log2 n
+      // vector steps). LLVM expands the reduction intrinsics of maximumf
+      // and of an ordered fadd into one scalar step per element (n - 1
+      // dependent steps); a max's order never changes its result.
       const int64_t ax = r.getAxis() ? *r.getAxis() : -1, n = ax >= 0 ? src.getDimSize(ax) : 0;
-      if (isMax && src.getRank() == 2 && ax == 1 && n > 1 && llvm::isPowerOf2_64(n)) {
+      if ((isMax || r.getReassoc()) && src.getRank() == 2 && ax == 1 && n > 1 && llvm::isPowerOf2_64(n)) {
         Value v = r.getSrc();
         SmallVector<int64_t> shape(src.getShape()), zeros(src.getRank(), 0), ones(src.getRank(), 1);
         for (int64_t w = n / 2; w >= 1; w /= 2) {
@@ -150,7 +150,7 @@ class Lowering {
           hiAt[ax] = w;
           Value lo = vector::ExtractStridedSliceOp::create(b, loc, v, zeros, shape, ones);
           Value hi = vector::ExtractStridedSliceOp::create(b, loc, v, hiAt, shape, ones);
-          v = arith::MaximumFOp::create(b, loc, lo, hi);
+          v = isMax ? Value(arith::MaximumFOp::create(b, loc, lo, hi)) : Value(arith::AddFOp::create(b, loc, lo, hi));
         }
         return Value(vector::ShapeCastOp::create(b, loc, dstT, v));
       }

@@ -95,6 +95,31 @@ func.func @row_max(%x: !tile.ptr<f32>, %y: !tile.ptr<f32>, %rows: index) attribu
 
 // -----
 
+// A sum marked reassoc takes the same tree of vector adds; without the mark
+// (row_sum_of_squares) the sum stays a multi_reduction, in order.
+// CHECK-LABEL: func.func @row_sum_reassoc
+// CHECK-NOT: vector.multi_reduction
+// CHECK: arith.addf %{{.*}}, %{{.*}} : vector<2x8xf32>
+// CHECK: arith.addf %{{.*}}, %{{.*}} : vector<2x4xf32>
+// CHECK: arith.addf %{{.*}}, %{{.*}} : vector<2x2xf32>
+// CHECK: arith.addf %{{.*}}, %{{.*}} : vector<2x1xf32>
+// LLVM-LABEL: llvm.func @row_sum_reassoc
+// LLVM-NOT: llvm.intr.vector.reduce.fadd
+// LLVM: llvm.return
+func.func @row_sum_reassoc(%x: !tile.ptr<f32>, %y: !tile.ptr<f32>, %rows: index) attributes {tile.num_warps = 1 : i64} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c16 = arith.constant 16 : index
+  %xp = tile.make_block_ptr %x, [%rows, %c16], [%c16, %c1], [%c0, %c0] : !tile.ptr<f32> -> !tile.block_ptr<tensor<2x16xf32>>
+  %v = tile.load %xp : !tile.block_ptr<tensor<2x16xf32>>
+  %s = tile.reduce %v {kind = "sum", axis = 1 : i64, reassoc} : tensor<2x16xf32> -> tensor<2xf32>
+  %yp = tile.make_block_ptr %y, [%rows], [%c1], [%c0] : !tile.ptr<f32> -> !tile.block_ptr<tensor<2xf32>>
+  tile.store %yp, %s : !tile.block_ptr<tensor<2xf32>>
+  return
+}
+
+// -----
+
 // Loop-carried block pointers keep the static unit stride of their initial
 // view (so the loads inside the loop stay contiguous vector loads).
 // CHECK-LABEL: func.func @row_walk

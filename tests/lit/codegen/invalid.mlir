@@ -97,6 +97,14 @@ func.func @reduce_shape(%a: tensor<8x16xf32>) {
 
 // -----
 
+func.func @reduce_reassoc_max(%a: tensor<8x16xf32>) {
+  // expected-error @+1 {{reassoc is for sums}}
+  %r = tile.reduce %a {kind = "max", axis = 1 : i64, reassoc} : tensor<8x16xf32> -> tensor<8xf32>
+  return
+}
+
+// -----
+
 func.func @reduce_kind(%a: tensor<8x16xf32>) {
   // expected-error @+1 {{kind must be max, sum or argmax}}
   %r = tile.reduce %a {kind = "min", axis = 1 : i64} : tensor<8x16xf32> -> tensor<8xf32>
