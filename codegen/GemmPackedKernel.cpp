@@ -259,7 +259,6 @@ std::string emitPackedGemm(const GemmKernelSpec& s) {
                      fmt::arg("blocks", blocks), fmt::arg("inside", body(ib)), fmt::arg("edge", body("")),
                      fmt::arg("nextConsts", nextConsts),
                      fmt::arg("quantConsts", s.int8Blocks() ? fmt::format(R"(  %cqb = arith.constant {Q} : index
-  %cqh = arith.constant {QH} : index
   %cp2 = arith.constant 2 : index
   %bnp = arith.constant {BNP} : index
   %kendp = arith.divui %kend, %cp2 : index
@@ -267,7 +266,7 @@ std::string emitPackedGemm(const GemmKernelSpec& s) {
   %soff = arith.muli %pn, %kblocks : index
   %send = arith.addi %soff, %kblocks : index
 )",
-                                                                   fmt::arg("Q", s.quantBlock), fmt::arg("QH", s.quantBlock / 2),
+                                                                   fmt::arg("Q", s.quantBlock),
                                                                    fmt::arg("BNP", 2 * s.blockN)) : ""));
 }
 

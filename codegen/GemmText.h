@@ -118,6 +118,22 @@ struct GemmText {
                        fmt::arg("v", v), fmt::arg("buf", buf), fmt::arg("row", row), fmt::arg("bT", bT));
   }
 
+  // The next-chunk prefetch (GemmKernelSpec::prefetchNext) of the `steps`
+  // K steps from K step `k`: one cache line (%lw elements) of the next
+  // chunk per step, into L2, from this block's lines at `start` (the
+  // chunk's lines counted from K step `from`).
+  std::string nextChunkPrefetch(const char* k, const char* from, const std::string& start, int64_t steps) const {
+    std::string lP = fmt::format("!tile.block_ptr<tensor<{}x{}>>", steps * s.prefetchNext, s.bDtype());
+    return fmt::format(R"(    %lk = arith.subi {k}, {from} : index
+    %lo = arith.muli %lk, %lw : index
+    %la = arith.addi {start}, %lo : index
+    %pl = tile.make_block_ptr %b, [%bTotal], [%c1], [%la] : !tile.ptr<{bdt}> -> {lP}
+    tile.prefetch %pl {{locality = 2 : i64}} : {lP}
+)",
+                       fmt::arg("k", k), fmt::arg("from", from), fmt::arg("start", start), fmt::arg("lP", lP),
+                       fmt::arg("bdt", s.bDtype()));
+  }
+
   // The accumulator of weight w (0, or 1: b2) among kLoop's results `res`.
   std::string accResult(const std::string& res, int w) const {
     return fmt::format("{}#{}", res, w == 0 ? 0 : s.int8Blocks() ? 1 : 3);
@@ -152,19 +168,7 @@ struct GemmText {
     body += prefetch("pb");
     std::string yields = "%d, %na, %nb";
     int n = 3;
-    if (!nextLines.empty()) {
-      // One cache line of the next K chunk per step, into L2 (see
-      // GemmKernelSpec::prefetchNext).
-      std::string lP = fmt::format("!tile.block_ptr<tensor<{}x{}>>", s.prefetchNext, s.bDtype());
-      body += fmt::format(R"(    %lk = arith.subi %k, {lineFrom} : index
-    %lo = arith.muli %lk, %lw : index
-    %la = arith.addi {start}, %lo : index
-    %pl = tile.make_block_ptr %b, [%bTotal], [%c1], [%la] : !tile.ptr<{bdt}> -> {lP}
-    tile.prefetch %pl {{locality = 2 : i64}} : {lP}
-)",
-                          fmt::arg("lineFrom", from), fmt::arg("start", nextLines), fmt::arg("lP", lP),
-                          fmt::arg("bdt", s.bDtype()));
-    }
+    if (!nextLines.empty()) body += nextChunkPrefetch("%k", from, nextLines, 1);
     if (s.swiglu) {
       body += prefetch("pb2");
       iterArgs += fmt::format(", %acc2 = {}, %pb2 = {}", inits[1], ptrs[2]);
@@ -312,18 +316,7 @@ struct GemmText {
                             fmt::arg("w", w), fmt::arg("buf", bufs[w]), fmt::arg("bP", bP));
       yield += (w ? ", " : "") + out;
     }
-    if (!nextLines.empty()) {
-      // The block's Q lines of the next chunk (one per K step) into L2 (see
-      // GemmKernelSpec::prefetchNext).
-      std::string lP = fmt::format("!tile.block_ptr<tensor<{}xi8>>", Q * s.prefetchNext);
-      body += fmt::format(R"(      %lk = arith.subi %kb, {from} : index
-      %lo = arith.muli %lk, %lw : index
-      %la = arith.addi {start}, %lo : index
-      %pl = tile.make_block_ptr %b, [%bTotal], [%c1], [%la] : !tile.ptr<i8> -> {lP}
-      tile.prefetch %pl {{locality = 2 : i64}} : {lP}
-)",
-                          fmt::arg("from", from), fmt::arg("start", nextLines), fmt::arg("lP", lP));
-    }
+    if (!nextLines.empty()) body += nextChunkPrefetch("%kb", from, nextLines, Q);
     return fmt::format(R"(    {res}:{n} = scf.for %kb = {from} to {to} step %cqb iter_args({iterArgs}) -> ({types}) {{
 {body}      scf.yield {yield} : {types}
     }}

@@ -353,10 +353,10 @@ class Lowering {
   // An integer dot (B in K pairs, tile.dot): for each row of A and each K
   // pair, A's two i16 values repeated across the row's N columns times B's
   // pair row (sign-extended to i16), the products of a pair summed: x86's
-  // vpmaddwd, which LLVM fuses with the accumulation into vpdpwssd where the
-  // CPU has AVX-512 VNNI / AVX-VNNI. 512-bit on cpu-avx512 (AVX-512BW comes
-  // with every AVX-512F core this targets), else 256-bit; rows of fewer than
-  // 16 products go 128-bit (SSE2's form).
+  // vpmaddwd plus an add, or with `vnni` one vpdpwssd (LLVM does not fuse
+  // them itself once it has reassociated the adds). 512-bit on cpu-avx512
+  // (AVX-512BW comes with every AVX-512F core this targets), else 256-bit;
+  // rows of fewer than 16 products go 128-bit (SSE2's form).
   Value lowerIntDot(DotOp d) {
     Location loc = d.getLoc();
     auto at = cast<VectorType>(d.getA().getType());
