@@ -52,7 +52,7 @@ GemmText gemmText(const GemmKernelSpec& s) {
   t.aP = "!tile.block_ptr<" + t.aT + ">";
   // i8 panels are read a quantization block of K pairs at a time
   // (GemmText::int8DotLoop).
-  t.bS = s.int8Blocks() ? fmt::format("tensor<{}x{}xi8>", s.quantBlock / 2, 2 * N)
+  t.bS = s.int8Blocks() ? fmt::format("tensor<{}x{}xi8>", s.quantBlock / 2, (s.quantNibbles ? 1 : 2) * N)
                         : fmt::format("tensor<{}x{}x{}>", K, N, s.bDtype());
   t.bP = "!tile.block_ptr<" + t.bS + ">";
   return t;

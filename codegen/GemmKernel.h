@@ -30,7 +30,7 @@ struct GemmKernelSpec {
   std::string bDtype() const { return weightDtype.empty() ? dtype : weightDtype; }
   // Packed form, weightDtype "i8" (llama.cpp's block-quantized weights,
   // abi::Int8BlockForm): the panels hold i8 integers in K pairs ([K / 2,
-  // 2 blockN] a panel) and a buffer after each weight their f32 scales
+  // 2 blockN] a panel; nibbles: quantNibbles) and a buffer after each weight their f32 scales
   // ([K / quantBlock, blockN] a panel: b_scales, b2_scales), then with
   // quantOffsets their offsets (b_offsets, b2_offsets); A's rows are
   // quantized to i16 per block and multiplied by them in integer dots, the
@@ -39,6 +39,10 @@ struct GemmKernelSpec {
   // quantBlock.
   int64_t quantBlock = 32;
   bool quantOffsets = false;
+  // With int8Blocks: 4-bit integers, a K pair per byte (abi::Int8BlockForm::
+  // nibbles: [K / 2, blockN] bytes a panel), unpacked in registers into the
+  // integer dot's i32 pairs.
+  bool quantNibbles = false;
   bool int8Blocks() const { return weightDtype == "i8"; }
   bool weightsNK = false;
   bool bias = false, swiglu = false, residual = false;

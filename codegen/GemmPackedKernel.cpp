@@ -153,7 +153,8 @@ std::string emitPackedGemm(const GemmKernelSpec& s) {
       std::string next;
       if (s.prefetchNext)
         next = "    %nextRow = arith.addi %koff, %kce : index\n"
-               "    %nextBase = arith.muli %nextRow, %bn : index\n";
+               "    %nextBase0 = arith.muli %nextRow, %bn : index\n"
+               "    %nextBase = arith.divui %nextBase0, %bden : index\n";
       return fmt::format(R"(  scf.for %kc = %c0 to %K step %kcs {{
     %kce0 = arith.addi %kc, %kcs : index
     %kce = arith.minsi %kce0, %K : index
@@ -194,14 +195,18 @@ std::string emitPackedGemm(const GemmKernelSpec& s) {
   // Next-chunk prefetch: a chunk has kcs * bn / lw lines of lw floats.
   std::string nextConsts;
   if (s.prefetchNext) {
-    int64_t lines = s.chunkK * s.blockN / s.prefetchNext;
+    // (Offsets in bytes of the panels: nibble panels hold two K steps a
+    // byte.)
+    const int64_t bden = s.quantNibbles ? 2 : 1, lines = s.chunkK * s.blockN / bden / s.prefetchNext;
     nextConsts = fmt::format(R"(  %lw = arith.constant {LW} : index
   %linesPerRow = arith.constant {LPR} : index
   %lastLines = arith.constant {LAST} : index
-  %bTotal = arith.muli %kend, %bn : index
+  %bden = arith.constant {BDEN} : index
+  %bTotal0 = arith.muli %kend, %bn : index
+  %bTotal = arith.divui %bTotal0, %bden : index
 )",
                              fmt::arg("LW", s.prefetchNext), fmt::arg("LPR", s.chunkK / s.microM),
-                             fmt::arg("LAST", std::max<int64_t>(0, lines - s.chunkK)));
+                             fmt::arg("LAST", std::max<int64_t>(0, lines - s.chunkK)), fmt::arg("BDEN", bden));
   }
   return fmt::format(R"(func.func @{name}({args}) attributes {{tile.num_warps = 1 : i64}} {{
   %c0 = arith.constant 0 : index
@@ -267,7 +272,7 @@ std::string emitPackedGemm(const GemmKernelSpec& s) {
   %send = arith.addi %soff, %kblocks : index
 )",
                                                                    fmt::arg("Q", s.quantBlock),
-                                                                   fmt::arg("BNP", 2 * s.blockN)) : ""));
+                                                                   fmt::arg("BNP", (s.quantNibbles ? 1 : 2) * s.blockN)) : ""));
 }
 
 }  // namespace strata::tile::gemm

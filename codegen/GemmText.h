@@ -195,6 +195,8 @@ struct GemmText {
   // (s q_k + o) = s sum_k x_k q_k + o sum_k x_k. A's i16 values keep 15
   // bits of each block (llama.cpp's own dot products keep 8), so the result
   // stays within f32 rounding of the dequantized weights' product.
+  // Nibble panels (quantNibbles: [Q / 2, blockN] bytes) are unpacked into
+  // the dot's i32 pairs in registers.
   // The one-row GEMV quantizes and multiplies the whole block at once; a
   // block of several rows runs as a loop over groups of kIntGroup K steps
   // (A's group quantized with the block's scales, then its dot), which
@@ -211,7 +213,8 @@ struct GemmText {
     const std::string xT = fmt::format("tensor<{}x{}xf32>", M, Q), gT = fmt::format("tensor<{}x{}xf32>", M, G),
                       qT = fmt::format("tensor<{}x{}xi16>", M, G), rT = fmt::format("tensor<{}x1xf32>", M),
                       iT = fmt::format("tensor<{}x{}xi32>", M, N),
-                      gbS = fmt::format("tensor<{}x{}xi8>", G / 2, 2 * N);
+                      gbS = fmt::format("tensor<{}x{}xi8>", G / 2, (s.quantNibbles ? 1 : 2) * N),
+                      pT = fmt::format("tensor<{}x{}xi32>", G / 2, N);
     const std::string gbP = "!tile.block_ptr<" + gbS + ">";
     std::string iterArgs = fmt::format("%acc = {}", inits[0]), types = cT;
     if (s.swiglu) {
@@ -242,6 +245,12 @@ struct GemmText {
 )",
                                    fmt::arg("xT", xT), fmt::arg("rT", rT), fmt::arg("iT", iT), fmt::arg("M", M),
                                    fmt::arg("aIb", aIb));
+    if (s.quantNibbles)
+      body += fmt::format(R"(      %nib15 = arith.constant dense<15> : {pT}
+      %nib4 = arith.constant dense<4> : {pT}
+      %nib16 = arith.constant dense<16> : {pT}
+)",
+                          fmt::arg("pT", pT));
     if (s.quantOffsets)
       body += fmt::format(R"(      %xsr = tile.reduce %xa {{kind = "sum", axis = 1 : i64, reassoc}} : {xT} -> tensor<{M}xf32>
       %xsum = tile.expand_dims %xsr {{axis = 1 : i64}} : tensor<{M}xf32> -> {rT}
@@ -256,13 +265,29 @@ struct GemmText {
         %gq = arith.fptosi %gr : {gT} to {qT}
 )",
                                   fmt::arg("rT", rT), fmt::arg("gT", gT), fmt::arg("qT", qT), fmt::arg("ga", ga));
-      for (int w = 0; w < weights; ++w)
+      for (int w = 0; w < weights; ++w) {
         t += fmt::format(R"(        %gbp{w} = tile.make_block_ptr {buf}, [%kendp, %bnp], [%bnp, %c1], [%gbr, %c0] : !tile.ptr<i8> -> {gbP}
         %gy{w} = tile.load %gbp{w} {{in_bounds}} : {gbP}
-        %gd{w} = tile.dot %gq, %gy{w}, {from} {{b_pairs}} : {qT} * {gbS} -> {iT}
 )",
-                         fmt::arg("w", w), fmt::arg("buf", bufs[w]), fmt::arg("gbP", gbP), fmt::arg("gbS", gbS),
-                         fmt::arg("qT", qT), fmt::arg("iT", iT), fmt::arg("from", from[w]));
+                         fmt::arg("w", w), fmt::arg("buf", bufs[w]), fmt::arg("gbP", gbP));
+        std::string y = fmt::format("%gy{}", w), yT = gbS;
+        if (s.quantNibbles) {
+          // A byte's two nibbles (K steps 2k, 2k + 1) as the i16 halves of
+          // one i32: the dot's pair.
+          t += fmt::format(R"(        %gw{w} = arith.extui %gy{w} : {gbS} to {pT}
+        %gl{w} = arith.andi %gw{w}, %nib15 : {pT}
+        %gh{w} = arith.shrui %gw{w}, %nib4 : {pT}
+        %gs{w} = arith.shli %gh{w}, %nib16 : {pT}
+        %gp{w} = arith.ori %gl{w}, %gs{w} : {pT}
+)",
+                           fmt::arg("w", w), fmt::arg("gbS", gbS), fmt::arg("pT", pT));
+          y = fmt::format("%gp{}", w);
+          yT = pT;
+        }
+        t += fmt::format("        %gd{w} = tile.dot %gq, {y}, {from} {{b_pairs}} : {qT} * {yT} -> {iT}\n",
+                         fmt::arg("w", w), fmt::arg("y", y), fmt::arg("yT", yT), fmt::arg("qT", qT),
+                         fmt::arg("iT", iT), fmt::arg("from", from[w]));
+      }
       return t;
     };
     std::vector<std::string> sums;

@@ -547,8 +547,8 @@ class Splitter {
       return rewriteGroupDot(b, d);
     }
     auto at = tileTypeOf(d.getA());
-    const int64_t pk = d.getBPairs() ? 2 : 1;  // B [K / 2, 2 N] in K pairs
-    int64_t M = at.getDimSize(0), K = at.getDimSize(1), N = tileTypeOf(d.getB()).getDimSize(1) / pk;
+    const int64_t pk = d.getBPairs() ? 2 : 1, pn = d.bColumnsPerN();  // B [K / 2, pn N] in K pairs
+    int64_t M = at.getDimSize(0), K = at.getDimSize(1), N = tileTypeOf(d.getB()).getDimSize(1) / pn;
     // Integer dots keep K whole: the target multiplies K pairs, not K steps.
     int64_t m = std::min(dot[0], M), n = std::min(dot[1], N), k = pk == 2 ? K : std::min(dot[2], K);
     if (M % m || N % n || K % k)
@@ -562,7 +562,7 @@ class Splitter {
         Value acc = c.at({i, j});
         for (int64_t kk = 0; kk < K / k; ++kk) {
           auto a = subBlock(b, d.getLoc(), d.getA(), {i * m, kk * k}, {m, k});
-          auto bb = subBlock(b, d.getLoc(), d.getB(), {kk * k / pk, j * n * pk}, {k / pk, n * pk});
+          auto bb = subBlock(b, d.getLoc(), d.getB(), {kk * k / pk, j * n * pn}, {k / pk, n * pn});
           if (failed(a) || failed(bb)) return failure();
           acc = DotOp::create(b, d.getLoc(), ct, *a, *bb, acc, nullptr, d.getBPairsAttr());
         }

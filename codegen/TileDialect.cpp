@@ -446,11 +446,13 @@ LogicalResult DotOp::verify() {
   auto a = tileOf(getA()), b = tileOf(getB()), c = tileOf(getC());
   if (a.getRank() != 2 || b.getRank() != 2 || c.getRank() != 2) return emitOpError() << "operands must be rank 2";
   if (a.getElementType().isInteger()) {
-    // Integer dots: i16 x (i8 | i16) -> i32, B in K pairs.
-    if (!a.getElementType().isInteger(16) || !(b.getElementType().isInteger(8) || b.getElementType().isInteger(16)) ||
+    // Integer dots: i16 x (i8 | i16 | i32 holding i16 pairs) -> i32, B in
+    // K pairs.
+    if (!a.getElementType().isInteger(16) ||
+        !(b.getElementType().isInteger(8) || b.getElementType().isInteger(16) || b.getElementType().isInteger(32)) ||
         !c.getElementType().isInteger(32))
-      return emitOpError() << "integer dots take i16 a, i8 or i16 b and accumulate in i32, got " << a << " * " << b
-                           << " -> " << c;
+      return emitOpError() << "integer dots take i16 a, i8, i16 or i32 (i16 pairs) b and accumulate in i32, got " << a
+                           << " * " << b << " -> " << c;
     if (!getBPairs()) return emitOpError() << "integer dots take b in K pairs (b_pairs)";
   } else {
     if (getBPairs()) return emitOpError() << "b_pairs is for integer dots";
@@ -460,7 +462,7 @@ LogicalResult DotOp::verify() {
   }
   const int64_t pk = getBPairs() ? 2 : 1;  // B's [K / 2, 2 N] with pairs
   if (a.getDimSize(1) != b.getDimSize(0) * pk || a.getDimSize(0) != c.getDimSize(0) ||
-      b.getDimSize(1) != c.getDimSize(1) * pk)
+      b.getDimSize(1) != c.getDimSize(1) * bColumnsPerN())
     return emitOpError() << "shapes do not compose: " << a << " * " << b << (getBPairs() ? " (K pairs)" : "") << " -> "
                          << c;
   if (auto t = getTiling(); t && *t != "horizontal" && *t != "vertical" && *t != "square" && *t != "split_k")

@@ -121,7 +121,17 @@ def Tile_DotOp : Tile_Op<"dot", [Pure, AllTypesMatch<["c", "result"]>]> {
     inside i32). Their B is given in K pairs (`b_pairs`, required): b is
     [K / 2, 2 N] with element (k, n) at (k / 2, 2 n + k % 2), the form
     x86's vpmaddwd / vpdpwssd multiply (and Xe's DPAS calls VNNI), so a
-    weight panel stored that way loads as whole rows.
+    weight panel stored that way loads as whole rows. An i32 b is [K / 2, N]
+    with the pair of column n in one element: K step 2 (k / 2) in its low
+    16 bits, the next in its high 16 (what 4-bit weights unpacked from
+    bytes in registers give without an interleave).
+  }];
+  let extraClassDeclaration = [{
+    // B's columns per column of the result: 2 for i8 / i16 pairs side by
+    // side, 1 for i32 pairs, 1 for float dots.
+    int64_t bColumnsPerN() {
+      return getBPairs() && !::mlir::cast<::mlir::ShapedType>(getB().getType()).getElementType().isInteger(32) ? 2 : 1;
+    }
   }];
   let arguments = (ins Tile_Tile:$a, Tile_Tile:$b, Tile_Tile:$c, OptionalAttr<StrAttr>:$tiling, UnitAttr:$b_pairs);
   let results = (outs Tile_Tile:$result);

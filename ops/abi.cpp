@@ -64,14 +64,16 @@ ops::Tensor packPanels(const ops::Tensor& w, bool nk, int64_t width) {
 std::optional<Int8BlockForm> int8BlockForm(std::string_view quant) {
   const ops::QuantFormat* f = ops::quantFormat(quant);
   if (!f) return std::nullopt;
-  return Int8BlockForm{f->subBlock, f->offsets};
+  const bool nibbles = f->bits <= 4;
+  return Int8BlockForm{f->subBlock, f->offsets || (nibbles && f->qMin != 0), nibbles};
 }
 
 Int8BlockForm commonInt8Form(std::span<const Int8BlockForm> forms) {
-  Int8BlockForm form{0, false};
+  Int8BlockForm form{0, false, true};
   for (const Int8BlockForm& f : forms) {
     form.block = form.block ? std::gcd(form.block, f.block) : f.block;
     form.offsets = form.offsets || f.offsets;
+    form.nibbles = form.nibbles && f.nibbles;
   }
   if (form.block <= 0) fail("commonInt8Form: no forms");
   return form;
@@ -82,13 +84,17 @@ Int8BlockPanels packInt8BlockPanels(const uint8_t* rows, int64_t K, int64_t N, i
   if (K % f.blockElems || K <= 0 || N <= 0 || width <= 0)
     fail("packInt8BlockPanels: K = {} must be a positive multiple of {}'s {} (N = {}, panels of {})", K, f.name,
          f.blockElems, N, width);
-  if (form.block <= 0 || f.subBlock % form.block || (f.offsets && !form.offsets))
-    fail("packInt8BlockPanels: {} (sub-blocks of {}{}) does not fit panels of {}-value blocks{}", f.name, f.subBlock,
-         f.offsets ? " with offsets" : "", form.block, form.offsets ? " with offsets" : "");
+  // Nibbles hold q - qMin; a qMin below 0 moves into the offsets.
+  const int64_t shift = form.nibbles ? f.qMin : 0;
+  if (form.block <= 0 || f.subBlock % form.block || ((f.offsets || shift) && !form.offsets) ||
+      (form.nibbles && f.bits > 4))
+    fail("packInt8BlockPanels: {} (sub-blocks of {}{}, {}-bit integers) does not fit panels of {}-value blocks{}{}",
+         f.name, f.subBlock, f.offsets ? " with offsets" : "", f.bits, form.block, form.offsets ? " with offsets" : "",
+         form.nibbles ? " in nibbles" : "");
   const int64_t panels = (N + width - 1) / width, blocks = K / f.blockElems, subs = K / form.block;
   const int64_t per = f.subBlock / form.block;  // form's blocks per sub-block of f
   Int8BlockPanels out;
-  out.values.assign(size_t(panels * K * width), 0);
+  out.values.assign(size_t(panels * K * width / (form.nibbles ? 2 : 1)), 0);
   out.scales.assign(size_t(panels * subs * width), 0.f);
   if (form.offsets) out.offsets.assign(out.scales.size(), 0.f);
   int8_t q[ops::kMaxBlockElems];
@@ -102,12 +108,16 @@ Int8BlockPanels packInt8BlockPanels(const uint8_t* rows, int64_t K, int64_t N, i
       // k and k + 1 of column j at 2 j and 2 j + 1.
       for (int64_t i = 0; i < f.blockElems; ++i) {
         const int64_t k = b * f.blockElems + i;
-        out.values[size_t((p * K + (k & ~int64_t(1))) * width + 2 * j + (k & 1))] = q[i];
+        if (form.nibbles)
+          out.values[size_t((p * K / 2 + k / 2) * width + j)] |= int8_t((q[i] - shift) << (4 * (k & 1)));
+        else
+          out.values[size_t((p * K + (k & ~int64_t(1))) * width + 2 * j + (k & 1))] = q[i];
       }
       for (int64_t s = 0; s < f.blockElems / form.block; ++s) {
         const size_t at = size_t((p * subs + b * f.blockElems / form.block + s) * width + j);
         out.scales[at] = scale[s / per];
-        if (form.offsets) out.offsets[at] = offset[s / per];
+        // scale q + offset = scale (q - qMin) + (offset + scale qMin).
+        if (form.offsets) out.offsets[at] = offset[s / per] + (shift ? scale[s / per] * float(shift) : 0.f);
       }
     }
   }

@@ -83,13 +83,19 @@ ops::Tensor packPanels(const ops::Tensor& w, bool nk, int64_t width);
 struct Int8BlockForm {
   int64_t block = 32;
   bool offsets = false;
+  // 4-bit integers, a K pair per byte (4-bit formats only): half the bytes
+  // of the i8 form.
+  bool nibbles = false;
   bool operator==(const Int8BlockForm&) const = default;
 };
 // The form of the block format named `quant` (ggml's name: its own
-// sub-block and offsets), or nullopt for a name ops/quant.h does not know.
+// sub-block and offsets; nibbles for 4-bit formats, with offsets where the
+// integers start below 0: Q4_0), or nullopt for a name ops/quant.h does
+// not know.
 std::optional<Int8BlockForm> int8BlockForm(std::string_view quant);
 // The form that fits every one of `forms` with the fewest scale and offset
-// bytes: the smallest sub-block, offsets if any has them.
+// bytes: the smallest sub-block, offsets if any has them, nibbles if all
+// have them.
 Int8BlockForm commonInt8Form(std::span<const Int8BlockForm> forms);
 
 // A quantized weight stored [N, K] as rows of K / blockElems blocks of
@@ -98,8 +104,11 @@ Int8BlockForm commonInt8Form(std::span<const Int8BlockForm> forms);
 // 2) width + 2 j + k % 2] = the integer of B[k, p width + j]: each panel a
 // [K / 2, 2 width] array), the scales (and offsets, else empty) one row per
 // sub-block of form.block (scales[(p K / block + k / block) width + j]);
-// 0 past column N. Values are moved, never dequantized (4- to 6-bit ones
-// take a byte each). Throws unless K is whole blocks and `form` fits `f`.
+// 0 past column N. With nibbles the pair is one byte, values[(p K / 2 + k /
+// 2) width + j] = (q(k) - qMin) | (q(k + 1) - qMin) << 4 (each panel a
+// [K / 2, width] array), and the offsets take qMin times the scale. Values
+// are moved, never dequantized (5- and 6-bit ones take a byte each).
+// Throws unless K is whole blocks and `form` fits `f`.
 struct Int8BlockPanels {
   std::vector<int8_t> values;
   std::vector<float> scales, offsets;

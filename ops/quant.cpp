@@ -146,15 +146,15 @@ void dequantizeInts(const uint8_t* b, float* y) {
 }
 
 template <int64_t Elems, int64_t Sub, bool Offsets, void (*Ints)(const uint8_t*, int8_t*, float*, float*)>
-constexpr QuantFormat format(const char* name, int64_t bytes) {
-  return {name, Elems, bytes, Sub, Offsets, Ints, dequantizeInts<Elems, Sub, Offsets, Ints>};
+constexpr QuantFormat format(const char* name, int64_t bytes, int64_t bits, int64_t qMin) {
+  return {name, Elems, bytes, Sub, Offsets, bits, qMin, Ints, dequantizeInts<Elems, Sub, Offsets, Ints>};
 }
 
 const QuantFormat kFormats[] = {
-    format<32, 32, false, q4_0>("Q4_0", 18), format<32, 32, true, q4_1>("Q4_1", 20),
-    format<32, 32, false, q5_0>("Q5_0", 22), format<32, 32, true, q5_1>("Q5_1", 24),
-    format<32, 32, false, q8_0>("Q8_0", 34), format<256, 32, true, q4_k>("Q4_K", 144),
-    format<256, 32, true, q5_k>("Q5_K", 176), format<256, 16, false, q6_k>("Q6_K", 210),
+    format<32, 32, false, q4_0>("Q4_0", 18, 4, -8),     format<32, 32, true, q4_1>("Q4_1", 20, 4, 0),
+    format<32, 32, false, q5_0>("Q5_0", 22, 5, -16),    format<32, 32, true, q5_1>("Q5_1", 24, 5, 0),
+    format<32, 32, false, q8_0>("Q8_0", 34, 8, -128),   format<256, 32, true, q4_k>("Q4_K", 144, 4, 0),
+    format<256, 32, true, q5_k>("Q5_K", 176, 5, 0),     format<256, 16, false, q6_k>("Q6_K", 210, 6, -32),
 };
 
 }  // namespace

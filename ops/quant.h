@@ -27,6 +27,10 @@ struct QuantFormat {
   // i8 panels hold them (abi::packInt8BlockPanels).
   int64_t subBlock;
   bool offsets;
+  // The integers' width and least value (Q4_0: 4 bits from -8; Q4_1 and
+  // Q4_K: 4 bits from 0): a 4-bit format's integers minus qMin fit a
+  // nibble (abi::Int8BlockForm::nibbles).
+  int64_t bits, qMin;
   void (*intBlock)(const uint8_t* block, int8_t* q, float* scale, float* offset);
   // One block's blockElems values: intBlock's integers times their scales
   // (plus their offsets).

@@ -72,9 +72,9 @@ RegionKernels::Launch RegionKernels::resolve(const ops::NodeDef& n, const nlohma
   if (a.contains("int8_blocks")) {
     const auto& f = a.at("int8_blocks");
     if (!f.is_object() || !f.value("block", nlohmann::json()).is_number_integer() || !f.value("offsets", nlohmann::json()).is_boolean() ||
-        f.at("block").get<int64_t>() <= 0)
+        !f.value("nibbles", nlohmann::json(false)).is_boolean() || f.at("block").get<int64_t>() <= 0)
       fail("node '{}' ({}): malformed int8_blocks {}", n.name, n.op, f.dump());
-    l.int8Form = abi::Int8BlockForm{f.at("block").get<int64_t>(), f.at("offsets").get<bool>()};
+    l.int8Form = abi::Int8BlockForm{f.at("block").get<int64_t>(), f.at("offsets").get<bool>(), f.value("nibbles", false)};
   }
   if (l.blockM <= 0 || l.blockN <= 0 || (l.packedWidth && l.packedWidth != l.blockN)) fail("node '{}' ({}): kernel blocking {}", n.name, n.op, a.dump());
   return l;
@@ -149,7 +149,7 @@ const RegionKernels::QuantWeight* RegionKernels::quantInput(const ops::NodeDef& 
 
 const abi::Int8BlockPanels& RegionKernels::int8Panels(const QuantWeight& w, int64_t width, abi::Int8BlockForm form) {
   std::lock_guard<std::mutex> lock(packMutex_);
-  auto key = std::make_tuple(static_cast<const void*>(w.data), width, form.block, form.offsets);
+  auto key = std::make_tuple(static_cast<const void*>(w.data), width, form.block, form.offsets, form.nibbles);
   auto it = int8Packed_.find(key);
   if (it == int8Packed_.end())
     it = int8Packed_.emplace(key, abi::packInt8BlockPanels(w.data, w.cols, w.rows, width, *w.format, form)).first;

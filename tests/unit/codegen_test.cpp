@@ -146,13 +146,16 @@ INSTANTIATE_TEST_SUITE_P(Cpu, GemmConformance,
 // in f32, so the bound is A's rounding to i16 (int16Bound) on top of f32's. Every row variant, the small
 // blocking with K chunks, SwiGLU, ragged N and M; each form: Q8_0 (blocks
 // of 32), Q4_1 (32 with offsets), Q6_K (16), Q4_K read in the form of a
-// Q4_K_M node that also holds Q6_K weights (16 with offsets).
+// Q4_K_M node that also holds Q6_K weights (16 with offsets); and the
+// nibble form of the 4-bit formats (a K pair a byte): Q4_0 (its -8 in the
+// offsets), Q4_1, Q4_K.
 struct Int8Case {
   std::string target;
   int64_t rows;
   std::string format;
   int64_t block;  // the form's sub-block (abi::Int8BlockForm)
   bool swiglu = false;
+  bool nibbles = false;
 };
 
 class GemmConformanceInt8Blocks : public ::testing::TestWithParam<Int8Case> {};
@@ -205,10 +208,11 @@ TEST_P(GemmConformanceInt8Blocks, MatchesDequantizedReference) {
   const Int8Case& c = GetParam();
   if (c.target == "cpu-avx512" && tile::hostCpuTarget() != "cpu-avx512") GTEST_SKIP() << "host has no AVX-512";
   const ops::QuantFormat& f = *ops::quantFormat(c.format);
-  const abi::Int8BlockForm form{c.block, f.offsets || c.block < f.subBlock};
+  const abi::Int8BlockForm form{c.block, f.offsets || c.block < f.subBlock || (c.nibbles && f.qMin != 0), c.nibbles};
   tile::GemmKernelSpec spec = tile::cpuGemmSpec(c.target, true, c.rows, "i8", c.swiglu);
   spec.quantBlock = form.block;
   spec.quantOffsets = form.offsets;
+  spec.quantNibbles = form.nibbles;
   std::vector<tile::GemmKernelSpec> specs = {spec};
   if (spec.chunkK && !c.swiglu) {
     specs.push_back(spec);
@@ -261,12 +265,19 @@ INSTANTIATE_TEST_SUITE_P(Cpu, GemmConformanceInt8Blocks,
                            for (int64_t rows : {int64_t{0}, int64_t{1}})
                              for (const char* format : {"Q8_0", "Q4_K"})
                                cases.push_back({"cpu-avx2", rows, format, 32, true});
+                           for (const char* target : {"cpu-avx2", "cpu-avx512"})
+                             for (int64_t rows : {int64_t{0}, int64_t{64}, int64_t{1}})
+                               for (const char* format : {"Q4_0", "Q4_1", "Q4_K"})
+                                 cases.push_back({target, rows, format, 32, false, true});
+                           for (int64_t rows : {int64_t{0}, int64_t{1}})
+                             cases.push_back({"cpu-avx512", rows, "Q4_K", 32, true, true});
                            return cases;
                          }()),
                          [](const auto& info) {
                            const Int8Case& c = info.param;
                            std::string n = c.target + (c.rows == 1 ? "_gemv" : c.rows ? "_small" : "") + "_" +
-                                           c.format + "_" + std::to_string(c.block) + (c.swiglu ? "_swiglu" : "");
+                                           c.format + "_" + std::to_string(c.block) + (c.swiglu ? "_swiglu" : "") +
+                                           (c.nibbles ? "_nibbles" : "");
                            std::replace(n.begin(), n.end(), '-', '_');
                            return n;
                          });

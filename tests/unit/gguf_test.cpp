@@ -406,28 +406,47 @@ TEST(GgufQuant, DequantizesAsGgufPy) {
     ops::Tensor v = ops::dequantize(*q, reinterpret_cast<const uint8_t*>(bytes.data()) + t.offset, {t.dims[1], t.dims[0]});
     check("quant-tensors.gguf:" + t.name, std::vector<float>(v.data<float>(), v.data<float>() + v.numel()), true);
   }
-  // The CPU kernels' i8 panels of every format, in its own form and in
-  // sub-blocks of 16 with offsets (the form of a node mixing formats): the
-  // integers times their scales plus their offsets are the dequantized
-  // values, bit for bit.
+  // The CPU kernels' panels of every format, in its own form (nibbles for
+  // the 4-bit ones), in i8 and in sub-blocks of 16 with offsets (the form
+  // of a node mixing formats): the integers times their scales plus their
+  // offsets are the dequantized values (bit for bit; where nibbles move
+  // Q4_0's -8 into the offsets, to one rounding of the sum).
+  int nibbleForms = 0;
   for (const auto& t : f.tensors) {
     const ops::QuantFormat* q = ops::quantFormat(t.typeName);
     const uint8_t* data = reinterpret_cast<const uint8_t*>(bytes.data()) + t.offset;
     const int64_t K = t.dims[0], N = t.dims[1], width = 16;
     ops::Tensor want = ops::dequantize(*q, data, {N, K});
-    for (strata::abi::Int8BlockForm form : {strata::abi::Int8BlockForm{q->subBlock, q->offsets}, strata::abi::Int8BlockForm{16, true}}) {
+    const strata::abi::Int8BlockForm own = *strata::abi::int8BlockForm(q->name);
+    EXPECT_EQ(own.nibbles, q->bits == 4) << t.name;
+    nibbleForms += own.nibbles;
+    for (strata::abi::Int8BlockForm form : {own, strata::abi::Int8BlockForm{q->subBlock, q->offsets},
+                                            strata::abi::Int8BlockForm{16, true}}) {
       const strata::abi::Int8BlockPanels p = strata::abi::packInt8BlockPanels(data, K, N, width, *q, form);
+      ASSERT_EQ((int64_t)p.values.size(), (N + width - 1) / width * width * K / (form.nibbles ? 2 : 1)) << t.name;
       for (int64_t n = 0; n < N; ++n)
         for (int64_t k = 0; k < K; ++k) {
           const size_t at = size_t(((n / width) * K / form.block + k / form.block) * width + n % width);
-          // K pairs: [K / 2, 2 width] a panel.
-          const size_t q = size_t(((n / width) * K + k - k % 2) * width + 2 * (n % width) + k % 2);
-          float v = p.scales[at] * float(p.values[q]);
+          int integer;
+          if (form.nibbles) {
+            // A K pair a byte: [K / 2, width] a panel, step 2k low.
+            const auto byte = uint8_t(p.values[size_t(((n / width) * K / 2 + k / 2) * width + n % width)]);
+            integer = k % 2 ? byte >> 4 : byte & 0xF;
+          } else {
+            // K pairs: [K / 2, 2 width] a panel.
+            integer = p.values[size_t(((n / width) * K + k - k % 2) * width + 2 * (n % width) + k % 2)];
+          }
+          float v = p.scales[at] * float(integer);
           if (form.offsets) v += p.offsets[at];
-          ASSERT_EQ(v, want.data<float>()[n * K + k]) << t.name << " [" << n << ", " << k << "] form " << form.block;
+          const float w = want.data<float>()[n * K + k];
+          if (form.nibbles && q->qMin != 0)
+            ASSERT_NEAR(v, w, 1e-6f * std::abs(p.scales[at]) * 16) << t.name << " [" << n << ", " << k << "] nibbles";
+          else
+            ASSERT_EQ(v, w) << t.name << " [" << n << ", " << k << "] form " << form.block << (form.nibbles ? " nibbles" : "");
         }
     }
   }
+  EXPECT_GE(nibbleForms, 3);  // Q4_0, Q4_1, Q4_K
   runtime::WeightStore store;
   ops::GraphDef g;
   for (const char* type : {"q8_0", "q4_0", "q4_1", "q4_k_m", "q5_k_m", "q6_k"}) {

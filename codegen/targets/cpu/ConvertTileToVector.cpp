@@ -361,10 +361,14 @@ class Lowering {
     Location loc = d.getLoc();
     auto at = cast<VectorType>(d.getA().getType());
     auto bt = cast<VectorType>(d.getB().getType());
-    const int64_t M = at.getDimSize(0), K = at.getDimSize(1), N2 = bt.getDimSize(1);
     Type i16 = b.getI16Type(), i32 = b.getI32Type();
+    // B as [K / 2, 2 N] i16: i8 sign-extended, i32 pairs reinterpreted.
     Value bw = d.getB();
-    if (!bt.getElementType().isInteger(16)) bw = arith::ExtSIOp::create(b, loc, VectorType::get(bt.getShape(), i16), bw);
+    if (bt.getElementType().isInteger(8))
+      bw = arith::ExtSIOp::create(b, loc, VectorType::get(bt.getShape(), i16), bw);
+    else if (bt.getElementType().isInteger(32))
+      bw = vector::BitCastOp::create(b, loc, VectorType::get({bt.getDimSize(0), 2 * bt.getDimSize(1)}, i16), bw);
+    const int64_t M = at.getDimSize(0), K = at.getDimSize(1), N2 = cast<VectorType>(bw.getType()).getDimSize(1);
     const bool wide = f->getAttrOfType<StringAttr>("tile.target").getValue() == "cpu-avx512";
     int64_t w = wide && N2 % 32 == 0 ? 32 : N2 % 16 == 0 ? 16 : 8;
     const char* intrinsic = w == 32 ? "llvm.x86.avx512.pmaddw.d.512" : w == 16 ? "llvm.x86.avx2.pmadd.wd" : "llvm.x86.sse2.pmadd.wd";
@@ -408,7 +412,9 @@ class Lowering {
 
   FailureOr<Value> lowerDot(DotOp d) {
     if (d.getBPairs()) {
-      if (cast<VectorType>(d.getB().getType()).getDimSize(1) % 8)
+      auto bt = cast<VectorType>(d.getB().getType());
+      const int64_t i16PerRow = bt.getDimSize(1) * (bt.getElementType().isInteger(32) ? 2 : 1);
+      if (i16PerRow % 8)
         return d.emitError() << "an integer dot's B rows hold a multiple of 8 values on the CPU (4 columns' pairs)";
       return lowerIntDot(d);
     }

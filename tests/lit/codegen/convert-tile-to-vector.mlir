@@ -415,3 +415,49 @@ func.func @int_dot_pairs(%a: !tile.ptr<i16>, %b: !tile.ptr<i8>, %c: !tile.ptr<i3
   tile.store %pc, %d {in_bounds} : !tile.block_ptr<tensor<1x16xi32>>
   return
 }
+
+// -----
+
+// 4-bit weights, a K pair per byte (low nibble K step 2k, high 2k + 1),
+// unpacked in registers into i32 pairs (low 16 bits, high 16 bits): B
+// [16, 16] i32 is the same [K / 2, 2 N] i16 operand, reinterpreted, so
+// the dot is the i8 form's without the sign extension (on AVX2 per
+// 8-column piece of the result).
+// CHECK-LABEL: func.func @int_dot_i32_pairs
+// CHECK-NOT: arith.extsi
+// CHECK: vector.bitcast %{{.*}} : vector<16x8xi32> to vector<16x16xi16>
+// CHECK-COUNT-32: llvm.call_intrinsic "llvm.x86.avx2.pmadd.wd"(%{{.*}}, %{{.*}}) : (vector<16xi16>, vector<16xi16>) -> vector<8xi32>
+// CHECK-NOT: llvm.call_intrinsic
+// CHECK: return
+// LLVM-LABEL: llvm.func @int_dot_i32_pairs
+// LLVM: llvm.call_intrinsic "llvm.x86.avx2.pmadd.wd"
+// AVX512-LABEL: func.func @int_dot_i32_pairs
+// AVX512: vector.bitcast %{{.*}} : vector<16x16xi32> to vector<16x32xi16>
+// AVX512-COUNT-16: llvm.call_intrinsic "llvm.x86.avx512.pmaddw.d.512"(%{{.*}}, %{{.*}}) : (vector<32xi16>, vector<32xi16>) -> vector<16xi32>
+// AVX512-NOT: llvm.call_intrinsic
+// VNNI-LABEL: func.func @int_dot_i32_pairs
+// VNNI-COUNT-16: llvm.call_intrinsic "llvm.x86.avx512.vpdpwssd.512"
+// VNNI-NOT: llvm.call_intrinsic
+func.func @int_dot_i32_pairs(%a: !tile.ptr<i16>, %b: !tile.ptr<i8>, %c: !tile.ptr<i32>) attributes {tile.num_warps = 1 : i64} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c16 = arith.constant 16 : index
+  %c32 = arith.constant 32 : index
+  %pa = tile.make_block_ptr %a, [%c1, %c32], [%c32, %c1], [%c0, %c0] : !tile.ptr<i16> -> !tile.block_ptr<tensor<1x32xi16>>
+  %x = tile.load %pa {in_bounds} : !tile.block_ptr<tensor<1x32xi16>>
+  %pb = tile.make_block_ptr %b, [%c16, %c16], [%c16, %c1], [%c0, %c0] : !tile.ptr<i8> -> !tile.block_ptr<tensor<16x16xi8>>
+  %y = tile.load %pb {in_bounds} : !tile.block_ptr<tensor<16x16xi8>>
+  %w = arith.extui %y : tensor<16x16xi8> to tensor<16x16xi32>
+  %m = arith.constant dense<15> : tensor<16x16xi32>
+  %s4 = arith.constant dense<4> : tensor<16x16xi32>
+  %s16 = arith.constant dense<16> : tensor<16x16xi32>
+  %lo = arith.andi %w, %m : tensor<16x16xi32>
+  %h = arith.shrui %w, %s4 : tensor<16x16xi32>
+  %hi = arith.shli %h, %s16 : tensor<16x16xi32>
+  %p = arith.ori %lo, %hi : tensor<16x16xi32>
+  %z = arith.constant dense<0> : tensor<1x16xi32>
+  %d = tile.dot %x, %p, %z {b_pairs} : tensor<1x32xi16> * tensor<16x16xi32> -> tensor<1x16xi32>
+  %pc = tile.make_block_ptr %c, [%c1, %c16], [%c16, %c1], [%c0, %c0] : !tile.ptr<i32> -> !tile.block_ptr<tensor<1x16xi32>>
+  tile.store %pc, %d {in_bounds} : !tile.block_ptr<tensor<1x16xi32>>
+  return
+}

@@ -34,8 +34,17 @@ func.func @dot_f16_acc(%a: tensor<16x16xf16>, %b: tensor<16x8xf16>, %c: tensor<1
 // -----
 
 func.func @int_dot_types(%a: tensor<2x4xi8>, %b: tensor<2x16xi8>, %c: tensor<2x8xi32>) {
-  // expected-error @+1 {{integer dots take i16 a, i8 or i16 b and accumulate in i32}}
+  // expected-error @+1 {{integer dots take i16 a, i8, i16 or i32 (i16 pairs) b and accumulate in i32}}
   %d = tile.dot %a, %b, %c {b_pairs} : tensor<2x4xi8> * tensor<2x16xi8> -> tensor<2x8xi32>
+  return
+}
+
+// -----
+
+func.func @int_dot_i32_pairs_shape(%a: tensor<2x4xi16>, %b: tensor<2x16xi32>, %c: tensor<2x8xi32>) {
+  // An i32 B holds a column's pair in one element: [K / 2, N], not [K / 2, 2 N].
+  // expected-error @+1 {{shapes do not compose}}
+  %d = tile.dot %a, %b, %c {b_pairs} : tensor<2x4xi16> * tensor<2x16xi32> -> tensor<2x8xi32>
   return
 }
 
