@@ -24,11 +24,19 @@ std::string gemmSignature(const GemmKernelSpec& s) {
   auto buffer = [&](const char* name, const std::string& dt) { args += fmt::format("%{}: !tile.ptr<{}>, ", name, dt); };
   buffer("a", s.dtype);
   buffer("b", s.bDtype());
-  if (s.int8Blocks()) buffer("bsc", "f32");
-  if (s.int8Blocks() && s.quantOffsets) buffer("boff", "f32");
+  // A quantized weight's scales and offsets (GemmKernelSpec::quantSuper).
+  auto scaleBuffers = [&](const char* w) {
+    if (!s.int8Blocks()) return;
+    const std::string rows = s.quantSuper ? "f16" : "f32";
+    buffer(fmt::format("bsc{}", w).c_str(), rows);
+    if (s.quantSuper && s.quantSubScales) buffer(fmt::format("bss{}", w).c_str(), "i8");
+    if (!s.quantOffsets) return;
+    buffer(fmt::format("boff{}", w).c_str(), rows);
+    if (s.quantSuper && s.quantSubScales) buffer(fmt::format("bos{}", w).c_str(), "i8");
+  };
+  scaleBuffers("");
   if (s.swiglu) buffer("b2", s.bDtype());
-  if (s.swiglu && s.int8Blocks()) buffer("bsc2", "f32");
-  if (s.swiglu && s.int8Blocks() && s.quantOffsets) buffer("boff2", "f32");
+  if (s.swiglu) scaleBuffers("2");
   buffer("c", s.dtype);
   if (s.bias) buffer("bias", s.dtype);
   if (s.bias && s.swiglu) buffer("bias2", s.dtype);

@@ -43,6 +43,14 @@ struct GemmKernelSpec {
   // nibbles: [K / 2, blockN] bytes a panel), unpacked in registers into the
   // integer dot's i32 pairs.
   bool quantNibbles = false;
+  // With int8Blocks: the scales (and offsets) as the file holds them
+  // (abi::Int8BlockForm::superBlock): f16 rows, one per quantSuper K steps
+  // and panel (bsc / boff: [K / quantSuper, blockN] a panel), times, with
+  // quantSubScales, i8 rows per quantBlock (bss / bos: [K / quantBlock,
+  // blockN] a panel), multiplied in the kernel (ggml's f32 products).
+  // 0: f32 rows per quantBlock.
+  int64_t quantSuper = 0;
+  bool quantSubScales = false;
   bool int8Blocks() const { return weightDtype == "i8"; }
   bool weightsNK = false;
   bool bias = false, swiglu = false, residual = false;

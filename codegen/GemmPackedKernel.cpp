@@ -21,9 +21,11 @@ namespace strata::tile::gemm {
 std::string emitPackedGemm(const GemmKernelSpec& s) {
   if (s.dtype != "f32") fail("gemm kernel: panel-packed (CPU) kernels are f32 only (got {})", s.dtype);
   if (!s.int8Blocks()) StorageText{s.bDtype()}.check("gemm (weights)");
-  else if (s.quantBlock < 2 || s.quantBlock % 2 || s.chunkK % s.quantBlock)
-    fail("gemm kernel: i8 weight blocks of {} values (whole K pairs, dividing the K chunks of {})", s.quantBlock,
-         s.chunkK);
+  else if (s.quantBlock < 2 || s.quantBlock % 2 || s.chunkK % s.quantBlock ||
+           (s.quantSuper && s.quantSuper % s.quantBlock) || (s.quantSubScales && !s.quantSuper))
+    fail("gemm kernel: i8 weight blocks of {} values (whole K pairs, dividing the K chunks of {} and the scale "
+         "super-blocks of {})",
+         s.quantBlock, s.chunkK, s.quantSuper);
   if (s.microM <= 0 || s.blockM % s.microM != 0 || s.blockK != 1)
     fail("gemm kernel: program rows {} must be whole register blocks of {} rows, and K steps 1 (got {})", s.blockM,
          s.microM, s.blockK);
@@ -208,6 +210,15 @@ std::string emitPackedGemm(const GemmKernelSpec& s) {
                              fmt::arg("LW", s.prefetchNext), fmt::arg("LPR", s.chunkK / s.microM),
                              fmt::arg("LAST", std::max<int64_t>(0, lines - s.chunkK)), fmt::arg("BDEN", bden));
   }
+  // Super-block scale rows (GemmKernelSpec::quantSuper): [K / S, blockN]
+  // a panel, from row %ssoff.
+  const std::string superConsts = s.quantSuper ? fmt::format(R"(  %csup = arith.constant {S} : index
+  %ksup = arith.divui %K, %csup : index
+  %ssoff = arith.muli %pn, %ksup : index
+  %ssend = arith.addi %ssoff, %ksup : index
+)",
+                                                               fmt::arg("S", s.quantSuper))
+                                               : "";
   return fmt::format(R"(func.func @{name}({args}) attributes {{tile.num_warps = 1 : i64}} {{
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
@@ -270,9 +281,10 @@ std::string emitPackedGemm(const GemmKernelSpec& s) {
   %kblocks = arith.divui %K, %cqb : index
   %soff = arith.muli %pn, %kblocks : index
   %send = arith.addi %soff, %kblocks : index
-)",
+{superConsts})",
                                                                    fmt::arg("Q", s.quantBlock),
-                                                                   fmt::arg("BNP", (s.quantNibbles ? 1 : 2) * s.blockN)) : ""));
+                                                                   fmt::arg("BNP", (s.quantNibbles ? 1 : 2) * s.blockN),
+                                                                   fmt::arg("superConsts", superConsts)) : ""));
 }
 
 }  // namespace strata::tile::gemm

@@ -111,6 +111,32 @@ struct GemmText {
 
   // `v` = row `row` of the panel's f32 block scales or offsets in `buf`
   // ([K / quantBlock, blockN] a panel, from row %soff), as a bT block.
+  // `v` = the block's scales (`off` false) or offsets of weight w (0, or
+  // 1: b2) as a bT row: blockRow of the f32 rows, or the f16 row of its
+  // super-block (from row %ssoff) widened, times the i8 row of its block
+  // with sub-block scales (GemmKernelSpec::quantSuper).
+  std::string quantRow(const std::string& v, int w, bool off) const {
+    const char* suffix = w ? "2" : "";
+    const std::string sup = fmt::format("%{}{}", off ? "boff" : "bsc", suffix);
+    if (!s.quantSuper) return blockRow(v, sup, "%sr");
+    const std::string hT = fmt::format("tensor<1x{}xf16>", s.blockN), iT = fmt::format("tensor<1x{}xi8>", s.blockN);
+    std::string t = fmt::format(R"(    {v}hp = tile.make_block_ptr {sup}, [%ssend, %bn], [%bn, %c1], [%ssr, %c0] : !tile.ptr<f16> -> !tile.block_ptr<{hT}>
+    {v}h = tile.load {v}hp {{in_bounds}} : !tile.block_ptr<{hT}>
+)",
+                                fmt::arg("v", v), fmt::arg("sup", sup), fmt::arg("hT", hT));
+    if (!s.quantSubScales)
+      return t + fmt::format("    {v} = tile.convert {v}h : {hT} -> {bT}\n", fmt::arg("v", v), fmt::arg("hT", hT),
+                             fmt::arg("bT", bT));
+    return t + fmt::format(R"(    {v}w = tile.convert {v}h : {hT} -> {bT}
+    {v}ip = tile.make_block_ptr %{sub}{suffix}, [%send, %bn], [%bn, %c1], [%sr, %c0] : !tile.ptr<i8> -> !tile.block_ptr<{iT}>
+    {v}i = tile.load {v}ip {{in_bounds}} : !tile.block_ptr<{iT}>
+    {v}f = arith.sitofp {v}i : {iT} to {bT}
+    {v} = arith.mulf {v}w, {v}f : {bT}
+)",
+                           fmt::arg("v", v), fmt::arg("hT", hT), fmt::arg("bT", bT), fmt::arg("sub", off ? "bos" : "bss"),
+                           fmt::arg("suffix", suffix), fmt::arg("iT", iT));
+  }
+
   std::string blockRow(const std::string& v, const std::string& buf, const std::string& row) const {
     return fmt::format(R"(    {v}p = tile.make_block_ptr {buf}, [%send, %bn], [%bn, %c1], [{row}, %c0] : !tile.ptr<f32> -> !tile.block_ptr<{bT}>
     {v} = tile.load {v}p {{in_bounds}} : !tile.block_ptr<{bT}>
@@ -227,6 +253,11 @@ struct GemmText {
     // pair row of the panels.
     std::string body = fmt::format(R"(      %kbi = arith.divui %kb, %cqb : index
       %sr = arith.addi %soff, %kbi : index
+{superRow})",
+                                   fmt::arg("superRow", s.quantSuper ? "      %kbs = arith.divui %kb, %csup : index\n"
+                                                                       "      %ssr = arith.addi %ssoff, %kbs : index\n"
+                                                                     : "")) +
+                       fmt::format(R"(
       %kbk = arith.addi %koff, %kb : index
       %bro = arith.divui %kbk, %cp2 : index
       %xap = tile.make_block_ptr %a, [%M, %K], [%K, %c1], [%row, %kb] : !tile.ptr<f32> -> !tile.block_ptr<{xT}>
@@ -313,8 +344,6 @@ struct GemmText {
       for (int w = 0; w < weights; ++w) sums.push_back(fmt::format("%ig#{}", w));
     }
     const char* accs[2] = {"%acc", "%acc2"};
-    const char* scales[2] = {"%bsc", "%bsc2"};
-    const char* offsets[2] = {"%boff", "%boff2"};
     std::string yield;
     for (int w = 0; w < weights; ++w) {
       body += fmt::format(R"(      %df{w} = arith.sitofp {sum} : {iT} to {cT}
@@ -324,10 +353,10 @@ struct GemmText {
 )",
                           fmt::arg("w", w), fmt::arg("sum", sums[w]), fmt::arg("iT", iT), fmt::arg("cT", cT),
                           fmt::arg("rT", rT), fmt::arg("bT", bT), fmt::arg("zero", zero), fmt::arg("acc", accs[w]),
-                          fmt::arg("scale", blockRow(fmt::format("%bs{}", w), scales[w], "%sr")));
+                          fmt::arg("scale", quantRow(fmt::format("%bs{}", w), w, false)));
       std::string out = fmt::format("%am{}", w);
       if (s.quantOffsets) {
-        body += blockRow(fmt::format("%bo{}", w), offsets[w], "%sr") +
+        body += quantRow(fmt::format("%bo{}", w), w, true) +
                 fmt::format("      %an{w} = tile.dot %xsum, %bo{w}, %am{w} : {rT} * {bT} -> {cT}\n", fmt::arg("w", w),
                             fmt::arg("rT", rT), fmt::arg("bT", bT), fmt::arg("cT", cT));
         out = fmt::format("%an{}", w);

@@ -65,16 +65,19 @@ std::optional<Int8BlockForm> int8BlockForm(std::string_view quant) {
   const ops::QuantFormat* f = ops::quantFormat(quant);
   if (!f) return std::nullopt;
   const bool nibbles = f->bits <= 4;
-  return Int8BlockForm{f->subBlock, f->offsets || (nibbles && f->qMin != 0), nibbles};
+  return Int8BlockForm{f->subBlock, f->offsets || (nibbles && f->qMin != 0), nibbles, f->blockElems, f->subScales()};
 }
 
 Int8BlockForm commonInt8Form(std::span<const Int8BlockForm> forms) {
-  Int8BlockForm form{0, false, true};
+  Int8BlockForm form{0, false, true, -1, false};
   for (const Int8BlockForm& f : forms) {
     form.block = form.block ? std::gcd(form.block, f.block) : f.block;
     form.offsets = form.offsets || f.offsets;
     form.nibbles = form.nibbles && f.nibbles;
+    form.superBlock = form.superBlock < 0 || form.superBlock == f.superBlock ? f.superBlock : 0;
+    form.subScales = form.subScales || f.subScales;
   }
+  if (form.superBlock <= 0) form.superBlock = 0, form.subScales = false;
   if (form.block <= 0) fail("commonInt8Form: no forms");
   return form;
 }
@@ -86,24 +89,56 @@ Int8BlockPanels packInt8BlockPanels(const uint8_t* rows, int64_t K, int64_t N, i
          f.blockElems, N, width);
   // Nibbles hold q - qMin; a qMin below 0 moves into the offsets.
   const int64_t shift = form.nibbles ? f.qMin : 0;
+  const bool halves = form.superBlock > 0;
   if (form.block <= 0 || f.subBlock % form.block || ((f.offsets || shift) && !form.offsets) ||
-      (form.nibbles && f.bits > 4))
-    fail("packInt8BlockPanels: {} (sub-blocks of {}{}, {}-bit integers) does not fit panels of {}-value blocks{}{}",
-         f.name, f.subBlock, f.offsets ? " with offsets" : "", f.bits, form.block, form.offsets ? " with offsets" : "",
-         form.nibbles ? " in nibbles" : "");
+      (form.nibbles && f.bits > 4) || (halves && (form.superBlock != f.blockElems || form.subScales != f.subScales() ||
+                                                  (shift && f.subScales()))))
+    fail("packInt8BlockPanels: {} (sub-blocks of {}{}, {}-bit integers, blocks of {}) does not fit panels of {}-value "
+         "blocks{}{}{}",
+         f.name, f.subBlock, f.offsets ? " with offsets" : "", f.bits, f.blockElems, form.block,
+         form.offsets ? " with offsets" : "", form.nibbles ? " in nibbles" : "",
+         halves ? fmt::format(", f16 scales per {}{}", form.superBlock, form.subScales ? " times i8 ones" : "") : "");
   const int64_t panels = (N + width - 1) / width, blocks = K / f.blockElems, subs = K / form.block;
   const int64_t per = f.subBlock / form.block;  // form's blocks per sub-block of f
   Int8BlockPanels out;
   out.values.assign(size_t(panels * K * width / (form.nibbles ? 2 : 1)), 0);
-  out.scales.assign(size_t(panels * subs * width), 0.f);
-  if (form.offsets) out.offsets.assign(out.scales.size(), 0.f);
-  int8_t q[ops::kMaxBlockElems];
-  float scale[ops::kMaxBlockElems], offset[ops::kMaxBlockElems];
+  if (!halves) {
+    out.scales.assign(size_t(panels * subs * width), 0.f);
+    if (form.offsets) out.offsets.assign(out.scales.size(), 0.f);
+  } else {
+    out.halfScales.assign(size_t(panels * blocks * width), 0);
+    if (form.offsets) out.halfOffsets.assign(out.halfScales.size(), 0);
+    if (form.subScales) {
+      out.subScales.assign(size_t(panels * subs * width), 0);
+      if (form.offsets) out.subOffsets.assign(out.subScales.size(), 0);
+    }
+  }
+  // An f16 field of the file as it is (scaleParts' values are f16 ones; a
+  // Q4_0 offset, -8 d, is one too).
+  auto half = [&](float v, const char* what) {
+    const uint16_t h = ops::floatToHalf(v);
+    if (ops::halfToFloat(h) != v) fail("packInt8BlockPanels: {}'s {} {} is not an f16 value", f.name, what, v);
+    return h;
+  };
+  int8_t q[ops::kMaxBlockElems], sub[ops::kMaxBlockElems], subOffset[ops::kMaxBlockElems];
+  float scale[ops::kMaxBlockElems], offset[ops::kMaxBlockElems], sup[2];
   for (int64_t n = 0; n < N; ++n) {
     const int64_t p = n / width, j = n % width;
     for (int64_t b = 0; b < blocks; ++b) {
       std::fill_n(offset, f.blockElems / f.subBlock, 0.f);
-      f.intBlock(rows + (n * blocks + b) * f.blockBytes, q, scale, offset);
+      const uint8_t* block = rows + (n * blocks + b) * f.blockBytes;
+      f.intBlock(block, q, scale, offset);
+      if (halves) {
+        f.scaleParts(block, sup, sub, subOffset);
+        const size_t at = size_t((p * blocks + b) * width + j);
+        out.halfScales[at] = half(sup[0], "scale");
+        if (form.offsets) out.halfOffsets[at] = half(sup[1] + (shift ? sup[0] * float(shift) : 0.f), "offset");
+        for (int64_t s = 0; s < f.blockElems / form.block && form.subScales; ++s) {
+          const size_t si = size_t((p * subs + b * f.blockElems / form.block + s) * width + j);
+          out.subScales[si] = sub[s / per];
+          if (form.offsets) out.subOffsets[si] = subOffset[s / per];
+        }
+      }
       // K pairs: row k / 2 of the panel's [K / 2, 2 width] holds K steps
       // k and k + 1 of column j at 2 j and 2 j + 1.
       for (int64_t i = 0; i < f.blockElems; ++i) {
@@ -113,7 +148,7 @@ Int8BlockPanels packInt8BlockPanels(const uint8_t* rows, int64_t K, int64_t N, i
         else
           out.values[size_t((p * K + (k & ~int64_t(1))) * width + 2 * j + (k & 1))] = q[i];
       }
-      for (int64_t s = 0; s < f.blockElems / form.block; ++s) {
+      for (int64_t s = 0; s < f.blockElems / form.block && !halves; ++s) {
         const size_t at = size_t((p * subs + b * f.blockElems / form.block + s) * width + j);
         out.scales[at] = scale[s / per];
         // scale q + offset = scale (q - qMin) + (offset + scale qMin).
@@ -122,6 +157,20 @@ Int8BlockPanels packInt8BlockPanels(const uint8_t* rows, int64_t K, int64_t N, i
     }
   }
   return out;
+}
+
+void int8ScaleBuffers(const Int8BlockPanels& p, const Int8BlockForm& form,
+                      const std::function<void(const void*, int64_t)>& each) {
+  if (!form.superBlock) {
+    each(p.scales.data(), (int64_t)p.scales.size());
+    if (form.offsets) each(p.offsets.data(), (int64_t)p.offsets.size());
+    return;
+  }
+  each(p.halfScales.data(), (int64_t)p.halfScales.size());
+  if (form.subScales) each(p.subScales.data(), (int64_t)p.subScales.size());
+  if (!form.offsets) return;
+  each(p.halfOffsets.data(), (int64_t)p.halfOffsets.size());
+  if (form.subScales) each(p.subOffsets.data(), (int64_t)p.subOffsets.size());
 }
 
 KernelArgs& KernelArgs::buffer(const void* data, int64_t elements) {

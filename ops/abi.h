@@ -86,6 +86,13 @@ struct Int8BlockForm {
   // 4-bit integers, a K pair per byte (4-bit formats only): half the bytes
   // of the i8 form.
   bool nibbles = false;
+  // The scales and offsets as the file holds them (ops::QuantFormat::
+  // scaleParts): f16 rows, one per superBlock K steps, times, with
+  // subScales, i8 rows per `block` (the K formats' sub-block scales and
+  // mins). 0: f32 rows per `block`, each the product (a node mixing formats
+  // of different block sizes).
+  int64_t superBlock = 0;
+  bool subScales = false;
   bool operator==(const Int8BlockForm&) const = default;
 };
 // The form of the block format named `quant` (ggml's name: its own
@@ -95,7 +102,8 @@ struct Int8BlockForm {
 std::optional<Int8BlockForm> int8BlockForm(std::string_view quant);
 // The form that fits every one of `forms` with the fewest scale and offset
 // bytes: the smallest sub-block, offsets if any has them, nibbles if all
-// have them.
+// have them, f16 super-block rows if all share the super-block (with i8
+// sub-block rows if any has them).
 Int8BlockForm commonInt8Form(std::span<const Int8BlockForm> forms);
 
 // A quantized weight stored [N, K] as rows of K / blockElems blocks of
@@ -106,15 +114,25 @@ Int8BlockForm commonInt8Form(std::span<const Int8BlockForm> forms);
 // sub-block of form.block (scales[(p K / block + k / block) width + j]);
 // 0 past column N. With nibbles the pair is one byte, values[(p K / 2 + k /
 // 2) width + j] = (q(k) - qMin) | (q(k + 1) - qMin) << 4 (each panel a
-// [K / 2, width] array), and the offsets take qMin times the scale. Values
-// are moved, never dequantized (5- and 6-bit ones take a byte each).
-// Throws unless K is whole blocks and `form` fits `f`.
+// [K / 2, width] array), and the offsets take qMin times the scale. With a
+// superBlock S the scales are halfScales[(p K / S + k / S) width + j] (f16
+// bits) times, with subScales, subScales[(p K / block + k / block) width +
+// j]; the offsets likewise (halfOffsets, subOffsets). Values are moved,
+// never dequantized (5- and 6-bit ones take a byte each). Throws unless K
+// is whole blocks and `form` fits `f`.
 struct Int8BlockPanels {
   std::vector<int8_t> values;
-  std::vector<float> scales, offsets;
+  std::vector<float> scales, offsets;           // superBlock 0
+  std::vector<uint16_t> halfScales, halfOffsets;  // superBlock > 0
+  std::vector<int8_t> subScales, subOffsets;      // and subScales
 };
 Int8BlockPanels packInt8BlockPanels(const uint8_t* rows, int64_t K, int64_t N, int64_t width,
                                     const ops::QuantFormat& f, Int8BlockForm form);
+// The scale and offset buffers of `p` (in `form`) in the order a kernel
+// takes them after the values (GemmKernelSpec::quantSuper): each as
+// (data, elements).
+void int8ScaleBuffers(const Int8BlockPanels& p, const Int8BlockForm& form,
+                      const std::function<void(const void*, int64_t)>& each);
 
 // Runs the kernel for every program id in [0, gx) x [0, gy) x [0, gz),
 // spreading programs over `threads` threads (0: the hardware's count): the

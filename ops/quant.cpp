@@ -132,6 +132,36 @@ void q6_k(const uint8_t* b, int8_t* q, float* scale, float*) {
     }
 }
 
+// Scale parts (QuantFormat::scaleParts). The 32-value formats: d (and m)
+// are the block's only scale (and offset), f16 values.
+void dOnly(const uint8_t* b, float* sup, int8_t*, int8_t*) {
+  sup[0] = half(b);
+  sup[1] = 0.f;
+}
+void dAndM(const uint8_t* b, float* sup, int8_t*, int8_t*) {
+  sup[0] = half(b);
+  sup[1] = half(b + 2);
+}
+// Q4_K / Q5_K: d and -dmin times each sub-block's 6-bit scale and min
+// (kScales' products: -(dmin m) = (-dmin) m exactly).
+void kParts(const uint8_t* b, float* sup, int8_t* sub, int8_t* subOffset) {
+  sup[0] = half(b);
+  sup[1] = -half(b + 2);
+  for (int j = 0; j < 8; ++j) {
+    float sc, m;
+    scaleMin(j, b + 4, sc, m);
+    sub[j] = int8_t(sc);
+    subOffset[j] = int8_t(m);
+  }
+}
+// Q6_K: d times each sub-block's int8 scale.
+void q6Parts(const uint8_t* b, float* sup, int8_t* sub, int8_t* subOffset) {
+  sup[0] = half(b + 208);
+  sup[1] = 0.f;
+  std::memcpy(sub, b + 192, 16);
+  std::memset(subOffset, 0, 16);
+}
+
 // A block's values from its integers, scales and offsets (one form for
 // every format; the order of operations is ggml's).
 template <int64_t Elems, int64_t Sub, bool Offsets, void (*Ints)(const uint8_t*, int8_t*, float*, float*)>
@@ -146,15 +176,16 @@ void dequantizeInts(const uint8_t* b, float* y) {
 }
 
 template <int64_t Elems, int64_t Sub, bool Offsets, void (*Ints)(const uint8_t*, int8_t*, float*, float*)>
-constexpr QuantFormat format(const char* name, int64_t bytes, int64_t bits, int64_t qMin) {
-  return {name, Elems, bytes, Sub, Offsets, bits, qMin, Ints, dequantizeInts<Elems, Sub, Offsets, Ints>};
+constexpr QuantFormat format(const char* name, int64_t bytes, int64_t bits, int64_t qMin,
+                             void (*parts)(const uint8_t*, float*, int8_t*, int8_t*)) {
+  return {name, Elems, bytes, Sub, Offsets, bits, qMin, Ints, dequantizeInts<Elems, Sub, Offsets, Ints>, parts};
 }
 
 const QuantFormat kFormats[] = {
-    format<32, 32, false, q4_0>("Q4_0", 18, 4, -8),     format<32, 32, true, q4_1>("Q4_1", 20, 4, 0),
-    format<32, 32, false, q5_0>("Q5_0", 22, 5, -16),    format<32, 32, true, q5_1>("Q5_1", 24, 5, 0),
-    format<32, 32, false, q8_0>("Q8_0", 34, 8, -128),   format<256, 32, true, q4_k>("Q4_K", 144, 4, 0),
-    format<256, 32, true, q5_k>("Q5_K", 176, 5, 0),     format<256, 16, false, q6_k>("Q6_K", 210, 6, -32),
+    format<32, 32, false, q4_0>("Q4_0", 18, 4, -8, dOnly),     format<32, 32, true, q4_1>("Q4_1", 20, 4, 0, dAndM),
+    format<32, 32, false, q5_0>("Q5_0", 22, 5, -16, dOnly),    format<32, 32, true, q5_1>("Q5_1", 24, 5, 0, dAndM),
+    format<32, 32, false, q8_0>("Q8_0", 34, 8, -128, dOnly),   format<256, 32, true, q4_k>("Q4_K", 144, 4, 0, kParts),
+    format<256, 32, true, q5_k>("Q5_K", 176, 5, 0, kParts),    format<256, 16, false, q6_k>("Q6_K", 210, 6, -32, q6Parts),
 };
 
 }  // namespace

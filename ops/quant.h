@@ -35,6 +35,14 @@ struct QuantFormat {
   // One block's blockElems values: intBlock's integers times their scales
   // (plus their offsets).
   void (*dequantizeBlock)(const uint8_t* block, float* out);
+  // intBlock's scales and offsets as the file holds them: f16 values for
+  // the whole block (sup[0]: the scale, sup[1]: the offset or 0), times,
+  // in the K formats (subBlock < blockElems), an integer per sub-block
+  // (sub, subOffset): scale[j] = sup[0] * float(sub[j]) and offset[j] =
+  // sup[1] * float(subOffset[j]) exactly (ggml's own f32 products); else
+  // scale = sup[0], offset = sup[1].
+  void (*scaleParts)(const uint8_t* block, float* sup, int8_t* sub, int8_t* subOffset);
+  bool subScales() const { return subBlock < blockElems; }
 };
 
 // The most values a block of any format holds (Q4_K / Q5_K / Q6_K's 256).

@@ -72,9 +72,13 @@ RegionKernels::Launch RegionKernels::resolve(const ops::NodeDef& n, const nlohma
   if (a.contains("int8_blocks")) {
     const auto& f = a.at("int8_blocks");
     if (!f.is_object() || !f.value("block", nlohmann::json()).is_number_integer() || !f.value("offsets", nlohmann::json()).is_boolean() ||
-        !f.value("nibbles", nlohmann::json(false)).is_boolean() || f.at("block").get<int64_t>() <= 0)
+        !f.value("nibbles", nlohmann::json(false)).is_boolean() ||
+        !f.value("super_block", nlohmann::json(0)).is_number_integer() ||
+        !f.value("sub_scales", nlohmann::json(false)).is_boolean() || f.at("block").get<int64_t>() <= 0 ||
+        f.value("super_block", int64_t(0)) < 0)
       fail("node '{}' ({}): malformed int8_blocks {}", n.name, n.op, f.dump());
-    l.int8Form = abi::Int8BlockForm{f.at("block").get<int64_t>(), f.at("offsets").get<bool>(), f.value("nibbles", false)};
+    l.int8Form = abi::Int8BlockForm{f.at("block").get<int64_t>(), f.at("offsets").get<bool>(), f.value("nibbles", false),
+                                    f.value("super_block", int64_t(0)), f.value("sub_scales", false)};
   }
   if (l.blockM <= 0 || l.blockN <= 0 || (l.packedWidth && l.packedWidth != l.blockN)) fail("node '{}' ({}): kernel blocking {}", n.name, n.op, a.dump());
   return l;
@@ -149,7 +153,8 @@ const RegionKernels::QuantWeight* RegionKernels::quantInput(const ops::NodeDef& 
 
 const abi::Int8BlockPanels& RegionKernels::int8Panels(const QuantWeight& w, int64_t width, abi::Int8BlockForm form) {
   std::lock_guard<std::mutex> lock(packMutex_);
-  auto key = std::make_tuple(static_cast<const void*>(w.data), width, form.block, form.offsets, form.nibbles);
+  auto key = std::make_tuple(static_cast<const void*>(w.data), width, form.block, form.offsets, form.nibbles,
+                             form.superBlock, form.subScales);
   auto it = int8Packed_.find(key);
   if (it == int8Packed_.end())
     it = int8Packed_.emplace(key, abi::packInt8BlockPanels(w.data, w.cols, w.rows, width, *w.format, form)).first;
@@ -216,8 +221,8 @@ V RegionKernels::gemm(const ops::NodeDef& n, const Resolved& r, const V& in) {
         if (!l.packedWidth || !l.int8Form)
           fail("quantized weight '{}' needs a panel-packed kernel for i8 blocks", n.inputs[g.weight(j)]);
         const abi::Int8BlockPanels& p = int8Panels(*q, l.packedWidth, *l.int8Form);
-        a.buffer(p.values.data(), (int64_t)p.values.size()).buffer(p.scales.data(), (int64_t)p.scales.size());
-        if (l.int8Form->offsets) a.buffer(p.offsets.data(), (int64_t)p.offsets.size());
+        a.buffer(p.values.data(), (int64_t)p.values.size());
+        abi::int8ScaleBuffers(p, *l.int8Form, [&](const void* d, int64_t n) { a.buffer(d, n); });
         continue;
       }
       const Tensor& w = l.packedWidth ? packedWeight(in[g.weight(j)], g.weightsNK, l.packedWidth) : in[g.weight(j)];

@@ -90,7 +90,7 @@ class RegionKernels {
   std::mutex packMutex_;
   std::map<std::tuple<const void*, bool, int64_t, int64_t, int64_t>, std::pair<ops::Tensor, ops::Tensor>> packed_;
   std::map<std::string, QuantWeight> quant_;
-  std::map<std::tuple<const void*, int64_t, int64_t, bool, bool>, abi::Int8BlockPanels> int8Packed_;
+  std::map<std::tuple<const void*, int64_t, int64_t, bool, bool, int64_t, bool>, abi::Int8BlockPanels> int8Packed_;
 };
 
 }  // namespace strata::runtime

@@ -156,6 +156,7 @@ struct Int8Case {
   int64_t block;  // the form's sub-block (abi::Int8BlockForm)
   bool swiglu = false;
   bool nibbles = false;
+  bool f32Scales = false;  // f32 rows per block (a node mixing block sizes) instead of the file's form
 };
 
 class GemmConformanceInt8Blocks : public ::testing::TestWithParam<Int8Case> {};
@@ -208,11 +209,16 @@ TEST_P(GemmConformanceInt8Blocks, MatchesDequantizedReference) {
   const Int8Case& c = GetParam();
   if (c.target == "cpu-avx512" && tile::hostCpuTarget() != "cpu-avx512") GTEST_SKIP() << "host has no AVX-512";
   const ops::QuantFormat& f = *ops::quantFormat(c.format);
-  const abi::Int8BlockForm form{c.block, f.offsets || c.block < f.subBlock || (c.nibbles && f.qMin != 0), c.nibbles};
+  // The file's scale form (f16 super-block rows, the K formats' i8
+  // sub-block rows) unless the case asks for f32 rows.
+  const abi::Int8BlockForm form{c.block, f.offsets || c.block < f.subBlock || (c.nibbles && f.qMin != 0), c.nibbles,
+                                c.f32Scales ? 0 : f.blockElems, !c.f32Scales && f.subScales()};
   tile::GemmKernelSpec spec = tile::cpuGemmSpec(c.target, true, c.rows, "i8", c.swiglu);
   spec.quantBlock = form.block;
   spec.quantOffsets = form.offsets;
   spec.quantNibbles = form.nibbles;
+  spec.quantSuper = form.superBlock;
+  spec.quantSubScales = form.subScales;
   std::vector<tile::GemmKernelSpec> specs = {spec};
   if (spec.chunkK && !c.swiglu) {
     specs.push_back(spec);
@@ -242,8 +248,7 @@ TEST_P(GemmConformanceInt8Blocks, MatchesDequantizedReference) {
       }
       for (const auto& p : panels) {
         buffers.push_back({p.values.data(), (int64_t)p.values.size()});
-        buffers.push_back({p.scales.data(), (int64_t)p.scales.size()});
-        if (form.offsets) buffers.push_back({p.offsets.data(), (int64_t)p.offsets.size()});
+        abi::int8ScaleBuffers(p, form, [&](const void* d, int64_t n) { buffers.push_back({d, n}); });
       }
       ops::GemmSpec g{true, c.swiglu ? ops::GemmEpilogue::SwiGLU : ops::GemmEpilogue::None};
       Tensor want = ops::gemmRegion(a, weights, {}, nullptr, nullptr, g)[0];
@@ -271,13 +276,16 @@ INSTANTIATE_TEST_SUITE_P(Cpu, GemmConformanceInt8Blocks,
                                  cases.push_back({target, rows, format, 32, false, true});
                            for (int64_t rows : {int64_t{0}, int64_t{1}})
                              cases.push_back({"cpu-avx512", rows, "Q4_K", 32, true, true});
+                           for (int64_t rows : {int64_t{0}, int64_t{1}})
+                             for (auto [format, block] : {std::pair{"Q8_0", 32}, {"Q4_K", 16}})
+                               cases.push_back({"cpu-avx512", rows, format, block, false, false, true});
                            return cases;
                          }()),
                          [](const auto& info) {
                            const Int8Case& c = info.param;
                            std::string n = c.target + (c.rows == 1 ? "_gemv" : c.rows ? "_small" : "") + "_" +
                                            c.format + "_" + std::to_string(c.block) + (c.swiglu ? "_swiglu" : "") +
-                                           (c.nibbles ? "_nibbles" : "");
+                                           (c.nibbles ? "_nibbles" : "") + (c.f32Scales ? "_f32scales" : "");
                            std::replace(n.begin(), n.end(), '-', '_');
                            return n;
                          });

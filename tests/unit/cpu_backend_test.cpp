@@ -159,7 +159,13 @@ TEST(CpuBackend, Int8BlockWeightsMatchLlamaCpp) {
     SCOPED_TRACE(file);
     ops::GraphDef regions = graph::formRegions(models::loadModel(dir + "/" + file));
     const std::string ir = tile::planCpuKernels(regions, {"", 16}).tileIr;
-    EXPECT_NE(ir.find("%b: !tile.ptr<i8>, %bsc: !tile.ptr<f32>"), std::string::npos) << "GEMMs on i8 panels";
+    // Quantized GEMMs read the blocks' integers with the file's f16 scales
+    // (times i8 sub-block ones in the K formats), 4-bit ones in nibbles.
+    EXPECT_NE(ir.find("%b: !tile.ptr<i8>, %bsc: !tile.ptr<f16>"), std::string::npos) << "GEMMs on i8 panels";
+    if (file.find("q4_k") != std::string::npos || file.find("q6_k") != std::string::npos)
+      EXPECT_NE(ir.find("%bss: !tile.ptr<i8>"), std::string::npos) << "i8 sub-block scales";
+    if (file.find("q4_") != std::string::npos)
+      EXPECT_NE(ir.find("tile.dot %gq, %gp0"), std::string::npos) << "nibble panels unpacked into i32 pairs";
     runtime::Executor cpu = cpuExecutor(dir + "/" + file, 16);
     ops::Tensor logits = promptLogits(cpu, prompt);
     EXPECT_LT(maxAbsDiff(logits.data<float>(), logits.numel(), r.at("dequantized_f32").at("logits")), 1e-3);

@@ -419,14 +419,30 @@ TEST(GgufQuant, DequantizesAsGgufPy) {
     ops::Tensor want = ops::dequantize(*q, data, {N, K});
     const strata::abi::Int8BlockForm own = *strata::abi::int8BlockForm(q->name);
     EXPECT_EQ(own.nibbles, q->bits == 4) << t.name;
+    EXPECT_EQ(own.superBlock, q->blockElems) << t.name;
     nibbleForms += own.nibbles;
-    for (strata::abi::Int8BlockForm form : {own, strata::abi::Int8BlockForm{q->subBlock, q->offsets},
+    strata::abi::Int8BlockForm mixed16 = own;  // a Q4_K_M q / k / v node's form
+    mixed16.block = 16, mixed16.offsets = true, mixed16.nibbles = false;
+    for (strata::abi::Int8BlockForm form : {own, mixed16, strata::abi::Int8BlockForm{q->subBlock, q->offsets},
                                             strata::abi::Int8BlockForm{16, true}}) {
+      if (form.superBlock && form.block != q->subBlock && !q->subScales()) continue;  // 32-value formats: one scale a block
+      auto scaleOf = [&](const strata::abi::Int8BlockPanels& p, int64_t n, int64_t k, bool off) {
+        if (!form.superBlock) {
+          const size_t at = size_t(((n / width) * K / form.block + k / form.block) * width + n % width);
+          return off ? p.offsets[at] : p.scales[at];
+        }
+        const size_t at = size_t(((n / width) * K / form.superBlock + k / form.superBlock) * width + n % width);
+        float v = ops::halfToFloat(off ? p.halfOffsets[at] : p.halfScales[at]);
+        if (form.subScales) {
+          const size_t si = size_t(((n / width) * K / form.block + k / form.block) * width + n % width);
+          v *= float(off ? p.subOffsets[si] : p.subScales[si]);
+        }
+        return v;
+      };
       const strata::abi::Int8BlockPanels p = strata::abi::packInt8BlockPanels(data, K, N, width, *q, form);
       ASSERT_EQ((int64_t)p.values.size(), (N + width - 1) / width * width * K / (form.nibbles ? 2 : 1)) << t.name;
       for (int64_t n = 0; n < N; ++n)
         for (int64_t k = 0; k < K; ++k) {
-          const size_t at = size_t(((n / width) * K / form.block + k / form.block) * width + n % width);
           int integer;
           if (form.nibbles) {
             // A K pair a byte: [K / 2, width] a panel, step 2k low.
@@ -436,13 +452,15 @@ TEST(GgufQuant, DequantizesAsGgufPy) {
             // K pairs: [K / 2, 2 width] a panel.
             integer = p.values[size_t(((n / width) * K + k - k % 2) * width + 2 * (n % width) + k % 2)];
           }
-          float v = p.scales[at] * float(integer);
-          if (form.offsets) v += p.offsets[at];
+          const float sc = scaleOf(p, n, k, false);
+          float v = sc * float(integer);
+          if (form.offsets) v += scaleOf(p, n, k, true);
           const float w = want.data<float>()[n * K + k];
           if (form.nibbles && q->qMin != 0)
-            ASSERT_NEAR(v, w, 1e-6f * std::abs(p.scales[at]) * 16) << t.name << " [" << n << ", " << k << "] nibbles";
+            ASSERT_NEAR(v, w, 1e-6f * std::abs(sc) * 16) << t.name << " [" << n << ", " << k << "] nibbles";
           else
-            ASSERT_EQ(v, w) << t.name << " [" << n << ", " << k << "] form " << form.block << (form.nibbles ? " nibbles" : "");
+            ASSERT_EQ(v, w) << t.name << " [" << n << ", " << k << "] form " << form.block << (form.nibbles ? " nibbles" : "")
+                            << " super " << form.superBlock;
         }
     }
   }

@@ -137,6 +137,8 @@ struct Planner {
       s.quantBlock = form.block;
       s.quantOffsets = form.offsets;
       s.quantNibbles = form.nibbles;
+      s.quantSuper = form.superBlock;
+      s.quantSubScales = form.subScales;
       s.bias = attr(n, "bias") != 0;
       if (rows > 1 && s.swiglu) continue;  // SwiGLU walks K whole: no chunks to prefetch
       s.residual = attr(n, "residual") != 0;
@@ -144,7 +146,8 @@ struct Planner {
       std::string key = fmt::format("{}|{}|{}|{}|{}x{}x{}x{}|{}|{}|{}|{}|{}|{}", layout, s.bias, s.swiglu, s.residual,
                                     s.blockM, s.blockN, s.blockK, s.numWarps, s.tiling, s.packedB, s.microM, s.chunkK,
                                     s.prefetchNext, wdt);
-      if (s.int8Blocks()) key += fmt::format("|{}|{}|{}", s.quantBlock, s.quantOffsets, s.quantNibbles);
+      if (s.int8Blocks()) key += fmt::format("|{}|{}|{}|{}|{}", s.quantBlock, s.quantOffsets, s.quantNibbles, s.quantSuper,
+                                             s.quantSubScales);
       if (s.gelu) key += "|gelu";
       std::string name = set.add(s.name, key, [&](const std::string& nm) {
         s.name = nm;
@@ -154,7 +157,9 @@ struct Planner {
       // All variants read the same panels (blockN wide), packed once.
       if (s.packedB) l["packed_b"] = s.blockN;
       // ... in the i8 panels' form (abi::Int8BlockForm).
-      if (s.int8Blocks()) l["int8_blocks"] = {{"block", s.quantBlock}, {"offsets", s.quantOffsets}, {"nibbles", s.quantNibbles}};
+      if (s.int8Blocks()) l["int8_blocks"] = {{"block", s.quantBlock},       {"offsets", s.quantOffsets},
+                                               {"nibbles", s.quantNibbles},    {"super_block", s.quantSuper},
+                                               {"sub_scales", s.quantSubScales}};
       // The 1-row blocking for one row only: from 2 rows on, the 6-row
       // block's one pass over the weights wins (docs/codegen.md).
       if (rows) l["max_rows"] = rows;
