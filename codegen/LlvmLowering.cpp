@@ -3,6 +3,7 @@
 #include "codegen/Passes.h"
 
 #include "mlir/Conversion/Passes.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
 #include "mlir/Transforms/Passes.h"
 
@@ -25,13 +26,18 @@ std::unique_ptr<Pass> createLoweredCanonicalizerPass() {
 }
 
 void addLowerToLLVMPasses(OpPassManager& pm, const ConvertVectorToLLVMPassOptions& vectorOptions) {
-  pm.addPass(memref::createExpandStridedMetadataPass());
-  pm.addPass(createLowerAffinePass());
-  pm.addPass(createSCFToControlFlowPass());
-  pm.addPass(createConvertVectorToLLVMPass(vectorOptions));
+  // The passes that work op by op run on each kernel (func.func) apart, so
+  // a multithreaded context lowers the kernels in parallel; the module
+  // passes (memref descriptors, functions, control flow) stay whole.
+  OpPassManager& perKernel = pm.nest<func::FuncOp>();
+  perKernel.addPass(memref::createExpandStridedMetadataPass());
+  perKernel.addPass(createLowerAffinePass());
+  perKernel.addPass(createSCFToControlFlowPass());
+  perKernel.addPass(createConvertVectorToLLVMPass(vectorOptions));
   pm.addPass(createFinalizeMemRefToLLVMConversionPass());
-  pm.addPass(createConvertMathToLLVMPass());
-  pm.addPass(createArithToLLVMConversionPass());
+  OpPassManager& perKernel2 = pm.nest<func::FuncOp>();
+  perKernel2.addPass(createConvertMathToLLVMPass());
+  perKernel2.addPass(createArithToLLVMConversionPass());
   pm.addPass(createConvertFuncToLLVMPass());
   pm.addPass(createConvertControlFlowToLLVMPass());
   pm.addPass(createUBToLLVMConversionPass());  // poison from vector unrolling
