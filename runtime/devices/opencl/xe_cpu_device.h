@@ -51,8 +51,8 @@ class Program {
 };
 
 // A kernel argument: a buffer (global pointer) or a scalar of the kernel's
-// parameter width (index parameters are int64_t).
-using Arg = std::variant<const Buffer*, int64_t, int32_t>;
+// parameter width (index parameters are int64_t; f32 ones float).
+using Arg = std::variant<const Buffer*, int64_t, int32_t, float>;
 
 class XeCpuDevice {
  public:

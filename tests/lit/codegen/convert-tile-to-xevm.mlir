@@ -92,3 +92,36 @@ func.func @bias_rows(%bias: !tile.ptr<f32>, %c: !tile.ptr<bf16>, %n: index) attr
   tile.store %cp, %o : !tile.block_ptr<tensor<8x16xbf16>>
   return
 }
+
+// -----
+
+// A row's mean square and its normalization (RMSNorm's form): the [1, 32]
+// row is two elements a lane; the sum combines them, then the sub-group
+// through OpenCL's sub_group_reduce_add (a convergent call every lane
+// makes, declared in the module); the [1] and [1, 1] column tiles are one
+// value every lane holds, broadcast back along the row by a shuffle.
+// CHECK-LABEL: llvm.func @_Z20sub_group_reduce_addf(f32) -> f32 attributes {convergent}
+// CHECK-LABEL: func.func @row_norm
+// CHECK: arith.addf %{{.*}}, %{{.*}} : f32
+// CHECK: llvm.call @_Z20sub_group_reduce_addf(%{{.*}}) {convergent} : (f32) -> f32
+// CHECK: math.sqrt %{{.*}} : vector<1xf32>
+// CHECK: vector.shuffle %{{.*}}, %{{.*}} [0, 0] : vector<1xf32>, vector<1xf32>
+// CHECK: arith.mulf %{{.*}}, %{{.*}} : vector<2xf32>
+// CHECK-NOT: tile.
+func.func @row_norm(%x: !tile.ptr<f32>, %y: !tile.ptr<f32>, %n: index, %eps: f32) attributes {tile.num_warps = 1 : i64} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %xp = tile.make_block_ptr %x, [%c1, %n], [%n, %c1], [%c0, %c0] : !tile.ptr<f32> -> !tile.block_ptr<tensor<1x32xf32>>
+  %v = tile.load %xp : !tile.block_ptr<tensor<1x32xf32>>
+  %sq = arith.mulf %v, %v : tensor<1x32xf32>
+  %ss = tile.reduce %sq {kind = "sum", axis = 1 : i64} : tensor<1x32xf32> -> tensor<1xf32>
+  %et = tile.splat %eps : f32 -> tensor<1xf32>
+  %m = arith.addf %ss, %et : tensor<1xf32>
+  %rt = math.sqrt %m : tensor<1xf32>
+  %ie = tile.expand_dims %rt {axis = 1 : i64} : tensor<1xf32> -> tensor<1x1xf32>
+  %ib = tile.broadcast %ie : tensor<1x1xf32> -> tensor<1x32xf32>
+  %o = arith.mulf %v, %ib : tensor<1x32xf32>
+  %yp = tile.make_block_ptr %y, [%c1, %n], [%n, %c1], [%c0, %c0] : !tile.ptr<f32> -> !tile.block_ptr<tensor<1x32xf32>>
+  tile.store %yp, %o : !tile.block_ptr<tensor<1x32xf32>>
+  return
+}
