@@ -109,8 +109,6 @@ struct GemmText {
                        fmt::arg("bS", bS), fmt::arg("bT", bT));
   }
 
-  // `v` = row `row` of the panel's f32 block scales or offsets in `buf`
-  // ([K / quantBlock, blockN] a panel, from row %soff), as a bT block.
   // `v` = the block's scales (`off` false) or offsets of weight w (0, or
   // 1: b2) as a bT row: blockRow of the f32 rows, or the f16 row of its
   // super-block (from row %ssoff) widened, times the i8 row of its block
@@ -137,6 +135,8 @@ struct GemmText {
                            fmt::arg("suffix", suffix), fmt::arg("iT", iT));
   }
 
+  // `v` = row `row` of the panel's f32 block scales or offsets in `buf`
+  // ([K / quantBlock, blockN] a panel, from row %soff), as a bT block.
   std::string blockRow(const std::string& v, const std::string& buf, const std::string& row) const {
     return fmt::format(R"(    {v}p = tile.make_block_ptr {buf}, [%send, %bn], [%bn, %c1], [{row}, %c0] : !tile.ptr<f32> -> !tile.block_ptr<{bT}>
     {v} = tile.load {v}p {{in_bounds}} : !tile.block_ptr<{bT}>
@@ -251,14 +251,13 @@ struct GemmText {
     // A's block and its row scales %xsc and reciprocals %xinv (0 for rows
     // of zeros), with offsets its row sums %xsum; %bro: the block's first
     // pair row of the panels.
+    // (With super-block scale rows, %ssr: the block's super-block row.)
+    const char* superRow = s.quantSuper ? "      %kbs = arith.divui %kb, %csup : index\n"
+                                          "      %ssr = arith.addi %ssoff, %kbs : index\n"
+                                        : "";
     std::string body = fmt::format(R"(      %kbi = arith.divui %kb, %cqb : index
       %sr = arith.addi %soff, %kbi : index
-{superRow})",
-                                   fmt::arg("superRow", s.quantSuper ? "      %kbs = arith.divui %kb, %csup : index\n"
-                                                                       "      %ssr = arith.addi %ssoff, %kbs : index\n"
-                                                                     : "")) +
-                       fmt::format(R"(
-      %kbk = arith.addi %koff, %kb : index
+{superRow}      %kbk = arith.addi %koff, %kb : index
       %bro = arith.divui %kbk, %cp2 : index
       %xap = tile.make_block_ptr %a, [%M, %K], [%K, %c1], [%row, %kb] : !tile.ptr<f32> -> !tile.block_ptr<{xT}>
       %xa = tile.load %xap{aIb} : !tile.block_ptr<{xT}>
@@ -275,7 +274,7 @@ struct GemmText {
       %zi = arith.constant dense<0> : {iT}
 )",
                                    fmt::arg("xT", xT), fmt::arg("rT", rT), fmt::arg("iT", iT), fmt::arg("M", M),
-                                   fmt::arg("aIb", aIb));
+                                   fmt::arg("aIb", aIb), fmt::arg("superRow", superRow));
     if (s.quantNibbles)
       body += fmt::format(R"(      %nib15 = arith.constant dense<15> : {pT}
       %nib4 = arith.constant dense<4> : {pT}

@@ -1,6 +1,7 @@
 #include "ops/abi.h"
 
 #include <algorithm>
+#include <cmath>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -117,7 +118,7 @@ Int8BlockPanels packInt8BlockPanels(const uint8_t* rows, int64_t K, int64_t N, i
   // Q4_0 offset, -8 d, is one too).
   auto half = [&](float v, const char* what) {
     const uint16_t h = ops::floatToHalf(v);
-    if (ops::halfToFloat(h) != v) fail("packInt8BlockPanels: {}'s {} {} is not an f16 value", f.name, what, v);
+    if (ops::halfToFloat(h) != v && !std::isnan(v)) fail("packInt8BlockPanels: {}'s {} {} is not an f16 value", f.name, what, v);
     return h;
   };
   int8_t q[ops::kMaxBlockElems], sub[ops::kMaxBlockElems], subOffset[ops::kMaxBlockElems];
