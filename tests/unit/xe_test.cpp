@@ -488,6 +488,37 @@ TEST(XeOcloc, PvcBinariesHaveDpas) {
     }
 }
 
+// RMSNorm's sub-group reduction is a built-in Intel's GPU compiler
+// resolves: Debian's ocloc builds the module for pvc with no call left
+// (per-lane accesses only, as the GEMM's check above).
+TEST(XeOcloc, PvcRmsNormHasNoUnresolvedCall) {
+  int st = 0;
+  shell("command -v ocloc", &st);
+  if (st != 0) {
+    if (std::getenv("STRATA_REQUIRE_OCLOC")) FAIL() << "ocloc (Debian's intel-opencl-icd) is required here";
+    GTEST_SKIP() << "no ocloc";
+  }
+  const std::string dir = ::testing::TempDir() + "xe_ocloc_norm", base = dir + "/rms_norm";
+  shell("rm -rf '" + dir + "' && mkdir -p '" + dir + "/iga' && for d in /usr/lib/x86_64-linux-gnu /usr/lib64 /usr/lib; do "
+        "[ -e $d/libiga64.so.1 ] && ln -sf $d/libiga64.so.1 '" + dir + "/iga/libiga64.so' && break; done", &st);
+  tile::RmsNormKernelSpec s;
+  s.blockN = 64;
+  s.dtype = "bf16";
+  tile::XeModule mod = tile::compileXe(tile::emitRmsNormKernel(s), "xe:pvc", "never");
+  std::ofstream(base + ".spv", std::ios::binary).write(mod.spirv.data(), std::streamsize(mod.spirv.size()));
+  std::string log = shell("ocloc compile -spirv_input -file '" + base + ".spv' -device pvc -output '" + base +
+                              "' -output_no_suffix",
+                          &st);
+  ASSERT_EQ(st, 0) << "ocloc compile failed:\n" << log;
+  log = shell("LD_LIBRARY_PATH='" + dir + "/iga' ocloc disasm -file '" + base + "' -device pvc -dump '" + base + ".dis'", &st);
+  ASSERT_EQ(st, 0) << "ocloc disasm failed:\n" << log;
+  std::ifstream in(base + ".dis/rms_norm_KernelHeap.asm");
+  ASSERT_TRUE(in) << "no rms_norm_KernelHeap.asm in the disassembly";
+  std::string isa((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_GT(isa.size(), 0u);
+  EXPECT_EQ(count(isa, "calla "), 0u) << "unresolved calls in the RMSNorm kernel";
+}
+
 TEST(XeBackend, UnknownTargetIsAnError) {
   EXPECT_THROW(tile::compileXe(tile::emitGemmKernel(xeGemmSpec({ops::DType::F16, false, false, false, false})), "xe:dg2"),
                Error);
