@@ -122,7 +122,8 @@ def ConvertTileToXeVM : Pass<"convert-tile-to-xevm", "::mlir::ModuleOp"> {
     is one row. Column tiles ([R, 1], [1]) are held whole by every lane;
     a row reduction [1, 16 k] -> [1] (sum, max) combines the lane's
     elements, then the sub-group's through OpenCL's sub_group_reduce (the
-    pass runs on the module: it declares that built-in). Reductions of
+    pass runs on the module: it declares that built-in); a block_lookup is
+    one global load every lane makes. Reductions of
     several rows or across sub-groups, masks and workgroup-local memory are
     not lowered yet (an error says which op). `block-io=always` drops the run-time check and the per-lane
     path, `block-io=never` the block instructions (tests use them to prove

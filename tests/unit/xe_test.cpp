@@ -395,6 +395,48 @@ TEST(XeNorm, RmsNormMatchesReference) {
   }
 }
 
+// RoPE (rotate-half, each token's position read from its table): one head
+// a program, head dims 64 and 128, in place as the GPU executor runs it.
+TEST(XeRope, MatchesReferenceInPlace) {
+  struct Case {
+    ops::DType dt;
+    int64_t headDim;
+    tile::XeModule mod;
+  };
+  std::vector<Case> cases;
+  for (ops::DType dt : {ops::DType::F32, ops::DType::BF16})
+    for (int64_t d : {64, 128}) {
+      tile::RopeKernelSpec s{"rope", 3, d, ops::dtypeName(dt)};
+      cases.push_back({dt, d, tile::compileXe(tile::emitRopeKernel(s), "xe:pvc")});  // before the runtime loads
+    }
+  NEED_DEVICE();
+  XeCpuDevice& d = *device();
+  for (const Case& c : cases) {
+    auto p = d.buildSpirv(c.mod.spirv);
+    const int64_t heads = 3, tokens = 5, maxPos = 300;
+    std::mt19937 rng{unsigned(c.headDim)};
+    ops::RopeTables tables = ops::ropeTables(maxPos, c.headDim, 10000.f);
+    ops::Tensor x = strata::testing::randomTensor({tokens, heads * c.headDim}, rng).cast(c.dt);
+    ops::Tensor pos(ops::DType::I64, {tokens});
+    const int64_t positions[] = {0, 7, 299, 3, 128};
+    std::copy(positions, positions + tokens, pos.mut<int64_t>());
+    ops::Tensor want = ops::ropeTokens(x.toF32(), pos, c.headDim, 10000.f);
+    auto upload = [&](const ops::Tensor& t) {
+      Buffer buf = d.alloc(t.nbytes());
+      d.write(buf, t.raw(), t.nbytes());
+      return buf;
+    };
+    Buffer bx = upload(x), bcos = upload(tables.cos), bsin = upload(tables.sin), bpos = upload(pos);
+    const int64_t wg = c.mod.kernels.at(0).workGroupSize;
+    const size_t g[3] = {size_t(wg * tokens), size_t(heads), 1}, l[3] = {size_t(wg), 1, 1};
+    d.run(p, "rope", {&bx, &bx, &bcos, &bsin, &bpos, tokens, maxPos}, g, l);
+    ops::Tensor out(c.dt, x.shape());
+    d.read(bx, out.mut<uint8_t>(), out.nbytes());
+    EXPECT_LT(strata::testing::maxRelError(out.toF32(), want), strata::testing::storageBound(c.dt, 1e-6))
+        << ops::dtypeName(c.dt) << " head dim " << c.headDim;
+  }
+}
+
 // spirv-val's verdict on a module (a current SPIRV-Tools: Debian's rejects
 // the Intel capabilities).
 void expectValid(const tile::XeModule& mod, const std::string& name) {

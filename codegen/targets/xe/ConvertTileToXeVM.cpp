@@ -98,7 +98,7 @@ class Lowering {
         bad = true;
       }
       for (Value v : op->getOperands()) operandTypes[op].push_back(v.getType());
-      if (isa<IotaOp, MaskOp, BlockLookupOp, AllocOp, BarrierOp, AsyncCopyOp, AsyncCommitOp,
+      if (isa<IotaOp, MaskOp, AllocOp, BarrierOp, AsyncCopyOp, AsyncCommitOp,
               AsyncWaitOp, MBarrierInitOp, TmaCopyOp, TmaStoreOp, MBarrierWaitOp, ArriveOp, GroupDotWaitOp>(op)) {
         op->emitError() << "'" << op->getName() << "' is not supported by the xe lowering yet";
         bad = true;
@@ -621,6 +621,15 @@ class Lowering {
       return convert(loc, c.getSrc(), operandType<RankedTensorType>(c, 0), cast<RankedTensorType>(c.getType()));
     if (auto e = dyn_cast<ExpandDimsOp>(op)) return e.getSrc();  // [C] -> [1, C], [R] -> [R, 1]: the same lane vector
     if (auto r = dyn_cast<ReduceOp>(op)) return reduce(r);
+    if (auto bl = dyn_cast<BlockLookupOp>(op)) {
+      // Entry `index` of an integer table in global memory (positions, block
+      // tables): every lane reads the same one.
+      Type e = operandType<PtrType>(bl, 0).getElementType();
+      Value at = LLVM::GEPOp::create(b, loc, LLVM::LLVMPointerType::get(b.getContext(), 1), e, bl.getTable(),
+                                     ArrayRef<LLVM::GEPArg>{toI64(loc, bl.getIndex())});
+      Value v = LLVM::LoadOp::create(b, loc, e, at);
+      return Value(arith::IndexCastOp::create(b, loc, b.getIndexType(), v));
+    }
     if (auto s = dyn_cast<SiluOp>(op)) {  // x / (1 + exp(-x))
       Value x = s.getSrc();
       auto vt = cast<VectorType>(x.getType());

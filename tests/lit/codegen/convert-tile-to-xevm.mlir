@@ -125,3 +125,21 @@ func.func @row_norm(%x: !tile.ptr<f32>, %y: !tile.ptr<f32>, %n: index, %eps: f32
   tile.store %yp, %o : !tile.block_ptr<tensor<1x32xf32>>
   return
 }
+
+// -----
+
+// A table entry (RoPE's token position, a block table's block): every lane
+// loads the same i64 from global memory.
+// CHECK-LABEL: func.func @lookup
+// CHECK: %[[AT:.*]] = llvm.getelementptr %{{.*}}[%{{.*}}] : (!llvm.ptr<1>, i64) -> !llvm.ptr<1>, i64
+// CHECK: llvm.load %[[AT]] : !llvm.ptr<1> -> i64
+// CHECK-NOT: tile.
+func.func @lookup(%pos: !tile.ptr<i64>, %y: !tile.ptr<f32>, %t: index, %n: index) attributes {tile.num_warps = 1 : i64} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %p = tile.block_lookup %pos[%t] : !tile.ptr<i64>
+  %yp = tile.make_block_ptr %y, [%n, %n], [%n, %c1], [%p, %c0] : !tile.ptr<f32> -> !tile.block_ptr<tensor<1x16xf32>>
+  %z = arith.constant dense<0.0> : tensor<1x16xf32>
+  tile.store %yp, %z : !tile.block_ptr<tensor<1x16xf32>>
+  return
+}
