@@ -18,6 +18,7 @@
 #include <string>
 
 #include "codegen/GemmKernel.h"
+#include "codegen/DataMovementKernels.h"
 #include "codegen/NormRopeKernels.h"
 #include "codegen/targets/xe/Backend.h"
 #include "ops/error.h"
@@ -434,6 +435,76 @@ TEST(XeRope, MatchesReferenceInPlace) {
     d.read(bx, out.mut<uint8_t>(), out.nbytes());
     EXPECT_LT(strata::testing::maxRelError(out.toF32(), want), strata::testing::storageBound(c.dt, 1e-6))
         << ops::dtypeName(c.dt) << " head dim " << c.headDim;
+  }
+}
+
+// ---- Data movement: row gathers and the paged KV write --------------------
+
+// An upload of `t` to the device.
+Buffer upload(XeCpuDevice& d, const ops::Tensor& t) {
+  Buffer buf = d.alloc(t.nbytes());
+  d.write(buf, t.raw(), t.nbytes());
+  return buf;
+}
+
+// The embedding gather: rows picked by id (repeats, the last row), copied
+// bit for bit, F = 70 (a block of 64 and a ragged one).
+TEST(XeDataMovement, GatherRowsCopiesThePickedRows) {
+  std::vector<std::pair<ops::DType, tile::XeModule>> mods;
+  for (ops::DType dt : {ops::DType::F32, ops::DType::BF16}) {
+    tile::GatherRowsKernelSpec s;
+    s.dtype = ops::dtypeName(dt);
+    mods.emplace_back(dt, tile::compileXe(tile::emitGatherRowsKernel(s), "xe:pvc"));  // before the runtime loads
+  }
+  NEED_DEVICE();
+  XeCpuDevice& d = *device();
+  for (const auto& [dt, mod] : mods) {
+    auto p = d.buildSpirv(mod.spirv);
+    const int64_t rows = 10, F = 70, tokens = 4, blockN = 64;
+    std::mt19937 rng{7};
+    ops::Tensor table = strata::testing::randomTensor({rows, F}, rng).cast(dt), ids(ops::DType::I64, {tokens});
+    const int64_t picked[] = {3, 0, 9, 3};
+    std::copy(picked, picked + tokens, ids.mut<int64_t>());
+    Buffer bt = upload(d, table), bi = upload(d, ids), bo = d.alloc(tokens * F * ops::dtypeSize(dt));
+    const int64_t wg = mod.kernels.at(0).workGroupSize;
+    const size_t g[3] = {size_t(wg * tokens), size_t((F + blockN - 1) / blockN), 1}, l[3] = {size_t(wg), 1, 1};
+    d.run(p, "gather_rows", {&bt, &bo, &bi, tokens, rows, F}, g, l);
+    ops::Tensor out(dt, {tokens, F});
+    d.read(bo, out.mut<uint8_t>(), out.nbytes());
+    const size_t rowBytes = size_t(F * ops::dtypeSize(dt));
+    for (int64_t t = 0; t < tokens; ++t)
+      EXPECT_EQ(std::memcmp(static_cast<const uint8_t*>(out.raw()) + t * rowBytes, static_cast<const uint8_t*>(table.raw()) + picked[t] * rowBytes, rowBytes), 0)
+          << ops::dtypeName(dt) << " token " << t;
+  }
+}
+
+// The paged KV write: each token's k and v head rows into its slot's block
+// and offset; the rest of the cache untouched (ops::kvWrite).
+TEST(XeDataMovement, KvWriteFillsEachTokensSlot) {
+  std::vector<std::pair<ops::DType, tile::XeModule>> mods;
+  const int64_t kvHeads = 2, headDim = 64, blockSize = 4, blocks = 3, tokens = 3;
+  for (ops::DType dt : {ops::DType::F32, ops::DType::BF16}) {
+    tile::KvWriteKernelSpec s{"kv_write", kvHeads, headDim, blockSize, ops::dtypeName(dt)};
+    mods.emplace_back(dt, tile::compileXe(tile::emitKvWriteKernel(s), "xe:pvc"));  // before the runtime loads
+  }
+  NEED_DEVICE();
+  XeCpuDevice& d = *device();
+  for (const auto& [dt, mod] : mods) {
+    auto p = d.buildSpirv(mod.spirv);
+    std::mt19937 rng{11};
+    ops::Tensor cache = strata::testing::randomTensor({blocks, 2, kvHeads, blockSize, headDim}, rng).cast(dt);
+    ops::Tensor k = strata::testing::randomTensor({tokens, kvHeads * headDim}, rng).cast(dt),
+                v = strata::testing::randomTensor({tokens, kvHeads * headDim}, rng).cast(dt), slots(ops::DType::I64, {tokens});
+    const int64_t at[] = {5, 0, 11};
+    std::copy(at, at + tokens, slots.mut<int64_t>());
+    ops::Tensor want = ops::kvWrite(cache.toF32(), k.toF32(), v.toF32(), slots);
+    Buffer bc = upload(d, cache), bk = upload(d, k), bv = upload(d, v), bs = upload(d, slots);
+    const int64_t wg = mod.kernels.at(0).workGroupSize, cacheRows = blocks * 2 * kvHeads * blockSize;
+    const size_t g[3] = {size_t(wg * tokens), size_t(kvHeads), 1}, l[3] = {size_t(wg), 1, 1};
+    d.run(p, "kv_write", {&bc, &bk, &bv, &bs, tokens, cacheRows}, g, l);
+    ops::Tensor out(dt, cache.shape());
+    d.read(bc, out.mut<uint8_t>(), out.nbytes());
+    EXPECT_EQ(strata::testing::maxRelError(out.toF32(), want), 0.0) << ops::dtypeName(dt);
   }
 }
 
