@@ -254,6 +254,13 @@ tile::GemmKernelSpec xeGemmSpec(const GemmCase& c) {
   return s;
 }
 
+// An upload of `t` to the device.
+Buffer upload(XeCpuDevice& d, const ops::Tensor& t) {
+  Buffer buf = d.alloc(t.nbytes());
+  d.write(buf, t.raw(), t.nbytes());
+  return buf;
+}
+
 // Runs the kernel on [M, K] x weights and returns max relative error.
 double runGemm(const tile::XeModule& mod, const runtime::opencl::Program& p, const tile::GemmKernelSpec& s, const GemmCase& c, int64_t M, int64_t N,
                int64_t K, unsigned seed) {
@@ -270,13 +277,8 @@ double runGemm(const tile::XeModule& mod, const runtime::opencl::Program& p, con
   ops::Tensor resF = res.toF32();
   ops::Tensor ref = ops::gemmRegion(a.toF32(), weights, biases, c.residual ? &resF : nullptr, nullptr, spec)[0];
 
-  auto upload = [&](const ops::Tensor& t) {
-    Buffer buf = d.alloc(t.nbytes());
-    d.write(buf, t.raw(), t.nbytes());
-    return buf;
-  };
-  Buffer ba = upload(a), bb = upload(b), bb2 = upload(b2), bbias = upload(bias), bbias2 = upload(bias2),
-         bres = upload(res), bc = d.alloc(M * N * 2);
+  Buffer ba = upload(d, a), bb = upload(d, b), bb2 = upload(d, b2), bbias = upload(d, bias), bbias2 = upload(d, bias2),
+         bres = upload(d, res), bc = d.alloc(M * N * 2);
   std::vector<runtime::opencl::Arg> args{&ba, &bb};
   if (c.swiglu) args.push_back(&bb2);
   args.push_back(&bc);
@@ -379,12 +381,7 @@ TEST(XeNorm, RmsNormMatchesReference) {
       std::mt19937 rng{unsigned(N)};
       ops::Tensor x = strata::testing::randomTensor({R, N}, rng).cast(dt), w = strata::testing::randomTensor({N}, rng).cast(dt);
       ops::Tensor want = ops::rmsNorm(x.toF32(), w.toF32(), 1e-5f);
-      auto upload = [&](const ops::Tensor& t) {
-        Buffer buf = d.alloc(t.nbytes());
-        d.write(buf, t.raw(), t.nbytes());
-        return buf;
-      };
-      Buffer bx = upload(x), bw = upload(w), by = d.alloc(x.nbytes());
+      Buffer bx = upload(d, x), bw = upload(d, w), by = d.alloc(x.nbytes());
       const int64_t wg = mod.kernels.at(0).workGroupSize;
       const size_t g[3] = {size_t(wg * R), 1, 1}, l[3] = {size_t(wg), 1, 1};
       d.run(p, "rms_norm", {&bx, &bw, &by, R, N, 1e-5f}, g, l);
@@ -422,12 +419,7 @@ TEST(XeRope, MatchesReferenceInPlace) {
     const int64_t positions[] = {0, 7, 299, 3, 128};
     std::copy(positions, positions + tokens, pos.mut<int64_t>());
     ops::Tensor want = ops::ropeTokens(x.toF32(), pos, c.headDim, 10000.f);
-    auto upload = [&](const ops::Tensor& t) {
-      Buffer buf = d.alloc(t.nbytes());
-      d.write(buf, t.raw(), t.nbytes());
-      return buf;
-    };
-    Buffer bx = upload(x), bcos = upload(tables.cos), bsin = upload(tables.sin), bpos = upload(pos);
+    Buffer bx = upload(d, x), bcos = upload(d, tables.cos), bsin = upload(d, tables.sin), bpos = upload(d, pos);
     const int64_t wg = c.mod.kernels.at(0).workGroupSize;
     const size_t g[3] = {size_t(wg * tokens), size_t(heads), 1}, l[3] = {size_t(wg), 1, 1};
     d.run(p, "rope", {&bx, &bx, &bcos, &bsin, &bpos, tokens, maxPos}, g, l);
@@ -439,13 +431,6 @@ TEST(XeRope, MatchesReferenceInPlace) {
 }
 
 // ---- Data movement: row gathers and the paged KV write --------------------
-
-// An upload of `t` to the device.
-Buffer upload(XeCpuDevice& d, const ops::Tensor& t) {
-  Buffer buf = d.alloc(t.nbytes());
-  d.write(buf, t.raw(), t.nbytes());
-  return buf;
-}
 
 // The embedding gather: rows picked by id (repeats, the last row), copied
 // bit for bit, F = 70 (a block of 64 and a ragged one).
@@ -565,30 +550,48 @@ size_t count(const std::string& text, const std::string& what) {
 // block built-ins as unresolved calls (`calla`: it has no implementation
 // of their imports on pvc; xe-notes.md), which the test names rather than
 // hides. Skips without ocloc unless STRATA_REQUIRE_OCLOC is set.
-TEST(XeOcloc, PvcBinariesHaveDpas) {
+// ocloc is there, or the test skips (fails with STRATA_REQUIRE_OCLOC); a
+// fresh `dir` with a libiga64.so link for ocloc's disassembler.
+#define NEED_OCLOC(dir)                                                                                             \
+  do {                                                                                                              \
+    int st_ = 0;                                                                                                    \
+    shell("command -v ocloc", &st_);                                                                                \
+    if (st_ != 0) {                                                                                                 \
+      if (std::getenv("STRATA_REQUIRE_OCLOC")) FAIL() << "ocloc (Debian's intel-opencl-icd) is required here";      \
+      GTEST_SKIP() << "no ocloc";                                                                                   \
+    }                                                                                                               \
+    shell("rm -rf '" + (dir) + "' && mkdir -p '" + (dir) + "/iga' && for d in /usr/lib/x86_64-linux-gnu /usr/lib64 " \
+          "/usr/lib; do [ -e $d/libiga64.so.1 ] && ln -sf $d/libiga64.so.1 '" + (dir) + "/iga/libiga64.so' && break; " \
+          "done", &st_);                                                                                            \
+  } while (0)
+
+// Module `mod` built by ocloc for pvc in `dir` (NEED_OCLOC's) under `name`,
+// and the disassembly of its kernel `kernel` into `isa`.
+void pvcDisassembly(const tile::XeModule& mod, const std::string& dir, const std::string& name, const std::string& kernel,
+                    std::string& isa) {
+  const std::string base = dir + "/" + name;
   int st = 0;
-  shell("command -v ocloc", &st);
-  if (st != 0) {
-    if (std::getenv("STRATA_REQUIRE_OCLOC")) FAIL() << "ocloc (Debian's intel-opencl-icd) is required here";
-    GTEST_SKIP() << "no ocloc";
-  }
+  std::ofstream(base + ".spv", std::ios::binary).write(mod.spirv.data(), std::streamsize(mod.spirv.size()));
+  std::string log = shell("ocloc compile -spirv_input -file '" + base + ".spv' -device pvc -output '" + base +
+                              "' -output_no_suffix",
+                          &st);
+  ASSERT_EQ(st, 0) << name << ": ocloc compile failed:\n" << log;
+  log = shell("LD_LIBRARY_PATH='" + dir + "/iga' ocloc disasm -file '" + base + "' -device pvc -dump '" + base + ".dis'", &st);
+  ASSERT_EQ(st, 0) << name << ": ocloc disasm failed:\n" << log;
+  std::ifstream in(base + ".dis/" + kernel + "_KernelHeap.asm");
+  ASSERT_TRUE(in) << name << ": no " << kernel << "_KernelHeap.asm in the disassembly";
+  isa.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+TEST(XeOcloc, PvcBinariesHaveDpas) {
   const std::string dir = ::testing::TempDir() + "xe_ocloc";
-  shell("rm -rf '" + dir + "' && mkdir -p '" + dir + "/iga' && for d in /usr/lib/x86_64-linux-gnu /usr/lib64 /usr/lib; do "
-        "[ -e $d/libiga64.so.1 ] && ln -sf $d/libiga64.so.1 '" + dir + "/iga/libiga64.so' && break; done", &st);
+  NEED_OCLOC(dir);
   for (ops::DType dt : {ops::DType::F16, ops::DType::BF16})
     for (const char* mode : {"never", "auto"}) {
-      const std::string name = std::string(ops::dtypeName(dt)) + "_" + mode, base = dir + "/" + name;
+      const std::string name = std::string(ops::dtypeName(dt)) + "_" + mode;
       tile::XeModule mod = tile::compileXe(tile::emitGemmKernel(xeGemmSpec({dt, false, true, true, false})), "xe:pvc", mode);
-      std::ofstream(base + ".spv", std::ios::binary).write(mod.spirv.data(), std::streamsize(mod.spirv.size()));
-      std::string log = shell("ocloc compile -spirv_input -file '" + base + ".spv' -device pvc -output '" + base +
-                                  "' -output_no_suffix",
-                              &st);
-      ASSERT_EQ(st, 0) << name << ": ocloc compile failed:\n" << log;
-      log = shell("LD_LIBRARY_PATH='" + dir + "/iga' ocloc disasm -file '" + base + "' -device pvc -dump '" + base + ".dis'", &st);
-      ASSERT_EQ(st, 0) << name << ": ocloc disasm failed:\n" << log;
-      std::ifstream in(base + ".dis/gemm_KernelHeap.asm");
-      ASSERT_TRUE(in) << name << ": no gemm_KernelHeap.asm in the disassembly";
-      std::string isa((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+      std::string isa;
+      ASSERT_NO_FATAL_FAILURE(pvcDisassembly(mod, dir, name, "gemm", isa));
       EXPECT_GT(count(isa, "dpas."), 0u) << name << ": no DPAS instruction";
       const size_t calls = count(isa, "calla ");
       if (std::string(mode) == "never") {
@@ -605,29 +608,14 @@ TEST(XeOcloc, PvcBinariesHaveDpas) {
 // resolves: Debian's ocloc builds the module for pvc with no call left
 // (per-lane accesses only, as the GEMM's check above).
 TEST(XeOcloc, PvcRmsNormHasNoUnresolvedCall) {
-  int st = 0;
-  shell("command -v ocloc", &st);
-  if (st != 0) {
-    if (std::getenv("STRATA_REQUIRE_OCLOC")) FAIL() << "ocloc (Debian's intel-opencl-icd) is required here";
-    GTEST_SKIP() << "no ocloc";
-  }
-  const std::string dir = ::testing::TempDir() + "xe_ocloc_norm", base = dir + "/rms_norm";
-  shell("rm -rf '" + dir + "' && mkdir -p '" + dir + "/iga' && for d in /usr/lib/x86_64-linux-gnu /usr/lib64 /usr/lib; do "
-        "[ -e $d/libiga64.so.1 ] && ln -sf $d/libiga64.so.1 '" + dir + "/iga/libiga64.so' && break; done", &st);
+  const std::string dir = ::testing::TempDir() + "xe_ocloc_norm";
+  NEED_OCLOC(dir);
   tile::RmsNormKernelSpec s;
   s.blockN = 64;
   s.dtype = "bf16";
-  tile::XeModule mod = tile::compileXe(tile::emitRmsNormKernel(s), "xe:pvc", "never");
-  std::ofstream(base + ".spv", std::ios::binary).write(mod.spirv.data(), std::streamsize(mod.spirv.size()));
-  std::string log = shell("ocloc compile -spirv_input -file '" + base + ".spv' -device pvc -output '" + base +
-                              "' -output_no_suffix",
-                          &st);
-  ASSERT_EQ(st, 0) << "ocloc compile failed:\n" << log;
-  log = shell("LD_LIBRARY_PATH='" + dir + "/iga' ocloc disasm -file '" + base + "' -device pvc -dump '" + base + ".dis'", &st);
-  ASSERT_EQ(st, 0) << "ocloc disasm failed:\n" << log;
-  std::ifstream in(base + ".dis/rms_norm_KernelHeap.asm");
-  ASSERT_TRUE(in) << "no rms_norm_KernelHeap.asm in the disassembly";
-  std::string isa((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::string isa;
+  ASSERT_NO_FATAL_FAILURE(pvcDisassembly(tile::compileXe(tile::emitRmsNormKernel(s), "xe:pvc", "never"), dir, "rms_norm",
+                                         "rms_norm", isa));
   EXPECT_GT(isa.size(), 0u);
   EXPECT_EQ(count(isa, "calla "), 0u) << "unresolved calls in the RMSNorm kernel";
 }
