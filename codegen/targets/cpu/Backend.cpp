@@ -198,6 +198,28 @@ OwningOpRef<ModuleOp> lowerToLLVM(MLIRContext& ctx, const std::string& tileIr, c
   return module;
 }
 
+// One module part (bitcode) optimized (O3) and compiled into the object
+// file `object`, in a context and target machine of its own (so parts
+// compile on separate threads); the error, or empty.
+std::string compileObject(llvm::orc::JITTargetMachineBuilder builder, llvm::ArrayRef<char> bitcode,
+                          const std::string& object) {
+  auto tm = builder.createTargetMachine();
+  if (!tm) return "no target machine for the host: " + llvm::toString(tm.takeError());
+  llvm::LLVMContext ctx;
+  auto m = llvm::parseBitcodeFile(llvm::MemoryBufferRef(llvm::StringRef(bitcode.data(), bitcode.size()), "part"), ctx);
+  if (!m) return "bitcode: " + llvm::toString(m.takeError());
+  if (llvm::Error e = makeOptimizingTransformer(3, 0, tm->get())(m->get()))
+    return "LLVM optimization failed: " + llvm::toString(std::move(e));
+  std::error_code ec;
+  llvm::raw_fd_ostream os(object, ec, llvm::sys::fs::OF_None);
+  if (ec) return fmt::format("cannot write {}: {}", object, ec.message());
+  llvm::legacy::PassManager emit;
+  if ((*tm)->addPassesToEmitFile(emit, os, nullptr, llvm::CodeGenFileType::ObjectFile))
+    return "the host target cannot emit object files";
+  emit.run(**m);
+  return "";
+}
+
 std::string findLinker() {
   for (const char* p : {"/usr/lib/llvm-22/bin/ld.lld", "/usr/bin/ld.lld-22", "/usr/bin/ld.lld"})
     if (llvm::sys::fs::can_execute(p)) return p;
@@ -271,38 +293,10 @@ void CpuKernels::writeSharedLibrary(const std::string& tileIr, const std::string
   std::vector<std::string> objects(parts.size()), errors(parts.size());
   {
     std::vector<std::thread> workers;
-    for (size_t i = 0; i < parts.size(); ++i)
-      workers.emplace_back([&, i] {
-        objects[i] = fmt::format("{}.{}.o", path, i);
-        auto partTm = builder->createTargetMachine();
-        if (!partTm) {
-          errors[i] = "no target machine for the host: " + llvm::toString(partTm.takeError());
-          return;
-        }
-        llvm::LLVMContext partCtx;
-        auto m = llvm::parseBitcodeFile(llvm::MemoryBufferRef(llvm::StringRef(parts[i].data(), parts[i].size()), "part"),
-                                        partCtx);
-        if (!m) {
-          errors[i] = "bitcode: " + llvm::toString(m.takeError());
-          return;
-        }
-        if (llvm::Error e = makeOptimizingTransformer(3, 0, partTm->get())(m->get())) {
-          errors[i] = "LLVM optimization failed: " + llvm::toString(std::move(e));
-          return;
-        }
-        std::error_code ec;
-        llvm::raw_fd_ostream os(objects[i], ec, llvm::sys::fs::OF_None);
-        if (ec) {
-          errors[i] = fmt::format("cannot write {}: {}", objects[i], ec.message());
-          return;
-        }
-        llvm::legacy::PassManager emit;
-        if ((*partTm)->addPassesToEmitFile(emit, os, nullptr, llvm::CodeGenFileType::ObjectFile)) {
-          errors[i] = "the host target cannot emit object files";
-          return;
-        }
-        emit.run(**m);
-      });
+    for (size_t i = 0; i < parts.size(); ++i) {
+      objects[i] = fmt::format("{}.{}.o", path, i);
+      workers.emplace_back([&, i] { errors[i] = compileObject(*builder, parts[i], objects[i]); });
+    }
     for (auto& w : workers) w.join();
   }
   auto removeObjects = [&] {
