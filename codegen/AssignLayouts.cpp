@@ -93,6 +93,13 @@ class Propagator {
       }
       return success();
     }
+    if (auto r = dyn_cast<ReshapeOp>(op)) {
+      Value from = get(r.getSrc()) ? r.getSrc() : r.getResult(), to = from == r.getSrc() ? r.getResult() : r.getSrc();
+      Attribute e = get(from);
+      if (!e) return success();
+      Attribute other = runsLike(r, from, e, to);
+      return other ? set(to, other, op) : failure();
+    }
     if (auto e = dyn_cast<ExpandDimsOp>(op)) {
       if (auto s = dyn_cast_or_null<SliceEncodingAttr>(get(e.getSrc())); s && s.getDim() == e.getAxis())
         return set(e.getResult(), s.getParent(), op);
@@ -132,6 +139,30 @@ class Propagator {
         if (failed(set(v, e, op))) return failure();
     }
     return success();
+  }
+
+  // The layout of `to` (a reshape's other side) that gives each warp the
+  // same run of the row-major order as `enc` gives it of `from`: a 2-D
+  // tile's runs are whole rows over warps, or a single row's columns; null
+  // (reported) when `enc` splits `from` otherwise or `to` cannot take the
+  // runs.
+  Attribute runsLike(ReshapeOp r, Value from, Attribute enc, Value to) {
+    auto fs = tileTypeOf(from).getShape(), ts = tileTypeOf(to).getShape();
+    auto l = equivalentBlocked(enc, fs);
+    auto runs = [](ArrayRef<int64_t> shape, const WarpLayout& w) -> int64_t {
+      if (shape.size() != 2) return llvm::all_of(w.warpsPerCTA, [](int64_t n) { return n == 1; }) ? 1 : 0;
+      if (w.warpsPerCTA[1] == 1) return w.warpsPerCTA[0];
+      return shape[0] == 1 && w.warpsPerCTA[0] == 1 ? w.warpsPerCTA[1] : 0;
+    };
+    const int64_t warps = succeeded(l) ? runs(fs, *l) : 0;
+    if (warps == 1 && ts.size() != 2) return enc;
+    if (warps && ts.size() == 2) {
+      if (ts[0] % warps == 0) return blocked(ctx, WarpLayout{{ts[0] / warps, ts[1]}, {warps, 1}, {1, 0}});
+      if (ts[0] == 1 && ts[1] % warps == 0) return blocked(ctx, WarpLayout{{1, ts[1] / warps}, {1, warps}, {1, 0}});
+    }
+    r.emitError() << "cannot keep each warp's run of the row-major order through the reshape (" << enc << " on "
+                  << tileTypeOf(from) << ")";
+    return nullptr;
   }
 
   LogicalResult visitDot(DotOp dot) {

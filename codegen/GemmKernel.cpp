@@ -302,10 +302,10 @@ std::string stagedBody(const GemmKernelSpec& s, const GemmText& t) {
 std::string emitGemmKernel(const GemmKernelSpec& s) {
   StorageText{s.dtype}.check("gemm");
   if (s.packedB) return gemm::emitPackedGemm(s);
-  if (!s.weightDtype.empty() && s.weightDtype != s.dtype)
-    fail("gemm kernel: weights of another type ({} under {}) are the panel-packed (CPU) form's only", s.weightDtype,
-         s.dtype);
   if (s.gemv) return emitGemvKernel(s);
+  if (!s.weightDtype.empty() && s.weightDtype != s.dtype)
+    fail("gemm kernel: weights of another type ({} under {}) are the panel-packed (CPU) and GEMV forms' only",
+         s.weightDtype, s.dtype);
   if (s.gelu) fail("gemm '{}': the GELU epilogue is the packed (CPU) and GEMV forms' only", s.name);
   // B's view is [K, N] either way; for [N, K] storage it is transposed
   // (strides [1, K]).

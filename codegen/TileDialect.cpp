@@ -512,6 +512,15 @@ LogicalResult BroadcastOp::verify() {
   return success();
 }
 
+LogicalResult ReshapeOp::verify() {
+  auto s = tileOf(getSrc()), r = tileOf(getResult());
+  if (s.getElementType() != r.getElementType()) return emitOpError() << "keeps the element type";
+  if (s.getNumElements() != r.getNumElements())
+    return emitOpError() << "keeps the number of elements (" << s.getNumElements() << " -> " << r.getNumElements()
+                         << ")";
+  return success();
+}
+
 LogicalResult ConvertOp::verify() {
   if (tileOf(getSrc()).getShape() != tileOf(getResult()).getShape())
     return emitOpError() << "changes the element type only";

@@ -177,6 +177,23 @@ def Tile_BroadcastOp : Tile_Op<"broadcast", [Pure]> {
   let hasVerifier = 1;
 }
 
+def Tile_ReshapeOp : Tile_Op<"reshape", [Pure]> {
+  let summary = "The same elements in row-major order, in another shape";
+  let description = [{
+    Element i of the source in row-major order is element i of the result.
+    A quantized GEMV dequantizes its weights as [blocks, block] tiles (a
+    block's scale broadcast along its row) and sums them as the [1, n] rows
+    its reduction takes. `assign-layouts` keeps each warp's part one run of
+    the row-major order on both sides (rows over warps on one side, a
+    single row's columns over warps on the other), so on the GPU, where a
+    kernel without dots holds every tile lane-linear, it moves no data.
+  }];
+  let arguments = (ins Tile_Tile:$src);
+  let results = (outs Tile_Tile:$result);
+  let assemblyFormat = "$src attr-dict `:` type($src) `->` type($result)";
+  let hasVerifier = 1;
+}
+
 def Tile_SplatOp : Tile_Op<"splat", [Pure]> {
   let summary = "A tile whose elements all equal a scalar";
   let arguments = (ins AnyTypeOf<[F16, BF16, F32, I32, Index]>:$value);

@@ -160,6 +160,46 @@ Int8BlockPanels packInt8BlockPanels(const uint8_t* rows, int64_t K, int64_t N, i
   return out;
 }
 
+Int8BlockForm gpuInt8Form(Int8BlockForm form) {
+  if (form.subScales) form.superBlock = 0, form.subScales = false;
+  return form;
+}
+
+std::string int8FormName(const Int8BlockForm& form) {
+  return fmt::format("{}b{}{}{}", form.nibbles ? "n4" : "i8", form.block, form.superBlock ? "h" : "f",
+                     form.offsets ? "o" : "");
+}
+
+std::vector<Int8BlockForm> gpuInt8Forms() {
+  std::vector<Int8BlockForm> forms, all;
+  for (const char* name : {"Q8_0", "Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q4_K", "Q5_K", "Q6_K"}) {
+    all.push_back(*int8BlockForm(name));
+    Int8BlockForm g = gpuInt8Form(all.back());
+    if (std::find(forms.begin(), forms.end(), g) == forms.end()) forms.push_back(g);
+  }
+  Int8BlockForm mixed = gpuInt8Form(commonInt8Form(all));
+  if (std::find(forms.begin(), forms.end(), mixed) == forms.end()) forms.push_back(mixed);
+  return forms;
+}
+
+Int8BlockPanels packGpuInt8Rows(const uint8_t* rows, int64_t K, int64_t N, const ops::QuantFormat& f,
+                                Int8BlockForm form) {
+  if (form.subScales) fail("packGpuInt8Rows: {}: the GPU form has no i8 sub-block scales", int8FormName(form));
+  Int8BlockPanels p = packInt8BlockPanels(rows, K, N, 1, f, form);
+  if (!form.nibbles) return p;
+  // Width-1 panels pair k with k + 1 (byte k / 2); reorder each block's
+  // bytes to pair i with i + block / 2.
+  const int64_t half = form.block / 2;
+  std::vector<uint8_t> pairs(static_cast<size_t>(half));
+  for (size_t at = 0; at < p.values.size(); at += size_t(half)) {
+    auto* block = reinterpret_cast<uint8_t*>(p.values.data() + at);
+    std::copy(block, block + half, pairs.begin());
+    auto value = [&](int64_t i) { return (pairs[size_t(i / 2)] >> (4 * (i & 1))) & 0xF; };
+    for (int64_t i = 0; i < half; ++i) block[i] = uint8_t(value(i) | value(i + half) << 4);
+  }
+  return p;
+}
+
 void int8ScaleBuffers(const Int8BlockPanels& p, const Int8BlockForm& form,
                       const std::function<void(const void*, int64_t)>& each) {
   if (!form.superBlock) {

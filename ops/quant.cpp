@@ -1,6 +1,8 @@
 #include "ops/quant.h"
 
+#include <algorithm>
 #include <cstring>
+#include <string>
 
 #include "ops/error.h"
 
@@ -208,6 +210,36 @@ Tensor dequantize(const QuantFormat& f, const uint8_t* data, const Shape& shape)
   Tensor out(DType::F32, shape);
   float* y = out.mut<float>();
   for (int64_t b = 0; b < n / f.blockElems; ++b) f.dequantizeBlock(data + b * f.blockBytes, y + b * f.blockElems);
+  return out;
+}
+
+std::vector<uint8_t> randomBlocks(const QuantFormat& f, int64_t count, uint64_t seed, float scale) {
+  auto mix = [](uint64_t x) {
+    x += 0x9e3779b97f4a7c15ull;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+    return x ^ (x >> 31);
+  };
+  // Where each format keeps its f16 fields: d (and m / dmin after it) at
+  // the start, Q6_K's d at its end.
+  const std::string_view name = f.name;
+  const std::vector<int64_t> halves = name == "Q6_K"                                        ? std::vector<int64_t>{208}
+                                      : name == "Q8_0" || name == "Q4_0" || name == "Q5_0" ? std::vector<int64_t>{0}
+                                                                                            : std::vector<int64_t>{0, 2};
+  std::vector<uint8_t> out(size_t(count * f.blockBytes));
+  for (int64_t i = 0; i < count; ++i) {
+    uint8_t* b = out.data() + i * f.blockBytes;
+    const uint64_t key = mix(seed ^ mix(uint64_t(i)));
+    for (int64_t j = 0; j < f.blockBytes; j += 8) {
+      const uint64_t r = mix(key + uint64_t(j));
+      std::memcpy(b + j, &r, size_t(std::min<int64_t>(8, f.blockBytes - j)));
+    }
+    for (size_t h = 0; h < halves.size(); ++h) {
+      const float u = float(mix(key ^ (0xf16ull + h)) >> 40) * (1.0f / 16777216.0f) * 2 - 1;
+      const uint16_t v = floatToHalf(u * scale);
+      std::memcpy(b + halves[h], &v, 2);
+    }
+  }
   return out;
 }
 

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <optional>
 #include <string_view>
+#include <vector>
 
 #include "ops/tensor.h"
 
@@ -60,5 +61,11 @@ std::optional<int64_t> quantizedBytes(const QuantFormat& f, const Shape& shape);
 // blockElems blocks); throws strata::Error unless cols is a whole number of
 // blocks.
 Tensor dequantize(const QuantFormat& f, const uint8_t* data, const Shape& shape);
+
+// `count` random blocks of `f`: random integers (every byte random), with
+// the f16 fields (scales, mins) uniform in +-`scale`, so the values stay
+// finite and small. Block i depends only on (seed, i). What benchmarks
+// with random quantized weights and the quantized kernels' tests run on.
+std::vector<uint8_t> randomBlocks(const QuantFormat& f, int64_t count, uint64_t seed, float scale);
 
 }  // namespace strata::ops

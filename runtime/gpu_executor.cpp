@@ -1,5 +1,6 @@
 #include "runtime/gpu_executor_impl.h"
 
+#include "ops/quant.h"
 #include "runtime/devices/registry.h"
 
 namespace strata::runtime {
@@ -65,8 +66,58 @@ GpuExecutor::GpuExecutor(ops::GraphDef graph, Device& device, const GpuKernelSet
   std::vector<std::shared_ptr<const void>> groups;
   for (size_t bytes : joined.groupBytes) groups.push_back(deviceBlock(device, bytes));
   uint64_t done = 0, total = 0;
-  for (const auto& w : g.weights) total += ops::numel(w.shape) * ops::dtypeSize(storedAs(w.dtype));
+  for (const auto& w : g.weights) total += w.quant.empty() ? ops::numel(w.shape) * ops::dtypeSize(storedAs(w.dtype)) : w.nbytes;
+  // Block-quantized weights: GEMMs read them packed (never dequantized);
+  // an embedding table among them is dequantized into the storage type
+  // (its gather reads rows of it: a quantized gather is not built yet).
+  const std::map<std::string, abi::Int8BlockForm> forms = ops::gpuQuantWeightForms(g);
+  std::set<std::string> gathered;
+  for (const auto& n : g.nodes)
+    if (n.op != "region.gemm")
+      for (const std::string& in : n.inputs) gathered.insert(in);
+  auto upload = [&](const void* p, size_t bytes, ops::DType as, ops::Shape shape) {
+    std::shared_ptr<const void> block = deviceBlock(device, bytes);
+    if (bytes) device.upload(const_cast<void*>(block.get()), p, bytes);
+    const void* at = block.get();
+    return Tensor(as, std::move(shape), std::move(block), at);
+  };
   for (const auto& w : g.weights) {
+    if (w.quant.empty()) continue;
+    auto f = forms.find(w.name);
+    if (f == forms.end() || gathered.count(w.name)) {
+      if (f == forms.end() && !gathered.count(w.name))
+        fail("weight '{}' ({}) is read by no GEMM or gather", w.name, w.quant);
+      m.params[w.name] = o.randomWeights ? randomWeight(device, w, o.dtype, *o.randomWeights)
+                                         : deviceCopy(device, store.load(w).cast(o.dtype));
+      done += m.params[w.name].nbytes();
+    }
+    if (f == forms.end()) continue;
+    const ops::QuantFormat& qf = *ops::quantFormat(w.quant);
+    const int64_t N = w.shape.at(0), K = w.shape.at(1);
+    // Random blocks (GpuExecutorOptions::randomWeights): values of about
+    // +-0.01 in every format, block i depending on (seed, name, i) alone.
+    std::vector<uint8_t> random;
+    if (o.randomWeights)
+      random = ops::randomBlocks(qf, N * K / qf.blockElems, splitmix(*o.randomWeights ^ std::hash<std::string>{}(w.name)),
+                                 1e-4f);
+    abi::Int8BlockPanels p =
+        abi::packGpuInt8Rows(o.randomWeights ? random.data() : store.quantRows(w), K, N, qf, f->second);
+    Impl::QuantWeight q{f->second, N, K};
+    const int64_t rowBytes = f->second.nibbles ? K / 2 : K;
+    q.values = upload(p.values.data(), p.values.size(), ops::DType::I32, {N, rowBytes / 4});
+    std::vector<Tensor> parts;
+    abi::int8ScaleBuffers(p, f->second, [&](const void* d, int64_t n) {
+      const ops::DType t = f->second.superBlock ? ops::DType::F16 : ops::DType::F32;
+      parts.push_back(upload(d, size_t(n) * ops::dtypeSize(t), t, {n}));
+    });
+    q.scales = parts.at(0);
+    if (f->second.offsets) q.offsets = parts.at(1);
+    done += q.values.nbytes() + q.scales.nbytes() + (q.offsets.defined() ? q.offsets.nbytes() : 0);
+    if (!m.params.count(w.name)) m.params[w.name] = q.values;
+    m.quant[w.name] = std::move(q);
+  }
+  for (const auto& w : g.weights) {
+    if (!w.quant.empty()) continue;
     std::shared_ptr<const void> block;
     size_t offset = 0;
     if (auto it = joined.at.find(w.name); it != joined.at.end()) {
@@ -105,7 +156,8 @@ GpuExecutor::GpuExecutor(ops::GraphDef graph, Device& device, const GpuKernelSet
     const auto op = ops::GemmRegionOperands::of(n, n.inputs.size());
     for (int64_t wi = 0; wi < op.weights; ++wi) {
       auto it = m.params.find(n.inputs[op.weight(wi)]);
-      if (it == m.params.end() || it->second.rank() != 2) continue;  // not a weight: mapped on first use
+      if (it == m.params.end() || it->second.rank() != 2 || m.quant.count(it->first))
+        continue;  // not a weight (mapped on first use), or a quantized one (no tensor maps)
       const Tensor& w = it->second;
       kernels.prepareWeightMaps(m.dtName, op.weightsNK, {op.bias, op.residual, op.swiglu}, w.raw(), w.dim(0), w.dim(1));
     }

@@ -129,7 +129,8 @@ inline JoinedWeights joinSiblingWeights(const ops::GraphDef& g, const std::funct
     std::vector<const ops::WeightRef*> ws;
     for (int64_t wi = 0; wi < op.outputs(); ++wi) {
       auto it = weights.find(n.inputs[op.weight(wi)]);
-      if (it == weights.end() || it->second->shape.size() != 2 || storedAs(it->second->dtype) != dt ||
+      if (it == weights.end() || it->second->shape.size() != 2 || !it->second->quant.empty() ||
+          storedAs(it->second->dtype) != dt ||
           j.at.count(it->first) || std::find(ws.begin(), ws.end(), it->second) != ws.end())
         break;
       ws.push_back(it->second);
@@ -227,6 +228,17 @@ struct GpuExecutor::Impl {
   ops::DType dt;
   std::string dtName;
   std::map<std::string, Tensor> params;  // weights and constants on the device
+  // Block-quantized GEMM weights in their GPU form (ops::
+  // gpuQuantWeightForms; abi::packGpuInt8Rows): integers, scales and
+  // offsets, [rows, cols] the weight's [N, K]. params holds the integers
+  // too (an opaque i32 view), or, for a table an embedding also gathers
+  // from, its dequantized rows.
+  struct QuantWeight {
+    abi::Int8BlockForm form{0};
+    int64_t rows = 0, cols = 0;
+    Tensor values, scales, offsets;
+  };
+  std::map<std::string, QuantWeight> quant;
   uint64_t weightBytes = 0;
   std::vector<std::vector<std::string>> freeAfter;
   mutable DevicePool pool;

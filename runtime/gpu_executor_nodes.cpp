@@ -19,7 +19,20 @@ V GpuExecutor::Impl::gemm(const ops::NodeDef& n, const std::vector<const Val*>& 
     x = gatherRows(x.reshaped({x.numel() / K, K}), *in[op.rowsAt()]);
   }
   const int64_t M = x.numel() / K;
-  auto widthOf = [&](int64_t wi) { return op.width(devArg(in, op.weight(wi), "weight").shape(), K, wi); };
+  // A block-quantized weight (its GPU form's integers, scales, offsets).
+  auto quantOf = [&](int64_t wi) -> const QuantWeight* {
+    auto it = quant.find(n.inputs[op.weight(wi)]);
+    return it == quant.end() ? nullptr : &it->second;
+  };
+  auto widthOf = [&](int64_t wi) {
+    if (const QuantWeight* q = quantOf(wi)) {
+      if (q->cols != K) fail("quantized weight '{}' is [{}, {}], x's rows {}", n.inputs[op.weight(wi)], q->rows, q->cols, K);
+      return q->rows;
+    }
+    return op.width(devArg(in, op.weight(wi), "weight").shape(), K, wi);
+  };
+  bool anyQuant = false;
+  for (int64_t wi = 0; wi < op.weights; ++wi) anyQuant |= quantOf(wi) != nullptr;
   const Tensor* res = op.residual ? &devArg(in, op.residualAt(), "residual") : nullptr;
   V outs;
   if (M == 0) {
@@ -27,12 +40,19 @@ V GpuExecutor::Impl::gemm(const ops::NodeDef& n, const std::vector<const Val*>& 
     return outs;
   }
   const GemmEpilogue epilogue{op.bias, op.residual, op.swiglu};
+  // The epilogue with weight wi's form (gate and up share one: ops::
+  // gpuQuantWeightForms).
+  auto epilogueOf = [&](int64_t wi) {
+    GemmEpilogue e = epilogue;
+    if (const QuantWeight* q = quantOf(wi)) e.quant = q->form;
+    return e;
+  };
   // The rows A's pool block holds (whole TMA row blocks: DevicePool).
   const int64_t held = int64_t(pool.bytesFrom(x.raw()) / (K * ops::dtypeSize(dt))), aRows = held >= M ? held : 0;
   // Sibling weights placed back to back (joinSiblingWeights), at one row:
   // one GEMM over the joined [sum N, K] matrix writes q | k | v as one row,
   // and the outputs are views of it (with more rows they would interleave).
-  if (M == 1 && op.outputs() > 1 && !op.swiglu && !op.bias && !op.residual && op.weightsNK) {
+  if (M == 1 && op.outputs() > 1 && !op.swiglu && !op.bias && !op.residual && op.weightsNK && !anyQuant) {
     const auto* base = static_cast<const uint8_t*>(in[op.weight(0)]->dev.raw());
     int64_t total = 0;
     bool adjacent = true;
@@ -66,7 +86,7 @@ V GpuExecutor::Impl::gemm(const ops::NodeDef& n, const std::vector<const Val*>& 
   std::vector<Split> splits;
   int64_t counterTotal = 0, programs = 0;
   for (int64_t wi = 0; wi < op.outputs(); ++wi) {
-    const GpuGemmKernel* kern = &k.gemmFor(dtName, op.weightsNK, M, epilogue, widthOf(wi), K);
+    const GpuGemmKernel* kern = &k.gemmFor(dtName, op.weightsNK, M, epilogueOf(wi), widthOf(wi), K);
     splits.push_back({kern, 1, 0});
     programs += gemmProgramCount(*kern, M, widthOf(wi));
   }
@@ -103,6 +123,13 @@ V GpuExecutor::Impl::gemm(const ops::NodeDef& n, const std::vector<const Val*>& 
     b.aRows = aRows;
     b.b = in[op.weight(wi)]->dev.raw();
     if (op.swiglu) b.bUp = in[op.weight(1)]->dev.raw();
+    if (const QuantWeight* q = quantOf(wi)) {
+      b.b = q->values.raw(), b.bScales = q->scales.raw(), b.bOffsets = q->offsets.raw();
+      if (op.swiglu) {
+        const QuantWeight* u = quantOf(1);
+        b.bUp = u->values.raw(), b.bUpScales = u->scales.raw(), b.bUpOffsets = u->offsets.raw();
+      }
+    }
     b.c = mut(c);
     if (op.bias) {
       for (int64_t j = wi; j < (op.swiglu ? 2 : wi + 1); ++j)

@@ -17,7 +17,8 @@ bool gemmServes(const GpuGemmKernel& g, const std::string& dtype, bool weightsNK
   const bool colsHold =
       !hasColumnBound(g) || (cols > 0 && cols >= g.minCols && (g.maxCols == 0 || cols <= g.maxCols));
   return g.dtype == dtype && g.weightsNK == weightsNK && g.bias == e.bias && g.residual == e.residual &&
-         g.swiglu == e.swiglu && colsHold && (g.minDepth == 0 || (depth > 0 && depth >= g.minDepth));
+         g.swiglu == e.swiglu && g.quant == e.quant && colsHold &&
+         (g.minDepth == 0 || (depth > 0 && depth >= g.minDepth));
 }
 
 const GpuGemmKernel* chooseGemm(const std::vector<GpuGemmKernel>& gemms, const std::string& dtype, bool weightsNK,
@@ -40,9 +41,9 @@ const GpuGemmKernel& GpuKernelSet::gemmFor(const std::string& dtype, bool weight
                                              const GemmEpilogue& e, int64_t cols, int64_t depth) const {
   const GpuGemmKernel* best = chooseGemm(gemms_, dtype, weightsNK, rows, e, cols, depth);
   if (!best)
-    fail("no {} GEMM kernel with {} weights{}{}{} for {} rows in the kernel set", dtype,
-         weightsNK ? "[N, K]" : "[K, N]", e.bias ? ", bias" : "", e.residual ? ", residual" : "",
-         e.swiglu ? ", SwiGLU" : "", rows);
+    fail("no {} GEMM kernel with {}{} weights{}{}{} for {} rows in the kernel set", dtype,
+         e.quant.block ? abi::int8FormName(e.quant) + " " : "", weightsNK ? "[N, K]" : "[K, N]",
+         e.bias ? ", bias" : "", e.residual ? ", residual" : "", e.swiglu ? ", SwiGLU" : "", rows);
   return *best;
 }
 

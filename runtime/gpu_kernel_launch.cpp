@@ -67,8 +67,23 @@ void GpuKernelSet::launch(const GpuGemmKernel& k, const GemmBuffers& bufs, int64
   // Staged copies and the GEMV form's vector loads take 16-byte runs.
   const uintptr_t operand = k.stages || k.gemv ? 16 : 4;
   buffer(bufs.a, M * K, "A", operand);
-  buffer(bufs.b, K * N, "B", operand);
-  if (k.swiglu) buffer(bufs.bUp, K * N, "up-projection B", operand);
+  if (k.quantized()) {
+    // (a, b, b_scales, [b_offsets], [b_up, its scales, [its offsets]], ...):
+    // the integers in 8-byte runs, K whole blocks of the form's.
+    const abi::Int8BlockForm& f = k.quant;
+    if (K % f.block) fail("gemm {}: K = {} is not whole {}-value blocks", k.name, K, f.block);
+    const int64_t values = f.nibbles ? N * K / 2 : N * K, scales = N * K / (f.superBlock ? f.superBlock : f.block);
+    auto weight = [&](const void* v, const void* sc, const void* off, const char* what) {
+      buffer(v, values, what, 8);
+      buffer(sc, scales, fmt::format("{} scales", what).c_str(), f.superBlock ? 2 : 4);
+      if (f.offsets) buffer(off, scales, fmt::format("{} offsets", what).c_str(), f.superBlock ? 2 : 4);
+    };
+    weight(bufs.b, bufs.bScales, bufs.bOffsets, "B");
+    if (k.swiglu) weight(bufs.bUp, bufs.bUpScales, bufs.bUpOffsets, "up-projection B");
+  } else {
+    buffer(bufs.b, K * N, "B", operand);
+    if (k.swiglu) buffer(bufs.bUp, K * N, "up-projection B", operand);
+  }
   buffer(bufs.c, M * N, "C");
   if (k.bias) buffer(bufs.bias, N, "bias");
   if (k.bias && k.swiglu) buffer(bufs.biasUp, N, "up-projection bias");

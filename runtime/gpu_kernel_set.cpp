@@ -214,6 +214,15 @@ std::unique_ptr<GpuKernelSet> GpuKernelSet::load(const Device& device, const std
       g.tmaStore = k.value("tma_store", false);
       g.splitKPrograms = k.value("split_k_programs", false);
       g.gemv = k.value("gemv", false);
+      if (int64_t block = k.value("quant_block", int64_t(0))) {
+        g.quant = {block, k.value("quant_offsets", false), k.value("quant_nibbles", false),
+                   k.value("quant_super", int64_t(0)), false};
+        if (!g.gemv || !g.weightsNK || (block != 16 && block != 32) ||
+            (g.quant.superBlock && g.quant.superBlock != block))
+          fail("{}: gemm {}: quantized weights are a GEMV's [N, K] in blocks of 16 or 32 with f16 (quant_super = "
+               "the block) or f32 scales",
+               manifestPath, g.name);
+      }
       if (g.splitKPrograms)
         g.residentPerSm = device.residentPrograms(g.function, unsigned(g.threads), unsigned(g.sharedBytes));
       set->gemms_.push_back(g);

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "ops/abi.h"
 #include "runtime/device.h"
 
 namespace strata::runtime {
@@ -43,6 +44,10 @@ struct GpuGemmKernel {
   // The GEMV form (kernels.json gemv; codegen/GemmKernel.h): its grid is
   // (N blocks, M blocks), the N blocks on x, which holds more than 65535.
   bool gemv = false;
+  // Block-quantized weights (kernels.json quant_*; a GEMV form): the
+  // weights' GPU form (abi::gpuInt8Form), block 0 for weights in dtype.
+  abi::Int8BlockForm quant{0};
+  bool quantized() const { return quant.block > 0; }
   // Programs one SM holds at once (the driver's occupancy calculator at
   // load; set only for kernels that split K across programs).
   int64_t residentPerSm = 1;
@@ -211,6 +216,10 @@ struct GpuElementwiseKernel {
 // A GEMM kernel's epilogue (codegen/GemmKernel.h).
 struct GemmEpilogue {
   bool bias = false, residual = false, swiglu = false;
+  // The weights' block-quantized GPU form (abi::gpuInt8Form; block 0: the
+  // weights are in the activations' dtype). Not an epilogue, but what
+  // else besides dtype and layout picks the kernel.
+  abi::Int8BlockForm quant{0};
 };
 
 // Whether `g` is a kernel for `dtype`, the weight layout and the epilogue,
@@ -235,6 +244,9 @@ const GpuGemmKernel* chooseGemm(const std::vector<GpuGemmKernel>& gemms, const s
 // C[M, N] = epilogue(A[M, K] x B), B [K, N] or [N, K] as the kernel says.
 struct GemmBuffers {
   const void *a = nullptr, *b = nullptr, *bUp = nullptr;
+  // Quantized weights' scales and offsets (f16 or f32, as the form says;
+  // offsets only where it has them), for B and the up projection.
+  const void *bScales = nullptr, *bOffsets = nullptr, *bUpScales = nullptr, *bUpOffsets = nullptr;
   void* c = nullptr;
   const void *bias = nullptr, *biasUp = nullptr, *residual = nullptr;
   // K split across programs (more than one split only): f32 partials

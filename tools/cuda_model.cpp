@@ -59,9 +59,6 @@ ops::GraphDef withoutEmbeddingWidening(ops::GraphDef g) {
 Planned plan(const std::string& model, const std::string& dtype, int64_t blockSize, const tile::CudaModelTuning& tuning) {
   if (blockSize <= 0) fail("--block-size must be >= 1, got {}", blockSize);
   ops::GraphDef g = models::loadModel(model);
-  for (const auto& w : g.weights)
-    if (!w.quant.empty())
-      fail("{}: weight '{}' is {}: the GPU kernels do not read quantized weights yet", model, w.name, w.quant);
   Planned p{graph::formRegions(withoutEmbeddingWidening(std::move(g))), {}};
   p.set = tile::cudaModelKernelSet(p.graph, dtype, blockSize, tuning);
   return p;

@@ -11,13 +11,16 @@
 #include <memory>
 #include <random>
 
+#include "ops/abi.h"
 #include "ops/error.h"
+#include "ops/quant.h"
 #include "ops/reference.h"
 #include "ops/regions.h"
 #include "runtime/devices/cuda/tensor_maps.h"
 #include "runtime/gpu_kernels.h"
 #include "runtime/sampler.h"
 #include "tests/unit/cuda_device_tensor.h"
+#include "tests/unit/quant_blocks.h"
 #include "tests/unit/topk_reference.h"
 
 using namespace strata;
@@ -213,6 +216,7 @@ TEST_F(CudaGemmKernels, EqualTheReferenceOnRaggedShapes) {
   // has fewer blocks than splits, splits with no K at all; every count
   // must leave the arrival counters zero (checkGemm).
   for (const runtime::GpuGemmKernel& k : set->gemms()) {
+    if (k.quantized()) continue;  // QuantizedGemvEqualsTheDequantizedReference
     const double tol = (k.dtype == "bf16" ? 1.0 / 128 : 1.0 / 1024);
     for (Shape3 s : k.gemv ? gemv : k.blockM <= 16 ? decode : prefill) {
       std::vector<int64_t> splitCounts = {1};
@@ -233,6 +237,97 @@ TEST_F(CudaGemmKernels, EqualTheReferenceOnRaggedShapes) {
       }
     }
   }
+}
+
+// The quantized GEMVs (llama.cpp's block formats in their GPU forms,
+// abi::packGpuInt8Rows) against the reference GEMM on the dequantized
+// weights (ops/quant.h, ggml's values exactly): every format a kernel's
+// form takes (its own, or any, for the form of mixed nodes), with the
+// kernel's epilogue. K below one step, whole steps with and without a
+// tail, N not a multiple of the weight rows a program, rows of A across
+// programs. The kernels differ from the reference in the order of their
+// f32 sums only: the bound is the output rounding, as for the 16-bit
+// GEMMs.
+TEST_F(CudaGemmKernels, QuantizedGemvEqualsTheDequantizedReference) {
+  const std::vector<Shape3> shapes = {{1, 77, 256}, {1, 130, 4352}, {3, 33, 2048}, {5, 64, 768}, {9, 40, 1280},
+                                      {2, 50, 96}};
+  unsigned seed = 7;
+  int64_t kernels = 0;
+  for (const runtime::GpuGemmKernel& k : set->gemms()) {
+    if (!k.quantized()) continue;
+    ++kernels;
+    const double tol = (k.dtype == "bf16" ? 1.0 / 128 : 1.0 / 1024);
+    const ops::DType dt = ops::parseDType(k.dtype);
+    int64_t formats = 0;
+    for (const char* name : {"Q8_0", "Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q4_K", "Q5_K", "Q6_K"}) {
+      const ops::QuantFormat& f = *ops::quantFormat(name);
+      try {
+        std::mt19937 probe(1);
+        strata::abi::packGpuInt8Rows(strata::testing::randomBlocks(f, 1, probe).data(), f.blockElems, 1, f, k.quant);
+      } catch (const Error&) {
+        continue;  // the form does not take this format
+      }
+      ++formats;
+      for (Shape3 s : shapes) {
+        if (s.K % f.blockElems) continue;
+        std::mt19937 rng(seed++);
+        const int64_t weights = k.swiglu ? 2 : 1;
+        std::vector<ops::Tensor> deq, biases;
+        std::vector<strata::abi::Int8BlockPanels> packed;
+        for (int64_t w = 0; w < weights; ++w) {
+          std::vector<uint8_t> blocks = strata::testing::randomBlocks(f, s.N * s.K / f.blockElems, rng);
+          deq.push_back(ops::dequantize(f, blocks.data(), {s.N, s.K}));
+          packed.push_back(strata::abi::packGpuInt8Rows(blocks.data(), s.K, s.N, f, k.quant));
+        }
+        Operand a = randomOperand({s.M, s.K}, dt, rng), bias = randomOperand({s.N}, dt, rng),
+                biasUp = randomOperand({s.N}, dt, rng), res = randomOperand({s.M, s.N}, dt, rng);
+        if (k.bias) biases = k.swiglu ? std::vector<ops::Tensor>{bias.f32, biasUp.f32} : std::vector<ops::Tensor>{bias.f32};
+        ops::GemmSpec spec{true, k.swiglu ? ops::GemmEpilogue::SwiGLU : ops::GemmEpilogue::None};
+        ops::Tensor ref = ops::gemmRegion(a.f32, deq, biases, k.residual ? &res.f32 : nullptr, nullptr, spec)[0];
+        // Each weight's integers, scales and offsets on the device.
+        std::vector<std::unique_ptr<DeviceTensor>> held;
+        auto up = [&](const void* p, size_t bytes) -> const void* {
+          if (!bytes) return nullptr;
+          held.push_back(std::make_unique<DeviceTensor>(*dev, bytes));
+          dev->upload(held.back()->p, p, bytes);
+          return held.back()->p;
+        };
+        const void* parts[2][3] = {};
+        for (int64_t w = 0; w < weights; ++w) {
+          const strata::abi::Int8BlockPanels& p = packed[size_t(w)];
+          parts[w][0] = up(p.values.data(), p.values.size());
+          int64_t i = 1;
+          strata::abi::int8ScaleBuffers(p, k.quant, [&](const void* d, int64_t n) {
+            parts[w][i++] = up(d, size_t(n) * (k.quant.superBlock ? 2 : 4));
+          });
+        }
+        constexpr int64_t kGuardRows = 16;
+        constexpr uint16_t kNaN = 0xFFFF;
+        ops::Tensor cInit(dt, {s.M + kGuardRows, s.N});
+        std::fill_n(cInit.mut<uint16_t>(), cInit.numel(), kNaN);
+        DeviceTensor da(*dev, a.stored), dbias(*dev, bias.stored), dbiasUp(*dev, biasUp.stored), dres(*dev, res.stored),
+            dc(*dev, cInit);
+        runtime::GemmBuffers bufs{da.p, parts[0][0], parts[1][0], dc.p, dbias.p, dbiasUp.p, dres.p};
+        bufs.bScales = parts[0][1], bufs.bOffsets = parts[0][2], bufs.bUpScales = parts[1][1], bufs.bUpOffsets = parts[1][2];
+        set->launch(k, bufs, s.M, s.N, s.K);
+        ops::Tensor out(dt, {s.M + kGuardRows, s.N});
+        dev->download(out.mut<uint16_t>(), dc.p, out.nbytes());
+        double err = 0;
+        for (int64_t i = s.M * s.N; i < out.numel(); ++i)
+          if (out.data<uint16_t>()[i] != kNaN) err = INFINITY;
+        ops::Tensor got = out.toF32();
+        for (int64_t i = 0; i < s.M * s.N && std::isfinite(err); ++i) {
+          double r = ref.data<float>()[i], g = got.data<float>()[i];
+          err = std::isfinite(g) ? std::max(err, std::abs(g - r) / (1 + std::abs(r))) : INFINITY;
+        }
+        std::printf("%-36s %-5s M=%-2lld N=%-4lld K=%-5lld max rel err %.2e (tol %.1e)\n", k.name.c_str(), name,
+                    (long long)s.M, (long long)s.N, (long long)s.K, err, tol);
+        EXPECT_LE(err, tol) << k.name << " " << name << " M=" << s.M << " N=" << s.N << " K=" << s.K;
+      }
+    }
+    EXPECT_GT(formats, 0) << k.name << " takes none of the block formats";
+  }
+  EXPECT_GT(kernels, 0) << "no quantized GEMV in the kernel set";
 }
 
 // Staged kernels copy 16-byte runs of A and B: a misaligned operand is an

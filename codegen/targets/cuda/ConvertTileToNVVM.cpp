@@ -148,6 +148,16 @@ FailureOr<Value> Lowering::lower(Operation* op) {
     lowerLaneStore(s, frags.of(s.getValue()));
     return Value();
   }
+  if (auto r = dyn_cast<ReshapeOp>(op)) {
+    // Lane-linear on both sides (kernels without dots): the same elements
+    // in the same lanes when both take the same vectors.
+    const Frag &src = frags.of(r.getSrc()), &res = frags.of(r.getResult());
+    if (src.kind != Frag::Lane || res.kind != Frag::Lane || src.vec != res.vec || src.collapseRows ||
+        src.collapseCols)
+      return op->emitError() << "the sm_90 lowering reshapes lane-linear tiles of one vector width only (" << src.str()
+                             << " -> " << res.str() << ")";
+    return r.getSrc();
+  }
   if (auto br = dyn_cast<BroadcastOp>(op); br && frags.of(br.getResult()).kind == Frag::Lane) {
     const Frag& src = frags.of(br.getSrc());
     if (src.numel == frags.of(br.getResult()).numel) return br.getSrc();
@@ -299,7 +309,7 @@ struct ConvertTileToNVVMPass : impl::ConvertTileToNVVMBase<ConvertTileToNVVMPass
     f.walk([&](Operation* op) {
       if (!bad && op->getDialect() && isa<TileDialect>(op->getDialect()) &&
           !isa<ProgramIdOp, WarpIdOp, MakeBlockPtrOp, AdvanceOp, LoadOp, StoreOp, PrefetchOp, DotOp, ExtractOp,
-               ExpandDimsOp, BroadcastOp, SplatOp, ConvertOp, SiluOp, ReduceOp, BlockLookupOp, AllocOp, AsyncCopyOp,
+               ExpandDimsOp, BroadcastOp, ReshapeOp, SplatOp, ConvertOp, SiluOp, ReduceOp, BlockLookupOp, AllocOp, AsyncCopyOp,
                AsyncCommitOp, AsyncWaitOp, BarrierOp, ConcatOp, MaskOp, IotaOp, MBarrierInitOp, TmaCopyOp,
                TmaStoreOp, MBarrierWaitOp, ArriveOp, GroupDotWaitOp>(op)) {
         op->emitError() << "the sm_90 lowering does not handle '" << op->getName() << "' yet";

@@ -1,5 +1,7 @@
 #include "codegen/targets/cuda/KernelSet.h"
 
+#include "ops/abi.h"
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -206,6 +208,24 @@ std::vector<GemmKernelSpec> cudaGemmKernels(const CudaGemmVariant& v, const Gemm
   return set;
 }
 
+std::vector<GemmKernelSpec> cudaQuantGemvKernels(const CudaGemmVariant& v, const abi::Int8BlockForm& form) {
+  if (!v.weightsNK) fail("quantized GEMVs read [N, K] weights ({})", v.suffix());
+  std::vector<GemmKernelSpec> set;
+  for (int64_t rowsA : {1, 4}) {
+    GemmKernelSpec q = cudaGemmSpec(v.dtype, true, 1);
+    q.weightDtype = "i8";
+    q.quantBlock = form.block, q.quantNibbles = form.nibbles, q.quantOffsets = form.offsets;
+    q.quantSuper = form.superBlock;
+    const int64_t width = form.nibbles ? form.block / 2 : form.block;  // a block row's values a half
+    applyBlocking(q, parseGemmBlocking(fmt::format("{}x1x{}x4v", rowsA, 256 / width * 4 * form.block), "quantized GEMV"));
+    q.bias = v.bias, q.residual = v.residual, q.swiglu = v.swiglu;
+    q.name = fmt::format("gemm_{}_gemv_{}{}", v.suffix(), abi::int8FormName(form), rowsA == 1 ? "" : "_rows4");
+    q.maxRows = rowsA == 1 ? 1 : 0;
+    set.push_back(q);
+  }
+  return set;
+}
+
 std::vector<GemmKernelSpec> cudaGemmKernelSet(const GemmBlocking& decode, const GemmBlocking& medium,
                                               const GemmBlocking& prefill, const GemmBlocking& gemv) {
   std::vector<GemmKernelSpec> set;
@@ -215,6 +235,11 @@ std::vector<GemmKernelSpec> cudaGemmKernelSet(const GemmBlocking& decode, const 
                               CudaGemmVariant{dt, true, true}}) {
       auto k = cudaGemmKernels(v, decode, medium, prefill, gemv);
       set.insert(set.end(), k.begin(), k.end());
+      if (!v.weightsNK) continue;
+      for (const abi::Int8BlockForm& f : abi::gpuInt8Forms()) {
+        auto q = cudaQuantGemvKernels(v, f);
+        set.insert(set.end(), q.begin(), q.end());
+      }
     }
   return set;
 }
@@ -461,7 +486,9 @@ void writeCudaKernelFiles(const CudaKernelSetSpec& set, const std::string& targe
                              {"max_rows", s.maxRows}, {"min_cols", s.minCols}, {"max_cols", s.maxCols},
                              {"min_depth", s.minDepth}, {"min_rows", s.minRows},
                              {"tma", s.tma}, {"dots_in_flight", s.dotsInFlight}, {"split_k_programs", s.splitKPrograms}, {"gemv", s.gemv},
-                             {"tma_store", storesCByTma(s)}}));
+                             {"tma_store", storesCByTma(s)}, {"quant_block", s.int8Blocks() ? s.quantBlock : 0},
+                             {"quant_nibbles", s.quantNibbles}, {"quant_offsets", s.quantOffsets},
+                             {"quant_super", s.quantSuper}}));
   for (const RmsNormKernelSpec& s : set.norms) kernels.push_back(entry("rms_norm", s.name, s.dtype, {{"block_n", s.blockN}, {"lane_vector", s.laneVector}}));
   for (const RopeKernelSpec& s : set.ropes)
     kernels.push_back(entry("rope", s.name, s.dtype,

@@ -14,6 +14,7 @@
 #include "codegen/GemmKernel.h"
 #include "codegen/GreedyKernel.h"
 #include "codegen/TopKKernel.h"
+#include "ops/abi.h"
 #include "codegen/NormRopeKernels.h"
 #include "codegen/PenaltyKernel.h"
 
@@ -28,7 +29,11 @@ namespace strata::tile {
 //                 "shared_bytes" (dynamic shared memory per block) and
 //                 "dtype"; GEMMs also "weights": "kn"|"nk", "bias",
 //                 "residual", "swiglu", "block_m", "block_n", "block_k",
-//                 "num_warps", "stages", "max_rows"; RMSNorms "block_n";
+//                 "num_warps", "stages", "max_rows", and for block-
+//                 quantized weights (i8 integers, GemmKernelSpec::
+//                 int8Blocks) "quant_block" (0: the dtype's weights),
+//                 "quant_nibbles", "quant_offsets", "quant_super" (the
+//                 block: f16 scales, 0: f32); RMSNorms "block_n";
 //                 RoPEs "heads", "kv_heads" (0, or the k heads rotated
 //                 in the same launch), "head_dim"; attentions "heads",
 //                 "kv_heads", "head_dim", "causal", "scale", "block_m",
@@ -189,9 +194,18 @@ std::vector<GemmKernelSpec> cudaGemmKernels(const CudaGemmVariant& v, const Gemm
                                             const GemmBlocking& medium = {}, const GemmBlocking& prefill = {},
                                             const GemmBlocking& gemv = {});
 
+// An [N, K] variant's GEMVs over block-quantized weights in GPU form `form`
+// (abi::gpuInt8Form; codegen/GemvKernel.cpp): "_gemv_<form>" for one row
+// (max_rows 1) and "_gemv_<form>_rows4", four rows of A a program, for
+// any more (max_rows 0: a prompt reads the weights M / 4 times until a
+// dequantizing tensor-core form exists). K steps of 32 block rows of 4
+// warps (nibbles: 64), so each lane's part of a row is one 8-byte run.
+std::vector<GemmKernelSpec> cudaQuantGemvKernels(const CudaGemmVariant& v, const abi::Int8BlockForm& form);
+
 // The set `strata compile-kernels` builds: for bf16 and f16, the four
 // classes of plain GEMMs with [K, N] and [N, K] weights and of the [N, K]
-// epilogues Llama-family models use (residual, SwiGLU, bias).
+// epilogues Llama-family models use (residual, SwiGLU, bias), and those
+// [N, K] variants' quantized GEMVs in every GPU form (abi::gpuInt8Forms).
 std::vector<GemmKernelSpec> cudaGemmKernelSet(const GemmBlocking& decode = {}, const GemmBlocking& medium = {},
                                               const GemmBlocking& prefill = {}, const GemmBlocking& gemv = {});
 

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "ops/error.h"
+#include "ops/gemm_region.h"
 
 namespace strata::tile {
 
@@ -39,6 +40,7 @@ CudaKernelSetSpec cudaModelKernelSet(ops::GraphDef& g, const std::string& dtype,
   set.topks.push_back(cudaTopKSpec("f32"));
   std::set<std::string> names;
   auto once = [&](const std::string& name) { return names.insert(name).second; };
+  const std::map<std::string, abi::Int8BlockForm> quantForms = ops::gpuQuantWeightForms(g);
   for (ops::NodeDef& n : g.nodes) {
     const nlohmann::json& a = n.attrs;
     if (n.op == "region.gemm") {
@@ -49,6 +51,10 @@ CudaKernelSetSpec cudaModelKernelSet(ops::GraphDef& g, const std::string& dtype,
                         a.value("epilogue", "none") == "swiglu"};
       if (once(v.suffix()))
         for (GemmKernelSpec& s : cudaGemmKernels(v, decode, medium, {}, gemv)) set.gemms.push_back(s);
+      // Its block-quantized weights' GEMVs, one set per GPU form.
+      for (const std::string& in : n.inputs)
+        if (auto f = quantForms.find(in); f != quantForms.end() && once(v.suffix() + abi::int8FormName(f->second)))
+          for (GemmKernelSpec& s : cudaQuantGemvKernels(v, f->second)) set.gemms.push_back(s);
       if (a.value("rows", 0) != 0 && once("gather")) set.gathers.push_back(cudaGatherRowsSpec(dtype));
     } else if (n.op == "region.embedding") {
       if (once("gather")) set.gathers.push_back(cudaGatherRowsSpec(dtype));

@@ -19,7 +19,35 @@ LogicalResult FragAnalysis::run(func::FuncOp f, bool hasDot, bool permuteK) {
     };
     f.walk([&](Operation* op) { llvm::for_each(op->getResults(), lane); });
     f.walk([&](Block* blk) { llvm::for_each(blk->getArguments(), lane); });
-    return success();
+    // A broadcast of a row or column ([n, 1] -> [n, m]: a quantized
+    // GEMV's block scales): its source, back through elementwise ops to
+    // the loads, takes the result's lanes with the broadcast dim collapsed,
+    // so each lane loads the values its result elements take (lanes that
+    // share one load the same address) and the broadcast moves nothing.
+    f.walk([&](BroadcastOp br) {
+      if (!ok) return;
+      Frag res = of(br.getResult());
+      auto src = cast<RankedTensorType>(br.getSrc().getType());
+      if (src.getNumElements() == 1 || src.getNumElements() == res.numel) return;
+      res.collapseRows = src.getDimSize(0) == 1;
+      res.collapseCols = src.getRank() == 2 && src.getDimSize(1) == 1;
+      SmallVector<Value> work = {br.getSrc()};
+      while (!work.empty() && ok) {
+        Value v = work.pop_back_val();
+        Operation* def = v.getDefiningOp();
+        if (!v.hasOneUse() || !def || !(isa<LoadOp>(def) || isElementwise(def))) {
+          br.emitError() << "the sm_90 lowering broadcasts a row or column only from loads through elementwise ops "
+                            "used by the broadcast alone";
+          ok = false;
+          return;
+        }
+        frags[v] = res;
+        if (!isa<LoadOp>(def))
+          for (Value o : def->getOperands())
+            if (isa<RankedTensorType>(o.getType())) work.push_back(o);
+      }
+    });
+    return success(ok);
   }
   bool changed = true;
   while (changed && ok) {

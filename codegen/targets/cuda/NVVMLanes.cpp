@@ -99,8 +99,9 @@ Value Lowering::laneLinear(Location loc, const Frag& fr, int64_t i) {
 SmallVector<Value> Lowering::laneIndices(Location loc, const Frag& fr, int64_t i) {
   Value e = laneLinear(loc, fr, i);
   if (fr.shape.size() != 2) return {e};
-  return {arith::DivUIOp::create(b, loc, e, cst(fr.shape[1])).getResult(),
-          arith::RemUIOp::create(b, loc, e, cst(fr.shape[1])).getResult()};
+  // A broadcast source's collapsed dim (FragAnalysis::run) reads index 0.
+  return {fr.collapseRows ? cst(0) : arith::DivUIOp::create(b, loc, e, cst(fr.shape[1])).getResult(),
+          fr.collapseCols ? cst(0) : arith::RemUIOp::create(b, loc, e, cst(fr.shape[1])).getResult()};
 }
 
 void Lowering::forLaneElements(const Frag& fr, llvm::function_ref<void(int64_t, SmallVector<Value>, Value)> each) {

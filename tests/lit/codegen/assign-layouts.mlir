@@ -466,3 +466,35 @@ func.func @if_yields_residual(%a: !tile.ptr<f16>, %b: !tile.ptr<f16>, %c: !tile.
   tile.store %cp, %s : !tile.block_ptr<tensor<64x64xf32>>
   return
 }
+
+// -----
+
+// A reshape keeps each warp's run of the row-major order: the reduced
+// [1, 256] row (the root) splits its columns over the 4 warps, so the
+// [8, 32] blocks it is reshaped from split their rows, as do the column of
+// block scales and its broadcast along the rows (a quantized GEMV's step).
+// CHECK: #[[BLOCKS:.*]] = #tile.blocked<{sizePerWarp = [2, 32], warpsPerCTA = [4, 1], order = [1, 0]}>
+// CHECK: #[[ROW:.*]] = #tile.blocked<{sizePerWarp = [1, 64], warpsPerCTA = [1, 4], order = [1, 0]}>
+// CHECK-LABEL: func.func @reshape_runs
+// CHECK: tile.load {{.*}} : <tensor<8x1xf32, #[[BLOCKS]]>>
+// CHECK: tile.broadcast {{.*}} -> tensor<8x32xf32, #[[BLOCKS]]>
+// CHECK: tile.reshape {{.*}} : tensor<8x32xf32, #[[BLOCKS]]> -> tensor<1x256xf32, #[[ROW]]>
+// CHECK: tile.reduce {{.*}} : tensor<1x256xf32, #[[ROW]]>
+func.func @reshape_runs(%w: !tile.ptr<f32>, %s: !tile.ptr<f32>, %o: !tile.ptr<f32>) attributes {tile.num_warps = 4 : i64} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  %c32 = arith.constant 32 : index
+  %wp = tile.make_block_ptr %w, [%c8, %c32], [%c32, %c1], [%c0, %c0] : !tile.ptr<f32> -> !tile.block_ptr<tensor<8x32xf32>>
+  %sp = tile.make_block_ptr %s, [%c8, %c1], [%c1, %c1], [%c0, %c0] : !tile.ptr<f32> -> !tile.block_ptr<tensor<8x1xf32>>
+  %wv = tile.load %wp : !tile.block_ptr<tensor<8x32xf32>>
+  %sv = tile.load %sp : !tile.block_ptr<tensor<8x1xf32>>
+  %sb = tile.broadcast %sv : tensor<8x1xf32> -> tensor<8x32xf32>
+  %x = arith.mulf %wv, %sb : tensor<8x32xf32>
+  %row = tile.reshape %x : tensor<8x32xf32> -> tensor<1x256xf32>
+  %r = tile.reduce %row {kind = "sum", axis = 1 : i64} : tensor<1x256xf32> -> tensor<1xf32>
+  %e = tile.expand_dims %r {axis = 1 : i64} : tensor<1xf32> -> tensor<1x1xf32>
+  %op = tile.make_block_ptr %o, [%c1, %c1], [%c1, %c1], [%c0, %c0] : !tile.ptr<f32> -> !tile.block_ptr<tensor<1x1xf32>>
+  tile.store %op, %e : !tile.block_ptr<tensor<1x1xf32>>
+  return
+}

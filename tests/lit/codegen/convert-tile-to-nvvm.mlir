@@ -1132,3 +1132,38 @@ func.func @tma_store_block(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %cmap: !til
   tile.tma_store %cmap[%col, %row], %cw : !tile.ptr<i8>, !tile.block_ptr<tensor<64x64xbf16>>
   return
 }
+
+// -----
+
+// A quantized GEMV's step (codegen/GemvKernel.cpp): the i8 block rows load
+// as one 8-byte vector a lane; the column of block scales loads, for each of
+// the lane's elements, its row's scale at column 0 (the broadcast moves
+// nothing); the reshape to the reduced row is no op at all.
+// CHECK-LABEL: func.func @gemv_block_scales
+// CHECK: vector.load {{.*}} {alignment = 8 : i64} : memref<?xi8>, vector<8xi8>
+// CHECK: arith.sitofp {{.*}} : vector<8xi8> to vector<8xf32>
+// CHECK: %[[ROW:.*]] = arith.divui
+// CHECK: %[[COL0:.*]] = arith.constant 0 : index
+// CHECK-NEXT: memref.load {{.*}}[%[[ROW]], %[[COL0]]] : memref<?x?xf16
+// CHECK-NOT: tile.reshape
+// CHECK: nvvm.shfl.sync bfly
+func.func @gemv_block_scales(%w: !tile.ptr<i8>, %s: !tile.ptr<f16>, %o: !tile.ptr<f32>) attributes {tile.num_warps = 1 : i64, tile.lane_vector = 8 : i64} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  %c32 = arith.constant 32 : index
+  %wp = tile.make_block_ptr %w, [%c8, %c32], [%c32, %c1], [%c0, %c0] : !tile.ptr<i8> -> !tile.block_ptr<tensor<8x32xi8>>
+  %sp = tile.make_block_ptr %s, [%c8, %c1], [%c1, %c1], [%c0, %c0] : !tile.ptr<f16> -> !tile.block_ptr<tensor<8x1xf16>>
+  %q = tile.load %wp {in_bounds, contiguous = 1 : i64, run = 8 : i64} : !tile.block_ptr<tensor<8x32xi8>>
+  %qf = tile.convert %q : tensor<8x32xi8> -> tensor<8x32xf32>
+  %sv = tile.load %sp {in_bounds} : !tile.block_ptr<tensor<8x1xf16>>
+  %sf = tile.convert %sv : tensor<8x1xf16> -> tensor<8x1xf32>
+  %sb = tile.broadcast %sf : tensor<8x1xf32> -> tensor<8x32xf32>
+  %x = arith.mulf %qf, %sb : tensor<8x32xf32>
+  %row = tile.reshape %x : tensor<8x32xf32> -> tensor<1x256xf32>
+  %r = tile.reduce %row {kind = "sum", axis = 1 : i64} : tensor<1x256xf32> -> tensor<1xf32>
+  %e = tile.expand_dims %r {axis = 1 : i64} : tensor<1xf32> -> tensor<1x1xf32>
+  %op = tile.make_block_ptr %o, [%c1, %c1], [%c1, %c1], [%c0, %c0] : !tile.ptr<f32> -> !tile.block_ptr<tensor<1x1xf32>>
+  tile.store %op, %e : !tile.block_ptr<tensor<1x1xf32>>
+  return
+}

@@ -399,3 +399,19 @@ func.func @store_contiguous_needs_in_bounds(%p: !tile.block_ptr<tensor<16x16xbf1
   tile.store %p, %v {contiguous = 1 : i64} : !tile.block_ptr<tensor<16x16xbf16>>
   return
 }
+
+// -----
+
+func.func @reshape_count(%t: tensor<4x8xf32>) {
+  // expected-error @+1 {{keeps the number of elements (32 -> 16)}}
+  %r = tile.reshape %t : tensor<4x8xf32> -> tensor<1x16xf32>
+  return
+}
+
+// -----
+
+func.func @reshape_type(%t: tensor<4x8xf32>) {
+  // expected-error @+1 {{keeps the element type}}
+  %r = tile.reshape %t : tensor<4x8xf32> -> tensor<1x32xf16>
+  return
+}
