@@ -244,9 +244,6 @@ const GpuGemmKernel* chooseGemm(const std::vector<GpuGemmKernel>& gemms, const s
 // C[M, N] = epilogue(A[M, K] x B), B [K, N] or [N, K] as the kernel says.
 struct GemmBuffers {
   const void *a = nullptr, *b = nullptr, *bUp = nullptr;
-  // Quantized weights' scales and offsets (f16 or f32, as the form says;
-  // offsets only where it has them), for B and the up projection.
-  const void *bScales = nullptr, *bOffsets = nullptr, *bUpScales = nullptr, *bUpOffsets = nullptr;
   void* c = nullptr;
   const void *bias = nullptr, *biasUp = nullptr, *residual = nullptr;
   // K split across programs (more than one split only): f32 partials
@@ -257,6 +254,9 @@ struct GemmBuffers {
   // The rows A's buffer holds, at least M (0: M): TMA kernels read the
   // ones past M rather than zero-fill them (gemmTmaRowsA).
   int64_t aRows = 0;
+  // Quantized weights' scales and offsets (f16 or f32, as the form says;
+  // offsets only where it has them), for B and the up projection.
+  const void *bScales = nullptr, *bOffsets = nullptr, *bUpScales = nullptr, *bUpOffsets = nullptr;
 };
 
 class GpuKernelSet {

@@ -20,7 +20,9 @@ double weightBytesPerStep(const ops::GraphDef& g, int64_t batch, int64_t element
     if (n.op == "region.embedding") embedding.insert(n.inputs.at(0));
   double bytes = 0;
   for (const auto& w : g.weights) {
-    const double all = elementBytes ? (double)ops::numel(w.shape) * elementBytes : (double)w.nbytes;
+    // Block-quantized weights count the file's bytes (the GPU forms add
+    // at most the K formats' f32 scales).
+    const double all = elementBytes && w.quant.empty() ? (double)ops::numel(w.shape) * elementBytes : (double)w.nbytes;
     bytes += embedding.count(w.name) ? all / w.shape.at(0) * batch : all;
   }
   return bytes;

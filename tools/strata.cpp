@@ -289,7 +289,7 @@ int main(int argc, char** argv) {
   std::vector<std::string> ckOnly;
   auto* compileKernelsCmd = app.add_subcommand(
       "compile-kernels", "Compile the GPU kernel set (GEMMs: bf16/f16, decode, medium and prefill blockings, bias, "
-                         "residual, SwiGLU epilogues; RMSNorm: f32/bf16/f16; RoPE: bf16/f16; FlashAttention-2: "
+                         "residual, SwiGLU epilogues, and GEMVs over llama.cpp's block-quantized weights; RMSNorm: f32/bf16/f16; RoPE: bf16/f16; FlashAttention-2: "
                          "bf16/f16, causal and not, head dim 64 and 128) for a GPU into a directory (kernels.ptx, kernels.json, kernels.mlir) that the "
                          "runtime-only strata-gpu and strata_cuda_tests load");
   compileKernelsCmd->add_option("--target", ckTarget, "GPU target: cuda:sm_90 (Hopper)")->capture_default_str();

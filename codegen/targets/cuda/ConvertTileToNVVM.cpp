@@ -255,8 +255,25 @@ FailureOr<Value> Lowering::lower(Operation* op) {
   }
   if (auto s = dyn_cast<SplatOp>(op))
     return Value(vector::BroadcastOp::create(b, loc, laneType(s.getResult()), s.getValue()));
-  if (auto c = dyn_cast<ConvertOp>(op))
-    return lowerConvert(b, loc, c.getSrc(), cast<VectorType>(laneType(c.getResult())));
+  if (auto c = dyn_cast<ConvertOp>(op)) {
+    auto dst = cast<VectorType>(laneType(c.getResult()));
+    auto src = cast<VectorType>(c.getSrc().getType());
+    if (src.getElementType().isInteger(8) && dst.getElementType().isF32()) {
+      // Signed i8 -> f32 without the I2F unit (a quarter of the FP32
+      // rate on sm_90, which a quantized GEMV's widening would saturate):
+      // q ^ 0x80 = q + 128 in [0, 255] as the low mantissa bits of 2^23
+      // (0x4B000000), an f32 that is exactly 2^23 + 128 + q; subtracting
+      // 2^23 + 128 leaves q exactly.
+      auto i8 = VectorType::get(src.getShape(), b.getI8Type()), i32 = VectorType::get(src.getShape(), b.getI32Type());
+      auto splat = [&](VectorType t, Attribute v) { return arith::ConstantOp::create(b, loc, DenseElementsAttr::get(t, v)); };
+      Value biased = arith::XOrIOp::create(b, loc, c.getSrc(), splat(i8, b.getI8IntegerAttr(-128)));
+      Value wide = arith::ExtUIOp::create(b, loc, i32, biased);
+      Value bits = arith::OrIOp::create(b, loc, wide, splat(i32, b.getI32IntegerAttr(0x4B000000)));
+      Value f = arith::BitcastOp::create(b, loc, dst, bits);
+      return Value(arith::SubFOp::create(b, loc, f, splat(dst, b.getF32FloatAttr(8388736.0f))));
+    }
+    return lowerConvert(b, loc, c.getSrc(), dst);
+  }
   if (auto s = dyn_cast<SiluOp>(op)) {
     // x / (1 + 2^(-x log2 e)): NVPTX has ex2 but no exp.
     auto vt = cast<VectorType>(s.getSrc().getType());

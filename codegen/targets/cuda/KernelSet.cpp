@@ -217,7 +217,7 @@ std::vector<GemmKernelSpec> cudaQuantGemvKernels(const CudaGemmVariant& v, const
     q.quantBlock = form.block, q.quantNibbles = form.nibbles, q.quantOffsets = form.offsets;
     q.quantSuper = form.superBlock;
     const int64_t width = form.nibbles ? form.block / 2 : form.block;  // a block row's values a half
-    applyBlocking(q, parseGemmBlocking(fmt::format("{}x1x{}x4v", rowsA, 256 / width * 4 * form.block), "quantized GEMV"));
+    applyBlocking(q, parseGemmBlocking(fmt::format("{}x2x{}x4v", rowsA, 256 / width * 4 * form.block), "quantized GEMV"));
     q.bias = v.bias, q.residual = v.residual, q.swiglu = v.swiglu;
     q.name = fmt::format("gemm_{}_gemv_{}{}", v.suffix(), abi::int8FormName(form), rowsA == 1 ? "" : "_rows4");
     q.maxRows = rowsA == 1 ? 1 : 0;
