@@ -9,8 +9,10 @@
 #include <functional>
 #include <mutex>
 #include <numeric>
+#include <optional>
 #include <thread>
 
+#include "ops/gemm_region.h"
 #include "ops/quant.h"
 
 namespace strata::abi {
@@ -348,6 +350,49 @@ void launch(PackedKernel kernel, std::span<void* const> args, int64_t gx, int64_
   };
   if (threads == 1) return worker();
   pool.run(worker, threads - 1);
+}
+
+}  // namespace strata::abi
+
+namespace strata::abi {
+
+std::map<std::string, Int8BlockForm> gpuQuantWeightForms(const ops::GraphDef& g) {
+  std::map<std::string, const ops::WeightRef*> quantized;
+  for (const ops::WeightRef& w : g.weights)
+    if (!w.quant.empty()) quantized[w.name] = &w;
+  std::map<std::string, Int8BlockForm> forms;
+  auto own = [&](const std::string& name) -> std::optional<Int8BlockForm> {
+    auto it = quantized.find(name);
+    if (it == quantized.end()) return std::nullopt;
+    std::optional<Int8BlockForm> f = int8BlockForm(it->second->quant);
+    if (!f) fail("weight '{}': unknown block format {}", name, it->second->quant);
+    return gpuInt8Form(*f);
+  };
+  auto assign = [&](const ops::NodeDef& n, const std::string& name, const Int8BlockForm& f) {
+    auto [it, fresh] = forms.try_emplace(name, f);
+    if (!fresh && !(it->second == f))
+      fail("node '{}': weight '{}' would be read in two GPU forms ({} and {})", n.name, name,
+           int8FormName(it->second), int8FormName(f));
+  };
+  for (const ops::NodeDef& n : g.nodes) {
+    if (n.op != "region.gemm") continue;
+    const auto op = ops::GemmRegionOperands::of(n, n.inputs.size());
+    std::vector<Int8BlockForm> launch;
+    for (int64_t wi = 0; wi < op.weights; ++wi) {
+      const std::string& name = n.inputs[op.weight(wi)];
+      std::optional<Int8BlockForm> f = own(name);
+      if (!f) continue;
+      if (!op.weightsNK) fail("node '{}': quantized weight '{}' must be read [N, K] (layout nk)", n.name, name);
+      if (!op.swiglu) assign(n, name, *f);
+      launch.push_back(*f);
+    }
+    if (!op.swiglu || launch.empty()) continue;
+    if (launch.size() != 2)
+      fail("node '{}': a SwiGLU GEMM's gate and up weights must both be quantized or neither", n.name);
+    const Int8BlockForm both = gpuInt8Form(commonInt8Form(launch));
+    for (int64_t wi = 0; wi < 2; ++wi) assign(n, n.inputs[op.weight(wi)], both);
+  }
+  return forms;
 }
 
 }  // namespace strata::abi

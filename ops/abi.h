@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <map>
 #include <optional>
 #include <span>
 #include <string>
@@ -21,6 +22,10 @@
 #include <vector>
 
 #include "ops/tensor.h"
+
+namespace strata::ops {
+struct GraphDef;
+}
 
 namespace strata::ops {
 struct QuantFormat;  // ops/quant.h
@@ -153,6 +158,13 @@ std::vector<Int8BlockForm> gpuInt8Forms();
 // run of bytes then meets two runs of A; the CPU pairs k with k + 1).
 Int8BlockPanels packGpuInt8Rows(const uint8_t* rows, int64_t K, int64_t N, const ops::QuantFormat& f,
                                 Int8BlockForm form);
+
+// The GPU form (gpuInt8Form) of each block-quantized weight of `g`'s
+// region.gemm nodes, by weight name: its format's own, or, for the two
+// weights of a SwiGLU node (one launch reads both), the form that fits
+// both. Throws when a weight feeds GEMMs that would need it in two forms,
+// or feeds a [K, N] GEMM (quantized weights are [N, K] rows of blocks).
+std::map<std::string, Int8BlockForm> gpuQuantWeightForms(const ops::GraphDef& g);
 
 // Runs the kernel for every program id in [0, gx) x [0, gy) x [0, gz),
 // spreading programs over `threads` threads (0: the hardware's count): the

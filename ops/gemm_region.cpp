@@ -1,8 +1,6 @@
 #include "ops/gemm_region.h"
 
 #include <algorithm>
-#include <optional>
-#include <vector>
 
 #include "ops/error.h"
 
@@ -38,45 +36,3 @@ Shape GemmRegionOperands::gatheredShape(const Shape& x, int64_t count) {
 
 }  // namespace strata::ops
 
-namespace strata::ops {
-
-std::map<std::string, abi::Int8BlockForm> gpuQuantWeightForms(const GraphDef& g) {
-  std::map<std::string, const WeightRef*> quantized;
-  for (const WeightRef& w : g.weights)
-    if (!w.quant.empty()) quantized[w.name] = &w;
-  std::map<std::string, abi::Int8BlockForm> forms;
-  auto own = [&](const std::string& name) -> std::optional<abi::Int8BlockForm> {
-    auto it = quantized.find(name);
-    if (it == quantized.end()) return std::nullopt;
-    std::optional<abi::Int8BlockForm> f = abi::int8BlockForm(it->second->quant);
-    if (!f) fail("weight '{}': unknown block format {}", name, it->second->quant);
-    return abi::gpuInt8Form(*f);
-  };
-  auto assign = [&](const NodeDef& n, const std::string& name, const abi::Int8BlockForm& f) {
-    auto [it, fresh] = forms.try_emplace(name, f);
-    if (!fresh && !(it->second == f))
-      fail("node '{}': weight '{}' would be read in two GPU forms ({} and {})", n.name, name,
-           abi::int8FormName(it->second), abi::int8FormName(f));
-  };
-  for (const NodeDef& n : g.nodes) {
-    if (n.op != "region.gemm") continue;
-    const auto op = GemmRegionOperands::of(n, n.inputs.size());
-    std::vector<abi::Int8BlockForm> launch;
-    for (int64_t wi = 0; wi < op.weights; ++wi) {
-      const std::string& name = n.inputs[op.weight(wi)];
-      std::optional<abi::Int8BlockForm> f = own(name);
-      if (!f) continue;
-      if (!op.weightsNK) fail("node '{}': quantized weight '{}' must be read [N, K] (layout nk)", n.name, name);
-      if (!op.swiglu) assign(n, name, *f);
-      launch.push_back(*f);
-    }
-    if (!op.swiglu || launch.empty()) continue;
-    if (launch.size() != 2)
-      fail("node '{}': a SwiGLU GEMM's gate and up weights must both be quantized or neither", n.name);
-    const abi::Int8BlockForm both = abi::gpuInt8Form(abi::commonInt8Form(launch));
-    for (int64_t wi = 0; wi < 2; ++wi) assign(n, n.inputs[op.weight(wi)], both);
-  }
-  return forms;
-}
-
-}  // namespace strata::ops

@@ -8,12 +8,9 @@
 // semantics. `swiglu` below means gated (two weights, one output), `gelu`
 // that GELU is the activation.
 #pragma once
-#include <map>
-#include <string>
 #include <cstddef>
 #include <cstdint>
 
-#include "ops/abi.h"
 #include "ops/graph_def.h"
 
 namespace strata::ops {
@@ -41,12 +38,5 @@ struct GemmRegionOperands {
   // sequence's last token): [1, .., 1, count, K].
   static Shape gatheredShape(const Shape& x, int64_t count);
 };
-
-// The GPU form (abi::gpuInt8Form) of each block-quantized weight of `g`'s
-// region.gemm nodes, by weight name: its format's own, or, for the two
-// weights of a SwiGLU node (one launch reads both), the form that fits
-// both. Throws when a weight feeds GEMMs that would need it in two forms,
-// or feeds a [K, N] GEMM (quantized weights are [N, K] rows of blocks).
-std::map<std::string, abi::Int8BlockForm> gpuQuantWeightForms(const GraphDef& g);
 
 }  // namespace strata::ops

@@ -70,7 +70,7 @@ GpuExecutor::GpuExecutor(ops::GraphDef graph, Device& device, const GpuKernelSet
   // Block-quantized weights: GEMMs read them packed (never dequantized);
   // an embedding table among them is dequantized into the storage type
   // (its gather reads rows of it: a quantized gather is not built yet).
-  const std::map<std::string, abi::Int8BlockForm> forms = ops::gpuQuantWeightForms(g);
+  const std::map<std::string, abi::Int8BlockForm> forms = abi::gpuQuantWeightForms(g);
   std::set<std::string> gathered;
   for (const auto& n : g.nodes)
     if (n.op != "region.gemm")

@@ -228,7 +228,7 @@ struct GpuExecutor::Impl {
   ops::DType dt;
   std::string dtName;
   std::map<std::string, Tensor> params;  // weights and constants on the device
-  // Block-quantized GEMM weights in their GPU form (ops::
+  // Block-quantized GEMM weights in their GPU form (abi::
   // gpuQuantWeightForms; abi::packGpuInt8Rows): integers, scales and
   // offsets, [rows, cols] the weight's [N, K]. params holds the integers
   // too (an opaque i32 view), or, for a table an embedding also gathers

@@ -40,7 +40,7 @@ V GpuExecutor::Impl::gemm(const ops::NodeDef& n, const std::vector<const Val*>& 
     return outs;
   }
   const GemmEpilogue epilogue{op.bias, op.residual, op.swiglu};
-  // The epilogue with weight wi's form (gate and up share one: ops::
+  // The epilogue with weight wi's form (gate and up share one: abi::
   // gpuQuantWeightForms).
   auto epilogueOf = [&](int64_t wi) {
     GemmEpilogue e = epilogue;

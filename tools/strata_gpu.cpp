@@ -118,9 +118,15 @@ int benchModel(const BenchModelOpts& o) {
   dev.release(dst, copyBytes);
   const double bw = 2.0 * copyBytes / (copyMs * 1e-3);
   const ops::GraphDef& g = exec.graph();
-  std::printf("device: %s; model %s, %.2f GB of %s weights%s; KV blocks of %lld; copy %.0f GB/s\n",
-              dev.description().c_str(), g.source.c_str(), exec.weightBytes() / 1e9,
-              ops::dtypeName(exec.cacheDType()), o.randomWeights ? " (random)" : "", (long long)bs, bw / 1e9);
+  // Block-quantized weights are on the GPU in their GPU form, the rest in
+  // the storage type.
+  std::string quantized;
+  for (const auto& w : g.weights)
+    if (!w.quant.empty() && quantized.find(w.quant) == std::string::npos) quantized += (quantized.empty() ? "" : "/") + w.quant;
+  std::printf("device: %s; model %s, %.2f GB of weights on the GPU (%s%s%s)%s; KV blocks of %lld; copy %.0f GB/s\n",
+              dev.description().c_str(), g.source.c_str(), exec.weightBytes() / 1e9, quantized.c_str(),
+              quantized.empty() ? "" : " blocks, the rest ", ops::dtypeName(exec.cacheDType()),
+              o.randomWeights ? " (random)" : "", (long long)bs, bw / 1e9);
   runtime::timePagedModel(exec, 1, 16, 2, bs, 0);  // warm-up: first launches, the pool's blocks
   nlohmann::json ttft = nlohmann::json::array(), decode = nlohmann::json::array();
   // Best of 3, and the first of them apart: the first prompt of a length

@@ -1011,6 +1011,36 @@ TEST(ChooseGemm, TakesTheBoundedVariantWhoseBoundsHold) {
   EXPECT_EQ(runtime::chooseGemm(set, "bf16", true, 96, {.residual = true}, 4096, 4096), nullptr);
 }
 
+// Block-quantized weights take the quantized GEMVs of their GPU form, at
+// every row count (one row a program for one row, else four), and 16-bit
+// weights never do (no GPU needed).
+TEST(ChooseGemm, QuantizedWeightsTakeTheirFormsGemv) {
+  auto kernel = [](const char* name, int64_t maxRows, const char* form) {
+    runtime::GpuGemmKernel k;
+    k.name = name, k.dtype = "bf16", k.weightsNK = true, k.gemv = true, k.maxRows = maxRows;
+    for (const strata::abi::Int8BlockForm& f : strata::abi::gpuInt8Forms())
+      if (strata::abi::int8FormName(f) == form) k.quant = f;
+    return k;
+  };
+  const std::vector<runtime::GpuGemmKernel> set = {
+      kernel("gemv", 1, ""), kernel("q8", 1, "i8b32h"), kernel("q8_rows4", 0, "i8b32h"),
+      kernel("q4k", 1, "n4b32fo"), kernel("q4k_rows4", 0, "n4b32fo"), kernel("large", 0, "")};
+  auto pick = [&](int64_t M, const char* quant) {
+    runtime::GemmEpilogue e;
+    if (*quant) e.quant = strata::abi::gpuInt8Form(*strata::abi::int8BlockForm(quant));
+    const runtime::GpuGemmKernel* k = runtime::chooseGemm(set, "bf16", true, M, e, 4096, 4096);
+    return k ? k->name : std::string("none");
+  };
+  EXPECT_EQ(pick(1, ""), "gemv");
+  EXPECT_EQ(pick(2, ""), "large");
+  EXPECT_EQ(pick(1, "Q8_0"), "q8");
+  EXPECT_EQ(pick(1, "Q5_0"), "q8");  // the same GPU form
+  EXPECT_EQ(pick(2048, "Q8_0"), "q8_rows4");
+  EXPECT_EQ(pick(1, "Q4_K"), "q4k");
+  EXPECT_EQ(pick(8, "Q4_K"), "q4k_rows4");
+  EXPECT_EQ(pick(1, "Q6_K"), "none");  // no kernel of its form in this set
+}
+
 // The rows a TMA GEMM's map over A spans (no GPU needed): M rounded up to
 // whole row blocks where A's buffer holds them, else what it holds, never
 // fewer than M.

@@ -492,4 +492,91 @@ TEST(GgufQuant, DequantizesAsGgufPy) {
   }
 }
 
+// The GPU form of every format (abi::packGpuInt8Rows, what the CUDA
+// quantized GEMV reads): integers [N, K] row-major, or nibbles pairing a
+// block's value i with value i + block / 2 in byte i; scales (offsets) one
+// a block, f16 as the file holds them or f32 products for the K formats,
+// and the form of a node mixing formats. Integer times scale plus offset
+// is the dequantized value, bit for bit (Q4_0's -8 x d in the offsets: to
+// one rounding of the sum).
+TEST(GgufQuant, GpuFormsAreTheDequantizedValues) {
+  models::GgufFile f = models::readGguf(dataDir() + "/quant-tensors.gguf");
+  std::ifstream in(dataDir() + "/quant-tensors.gguf", std::ios::binary);
+  const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::vector<strata::abi::Int8BlockForm> all = strata::abi::gpuInt8Forms();
+  const strata::abi::Int8BlockForm mixed = all.back();
+  EXPECT_EQ(strata::abi::int8FormName(mixed), "i8b16fo");  // Q6_K's 16-value blocks, the offsets of Q4_K and friends
+  EXPECT_EQ(all.size(), 7u);
+  for (const auto& t : f.tensors) {
+    const ops::QuantFormat* q = ops::quantFormat(t.typeName);
+    const uint8_t* data = reinterpret_cast<const uint8_t*>(bytes.data()) + t.offset;
+    const int64_t K = t.dims[0], N = t.dims[1];
+    ops::Tensor want = ops::dequantize(*q, data, {N, K});
+    const strata::abi::Int8BlockForm own = strata::abi::gpuInt8Form(*strata::abi::int8BlockForm(q->name));
+    EXPECT_FALSE(own.subScales) << t.name;
+    EXPECT_EQ(own.superBlock != 0, !q->subScales()) << t.name << ": f16 scales exactly where the file has one a block";
+    EXPECT_NE(std::find(all.begin(), all.end(), own), all.end()) << t.name;
+    for (const strata::abi::Int8BlockForm& form : {own, mixed}) {
+      const strata::abi::Int8BlockPanels p = strata::abi::packGpuInt8Rows(data, K, N, *q, form);
+      const int64_t rowBytes = form.nibbles ? K / 2 : K, half = form.block / 2;
+      ASSERT_EQ((int64_t)p.values.size(), N * rowBytes) << t.name;
+      for (int64_t n = 0; n < N; ++n)
+        for (int64_t k = 0; k < K; ++k) {
+          int integer = p.values[size_t(n * rowBytes + k)];
+          if (form.nibbles) {
+            const int64_t b = k / form.block, i = k % form.block;
+            const auto byte = uint8_t(p.values[size_t(n * rowBytes + b * half + i % half)]);
+            integer = i < half ? byte & 0xF : byte >> 4;
+          }
+          const size_t at = size_t(n * (K / form.block) + k / form.block);
+          const float sc = form.superBlock ? ops::halfToFloat(p.halfScales[at]) : p.scales[at];
+          float v = sc * float(integer);
+          if (form.offsets) v += form.superBlock ? ops::halfToFloat(p.halfOffsets[at]) : p.offsets[at];
+          const float w = want.data<float>()[n * K + k];
+          if (form.nibbles && q->qMin != 0)
+            ASSERT_NEAR(v, w, 1e-6f * std::abs(sc) * 16) << t.name << " [" << n << ", " << k << "]";
+          else
+            ASSERT_EQ(v, w) << t.name << " [" << n << ", " << k << "] " << strata::abi::int8FormName(form);
+        }
+    }
+  }
+}
+
+// Which GPU form each quantized GEMM weight of a model takes: its own, the
+// common one for a SwiGLU node's gate and up; a weight two nodes would need
+// in two forms, or a quantized [K, N] GEMM, is an error naming it.
+TEST(GgufQuant, GpuWeightFormsFollowTheGemms) {
+  ops::GraphDef g;
+  auto weight = [&](const std::string& name, const char* quant) {
+    ops::WeightRef w;
+    w.name = name, w.quant = quant, w.shape = {64, 256};
+    g.weights.push_back(w);
+  };
+  weight("q", "Q4_K"), weight("v", "Q6_K"), weight("gate", "Q4_K"), weight("up", "Q6_K"), weight("norm", "");
+  auto gemm = [&](const std::string& name, std::vector<std::string> ins, nlohmann::json attrs) {
+    ops::NodeDef n;
+    n.op = "region.gemm", n.name = name, n.inputs = std::move(ins), n.outputs = {name + ".out"};
+    n.attrs = std::move(attrs);
+    g.nodes.push_back(n);
+  };
+  gemm("qv", {"x", "q", "v"}, {{"weights", 2}, {"layout", "nk"}});
+  gemm("mlp", {"x", "gate", "up"}, {{"weights", 2}, {"layout", "nk"}, {"epilogue", "swiglu"}});
+  const auto forms = strata::abi::gpuQuantWeightForms(g);
+  ASSERT_EQ(forms.size(), 4u);
+  EXPECT_EQ(strata::abi::int8FormName(forms.at("q")), "n4b32fo");
+  EXPECT_EQ(strata::abi::int8FormName(forms.at("v")), "i8b16f");
+  EXPECT_EQ(strata::abi::int8FormName(forms.at("gate")), "i8b16fo");
+  EXPECT_EQ(forms.at("gate"), forms.at("up"));
+  gemm("again", {"x", "gate"}, {{"weights", 1}, {"layout", "nk"}});
+  try {
+    strata::abi::gpuQuantWeightForms(g);
+    ADD_FAILURE() << "a weight in two forms";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("'gate' would be read in two GPU forms"), std::string::npos) << e.what();
+  }
+  g.nodes.pop_back();
+  gemm("kn", {"x", "q"}, {{"weights", 1}, {"layout", "kn"}});
+  EXPECT_THROW(strata::abi::gpuQuantWeightForms(g), Error);
+}
+
 }  // namespace

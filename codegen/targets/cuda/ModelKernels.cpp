@@ -6,7 +6,7 @@
 #include <fmt/format.h>
 
 #include "ops/error.h"
-#include "ops/gemm_region.h"
+#include "ops/abi.h"
 
 namespace strata::tile {
 
@@ -40,7 +40,7 @@ CudaKernelSetSpec cudaModelKernelSet(ops::GraphDef& g, const std::string& dtype,
   set.topks.push_back(cudaTopKSpec("f32"));
   std::set<std::string> names;
   auto once = [&](const std::string& name) { return names.insert(name).second; };
-  const std::map<std::string, abi::Int8BlockForm> quantForms = ops::gpuQuantWeightForms(g);
+  const std::map<std::string, abi::Int8BlockForm> quantForms = abi::gpuQuantWeightForms(g);
   for (ops::NodeDef& n : g.nodes) {
     const nlohmann::json& a = n.attrs;
     if (n.op == "region.gemm") {
