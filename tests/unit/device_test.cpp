@@ -186,6 +186,39 @@ TEST(NullDevice, RunsTheGpuExecutorsLaunchPlan) {
   EXPECT_TRUE(std::all_of(launched.begin() + 2, launched.end(), [&](uint64_t n) { return n == launched[2]; }));
 }
 
+// A GGUF file's block-quantized weights on the GPU plan (tiny-q8_0 and
+// tiny-q4_k_m.gguf compiled for sm_90): loading packs every quantized GEMM
+// weight in its GPU form (Q4_K_M's gate and up, Q4_K, and its Q6_K
+// weights take their own forms), and every GEMM node of a prefill and of
+// decode steps finds its form's GEMV and launches with the scale buffers
+// (the launcher checks each buffer's presence and alignment).
+TEST(NullDevice, RunsAQuantizedGgufsLaunchPlan) {
+  for (const char* type : {"q8_0", "q4_k_m"}) {
+    SCOPED_TRACE(type);
+    runtime::Artifact a =
+        runtime::loadArtifact(std::string(STRATA_CUDA_MODELS_DIR) + "/tiny-" + type + "-bf16", {STRATA_GGUF_DIR});
+    int64_t quantized = 0;
+    for (const auto& w : a.graph.weights) quantized += !w.quant.empty();
+    EXPECT_EQ(quantized, 9);  // 7 matrices, the embedding and the head
+    const int64_t blockSize = a.blockSize;
+    auto owned = std::make_unique<runtime::NullDevice>(runtime::NullDeviceShape{uint64_t(8) << 30, 132, 228 << 10});
+    runtime::NullDevice& dev = *owned;
+    runtime::GpuModel m = runtime::loadGpuModel(std::move(a), std::move(owned), {});
+    runtime::PagedKvCache cache(runtime::kvCacheShapeFor(*m.exec, blockSize, 8), m.exec->cacheDevice());
+    runtime::PagedModel pm(*m.exec, cache);
+    std::vector<int64_t> next = {1, 45, 496, 310, 12};
+    int64_t context = 0;
+    for (int step = 0; step < 4; ++step) {
+      context += int64_t(next.size());
+      EXPECT_TRUE(cache.reserve(0, context));
+      const uint64_t before = dev.launches();
+      pm.step({{0, next}});
+      EXPECT_GT(dev.launches(), before) << "step " << step;
+      next = {3};
+    }
+  }
+}
+
 // Level Zero discovery never crashes: without an Intel GPU (no loader, or
 // a loader whose zeInit fails: nothing else is called after that) every
 // entry point gives the same "no Level Zero device: ..." answer, and
