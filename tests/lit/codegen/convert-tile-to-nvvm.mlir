@@ -1138,10 +1138,15 @@ func.func @tma_store_block(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %cmap: !til
 // A quantized GEMV's step (codegen/GemvKernel.cpp): the i8 block rows load
 // as one 8-byte vector a lane; the column of block scales loads, for each of
 // the lane's elements, its row's scale at column 0 (the broadcast moves
-// nothing); the reshape to the reduced row is no op at all.
+// nothing); the reshape to the reduced row is no op at all. The integers
+// widen as q + 128 in the low mantissa bits of 2^23, minus 2^23 + 128.
 // CHECK-LABEL: func.func @gemv_block_scales
 // CHECK: vector.load {{.*}} {alignment = 8 : i64} : memref<?xi8>, vector<8xi8>
-// CHECK: arith.sitofp {{.*}} : vector<8xi8> to vector<8xf32>
+// CHECK: %[[BIASED:.*]] = arith.xori {{.*}} : vector<8xi8>
+// CHECK: %[[WIDE:.*]] = arith.extui %[[BIASED]] : vector<8xi8> to vector<8xi32>
+// CHECK: %[[BITS:.*]] = arith.ori %[[WIDE]], {{.*}} : vector<8xi32>
+// CHECK: %[[F:.*]] = arith.bitcast %[[BITS]] : vector<8xi32> to vector<8xf32>
+// CHECK: arith.subf %[[F]], {{.*}} : vector<8xf32>
 // CHECK: %[[ROW:.*]] = arith.divui
 // CHECK: %[[COL0:.*]] = arith.constant 0 : index
 // CHECK-NEXT: memref.load {{.*}}[%[[ROW]], %[[COL0]]] : memref<?x?xf16
