@@ -187,6 +187,7 @@ def Tile_ReshapeOp : Tile_Op<"reshape", [Pure]> {
     the row-major order on both sides (rows over warps on one side, a
     single row's columns over warps on the other), so on the GPU, where a
     kernel without dots holds every tile lane-linear, it moves no data.
+    The CPU and Xe lowerings do not take it yet.
   }];
   let arguments = (ins Tile_Tile:$src);
   let results = (outs Tile_Tile:$result);
