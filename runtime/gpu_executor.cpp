@@ -75,12 +75,6 @@ GpuExecutor::GpuExecutor(ops::GraphDef graph, Device& device, const GpuKernelSet
   for (const auto& n : g.nodes)
     if (n.op != "region.gemm")
       for (const std::string& in : n.inputs) gathered.insert(in);
-  auto upload = [&](const void* p, size_t bytes, ops::DType as, ops::Shape shape) {
-    std::shared_ptr<const void> block = deviceBlock(device, bytes);
-    if (bytes) device.upload(const_cast<void*>(block.get()), p, bytes);
-    const void* at = block.get();
-    return Tensor(as, std::move(shape), std::move(block), at);
-  };
   for (const auto& w : g.weights) {
     if (w.quant.empty()) continue;
     auto f = forms.find(w.name);
@@ -104,11 +98,11 @@ GpuExecutor::GpuExecutor(ops::GraphDef graph, Device& device, const GpuKernelSet
         abi::packGpuInt8Rows(o.randomWeights ? random.data() : store.quantRows(w), K, N, qf, f->second);
     Impl::QuantWeight q{f->second, N, K};
     const int64_t rowBytes = f->second.nibbles ? K / 2 : K;
-    q.values = upload(p.values.data(), p.values.size(), ops::DType::I32, {N, rowBytes / 4});
+    q.values = deviceCopy(device, p.values.data(), p.values.size(), ops::DType::I32, {N, rowBytes / 4});
     std::vector<Tensor> parts;
     abi::int8ScaleBuffers(p, f->second, [&](const void* d, int64_t n) {
       const ops::DType t = f->second.superBlock ? ops::DType::F16 : ops::DType::F32;
-      parts.push_back(upload(d, size_t(n) * ops::dtypeSize(t), t, {n}));
+      parts.push_back(deviceCopy(device, d, size_t(n) * ops::dtypeSize(t), t, {n}));
     });
     q.scales = parts.at(0);
     if (f->second.offsets) q.offsets = parts.at(1);

@@ -62,11 +62,16 @@ inline std::shared_ptr<const void> deviceBlock(Device& dev, size_t bytes) {
 
 // A device copy of a host tensor: in `block` at byte `offset`, or in its own
 // allocation without a block.
-inline Tensor deviceCopy(Device& dev, const Tensor& host, std::shared_ptr<const void> block = nullptr, size_t offset = 0) {
-  if (!block) block = deviceBlock(dev, host.nbytes());
+// `bytes` of host memory at `data` as a device tensor of `dtype` x `shape`.
+inline Tensor deviceCopy(Device& dev, const void* data, size_t bytes, ops::DType dtype, ops::Shape shape,
+                         std::shared_ptr<const void> block = nullptr, size_t offset = 0) {
+  if (!block) block = deviceBlock(dev, bytes);
   void* p = static_cast<uint8_t*>(const_cast<void*>(block.get())) + offset;
-  if (host.nbytes()) dev.upload(p, host.raw(), host.nbytes());
-  return Tensor(host.dtype(), host.shape(), std::move(block), p);
+  if (bytes) dev.upload(p, data, bytes);
+  return Tensor(dtype, std::move(shape), std::move(block), p);
+}
+inline Tensor deviceCopy(Device& dev, const Tensor& host, std::shared_ptr<const void> block = nullptr, size_t offset = 0) {
+  return deviceCopy(dev, host.raw(), host.nbytes(), host.dtype(), host.shape(), std::move(block), offset);
 }
 
 inline uint64_t splitmix(uint64_t x) {
