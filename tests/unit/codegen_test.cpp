@@ -17,8 +17,10 @@
 #include "codegen/targets/cpu/Backend.h"
 #include "codegen/targets/cuda/Backend.h"
 #include "codegen/GemmKernel.h"
+#include "codegen/NormRopeKernels.h"
 #include "tests/unit/quant_blocks.h"
 #include "codegen/targets/cuda/Ptxas.h"
+#include "codegen/targets/xe/Backend.h"
 #include "codegen/UArch.h"
 #include "ops/abi.h"
 #include "ops/quant.h"
@@ -888,6 +890,33 @@ TEST(ElementwiseBlocking, TakesTheWidestBlockThatDividesTheRow) {
     tile::cudaElementwiseBlocking(s);
     EXPECT_EQ(s.blockN, c.blockN) << c.cols;
     EXPECT_EQ(s.numWarps, c.warps) << c.cols;
+  }
+}
+
+// xe:dg2 (sub-group 8) has no lowering yet: compiling for it is an error,
+// never a module for another part.
+TEST(XeBackend, UnknownTargetIsAnError) {
+  tile::GemmKernelSpec s;
+  s.name = "gemm";
+  s.dtype = "f16";
+  s.blockM = s.blockN = s.blockK = 16;
+  s.numWarps = 1;
+  EXPECT_THROW(tile::compileXe(tile::emitGemmKernel(s), "xe:dg2"), Error);
+}
+
+// Compiles in one process give the same module, whatever came before
+// (LLVM 22's SPIR-V backend carries a table across modules that gave a
+// later module an earlier one's label ids: Backend.cpp's emitSpirv).
+TEST(XeBackend, RepeatedCompilesGiveTheSameModule) {
+  tile::RmsNormKernelSpec norm;
+  norm.name = "rms_norm";
+  norm.blockN = 64;
+  norm.dtype = "f16";
+  const std::string normIr = tile::emitRmsNormKernel(norm), ropeIr = tile::emitRopeKernel({"rope", 3, 64, "bf16"});
+  const std::string normFirst = tile::compileXe(normIr, "xe:pvc").spirv, ropeFirst = tile::compileXe(ropeIr, "xe:pvc").spirv;
+  for (int i = 0; i < 12; ++i) {
+    EXPECT_EQ(tile::compileXe(normIr, "xe:pvc").spirv, normFirst) << "RMSNorm, compile " << i + 2;
+    EXPECT_EQ(tile::compileXe(ropeIr, "xe:pvc").spirv, ropeFirst) << "RoPE, compile " << i + 2;
   }
 }
 

@@ -19,6 +19,12 @@
 #include "llvm/Target/TargetMachine.h"
 #include "ops/error.h"
 
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
 extern "C" {
 void LLVMInitializeSPIRVTargetInfo();
 void LLVMInitializeSPIRVTarget();
@@ -133,6 +139,63 @@ std::unique_ptr<llvm::Module> lowerToLlvm(const std::string& tileIr, const std::
   return m;
 }
 
+// LLVM 22's SPIR-V backend keeps its module analysis in a static
+// (SPIRVModuleAnalysis::MAI) whose table of block label ids, keyed by the
+// MachineFunction's address, is never reset between modules: a later module
+// whose function is allocated where an earlier one's was takes that
+// module's label ids, which collide with its own (invalid SPIR-V, "Id N is
+// defined more than once"; Intel's CPU OpenCL runtime crashes reading it).
+// Seen here in 7 % of the Xe test modules compiled in one process
+// (2026-11-30); llvm/llvm-project#160613, fixed after LLVM 22 by making the
+// analysis a member. Each module is therefore emitted in a child process,
+// as llc would emit it alone, and this process's table stays empty. Drop
+// the child with an LLVM that has the fix. The caller must not run other
+// LLVM work on another thread meanwhile (the child gets this thread only).
+std::string emitSpirv(llvm::Module& m, llvm::TargetMachine& tm) {
+  int fds[2];
+  if (pipe(fds) != 0) fail("xe backend: pipe: {}", std::strerror(errno));
+  const pid_t pid = fork();
+  if (pid < 0) {
+    close(fds[0]);
+    close(fds[1]);
+    fail("xe backend: fork: {}", std::strerror(errno));
+  }
+  if (pid == 0) {  // the child: emit, write, _exit (no static destructors, no flushes of the parent's buffers)
+    close(fds[0]);
+    llvm::SmallString<0> spirv;
+    {
+      llvm::raw_svector_ostream os(spirv);
+      llvm::legacy::PassManager emit;
+      if (tm.addPassesToEmitFile(emit, os, nullptr, llvm::CodeGenFileType::ObjectFile)) _exit(2);
+      emit.run(m);
+    }
+    for (const char *p = spirv.data(), *end = p + spirv.size(); p < end;) {
+      const ssize_t w = write(fds[1], p, size_t(end - p));
+      if (w < 0 && errno == EINTR) continue;
+      if (w <= 0) _exit(3);
+      p += w;
+    }
+    _exit(0);
+  }
+  close(fds[1]);
+  std::string out;
+  char buf[1 << 16];
+  for (;;) {
+    const ssize_t r = read(fds[0], buf, sizeof buf);
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) break;
+    out.append(buf, size_t(r));
+  }
+  close(fds[0]);
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+    fail("xe backend: emitting SPIR-V failed ({} {}; LLVM's message, if any, is on stderr)",
+         WIFEXITED(status) ? "exit status" : "signal", WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
+  return out;
+}
+
 std::unique_ptr<llvm::TargetMachine> spirvMachine() {
   initSpirv();
   std::string err;
@@ -150,15 +213,7 @@ XeModule compileXe(const std::string& tileIr, const std::string& target, const s
   llvm::LLVMContext llvmCtx;
   XeModule out;
   std::unique_ptr<llvm::Module> m = lowerToLlvm(tileIr, target, llvmCtx, *tm, out, blockIo);
-  llvm::SmallString<0> spirv;
-  {
-    llvm::raw_svector_ostream os(spirv);
-    llvm::legacy::PassManager emit;
-    if (tm->addPassesToEmitFile(emit, os, nullptr, llvm::CodeGenFileType::ObjectFile))
-      fail("xe backend: the SPIR-V target cannot emit a module");
-    emit.run(*m);
-  }
-  out.spirv = spirv.str().str();
+  out.spirv = emitSpirv(*m, *tm);
   return out;
 }
 

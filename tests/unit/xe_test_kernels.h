@@ -1,0 +1,112 @@
+// The generated kernels the Xe tests run, named once for both sides:
+// strata_compile_xe_test_kernels (tests/gpu/, links the compiler) writes
+// each module's SPIR-V at build time, and strata_xe_tests loads them by
+// name, runtime only (no MLIR or LLVM), as strata_cuda_tests loads its
+// kernels; tests/CMakeLists.txt runs spirv-val on every one of them.
+//
+// Specs only here (codegen's spec headers hold no MLIR): the emitters are
+// called by the generator alone.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "codegen/DataMovementKernels.h"
+#include "codegen/GemmKernel.h"
+#include "codegen/NormRopeKernels.h"
+#include "ops/tensor.h"
+
+namespace strata::xetest {
+
+struct GemmCase {
+  ops::DType dtype;
+  bool weightsNK, bias, residual, swiglu;
+};
+
+inline std::string gemmCaseName(const GemmCase& c) {
+  return std::string(ops::dtypeName(c.dtype)) + (c.weightsNK ? "_nk" : "_kn") + (c.bias ? "_bias" : "") +
+         (c.residual ? "_res" : "") + (c.swiglu ? "_swiglu" : "");
+}
+
+inline tile::GemmKernelSpec gemmSpec(const GemmCase& c) {
+  tile::GemmKernelSpec s;
+  s.name = "gemm";
+  s.dtype = ops::dtypeName(c.dtype);
+  s.weightsNK = c.weightsNK;
+  s.bias = c.bias;
+  s.residual = c.residual;
+  s.swiglu = c.swiglu;
+  // One sub-group of [16, 16] C blocks: Intel's CPU OpenCL compiler takes
+  // about 15 s to build that kernel (with the built-ins), and minutes for a
+  // two-sub-group [32, 32] one.
+  s.blockM = 16;
+  s.blockN = 16;
+  s.blockK = 16;
+  s.numWarps = 1;
+  return s;
+}
+
+// The GEMMs with the run-time block check ("auto": ragged shapes), and with
+// the block path alone ("always").
+inline std::vector<GemmCase> gemmCases() {
+  using D = ops::DType;
+  return {{D::F16, false, false, false, false}, {D::BF16, false, false, false, false}, {D::F16, true, false, false, false},
+          {D::BF16, true, true, true, false},   {D::F16, true, false, false, true},    {D::BF16, false, true, false, true}};
+}
+inline std::vector<GemmCase> gemmBlockCases() {
+  using D = ops::DType;
+  return {{D::F16, false, false, false, false}, {D::BF16, false, false, false, false}, {D::BF16, false, true, true, false},
+          {D::F16, false, true, false, true},   {D::F16, true, false, false, false},   {D::BF16, true, true, true, false},
+          {D::F16, true, false, false, true}};
+}
+// Built by ocloc for pvc with per-lane accesses only ("never") and with the
+// 2D block path ("auto").
+inline std::vector<GemmCase> gemmOclocCases() {
+  return {{ops::DType::F16, false, true, true, false}, {ops::DType::BF16, false, true, true, false}};
+}
+
+inline std::string gemmModule(const GemmCase& c, const std::string& blockIo) {
+  return "gemm_" + gemmCaseName(c) + "_" + blockIo;
+}
+
+inline tile::RmsNormKernelSpec rmsNormSpec(ops::DType dt) {
+  tile::RmsNormKernelSpec s;
+  s.name = "rms_norm";
+  s.blockN = 64;
+  s.dtype = ops::dtypeName(dt);
+  s.numWarps = 1;
+  return s;
+}
+inline std::vector<ops::DType> rmsNormTypes() { return {ops::DType::F32, ops::DType::F16, ops::DType::BF16}; }
+inline std::string rmsNormModule(ops::DType dt, const std::string& blockIo = "auto") {
+  return std::string("rms_norm_") + ops::dtypeName(dt) + "_" + blockIo;
+}
+
+inline tile::RopeKernelSpec ropeSpec(ops::DType dt, int64_t headDim) {
+  return tile::RopeKernelSpec{"rope", 3, headDim, ops::dtypeName(dt)};
+}
+inline std::vector<ops::DType> ropeTypes() { return {ops::DType::F32, ops::DType::BF16}; }
+inline std::vector<int64_t> ropeHeadDims() { return {64, 128}; }
+inline std::string ropeModule(ops::DType dt, int64_t headDim) {
+  return std::string("rope_") + ops::dtypeName(dt) + "_" + std::to_string(headDim);
+}
+
+inline tile::GatherRowsKernelSpec gatherRowsSpec(ops::DType dt) {
+  tile::GatherRowsKernelSpec s;
+  s.dtype = ops::dtypeName(dt);
+  return s;
+}
+inline std::string gatherRowsModule(ops::DType dt) { return std::string("gather_rows_") + ops::dtypeName(dt); }
+
+// The KV write's cache geometry: 2 KV heads of 64, blocks of 4 tokens.
+constexpr int64_t kKvHeads = 2, kKvHeadDim = 64, kKvBlockSize = 4;
+inline tile::KvWriteKernelSpec kvWriteSpec(ops::DType dt) {
+  return tile::KvWriteKernelSpec{"kv_write", kKvHeads, kKvHeadDim, kKvBlockSize, ops::dtypeName(dt)};
+}
+inline std::string kvWriteModule(ops::DType dt) { return std::string("kv_write_") + ops::dtypeName(dt); }
+
+// Row kernels (gather, KV write) run in f32 and bf16.
+inline std::vector<ops::DType> rowTypes() { return {ops::DType::F32, ops::DType::BF16}; }
+
+}  // namespace strata::xetest
