@@ -14,11 +14,21 @@ namespace strata::tile {
 // Signature (table: dtype; out: outDtype; ids: i64; tokens, rows, F:
 // index), grid tokens x ceil(F / blockN). ids must lie in [0, rows) (the
 // caller checks; a row outside the table reads as zeros).
+//
+// A block-quantized table (quantBlock > 0, dtype "i8"): llama.cpp's blocks
+// in their GPU form (abi::gpuInt8Form, codegen/QuantText.h), rows of F / 2
+// bytes with quantNibbles, else F; its scales (f16 with quantSuper =
+// quantBlock, else f32) and, with quantOffsets, its offsets follow F in the
+// signature, [rows, F / quantBlock] each. Each row is widened as the
+// quantized GEMV widens it and stored in outDtype (f16, bf16, f32);
+// blockN (values a program) is a whole number of blocks.
 struct GatherRowsKernelSpec {
   std::string name = "gather_rows";
   int64_t blockN = 64;
   std::string dtype = "f32";
   std::string outDtype;  // empty: dtype
+  int64_t quantBlock = 0, quantSuper = 0;
+  bool quantNibbles = false, quantOffsets = false;
   const std::string& out() const { return outDtype.empty() ? dtype : outDtype; }
 };
 GatherRowsKernelSpec cpuGatherRowsSpec(const std::string& target);

@@ -12,6 +12,7 @@
 
 #include "codegen/GemmKernel.h"
 #include "codegen/GemmText.h"
+#include "codegen/QuantText.h"
 #include "codegen/StorageText.h"
 #include "ops/error.h"
 
@@ -169,11 +170,12 @@ struct QuantGemvText {
   int64_t halves() const { return s.quantNibbles ? 2 : 1; }
   int64_t Wd() const { return Q / halves(); }
   int64_t KB() const { return s.blockK / Q; }
-  std::string scaleDt() const { return s.quantSuper ? "f16" : "f32"; }
-  std::string xShape() const { return fmt::format("{}x{}", KB(), Wd()); }
+  QuantBlockText blocks() const { return {Q, s.quantNibbles, s.quantOffsets, s.quantSuper != 0, KB()}; }
+  std::string scaleDt() const { return blocks().scaleDt(); }
+  std::string xShape() const { return blocks().xShape(); }
   std::string accT() const { return fmt::format("tensor<{}xf32>", xShape()); }
-  std::string bT() const { return fmt::format("tensor<{}x{}xi8>", KB(), Wd()); }
-  std::string colT(const std::string& dt) const { return fmt::format("tensor<{}x1x{}>", KB(), dt); }
+  std::string bT() const { return blocks().intT(); }
+  std::string colT(const std::string& dt) const { return blocks().colT(dt); }
 
   // Pointer names: %pa<a>_<h> (A row a, half h), %pb<w>_<r>, %ps<w>_<r>,
   // %po<w>_<r> (weight w row r: integers, scales, offsets).
@@ -231,48 +233,7 @@ struct QuantGemvText {
   // `ptr`: the loop's names of its integers', scales' and offsets' pointers.
   std::vector<std::string> weightTiles(std::string& body, int64_t w, int64_t r, const std::string (&ptr)[3],
                                        const char* ib, const std::string& vattrs) const {
-    const std::string id = fmt::format("{}_{}", w, r);
-    const std::string sc = fmt::format("%sc{}", id), F = fmt::format("tensor<{}xf32>", xShape());
-    auto column = [&](const std::string& name, const std::string& ptr) {
-      body += fmt::format("    %{n}l = tile.load {p}{ib} : !tile.block_ptr<{T}>\n", fmt::arg("n", name),
-                          fmt::arg("p", ptr), fmt::arg("ib", ib), fmt::arg("T", colT(scaleDt())));
-      std::string v = "%" + name + "l";
-      if (scaleDt() != "f32") {
-        body += fmt::format("    %{n}f = tile.convert {v} : {T} -> {F}\n", fmt::arg("n", name), fmt::arg("v", v),
-                            fmt::arg("T", colT(scaleDt())), fmt::arg("F", colT("f32")));
-        v = "%" + name + "f";
-      }
-      body += fmt::format("    %{n} = tile.broadcast {v} : {C} -> {F}\n", fmt::arg("n", name), fmt::arg("v", v),
-                          fmt::arg("C", colT("f32")), fmt::arg("F", F));
-      return "%" + name;
-    };
-    const std::string scale = column("sc" + id, ptr[1]);
-    const std::string off = s.quantOffsets ? column("of" + id, ptr[2]) : "";
-    body += fmt::format("    %q{id} = tile.load {p}{vattrs} : !tile.block_ptr<{B}>\n", fmt::arg("id", id),
-                        fmt::arg("p", ptr[0]), fmt::arg("vattrs", vattrs), fmt::arg("B", bT()));
-    std::vector<std::string> ints;
-    if (s.quantNibbles) {
-      body += fmt::format("    %lo{id} = arith.andi %q{id}, %c15b : {B}\n    %hi{id} = arith.shrui %q{id}, %c4b : {B}\n",
-                          fmt::arg("id", id), fmt::arg("B", bT()));
-      ints = {"%lo" + id, "%hi" + id};
-    } else {
-      ints = {"%q" + id};
-    }
-    std::vector<std::string> out;
-    for (size_t h = 0; h < ints.size(); ++h) {
-      const std::string v = fmt::format("{}_{}", id, h);
-      body += fmt::format("    %wi{v} = tile.convert {i} : {B} -> {F}\n    %ws{v} = arith.mulf %wi{v}, {sc} : {F}\n",
-                          fmt::arg("v", v), fmt::arg("i", ints[h]), fmt::arg("B", bT()), fmt::arg("F", F),
-                          fmt::arg("sc", scale));
-      std::string wv = "%ws" + v;
-      if (!off.empty()) {
-        body += fmt::format("    %wo{v} = arith.addf {w}, {o} : {F}\n", fmt::arg("v", v), fmt::arg("w", wv),
-                            fmt::arg("o", off), fmt::arg("F", F));
-        wv = "%wo" + v;
-      }
-      out.push_back(wv);
-    }
-    return out;
+    return blocks().widen(body, fmt::format("{}_{}", w, r), ptr[0], ptr[1], ptr[2], ib, vattrs);
   }
 
   // A loop over block rows [from, to) of K / Q, as GemvText::kLoop.
@@ -400,7 +361,7 @@ std::string emitQuantGemvKernel(const GemmKernelSpec& s) {
                      fmt::arg("name", s.name), fmt::arg("args", gemmSignature(s)), fmt::arg("W", W),
                      fmt::arg("V", t.g.vec()), fmt::arg("Q", Q), fmt::arg("C", s.quantNibbles ? Q / 2 : Q),
                      fmt::arg("Wd", t.Wd()), fmt::arg("KB", t.KB()), fmt::arg("R", s.blockN), fmt::arg("MA", s.blockM),
-                     fmt::arg("nibbles", s.quantNibbles ? fmt::format("  %c15b = arith.constant dense<15> : {B}\n  %c4b = arith.constant dense<4> : {B}\n", fmt::arg("B", t.bT())) : ""),
+                     fmt::arg("nibbles", t.blocks().constants()),
                      fmt::arg("setup", t.setup()), fmt::arg("accT", t.accT()),
                      fmt::arg("fast", t.path("f", true)), fmt::arg("edge", t.path("e", false)));
 }

@@ -392,6 +392,11 @@ std::map<std::string, Int8BlockForm> gpuQuantWeightForms(const ops::GraphDef& g)
     const Int8BlockForm both = gpuInt8Form(commonInt8Form(launch));
     for (int64_t wi = 0; wi < 2; ++wi) assign(n, n.inputs[op.weight(wi)], both);
   }
+  // Embedding tables: the GEMMs' form where the lm_head shares the table
+  // (tied), else their own; the gather widens rows of it.
+  for (const ops::NodeDef& n : g.nodes)
+    if (n.op == "region.embedding" && !n.inputs.empty() && !forms.count(n.inputs[0]))
+      if (std::optional<Int8BlockForm> f = own(n.inputs[0])) forms.emplace(n.inputs[0], *f);
   return forms;
 }
 

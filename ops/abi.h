@@ -160,9 +160,10 @@ Int8BlockPanels packGpuInt8Rows(const uint8_t* rows, int64_t K, int64_t N, const
                                 Int8BlockForm form);
 
 // The GPU form (gpuInt8Form) of each block-quantized weight of `g`'s
-// region.gemm nodes, by weight name: its format's own, or, for the two
-// weights of a SwiGLU node (one launch reads both), the form that fits
-// both. Throws when a weight feeds GEMMs that would need it in two forms,
+// region.gemm nodes and region.embedding tables, by weight name: its
+// format's own, or, for the two weights of a SwiGLU node (one launch reads
+// both), the form that fits both; a table the lm_head shares takes the
+// GEMM's. Throws when a weight feeds GEMMs that would need it in two forms,
 // or feeds a [K, N] GEMM (quantized weights are [N, K] rows of blocks).
 std::map<std::string, Int8BlockForm> gpuQuantWeightForms(const ops::GraphDef& g);
 

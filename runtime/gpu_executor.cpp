@@ -67,19 +67,31 @@ GpuExecutor::GpuExecutor(ops::GraphDef graph, Device& device, const GpuKernelSet
   for (size_t bytes : joined.groupBytes) groups.push_back(deviceBlock(device, bytes));
   uint64_t done = 0, total = 0;
   for (const auto& w : g.weights) total += w.quant.empty() ? ops::numel(w.shape) * ops::dtypeSize(storedAs(w.dtype)) : w.nbytes;
-  // Block-quantized weights: GEMMs read them packed (never dequantized);
-  // an embedding table among them is dequantized into the storage type
-  // (its gather reads rows of it: a quantized gather is not built yet).
+  // Block-quantized weights stay packed: GEMMs and the embedding gather
+  // read the blocks and widen them in registers. Only a table whose
+  // quantized gather the kernel set lacks (sets compiled before
+  // 2026-11-30), or a weight another kind of node reads, is dequantized
+  // into the storage type.
   const std::map<std::string, abi::Int8BlockForm> forms = abi::gpuQuantWeightForms(g);
-  std::set<std::string> gathered;
+  const std::string storage = ops::dtypeName(o.dtype);
+  auto quantGather = [&](const abi::Int8BlockForm& f) {
+    for (const GpuGatherRowsKernel& x : kernels.gathers())
+      if (x.quant == f && x.outDtype == storage) return true;
+    return false;
+  };
+  std::set<std::string> dense;  // quantized weights some launch reads widened
   for (const auto& n : g.nodes)
     if (n.op != "region.gemm")
-      for (const std::string& in : n.inputs) gathered.insert(in);
+      for (size_t i = 0; i < n.inputs.size(); ++i) {
+        auto f = forms.find(n.inputs[i]);
+        if (n.op == "region.embedding" && i == 0 && f != forms.end() && quantGather(f->second)) continue;
+        dense.insert(n.inputs[i]);
+      }
   for (const auto& w : g.weights) {
     if (w.quant.empty()) continue;
     auto f = forms.find(w.name);
-    if (f == forms.end() || gathered.count(w.name)) {
-      if (f == forms.end() && !gathered.count(w.name))
+    if (f == forms.end() || dense.count(w.name)) {
+      if (f == forms.end() && !dense.count(w.name))
         fail("weight '{}' ({}) is read by no GEMM or gather", w.name, w.quant);
       m.params[w.name] = o.randomWeights ? randomWeight(device, w, o.dtype, *o.randomWeights)
                                          : deviceCopy(device, store.load(w).cast(o.dtype));

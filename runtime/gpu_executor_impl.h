@@ -233,11 +233,11 @@ struct GpuExecutor::Impl {
   ops::DType dt;
   std::string dtName;
   std::map<std::string, Tensor> params;  // weights and constants on the device
-  // Block-quantized GEMM weights in their GPU form (abi::
-  // gpuQuantWeightForms; abi::packGpuInt8Rows): integers, scales and
+  // Block-quantized GEMM weights and embedding tables in their GPU form
+  // (abi::gpuQuantWeightForms; abi::packGpuInt8Rows): integers, scales and
   // offsets, [rows, cols] the weight's [N, K]. params holds the integers
-  // too (an opaque i32 view), or, for a table an embedding also gathers
-  // from, its dequantized rows.
+  // too (an opaque i32 view), or, for a table the kernel set has no
+  // quantized gather for, its dequantized rows (packedTable).
   struct QuantWeight {
     abi::Int8BlockForm form{0};
     int64_t rows = 0, cols = 0;
@@ -387,15 +387,33 @@ struct GpuExecutor::Impl {
     return findKernel(k.gathers(), [&](const auto& x) { return x.dtype == dtName && x.outDtype == dtName; },
                       dtName + " row gather");
   }
+  // An embedding node's table when it stays block-quantized (params holds
+  // its integers; its gather widens the rows), else null.
+  const QuantWeight* packedTable(const ops::NodeDef& n) const {
+    auto q = n.inputs.empty() ? quant.end() : quant.find(n.inputs[0]);
+    if (q == quant.end()) return nullptr;
+    auto p = params.find(n.inputs[0]);
+    return p != params.end() && p->second.raw() == q->second.values.raw() ? &q->second : nullptr;
+  }
   Tensor gatherRows(const Tensor& table, const Val& ids) const {
-    const int64_t rows = table.dim(0), width = table.numel() / rows, T = ids.host.numel();
+    return gatherRows(gatherKernel(), table.raw(), table.dim(0), table.numel() / table.dim(0), ids);
+  }
+  // Rows of a block-quantized table, widened into the storage type.
+  Tensor gatherRows(const QuantWeight& q, const Val& ids) const {
+    const GpuGatherRowsKernel& g = findKernel(k.gathers(), [&](const auto& x) { return x.quant == q.form && x.outDtype == dtName; },
+                                              fmt::format("{} gather of {} blocks", dtName, abi::int8FormName(q.form)));
+    return gatherRows(g, q.values.raw(), q.rows, q.cols, ids, q.scales.raw(), q.offsets.defined() ? q.offsets.raw() : nullptr);
+  }
+  Tensor gatherRows(const GpuGatherRowsKernel& kernel, const void* table, int64_t rows, int64_t width, const Val& ids,
+                    const void* scales = nullptr, const void* offsets = nullptr) const {
+    const int64_t T = ids.host.numel();
     checkIndices(ids.host, rows, "row index");
     guard({&ids}, fmt::format("rows {} {}", *ids.input, rows), [rows, name = ids.input](const TensorMap& step) {
       checkIndices(step.at(*name), rows, "row index");
       return true;
     });
     Tensor out = pool.tensor(dt, {T, width});
-    if (T > 0) k.launch(gatherKernel(), table.raw(), mut(out), ids.dev.raw(), T, rows, width);
+    if (T > 0) k.launch(kernel, table, mut(out), ids.dev.raw(), T, rows, width, scales, offsets);
     return out;
   }
 

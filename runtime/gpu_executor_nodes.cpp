@@ -350,9 +350,13 @@ V GpuExecutor::Impl::runNode(const ops::NodeDef& n, const std::vector<const Val*
   if (n.op == "region.kv_write") return kvWrite(in);
   if (n.op == "region.paged_attention") return pagedAttention(n, in);
   if (n.op == "region.embedding") {
-    const Tensor& table = devArg(in, 0, "embedding table");
     hostArg(in, 1, "token ids");
     ops::Shape s = in[1]->host.shape();
+    if (const QuantWeight* q = packedTable(n)) {  // its integers (an i32 view), widened by the gather
+      s.push_back(q->cols);
+      return {gatherRows(*q, *in[1]).reshaped(s)};
+    }
+    const Tensor& table = devArg(in, 0, "embedding table");
     s.push_back(table.dim(table.rank() - 1));
     return {gatherRows(table, *in[1]).reshaped(s)};
   }
@@ -376,7 +380,7 @@ void GpuExecutor::Impl::prepare(const ops::NodeDef& n) {
     k.gemmFor(dtName, op.weightsNK, 1, e), k.gemmFor(dtName, op.weightsNK, int64_t(1) << 40, e);
     if (op.rows) gatherKernel();
   } else if (n.op == "region.embedding") {
-    gatherKernel();
+    if (!packedTable(n)) gatherKernel();
   } else if (n.op == "region.rmsnorm") {
     findKernel(k.rmsNorms(), [&](const auto& r) { return r.dtype == dtName; }, dtName + " RMSNorm");
   } else if (n.op == "region.paged_attention") {

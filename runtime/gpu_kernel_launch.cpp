@@ -214,14 +214,30 @@ void GpuKernelSet::launch(const GpuPagedPrefillKernel& k, const PagedPrefillBuff
 }
 
 void GpuKernelSet::launch(const GpuGatherRowsKernel& k, const void* table, void* out, const void* ids,
-                           int64_t tokens, int64_t rows, int64_t width) const {
+                           int64_t tokens, int64_t rows, int64_t width, const void* scales, const void* offsets) const {
   if (tokens <= 0 || rows <= 0 || width <= 0)
     fail("gather_rows {}: tokens, rows and width must be positive, got {}, {}, {}", k.name, tokens, rows, width);
   const std::string what = "gather_rows " + k.name;
-  checkBuffer(what, table, "table", 2), checkBuffer(what, out, "out", 2), checkBuffer(what, ids, "ids", 8);
-  // (table, out, ids, tokens, rows, width): codegen/DataMovementKernels.h.
+  const abi::Int8BlockForm& q = k.quant;
+  if (q.block && (width % q.block || !scales || (q.offsets && !offsets)))
+    fail("{}: a row of {} values is not whole blocks of {}, or the scales{} are missing", what, width, q.block,
+         q.offsets ? " or offsets" : "");
+  checkBuffer(what, table, "table", q.block ? 8 : 2), checkBuffer(what, out, "out", 2), checkBuffer(what, ids, "ids", 8);
+  // (table, out, ids, tokens, rows, width[, scales[, offsets]]):
+  // codegen/DataMovementKernels.h.
   abi::KernelArgs args;
-  args.buffer(table, rows * width).buffer(out, tokens * width).buffer(ids, tokens).index(tokens).index(rows).index(width);
+  args.buffer(table, q.block ? rows * (q.nibbles ? width / 2 : width) : rows * width)
+      .buffer(out, tokens * width)
+      .buffer(ids, tokens)
+      .index(tokens)
+      .index(rows)
+      .index(width);
+  if (q.block) {
+    const int64_t scaleBytes = q.superBlock ? 2 : 4;
+    checkBuffer(what, scales, "scales", scaleBytes);
+    args.buffer(scales, rows * (width / q.block));
+    if (q.offsets) checkBuffer(what, offsets, "offsets", scaleBytes), args.buffer(offsets, rows * (width / q.block));
+  }
   launchOne(device_, k, {unsigned(tokens), unsigned((width + k.blockN - 1) / k.blockN), 1}, args);
 }
 

@@ -166,6 +166,15 @@ std::unique_ptr<GpuKernelSet> GpuKernelSet::load(const Device& device, const std
         auto g = named<GpuGatherRowsKernel>(k, moduleOf(k));
         g.blockN = k.at("block_n");
         g.outDtype = k.value("out_dtype", g.dtype);
+        if (int64_t block = k.value("quant_block", int64_t(0))) {
+          g.quant = {block, k.value("quant_offsets", false), k.value("quant_nibbles", false),
+                     k.value("quant_super", int64_t(0)), false};
+          if (g.dtype != "i8" || (block != 16 && block != 32) || (g.quant.superBlock && g.quant.superBlock != block) ||
+              g.blockN % block)
+            fail("kernel '{}': a quantized gather reads i8 blocks of 16 or 32 values (f16 scales: quant_super = "
+                 "block), block_n whole blocks (got dtype {}, quant_block {}, quant_super {}, block_n {})",
+                 g.name, g.dtype, block, g.quant.superBlock, g.blockN);
+        }
         set->gathers_.push_back(g);
         continue;
       }

@@ -169,6 +169,9 @@ struct PagedDecodeBuffers {
 struct GpuGatherRowsKernel {
   std::string name, dtype, outDtype;  // kernels.json "out_dtype" (older sets: dtype)
   int64_t blockN = 0, threads = 0, sharedBytes = 0;
+  // A block-quantized table's gather (kernels.json quant_*, dtype i8):
+  // its GPU form (abi::gpuInt8Form); block 0 for a plain one.
+  abi::Int8BlockForm quant{0};
   KernelHandle function;
 };
 
@@ -372,8 +375,11 @@ class GpuKernelSet {
               int64_t maxNew, int64_t maxBlocks, int64_t numBlocks) const;
   // out[tokens, width] = table[ids[t]] for a [rows, width] table; ids (i64,
   // device) must lie in [0, rows) (read on the device: the caller checks).
+  // A quantized gather (k.quant) reads the table's integers and widens
+  // them with `scales` (and `offsets` where the form has them), [rows,
+  // width / block] each (codegen/DataMovementKernels.h).
   void launch(const GpuGatherRowsKernel& k, const void* table, void* out, const void* ids, int64_t tokens,
-              int64_t rows, int64_t width) const;
+              int64_t rows, int64_t width, const void* scales = nullptr, const void* offsets = nullptr) const;
   // k / v [tokens, kvHeads * headDim] into the cache at slots (i64, device,
   // each >= 0 and < numBlocks * pageSize: the caller checks).
   void launch(const GpuKvWriteKernel& k, void* cache, const void* kk, const void* v, const void* slots,

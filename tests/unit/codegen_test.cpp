@@ -542,6 +542,36 @@ TEST(GemvKernel, QuantizedFormsLowerToSm90) {
   }
 }
 
+// The quantized tables' gathers (one per GPU form, into bf16 and f16) lower
+// for sm_90: the scales and offsets as the form keeps them, no dot, and
+// vector accesses inside the row; a spec that is not whole blocks is
+// refused.
+TEST(GatherRowsKernel, QuantizedFormsLowerToSm90) {
+  for (const char* dt : {"bf16", "f16"})
+    for (const strata::abi::Int8BlockForm& f : strata::abi::gpuInt8Forms()) {
+      const tile::GatherRowsKernelSpec s = tile::cudaQuantGatherRowsSpec(f, dt);
+      SCOPED_TRACE(s.name);
+      const std::string k = tile::emitGatherRowsKernel(s);
+      EXPECT_NE(k.find(f.superBlock ? "%sc: !tile.ptr<f16>" : "%sc: !tile.ptr<f32>"), std::string::npos);
+      EXPECT_EQ(k.find("%of:") != std::string::npos, f.offsets);
+      EXPECT_EQ(k.find("arith.shrui") != std::string::npos, f.nibbles);
+      tile::CudaModule m;
+      try {
+        m = tile::compileCuda(k, "sm_90");
+      } catch (const Error& e) {
+        ADD_FAILURE() << e.what() << "\n" << k;
+        continue;
+      }
+      EXPECT_EQ(m.ptx.find("mma"), std::string::npos);
+      // Inside the row: the integers as 8-byte vectors, the values out as 16.
+      EXPECT_NE(m.ptx.find("ld.global.v2.b32"), std::string::npos);
+      EXPECT_NE(m.ptx.find("st.global.v4.b32"), std::string::npos);
+    }
+  tile::GatherRowsKernelSpec bad = tile::cudaQuantGatherRowsSpec(strata::abi::gpuInt8Forms().front(), "bf16");
+  bad.blockN += 8;
+  EXPECT_THROW(tile::emitGatherRowsKernel(bad), Error);
+}
+
 // A warpgroup-dot blocking from the command line replaces the [N, K]
 // kernels' blocking; [K, N] kernels, which cannot take it, keep theirs.
 TEST(GemmBlocking, WarpgroupDotBlockingsApplyToNKWeightsOnly) {

@@ -775,10 +775,13 @@ TEST_F(CudaPagedPrefillKernels, EqualTheReferenceAtTheModelsScales) {
 // starts and ends) against ops::gather and ops::kvWrite: copies, so the
 // results must be bit-exact.
 TEST_F(CudaDataMovementKernels, EqualTheReferenceExactly) {
-  ASSERT_EQ(set->gathers().size(), 4u);  // bf16, f16, and each into f32
+  int64_t plain = 0;
+  for (const runtime::GpuGatherRowsKernel& k : set->gathers()) plain += k.quant.block == 0;
+  ASSERT_EQ(plain, 4);  // bf16, f16, and each into f32
   ASSERT_EQ(set->kvWrites().size(), 2u);
   std::mt19937 rng(19);
   for (const runtime::GpuGatherRowsKernel& k : set->gathers()) {
+    if (k.quant.block) continue;  // QuantizedGatherWidensThePickedRows
     ops::DType dt = ops::parseDType(k.dtype), outDt = ops::parseDType(k.outDtype);
     for (int64_t width : {40, 256, 4100}) {
       const int64_t rows = 300;
@@ -802,6 +805,75 @@ TEST_F(CudaDataMovementKernels, EqualTheReferenceExactly) {
     set->launch(k, dcache.p, dk.p, dv.p, dslots.p, tokens, numBlocks);
     EXPECT_EQ(maxAbsError(*dev, dcache.p, dt, want), 0.0) << k.name;
   }
+}
+
+// The quantized tables' gathers (llama.cpp's blocks in their GPU forms,
+// abi::packGpuInt8Rows) against ops::gather of the dequantized table
+// (ops/quant.h, ggml's values): every format each form takes, rows of one
+// to 17 programs and of half of one (the last program's blocks past the row
+// neither read nor written: NaN guard rows after the output stay). The
+// kernel multiplies and adds in f32 where ggml may group them otherwise,
+// then rounds to the storage type: within one unit of its last place of
+// the table's largest value.
+TEST_F(CudaDataMovementKernels, QuantizedGatherWidensThePickedRows) {
+  std::mt19937 rng(29);
+  int64_t kernels = 0;
+  for (const runtime::GpuGatherRowsKernel& k : set->gathers()) {
+    if (!k.quant.block) continue;
+    ++kernels;
+    const ops::DType dt = ops::parseDType(k.outDtype);
+    const double ulp = dt == ops::DType::BF16 ? 1.0 / 128 : 1.0 / 1024;
+    int64_t formats = 0;
+    for (const char* name : {"Q8_0", "Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q4_K", "Q5_K", "Q6_K"}) {
+      const ops::QuantFormat& f = *ops::quantFormat(name);
+      try {
+        std::mt19937 probe(1);
+        strata::abi::packGpuInt8Rows(strata::testing::randomBlocks(f, 1, probe).data(), f.blockElems, 1, f, k.quant);
+      } catch (const Error&) {
+        continue;  // the form does not take this format
+      }
+      ++formats;
+      for (int64_t width : {256, 768, 4352}) {
+        if (width % f.blockElems) continue;
+        const int64_t rows = 40;
+        std::vector<uint8_t> blocks = strata::testing::randomBlocks(f, rows * width / f.blockElems, rng);
+        const ops::Tensor table = ops::dequantize(f, blocks.data(), {rows, width});
+        const strata::abi::Int8BlockPanels p = strata::abi::packGpuInt8Rows(blocks.data(), width, rows, f, k.quant);
+        std::vector<std::unique_ptr<DeviceTensor>> held;
+        std::vector<const void*> parts;
+        held.push_back(std::make_unique<DeviceTensor>(*dev, p.values.size()));
+        dev->upload(held.back()->p, p.values.data(), p.values.size());
+        strata::abi::int8ScaleBuffers(p, k.quant, [&](const void* d, int64_t n) {
+          const size_t bytes = size_t(n) * (k.quant.superBlock ? 2 : 4);
+          held.push_back(std::make_unique<DeviceTensor>(*dev, bytes));
+          dev->upload(held.back()->p, d, bytes);
+          parts.push_back(held.back()->p);
+        });
+        ops::Tensor ids = ops::Tensor::fromI64({39, 0, 17, 17, 5, 1});
+        const int64_t T = ids.numel(), guardRows = 2;
+        ops::Tensor init(dt, {T + guardRows, width});
+        std::fill_n(init.mut<uint16_t>(), init.numel(), uint16_t(0xFFFF));
+        DeviceTensor dids(*dev, ids), dout(*dev, init);
+        set->launch(k, held[0]->p, dout.p, dids.p, T, rows, width, parts.at(0), k.quant.offsets ? parts.at(1) : nullptr);
+        ops::Tensor out(dt, {T + guardRows, width});
+        dev->download(out.mut<uint16_t>(), dout.p, out.nbytes());
+        const ops::Tensor want = ops::gather(table, ids, 0), got = out.toF32();
+        double peak = 0, err = 0;
+        for (int64_t i = 0; i < want.numel(); ++i) peak = std::max(peak, double(std::abs(want.data<float>()[i])));
+        for (int64_t i = 0; i < want.numel(); ++i) {
+          const double g = got.data<float>()[i], r = want.data<float>()[i];
+          err = std::isfinite(g) ? std::max(err, std::abs(g - r)) : INFINITY;
+        }
+        for (int64_t i = want.numel(); i < out.numel(); ++i)
+          if (out.data<uint16_t>()[i] != 0xFFFF) err = INFINITY;  // written past the tokens' rows
+        std::printf("%-36s %-5s width=%-5lld max abs err %.2e (bound %.2e)\n", k.name.c_str(), name, (long long)width,
+                    err, ulp * peak);
+        EXPECT_LE(err, ulp * peak) << k.name << " " << name << " width=" << width;
+      }
+    }
+    EXPECT_GT(formats, 0) << k.name << " takes none of the block formats";
+  }
+  EXPECT_EQ(kernels, 2 * int64_t(strata::abi::gpuInt8Forms().size())) << "a quantized gather per GPU form, bf16 and f16";
 }
 
 // Greedy sampling's argmax: the same token as the host's greedyToken on the

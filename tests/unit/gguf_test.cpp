@@ -567,6 +567,20 @@ TEST(GgufQuant, GpuWeightFormsFollowTheGemms) {
   EXPECT_EQ(strata::abi::int8FormName(forms.at("v")), "i8b16f");
   EXPECT_EQ(strata::abi::int8FormName(forms.at("gate")), "i8b16fo");
   EXPECT_EQ(forms.at("gate"), forms.at("up"));
+  // Embedding tables: their own form, or the lm_head GEMM's when tied.
+  weight("embd", "Q5_0"), weight("tied", "Q8_0"), weight("tied_up", "Q4_K");
+  ops::NodeDef e;
+  e.op = "region.embedding", e.name = "embed", e.inputs = {"embd", "ids"}, e.outputs = {"h"};
+  g.nodes.push_back(e);
+  e.name = "embed_tied", e.inputs = {"tied", "ids"};
+  g.nodes.push_back(e);
+  gemm("tied_mlp", {"x", "tied", "tied_up"}, {{"weights", 2}, {"layout", "nk"}, {"epilogue", "swiglu"}});
+  const auto withTables = strata::abi::gpuQuantWeightForms(g);
+  const auto own = [](const char* q) { return strata::abi::gpuInt8Form(*strata::abi::int8BlockForm(q)); };
+  EXPECT_EQ(withTables.at("embd"), own("Q5_0"));
+  EXPECT_EQ(withTables.at("tied"), withTables.at("tied_up"));
+  EXPECT_NE(strata::abi::int8FormName(withTables.at("tied")), strata::abi::int8FormName(own("Q8_0")));
+  g.nodes.resize(g.nodes.size() - 3);
   gemm("again", {"x", "gate"}, {{"weights", 1}, {"layout", "nk"}});
   try {
     strata::abi::gpuQuantWeightForms(g);

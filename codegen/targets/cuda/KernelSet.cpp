@@ -367,10 +367,24 @@ GatherRowsKernelSpec cudaGatherRowsSpec(const std::string& dtype, const std::str
   return {name, 8 * 32, dtype, outDtype == dtype ? "" : outDtype};
 }
 
+GatherRowsKernelSpec cudaQuantGatherRowsSpec(const abi::Int8BlockForm& form, const std::string& outDtype) {
+  GatherRowsKernelSpec s;
+  s.name = fmt::format("gather_rows_{}_to_{}", abi::int8FormName(form), outDtype);
+  s.dtype = "i8";
+  s.outDtype = outDtype;
+  s.quantBlock = form.block, s.quantSuper = form.superBlock;
+  s.quantNibbles = form.nibbles, s.quantOffsets = form.offsets;
+  // One warp, 8 bytes of integers a lane: 256 bytes of block rows a program.
+  s.blockN = 256 / (form.nibbles ? form.block / 2 : form.block) * form.block;
+  return s;
+}
+
 std::vector<GatherRowsKernelSpec> cudaGatherRowsKernelSet() {
   std::vector<GatherRowsKernelSpec> set;
   for (const char* dt : {"bf16", "f16"}) set.push_back(cudaGatherRowsSpec(dt));
   for (const char* dt : {"bf16", "f16"}) set.push_back(cudaGatherRowsSpec(dt, "f32"));
+  for (const char* dt : {"bf16", "f16"})
+    for (const abi::Int8BlockForm& f : abi::gpuInt8Forms()) set.push_back(cudaQuantGatherRowsSpec(f, dt));
   return set;
 }
 
@@ -514,7 +528,10 @@ void writeCudaKernelFiles(const CudaKernelSetSpec& set, const std::string& targe
                              {"page_size", s.pageSize}, {"scale", s.scale}, {"block_m", s.blockM},
                              {"block_n", s.blockN}}));
   for (const GatherRowsKernelSpec& s : set.gathers)
-    kernels.push_back(entry("gather_rows", s.name, s.dtype, {{"block_n", s.blockN}, {"out_dtype", s.out()}}));
+    kernels.push_back(entry("gather_rows", s.name, s.dtype,
+                            {{"block_n", s.blockN}, {"out_dtype", s.out()}, {"quant_block", s.quantBlock},
+                             {"quant_nibbles", s.quantNibbles}, {"quant_offsets", s.quantOffsets},
+                             {"quant_super", s.quantSuper}}));
   for (const KvWriteKernelSpec& s : set.kvWrites)
     kernels.push_back(entry("kv_write", s.name, s.dtype,
                             {{"kv_heads", s.kvHeads}, {"head_dim", s.headDim}, {"page_size", s.blockSize}}));

@@ -156,6 +156,10 @@ std::vector<AttentionKernelSpec> cudaPagedPrefillKernelSet();
 // repetition penalty changes) and the paged KV write of Llama-3-8B's 8 KV
 // heads of dim 128 into pages of 16.
 GatherRowsKernelSpec cudaGatherRowsSpec(const std::string& dtype, const std::string& outDtype = "");
+// A block-quantized table's gather in GPU form `form` (abi::gpuInt8Form;
+// GatherRowsKernelSpec::quantBlock) widening rows into `outDtype`:
+// "gather_rows_<form>_to_<outDtype>".
+GatherRowsKernelSpec cudaQuantGatherRowsSpec(const abi::Int8BlockForm& form, const std::string& outDtype);
 std::vector<GatherRowsKernelSpec> cudaGatherRowsKernelSet();
 std::vector<KvWriteKernelSpec> cudaKvWriteKernelSet();
 

@@ -57,7 +57,12 @@ CudaKernelSetSpec cudaModelKernelSet(ops::GraphDef& g, const std::string& dtype,
           for (GemmKernelSpec& s : cudaQuantGemvKernels(v, f->second)) set.gemms.push_back(s);
       if (a.value("rows", 0) != 0 && once("gather")) set.gathers.push_back(cudaGatherRowsSpec(dtype));
     } else if (n.op == "region.embedding") {
-      if (once("gather")) set.gathers.push_back(cudaGatherRowsSpec(dtype));
+      // A block-quantized table: its rows widened by the gather.
+      if (auto f = n.inputs.empty() ? quantForms.end() : quantForms.find(n.inputs[0]); f != quantForms.end()) {
+        if (once("gather" + abi::int8FormName(f->second))) set.gathers.push_back(cudaQuantGatherRowsSpec(f->second, dtype));
+      } else if (once("gather")) {
+        set.gathers.push_back(cudaGatherRowsSpec(dtype));
+      }
     } else if (n.op == "region.rmsnorm") {
       if (once("rms_norm")) set.norms.push_back(cudaRmsNormSpec(dtype));
     } else if (n.op == "region.rope") {
