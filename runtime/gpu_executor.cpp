@@ -73,18 +73,14 @@ GpuExecutor::GpuExecutor(ops::GraphDef graph, Device& device, const GpuKernelSet
   // 2026-11-30), or a weight another kind of node reads, is dequantized
   // into the storage type.
   const std::map<std::string, abi::Int8BlockForm> forms = abi::gpuQuantWeightForms(g);
-  const std::string storage = ops::dtypeName(o.dtype);
-  auto quantGather = [&](const abi::Int8BlockForm& f) {
-    for (const GpuGatherRowsKernel& x : kernels.gathers())
-      if (x.quant == f && x.outDtype == storage) return true;
-    return false;
-  };
   std::set<std::string> dense;  // quantized weights some launch reads widened
   for (const auto& n : g.nodes)
     if (n.op != "region.gemm")
       for (size_t i = 0; i < n.inputs.size(); ++i) {
         auto f = forms.find(n.inputs[i]);
-        if (n.op == "region.embedding" && i == 0 && f != forms.end() && quantGather(f->second)) continue;
+        if (n.op == "region.embedding" && i == 0 && f != forms.end() &&
+            std::ranges::any_of(kernels.gathers(), m.widens(f->second)))
+          continue;
         dense.insert(n.inputs[i]);
       }
   for (const auto& w : g.weights) {

@@ -398,10 +398,15 @@ struct GpuExecutor::Impl {
   Tensor gatherRows(const Tensor& table, const Val& ids) const {
     return gatherRows(gatherKernel(), table.raw(), table.dim(0), table.numel() / table.dim(0), ids);
   }
+  // Whether a gather widens `form`'s blocks into the storage type (sets
+  // compiled before 2026-11-30 have none).
+  auto widens(const abi::Int8BlockForm& form) const {
+    return [this, form](const GpuGatherRowsKernel& x) { return x.quant == form && x.outDtype == dtName; };
+  }
   // Rows of a block-quantized table, widened into the storage type.
   Tensor gatherRows(const QuantWeight& q, const Val& ids) const {
-    const GpuGatherRowsKernel& g = findKernel(k.gathers(), [&](const auto& x) { return x.quant == q.form && x.outDtype == dtName; },
-                                              fmt::format("{} gather of {} blocks", dtName, abi::int8FormName(q.form)));
+    const GpuGatherRowsKernel& g =
+        findKernel(k.gathers(), widens(q.form), fmt::format("{} gather of {} blocks", dtName, abi::int8FormName(q.form)));
     return gatherRows(g, q.values.raw(), q.rows, q.cols, ids, q.scales.raw(), q.offsets.defined() ? q.offsets.raw() : nullptr);
   }
   Tensor gatherRows(const GpuGatherRowsKernel& kernel, const void* table, int64_t rows, int64_t width, const Val& ids,

@@ -21,6 +21,22 @@ std::string readFile(const std::string& path) {
   return ss.str();
 }
 
+// A kernel's block-quantized GPU form (kernels.json quant_*; block 0: a
+// plain kernel), checked against what the GPU forms are (abi::gpuInt8Form):
+// blocks of 16 or 32 values with f16 scales per block (quant_super = the
+// block) or f32 ones.
+abi::Int8BlockForm quantForm(const nlohmann::json& k, const std::string& what) {
+  const int64_t block = k.value("quant_block", int64_t(0));
+  if (!block) return abi::Int8BlockForm{0};
+  abi::Int8BlockForm f{block, k.value("quant_offsets", false), k.value("quant_nibbles", false),
+                       k.value("quant_super", int64_t(0)), false};
+  if ((block != 16 && block != 32) || (f.superBlock && f.superBlock != block))
+    fail("{}: quantized blocks of 16 or 32 values with f16 (quant_super = the block) or f32 scales (got quant_block {}, "
+         "quant_super {})",
+         what, block, f.superBlock);
+  return f;
+}
+
 // The fields every kind of kernel has, from its manifest entry `k`.
 template <typename Kernel>
 Kernel named(const nlohmann::json& k, const Executable& module) {
@@ -166,15 +182,10 @@ std::unique_ptr<GpuKernelSet> GpuKernelSet::load(const Device& device, const std
         auto g = named<GpuGatherRowsKernel>(k, moduleOf(k));
         g.blockN = k.at("block_n");
         g.outDtype = k.value("out_dtype", g.dtype);
-        if (int64_t block = k.value("quant_block", int64_t(0))) {
-          g.quant = {block, k.value("quant_offsets", false), k.value("quant_nibbles", false),
-                     k.value("quant_super", int64_t(0)), false};
-          if (g.dtype != "i8" || (block != 16 && block != 32) || (g.quant.superBlock && g.quant.superBlock != block) ||
-              g.blockN % block)
-            fail("kernel '{}': a quantized gather reads i8 blocks of 16 or 32 values (f16 scales: quant_super = "
-                 "block), block_n whole blocks (got dtype {}, quant_block {}, quant_super {}, block_n {})",
-                 g.name, g.dtype, block, g.quant.superBlock, g.blockN);
-        }
+        g.quant = quantForm(k, fmt::format("{}: gather_rows {}", manifestPath, g.name));
+        if (g.quant.block && (g.dtype != "i8" || g.blockN % g.quant.block))
+          fail("{}: gather_rows {}: a quantized gather reads i8 blocks, block_n whole blocks (got dtype {}, block_n {})",
+               manifestPath, g.name, g.dtype, g.blockN);
         set->gathers_.push_back(g);
         continue;
       }
@@ -223,15 +234,9 @@ std::unique_ptr<GpuKernelSet> GpuKernelSet::load(const Device& device, const std
       g.tmaStore = k.value("tma_store", false);
       g.splitKPrograms = k.value("split_k_programs", false);
       g.gemv = k.value("gemv", false);
-      if (int64_t block = k.value("quant_block", int64_t(0))) {
-        g.quant = {block, k.value("quant_offsets", false), k.value("quant_nibbles", false),
-                   k.value("quant_super", int64_t(0)), false};
-        if (!g.gemv || !g.weightsNK || (block != 16 && block != 32) ||
-            (g.quant.superBlock && g.quant.superBlock != block))
-          fail("{}: gemm {}: quantized weights are a GEMV's [N, K] in blocks of 16 or 32 with f16 (quant_super = "
-               "the block) or f32 scales",
-               manifestPath, g.name);
-      }
+      g.quant = quantForm(k, fmt::format("{}: gemm {}", manifestPath, g.name));
+      if (g.quantized() && (!g.gemv || !g.weightsNK))
+        fail("{}: gemm {}: quantized weights are a GEMV's [N, K]", manifestPath, g.name);
       if (g.splitKPrograms)
         g.residentPerSm = device.residentPrograms(g.function, unsigned(g.threads), unsigned(g.sharedBytes));
       set->gemms_.push_back(g);

