@@ -93,6 +93,7 @@ class Propagator {
       }
       return success();
     }
+    if (auto d = dyn_cast<SegmentDotOp>(op)) return visitSegmentDot(d);
     if (auto r = dyn_cast<ReshapeOp>(op)) {
       Value from = get(r.getSrc()) ? r.getSrc() : r.getResult(), to = from == r.getSrc() ? r.getResult() : r.getSrc();
       Attribute e = get(from);
@@ -163,6 +164,33 @@ class Propagator {
     r.emitError() << "cannot keep each warp's run of the row-major order through the reshape (" << enc << " on "
                   << tileTypeOf(from) << ")";
     return nullptr;
+  }
+
+  // a and b share a layout; c and the result take its warps, each warp's
+  // rows and segments (a's columns / G).
+  LogicalResult visitSegmentDot(SegmentDotOp d) {
+    auto scaled = [&](Attribute e, Value from, Value to) -> Attribute {
+      auto fs = tileTypeOf(from).getShape(), ts = tileTypeOf(to).getShape();
+      auto l = equivalentBlocked(e, fs);
+      if (failed(l)) return nullptr;
+      WarpLayout out = *l;
+      for (size_t i = 0; i < ts.size(); ++i) {
+        if (ts[i] % l->warpsPerCTA[i]) return nullptr;
+        out.sizePerWarp[i] = ts[i] / l->warpsPerCTA[i];
+      }
+      return blocked(ctx, out);
+    };
+    Value operand = get(d.getA()) ? d.getA() : d.getB(), sum = get(d.getResult()) ? d.getResult() : d.getC();
+    Attribute ea = get(operand), er = get(sum);
+    if (!ea && !er) return success();
+    if (ea) er = er ? er : scaled(ea, operand, d.getResult());
+    else ea = scaled(er, sum, d.getA());
+    if (!ea || !er) return d.emitError() << "cannot split the segments' rows and columns over warps alike";
+    for (Value v : {d.getA(), d.getB()})
+      if (failed(set(v, ea, d))) return failure();
+    for (Value v : {d.getC(), d.getResult()})
+      if (failed(set(v, er, d))) return failure();
+    return success();
   }
 
   LogicalResult visitDot(DotOp dot) {

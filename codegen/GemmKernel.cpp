@@ -22,7 +22,13 @@ using gemm::GemmText;
 std::string gemmSignature(const GemmKernelSpec& s) {
   std::string args;
   auto buffer = [&](const char* name, const std::string& dt) { args += fmt::format("%{}: !tile.ptr<{}>, ", name, dt); };
-  buffer("a", s.dtype);
+  if (s.int8Activations) {
+    buffer("a", "i8");
+    buffer("asc", "f32");
+    buffer("asum", "f32");
+  } else {
+    buffer("a", s.dtype);
+  }
   buffer("b", s.bDtype());
   // A quantized weight's scales and offsets (GemmKernelSpec::quantSuper).
   auto scaleBuffers = [&](const char* w) {

@@ -52,6 +52,12 @@ struct GemmKernelSpec {
   int64_t quantSuper = 0;
   bool quantSubScales = false;
   bool int8Blocks() const { return weightDtype == "i8"; }
+  // With int8Blocks, the GEMV form: A comes quantized to i8 in blocks of
+  // quantBlock (QuantizeKernel.h: its quantize_rows kernel runs first), and
+  // the blocks multiply in four-way byte dot products (GemvI8Kernel.cpp).
+  // The signature's A is then three buffers: its i8 values [M, K], f32
+  // scales and f32 block sums ([M, K / quantBlock] each).
+  bool int8Activations = false;
   bool weightsNK = false;
   bool bias = false, swiglu = false, residual = false;
   // GELU's tanh form on the product (after the bias, before the residual);
@@ -192,6 +198,9 @@ std::string emitGemmKernel(const GemmKernelSpec& spec);
 // The GEMV form's kernel (GemmKernelSpec::gemv), which emitGemmKernel
 // returns for such specs.
 std::string emitGemvKernel(const GemmKernelSpec& spec);
+// The quantized GEMV's integer form (GemmKernelSpec::int8Activations),
+// which emitGemvKernel calls for it.
+std::string emitInt8ActivationGemvKernel(const GemmKernelSpec& spec);
 // The kernel parameters every GEMM form shares (GemmKernelSpec's
 // contract), as tile IR function arguments.
 std::string gemmSignature(const GemmKernelSpec& spec);

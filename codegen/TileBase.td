@@ -101,9 +101,10 @@ def Tile_BlockPtrType : TypeDef<Tile_Dialect, "BlockPtr"> {
 }
 
 def Tile_Tile : TensorOf<[F16, BF16, F32, I32, I16, I8, I1]>;
-// What tile.convert widens from: the float types, and i8 (signed; the
-// quantized weights' values).
-def Tile_ConvertibleTile : TensorOf<[F16, BF16, F32, I8]>;
+// What tile.convert converts: the float types, i8 (signed: quantized
+// weights' and activations' values) and i32 (integer dot sums).
+def Tile_ConvertibleTile : TensorOf<[F16, BF16, F32, I8, I32]>;
 def Tile_FloatTile : TensorOf<[F16, BF16, F32]>;
+def Tile_ConvertedTile : TensorOf<[F16, BF16, F32, I8]>;
 
 #endif  // STRATA_TILE_BASE

@@ -522,8 +522,22 @@ LogicalResult ReshapeOp::verify() {
 }
 
 LogicalResult ConvertOp::verify() {
-  if (tileOf(getSrc()).getShape() != tileOf(getResult()).getShape())
-    return emitOpError() << "changes the element type only";
+  auto s = tileOf(getSrc()), r = tileOf(getResult());
+  if (s.getShape() != r.getShape()) return emitOpError() << "changes the element type only";
+  Type from = s.getElementType(), to = r.getElementType();
+  if (to.isInteger(8) ? !from.isF32() : !isa<FloatType>(to))
+    return emitOpError() << "converts floats to floats, f32 to i8 and i8 or i32 to floats, not " << from << " to " << to;
+  return success();
+}
+
+LogicalResult SegmentDotOp::verify() {
+  auto a = tileOf(getA()), b = tileOf(getB()), c = tileOf(getC());
+  if (a != b || a.getRank() != 2 || !a.getElementType().isInteger(8))
+    return emitOpError() << "a and b must be i8 tiles of one rank-2 shape, got " << a << " and " << b;
+  if (c.getRank() != 2 || !c.getElementType().isInteger(32) || c.getDimSize(0) != a.getDimSize(0) ||
+      c.getDimSize(1) <= 0 || a.getDimSize(1) % c.getDimSize(1) || (a.getDimSize(1) / c.getDimSize(1)) % 4)
+    return emitOpError() << "c must be i32 [R, C / G] for a [R, C] and segments G a multiple of 4, got " << c
+                         << " for " << a;
   return success();
 }
 

@@ -1,5 +1,6 @@
 #include "codegen/TileLowering.h"
 
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 
 namespace strata::tile {
@@ -90,7 +91,9 @@ Value lowerAdvance(OpBuilder& b, AdvanceOp a, Value view) {
 Value lowerConvert(OpBuilder& b, Location loc, Value src, VectorType dst) {
   auto from = cast<VectorType>(src.getType());
   if (from.getElementType() == dst.getElementType()) return src;
-  if (from.getElementType().isInteger()) return arith::SIToFPOp::create(b, loc, dst, src);  // i8 values: exact
+  if (from.getElementType().isInteger()) return arith::SIToFPOp::create(b, loc, dst, src);  // i8: exact; i32: rounded
+  if (dst.getElementType().isInteger())  // f32 -> i8, ties to even (the producer keeps the values in range)
+    return arith::FPToSIOp::create(b, loc, dst, math::RoundEvenOp::create(b, loc, src));
   if (from.getElementTypeBitWidth() < dst.getElementTypeBitWidth()) return arith::ExtFOp::create(b, loc, dst, src);
   return arith::TruncFOp::create(b, loc, dst, src);
 }

@@ -139,6 +139,32 @@ def Tile_DotOp : Tile_Op<"dot", [Pure, AllTypesMatch<["c", "result"]>]> {
   let hasVerifier = 1;
 }
 
+def Tile_SegmentDotOp : Tile_Op<"segment_dot", [Pure, AllTypesMatch<["c", "result"]>]> {
+  let summary = "c + the dot products of a's and b's rows in segments of G consecutive i8 elements (i32 sums)";
+  let description = [{
+    a and b are i8 [R, C], c and the result i32 [R, C / G]: element (r, j)
+    of the result is c(r, j) + sum over k < G of a(r, G j + k) b(r, G j + k),
+    G a multiple of 4 (the four-way byte dot products of NVIDIA's dp4a and
+    Intel's dp4a / DPAS). The bytes are signed unless `a_unsigned` /
+    `b_unsigned` says they are not (4-bit weights unpacked from nibbles).
+    The sums are exact: the producer keeps them inside i32. A quantized
+    GEMV multiplies activations quantized to i8 by i8 weights this way, one
+    segment a block, and scales each segment's sum once (ggml's q8_1 dot
+    products do the same).
+  }];
+  let arguments = (ins Tile_Tile:$a, Tile_Tile:$b, Tile_Tile:$c, UnitAttr:$a_unsigned, UnitAttr:$b_unsigned);
+  let results = (outs Tile_Tile:$result);
+  let assemblyFormat = "$a `,` $b `,` $c attr-dict `:` type($a) `,` type($b) `->` type($result)";
+  let extraClassDeclaration = [{
+    // G: the elements of a row each result element sums.
+    int64_t segment() {
+      auto a = ::mlir::cast<::mlir::ShapedType>(getA().getType()), r = ::mlir::cast<::mlir::ShapedType>(getResult().getType());
+      return a.getDimSize(1) / r.getDimSize(1);
+    }
+  }];
+  let hasVerifier = 1;
+}
+
 def Tile_ReduceOp : Tile_Op<"reduce", [Pure]> {
   let summary = "max, sum or argmax along one axis (optionally across the workgroup's warps)";
   let description = [{
@@ -219,9 +245,15 @@ def Tile_IotaOp : Tile_Op<"iota", [Pure]> {
 }
 
 def Tile_ConvertOp : Tile_Op<"convert", [Pure]> {
-  let summary = "Element type conversion of a float tile (round to nearest even), or of a signed i8 tile to float (exact)";
+  let summary = "Element type conversion: float to float or f32 to i8 (round to nearest even), signed i8 or i32 to float";
+  let description = [{
+    f32 -> i8 rounds to the nearest integer (ties to even); the producer
+    keeps the values inside [-128, 127] (a quantizer's scaled values),
+    outside it the result is undefined. i32 -> float rounds to nearest
+    even; i8 -> float is exact.
+  }];
   let arguments = (ins Tile_ConvertibleTile:$src);
-  let results = (outs Tile_FloatTile:$result);
+  let results = (outs Tile_ConvertedTile:$result);
   let assemblyFormat = "$src attr-dict `:` type($src) `->` type($result)";
   let hasVerifier = 1;
 }

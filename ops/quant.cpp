@@ -1,6 +1,7 @@
 #include "ops/quant.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <string>
 
@@ -239,6 +240,36 @@ std::vector<uint8_t> randomBlocks(const QuantFormat& f, int64_t count, uint64_t 
       const uint16_t v = floatToHalf(u * scale);
       std::memcpy(b + halves[h], &v, 2);
     }
+  }
+  return out;
+}
+
+Tensor quantizeActivations(const Tensor& x, int64_t block, std::vector<int8_t>* q, std::vector<float>* scales,
+                           std::vector<float>* sums) {
+  if (x.dtype() != DType::F32 || x.rank() != 2 || block <= 0 || x.dim(1) % block)
+    fail("quantizeActivations: x must be f32 [rows, K] with K whole blocks of {}, got {} {}", block,
+         dtypeName(x.dtype()), shapeStr(x.shape()));
+  Tensor out(DType::F32, x.shape());
+  const int64_t blocks = x.numel() / block;
+  if (q) q->assign(size_t(x.numel()), 0);
+  if (scales) scales->assign(size_t(blocks), 0.f);
+  if (sums) sums->assign(size_t(blocks), 0.f);
+  const float* in = x.data<float>();
+  float* o = out.mut<float>();
+  for (int64_t b = 0; b < blocks; ++b) {
+    const float* v = in + b * block;
+    float amax = 0.f;
+    for (int64_t i = 0; i < block; ++i) amax = std::max(amax, std::fabs(v[i]));
+    const float d = amax / 127.f, inv = 127.f / std::max(amax, 1e-30f);
+    float sum = 0.f;
+    for (int64_t i = 0; i < block; ++i) {
+      const float r = std::nearbyint(v[i] * inv);  // the default rounding: ties to even
+      o[b * block + i] = r * d;
+      sum += r;
+      if (q) (*q)[size_t(b * block + i)] = int8_t(r);
+    }
+    if (scales) (*scales)[size_t(b)] = d;
+    if (sums) (*sums)[size_t(b)] = d * sum;
   }
   return out;
 }

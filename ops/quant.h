@@ -62,6 +62,16 @@ std::optional<int64_t> quantizedBytes(const QuantFormat& f, const Shape& shape);
 // blocks.
 Tensor dequantize(const QuantFormat& f, const uint8_t* data, const Shape& shape);
 
+// Activations rounded to 8 bits the way the GPU's integer-form quantized
+// GEMV takes them (codegen/QuantizeKernel.h; ggml's q8_1 in blocks of
+// `block`): each block of `block` values along a row of x (f32 [rows, K],
+// K whole blocks) becomes q d with d = max |x| / 127 and q = round(x /
+// max(max |x|, 1e-30) * 127) (ties to even), all in f32 as the kernel
+// computes it. Returns q d; `q`, `scales` and `sums` (when given) get the
+// integers, the d's and d sum(q) of each block.
+Tensor quantizeActivations(const Tensor& x, int64_t block, std::vector<int8_t>* q = nullptr,
+                           std::vector<float>* scales = nullptr, std::vector<float>* sums = nullptr);
+
 // `count` random blocks of `f`: random integers (every byte random), with
 // the f16 fields (scales, mins) uniform in +-`scale`, so the values stay
 // finite and small. Block i depends only on (seed, i). What benchmarks

@@ -1,5 +1,8 @@
 #include "runtime/gpu_executor_impl.h"
 
+#include <array>
+#include <map>
+
 namespace strata::runtime {
 
 // The most rows at which several GEMM outputs (q / k / v) share one block
@@ -98,6 +101,17 @@ V GpuExecutor::Impl::gemm(const ops::NodeDef& n, const std::vector<const Val*>& 
     if (sp.splits > 1) counterTotal += GpuKernelSet::gemmCounterBytes(*sp.kern, M, widthOf(wi));
   }
   char* counters = counterTotal ? static_cast<char*>(arrivalCounters(counterTotal)) : nullptr;
+  // A quantized to i8 once per block size for the integer-form GEMVs
+  // (q / k / v share it), before they launch side by side.
+  std::map<int64_t, std::array<Tensor, 3>> quantizedA;
+  for (const Split& sp : splits) {
+    if (!sp.kern->int8Activations || quantizedA.count(sp.kern->quant.block)) continue;
+    const int64_t blocks = M * K / sp.kern->quant.block;
+    std::array<Tensor, 3> t{pool.tensor(ops::DType::F32, {(M * K + 3) / 4}), pool.tensor(ops::DType::F32, {blocks}),
+                            pool.tensor(ops::DType::F32, {blocks})};
+    k.quantizeRows(*sp.kern, x.raw(), mut(t[0]), mut(t[1]), mut(t[2]), M, K);
+    quantizedA.emplace(sp.kern->quant.block, std::move(t));
+  }
   // Up to kJointOutputRows rows (decode steps), several outputs (q / k / v)
   // fill one block, each output's rows after the last one's, so that one
   // RoPE launch rotates q and k together (ropeJoined). C's rows past M are
@@ -142,6 +156,10 @@ V GpuExecutor::Impl::gemm(const ops::NodeDef& n, const std::vector<const Val*>& 
       b.residual = res->raw();
     }
     const auto [kern, s, counterAt] = splits[wi];
+    if (kern->int8Activations) {
+      const auto& qa = quantizedA.at(kern->quant.block);
+      b.a = qa[0].raw(), b.aScales = qa[1].raw(), b.aSums = qa[2].raw();
+    }
     if (s > 1) {
       workspaces.push_back(pool.tensor(ops::DType::F32, {GpuKernelSet::gemmWorkspaceBytes(*kern, M, N, s) / 4}));
       b.workspace = mut(workspaces.back());

@@ -66,7 +66,15 @@ void GpuKernelSet::launch(const GpuGemmKernel& k, const GemmBuffers& bufs, int64
   };
   // Staged copies and the GEMV form's vector loads take 16-byte runs.
   const uintptr_t operand = k.stages || k.gemv ? 16 : 4;
-  buffer(bufs.a, M * K, "A", operand);
+  if (k.int8Activations) {
+    // (a: i8 [M, K], its scales, its block sums, b, ...): quantizeRows'.
+    if (K % k.quant.block) fail("gemm {}: K = {} is not whole {}-value blocks", k.name, K, k.quant.block);
+    buffer(bufs.a, M * K, "A (i8)", 16);
+    buffer(bufs.aScales, M * K / k.quant.block, "A's block scales");
+    buffer(bufs.aSums, M * K / k.quant.block, "A's block sums");
+  } else {
+    buffer(bufs.a, M * K, "A", operand);
+  }
   if (k.quantized()) {
     // (a, b, b_scales, [b_offsets], [b_up, its scales, [its offsets]], ...):
     // the integers in 8-byte runs, K whole blocks of the form's.
@@ -130,6 +138,23 @@ void GpuKernelSet::launch(const GpuGemmKernel& k, const GemmBuffers& bufs, int64
     fail("gemm {}: the GEMV form takes at most 65535 blocks of {} rows, got {} rows", k.name, k.blockM, M);
   const Dim3 grid = k.gemv ? Dim3{colBlocks, rowBlocks, 1} : Dim3{rowBlocks, colBlocks, unsigned(kSplits)};
   launchOne(device_, k, grid, args);
+}
+
+void GpuKernelSet::quantizeRows(const GpuGemmKernel& k, const void* x, void* q, void* scales, void* sums, int64_t M,
+                                int64_t K) const {
+  const std::string what = "quantize_rows of gemm " + k.name;
+  if (!k.int8Activations) fail("{}: the GEMM takes its A unquantized", what);
+  const int64_t Q = k.quant.block;
+  if (M <= 0 || K <= 0 || K % Q || K % 16)
+    fail("{}: M = {} and K = {} (K whole {}-value blocks, a multiple of 16)", what, M, K, Q);
+  if (M > 65535) fail("{}: at most 65535 rows a launch, got {}", what, M);
+  checkBuffer(what, x, "x", 16), checkBuffer(what, q, "q", 16);
+  checkBuffer(what, scales, "scales", 4), checkBuffer(what, sums, "sums", 4);
+  // (x, q, scales, sums, M, K): codegen/QuantizeKernel.h.
+  abi::KernelArgs args;
+  args.buffer(x, M * K).buffer(q, M * K).buffer(scales, M * K / Q).buffer(sums, M * K / Q).index(M).index(K);
+  const int64_t programs = (K / Q + k.quantizeBlocks - 1) / k.quantizeBlocks;
+  device_.launch(k.quantize, {{unsigned(programs), unsigned(M), 1}, {unsigned(k.quantizeThreads), 1, 1}, 0}, args);
 }
 
 void GpuKernelSet::launch(const GpuAttentionKernel& k, const void* q, const void* kk, const void* v, void* o,

@@ -237,12 +237,23 @@ std::unique_ptr<GpuKernelSet> GpuKernelSet::load(const Device& device, const std
       g.quant = quantForm(k, fmt::format("{}: gemm {}", manifestPath, g.name));
       if (g.quantized() && (!g.gemv || !g.weightsNK))
         fail("{}: gemm {}: quantized weights are a GEMV's [N, K]", manifestPath, g.name);
+      g.int8Activations = k.value("int8_activations", false);
+      if (g.int8Activations) {
+        if (!g.quantized()) fail("{}: gemm {}: i8 activations go with quantized weights", manifestPath, g.name);
+        g.quantize = moduleOf(k).kernel(k.at("quantize").get<std::string>());
+        g.quantizeThreads = k.at("quantize_threads");
+        g.quantizeBlocks = k.at("quantize_blocks");
+        if (g.quantizeThreads <= 0 || g.quantizeBlocks <= 0)
+          fail("{}: gemm {}: quantize_threads and quantize_blocks must be positive", manifestPath, g.name);
+      }
       if (g.splitKPrograms)
         g.residentPerSm = device.residentPrograms(g.function, unsigned(g.threads), unsigned(g.sharedBytes));
       set->gemms_.push_back(g);
     }
     if (waits)
-      for (const auto& k : m.at("kernels")) device.allowEarlyLaunch(moduleOf(k).kernel(k.at("name")));
+      for (const auto& k : m.at("kernels"))
+        for (const char* field : {"name", "quantize"})
+          if (k.contains(field)) device.allowEarlyLaunch(moduleOf(k).kernel(k.at(field).get<std::string>()));
   } catch (const nlohmann::json::exception& e) {
     fail("{}: malformed kernel manifest: {}", manifestPath, e.what());
   }

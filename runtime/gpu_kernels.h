@@ -48,6 +48,14 @@ struct GpuGemmKernel {
   // weights' GPU form (abi::gpuInt8Form), block 0 for weights in dtype.
   abi::Int8BlockForm quant{0};
   bool quantized() const { return quant.block > 0; }
+  // The integer form of a quantized GEMV (kernels.json int8_activations;
+  // codegen GemmKernelSpec::int8Activations): it takes A quantized to i8 a
+  // block (GemmBuffers::a, aScales, aSums), which its quantize_rows kernel
+  // (kernels.json quantize, quantize_threads, quantize_blocks: blocks of
+  // quant.block values a program) makes (GpuKernelSet::quantizeRows).
+  bool int8Activations = false;
+  KernelHandle quantize;
+  int64_t quantizeThreads = 0, quantizeBlocks = 0;
   // Programs one SM holds at once (the driver's occupancy calculator at
   // load; set only for kernels that split K across programs).
   int64_t residentPerSm = 1;
@@ -260,6 +268,10 @@ struct GemmBuffers {
   // Quantized weights' scales and offsets (f16 or f32, as the form says;
   // offsets only where it has them), for B and the up projection.
   const void *bScales = nullptr, *bOffsets = nullptr, *bUpScales = nullptr, *bUpOffsets = nullptr;
+  // An i8-activation GEMV's A (GpuGemmKernel::int8Activations): `a` holds
+  // its i8 values [M, K], these its f32 block scales and block sums [M, K
+  // / quant.block] (GpuKernelSet::quantizeRows writes all three).
+  const void *aScales = nullptr, *aSums = nullptr;
 };
 
 class GpuKernelSet {
@@ -334,6 +346,11 @@ class GpuKernelSet {
   // then buffers.workspace and buffers.counters are required.
   void launch(const GpuGemmKernel& k, const GemmBuffers& buffers, int64_t M, int64_t N, int64_t K,
               int64_t kSplits = 1) const;
+  // Quantizes A's rows (x: [M, K] in k.dtype) for the i8-activation GEMV
+  // `k`: q [M, K] i8 (16-byte aligned), scales and sums [M, K / block] f32.
+  // Throws unless K is whole blocks.
+  void quantizeRows(const GpuGemmKernel& k, const void* x, void* q, void* scales, void* sums, int64_t M,
+                    int64_t K) const;
   // gemmKSplitCount on this device.
   int64_t gemmKSplits(const GpuGemmKernel& k, int64_t M, int64_t N, int64_t K, int64_t alongside = 0) const;
   static int64_t gemmWorkspaceBytes(const GpuGemmKernel& k, int64_t M, int64_t N, int64_t kSplits);

@@ -549,6 +549,31 @@ TEST(GemvKernel, QuantizedFormsLowerToSm90) {
   }
 }
 
+// The integer form of the quantized GEMV (A quantized to i8, GemvI8Kernel)
+// for every GPU form, with its quantize_rows kernel: dp4a products (of
+// unsigned bytes for nibbles), the lane's block row as 16-byte loads, no
+// mma; the rows' rounding to nearest even. A spec whose warps do not each
+// take whole rounds of 32 block rows is refused.
+TEST(GemvKernel, IntegerFormLowersToSm90) {
+  for (const strata::abi::Int8BlockForm& f : strata::abi::gpuInt8Forms())
+    for (const tile::GemmKernelSpec& s : tile::cudaQuantGemvKernels({"bf16", true, false, false, true}, f)) {
+      SCOPED_TRACE(s.name);
+      ASSERT_TRUE(s.int8Activations);
+      const std::string k = tile::emitGemmKernel(s);
+      EXPECT_NE(k.find("%a: !tile.ptr<i8>, %asc: !tile.ptr<f32>, %asum: !tile.ptr<f32>"), std::string::npos);
+      EXPECT_NE(k.find("tile.segment_dot"), std::string::npos);
+      const std::optional<tile::CudaModule> m = compiledForSm90(k + tile::emitQuantizeRowsKernel(tile::cudaQuantizeRowsSpec(s)));
+      if (!m) continue;
+      EXPECT_EQ(m->ptx.find("mma"), std::string::npos);
+      EXPECT_NE(m->ptx.find(f.nibbles ? "dp4a.s32.u32" : "dp4a.s32.s32"), std::string::npos);
+      EXPECT_NE(m->ptx.find("ld.v4.b32"), std::string::npos) << "a lane's block row as 16-byte loads";
+      EXPECT_NE(m->ptx.find("cvt.rni"), std::string::npos) << "quantize_rows rounds to nearest even";
+    }
+  tile::GemmKernelSpec bad = tile::cudaQuantGemvKernels({"bf16", true}, strata::abi::gpuInt8Forms().front()).front();
+  bad.blockK /= 2;
+  EXPECT_THROW(tile::emitGemmKernel(bad), Error);
+}
+
 // The quantized tables' gathers (one per GPU form, into bf16 and f16) lower
 // for sm_90: the scales and offsets as the form keeps them, no dot, and
 // vector accesses inside the row; a spec that is not whole blocks is

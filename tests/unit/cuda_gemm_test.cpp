@@ -257,12 +257,14 @@ std::vector<const char*> formatsTaking(const strata::abi::Int8BlockForm& form) {
 
 // The quantized GEMVs (llama.cpp's block formats in their GPU forms,
 // abi::packGpuInt8Rows) against the reference GEMM on the dequantized
-// weights (ops/quant.h, ggml's values exactly): every format a kernel's
-// form takes (its own, or any, for the form of mixed nodes), with the
-// kernel's epilogue. K below one step, whole steps with and without a
-// tail, N not a multiple of the weight rows a program, rows of A across
-// programs. The kernels differ from the reference in the order of their
-// f32 sums only: the bound is the output rounding, as for the 16-bit
+// weights (ops/quant.h, ggml's values exactly) and, for the integer form,
+// A rounded to 8 bits as ops::quantizeActivations rounds it (its
+// quantize_rows kernel runs first, as the executor runs it): every format
+// a kernel's form takes (its own, or any, for the form of mixed nodes),
+// with the kernel's epilogue. K below one step, whole steps with and
+// without a tail, N not a multiple of the weight rows a program, rows of A
+// across programs. The kernels differ from the reference in the order of
+// their f32 sums only: the bound is the output rounding, as for the 16-bit
 // GEMMs.
 TEST_F(CudaGemmKernels, QuantizedGemvEqualsTheDequantizedReference) {
   const std::vector<Shape3> shapes = {{1, 77, 256}, {1, 130, 4352}, {3, 33, 2048}, {5, 64, 768}, {9, 40, 1280},
@@ -292,7 +294,8 @@ TEST_F(CudaGemmKernels, QuantizedGemvEqualsTheDequantizedReference) {
                 biasUp = randomOperand({s.N}, dt, rng), res = randomOperand({s.M, s.N}, dt, rng);
         if (k.bias) biases = k.swiglu ? std::vector<ops::Tensor>{bias.f32, biasUp.f32} : std::vector<ops::Tensor>{bias.f32};
         ops::GemmSpec spec{true, k.swiglu ? ops::GemmEpilogue::SwiGLU : ops::GemmEpilogue::None};
-        ops::Tensor ref = ops::gemmRegion(a.f32, deq, biases, k.residual ? &res.f32 : nullptr, nullptr, spec)[0];
+        const ops::Tensor aRef = k.int8Activations ? ops::quantizeActivations(a.f32, k.quant.block) : a.f32;
+        ops::Tensor ref = ops::gemmRegion(aRef, deq, biases, k.residual ? &res.f32 : nullptr, nullptr, spec)[0];
         // Each weight's integers, scales and offsets on the device.
         std::vector<std::unique_ptr<DeviceTensor>> held;
         auto up = [&](const void* p, size_t bytes) -> const void* {
@@ -318,6 +321,14 @@ TEST_F(CudaGemmKernels, QuantizedGemvEqualsTheDequantizedReference) {
             dc(*dev, cInit);
         runtime::GemmBuffers bufs{da.p, parts[0][0], parts[1][0], dc.p, dbias.p, dbiasUp.p, dres.p};
         bufs.bScales = parts[0][1], bufs.bOffsets = parts[0][2], bufs.bUpScales = parts[1][1], bufs.bUpOffsets = parts[1][2];
+        std::unique_ptr<DeviceTensor> aq, asc, asum;
+        if (k.int8Activations) {
+          aq = std::make_unique<DeviceTensor>(*dev, size_t(s.M * s.K));
+          asc = std::make_unique<DeviceTensor>(*dev, size_t(s.M * s.K / k.quant.block * 4));
+          asum = std::make_unique<DeviceTensor>(*dev, size_t(s.M * s.K / k.quant.block * 4));
+          set->quantizeRows(k, da.p, aq->p, asc->p, asum->p, s.M, s.K);
+          bufs.a = aq->p, bufs.aScales = asc->p, bufs.aSums = asum->p;
+        }
         set->launch(k, bufs, s.M, s.N, s.K);
         ops::Tensor out(dt, {s.M + kGuardRows, s.N});
         dev->download(out.mut<uint16_t>(), dc.p, out.nbytes());
@@ -337,6 +348,42 @@ TEST_F(CudaGemmKernels, QuantizedGemvEqualsTheDequantizedReference) {
     EXPECT_FALSE(formats.empty()) << k.name << " takes none of the block formats";
   }
   EXPECT_GT(kernels, 0) << "no quantized GEMV in the kernel set";
+}
+
+// Each integer-form GEMV's quantize_rows kernel gives the integers, scales
+// and block sums of ops::quantizeActivations exactly (the same f32
+// operations), on rows of one program's blocks or less, several programs
+// with a partial last one, and blocks of zeros (scale 0).
+TEST_F(CudaGemmKernels, QuantizeRowsEqualsTheReference) {
+  unsigned seed = 11;
+  int64_t kernels = 0;
+  for (const runtime::GpuGemmKernel& k : set->gemms()) {
+    if (!k.int8Activations) continue;
+    ++kernels;
+    const ops::DType dt = ops::parseDType(k.dtype);
+    const int64_t Q = k.quant.block;
+    for (Shape3 s : std::vector<Shape3>{{1, 0, Q * 3}, {3, 0, Q * 200}, {2, 0, Q * k.quantizeBlocks * 2}}) {
+      std::mt19937 rng(seed++);
+      Operand a = randomOperand({s.M, s.K}, dt, rng);
+      // A zero block in row 0.
+      std::fill_n(a.stored.mut<uint16_t>() + Q, Q, uint16_t(0));
+      a.f32 = a.stored.toF32();
+      std::vector<int8_t> q;
+      std::vector<float> scales, sums;
+      ops::quantizeActivations(a.f32, Q, &q, &scales, &sums);
+      DeviceTensor da(*dev, a.stored), dq(*dev, size_t(s.M * s.K)), ds(*dev, scales.size() * 4), dsum(*dev, sums.size() * 4);
+      set->quantizeRows(k, da.p, dq.p, ds.p, dsum.p, s.M, s.K);
+      std::vector<int8_t> gq(q.size());
+      std::vector<float> gs(scales.size()), gsum(sums.size());
+      dev->download(gq.data(), dq.p, gq.size());
+      dev->download(gs.data(), ds.p, gs.size() * 4);
+      dev->download(gsum.data(), dsum.p, gsum.size() * 4);
+      EXPECT_EQ(gq, q) << k.name << " M=" << s.M << " K=" << s.K;
+      EXPECT_EQ(gs, scales) << k.name << " M=" << s.M << " K=" << s.K;
+      EXPECT_EQ(gsum, sums) << k.name << " M=" << s.M << " K=" << s.K;
+    }
+  }
+  EXPECT_GT(kernels, 0) << "no integer-form GEMV in the set";
 }
 
 // Staged kernels copy 16-byte runs of A and B: a misaligned operand is an

@@ -35,6 +35,7 @@
 // extracts and concats between it and the [16, 8] pieces need.
 //===----------------------------------------------------------------------===//
 #include "codegen/targets/cuda/NVVMLowering.h"
+#include "mlir/IR/Matchers.h"
 
 namespace strata::tile {
 
@@ -159,8 +160,14 @@ FailureOr<Value> Lowering::lower(Operation* op) {
     return r.getSrc();
   }
   if (auto br = dyn_cast<BroadcastOp>(op); br && frags.of(br.getResult()).kind == Frag::Lane) {
-    const Frag& src = frags.of(br.getSrc());
-    if (src.numel == frags.of(br.getResult()).numel) return br.getSrc();
+    const Frag &src = frags.of(br.getSrc()), &res = frags.of(br.getResult());
+    if (src.numel == res.numel) return br.getSrc();
+    if (repeatsInLane(src, res)) {
+      // Each lane's element j becomes its whole vector j.
+      SmallVector<int64_t> pos;
+      for (int64_t j = 0; j < src.size(); ++j) pos.append(res.vec, j);
+      return Value(vector::ShuffleOp::create(b, loc, br.getSrc(), br.getSrc(), pos));
+    }
     if (src.numel != 1)
       return op->emitError() << "the sm_90 lowering broadcasts single values only in kernels without dots";
     return Value(vector::BroadcastOp::create(b, loc, laneType(br.getResult()), vector::ExtractOp::create(b, loc, br.getSrc(), 0)));
@@ -213,6 +220,7 @@ FailureOr<Value> Lowering::lower(Operation* op) {
     }
     return Value();
   }
+  if (auto d = dyn_cast<SegmentDotOp>(op)) return lowerSegmentDot(d);
   if (auto d = dyn_cast<DotOp>(op); d && frags.of(d.getB()).kind == Frag::Desc) return lowerGroupDot(d);
   if (auto d = dyn_cast<DotOp>(op)) return lowerDot(d);
   if (auto cc = dyn_cast<ConcatOp>(op); cc && frags.of(cc.getResult()).kind == Frag::Desc)
@@ -297,6 +305,25 @@ FailureOr<Value> Lowering::lower(Operation* op) {
     auto vt = cast<VectorType>(laneType(c.getResult()));
     return Value(arith::ConstantOp::create(b, loc, DenseElementsAttr::get(vt, d.getSplatValue<Attribute>())));
   }
+  if (auto sh = dyn_cast<arith::ShRUIOp>(op)) {
+    // A byte vector shifted right by one amount (nibbles unpacked from
+    // quantized weights): as i32 words, masked to each byte's bits, where
+    // NVPTX would shift byte by byte.
+    auto vt = dyn_cast<VectorType>(sh.getLhs().getType());
+    DenseElementsAttr amount;
+    if (vt && vt.getElementType().isInteger(8) && vt.getNumElements() % 4 == 0 &&
+        matchPattern(sh.getRhs(), m_Constant(&amount)) && amount.isSplat()) {
+      const uint32_t by = amount.getSplatValue<APInt>().getZExtValue();
+      if (by < 8) {
+        auto wt = VectorType::get({vt.getNumElements() / 4}, b.getI32Type());
+        auto splat = [&](uint32_t v) { return arith::ConstantOp::create(b, loc, DenseElementsAttr::get(wt, b.getI32IntegerAttr(int32_t(v)))); };
+        Value w = vector::BitCastOp::create(b, loc, wt, sh.getLhs());
+        Value shifted = arith::ShRUIOp::create(b, loc, w, splat(by));
+        Value masked = arith::AndIOp::create(b, loc, shifted, splat((0xFFu >> by) * 0x01010101u));
+        return Value(vector::BitCastOp::create(b, loc, vt, masked));
+      }
+    }
+  }
   // Elementwise arith/math and scalars: retype in place.
   for (Value r : op->getResults()) r.setType(laneType(r));
   return Value();
@@ -326,7 +353,7 @@ struct ConvertTileToNVVMPass : impl::ConvertTileToNVVMBase<ConvertTileToNVVMPass
     f.walk([&](Operation* op) {
       if (!bad && op->getDialect() && isa<TileDialect>(op->getDialect()) &&
           !isa<ProgramIdOp, WarpIdOp, MakeBlockPtrOp, AdvanceOp, LoadOp, StoreOp, PrefetchOp, DotOp, ExtractOp,
-               ExpandDimsOp, BroadcastOp, ReshapeOp, SplatOp, ConvertOp, SiluOp, ReduceOp, BlockLookupOp, AllocOp, AsyncCopyOp,
+               ExpandDimsOp, BroadcastOp, ReshapeOp, SplatOp, ConvertOp, SiluOp, ReduceOp, SegmentDotOp, BlockLookupOp, AllocOp, AsyncCopyOp,
                AsyncCommitOp, AsyncWaitOp, BarrierOp, ConcatOp, MaskOp, IotaOp, MBarrierInitOp, TmaCopyOp,
                TmaStoreOp, MBarrierWaitOp, ArriveOp, GroupDotWaitOp>(op)) {
         op->emitError() << "the sm_90 lowering does not handle '" << op->getName() << "' yet";

@@ -211,19 +211,34 @@ std::vector<GemmKernelSpec> cudaGemmKernels(const CudaGemmVariant& v, const Gemm
 std::vector<GemmKernelSpec> cudaQuantGemvKernels(const CudaGemmVariant& v, const abi::Int8BlockForm& form) {
   if (!v.weightsNK) fail("quantized GEMVs read [N, K] weights ({})", v.suffix());
   std::vector<GemmKernelSpec> set;
-  for (int64_t rowsA : {1, 4}) {
+  // The integer form (A quantized to i8, dp4a): 2 warps of 32 block rows a
+  // step, so K = 64 blocks (2048 values of Q8_0 / Q4_K, 1024 of Q6_K) runs
+  // without a checked tail; 4 weight rows a program for one row of A, 2 for
+  // 8 rows.
+  for (int64_t rowsA : {1, 8}) {
     GemmKernelSpec q = cudaGemmSpec(v.dtype, true, 1);
     q.weightDtype = "i8";
     q.quantBlock = form.block, q.quantNibbles = form.nibbles, q.quantOffsets = form.offsets;
     q.quantSuper = form.superBlock;
-    const int64_t width = form.nibbles ? form.block / 2 : form.block;  // a block row's values a half
-    applyBlocking(q, parseGemmBlocking(fmt::format("{}x2x{}x4v", rowsA, 256 / width * 4 * form.block), "quantized GEMV"));
+    q.int8Activations = true;
+    applyBlocking(q, parseGemmBlocking(fmt::format("{}x{}x{}x2v", rowsA, rowsA == 1 ? 4 : 2, 64 * form.block),
+                                       "quantized GEMV"));
     q.bias = v.bias, q.residual = v.residual, q.swiglu = v.swiglu;
-    q.name = fmt::format("gemm_{}_gemv_{}{}", v.suffix(), abi::int8FormName(form), rowsA == 1 ? "" : "_rows4");
+    q.name = fmt::format("gemm_{}_gemv_{}{}", v.suffix(), abi::int8FormName(form), rowsA == 1 ? "" : "_rows8");
     q.maxRows = rowsA == 1 ? 1 : 0;
     set.push_back(q);
   }
   return set;
+}
+
+QuantizeRowsKernelSpec cudaQuantizeRowsSpec(const GemmKernelSpec& gemv) {
+  if (!gemv.int8Activations) fail("gemm {}: only the i8-activation GEMV quantizes its rows", gemv.name);
+  QuantizeRowsKernelSpec q;
+  q.name = gemv.name + "_quantize";
+  q.dtype = gemv.dtype;
+  q.block = gemv.quantBlock;
+  q.numWarps = 4;
+  return q;
 }
 
 std::vector<GemmKernelSpec> cudaGemmKernelSet(const GemmBlocking& decode, const GemmBlocking& medium,
@@ -407,8 +422,10 @@ void writeCudaKernelFiles(const CudaKernelSetSpec& set, const std::string& targe
     units.push_back(std::move(unit));
     cost.push_back(unitCost);
   };
+  // An i8-activation GEMV shares its unit with its quantize_rows kernel.
   for (const GemmKernelSpec& s : set.gemms)
-    add(emitGemmKernel(s), s.blockM * s.blockN * (s.swiglu ? 8 : s.residual ? 5 : 4) / 4);
+    add(emitGemmKernel(s) + (s.int8Activations ? emitQuantizeRowsKernel(cudaQuantizeRowsSpec(s)) : ""),
+        s.blockM * s.blockN * (s.swiglu ? 8 : s.residual ? 5 : 4) / 4);
   for (const RmsNormKernelSpec& s : set.norms) add(emitRmsNormKernel(s));
   for (const RopeKernelSpec& s : set.ropes) add(emitRopeKernel(s));
   for (const AttentionKernelSpec& s : set.attentions) add(emitAttentionKernel(s), s.blockM * (s.blockN + s.headDim));
@@ -492,7 +509,14 @@ void writeCudaKernelFiles(const CudaKernelSetSpec& set, const std::string& targe
     fail("cuda backend: kernel {} missing from the compiled module", name);
   };
   nlohmann::json kernels = nlohmann::json::array();
-  for (const GemmKernelSpec& s : set.gemms)
+  for (const GemmKernelSpec& s : set.gemms) {
+    nlohmann::json quantize = nlohmann::json::object();
+    if (s.int8Activations) {
+      const QuantizeRowsKernelSpec q = cudaQuantizeRowsSpec(s);
+      const nlohmann::json e = entry("quantize_rows", q.name, q.dtype, nlohmann::json::object());
+      quantize = {{"int8_activations", true}, {"quantize", q.name}, {"quantize_threads", e["threads"]},
+                  {"quantize_blocks", q.blocksPerProgram()}};
+    }
     kernels.push_back(entry("gemm", s.name, s.dtype,
                             {{"weights", s.weightsNK ? "nk" : "kn"}, {"bias", s.bias}, {"residual", s.residual},
                              {"swiglu", s.swiglu}, {"block_m", s.blockM}, {"block_n", s.blockN},
@@ -503,6 +527,8 @@ void writeCudaKernelFiles(const CudaKernelSetSpec& set, const std::string& targe
                              {"tma_store", storesCByTma(s)}, {"quant_block", s.int8Blocks() ? s.quantBlock : 0},
                              {"quant_nibbles", s.quantNibbles}, {"quant_offsets", s.quantOffsets},
                              {"quant_super", s.quantSuper}}));
+    kernels.back().update(quantize);
+  }
   for (const RmsNormKernelSpec& s : set.norms) kernels.push_back(entry("rms_norm", s.name, s.dtype, {{"block_n", s.blockN}, {"lane_vector", s.laneVector}}));
   for (const RopeKernelSpec& s : set.ropes)
     kernels.push_back(entry("rope", s.name, s.dtype,

@@ -17,6 +17,7 @@
 #include "ops/abi.h"
 #include "codegen/NormRopeKernels.h"
 #include "codegen/PenaltyKernel.h"
+#include "codegen/QuantizeKernel.h"
 
 namespace strata::tile {
 
@@ -199,12 +200,17 @@ std::vector<GemmKernelSpec> cudaGemmKernels(const CudaGemmVariant& v, const Gemm
                                             const GemmBlocking& gemv = {});
 
 // An [N, K] variant's GEMVs over block-quantized weights in GPU form `form`
-// (abi::gpuInt8Form; codegen/GemvKernel.cpp): "_gemv_<form>" for one row
-// (max_rows 1) and "_gemv_<form>_rows4", four rows of A a program, for
-// any more (max_rows 0: a prompt reads the weights M / 4 times until a
-// dequantizing tensor-core form exists). K steps of 32 block rows of 4
-// warps (nibbles: 64), so each lane's part of a row is one 8-byte run.
+// (abi::gpuInt8Form), the integer form (A quantized to i8 a block,
+// codegen/GemvI8Kernel.cpp): "_gemv_<form>" for one row (max_rows 1) and
+// "_gemv_<form>_rows8", eight rows of A a program, for any more (max_rows
+// 0: a prompt reads the weights M / 8 times until a tensor-core form
+// exists).
 std::vector<GemmKernelSpec> cudaQuantGemvKernels(const CudaGemmVariant& v, const abi::Int8BlockForm& form);
+// The quantize_rows kernel an i8-activation GEMV (GemmKernelSpec::
+// int8Activations) runs first on its A, named after it (<gemv>_quantize):
+// A's storage, the weights' block. Its entry in kernels.json is the GEMV's
+// ("quantize", "quantize_threads", "quantize_blocks": blocks a program).
+QuantizeRowsKernelSpec cudaQuantizeRowsSpec(const GemmKernelSpec& gemv);
 
 // The set `strata compile-kernels` builds: for bf16 and f16, the four
 // classes of plain GEMMs with [K, N] and [N, K] weights and of the [N, K]

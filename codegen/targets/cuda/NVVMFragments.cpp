@@ -28,7 +28,7 @@ LogicalResult FragAnalysis::run(func::FuncOp f, bool hasDot, bool permuteK) {
       if (!ok) return;
       Frag res = of(br.getResult());
       auto src = cast<RankedTensorType>(br.getSrc().getType());
-      if (src.getNumElements() == 1 || src.getNumElements() == res.numel) return;
+      if (src.getNumElements() == 1 || src.getNumElements() == res.numel || repeatsInLane(of(br.getSrc()), res)) return;
       res.collapseRows = src.getDimSize(0) == 1;
       res.collapseCols = src.getRank() == 2 && src.getDimSize(1) == 1;
       SmallVector<Value> work = {br.getSrc()};

@@ -127,6 +127,10 @@ Value Lowering::lowerLaneLoad(LoadOp l, const Frag& fr) {
       // (Whole rounds: no lane predicate.)
       for (int64_t i = 0; i < fr.size(); i += fr.vec) {
         Value v = runs->load(b, loc, laneIndices(loc, fr, i), et, fr.vec);
+        // One access holds the lane's whole tile: the loaded vector as it is
+        // (rebuilding byte vectors element by element costs NVPTX a byte
+        // permute each).
+        if (fr.size() == fr.vec) return v;
         for (int64_t k = 0; k < fr.vec; ++k) elems.push_back(vector::ExtractOp::create(b, loc, v, k));
       }
       return vector::FromElementsOp::create(b, loc, vt, elems);
@@ -148,7 +152,8 @@ void Lowering::lowerLaneStore(StoreOp s, const Frag& fr) {
     if (runs && runs->dim == (int64_t)fr.shape.size() - 1 && runs->run >= fr.vec) {
       for (int64_t i = 0; i < fr.size(); i += fr.vec) {
         SmallVector<int64_t> pos = llvm::to_vector(llvm::seq<int64_t>(i, i + fr.vec));
-        Value v = vector::ShuffleOp::create(b, loc, s.getValue(), s.getValue(), pos);
+        Value v = fr.size() == fr.vec ? Value(s.getValue())
+                                      : Value(vector::ShuffleOp::create(b, loc, s.getValue(), s.getValue(), pos));
         runs->store(b, loc, v, laneIndices(loc, fr, i));
       }
       return;
@@ -166,13 +171,27 @@ void Lowering::lowerLaneStore(StoreOp s, const Frag& fr) {
 
 FailureOr<Value> Lowering::lowerLaneReduce(ReduceOp r, const Frag& fr) {
   Location loc = r.getLoc();
-  if (frags.of(r.getResult()).numel != 1)
-    return r.emitError() << "the sm_90 lowering reduces a kernel's lane-linear tiles whole (the kept dims must be 1)";
   if (!cast<VectorType>(r.getSrc().getType()).getElementType().isF32())
     return r.emitError() << "the sm_90 lowering reduces f32 tiles only";
+  auto combine = [&](Value a, Value c) { return combineReduced(loc, r, a, c); };
+  const Frag& res = frags.of(r.getResult());
+  if (res.numel != 1) {
+    // Rows held whole by their lanes (the lane's vector is a row): result
+    // element j of a lane combines its vector j, and nothing crosses lanes.
+    if (r.getKind() == "argmax" || r.getCrossWarp() || *r.getAxis() != 1 || fr.shape.size() != 2 ||
+        fr.vec != fr.shape[1] || res.vec != 1 || res.numel * fr.vec != fr.numel)
+      return r.emitError() << "the sm_90 lowering reduces a kernel's lane-linear tiles whole (the kept dims must be 1), "
+                              "or along rows that each lane holds whole (a lane vector of the row's length)";
+    SmallVector<Value> out;
+    for (int64_t j = 0; j < res.size(); ++j) {
+      Value acc = vector::ExtractOp::create(b, loc, r.getSrc(), j * fr.vec);
+      for (int64_t k = 1; k < fr.vec; ++k) acc = combine(acc, vector::ExtractOp::create(b, loc, r.getSrc(), j * fr.vec + k));
+      out.push_back(acc);
+    }
+    return Value(vector::FromElementsOp::create(b, loc, cast<VectorType>(laneType(r.getResult())), out));
+  }
   if (r.getKind() == "argmax") return lowerLaneArgmax(r, fr);
   bool isMax = r.getKind() == "max";
-  auto combine = [&](Value a, Value c) { return combineReduced(loc, r, a, c); };
   Value acc = arith::ConstantOp::create(
       b, loc, b.getF32FloatAttr(isMax ? -std::numeric_limits<float>::infinity() : 0.f));
   Value identity = acc;
@@ -227,6 +246,46 @@ Value Lowering::lowerLaneArgmax(ReduceOp r, const Frag& fr) {
     }
   }
   return vector::BroadcastOp::create(b, loc, laneType(r.getResult()), at);
+}
+
+FailureOr<Value> Lowering::lowerSegmentDot(SegmentDotOp d) {
+  Location loc = d.getLoc();
+  const Frag &src = frags.of(d.getA()), &res = frags.of(d.getResult());
+  // (The operands are lane vectors by now: the segment from the tiles' shapes.)
+  if (src.shape.size() != 2 || res.shape.size() != 2 || !res.shape[1])
+    return d.emitError() << "the sm_90 lowering takes rank-2 segment dots";
+  const int64_t G = src.shape[1] / res.shape[1];
+  // Each lane's vectors hold whole segments: segment j of a lane's
+  // elements is its result element j (both lane-linear, the result's
+  // vector G times shorter).
+  if (src.kind != Frag::Lane || src.vec % G || res.kind != Frag::Lane || res.vec * G != src.vec ||
+      res.numel * G != src.numel || !(frags.of(d.getB()) == src) || !(frags.of(d.getC()) == res))
+    return d.emitError() << "the sm_90 lowering takes segment dots whose lanes hold whole segments (" << src.str()
+                         << " -> " << res.str() << ", segments of " << G << ")";
+  auto kind = [](bool unsignedBytes) {
+    return unsignedBytes ? NVVM::DotAccumulateType::UNSIGNED : NVVM::DotAccumulateType::SIGNED;
+  };
+  // The bytes as i32 words, each word's four bytes one dp4a operand (as
+  // bitcasts, which cost nothing, where byte extracts cost a permute each).
+  auto words = [&](Value v) {
+    auto vt = cast<VectorType>(v.getType());
+    return vector::BitCastOp::create(b, loc, VectorType::get({vt.getNumElements() / 4}, b.getI32Type()), v).getResult();
+  };
+  Value aw = words(d.getA()), bw = words(d.getB());
+  SmallVector<Value> out;
+  for (int64_t j = 0; j < res.size(); ++j) {
+    Value acc = vector::ExtractOp::create(b, loc, d.getC(), j);
+    for (int64_t q = 0; q < G; q += 4) {
+      auto four = [&](Value w) {
+        Value one = vector::ExtractStridedSliceOp::create(b, loc, w, {(j * G + q) / 4}, {1}, {1});
+        return vector::BitCastOp::create(b, loc, VectorType::get({4}, b.getI8Type()), one).getResult();
+      };
+      acc = NVVM::DotAccumulate4WayOp::create(b, loc, b.getI32Type(), four(aw), kind(d.getAUnsigned()), four(bw),
+                                              kind(d.getBUnsigned()), acc);
+    }
+    out.push_back(acc);
+  }
+  return Value(vector::FromElementsOp::create(b, loc, cast<VectorType>(laneType(d.getResult())), out));
 }
 
 Value Lowering::combineAcrossLanes(Location loc, ReduceOp r, Value v, ArrayRef<int32_t> offsets) {

@@ -78,6 +78,15 @@ struct Frag {
   }
 };
 
+// A column broadcast ([R, 1] -> [R, C]) whose lanes already hold the
+// result's rows whole (a lane vector of C) and the source's rows one a
+// round: a repeat inside each lane.
+inline bool repeatsInLane(const Frag& src, const Frag& res) {
+  return src.kind == Frag::Lane && res.kind == Frag::Lane && src.vec == 1 && !src.collapseCols && src.shape.size() == 2 &&
+         src.shape[1] == 1 && res.shape.size() == 2 && res.vec == res.shape[1] && res.numel == src.numel * res.vec &&
+         src.numel % 32 == 0;
+}
+
 inline bool isElementwise(Operation* op) {
   if (isa<ConvertOp, SiluOp, MaskOp, arith::SelectOp>(op)) return true;
   Dialect* d = op->getDialect();
@@ -256,6 +265,8 @@ class Lowering {
   // every lane holds: each lane combines its elements (identity for the
   // missing ones of a partial round), then five butterfly shuffles.
   FailureOr<Value> lowerLaneReduce(ReduceOp r, const Frag& fr);
+  // dp4a chains over each lane's segments.
+  FailureOr<Value> lowerSegmentDot(SegmentDotOp d);
 
   // The index of a whole lane-linear tile's largest element (the lowest on
   // ties), as f32, in every lane. Each lane keeps a (value, index) pair:

@@ -1172,3 +1172,30 @@ func.func @gemv_block_scales(%w: !tile.ptr<i8>, %s: !tile.ptr<f16>, %o: !tile.pt
   tile.store %op, %e : !tile.block_ptr<tensor<1x1xf32>>
   return
 }
+
+// -----
+
+// A segment dot over lanes that hold whole 16-byte segments (tile.lane_vector
+// 16): four dp4a a segment, unsigned bytes where b_unsigned says, the i32
+// sums converted to f32, nothing across lanes.
+// CHECK-LABEL: func.func @segment_dot
+// CHECK-COUNT-4: nvvm.dot.accumulate.4way {{.*}} <signed>, {{.*}} <unsigned>
+// CHECK-NOT: nvvm.dot.accumulate.4way
+// CHECK: arith.sitofp
+// CHECK-NOT: nvvm.shfl.sync
+func.func @segment_dot(%pa: !tile.ptr<i8>, %pb: !tile.ptr<i8>, %pc: !tile.ptr<f32>, %pm: !tile.ptr<f32>) attributes {tile.num_warps = 1 : i64, tile.lane_vector = 16 : i64} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c16 = arith.constant 16 : index
+  %c32 = arith.constant 32 : index
+  %ap = tile.make_block_ptr %pa, [%c32, %c16], [%c16, %c1], [%c0, %c0] : !tile.ptr<i8> -> !tile.block_ptr<tensor<32x16xi8>>
+  %bp = tile.make_block_ptr %pb, [%c32, %c16], [%c16, %c1], [%c0, %c0] : !tile.ptr<i8> -> !tile.block_ptr<tensor<32x16xi8>>
+  %cp = tile.make_block_ptr %pc, [%c32, %c1], [%c1, %c1], [%c0, %c0] : !tile.ptr<f32> -> !tile.block_ptr<tensor<32x1xf32>>
+  %a = tile.load %ap {in_bounds, contiguous = 1 : i64, run = 16 : i64} : !tile.block_ptr<tensor<32x16xi8>>
+  %b = tile.load %bp {in_bounds, contiguous = 1 : i64, run = 16 : i64} : !tile.block_ptr<tensor<32x16xi8>>
+  %z = arith.constant dense<0> : tensor<32x1xi32>
+  %d = tile.segment_dot %a, %b, %z {b_unsigned} : tensor<32x16xi8>, tensor<32x16xi8> -> tensor<32x1xi32>
+  %f = tile.convert %d : tensor<32x1xi32> -> tensor<32x1xf32>
+  tile.store %cp, %f {in_bounds} : !tile.block_ptr<tensor<32x1xf32>>
+  return
+}

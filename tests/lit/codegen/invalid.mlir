@@ -415,3 +415,27 @@ func.func @reshape_type(%t: tensor<4x8xf32>) {
   %r = tile.reshape %t : tensor<4x8xf32> -> tensor<1x32xf16>
   return
 }
+
+// -----
+
+func.func @segment_dot_bad_segments(%a: tensor<32x16xi8>, %c: tensor<32x3xi32>) -> tensor<32x3xi32> {
+  // expected-error @+1 {{c must be i32 [R, C / G] for a [R, C] and segments G a multiple of 4}}
+  %r = tile.segment_dot %a, %a, %c : tensor<32x16xi8>, tensor<32x16xi8> -> tensor<32x3xi32>
+  return %r : tensor<32x3xi32>
+}
+
+// -----
+
+func.func @segment_dot_not_bytes(%a: tensor<32x16xi16>, %c: tensor<32x1xi32>) -> tensor<32x1xi32> {
+  // expected-error @+1 {{a and b must be i8 tiles of one rank-2 shape}}
+  %r = tile.segment_dot %a, %a, %c : tensor<32x16xi16>, tensor<32x16xi16> -> tensor<32x1xi32>
+  return %r : tensor<32x1xi32>
+}
+
+// -----
+
+func.func @convert_f16_to_i8(%a: tensor<32xf16>) -> tensor<32xi8> {
+  // expected-error @+1 {{converts floats to floats, f32 to i8 and i8 or i32 to floats, not 'f16' to 'i8'}}
+  %r = tile.convert %a : tensor<32xf16> -> tensor<32xi8>
+  return %r : tensor<32xi8>
+}
