@@ -558,7 +558,8 @@ TEST(GemvKernel, IntegerFormLowersToSm90) {
   for (const strata::abi::Int8BlockForm& f : strata::abi::gpuInt8Forms())
     for (const tile::GemmKernelSpec& s : tile::cudaQuantGemvKernels({"bf16", true, false, false, true}, f)) {
       SCOPED_TRACE(s.name);
-      ASSERT_TRUE(s.int8Activations);
+      EXPECT_EQ(s.int8Activations, s.maxRows == 1) << "the integer form is the one-row GEMV";
+      if (!s.int8Activations) continue;
       const std::string k = tile::emitGemmKernel(s);
       EXPECT_NE(k.find("%a: !tile.ptr<i8>, %asc: !tile.ptr<f32>, %asum: !tile.ptr<f32>"), std::string::npos);
       EXPECT_NE(k.find("tile.segment_dot"), std::string::npos);

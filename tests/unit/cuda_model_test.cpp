@@ -419,7 +419,8 @@ INSTANTIATE_TEST_SUITE_P(Dtypes, CudaModel, ::testing::Values("bf16", "f16"),
 // (cuda-models/tiny-<type>-bf16 from tests/data/gguf/tiny-<type>.gguf): the
 // quantized GEMVs on the packed blocks against the reference backend on
 // the same file, whose weights are the dequantized values exactly (ggml's
-// own). A prompt's last logits within bf16's bound of the fixture test
+// own); decode steps (one row) round A to 8 bits a block (the integer-form
+// GEMV), as llama.cpp does. A prompt's last logits within bf16's bound of the fixture test
 // (0.1), and 16 greedy tokens, each the reference's best up to twice that
 // (teacher forcing: bf16 activations flip near ties).
 class CudaQuantizedModel : public ::testing::TestWithParam<const char*> {};

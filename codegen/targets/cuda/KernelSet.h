@@ -200,11 +200,11 @@ std::vector<GemmKernelSpec> cudaGemmKernels(const CudaGemmVariant& v, const Gemm
                                             const GemmBlocking& gemv = {});
 
 // An [N, K] variant's GEMVs over block-quantized weights in GPU form `form`
-// (abi::gpuInt8Form), the integer form (A quantized to i8 a block,
-// codegen/GemvI8Kernel.cpp): "_gemv_<form>" for one row (max_rows 1) and
-// "_gemv_<form>_rows8", eight rows of A a program, for any more (max_rows
-// 0: a prompt reads the weights M / 8 times until a tensor-core form
-// exists).
+// (abi::gpuInt8Form): "_gemv_<form>" for one row (max_rows 1), the
+// integer form (A quantized to i8 a block, codegen/GemvI8Kernel.cpp), and
+// "_gemv_<form>_rows4", four rows of A a program in the widening form
+// (GemvKernel.cpp), for any more (max_rows 0: a prompt reads the weights
+// M / 4 times until a tensor-core form exists).
 std::vector<GemmKernelSpec> cudaQuantGemvKernels(const CudaGemmVariant& v, const abi::Int8BlockForm& form);
 // The quantize_rows kernel an i8-activation GEMV (GemmKernelSpec::
 // int8Activations) runs first on its A, named after it (<gemv>_quantize):
