@@ -24,25 +24,12 @@ namespace strata::tile {
 
 namespace {
 
-struct I8GemvText {
-  const GemmKernelSpec& s;
-  gemv::GemvText g{s};
-  int64_t Q = s.quantBlock;
-  int64_t halves() const { return s.quantNibbles ? 2 : 1; }
-  int64_t Wd() const { return Q / halves(); }  // a block row's bytes a half: the lane vector and the segment
-  int64_t KB() const { return s.blockK / Q; }
-  QuantBlockText blocks() const { return {Q, s.quantNibbles, s.quantOffsets, s.quantSuper != 0, KB()}; }
-  std::string scaleDt() const { return blocks().scaleDt(); }
-  std::string intT() const { return blocks().intT(); }  // [KB, Wd] i8
-  std::string colT(const std::string& dt) const { return blocks().colT(dt); }
+struct I8GemvText : gemv::QuantRowsText {
   std::string sumT() const { return colT("i32"); }
   std::string accT() const { return colT("f32"); }
-  int64_t sums() const { return g.sums(); }
-  int64_t acc(int64_t w, int64_t r, int64_t a) const { return (w * s.blockN + r) * s.blockM + a; }
 
   // Pointer names: %pa<a>_<h> (A row a's integers, half h), %pas<a>,
-  // %pao<a> (its scales and block sums), %pb<w>_<r>, %ps<w>_<r>, %po<w>_<r>
-  // (weight w row r: integers, scales, offsets).
+  // %pao<a> (its scales and block sums), then the weights'.
   std::vector<std::pair<std::string, std::string>> pointers() const {
     std::vector<std::pair<std::string, std::string>> p;  // name, block pointer type
     auto bp = [](const std::string& t) { return "!tile.block_ptr<" + t + ">"; };
@@ -51,56 +38,29 @@ struct I8GemvText {
       p.push_back({fmt::format("%pas{}", a), bp(colT("f32"))});
       if (s.quantOffsets) p.push_back({fmt::format("%pao{}", a), bp(colT("f32"))});
     }
-    for (int64_t w = 0; w < g.weights(); ++w)
-      for (int64_t r = 0; r < s.blockN; ++r) {
-        p.push_back({fmt::format("%pb{}_{}", w, r), bp(intT())});
-        p.push_back({fmt::format("%ps{}_{}", w, r), bp(colT(scaleDt()))});
-        if (s.quantOffsets) p.push_back({fmt::format("%po{}_{}", w, r), bp(colT(scaleDt()))});
-      }
+    weightPointers(p);
     return p;
   }
 
-  // The pointers at the start of K: A's row a and weight row r viewed as
-  // [blocks, Q] (integers; [blocks, 1] scales), each view ending with its
-  // row's last block, so a tail never reads the next row.
+  // The pointers at the start of K: A's integers as the weights' (a view
+  // ending with the row's last block), its scales and sums as [blocks, 1].
   std::string setup() const {
     std::string t;
-    const std::string SP = fmt::format("!tile.ptr<{}>", scaleDt());
-    auto col = [&](const std::string& name, const std::string& buf, const std::string& ptr, const std::string& dt,
-                   const std::string& end, const std::string& start) {
-      t += fmt::format("  {n} = tile.make_block_ptr {buf}, [{e}, %c1], [%c1, %c1], [{s}, %c0] : {P} -> "
-                       "!tile.block_ptr<{T}>\n",
-                       fmt::arg("n", name), fmt::arg("buf", buf), fmt::arg("e", end), fmt::arg("s", start),
-                       fmt::arg("P", ptr), fmt::arg("T", colT(dt)));
-    };
     for (int64_t a = 0; a < s.blockM; ++a) {
-      t += fmt::format("  %c{a}a = arith.constant {a} : index\n  %m{a}u = arith.addi %row, %c{a}a : index\n"
-                       "  %m{a} = arith.minui %m{a}u, %Mlast : index\n  %m{a}e = arith.addi %m{a}, %c1 : index\n"
-                       "  %ar{a}e = arith.muli %m{a}e, %kbt : index\n  %ar{a} = arith.muli %m{a}, %kbt : index\n",
-                       fmt::arg("a", a));
+      t += aRow(a);
       for (int64_t h = 0; h < halves(); ++h)
         t += fmt::format("  %pa{a}_{h} = tile.make_block_ptr %a, [%ar{a}e, %cq], [%cq, %c1], [%ar{a}, %ch{h}] : "
                          "!tile.ptr<i8> -> !tile.block_ptr<{T}>\n",
                          fmt::arg("a", a), fmt::arg("h", h), fmt::arg("T", intT()));
-      col(fmt::format("%pas{}", a), "%asc", "!tile.ptr<f32>", "f32", fmt::format("%ar{}e", a), fmt::format("%ar{}", a));
-      if (s.quantOffsets)
-        col(fmt::format("%pao{}", a), "%asum", "!tile.ptr<f32>", "f32", fmt::format("%ar{}e", a), fmt::format("%ar{}", a));
+      auto col = [&](const char* name, const char* buf) {
+        t += fmt::format("  %{n}{a} = tile.make_block_ptr %{buf}, [%ar{a}e, %c1], [%c1, %c1], [%ar{a}, %c0] : "
+                         "!tile.ptr<f32> -> !tile.block_ptr<{T}>\n",
+                         fmt::arg("n", name), fmt::arg("a", a), fmt::arg("buf", buf), fmt::arg("T", colT("f32")));
+      };
+      col("pas", "asc");
+      if (s.quantOffsets) col("pao", "asum");
     }
-    for (int64_t r = 0; r < s.blockN; ++r) {
-      t += fmt::format("  %c{r}r = arith.constant {r} : index\n  %n{r} = arith.addi %col, %c{r}r : index\n"
-                       "  %n{r}e0 = arith.addi %n{r}, %c1 : index\n  %n{r}e = arith.minui %n{r}e0, %N : index\n"
-                       "  %br{r}e = arith.muli %n{r}e, %kbt : index\n  %br{r} = arith.muli %n{r}, %kbt : index\n",
-                       fmt::arg("r", r));
-      for (int64_t w = 0; w < g.weights(); ++w) {
-        const char* sfx = w ? "2" : "";
-        t += fmt::format("  %pb{w}_{r} = tile.make_block_ptr %b{s}, [%br{r}e, %cc], [%cc, %c1], [%br{r}, %c0] : "
-                         "!tile.ptr<i8> -> !tile.block_ptr<{T}>\n",
-                         fmt::arg("w", w), fmt::arg("r", r), fmt::arg("s", sfx), fmt::arg("T", intT()));
-        const std::string end = fmt::format("%br{}e", r), start = fmt::format("%br{}", r);
-        col(fmt::format("%ps{}_{}", w, r), fmt::format("%bsc{}", sfx), SP, scaleDt(), end, start);
-        if (s.quantOffsets) col(fmt::format("%po{}_{}", w, r), fmt::format("%boff{}", sfx), SP, scaleDt(), end, start);
-      }
-    }
+    for (int64_t r = 0; r < s.blockN; ++r) t += weightRow(r);
     return t;
   }
 
@@ -108,15 +68,7 @@ struct I8GemvText {
   std::string kLoop(const std::string& res, const char* from, const char* to, const std::vector<std::string>& inits,
                     const std::vector<std::string>& ptrs, bool inBounds) const {
     const auto types = pointers();
-    std::string args, tys, body, yields;
-    for (int64_t i = 0; i < sums(); ++i) {
-      args += fmt::format("{}%acc{} = {}", i ? ", " : "", i, inits[i]);
-      tys += (i ? ", " : "") + accT();
-    }
-    for (size_t i = 0; i < ptrs.size(); ++i) {
-      args += fmt::format(", %p{} = {}", i, ptrs[i]);
-      tys += ", " + types[i].second;
-    }
+    std::string body, yields;
     const char* ib = inBounds ? " {in_bounds}" : "";
     const std::string vattrs = inBounds ? fmt::format(" {{in_bounds, contiguous = 1 : i64, run = {} : i64}}", Wd()) : "";
     std::map<std::string, std::string> local;  // pointer -> its loop-local name
@@ -184,49 +136,21 @@ struct I8GemvText {
         }
       }
     // Accumulators are yielded in index order (w, r, a nest as acc()).
-    for (size_t i = 0; i < types.size(); ++i) {
-      body += fmt::format("    %q{}n = tile.advance %p{}, [%ckb, %c0] : {}\n", i, i, types[i].second);
-      yields += fmt::format(", %q{}n", i);
-    }
-    return fmt::format("    {}:{} = scf.for %k = {} to {} step %ckb iter_args({}) -> ({}) {{\n{}      scf.yield {} : {}\n    }}\n",
-                       res, sums() + types.size(), from, to, args, tys, body, yields, tys);
+    return loop(res, from, to, inits, accT(), ptrs, types, body, yields);
   }
 
-  // One path: the whole steps in bounds then the tail checked (or all of K
-  // checked), the sums as rows, the epilogues.
   std::string path(const std::string& p, bool inBounds) const {
-    const int64_t R = s.blockN, MA = s.blockM;
-    std::vector<std::string> zeros(sums(), "%zero"), ptrs;
+    std::vector<std::string> ptrs;
     for (const auto& [name, type] : pointers()) ptrs.push_back(name);
-    std::string text, last = "%" + p;
-    if (inBounds) {
-      text = kLoop("%" + p, "%c0", "%kbfull", zeros, ptrs, true);
-      std::vector<std::string> accs, next;
-      for (int64_t i = 0; i < sums(); ++i) accs.push_back(fmt::format("%{}#{}", p, i));
-      for (size_t i = 0; i < ptrs.size(); ++i) next.push_back(fmt::format("%{}#{}", p, sums() + i));
-      text += kLoop("%" + p + "t", "%kbfull", "%kbt", accs, next, false);
-      last = "%" + p + "t";
-    } else {
-      text = kLoop("%" + p, "%c0", "%kbt", zeros, ptrs, false);
-    }
-    gemv::GemvText e{s};
-    e.accCols = KB();
-    for (int64_t i = 0; i < sums(); ++i)
-      text += fmt::format("    %{p}row{i} = tile.reshape {l}#{i} : {T} -> {R}\n", fmt::arg("p", p), fmt::arg("i", i),
-                          fmt::arg("l", last), fmt::arg("T", accT()), fmt::arg("R", e.accT()));
-    for (int64_t r = 0; r < R; ++r)
-      for (int64_t a = 0; a < MA; ++a)
-        text += e.epilogue(MA == 1 ? fmt::format("{}{}", p, r) : fmt::format("{}{}_{}", p, r, a), a, r,
-                           [&](int64_t w) { return fmt::format("%{}row{}", p, acc(w, r, a)); },
-                           inBounds ? " {in_bounds}" : "");
-    return text;
+    return QuantRowsText::path(p, inBounds, ptrs, accT(), KB(),
+                               [&](auto&&... a) { return kLoop(std::forward<decltype(a)>(a)...); });
   }
 };
 
 }  // namespace
 
 std::string emitInt8ActivationGemvKernel(const GemmKernelSpec& s) {
-  I8GemvText t{s};
+  I8GemvText t{{s}};
   const int64_t Q = s.quantBlock, W = s.numWarps;
   if (!(Q == 16 || Q == 32) || (s.quantSuper && s.quantSuper != Q) || s.quantSubScales || !s.weightsNK ||
       s.blockM < 1 || s.blockN < 1 || W < 1 || s.blockK % (Q * W) || (t.KB() / W) % 32 || s.stages || s.groupDot ||
@@ -235,40 +159,8 @@ std::string emitInt8ActivationGemvKernel(const GemmKernelSpec& s) {
          "f32 scales, blockK a multiple of block x warps with whole rounds of 32 blocks a warp, no staging, dots, K "
          "split or GELU",
          s.name);
-  return fmt::format(R"(func.func @{name}({args}) attributes {{tile.num_warps = {W} : i64, tile.lane_vector = {V} : i64}} {{
-  %c0 = arith.constant 0 : index
-  %c1 = arith.constant 1 : index
-  %cq = arith.constant {Q} : index
-  %cc = arith.constant {C} : index
-  %ch0 = arith.constant 0 : index
-  %ch1 = arith.constant {V} : index
-  %ckb = arith.constant {KB} : index
-  %bn = arith.constant {R} : index
-  %bm = arith.constant {MA} : index
-{nibbles}  %zi = arith.constant dense<0> : {S}
-  %pn = tile.program_id 0
-  %pm = tile.program_id 1
-  %row = arith.muli %pm, %bm : index
-  %Mlast = arith.subi %M, %c1 : index
-  %col = arith.muli %pn, %bn : index
-  %colEnd = arith.addi %col, %bn : index
-  %fast = arith.cmpi sle, %colEnd, %N : index
-  %kbt = arith.divui %K, %cq : index
-  %kbsteps = arith.divui %kbt, %ckb : index
-  %kbfull = arith.muli %kbsteps, %ckb : index
-{setup}  %zero = arith.constant dense<0.0> : {F}
-  scf.if %fast {{
-{fast}  }} else {{
-{edge}  }}
-  return
-}}
-)",
-                     fmt::arg("name", s.name), fmt::arg("args", gemmSignature(s)), fmt::arg("W", W),
-                     fmt::arg("V", t.Wd()), fmt::arg("Q", Q), fmt::arg("C", s.quantNibbles ? Q / 2 : Q),
-                     fmt::arg("KB", t.KB()), fmt::arg("R", s.blockN), fmt::arg("MA", s.blockM),
-                     fmt::arg("nibbles", t.blocks().constants()), fmt::arg("S", t.sumT()),
-                     fmt::arg("setup", t.setup()), fmt::arg("F", t.accT()), fmt::arg("fast", t.path("f", true)),
-                     fmt::arg("edge", t.path("e", false)));
+  return t.kernel(t.Wd(), t.blocks().constants() + fmt::format("  %zi = arith.constant dense<0> : {}\n", t.sumT()),
+                  t.setup(), t.accT(), t.path("f", true), t.path("e", false));
 }
 
 }  // namespace strata::tile

@@ -23,107 +23,45 @@ namespace {
 
 using gemv::GemvText;
 
-// The quantized GEMV (GemmKernelSpec::int8Blocks): weight row n is K / Q
-// blocks of Q values (quantBlock), its integers i8 [N, K] (nibbles: [N,
-// K / 2] bytes, byte i of a block holding value i in its low nibble and
-// value i + Q / 2 in its high one, both from 0) and one scale (and offset)
-// a block, f16 (quantSuper = Q: the file's own) or f32 (quantSuper = 0).
-// Each step reads KB = blockK / Q blocks of a row as a [KB, C] tile (the
-// row viewed as [K / Q, C], C = Q or Q / 2 bytes), widens its integers,
-// times its scales broadcast along the blocks (plus its offsets), and
-// multiplies it with A's row viewed the same way ([KB, Wd] tiles, Wd = Q
-// or, for nibbles, Q / 2 per half). The view of row n ends at row n's last
-// block (n + 1 blocks-rows, N at most), so a row's tail never reads the
-// next row and rows past N read zeros. The sums, [KB, Wd] each, become
-// [1, KB Wd] rows for GemvText's epilogue.
-struct QuantGemvText {
-  const GemmKernelSpec& s;
-  GemvText g{s};
+// The quantized GEMV's widening form (GemmKernelSpec::int8Blocks without
+// int8Activations; the weights' layout and views: QuantRowsText). Each
+// step widens a weight row's [KB, Wd] integers to f32, times its scales
+// broadcast along the blocks (plus its offsets), and multiplies them with
+// A's row viewed the same way ([KB, Wd] tiles, one a half). The sums,
+// [KB, Wd] each, become [1, KB Wd] rows for GemvText's epilogue.
+struct QuantGemvText : gemv::QuantRowsText {
   StorageText st{s.dtype};
-  int64_t Q = s.quantBlock;
-  int64_t halves() const { return s.quantNibbles ? 2 : 1; }
-  int64_t Wd() const { return Q / halves(); }
-  int64_t KB() const { return s.blockK / Q; }
-  QuantBlockText blocks() const { return {Q, s.quantNibbles, s.quantOffsets, s.quantSuper != 0, KB()}; }
-  std::string scaleDt() const { return blocks().scaleDt(); }
   std::string xShape() const { return blocks().xShape(); }
   std::string accT() const { return fmt::format("tensor<{}xf32>", xShape()); }
-  std::string bT() const { return blocks().intT(); }
-  std::string colT(const std::string& dt) const { return blocks().colT(dt); }
 
-  // Pointer names: %pa<a>_<h> (A row a, half h), %pb<w>_<r>, %ps<w>_<r>,
-  // %po<w>_<r> (weight w row r: integers, scales, offsets).
+  // Pointer names: %pa<a>_<h> (A row a, half h), then the weights'.
   std::vector<std::pair<std::string, std::string>> pointers() const {
     std::vector<std::pair<std::string, std::string>> p;  // name, block pointer type
     for (int64_t a = 0; a < s.blockM; ++a)
       for (int64_t h = 0; h < halves(); ++h) p.push_back({fmt::format("%pa{}_{}", a, h), st.blockPtr(xShape())});
-    for (int64_t w = 0; w < g.weights(); ++w)
-      for (int64_t r = 0; r < s.blockN; ++r) {
-        p.push_back({fmt::format("%pb{}_{}", w, r), "!tile.block_ptr<" + bT() + ">"});
-        p.push_back({fmt::format("%ps{}_{}", w, r), "!tile.block_ptr<" + colT(scaleDt()) + ">"});
-        if (s.quantOffsets) p.push_back({fmt::format("%po{}_{}", w, r), "!tile.block_ptr<" + colT(scaleDt()) + ">"});
-      }
+    weightPointers(p);
     return p;
   }
 
   // The pointers at the start of K.
   std::string setup() const {
     std::string t;
-    const std::string P = fmt::format("!tile.ptr<{}>", scaleDt());
     for (int64_t a = 0; a < s.blockM; ++a) {
-      t += fmt::format("  %c{a}a = arith.constant {a} : index\n  %m{a}u = arith.addi %row, %c{a}a : index\n"
-                       "  %m{a} = arith.minui %m{a}u, %Mlast : index\n  %m{a}e = arith.addi %m{a}, %c1 : index\n"
-                       "  %ar{a}e = arith.muli %m{a}e, %kbt : index\n  %ar{a} = arith.muli %m{a}, %kbt : index\n",
-                       fmt::arg("a", a));
+      t += aRow(a);
       for (int64_t h = 0; h < halves(); ++h)
         t += fmt::format("  %pa{a}_{h} = tile.make_block_ptr %a, [%ar{a}e, %cq], [%cq, %c1], [%ar{a}, %ch{h}] : {P} -> {BP}\n",
                          fmt::arg("a", a), fmt::arg("h", h), fmt::arg("P", st.ptr()), fmt::arg("BP", st.blockPtr(xShape())));
     }
-    for (int64_t r = 0; r < s.blockN; ++r) {
-      t += fmt::format("  %c{r}r = arith.constant {r} : index\n  %n{r} = arith.addi %col, %c{r}r : index\n"
-                       "  %n{r}e0 = arith.addi %n{r}, %c1 : index\n  %n{r}e = arith.minui %n{r}e0, %N : index\n"
-                       "  %br{r}e = arith.muli %n{r}e, %kbt : index\n  %br{r} = arith.muli %n{r}, %kbt : index\n",
-                       fmt::arg("r", r));
-      for (int64_t w = 0; w < g.weights(); ++w) {
-        const char* sfx = w ? "2" : "";
-        t += fmt::format("  %pb{w}_{r} = tile.make_block_ptr %b{s}, [%br{r}e, %cc], [%cc, %c1], [%br{r}, %c0] : "
-                         "!tile.ptr<i8> -> !tile.block_ptr<{B}>\n",
-                         fmt::arg("w", w), fmt::arg("r", r), fmt::arg("s", sfx), fmt::arg("B", bT()));
-        auto col = [&](const char* p, const char* buf) {
-          t += fmt::format("  %{p}{w}_{r} = tile.make_block_ptr %{buf}{s}, [%br{r}e, %c1], [%c1, %c1], [%br{r}, %c0] : "
-                           "{P} -> !tile.block_ptr<{T}>\n",
-                           fmt::arg("p", p), fmt::arg("w", w), fmt::arg("r", r), fmt::arg("buf", buf), fmt::arg("s", sfx),
-                           fmt::arg("P", P), fmt::arg("T", colT(scaleDt())));
-        };
-        col("ps", "bsc");
-        if (s.quantOffsets) col("po", "boff");
-      }
-    }
+    for (int64_t r = 0; r < s.blockN; ++r) t += weightRow(r);
     return t;
-  }
-
-  // Weight w row r's values for this step as f32 [KB, Wd] tiles, one per
-  // half.
-  // `ptr`: the loop's names of its integers', scales' and offsets' pointers.
-  std::vector<std::string> weightTiles(std::string& body, int64_t w, int64_t r, const std::string (&ptr)[3],
-                                       const char* ib, const std::string& vattrs) const {
-    return blocks().widen(body, fmt::format("{}_{}", w, r), ptr[0], ptr[1], ptr[2], ib, vattrs);
   }
 
   // A loop over block rows [from, to) of K / Q, as GemvText::kLoop.
   std::string kLoop(const std::string& res, const char* from, const char* to, const std::vector<std::string>& inits,
                     const std::vector<std::string>& ptrs, bool inBounds) const {
-    const int64_t nAcc = g.sums(), MA = s.blockM;
+    const int64_t MA = s.blockM;
     const auto types = pointers();
-    std::string args, tys, body, yields;
-    for (int64_t i = 0; i < nAcc; ++i) {
-      args += fmt::format("{}%acc{} = {}", i ? ", " : "", i, inits[i]);
-      tys += (i ? ", " : "") + accT();
-    }
-    for (size_t i = 0; i < ptrs.size(); ++i) {
-      args += fmt::format(", %p{} = {}", i, ptrs[i]);
-      tys += ", " + types[i].second;
-    }
+    std::string body, yields;
     const char* ib = inBounds ? " {in_bounds}" : "";
     const std::string vattrs = inBounds ? fmt::format(" {{in_bounds, contiguous = 1 : i64, run = {} : i64}}", g.vec()) : "";
     // Loop-local names of each pointer: %p<index in `types`>.
@@ -139,64 +77,36 @@ struct QuantGemvText {
     for (int64_t w = 0; w < g.weights(); ++w)
       for (int64_t r = 0; r < s.blockN; ++r) {
         const std::string id = fmt::format("{}_{}", w, r);
-        const std::string wp[3] = {local["%pb" + id], local["%ps" + id], s.quantOffsets ? local["%po" + id] : ""};
-        std::vector<std::string> wt = weightTiles(body, w, r, wp, ib, vattrs);
+        std::vector<std::string> wt = blocks().widen(body, id, local["%pb" + id], local["%ps" + id],
+                                                     s.quantOffsets ? local["%po" + id] : "", ib, vattrs);
         for (int64_t a = 0; a < MA; ++a) {
-          const int64_t i = (w * s.blockN + r) * MA + a;
-          std::string acc = fmt::format("%acc{}", i);
+          const int64_t i = acc(w, r, a);
+          std::string sum = fmt::format("%acc{}", i);
           for (int64_t h = 0; h < halves(); ++h) {
             // Contracted into one FMA: the widening and scaling already
             // cost more instructions per byte than the 16-bit GEMV's.
             body += fmt::format("    %pr{i}_{h} = arith.mulf {w}, {x} fastmath<contract> : {T}\n"
                                 "    %s{i}_{h} = arith.addf {acc}, %pr{i}_{h} fastmath<contract> : {T}\n",
                                 fmt::arg("i", i), fmt::arg("h", h), fmt::arg("w", wt[h]), fmt::arg("x", x[a][h]),
-                                fmt::arg("acc", acc), fmt::arg("T", accT()));
-            acc = fmt::format("%s{}_{}", i, h);
+                                fmt::arg("acc", sum), fmt::arg("T", accT()));
+            sum = fmt::format("%s{}_{}", i, h);
           }
-          yields += fmt::format("{}{}", i ? ", " : "", acc);
+          yields += fmt::format("{}{}", i ? ", " : "", sum);
         }
       }
-    for (size_t i = 0; i < types.size(); ++i) {
-      body += fmt::format("    %q{}n = tile.advance %p{}, [%ckb, %c0] : {}\n", i, i, types[i].second);
-      yields += fmt::format(", %q{}n", i);
-    }
-    return fmt::format("    {}:{} = scf.for %k = {} to {} step %ckb iter_args({}) -> ({}) {{\n{}      scf.yield {} : {}\n    }}\n",
-                       res, nAcc + types.size(), from, to, args, tys, body, yields, tys);
+    return loop(res, from, to, inits, accT(), ptrs, types, body, yields);
   }
 
-  // One path, as GemvText::path: the sums reshaped to rows, then the
-  // epilogues.
   std::string path(const std::string& p, bool inBounds) const {
-    const int64_t R = s.blockN, nAcc = g.sums(), MA = s.blockM;
-    std::vector<std::string> zeros(nAcc, "%zero"), ptrs;
+    std::vector<std::string> ptrs;
     for (const auto& [name, type] : pointers()) ptrs.push_back(name);
-    std::string text, last = "%" + p;
-    if (inBounds) {
-      text = kLoop("%" + p, "%c0", "%kbfull", zeros, ptrs, true);
-      std::vector<std::string> accs, next;
-      for (int64_t i = 0; i < nAcc; ++i) accs.push_back(fmt::format("%{}#{}", p, i));
-      for (size_t i = 0; i < ptrs.size(); ++i) next.push_back(fmt::format("%{}#{}", p, nAcc + i));
-      text += kLoop("%" + p + "t", "%kbfull", "%kbt", accs, next, false);
-      last = "%" + p + "t";
-    } else {
-      text = kLoop("%" + p, "%c0", "%kbt", zeros, ptrs, false);
-    }
-    GemvText e{s};
-    e.accCols = KB() * Wd();
-    for (int64_t i = 0; i < nAcc; ++i)
-      text += fmt::format("    %{p}row{i} = tile.reshape {l}#{i} : {T} -> {R}\n", fmt::arg("p", p), fmt::arg("i", i),
-                          fmt::arg("l", last), fmt::arg("T", accT()), fmt::arg("R", e.accT()));
-    for (int64_t r = 0; r < R; ++r)
-      for (int64_t a = 0; a < MA; ++a)
-        text += e.epilogue(MA == 1 ? fmt::format("{}{}", p, r) : fmt::format("{}{}_{}", p, r, a), a, r,
-                           [&](int64_t w) { return fmt::format("%{}row{}", p, (w * R + r) * MA + a); },
-                           inBounds ? " {in_bounds}" : "");
-    return text;
+    return QuantRowsText::path(p, inBounds, ptrs, accT(), KB() * Wd(),
+                               [&](auto&&... a) { return kLoop(std::forward<decltype(a)>(a)...); });
   }
 };
 
 std::string emitQuantGemvKernel(const GemmKernelSpec& s) {
-  QuantGemvText t{s};
+  QuantGemvText t{{s}};
   const int64_t Q = s.quantBlock, W = s.numWarps;
   if (!(Q == 16 || Q == 32) || (s.quantSuper && s.quantSuper != Q) || s.quantSubScales || !s.weightsNK ||
       s.blockM < 1 || s.blockN < 1 || W < 1 || s.blockK % (Q * W) || s.stages || s.groupDot || s.splitKPrograms ||
@@ -205,39 +115,7 @@ std::string emitQuantGemvKernel(const GemmKernelSpec& s) {
          "blockK a multiple of block x warps whose per-warp [rows, {}] tiles are whole rounds of 32 lanes x {}, no "
          "staging, dots or K split",
          s.name, t.Wd(), t.g.vec());
-  return fmt::format(R"(func.func @{name}({args}) attributes {{tile.num_warps = {W} : i64, tile.lane_vector = {V} : i64}} {{
-  %c0 = arith.constant 0 : index
-  %c1 = arith.constant 1 : index
-  %cq = arith.constant {Q} : index
-  %cc = arith.constant {C} : index
-  %ch0 = arith.constant 0 : index
-  %ch1 = arith.constant {Wd} : index
-  %ckb = arith.constant {KB} : index
-  %bn = arith.constant {R} : index
-  %bm = arith.constant {MA} : index
-{nibbles}  %pn = tile.program_id 0
-  %pm = tile.program_id 1
-  %row = arith.muli %pm, %bm : index
-  %Mlast = arith.subi %M, %c1 : index
-  %col = arith.muli %pn, %bn : index
-  %colEnd = arith.addi %col, %bn : index
-  %fast = arith.cmpi sle, %colEnd, %N : index
-  %kbt = arith.divui %K, %cq : index
-  %kbsteps = arith.divui %kbt, %ckb : index
-  %kbfull = arith.muli %kbsteps, %ckb : index
-{setup}  %zero = arith.constant dense<0.0> : {accT}
-  scf.if %fast {{
-{fast}  }} else {{
-{edge}  }}
-  return
-}}
-)",
-                     fmt::arg("name", s.name), fmt::arg("args", gemmSignature(s)), fmt::arg("W", W),
-                     fmt::arg("V", t.g.vec()), fmt::arg("Q", Q), fmt::arg("C", s.quantNibbles ? Q / 2 : Q),
-                     fmt::arg("Wd", t.Wd()), fmt::arg("KB", t.KB()), fmt::arg("R", s.blockN), fmt::arg("MA", s.blockM),
-                     fmt::arg("nibbles", t.blocks().constants()),
-                     fmt::arg("setup", t.setup()), fmt::arg("accT", t.accT()),
-                     fmt::arg("fast", t.path("f", true)), fmt::arg("edge", t.path("e", false)));
+  return t.kernel(t.g.vec(), t.blocks().constants(), t.setup(), t.accT(), t.path("f", true), t.path("e", false));
 }
 
 }  // namespace

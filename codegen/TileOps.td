@@ -155,13 +155,6 @@ def Tile_SegmentDotOp : Tile_Op<"segment_dot", [Pure, AllTypesMatch<["c", "resul
   let arguments = (ins Tile_Tile:$a, Tile_Tile:$b, Tile_Tile:$c, UnitAttr:$a_unsigned, UnitAttr:$b_unsigned);
   let results = (outs Tile_Tile:$result);
   let assemblyFormat = "$a `,` $b `,` $c attr-dict `:` type($a) `,` type($b) `->` type($result)";
-  let extraClassDeclaration = [{
-    // G: the elements of a row each result element sums.
-    int64_t segment() {
-      auto a = ::mlir::cast<::mlir::ShapedType>(getA().getType()), r = ::mlir::cast<::mlir::ShapedType>(getResult().getType());
-      return a.getDimSize(1) / r.getDimSize(1);
-    }
-  }];
   let hasVerifier = 1;
 }
 
