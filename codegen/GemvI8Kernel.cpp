@@ -75,12 +75,7 @@ struct I8GemvText : gemv::QuantRowsText {
     for (size_t i = 0; i < types.size(); ++i) local[types[i].first] = fmt::format("%p{}", i);
     // A column of f32 values (scales of f16 widened).
     auto column = [&](const std::string& name, const std::string& ptr, const std::string& dt) {
-      body += fmt::format("    %{n}l = tile.load {p}{a} : !tile.block_ptr<{T}>\n", fmt::arg("n", name),
-                          fmt::arg("p", local[ptr]), fmt::arg("a", ib), fmt::arg("T", colT(dt)));
-      if (dt == "f32") return "%" + name + "l";
-      body += fmt::format("    %{n} = tile.convert %{n}l : {T} -> {F}\n", fmt::arg("n", name), fmt::arg("T", colT(dt)),
-                          fmt::arg("F", accT()));
-      return "%" + name;
+      return blocks().column(body, name, local[ptr], dt, ib);
     };
     std::vector<std::vector<std::string>> x(s.blockM);
     std::vector<std::string> xs(s.blockM), xo(s.blockM);

@@ -13,20 +13,23 @@ std::string QuantBlockText::constants() const {
                  : "";
 }
 
+std::string QuantBlockText::column(std::string& body, const std::string& name, const std::string& ptr,
+                                   const std::string& dt, const std::string& attrs) const {
+  body += fmt::format("    %{n}l = tile.load {p}{a} : !tile.block_ptr<{T}>\n", fmt::arg("n", name), fmt::arg("p", ptr),
+                      fmt::arg("a", attrs), fmt::arg("T", colT(dt)));
+  if (dt == "f32") return "%" + name + "l";
+  body += fmt::format("    %{n}f = tile.convert %{n}l : {T} -> {F}\n", fmt::arg("n", name), fmt::arg("T", colT(dt)),
+                      fmt::arg("F", colT("f32")));
+  return "%" + name + "f";
+}
+
 std::vector<std::string> QuantBlockText::widen(std::string& body, const std::string& id, const std::string& ints,
                                                const std::string& scales, const std::string& offs,
                                                const std::string& colAttrs, const std::string& intAttrs) const {
   const std::string F = fmt::format("tensor<{}xf32>", xShape());
   // A column of scales or offsets, in f32, broadcast along its block rows.
   auto column = [&](const std::string& name, const std::string& ptr) {
-    body += fmt::format("    %{n}l = tile.load {p}{a} : !tile.block_ptr<{T}>\n", fmt::arg("n", name), fmt::arg("p", ptr),
-                        fmt::arg("a", colAttrs), fmt::arg("T", colT(scaleDt())));
-    std::string v = "%" + name + "l";
-    if (scaleDt() != "f32") {
-      body += fmt::format("    %{n}f = tile.convert {v} : {T} -> {F}\n", fmt::arg("n", name), fmt::arg("v", v),
-                          fmt::arg("T", colT(scaleDt())), fmt::arg("F", colT("f32")));
-      v = "%" + name + "f";
-    }
+    const std::string v = this->column(body, name, ptr, scaleDt(), colAttrs);
     body += fmt::format("    %{n} = tile.broadcast {v} : {C} -> {F}\n", fmt::arg("n", name), fmt::arg("v", v),
                         fmt::arg("C", colT("f32")), fmt::arg("F", F));
     return "%" + name;

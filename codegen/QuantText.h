@@ -28,6 +28,11 @@ struct QuantBlockText {
   std::string colT(const std::string& dt) const;   // a [KB, 1] column of `dt`
   // The constants widen() uses (nibble masks), defined once per function.
   std::string constants() const;
+  // Appends to `body` the load of a [KB, 1] column of `dt` (scales,
+  // offsets) through `ptr` with `attrs`, widened to f32 (%<name>l, or
+  // %<name>f when widened); returns its name.
+  std::string column(std::string& body, const std::string& name, const std::string& ptr, const std::string& dt,
+                     const std::string& attrs) const;
   // Appends to `body` the loads through the block pointers `ints`, `scales`
   // and `offs` (empty without offsets) and the widening, scaling and offset;
   // returns the f32 [KB, Wd] tiles, one per half (values [0, Wd) of each

@@ -258,7 +258,7 @@ FailureOr<Value> Lowering::lowerSegmentDot(SegmentDotOp d) {
   // Each lane's vectors hold whole segments: segment j of a lane's
   // elements is its result element j (both lane-linear, the result's
   // vector G times shorter).
-  if (src.kind != Frag::Lane || src.vec % G || res.kind != Frag::Lane || res.vec * G != src.vec ||
+  if (src.kind != Frag::Lane || res.kind != Frag::Lane || res.vec * G != src.vec ||
       res.numel * G != src.numel || !(frags.of(d.getB()) == src) || !(frags.of(d.getC()) == res))
     return d.emitError() << "the sm_90 lowering takes segment dots whose lanes hold whole segments (" << src.str()
                          << " -> " << res.str() << ", segments of " << G << ")";
