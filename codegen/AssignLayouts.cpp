@@ -293,12 +293,17 @@ struct AssignLayoutsPass : impl::AssignLayoutsBase<AssignLayoutsPass> {
     // loops and normalizes them after, tiles that meet the root's only in
     // memory; they get the row layout of their shape. Reduction kernels must
     // be connected to their root.
+    // A GEMM may also hold dot-free chains once its dots are laid out: the
+    // quantized form's weight blocks, widened and stored into the local
+    // buffers its dots read (GemmKernelSpec::int8Blocks, staged); they get
+    // the row layout of their shape, as an attention kernel's do.
     const bool attention = choice->workload == Workload::Attention || choice->workload == Workload::PagedDecode;
     bool chains = choice->workload == Workload::Elementwise || choice->workload == Workload::Gemm || attention;
+    bool dotFree = choice->workload == Workload::Elementwise || attention;
     while (chains) {
       Value next;
       f.walk([&](Operation* op) {
-        bool candidate = choice->workload == Workload::Elementwise || attention ? !isa<DotOp>(op) : isa<DotOp>(op);
+        bool candidate = dotFree ? !isa<DotOp>(op) : isa<DotOp>(op);
         // split_k chains start at a dot's A operand, like the root (also
         // when the result is laid out already: a K split's operands take
         // their layouts from their own producers, not from the result; a
@@ -311,8 +316,12 @@ struct AssignLayoutsPass : impl::AssignLayoutsBase<AssignLayoutsPass> {
         for (Value v : op->getResults())
           if (!next && candidate && isTileValue(v) && !prop.get(v) && !isCopyPointer(v)) next = v;
       });
+      if (!next && !dotFree && choice->workload == Workload::Gemm) {
+        dotFree = true;
+        continue;
+      }
       if (!next) break;
-      Tiling tiling = choice->workload == Workload::Gemm ? choice->tiling : rowTiling(tileTypeOf(next).getShape());
+      Tiling tiling = choice->workload == Workload::Gemm && !dotFree ? choice->tiling : rowTiling(tileTypeOf(next).getShape());
       auto l = rootLayout(tileTypeOf(next).getShape(), warps, tiling, why);
       if (failed(l)) {
         next.getDefiningOp()->emitError() << workloadName(choice->workload) << " chain root: " << why;

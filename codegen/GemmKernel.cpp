@@ -14,6 +14,7 @@
 #include "codegen/UArch.h"
 #include "ops/error.h"
 #include "codegen/GemmText.h"
+#include "codegen/QuantText.h"
 
 namespace strata::tile {
 
@@ -65,9 +66,10 @@ GemmText gemmText(const GemmKernelSpec& s) {
              fmt::format("tensor<{}x{}x{}>", M, N, s.dtype), fmt::format("{}x{}", M, N)};
   t.aP = "!tile.block_ptr<" + t.aT + ">";
   // i8 panels are read a quantization block of K pairs at a time
-  // (GemmText::int8DotLoop).
-  t.bS = s.int8Blocks() ? fmt::format("tensor<{}x{}xi8>", s.quantBlock / 2, (s.quantNibbles ? 1 : 2) * N)
-                        : fmt::format("tensor<{}x{}x{}>", K, N, s.bDtype());
+  // (GemmText::int8DotLoop); the grid form's blocks, widened into local
+  // memory, are read in the dot's type.
+  t.bS = s.int8Blocks() && s.packedB ? fmt::format("tensor<{}x{}xi8>", s.quantBlock / 2, (s.quantNibbles ? 1 : 2) * N)
+                                     : fmt::format("tensor<{}x{}x{}>", K, N, s.int8Blocks() ? s.dtype : s.bDtype());
   t.bP = "!tile.block_ptr<" + t.bS + ">";
   return t;
 }
@@ -76,6 +78,10 @@ GemmText gemmText(const GemmKernelSpec& s) {
 }  // namespace gemm
 
 namespace {
+
+// The K blocks of quantized weights a staged kernel's K loop holds in
+// registers ahead of their stores into local memory (stagedBody).
+constexpr int64_t kQuantSets = 2;
 
 // Grid form staged through workgroup-local memory (GemmKernelSpec::stages):
 // the body of the branch taken when K (and N for [K, N] weights) is a
@@ -131,6 +137,90 @@ std::string stagedBody(const GemmKernelSpec& s, const GemmText& t) {
                             : fmt::format("    %{p}ko = arith.muli {j}, %bk : index\n", fmt::arg("p", p),
                                           fmt::arg("j", j));
   };
+  // Block-quantized weights (int8Blocks): a K block's weight blocks (K / Q
+  // a weight row) are loaded by the lanes (quantLoad), widened with their
+  // scales (QuantBlockText) and stored into the block's stage of the local
+  // buffer in the dot's type (quantStore), where the next barriers make
+  // them visible to the dots as cp.async's copies are (the same pipeline;
+  // A stays on cp.async). In the K loop the loads run kQuantSets K blocks
+  // ahead of their stores, into registers the loop carries, so their
+  // latency passes under the steps between. `ib`: the weight rows inside N
+  // and K whole blocks.
+  const QuantBlockText qb{s.quantBlock, s.quantNibbles, s.quantOffsets, s.quantSuper != 0, N};
+  using Loaded = std::vector<QuantBlockText::Loaded>;  // weight w's block b at w K / Q + b
+  auto quantLoad = [&](const std::string& p, const std::string& j, bool ib, std::string& c) {
+    const int64_t Q = s.quantBlock;
+    const std::string intB = "!tile.block_ptr<" + qb.intT() + ">", colB = "!tile.block_ptr<" + qb.colT(qb.scaleDt()) + ">";
+    const std::string colAttrs = ib ? " {in_bounds}" : "",
+                      intAttrs = ib ? " {in_bounds, contiguous = 1 : i64, run = 2 : i64}" : "";
+    c += fmt::format("    %{p}ko = arith.muli {j}, %bk : index\n    %{p}kq = arith.divui %{p}ko, %cq : index\n",
+                     fmt::arg("p", p), fmt::arg("j", j));
+    Loaded out;
+    for (int w = 0; w < nb; ++w)
+      for (int64_t blk = 0; blk < K / Q; ++blk) {
+        const std::string id = fmt::format("{}{}_{}", p, w, blk), sfx = w ? "2" : "";
+        c += fmt::format(R"(    %{id}c = arith.constant {blk} : index
+    %{id}kb = arith.addi %{p}kq, %{id}c : index
+    %{id}kc = arith.muli %{id}kb, %cqb : index
+    %{id}pi = tile.make_block_ptr %b{w}, [%N, %kbytes], [%kbytes, %c1], [%col, %{id}kc] : !tile.ptr<i8> -> {intB}
+    %{id}ps = tile.make_block_ptr %bsc{w}, [%N, %kq], [%kq, %c1], [%col, %{id}kb] : !tile.ptr<{sdt}> -> {colB}
+)",
+                         fmt::arg("id", id), fmt::arg("blk", blk), fmt::arg("p", p), fmt::arg("w", sfx),
+                         fmt::arg("intB", intB), fmt::arg("sdt", qb.scaleDt()), fmt::arg("colB", colB));
+        if (s.quantOffsets)
+          c += fmt::format("    %{id}po = tile.make_block_ptr %boff{w}, [%N, %kq], [%kq, %c1], [%col, %{id}kb] : "
+                           "!tile.ptr<{sdt}> -> {colB}\n",
+                           fmt::arg("id", id), fmt::arg("w", sfx), fmt::arg("sdt", qb.scaleDt()), fmt::arg("colB", colB));
+        out.push_back(qb.load(c, id, "%" + id + "pi", "%" + id + "ps", s.quantOffsets ? "%" + id + "po" : "", colAttrs,
+                              intAttrs));
+      }
+    return out;
+  };
+  auto quantStore = [&](const std::string& p, const Loaded& blocks, const std::string& st) {
+    const int64_t Q = s.quantBlock;
+    const std::string valT = fmt::format("tensor<{}x{}x{}>", N, qb.Wd(), dt);
+    std::string c = fmt::format("    %{p}so = arith.muli {st}, %sbn : index\n", fmt::arg("p", p), fmt::arg("st", st));
+    for (int w = 0; w < nb; ++w)
+      for (int64_t blk = 0; blk < K / Q; ++blk) {
+        const std::string id = fmt::format("w{}{}_{}", p, w, blk);
+        const std::vector<std::string> halves = qb.widenLoaded(c, id, blocks[size_t(w * (K / Q) + blk)]);
+        for (size_t h = 0; h < halves.size(); ++h)
+          c += fmt::format(R"(    %{id}v{h} = tile.convert {x} : {F} -> {V}
+    %{id}o{h} = arith.constant {off} : index
+    %{id}d{h} = tile.make_block_ptr %sb{w}, [%lbc, %lp], [%lp, %c1], [%{p}so, %{id}o{h}] : !tile.ptr<{dt}> -> !tile.block_ptr<{V}>
+    tile.store %{id}d{h}, %{id}v{h} {{in_bounds, contiguous = 1 : i64, run = 2 : i64}} : !tile.block_ptr<{V}>
+)",
+                           fmt::arg("id", id), fmt::arg("h", h), fmt::arg("x", halves[h]),
+                           fmt::arg("F", fmt::format("tensor<{}x{}xf32>", N, qb.Wd())), fmt::arg("V", valT),
+                           fmt::arg("off", blk * Q + int64_t(h) * qb.Wd()), fmt::arg("w", w ? "2" : ""),
+                           fmt::arg("p", p), fmt::arg("dt", dt));
+      }
+    return c;
+  };
+  // The register sets the K loop carries (kQuantSets of them: K blocks j +
+  // 1, ..., j + kQuantSets, where step i stores block j = i + S - 1), each
+  // value flattened as (name, type); the set the step stores is set 0.
+  auto flatten = [&](const Loaded& l) {
+    std::vector<std::pair<std::string, std::string>> v;
+    for (const QuantBlockText::Loaded& b : l) {
+      v.push_back({b.ints, qb.intT()});
+      v.push_back({b.scales, qb.colT(qb.scaleDt())});
+      if (s.quantOffsets) v.push_back({b.offsets, qb.colT(qb.scaleDt())});
+    }
+    return v;
+  };
+  auto carried = [&](int64_t set) {
+    Loaded l;
+    int64_t k = 0;
+    for (int w = 0; w < nb; ++w)
+      for (int64_t blk = 0; blk < K / s.quantBlock; ++blk) {
+        QuantBlockText::Loaded b{fmt::format("%rg{}_{}", set, k), fmt::format("%rg{}_{}", set, k + 1), ""};
+        if (s.quantOffsets) b.offsets = fmt::format("%rg{}_{}", set, k + 2);
+        k += s.quantOffsets ? 3 : 2;
+        l.push_back(b);
+      }
+    return l;
+  };
   auto copy = [&](const std::string& p, const std::string& j, const std::string& st, bool ibA, bool ibB) {
     std::string bStrides = s.weightsNK ? "[%c1, %K]" : "[%N, %c1]";
     std::string c = kOffset(p, j) +
@@ -139,6 +229,11 @@ std::string stagedBody(const GemmKernelSpec& s, const GemmText& t) {
                                 fmt::arg("p", p), fmt::arg("j", j), fmt::arg("dt", dt), fmt::arg("aP", t.aP),
                                 fmt::arg("ib", ibA ? ", in_bounds" : ""),
                                 fmt::arg("la", aView(p + "la", st)));
+    if (s.int8Blocks()) {
+      // The prologue's blocks straight through; the loop's from set 0.
+      if (p == "p") return c + quantStore(p, quantLoad("qp", j, ibB, c), st);
+      return c + quantStore(p, carried(0), st);
+    }
     for (int w = 0; w < nb; ++w) {
       std::string q = p + (w ? "2" : "");
       c += fmt::format("    %{q}gb = tile.make_block_ptr %b{w}, [%K, %N], {bs}, [%{p}ko, %col] : !tile.ptr<{dt}> -> {bP}\n"
@@ -176,9 +271,15 @@ std::string stagedBody(const GemmKernelSpec& s, const GemmText& t) {
   // refills after its `tail` (the wait that leaves one group in flight,
   // so the stage step i - 1 read is free once every warp has passed it).
   using Copies = std::function<std::string(const std::string&, const std::string&, const std::string&)>;
+  // `carry`: values the K loop carries besides the accumulators (the
+  // quantized form's register sets), set up by `pre` before it.
+  struct Carry {
+    std::string pre, args, types, yields;
+    int64_t count = 0;
+  };
   auto pipelineText = [&](const Copies& copies, const std::string& open, const std::string& close,
                           const std::string& after, const std::string& tail = "", const std::string& drain = "",
-                          bool refillLast = false) {
+                          bool refillLast = false, const Carry& carry = {}) {
     std::string refill = fmt::format(R"(    tile.barrier
     %j = arith.addi %i, %ns1 : index
     %jin = arith.cmpi slt, %j, %nk : index
@@ -193,23 +294,55 @@ std::string stagedBody(const GemmKernelSpec& s, const GemmText& t) {
     scf.if %pin {{
 {pcopy}    }}
 {close}    }}
-    %sr:{nb} = scf.for %i = %c0 to %nk step %c1 iter_args({accs}) -> ({types}) {{
+{pre}    %sr:{nr} = scf.for %i = %c0 to %nk step %c1 iter_args({accs}) -> ({types}) {{
 {open}{body}      scf.yield {yields} : {types}
     }}
 {drain})",
                        fmt::arg("pcopy", copies("p", "%s", "%s")), fmt::arg("open", open), fmt::arg("close", close),
-                       fmt::arg("body", refillLast ? loads + tail + refill : refill + loads + tail), fmt::arg("nb", nb),
-                       fmt::arg("accs", accs), fmt::arg("types", types), fmt::arg("yields", yields),
+                       fmt::arg("body", refillLast ? loads + tail + refill : refill + loads + tail),
+                       fmt::arg("nr", nb + carry.count), fmt::arg("pre", carry.pre), fmt::arg("accs", accs + carry.args),
+                       fmt::arg("types", types + carry.types), fmt::arg("yields", yields + carry.yields),
                        fmt::arg("drain", drain));
   };
   // cp.async: commit groups; at step i the wait leaves S - 2 groups in
   // flight (block i has landed). `ibA` / `ibB`: A's / B's copies without
   // bounds arithmetic (when K is whole K blocks: A's for a program whose
   // rows lie inside M, B's for one whose columns lie inside N).
+  // The quantized form's register sets: set d starts as K block S - 1 + d
+  // (the last one where fewer), and step i loads block j + kQuantSets
+  // (likewise) after storing set 0 (block j = i + S - 1).
+  auto quantCarry = [&](bool ib) {
+    Carry c;
+    for (int64_t d = 0; d < kQuantSets; ++d) {
+      const std::string p = fmt::format("ig{}x", d);
+      c.pre += fmt::format("    %{p}j0 = arith.constant {b} : index\n    %{p}j = arith.minui %{p}j0, %nk1 : index\n",
+                           fmt::arg("p", p), fmt::arg("b", ahead + d));
+      auto init = flatten(quantLoad(p, "%" + p + "j", ib, c.pre));
+      auto iter = flatten(carried(d));
+      for (size_t k = 0; k < init.size(); ++k) {
+        c.args += fmt::format(", {} = {}", iter[k].first, init[k].first);
+        c.types += ", " + init[k].second;
+      }
+      c.count += int64_t(init.size());
+      if (d) for (const auto& [name, type] : iter) c.yields += ", " + name;
+    }
+    return c;
+  };
+  auto quantAfter = [&](bool ib, Carry& c) {
+    std::string t = fmt::format("    %ngj0 = arith.addi %j, %cqs : index\n    %ngj = arith.minui %ngj0, %nk1 : index\n");
+    for (const auto& [name, type] : flatten(quantLoad("ng", "%ngj", ib, t))) c.yields += ", " + name;
+    return t;
+  };
   auto pipeline = [&](bool ibA, bool ibB) {
+    Carry carry;
+    std::string after = "    %st = arith.remui %i, %ns : index\n";
+    if (s.int8Blocks()) {
+      carry = quantCarry(ibB);
+      after += quantAfter(ibB, carry);
+    }
     return pipelineText([&](const std::string& p, const std::string& j, const std::string& st) { return copy(p, j, st, ibA, ibB); },
                         fmt::format("    tile.async_wait {{pending = {} : i64}}\n", S - 2),
-                        "    tile.async_commit\n", "    %st = arith.remui %i, %ns : index\n");
+                        "    tile.async_commit\n", after, "", "", false, carry);
   };
   // TMA: stage st's copies are one arrival each on mbarrier st, whose
   // phase n holds K block n S + st, so step i waits for parity (i / S) mod
@@ -239,7 +372,20 @@ std::string stagedBody(const GemmKernelSpec& s, const GemmText& t) {
                         inFlight ? "    tile.group_dot_wait {pending = 0 : i64}\n" : "", inFlight);
   };
   std::string acc2 = s.swiglu ? "%sr#1" : "";
-  std::string consts = fmt::format(R"(    %sbm = arith.constant {BM} : index
+  // The block-quantized weights' constants (dequantCopy): Q, a block's
+  // bytes, K's blocks and a weight row's bytes.
+  const std::string quantConsts =
+      !s.int8Blocks() ? ""
+                      : fmt::format(R"(    %cq = arith.constant {Q} : index
+    %cqb = arith.constant {QB} : index
+    %kq = arith.divui %K, %cq : index
+    %kbytes = arith.muli %kq, %cqb : index
+    %cqs = arith.constant {D} : index
+)",
+                                    fmt::arg("Q", s.quantBlock), fmt::arg("QB", s.quantNibbles ? s.quantBlock / 2 : s.quantBlock),
+                                    fmt::arg("D", kQuantSets)) +
+                            QuantBlockText{s.quantBlock, s.quantNibbles, s.quantOffsets, s.quantSuper != 0, N}.constants();
+  std::string consts = quantConsts + fmt::format(R"(    %sbm = arith.constant {BM} : index
     %sbn = arith.constant {BN} : index
     %sbk = arith.constant {BK} : index
     %lar = arith.constant {LAR} : index
@@ -257,7 +403,8 @@ std::string stagedBody(const GemmKernelSpec& s, const GemmText& t) {
                                    fmt::arg("nk", s.splitKPrograms ? "    %nk = arith.addi %nkS, %c0 : index\n"
                                                                    : "    %bk1 = arith.subi %bk, %c1 : index\n"
                                                                      "    %kb0 = arith.addi %K, %bk1 : index\n"
-                                                                     "    %nk = arith.divui %kb0, %bk : index\n"));
+                                                                     "    %nk = arith.divui %kb0, %bk : index\n"
+                                                                     "    %nk1 = arith.subi %nk, %c1 : index\n"));
   std::string fast = t.finish("sf", "%sr#0", acc2, " {in_bounds}", storesCByTma(s)),
               edge = t.finish("se", "%sr#0", acc2, "");
   if (s.tma) {
@@ -309,8 +456,20 @@ std::string emitGemmKernel(const GemmKernelSpec& s) {
   StorageText{s.dtype}.check("gemm");
   if (s.packedB) return gemm::emitPackedGemm(s);
   if (s.gemv) return emitGemvKernel(s);
-  if (!s.weightDtype.empty() && s.weightDtype != s.dtype)
-    fail("gemm kernel: weights of another type ({} under {}) are the panel-packed (CPU) and GEMV forms' only",
+  // Block-quantized weights in the grid form: staged only (dequantCopy
+  // widens them into the local buffers), [N, K], mma.sync dots on
+  // cp.async'd A. K is whole blocks (the launcher checks), so always a
+  // multiple of 8: the staged path is the only one.
+  const bool quant = s.int8Blocks();
+  if (quant && (!s.weightsNK || s.stages < 2 || s.groupDot || s.tma || s.splitKPrograms || s.quantSubScales ||
+                !(s.quantBlock == 16 || s.quantBlock == 32) || (s.quantSuper && s.quantSuper != s.quantBlock) ||
+                s.blockK % s.quantBlock || !StorageText{s.dtype}.sixteenBit()))
+    fail("gemm '{}': block-quantized weights in the grid form take [N, K] weights in blocks of 16 or 32 (f16 scales "
+         "a block or f32), K steps of whole blocks, 16-bit storage, staging in 2 buffers or more, no warpgroup dots, "
+         "TMA or K split",
+         s.name);
+  if (!quant && !s.weightDtype.empty() && s.weightDtype != s.dtype)
+    fail("gemm kernel: weights of another type ({} under {}) are the panel-packed (CPU), GEMV and quantized forms' only",
          s.weightDtype, s.dtype);
   if (s.gelu) fail("gemm '{}': the GELU epilogue is the packed (CPU) and GEMV forms' only", s.name);
   // B's view is [K, N] either way; for [N, K] storage it is transposed
@@ -322,7 +481,7 @@ std::string emitGemmKernel(const GemmKernelSpec& s) {
 
   std::vector<std::string> zeros = {"%zero", "%zero"}, ptrs = {"%ap", "%bp", "%bp2"};
   const char* kStart = s.splitKPrograms ? "%klo" : "%c0";
-  std::string b2 = s.swiglu ? fmt::format("  %bp2 = tile.make_block_ptr %b2, [%K, %N], {}, [{}, %col] : !tile.ptr<{}> -> {}\n",
+  std::string b2 = s.swiglu && !quant ? fmt::format("  %bp2 = tile.make_block_ptr %b2, [%K, %N], {}, [{}, %col] : !tile.ptr<{}> -> {}\n",
                                           bStrides, kStart, s.dtype, t.bP)
                             : "";
   // Interior programs (the whole C block inside C) run the full K blocks
@@ -337,13 +496,14 @@ std::string emitGemmKernel(const GemmKernelSpec& s) {
   // blocks end).
   const bool split = s.splitKPrograms;
   const char *kFrom = split ? "%klo" : "%c0", *kTo = split ? "%khi" : "%K", *kWhole = split ? "%kfullS" : "%kfull";
-  std::string fast = t.kLoop("%f", kFrom, kWhole, zeros, ptrs, ib, ib) +
+  // (The quantized form has no unstaged path.)
+  std::string fast = quant ? "" : t.kLoop("%f", kFrom, kWhole, zeros, ptrs, ib, ib) +
                      t.kLoop("%ft", kWhole, kTo, {"%f#0", "%f#3"}, {"%f#1", "%f#2", "%f#4"}, "", "") +
                      t.finish("f", "%ft#0", "%ft#3", " {in_bounds}");
-  std::string rowEdge = t.kLoop("%r", kFrom, kWhole, zeros, ptrs, "", ib) +
+  std::string rowEdge = quant ? "" : t.kLoop("%r", kFrom, kWhole, zeros, ptrs, "", ib) +
                         t.kLoop("%rt", kWhole, kTo, {"%r#0", "%r#3"}, {"%r#1", "%r#2", "%r#4"}, "", "") +
                         t.finish("r", "%rt#0", "%rt#3", "");
-  std::string edge = t.kLoop("%e", kFrom, kTo, zeros, ptrs, "", "") + t.finish("e", "%e#0", "%e#3", "");
+  std::string edge = quant ? "" : t.kLoop("%e", kFrom, kTo, zeros, ptrs, "", "") + t.finish("e", "%e#0", "%e#3", "");
   // 16-bit storage: the fast path's 4-element loads along K need K % 4 = 0.
   std::string kEven = t.st.sixteenBit() ? R"(  %c4 = arith.constant 4 : index
   %kRem = arith.remui %K, %c4 : index
@@ -398,7 +558,7 @@ std::string emitGemmKernel(const GemmKernelSpec& s) {
     aligned += s.weightsNK ? "  %staged = arith.cmpi eq, %k8r, %c0 : index\n"
                            : "  %n8r = arith.remui %N, %c8 : index\n  %kn8 = arith.ori %k8r, %n8r : index\n"
                              "  %staged = arith.cmpi eq, %kn8, %c0 : index\n";
-    body = aligned + "  scf.if %staged {\n" + stagedBody(s, t) + "  } else {\n" + body + "  }\n";
+    body = quant ? stagedBody(s, t) : aligned + "  scf.if %staged {\n" + stagedBody(s, t) + "  } else {\n" + body + "  }\n";
   }
 
   // The program's rows [row, row + BM). With TMA, a last row block that
@@ -439,8 +599,7 @@ std::string emitGemmKernel(const GemmKernelSpec& s) {
 {kEven}  %kblocks = arith.divui %K, %bk : index
   %kfull = arith.muli %kblocks, %bk : index
 {kRange}  %ap = tile.make_block_ptr %a, [%M, %K], [%K, %c1], [%row, {kStart}] : !tile.ptr<{dt}> -> {aP}
-  %bp = tile.make_block_ptr %b, [%K, %N], {bStrides}, [{kStart}, %col] : !tile.ptr<{dt}> -> {bP}
-{b2}  %cp = tile.make_block_ptr %c, [%M, %N], [%N, %c1], [%row, %col] : !tile.ptr<{dt}> -> !tile.block_ptr<{cS}>
+{bp}{b2}  %cp = tile.make_block_ptr %c, [%M, %N], [%N, %c1], [%row, %col] : !tile.ptr<{dt}> -> !tile.block_ptr<{cS}>
   %zero = arith.constant dense<0.0> : {cT}
 {body}  return
 }}
@@ -451,7 +610,11 @@ std::string emitGemmKernel(const GemmKernelSpec& s) {
                                                : std::string()),
                      fmt::arg("BM", M),
                      fmt::arg("BN", N), fmt::arg("BK", K), fmt::arg("aP", t.aP), fmt::arg("bP", t.bP),
-                     fmt::arg("bStrides", bStrides), fmt::arg("b2", b2), fmt::arg("cT", t.cT), fmt::arg("cS", t.cS),
+                     fmt::arg("bp", quant ? std::string()
+                                          : fmt::format("  %bp = tile.make_block_ptr %b, [%K, %N], {}, [{}, %col] : "
+                                                        "!tile.ptr<{}> -> {}\n",
+                                                        bStrides, kStart, s.dtype, t.bP)),
+                     fmt::arg("b2", b2), fmt::arg("cT", t.cT), fmt::arg("cS", t.cS),
                      fmt::arg("dt", s.dtype), fmt::arg("kEven", kEven), fmt::arg("body", body),
                      fmt::arg("kStart", kStart), fmt::arg("kRange", split ? kSplitRange : std::string()),
                      fmt::arg("rows", rows));

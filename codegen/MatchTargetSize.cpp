@@ -72,8 +72,10 @@ class Splitter {
  public:
   // `group`: the warpgroup dot as one warp's share (16 rows x up to max N
   // x k; empty where the target has none).
-  Splitter(func::FuncOp f, Shape maxLoad, Shape maxDot, Shape group)
-      : f(f), ctx(f.getContext()), maxLoad(std::move(maxLoad)), dot(std::move(maxDot)), group(std::move(group)) {}
+  // `dotFragments`: UArch::dotFragmentTiles.
+  Splitter(func::FuncOp f, Shape maxLoad, Shape maxDot, Shape group, bool dotFragments)
+      : f(f), ctx(f.getContext()), maxLoad(std::move(maxLoad)), dot(std::move(maxDot)), group(std::move(group)),
+        dotFragments(dotFragments) {}
 
   LogicalResult run() {
     classify();
@@ -212,6 +214,19 @@ class Splitter {
       if (succeeded(status)) status = setPiece(d.getResult(), {dot[0], dot[1]}, d);
     });
     if (failed(status) || failed(deriveAll())) return failure();
+    // Classes a dot reads (its A and B operands) load in blocks; with
+    // dotFragments the other loaded or stored classes of a kernel with dots
+    // take the accumulator's pieces.
+    DenseSet<Value> dotOperands;
+    f.walk([&](DotOp d) {
+      dotOperands.insert(leader(d.getA()));
+      dotOperands.insert(leader(d.getB()));
+    });
+    auto piecesOf = [&](Value v) -> Shape {
+      if (dotFragments && !dotOperands.empty() && !dotOperands.contains(leader(v)) && tileTypeOf(v).getRank() == 2)
+        return {dot[0], dot[1]};
+      return loadPiece(v);
+    };
     f.walk([&](Operation* op) {
       if (succeeded(status) && isa<LoadOp, StoreOp, MakeBlockPtrOp>(op)) {
         Value v = op->getNumResults() ? op->getResult(0) : op->getOperand(1);
@@ -223,7 +238,7 @@ class Splitter {
         }
         // Derive right away so a reduced or broadcast value that is stored
         // keeps its producer's pieces.
-        if (!pieceOfClass(v)) status = succeeded(setPiece(v, loadPiece(v), op)) ? deriveAll() : failure();
+        if (!pieceOfClass(v)) status = succeeded(setPiece(v, piecesOf(v), op)) ? deriveAll() : failure();
       }
     });
     if (failed(status) || failed(deriveAll())) return failure();
@@ -619,6 +634,7 @@ class Splitter {
   func::FuncOp f;
   MLIRContext* ctx;
   Shape maxLoad, dot, group;
+  bool dotFragments = false;
   llvm::EquivalenceClasses<Value> classes;
   DenseMap<Value, Shape> classPiece;
   // Stable references: rewriting holds a value's pieces while adding others.
@@ -670,7 +686,8 @@ struct MatchTargetSizePass : impl::MatchTargetSizeBase<MatchTargetSizePass> {
       });
     } else if (failed(Splitter(f, load, dot,
                                u->groupDotM ? Shape{u->groupDotM / u->warpsPerGroup(), u->groupDotMaxN, u->groupDotK}
-                                            : Shape{})
+                                            : Shape{},
+                               u->dotFragmentTiles)
                           .run())) {
       return signalPassFailure();
     }

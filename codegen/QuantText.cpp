@@ -23,28 +23,46 @@ std::string QuantBlockText::column(std::string& body, const std::string& name, c
   return "%" + name + "f";
 }
 
-std::vector<std::string> QuantBlockText::widen(std::string& body, const std::string& id, const std::string& ints,
-                                               const std::string& scales, const std::string& offs,
-                                               const std::string& colAttrs, const std::string& intAttrs) const {
+QuantBlockText::Loaded QuantBlockText::load(std::string& body, const std::string& id, const std::string& ints,
+                                            const std::string& scales, const std::string& offs,
+                                            const std::string& colAttrs, const std::string& intAttrs) const {
+  auto col = [&](const std::string& name, const std::string& ptr) {
+    body += fmt::format("    %{n}l = tile.load {p}{a} : !tile.block_ptr<{T}>\n", fmt::arg("n", name), fmt::arg("p", ptr),
+                        fmt::arg("a", colAttrs), fmt::arg("T", colT(scaleDt())));
+    return "%" + name + "l";
+  };
+  Loaded l;
+  l.scales = col("sc" + id, scales);
+  if (offsets) l.offsets = col("of" + id, offs);
+  body += fmt::format("    %q{id} = tile.load {p}{a} : !tile.block_ptr<{B}>\n", fmt::arg("id", id), fmt::arg("p", ints),
+                      fmt::arg("a", intAttrs), fmt::arg("B", intT()));
+  l.ints = "%q" + id;
+  return l;
+}
+
+std::vector<std::string> QuantBlockText::widenLoaded(std::string& body, const std::string& id, const Loaded& l) const {
   const std::string F = fmt::format("tensor<{}xf32>", xShape());
   // A column of scales or offsets, in f32, broadcast along its block rows.
-  auto column = [&](const std::string& name, const std::string& ptr) {
-    const std::string v = this->column(body, name, ptr, scaleDt(), colAttrs);
+  auto column = [&](const std::string& name, const std::string& raw) {
+    std::string v = raw;
+    if (scaleDt() != "f32") {
+      body += fmt::format("    %{n}f = tile.convert {r} : {T} -> {F}\n", fmt::arg("n", name), fmt::arg("r", raw),
+                          fmt::arg("T", colT(scaleDt())), fmt::arg("F", colT("f32")));
+      v = "%" + name + "f";
+    }
     body += fmt::format("    %{n} = tile.broadcast {v} : {C} -> {F}\n", fmt::arg("n", name), fmt::arg("v", v),
                         fmt::arg("C", colT("f32")), fmt::arg("F", F));
     return "%" + name;
   };
-  const std::string scale = column("sc" + id, scales);
-  const std::string off = offsets ? column("of" + id, offs) : "";
-  body += fmt::format("    %q{id} = tile.load {p}{a} : !tile.block_ptr<{B}>\n", fmt::arg("id", id), fmt::arg("p", ints),
-                      fmt::arg("a", intAttrs), fmt::arg("B", intT()));
+  const std::string scale = column("sc" + id, l.scales);
+  const std::string off = offsets ? column("of" + id, l.offsets) : "";
   std::vector<std::string> halvesOf;
   if (nibbles) {
-    body += fmt::format("    %lo{id} = arith.andi %q{id}, %c15b : {B}\n    %hi{id} = arith.shrui %q{id}, %c4b : {B}\n",
-                        fmt::arg("id", id), fmt::arg("B", intT()));
+    body += fmt::format("    %lo{id} = arith.andi {q}, %c15b : {B}\n    %hi{id} = arith.shrui {q}, %c4b : {B}\n",
+                        fmt::arg("id", id), fmt::arg("q", l.ints), fmt::arg("B", intT()));
     halvesOf = {"%lo" + id, "%hi" + id};
   } else {
-    halvesOf = {"%q" + id};
+    halvesOf = {l.ints};
   }
   std::vector<std::string> out;
   for (size_t h = 0; h < halvesOf.size(); ++h) {
@@ -61,6 +79,12 @@ std::vector<std::string> QuantBlockText::widen(std::string& body, const std::str
     out.push_back(wv);
   }
   return out;
+}
+
+std::vector<std::string> QuantBlockText::widen(std::string& body, const std::string& id, const std::string& ints,
+                                               const std::string& scales, const std::string& offs,
+                                               const std::string& colAttrs, const std::string& intAttrs) const {
+  return widenLoaded(body, id, load(body, id, ints, scales, offs, colAttrs, intAttrs));
 }
 
 }  // namespace strata::tile

@@ -33,11 +33,21 @@ struct QuantBlockText {
   // %<name>f when widened); returns its name.
   std::string column(std::string& body, const std::string& name, const std::string& ptr, const std::string& dt,
                      const std::string& attrs) const;
+  // A block tile as loaded: its integers (intT) and its scale and offset
+  // columns (colT(scaleDt()); offsets empty without them), SSA names.
+  struct Loaded {
+    std::string ints, scales, offsets;
+  };
   // Appends to `body` the loads through the block pointers `ints`, `scales`
-  // and `offs` (empty without offsets) and the widening, scaling and offset;
+  // and `offs` (empty without offsets); `id` makes the names unique;
+  // `colAttrs` and `intAttrs` go on the column and integer loads.
+  Loaded load(std::string& body, const std::string& id, const std::string& ints, const std::string& scales,
+              const std::string& offs, const std::string& colAttrs, const std::string& intAttrs) const;
+  // Appends to `body` the widening, scaling and offset of loaded blocks `l`;
   // returns the f32 [KB, Wd] tiles, one per half (values [0, Wd) of each
-  // block, then [Wd, Q)). `id` makes the names unique; `colAttrs` and
-  // `intAttrs` go on the column and integer loads.
+  // block, then [Wd, Q)). `id` makes the names unique (as load's).
+  std::vector<std::string> widenLoaded(std::string& body, const std::string& id, const Loaded& l) const;
+  // load, then widenLoaded.
   std::vector<std::string> widen(std::string& body, const std::string& id, const std::string& ints,
                                  const std::string& scales, const std::string& offs, const std::string& colAttrs,
                                  const std::string& intAttrs) const;

@@ -37,6 +37,11 @@ struct UArch {
   // memory per block (227 KiB, dynamic shared memory above 48 KiB), Xe SLM;
   // 0 where there is none (CPU).
   int64_t localMemoryBytes;
+  // The lowering holds every tile of a kernel with dots as dot fragments
+  // (sm_90: mma.m16n8k16's A, B and C): match-target-size splits tiles no
+  // dot reads (stored-only ones: a quantized GEMM's widened weight blocks)
+  // into the dot's m x n accumulator pieces rather than load blocks.
+  bool dotFragmentTiles = false;
 };
 
 // The table row for a target name; throws strata::Error naming the known

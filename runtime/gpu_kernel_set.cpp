@@ -235,8 +235,9 @@ std::unique_ptr<GpuKernelSet> GpuKernelSet::load(const Device& device, const std
       g.splitKPrograms = k.value("split_k_programs", false);
       g.gemv = k.value("gemv", false);
       g.quant = quantForm(k, fmt::format("{}: gemm {}", manifestPath, g.name));
-      if (g.quantized() && (!g.gemv || !g.weightsNK))
-        fail("{}: gemm {}: quantized weights are a GEMV's [N, K]", manifestPath, g.name);
+      if (g.quantized() && (!(g.gemv || g.stages) || !g.weightsNK || g.tma || g.splitKPrograms))
+        fail("{}: gemm {}: quantized weights are [N, K] under a GEMV or a staged mma kernel (no TMA, no K split)",
+             manifestPath, g.name);
       g.int8Activations = k.value("int8_activations", false);
       if (g.int8Activations) {
         if (!g.quantized()) fail("{}: gemm {}: i8 activations go with quantized weights", manifestPath, g.name);

@@ -206,9 +206,13 @@ int compileKernels(const std::string& target, const std::string& out, const std:
     // "gemv" / "decode" / "medium" / "prefill" / "tall" / "large": the
     // GEMMs' GEMV kernels / the row classes (each with its variants, by the
     // rows they end at) alone, any of them ("gemm" takes every GEMM).
+    // "quant": the GEMMs over block-quantized weights (their GEMVs and mma
+    // forms) alone.
     const bool gemvs = named("gemv"), decodes = named("decode"), mediums = named("medium"), prefills = named("prefill"),
-               talls = named("tall"), larges = named("large");
-    if ((gemvs || decodes || mediums || prefills || talls || larges) && !named("gemm"))
+               talls = named("tall"), larges = named("large"), quants = named("quant");
+    if (quants && !named("gemm"))
+      std::erase_if(set.gemms, [&](const tile::GemmKernelSpec& s) { return !s.int8Blocks(); });
+    else if ((gemvs || decodes || mediums || prefills || talls || larges) && !named("gemm"))
       std::erase_if(set.gemms, [&](const tile::GemmKernelSpec& s) {
         const bool decodeClass = !s.gemv && s.maxRows == tile::kCudaDecodeRows;
         const bool mediumClass = s.maxRows > tile::kCudaDecodeRows && s.maxRows <= tile::kCudaMediumRows;
@@ -289,7 +293,7 @@ int main(int argc, char** argv) {
   std::vector<std::string> ckOnly;
   auto* compileKernelsCmd = app.add_subcommand(
       "compile-kernels", "Compile the GPU kernel set (GEMMs: bf16/f16, decode, medium and prefill blockings, bias, "
-                         "residual, SwiGLU epilogues, and GEMVs over llama.cpp's block-quantized weights; RMSNorm: f32/bf16/f16; RoPE: bf16/f16; FlashAttention-2: "
+                         "residual, SwiGLU epilogues, and GEMVs and GEMMs over llama.cpp's block-quantized weights; RMSNorm: f32/bf16/f16; RoPE: bf16/f16; FlashAttention-2: "
                          "bf16/f16, causal and not, head dim 64 and 128) for a GPU into a directory (kernels.ptx, kernels.json, kernels.mlir) that the "
                          "runtime-only strata-gpu and strata_cuda_tests load");
   compileKernelsCmd->add_option("--target", ckTarget, "GPU target: cuda:sm_90 (Hopper)")->capture_default_str();
@@ -336,9 +340,10 @@ int main(int argc, char** argv) {
                    "Compile only these kinds of kernels, comma-separated (a partial set, for tuning sweeps; decode / "
                    "medium / prefill / tall / large: the GEMMs' decode class (up to 16 rows) / medium class (17-128 "
                    "rows) / prefill class ([N, K] weights, 129-256 rows) / tall class (up to 1024 rows) / large "
-                   "class (more rows) alone, each with its variants; gemv: the GEMMs' GEMV kernels alone)")
+                   "class (more rows) alone, each with its variants; gemv: the GEMMs' GEMV kernels alone; quant: the GEMMs over "
+                   "block-quantized weights alone)")
       ->delimiter(',')
-      ->check(CLI::IsMember({"gemm", "decode", "medium", "prefill", "tall", "large", "gemv", "rms_norm", "rope", "attention", "paged_decode",
+      ->check(CLI::IsMember({"gemm", "decode", "medium", "prefill", "tall", "large", "gemv", "quant", "rms_norm", "rope", "attention", "paged_decode",
                              "paged_prefill", "gather_rows", "kv_write", "argmax", "top_k", "repetition_penalty"}));
 
   std::string inspectModel;

@@ -268,7 +268,7 @@ std::vector<const char*> formatsTaking(const strata::abi::Int8BlockForm& form) {
 // GEMMs.
 TEST_F(CudaGemmKernels, QuantizedGemvEqualsTheDequantizedReference) {
   const std::vector<Shape3> shapes = {{1, 77, 256}, {1, 130, 4352}, {3, 33, 2048}, {5, 64, 768}, {9, 40, 1280},
-                                      {2, 50, 96}};
+                                      {2, 50, 96},  {16, 96, 1056}, {37, 70, 640}, {130, 136, 2080}};
   unsigned seed = 7;
   int64_t kernels = 0;
   for (const runtime::GpuGemmKernel& k : set->gemms()) {
@@ -1132,20 +1132,22 @@ TEST(ChooseGemm, TakesTheBoundedVariantWhoseBoundsHold) {
   EXPECT_EQ(runtime::chooseGemm(set, "bf16", true, 96, {.residual = true}, 4096, 4096), nullptr);
 }
 
-// Block-quantized weights take the quantized GEMVs of their GPU form, at
-// every row count (one row a program for one row, else four), and 16-bit
-// weights never do (no GPU needed).
-TEST(ChooseGemm, QuantizedWeightsTakeTheirFormsGemv) {
+// Block-quantized weights take the quantized kernels of their GPU form by
+// rows (the GEMV for one row, the mma kernel up to 16, the wide one above),
+// and 16-bit weights never do (no GPU needed).
+TEST(ChooseGemm, QuantizedWeightsTakeTheirFormsKernels) {
   auto kernel = [](const char* name, int64_t maxRows, const char* form) {
     runtime::GpuGemmKernel k;
-    k.name = name, k.dtype = "bf16", k.weightsNK = true, k.gemv = true, k.maxRows = maxRows;
+    k.name = name, k.dtype = "bf16", k.weightsNK = true, k.gemv = maxRows == 1, k.maxRows = maxRows;
+    k.stages = k.gemv ? 0 : 4;
     for (const strata::abi::Int8BlockForm& f : strata::abi::gpuInt8Forms())
       if (strata::abi::int8FormName(f) == form) k.quant = f;
     return k;
   };
   const std::vector<runtime::GpuGemmKernel> set = {
-      kernel("gemv", 1, ""), kernel("q8", 1, "i8b32h"), kernel("q8_rows4", 0, "i8b32h"),
-      kernel("q4k", 1, "n4b32fo"), kernel("q4k_rows4", 0, "n4b32fo"), kernel("large", 0, "")};
+      kernel("gemv", 1, ""),          kernel("q8", 1, "i8b32h"),       kernel("q8_mma", 16, "i8b32h"),
+      kernel("q8_wide", 0, "i8b32h"), kernel("q4k", 1, "n4b32fo"),     kernel("q4k_mma", 16, "n4b32fo"),
+      kernel("q4k_wide", 0, "n4b32fo"), kernel("large", 0, "")};
   auto pick = [&](int64_t M, const char* quant) {
     runtime::GemmEpilogue e;
     if (*quant) e.quant = strata::abi::gpuInt8Form(*strata::abi::int8BlockForm(quant));
@@ -1156,9 +1158,12 @@ TEST(ChooseGemm, QuantizedWeightsTakeTheirFormsGemv) {
   EXPECT_EQ(pick(2, ""), "large");
   EXPECT_EQ(pick(1, "Q8_0"), "q8");
   EXPECT_EQ(pick(1, "Q5_0"), "q8");  // the same GPU form
-  EXPECT_EQ(pick(2048, "Q8_0"), "q8_rows4");
+  EXPECT_EQ(pick(2, "Q8_0"), "q8_mma");
+  EXPECT_EQ(pick(16, "Q8_0"), "q8_mma");
+  EXPECT_EQ(pick(17, "Q8_0"), "q8_wide");
+  EXPECT_EQ(pick(2048, "Q8_0"), "q8_wide");
   EXPECT_EQ(pick(1, "Q4_K"), "q4k");
-  EXPECT_EQ(pick(8, "Q4_K"), "q4k_rows4");
+  EXPECT_EQ(pick(8, "Q4_K"), "q4k_mma");
   EXPECT_EQ(pick(1, "Q6_K"), "none");  // no kernel of its form in this set
 }
 

@@ -209,32 +209,32 @@ std::vector<GemmKernelSpec> cudaGemmKernels(const CudaGemmVariant& v, const Gemm
 }
 
 std::vector<GemmKernelSpec> cudaQuantGemvKernels(const CudaGemmVariant& v, const abi::Int8BlockForm& form) {
-  if (!v.weightsNK) fail("quantized GEMVs read [N, K] weights ({})", v.suffix());
+  if (!v.weightsNK) fail("quantized GEMMs read [N, K] weights ({})", v.suffix());
   std::vector<GemmKernelSpec> set;
-  for (int64_t rowsA : {1, 4}) {
+  auto spec = [&](const std::string& kind, int64_t maxRows, const char* blocking) {
     GemmKernelSpec q = cudaGemmSpec(v.dtype, true, 1);
     q.weightDtype = "i8";
     q.quantBlock = form.block, q.quantNibbles = form.nibbles, q.quantOffsets = form.offsets;
     q.quantSuper = form.superBlock;
+    applyBlocking(q, parseGemmBlocking(blocking, "quantized GEMM"));
     q.bias = v.bias, q.residual = v.residual, q.swiglu = v.swiglu;
-    q.name = fmt::format("gemm_{}_gemv_{}{}", v.suffix(), abi::int8FormName(form), rowsA == 1 ? "" : "_rows4");
-    q.maxRows = rowsA == 1 ? 1 : 0;
-    if (rowsA == 1) {
-      // The integer form (A quantized to i8, dp4a): 2 warps of 32 block
-      // rows a step, so K = 64 blocks (2048 values of Q8_0 / Q4_K, 1024 of
-      // Q6_K) runs without a checked tail; 4 weight rows a program.
-      q.int8Activations = true;
-      applyBlocking(q, parseGemmBlocking(fmt::format("1x4x{}x2v", 64 * form.block), "quantized GEMV"));
-    } else {
-      // More rows: the widening form, four rows of A a program (its
-      // integer form with eight rows and two weight rows a program loaded
-      // A's rows more than the weights and lost: H200, 2026-11-30, Q8_0
-      // Llama-3-8B shape, batch 8 at 33.7 against 25.0 ms a step).
-      const int64_t width = form.nibbles ? form.block / 2 : form.block;  // a block row's values a half
-      applyBlocking(q, parseGemmBlocking(fmt::format("4x2x{}x4v", 256 / width * 4 * form.block), "quantized GEMV"));
-    }
-    set.push_back(q);
-  }
+    q.name = fmt::format("gemm_{}_{}_{}", v.suffix(), kind, abi::int8FormName(form));
+    q.maxRows = maxRows;
+    return q;
+  };
+  // One row: the GEMV's integer form (A quantized to i8, dp4a): 2 warps of
+  // 32 block rows a step, so K = 64 blocks (2048 values of Q8_0 / Q4_K,
+  // 1024 of Q6_K) runs without a checked tail; 4 weight rows a program.
+  GemmKernelSpec one = spec("gemv", 1, fmt::format("1x4x{}x2v", 64 * form.block).c_str());
+  one.int8Activations = true;
+  set.push_back(one);
+  // More rows: mma.sync dots on weight blocks widened into shared memory
+  // (GemmKernel.cpp's dequantCopy), each weight read once per row block.
+  // Decode batches up to 16 rows on 16 x 32 blocks over 2 warps (the
+  // widened tiles take 16 weight rows a warp); more on 64 x 64 blocks over
+  // 4 warps.
+  set.push_back(spec("mma", kCudaDecodeRows, "16x32x64x2@4"));
+  set.push_back(spec("mma_wide", 0, "64x64x64x4@3"));
   return set;
 }
 

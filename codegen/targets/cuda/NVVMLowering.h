@@ -216,7 +216,8 @@ class Lowering {
   // of a full 2-D view of 16-bit elements (of 8-, 16- or 32-bit ones for a
   // lane-linear tile, whose vectors are 16 bytes at most for 16- and 32-bit
   // elements: 8 or 4; a quantized GEMV's i8 weights take 8 in 8 bytes;
-  // of 32-bit ones for an accumulator, whose column pairs are 8 bytes):
+  // of 8- and 32-bit ones for an accumulator, whose column pairs are 2 or 8
+  // bytes: the quantized GEMM's weight integers, an f32 C):
   // elements of the fragment that form an aligned run along d then load as
   // one wider access (see runsOf).
   // (A store's promise, the same attributes, likewise.)
@@ -225,7 +226,7 @@ class Lowering {
     auto d = l.getContiguous();
     const int64_t bits = et.getIntOrFloatBitWidth();
     if (!d || !l.getInBounds() || fr.collapseRows || fr.collapseCols || fr.droppedAxis >= 0 ||
-        !(bits == 16 || (bits == 8 && fr.kind == Frag::Lane) ||
+        !(bits == 16 || (bits == 8 && (fr.kind == Frag::Lane || fr.kind == Frag::C)) ||
           (bits == 32 && ((fr.kind == Frag::Lane && fr.vec <= 4) || fr.kind == Frag::C))))
       return std::nullopt;
     Location loc = l.getLoc();

@@ -7,7 +7,7 @@ namespace strata::tile {
 std::vector<UArch> cudaUArchs() {
   return {
       {"sm_90", "NVIDIA Hopper: mma.sync m16n8k16, ldmatrix.x4, wgmma m64nNk16", 16, 32, 16, 8, 16, 32, 16, 64,
-       256, 16, 0, 128, 227 << 10},
+       256, 16, 0, 128, 227 << 10, true},
   };
 }
 
