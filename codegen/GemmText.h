@@ -4,6 +4,7 @@
 // GemmPackedKernel.cpp (the CPU's panel-packed form). Not a public header.
 #pragma once
 #include <string>
+#include <vector>
 
 #include <fmt/format.h>
 

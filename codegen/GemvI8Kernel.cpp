@@ -7,10 +7,11 @@
 // lane holds one block row of a step ([KB, Wd] tiles, a lane vector of Wd
 // bytes: Q values, or Q / 2 bytes a nibble half), so a block's dot
 // products, its scaling and its accumulation stay in that lane; the
-// [KB, 1] sums become [1, KB] rows for the GEMV epilogue. Against the
-// widening form (GemvKernel.cpp) it spends four bytes of weights per
-// instruction instead of one, at the cost of A's rounding to 8 bits
-// (ggml's quantized dot products round A the same way, in blocks of 32).
+// [KB, 1] sums become [1, KB] rows for the GEMV epilogue. Against
+// widening the weights to f32 (the form it replaced) it spends four bytes
+// of weights per instruction instead of one, at the cost of A's rounding
+// to 8 bits (ggml's quantized dot products round A the same way, in
+// blocks of 32).
 #include <fmt/format.h>
 
 #include <map>

@@ -145,8 +145,8 @@ struct GemvText {
   }
 };
 
-// What the quantized GEMVs (GemmKernelSpec::int8Blocks: the widening form,
-// GemvKernel.cpp, and the integer form, GemvI8Kernel.cpp) share: weight
+// The quantized GEMV's layout (GemmKernelSpec::int8Blocks, the integer
+// form, GemvI8Kernel.cpp): weight
 // row n is K / Q blocks of Q values (quantBlock), its integers i8 [N, K]
 // (nibbles: [N, K / 2] bytes) and a scale (and offset) a block, read as
 // [KB, Wd] tiles of block rows (KB = blockK / Q, Wd = Q, or Q / 2 a nibble

@@ -17,9 +17,14 @@ std::string QuantBlockText::column(std::string& body, const std::string& name, c
                                    const std::string& dt, const std::string& attrs) const {
   body += fmt::format("    %{n}l = tile.load {p}{a} : !tile.block_ptr<{T}>\n", fmt::arg("n", name), fmt::arg("p", ptr),
                       fmt::arg("a", attrs), fmt::arg("T", colT(dt)));
-  if (dt == "f32") return "%" + name + "l";
-  body += fmt::format("    %{n}f = tile.convert %{n}l : {T} -> {F}\n", fmt::arg("n", name), fmt::arg("T", colT(dt)),
-                      fmt::arg("F", colT("f32")));
+  return widenColumn(body, name, "%" + name + "l", dt);
+}
+
+std::string QuantBlockText::widenColumn(std::string& body, const std::string& name, const std::string& raw,
+                                        const std::string& dt) const {
+  if (dt == "f32") return raw;
+  body += fmt::format("    %{n}f = tile.convert {r} : {T} -> {F}\n", fmt::arg("n", name), fmt::arg("r", raw),
+                      fmt::arg("T", colT(dt)), fmt::arg("F", colT("f32")));
   return "%" + name + "f";
 }
 
@@ -44,12 +49,7 @@ std::vector<std::string> QuantBlockText::widenLoaded(std::string& body, const st
   const std::string F = fmt::format("tensor<{}xf32>", xShape());
   // A column of scales or offsets, in f32, broadcast along its block rows.
   auto column = [&](const std::string& name, const std::string& raw) {
-    std::string v = raw;
-    if (scaleDt() != "f32") {
-      body += fmt::format("    %{n}f = tile.convert {r} : {T} -> {F}\n", fmt::arg("n", name), fmt::arg("r", raw),
-                          fmt::arg("T", colT(scaleDt())), fmt::arg("F", colT("f32")));
-      v = "%" + name + "f";
-    }
+    const std::string v = widenColumn(body, name, raw, scaleDt());
     body += fmt::format("    %{n} = tile.broadcast {v} : {C} -> {F}\n", fmt::arg("n", name), fmt::arg("v", v),
                         fmt::arg("C", colT("f32")), fmt::arg("F", F));
     return "%" + name;

@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <functional>
+
 #include <array>
 #include <cstring>
 #include <filesystem>
@@ -515,40 +517,6 @@ std::optional<tile::CudaModule> compiledForSm90(const std::string& k) {
   }
 }
 
-// The quantized GEMV (int8 blocks): each block format's GPU form lowers
-// for sm_90 without dots; the integers load as 8-byte vectors, the scales
-// broadcast along their blocks, and the sums reach the same epilogue.
-TEST(GemvKernel, QuantizedFormsLowerToSm90) {
-  struct Form {
-    int64_t block;
-    bool nibbles, offsets, halfScales;
-    const char* blocking;
-  };
-  for (Form f : {Form{32, false, false, true, "1x1x1024x4v"}, Form{32, true, true, true, "1x1x2048x4v"},
-                 Form{32, true, true, false, "1x2x2048x4v"}, Form{16, false, false, false, "1x1x1024x4v"},
-                 Form{32, false, true, false, "2x1x1024x4v"}}) {
-    tile::GemmKernelSpec s = tile::cudaGemmSpec("bf16", true, 1);
-    tile::applyBlocking(s, tile::parseGemmBlocking(f.blocking, "--gemv-block"));
-    s.name = "qgemv_test";
-    s.weightDtype = "i8";
-    s.quantBlock = f.block, s.quantNibbles = f.nibbles, s.quantOffsets = f.offsets;
-    s.quantSuper = f.halfScales ? f.block : 0;
-    s.swiglu = f.block == 16;
-    s.residual = true;
-    SCOPED_TRACE(fmt::format("block {} nibbles {} offsets {} f16 scales {} {}", f.block, f.nibbles, f.offsets,
-                             f.halfScales, f.blocking));
-    const std::string k = tile::emitGemmKernel(s);
-    EXPECT_NE(k.find(f.halfScales ? "%bsc: !tile.ptr<f16>" : "%bsc: !tile.ptr<f32>"), std::string::npos);
-    EXPECT_EQ(k.find("%boff:") != std::string::npos, f.offsets);
-    EXPECT_EQ(k.find("arith.shrui") != std::string::npos, f.nibbles);
-    EXPECT_NE(k.find("tile.reshape"), std::string::npos);
-    const std::optional<tile::CudaModule> m = compiledForSm90(k);
-    if (!m) continue;
-    EXPECT_EQ(m->ptx.find("mma"), std::string::npos);
-    EXPECT_NE(m->ptx.find("ld.v2.b32"), std::string::npos) << "the integers as 8-byte vectors";
-  }
-}
-
 // The integer form of the quantized GEMV (A quantized to i8, GemvI8Kernel)
 // for every GPU form, with its quantize_rows kernel: dp4a products (of
 // unsigned bytes for nibbles), the lane's block row as 16-byte loads, no
@@ -573,6 +541,37 @@ TEST(GemvKernel, IntegerFormLowersToSm90) {
   tile::GemmKernelSpec bad = tile::cudaQuantGemvKernels({"bf16", true}, strata::abi::gpuInt8Forms().front()).front();
   bad.blockK /= 2;
   EXPECT_THROW(tile::emitGemmKernel(bad), Error);
+}
+
+// The quantized GEMMs for more than one row (every GPU form, plain and
+// SwiGLU): weight blocks loaded by the lanes and widened into shared memory
+// (st.shared), A copied by cp.async, both read by ldmatrix into mma.sync;
+// no GEMV path, no local memory (spills). Specs the form cannot take (no
+// staging, K steps not whole blocks, warpgroup dots) are refused.
+TEST(QuantizedGemm, MmaFormLowersToSm90) {
+  for (const strata::abi::Int8BlockForm& f : strata::abi::gpuInt8Forms())
+    for (bool swiglu : {false, true})
+      for (const tile::GemmKernelSpec& s : tile::cudaQuantGemvKernels({"bf16", true, false, false, swiglu}, f)) {
+        if (s.gemv) continue;
+        SCOPED_TRACE(s.name);
+        EXPECT_TRUE(s.maxRows == 0 || s.maxRows >= 16) << "the mma form serves the rows past the GEMV's";
+        const std::string k = tile::emitGemmKernel(s);
+        EXPECT_EQ(k.find("tile.segment_dot"), std::string::npos);
+        EXPECT_NE(k.find("tile.async_copy"), std::string::npos);
+        const std::optional<tile::CudaModule> m = compiledForSm90(k);
+        if (!m) continue;
+        for (const char* want : {"mma.sync.aligned.m16n8k16", "ldmatrix", "st.shared", "cp.async"})
+          EXPECT_NE(m->ptx.find(want), std::string::npos) << want;
+        EXPECT_EQ(m->ptx.find("ld.local"), std::string::npos) << "no spills";
+      }
+  const tile::GemmKernelSpec good = tile::cudaQuantGemvKernels({"bf16", true}, strata::abi::gpuInt8Forms().front()).back();
+  for (auto breakIt : std::vector<std::function<void(tile::GemmKernelSpec&)>>{
+           [](tile::GemmKernelSpec& s) { s.stages = 0; }, [](tile::GemmKernelSpec& s) { s.blockK = 24; },
+           [](tile::GemmKernelSpec& s) { s.groupDot = true; }}) {
+    tile::GemmKernelSpec bad = good;
+    breakIt(bad);
+    EXPECT_THROW(tile::emitGemmKernel(bad), Error);
+  }
 }
 
 // The quantized tables' gathers (one per GPU form, into bf16 and f16) lower

@@ -216,7 +216,7 @@ TEST_F(CudaGemmKernels, EqualTheReferenceOnRaggedShapes) {
   // has fewer blocks than splits, splits with no K at all; every count
   // must leave the arrival counters zero (checkGemm).
   for (const runtime::GpuGemmKernel& k : set->gemms()) {
-    if (k.quantized()) continue;  // QuantizedGemvEqualsTheDequantizedReference
+    if (k.quantized()) continue;  // QuantizedGemmEqualsTheDequantizedReference
     const double tol = (k.dtype == "bf16" ? 1.0 / 128 : 1.0 / 1024);
     for (Shape3 s : k.gemv ? gemv : k.blockM <= 16 ? decode : prefill) {
       std::vector<int64_t> splitCounts = {1};
@@ -255,18 +255,19 @@ std::vector<const char*> formatsTaking(const strata::abi::Int8BlockForm& form) {
   return taken;
 }
 
-// The quantized GEMVs (llama.cpp's block formats in their GPU forms,
+// The quantized GEMMs (llama.cpp's block formats in their GPU forms,
 // abi::packGpuInt8Rows) against the reference GEMM on the dequantized
-// weights (ops/quant.h, ggml's values exactly) and, for the integer form,
-// A rounded to 8 bits as ops::quantizeActivations rounds it (its
+// weights (ops/quant.h, ggml's values exactly; for the mma form rounded to
+// the dot's 16-bit type, as it stages them) and, for the GEMV's integer
+// form, A rounded to 8 bits as ops::quantizeActivations rounds it (its
 // quantize_rows kernel runs first, as the executor runs it): every format
 // a kernel's form takes (its own, or any, for the form of mixed nodes),
 // with the kernel's epilogue. K below one step, whole steps with and
 // without a tail, N not a multiple of the weight rows a program, rows of A
-// across programs. The kernels differ from the reference in the order of
-// their f32 sums only: the bound is the output rounding, as for the 16-bit
-// GEMMs.
-TEST_F(CudaGemmKernels, QuantizedGemvEqualsTheDequantizedReference) {
+// across programs and row blocks (up to 130). The kernels differ from the
+// reference in the order of their f32 sums only: the bound is the output
+// rounding, as for the 16-bit GEMMs.
+TEST_F(CudaGemmKernels, QuantizedGemmEqualsTheDequantizedReference) {
   const std::vector<Shape3> shapes = {{1, 77, 256}, {1, 130, 4352}, {3, 33, 2048}, {5, 64, 768}, {9, 40, 1280},
                                       {2, 50, 96},  {16, 96, 1056}, {37, 70, 640}, {130, 136, 2080}};
   unsigned seed = 7;
@@ -287,7 +288,11 @@ TEST_F(CudaGemmKernels, QuantizedGemvEqualsTheDequantizedReference) {
         std::vector<strata::abi::Int8BlockPanels> packed;
         for (int64_t w = 0; w < weights; ++w) {
           std::vector<uint8_t> blocks = strata::testing::randomBlocks(f, s.N * s.K / f.blockElems, rng);
-          deq.push_back(ops::dequantize(f, blocks.data(), {s.N, s.K}));
+          // The mma form widens the weights into the dot's type (shared
+          // memory, for the tensor cores): its exact result is that of the
+          // dequantized weights rounded to it.
+          const ops::Tensor d = ops::dequantize(f, blocks.data(), {s.N, s.K});
+          deq.push_back(k.gemv ? d : d.cast(dt).toF32());
           packed.push_back(strata::abi::packGpuInt8Rows(blocks.data(), s.K, s.N, f, k.quant));
         }
         Operand a = randomOperand({s.M, s.K}, dt, rng), bias = randomOperand({s.N}, dt, rng),

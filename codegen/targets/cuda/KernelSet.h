@@ -199,12 +199,12 @@ std::vector<GemmKernelSpec> cudaGemmKernels(const CudaGemmVariant& v, const Gemm
                                             const GemmBlocking& medium = {}, const GemmBlocking& prefill = {},
                                             const GemmBlocking& gemv = {});
 
-// An [N, K] variant's GEMVs over block-quantized weights in GPU form `form`
-// (abi::gpuInt8Form): "_gemv_<form>" for one row (max_rows 1), the
-// integer form (A quantized to i8 a block, codegen/GemvI8Kernel.cpp), and
-// "_gemv_<form>_rows4", four rows of A a program in the widening form
-// (GemvKernel.cpp), for any more (max_rows 0: a prompt reads the weights
-// M / 4 times until a tensor-core form exists).
+// An [N, K] variant's GEMMs over block-quantized weights in GPU form
+// `form` (abi::gpuInt8Form): "_gemv_<form>" for one row (max_rows 1), the
+// GEMV's integer form (A quantized to i8 a block, codegen/GemvI8Kernel.cpp);
+// "_mma_<form>" (up to kCudaDecodeRows) and "_mma_wide_<form>" (any more),
+// mma.sync kernels whose weight blocks are widened into shared memory
+// (GemmKernel.cpp), each weight read once per block of rows.
 std::vector<GemmKernelSpec> cudaQuantGemvKernels(const CudaGemmVariant& v, const abi::Int8BlockForm& form);
 // The quantize_rows kernel an i8-activation GEMV (GemmKernelSpec::
 // int8Activations) runs first on its A, named after it (<gemv>_quantize):
