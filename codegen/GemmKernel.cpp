@@ -144,17 +144,17 @@ std::string stagedBody(const GemmKernelSpec& s, const GemmText& t) {
   // them visible to the dots as cp.async's copies are (the same pipeline;
   // A stays on cp.async). In the K loop the loads run kQuantSets K blocks
   // ahead of their stores, into registers the loop carries, so their
-  // latency passes under the steps between. `ib`: the weight rows inside N
-  // and K whole blocks.
+  // latency passes under the steps between. quantLoad loads the K block
+  // from K element `ko` (an SSA name); `ib`: the weight rows inside N and K
+  // whole blocks.
   const QuantBlockText qb{s.quantBlock, s.quantNibbles, s.quantOffsets, s.quantSuper != 0, N};
   using Loaded = std::vector<QuantBlockText::Loaded>;  // weight w's block b at w K / Q + b
-  auto quantLoad = [&](const std::string& p, const std::string& j, bool ib, std::string& c) {
+  auto quantLoad = [&](const std::string& p, const std::string& ko, bool ib, std::string& c) {
     const int64_t Q = s.quantBlock;
     const std::string intB = "!tile.block_ptr<" + qb.intT() + ">", colB = "!tile.block_ptr<" + qb.colT(qb.scaleDt()) + ">";
     const std::string colAttrs = ib ? " {in_bounds}" : "",
                       intAttrs = ib ? " {in_bounds, contiguous = 1 : i64, run = 2 : i64}" : "";
-    c += fmt::format("    %{p}ko = arith.muli {j}, %bk : index\n    %{p}kq = arith.divui %{p}ko, %cq : index\n",
-                     fmt::arg("p", p), fmt::arg("j", j));
+    c += fmt::format("    %{p}kq = arith.divui {ko}, %cq : index\n", fmt::arg("p", p), fmt::arg("ko", ko));
     Loaded out;
     for (int w = 0; w < nb; ++w)
       for (int64_t blk = 0; blk < K / Q; ++blk) {
@@ -198,27 +198,22 @@ std::string stagedBody(const GemmKernelSpec& s, const GemmText& t) {
     return c;
   };
   // The register sets the K loop carries (kQuantSets of them: K blocks j +
-  // 1, ..., j + kQuantSets, where step i stores block j = i + S - 1), each
-  // value flattened as (name, type); the set the step stores is set 0.
-  auto flatten = [&](const Loaded& l) {
-    std::vector<std::pair<std::string, std::string>> v;
-    for (const QuantBlockText::Loaded& b : l) {
-      v.push_back({b.ints, qb.intT()});
-      v.push_back({b.scales, qb.colT(qb.scaleDt())});
-      if (s.quantOffsets) v.push_back({b.offsets, qb.colT(qb.scaleDt())});
+  // 1, ..., j + kQuantSets, where step i stores block j = i + S - 1); the
+  // set the step stores is set 0. `fields`: a set's values (and types) in
+  // the order the loop carries them; set d's are %rg<d>_<k>.
+  auto fields = [&](Loaded& l) {
+    std::vector<std::pair<std::string*, std::string>> f;
+    for (QuantBlockText::Loaded& b : l) {
+      f.push_back({&b.ints, qb.intT()});
+      f.push_back({&b.scales, qb.colT(qb.scaleDt())});
+      if (s.quantOffsets) f.push_back({&b.offsets, qb.colT(qb.scaleDt())});
     }
-    return v;
+    return f;
   };
   auto carried = [&](int64_t set) {
-    Loaded l;
+    Loaded l(size_t(nb * (K / s.quantBlock)));
     int64_t k = 0;
-    for (int w = 0; w < nb; ++w)
-      for (int64_t blk = 0; blk < K / s.quantBlock; ++blk) {
-        QuantBlockText::Loaded b{fmt::format("%rg{}_{}", set, k), fmt::format("%rg{}_{}", set, k + 1), ""};
-        if (s.quantOffsets) b.offsets = fmt::format("%rg{}_{}", set, k + 2);
-        k += s.quantOffsets ? 3 : 2;
-        l.push_back(b);
-      }
+    for (auto& [v, type] : fields(l)) *v = fmt::format("%rg{}_{}", set, k++);
     return l;
   };
   auto copy = [&](const std::string& p, const std::string& j, const std::string& st, bool ibA, bool ibB) {
@@ -231,7 +226,7 @@ std::string stagedBody(const GemmKernelSpec& s, const GemmText& t) {
                                 fmt::arg("la", aView(p + "la", st)));
     if (s.int8Blocks()) {
       // The prologue's blocks straight through; the loop's from set 0.
-      if (p == "p") return c + quantStore(p, quantLoad("qp", j, ibB, c), st);
+      if (p == "p") return c + quantStore(p, quantLoad("qp", "%" + p + "ko", ibB, c), st);
       return c + quantStore(p, carried(0), st);
     }
     for (int w = 0; w < nb; ++w) {
@@ -315,22 +310,25 @@ std::string stagedBody(const GemmKernelSpec& s, const GemmText& t) {
     Carry c;
     for (int64_t d = 0; d < kQuantSets; ++d) {
       const std::string p = fmt::format("ig{}x", d);
-      c.pre += fmt::format("    %{p}j0 = arith.constant {b} : index\n    %{p}j = arith.minui %{p}j0, %nk1 : index\n",
+      c.pre += fmt::format("    %{p}j0 = arith.constant {b} : index\n    %{p}j = arith.minui %{p}j0, %nk1 : index\n"
+                           "    %{p}ko = arith.muli %{p}j, %bk : index\n",
                            fmt::arg("p", p), fmt::arg("b", ahead + d));
-      auto init = flatten(quantLoad(p, "%" + p + "j", ib, c.pre));
-      auto iter = flatten(carried(d));
+      Loaded in = quantLoad(p, "%" + p + "ko", ib, c.pre), it = carried(d);
+      const auto init = fields(in), iter = fields(it);
       for (size_t k = 0; k < init.size(); ++k) {
-        c.args += fmt::format(", {} = {}", iter[k].first, init[k].first);
+        c.args += fmt::format(", {} = {}", *iter[k].first, *init[k].first);
         c.types += ", " + init[k].second;
       }
       c.count += int64_t(init.size());
-      if (d) for (const auto& [name, type] : iter) c.yields += ", " + name;
+      if (d) for (const auto& [name, type] : iter) c.yields += ", " + *name;
     }
     return c;
   };
   auto quantAfter = [&](bool ib, Carry& c) {
-    std::string t = fmt::format("    %ngj0 = arith.addi %j, %cqs : index\n    %ngj = arith.minui %ngj0, %nk1 : index\n");
-    for (const auto& [name, type] : flatten(quantLoad("ng", "%ngj", ib, t))) c.yields += ", " + name;
+    std::string t = "    %ngj0 = arith.addi %j, %cqs : index\n    %ngj = arith.minui %ngj0, %nk1 : index\n"
+                    "    %ngko = arith.muli %ngj, %bk : index\n";
+    Loaded next = quantLoad("ng", "%ngko", ib, t);
+    for (const auto& [name, type] : fields(next)) c.yields += ", " + *name;
     return t;
   };
   auto pipeline = [&](bool ibA, bool ibB) {

@@ -47,36 +47,18 @@ std::string emitGemvKernel(const GemmKernelSpec& s) {
                           fmt::arg("w", w), fmt::arg("r", r), fmt::arg("b", w ? "%b2" : "%b"),
                           fmt::arg("P", t.st.ptr()), fmt::arg("BP", t.ptrT()));
   }
-  return fmt::format(R"(func.func @{name}({args}) attributes {{tile.num_warps = {W} : i64, tile.lane_vector = {V} : i64}} {{
-  %c0 = arith.constant 0 : index
-  %c1 = arith.constant 1 : index
-  %bn = arith.constant {R} : index
-  %bk = arith.constant {BK} : index
-  %bm = arith.constant {MA} : index
-  %pn = tile.program_id 0
-  %pm = tile.program_id 1
-  %row = arith.muli %pm, %bm : index
-  %Mlast = arith.subi %M, %c1 : index
-  %col = arith.muli %pn, %bn : index
-  %colEnd = arith.addi %col, %bn : index
-  %colsIn = arith.cmpi sle, %colEnd, %N : index
+  return gemv::kernelText(s, t.vec(), fmt::format("  %bk = arith.constant {} : index\n", s.blockK),
+                          fmt::format(R"(  %colsIn = arith.cmpi sle, %colEnd, %N : index
   %cv = arith.constant {V} : index
   %kv = arith.remui %K, %cv : index
   %kVec = arith.cmpi eq, %kv, %c0 : index
   %fast = arith.andi %colsIn, %kVec : i1
   %kblocks = arith.divui %K, %bk : index
   %kfull = arith.muli %kblocks, %bk : index
-{rows}  %zero = arith.constant dense<0.0> : {accT}
-  scf.if %fast {{
-{fast}  }} else {{
-{edge}  }}
-  return
-}}
 )",
-                     fmt::arg("name", s.name), fmt::arg("args", gemmSignature(s)), fmt::arg("W", s.numWarps),
-                     fmt::arg("V", t.vec()), fmt::arg("MA", s.blockM), fmt::arg("R", s.blockN), fmt::arg("BK", s.blockK), fmt::arg("P", t.st.ptr()),
-                     fmt::arg("BP", t.ptrT()), fmt::arg("rows", rows), fmt::arg("accT", t.accT()),
-                     fmt::arg("fast", t.path("f", true)), fmt::arg("edge", t.path("e", false)));
+                                      fmt::arg("V", t.vec())) +
+                              rows,
+                          t.accT(), t.path("f", true), t.path("e", false));
 }
 
 }  // namespace strata::tile

@@ -145,6 +145,39 @@ struct GemvText {
   }
 };
 
+// A GEMV kernel around its paths (every GEMV form): the function with its
+// warps and lane vector, %c0, %c1, %bn (weight rows a program), %bm (rows
+// of A a program), `constants`; the program's weight rows from %col to
+// %colEnd and rows of A from %row (%Mlast: M's last row); `setup`, which
+// defines %fast; zero sums of `accT`; then `fast` where %fast holds, else
+// `edge`.
+inline std::string kernelText(const GemmKernelSpec& s, int64_t laneVector, const std::string& constants,
+                              const std::string& setup, const std::string& accT, const std::string& fast,
+                              const std::string& edge) {
+  return fmt::format(R"(func.func @{name}({args}) attributes {{tile.num_warps = {W} : i64, tile.lane_vector = {V} : i64}} {{
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %bn = arith.constant {R} : index
+  %bm = arith.constant {MA} : index
+{constants}  %pn = tile.program_id 0
+  %pm = tile.program_id 1
+  %row = arith.muli %pm, %bm : index
+  %Mlast = arith.subi %M, %c1 : index
+  %col = arith.muli %pn, %bn : index
+  %colEnd = arith.addi %col, %bn : index
+{setup}  %zero = arith.constant dense<0.0> : {accT}
+  scf.if %fast {{
+{fast}  }} else {{
+{edge}  }}
+  return
+}}
+)",
+                     fmt::arg("name", s.name), fmt::arg("args", gemmSignature(s)), fmt::arg("W", s.numWarps),
+                     fmt::arg("V", laneVector), fmt::arg("R", s.blockN), fmt::arg("MA", s.blockM),
+                     fmt::arg("constants", constants), fmt::arg("setup", setup), fmt::arg("accT", accT),
+                     fmt::arg("fast", fast), fmt::arg("edge", edge));
+}
+
 // The quantized GEMV's layout (GemmKernelSpec::int8Blocks, the integer
 // form, GemvI8Kernel.cpp): weight
 // row n is K / Q blocks of Q values (quantBlock), its integers i8 [N, K]
@@ -270,43 +303,28 @@ struct QuantRowsText {
     return text;
   }
 
-  // The kernel: its constants (`constants` after the shared ones), the
-  // program's rows and K steps, `setup`, zero sums of `accT`, and the
-  // paths for programs whose weight rows are all inside N and the others.
+  // The kernel: its constants (`constants`, after the block's), the
+  // program's K steps of whole block rows, `setup`, and the paths for
+  // programs whose weight rows are all inside N and the others
+  // (kernelText).
   std::string kernel(int64_t laneVector, const std::string& constants, const std::string& setup,
                      const std::string& accT, const std::string& fast, const std::string& edge) const {
-    return fmt::format(R"(func.func @{name}({args}) attributes {{tile.num_warps = {W} : i64, tile.lane_vector = {V} : i64}} {{
-  %c0 = arith.constant 0 : index
-  %c1 = arith.constant 1 : index
-  %cq = arith.constant {Q} : index
+    return kernelText(s, laneVector,
+                      fmt::format(R"(  %cq = arith.constant {Q} : index
   %cc = arith.constant {C} : index
   %ch0 = arith.constant 0 : index
   %ch1 = arith.constant {Wd} : index
   %ckb = arith.constant {KB} : index
-  %bn = arith.constant {R} : index
-  %bm = arith.constant {MA} : index
-{constants}  %pn = tile.program_id 0
-  %pm = tile.program_id 1
-  %row = arith.muli %pm, %bm : index
-  %Mlast = arith.subi %M, %c1 : index
-  %col = arith.muli %pn, %bn : index
-  %colEnd = arith.addi %col, %bn : index
-  %fast = arith.cmpi sle, %colEnd, %N : index
+)",
+                                  fmt::arg("Q", Q), fmt::arg("C", s.quantNibbles ? Q / 2 : Q), fmt::arg("Wd", Wd()),
+                                  fmt::arg("KB", KB())) +
+                          constants,
+                      R"(  %fast = arith.cmpi sle, %colEnd, %N : index
   %kbt = arith.divui %K, %cq : index
   %kbsteps = arith.divui %kbt, %ckb : index
   %kbfull = arith.muli %kbsteps, %ckb : index
-{setup}  %zero = arith.constant dense<0.0> : {accT}
-  scf.if %fast {{
-{fast}  }} else {{
-{edge}  }}
-  return
-}}
-)",
-                       fmt::arg("name", s.name), fmt::arg("args", gemmSignature(s)), fmt::arg("W", s.numWarps),
-                       fmt::arg("V", laneVector), fmt::arg("Q", Q), fmt::arg("C", s.quantNibbles ? Q / 2 : Q),
-                       fmt::arg("Wd", Wd()), fmt::arg("KB", KB()), fmt::arg("R", s.blockN), fmt::arg("MA", s.blockM),
-                       fmt::arg("constants", constants), fmt::arg("setup", setup), fmt::arg("accT", accT),
-                       fmt::arg("fast", fast), fmt::arg("edge", edge));
+)" + setup,
+                      accT, fast, edge);
   }
 };
 

@@ -13,11 +13,16 @@ std::string QuantBlockText::constants() const {
                  : "";
 }
 
-std::string QuantBlockText::column(std::string& body, const std::string& name, const std::string& ptr,
-                                   const std::string& dt, const std::string& attrs) const {
+std::string QuantBlockText::loadColumn(std::string& body, const std::string& name, const std::string& ptr,
+                                       const std::string& dt, const std::string& attrs) const {
   body += fmt::format("    %{n}l = tile.load {p}{a} : !tile.block_ptr<{T}>\n", fmt::arg("n", name), fmt::arg("p", ptr),
                       fmt::arg("a", attrs), fmt::arg("T", colT(dt)));
-  return widenColumn(body, name, "%" + name + "l", dt);
+  return "%" + name + "l";
+}
+
+std::string QuantBlockText::column(std::string& body, const std::string& name, const std::string& ptr,
+                                   const std::string& dt, const std::string& attrs) const {
+  return widenColumn(body, name, loadColumn(body, name, ptr, dt, attrs), dt);
 }
 
 std::string QuantBlockText::widenColumn(std::string& body, const std::string& name, const std::string& raw,
@@ -31,14 +36,9 @@ std::string QuantBlockText::widenColumn(std::string& body, const std::string& na
 QuantBlockText::Loaded QuantBlockText::load(std::string& body, const std::string& id, const std::string& ints,
                                             const std::string& scales, const std::string& offs,
                                             const std::string& colAttrs, const std::string& intAttrs) const {
-  auto col = [&](const std::string& name, const std::string& ptr) {
-    body += fmt::format("    %{n}l = tile.load {p}{a} : !tile.block_ptr<{T}>\n", fmt::arg("n", name), fmt::arg("p", ptr),
-                        fmt::arg("a", colAttrs), fmt::arg("T", colT(scaleDt())));
-    return "%" + name + "l";
-  };
   Loaded l;
-  l.scales = col("sc" + id, scales);
-  if (offsets) l.offsets = col("of" + id, offs);
+  l.scales = loadColumn(body, "sc" + id, scales, scaleDt(), colAttrs);
+  if (offsets) l.offsets = loadColumn(body, "of" + id, offs, scaleDt(), colAttrs);
   body += fmt::format("    %q{id} = tile.load {p}{a} : !tile.block_ptr<{B}>\n", fmt::arg("id", id), fmt::arg("p", ints),
                       fmt::arg("a", intAttrs), fmt::arg("B", intT()));
   l.ints = "%q" + id;

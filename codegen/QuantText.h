@@ -33,6 +33,9 @@ struct QuantBlockText {
   // %<name>f when widened); returns its name.
   std::string column(std::string& body, const std::string& name, const std::string& ptr, const std::string& dt,
                      const std::string& attrs) const;
+  // The load alone (%<name>l, returned).
+  std::string loadColumn(std::string& body, const std::string& name, const std::string& ptr, const std::string& dt,
+                         const std::string& attrs) const;
   // The column `raw` of `dt` widened to f32 (%<name>f; `raw` itself for f32).
   std::string widenColumn(std::string& body, const std::string& name, const std::string& raw,
                           const std::string& dt) const;

@@ -51,45 +51,42 @@ LogicalResult FragAnalysis::run(func::FuncOp f, bool hasDot, bool permuteK) {
     });
     return success(ok);
   }
-  bool changed = true;
-  while (changed && ok) {
-    changed = false;
-    f.walk([&](Operation* op) { changed |= visit(op); });
-  }
-  if (!ok) return failure();
-  // Tiles no use decides (a stored-only tile: an epilogue's, or weight
-  // blocks widened into local memory) take the accumulator layout, from the
-  // last op up, each op's rules applied as its results are set: a
-  // broadcast's source then takes its collapsed form (a block's scale
-  // column) before anything sets it whole. Loops and branches take their
-  // results from their bodies (their rules, below), whatever is left the
-  // accumulator layout after that.
-  // (A loop's body goes before the loop's own rule, so the values it
-  // carries reach their initial values before those are reached; a value
-  // only yielded waits for the loop's rule.)
+  // Every rule to its fixpoint.
   auto settle = [&] {
     for (bool again = true; again && ok;) {
       again = false;
       f.walk([&](Operation* op) { again |= visit(op); });
     }
   };
+  settle();
+  if (!ok) return failure();
+  // Tiles no use decides (a stored-only tile: an epilogue's, or weight
+  // blocks widened into local memory) take the accumulator layout, from the
+  // last op up, each op's rules applied as its results are set: a
+  // broadcast's source then takes its collapsed form (a block's scale
+  // column) before anything sets it whole. A loop's body goes before the
+  // loop's own rule, so the values it carries reach their initial values
+  // before those are reached; loops and branches take their results from
+  // their bodies, and a value only yielded waits for the loop's rule.
+  // Whatever is left takes the accumulator layout after that.
+  auto byDefault = [&](Value r, Operation* op) {
+    if (isa<RankedTensorType>(r.getType()) && !frags.count(r)) set(r, Frag{}, op);
+  };
   std::function<void(Block&)> backwards = [&](Block& blk) {
     for (Operation& op : llvm::reverse(blk)) {
       for (Region& r : op.getRegions())
         for (Block& b : r) backwards(b);
       if (!op.getNumRegions())
-        for (Value r : op.getResults()) {
-          const bool onlyYielded = !r.use_empty() && llvm::all_of(r.getUsers(), [](Operation* u) { return isa<scf::YieldOp>(u); });
-          if (auto t = dyn_cast<RankedTensorType>(r.getType()); t && !frags.count(r) && !onlyYielded) set(r, Frag{}, &op);
-        }
+        for (Value r : op.getResults())
+          if (r.use_empty() || !llvm::all_of(r.getUsers(), [](Operation* u) { return isa<scf::YieldOp>(u); }))
+            byDefault(r, &op);
       visit(&op);
     }
   };
   for (Block& b : f.getBody()) backwards(b);
   settle();
   f.walk([&](Operation* op) {
-    for (Value r : op->getResults())
-      if (auto t = dyn_cast<RankedTensorType>(r.getType()); t && !frags.count(r)) set(r, Frag{}, op);
+    for (Value r : op->getResults()) byDefault(r, op);
   });
   settle();
   // Joins (tile.concat) exist for one purpose: see lowerConcat.
