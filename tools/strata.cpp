@@ -204,23 +204,23 @@ int compileKernels(const std::string& target, const std::string& out, const std:
       if (!named(kind)) kernels.clear();
     };
     // "gemv" / "decode" / "medium" / "prefill" / "tall" / "large": the
-    // GEMMs' GEMV kernels / the row classes (each with its variants, by the
-    // rows they end at) alone, any of them ("gemm" takes every GEMM).
-    // "quant": the GEMMs over block-quantized weights (their GEMVs and mma
-    // forms) alone.
+    // GEMMs' GEMV kernels / the 16-bit row classes (each with its variants,
+    // by the rows they end at) alone, any of them; "quant": the GEMMs over
+    // block-quantized weights (their GEMVs and mma forms) alone ("gemm"
+    // takes every GEMM).
     const bool gemvs = named("gemv"), decodes = named("decode"), mediums = named("medium"), prefills = named("prefill"),
                talls = named("tall"), larges = named("large"), quants = named("quant");
-    if (quants && !named("gemm"))
-      std::erase_if(set.gemms, [&](const tile::GemmKernelSpec& s) { return !s.int8Blocks(); });
-    else if ((gemvs || decodes || mediums || prefills || talls || larges) && !named("gemm"))
+    if ((gemvs || decodes || mediums || prefills || talls || larges || quants) && !named("gemm"))
       std::erase_if(set.gemms, [&](const tile::GemmKernelSpec& s) {
-        const bool decodeClass = !s.gemv && s.maxRows == tile::kCudaDecodeRows;
-        const bool mediumClass = s.maxRows > tile::kCudaDecodeRows && s.maxRows <= tile::kCudaMediumRows;
-        const bool prefillClass = s.maxRows > tile::kCudaMediumRows && s.maxRows <= tile::kCudaPrefillRows;
-        const bool tallClass = s.maxRows > tile::kCudaPrefillRows && s.maxRows <= tile::kCudaTallRows;
-        const bool largeClass = s.maxRows == 0 || s.maxRows > tile::kCudaTallRows;
-        return !(gemvs && s.gemv) && !(decodes && decodeClass) && !(mediums && mediumClass) &&
-               !(prefills && prefillClass) && !(talls && tallClass) && !(larges && largeClass);
+        const bool rowClass = !s.gemv && !s.int8Blocks();
+        const bool decodeClass = rowClass && s.maxRows == tile::kCudaDecodeRows;
+        const bool mediumClass = rowClass && s.maxRows > tile::kCudaDecodeRows && s.maxRows <= tile::kCudaMediumRows;
+        const bool prefillClass = rowClass && s.maxRows > tile::kCudaMediumRows && s.maxRows <= tile::kCudaPrefillRows;
+        const bool tallClass = rowClass && s.maxRows > tile::kCudaPrefillRows && s.maxRows <= tile::kCudaTallRows;
+        const bool largeClass = rowClass && (s.maxRows == 0 || s.maxRows > tile::kCudaTallRows);
+        return !(gemvs && s.gemv) && !(quants && s.int8Blocks()) && !(decodes && decodeClass) &&
+               !(mediums && mediumClass) && !(prefills && prefillClass) && !(talls && tallClass) &&
+               !(larges && largeClass);
       });
     else
       keep("gemm", set.gemms);
