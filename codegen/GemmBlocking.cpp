@@ -201,6 +201,13 @@ bool readDims(const std::string& shape, GemmBlocking& b) {
 GemmBlocking parseGemmBlocking(const std::string& text, const std::string& what) {
   GemmBlocking b;
   std::string shape = text;
+  if (size_t colon = shape.find(':'); colon != std::string::npos) {
+    std::string n = shape.substr(colon + 1);
+    if (n.empty() || n.find_first_not_of("0123456789") != std::string::npos || n.size() > 2 ||
+        (b.minBlocksPerSM = std::stoll(n)) < 1 || b.minBlocksPerSM > 32)
+      fail("{} '{}': the programs an SM after : must be 1 to 32", what, text);
+    shape.resize(colon);
+  }
   if (!shape.empty() && shape.back() == 'v') {
     // The GEMV form: MAxRxKxW.
     b.gemv = true;
@@ -208,19 +215,13 @@ GemmBlocking parseGemmBlocking(const std::string& text, const std::string& what)
     if (!readDims(shape, b) || b.m < 1 || b.m > 16 || b.n < 1 ||
         b.n > 16 || b.warps < 1 || b.warps > 32 || b.k % (32 * b.warps) != 0)
       fail("{} '{}': the GEMV form is MAxRxKxWv: MA (1 to 16) rows of A and R (1 to 16) weight rows a program, K "
-           "steps of K elements over W warps (1 to 32; K a multiple of 32 x W), e.g. 1x2x2048x8v", what, text);
+           "steps of K elements over W warps (1 to 32; K a multiple of 32 x W), e.g. 1x2x2048x8v, optionally :B for "
+           "room for B programs an SM (1x4x2048x2v:12)", what, text);
     return b;
   }
   if (shape.size() > 2 && shape.compare(shape.size() - 2, 2, "+k") == 0) {
     b.splitKPrograms = true;
     shape.resize(shape.size() - 2);
-  }
-  if (size_t colon = shape.find(':'); colon != std::string::npos) {
-    std::string n = shape.substr(colon + 1);
-    if (n.empty() || n.find_first_not_of("0123456789") != std::string::npos || n.size() > 2 ||
-        (b.minBlocksPerSM = std::stoll(n)) < 1 || b.minBlocksPerSM > 32)
-      fail("{} '{}': the programs an SM after : must be 1 to 32", what, text);
-    shape.resize(colon);
   }
   if (size_t at = shape.find('@'); at != std::string::npos) {
     std::string n = shape.substr(at + 1);

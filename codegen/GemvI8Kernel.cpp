@@ -71,7 +71,11 @@ struct I8GemvText : gemv::QuantRowsText {
     const auto types = pointers();
     std::string body, yields;
     const char* ib = inBounds ? " {in_bounds}" : "";
-    const std::string vattrs = inBounds ? fmt::format(" {{in_bounds, contiguous = 1 : i64, run = {} : i64}}", Wd()) : "";
+    // A lane's block row is one run of Wd bytes: in bounds on the fast
+    // path; elsewhere wholly inside or outside its view (block rows past
+    // the row's last block, rows past N), so masked as one.
+    const std::string vattrs =
+        fmt::format(" {{{}contiguous = 1 : i64, run = {} : i64}}", inBounds ? "in_bounds, " : "", Wd());
     std::map<std::string, std::string> local;  // pointer -> its loop-local name
     for (size_t i = 0; i < types.size(); ++i) local[types[i].first] = fmt::format("%p{}", i);
     // A column of f32 values (scales of f16 widened).

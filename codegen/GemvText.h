@@ -154,7 +154,7 @@ struct GemvText {
 inline std::string kernelText(const GemmKernelSpec& s, int64_t laneVector, const std::string& constants,
                               const std::string& setup, const std::string& accT, const std::string& fast,
                               const std::string& edge) {
-  return fmt::format(R"(func.func @{name}({args}) attributes {{tile.num_warps = {W} : i64, tile.lane_vector = {V} : i64}} {{
+  return fmt::format(R"(func.func @{name}({args}) attributes {{tile.num_warps = {W} : i64, tile.lane_vector = {V} : i64{minBlocks}}} {{
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %bn = arith.constant {R} : index
@@ -175,7 +175,10 @@ inline std::string kernelText(const GemmKernelSpec& s, int64_t laneVector, const
                      fmt::arg("name", s.name), fmt::arg("args", gemmSignature(s)), fmt::arg("W", s.numWarps),
                      fmt::arg("V", laneVector), fmt::arg("R", s.blockN), fmt::arg("MA", s.blockM),
                      fmt::arg("constants", constants), fmt::arg("setup", setup), fmt::arg("accT", accT),
-                     fmt::arg("fast", fast), fmt::arg("edge", edge));
+                     fmt::arg("fast", fast), fmt::arg("edge", edge),
+                     fmt::arg("minBlocks", s.minBlocksPerSM
+                                               ? fmt::format(", tile.min_blocks_per_sm = {} : i64", s.minBlocksPerSM)
+                                               : ""));
 }
 
 // The quantized GEMV's layout (GemmKernelSpec::int8Blocks, the integer

@@ -354,14 +354,17 @@ LogicalResult AdvanceOp::verify() {
 }
 
 // tile.load's and tile.store's promise of aligned runs (`contiguous`, `run`).
+// A load may promise runs without in_bounds (each run wholly inside or
+// outside the array); a store may not.
 static LogicalResult verifyRuns(Operation* op, bool inBounds, std::optional<uint64_t> c, std::optional<uint64_t> r,
-                                int64_t rank) {
+                                int64_t rank, bool maskedRuns = false) {
   if (r) {
     if (!c) return op->emitOpError("run needs contiguous (it sizes the contiguous runs)");
     if (*r < 2 || (*r & (*r - 1))) return op->emitOpError() << "run " << *r << " is not a power of two of at least 2";
   }
   if (!c) return success();
-  if (!inBounds) return op->emitOpError("contiguous needs in_bounds (it promises more about the same block)");
+  if (!inBounds && !maskedRuns)
+    return op->emitOpError("contiguous needs in_bounds (it promises more about the same block)");
   if (int64_t(*c) >= rank)
     return op->emitOpError() << "contiguous dim " << *c << " is not a dim of the rank-" << rank << " tile";
   return success();
@@ -369,7 +372,7 @@ static LogicalResult verifyRuns(Operation* op, bool inBounds, std::optional<uint
 
 LogicalResult LoadOp::verify() {
   return verifyRuns(*this, getInBounds(), getContiguous(), getRun(),
-                    cast<RankedTensorType>(getResult().getType()).getRank());
+                    cast<RankedTensorType>(getResult().getType()).getRank(), /*maskedRuns=*/true);
 }
 
 LogicalResult StoreOp::verify() {

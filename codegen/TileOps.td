@@ -67,6 +67,12 @@ def Tile_LoadOp : Tile_Op<"load", [MemoryEffects<[MemRead]>,
     along d multiples of R), R = `run` (a power of two, 2 when absent).
     Targets may then load such runs as one wider access (the sm_90 lowering
     does for 16-bit mma fragments).
+
+    Without `in_bounds`, `contiguous = d` promises the same runs and that
+    each lies wholly inside or wholly outside the array, so a target may
+    check one element a run and load or zero the run as one (the sm_90
+    lowering does for lane vectors: a quantized GEMV's block rows past N or
+    K). A store's `contiguous` needs `in_bounds`.
   }];
   let arguments = (ins Tile_BlockPtrType:$ptr, UnitAttr:$in_bounds, OptionalAttr<I64Attr>:$contiguous,
                        OptionalAttr<I64Attr>:$run);

@@ -391,6 +391,18 @@ TEST(GemmBlocking, ParsesWarpsSplitAndStages) {
   }
   for (const char* bad : {"128x128x64x8gf@3:0", "128x128x64x8gf@3:", "128x128x64x8gf@3:x", "128x128x64x8gf@3:99"})
     EXPECT_THROW(tile::parseGemmBlocking(bad, "--prefill-block"), Error) << bad;
+  // ... on the GEMV form too.
+  b = tile::parseGemmBlocking("1x4x2048x2v:12", "--gemv-block");
+  EXPECT_TRUE(b.gemv);
+  EXPECT_EQ(b.minBlocksPerSM, 12);
+  EXPECT_EQ(b.warps, 2);
+  {
+    tile::GemmKernelSpec g = tile::cudaGemmSpec("bf16", true, 1);
+    tile::applyBlocking(g, b);
+    g.name = "gemv_twelve_an_sm";
+    EXPECT_NE(tile::emitGemmKernel(g).find("tile.min_blocks_per_sm = 12 : i64"), std::string::npos);
+  }
+  EXPECT_THROW(tile::parseGemmBlocking("1x4x2048x2v:0", "--gemv-block"), Error);
   b = tile::parseGemmBlocking("128x256x64x8gc@4", "--prefill-block");
   EXPECT_TRUE(b.groupDot && !b.tma);
   EXPECT_EQ(b.stages, 4);
@@ -519,8 +531,9 @@ std::optional<tile::CudaModule> compiledForSm90(const std::string& k) {
 
 // The integer form of the quantized GEMV (A quantized to i8, GemvI8Kernel)
 // for every GPU form, with its quantize_rows kernel: dp4a products (of
-// unsigned bytes for nibbles), the lane's block row as 16-byte loads, no
-// mma; the rows' rounding to nearest even. A spec whose warps do not each
+// unsigned bytes for nibbles), the lane's block row as 16-byte loads (no
+// byte loads, on the edge path either), no mma; the rows' rounding to
+// nearest even. A spec whose warps do not each
 // take whole rounds of 32 block rows is refused.
 TEST(GemvKernel, IntegerFormLowersToSm90) {
   for (const strata::abi::Int8BlockForm& f : strata::abi::gpuInt8Forms())
@@ -536,6 +549,10 @@ TEST(GemvKernel, IntegerFormLowersToSm90) {
       EXPECT_EQ(m->ptx.find("mma"), std::string::npos);
       EXPECT_NE(m->ptx.find(f.nibbles ? "dp4a.s32.u32" : "dp4a.s32.s32"), std::string::npos);
       EXPECT_NE(m->ptx.find("ld.v4.b32"), std::string::npos) << "a lane's block row as 16-byte loads";
+      // ... on every path: the rows and block rows past N and K are masked
+      // a whole block row at once (tile.load's masked runs), not by bytes.
+      for (const char* byteLoad : {"ld.b8", "ld.u8", "ld.s8", "ld.global.b8", "ld.global.u8", "ld.global.s8"})
+        EXPECT_EQ(m->ptx.find(byteLoad), std::string::npos) << byteLoad;
       EXPECT_NE(m->ptx.find("cvt.rni"), std::string::npos) << "quantize_rows rounds to nearest even";
     }
   tile::GemmKernelSpec bad = tile::cudaQuantGemvKernels({"bf16", true}, strata::abi::gpuInt8Forms().front()).front();

@@ -1183,7 +1183,8 @@ TEST(ChooseGemm, TakesTheBoundedVariantWhoseBoundsHold) {
 
 // Block-quantized weights take the quantized kernels of their GPU form by
 // rows (the GEMV for one row, the mma kernel up to 16, the wide one above),
-// and 16-bit weights never do (no GPU needed).
+// and 16-bit weights never do; a GEMV with a column bound (the nibble
+// forms' one-warp GEMV from 4096 outputs) only within it (no GPU needed).
 TEST(ChooseGemm, QuantizedWeightsTakeTheirFormsKernels) {
   auto kernel = [](const char* name, int64_t maxRows, const char* form) {
     runtime::GpuGemmKernel k;
@@ -1197,12 +1198,21 @@ TEST(ChooseGemm, QuantizedWeightsTakeTheirFormsKernels) {
       kernel("gemv", 1, ""),          kernel("q8", 1, "i8b32h"),       kernel("q8_mma", 16, "i8b32h"),
       kernel("q8_wide", 0, "i8b32h"), kernel("q4k", 1, "n4b32fo"),     kernel("q4k_mma", 16, "n4b32fo"),
       kernel("q4k_wide", 0, "n4b32fo"), kernel("large", 0, "")};
-  auto pick = [&](int64_t M, const char* quant) {
+  std::vector<runtime::GpuGemmKernel> withWideGemv = set;
+  withWideGemv.push_back(kernel("q4k_gemv_wide", 1, "n4b32fo"));
+  withWideGemv.back().minCols = 4096;
+  auto pickFrom = [](const std::vector<runtime::GpuGemmKernel>& from, int64_t M, const char* quant, int64_t N) {
     runtime::GemmEpilogue e;
     if (*quant) e.quant = strata::abi::gpuInt8Form(*strata::abi::int8BlockForm(quant));
-    const runtime::GpuGemmKernel* k = runtime::chooseGemm(set, "bf16", true, M, e, 4096, 4096);
+    const runtime::GpuGemmKernel* k = runtime::chooseGemm(from, "bf16", true, M, e, N, 4096);
     return k ? k->name : std::string("none");
   };
+  auto pick = [&](int64_t M, const char* quant) { return pickFrom(set, M, quant, 4096); };
+  EXPECT_EQ(pickFrom(withWideGemv, 1, "Q4_K", 4096), "q4k_gemv_wide");
+  EXPECT_EQ(pickFrom(withWideGemv, 1, "Q4_K", 14336), "q4k_gemv_wide");
+  EXPECT_EQ(pickFrom(withWideGemv, 1, "Q4_K", 1024), "q4k");
+  EXPECT_EQ(pickFrom(withWideGemv, 2, "Q4_K", 14336), "q4k_mma");
+  EXPECT_EQ(pickFrom(withWideGemv, 1, "Q8_0", 14336), "q8");
   EXPECT_EQ(pick(1, ""), "gemv");
   EXPECT_EQ(pick(2, ""), "large");
   EXPECT_EQ(pick(1, "Q8_0"), "q8");

@@ -208,6 +208,9 @@ std::vector<GemmKernelSpec> cudaGemmKernels(const CudaGemmVariant& v, const Gemm
   return set;
 }
 
+// The output rows from which the quantized GEMVs run one warp a program.
+constexpr int64_t kQuantGemvWideCols = 4096;
+
 std::vector<GemmKernelSpec> cudaQuantGemvKernels(const CudaGemmVariant& v, const abi::Int8BlockForm& form) {
   if (!v.weightsNK) fail("quantized GEMMs read [N, K] weights ({})", v.suffix());
   std::vector<GemmKernelSpec> set;
@@ -228,6 +231,17 @@ std::vector<GemmKernelSpec> cudaQuantGemvKernels(const CudaGemmVariant& v, const
   GemmKernelSpec one = spec("gemv", 1, fmt::format("1x4x{}x2v", 64 * form.block).c_str());
   one.int8Activations = true;
   set.push_back(one);
+  // From 4096 output rows: one warp a program (32 block rows a step, twice
+  // the programs). H200, 2026-12-01, the Llama-3-8B shape's batch-1 step
+  // (bench-model): Q4_K_M 3.30-3.43 -> 3.07-3.10 ms, Q8_0 3.35 -> 3.32-3.34
+  // (3.50-3.53 with two warps at every width, since the masked runs took
+  // the GEMVs' registers from 168-255 to 72-168). Narrower outputs (k / v,
+  // 1024 rows: 256 programs) keep two warps: ncu, each alone, 4.6 -> 5.6 us
+  // on one.
+  GemmKernelSpec wide = spec("gemv_wide", 1, fmt::format("1x4x{}x1v", 32 * form.block).c_str());
+  wide.int8Activations = true;
+  wide.minCols = kQuantGemvWideCols;
+  set.push_back(wide);
   // More rows: mma.sync dots on weight blocks widened into shared memory
   // (GemmKernel.cpp's dequantCopy), each weight read once per row block.
   // Decode batches up to 16 rows on 16 x 32 blocks over 2 warps (the

@@ -120,13 +120,30 @@ Value Lowering::lowerLaneLoad(LoadOp l, const Frag& fr) {
   Type et = vt.getElementType();
   SmallVector<Value> elems;
   // A lane's vectors as one access each, where the load promises aligned
-  // runs along the last dim at least that long (in bounds).
+  // runs along the last dim at least that long: in bounds, or each run
+  // wholly inside or outside the view (checked at its first element, the
+  // run loaded or zeroed as one; whole rounds only, so no lane predicate).
   if (fr.vec > 1) {
-    std::optional<RunView> runs = runView(l, fr, et);
-    if (runs && runs->dim == (int64_t)fr.shape.size() - 1 && runs->run >= fr.vec) {
+    std::optional<RunView> runs = runView(l, fr, et, /*maskedRuns=*/true);
+    const bool masked = !l.getInBounds();
+    if (runs && runs->dim == (int64_t)fr.shape.size() - 1 && runs->run >= fr.vec &&
+        (!masked || fr.numel % (32 * fr.vec) == 0)) {
       // (Whole rounds: no lane predicate.)
       for (int64_t i = 0; i < fr.size(); i += fr.vec) {
-        Value v = runs->load(b, loc, laneIndices(loc, fr, i), et, fr.vec);
+        SmallVector<Value> idx = laneIndices(loc, fr, i);
+        Value v;
+        if (!masked) {
+          v = runs->load(b, loc, idx, et, fr.vec);
+        } else {
+          auto vecType = VectorType::get({fr.vec}, et);
+          auto guarded = scf::IfOp::create(b, loc, vecType, inBounds(loc, l.getPtr(), idx), true);
+          OpBuilder::InsertionGuard g(b);
+          b.setInsertionPointToStart(guarded.thenBlock());
+          scf::YieldOp::create(b, loc, ValueRange{runs->load(b, loc, idx, et, fr.vec)});
+          b.setInsertionPointToStart(guarded.elseBlock());
+          scf::YieldOp::create(b, loc, ValueRange{arith::ConstantOp::create(b, loc, b.getZeroAttr(vecType))});
+          v = guarded.getResult(0);
+        }
         // One access holds the lane's whole tile: the loaded vector as it is
         // (rebuilding byte vectors element by element costs NVPTX a byte
         // permute each).

@@ -221,11 +221,13 @@ class Lowering {
   // elements of the fragment that form an aligned run along d then load as
   // one wider access (see runsOf).
   // (A store's promise, the same attributes, likewise.)
+  // With `maskedRuns`, also for a load without in_bounds (its runs each
+  // wholly inside or outside the view: tile.load's promise).
   template <typename Op>
-  std::optional<RunView> runView(Op l, const Frag& fr, Type et) {
+  std::optional<RunView> runView(Op l, const Frag& fr, Type et, bool maskedRuns = false) {
     auto d = l.getContiguous();
     const int64_t bits = et.getIntOrFloatBitWidth();
-    if (!d || !l.getInBounds() || fr.collapseRows || fr.collapseCols || fr.droppedAxis >= 0 ||
+    if (!d || (!l.getInBounds() && !maskedRuns) || fr.collapseRows || fr.collapseCols || fr.droppedAxis >= 0 ||
         !(bits == 16 || (bits == 8 && (fr.kind == Frag::Lane || fr.kind == Frag::C)) ||
           (bits == 32 && ((fr.kind == Frag::Lane && fr.vec <= 4) || fr.kind == Frag::C))))
       return std::nullopt;

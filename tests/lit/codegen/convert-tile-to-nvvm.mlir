@@ -316,6 +316,34 @@ func.func @lane_vectors(%x: !tile.ptr<bf16>, %w: !tile.ptr<bf16>, %y: !tile.ptr<
 
 // -----
 
+// A masked load promising runs (no in_bounds): each lane's 16-byte run lies
+// wholly inside or outside the [R, 16] view (a quantized GEMV's block rows
+// past its weight row), so it is checked at its first element and loaded
+// or zeroed as one vector, never byte by byte.
+// CHECK-LABEL: func.func @lane_vectors_masked_runs
+// CHECK: %[[OK:.*]] = arith.andi
+// CHECK: scf.if %[[OK]] -> (vector<16xi8>)
+// CHECK: vector.load %{{.*}}[%{{.*}}] {alignment = 16 : i64} : memref<?xi8>, vector<16xi8>
+// CHECK: } else {
+// CHECK: arith.constant dense<0> : vector<16xi8>
+// CHECK-NOT: memref.load
+// LLVM-LABEL: llvm.func @lane_vectors_masked_runs
+// LLVM: llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr -> vector<16xi8>
+func.func @lane_vectors_masked_runs(%x: !tile.ptr<i8>, %y: !tile.ptr<i32>, %R: index) attributes {tile.num_warps = 1 : i64, tile.lane_vector = 16 : i64} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c16 = arith.constant 16 : index
+  %p = tile.make_block_ptr %x, [%R, %c16], [%c16, %c1], [%c0, %c0] : !tile.ptr<i8> -> !tile.block_ptr<tensor<32x16xi8>>
+  %v = tile.load %p {contiguous = 1 : i64, run = 16 : i64} : !tile.block_ptr<tensor<32x16xi8>>
+  %z = arith.constant dense<0> : tensor<32x1xi32>
+  %d = tile.segment_dot %v, %v, %z : tensor<32x16xi8>, tensor<32x16xi8> -> tensor<32x1xi32>
+  %o = tile.make_block_ptr %y, [%c16, %c1], [%c1, %c1], [%c0, %c0] : !tile.ptr<i32> -> !tile.block_ptr<tensor<32x1xi32>>
+  tile.store %o, %d : !tile.block_ptr<tensor<32x1xi32>>
+  return
+}
+
+// -----
+
 // 32-bit lane vectors (tile.lane_vector = 4, the paged decode combine's f32
 // partial rows): a [1, 128] f32 row is one round of 4 contiguous elements a
 // lane, and the load promising aligned runs of 4 reads them as one 16-byte

@@ -181,13 +181,6 @@ func.func @mask_rank(%a: tensor<16xf32>, %i: index) {
 
 // -----
 
-func.func @contiguous_needs_in_bounds(%p: !tile.block_ptr<tensor<16x16xbf16>>) {
-  // expected-error @+1 {{contiguous needs in_bounds}}
-  %x = tile.load %p {contiguous = 1 : i64} : !tile.block_ptr<tensor<16x16xbf16>>
-  return
-}
-
-// -----
 
 func.func @contiguous_dim(%p: !tile.block_ptr<tensor<16x16xbf16>>) {
   // expected-error @+1 {{contiguous dim 2 is not a dim of the rank-2 tile}}
