@@ -539,7 +539,7 @@ TEST(GemvKernel, IntegerFormLowersToSm90) {
   for (const strata::abi::Int8BlockForm& f : strata::abi::gpuInt8Forms())
     for (const tile::GemmKernelSpec& s : tile::cudaQuantGemvKernels({"bf16", true, false, false, true}, f)) {
       SCOPED_TRACE(s.name);
-      EXPECT_EQ(s.int8Activations, s.maxRows == 1) << "the integer form is the one-row GEMV";
+      EXPECT_EQ(s.int8Activations, s.gemv) << "the integer form is the GEMV form";
       if (!s.int8Activations) continue;
       const std::string k = tile::emitGemmKernel(s);
       EXPECT_NE(k.find("%a: !tile.ptr<i8>, %asc: !tile.ptr<f32>, %asum: !tile.ptr<f32>"), std::string::npos);

@@ -242,6 +242,14 @@ std::vector<GemmKernelSpec> cudaQuantGemvKernels(const CudaGemmVariant& v, const
   wide.int8Activations = true;
   wide.minCols = kQuantGemvWideCols;
   set.push_back(wide);
+  // Up to 4 and 8 rows: the same integer form with the rows of A in one
+  // program, so each weight block is read once for all of them.
+  for (auto [rows, weightRows] : {std::pair<int64_t, int64_t>{4, 4}, {8, 2}}) {
+    GemmKernelSpec r = spec(fmt::format("gemv_rows{}", rows), rows,
+                            fmt::format("{}x{}x{}x2v", rows, weightRows, 64 * form.block).c_str());
+    r.int8Activations = true;
+    set.push_back(r);
+  }
   // More rows: mma.sync dots on weight blocks widened into shared memory
   // (GemmKernel.cpp's dequantCopy), each weight read once per row block.
   // Decode batches up to 16 rows on 16 x 32 blocks over 2 warps (the
