@@ -281,7 +281,7 @@ int main(int argc, char** argv) {
   compileCmd->add_option("--block-size", co.blockSize, "Tokens per KV cache block the kernels are built for")
       ->capture_default_str();
   compileCmd->add_option("--gemv-block", co.tuning.gemvBlock,
-                         "cuda: the GEMV kernels' blocking MAxRxKxWv, as for compile-kernels (for tuning)");
+                         "cuda: the GEMV kernels' blocking MAxRxKxWv[:B], as for compile-kernels (for tuning)");
   compileCmd->add_option("--decode-block", co.tuning.decodeBlock,
                          "cuda: the decode GEMM class's blocking (up to 16 rows), as for compile-kernels (for tuning)");
   compileCmd->add_option("--medium-block", co.tuning.mediumBlock,
@@ -299,9 +299,9 @@ int main(int argc, char** argv) {
   compileKernelsCmd->add_option("--target", ckTarget, "GPU target: cuda:sm_90 (Hopper)")->capture_default_str();
   compileKernelsCmd->add_option("-o,--output", ckOut, "Directory to write")->required();
   compileKernelsCmd->add_option("--gemv-block", ckGemv,
-                                "Block shape MAxRxKxWv of the GEMV kernels of [N, K] weights (no dots: MA rows of A "
+                                "Block shape MAxRxKxWv[:B] of the GEMV kernels of [N, K] weights (no dots: MA rows of A "
                                 "and R weight rows a program, K steps of K elements over W warps; meant for up to MA "
-                                "rows) instead of the default " +
+                                "rows; :B: room for B programs an SM, registers capped to fit) instead of the default " +
                                     std::string(tile::kCudaGemvBlocking) + " (for tuning)");
   compileKernelsCmd->add_option("--decode-block", ckDecode,
                                 "Block shape MxNxKxW[s|g|gf|gc][@S][:B] (block M, N, K, warps; s: the warps split K; g: "
