@@ -225,12 +225,16 @@ std::vector<GemmKernelSpec> cudaQuantGemvKernels(const CudaGemmVariant& v, const
     q.maxRows = maxRows;
     return q;
   };
-  // One row: the GEMV's integer form (A quantized to i8, dp4a): 2 warps of
-  // 32 block rows a step, so K = 64 blocks (2048 values of Q8_0 / Q4_K,
-  // 1024 of Q6_K) runs without a checked tail; 4 weight rows a program.
-  GemmKernelSpec one = spec("gemv", 1, fmt::format("1x4x{}x2v", 64 * form.block).c_str());
-  one.int8Activations = true;
-  set.push_back(one);
+  // The GEMV's integer form (A quantized to i8, dp4a).
+  auto integerGemv = [&](const std::string& kind, int64_t maxRows, const std::string& blocking) {
+    GemmKernelSpec g = spec(kind, maxRows, blocking.c_str());
+    g.int8Activations = true;
+    return g;
+  };
+  // One row: 2 warps of 32 block rows a step, so K = 64 blocks (2048 values
+  // of Q8_0 / Q4_K, 1024 of Q6_K) runs without a checked tail; 4 weight
+  // rows a program.
+  set.push_back(integerGemv("gemv", 1, fmt::format("1x4x{}x2v", 64 * form.block)));
   // From 4096 output rows: one warp a program (32 block rows a step, twice
   // the programs). H200, 2026-12-01, the Llama-3-8B shape's batch-1 step
   // (bench-model): Q4_K_M 3.30-3.43 -> 3.07-3.10 ms, Q8_0 3.35 -> 3.32-3.34
@@ -238,18 +242,13 @@ std::vector<GemmKernelSpec> cudaQuantGemvKernels(const CudaGemmVariant& v, const
   // the GEMVs' registers from 168-255 to 72-168). Narrower outputs (k / v,
   // 1024 rows: 256 programs) keep two warps: ncu, each alone, 4.6 -> 5.6 us
   // on one.
-  GemmKernelSpec wide = spec("gemv_wide", 1, fmt::format("1x4x{}x1v", 32 * form.block).c_str());
-  wide.int8Activations = true;
-  wide.minCols = kQuantGemvWideCols;
-  set.push_back(wide);
+  set.push_back(integerGemv("gemv_wide", 1, fmt::format("1x4x{}x1v", 32 * form.block)));
+  set.back().minCols = kQuantGemvWideCols;
   // Up to 4 and 8 rows: the same integer form with the rows of A in one
   // program, so each weight block is read once for all of them.
-  for (auto [rows, weightRows] : {std::pair<int64_t, int64_t>{4, 4}, {8, 2}}) {
-    GemmKernelSpec r = spec(fmt::format("gemv_rows{}", rows), rows,
-                            fmt::format("{}x{}x{}x2v", rows, weightRows, 64 * form.block).c_str());
-    r.int8Activations = true;
-    set.push_back(r);
-  }
+  for (auto [rows, weightRows] : {std::pair<int64_t, int64_t>{4, 4}, {8, 2}})
+    set.push_back(integerGemv(fmt::format("gemv_rows{}", rows), rows,
+                              fmt::format("{}x{}x{}x2v", rows, weightRows, 64 * form.block)));
   // More rows: mma.sync dots on weight blocks widened into shared memory
   // (GemmKernel.cpp's dequantCopy), each weight read once per row block.
   // Decode batches up to 16 rows on 16 x 32 blocks over 2 warps (the

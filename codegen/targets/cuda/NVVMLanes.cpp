@@ -33,15 +33,19 @@ Value Lowering::inBounds(Location loc, Value view, ArrayRef<Value> idx) {
   return ok;
 }
 
-Value Lowering::loadElement(Location loc, Value view, ArrayRef<Value> idx, Type et, Value ok) {
-  if (!ok) return memref::LoadOp::create(b, loc, view, idx);
-  auto guarded = scf::IfOp::create(b, loc, et, ok, true);
+Value Lowering::guardedLoad(Location loc, Type t, Value ok, llvm::function_ref<Value()> load) {
+  if (!ok) return load();
+  auto guarded = scf::IfOp::create(b, loc, t, ok, true);
   OpBuilder::InsertionGuard g(b);
   b.setInsertionPointToStart(guarded.thenBlock());
-  scf::YieldOp::create(b, loc, ValueRange{memref::LoadOp::create(b, loc, view, idx)});
+  scf::YieldOp::create(b, loc, ValueRange{load()});
   b.setInsertionPointToStart(guarded.elseBlock());
-  scf::YieldOp::create(b, loc, ValueRange{arith::ConstantOp::create(b, loc, b.getZeroAttr(et))});
+  scf::YieldOp::create(b, loc, ValueRange{arith::ConstantOp::create(b, loc, b.getZeroAttr(t))});
   return guarded.getResult(0);
+}
+
+Value Lowering::loadElement(Location loc, Value view, ArrayRef<Value> idx, Type et, Value ok) {
+  return guardedLoad(loc, et, ok, [&] { return Value(memref::LoadOp::create(b, loc, view, idx)); });
 }
 
 void Lowering::storeElement(Location loc, Value v, Value view, ArrayRef<Value> idx, Value ok) {
@@ -131,19 +135,8 @@ Value Lowering::lowerLaneLoad(LoadOp l, const Frag& fr) {
       // (Whole rounds: no lane predicate.)
       for (int64_t i = 0; i < fr.size(); i += fr.vec) {
         SmallVector<Value> idx = laneIndices(loc, fr, i);
-        Value v;
-        if (!masked) {
-          v = runs->load(b, loc, idx, et, fr.vec);
-        } else {
-          auto vecType = VectorType::get({fr.vec}, et);
-          auto guarded = scf::IfOp::create(b, loc, vecType, inBounds(loc, l.getPtr(), idx), true);
-          OpBuilder::InsertionGuard g(b);
-          b.setInsertionPointToStart(guarded.thenBlock());
-          scf::YieldOp::create(b, loc, ValueRange{runs->load(b, loc, idx, et, fr.vec)});
-          b.setInsertionPointToStart(guarded.elseBlock());
-          scf::YieldOp::create(b, loc, ValueRange{arith::ConstantOp::create(b, loc, b.getZeroAttr(vecType))});
-          v = guarded.getResult(0);
-        }
+        Value v = guardedLoad(loc, VectorType::get({fr.vec}, et), masked ? inBounds(loc, l.getPtr(), idx) : Value(),
+                              [&] { return runs->load(b, loc, idx, et, fr.vec); });
         // One access holds the lane's whole tile: the loaded vector as it is
         // (rebuilding byte vectors element by element costs NVPTX a byte
         // permute each).

@@ -187,6 +187,8 @@ class Lowering {
   // i < size_d for every index of `idx` into `view`.
   Value inBounds(Location loc, Value view, ArrayRef<Value> idx);
 
+  // `load()` (of type t), or zeros of t where `ok` (when given) is false.
+  Value guardedLoad(Location loc, Type t, Value ok, llvm::function_ref<Value()> load);
   // Element `idx` of `view`, or 0 where `ok` (when given) is false.
   Value loadElement(Location loc, Value view, ArrayRef<Value> idx, Type et, Value ok);
   // Stores `v` at `idx` of `view` where `ok` (when given) holds.
