@@ -18,22 +18,21 @@ namespace {
 std::string laneVectorAccess(int64_t v) {
   return v > 1 ? fmt::format(" {{in_bounds, contiguous = 1 : i64, run = {} : i64}}", v) : " {in_bounds}";
 }
-// %ib: 1 / sqrt(%{meanSq} + %eps) of the row, broadcast to [1, B] (both
-// norms' scale).
-std::string invStdText(const std::string& meanSq, int64_t B) {
+std::string laneVectorAttr(int64_t v) { return v > 1 ? fmt::format(", tile.lane_vector = {} : i64", v) : ""; }
+
+}  // namespace
+
+std::string invStdText(const std::string& meanSq, const std::string& shape) {
   return fmt::format(R"(  %et = tile.splat %eps : f32 -> tensor<1xf32>
   %msq = arith.addf %{m}, %et : tensor<1xf32>
   %rt = math.sqrt %msq : tensor<1xf32>
   %one = arith.constant dense<1.0> : tensor<1xf32>
   %inv = arith.divf %one, %rt : tensor<1xf32>
   %ie = tile.expand_dims %inv {{axis = 1 : i64}} : tensor<1xf32> -> tensor<1x1xf32>
-  %ib = tile.broadcast %ie : tensor<1x1xf32> -> tensor<1x{B}xf32>
+  %ib = tile.broadcast %ie : tensor<1x1xf32> -> tensor<{S}xf32>
 )",
-                     fmt::arg("m", meanSq), fmt::arg("B", B));
+                     fmt::arg("m", meanSq), fmt::arg("S", shape));
 }
-std::string laneVectorAttr(int64_t v) { return v > 1 ? fmt::format(", tile.lane_vector = {} : i64", v) : ""; }
-
-}  // namespace
 
 RmsNormKernelSpec cpuRmsNormSpec(const std::string& target) {
   RmsNormKernelSpec s;
@@ -122,7 +121,7 @@ std::string emitRmsNormKernel(const RmsNormKernelSpec& s) {
 )",
                      fmt::arg("name", s.name), fmt::arg("B", s.blockN), fmt::arg("T", s.dtype), fmt::arg("W", s.numWarps),
                      fmt::arg("lv", lv), fmt::arg("split", split), fmt::arg("sum", sum), fmt::arg("norm", norm),
-                     fmt::arg("invStd", invStdText("mean", s.blockN)));
+                     fmt::arg("invStd", invStdText("mean", fmt::format("1x{}", s.blockN))));
 }
 
 std::string emitLayerNormKernel(const RmsNormKernelSpec& s) {
@@ -187,7 +186,7 @@ std::string emitLayerNormKernel(const RmsNormKernelSpec& s) {
 }}
 )",
                      fmt::arg("name", s.name), fmt::arg("P", st.ptr()), fmt::arg("BP", bp), fmt::arg("A", acc),
-                     fmt::arg("B", s.blockN), fmt::arg("W", s.numWarps), fmt::arg("invStd", invStdText("var", s.blockN)),
+                     fmt::arg("B", s.blockN), fmt::arg("W", s.numWarps), fmt::arg("invStd", invStdText("var", fmt::format("1x{}", s.blockN))),
                      fmt::arg("sum", pass("sum", "    %t = arith.addf %v, %zero : " + acc + "\n")),
                      fmt::arg("dev", pass("dev", dev)), fmt::arg("loadV", st.load("v", "%p", row, "")),
                      fmt::arg("loadW", st.load("wv", "%q", row, "")), fmt::arg("loadB", st.load("bv", "%r", row, "")),

@@ -31,6 +31,10 @@ struct RmsNormKernelSpec {
   int64_t laneVector = 0;
 };
 RmsNormKernelSpec cpuRmsNormSpec(const std::string& target);
+// Lines defining %ib: 1 / sqrt(%{meanSq} + %eps) (tensor<1xf32> %meanSq,
+// f32 %eps) broadcast to tensor<{shape}xf32> (shape "RxC"): the norms'
+// scale, the same arithmetic in every kernel that normalizes a row.
+std::string invStdText(const std::string& meanSq, const std::string& shape);
 std::string emitRmsNormKernel(const RmsNormKernelSpec& spec);
 
 // LayerNorm over the last dim (region.layernorm, ops::layerNorm with axis

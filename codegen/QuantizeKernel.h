@@ -17,6 +17,9 @@ struct QuantizeRowsKernelSpec {
   std::string dtype = "bf16";  // A's storage: f32, bf16 or f16
   int64_t block = 32;          // values a block: 16 or 32
   int64_t numWarps = 4;        // a program quantizes 32 blocks a warp
+  // The RMSNorm prologue (region.gemm norm = 1): the rows are normalized
+  // by a weight before they are quantized.
+  bool norm = false;
   int64_t blocksPerProgram() const { return 32 * numWarps; }
 };
 
@@ -25,6 +28,11 @@ struct QuantizeRowsKernelSpec {
 // blocksPerProgram()) x M. K must be whole blocks (the launcher checks),
 // and q's rows 16-byte aligned (K a multiple of 16). Each lane holds a
 // block in registers: its maximum and sum need no shuffles.
+// With `norm`: (x, w: dtype [K], q, scales, sums, M, K, eps: f32) quantizes
+// x[m] * w * rsqrt(mean(x[m]^2) + eps) (ops::rmsNorm's row in f32, not
+// rounded to dtype first). Each program sums its row's squares itself, the
+// whole row read in blocks of blocksPerProgram(): at K <= 32 blocks a warp
+// one program a row, so the row is read once for both.
 std::string emitQuantizeRowsKernel(const QuantizeRowsKernelSpec& spec);
 
 }  // namespace strata::tile

@@ -91,4 +91,18 @@ def GraphFormRegions : Pass<"graph-form-regions", "::strata::graph::GraphOp"> {
   }];
 }
 
+def GraphFuseGemmNorm : Pass<"graph-fuse-gemm-norm", "::strata::graph::GraphOp"> {
+  let summary = "Fold an RMSNorm region into the GEMM regions that read it as x";
+  let description = [{
+    A region.rmsnorm whose every use is the x of a region.gemm (the q / k / v
+    region, the SwiGLU region, the lm_head) becomes those regions' prologue:
+    they read the norm's input as x, the norm weight as their last operand,
+    and carry `norm = 1` and `norm_eps`; the rmsnorm region is gone. Its
+    semantics are the unfused pair's (ops/gemm_region.h): x's rows are
+    normalized, then multiplied. A norm with any other use stays. The
+    pipeline runs it for targets whose GEMM kernels take the prologue
+    (graph::RegionOptions::normPrologue: CUDA); the CPU target does not.
+  }];
+}
+
 #endif  // STRATA_GRAPH_PASSES

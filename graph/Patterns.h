@@ -45,6 +45,9 @@ void populateFormGemmPatterns(mlir::RewritePatternSet& patterns);
 void populateFuseGemmSwiGLUPatterns(mlir::RewritePatternSet& patterns);
 void populateFuseGemmEpiloguePatterns(mlir::RewritePatternSet& patterns);
 void populateFuseSiblingGemmPatterns(mlir::RewritePatternSet& patterns);
+// region.rmsnorm read only as GEMM regions' x -> their norm prologue
+// (graph-fuse-gemm-norm, a target's choice).
+void populateFuseGemmNormPatterns(mlir::RewritePatternSet& patterns);
 // Last: what is left of float elementwise / reduction chains -> one
 // region.elementwise per connected (convex) group.
 void populateFormElementwisePatterns(mlir::RewritePatternSet& patterns);

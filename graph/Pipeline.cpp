@@ -82,13 +82,15 @@ ops::GraphDef normalize(const ops::GraphDef& g) {
 // unknown (Attention's [B, H, S, D]), shapes computed from them then fold,
 // and a later raise sees through them (TorchScript's GPT-2: the head merge
 // into a flat Gemm).
-ops::GraphDef formRegions(const ops::GraphDef& g) {
+ops::GraphDef formRegions(const ops::GraphDef& g, const RegionOptions& o) {
   auto raiseRound = [](mlir::OpPassManager& gpm) {
     gpm.addPass(createGraphInferShapes());
     gpm.addPass(createGraphRaiseLlmOps());
     addShapeRound(gpm);
   };
-  return runPasses(g, "region formation", {{addShapeRound, true}, {raiseRound, true}, {addRegionFormation}});
+  std::vector<Stage> stages{{addShapeRound, true}, {raiseRound, true}, {addRegionFormation}};
+  if (o.normPrologue) stages.push_back({[](mlir::OpPassManager& gpm) { gpm.addPass(createGraphFuseGemmNorm()); }});
+  return runPasses(g, "region formation", stages);
 }
 
 std::string printMlir(const ops::GraphDef& g) {

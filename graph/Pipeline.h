@@ -11,10 +11,17 @@ namespace strata::graph {
 // Import, then two rounds of graph-infer-shapes + graph-fold-shape-arith +
 // graph-dce, then inference once more.
 ops::GraphDef normalize(const ops::GraphDef& g);
+// What a target's kernels take beyond the regions every backend runs.
+struct RegionOptions {
+  // graph-fuse-gemm-norm: RMSNorms into the GEMM regions that read them
+  // (the CUDA target; the CPU backend refuses the prologue).
+  bool normPrologue = false;
+};
 // normalize, then graph-raise-llm-ops, graph-form-paged-attention,
-// graph-form-regions (DESIGN.md steps 2-3): the region graph the runtime's
-// paged generator executes (inputs per graph-form-paged-attention).
-ops::GraphDef formRegions(const ops::GraphDef& g);
+// graph-form-regions (DESIGN.md steps 2-3) and the fusions `o` asks for:
+// the region graph the runtime's paged generator executes (inputs per
+// graph-form-paged-attention).
+ops::GraphDef formRegions(const ops::GraphDef& g, const RegionOptions& o = {});
 // The graph in the graph dialect's textual form (what strata-opt reads).
 std::string printMlir(const ops::GraphDef& g);
 

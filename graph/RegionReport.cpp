@@ -86,6 +86,7 @@ json describeRegions(const ops::GraphDef& g) {
       if (epi == "gelu") detail += " + gelu", flops += 9.0 * sumN;
       if (n.attrs.value("residual", 0)) detail += " + residual", flops += sumN;
       if (n.attrs.value("rows", 0)) detail = "lm_head (last token per sequence)", unit = "per sequence";
+      if (n.attrs.value("norm", 0)) detail = "rmsnorm + " + detail, flops += 4.0 * K;
     } else if (n.op == "region.rmsnorm") {
       flops = 4.0 * lastDim(n.outputs[0]);
     } else if (n.op == "region.layernorm") {

@@ -57,7 +57,10 @@ V gemmRegionK(const ops::NodeDef& n, const V& in) {
                                   : g.swiglu        ? ops::GemmEpilogue::SwiGLU
                                   : g.gelu          ? ops::GemmEpilogue::GeluTanh
                                                     : ops::GemmEpilogue::None};
-  return ops::gemmRegion(need(in, 0, n), w, b, res, rows, spec);
+  // The norm prologue normalizes every row; rows are independent, so
+  // before the row gather is the same as after it.
+  const Tensor x = g.norm ? ops::rmsNorm(need(in, 0, n), need(in, g.normAt(), n), g.normEps) : need(in, 0, n);
+  return ops::gemmRegion(x, w, b, res, rows, spec);
 }
 
 // region.elementwise: runs its body's steps with their own reference kernels.

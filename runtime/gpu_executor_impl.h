@@ -424,6 +424,8 @@ struct GpuExecutor::Impl {
 
   V gemm(const ops::NodeDef& n, const std::vector<const Val*>& in) const;
   V rmsNorm(const ops::NodeDef& n, const std::vector<const Val*>& in) const;
+  // x's rows RMS-normalized by w (the RMSNorm kernel), a new tensor.
+  Tensor normRows(const Tensor& x, const Tensor& w, float eps) const;
   V ropeNode(const ops::NodeDef& n, const std::vector<const Val*>& in) const;
   // RoPE over rows of `width` of x (heads of the node's head dim) at the
   // positions `pos` (host and device copies), into a fresh tensor of

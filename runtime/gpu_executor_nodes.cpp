@@ -50,6 +50,23 @@ V GpuExecutor::Impl::gemm(const ops::NodeDef& n, const std::vector<const Val*>& 
     if (const QuantWeight* q = quantOf(wi)) e.quant = q->form;
     return e;
   };
+  // The RMSNorm prologue (graph-fuse-gemm-norm): when every output runs an
+  // i8-activation GEMV, its quantize_rows kernel normalizes the rows as it
+  // quantizes them (one launch for both); otherwise the RMSNorm kernel
+  // normalizes them first and the GEMMs read the result.
+  const Tensor* normWeight = nullptr;
+  if (op.norm) {
+    normWeight = &devArg(in, op.normAt(), "norm weight");
+    bool quantizesNormed = anyQuant;
+    for (int64_t wi = 0; wi < op.outputs(); ++wi) {
+      const GpuGemmKernel& kern = k.gemmFor(dtName, op.weightsNK, M, epilogueOf(wi), widthOf(wi), K);
+      quantizesNormed &= kern.int8Activations && kern.normQuantizes;
+    }
+    if (!quantizesNormed) {
+      x = normRows(x, *normWeight, op.normEps);
+      normWeight = nullptr;
+    }
+  }
   // The rows A's pool block holds (whole TMA row blocks: DevicePool).
   const int64_t held = int64_t(pool.bytesFrom(x.raw()) / (K * ops::dtypeSize(dt))), aRows = held >= M ? held : 0;
   // Sibling weights placed back to back (joinSiblingWeights), at one row:
@@ -109,7 +126,8 @@ V GpuExecutor::Impl::gemm(const ops::NodeDef& n, const std::vector<const Val*>& 
     const int64_t blocks = M * K / sp.kern->quant.block;
     std::array<Tensor, 3> t{pool.tensor(ops::DType::F32, {(M * K + 3) / 4}), pool.tensor(ops::DType::F32, {blocks}),
                             pool.tensor(ops::DType::F32, {blocks})};
-    k.quantizeRows(*sp.kern, x.raw(), mut(t[0]), mut(t[1]), mut(t[2]), M, K);
+    k.quantizeRows(*sp.kern, x.raw(), mut(t[0]), mut(t[1]), mut(t[2]), M, K, normWeight ? normWeight->raw() : nullptr,
+                   op.normEps);
     quantizedA.emplace(sp.kern->quant.block, std::move(t));
   }
   // Up to kJointOutputRows rows (decode steps), several outputs (q / k / v)
@@ -173,14 +191,16 @@ V GpuExecutor::Impl::gemm(const ops::NodeDef& n, const std::vector<const Val*>& 
 }
 
 V GpuExecutor::Impl::rmsNorm(const ops::NodeDef& n, const std::vector<const Val*>& in) const {
-  const Tensor& x = devArg(in, 0, "x");
-  const Tensor& w = devArg(in, 1, "weight");
+  return {normRows(devArg(in, 0, "x"), devArg(in, 1, "weight"), n.attrs.at("eps").get<float>())};
+}
+
+Tensor GpuExecutor::Impl::normRows(const Tensor& x, const Tensor& w, float eps) const {
   const int64_t width = x.dim(x.rank() - 1), rows = x.numel() / width;
-  if (w.numel() != width) fail("weight has {} entries, x's rows {}", w.numel(), width);
+  if (w.numel() != width) fail("the norm weight has {} entries, x's rows {}", w.numel(), width);
   Tensor y = pool.tensor(dt, x.shape());
   const auto& kern = findKernel(k.rmsNorms(), [&](const auto& r) { return r.dtype == dtName; }, dtName + " RMSNorm");
-  if (rows > 0) k.launch(kern, x.raw(), w.raw(), mut(y), rows, width, n.attrs.at("eps").get<float>());
-  return {y};
+  if (rows > 0) k.launch(kern, x.raw(), w.raw(), mut(y), rows, width, eps);
+  return y;
 }
 
 V GpuExecutor::Impl::ropeNode(const ops::NodeDef& n, const std::vector<const Val*>& in) const {
@@ -397,6 +417,7 @@ void GpuExecutor::Impl::prepare(const ops::NodeDef& n) {
     GemmEpilogue e{op.bias, op.residual, op.swiglu};
     k.gemmFor(dtName, op.weightsNK, 1, e), k.gemmFor(dtName, op.weightsNK, int64_t(1) << 40, e);
     if (op.rows) gatherKernel();
+    if (op.norm) findKernel(k.rmsNorms(), [&](const auto& r) { return r.dtype == dtName; }, dtName + " RMSNorm");
   } else if (n.op == "region.embedding") {
     if (!packedTable(n)) gatherKernel();
   } else if (n.op == "region.rmsnorm") {

@@ -141,20 +141,28 @@ void GpuKernelSet::launch(const GpuGemmKernel& k, const GemmBuffers& bufs, int64
 }
 
 void GpuKernelSet::quantizeRows(const GpuGemmKernel& k, const void* x, void* q, void* scales, void* sums, int64_t M,
-                                int64_t K) const {
+                                int64_t K, const void* norm, float eps) const {
   const std::string what = "quantize_rows of gemm " + k.name;
   if (!k.int8Activations) fail("{}: the GEMM takes its A unquantized", what);
+  if (norm && !k.normQuantizes) fail("{}: the kernel set has no RMSNorm form of it (compile the set again)", what);
   const int64_t Q = k.quant.block;
   if (M <= 0 || K <= 0 || K % Q || K % 16)
     fail("{}: M = {} and K = {} (K whole {}-value blocks, a multiple of 16)", what, M, K, Q);
   if (M > 65535) fail("{}: at most 65535 rows a launch, got {}", what, M);
   checkBuffer(what, x, "x", 16), checkBuffer(what, q, "q", 16);
   checkBuffer(what, scales, "scales", 4), checkBuffer(what, sums, "sums", 4);
-  // (x, q, scales, sums, M, K): codegen/QuantizeKernel.h.
+  // (x, [w], q, scales, sums, M, K, [eps]): codegen/QuantizeKernel.h.
   abi::KernelArgs args;
-  args.buffer(x, M * K).buffer(q, M * K).buffer(scales, M * K / Q).buffer(sums, M * K / Q).index(M).index(K);
+  args.buffer(x, M * K);
+  if (norm) {
+    checkBuffer(what, norm, "norm weight", 16);
+    args.buffer(norm, K);
+  }
+  args.buffer(q, M * K).buffer(scales, M * K / Q).buffer(sums, M * K / Q).index(M).index(K);
+  if (norm) args.f32(eps);
   const int64_t programs = (K / Q + k.quantizeBlocks - 1) / k.quantizeBlocks;
-  device_.launch(k.quantize, {{unsigned(programs), unsigned(M), 1}, {unsigned(k.quantizeThreads), 1, 1}, 0}, args);
+  device_.launch(norm ? k.normQuantize : k.quantize,
+                 {{unsigned(programs), unsigned(M), 1}, {unsigned(k.quantizeThreads), 1, 1}, 0}, args);
 }
 
 void GpuKernelSet::launch(const GpuAttentionKernel& k, const void* q, const void* kk, const void* v, void* o,

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include <fstream>
+#include <map>
 #include <sstream>
 
 #include "ops/error.h"
@@ -118,8 +119,14 @@ std::unique_ptr<GpuKernelSet> GpuKernelSet::load(const Device& device, const std
     // Kernels compiled to wait for the previous grid at entry may be
     // launched while it runs (Device::allowEarlyLaunch).
     const bool waits = m.value("griddepcontrol_wait", false);
+    // A GEMV's quantize_rows kernels: in their own entry's module, or (sets
+    // compiled before 2026-12-01) in the GEMV's.
+    std::map<std::string, const nlohmann::json*> quantizeEntries;
+    for (const auto& k : m.at("kernels"))
+      if (k.value("kind", "") == "quantize_rows") quantizeEntries[k.at("name").get<std::string>()] = &k;
     for (const auto& k : m.at("kernels")) {
       const std::string kind = k.value("kind", "gemm");
+      if (kind == "quantize_rows") continue;  // launched with its GEMVs
       if (kind == "rms_norm") {
         auto r = named<GpuRmsNormKernel>(k, moduleOf(k));
         r.blockN = k.at("block_n");
@@ -241,7 +248,17 @@ std::unique_ptr<GpuKernelSet> GpuKernelSet::load(const Device& device, const std
       g.int8Activations = k.value("int8_activations", false);
       if (g.int8Activations) {
         if (!g.quantized()) fail("{}: gemm {}: i8 activations go with quantized weights", manifestPath, g.name);
-        g.quantize = moduleOf(k).kernel(k.at("quantize").get<std::string>());
+        auto quantizeKernel = [&](const std::string& name) {
+          auto e = quantizeEntries.find(name);
+          KernelHandle h = (e == quantizeEntries.end() ? moduleOf(k) : moduleOf(*e->second)).kernel(name);
+          if (waits) device.allowEarlyLaunch(h);
+          return h;
+        };
+        g.quantize = quantizeKernel(k.at("quantize").get<std::string>());
+        if (k.contains("norm_quantize")) {
+          g.normQuantize = quantizeKernel(k.at("norm_quantize").get<std::string>());
+          g.normQuantizes = true;
+        }
         g.quantizeThreads = k.at("quantize_threads");
         g.quantizeBlocks = k.at("quantize_blocks");
         if (g.quantizeThreads <= 0 || g.quantizeBlocks <= 0)
@@ -253,8 +270,7 @@ std::unique_ptr<GpuKernelSet> GpuKernelSet::load(const Device& device, const std
     }
     if (waits)
       for (const auto& k : m.at("kernels"))
-        for (const char* field : {"name", "quantize"})
-          if (k.contains(field)) device.allowEarlyLaunch(moduleOf(k).kernel(k.at(field).get<std::string>()));
+        device.allowEarlyLaunch(moduleOf(k).kernel(k.at("name").get<std::string>()));
   } catch (const nlohmann::json::exception& e) {
     fail("{}: malformed kernel manifest: {}", manifestPath, e.what());
   }

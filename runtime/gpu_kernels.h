@@ -55,6 +55,10 @@ struct GpuGemmKernel {
   // quant.block values a program) makes (GpuKernelSet::quantizeRows).
   bool int8Activations = false;
   KernelHandle quantize;
+  // The same with the RMSNorm prologue (kernels.json norm_quantize; sets
+  // compiled before 2026-12-01 have none: normQuantizes false).
+  KernelHandle normQuantize;
+  bool normQuantizes = false;
   int64_t quantizeThreads = 0, quantizeBlocks = 0;
   // Programs one SM holds at once (the driver's occupancy calculator at
   // load; set only for kernels that split K across programs).
@@ -348,9 +352,11 @@ class GpuKernelSet {
               int64_t kSplits = 1) const;
   // Quantizes A's rows (x: [M, K] in k.dtype) for the i8-activation GEMV
   // `k`: q [M, K] i8 (16-byte aligned), scales and sums [M, K / block] f32.
+  // With `norm` (a [K] weight in k.dtype; k.normQuantizes): the rows
+  // RMS-normalized by it with `eps` first (codegen/QuantizeKernel.h).
   // Throws unless K is whole blocks.
-  void quantizeRows(const GpuGemmKernel& k, const void* x, void* q, void* scales, void* sums, int64_t M,
-                    int64_t K) const;
+  void quantizeRows(const GpuGemmKernel& k, const void* x, void* q, void* scales, void* sums, int64_t M, int64_t K,
+                    const void* norm = nullptr, float eps = 0) const;
   // gemmKSplitCount on this device.
   int64_t gemmKSplits(const GpuGemmKernel& k, int64_t M, int64_t N, int64_t K, int64_t alongside = 0) const;
   static int64_t gemmWorkspaceBytes(const GpuGemmKernel& k, int64_t M, int64_t N, int64_t kSplits);

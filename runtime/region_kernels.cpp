@@ -186,6 +186,7 @@ const Tensor& RegionKernels::packedWeight(const Tensor& w, bool nk, int64_t widt
 // region.gemm (ops/gemm_region.h has the operands and attributes).
 V RegionKernels::gemm(const ops::NodeDef& n, const Resolved& r, const V& in) {
   const auto g = ops::GemmRegionOperands::of(n, in.size());
+  if (g.norm) fail("the RMSNorm prologue (a CUDA target's fusion) has no CPU kernel");
   Tensor x = f32(in, 0, "x");
   const int64_t K = x.dim(x.rank() - 1);
   ops::Shape outBase = x.shape();

@@ -59,7 +59,7 @@ ops::GraphDef withoutEmbeddingWidening(ops::GraphDef g) {
 Planned plan(const std::string& model, const std::string& dtype, int64_t blockSize, const tile::CudaModelTuning& tuning) {
   if (blockSize <= 0) fail("--block-size must be >= 1, got {}", blockSize);
   ops::GraphDef g = models::loadModel(model);
-  Planned p{graph::formRegions(withoutEmbeddingWidening(std::move(g))), {}};
+  Planned p{graph::formRegions(withoutEmbeddingWidening(std::move(g)), {.normPrologue = !tuning.unfusedNorms}), {}};
   p.set = tile::cudaModelKernelSet(p.graph, dtype, blockSize, tuning);
   return p;
 }

@@ -161,9 +161,10 @@ int compile(const CompileOpts& o) {
   if (runtime::isArtifact(o.model)) fail("{} is already a compiled artifact", o.model);
   tools::flagInRange<int64_t>("--block-size", o.blockSize, 1, tools::kMaxBlockSizeFlag);
   if (!gpu && (!o.tuning.gemvBlock.empty() || !o.tuning.decodeBlock.empty() || !o.tuning.mediumBlock.empty() ||
-               !o.tuning.pagedDecodeBlock.empty()))
-    fail("--gemv-block, --decode-block, --medium-block and --paged-decode-block tune the cuda kernels; --target {} "
-         "has none", o.target);
+               !o.tuning.pagedDecodeBlock.empty() || o.tuning.unfusedNorms))
+    fail("--gemv-block, --decode-block, --medium-block, --paged-decode-block and --unfused-norms tune the cuda "
+         "kernels; --target {} has none",
+         o.target);
   if (gpu) {
     tools::writeCudaModel(o.model, o.target.substr(cuda.size()), o.dtype, o.blockSize, o.tuning, o.out, /*verbose=*/true);
     std::fprintf(stderr, "wrote %s/plan.json, kernels.ptx,%s kernels.json, kernels.mlir (weights stay in %s)\n",
@@ -288,6 +289,9 @@ int main(int argc, char** argv) {
                          "cuda: the medium GEMM class's blocking, as for compile-kernels (for tuning)");
   compileCmd->add_option("--paged-decode-block", co.tuning.pagedDecodeBlock,
                          "cuda: the paged decode blocking NxS[xW], as for compile-kernels (for tuning)");
+  compileCmd->add_flag("--unfused-norms", co.tuning.unfusedNorms,
+                       "cuda: keep each RMSNorm its own kernel instead of the prologue of the GEMMs that read it (to "
+                       "measure the fusion)");
 
   std::string ckTarget = "cuda:sm_90", ckOut, ckGemv, ckDecode, ckMedium, ckPrefill, ckAttention, ckPagedDecode;
   std::vector<std::string> ckOnly;

@@ -557,6 +557,30 @@ TEST(GemvKernel, IntegerFormLowersToSm90) {
   EXPECT_THROW(tile::emitGemmKernel(bad), Error);
 }
 
+// The quantize_rows kernels the integer-form GEMVs share, one per (A's
+// type, block) and with or without the RMSNorm prologue: the norm form
+// sums the row's squares (a sqrt), and reads x and the norm weight as
+// 16-byte lane vectors on every path (masked runs past the row, no byte or
+// element loads of them).
+TEST(QuantizeRowsKernel, BothFormsLowersToSm90) {
+  std::vector<tile::GemmKernelSpec> gemvs;
+  for (const strata::abi::Int8BlockForm& f : strata::abi::gpuInt8Forms())
+    for (const tile::GemmKernelSpec& s : tile::cudaQuantGemvKernels({"bf16", true}, f)) gemvs.push_back(s);
+  const std::vector<tile::QuantizeRowsKernelSpec> set = tile::cudaQuantizeRowsKernels(gemvs);
+  EXPECT_EQ(set.size(), 4u) << "bf16 in blocks of 16 and 32, each with and without the norm";
+  for (const tile::QuantizeRowsKernelSpec& q : set) {
+    SCOPED_TRACE(q.name);
+    EXPECT_EQ(q.name.rfind("rmsnorm_", 0) == 0, q.norm);
+    const std::optional<tile::CudaModule> m = compiledForSm90(tile::emitQuantizeRowsKernel(q));
+    if (!m) continue;
+    EXPECT_EQ(m->ptx.find("sqrt") != std::string::npos, q.norm);
+    EXPECT_NE(m->ptx.find("ld.global.v4"), std::string::npos) << "16-byte loads of x";
+    EXPECT_EQ(m->ptx.find("ld.global.b16"), std::string::npos) << "no element loads";
+    EXPECT_EQ(m->ptx.find("ld.global.u16"), std::string::npos) << "no element loads";
+    EXPECT_NE(m->ptx.find("cvt.rni"), std::string::npos) << "rounds to nearest even";
+  }
+}
+
 // The quantized GEMMs for more than one row (every GPU form, plain and
 // SwiGLU): weight blocks loaded by the lanes and widened into shared memory
 // (st.shared), A copied by cp.async, both read by ldmatrix into mma.sync;

@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <memory>
 #include <random>
+#include <set>
 
 #include "ops/abi.h"
 #include "ops/error.h"
@@ -438,6 +439,57 @@ TEST_F(CudaGemmKernels, QuantizeRowsEqualsTheReference) {
     }
   }
   EXPECT_GT(kernels, 0) << "no integer-form GEMV in the set";
+}
+
+// The quantize_rows kernels' RMSNorm form (a GEMM region's norm prologue,
+// graph-fuse-gemm-norm) against ops::rmsNorm then ops::quantizeActivations.
+// The kernel sums the row's squares in another order than the reference,
+// so a value on a rounding boundary may round the other way: each
+// dequantized value stays within half a step (and a little) of the
+// normalized row, the scales within 1e-5, and the integers equal but for a
+// few. Rows of one program's blocks or less, several programs with a
+// partial last one, and the Llama-3-8B width.
+TEST_F(CudaGemmKernels, NormQuantizeRowsEqualsTheNormalizedReference) {
+  unsigned seed = 13;
+  std::set<std::pair<std::string, int64_t>> done;  // the kernels (A's type, block) the GEMVs share
+  for (const runtime::GpuGemmKernel& k : set->gemms()) {
+    if (!k.int8Activations) continue;
+    ASSERT_TRUE(k.normQuantizes) << k.name << " has no RMSNorm form";
+    if (!done.insert({k.dtype, k.quant.block}).second) continue;
+    const ops::DType dt = ops::parseDType(k.dtype);
+    const int64_t Q = k.quant.block;
+    for (Shape3 s : std::vector<Shape3>{{1, 0, Q * 3}, {3, 0, Q * 200}, {2, 0, Q * k.quantizeBlocks * 2}, {1, 0, 4096}}) {
+      SCOPED_TRACE(fmt::format("{} M={} K={}", k.name, s.M, s.K));
+      std::mt19937 rng(seed++);
+      Operand a = randomOperand({s.M, s.K}, dt, rng, 3), w = randomOperand({s.K}, dt, rng);
+      const float eps = 1e-5f;
+      const ops::Tensor normed = ops::rmsNorm(a.f32, w.f32, eps);
+      std::vector<int8_t> q;
+      std::vector<float> scales, sums;
+      ops::quantizeActivations(normed, Q, &q, &scales, &sums);
+      DeviceTensor da(*dev, a.stored), dw(*dev, w.stored), dq(*dev, size_t(s.M * s.K)), ds(*dev, scales.size() * 4),
+          dsum(*dev, sums.size() * 4);
+      set->quantizeRows(k, da.p, dq.p, ds.p, dsum.p, s.M, s.K, dw.p, eps);
+      std::vector<int8_t> gq(q.size());
+      std::vector<float> gs(scales.size()), gsum(sums.size());
+      dev->download(gq.data(), dq.p, gq.size());
+      dev->download(gs.data(), ds.p, gs.size() * 4);
+      dev->download(gsum.data(), dsum.p, gsum.size() * 4);
+      int64_t differ = 0;
+      for (size_t b = 0; b < scales.size(); ++b) {
+        ASSERT_NEAR(gs[b], scales[b], 1e-5 * scales[b]) << "block " << b;
+        int64_t sum = 0;
+        for (int64_t i = b * Q; i < int64_t(b + 1) * Q; ++i) {
+          ASSERT_NEAR(gq[i] * gs[b], normed.data<float>()[i], 0.5 * gs[b] * (1 + 1e-4)) << "value " << i;
+          differ += gq[i] != q[i];
+          sum += gq[i];
+        }
+        ASSERT_NEAR(gsum[b], float(sum) * gs[b], 1e-5 * std::abs(float(sum) * gs[b]) + 1e-7) << "block " << b;
+      }
+      EXPECT_LE(differ, int64_t(q.size()) / 100 + 1) << "integers off by a rounding";
+    }
+  }
+  EXPECT_FALSE(done.empty()) << "no integer-form GEMV in the set";
 }
 
 // Staged kernels copy 16-byte runs of A and B: a misaligned operand is an

@@ -6,6 +6,7 @@
 
 #include "fixture.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -122,6 +123,32 @@ TEST(SimplifiedLayerNormalization, RunsAndBecomesRmsNormRegions) {
   expectLlamaRegions(graph::describeRegions(r), 2, false);
   runtime::Executor exec(r);
   EXPECT_EQ(runtime::generatePaged(exec, req, {4, 0}), want);
+}
+
+// The CUDA target's region graph (graph-fuse-gemm-norm): every RMSNorm is
+// the prologue of the GEMM region that reads it (q / k / v, gate / up,
+// lm_head), and the reference executor generates the fixture's tokens from
+// it, as from the unfused graph.
+TEST(FuseGemmNorm, NormsBecomeGemmProloguesWithTheSameTokens) {
+  const ops::GraphDef g = models::loadModel(fixtureDir() + "/decoder_with_past.onnx");
+  const ops::GraphDef r = graph::formRegions(g, {.normPrologue = true});
+  std::vector<std::string> gemms;
+  const json report = graph::describeRegions(r);
+  for (const auto& x : report["regions"]) {
+    EXPECT_NE(x["kind"], "rmsnorm");
+    if (x["kind"] == "gemm") gemms.push_back(x["detail"].get<std::string>());
+  }
+  EXPECT_EQ(std::count(gemms.begin(), gemms.end(), "rmsnorm + q/k/v"), 2);
+  EXPECT_EQ(std::count(gemms.begin(), gemms.end(), "rmsnorm + gate/up + swiglu"), 2);
+  EXPECT_EQ(std::count(gemms.begin(), gemms.end(), "rmsnorm + lm_head (last token per sequence)"), 1);
+  runtime::Executor exec(r);
+  for (int idx : {0, 1}) {
+    runtime::GenerateRequest req;
+    req.promptIds = reference()["token_ids"][idx].get<std::vector<int64_t>>();
+    req.maxNewTokens = 24;
+    EXPECT_EQ(runtime::generatePaged(exec, req, {4, 0}),
+              reference()[fmt::format("greedy_prompt{}_24", idx)].get<std::vector<int64_t>>());
+  }
 }
 
 TEST_P(RegionFixtureTest, PresentOutputsAndPastInputsAreGone) {

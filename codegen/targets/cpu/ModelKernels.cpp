@@ -109,6 +109,10 @@ struct Planner {
     std::string layout = n.attrs.value("layout", "kn"), epi = n.attrs.value("epilogue", "none");
     if ((layout != "kn" && layout != "nk") || (epi != "none" && epi != "swiglu" && epi != "gelu" && epi != "geglu"))
       fail("{}: node '{}' (region.gemm): layout '{}' / epilogue '{}' unknown", g.source, n.name, layout, epi);
+    if (n.attrs.value("norm", 0) != 0)
+      fail("{}: node '{}' (region.gemm): the RMSNorm prologue (graph-fuse-gemm-norm, the CUDA target's fusion) has no "
+           "CPU kernel; the CPU target forms its regions without it",
+           g.source, n.name);
     // Every weight of the node (inputs 1..weights, ops/gemm_region.h) in one
     // storage type: one kernel reads them.
     const int64_t weights = attr(n, "weights");

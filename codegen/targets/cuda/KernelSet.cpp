@@ -259,14 +259,27 @@ std::vector<GemmKernelSpec> cudaQuantGemvKernels(const CudaGemmVariant& v, const
   return set;
 }
 
-QuantizeRowsKernelSpec cudaQuantizeRowsSpec(const GemmKernelSpec& gemv) {
+QuantizeRowsKernelSpec cudaQuantizeRowsSpec(const GemmKernelSpec& gemv, bool norm) {
   if (!gemv.int8Activations) fail("gemm {}: only the i8-activation GEMV quantizes its rows", gemv.name);
   QuantizeRowsKernelSpec q;
-  q.name = gemv.name + "_quantize";
+  q.name = fmt::format("{}quantize_rows_{}_q{}", norm ? "rmsnorm_" : "", gemv.dtype, gemv.quantBlock);
   q.dtype = gemv.dtype;
   q.block = gemv.quantBlock;
   q.numWarps = 4;
+  q.norm = norm;
   return q;
+}
+
+std::vector<QuantizeRowsKernelSpec> cudaQuantizeRowsKernels(const std::vector<GemmKernelSpec>& gemms) {
+  std::vector<QuantizeRowsKernelSpec> set;
+  for (const GemmKernelSpec& g : gemms)
+    if (g.int8Activations)
+      for (bool norm : {false, true}) {
+        QuantizeRowsKernelSpec q = cudaQuantizeRowsSpec(g, norm);
+        if (std::ranges::none_of(set, [&](const QuantizeRowsKernelSpec& o) { return o.name == q.name; }))
+          set.push_back(q);
+      }
+  return set;
 }
 
 std::vector<GemmKernelSpec> cudaGemmKernelSet(const GemmBlocking& decode, const GemmBlocking& medium,
@@ -450,10 +463,9 @@ void writeCudaKernelFiles(const CudaKernelSetSpec& set, const std::string& targe
     units.push_back(std::move(unit));
     cost.push_back(unitCost);
   };
-  // An i8-activation GEMV shares its unit with its quantize_rows kernel.
-  for (const GemmKernelSpec& s : set.gemms)
-    add(emitGemmKernel(s) + (s.int8Activations ? emitQuantizeRowsKernel(cudaQuantizeRowsSpec(s)) : ""),
-        s.blockM * s.blockN * (s.swiglu ? 8 : s.residual ? 5 : 4) / 4);
+  for (const GemmKernelSpec& s : set.gemms) add(emitGemmKernel(s), s.blockM * s.blockN * (s.swiglu ? 8 : s.residual ? 5 : 4) / 4);
+  const std::vector<QuantizeRowsKernelSpec> quantizes = cudaQuantizeRowsKernels(set.gemms);
+  for (const QuantizeRowsKernelSpec& q : quantizes) add(emitQuantizeRowsKernel(q));
   for (const RmsNormKernelSpec& s : set.norms) add(emitRmsNormKernel(s));
   for (const RopeKernelSpec& s : set.ropes) add(emitRopeKernel(s));
   for (const AttentionKernelSpec& s : set.attentions) add(emitAttentionKernel(s), s.blockM * (s.blockN + s.headDim));
@@ -540,10 +552,13 @@ void writeCudaKernelFiles(const CudaKernelSetSpec& set, const std::string& targe
   for (const GemmKernelSpec& s : set.gemms) {
     nlohmann::json quantize = nlohmann::json::object();
     if (s.int8Activations) {
-      const QuantizeRowsKernelSpec q = cudaQuantizeRowsSpec(s);
-      const nlohmann::json e = entry("quantize_rows", q.name, q.dtype, nlohmann::json::object());
-      quantize = {{"int8_activations", true}, {"quantize", q.name}, {"quantize_threads", e["threads"]},
-                  {"quantize_blocks", q.blocksPerProgram()}};
+      const QuantizeRowsKernelSpec q = cudaQuantizeRowsSpec(s, false), qn = cudaQuantizeRowsSpec(s, true);
+      const nlohmann::json e = entry("quantize_rows", q.name, q.dtype, nlohmann::json::object()),
+                           en = entry("quantize_rows", qn.name, qn.dtype, nlohmann::json::object());
+      if (e["threads"] != en["threads"] || q.blocksPerProgram() != qn.blocksPerProgram())
+        fail("cuda backend: {} and {} launch alike", q.name, qn.name);
+      quantize = {{"int8_activations", true}, {"quantize", q.name}, {"norm_quantize", qn.name},
+                  {"quantize_threads", e["threads"]}, {"quantize_blocks", q.blocksPerProgram()}};
     }
     kernels.push_back(entry("gemm", s.name, s.dtype,
                             {{"weights", s.weightsNK ? "nk" : "kn"}, {"bias", s.bias}, {"residual", s.residual},
@@ -557,6 +572,8 @@ void writeCudaKernelFiles(const CudaKernelSetSpec& set, const std::string& targe
                              {"quant_super", s.quantSuper}}));
     kernels.back().update(quantize);
   }
+  for (const QuantizeRowsKernelSpec& q : quantizes)
+    kernels.push_back(entry("quantize_rows", q.name, q.dtype, {{"block", q.block}, {"norm", q.norm}}));
   for (const RmsNormKernelSpec& s : set.norms) kernels.push_back(entry("rms_norm", s.name, s.dtype, {{"block_n", s.blockN}, {"lane_vector", s.laneVector}}));
   for (const RopeKernelSpec& s : set.ropes)
     kernels.push_back(entry("rope", s.name, s.dtype,

@@ -79,6 +79,9 @@ void writeCudaKernels(const CudaKernelSetSpec& set, const std::string& target, c
 // --paged-decode-block`.
 struct CudaModelTuning {
   std::string gemvBlock, decodeBlock, mediumBlock, pagedDecodeBlock;
+  // Keep each RMSNorm its own region (no graph-fuse-gemm-norm): the
+  // fusion's A / B.
+  bool unfusedNorms = false;
 };
 CudaKernelSetSpec cudaModelKernelSet(ops::GraphDef& regions, const std::string& dtype, int64_t pageSize,
                                      const CudaModelTuning& tuning = {});
@@ -207,10 +210,16 @@ std::vector<GemmKernelSpec> cudaGemmKernels(const CudaGemmVariant& v, const Gemm
 // (GemmKernel.cpp), each weight read once per block of rows.
 std::vector<GemmKernelSpec> cudaQuantGemvKernels(const CudaGemmVariant& v, const abi::Int8BlockForm& form);
 // The quantize_rows kernel an i8-activation GEMV (GemmKernelSpec::
-// int8Activations) runs first on its A, named after it (<gemv>_quantize):
-// A's storage, the weights' block. Its entry in kernels.json is the GEMV's
-// ("quantize", "quantize_threads", "quantize_blocks": blocks a program).
-QuantizeRowsKernelSpec cudaQuantizeRowsSpec(const GemmKernelSpec& gemv);
+// int8Activations) runs first on its A: one per A's storage and weight
+// block ([rmsnorm_]quantize_rows_<dtype>_q<block>), `norm` with the RMSNorm
+// prologue (a region.gemm with norm = 1). Each is its own kernels.json
+// entry (kind quantize_rows, own unit); the GEMV's entry names both
+// ("quantize", "norm_quantize") with their launch ("quantize_threads",
+// "quantize_blocks": blocks a program).
+QuantizeRowsKernelSpec cudaQuantizeRowsSpec(const GemmKernelSpec& gemv, bool norm = false);
+// The distinct quantize_rows kernels (both forms) the i8-activation GEMVs
+// of `gemms` run.
+std::vector<QuantizeRowsKernelSpec> cudaQuantizeRowsKernels(const std::vector<GemmKernelSpec>& gemms);
 
 // The set `strata compile-kernels` builds: for bf16 and f16, the four
 // classes of plain GEMMs with [K, N] and [N, K] weights and of the [N, K]

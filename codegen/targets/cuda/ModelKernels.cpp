@@ -56,6 +56,10 @@ CudaKernelSetSpec cudaModelKernelSet(ops::GraphDef& g, const std::string& dtype,
         if (auto f = quantForms.find(in); f != quantForms.end() && once(v.suffix() + abi::int8FormName(f->second)))
           for (GemmKernelSpec& s : cudaQuantGemvKernels(v, f->second)) set.gemms.push_back(s);
       if (a.value("rows", 0) != 0 && once("gather")) set.gathers.push_back(cudaGatherRowsSpec(dtype));
+      // The norm prologue: the i8-activation GEMVs' quantize_rows kernels
+      // take it (cudaQuantizeRowsKernels); the other kernels read rows the
+      // RMSNorm kernel normalized first.
+      if (a.value("norm", 0) != 0 && once("rms_norm")) set.norms.push_back(cudaRmsNormSpec(dtype));
     } else if (n.op == "region.embedding") {
       // A block-quantized table: its rows widened by the gather.
       if (auto f = n.inputs.empty() ? quantForms.end() : quantForms.find(n.inputs[0]); f != quantForms.end()) {
