@@ -191,7 +191,8 @@ TEST(NullDevice, RunsTheGpuExecutorsLaunchPlan) {
 // weight in its GPU form (Q4_K_M's gate and up, Q4_K, and its Q6_K
 // weights take their own forms), and every GEMM node of a prefill and of
 // decode steps finds its form's GEMV and launches with the scale buffers
-// (the launcher checks each buffer's presence and alignment).
+// and, for a norm prologue, the norm weight (the launcher checks each
+// buffer's presence and alignment).
 TEST(NullDevice, RunsAQuantizedGgufsLaunchPlan) {
   for (const char* type : {"q8_0", "q4_k_m"}) {
     SCOPED_TRACE(type);
@@ -200,6 +201,15 @@ TEST(NullDevice, RunsAQuantizedGgufsLaunchPlan) {
     int64_t quantized = 0;
     for (const auto& w : a.graph.weights) quantized += !w.quant.empty();
     EXPECT_EQ(quantized, 9);  // 7 matrices, the embedding and the head
+    // The CUDA target's regions: every RMSNorm is its GEMMs' prologue
+    // (graph-fuse-gemm-norm), which the integer GEMVs' quantize_rows takes.
+    int64_t norms = 0, prologues = 0;
+    for (const auto& n : a.graph.nodes) {
+      norms += n.op == "region.rmsnorm";
+      prologues += n.op == "region.gemm" && n.attrs.value("norm", 0) != 0;
+    }
+    EXPECT_EQ(norms, 0);
+    EXPECT_EQ(prologues, 5);  // 2 layers x (q / k / v, gate / up), the lm_head
     const int64_t blockSize = a.blockSize;
     auto owned = std::make_unique<runtime::NullDevice>(runtime::NullDeviceShape{uint64_t(8) << 30, 132, 228 << 10});
     runtime::NullDevice& dev = *owned;
