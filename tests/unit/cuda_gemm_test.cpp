@@ -445,9 +445,9 @@ TEST_F(CudaGemmKernels, QuantizeRowsEqualsTheReference) {
 // graph-fuse-gemm-norm) against ops::rmsNorm then ops::quantizeActivations.
 // The kernel sums the row's squares in another order than the reference,
 // so a value on a rounding boundary may round the other way: each
-// dequantized value stays within half a step (and a little) of the
-// normalized row, the scales within 1e-5, and the integers equal but for a
-// few. Rows of one program's blocks or less, several programs with a
+// dequantized value stays within half a step of the normalized row (and
+// 1e-4 of the value: the sums' rounding, seen 2e-5 on the H200), the
+// scales within 1e-5, and the integers equal but for a few. Rows of one program's blocks or less, several programs with a
 // partial last one, and the Llama-3-8B width.
 TEST_F(CudaGemmKernels, NormQuantizeRowsEqualsTheNormalizedReference) {
   unsigned seed = 13;
@@ -480,7 +480,8 @@ TEST_F(CudaGemmKernels, NormQuantizeRowsEqualsTheNormalizedReference) {
         ASSERT_NEAR(gs[b], scales[b], 1e-5 * scales[b]) << "block " << b;
         int64_t sum = 0;
         for (int64_t i = b * Q; i < int64_t(b + 1) * Q; ++i) {
-          ASSERT_NEAR(gq[i] * gs[b], normed.data<float>()[i], 0.5 * gs[b] * (1 + 1e-4)) << "value " << i;
+          const float want = normed.data<float>()[i];
+          ASSERT_NEAR(gq[i] * gs[b], want, 0.5 * gs[b] + 1e-4 * std::abs(want)) << "value " << i;
           differ += gq[i] != q[i];
           sum += gq[i];
         }
