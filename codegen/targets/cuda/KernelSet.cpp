@@ -208,8 +208,10 @@ std::vector<GemmKernelSpec> cudaGemmKernels(const CudaGemmVariant& v, const Gemm
   return set;
 }
 
-// The output rows from which the quantized GEMVs run one warp a program.
+// The output rows from which the quantized GEMVs run one warp a program,
+// and the depth from which the nibble forms' take two again.
 constexpr int64_t kQuantGemvWideCols = 4096;
+constexpr int64_t kQuantGemvDeepK = 8192;
 
 std::vector<GemmKernelSpec> cudaQuantGemvKernels(const CudaGemmVariant& v, const abi::Int8BlockForm& form) {
   if (!v.weightsNK) fail("quantized GEMMs read [N, K] weights ({})", v.suffix());
@@ -244,6 +246,16 @@ std::vector<GemmKernelSpec> cudaQuantGemvKernels(const CudaGemmVariant& v, const
   // on one.
   set.push_back(integerGemv("gemv_wide", 1, fmt::format("1x4x{}x1v", 32 * form.block)));
   set.back().minCols = kQuantGemvWideCols;
+  // Nibble forms, from K = 8192 (the down projection): two warps again,
+  // each a half of the K step. H200, 2026-12-01, the Llama-3-8B shape's
+  // batch-1 step, two rounds in one call: Q4_K_M 2.98 / 3.01 -> 2.93 /
+  // 2.92 ms; for Q8_0 the same variant was slower (3.17 -> 3.24 / 3.41,
+  // four warps 3.33 / 3.34), so its forms keep one warp.
+  if (form.nibbles) {
+    set.push_back(integerGemv("gemv_deep", 1, fmt::format("1x4x{}x2v", 64 * form.block)));
+    set.back().minCols = kQuantGemvWideCols;
+    set.back().minDepth = kQuantGemvDeepK;
+  }
   // Up to 4 and 8 rows: the same integer form with the rows of A in one
   // program, so each weight block is read once for all of them.
   for (auto [rows, weightRows] : {std::pair<int64_t, int64_t>{4, 4}, {8, 2}})
