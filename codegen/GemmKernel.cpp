@@ -23,14 +23,13 @@ using gemm::GemmText;
 std::string gemmSignature(const GemmKernelSpec& s) {
   std::string args;
   auto buffer = [&](const char* name, const std::string& dt) { args += fmt::format("%{}: !tile.ptr<{}>, ", name, dt); };
-  if (s.int8Activations && !s.quantizeA) {
+  if (s.int8Activations) {
     buffer("a", "i8");
     buffer("asc", "f32");
     buffer("asum", "f32");
   } else {
     buffer("a", s.dtype);
   }
-  if (s.norm) buffer("g", s.dtype);
   buffer("b", s.bDtype());
   // A quantized weight's scales and offsets (GemmKernelSpec::quantSuper).
   auto scaleBuffers = [&](const char* w) {
@@ -54,7 +53,6 @@ std::string gemmSignature(const GemmKernelSpec& s) {
                               : ", %amap: !tile.ptr<i8>, %bmap: !tile.ptr<i8>";
   if (storesCByTma(s)) args += ", %cmap: !tile.ptr<i8>";
   if (s.splitKPrograms) args += ", %kSplits: index, %ws: !tile.ptr<f32>, %ctr: !tile.ptr<i32>";
-  if (s.norm) args += ", %eps: f32";
   return args;
 }
 

@@ -58,17 +58,6 @@ struct GemmKernelSpec {
   // The signature's A is then three buffers: its i8 values [M, K], f32
   // scales and f32 block sums ([M, K / quantBlock] each).
   bool int8Activations = false;
-  // With int8Activations: A arrives in `dtype` (one buffer [M, K]) and the
-  // kernel quantizes each block as it loads it (the same arithmetic as
-  // quantize_rows, so the same integers), so no quantize_rows launch goes
-  // first: the one-row GEMVs, whose A block serves all of a program's
-  // weight rows.
-  bool quantizeA = false;
-  // With quantizeA: a GEMM region's RMSNorm prologue. The signature adds
-  // %g (the norm weight, [K] in dtype) after A and %eps last; the blocks
-  // of A times g are quantized, the squares of A summed as they load, and
-  // each row's sums scaled by 1 / rms before the epilogue.
-  bool norm = false;
   bool weightsNK = false;
   bool bias = false, swiglu = false, residual = false;
   // GELU's tanh form on the product (after the bias, before the residual);

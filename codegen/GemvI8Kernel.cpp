@@ -19,7 +19,6 @@
 #include "codegen/GemmKernel.h"
 #include "codegen/GemvText.h"
 #include "codegen/QuantText.h"
-#include "codegen/StorageText.h"
 #include "ops/error.h"
 
 namespace strata::tile {
@@ -29,75 +28,19 @@ namespace {
 struct I8GemvText : gemv::QuantRowsText {
   std::string sumT() const { return colT("i32"); }
   std::string accT() const { return colT("f32"); }
-  // A's block rows in its own type (GemmKernelSpec::quantizeA; the norm
-  // weight's too): [KB, Wd] as the weights' integers, a lane's Wd values.
-  std::string aT() const { return fmt::format("tensor<{}x{}x{}>", KB(), Wd(), s.dtype); }
-  std::string rowT() const { return fmt::format("tensor<{}x{}xf32>", KB(), Wd()); }
 
-  // Pointer names: %pa<a>_<h> (A row a's integers, half h, or its values
-  // with quantizeA), %pas<a>, %pao<a> (its scales and block sums, without
-  // quantizeA), %pg_<h> (the norm weight), then the weights'.
+  // Pointer names: %pa<a>_<h> (A row a's integers, half h), %pas<a>,
+  // %pao<a> (its scales and block sums), then the weights'.
   std::vector<std::pair<std::string, std::string>> pointers() const {
     std::vector<std::pair<std::string, std::string>> p;  // name, block pointer type
     auto bp = [](const std::string& t) { return "!tile.block_ptr<" + t + ">"; };
     for (int64_t a = 0; a < s.blockM; ++a) {
-      for (int64_t h = 0; h < halves(); ++h)
-        p.push_back({fmt::format("%pa{}_{}", a, h), bp(s.quantizeA ? aT() : intT())});
-      if (s.quantizeA) continue;
+      for (int64_t h = 0; h < halves(); ++h) p.push_back({fmt::format("%pa{}_{}", a, h), bp(intT())});
       p.push_back({fmt::format("%pas{}", a), bp(colT("f32"))});
       if (s.quantOffsets) p.push_back({fmt::format("%pao{}", a), bp(colT("f32"))});
     }
-    if (s.norm)
-      for (int64_t h = 0; h < halves(); ++h) p.push_back({fmt::format("%pg_{}", h), bp(aT())});
     weightPointers(p);
     return p;
-  }
-
-  // Row a's block row of A (its halves `xa`, f32) quantized as
-  // quantize_rows quantizes it (QuantizeKernel.cpp: d = max |x| / 127, q =
-  // round-to-even(x 127 / max), d sum q): the halves' integers into `x`,
-  // the scales and sums into `xs` and `xo`. The max and the sum of a block
-  // stay in its lane.
-  void quantizeBlockRow(std::string& body, int64_t a, const std::vector<std::string>& xa, std::vector<std::string>& x,
-                        std::string& xs, std::string& xo) const {
-    auto f = [&](const std::string& text) {
-      body += fmt::format(fmt::runtime(text), fmt::arg("a", a), fmt::arg("R", rowT()), fmt::arg("C", accT()),
-                          fmt::arg("V", fmt::format("tensor<{}xf32>", KB())), fmt::arg("I", intT()));
-    };
-    for (int64_t h = 0; h < halves(); ++h) {
-      body += fmt::format("    %qab{a}_{h} = math.absf {x} : {R}\n"
-                          "    %qmx{a}_{h} = tile.reduce %qab{a}_{h} {{kind = \"max\", axis = 1 : i64}} : {R} -> {V}\n",
-                          fmt::arg("a", a), fmt::arg("h", h), fmt::arg("x", xa[h]), fmt::arg("R", rowT()),
-                          fmt::arg("V", fmt::format("tensor<{}xf32>", KB())));
-    }
-    f(halves() == 2 ? "    %qmv{a} = arith.maximumf %qmx{a}_0, %qmx{a}_1 : {V}\n" : "    %qmv{a} = arith.maximumf %qmx{a}_0, %qmx{a}_0 : {V}\n");
-    f(R"(    %qm{a} = tile.expand_dims %qmv{a} {{axis = 1 : i64}} : {V} -> {C}
-    %qd{a} = arith.divf %qm{a}, %c127c : {C}
-    %qmt{a} = arith.maximumf %qm{a}, %tinyc : {C}
-    %qiv{a} = arith.divf %c127c, %qmt{a} : {C}
-    %qivb{a} = tile.broadcast %qiv{a} : {C} -> {R}
-)");
-    std::string sum;
-    for (int64_t h = 0; h < halves(); ++h) {
-      body += fmt::format(R"(    %qs{a}_{h} = arith.mulf {x}, %qivb{a} : {R}
-    %qr{a}_{h} = math.roundeven %qs{a}_{h} : {R}
-    %qq{a}_{h} = tile.convert %qr{a}_{h} : {R} -> {I}
-)",
-                          fmt::arg("a", a), fmt::arg("h", h), fmt::arg("x", xa[h]), fmt::arg("R", rowT()),
-                          fmt::arg("I", intT()));
-      x.push_back(fmt::format("%qq{}_{}", a, h));
-    }
-    xs = fmt::format("%qd{}", a);
-    if (!s.quantOffsets) return;
-    for (int64_t h = 0; h < halves(); ++h)
-      body += fmt::format("    %qsm{a}_{h} = tile.reduce %qr{a}_{h} {{kind = \"sum\", axis = 1 : i64}} : {R} -> {V}\n",
-                          fmt::arg("a", a), fmt::arg("h", h), fmt::arg("R", rowT()),
-                          fmt::arg("V", fmt::format("tensor<{}xf32>", KB())));
-    f(halves() == 2 ? "    %qsv{a} = arith.addf %qsm{a}_0, %qsm{a}_1 : {V}\n" : "    %qsv{a} = arith.addf %qsm{a}_0, %qzv : {V}\n");
-    f(R"(    %qse{a} = tile.expand_dims %qsv{a} {{axis = 1 : i64}} : {V} -> {C}
-    %qo{a} = arith.mulf %qse{a}, %qd{a} : {C}
-)");
-    xo = fmt::format("%qo{}", a);
   }
 
   // The pointers at the start of K: A's integers as the weights' (a view
@@ -108,10 +51,8 @@ struct I8GemvText : gemv::QuantRowsText {
       t += aRow(a);
       for (int64_t h = 0; h < halves(); ++h)
         t += fmt::format("  %pa{a}_{h} = tile.make_block_ptr %a, [%ar{a}e, %cq], [%cq, %c1], [%ar{a}, %ch{h}] : "
-                         "!tile.ptr<{D}> -> !tile.block_ptr<{T}>\n",
-                         fmt::arg("a", a), fmt::arg("h", h), fmt::arg("D", s.quantizeA ? s.dtype : "i8"),
-                         fmt::arg("T", s.quantizeA ? aT() : intT()));
-      if (s.quantizeA) continue;
+                         "!tile.ptr<i8> -> !tile.block_ptr<{T}>\n",
+                         fmt::arg("a", a), fmt::arg("h", h), fmt::arg("T", intT()));
       auto col = [&](const char* name, const char* buf) {
         t += fmt::format("  %{n}{a} = tile.make_block_ptr %{buf}, [%ar{a}e, %c1], [%c1, %c1], [%ar{a}, %c0] : "
                          "!tile.ptr<f32> -> !tile.block_ptr<{T}>\n",
@@ -120,12 +61,6 @@ struct I8GemvText : gemv::QuantRowsText {
       col("pas", "asc");
       if (s.quantOffsets) col("pao", "asum");
     }
-    // The norm weight as [K / Q, Q] block rows, the same for every row.
-    if (s.norm)
-      for (int64_t h = 0; h < halves(); ++h)
-        t += fmt::format("  %pg_{h} = tile.make_block_ptr %g, [%kbt, %cq], [%cq, %c1], [%c0, %ch{h}] : "
-                         "!tile.ptr<{D}> -> !tile.block_ptr<{T}>\n",
-                         fmt::arg("h", h), fmt::arg("D", s.dtype), fmt::arg("T", aT()));
     for (int64_t r = 0; r < s.blockN; ++r) t += weightRow(r);
     return t;
   }
@@ -148,51 +83,8 @@ struct I8GemvText : gemv::QuantRowsText {
       return blocks().column(body, name, local[ptr], dt, ib);
     };
     std::vector<std::vector<std::string>> x(s.blockM);
-    std::vector<std::string> xs(s.blockM), xo(s.blockM), sq;
-    // The norm weight's block row (f32 halves), for every row of A.
-    std::vector<std::string> gw;
-    StorageText st{s.dtype};
-    if (s.norm)
-      for (int64_t h = 0; h < halves(); ++h) {
-        body += st.load(fmt::format("gw{}", h), local[fmt::format("%pg_{}", h)], fmt::format("{}x{}", KB(), Wd()), vattrs);
-        gw.push_back(fmt::format("%gw{}", h));
-      }
+    std::vector<std::string> xs(s.blockM), xo(s.blockM);
     for (int64_t a = 0; a < s.blockM; ++a) {
-      if (s.quantizeA) {
-        // A's values: with the norm, their squares summed (the row's
-        // accumulator after the products') and the values times g.
-        std::vector<std::string> xa;
-        std::string sqSum;
-        for (int64_t h = 0; h < halves(); ++h) {
-          const std::string v = fmt::format("xa{}_{}", a, h);
-          body += st.load(v, local[fmt::format("%pa{}_{}", a, h)], fmt::format("{}x{}", KB(), Wd()), vattrs);
-          xa.push_back("%" + v);
-          if (!s.norm) continue;
-          body += fmt::format(R"(    %xx{a}_{h} = arith.mulf %{v}, %{v} : {R}
-    %xxs{a}_{h} = tile.reduce %xx{a}_{h} {{kind = "sum", axis = 1 : i64}} : {R} -> tensor<{KB}xf32>
-    %xg{a}_{h} = arith.mulf %{v}, {g} : {R}
-)",
-                              fmt::arg("a", a), fmt::arg("h", h), fmt::arg("v", v), fmt::arg("g", gw[h]),
-                              fmt::arg("R", rowT()), fmt::arg("KB", KB()));
-          xa.back() = fmt::format("%xg{}_{}", a, h);
-          if (h == 0) {
-            sqSum = fmt::format("%xxs{}_0", a);
-          } else {
-            body += fmt::format("    %xxt{a} = arith.addf {l}, %xxs{a}_{h} : tensor<{KB}xf32>\n", fmt::arg("a", a),
-                                fmt::arg("l", sqSum), fmt::arg("h", h), fmt::arg("KB", KB()));
-            sqSum = fmt::format("%xxt{}", a);
-          }
-        }
-        if (s.norm) {
-          body += fmt::format("    %xxe{a} = tile.expand_dims {l} {{axis = 1 : i64}} : tensor<{KB}xf32> -> {C}\n"
-                              "    %sq{a} = arith.addf %acc{i}, %xxe{a} : {C}\n",
-                              fmt::arg("a", a), fmt::arg("l", sqSum), fmt::arg("KB", KB()), fmt::arg("C", accT()),
-                              fmt::arg("i", g.sums() + a));
-          sq.push_back(fmt::format("%sq{}", a));
-        }
-        quantizeBlockRow(body, a, xa, x[a], xs[a], xo[a]);
-        continue;
-      }
       for (int64_t h = 0; h < halves(); ++h) {
         body += fmt::format("    %x{a}_{h} = tile.load {p}{v} : !tile.block_ptr<{T}>\n", fmt::arg("a", a), fmt::arg("h", h),
                             fmt::arg("p", local[fmt::format("%pa{}_{}", a, h)]), fmt::arg("v", vattrs),
@@ -243,9 +135,7 @@ struct I8GemvText : gemv::QuantRowsText {
           yields += fmt::format("{}{}", i ? ", " : "", next);
         }
       }
-    // Accumulators are yielded in index order (w, r, a nest as acc()),
-    // then the norm's sums of squares, a row of A each.
-    for (const std::string& v : sq) yields += ", " + v;
+    // Accumulators are yielded in index order (w, r, a nest as acc()).
     return loop(res, from, to, inits, accT(), ptrs, types, body, yields);
   }
 
@@ -269,13 +159,8 @@ std::string emitInt8ActivationGemvKernel(const GemmKernelSpec& s) {
          "f32 scales, blockK a multiple of block x warps with whole rounds of 32 blocks a warp, no staging, dots, K "
          "split or GELU",
          s.name);
-  if (s.norm && !s.quantizeA) fail("quantized gemv '{}': the norm prologue goes with quantizeA", s.name);
-  std::string constants = t.blocks().constants() + fmt::format("  %zi = arith.constant dense<0> : {}\n", t.sumT());
-  if (s.quantizeA)
-    constants += fmt::format("  %c127c = arith.constant dense<127.0> : {C}\n  %tinyc = arith.constant dense<1.0e-30> : {C}\n"
-                             "  %qzv = arith.constant dense<0.0> : tensor<{KB}xf32>\n",
-                             fmt::arg("C", t.accT()), fmt::arg("KB", t.KB()));
-  return t.kernel(t.Wd(), constants, t.setup(), t.accT(), t.path("f", true), t.path("e", false));
+  return t.kernel(t.Wd(), t.blocks().constants() + fmt::format("  %zi = arith.constant dense<0> : {}\n", t.sumT()),
+                  t.setup(), t.accT(), t.path("f", true), t.path("e", false));
 }
 
 }  // namespace strata::tile

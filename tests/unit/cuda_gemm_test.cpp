@@ -1292,6 +1292,17 @@ TEST(ChooseGemm, QuantizedWeightsTakeTheirFormsKernels) {
   EXPECT_EQ(pick(1, "Q4_K"), "q4k");
   EXPECT_EQ(pick(8, "Q4_K"), "q4k_mma");
   EXPECT_EQ(pick(1, "Q6_K"), "none");  // no kernel of its form in this set
+  // The nibble forms' two-warp GEMV from K = 8192 (min_depth) at 4096
+  // output rows and more: the down projection.
+  std::vector<runtime::GpuGemmKernel> deep = withWideGemv;
+  deep.push_back(kernel("q4k_gemv_deep", 1, "n4b32fo"));
+  deep.back().minCols = 4096, deep.back().minDepth = 8192;
+  runtime::GemmEpilogue q4;
+  q4.quant = strata::abi::gpuInt8Form(*strata::abi::int8BlockForm("Q4_K"));
+  auto name = [](const runtime::GpuGemmKernel* k) { return k ? k->name : std::string("none"); };
+  EXPECT_EQ(name(runtime::chooseGemm(deep, "bf16", true, 1, q4, 4096, 14336)), "q4k_gemv_deep");
+  EXPECT_EQ(name(runtime::chooseGemm(deep, "bf16", true, 1, q4, 4096, 4096)), "q4k_gemv_wide");
+  EXPECT_EQ(name(runtime::chooseGemm(deep, "bf16", true, 1, q4, 1024, 14336)), "q4k");
 }
 
 // The rows a TMA GEMM's map over A spans (no GPU needed): M rounded up to
