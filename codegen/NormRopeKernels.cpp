@@ -292,4 +292,108 @@ std::string emitRopeKernel(const RopeKernelSpec& s) {
                      fmt::arg("y1", st.store("%y1p", "%y1", row, hint)), fmt::arg("y2", st.store("%y2p", "%y2", row, hint)));
 }
 
+std::string emitRopeKvWriteKernel(const RopeKvWriteKernelSpec& s) {
+  const int64_t D = s.headDim, half = D / 2, G = s.headsPerProgram, V = s.laneVector;
+  if (s.heads <= 0 || s.kvHeads <= 0 || D <= 0 || D % 2 || s.pageSize <= 0)
+    fail("rope_kv_write kernel: {} heads, {} KV heads of dim {} (even), pages of {}", s.heads, s.kvHeads, D, s.pageSize);
+  if (G <= 0 || s.heads % G || s.kvHeads % G)
+    fail("rope_kv_write kernel: {} heads a program must divide the {} heads and {} KV heads", G, s.heads, s.kvHeads);
+  if (V < 0 || (V > 1 && half % V))
+    fail("rope_kv_write kernel: lane vectors of {} elements must divide the half head dim {}", V, half);
+  const StorageText st{s.dtype};
+  st.check("rope_kv_write");
+  const std::string row = fmt::format("{}x{}", G, half), full = fmt::format("{}x{}", G, D);
+  const std::string hint = laneVectorAccess(V);
+  // The rotation of the [G, half] halves %<p>1 and %<p>2 (f32) by %cv, %sv.
+  auto rotate = [&](const std::string& p) {
+    return fmt::format(R"(    %{p}a = arith.mulf %{p}1, %cv : tensor<{row}xf32>
+    %{p}b = arith.mulf %{p}2, %sv : tensor<{row}xf32>
+    %{p}r1 = arith.subf %{p}a, %{p}b : tensor<{row}xf32>
+    %{p}d = arith.mulf %{p}2, %cv : tensor<{row}xf32>
+    %{p}e = arith.mulf %{p}1, %sv : tensor<{row}xf32>
+    %{p}r2 = arith.addf %{p}d, %{p}e : tensor<{row}xf32>
+)",
+                       fmt::arg("p", p), fmt::arg("row", row));
+  };
+  // A [G, cols] block pointer named %<name> into `buf` viewed as [rows,
+  // width] with row stride `stride`, at (r, c).
+  auto ptr = [&](const std::string& name, const char* buf, const char* rows, const char* width, const char* stride,
+                 const std::string& r, const std::string& c, const std::string& shape) {
+    return fmt::format("    %{n} = tile.make_block_ptr {b}, [{rows}, {w}], [{st}, %c1], [{r}, {c}] : {P} -> {BP}\n",
+                       fmt::arg("n", name), fmt::arg("b", buf), fmt::arg("rows", rows), fmt::arg("w", width),
+                       fmt::arg("st", stride), fmt::arg("r", r), fmt::arg("c", c), fmt::arg("P", st.ptr()),
+                       fmt::arg("BP", st.blockPtr(shape)));
+  };
+  // k program: KV heads h0 .. h0 + G of token t. Cache row (block, 0|1,
+  // head) of the [blocks 2 kvHeads, pageSize headDim] view, column off D:
+  // consecutive heads are one row apart there.
+  std::string kPath = R"(    %h0 = arith.subi %rg, %cH : index
+    %slot = tile.block_lookup %slots[%t] : !tile.ptr<i64>
+    %blk = arith.divui %slot, %cBS : index
+    %off = arith.remui %slot, %cBS : index
+    %kt = arith.muli %t, %cK : index
+    %kr = arith.addi %kt, %h0 : index
+    %b2 = arith.muli %blk, %c2 : index
+    %b2k = arith.muli %b2, %cK : index
+    %crk = arith.addi %b2k, %h0 : index
+    %crv = arith.addi %crk, %cK : index
+    %cc1 = arith.muli %off, %cD : index
+    %cc2 = arith.addi %cc1, %cHalf : index
+    %crows = arith.muli %CB, %c2 : index
+    %crowsK = arith.muli %crows, %cK : index
+    %kRows = arith.muli %T, %cK : index
+)";
+  kPath += ptr("k1p", "%k", "%kRows", "%cD", "%cD", "%kr", "%c0", row) + ptr("k2p", "%k", "%kRows", "%cD", "%cD", "%kr", "%cHalf", row);
+  kPath += st.load("k1", "%k1p", row, hint) + st.load("k2", "%k2p", row, hint) + rotate("k");
+  kPath += ptr("ck1", "%cache", "%crowsK", "%cPD", "%cPD", "%crk", "%cc1", row) +
+           ptr("ck2", "%cache", "%crowsK", "%cPD", "%cPD", "%crk", "%cc2", row);
+  kPath += st.store("%ck1", "%kr1", row, hint) + st.store("%ck2", "%kr2", row, hint);
+  kPath += ptr("vp", "%v", "%kRows", "%cD", "%cD", "%kr", "%c0", full) +
+           ptr("cvp", "%cache", "%crowsK", "%cPD", "%cPD", "%crv", "%cc1", full);
+  kPath += st.load("vx", "%vp", full, hint) + st.store("%cvp", "%vx", full, hint);
+  // q program: heads rg .. rg + G of token t, into y.
+  std::string qPath = R"(    %qt = arith.muli %t, %cH : index
+    %qr = arith.addi %qt, %rg : index
+    %qRows = arith.muli %T, %cH : index
+)";
+  qPath += ptr("q1p", "%q", "%qRows", "%cD", "%cD", "%qr", "%c0", row) + ptr("q2p", "%q", "%qRows", "%cD", "%cD", "%qr", "%cHalf", row);
+  qPath += st.load("q1", "%q1p", row, hint) + st.load("q2", "%q2p", row, hint) + rotate("q");
+  qPath += ptr("y1p", "%y", "%qRows", "%cD", "%cD", "%qr", "%c0", row) + ptr("y2p", "%y", "%qRows", "%cD", "%cD", "%qr", "%cHalf", row);
+  qPath += st.store("%y1p", "%qr1", row, hint) + st.store("%y2p", "%qr2", row, hint);
+  return fmt::format(R"(func.func @{name}(%q: {P}, %k: {P}, %v: {P}, %y: {P}, %cache: {P}, %cos: !tile.ptr<f32>, %sin: !tile.ptr<f32>, %pos: !tile.ptr<i64>, %slots: !tile.ptr<i64>, %T: index, %P: index, %CB: index) attributes {{tile.num_warps = 1 : i64{lv}}} {{
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %cD = arith.constant {D} : index
+  %cH = arith.constant {H} : index
+  %cK = arith.constant {K} : index
+  %cG = arith.constant {G} : index
+  %cHalf = arith.constant {half} : index
+  %cBS = arith.constant {BS} : index
+  %cPD = arith.constant {PD} : index
+  %t = tile.program_id 0
+  %g = tile.program_id 1
+  %p0 = tile.block_lookup %pos[%t] : !tile.ptr<i64>
+  %pLast = arith.subi %P, %c1 : index
+  %p = arith.minui %p0, %pLast : index
+  %tab = arith.muli %P, %cHalf : index
+  %co = arith.muli %p, %cHalf : index
+  %cp = tile.make_block_ptr %cos, [%cG, %tab], [%c0, %c1], [%c0, %co] : !tile.ptr<f32> -> !tile.block_ptr<tensor<{row}xf32>>
+  %sp = tile.make_block_ptr %sin, [%cG, %tab], [%c0, %c1], [%c0, %co] : !tile.ptr<f32> -> !tile.block_ptr<tensor<{row}xf32>>
+  %cv = tile.load %cp{hint} : !tile.block_ptr<tensor<{row}xf32>>
+  %sv = tile.load %sp{hint} : !tile.block_ptr<tensor<{row}xf32>>
+  %rg = arith.muli %g, %cG : index
+  %isK = arith.cmpi uge, %rg, %cH : index
+  scf.if %isK {{
+{kPath}  }} else {{
+{qPath}  }}
+  return
+}}
+)",
+                     fmt::arg("name", s.name), fmt::arg("P", st.ptr()), fmt::arg("lv", laneVectorAttr(V)),
+                     fmt::arg("D", D), fmt::arg("H", s.heads), fmt::arg("K", s.kvHeads), fmt::arg("G", G),
+                     fmt::arg("half", half), fmt::arg("BS", s.pageSize), fmt::arg("PD", s.pageSize * D),
+                     fmt::arg("row", row), fmt::arg("hint", hint), fmt::arg("kPath", kPath), fmt::arg("qPath", qPath));
+}
+
 }  // namespace strata::tile

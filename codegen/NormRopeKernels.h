@@ -80,4 +80,22 @@ struct RopeKernelSpec {
 };
 std::string emitRopeKernel(const RopeKernelSpec& spec);
 
+// region.rope_kv_write in one launch: q and k rotated as emitRopeKernel
+// rotates them (full rotary only), rotated k and v written into the paged
+// cache as emitKvWriteKernel writes them; rotated k is never stored
+// elsewhere. Signature (q, k, v, y, cache: dtype; cos, sin: f32;
+// positions, slots: i64; tokens, table_rows, cache_blocks: index), q [T,
+// heads * headDim], k and v [T, kvHeads * headDim], y q's shape, cache
+// [cache_blocks, 2, kvHeads, pageSize, headDim]; grid tokens x ((heads +
+// kvHeads) / headsPerProgram), headsPerProgram dividing both: a program
+// rotates q heads into y, or rotates k heads and writes them and the same
+// heads of v at the token's slot.
+struct RopeKvWriteKernelSpec {
+  std::string name = "rope_kv_write";
+  int64_t heads = 0, kvHeads = 0, headDim = 0, pageSize = 0;
+  std::string dtype = "bf16";
+  int64_t headsPerProgram = 1, laneVector = 0;
+};
+std::string emitRopeKvWriteKernel(const RopeKvWriteKernelSpec& spec);
+
 }  // namespace strata::tile

@@ -227,6 +227,16 @@ def Graph_RegionKvWriteOp : Graph_NodeOp<"region.kv_write", 4, 4, 1,
     cache, so the update happens in place.
   }];
 }
+def Graph_RegionRopeKvWriteOp : Graph_NodeOp<"region.rope_kv_write", 6, 6, 2,
+    "q and k rotated (as region.rope), k' and v written into a paged cache (as region.kv_write)"> {
+  let description = [{
+    Operands: q [..., T, heads * head_dim], k, v [..., T, kv_heads *
+    head_dim], position_ids, cache, slot_mapping. Results: q' (q rotated) and
+    the updated cache (k rotated and v at their slots, in place).
+    Attributes: region.rope's (head_dim, theta, rotary_dim) and the layer.
+    graph-fuse-rope-kv-write forms it for targets that ask.
+  }];
+}
 def Graph_RegionPagedAttentionOp : Graph_NodeOp<"region.paged_attention", 5, 5, 1,
     "causal GQA attention of token-major q over a paged KV cache through block tables"> {
   let description = [{

@@ -105,4 +105,20 @@ def GraphFuseGemmNorm : Pass<"graph-fuse-gemm-norm", "::strata::graph::GraphOp">
   }];
 }
 
+def GraphFuseRopeKvWrite : Pass<"graph-fuse-rope-kv-write", "::strata::graph::GraphOp"> {
+  let summary = "Fuse a layer's q and k RoPE and its paged KV write into one region";
+  let description = [{
+    A region.kv_write(cache, k', v, slot_mapping) whose k' is a region.rope
+    read only there, and whose cache a region.paged_attention reads with a
+    q' rotated by a region.rope at the same positions with the same
+    attributes, becomes region.rope_kv_write(q, k, v, positions, cache,
+    slot_mapping) -> (q', cache'), with the RoPE's attributes and the
+    write's layer; the three regions are gone. Its semantics are the
+    unfused three's (ops/regions.h): q and k rotated, k' and v written at
+    their slots. Anything else stays as it is. The pipeline runs it for
+    targets with a kernel that does all three in one launch
+    (graph::RegionOptions::ropeKvWrite: CUDA); the CPU target does not.
+  }];
+}
+
 #endif  // STRATA_GRAPH_PASSES

@@ -48,6 +48,9 @@ void populateFuseSiblingGemmPatterns(mlir::RewritePatternSet& patterns);
 // region.rmsnorm read only as GEMM regions' x -> their norm prologue
 // (graph-fuse-gemm-norm, a target's choice).
 void populateFuseGemmNormPatterns(mlir::RewritePatternSet& patterns);
+// region.rope of q and of k and their region.kv_write -> one
+// region.rope_kv_write (graph-fuse-rope-kv-write, a target's choice).
+void populateFuseRopeKvWritePatterns(mlir::RewritePatternSet& patterns);
 // Last: what is left of float elementwise / reduction chains -> one
 // region.elementwise per connected (convex) group.
 void populateFormElementwisePatterns(mlir::RewritePatternSet& patterns);

@@ -90,6 +90,7 @@ ops::GraphDef formRegions(const ops::GraphDef& g, const RegionOptions& o) {
   };
   std::vector<Stage> stages{{addShapeRound, true}, {raiseRound, true}, {addRegionFormation}};
   if (o.normPrologue) stages.push_back({[](mlir::OpPassManager& gpm) { gpm.addPass(createGraphFuseGemmNorm()); }});
+  if (o.ropeKvWrite) stages.push_back({[](mlir::OpPassManager& gpm) { gpm.addPass(createGraphFuseRopeKvWrite()); }});
   return runPasses(g, "region formation", stages);
 }
 

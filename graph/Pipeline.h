@@ -16,6 +16,9 @@ struct RegionOptions {
   // graph-fuse-gemm-norm: RMSNorms into the GEMM regions that read them
   // (the CUDA target; the CPU backend refuses the prologue).
   bool normPrologue = false;
+  // graph-fuse-rope-kv-write: a layer's q / k RoPE and KV write as one
+  // region.rope_kv_write (the CUDA target; the CPU backend refuses it).
+  bool ropeKvWrite = false;
 };
 // normalize, then graph-raise-llm-ops, graph-form-paged-attention,
 // graph-form-regions (DESIGN.md steps 2-3) and the fusions `o` asks for:

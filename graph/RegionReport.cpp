@@ -101,6 +101,10 @@ json describeRegions(const ops::GraphDef& g) {
       unit = "per token per context token";
       detail = fmt::format("{} heads / {} kv heads x {}", H, Hk, D);
       r["kv_bytes_per_context_token"] = 2 * Hk * D * 4;
+    } else if (n.op == "region.rope_kv_write") {
+      flops = 3.0 * (lastDim(n.inputs[0]) + lastDim(n.inputs[1]));
+      detail = fmt::format("q and k rope, head_dim {}, + kv_write layer {}", n.attrs.value("head_dim", (int64_t)0),
+                           n.attrs.value("layer", (int64_t)0));
     } else if (n.op == "region.kv_write") {
       detail = "layer " + std::to_string(n.attrs.value("layer", (int64_t)0));
     } else if (n.op == "region.embedding") {

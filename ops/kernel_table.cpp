@@ -280,6 +280,15 @@ const std::map<std::string, KernelFn>& table() {
                                   n.attrs.at("theta").get<float>(), n.attrs.value("rotary_dim", (int64_t)0))}; }},
       {"region.gemm", gemmRegionK},
       {"region.elementwise", elementwiseRegionK},
+      {"region.rope_kv_write", [](const ops::NodeDef& n, const V& in) {
+         // q, k, v, positions, cache, slot_mapping: the RoPE of q and k, then
+         // the KV write of k' and v (graph-fuse-rope-kv-write).
+         const int64_t D = n.attrs.at("head_dim").get<int64_t>(), R = n.attrs.value("rotary_dim", (int64_t)0);
+         const float theta = n.attrs.at("theta").get<float>();
+         const Tensor& pos = need(in, 3, n);
+         Tensor k = ops::ropeTokens(need(in, 1, n), pos, D, theta, R);
+         return V{ops::ropeTokens(need(in, 0, n), pos, D, theta, R),
+                  ops::kvWrite(need(in, 4, n), k, need(in, 2, n), need(in, 5, n))}; }},
       {"region.kv_write", [](const ops::NodeDef& n, const V& in) {
          return V{ops::kvWrite(need(in, 0, n), need(in, 1, n), need(in, 2, n), need(in, 3, n))}; }},
       {"region.paged_attention", [](const ops::NodeDef& n, const V& in) {

@@ -83,6 +83,15 @@ GpuExecutor::GpuExecutor(ops::GraphDef graph, Device& device, const GpuKernelSet
           continue;
         dense.insert(n.inputs[i]);
       }
+  // q / k / v of one GPU form back to back, as the floating point ones.
+  const JoinedQuantWeights joinedQuant = joinQuantSiblingWeights(g, forms, dense);
+  std::vector<std::array<std::shared_ptr<const void>, 3>> quantGroups;
+  for (const auto& bytes : joinedQuant.groupBytes) {
+    std::array<std::shared_ptr<const void>, 3> parts;
+    for (size_t i = 0; i < 3; ++i)
+      if (bytes[i]) parts[i] = deviceBlock(device, bytes[i]);
+    quantGroups.push_back(std::move(parts));
+  }
   for (const auto& w : g.weights) {
     if (w.quant.empty()) continue;
     auto f = forms.find(w.name);
@@ -106,11 +115,24 @@ GpuExecutor::GpuExecutor(ops::GraphDef graph, Device& device, const GpuKernelSet
         abi::packGpuInt8Rows(o.randomWeights ? random.data() : store.quantRows(w), K, N, qf, f->second);
     Impl::QuantWeight q{f->second, N, K};
     const int64_t rowBytes = f->second.nibbles ? K / 2 : K;
-    q.values = deviceCopy(device, p.values.data(), p.values.size(), ops::DType::I32, {N, rowBytes / 4});
+    // Its place in a joined group (joinQuantSiblingWeights), else its own
+    // blocks.
+    std::array<std::shared_ptr<const void>, 3> block;
+    std::array<size_t, 3> offset{};
+    if (auto it = joinedQuant.at.find(w.name); it != joinedQuant.at.end()) {
+      block = quantGroups[it->second.first];
+      offset = it->second.second;
+    }
+    const std::array<size_t, 3> bytes = quantFormBytes(f->second, N, K);
+    auto place = [&](size_t i, const void* d, size_t n, ops::DType t, ops::Shape shape) {
+      if (n != bytes.at(i)) fail("weight '{}': part {} of its GPU form has {} bytes, {} expected", w.name, i, n, bytes[i]);
+      return deviceCopy(device, d, n, t, std::move(shape), block[i], offset[i]);
+    };
+    q.values = place(0, p.values.data(), p.values.size(), ops::DType::I32, {N, rowBytes / 4});
     std::vector<Tensor> parts;
     abi::int8ScaleBuffers(p, f->second, [&](const void* d, int64_t n) {
       const ops::DType t = f->second.superBlock ? ops::DType::F16 : ops::DType::F32;
-      parts.push_back(deviceCopy(device, d, size_t(n) * ops::dtypeSize(t), t, {n}));
+      parts.push_back(place(parts.size() + 1, d, size_t(n) * ops::dtypeSize(t), t, {n}));
     });
     q.scales = parts.at(0);
     if (f->second.offsets) q.offsets = parts.at(1);
@@ -145,7 +167,8 @@ GpuExecutor::GpuExecutor(ops::GraphDef graph, Device& device, const GpuKernelSet
   // 2048-token prompt; docs/cuda.md of bd79745 "First prompts").
   const int64_t ropeRows = std::clamp<int64_t>(g.meta.value("max_position_embeddings", (int64_t)4096), 256, 32768);
   for (const ops::NodeDef& n : g.nodes) {
-    if (n.op != "region.rope" || !n.attrs.is_object() || !n.attrs.contains("theta")) continue;
+    if ((n.op != "region.rope" && n.op != "region.rope_kv_write") || !n.attrs.is_object() || !n.attrs.contains("theta"))
+      continue;
     const int64_t D = n.attrs.value("head_dim", (int64_t)0);
     if (D > 0 && D % 2 == 0) m.ropeTable(D, n.attrs["theta"].get<float>(), ropeRows);  // else the launch says what is wrong
   }

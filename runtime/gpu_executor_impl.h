@@ -110,23 +110,18 @@ inline Tensor randomWeight(Device& dev, const ops::WeightRef& w, ops::DType dt, 
   return Tensor(dt, w.shape, std::move(block), p);
 }
 
-// Sibling GEMM weights ([N, K] q / k / v of one input, region.gemm with
-// several weights) placed back to back in one allocation: weight name ->
-// (group, byte offset), and each group's bytes. Each weight starts on a
-// 256-byte boundary, as its own allocation would (the kernels' 16-byte
-// copies need it); where that leaves a gap the group is not one matrix and
-// Impl::gemm runs the GEMMs apart. At one row, one GEMM over the joined
-// [sum N, K] matrix computes them all (see Impl::gemm).
-struct JoinedWeights {
-  std::map<std::string, std::pair<size_t, size_t>> at;
-  std::vector<size_t> groupBytes;
-};
-
-inline JoinedWeights joinSiblingWeights(const ops::GraphDef& g, const std::function<ops::DType(ops::DType)>& storedAs,
-                                 ops::DType dt) {
+// Sibling GEMM weights: the [N, K] weights (q / k / v) of a region.gemm
+// with several outputs and no SwiGLU, bias or residual, each weight in at
+// most one group, every member accepted by `joins`. The groups are placed
+// back to back in one allocation (joinSiblingWeights,
+// joinQuantSiblingWeights) so that at one row one GEMM over the joined
+// [sum N, K] matrix computes them all (Impl::gemm).
+inline std::vector<std::vector<const ops::WeightRef*>> siblingWeightGroups(
+    const ops::GraphDef& g, const std::function<bool(const ops::WeightRef&)>& joins) {
   std::map<std::string, const ops::WeightRef*> weights;
   for (const auto& w : g.weights) weights[w.name] = &w;
-  JoinedWeights j;
+  std::set<const ops::WeightRef*> taken;
+  std::vector<std::vector<const ops::WeightRef*>> groups;
   for (const auto& n : g.nodes) {
     if (n.op != "region.gemm") continue;
     const auto op = ops::GemmRegionOperands::of(n, n.inputs.size());
@@ -134,18 +129,79 @@ inline JoinedWeights joinSiblingWeights(const ops::GraphDef& g, const std::funct
     std::vector<const ops::WeightRef*> ws;
     for (int64_t wi = 0; wi < op.outputs(); ++wi) {
       auto it = weights.find(n.inputs[op.weight(wi)]);
-      if (it == weights.end() || it->second->shape.size() != 2 || !it->second->quant.empty() ||
-          storedAs(it->second->dtype) != dt ||
-          j.at.count(it->first) || std::find(ws.begin(), ws.end(), it->second) != ws.end())
+      if (it == weights.end() || it->second->shape.size() != 2 || !joins(*it->second) || taken.count(it->second) ||
+          std::find(ws.begin(), ws.end(), it->second) != ws.end())
         break;
       ws.push_back(it->second);
     }
     if ((int64_t)ws.size() != op.outputs()) continue;
+    taken.insert(ws.begin(), ws.end());
+    groups.push_back(std::move(ws));
+  }
+  return groups;
+}
+
+// Each weight starts on a 256-byte boundary, as its own allocation would
+// (the kernels' 16-byte copies need it); where that leaves a gap the group
+// is not one matrix and Impl::gemm runs the GEMMs apart.
+inline size_t joinedOffset(size_t bytes) { return (bytes + 255) / 256 * 256; }
+
+// Floating point sibling weights in the storage type: weight name ->
+// (group, byte offset), and each group's bytes.
+struct JoinedWeights {
+  std::map<std::string, std::pair<size_t, size_t>> at;
+  std::vector<size_t> groupBytes;
+};
+
+inline JoinedWeights joinSiblingWeights(const ops::GraphDef& g, const std::function<ops::DType(ops::DType)>& storedAs,
+                                 ops::DType dt) {
+  JoinedWeights j;
+  auto dense = [&](const ops::WeightRef& w) { return w.quant.empty() && storedAs(w.dtype) == dt; };
+  for (const auto& ws : siblingWeightGroups(g, dense)) {
     size_t off = 0;
     for (const auto* w : ws) {
-      off = (off + 255) / 256 * 256;
+      off = joinedOffset(off);
       j.at[w->name] = {j.groupBytes.size(), off};
       off += ops::numel(w->shape) * ops::dtypeSize(dt);
+    }
+    j.groupBytes.push_back(off);
+  }
+  return j;
+}
+
+// The bytes of a quantized [N, K] weight's GPU form (abi::packGpuInt8Rows,
+// abi::int8ScaleBuffers): its integers, its scales, its offsets.
+inline std::array<size_t, 3> quantFormBytes(const abi::Int8BlockForm& f, int64_t N, int64_t K) {
+  const size_t values = size_t(N * K / (f.nibbles ? 2 : 1));
+  const size_t scales = f.superBlock ? size_t(N * (K / f.superBlock)) * 2 : size_t(N * (K / f.block)) * 4;
+  return {values, scales, f.offsets ? scales : 0};
+}
+
+// Block-quantized sibling weights of one GPU form and depth: weight name
+// -> (group, byte offsets of its integers, scales and offsets), and each
+// group's bytes of the three.
+struct JoinedQuantWeights {
+  std::map<std::string, std::pair<size_t, std::array<size_t, 3>>> at;
+  std::vector<std::array<size_t, 3>> groupBytes;
+};
+
+inline JoinedQuantWeights joinQuantSiblingWeights(const ops::GraphDef& g,
+                                                  const std::map<std::string, abi::Int8BlockForm>& forms,
+                                                  const std::set<std::string>& dense) {
+  JoinedQuantWeights j;
+  auto packed = [&](const ops::WeightRef& w) { return !w.quant.empty() && forms.count(w.name) && !dense.count(w.name); };
+  for (const auto& ws : siblingWeightGroups(g, packed)) {
+    const abi::Int8BlockForm& form = forms.at(ws[0]->name);
+    if (!std::ranges::all_of(ws, [&](const ops::WeightRef* w) {
+          return forms.at(w->name) == form && w->shape[1] == ws[0]->shape[1];
+        }))
+      continue;
+    std::array<size_t, 3> off{};
+    for (const auto* w : ws) {
+      const std::array<size_t, 3> bytes = quantFormBytes(form, w->shape[0], w->shape[1]);
+      for (size_t i = 0; i < 3; ++i) off[i] = joinedOffset(off[i]);
+      j.at[w->name] = {j.groupBytes.size(), off};
+      for (size_t i = 0; i < 3; ++i) off[i] += bytes[i];
     }
     j.groupBytes.push_back(off);
   }
@@ -440,6 +496,10 @@ struct GpuExecutor::Impl {
   // positions: grown geometrically, so a long generation rebuilds them
   // O(log n) times (the CPU backend's rule).
   const RopeTable& ropeTable(int64_t D, float theta, int64_t rows) const;
+  // The tables of node n's RoPE (head dim D, its theta; full rotary only)
+  // covering T tokens' positions, which are checked and guarded for step
+  // graphs.
+  const RopeTable& ropeTableFor(const ops::NodeDef& n, int64_t D, const Val& pos, int64_t T) const;
   // The q and k RoPE nodes of a joined q | k | v GEMM (its outputs 0 and
   // 1, the same positions, head dim and theta): q's node index -> k's.
   std::map<size_t, size_t> ropePairs;
@@ -449,6 +509,11 @@ struct GpuExecutor::Impl {
   std::optional<std::pair<Tensor, Tensor>> ropeJoined(const ops::NodeDef& q, const std::vector<const Val*>& in,
                                                       const Val& kx) const;
   V kvWrite(const std::vector<const Val*>& in) const;
+  // The checks of a KV write: cache [blocks, 2, KV heads, page, head dim],
+  // k / v T tokens of its heads, slot_mapping's slots inside it (checked,
+  // and guarded for step graphs).
+  void checkKvWrite(const Tensor& cache, const Tensor& k, const Tensor& v, const Val& slots) const;
+  V ropeKvWrite(const ops::NodeDef& n, const std::vector<const Val*>& in) const;
   V pagedAttention(const ops::NodeDef& n, const std::vector<const Val*>& in) const;
   // region.elementwise nodes' kernels and launch contracts (from their
   // kernel attribute, read at prepare).

@@ -50,7 +50,47 @@ V GpuExecutor::Impl::gemm(const ops::NodeDef& n, const std::vector<const Val*>& 
     if (const QuantWeight* q = quantOf(wi)) e.quant = q->form;
     return e;
   };
-  // The RMSNorm prologue (graph-fuse-gemm-norm): when every output runs an
+  // Sibling weights placed back to back (joinSiblingWeights,
+  // joinQuantSiblingWeights), at one row: one GEMM over the joined [sum N,
+  // K] matrix writes q | k | v as one row, and the outputs are views of it
+  // (with more rows they would interleave). Otherwise each output is a
+  // launch of its own.
+  struct Launch {
+    int64_t first, count, N;  // outputs first .. first + count - 1, N columns in all
+    const GpuGemmKernel* kern = nullptr;
+    int64_t splits = 1, counterAt = 0;
+  };
+  std::vector<Launch> units;
+  if (M == 1 && op.outputs() > 1 && !op.swiglu && !op.bias && !op.residual && op.weightsNK) {
+    // Each part (integers, scales, offsets: one for a floating point
+    // weight) of output wi starts where output wi - 1's ends.
+    auto parts = [&](int64_t wi) -> std::array<const uint8_t*, 3> {
+      if (const QuantWeight* q = quantOf(wi))
+        return {static_cast<const uint8_t*>(q->values.raw()), static_cast<const uint8_t*>(q->scales.raw()),
+                q->offsets.defined() ? static_cast<const uint8_t*>(q->offsets.raw()) : nullptr};
+      return {static_cast<const uint8_t*>(in[op.weight(wi)]->dev.raw()), nullptr, nullptr};
+    };
+    bool adjacent = true;
+    int64_t total = widthOf(0);
+    for (int64_t wi = 1; wi < op.outputs(); ++wi) {
+      const QuantWeight *q = quantOf(wi), *q0 = quantOf(0);
+      const std::array<const uint8_t*, 3> at = parts(wi), prev = parts(wi - 1);
+      if ((q == nullptr) != (q0 == nullptr) || (q && !(q->form == q0->form))) {
+        adjacent = false;
+        break;
+      }
+      const std::array<size_t, 3> bytes =
+          q ? quantFormBytes(q->form, widthOf(wi - 1), K)
+            : std::array<size_t, 3>{size_t(widthOf(wi - 1) * K * ops::dtypeSize(dt)), 0, 0};
+      for (size_t i = 0; i < 3; ++i) adjacent &= at[i] == (prev[i] ? prev[i] + bytes[i] : nullptr);
+      total += widthOf(wi);
+    }
+    if (adjacent) units.push_back({0, op.outputs(), total});
+  }
+  if (units.empty())
+    for (int64_t wi = 0; wi < op.outputs(); ++wi) units.push_back({wi, 1, widthOf(wi)});
+  for (Launch& u : units) u.kern = &k.gemmFor(dtName, op.weightsNK, M, epilogueOf(u.first), u.N, K);
+  // The RMSNorm prologue (graph-fuse-gemm-norm): when every launch is an
   // i8-activation GEMV, its quantize_rows kernel normalizes the rows as it
   // quantizes them (one launch for both); otherwise the RMSNorm kernel
   // normalizes them first and the GEMMs read the result.
@@ -58,10 +98,7 @@ V GpuExecutor::Impl::gemm(const ops::NodeDef& n, const std::vector<const Val*>& 
   if (op.norm) {
     normWeight = &devArg(in, op.normAt(), "norm weight");
     bool quantizesNormed = anyQuant;
-    for (int64_t wi = 0; wi < op.outputs(); ++wi) {
-      const GpuGemmKernel& kern = k.gemmFor(dtName, op.weightsNK, M, epilogueOf(wi), widthOf(wi), K);
-      quantizesNormed &= kern.int8Activations && kern.normQuantizes;
-    }
+    for (const Launch& u : units) quantizesNormed &= u.kern->int8Activations && u.kern->normQuantizes;
     if (!quantizesNormed) {
       x = normRows(x, *normWeight, op.normEps);
       normWeight = nullptr;
@@ -69,66 +106,33 @@ V GpuExecutor::Impl::gemm(const ops::NodeDef& n, const std::vector<const Val*>& 
   }
   // The rows A's pool block holds (whole TMA row blocks: DevicePool).
   const int64_t held = int64_t(pool.bytesFrom(x.raw()) / (K * ops::dtypeSize(dt))), aRows = held >= M ? held : 0;
-  // Sibling weights placed back to back (joinSiblingWeights), at one row:
-  // one GEMM over the joined [sum N, K] matrix writes q | k | v as one row,
-  // and the outputs are views of it (with more rows they would interleave).
-  if (M == 1 && op.outputs() > 1 && !op.swiglu && !op.bias && !op.residual && op.weightsNK && !anyQuant) {
-    const auto* base = static_cast<const uint8_t*>(in[op.weight(0)]->dev.raw());
-    int64_t total = 0;
-    bool adjacent = true;
-    for (int64_t wi = 0; wi < op.outputs(); ++wi) {
-      adjacent &= in[op.weight(wi)]->dev.raw() == base + total * K * ops::dtypeSize(dt);
-      total += widthOf(wi);
-    }
-    if (adjacent) {
-      Tensor c = pool.tensor(dt, withLast(outBase, total));
-      GemmBuffers b;
-      b.a = x.raw();
-      b.aRows = aRows;
-      b.b = base;
-      b.c = mut(c);
-      k.launch(k.gemmFor(dtName, op.weightsNK, M, epilogue, total, K), b, M, total, K);
-      for (int64_t wi = 0, at = 0; wi < op.outputs(); at += widthOf(wi++))
-        outs.push_back(c.view(at, withLast(outBase, widthOf(wi))));
-      return outs;
-    }
-  }
-  // Sibling weights (q / k / v) are independent GEMMs of one input: they
-  // run side by side (at decode, k and v alone fill a quarter of the SMs).
-  // Kernels that split K across programs get a workspace each and their
-  // own part of the arrival counters.
+  // Several launches (q / k / v apart) are independent GEMMs of one input:
+  // they run side by side (at decode, k and v alone fill a quarter of the
+  // SMs). Kernels that split K across programs get a workspace each and
+  // their own part of the arrival counters; a joined launch does not split
+  // (the joined bf16 GEMV measured well unsplit).
   std::vector<std::function<void()>> launches;
   std::vector<Tensor> workspaces;
-  struct Split {
-    const GpuGemmKernel* kern;
-    int64_t splits, counterAt;
-  };
-  std::vector<Split> splits;
   int64_t counterTotal = 0, programs = 0;
-  for (int64_t wi = 0; wi < op.outputs(); ++wi) {
-    const GpuGemmKernel* kern = &k.gemmFor(dtName, op.weightsNK, M, epilogueOf(wi), widthOf(wi), K);
-    splits.push_back({kern, 1, 0});
-    programs += gemmProgramCount(*kern, M, widthOf(wi));
-  }
-  for (int64_t wi = 0; wi < op.outputs(); ++wi) {
-    Split& sp = splits[wi];
-    const int64_t own = gemmProgramCount(*sp.kern, M, widthOf(wi));
-    sp.splits = k.gemmKSplits(*sp.kern, M, widthOf(wi), K, programs - own);
-    sp.counterAt = counterTotal;
-    if (sp.splits > 1) counterTotal += GpuKernelSet::gemmCounterBytes(*sp.kern, M, widthOf(wi));
+  for (const Launch& u : units) programs += gemmProgramCount(*u.kern, M, u.N);
+  for (Launch& u : units) {
+    if (u.count > 1) continue;
+    u.splits = k.gemmKSplits(*u.kern, M, u.N, K, programs - gemmProgramCount(*u.kern, M, u.N));
+    u.counterAt = counterTotal;
+    if (u.splits > 1) counterTotal += GpuKernelSet::gemmCounterBytes(*u.kern, M, u.N);
   }
   char* counters = counterTotal ? static_cast<char*>(arrivalCounters(counterTotal)) : nullptr;
   // A quantized to i8 once per block size for the integer-form GEMVs
-  // (q / k / v share it), before they launch side by side.
+  // (q / k / v share it), before they launch.
   std::map<int64_t, std::array<Tensor, 3>> quantizedA;
-  for (const Split& sp : splits) {
-    if (!sp.kern->int8Activations || quantizedA.count(sp.kern->quant.block)) continue;
-    const int64_t blocks = M * K / sp.kern->quant.block;
+  for (const Launch& u : units) {
+    if (!u.kern->int8Activations || quantizedA.count(u.kern->quant.block)) continue;
+    const int64_t blocks = M * K / u.kern->quant.block;
     std::array<Tensor, 3> t{pool.tensor(ops::DType::F32, {(M * K + 3) / 4}), pool.tensor(ops::DType::F32, {blocks}),
                             pool.tensor(ops::DType::F32, {blocks})};
-    k.quantizeRows(*sp.kern, x.raw(), mut(t[0]), mut(t[1]), mut(t[2]), M, K, normWeight ? normWeight->raw() : nullptr,
+    k.quantizeRows(*u.kern, x.raw(), mut(t[0]), mut(t[1]), mut(t[2]), M, K, normWeight ? normWeight->raw() : nullptr,
                    op.normEps);
-    quantizedA.emplace(sp.kern->quant.block, std::move(t));
+    quantizedA.emplace(u.kern->quant.block, std::move(t));
   }
   // Up to kJointOutputRows rows (decode steps), several outputs (q / k / v)
   // fill one block, each output's rows after the last one's, so that one
@@ -145,11 +149,10 @@ V GpuExecutor::Impl::gemm(const ops::NodeDef& n, const std::vector<const Val*>& 
     for (int64_t wi = 0; wi < op.outputs(); ++wi) total += widthOf(wi);
     joint = pool.tensor(dt, {M, total});
   }
-  for (int64_t wi = 0; wi < op.outputs(); ++wi) {
-    const int64_t N = widthOf(wi);
+  for (const Launch& u : units) {
+    const int64_t wi = u.first, N = u.N;
     if (op.swiglu && widthOf(1) != N) fail("gate and up weights differ in width");
     Tensor c = joint.defined() ? joint.view(jointAt, withLast(outBase, N)) : pool.tensor(dt, withLast(outBase, N));
-    jointAt += M * N;
     GemmBuffers b;
     b.a = x.raw();
     b.aRows = aRows;
@@ -173,7 +176,8 @@ V GpuExecutor::Impl::gemm(const ops::NodeDef& n, const std::vector<const Val*>& 
       if (res->numel() != M * N) fail("residual {} does not match the output [{}, {}]", ops::shapeStr(res->shape()), M, N);
       b.residual = res->raw();
     }
-    const auto [kern, s, counterAt] = splits[wi];
+    const GpuGemmKernel* kern = u.kern;
+    const int64_t s = u.splits;
     if (kern->int8Activations) {
       const auto& qa = quantizedA.at(kern->quant.block);
       b.a = qa[0].raw(), b.aScales = qa[1].raw(), b.aSums = qa[2].raw();
@@ -181,10 +185,14 @@ V GpuExecutor::Impl::gemm(const ops::NodeDef& n, const std::vector<const Val*>& 
     if (s > 1) {
       workspaces.push_back(pool.tensor(ops::DType::F32, {GpuKernelSet::gemmWorkspaceBytes(*kern, M, N, s) / 4}));
       b.workspace = mut(workspaces.back());
-      b.counters = counters + counterAt;
+      b.counters = counters + u.counterAt;
     }
     launches.push_back([this, kern, b, M, N, K, s] { k.launch(*kern, b, M, N, K, s); });
-    outs.push_back(std::move(c));
+    // A joined launch's outputs are views of its one row.
+    if (u.count == 1) outs.push_back(std::move(c));
+    for (int64_t o = u.first, at = 0; u.count > 1 && o < u.first + u.count; at += widthOf(o++))
+      outs.push_back(c.view(at, withLast(outBase, widthOf(o))));
+    jointAt += M * N;
   }
   dev.concurrently(launches);
   return outs;
@@ -222,7 +230,14 @@ Tensor GpuExecutor::Impl::ropeRows(const ops::NodeDef& n, const Tensor& x, const
 
 Tensor GpuExecutor::Impl::ropeLaunch(const ops::NodeDef& n, const GpuRopeKernel& kern, const Tensor& x,
                                       const Val& posVal, int64_t T, const ops::Shape& shape) const {
-  const int64_t D = kern.headDim;
+  const RopeTable& tab = ropeTableFor(n, kern.headDim, posVal, T);
+  Tensor y = pool.tensor(dt, shape);
+  if (T > 0) k.launch(kern, x.raw(), mut(y), tab.cos.raw(), tab.sin.raw(), posVal.dev.raw(), T, tab.rows);
+  return y;
+}
+
+const GpuExecutor::Impl::RopeTable& GpuExecutor::Impl::ropeTableFor(const ops::NodeDef& n, int64_t D,
+                                                                     const Val& posVal, int64_t T) const {
   if (const int64_t R = n.attrs.value("rotary_dim", D); R != D)
     fail("partial rotary ({} of {} head dims) has no CUDA kernel yet (--backend cpu runs it)", R, D);
   const float theta = n.attrs.at("theta").get<float>();
@@ -234,9 +249,7 @@ Tensor GpuExecutor::Impl::ropeLaunch(const ops::NodeDef& n, const GpuRopeKernel&
     const RopeTable& now = rope.at(key);
     return now.cos.raw() == cos && last < now.rows;
   });
-  Tensor y = pool.tensor(dt, shape);
-  if (T > 0) k.launch(kern, x.raw(), mut(y), tab.cos.raw(), tab.sin.raw(), posVal.dev.raw(), T, tab.rows);
-  return y;
+  return tab;
 }
 
 const GpuExecutor::Impl::RopeTable& GpuExecutor::Impl::ropeTable(int64_t D, float theta, int64_t rows) const {
@@ -280,27 +293,65 @@ std::optional<std::pair<Tensor, Tensor>> GpuExecutor::Impl::ropeJoined(const ops
 }
 
 // region.kv_write operands: cache, k, v, slot_mapping; returns the cache.
-V GpuExecutor::Impl::kvWrite(const std::vector<const Val*>& in) const {
-  const Tensor& cache = devArg(in, 0, "cache");
-  const Tensor& kk = devArg(in, 1, "k");
-  const Tensor& v = devArg(in, 2, "v");
-  const Tensor& slots = hostArg(in, 3, "slot_mapping");
+void GpuExecutor::Impl::checkKvWrite(const Tensor& cache, const Tensor& kk, const Tensor& v, const Val& slotsVal) const {
+  const Tensor& slots = slotsVal.host;
   if (cache.rank() != 5) fail("cache {} is not [blocks, 2, KV heads, block size, head dim]", ops::shapeStr(cache.shape()));
   const int64_t Hk = cache.dim(2), P = cache.dim(3), D = cache.dim(4), T = slots.numel();
   if (kk.numel() != T * Hk * D || v.numel() != T * Hk * D)
     fail("k/v {} / {} are not {} tokens of {} x {}", ops::shapeStr(kk.shape()), ops::shapeStr(v.shape()), T, Hk, D);
   checkIndices(slots, cache.dim(0) * P, "cache slot");
-  guard({in[3]}, fmt::format("slots {} {}", *in[3]->input, cache.dim(0) * P),
-        [limit = cache.dim(0) * P, name = in[3]->input](const TensorMap& step) {
+  guard({&slotsVal}, fmt::format("slots {} {}", *slotsVal.input, cache.dim(0) * P),
+        [limit = cache.dim(0) * P, name = slotsVal.input](const TensorMap& step) {
     checkIndices(step.at(*name), limit, "cache slot");
     return true;
   });
+}
+
+V GpuExecutor::Impl::kvWrite(const std::vector<const Val*>& in) const {
+  const Tensor& cache = devArg(in, 0, "cache");
+  const Tensor& kk = devArg(in, 1, "k");
+  const Tensor& v = devArg(in, 2, "v");
+  const Tensor& slots = hostArg(in, 3, "slot_mapping");
+  checkKvWrite(cache, kk, v, *in[3]);
+  const int64_t Hk = cache.dim(2), P = cache.dim(3), D = cache.dim(4), T = slots.numel();
   const auto& kern = findKernel(
       k.kvWrites(),
       [&](const auto& w) { return w.dtype == dtName && w.kvHeads == Hk && w.headDim == D && w.pageSize == P; },
       fmt::format("{} KV write for {} KV heads of dim {} in blocks of {}", dtName, Hk, D, P));
   if (T > 0) k.launch(kern, mut(cache), kk.raw(), v.raw(), in[3]->dev.raw(), T, cache.dim(0));
   return {cache};
+}
+
+// region.rope_kv_write operands: q, k, v, positions, cache, slot_mapping;
+// returns q rotated and the cache (k rotated and v written at the slots).
+V GpuExecutor::Impl::ropeKvWrite(const ops::NodeDef& n, const std::vector<const Val*>& in) const {
+  const Tensor& q = devArg(in, 0, "q");
+  const Tensor& kk = devArg(in, 1, "k");
+  const Tensor& v = devArg(in, 2, "v");
+  hostArg(in, 3, "positions");
+  const Tensor& cache = devArg(in, 4, "cache");
+  const Tensor& slots = hostArg(in, 5, "slot_mapping");
+  checkKvWrite(cache, kk, v, *in[5]);
+  const int64_t Hk = cache.dim(2), P = cache.dim(3), D = cache.dim(4), T = slots.numel();
+  if (n.attrs.at("head_dim").get<int64_t>() != D)
+    fail("head_dim {} is not the cache's {}", n.attrs.at("head_dim").get<int64_t>(), D);
+  if (q.numel() % (std::max<int64_t>(T, 1) * D)) fail("q {} is not {} tokens of whole heads of {}", ops::shapeStr(q.shape()), T, D);
+  const int64_t H = T ? q.numel() / (T * D) : 0;
+  const auto& kern = findKernel(
+      k.ropeKvWrites(),
+      [&](const auto& w) {
+        return w.dtype == dtName && w.heads == H && w.kvHeads == Hk && w.headDim == D && w.pageSize == P;
+      },
+      fmt::format("{} RoPE + KV write for {} heads and {} KV heads of dim {} in blocks of {}", dtName, H, Hk, D, P));
+  const RopeTable& tab = ropeTableFor(n, D, *in[3], T);
+  Tensor y = pool.tensor(dt, q.shape());
+  if (T > 0) {
+    GpuKernelSet::RopeKvWriteBuffers b;
+    b.q = q.raw(), b.k = kk.raw(), b.v = v.raw(), b.y = mut(y), b.cache = mut(cache);
+    b.cos = tab.cos.raw(), b.sin = tab.sin.raw(), b.positions = in[3]->dev.raw(), b.slots = in[5]->dev.raw();
+    k.launch(kern, b, T, tab.rows, cache.dim(0));
+  }
+  return {y, cache};
 }
 
 // region.paged_attention operands: q, cache, block_tables, seq_starts,
@@ -386,6 +437,7 @@ V GpuExecutor::Impl::runNode(const ops::NodeDef& n, const std::vector<const Val*
   if (n.op == "region.rmsnorm") return rmsNorm(n, in);
   if (n.op == "region.rope") return ropeNode(n, in);
   if (n.op == "region.kv_write") return kvWrite(in);
+  if (n.op == "region.rope_kv_write") return ropeKvWrite(n, in);
   if (n.op == "region.paged_attention") return pagedAttention(n, in);
   if (n.op == "region.embedding") {
     hostArg(in, 1, "token ids");
@@ -428,6 +480,10 @@ void GpuExecutor::Impl::prepare(const ops::NodeDef& n) {
     const std::string shape = fmt::format("{} heads over {} KV heads of dim {}", h, kv, d);
     findKernel(k.pagedDecodes(), same, fmt::format("{} paged decode kernel for {}", dtName, shape));
     findKernel(k.pagedPrefills(), same, fmt::format("{} paged prefill kernel for {}", dtName, shape));
+  } else if (n.op == "region.rope_kv_write") {
+    const int64_t d = a.at("head_dim").get<int64_t>();
+    findKernel(k.ropeKvWrites(), [&](const auto& w) { return w.dtype == dtName && w.headDim == d; },
+               fmt::format("{} RoPE + KV write kernel of head dim {}", dtName, d));
   } else if (n.op != "region.rope" && n.op != "region.kv_write") {
     fail("op '{}' has no GPU launcher (the GPU backend runs embedding, RMSNorm, GEMM, RoPE, KV write, paged "
          "attention and fused elementwise regions)",

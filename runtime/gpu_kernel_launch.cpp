@@ -289,6 +289,28 @@ void GpuKernelSet::launch(const GpuKvWriteKernel& k, void* cache, const void* kk
   launchOne(device_, k, {unsigned(tokens), unsigned(k.kvHeads), 1}, args);
 }
 
+void GpuKernelSet::launch(const GpuRopeKvWriteKernel& k, const RopeKvWriteBuffers& b, int64_t tokens,
+                           int64_t tableRows, int64_t numBlocks) const {
+  if (tokens <= 0 || tableRows <= 0 || numBlocks <= 0)
+    fail("rope_kv_write {}: tokens, table rows and cache blocks must be positive, got {}, {}, {}", k.name, tokens,
+         tableRows, numBlocks);
+  const std::string what = "rope_kv_write " + k.name;
+  checkBuffer(what, b.q, "q", 8), checkBuffer(what, b.k, "k", 8), checkBuffer(what, b.v, "v", 8);
+  checkBuffer(what, b.y, "y", 8), checkBuffer(what, b.cache, "cache", 8);
+  checkBuffer(what, b.cos, "cos", 16), checkBuffer(what, b.sin, "sin", 16);
+  checkBuffer(what, b.positions, "positions", 8), checkBuffer(what, b.slots, "slots", 8);
+  const int64_t qWidth = k.heads * k.headDim, kvWidth = k.kvHeads * k.headDim, half = k.headDim / 2;
+  // (q, k, v, y, cache, cos, sin, positions, slots, tokens, table_rows,
+  // cache_blocks): codegen/NormRopeKernels.h.
+  abi::KernelArgs args;
+  args.buffer(b.q, tokens * qWidth).buffer(b.k, tokens * kvWidth).buffer(b.v, tokens * kvWidth);
+  args.buffer(b.y, tokens * qWidth).buffer(b.cache, numBlocks * 2 * kvWidth * k.pageSize);
+  args.buffer(b.cos, tableRows * half).buffer(b.sin, tableRows * half);
+  args.buffer(b.positions, tokens).buffer(b.slots, tokens);
+  args.index(tokens).index(tableRows).index(numBlocks);
+  launchOne(device_, k, {unsigned(tokens), unsigned((k.heads + k.kvHeads) / k.headsPerProgram), 1}, args);
+}
+
 void GpuKernelSet::launch(const GpuArgmaxKernel& k, const void* x, void* max, void* index, int64_t rows, int64_t n,
                            int64_t chunk, int64_t splits) const {
   if (rows <= 0 || n <= 0 || splits <= 0 || chunk <= 0 || chunk % k.blockN || splits * chunk < n ||

@@ -204,6 +204,19 @@ std::unique_ptr<GpuKernelSet> GpuKernelSet::load(const Device& device, const std
         set->kvWrites_.push_back(w);
         continue;
       }
+      if (kind == "rope_kv_write") {
+        auto w = named<GpuRopeKvWriteKernel>(k, moduleOf(k));
+        w.heads = k.at("heads");
+        w.kvHeads = k.at("kv_heads");
+        w.headDim = k.at("head_dim");
+        w.pageSize = k.at("page_size");
+        w.headsPerProgram = k.at("heads_per_program");
+        if (w.headsPerProgram <= 0 || w.heads % w.headsPerProgram || w.kvHeads % w.headsPerProgram)
+          fail("{}: rope_kv_write kernel '{}' takes {} heads a program, which must divide its {} heads and {} KV heads",
+               manifestPath, w.name, w.headsPerProgram, w.heads, w.kvHeads);
+        set->ropeKvWrites_.push_back(w);
+        continue;
+      }
       if (kind == "argmax") {
         auto a = named<GpuArgmaxKernel>(k, moduleOf(k));
         a.blockN = k.at("block_n");

@@ -195,6 +195,16 @@ struct GpuKvWriteKernel {
   KernelHandle function;
 };
 
+// region.rope_kv_write (codegen/NormRopeKernels.h): q [tokens, heads *
+// headDim] rotated into y, k rotated and v written at slots[t] of the
+// cache [num_blocks, 2, kvHeads, pageSize, headDim], one launch.
+struct GpuRopeKvWriteKernel {
+  std::string name, dtype;
+  int64_t heads = 0, kvHeads = 0, headDim = 0, pageSize = 0, threads = 0, sharedBytes = 0;
+  int64_t headsPerProgram = 1;  // grid tokens x ((heads + kvHeads) / headsPerProgram)
+  KernelHandle function;
+};
+
 // Greedy sampling's device half (codegen/GreedyKernel.h).
 struct GpuArgmaxKernel {
   std::string name, dtype;  // dtype: storage type of the logits
@@ -318,6 +328,9 @@ class GpuKernelSet {
                                                 int64_t maxNew) const;
   const std::vector<GpuGatherRowsKernel>& gathers() const { return gathers_; }
   const std::vector<GpuKvWriteKernel>& kvWrites() const { return kvWrites_; }
+  // Empty in sets compiled before 2026-12-01 or for graphs without the
+  // fusion.
+  const std::vector<GpuRopeKvWriteKernel>& ropeKvWrites() const { return ropeKvWrites_; }
   const std::vector<GpuArgmaxKernel>& argmaxes() const { return argmaxes_; }
   const std::vector<GpuTopKKernel>& topks() const { return topks_; }
   // Empty for sets compiled before 2026-11-23.
@@ -407,6 +420,17 @@ class GpuKernelSet {
   // each >= 0 and < numBlocks * pageSize: the caller checks).
   void launch(const GpuKvWriteKernel& k, void* cache, const void* kk, const void* v, const void* slots,
               int64_t tokens, int64_t numBlocks) const;
+  // q, k, v rows of `tokens` tokens: q rotated into y, k rotated and v into
+  // the cache at slots; cos / sin [tableRows, headDim / 2] f32, positions
+  // and slots i64 (device; slots each < numBlocks * pageSize: the caller
+  // checks).
+  struct RopeKvWriteBuffers {
+    const void *q = nullptr, *k = nullptr, *v = nullptr;
+    void *y = nullptr, *cache = nullptr;
+    const void *cos = nullptr, *sin = nullptr, *positions = nullptr, *slots = nullptr;
+  };
+  void launch(const GpuRopeKvWriteKernel& k, const RopeKvWriteBuffers& b, int64_t tokens, int64_t tableRows,
+              int64_t numBlocks) const;
   // Per row of x [rows, n] and split s (columns [s chunk, (s + 1) chunk)):
   // the largest value and its column into max / index [rows, splits], f32
   // (codegen/GreedyKernel.h); grid splits x rows. `chunk` must be a
@@ -460,6 +484,7 @@ class GpuKernelSet {
   std::vector<GpuPagedPrefillKernel> pagedPrefills_;
   std::vector<GpuGatherRowsKernel> gathers_;
   std::vector<GpuKvWriteKernel> kvWrites_;
+  std::vector<GpuRopeKvWriteKernel> ropeKvWrites_;
   std::vector<GpuArgmaxKernel> argmaxes_;
   std::vector<GpuTopKKernel> topks_;
   std::vector<GpuRepetitionPenaltyKernel> penalties_;

@@ -59,7 +59,9 @@ ops::GraphDef withoutEmbeddingWidening(ops::GraphDef g) {
 Planned plan(const std::string& model, const std::string& dtype, int64_t blockSize, const tile::CudaModelTuning& tuning) {
   if (blockSize <= 0) fail("--block-size must be >= 1, got {}", blockSize);
   ops::GraphDef g = models::loadModel(model);
-  Planned p{graph::formRegions(withoutEmbeddingWidening(std::move(g)), {.normPrologue = !tuning.unfusedNorms}), {}};
+  Planned p{graph::formRegions(withoutEmbeddingWidening(std::move(g)),
+                               {.normPrologue = !tuning.unfusedNorms, .ropeKvWrite = !tuning.unfusedRopeKvWrite}),
+            {}};
   p.set = tile::cudaModelKernelSet(p.graph, dtype, blockSize, tuning);
   return p;
 }
@@ -70,10 +72,10 @@ void write(Planned& p, const std::string& model, const std::string& arch, const 
   if (verbose)
     std::fprintf(stderr,
                  "compiling %zu GEMM, %zu RMSNorm, %zu RoPE, %zu paged attention, %zu row gather, %zu KV write, "
-                 "%zu elementwise, %zu argmax, %zu top-k and %zu repetition penalty kernels for cuda:%s (%s, KV block "
-                 "size %lld) into %s...\n",
+                 "%zu RoPE + KV write, %zu elementwise, %zu argmax, %zu top-k and %zu repetition penalty kernels for "
+                 "cuda:%s (%s, KV block size %lld) into %s...\n",
                  s.gemms.size(), s.norms.size(), s.ropes.size(), s.pagedDecodes.size() + s.pagedPrefills.size(),
-                 s.gathers.size(), s.kvWrites.size(), s.elementwises.size(), s.argmaxes.size(), s.topks.size(),
+                 s.gathers.size(), s.kvWrites.size(), s.ropeKvWrites.size(), s.elementwises.size(), s.argmaxes.size(), s.topks.size(),
                  s.penalties.size(), arch.c_str(), dtype.c_str(), (long long)blockSize, out.c_str());
   tile::writeCudaArtifact(p.graph, p.set, arch, dtype, blockSize, out.string(), models::sourceNotes(model));
 }

@@ -161,9 +161,9 @@ int compile(const CompileOpts& o) {
   if (runtime::isArtifact(o.model)) fail("{} is already a compiled artifact", o.model);
   tools::flagInRange<int64_t>("--block-size", o.blockSize, 1, tools::kMaxBlockSizeFlag);
   if (!gpu && (!o.tuning.gemvBlock.empty() || !o.tuning.decodeBlock.empty() || !o.tuning.mediumBlock.empty() ||
-               !o.tuning.pagedDecodeBlock.empty() || o.tuning.unfusedNorms))
-    fail("--gemv-block, --decode-block, --medium-block, --paged-decode-block and --unfused-norms tune the cuda "
-         "kernels; --target {} has none",
+               !o.tuning.pagedDecodeBlock.empty() || o.tuning.unfusedNorms || o.tuning.unfusedRopeKvWrite))
+    fail("--gemv-block, --decode-block, --medium-block, --paged-decode-block, --unfused-norms and "
+         "--unfused-rope-kv-write tune the cuda kernels; --target {} has none",
          o.target);
   if (gpu) {
     tools::writeCudaModel(o.model, o.target.substr(cuda.size()), o.dtype, o.blockSize, o.tuning, o.out, /*verbose=*/true);
@@ -198,6 +198,7 @@ int compileKernels(const std::string& target, const std::string& out, const std:
                               tile::cudaPagedPrefillKernelSet(), tile::cudaGatherRowsKernelSet(),
                               tile::cudaKvWriteKernelSet(),    tile::cudaArgmaxKernelSet(),
                               tile::cudaTopKKernelSet(),       tile::cudaRepetitionPenaltyKernelSet()};
+  set.ropeKvWrites = tile::cudaRopeKvWriteKernelSet();
   if (!only.empty()) {
     // A partial set for tuning sweeps: the kinds not named are left out.
     auto named = [&](const char* kind) { return std::find(only.begin(), only.end(), kind) != only.end(); };
@@ -228,13 +229,15 @@ int compileKernels(const std::string& target, const std::string& out, const std:
     keep("rms_norm", set.norms), keep("rope", set.ropes), keep("attention", set.attentions);
     keep("paged_decode", set.pagedDecodes), keep("paged_prefill", set.pagedPrefills);
     keep("gather_rows", set.gathers), keep("kv_write", set.kvWrites), keep("argmax", set.argmaxes);
+    keep("rope_kv_write", set.ropeKvWrites);
     keep("top_k", set.topks), keep("repetition_penalty", set.penalties);
   }
   std::fprintf(stderr,
                "compiling %zu GEMM, %zu RMSNorm, %zu RoPE, %zu attention, %zu paged decode, %zu paged prefill, %zu "
-               "row gather, %zu KV write, %zu argmax, %zu top-k and %zu repetition penalty kernels for %s into %s...\n",
+               "row gather, %zu KV write, %zu RoPE + KV write, %zu argmax, %zu top-k and %zu repetition penalty kernels "
+               "for %s into %s...\n",
                set.gemms.size(), set.norms.size(), set.ropes.size(), set.attentions.size(), set.pagedDecodes.size(),
-               set.pagedPrefills.size(), set.gathers.size(), set.kvWrites.size(), set.argmaxes.size(), set.topks.size(),
+               set.pagedPrefills.size(), set.gathers.size(), set.kvWrites.size(), set.ropeKvWrites.size(), set.argmaxes.size(), set.topks.size(),
                set.penalties.size(), target.c_str(),
                out.c_str());
   tile::writeCudaKernels(set, target.substr(prefix.size()), out);
@@ -292,12 +295,15 @@ int main(int argc, char** argv) {
   compileCmd->add_flag("--unfused-norms", co.tuning.unfusedNorms,
                        "cuda: keep each RMSNorm its own kernel instead of the prologue of the GEMMs that read it (to "
                        "measure the fusion)");
+  compileCmd->add_flag("--unfused-rope-kv-write", co.tuning.unfusedRopeKvWrite,
+                       "cuda: keep each layer's q / k RoPE and KV write kernels apart instead of one fused kernel (to "
+                       "measure the fusion)");
 
   std::string ckTarget = "cuda:sm_90", ckOut, ckGemv, ckDecode, ckMedium, ckPrefill, ckAttention, ckPagedDecode;
   std::vector<std::string> ckOnly;
   auto* compileKernelsCmd = app.add_subcommand(
       "compile-kernels", "Compile the GPU kernel set (GEMMs: bf16/f16, decode, medium and prefill blockings, bias, "
-                         "residual, SwiGLU epilogues, and GEMVs and GEMMs over llama.cpp's block-quantized weights; RMSNorm: f32/bf16/f16; RoPE: bf16/f16; FlashAttention-2: "
+                         "residual, SwiGLU epilogues, and GEMVs and GEMMs over llama.cpp's block-quantized weights; RMSNorm: f32/bf16/f16; RoPE and RoPE + paged KV write: bf16/f16; FlashAttention-2: "
                          "bf16/f16, causal and not, head dim 64 and 128) for a GPU into a directory (kernels.ptx, kernels.json, kernels.mlir) that the "
                          "runtime-only strata-gpu and strata_cuda_tests load");
   compileKernelsCmd->add_option("--target", ckTarget, "GPU target: cuda:sm_90 (Hopper)")->capture_default_str();
@@ -348,7 +354,8 @@ int main(int argc, char** argv) {
                    "block-quantized weights alone)")
       ->delimiter(',')
       ->check(CLI::IsMember({"gemm", "decode", "medium", "prefill", "tall", "large", "gemv", "quant", "rms_norm", "rope", "attention", "paged_decode",
-                             "paged_prefill", "gather_rows", "kv_write", "argmax", "top_k", "repetition_penalty"}));
+                             "paged_prefill", "gather_rows", "kv_write", "rope_kv_write", "argmax", "top_k",
+                             "repetition_penalty"}));
 
   std::string inspectModel;
   bool inspectJson = false, inspectMlir = false, inspectRegions = false;

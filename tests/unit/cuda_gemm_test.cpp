@@ -933,6 +933,71 @@ TEST_F(CudaPagedPrefillKernels, EqualTheReferenceAtTheModelsScales) {
   }
 }
 
+// The fused RoPE + KV write (region.rope_kv_write) against ops::ropeTokens
+// of q and k then ops::kvWrite: q rotated within the RoPE bound above, the
+// cache's written entries too (k rotated, v copied), every other entry
+// unchanged; 1, 5 and 37 tokens at unordered positions, slots in shuffled
+// pages, at page starts and ends.
+TEST_F(CudaRopeKernels, RopeKvWriteEqualsRopeThenKvWrite) {
+  ASSERT_EQ(set->ropeKvWrites().size(), 2u);  // bf16, f16
+  std::mt19937 rng(11);
+  const int64_t tableRows = 4096, numBlocks = 40;
+  for (const runtime::GpuRopeKvWriteKernel& k : set->ropeKvWrites()) {
+    const ops::DType dt = ops::parseDType(k.dtype);
+    const double tol = (dt == ops::DType::BF16 ? 0x1p-8 : 0x1p-11) + 1e-5;
+    const int64_t D = k.headDim, P = k.pageSize;
+    ops::RopeTables tables = ops::ropeTables(tableRows, D, 500000.f);
+    DeviceTensor dcos(*dev, tables.cos), dsin(*dev, tables.sin);
+    for (int64_t tokens : {1, 5, 37}) {
+      Operand q = randomOperand({tokens, k.heads * D}, dt, rng), kk = randomOperand({tokens, k.kvHeads * D}, dt, rng),
+              v = randomOperand({tokens, k.kvHeads * D}, dt, rng);
+      Operand cache = randomOperand({numBlocks, 2, k.kvHeads, P, D}, dt, rng);
+      std::vector<int64_t> pos(tokens), slot(tokens);
+      for (int64_t t = 0; t < tokens; ++t) {
+        pos[t] = t == 0 ? tableRows - 1 : (t * 2654435761u) % tableRows;
+        slot[t] = ((t * 7 + 3) % numBlocks) * P + (t % 3 == 0 ? 0 : t % 3 == 1 ? P - 1 : t % P);
+      }
+      ops::Tensor positions = ops::Tensor::fromI64(pos), slots = ops::Tensor::fromI64(slot);
+      ops::Tensor wantQ = ops::ropeTokens(q.f32, positions, D, 500000.f);
+      ops::Tensor wantCache = cache.stored.toF32();  // a copy: kvWrite writes in place
+      ops::kvWrite(wantCache, ops::ropeTokens(kk.f32, positions, D, 500000.f), v.f32, slots);
+      DeviceTensor dq(*dev, q.stored), dk(*dev, kk.stored), dv(*dev, v.stored), dcache(*dev, cache.stored);
+      DeviceTensor dy(*dev, q.stored), dpos(*dev, positions), dslots(*dev, slots);
+      runtime::GpuKernelSet::RopeKvWriteBuffers b;
+      b.q = dq.p, b.k = dk.p, b.v = dv.p, b.y = dy.p, b.cache = dcache.p;
+      b.cos = dcos.p, b.sin = dsin.p, b.positions = dpos.p, b.slots = dslots.p;
+      set->launch(k, b, tokens, tableRows, numBlocks);
+      auto relError = [&](const void* p, const ops::Tensor& ref) {
+        ops::Tensor out(dt, ref.shape());
+        dev->download(out.mut<uint8_t>(), p, out.nbytes());
+        ops::Tensor got = out.toF32();
+        double worst = 0;
+        for (int64_t i = 0; i < ref.numel(); ++i) {
+          const double r = ref.data<float>()[i], g = got.data<float>()[i];
+          worst = std::isfinite(g) ? std::max(worst, std::abs(g - r) / (1 + std::abs(r))) : INFINITY;
+        }
+        return worst;
+      };
+      const double qErr = relError(dy.p, wantQ), cacheErr = relError(dcache.p, wantCache);
+      std::printf("%-34s tokens=%-3lld q max rel err %.2e, cache %.2e (tol %.1e)\n", k.name.c_str(),
+                  (long long)tokens, qErr, cacheErr, tol);
+      EXPECT_LE(qErr, tol) << k.name << " tokens=" << tokens;
+      EXPECT_LE(cacheErr, tol) << k.name << " tokens=" << tokens;
+      // The entries at no slot: bit for bit.
+      ops::Tensor out(dt, cache.stored.shape());
+      dev->download(out.mut<uint8_t>(), dcache.p, out.nbytes());
+      const size_t es = ops::dtypeSize(dt), row = size_t(D) * es;
+      int64_t differ = 0;
+      for (int64_t r = 0; r < out.numel() / D; ++r) {
+        const int64_t s = (r / (2 * k.kvHeads * P)) * P + r % P;
+        if (std::find(slot.begin(), slot.end(), s) != slot.end()) continue;
+        differ += std::memcmp(out.mut<uint8_t>() + r * row, static_cast<const uint8_t*>(cache.stored.raw()) + r * row, row) != 0;
+      }
+      EXPECT_EQ(differ, 0) << k.name << ": cache rows at no slot changed";
+    }
+  }
+}
+
 // Row gathers (repeated and out-of-order ids, widths below, at and past a
 // 256-column block) and paged KV writes (slots in shuffled pages, at page
 // starts and ends) against ops::gather and ops::kvWrite: copies, so the

@@ -218,12 +218,21 @@ TEST(NullDevice, RunsAQuantizedGgufsLaunchPlan) {
     runtime::PagedModel pm(*m.exec, cache);
     std::vector<int64_t> next = {1, 45, 496, 310, 12};
     int64_t context = 0;
+    auto gemmLaunches = [&] {
+      uint64_t n = 0;
+      for (const auto& [name, count] : dev.launchesByKernel()) n += name.rfind("gemm_", 0) == 0 ? count : 0;
+      return n;
+    };
     for (int step = 0; step < 4; ++step) {
       context += int64_t(next.size());
       EXPECT_TRUE(cache.reserve(0, context));
-      const uint64_t before = dev.launches();
+      const uint64_t before = dev.launches(), gemmsBefore = gemmLaunches();
       pm.step({{0, next}});
       EXPECT_GT(dev.launches(), before) << "step " << step;
+      // A decode step's q / k / v weights, all Q8_0, lie back to back
+      // (joinQuantSiblingWeights): one GEMV launch for all three, so one
+      // per GEMM node (q / k / v, o, gate / up, down, the lm_head).
+      if (step > 0 && std::string(type) == "q8_0") EXPECT_EQ(gemmLaunches() - gemmsBefore, 5u) << "step " << step;
       next = {3};
     }
   }

@@ -4,7 +4,10 @@
 // magnitude; RMSNorm and RoPE also in f16 and bf16 storage.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
+
+#include <fmt/format.h>
 
 #include "codegen/targets/cpu/KernelSet.h"
 #include "codegen/targets/cuda/KernelSet.h"
@@ -251,6 +254,59 @@ TEST_P(RowKernels, JoinedRopeRotatesQThenKHeads) {
   }
   // A head group must not straddle q and k.
   EXPECT_THROW(tile::emitRopeKernel({"rope", 4, 16, "f32", 4, 0, 2}), Error);
+}
+
+// region.rope_kv_write in one launch (emitRopeKvWriteKernel): q rotated
+// into y, k rotated and v written at each token's slot of a paged cache,
+// equal to the unfused references (ops::ropeTokens, ops::kvWrite); every
+// other cache entry left as it was. Ragged: head groups of 1, 2 and 8,
+// slots in several pages and out of order, pages of 4 and 16.
+TEST_P(RowKernels, RopeKvWriteEqualsRopeThenKvWrite) {
+  const DType dtype = GetParam();
+  std::mt19937 rng(23);
+  struct Case {
+    int64_t heads, kvHeads, headDim, headsPerProgram, laneVector, pageSize, tokens;
+  };
+  for (Case c : {Case{4, 2, 16, 1, 0, 4, 5}, Case{6, 2, 32, 2, 4, 16, 3}, Case{32, 8, 128, 8, 4, 16, 2}}) {
+    tile::RopeKvWriteKernelSpec spec{"rope_kv_write", c.heads, c.kvHeads, c.headDim, c.pageSize, ops::dtypeName(dtype),
+                                     c.headsPerProgram, c.laneVector};
+    auto kernels = tile::CpuKernels::compile(tile::emitRopeKvWriteKernel(spec));
+    abi::PackedKernel kernel = kernels->lookup(spec.name);
+    const int64_t maxPos = 300, T = c.tokens, blocks = 3, D = c.headDim;
+    ops::RopeTables tables = ops::ropeTables(maxPos, D, 10000.f);
+    Tensor q = randomTensor({T, c.heads * D}, rng).cast(dtype);
+    Tensor k = randomTensor({T, c.kvHeads * D}, rng).cast(dtype);
+    Tensor v = randomTensor({T, c.kvHeads * D}, rng).cast(dtype);
+    Tensor cache = randomTensor({blocks, 2, c.kvHeads, c.pageSize, D}, rng).cast(dtype);
+    Tensor pos(DType::I64, {T}), slots(DType::I64, {T});
+    const int64_t positions[] = {299, 7, 0, 3, 128}, slotOf[] = {2 * c.pageSize + 1, 0, c.pageSize - 1, c.pageSize, 3};
+    std::copy(positions, positions + T, pos.mut<int64_t>());
+    std::copy(slotOf, slotOf + T, slots.mut<int64_t>());
+    Tensor wantQ = ops::ropeTokens(q.toF32(), pos, D, 10000.f);
+    Tensor wantCache = cache.toF32();
+    ops::kvWrite(wantCache, ops::ropeTokens(k.toF32(), pos, D, 10000.f), v.toF32(), slots);
+    Tensor y = Tensor::fromF32(std::vector<float>(q.numel(), 42.f), q.shape()).cast(dtype);
+    abi::KernelArgs args;
+    args.buffer(q.raw(), q.numel()).buffer(k.raw(), k.numel()).buffer(v.raw(), v.numel());
+    args.buffer(y.raw(), y.numel()).buffer(cache.raw(), cache.numel());
+    args.buffer(tables.cos.data<float>(), tables.cos.numel()).buffer(tables.sin.data<float>(), tables.sin.numel());
+    args.buffer(pos.data<int64_t>(), T).buffer(slots.data<int64_t>(), T).index(T).index(maxPos).index(blocks);
+    abi::launch(kernel, args, T, (c.heads + c.kvHeads) / c.headsPerProgram);
+    const double bound = testing::storageBound(dtype, 1e-6);
+    const std::string what = fmt::format("{} + {} heads of {}, pages of {}", c.heads, c.kvHeads, D, c.pageSize);
+    EXPECT_LT(maxRelError(y.toF32(), wantQ), bound) << "q: " << what;
+    // The cache: entries at the slots within the bound (k rotated, v
+    // copied), every other one bit for bit as it was.
+    EXPECT_LT(maxRelError(cache.toF32(), wantCache), bound) << "cache: " << what;
+    const Tensor got = cache.toF32(), before = wantCache.cast(dtype).toF32();
+    for (int64_t i = 0; i < cache.numel(); ++i) {
+      const int64_t slot = (i / (D * c.pageSize * 2 * c.kvHeads)) * c.pageSize + (i / D) % c.pageSize;
+      if (std::find(slotOf, slotOf + T, slot) == slotOf + T)
+        ASSERT_EQ(got.data<float>()[i], before.data<float>()[i]) << "element " << i << ", " << what;
+    }
+  }
+  EXPECT_THROW(tile::emitRopeKvWriteKernel({"rope_kv_write", 4, 2, 16, 16, "bf16", 4}), Error);  // 4 does not divide 2
+  EXPECT_THROW(tile::emitRopeKvWriteKernel({"rope_kv_write", 4, 2, 15, 16, "bf16"}), Error);     // odd head dim
 }
 
 INSTANTIATE_TEST_SUITE_P(Storage, RowKernels, ::testing::Values(DType::F32, DType::F16, DType::BF16),

@@ -151,6 +151,29 @@ TEST(FuseGemmNorm, NormsBecomeGemmProloguesWithTheSameTokens) {
   }
 }
 
+// graph-fuse-rope-kv-write: each layer's q / k RoPE and KV write become one
+// region.rope_kv_write, and the reference runs the fused graph to the
+// fixture's greedy tokens (its semantics are the three regions').
+TEST(FuseRopeKvWrite, EachLayersRopesAndWriteBecomeOneRegionWithTheSameTokens) {
+  const ops::GraphDef g = models::loadModel(fixtureDir() + "/decoder_with_past.onnx");
+  const ops::GraphDef r = graph::formRegions(g, {.normPrologue = true, .ropeKvWrite = true});
+  std::map<std::string, int64_t> kinds;
+  const json report = graph::describeRegions(r);
+  for (const auto& x : report["regions"]) ++kinds[x["kind"].get<std::string>()];
+  EXPECT_EQ(kinds["rope"], 0);
+  EXPECT_EQ(kinds["kv_write"], 0);
+  EXPECT_EQ(kinds["rope_kv_write"], 2);  // one a layer
+  EXPECT_EQ(kinds["paged_attention"], 2);
+  runtime::Executor exec(r);
+  for (int idx : {0, 1}) {
+    runtime::GenerateRequest req;
+    req.promptIds = reference()["token_ids"][idx].get<std::vector<int64_t>>();
+    req.maxNewTokens = 24;
+    EXPECT_EQ(runtime::generatePaged(exec, req, {4, 0}),
+              reference()[fmt::format("greedy_prompt{}_24", idx)].get<std::vector<int64_t>>());
+  }
+}
+
 TEST_P(RegionFixtureTest, PresentOutputsAndPastInputsAreGone) {
   ops::GraphDef g = regions();
   ASSERT_EQ(g.outputs.size(), 1u);

@@ -371,6 +371,16 @@ RopeKernelSpec cudaJoinedRopeSpec(int64_t heads, int64_t kvHeads, int64_t headDi
   return s;
 }
 
+RopeKvWriteKernelSpec cudaRopeKvWriteSpec(int64_t heads, int64_t kvHeads, int64_t headDim, int64_t pageSize,
+                                          const std::string& dtype) {
+  const RopeKernelSpec r = cudaJoinedRopeSpec(heads, kvHeads, headDim, dtype);
+  RopeKvWriteKernelSpec s{fmt::format("rope_kv_write_{}_h{}k{}_d{}_p{}", dtype, heads, kvHeads, headDim, pageSize),
+                          heads, kvHeads, headDim, pageSize, dtype};
+  s.headsPerProgram = r.headsPerProgram;
+  s.laneVector = r.laneVector;
+  return s;
+}
+
 std::vector<RopeKernelSpec> cudaRopeKernelSet() {
   std::vector<RopeKernelSpec> set;
   for (const char* dt : {"bf16", "f16"}) {
@@ -462,6 +472,10 @@ std::vector<KvWriteKernelSpec> cudaKvWriteKernelSet() {
   return set;
 }
 
+std::vector<RopeKvWriteKernelSpec> cudaRopeKvWriteKernelSet() {
+  return {cudaRopeKvWriteSpec(32, 8, 128, 16, "bf16"), cudaRopeKvWriteSpec(32, 8, 128, 16, "f16")};
+}
+
 namespace {
 
 // Writes the set's kernels.mlir, kernels.ptx and kernels.json into `d`
@@ -485,6 +499,7 @@ void writeCudaKernelFiles(const CudaKernelSetSpec& set, const std::string& targe
   for (const AttentionKernelSpec& s : set.pagedPrefills) add(emitAttentionKernel(s), s.blockM * (s.blockN + s.headDim));
   for (const GatherRowsKernelSpec& s : set.gathers) add(emitGatherRowsKernel(s));
   for (const KvWriteKernelSpec& s : set.kvWrites) add(emitKvWriteKernel(s));
+  for (const RopeKvWriteKernelSpec& s : set.ropeKvWrites) add(emitRopeKvWriteKernel(s));
   for (const ArgmaxKernelSpec& s : set.argmaxes) add(emitArgmaxKernel(s));
   for (const TopKKernelSpec& s : set.topks) add(emitTopKKernel(s));
   for (const RepetitionPenaltyKernelSpec& s : set.penalties) add(emitRepetitionPenaltyKernel(s));
@@ -618,6 +633,10 @@ void writeCudaKernelFiles(const CudaKernelSetSpec& set, const std::string& targe
   for (const KvWriteKernelSpec& s : set.kvWrites)
     kernels.push_back(entry("kv_write", s.name, s.dtype,
                             {{"kv_heads", s.kvHeads}, {"head_dim", s.headDim}, {"page_size", s.blockSize}}));
+  for (const RopeKvWriteKernelSpec& s : set.ropeKvWrites)
+    kernels.push_back(entry("rope_kv_write", s.name, s.dtype,
+                            {{"heads", s.heads}, {"kv_heads", s.kvHeads}, {"head_dim", s.headDim},
+                             {"page_size", s.pageSize}, {"heads_per_program", s.headsPerProgram}}));
   for (const ArgmaxKernelSpec& s : set.argmaxes) kernels.push_back(entry("argmax", s.name, s.dtype, {{"block_n", s.blockN}}));
   for (const TopKKernelSpec& s : set.topks)
     kernels.push_back(entry("topk", s.name, s.dtype, {{"block_n", s.blockN}, {"candidates", s.candidates}}));

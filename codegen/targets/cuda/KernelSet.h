@@ -47,7 +47,9 @@ namespace strata::tile {
 //                 paged prefills "heads", "kv_heads",
 //                 "head_dim", "page_size", "scale", "block_m", "block_n";
 //                 row gathers "block_n", "out_dtype"; KV writes "kv_heads", "head_dim",
-//                 "page_size"; argmaxes "block_n"; top-ks "block_n",
+//                 "page_size"; fused RoPE + KV writes (kind
+//                 "rope_kv_write") "heads", "kv_heads", "head_dim",
+//                 "page_size", "heads_per_program"; argmaxes "block_n"; top-ks "block_n",
 //                 "candidates"
 struct CudaKernelSetSpec {
   std::vector<GemmKernelSpec> gemms;
@@ -62,6 +64,7 @@ struct CudaKernelSetSpec {
   std::vector<TopKKernelSpec> topks;       // temperature / top-k / top-p sampling's device half
   std::vector<RepetitionPenaltyKernelSpec> penalties;  // the repetition penalty on f32 copies of rows
   std::vector<ElementwiseKernelSpec> elementwises;  // fused elementwise regions (one per distinct region)
+  std::vector<RopeKvWriteKernelSpec> ropeKvWrites;  // region.rope_kv_write
 };
 void writeCudaKernels(const CudaKernelSetSpec& set, const std::string& target, const std::string& dir);
 
@@ -82,6 +85,9 @@ struct CudaModelTuning {
   // Keep each RMSNorm its own region (no graph-fuse-gemm-norm): the
   // fusion's A / B.
   bool unfusedNorms = false;
+  // Keep each layer's RoPEs and KV write apart (no
+  // graph-fuse-rope-kv-write): that fusion's A / B.
+  bool unfusedRopeKvWrite = false;
 };
 CudaKernelSetSpec cudaModelKernelSet(ops::GraphDef& regions, const std::string& dtype, int64_t pageSize,
                                      const CudaModelTuning& tuning = {});
@@ -134,6 +140,12 @@ RopeKernelSpec cudaJoinedRopeSpec(int64_t heads, int64_t kvHeads, int64_t headDi
 // heads of dim 128 (Llama-3-8B's query and key projections), and both in
 // one launch (q then k, as the q / k / v GEMMs write them).
 std::vector<RopeKernelSpec> cudaRopeKernelSet();
+// The GPU kernel of region.rope_kv_write (graph-fuse-rope-kv-write; name
+// rope_kv_write_{dtype}_h{heads}k{kvHeads}_d{headDim}_p{pageSize}): the
+// joined RoPE's programs (up to 8 heads, the most dividing both counts,
+// lane vectors of 4), the k programs also writing their heads of k and v.
+RopeKvWriteKernelSpec cudaRopeKvWriteSpec(int64_t heads, int64_t kvHeads, int64_t headDim, int64_t pageSize,
+                                          const std::string& dtype);
 
 // FlashAttention-2 forward kernels for the GPU (cudaAttentionSpec, scale
 // 1 / sqrt(head dim)), causal and not, bf16 and f16: 32 heads of dim 64 and
@@ -166,6 +178,9 @@ GatherRowsKernelSpec cudaGatherRowsSpec(const std::string& dtype, const std::str
 GatherRowsKernelSpec cudaQuantGatherRowsSpec(const abi::Int8BlockForm& form, const std::string& outDtype);
 std::vector<GatherRowsKernelSpec> cudaGatherRowsKernelSet();
 std::vector<KvWriteKernelSpec> cudaKvWriteKernelSet();
+// region.rope_kv_write of Llama-3-8B's attention (32 q heads, 8 KV heads
+// of dim 128, pages of 16), bf16 and f16.
+std::vector<RopeKvWriteKernelSpec> cudaRopeKvWriteKernelSet();
 
 // One GEMM variant of a GPU kernel set: storage type, weight layout and
 // epilogue. suffix() names its kernels: gemm_<dtype>_<kn|nk>[_bias]

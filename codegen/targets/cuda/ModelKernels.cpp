@@ -78,6 +78,15 @@ CudaKernelSetSpec cudaModelKernelSet(ops::GraphDef& g, const std::string& dtype,
       for (RopeKernelSpec s : {cudaRopeSpec(heads, d, dtype), cudaRopeSpec(kvHeads, d, dtype),
                                cudaJoinedRopeSpec(heads, kvHeads, d, dtype)})
         if (once(s.name)) set.ropes.push_back(s);
+    } else if (n.op == "region.rope_kv_write") {
+      // graph-fuse-rope-kv-write: q and k rotated and k / v written in one
+      // launch.
+      const int64_t d = a.at("head_dim").get<int64_t>(), heads = paged(n).at("heads").get<int64_t>(),
+                    kvHeads = paged(n).at("kv_heads").get<int64_t>();
+      if (const int64_t r = a.value("rotary_dim", d); r != d)
+        fail("{}: node '{}' (region.rope_kv_write): partial rotary ({} of {} head dims) has no CUDA kernel yet", g.source, n.name, r, d);
+      RopeKvWriteKernelSpec s = cudaRopeKvWriteSpec(heads, kvHeads, d, pageSize, dtype);
+      if (once(s.name)) set.ropeKvWrites.push_back(s);
     } else if (n.op == "region.kv_write") {
       const int64_t d = paged(n).at("head_dim").get<int64_t>(), kvHeads = paged(n).at("kv_heads").get<int64_t>();
       std::string name = fmt::format("kv_write_{}_kv{}_d{}_p{}", dtype, kvHeads, d, pageSize);

@@ -31,6 +31,17 @@ void* NullDevice::allocate(size_t bytes) {
   return reinterpret_cast<void*>(p);
 }
 
+void NullDevice::enqueue(KernelHandle k, const LaunchShape&, std::span<void* const>, bool) const {
+  ++launches_;
+  std::lock_guard lock(byKernelLock_);
+  ++byKernel_[*static_cast<const std::string*>(k.native)];
+}
+
+std::map<std::string, uint64_t> NullDevice::launchesByKernel() const {
+  std::lock_guard lock(byKernelLock_);
+  return byKernel_;
+}
+
 const void* NullDevice::tensorMap(const TensorMapRequest& r, const std::string&) const {
   auto [it, made] = maps_.try_emplace(r.key(), nextMap_);
   if (made) nextMap_ += 128;

@@ -9,6 +9,7 @@
 #pragma once
 #include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 
 #include "runtime/device.h"
@@ -40,11 +41,13 @@ class NullDevice final : public Device {
   std::unique_ptr<Executable> loadExecutable(const std::string& image) const override;
   const void* tensorMap(const TensorMapRequest& r, const std::string& what) const override;
   size_t tensorMapCount() const override { return maps_.size(); }
-  // Launches enqueued so far (replayed ones included; recorded ones not).
+  // Launches enqueued so far (replayed ones included; recorded ones not),
+  // in all and of each kernel by name.
   uint64_t launches() const { return launches_; }
+  std::map<std::string, uint64_t> launchesByKernel() const;
 
  protected:
-  void enqueue(KernelHandle, const LaunchShape&, std::span<void* const>, bool) const override { ++launches_; }
+  void enqueue(KernelHandle k, const LaunchShape&, std::span<void* const>, bool) const override;
 
  private:
   NullDeviceShape shape_;
@@ -52,6 +55,8 @@ class NullDevice final : public Device {
   mutable std::map<TensorMapKey, uintptr_t> maps_;
   mutable uintptr_t nextMap_ = uintptr_t(1) << 44;
   mutable std::atomic<uint64_t> launches_{0};
+  mutable std::mutex byKernelLock_;
+  mutable std::map<std::string, uint64_t> byKernel_;
 };
 
 }  // namespace strata::runtime

@@ -124,3 +124,12 @@ graph.graph attributes {input_names = ["q"], source = "t", meta = "{}"} {
   %a = graph.onnx.Attention(%q, %q) : (tensor<1x4x2x16xf32>, tensor<1x4x2x16xf32>) -> tensor<1x4x2x16xf32>
   graph.output %a {names = ["a"]} : tensor<1x4x2x16xf32>
 }
+
+// -----
+
+graph.graph attributes {input_names = ["c", "q"], source = "t", meta = "{}"} {
+^bb0(%c: tensor<4x2x2x16x16xf32>, %q: tensor<1x3x32xf32>):
+  // expected-error @+1 {{'graph.region.rope_kv_write' op takes 6 inputs, got 5}}
+  %0:2 = graph.region.rope_kv_write(%q, %q, %q, %q, %c) : (tensor<1x3x32xf32>, tensor<1x3x32xf32>, tensor<1x3x32xf32>, tensor<1x3x32xf32>, tensor<4x2x2x16x16xf32>) -> (tensor<1x3x32xf32>, tensor<4x2x2x16x16xf32>)
+  graph.output %0#1 {names = ["c"]} : tensor<4x2x2x16x16xf32>
+}
