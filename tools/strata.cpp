@@ -220,7 +220,7 @@ int compileKernels(const std::string& target, const std::string& out, const std:
         const bool prefillClass = rowClass && s.maxRows > tile::kCudaMediumRows && s.maxRows <= tile::kCudaPrefillRows;
         const bool tallClass = rowClass && s.maxRows > tile::kCudaPrefillRows && s.maxRows <= tile::kCudaTallRows;
         const bool largeClass = rowClass && (s.maxRows == 0 || s.maxRows > tile::kCudaTallRows);
-        return !(gemvs && s.gemv) && !(quants && s.int8Blocks()) && !(decodes && decodeClass) &&
+        return !(gemvs && s.gemv && !s.int8Blocks()) && !(quants && s.int8Blocks()) && !(decodes && decodeClass) &&
                !(mediums && mediumClass) && !(prefills && prefillClass) && !(talls && tallClass) &&
                !(larges && largeClass);
       });
@@ -350,8 +350,8 @@ int main(int argc, char** argv) {
                    "Compile only these kinds of kernels, comma-separated (a partial set, for tuning sweeps; decode / "
                    "medium / prefill / tall / large: the GEMMs' decode class (up to 16 rows) / medium class (17-128 "
                    "rows) / prefill class ([N, K] weights, 129-256 rows) / tall class (up to 1024 rows) / large "
-                   "class (more rows) alone, each with its variants; gemv: the GEMMs' GEMV kernels alone; quant: the GEMMs over "
-                   "block-quantized weights alone)")
+                   "class (more rows) alone, each with its variants; gemv: the 16-bit GEMMs' GEMV kernels alone; quant: the "
+                   "GEMMs over block-quantized weights alone, their GEMVs too)")
       ->delimiter(',')
       ->check(CLI::IsMember({"gemm", "decode", "medium", "prefill", "tall", "large", "gemv", "quant", "rms_norm", "rope", "attention", "paged_decode",
                              "paged_prefill", "gather_rows", "kv_write", "rope_kv_write", "argmax", "top_k",
