@@ -41,6 +41,7 @@ int main(int argc, char** argv) {
     for (ops::DType dt : rowTypes()) {
       emit(gatherRowsModule(dt), tile::emitGatherRowsKernel(gatherRowsSpec(dt)), "auto");
       emit(kvWriteModule(dt), tile::emitKvWriteKernel(kvWriteSpec(dt)), "auto");
+      emit(ropeKvWriteModule(dt), tile::emitRopeKvWriteKernel(ropeKvWriteSpec(dt)), "auto");
     }
   } catch (const Error& e) {
     std::fprintf(stderr, "%s: %s\n", argv[0], e.what());

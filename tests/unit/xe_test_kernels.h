@@ -106,6 +106,15 @@ inline tile::KvWriteKernelSpec kvWriteSpec(ops::DType dt) {
 }
 inline std::string kvWriteModule(ops::DType dt) { return std::string("kv_write_") + ops::dtypeName(dt); }
 
+// region.rope_kv_write (graph-fuse-rope-kv-write): 4 q heads over the KV
+// write's heads, one head a program.
+constexpr int64_t kRopeKvWriteHeads = 4;
+inline tile::RopeKvWriteKernelSpec ropeKvWriteSpec(ops::DType dt) {
+  return tile::RopeKvWriteKernelSpec{"rope_kv_write", kRopeKvWriteHeads, kKvHeads, kKvHeadDim, kKvBlockSize,
+                                     ops::dtypeName(dt)};
+}
+inline std::string ropeKvWriteModule(ops::DType dt) { return std::string("rope_kv_write_") + ops::dtypeName(dt); }
+
 // Row kernels (gather, KV write) run in f32 and bf16.
 inline std::vector<ops::DType> rowTypes() { return {ops::DType::F32, ops::DType::BF16}; }
 
