@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -152,6 +153,15 @@ TEST(NullDevice, KeepsOneTensorMapPerRequest) {
 // launches as without replays, and the logits (zeros: the null device
 // holds no data) come back in the graph's shape.
 TEST(NullDevice, RunsTheGpuExecutorsLaunchPlan) {
+  {
+    // The CUDA target's regions: each layer's q / k RoPE and KV write are
+    // one region.rope_kv_write (graph-fuse-rope-kv-write), with its kernel.
+    const runtime::Artifact a = runtime::loadArtifact(STRATA_CUDA_MODEL_DIR, {STRATA_FIXTURE_DIR});
+    std::map<std::string, int64_t> ops;
+    for (const auto& n : a.graph.nodes) ++ops[n.op];
+    EXPECT_EQ(ops["region.rope_kv_write"], 2);  // one a layer
+    EXPECT_EQ(ops["region.rope"] + ops["region.kv_write"], 0);
+  }
   auto run = [](bool graphs, std::vector<uint64_t>& launchesPerStep) {
     runtime::Artifact a = runtime::loadArtifact(STRATA_CUDA_MODEL_DIR, {STRATA_FIXTURE_DIR});
     const int64_t blockSize = a.blockSize;
