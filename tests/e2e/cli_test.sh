@@ -287,6 +287,8 @@ expect_error "--cache-blocks must be in 0.." "$strata" run "$fx" --prompt-ids 0 
 expect_error "--cache-blocks 16000000: a KV cache of" "$strata" run "$fx" --backend reference --prompt-ids 0 --cache-blocks 16000000
 expect_error "is a directory; give a text file of prompts" "$strata" run "$fx" --batch-file "$tmp"
 expect_error "--block-size must be in 1..1024" "$strata" compile "$fx" --target cpu -o "$tmp/bigblock" --block-size 100000000
+# The CUDA fusions' A / B flags are the cuda target's: refused for the CPU.
+expect_error "--unfused-rope-kv-write tune the cuda kernels; --target cpu has none" "$strata" compile "$fx" --target cpu -o "$tmp/unfused" --unfused-rope-kv-write
 expect_error "--batch must be in 1.." "$strata" bench decode --batch 0
 # bench fallback: the graph's nodes through oneDNN and the reference, outputs compared.
 "$strata" bench fallback --model "$fx/model_dynamo.onnx" --tokens 8 --reps 1 --json "$tmp/fallback.json" > "$tmp/fb.txt" &&
