@@ -20,6 +20,37 @@ std::string laneVectorAccess(int64_t v) {
 }
 std::string laneVectorAttr(int64_t v) { return v > 1 ? fmt::format(", tile.lane_vector = {} : i64", v) : ""; }
 
+// The RoPE tables' row at token %t's position (%pos[%t], past the table's
+// last row %P - 1 its last row) as [row] f32 tiles %cv and %sv, each of
+// the G rows the same (a zero row stride). Uses %c0, %c1, %cG, %cHalf, %t,
+// %pos, %cos, %sin and %P.
+std::string ropeTableText(const std::string& row, const std::string& hint) {
+  return fmt::format(R"(  %p0 = tile.block_lookup %pos[%t] : !tile.ptr<i64>
+  %pLast = arith.subi %P, %c1 : index
+  %p = arith.minui %p0, %pLast : index
+  %tab = arith.muli %P, %cHalf : index
+  %co = arith.muli %p, %cHalf : index
+  %cp = tile.make_block_ptr %cos, [%cG, %tab], [%c0, %c1], [%c0, %co] : !tile.ptr<f32> -> !tile.block_ptr<tensor<{row}xf32>>
+  %sp = tile.make_block_ptr %sin, [%cG, %tab], [%c0, %c1], [%c0, %co] : !tile.ptr<f32> -> !tile.block_ptr<tensor<{row}xf32>>
+  %cv = tile.load %cp{hint} : !tile.block_ptr<tensor<{row}xf32>>
+  %sv = tile.load %sp{hint} : !tile.block_ptr<tensor<{row}xf32>>
+)",
+                     fmt::arg("row", row), fmt::arg("hint", hint));
+}
+
+// Rotate-half: the f32 [row] halves %<x>1, %<x>2 by %cv, %sv into %<y>1 =
+// x1 cos - x2 sin and %<y>2 = x2 cos + x1 sin (temporaries %<y>a .. %<y>e).
+std::string ropeRotationText(const std::string& x, const std::string& y, const std::string& row) {
+  return fmt::format(R"(  %{y}a = arith.mulf %{x}1, %cv : tensor<{row}xf32>
+  %{y}b = arith.mulf %{x}2, %sv : tensor<{row}xf32>
+  %{y}1 = arith.subf %{y}a, %{y}b : tensor<{row}xf32>
+  %{y}d = arith.mulf %{x}2, %cv : tensor<{row}xf32>
+  %{y}e = arith.mulf %{x}1, %sv : tensor<{row}xf32>
+  %{y}2 = arith.addf %{y}d, %{y}e : tensor<{row}xf32>
+)",
+                     fmt::arg("x", x), fmt::arg("y", y), fmt::arg("row", row));
+}
+
 }  // namespace
 
 std::string invStdText(const std::string& meanSq, const std::string& shape) {
@@ -262,24 +293,9 @@ std::string emitRopeKernel(const RopeKernelSpec& s) {
   %cHalf = arith.constant {half} : index
   %t = tile.program_id 0
   %g = tile.program_id 1
-  %p0 = tile.block_lookup %pos[%t] : !tile.ptr<i64>
-  %pLast = arith.subi %P, %c1 : index
-  %p = arith.minui %p0, %pLast : index
-{rowsOf}  %x1p = tile.make_block_ptr %x, [%rows, %cD], [%cD, %c1], [%r, %c0] : {P} -> {BP}
+{table}{rowsOf}  %x1p = tile.make_block_ptr %x, [%rows, %cD], [%cD, %c1], [%r, %c0] : {P} -> {BP}
   %x2p = tile.make_block_ptr %x, [%rows, %cD], [%cD, %c1], [%r, %cHalf] : {P} -> {BP}
-  %tab = arith.muli %P, %cHalf : index
-  %co = arith.muli %p, %cHalf : index
-  %cp = tile.make_block_ptr %cos, [%cG, %tab], [%c0, %c1], [%c0, %co] : !tile.ptr<f32> -> !tile.block_ptr<tensor<{row}xf32>>
-  %sp = tile.make_block_ptr %sin, [%cG, %tab], [%c0, %c1], [%c0, %co] : !tile.ptr<f32> -> !tile.block_ptr<tensor<{row}xf32>>
-{x1}{x2}  %cv = tile.load %cp{hint} : !tile.block_ptr<tensor<{row}xf32>>
-  %sv = tile.load %sp{hint} : !tile.block_ptr<tensor<{row}xf32>>
-  %a = arith.mulf %x1, %cv : tensor<{row}xf32>
-  %b = arith.mulf %x2, %sv : tensor<{row}xf32>
-  %y1 = arith.subf %a, %b : tensor<{row}xf32>
-  %d = arith.mulf %x2, %cv : tensor<{row}xf32>
-  %e = arith.mulf %x1, %sv : tensor<{row}xf32>
-  %y2 = arith.addf %d, %e : tensor<{row}xf32>
-  %y1p = tile.make_block_ptr %y, [%rows, %cD], [%cD, %c1], [%r, %c0] : {P} -> {BP}
+{x1}{x2}{rotation}  %y1p = tile.make_block_ptr %y, [%rows, %cD], [%cD, %c1], [%r, %c0] : {P} -> {BP}
   %y2p = tile.make_block_ptr %y, [%rows, %cD], [%cD, %c1], [%r, %cHalf] : {P} -> {BP}
 {y1}{y2}{passThrough}  return
 }}
@@ -287,7 +303,8 @@ std::string emitRopeKernel(const RopeKernelSpec& s) {
                      fmt::arg("name", s.name), fmt::arg("D", s.headDim), fmt::arg("H", s.heads), fmt::arg("G", G),
                      fmt::arg("half", half), fmt::arg("row", row), fmt::arg("lv", laneVector), fmt::arg("rowsOf", rowsOf),
                      fmt::arg("kAtArg", s.kvHeads ? ", %kAt: index" : ""), fmt::arg("passThrough", passThrough),
-                     fmt::arg("hint", hint), fmt::arg("P", st.ptr()), fmt::arg("BP", st.blockPtr(row)),
+                     fmt::arg("P", st.ptr()), fmt::arg("BP", st.blockPtr(row)),
+                     fmt::arg("table", ropeTableText(row, hint)), fmt::arg("rotation", ropeRotationText("x", "y", row)),
                      fmt::arg("x1", st.load("x1", "%x1p", row, hint)), fmt::arg("x2", st.load("x2", "%x2p", row, hint)),
                      fmt::arg("y1", st.store("%y1p", "%y1", row, hint)), fmt::arg("y2", st.store("%y2p", "%y2", row, hint)));
 }
@@ -304,17 +321,6 @@ std::string emitRopeKvWriteKernel(const RopeKvWriteKernelSpec& s) {
   st.check("rope_kv_write");
   const std::string row = fmt::format("{}x{}", G, half), full = fmt::format("{}x{}", G, D);
   const std::string hint = laneVectorAccess(V);
-  // The rotation of the [G, half] halves %<p>1 and %<p>2 (f32) by %cv, %sv.
-  auto rotate = [&](const std::string& p) {
-    return fmt::format(R"(    %{p}a = arith.mulf %{p}1, %cv : tensor<{row}xf32>
-    %{p}b = arith.mulf %{p}2, %sv : tensor<{row}xf32>
-    %{p}r1 = arith.subf %{p}a, %{p}b : tensor<{row}xf32>
-    %{p}d = arith.mulf %{p}2, %cv : tensor<{row}xf32>
-    %{p}e = arith.mulf %{p}1, %sv : tensor<{row}xf32>
-    %{p}r2 = arith.addf %{p}d, %{p}e : tensor<{row}xf32>
-)",
-                       fmt::arg("p", p), fmt::arg("row", row));
-  };
   // A [G, cols] block pointer named %<name> into `buf` viewed as [rows,
   // width] with row stride `stride`, at (r, c).
   auto ptr = [&](const std::string& name, const char* buf, const char* rows, const char* width, const char* stride,
@@ -344,10 +350,10 @@ std::string emitRopeKvWriteKernel(const RopeKvWriteKernelSpec& s) {
     %kRows = arith.muli %T, %cK : index
 )";
   kPath += ptr("k1p", "%k", "%kRows", "%cD", "%cD", "%kr", "%c0", row) + ptr("k2p", "%k", "%kRows", "%cD", "%cD", "%kr", "%cHalf", row);
-  kPath += st.load("k1", "%k1p", row, hint) + st.load("k2", "%k2p", row, hint) + rotate("k");
+  kPath += st.load("k1", "%k1p", row, hint) + st.load("k2", "%k2p", row, hint) + ropeRotationText("k", "ky", row);
   kPath += ptr("ck1", "%cache", "%crowsK", "%cPD", "%cPD", "%crk", "%cc1", row) +
            ptr("ck2", "%cache", "%crowsK", "%cPD", "%cPD", "%crk", "%cc2", row);
-  kPath += st.store("%ck1", "%kr1", row, hint) + st.store("%ck2", "%kr2", row, hint);
+  kPath += st.store("%ck1", "%ky1", row, hint) + st.store("%ck2", "%ky2", row, hint);
   kPath += ptr("vp", "%v", "%kRows", "%cD", "%cD", "%kr", "%c0", full) +
            ptr("cvp", "%cache", "%crowsK", "%cPD", "%cPD", "%crv", "%cc1", full);
   kPath += st.load("vx", "%vp", full, hint) + st.store("%cvp", "%vx", full, hint);
@@ -357,9 +363,9 @@ std::string emitRopeKvWriteKernel(const RopeKvWriteKernelSpec& s) {
     %qRows = arith.muli %T, %cH : index
 )";
   qPath += ptr("q1p", "%q", "%qRows", "%cD", "%cD", "%qr", "%c0", row) + ptr("q2p", "%q", "%qRows", "%cD", "%cD", "%qr", "%cHalf", row);
-  qPath += st.load("q1", "%q1p", row, hint) + st.load("q2", "%q2p", row, hint) + rotate("q");
+  qPath += st.load("q1", "%q1p", row, hint) + st.load("q2", "%q2p", row, hint) + ropeRotationText("q", "qy", row);
   qPath += ptr("y1p", "%y", "%qRows", "%cD", "%cD", "%qr", "%c0", row) + ptr("y2p", "%y", "%qRows", "%cD", "%cD", "%qr", "%cHalf", row);
-  qPath += st.store("%y1p", "%qr1", row, hint) + st.store("%y2p", "%qr2", row, hint);
+  qPath += st.store("%y1p", "%qy1", row, hint) + st.store("%y2p", "%qy2", row, hint);
   return fmt::format(R"(func.func @{name}(%q: {P}, %k: {P}, %v: {P}, %y: {P}, %cache: {P}, %cos: !tile.ptr<f32>, %sin: !tile.ptr<f32>, %pos: !tile.ptr<i64>, %slots: !tile.ptr<i64>, %T: index, %P: index, %CB: index) attributes {{tile.num_warps = 1 : i64{lv}}} {{
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
@@ -373,16 +379,7 @@ std::string emitRopeKvWriteKernel(const RopeKvWriteKernelSpec& s) {
   %cPD = arith.constant {PD} : index
   %t = tile.program_id 0
   %g = tile.program_id 1
-  %p0 = tile.block_lookup %pos[%t] : !tile.ptr<i64>
-  %pLast = arith.subi %P, %c1 : index
-  %p = arith.minui %p0, %pLast : index
-  %tab = arith.muli %P, %cHalf : index
-  %co = arith.muli %p, %cHalf : index
-  %cp = tile.make_block_ptr %cos, [%cG, %tab], [%c0, %c1], [%c0, %co] : !tile.ptr<f32> -> !tile.block_ptr<tensor<{row}xf32>>
-  %sp = tile.make_block_ptr %sin, [%cG, %tab], [%c0, %c1], [%c0, %co] : !tile.ptr<f32> -> !tile.block_ptr<tensor<{row}xf32>>
-  %cv = tile.load %cp{hint} : !tile.block_ptr<tensor<{row}xf32>>
-  %sv = tile.load %sp{hint} : !tile.block_ptr<tensor<{row}xf32>>
-  %rg = arith.muli %g, %cG : index
+{table}  %rg = arith.muli %g, %cG : index
   %isK = arith.cmpi uge, %rg, %cH : index
   scf.if %isK {{
 {kPath}  }} else {{
@@ -393,7 +390,7 @@ std::string emitRopeKvWriteKernel(const RopeKvWriteKernelSpec& s) {
                      fmt::arg("name", s.name), fmt::arg("P", st.ptr()), fmt::arg("lv", laneVectorAttr(V)),
                      fmt::arg("D", D), fmt::arg("H", s.heads), fmt::arg("K", s.kvHeads), fmt::arg("G", G),
                      fmt::arg("half", half), fmt::arg("BS", s.pageSize), fmt::arg("PD", s.pageSize * D),
-                     fmt::arg("row", row), fmt::arg("hint", hint), fmt::arg("kPath", kPath), fmt::arg("qPath", qPath));
+                     fmt::arg("table", ropeTableText(row, hint)), fmt::arg("kPath", kPath), fmt::arg("qPath", qPath));
 }
 
 }  // namespace strata::tile

@@ -72,8 +72,9 @@ V GpuExecutor::Impl::gemm(const ops::NodeDef& n, const std::vector<const Val*>& 
     };
     bool adjacent = true;
     int64_t total = widthOf(0);
+    const QuantWeight* q0 = quantOf(0);
     for (int64_t wi = 1; wi < op.outputs(); ++wi) {
-      const QuantWeight *q = quantOf(wi), *q0 = quantOf(0);
+      const QuantWeight* q = quantOf(wi);
       const std::array<const uint8_t*, 3> at = parts(wi), prev = parts(wi - 1);
       if ((q == nullptr) != (q0 == nullptr) || (q && !(q->form == q0->form))) {
         adjacent = false;

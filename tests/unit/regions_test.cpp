@@ -125,6 +125,20 @@ TEST(SimplifiedLayerNormalization, RunsAndBecomesRmsNormRegions) {
   EXPECT_EQ(runtime::generatePaged(exec, req, {4, 0}), want);
 }
 
+// The reference executor on region graph r gives the fixture's 24 greedy
+// tokens of both prompts (paged, blocks of 4).
+void expectFixtureTokens(const ops::GraphDef& r) {
+  runtime::Executor exec(r);
+  for (int idx : {0, 1}) {
+    runtime::GenerateRequest req;
+    req.promptIds = reference()["token_ids"][idx].get<std::vector<int64_t>>();
+    req.maxNewTokens = 24;
+    EXPECT_EQ(runtime::generatePaged(exec, req, {4, 0}),
+              reference()[fmt::format("greedy_prompt{}_24", idx)].get<std::vector<int64_t>>())
+        << "prompt " << idx;
+  }
+}
+
 // The CUDA target's region graph (graph-fuse-gemm-norm): every RMSNorm is
 // the prologue of the GEMM region that reads it (q / k / v, gate / up,
 // lm_head), and the reference executor generates the fixture's tokens from
@@ -141,14 +155,7 @@ TEST(FuseGemmNorm, NormsBecomeGemmProloguesWithTheSameTokens) {
   EXPECT_EQ(std::count(gemms.begin(), gemms.end(), "rmsnorm + q/k/v"), 2);
   EXPECT_EQ(std::count(gemms.begin(), gemms.end(), "rmsnorm + gate/up + swiglu"), 2);
   EXPECT_EQ(std::count(gemms.begin(), gemms.end(), "rmsnorm + lm_head (last token per sequence)"), 1);
-  runtime::Executor exec(r);
-  for (int idx : {0, 1}) {
-    runtime::GenerateRequest req;
-    req.promptIds = reference()["token_ids"][idx].get<std::vector<int64_t>>();
-    req.maxNewTokens = 24;
-    EXPECT_EQ(runtime::generatePaged(exec, req, {4, 0}),
-              reference()[fmt::format("greedy_prompt{}_24", idx)].get<std::vector<int64_t>>());
-  }
+  expectFixtureTokens(r);
 }
 
 // graph-fuse-rope-kv-write: each layer's q / k RoPE and KV write become one
@@ -164,14 +171,7 @@ TEST(FuseRopeKvWrite, EachLayersRopesAndWriteBecomeOneRegionWithTheSameTokens) {
   EXPECT_EQ(kinds["kv_write"], 0);
   EXPECT_EQ(kinds["rope_kv_write"], 2);  // one a layer
   EXPECT_EQ(kinds["paged_attention"], 2);
-  runtime::Executor exec(r);
-  for (int idx : {0, 1}) {
-    runtime::GenerateRequest req;
-    req.promptIds = reference()["token_ids"][idx].get<std::vector<int64_t>>();
-    req.maxNewTokens = 24;
-    EXPECT_EQ(runtime::generatePaged(exec, req, {4, 0}),
-              reference()[fmt::format("greedy_prompt{}_24", idx)].get<std::vector<int64_t>>());
-  }
+  expectFixtureTokens(r);
 }
 
 TEST_P(RegionFixtureTest, PresentOutputsAndPastInputsAreGone) {
