@@ -240,8 +240,13 @@ constexpr int64_t kCudaDecodeRows = 16, kCudaMediumRows = 128, kCudaPrefillRows 
 // mma kernel -> 19.0 / 13.2 / 76.0 / 42.0 (SwiGLU 91.5 -> 77.7); 2 rows a
 // program 19.4 / 13.8 / 78.4 / 41.5 (SwiGLU 81.2), 2048-element steps on
 // 8 warps 21.1 / 14.7 / 86.8 / 42.2, 4 rows or 2 vectors a lane slower
-// still (docs/cuda.md of bd79745 "The GEMV form").
-constexpr const char* kCudaGemvBlocking = "1x1x1024x4v";
+// still (docs/cuda.md of bd79745 "The GEMV form"). H200, 2026-12-01,
+// bench-gemm --cold-weights: two weight rows a program took the plain and
+// residual GEMVs 3-10 % faster (down 34.9 -> 31.6 us, N = 28672 67.3 ->
+// 60.5: 3.49 -> 3.88 TB/s) and SwiGLU's 7 % slower (62.2 -> 66.8), so
+// SwiGLU keeps one (kCudaSwigluGemvBlocking).
+constexpr const char* kCudaGemvBlocking = "1x2x1024x4v";
+constexpr const char* kCudaSwigluGemvBlocking = "1x1x1024x4v";
 // The prefill class's column variants (cudaGemmKernels) are meant for up to
 // this many rows: measured better at 256 rows, worse at 512-1024 (H100,
 // 2026-11-23: Llama-3-8B TTFT at 512 / 1024 tokens 17.8 / 35.0 -> 21.3 /

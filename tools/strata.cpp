@@ -311,8 +311,9 @@ int main(int argc, char** argv) {
   compileKernelsCmd->add_option("--gemv-block", ckGemv,
                                 "Block shape MAxRxKxWv[:B] of the GEMV kernels of [N, K] weights (no dots: MA rows of A "
                                 "and R weight rows a program, K steps of K elements over W warps; meant for up to MA "
-                                "rows; :B: room for B programs an SM, registers capped to fit) instead of the default " +
-                                    std::string(tile::kCudaGemvBlocking) + " (for tuning)");
+                                "rows; :B: room for B programs an SM, registers capped to fit) instead of the defaults " +
+                                    std::string(tile::kCudaGemvBlocking) + " (SwiGLU " +
+                                    tile::kCudaSwigluGemvBlocking + ") (for tuning)");
   compileKernelsCmd->add_option("--decode-block", ckDecode,
                                 "Block shape MxNxKxW[s|g|gf|gc][@S][:B] (block M, N, K, warps; s: the warps split K; g: "
                                 "warpgroup dots staged by TMA, gf: the same with each K step's dots left in flight, gc: "

@@ -767,6 +767,9 @@ TEST(GemmBlocking, ColumnVariantsForNKPlainAndResidual) {
   EXPECT_EQ(swiglu[1].maxRows, tile::kCudaSplitKRows);
   EXPECT_EQ(swiglu[2].maxRows, tile::kCudaPrefillRows);
   EXPECT_TRUE(swiglu.back().gemv && swiglu.back().swiglu && swiglu.back().maxRows == 1);
+  // The GEMVs take two weight rows a program, SwiGLU's one (measured).
+  EXPECT_EQ(residual.back().blockN, 2);
+  EXPECT_EQ(swiglu.back().blockN, 1);
   EXPECT_EQ(swiglu[0].stages, 4);
   EXPECT_EQ(tile::cudaGemmKernels({"bf16", true, true}).size(), 6u);                // bias (a tall kernel too)
   EXPECT_EQ(tile::cudaGemmKernels({"bf16", false}).size(), 4u);                     // [K, N]

@@ -199,7 +199,9 @@ std::vector<GemmKernelSpec> cudaGemmKernels(const CudaGemmVariant& v, const Gemm
   // many rows as its blocking takes a program (max_rows: 1 by default).
   if (v.weightsNK) {
     GemmKernelSpec s = cudaGemmSpec(v.dtype, true, 1);
-    applyBlocking(s, gemv.warps ? gemv : parseGemmBlocking(kCudaGemvBlocking, "the GEMV blocking"));
+    applyBlocking(s, gemv.warps ? gemv
+                                : parseGemmBlocking(v.swiglu ? kCudaSwigluGemvBlocking : kCudaGemvBlocking,
+                                                    "the GEMV blocking"));
     s.bias = v.bias, s.residual = v.residual, s.swiglu = v.swiglu;
     s.name = fmt::format("gemm_{}_gemv", v.suffix());
     s.maxRows = s.blockM;  // its rows of A a program
@@ -237,14 +239,15 @@ std::vector<GemmKernelSpec> cudaQuantGemvKernels(const CudaGemmVariant& v, const
   // of Q8_0 / Q4_K, 1024 of Q6_K) runs without a checked tail; 4 weight
   // rows a program.
   set.push_back(integerGemv("gemv", 1, fmt::format("1x4x{}x2v", 64 * form.block)));
-  // From 4096 output rows: one warp a program (32 block rows a step, twice
-  // the programs). H200, 2026-12-01, the Llama-3-8B shape's batch-1 step
-  // (bench-model): Q4_K_M 3.30-3.43 -> 3.07-3.10 ms, Q8_0 3.35 -> 3.32-3.34
-  // (3.50-3.53 with two warps at every width, since the masked runs took
-  // the GEMVs' registers from 168-255 to 72-168). Narrower outputs (k / v,
-  // 1024 rows: 256 programs) keep two warps: ncu, each alone, 4.6 -> 5.6 us
-  // on one.
-  set.push_back(integerGemv("gemv_wide", 1, fmt::format("1x4x{}x1v", 32 * form.block)));
+  // From 4096 output rows: one warp a program (32 block rows a step), two
+  // weight rows a program. H200, the Llama-3-8B shape's batch-1 step
+  // (bench-model): one warp against two took Q4_K_M 3.30-3.43 -> 3.07-3.10
+  // ms, Q8_0 3.35 -> 3.32-3.34 (2026-12-01, four weight rows); then 1 / 2
+  // / 4 / 8 weight rows: Q8_0 3.15-3.24 / 2.91-2.92 / 3.18 / 3.36 ms,
+  // Q4_K_M 2.97 / 2.81 / 2.86 (2026-12-01, two calls). Narrower outputs
+  // (k / v, 1024 rows: 256 programs) keep two warps: ncu, each alone, 4.6
+  // -> 5.6 us on one.
+  set.push_back(integerGemv("gemv_wide", 1, fmt::format("1x2x{}x1v", 32 * form.block)));
   set.back().minCols = kQuantGemvWideCols;
   // Nibble forms, from K = 8192 (the down projection): two warps again,
   // each a half of the K step. H200, 2026-12-01, the Llama-3-8B shape's

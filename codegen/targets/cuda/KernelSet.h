@@ -195,7 +195,8 @@ struct CudaGemmVariant {
 // medium, prefill and large, each recording in kernels.json the most rows
 // it is meant for (`max_rows`: 16, 128, 1024, 0 = any); with [N, K]
 // weights also the GEMV form for one row ("_gemv", max_rows 1,
-// kCudaGemvBlocking unless `gemv` names another). SwiGLU from the
+// kCudaGemvBlocking, SwiGLU kCudaSwigluGemvBlocking, unless `gemv` names
+// another). SwiGLU from the
 // prefill class up runs 128 x 128 x 64 warpgroup-dot blocks on 8 warps with
 // [N, K] weights, else 128 x 64 x 32 mma.sync blocks on 4 warps (two
 // accumulators either way).
