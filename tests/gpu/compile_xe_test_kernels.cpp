@@ -6,12 +6,19 @@
 // writes OUT_DIR/<module>.spv for each module and OUT_DIR/manifest.txt, a
 // line "<module> <kernel> <work-group size>" each. Exits non-zero with the
 // compiler's diagnostics on error.
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <string>
 
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "codegen/ElementwiseKernel.h"
 #include "codegen/targets/xe/Backend.h"
+#include "graph/Pipeline.h"
 #include "ops/error.h"
+#include "tests/unit/elementwise_chains.h"
 #include "tests/unit/xe_test_kernels.h"
 
 using namespace strata;
@@ -38,6 +45,25 @@ int main(int argc, char** argv) {
     emit(rmsNormModule(ops::DType::BF16, "never"), tile::emitRmsNormKernel(rmsNormSpec(ops::DType::BF16)), "never");
     for (ops::DType dt : ropeTypes())
       for (int64_t d : ropeHeadDims()) emit(ropeModule(dt, d), tile::emitRopeKernel(ropeSpec(dt, d)), "auto");
+    for (ops::DType dt : elementwiseTypes()) {
+      const ops::GraphDef g = graph::formRegions(tests::allChains(elementwiseWidths()));
+      std::string ir;
+      nlohmann::json launches = nlohmann::json::array();
+      for (const ops::NodeDef& n : g.nodes) {
+        if (n.op != "region.elementwise") fail("{}: node '{}' is {}, not a fused elementwise region", g.source, n.name, n.op);
+        tile::ElementwiseRegionPlan p = tile::planElementwiseRegion(g, n, kElementwiseBlockN);
+        p.spec.dtype = ops::dtypeName(dt);
+        p.spec.name = fmt::format("elementwise_{}", launches.size());
+        ir += tile::emitElementwiseKernel(p.spec);
+        nlohmann::json k = tile::elementwiseLaunchContract(p);
+        k["name"] = p.spec.name, k["node_inputs"] = n.inputs, k["node_outputs"] = n.outputs;
+        for (const ops::Constant& c : g.constants)
+          if (std::ranges::find(n.inputs, c.name) != n.inputs.end()) k["constants"][c.name] = ops::tensorToJson(c.value);
+        launches.push_back(k);
+      }
+      emit(elementwiseModule(dt), ir, "auto");
+      std::ofstream(dir + "/" + elementwiseModule(dt) + ".json") << launches.dump(1);
+    }
     for (ops::DType dt : rowTypes()) {
       emit(gatherRowsModule(dt), tile::emitGatherRowsKernel(gatherRowsSpec(dt)), "auto");
       emit(kvWriteModule(dt), tile::emitKvWriteKernel(kvWriteSpec(dt)), "auto");

@@ -1,6 +1,8 @@
 // Helpers shared by the conformance tests of generated kernels.
 #pragma once
 
+#include <algorithm>
+#include <cmath>
 #include <ostream>
 #include <random>
 
@@ -43,6 +45,32 @@ inline double storageBound(ops::DType storage, double f32Bound) {
   if (storage == ops::DType::F16) return f32Bound + 1.1 * 0x1p-11;
   if (storage == ops::DType::BF16) return f32Bound + 1.1 * 0x1p-8;
   return f32Bound;
+}
+
+// `t` as a kernel of storage type `dt` reads it: rounded to `dt`, back in f32.
+inline ops::Tensor stored(const ops::Tensor& t, ops::DType dt) { return t.cast(dt).toF32(); }
+
+// One unit in the last place of `dt` (bf16, f16) at |v| (subnormal steps
+// below the normal range).
+inline double ulp(ops::DType dt, double v) {
+  const int mantissa = dt == ops::DType::F16 ? 10 : 7, minExp = dt == ops::DType::F16 ? -14 : -126;
+  int e = v == 0 ? minExp : std::max(minExp, std::ilogb(v));
+  return std::ldexp(1.0, e - mantissa);
+}
+
+// The largest |got - want| of a result stored in `dt`, in units of the
+// allowed error: 1e-4 of the output's largest magnitude (f32 arithmetic)
+// plus one ulp of `dt` at the element's value (its rounding). Pass: <= 1;
+// NaN fails.
+inline double worstStoredError(const ops::Tensor& got, const ops::Tensor& want, ops::DType dt) {
+  const float *g = got.data<float>(), *w = want.data<float>();
+  double maxRef = 0, worst = 0;
+  for (int64_t i = 0; i < want.numel(); ++i) maxRef = std::max(maxRef, (double)std::abs(w[i]));
+  for (int64_t i = 0; i < want.numel(); ++i) {
+    double d = std::abs((double)g[i] - w[i]);
+    worst = std::max(worst, d != d ? 1e30 : d / (1e-4 * maxRef + ulp(dt, std::abs(w[i]))));
+  }
+  return worst;
 }
 
 // A GEMM kernel's B argument: `w` as stored ([K, N], or [N, K] when `nk`),

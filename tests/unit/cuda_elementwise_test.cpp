@@ -32,27 +32,7 @@ std::string artifactDir(const std::string& dtype) {
   return std::string(env && *env ? env : STRATA_CUDA_MODELS_DIR) + "/elementwise-" + dtype;
 }
 
-// `t` as the GPU stores it: rounded to `dt`, back in f32.
-ops::Tensor stored(const ops::Tensor& t, ops::DType dt) { return t.cast(dt).toF32(); }
-
-// One unit in the last place of `dt` (bf16, f16) at |v|.
-double ulp(ops::DType dt, double v) {
-  const int mantissa = dt == ops::DType::F16 ? 10 : 7, minExp = dt == ops::DType::F16 ? -14 : -126;
-  int e = v == 0 ? minExp : std::max(minExp, std::ilogb(v));
-  return std::ldexp(1.0, e - mantissa);
-}
-
-// The largest |got - want| in units of the allowed error (pass: <= 1).
-double worstError(const ops::Tensor& got, const ops::Tensor& want, ops::DType dt) {
-  const float *g = got.data<float>(), *w = want.data<float>();
-  double maxRef = 0, worst = 0;
-  for (int64_t i = 0; i < want.numel(); ++i) maxRef = std::max(maxRef, (double)std::abs(w[i]));
-  for (int64_t i = 0; i < want.numel(); ++i) {
-    double d = std::abs((double)g[i] - w[i]);
-    worst = std::max(worst, d != d ? 1e30 : d / (1e-4 * maxRef + ulp(dt, std::abs(w[i]))));
-  }
-  return worst;
-}
+using strata::testing::stored;
 
 class CudaElementwise : public ::testing::TestWithParam<const char*> {};
 
@@ -81,7 +61,7 @@ TEST_P(CudaElementwise, MatchesTheReferenceOnRaggedShapes) {
     for (const auto& o : unfused.outputs) {
       SCOPED_TRACE(fmt::format("{}: output {}, rows {}", GetParam(), o.name, rows));
       ASSERT_EQ(got.at(o.name).shape(), want.at(o.name).shape());
-      EXPECT_LE(worstError(got.at(o.name), want.at(o.name), dt), 1.0);
+      EXPECT_LE(strata::testing::worstStoredError(got.at(o.name), want.at(o.name), dt), 1.0);
     }
   }
 }

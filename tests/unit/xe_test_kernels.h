@@ -118,4 +118,16 @@ inline std::string ropeKvWriteModule(ops::DType dt) { return std::string("rope_k
 // Row kernels (gather, KV write) run in f32 and bf16.
 inline std::vector<ops::DType> rowTypes() { return {ops::DType::F32, ops::DType::BF16}; }
 
+// The fused elementwise chains (tests/unit/elementwise_chains.h), formed
+// into region.elementwise nodes, at widths that take the one-column tail
+// loop alone, blocks of 32 and a tail, and whole blocks; one module a
+// storage type holding every chain's kernel, and beside it
+// elementwise_<dtype>.json: each kernel's launch contract
+// (elementwiseLaunchContract) with its node's inputs and outputs and the
+// values of the constants it reads.
+inline std::vector<int64_t> elementwiseWidths() { return {1, 37, 96}; }
+inline std::vector<ops::DType> elementwiseTypes() { return {ops::DType::BF16, ops::DType::F16}; }
+constexpr int64_t kElementwiseBlockN = 32;
+inline std::string elementwiseModule(ops::DType dt) { return std::string("elementwise_") + ops::dtypeName(dt); }
+
 }  // namespace strata::xetest

@@ -5,11 +5,13 @@
 #include "mlir/Conversion/Passes.h"
 #include "mlir/Dialect/LLVMIR/XeVMDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Math/Transforms/Passes.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Export.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "mlir/Transforms/Passes.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
@@ -114,6 +116,15 @@ std::unique_ptr<llvm::Module> lowerToLlvm(const std::string& tileIr, const std::
   lowered.addPass(createLoweredCanonicalizerPass());
   lowered.addPass(createCSEPass());
   if (failed(pm.run(*module))) fail("xe backend: lowering failed:\n{}", diagnostics);
+  // tanh and erf have no LLVM intrinsic that the SPIR-V backend would emit
+  // as OpenCL.std's: MLIR's f32 polynomials (a few ulp), as on the CPU and
+  // CUDA. exp, log, pow and sqrt stay LLVM intrinsics, which it emits as
+  // OpenCL.std instructions.
+  RewritePatternSet approx(&ctx);
+  populatePolynomialApproximateTanhPattern(approx);
+  populatePolynomialApproximateErfPattern(approx);
+  if (failed(applyPatternsGreedily(*module, std::move(approx))))
+    fail("xe backend: math approximation did not converge:\n{}", diagnostics);
   PassManager llvmPm(&ctx);
   addLowerToLLVMPasses(llvmPm, ConvertVectorToLLVMPassOptions());
   llvmPm.addPass(createConvertXeVMToLLVMPass());

@@ -29,12 +29,16 @@
 // shape and stride is right and aligned ones are fast. bf16 tiles are held
 // as i16 bits (convert widens and rounds them by hand, to nearest even).
 //
-// A column tile ([R, 1], or [1]: one value per row, a row reduction's
-// result and what is computed from it) is held whole by every lane, a
-// vector of R; broadcasting it along a row gives each lane's block elements
-// their row's value. A row reduction ([1, 16 k] -> [1]) combines the lane's
-// k elements, then the sub-group's 16 lanes (OpenCL's sub_group_reduce_add
-// / _max); across sub-groups it would need shared local memory (not yet).
+// A column tile ([R, 1], or [R] with R not a multiple of 16: one value per
+// row, a row reduction's result and what is computed from it) is held whole
+// by every lane, a vector of R; broadcasting it along a row gives each
+// lane's block elements their row's value; it is loaded by every lane and
+// stored by lane 0. A reduction along the rows ([R, 16 k] -> [R]) combines
+// each row's k elements in the lane, then the sub-group's 16 lanes
+// (OpenCL's sub_group_reduce_add / _max), one call a row; down the rows
+// (axis 0) it stays in the lane. Across sub-groups it would need shared
+// local memory (not yet). iota and mask compute each element's row and
+// column from its place in the lane vector and the lane id.
 //
 // `!tile.ptr<T>` arguments become `!llvm.ptr<1>` (OpenCL global pointers),
 // index arguments stay index (i64 after the LLVM lowering); program ids
@@ -93,12 +97,13 @@ class Lowering {
           bad = true;
           return;
         }
-      if (auto e = dyn_cast<ExpandDimsOp>(op); e && e.getAxis() != 0 && !isColumn(e.getResult().getType())) {
+      if (auto e = dyn_cast<ExpandDimsOp>(op);
+          e && e.getAxis() != 0 && !(isColumn(e.getSrc().getType()) && isColumn(e.getResult().getType()))) {
         op->emitError() << "the xe lowering expands [C] to [1, C] and a column [R] to [R, 1] only";
         bad = true;
       }
       for (Value v : op->getOperands()) operandTypes[op].push_back(v.getType());
-      if (isa<IotaOp, MaskOp, AllocOp, BarrierOp, AsyncCopyOp, AsyncCommitOp,
+      if (isa<AllocOp, BarrierOp, AsyncCopyOp, AsyncCommitOp,
               AsyncWaitOp, MBarrierInitOp, TmaCopyOp, TmaStoreOp, MBarrierWaitOp, ArriveOp, GroupDotWaitOp>(op)) {
         op->emitError() << "'" << op->getName() << "' is not supported by the xe lowering yet";
         bad = true;
@@ -137,7 +142,9 @@ class Lowering {
   template <typename T>
   T operandType(Operation* op, unsigned i) { return cast<T>(operandType(op, i)); }
   // Rows of a tile as the layout counts them ([C] is one row).
-  static int64_t rowsOf(RankedTensorType t) { return t.getRank() == 1 ? 1 : t.getDimSize(0); }
+  static int64_t rowsOf(RankedTensorType t) {
+    return t.getRank() == 2 || isColumn(t) ? t.getDimSize(0) : 1;
+  }
 
   LogicalResult checkTile(Operation* op, RankedTensorType t) {
     if (t.getRank() > 2 || (t.getShape().back() % kLanes && !isColumn(t)))
@@ -147,10 +154,14 @@ class Lowering {
     return success();
   }
 
-  // A column tile: one value per row, every lane holding all of them.
+  // A column tile: one value per row, every lane holding all of them:
+  // [R, 1], and [R] unless R is a multiple of 16 (then a row, [1, R]). A
+  // reduction of R rows gives [R], so it takes R not a multiple of 16.
   static bool isColumn(Type t) {
     auto r = dyn_cast<RankedTensorType>(t);
-    return r && r.getRank() >= 1 && r.getShape().back() == 1;
+    if (!r || r.getRank() < 1) return false;
+    if (r.getRank() == 1) return r.getDimSize(0) % kLanes != 0;
+    return r.getShape().back() == 1;
   }
   // bf16 is held as its bits.
   static Type laneElem(Type e) { return e.isBF16() ? IntegerType::get(e.getContext(), 16) : e; }
@@ -246,15 +257,30 @@ class Lowering {
   struct Elem {
     Value inside, addr;
   };
-  // This lane's element i (i64) of a tile of R rows: block i / R, row i % R.
-  // Its array coordinates, whether they lie inside the array, and its
-  // address (the array's base where not, so a load there is harmless).
-  Elem elem(Location loc, Value ptr, Value i, int64_t R) {
-    Value bl = arith::DivUIOp::create(b, loc, i, i64(loc, R)), r = arith::RemUIOp::create(b, loc, i, i64(loc, R));
-    Value laneI = toI64(loc, lane);
-    Value row = arith::AddIOp::create(b, loc, field(loc, ptr, kRow), r);
-    Value col = arith::AddIOp::create(b, loc, field(loc, ptr, kCol),
-                                      arith::AddIOp::create(b, loc, laneI, arith::MulIOp::create(b, loc, bl, i64(loc, kLanes))));
+  // Which elements a lane holds: its column of each block (Lanes), or all
+  // of a column tile's, the same in every lane: [R, 1] down its rows
+  // (Down), [R] along the 1-D array (Along).
+  enum class Held { Lanes, Down, Along };
+  static Held heldOf(RankedTensorType t) {
+    if (!isColumn(t)) return Held::Lanes;
+    return t.getRank() == 1 ? Held::Along : Held::Down;
+  }
+  // This lane's element i (i64) of a tile of R rows: block i / R, row i % R
+  // (of a column tile: its element i). Its array coordinates, whether they
+  // lie inside the array, and its address (the array's base where not, so
+  // a load there is harmless).
+  Elem elem(Location loc, Value ptr, Value i, int64_t R, Held held = Held::Lanes) {
+    Value row = field(loc, ptr, kRow), col = field(loc, ptr, kCol);
+    if (held == Held::Down) {
+      row = arith::AddIOp::create(b, loc, row, i);
+    } else if (held == Held::Along) {
+      col = arith::AddIOp::create(b, loc, col, i);
+    } else {
+      Value bl = arith::DivUIOp::create(b, loc, i, i64(loc, R)), r = arith::RemUIOp::create(b, loc, i, i64(loc, R));
+      row = arith::AddIOp::create(b, loc, row, r);
+      col = arith::AddIOp::create(b, loc, col,
+                                  arith::AddIOp::create(b, loc, toI64(loc, lane), arith::MulIOp::create(b, loc, bl, i64(loc, kLanes))));
+    }
     using P = arith::CmpIPredicate;
     Value inside = andAll(loc, {cmp(loc, P::ult, row, field(loc, ptr, kRows)), cmp(loc, P::ult, col, field(loc, ptr, kCols))});
     Value off = arith::AddIOp::create(b, loc, arith::MulIOp::create(b, loc, row, field(loc, ptr, kStride0)),
@@ -288,12 +314,13 @@ class Lowering {
     body(toI64(loc, loop.getInductionVar()));
   }
 
-  // A [R, 16 k] tile, each lane loading its own elements (zero outside).
-  Value gatherLoad(Location loc, Value ptr, VectorType vt, int64_t R) {
+  // A [R, 16 k] tile, each lane loading its own elements (zero outside); a
+  // column tile, every lane loading all of them.
+  Value gatherLoad(Location loc, Value ptr, VectorType vt, int64_t R, Held held = Held::Lanes) {
     Type e = vt.getElementType();
     Value arr = laneArray(loc, vt);
     forEachElement(loc, vt, [&](Value i) {
-      Elem el = elem(loc, ptr, i, R);
+      Elem el = elem(loc, ptr, i, R, held);
       Value v = LLVM::LoadOp::create(b, loc, e, el.addr);
       v = arith::SelectOp::create(b, loc, el.inside, v, arith::ConstantOp::create(b, loc, b.getZeroAttr(e)));
       LLVM::StoreOp::create(b, loc, v, slot(loc, arr, vt, i));
@@ -360,6 +387,7 @@ class Lowering {
     VectorType vt = laneType(t);
     int64_t R = rowsOf(t), bits = vt.getElementType().getIntOrFloatBitWidth();
     Value ptr = l.getPtr();
+    if (isColumn(t)) return gatherLoad(loc, ptr, vt, R, heldOf(t));
     const bool packed = packedLoads.contains(l);
     bool blockShape = (bits == 16 || bits == 32) && (R <= 32 ? llvm::isPowerOf2_64(R) : R % 32 == 0);
     if (!blockShape || neverBlockIo) return gatherLoad(loc, ptr, vt, R);
@@ -378,13 +406,18 @@ class Lowering {
   }
 
 
-  void scatterStore(Location loc, Value ptr, Value v, int64_t R) {
+  // Each lane stores its own elements inside the array; a column tile (the
+  // same in every lane) is stored by lane 0.
+  void scatterStore(Location loc, Value ptr, Value v, int64_t R, Held held = Held::Lanes) {
     auto vt = cast<VectorType>(v.getType());
     Value arr = laneArray(loc, vt);
     LLVM::StoreOp::create(b, loc, v, arr);
     forEachElement(loc, vt, [&](Value i) {
-      Elem el = elem(loc, ptr, i, R);
-      auto ifOp = scf::IfOp::create(b, loc, el.inside, /*withElse=*/false);
+      Elem el = elem(loc, ptr, i, R, held);
+      Value store = el.inside;
+      if (held != Held::Lanes)
+        store = arith::AndIOp::create(b, loc, store, cmp(loc, arith::CmpIPredicate::eq, toI64(loc, lane), i64(loc, 0)));
+      auto ifOp = scf::IfOp::create(b, loc, store, /*withElse=*/false);
       OpBuilder::InsertionGuard g(b);
       b.setInsertionPointToStart(ifOp.thenBlock());
       LLVM::StoreOp::create(b, loc, LLVM::LoadOp::create(b, loc, vt.getElementType(), slot(loc, arr, vt, i)), el.addr);
@@ -415,6 +448,7 @@ class Lowering {
     auto t = cast<RankedTensorType>(operandType<BlockPtrType>(s, 0).getTileType());
     int64_t R = rowsOf(t);
     Value v = s.getValue();
+    if (isColumn(t)) return scatterStore(loc, s.getPtr(), v, R, heldOf(t));
     int64_t bits = cast<VectorType>(v.getType()).getElementType().getIntOrFloatBitWidth();
     bool blockShape = (bits == 16 || bits == 32) && (R <= 8 ? llvm::isPowerOf2_64(R) : R % 8 == 0);
     if (!blockShape || neverBlockIo) return scatterStore(loc, s.getPtr(), v, R);
@@ -479,28 +513,10 @@ class Lowering {
     return xevm::MMAOp::create(b, loc, d.getC().getType(), a, bv, d.getC(), shape, types);
   }
 
-  // A row reduction [1, 16 k] -> [1] (sum or max, f32): the lane's k
-  // elements, then the sub-group's lanes through OpenCL's sub-group
-  // reduction (every lane gets the result).
-  FailureOr<Value> reduce(ReduceOp r) {
-    Location loc = r.getLoc();
-    auto st = operandType<RankedTensorType>(r, 0);
-    if (r.getCrossWarp())
-      return r.emitError() << "the xe lowering reduces within a sub-group; across sub-groups needs shared local "
-                              "memory (not yet)",
-             failure();
-    if (r.getKind() == "argmax" || !r.getAxis() || *r.getAxis() != st.getRank() - 1 || rowsOf(st) != 1 ||
-        !st.getElementType().isF32())
-      return r.emitError() << "the xe lowering reduces f32 rows [1, 16 k] to [1] by sum or max; got " << st, failure();
-    const bool isMax = r.getKind() == "max";
-    auto vt = cast<VectorType>(r.getSrc().getType());
-    Value acc = vector::ExtractOp::create(b, loc, r.getSrc(), int64_t(0));
-    for (int64_t i = 1; i < vt.getNumElements(); ++i) {
-      Value e = vector::ExtractOp::create(b, loc, r.getSrc(), i);
-      acc = isMax ? Value(arith::MaximumFOp::create(b, loc, acc, e)) : Value(arith::AddFOp::create(b, loc, acc, e));
-    }
-    // The OpenCL C built-in, by its Itanium-mangled name (what the SPIR-V
-    // backend recognizes), convergent: every lane of the sub-group calls it.
+  // The OpenCL C sub-group reduction of one f32 a lane (every lane gets the
+  // result), by its Itanium-mangled name (what the SPIR-V backend
+  // recognizes), convergent: every lane of the sub-group calls it.
+  Value subGroupReduce(Location loc, bool isMax, Value v) {
     const char* name = isMax ? "_Z20sub_group_reduce_maxf" : "_Z20sub_group_reduce_addf";
     auto module = f->getParentOfType<ModuleOp>();
     auto fn = module.lookupSymbol<LLVM::LLVMFuncOp>(name);
@@ -510,10 +526,120 @@ class Lowering {
       fn = LLVM::LLVMFuncOp::create(b, loc, name, LLVM::LLVMFunctionType::get(b.getF32Type(), {b.getF32Type()}));
       fn.setConvergent(true);
     }
-    auto call = LLVM::CallOp::create(b, loc, fn, ValueRange{acc});
+    auto call = LLVM::CallOp::create(b, loc, fn, ValueRange{v});
     call.setConvergent(true);
-    Value all = call.getResult();
-    return Value(vector::BroadcastOp::create(b, loc, VectorType::get({1}, b.getF32Type()), all));
+    return call.getResult();
+  }
+
+  // Reductions (sum or max, f32), by where the reduced elements are:
+  // along the rows of a [R, 16 k] tile (-> [R], a column: R not a multiple
+  // of 16), each row's k elements in the lane, then the sub-group's lanes;
+  // down its rows (axis 0 -> [16 k]), within each lane; a column tile's
+  // values (axis 0), within the lane, which holds them all.
+  FailureOr<Value> reduce(ReduceOp r) {
+    Location loc = r.getLoc();
+    auto st = operandType<RankedTensorType>(r, 0);
+    auto rt = cast<RankedTensorType>(r.getType());
+    if (r.getCrossWarp())
+      return r.emitError() << "the xe lowering reduces within a sub-group; across sub-groups needs shared local "
+                              "memory (not yet)",
+             failure();
+    if (r.getKind() == "argmax" || !r.getAxis() || !st.getElementType().isF32())
+      return r.emitError() << "the xe lowering reduces f32 tiles along an axis by sum or max; got " << r.getKind()
+                           << " of " << st,
+             failure();
+    const bool isMax = r.getKind() == "max";
+    const int64_t axis = *r.getAxis();
+    Value src = r.getSrc();
+    const int64_t n = cast<VectorType>(src.getType()).getNumElements();
+    auto combine = [&](Value x, Value y) {
+      return isMax ? Value(arith::MaximumFOp::create(b, loc, x, y)) : Value(arith::AddFOp::create(b, loc, x, y));
+    };
+    auto element = [&](int64_t i) { return Value(vector::ExtractOp::create(b, loc, src, i)); };
+    // Combines elements first, first + step, ... (count of them).
+    auto fold = [&](int64_t first, int64_t step, int64_t count) {
+      Value acc = element(first);
+      for (int64_t j = 1; j < count; ++j) acc = combine(acc, element(first + j * step));
+      return acc;
+    };
+    auto vectorOf = [&](ArrayRef<Value> vs) {
+      return Value(vector::FromElementsOp::create(b, loc, VectorType::get({int64_t(vs.size())}, b.getF32Type()), vs));
+    };
+    if (isColumn(st)) {
+      if (st.getRank() == 2 && axis == 1) return src;  // [R, 1] -> [R]: the same values
+      return vectorOf({fold(0, 1, n)});
+    }
+    const int64_t R = rowsOf(st), blocks = n / R;
+    if (st.getRank() == 2 && axis == 0) {
+      SmallVector<Value> cols;
+      for (int64_t bl = 0; bl < blocks; ++bl) cols.push_back(fold(bl * R, 1, R));
+      return vectorOf(cols);
+    }
+    if (!isColumn(rt))
+      return r.emitError() << "the xe lowering reduces along the rows of [R, 16 k] tiles with R not a multiple of 16 "
+                              "(the result is a column); got "
+                           << st,
+             failure();
+    SmallVector<Value> rows;
+    for (int64_t i = 0; i < R; ++i) rows.push_back(subGroupReduce(loc, isMax, fold(i, R, blocks)));
+    return vectorOf(rows);
+  }
+
+  // Each lane element's row and column in the tile (i64 vectors): element
+  // i of a [R, 16 k] tile is row i % R, column 16 (i / R) + lane; of a
+  // column tile [R, 1] row i, column 0; of a 1-D column [R] column i.
+  std::pair<Value, Value> coordinates(Location loc, RankedTensorType t) {
+    const int64_t n = laneType(t).getNumElements(), R = rowsOf(t);
+    const Held held = heldOf(t);
+    SmallVector<int64_t> rows(n), cols(n);
+    for (int64_t i = 0; i < n; ++i) {
+      rows[i] = held == Held::Down ? i : held == Held::Along ? 0 : i % R;
+      cols[i] = held == Held::Along ? i : held == Held::Down ? 0 : kLanes * (i / R);
+    }
+    auto vt = VectorType::get({n}, b.getI64Type());
+    auto constant = [&](ArrayRef<int64_t> v) {
+      return Value(arith::ConstantOp::create(b, loc, DenseElementsAttr::get(vt, v)));
+    };
+    Value col = constant(cols);
+    if (held == Held::Lanes)
+      col = arith::AddIOp::create(b, loc, col, vector::BroadcastOp::create(b, loc, vt, toI64(loc, lane)));
+    return {constant(rows), col};
+  }
+  Value splat64(Location loc, Value index, int64_t n) {
+    return vector::BroadcastOp::create(b, loc, VectorType::get({n}, b.getI64Type()), toI64(loc, index));
+  }
+
+  // base + the element's index along `axis`, as a float.
+  FailureOr<Value> iota(IotaOp o) {
+    Location loc = o.getLoc();
+    auto t = cast<RankedTensorType>(o.getType());
+    VectorType vt = laneType(t);
+    if (!isa<Float32Type, Float16Type>(vt.getElementType()))
+      return o.emitError() << "the xe lowering's iota is f32 or f16; got " << t, failure();
+    auto [row, col] = coordinates(loc, t);
+    Value at = t.getRank() == 2 && o.getAxis() == 0 ? row : col;
+    at = arith::AddIOp::create(b, loc, at, splat64(loc, o.getBase(), vt.getNumElements()));
+    return Value(arith::UIToFPOp::create(b, loc, vt, at));
+  }
+
+  // -inf where the element's column is at or past `limit` or, causal,
+  // past its row.
+  FailureOr<Value> mask(MaskOp m) {
+    Location loc = m.getLoc();
+    auto t = cast<RankedTensorType>(m.getType());
+    VectorType vt = laneType(t);
+    if (t.getRank() != 2 || !isa<Float32Type, Float16Type>(vt.getElementType()))
+      return m.emitError() << "the xe lowering masks 2-D f32 or f16 tiles; got " << t, failure();
+    const int64_t n = vt.getNumElements();
+    auto [row, col] = coordinates(loc, t);
+    row = arith::AddIOp::create(b, loc, row, splat64(loc, m.getRowBase(), n));
+    col = arith::AddIOp::create(b, loc, col, splat64(loc, m.getColBase(), n));
+    using P = arith::CmpIPredicate;
+    Value keep = cmp(loc, P::slt, col, splat64(loc, m.getLimit(), n));
+    if (m.getCausal()) keep = arith::AndIOp::create(b, loc, keep, cmp(loc, P::sle, col, row));
+    auto ninf = APFloat::getInf(cast<FloatType>(vt.getElementType()).getFloatSemantics(), /*Negative=*/true);
+    Value minus = arith::ConstantOp::create(b, loc, DenseElementsAttr::get(vt, b.getFloatAttr(vt.getElementType(), ninf)));
+    return Value(arith::SelectOp::create(b, loc, keep, m.getSrc(), minus));
   }
 
   // tile.convert on lane vectors; bf16 (i16 bits) by hand.
@@ -621,6 +747,8 @@ class Lowering {
       return convert(loc, c.getSrc(), operandType<RankedTensorType>(c, 0), cast<RankedTensorType>(c.getType()));
     if (auto e = dyn_cast<ExpandDimsOp>(op)) return e.getSrc();  // [C] -> [1, C], [R] -> [R, 1]: the same lane vector
     if (auto r = dyn_cast<ReduceOp>(op)) return reduce(r);
+    if (auto o = dyn_cast<IotaOp>(op)) return iota(o);
+    if (auto m = dyn_cast<MaskOp>(op)) return mask(m);
     if (auto bl = dyn_cast<BlockLookupOp>(op)) {
       // Entry `index` of an integer table in global memory (positions, block
       // tables): every lane reads the same one.
