@@ -28,13 +28,14 @@ func.func @narrow(%p: !tile.ptr<f32>, %n: index) attributes {tile.num_warps = 1 
 
 // -----
 
-// Reductions of several rows are not lowered yet (one row's are).
+// A reduction of 16 rows would give [16], which the layout holds as a row
+// (16 columns, one a lane), not as a column.
 func.func @reduce_rows(%p: !tile.ptr<f32>, %n: index) attributes {tile.num_warps = 1 : i64, tile.target = "xe:pvc"} {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %bp = tile.make_block_ptr %p, [%n, %n], [%n, %c1], [%c0, %c0] : !tile.ptr<f32> -> !tile.block_ptr<tensor<16x16xf32>>
   %x = tile.load %bp : !tile.block_ptr<tensor<16x16xf32>>
-  // expected-error @+1 {{the xe lowering reduces f32 rows [1, 16 k] to [1] by sum or max; got 'tensor<16x16xf32>'}}
+  // expected-error @+1 {{the xe lowering reduces along the rows of [R, 16 k] tiles with R not a multiple of 16 (the result is a column); got 'tensor<16x16xf32>'}}
   %r = tile.reduce %x {kind = "sum", axis = 1 : i64} : tensor<16x16xf32> -> tensor<16xf32>
   return
 }
@@ -49,5 +50,18 @@ func.func @reduce_cross(%p: !tile.ptr<f32>, %n: index) attributes {tile.num_warp
   %x = tile.load %bp : !tile.block_ptr<tensor<1x16xf32>>
   // expected-error @+1 {{the xe lowering reduces within a sub-group; across sub-groups needs shared local memory (not yet)}}
   %r = tile.reduce %x {kind = "sum", axis = 1 : i64, cross_warp} : tensor<1x16xf32> -> tensor<1xf32>
+  return
+}
+
+// -----
+
+// argmax has no xe lowering yet.
+func.func @argmax(%p: !tile.ptr<f32>, %n: index) attributes {tile.num_warps = 1 : i64, tile.target = "xe:pvc"} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %bp = tile.make_block_ptr %p, [%c1, %n], [%n, %c1], [%c0, %c0] : !tile.ptr<f32> -> !tile.block_ptr<tensor<1x16xf32>>
+  %x = tile.load %bp : !tile.block_ptr<tensor<1x16xf32>>
+  // expected-error @+1 {{the xe lowering reduces f32 tiles along an axis by sum or max; got argmax of 'tensor<1x16xf32>'}}
+  %r = tile.reduce %x {kind = "argmax", axis = 1 : i64} : tensor<1x16xf32> -> tensor<1xf32>
   return
 }

@@ -143,3 +143,42 @@ func.func @lookup(%pos: !tile.ptr<i64>, %y: !tile.ptr<f32>, %t: index, %n: index
   tile.store %yp, %z : !tile.block_ptr<tensor<1x16xf32>>
   return
 }
+
+// -----
+
+// Attention's softmax pieces on an [8, 16] score tile (one element a lane
+// a row): the causal and key-length mask compares each element's column
+// (the lane id plus the block's base) with its row and the limit and
+// selects -inf; the row max is one sub-group reduction a row, a column
+// [8] every lane holds; a column [8, 1] loads the same 8 values in every
+// lane and lane 0 stores them; iota along the rows is the row index.
+// CHECK-LABEL: llvm.func @_Z20sub_group_reduce_maxf(f32) -> f32 attributes {convergent}
+// CHECK-LABEL: func.func @softmax_rows
+// CHECK: xevm.lane_id
+// CHECK: arith.cmpi slt, %{{.*}}, %{{.*}} : vector<8xi64>
+// CHECK: arith.cmpi sle, %{{.*}}, %{{.*}} : vector<8xi64>
+// CHECK: arith.select %{{.*}}, %{{.*}}, %{{.*}} : vector<8xi1>, vector<8xf32>
+// CHECK-COUNT-8: llvm.call @_Z20sub_group_reduce_maxf
+// CHECK: vector.from_elements %{{.*}} : vector<8xf32>
+// CHECK: arith.uitofp %{{.*}} : vector<8xi64> to vector<8xf32>
+// CHECK: arith.cmpi eq, %{{.*}}, %{{.*}} : i64
+// CHECK-NOT: tile.
+// A column tile is per-lane loops even with block-io=always.
+// ALWAYS-LABEL: func.func @softmax_rows
+// ALWAYS: scf.for
+func.func @softmax_rows(%s: !tile.ptr<f32>, %m: !tile.ptr<f32>, %n: index, %q0: index, %k0: index) attributes {tile.num_warps = 1 : i64} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %sp = tile.make_block_ptr %s, [%n, %n], [%n, %c1], [%c0, %c0] : !tile.ptr<f32> -> !tile.block_ptr<tensor<8x16xf32>>
+  %x = tile.load %sp : !tile.block_ptr<tensor<8x16xf32>>
+  %mx = tile.mask %x, [%q0, %k0], %n {causal} : tensor<8x16xf32>
+  %r = tile.reduce %mx {kind = "max", axis = 1 : i64} : tensor<8x16xf32> -> tensor<8xf32>
+  %rows = tile.iota %c0 {axis = 0 : i64} : tensor<8x1xf32>
+  %rc = tile.expand_dims %r {axis = 1 : i64} : tensor<8xf32> -> tensor<8x1xf32>
+  %mp = tile.make_block_ptr %m, [%n, %c1], [%c1, %c1], [%c0, %c0] : !tile.ptr<f32> -> !tile.block_ptr<tensor<8x1xf32>>
+  %old = tile.load %mp : !tile.block_ptr<tensor<8x1xf32>>
+  %t = arith.addf %rc, %old : tensor<8x1xf32>
+  %u = arith.addf %t, %rows : tensor<8x1xf32>
+  tile.store %mp, %u : !tile.block_ptr<tensor<8x1xf32>>
+  return
+}
