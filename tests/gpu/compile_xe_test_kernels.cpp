@@ -64,6 +64,7 @@ int main(int argc, char** argv) {
       emit(elementwiseModule(dt), ir, "auto");
       std::ofstream(dir + "/" + elementwiseModule(dt) + ".json") << launches.dump(1);
     }
+    for (ops::DType dt : rowTypes()) emit(argmaxModule(dt), tile::emitArgmaxKernel(argmaxSpec(dt)), "auto");
     for (ops::DType dt : rowTypes()) {
       emit(gatherRowsModule(dt), tile::emitGatherRowsKernel(gatherRowsSpec(dt)), "auto");
       emit(kvWriteModule(dt), tile::emitKvWriteKernel(kvWriteSpec(dt)), "auto");

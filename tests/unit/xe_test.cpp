@@ -11,6 +11,7 @@
 // pass them by skipping.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -517,6 +518,50 @@ std::string shell(const std::string& cmd, int* status) {
   while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
   *status = pclose(p);
   return out;
+}
+
+// ---- Greedy sampling: argmax per split of a row ----------------------------
+
+// Rows of 200 columns in splits of 128 (steps of 64: two whole steps, then
+// a whole and a ragged one), with a tie (the lower column wins), a row of
+// -inf (the split's first column), a NaN (never the max) and the max in
+// the last column; against a plain loop over the values as stored.
+TEST(XeGreedy, ArgmaxGivesEachSplitsMaxAndItsFirstColumn) {
+  std::vector<std::pair<ops::DType, TestModule>> mods;
+  for (ops::DType dt : rowTypes()) mods.push_back({dt, loadModule(argmaxModule(dt))});
+  NEED_DEVICE();
+  XeCpuDevice& d = *device();
+  const int64_t R = 5, N = 200, chunk = 128, S = 2;
+  std::mt19937 rng(11);
+  ops::Tensor x = strata::testing::randomTensor({R, N}, rng, -4.f, 4.f);
+  float* v = x.mut<float>();
+  v[0 * N + 3] = v[0 * N + 70] = 9.f;  // a tie in split 0
+  v[0 * N + 150] = v[0 * N + 199] = 9.f;  // and in split 1
+  for (int64_t c = 0; c < N; ++c) v[1 * N + c] = -INFINITY;
+  v[2 * N + 5] = NAN;
+  v[3 * N + N - 1] = 20.f;
+  for (const auto& [dt, mod] : mods) {
+    SCOPED_TRACE(ops::dtypeName(dt));
+    auto p = d.buildSpirv(mod.spirv);
+    const ops::Tensor xs = x.cast(dt), want = xs.toF32();
+    Buffer bx = upload(d, xs), bm = d.alloc(R * S * 4), bi = d.alloc(R * S * 4);
+    const int64_t wg = mod.workGroupSize;
+    const size_t g[3] = {size_t(wg * S), size_t(R), 1}, l[3] = {size_t(wg), 1, 1};
+    d.run(p, "argmax", {&bx, &bm, &bi, R, N, chunk, S}, g, l);
+    std::vector<float> gotMax(R * S), gotIdx(R * S);
+    d.read(bm, gotMax.data(), gotMax.size() * 4);
+    d.read(bi, gotIdx.data(), gotIdx.size() * 4);
+    for (int64_t r = 0; r < R; ++r)
+      for (int64_t sp = 0; sp < S; ++sp) {
+        const float* row = want.data<float>() + r * N;
+        int64_t at = sp * chunk;
+        float best = -INFINITY;
+        for (int64_t c = sp * chunk; c < std::min((sp + 1) * chunk, N); ++c)
+          if (row[c] > best) best = row[c], at = c;
+        EXPECT_EQ(gotMax[r * S + sp], best) << "row " << r << " split " << sp;
+        EXPECT_EQ(gotIdx[r * S + sp], float(at)) << "row " << r << " split " << sp;
+      }
+  }
 }
 
 // ---- Fused elementwise regions ---------------------------------------------

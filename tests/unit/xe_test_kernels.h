@@ -14,6 +14,7 @@
 
 #include "codegen/DataMovementKernels.h"
 #include "codegen/GemmKernel.h"
+#include "codegen/GreedyKernel.h"
 #include "codegen/NormRopeKernels.h"
 #include "ops/tensor.h"
 
@@ -117,6 +118,16 @@ inline std::string ropeKvWriteModule(ops::DType dt) { return std::string("rope_k
 
 // Row kernels (gather, KV write) run in f32 and bf16.
 inline std::vector<ops::DType> rowTypes() { return {ops::DType::F32, ops::DType::BF16}; }
+
+// Greedy sampling's device half (emitArgmaxKernel): 64 columns a step,
+// so the test's splits take several steps and a ragged last one.
+inline tile::ArgmaxKernelSpec argmaxSpec(ops::DType dt) {
+  tile::ArgmaxKernelSpec s;
+  s.blockN = 64;
+  s.dtype = ops::dtypeName(dt);
+  return s;
+}
+inline std::string argmaxModule(ops::DType dt) { return std::string("argmax_") + ops::dtypeName(dt); }
 
 // The fused elementwise chains (tests/unit/elementwise_chains.h), formed
 // into region.elementwise nodes, at widths that take the one-column tail

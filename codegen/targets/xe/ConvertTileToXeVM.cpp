@@ -47,6 +47,8 @@
 //===----------------------------------------------------------------------===//
 #include "codegen/Passes.h"
 
+#include <cmath>
+
 #include "codegen/TileLowering.h"
 #include "codegen/UArch.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -516,8 +518,11 @@ class Lowering {
   // The OpenCL C sub-group reduction of one f32 a lane (every lane gets the
   // result), by its Itanium-mangled name (what the SPIR-V backend
   // recognizes), convergent: every lane of the sub-group calls it.
-  Value subGroupReduce(Location loc, bool isMax, Value v) {
-    const char* name = isMax ? "_Z20sub_group_reduce_maxf" : "_Z20sub_group_reduce_addf";
+  enum class Combine { Add, Max, Min };
+  Value subGroupReduce(Location loc, Combine c, Value v) {
+    const char* name = c == Combine::Max   ? "_Z20sub_group_reduce_maxf"
+                       : c == Combine::Min ? "_Z20sub_group_reduce_minf"
+                                           : "_Z20sub_group_reduce_addf";
     auto module = f->getParentOfType<ModuleOp>();
     auto fn = module.lookupSymbol<LLVM::LLVMFuncOp>(name);
     if (!fn) {
@@ -544,10 +549,10 @@ class Lowering {
       return r.emitError() << "the xe lowering reduces within a sub-group; across sub-groups needs shared local "
                               "memory (not yet)",
              failure();
-    if (r.getKind() == "argmax" || !r.getAxis() || !st.getElementType().isF32())
-      return r.emitError() << "the xe lowering reduces f32 tiles along an axis by sum or max; got " << r.getKind()
-                           << " of " << st,
+    if (!r.getAxis() || !st.getElementType().isF32())
+      return r.emitError() << "the xe lowering reduces f32 tiles along an axis; got " << r.getKind() << " of " << st,
              failure();
+    if (r.getKind() == "argmax") return argmax(r, st, rt);
     const bool isMax = r.getKind() == "max";
     const int64_t axis = *r.getAxis();
     Value src = r.getSrc();
@@ -581,8 +586,49 @@ class Lowering {
                            << st,
              failure();
     SmallVector<Value> rows;
-    for (int64_t i = 0; i < R; ++i) rows.push_back(subGroupReduce(loc, isMax, fold(i, R, blocks)));
+    for (int64_t i = 0; i < R; ++i)
+      rows.push_back(subGroupReduce(loc, isMax ? Combine::Max : Combine::Add, fold(i, R, blocks)));
     return vectorOf(rows);
+  }
+
+  // argmax along the rows of [R, 16 k] (-> [R], f32 column indices): each
+  // lane keeps its best element (the larger, or the lower column of equal
+  // ones; NaN never compares true, so never wins) and its column 16 b +
+  // lane, then the sub-group takes the largest value and, among the lanes
+  // holding it, the lowest column. A row of -inf gives column 0.
+  FailureOr<Value> argmax(ReduceOp r, RankedTensorType st, RankedTensorType rt) {
+    Location loc = r.getLoc();
+    if (isColumn(st) || *r.getAxis() != st.getRank() - 1 || !isColumn(rt))
+      return r.emitError() << "the xe lowering's argmax runs along the rows of [R, 16 k] tiles with R not a multiple of "
+                              "16; got "
+                           << st,
+             failure();
+    Value src = r.getSrc();
+    const int64_t n = cast<VectorType>(src.getType()).getNumElements(), R = rowsOf(st), blocks = n / R;
+    auto f32 = [&](double v) { return Value(arith::ConstantOp::create(b, loc, b.getF32FloatAttr(float(v)))); };
+    Value laneF = arith::UIToFPOp::create(b, loc, b.getF32Type(), toI32(loc, toI64(loc, lane)));
+    using P = arith::CmpFPredicate;
+    SmallVector<Value> rows;
+    for (int64_t i = 0; i < R; ++i) {
+      Value best = f32(-INFINITY), at = f32(INFINITY);
+      for (int64_t bl = 0; bl < blocks; ++bl) {
+        Value v = vector::ExtractOp::create(b, loc, src, bl * R + i);
+        Value col = arith::AddFOp::create(b, loc, laneF, f32(double(kLanes * bl)));
+        Value better = arith::CmpFOp::create(b, loc, P::OGT, v, best);
+        Value tie = arith::AndIOp::create(b, loc, arith::CmpFOp::create(b, loc, P::OEQ, v, best),
+                                          arith::CmpFOp::create(b, loc, P::OLT, col, at));
+        Value take = arith::OrIOp::create(b, loc, better, tie);
+        best = arith::SelectOp::create(b, loc, take, v, best);
+        at = arith::SelectOp::create(b, loc, take, col, at);
+      }
+      Value top = subGroupReduce(loc, Combine::Max, best);
+      Value mine = arith::SelectOp::create(b, loc, arith::CmpFOp::create(b, loc, P::OEQ, best, top), at, f32(INFINITY));
+      Value first = subGroupReduce(loc, Combine::Min, mine);
+      // No lane held a comparable value (every element NaN): column 0.
+      rows.push_back(arith::SelectOp::create(b, loc, arith::CmpFOp::create(b, loc, P::OLT, first, f32(INFINITY)), first,
+                                             f32(0)));
+    }
+    return Value(vector::FromElementsOp::create(b, loc, VectorType::get({R}, b.getF32Type()), rows));
   }
 
   // Each lane element's row and column in the tile (i64 vectors): element

@@ -182,3 +182,31 @@ func.func @softmax_rows(%s: !tile.ptr<f32>, %m: !tile.ptr<f32>, %n: index, %q0: 
   tile.store %mp, %u : !tile.block_ptr<tensor<8x1xf32>>
   return
 }
+
+// -----
+
+// argmax of two rows of 32 columns: each lane's best of its two blocks
+// (ties to the lower column), then the sub-group's max and, among the
+// lanes that hold it, the lowest column.
+// CHECK-LABEL: func.func @argmax_rows
+// CHECK: xevm.lane_id
+// CHECK: arith.cmpf ogt
+// CHECK: arith.cmpf olt
+// CHECK: llvm.call @_Z20sub_group_reduce_maxf
+// CHECK: llvm.call @_Z20sub_group_reduce_minf
+// CHECK: llvm.call @_Z20sub_group_reduce_maxf
+// CHECK: llvm.call @_Z20sub_group_reduce_minf
+// CHECK: vector.from_elements %{{.*}} : vector<2xf32>
+// CHECK-NOT: tile.
+func.func @argmax_rows(%s: !tile.ptr<f32>, %o: !tile.ptr<f32>, %n: index) attributes {tile.num_warps = 1 : i64} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %sp = tile.make_block_ptr %s, [%c2, %n], [%n, %c1], [%c0, %c0] : !tile.ptr<f32> -> !tile.block_ptr<tensor<2x32xf32>>
+  %x = tile.load %sp : !tile.block_ptr<tensor<2x32xf32>>
+  %r = tile.reduce %x {kind = "argmax", axis = 1 : i64} : tensor<2x32xf32> -> tensor<2xf32>
+  %rc = tile.expand_dims %r {axis = 1 : i64} : tensor<2xf32> -> tensor<2x1xf32>
+  %op = tile.make_block_ptr %o, [%c2, %c1], [%c1, %c1], [%c0, %c0] : !tile.ptr<f32> -> !tile.block_ptr<tensor<2x1xf32>>
+  tile.store %op, %rc : !tile.block_ptr<tensor<2x1xf32>>
+  return
+}
