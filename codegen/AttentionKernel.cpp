@@ -32,6 +32,10 @@ std::string emitAttentionKernel(const AttentionKernelSpec& s) {
   const StorageText st{s.dtype};
   st.check("attention");
   const int64_t M = s.blockM, N = s.blockN, D = s.headDim;
+  if (s.storageDots && (gpuForm(s) || !st.sixteenBit() || s.groupHeads || N % 16 || D % 16))
+    fail("attention kernel '{}': the unstaged form (dots on the storage type, no staging) takes f16 or bf16, no "
+         "stages, no grouped heads, and key blocks and a head dim of multiples of 16 (got {} and {})",
+         s.name, N, D);
   if (gpuForm(s)) {
     if (!st.sixteenBit() || s.stages < 2 || s.keyMask || s.kvSplits != 1)
       fail("attention kernel '{}': the staged GPU form takes f16 or bf16, at least 2 stages, no key mask and no "
@@ -463,6 +467,15 @@ std::string emitAttentionKernel(const AttentionKernelSpec& s) {
                         fmt::arg("splitCols", s.kvSplits > 1 ? splitCols : std::string()),
                         fmt::arg("ptr", pieceRows(s, s.kvSplits > 1 ? "%po" : "%o", "%zp", "%z")),
                         fmt::arg("sscale", s.scale * log2e));
+  } else if (s.storageDots) {
+    // Q once, in the storage type (rows past the block's tokens read as
+    // zero); the scale goes on the raw scores' max and exponent.
+    loadQ = fmt::format(R"(  %qt = tile.load %qp : {QB}
+  %ssc = arith.constant dense<{sscale:.9e}> : tensor<{M}x{N}xf32>
+  %msc = arith.constant dense<{sscale:.9e}> : tensor<{M}xf32>
+)",
+                        fmt::arg("QB", st.blockPtr(qo)), fmt::arg("sscale", s.scale * log2e), fmt::arg("M", M),
+                        fmt::arg("N", N));
   } else {
     loadQ = st.load("qt", "%qp", qo) + fmt::format(R"(  %qsc = arith.constant dense<{qscale:.9e}> : tensor<{M}x{D}xf32>
   %qs = arith.mulf %qt, %qsc : tensor<{M}x{D}xf32>

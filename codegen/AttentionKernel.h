@@ -58,6 +58,14 @@ struct AttentionKernelSpec {
   // type for P V. The CPU form (stages 0) is one warp, f32 arithmetic.
   int64_t numWarps = 1;
   int64_t stages = 0;
+  // Unstaged GPU form (stages 0, f16 / bf16; the xe target's, one sub-group
+  // of block M 8): the GPU form's arithmetic (dots on the storage type with
+  // f32 sums, S scaled after q k^T, P narrowed for P V) with Q, K^T and V
+  // loaded straight from global memory instead of staged through local
+  // memory: on Xe they are 2D block loads into the register file, which
+  // holds a program's tiles (the ML-Triton paper's Xe FlashAttention).
+  // Contiguous and paged (the CPU paged form's rows, no grouped heads).
+  bool storageDots = false;
   // CPU paged form: the head dim is walked in loops over pieces of this
   // many columns (the target's f32 lanes: cpuAttentionSpec), S = q K^T
   // summed piece by piece and O += P V piece by piece with the accumulator

@@ -209,6 +209,20 @@ std::string stepBody(const AttentionKernelSpec& s, bool masked, const std::strin
 )",
                      fmt::arg("M", M), fmt::arg("N", N), fmt::arg("W", W), fmt::arg("full", full), fmt::arg("hint", hint),
                      fmt::arg("accPtr", pieceRows(s, acc, "%aep", "%e")));
+  } else if (s.storageDots) {
+    // K^T and V straight from memory in the storage type (a full block's
+    // keys all exist: no bounds checks); raw scores as the GPU form's.
+    const char* full = masked ? "" : " {in_bounds}";
+    loadK = fmt::format("    %kt = tile.load %kp{} : {}\n", full, st.blockPtr(kShape));
+    loadV = fmt::format("    %vt = tile.load %vp{} : {}\n", full, st.blockPtr(vShape));
+    scores0 = fmt::format("    %s = tile.dot %qt, %kt, %zs : {QT} * {KT} -> tensor<{M}x{N}xf32>\n",
+                          fmt::arg("QT", st.tensor(fmt::format("{}x{}", s.blockM, s.headDim))),
+                          fmt::arg("KT", st.tensor(kShape)), fmt::arg("M", s.blockM), fmt::arg("N", s.blockN));
+    pv = fmt::format(R"(    %pb = tile.convert %p : tensor<{M}x{N}xf32> -> {PT}
+    %accn = tile.dot %pb, %vt, %accs{hint} : {PT} * {VT} -> tensor<{M}x{D}xf32>
+)",
+                     fmt::arg("M", s.blockM), fmt::arg("N", s.blockN), fmt::arg("D", s.headDim), fmt::arg("hint", hint),
+                     fmt::arg("PT", st.tensor(fmt::format("{}x{}", s.blockM, s.blockN))), fmt::arg("VT", st.tensor(vShape)));
   } else {
     // A full block's keys all exist (the mask-free loop's blocks end at or
     // before the context): its loads need no bounds checks.
@@ -223,11 +237,11 @@ std::string stepBody(const AttentionKernelSpec& s, bool masked, const std::strin
         fmt::arg("M", s.blockM), fmt::arg("N", s.blockN), fmt::arg("D", s.headDim), fmt::arg("hint", hint));
   }
   // m is kept in scaled units (scale > 0: max(c s) = c max(s)). The CPU form
-  // scaled q; the GPU form scales the raw max and the exponent's argument.
+  // scaled q; the GPU forms scale the raw max and the exponent's argument.
   std::string rowMax = fmt::format("    %mx = tile.reduce {} {{kind = \"max\", axis = 1 : i64}} : tensor<{}x{}xf32> -> tensor<{}xf32>\n",
                                    scores, s.blockM, s.blockN, s.blockM);
   std::string shifted = fmt::format("    %sd = arith.subf {}, %mb : tensor<{}x{}xf32>\n", scores, s.blockM, s.blockN);
-  if (gpuForm(s)) {
+  if (dotsOnStorage(s)) {
     rowMax = fmt::format(R"(    %mx0 = tile.reduce {sc} {{kind = "max", axis = 1 : i64}} : tensor<{M}x{N}xf32> -> tensor<{M}xf32>
     %mx = arith.mulf %mx0, %msc : tensor<{M}xf32>
 )",

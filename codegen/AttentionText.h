@@ -17,6 +17,9 @@ namespace strata::tile::attention {
 // The GPU form (see AttentionKernelSpec::stages): operands staged through
 // workgroup-local memory, dots on the storage type.
 inline bool gpuForm(const AttentionKernelSpec& s) { return s.stages > 0; }
+// Dots on the storage type (the staged GPU form, or the unstaged one:
+// AttentionKernelSpec::storageDots), else f32 dots on widened tiles.
+inline bool dotsOnStorage(const AttentionKernelSpec& s) { return gpuForm(s) || s.storageDots; }
 // Its paged forms copy the cache page by page (AttentionKernelSpec::pageSize).
 inline bool gpuPaged(const AttentionKernelSpec& s) { return gpuForm(s) && s.paged; }
 // Decode: one new token per sequence, a KV head's query heads packed into

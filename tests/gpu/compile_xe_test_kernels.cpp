@@ -65,6 +65,10 @@ int main(int argc, char** argv) {
       std::ofstream(dir + "/" + elementwiseModule(dt) + ".json") << launches.dump(1);
     }
     for (ops::DType dt : rowTypes()) emit(argmaxModule(dt), tile::emitArgmaxKernel(argmaxSpec(dt)), "auto");
+    for (const AttentionCase& c : attentionCases())
+      emit(attentionModule(c), tile::emitAttentionKernel(attentionSpec(c)), "auto");
+    for (const AttentionCase& c : attentionOclocCases())
+      emit(attentionModule(c, "never"), tile::emitAttentionKernel(attentionSpec(c)), "never");
     for (ops::DType dt : rowTypes()) {
       emit(gatherRowsModule(dt), tile::emitGatherRowsKernel(gatherRowsSpec(dt)), "auto");
       emit(kvWriteModule(dt), tile::emitKvWriteKernel(kvWriteSpec(dt)), "auto");

@@ -11,6 +11,7 @@
 // pass them by skipping.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -564,6 +565,108 @@ TEST(XeGreedy, ArgmaxGivesEachSplitsMaxAndItsFirstColumn) {
   }
 }
 
+// ---- Attention: FlashAttention-2 forward, contiguous and paged --------------
+
+// Within the CUDA attention tests' bound: the kernel rounds P to the
+// storage type before P V and the output once, so |got - ref| <= 2^-6
+// (bf16) / 2^-9 (f16) with |v| <= 1; one key masked wrongly among 40
+// moves an output by about 1e-2.
+double attentionTolerance(ops::DType dt) { return dt == ops::DType::BF16 ? 0x1p-6 : 0x1p-9; }
+
+double maxAbsDiff(const ops::Tensor& got, const ops::Tensor& want) {
+  double worst = 0;
+  for (int64_t i = 0; i < want.numel(); ++i) {
+    const double d = std::abs(double(got.data<float>()[i]) - want.data<float>()[i]);
+    worst = std::max(worst, d == d ? d : INFINITY);
+  }
+  return worst;
+}
+
+// The contiguous form against ops::attention on the same rounded inputs:
+// one query, queries below / across / past a block of 8 rows, two
+// sequences, S > T without the causal mask; one program of 8 rows per
+// (query block, head, sequence).
+TEST(XeAttention, ContiguousMatchesReference) {
+  std::vector<std::pair<AttentionCase, TestModule>> mods;
+  for (const AttentionCase& c : attentionCases())
+    if (!c.paged) mods.push_back({c, loadModule(attentionModule(c))});
+  NEED_DEVICE();
+  XeCpuDevice& d = *device();
+  struct Shape {
+    int64_t B, S, T;
+  };
+  std::mt19937 rng(5);
+  for (const auto& [c, mod] : mods) {
+    SCOPED_TRACE(attentionModule(c));
+    auto p = d.buildSpirv(mod.spirv);
+    std::vector<Shape> shapes = {{1, 1, 1}, {1, 5, 9}, {2, 13, 40}, {1, 23, 23}};
+    if (!c.causal) shapes.push_back({1, 20, 7});
+    for (const Shape& sh : shapes) {
+      const int64_t H = kAttnHeads, Hk = kAttnKvHeads, D = kAttnHeadDim;
+      const ops::Tensor q = strata::testing::randomTensor({sh.B, H, sh.S, D}, rng).cast(c.dtype),
+                        k = strata::testing::randomTensor({sh.B, Hk, sh.T, D}, rng).cast(c.dtype),
+                        v = strata::testing::randomTensor({sh.B, Hk, sh.T, D}, rng).cast(c.dtype);
+      const ops::Tensor want = ops::attention(q.toF32(), k.toF32(), v.toF32(), 0.125f, c.causal);
+      Buffer bq = upload(d, q), bk = upload(d, k), bv = upload(d, v), bo = d.alloc(q.nbytes());
+      const int64_t wg = mod.workGroupSize, blocks = (sh.S + kAttnBlockM - 1) / kAttnBlockM;
+      const size_t g[3] = {size_t(wg * blocks), size_t(H), size_t(sh.B)}, l[3] = {size_t(wg), 1, 1};
+      d.run(p, "attention", {&bq, &bk, &bv, &bo, sh.S, sh.T}, g, l);
+      ops::Tensor out(c.dtype, q.shape());
+      d.read(bo, out.mut<uint8_t>(), out.nbytes());
+      EXPECT_LE(maxAbsDiff(out.toF32(), want), attentionTolerance(c.dtype))
+          << "B = " << sh.B << " S = " << sh.S << " T = " << sh.T;
+    }
+  }
+}
+
+// The paged form against ops::pagedAttention: sequences of (new tokens,
+// context) (1, 1), (1, 33) (decode past two pages), (5, 21) (a chunked
+// continuation across a page boundary), (13, 13) (a fresh prompt over two
+// query blocks), their pages handed out shuffled from a cache of random
+// values with spare pages (stale data past every context).
+TEST(XeAttention, PagedMatchesReference) {
+  std::vector<std::pair<AttentionCase, TestModule>> mods;
+  for (const AttentionCase& c : attentionCases())
+    if (c.paged) mods.push_back({c, loadModule(attentionModule(c))});
+  NEED_DEVICE();
+  XeCpuDevice& d = *device();
+  const std::vector<std::pair<int64_t, int64_t>> seqs = {{1, 1}, {1, 33}, {5, 21}, {13, 13}};
+  const int64_t H = kAttnHeads, Hk = kAttnKvHeads, D = kAttnHeadDim, P = kAttnBlockN, N = int64_t(seqs.size());
+  std::mt19937 rng(9);
+  int64_t maxBlocks = 0, used = 0, tokens = 0, maxNew = 0;
+  for (auto [q, ctx] : seqs)
+    maxBlocks = std::max(maxBlocks, (ctx + P - 1) / P), used += (ctx + P - 1) / P, tokens += q, maxNew = std::max(maxNew, q);
+  const int64_t numBlocks = used + 3;
+  std::vector<int64_t> physical(numBlocks);
+  for (int64_t i = 0; i < numBlocks; ++i) physical[i] = i;
+  std::shuffle(physical.begin(), physical.end(), rng);
+  ops::Tensor tables(ops::DType::I64, {N, maxBlocks}), starts(ops::DType::I64, {N + 1}), lens(ops::DType::I64, {N});
+  std::fill_n(tables.mut<int64_t>(), tables.numel(), -1);
+  for (int64_t n = 0, next = 0, tok = 0; n < N; ++n) {
+    starts.mut<int64_t>()[n] = tok;
+    tok += seqs[n].first;
+    lens.mut<int64_t>()[n] = seqs[n].second;
+    for (int64_t b = 0; b < (seqs[n].second + P - 1) / P; ++b) tables.mut<int64_t>()[n * maxBlocks + b] = physical[next++];
+  }
+  starts.mut<int64_t>()[N] = tokens;
+  for (const auto& [c, mod] : mods) {
+    SCOPED_TRACE(attentionModule(c));
+    auto p = d.buildSpirv(mod.spirv);
+    const ops::Tensor q = strata::testing::randomTensor({tokens, H * D}, rng).cast(c.dtype),
+                      cache = strata::testing::randomTensor({numBlocks, 2, Hk, P, D}, rng).cast(c.dtype);
+    const ops::Tensor want =
+        ops::pagedAttention(q.toF32(), cache.toF32(), tables, starts, lens, {H, Hk, D, 0.125f});
+    Buffer bq = upload(d, q), bc = upload(d, cache), bo = d.alloc(q.nbytes()), bt = upload(d, tables),
+           bs = upload(d, starts), bl = upload(d, lens);
+    const int64_t wg = mod.workGroupSize, blocks = (maxNew + kAttnBlockM - 1) / kAttnBlockM;
+    const size_t g[3] = {size_t(wg * blocks), size_t(H), size_t(N)}, l[3] = {size_t(wg), 1, 1};
+    d.run(p, "attention", {&bq, &bc, &bo, &bt, &bs, &bl, maxBlocks, cache.numel() / D}, g, l);
+    ops::Tensor out(c.dtype, q.shape());
+    d.read(bo, out.mut<uint8_t>(), out.nbytes());
+    EXPECT_LE(maxAbsDiff(out.toF32(), want), attentionTolerance(c.dtype));
+  }
+}
+
 // ---- Fused elementwise regions ---------------------------------------------
 
 // The elementwise chains (tests/unit/elementwise_chains.h) as
@@ -718,6 +821,27 @@ TEST(XeOcloc, PvcBinariesHaveDpas) {
                     "Debian's IGC 1.0.12504 does not resolve on pvc\n",
                     ops::dtypeName(dt), calls);
       }
+    }
+}
+
+// The attention kernels (contiguous causal and paged, bf16): DPAS for both
+// dots, and with per-lane accesses only no unresolved call (their
+// sub-group reductions and exp2 are resolved), as the GEMMs above.
+TEST(XeOcloc, PvcAttentionHasDpas) {
+  const std::string dir = ::testing::TempDir() + "xe_ocloc_attention";
+  NEED_OCLOC(dir);
+  for (const AttentionCase& c : attentionOclocCases())
+    for (const char* mode : {"never", "auto"}) {
+      const std::string name = attentionModule(c, mode);
+      std::string isa;
+      ASSERT_NO_FATAL_FAILURE(pvcDisassembly(name, dir, name, "attention", isa));
+      EXPECT_GT(count(isa, "dpas."), 0u) << name << ": no DPAS instruction";
+      const size_t calls = count(isa, "calla ");
+      if (std::string(mode) == "never")
+        EXPECT_EQ(calls, 0u) << name << ": unresolved calls without 2D block built-ins";
+      else if (calls)
+        std::printf("kernel %s (xe:pvc, 2D block path): %zu unresolved calls: the 2D block IO built-ins\n", name.c_str(),
+                    calls);
     }
 }
 

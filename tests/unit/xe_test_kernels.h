@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "codegen/AttentionKernel.h"
 #include "codegen/DataMovementKernels.h"
 #include "codegen/GemmKernel.h"
 #include "codegen/GreedyKernel.h"
@@ -128,6 +129,40 @@ inline tile::ArgmaxKernelSpec argmaxSpec(ops::DType dt) {
   return s;
 }
 inline std::string argmaxModule(ops::DType dt) { return std::string("argmax_") + ops::dtypeName(dt); }
+
+// FlashAttention-2 in the unstaged form (AttentionKernelSpec::storageDots):
+// one sub-group of 8 query rows (DPAS's M), 16 keys a step, 4 query heads
+// over 2 KV heads (GQA), head dim 64; contiguous (causal and not) and
+// paged (pages of 16, the key block).
+struct AttentionCase {
+  ops::DType dtype;
+  bool paged, causal;
+};
+constexpr int64_t kAttnHeads = 4, kAttnKvHeads = 2, kAttnHeadDim = 64, kAttnBlockM = 8, kAttnBlockN = 16;
+inline tile::AttentionKernelSpec attentionSpec(const AttentionCase& c) {
+  tile::AttentionKernelSpec s;
+  s.name = "attention";
+  s.paged = c.paged;
+  s.causal = c.causal;
+  s.heads = kAttnHeads, s.kvHeads = kAttnKvHeads, s.headDim = kAttnHeadDim;
+  s.scale = 0.125f;  // 1 / sqrt(64)
+  s.blockM = kAttnBlockM, s.blockN = kAttnBlockN;
+  s.dtype = ops::dtypeName(c.dtype);
+  s.storageDots = true;
+  return s;
+}
+inline std::vector<AttentionCase> attentionCases() {
+  using D = ops::DType;
+  return {{D::BF16, false, true}, {D::F16, false, false}, {D::BF16, true, true}, {D::F16, true, true}};
+}
+inline std::string attentionModule(const AttentionCase& c, const std::string& blockIo = "auto") {
+  return std::string("attention_") + ops::dtypeName(c.dtype) + (c.paged ? "_paged" : c.causal ? "_causal" : "_full") +
+         "_" + blockIo;
+}
+// Built by ocloc for pvc with per-lane accesses only, as the GEMMs.
+inline std::vector<AttentionCase> attentionOclocCases() {
+  return {{ops::DType::BF16, false, true}, {ops::DType::BF16, true, true}};
+}
 
 // The fused elementwise chains (tests/unit/elementwise_chains.h), formed
 // into region.elementwise nodes, at widths that take the one-column tail
