@@ -1,8 +1,8 @@
 // Tile IR text (no MLIR here) that widens llama.cpp's weight blocks in
 // their GPU form (abi::gpuInt8Form: i8 integers, for 4-bit formats a pair
-// of values a byte, value i low and value i + Q/2 high; one scale a block,
-// f16 as the file holds it or f32 products; offsets where the format has
-// them) into f32 tiles. The quantized GEMV (GemvKernel.cpp) and the
+// of values a byte, value i low and value i + Q/2 high; one f16 scale a
+// block, as the file holds it or the K formats' products rounded, or f32
+// rows; offsets where the format has them) into f32 tiles. The quantized GEMV (GemvKernel.cpp) and the
 // quantized row gather (DataMovementKernels.cpp) read blocks through it.
 #pragma once
 

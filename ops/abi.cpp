@@ -163,7 +163,7 @@ Int8BlockPanels packInt8BlockPanels(const uint8_t* rows, int64_t K, int64_t N, i
 }
 
 Int8BlockForm gpuInt8Form(Int8BlockForm form) {
-  if (form.subScales) form.superBlock = 0, form.subScales = false;
+  form.superBlock = form.block, form.subScales = false;
   return form;
 }
 
@@ -186,8 +186,27 @@ std::vector<Int8BlockForm> gpuInt8Forms() {
 
 Int8BlockPanels packGpuInt8Rows(const uint8_t* rows, int64_t K, int64_t N, const ops::QuantFormat& f,
                                 Int8BlockForm form) {
-  if (form.subScales) fail("packGpuInt8Rows: {}: the GPU form has no i8 sub-block scales", int8FormName(form));
-  Int8BlockPanels p = packInt8BlockPanels(rows, K, N, 1, f, form);
+  if (form.subScales || form.superBlock != form.block)
+    fail("packGpuInt8Rows: {}: the GPU form has one f16 scale (and offset) a block of {} values, no super-block rows",
+         int8FormName(form), form.block);
+  // Packed with f32 products a block, then rounded to f16 (exact where the
+  // file holds f16 values a block; the K formats' products of an f16 and a
+  // 6-bit integer keep 11 of their up to 17 significant bits).
+  Int8BlockForm wide = form;
+  wide.superBlock = 0;
+  Int8BlockPanels p = packInt8BlockPanels(rows, K, N, 1, f, wide);
+  auto toHalf = [&](const std::vector<float>& from, std::vector<uint16_t>& to, const char* what) {
+    to.resize(from.size());
+    for (size_t i = 0; i < from.size(); ++i) {
+      to[i] = ops::floatToHalf(from[i]);
+      if (std::isfinite(from[i]) && !std::isfinite(ops::halfToFloat(to[i])))
+        fail("packGpuInt8Rows: {} {} of row {}, block {} is beyond f16's range (the GPU form's scales are f16)", f.name,
+             what, int64_t(i) / (K / form.block), int64_t(i) % (K / form.block), from[i]);
+    }
+  };
+  toHalf(p.scales, p.halfScales, "scale");
+  if (form.offsets) toHalf(p.offsets, p.halfOffsets, "offset");
+  p.scales.clear(), p.offsets.clear();
   if (!form.nibbles) return p;
   // Width-1 panels pair k with k + 1 (byte k / 2); reorder each block's
   // bytes to pair i with i + block / 2.

@@ -139,12 +139,16 @@ Int8BlockPanels packInt8BlockPanels(const uint8_t* rows, int64_t K, int64_t N, i
 void int8ScaleBuffers(const Int8BlockPanels& p, const Int8BlockForm& form,
                       const std::function<void(const void*, int64_t)>& each);
 
-// The GPU form of a CPU form (codegen/GemvKernel.cpp's quantized GEMV): the
-// same, but the K formats' scales and offsets as their f32 products, one
-// per sub-block (no i8 sub-block rows: a lane-linear GPU tile widens one
-// scale per block row), and its name in kernel names ("i8b32h": i8
-// integers, 32-value blocks, f16 scales; "n4b32fo": nibbles, f32 scales
-// and offsets).
+// The GPU form of a CPU form (codegen/GemvI8Kernel.cpp's quantized GEMV):
+// the same integers, with one f16 scale (and offset) a block (superBlock =
+// block): the file's own f16 values for the 32-value formats, the K
+// formats' products of the super-block's f16 and a sub-block's 6-bit
+// integer rounded to f16 (within 2^-11 of each, relative; no i8 sub-block
+// rows: a lane-linear GPU tile widens one scale per block row). f16
+// products take Q4_K from 6 bits a value (f32 ones) to 5, Q6_K from 10 to
+// 9. Its name in kernel names: "i8b32h" (i8 integers, 32-value blocks, f16
+// scales), "n4b32ho" (nibbles, f16 scales and offsets); an "f" in place of
+// the "h" is a CPU form's f32 rows.
 Int8BlockForm gpuInt8Form(Int8BlockForm form);
 std::string int8FormName(const Int8BlockForm& form);
 // Every distinct GPU form of the block formats ops/quant.h knows, and the
@@ -152,8 +156,8 @@ std::string int8FormName(const Int8BlockForm& form);
 std::vector<Int8BlockForm> gpuInt8Forms();
 // A quantized weight [N, K] (rows of K / blockElems blocks of `f`) in GPU
 // form `form` (gpuInt8Form): packInt8BlockPanels' panels of width 1, so the
-// integers are [N, K] row-major and the scales (offsets) [N, K / block] or,
-// f16, [N, K / blockElems], except that nibbles pair a block's value i with
+// integers are [N, K] row-major and the f16 scales (offsets) [N, K / block]
+// (halfScales, halfOffsets), except that nibbles pair a block's value i with
 // value i + block / 2 in byte i of the block's block / 2 bytes (a lane's
 // run of bytes then meets two runs of A; the CPU pairs k with k + 1).
 Int8BlockPanels packGpuInt8Rows(const uint8_t* rows, int64_t K, int64_t N, const ops::QuantFormat& f,

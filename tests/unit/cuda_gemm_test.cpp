@@ -257,9 +257,9 @@ std::vector<const char*> formatsTaking(const strata::abi::Int8BlockForm& form) {
 }
 
 // The quantized GEMMs (llama.cpp's block formats in their GPU forms,
-// abi::packGpuInt8Rows) against the reference GEMM on the dequantized
-// weights (ops/quant.h, ggml's values exactly; for the mma form rounded to
-// the dot's 16-bit type, as it stages them) and, for the GEMV's integer
+// abi::packGpuInt8Rows) against the reference GEMM on the weights the form
+// holds (ggml's values; the K formats' scale products rounded to f16; for
+// the mma form rounded to the dot's 16-bit type, as it stages them) and, for the GEMV's integer
 // form, A rounded to 8 bits as ops::quantizeActivations rounds it (its
 // quantize_rows kernel runs first, as the executor runs it): every format
 // a kernel's form takes (its own, or any, for the form of mixed nodes),
@@ -290,12 +290,14 @@ TEST_F(CudaGemmKernels, QuantizedGemmEqualsTheDequantizedReference) {
         std::vector<strata::abi::Int8BlockPanels> packed;
         for (int64_t w = 0; w < weights; ++w) {
           std::vector<uint8_t> blocks = strata::testing::randomBlocks(f, s.N * s.K / f.blockElems, rng);
-          // The mma form widens the weights into the dot's type (shared
-          // memory, for the tensor cores): its exact result is that of the
-          // dequantized weights rounded to it.
-          const ops::Tensor d = ops::dequantize(f, blocks.data(), {s.N, s.K});
-          deq.push_back(k.gemv ? d : d.cast(dt).toF32());
           packed.push_back(strata::abi::packGpuInt8Rows(blocks.data(), s.K, s.N, f, k.quant));
+          // The GPU form's values (the file's, but for the K formats'
+          // scale products rounded to f16: GgufQuant.GpuFormsAreThe-
+          // DequantizedValues bounds that). The mma form widens them into
+          // the dot's type (shared memory, for the tensor cores): its exact
+          // result is that of those values rounded to it.
+          const ops::Tensor d = strata::testing::gpuFormValues(packed.back(), k.quant, s.K, s.N);
+          deq.push_back(k.gemv ? d : d.cast(dt).toF32());
         }
         Operand a = randomOperand({s.M, s.K}, dt, rng), bias = randomOperand({s.N}, dt, rng),
                 biasUp = randomOperand({s.N}, dt, rng), res = randomOperand({s.M, s.N}, dt, rng);
@@ -1036,8 +1038,8 @@ TEST_F(CudaDataMovementKernels, EqualTheReferenceExactly) {
 }
 
 // The quantized tables' gathers (llama.cpp's blocks in their GPU forms,
-// abi::packGpuInt8Rows) against ops::gather of the dequantized table
-// (ops/quant.h, ggml's values): every format each form takes, rows of one
+// abi::packGpuInt8Rows) against ops::gather of the table the form holds
+// (ggml's values, the K formats' scales rounded to f16): every format each form takes, rows of one
 // to 17 programs and of half of one (the last program's blocks past the row
 // neither read nor written: NaN guard rows after the output stay). The
 // kernel multiplies and adds in f32 where ggml may group them otherwise,
@@ -1058,8 +1060,8 @@ TEST_F(CudaDataMovementKernels, QuantizedGatherWidensThePickedRows) {
         if (width % f.blockElems) continue;
         const int64_t rows = 40;
         std::vector<uint8_t> blocks = strata::testing::randomBlocks(f, rows * width / f.blockElems, rng);
-        const ops::Tensor table = ops::dequantize(f, blocks.data(), {rows, width});
         const strata::abi::Int8BlockPanels p = strata::abi::packGpuInt8Rows(blocks.data(), width, rows, f, k.quant);
+        const ops::Tensor table = strata::testing::gpuFormValues(p, k.quant, width, rows);
         std::vector<std::unique_ptr<DeviceTensor>> held;
         std::vector<const void*> parts;
         held.push_back(std::make_unique<DeviceTensor>(*dev, p.values.size()));
@@ -1320,10 +1322,10 @@ TEST(ChooseGemm, QuantizedWeightsTakeTheirFormsKernels) {
   };
   const std::vector<runtime::GpuGemmKernel> set = {
       kernel("gemv", 1, ""),          kernel("q8", 1, "i8b32h"),       kernel("q8_mma", 16, "i8b32h"),
-      kernel("q8_wide", 0, "i8b32h"), kernel("q4k", 1, "n4b32fo"),     kernel("q4k_mma", 16, "n4b32fo"),
-      kernel("q4k_wide", 0, "n4b32fo"), kernel("large", 0, "")};
+      kernel("q8_wide", 0, "i8b32h"), kernel("q4k", 1, "n4b32ho"),     kernel("q4k_mma", 16, "n4b32ho"),
+      kernel("q4k_wide", 0, "n4b32ho"), kernel("large", 0, "")};
   std::vector<runtime::GpuGemmKernel> withWideGemv = set;
-  withWideGemv.push_back(kernel("q4k_gemv_wide", 1, "n4b32fo"));
+  withWideGemv.push_back(kernel("q4k_gemv_wide", 1, "n4b32ho"));
   withWideGemv.back().minCols = 4096;
   withWideGemv.push_back(kernel("q8_gemv_rows4", 4, "i8b32h"));
   withWideGemv.push_back(kernel("q8_gemv_rows8", 8, "i8b32h"));
@@ -1360,7 +1362,7 @@ TEST(ChooseGemm, QuantizedWeightsTakeTheirFormsKernels) {
   // The nibble forms' two-warp GEMV from K = 8192 (min_depth) at 4096
   // output rows and more: the down projection.
   std::vector<runtime::GpuGemmKernel> deep = withWideGemv;
-  deep.push_back(kernel("q4k_gemv_deep", 1, "n4b32fo"));
+  deep.push_back(kernel("q4k_gemv_deep", 1, "n4b32ho"));
   deep.back().minCols = 4096, deep.back().minDepth = 8192;
   runtime::GemmEpilogue q4;
   q4.quant = strata::abi::gpuInt8Form(*strata::abi::int8BlockForm("Q4_K"));

@@ -17,7 +17,9 @@
 #include "ops/abi.h"
 #include "ops/quant.h"
 #include "ops/error.h"
+#include "ops/tensor.h"
 #include "runtime/weights.h"
+#include "tests/unit/quant_blocks.h"
 
 using namespace strata;
 
@@ -494,19 +496,24 @@ TEST(GgufQuant, DequantizesAsGgufPy) {
 
 // The GPU form of every format (abi::packGpuInt8Rows, what the CUDA
 // quantized GEMV reads): integers [N, K] row-major, or nibbles pairing a
-// block's value i with value i + block / 2 in byte i; scales (offsets) one
-// a block, f16 as the file holds them or f32 products for the K formats,
-// and the form of a node mixing formats. Integer times scale plus offset
-// is the dequantized value, bit for bit (Q4_0's -8 x d in the offsets: to
-// one rounding of the sum).
+// block's value i with value i + block / 2 in byte i; an f16 scale (and
+// offset) a block, and the form of a node mixing formats. Where the file
+// holds f16 values a block, integer times scale plus offset is the
+// dequantized value bit for bit (Q4_0's -8 x d in the offsets: to one
+// rounding of the sum); the K formats' products of the super-block's f16
+// and a 6-bit sub-block integer are rounded to f16, so each value is within
+// half an f16 unit of its scale times the integer, plus that of its offset.
 TEST(GgufQuant, GpuFormsAreTheDequantizedValues) {
   models::GgufFile f = models::readGguf(dataDir() + "/quant-tensors.gguf");
   std::ifstream in(dataDir() + "/quant-tensors.gguf", std::ios::binary);
   const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   const std::vector<strata::abi::Int8BlockForm> all = strata::abi::gpuInt8Forms();
   const strata::abi::Int8BlockForm mixed = all.back();
-  EXPECT_EQ(strata::abi::int8FormName(mixed), "i8b16fo");  // Q6_K's 16-value blocks, the offsets of Q4_K and friends
-  EXPECT_EQ(all.size(), 7u);
+  EXPECT_EQ(strata::abi::int8FormName(mixed), "i8b16ho");  // Q6_K's 16-value blocks, the offsets of Q4_K and friends
+  EXPECT_EQ(all.size(), 5u);  // i8b32h (Q8_0, Q5_0), n4b32ho (Q4_0, Q4_1, Q4_K), i8b32ho (Q5_1, Q5_K), i8b16h (Q6_K)
+  // Half an f16 unit of x (2^-11 of it; 2^-25 among the subnormals).
+  auto halfUnit = [](float x) { return std::max(std::abs(x) * 0x1p-11f, 0x1p-25f); };
+  int64_t rounded = 0;
   for (const auto& t : f.tensors) {
     const ops::QuantFormat* q = ops::quantFormat(t.typeName);
     const uint8_t* data = reinterpret_cast<const uint8_t*>(bytes.data()) + t.offset;
@@ -514,31 +521,50 @@ TEST(GgufQuant, GpuFormsAreTheDequantizedValues) {
     ops::Tensor want = ops::dequantize(*q, data, {N, K});
     const strata::abi::Int8BlockForm own = strata::abi::gpuInt8Form(*strata::abi::int8BlockForm(q->name));
     EXPECT_FALSE(own.subScales) << t.name;
-    EXPECT_EQ(own.superBlock != 0, !q->subScales()) << t.name << ": f16 scales exactly where the file has one a block";
+    EXPECT_EQ(own.superBlock, own.block) << t.name << ": an f16 scale a block";
     EXPECT_NE(std::find(all.begin(), all.end(), own), all.end()) << t.name;
     for (const strata::abi::Int8BlockForm& form : {own, mixed}) {
       const strata::abi::Int8BlockPanels p = strata::abi::packGpuInt8Rows(data, K, N, *q, form);
-      const int64_t rowBytes = form.nibbles ? K / 2 : K, half = form.block / 2;
-      ASSERT_EQ((int64_t)p.values.size(), N * rowBytes) << t.name;
+      ASSERT_EQ((int64_t)p.values.size(), N * (form.nibbles ? K / 2 : K)) << t.name;
+      ASSERT_TRUE(p.scales.empty() && p.offsets.empty()) << t.name << ": no f32 rows";
+      const ops::Tensor got = strata::testing::gpuFormValues(p, form, K, N);
       for (int64_t n = 0; n < N; ++n)
         for (int64_t k = 0; k < K; ++k) {
-          int integer = p.values[size_t(n * rowBytes + k)];
-          if (form.nibbles) {
-            const int64_t b = k / form.block, i = k % form.block;
-            const auto byte = uint8_t(p.values[size_t(n * rowBytes + b * half + i % half)]);
-            integer = i < half ? byte & 0xF : byte >> 4;
-          }
           const size_t at = size_t(n * (K / form.block) + k / form.block);
-          const float sc = form.superBlock ? ops::halfToFloat(p.halfScales[at]) : p.scales[at];
-          float v = sc * float(integer);
-          if (form.offsets) v += form.superBlock ? ops::halfToFloat(p.halfOffsets[at]) : p.offsets[at];
-          const float w = want.data<float>()[n * K + k];
-          if (form.nibbles && q->qMin != 0)
+          const float sc = ops::halfToFloat(p.halfScales[at]);
+          const float off = form.offsets ? ops::halfToFloat(p.halfOffsets[at]) : 0.f;
+          const float v = got.data<float>()[n * K + k], w = want.data<float>()[n * K + k];
+          if (q->subScales()) {
+            // |integer| <= 64 for every K format; one more unit for the f32
+            // roundings of the product and the sum.
+            const float bound = 64 * halfUnit(sc) + halfUnit(off) + 2 * std::abs(w) * 0x1p-24f;
+            ASSERT_LE(std::abs(v - w), bound) << t.name << " [" << n << ", " << k << "] " << strata::abi::int8FormName(form);
+            rounded += v != w;
+          } else if (form.nibbles && q->qMin != 0) {
             ASSERT_NEAR(v, w, 1e-6f * std::abs(sc) * 16) << t.name << " [" << n << ", " << k << "]";
-          else
+          } else {
             ASSERT_EQ(v, w) << t.name << " [" << n << ", " << k << "] " << strata::abi::int8FormName(form);
+          }
         }
     }
+  }
+  EXPECT_GT(rounded, 0) << "the K formats' f16 products round some values (else the bound above is not tested)";
+}
+
+// A block scale beyond f16's range is refused by name: the GPU form's
+// scales are f16.
+TEST(GgufQuant, GpuFormRefusesScalesBeyondHalf) {
+  const ops::QuantFormat& q4k = *ops::quantFormat("Q4_K");
+  std::vector<uint8_t> block = ops::randomBlocks(q4k, 1, 3, 0.002f);
+  const uint16_t big = ops::floatToHalf(60000.f);  // d = 60000, times a 6-bit sub-block scale of 2..63
+  std::memcpy(block.data(), &big, 2);
+  std::memset(block.data() + 4, 0xFF, 12);  // every sub-block's scale and min 63
+  try {
+    strata::abi::packGpuInt8Rows(block.data(), 256, 1, q4k, strata::abi::gpuInt8Form(*strata::abi::int8BlockForm("Q4_K")));
+    ADD_FAILURE() << "a scale past 65504 packed";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("Q4_K scale"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("beyond f16's range"), std::string::npos) << e.what();
   }
 }
 
@@ -563,9 +589,9 @@ TEST(GgufQuant, GpuWeightFormsFollowTheGemms) {
   gemm("mlp", {"x", "gate", "up"}, {{"weights", 2}, {"layout", "nk"}, {"epilogue", "swiglu"}});
   const auto forms = strata::abi::gpuQuantWeightForms(g);
   ASSERT_EQ(forms.size(), 4u);
-  EXPECT_EQ(strata::abi::int8FormName(forms.at("q")), "n4b32fo");
-  EXPECT_EQ(strata::abi::int8FormName(forms.at("v")), "i8b16f");
-  EXPECT_EQ(strata::abi::int8FormName(forms.at("gate")), "i8b16fo");
+  EXPECT_EQ(strata::abi::int8FormName(forms.at("q")), "n4b32ho");
+  EXPECT_EQ(strata::abi::int8FormName(forms.at("v")), "i8b16h");
+  EXPECT_EQ(strata::abi::int8FormName(forms.at("gate")), "i8b16ho");
   EXPECT_EQ(forms.at("gate"), forms.at("up"));
   // Embedding tables: their own form, or the lm_head GEMM's when tied.
   weight("embd", "Q5_0"), weight("tied", "Q8_0"), weight("tied_up", "Q4_K");
