@@ -152,9 +152,10 @@ int compile(const CompileOpts& o) {
   const std::string cuda = "cuda:";
   const bool gpu = o.target.rfind(cuda, 0) == 0;
   if (o.target.rfind("xe", 0) == 0)
-    fail("--target {}: Intel Xe has no model kernel set yet (the compiler lowers the GEMM kernels for xe:pvc and "
-         "xe:bmg; RMSNorm, RoPE and attention are not lowered yet: docs/codegen.md); strata compiles models for "
-         "'cpu' (the host CPU) and 'cuda:sm_90' (NVIDIA Hopper)",
+    fail("--target {}: Intel Xe has no model kernel set yet (the compiler lowers the GEMM, RMSNorm, RoPE, KV write, "
+         "attention, gather, argmax, top-k and elementwise kernels for xe:pvc and xe:bmg, tested on Intel's CPU "
+         "OpenCL runtime; a model's kernel set and the Level Zero device are not built yet: docs/codegen.md); strata "
+         "compiles models for 'cpu' (the host CPU) and 'cuda:sm_90' (NVIDIA Hopper)",
          o.target);
   if (o.target != "cpu" && o.target != cuda + "sm_90")
     fail("--target {}: strata compiles for 'cpu' (the host CPU) and 'cuda:sm_90' (NVIDIA Hopper)", o.target);

@@ -65,6 +65,7 @@ int main(int argc, char** argv) {
       std::ofstream(dir + "/" + elementwiseModule(dt) + ".json") << launches.dump(1);
     }
     for (ops::DType dt : rowTypes()) emit(argmaxModule(dt), tile::emitArgmaxKernel(argmaxSpec(dt)), "auto");
+    for (ops::DType dt : rowTypes()) emit(topKModule(dt), tile::emitTopKKernel(topKSpec(dt)), "auto");
     for (const AttentionCase& c : attentionCases())
       emit(attentionModule(c), tile::emitAttentionKernel(attentionSpec(c)), "auto");
     for (const AttentionCase& c : attentionOclocCases())

@@ -31,6 +31,7 @@
 #include "runtime/executor.h"
 #include "tests/unit/conformance.h"
 #include "tests/unit/elementwise_chains.h"
+#include "tests/unit/topk_reference.h"
 #include "tests/unit/xe_test_kernels.h"
 
 using namespace strata;
@@ -562,6 +563,57 @@ TEST(XeGreedy, ArgmaxGivesEachSplitsMaxAndItsFirstColumn) {
         EXPECT_EQ(gotMax[r * S + sp], best) << "row " << r << " split " << sp;
         EXPECT_EQ(gotIdx[r * S + sp], float(at)) << "row " << r << " split " << sp;
       }
+  }
+}
+
+// ---- Sampling: top-k candidates per split of a row -------------------------
+
+// Each split's candidates in order (larger first, the lower column among
+// equal values), value and column bit for bit, and its mass within 1e-4,
+// as tests/unit/topk_reference.h has them (the CUDA test's reference): a
+// one-column row (candidates past it are -inf), rows of 40 and 300 (one
+// split shorter than its candidates, several splits with a ragged last),
+// logits' range so that bf16 rounding makes ties, a row of -inf.
+TEST(XeTopK, GivesEachSplitsCandidatesInOrder) {
+  std::vector<std::pair<ops::DType, TestModule>> mods;
+  for (ops::DType dt : rowTypes()) mods.push_back({dt, loadModule(topKModule(dt))});
+  NEED_DEVICE();
+  XeCpuDevice& d = *device();
+  const tile::TopKKernelSpec spec = topKSpec(ops::DType::F32);
+  const int64_t B = spec.blockN, C = spec.candidates;
+  std::mt19937 rng(23);
+  for (const auto& [dt, mod] : mods) {
+    SCOPED_TRACE(ops::dtypeName(dt));
+    auto p = d.buildSpirv(mod.spirv);
+    for (auto [rows, n] : {std::pair<int64_t, int64_t>{1, 1}, {3, 40}, {2, 300}}) {
+      ops::Tensor x = strata::testing::randomTensor({rows, n}, rng, -8.f, 8.f);
+      if (rows >= 3) std::fill_n(x.mut<float>() + n, n, -INFINITY);
+      const ops::Tensor stored = x.cast(dt), want = stored.toF32();
+      const int64_t S = (n + B - 1) / B, cands = rows * S * C;
+      std::vector<float> temperature(rows), scale(rows);
+      for (int64_t r = 0; r < rows; ++r)
+        temperature[r] = 0.6f + 0.4f * float(r), scale[r] = float(1.4426950408889634 / temperature[r]);
+      Buffer bx = upload(d, stored), bv = d.alloc(cands * 4), bi = d.alloc(cands * 4), bm = d.alloc(rows * S * 4),
+             bs = d.alloc(rows * 4);
+      d.write(bs, scale.data(), rows * 4);
+      const int64_t wg = mod.workGroupSize;
+      const size_t g[3] = {size_t(wg * S), size_t(rows), 1}, l[3] = {size_t(wg), 1, 1};
+      d.run(p, "top_k", {&bx, &bv, &bi, &bm, &bs, rows, n, S}, g, l);
+      std::vector<float> gv(cands), gi(cands), gm(rows * S);
+      d.read(bv, gv.data(), cands * 4);
+      d.read(bi, gi.data(), cands * 4);
+      d.read(bm, gm.data(), gm.size() * 4);
+      for (int64_t r = 0; r < rows; ++r) {
+        const std::string where = "rows " + std::to_string(rows) + " n " + std::to_string(n) + " row " + std::to_string(r);
+        const tests::TopKSplits ref = tests::topKSplitsReference(want.data<float>() + r * n, n, B, C, temperature[r]);
+        for (int64_t j = 0; j < S * C; ++j) {
+          ASSERT_EQ(gv[r * S * C + j], ref.value[j]) << where << " candidate " << j;
+          if (ref.value[j] > -INFINITY) ASSERT_EQ(gi[r * S * C + j], ref.index[j]) << where << " candidate " << j;
+        }
+        if (r == 1 && rows >= 3) continue;  // all -inf: no mass
+        for (int64_t sp = 0; sp < S; ++sp) EXPECT_NEAR(gm[r * S + sp], ref.mass[sp], 1e-4 * ref.mass[sp]) << where;
+      }
+    }
   }
 }
 

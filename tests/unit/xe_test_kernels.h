@@ -17,6 +17,7 @@
 #include "codegen/GemmKernel.h"
 #include "codegen/GreedyKernel.h"
 #include "codegen/NormRopeKernels.h"
+#include "codegen/TopKKernel.h"
 #include "ops/tensor.h"
 
 namespace strata::xetest {
@@ -129,6 +130,20 @@ inline tile::ArgmaxKernelSpec argmaxSpec(ops::DType dt) {
   return s;
 }
 inline std::string argmaxModule(ops::DType dt) { return std::string("argmax_") + ops::dtypeName(dt); }
+
+// Sampling's top-k per split of a row (emitTopKKernel): splits of 128
+// columns and 8 candidates (the CUDA set's 1024 and 64 would cost the CPU
+// OpenCL compiler minutes), so rows of a few hundred take several splits
+// and a ragged last one.
+inline tile::TopKKernelSpec topKSpec(ops::DType dt) {
+  tile::TopKKernelSpec s;
+  s.name = "top_k";
+  s.blockN = 128;
+  s.candidates = 8;
+  s.dtype = ops::dtypeName(dt);
+  return s;
+}
+inline std::string topKModule(ops::DType dt) { return std::string("top_k_") + ops::dtypeName(dt); }
 
 // FlashAttention-2 in the unstaged form (AttentionKernelSpec::storageDots):
 // one sub-group of 8 query rows (DPAS's M), 16 keys a step, 4 query heads
