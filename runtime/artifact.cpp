@@ -4,6 +4,7 @@
 #include <fstream>
 
 #include "runtime/devices/cpu/kernel_library.h"
+#include "runtime/devices/registry.h"
 
 namespace strata::runtime {
 
@@ -38,6 +39,9 @@ Artifact loadArtifact(const std::string& dir, const ArtifactOptions& o) {
     fail("{}: unknown artifact format (this build reads format 1; recompile with strata compile)", planPath.string());
   if (!meta.contains("kernels")) fail("{}: no kernels section", planPath.string());
   a.target = meta["kernels"].value("target", "");
+  // An Intel Xe kernel set runs on a Level Zero GPU: this throws "no Level
+  // Zero device: ..." without one, else what it found and why it stops.
+  if (a.target.rfind("xe:", 0) == 0) openGpuDevice(a.target);
   std::string why;
   if (!a.cuda() && !hostRuns(a.target, why)) fail("{}: kernels built for {}: {}", dir, a.target, why);
   a.blockSize = meta["kernels"].value("block_size", (int64_t)0);

@@ -15,6 +15,7 @@
 #include "graph/Pipeline.h"
 #include "models/model_source.h"
 #include "ops/error.h"
+#include "codegen/targets/xe/KernelSet.h"
 #include "tools/kernel_cache.h"
 
 namespace strata::tools {
@@ -26,8 +27,30 @@ namespace {
 // The planned region graph and its kernel set.
 struct Planned {
   ops::GraphDef graph;
-  tile::CudaKernelSetSpec set;
+  tile::KernelSetSpec set;
 };
+
+Planned plan(const std::string& model, const std::string& dtype, int64_t blockSize, const tile::CudaModelTuning& tuning) {
+  if (blockSize <= 0) fail("--block-size must be >= 1, got {}", blockSize);
+  Planned p{gpuRegionGraph(model, {.normPrologue = !tuning.unfusedNorms, .ropeKvWrite = !tuning.unfusedRopeKvWrite}),
+            {}};
+  p.set = tile::cudaModelKernelSet(p.graph, dtype, blockSize, tuning);
+  return p;
+}
+
+void write(Planned& p, const std::string& model, const std::string& arch, const std::string& dtype, int64_t blockSize,
+           const fs::path& out, bool verbose) {
+  const auto& s = p.set;
+  if (verbose)
+    std::fprintf(stderr,
+                 "compiling %zu GEMM, %zu RMSNorm, %zu RoPE, %zu paged attention, %zu row gather, %zu KV write, "
+                 "%zu RoPE + KV write, %zu elementwise, %zu argmax, %zu top-k and %zu repetition penalty kernels for "
+                 "cuda:%s (%s, KV block size %lld) into %s...\n",
+                 s.gemms.size(), s.norms.size(), s.ropes.size(), s.pagedDecodes.size() + s.pagedPrefills.size(),
+                 s.gathers.size(), s.kvWrites.size(), s.ropeKvWrites.size(), s.elementwises.size(), s.argmaxes.size(), s.topks.size(),
+                 s.penalties.size(), arch.c_str(), dtype.c_str(), (long long)blockSize, out.c_str());
+  tile::writeCudaArtifact(p.graph, p.set, arch, dtype, blockSize, out.string(), models::sourceNotes(model));
+}
 
 // A GPU artifact stores every activation in its --dtype, so the builder's
 // widening of a 16-bit embedding's rows to f32 (Gather -> Cast to f32,
@@ -56,31 +79,26 @@ ops::GraphDef withoutEmbeddingWidening(ops::GraphDef g) {
   return g;
 }
 
-Planned plan(const std::string& model, const std::string& dtype, int64_t blockSize, const tile::CudaModelTuning& tuning) {
-  if (blockSize <= 0) fail("--block-size must be >= 1, got {}", blockSize);
-  ops::GraphDef g = models::loadModel(model);
-  Planned p{graph::formRegions(withoutEmbeddingWidening(std::move(g)),
-                               {.normPrologue = !tuning.unfusedNorms, .ropeKvWrite = !tuning.unfusedRopeKvWrite}),
-            {}};
-  p.set = tile::cudaModelKernelSet(p.graph, dtype, blockSize, tuning);
-  return p;
+}  // namespace
+
+ops::GraphDef gpuRegionGraph(const std::string& model, const graph::RegionOptions& options) {
+  return graph::formRegions(withoutEmbeddingWidening(models::loadModel(model)), options);
 }
 
-void write(Planned& p, const std::string& model, const std::string& arch, const std::string& dtype, int64_t blockSize,
-           const fs::path& out, bool verbose) {
-  const auto& s = p.set;
+void writeXeModel(const std::string& model, const std::string& target, const std::string& dtype, int64_t blockSize,
+                  const fs::path& out, bool verbose) {
+  ops::GraphDef g = gpuRegionGraph(model, {.ropeKvWrite = true});
+  const tile::KernelSetSpec set = tile::xeModelKernelSet(g, dtype, blockSize);
   if (verbose)
     std::fprintf(stderr,
-                 "compiling %zu GEMM, %zu RMSNorm, %zu RoPE, %zu paged attention, %zu row gather, %zu KV write, "
-                 "%zu RoPE + KV write, %zu elementwise, %zu argmax, %zu top-k and %zu repetition penalty kernels for "
-                 "cuda:%s (%s, KV block size %lld) into %s...\n",
-                 s.gemms.size(), s.norms.size(), s.ropes.size(), s.pagedDecodes.size() + s.pagedPrefills.size(),
-                 s.gathers.size(), s.kvWrites.size(), s.ropeKvWrites.size(), s.elementwises.size(), s.argmaxes.size(), s.topks.size(),
-                 s.penalties.size(), arch.c_str(), dtype.c_str(), (long long)blockSize, out.c_str());
-  tile::writeCudaArtifact(p.graph, p.set, arch, dtype, blockSize, out.string(), models::sourceNotes(model));
+                 "compiling %zu GEMM, %zu RMSNorm, %zu RoPE, %zu paged attention, %zu row gather, %zu KV write, %zu RoPE "
+                 "+ KV write, %zu elementwise, %zu argmax and %zu top-k kernels for %s (%s, KV block size %lld) into "
+                 "%s...\n",
+                 set.gemms.size(), set.norms.size(), set.ropes.size(), set.pagedPrefills.size(), set.gathers.size(),
+                 set.kvWrites.size(), set.ropeKvWrites.size(), set.elementwises.size(), set.argmaxes.size(),
+                 set.topks.size(), target.c_str(), dtype.c_str(), (long long)blockSize, out.c_str());
+  tile::writeXeArtifact(g, set, target, dtype, blockSize, out.string(), models::sourceNotes(model));
 }
-
-}  // namespace
 
 void writeCudaModel(const std::string& model, const std::string& arch, const std::string& dtype, int64_t blockSize,
                     const tile::CudaModelTuning& tuning, const fs::path& out, bool verbose) {

@@ -9,6 +9,8 @@
 
 #include "codegen/targets/cpu/KernelSet.h"
 #include "codegen/targets/cuda/KernelSet.h"
+#include "graph/Pipeline.h"
+#include "ops/graph_def.h"
 
 namespace strata::tools {
 
@@ -18,6 +20,19 @@ namespace strata::tools {
 // and folder; says what it compiles on stderr when `verbose`.
 void writeCudaModel(const std::string& model, const std::string& arch, const std::string& dtype, int64_t blockSize,
                     const tile::CudaModelTuning& tuning, const std::filesystem::path& out, bool verbose);
+
+// `model` (an HF folder, ONNX or GGUF file) as a GPU artifact's region
+// graph: loaded, its 16-bit embedding rows used as gathered (a GPU artifact
+// stores every activation in its --dtype, so the builder's widening of
+// them to f32 would be a copy kernel a step), formed into regions with
+// `options` (the target's fusions).
+ops::GraphDef gpuRegionGraph(const std::string& model, const graph::RegionOptions& options);
+
+// Writes `model` compiled for Intel Xe (`target`: xe:pvc, xe:bmg) into the
+// artifact folder `out` (codegen/targets/xe/KernelSet.h), noting its
+// tokenizer and folder; says what it compiles on stderr when `verbose`.
+void writeXeModel(const std::string& model, const std::string& target, const std::string& dtype, int64_t blockSize,
+                  const std::filesystem::path& out, bool verbose);
 
 struct CudaModelDir {
   std::filesystem::path dir;  // the artifact folder

@@ -54,7 +54,7 @@ void addRunOptions(CLI::App* cmd, RunOpts& o, bool text) {
                                             "'reference' (plain CPU ops, the test oracle) or 'cuda' (GPU 0, sm_90: "
                                             "an artifact compiled with --target cuda:sm_90, or a model, which its "
                                             "first run compiles for the GPU in bf16 into the kernel cache); 'xe' finds Intel GPUs through Level "
-                                            "Zero and stops: there is no xe kernel set yet"
+                                            "Zero and stops: the level_zero device that would run models and xe artifacts is not built yet"
                                           : "Kernels to run with: 'cuda' (GPU 0), the only one this tool has")
                          ->capture_default_str();
   if (text) {

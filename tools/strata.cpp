@@ -151,14 +151,15 @@ struct CompileOpts {
 int compile(const CompileOpts& o) {
   const std::string cuda = "cuda:";
   const bool gpu = o.target.rfind(cuda, 0) == 0;
-  if (o.target.rfind("xe", 0) == 0)
-    fail("--target {}: Intel Xe has no model kernel set yet (the compiler lowers the GEMM, RMSNorm, RoPE, KV write, "
-         "attention, gather, argmax, top-k and elementwise kernels for xe:pvc and xe:bmg, tested on Intel's CPU "
-         "OpenCL runtime; a model's kernel set and the Level Zero device are not built yet: docs/codegen.md); strata "
-         "compiles models for 'cpu' (the host CPU) and 'cuda:sm_90' (NVIDIA Hopper)",
+  const bool xe = o.target == "xe:pvc" || o.target == "xe:bmg";
+  if (o.target.rfind("xe", 0) == 0 && !xe)
+    fail("--target {}: Intel Xe targets are xe:pvc (Data Center GPU Max) and xe:bmg (Arc B-series); xe:dg2 (Arc "
+         "A-series, sub-group 8) has no lowering yet",
          o.target);
-  if (o.target != "cpu" && o.target != cuda + "sm_90")
-    fail("--target {}: strata compiles for 'cpu' (the host CPU) and 'cuda:sm_90' (NVIDIA Hopper)", o.target);
+  if (o.target != "cpu" && o.target != cuda + "sm_90" && !xe)
+    fail("--target {}: strata compiles for 'cpu' (the host CPU), 'cuda:sm_90' (NVIDIA Hopper) and 'xe:pvc' / "
+         "'xe:bmg' (Intel GPUs)",
+         o.target);
   if (runtime::isArtifact(o.model)) fail("{} is already a compiled artifact", o.model);
   tools::flagInRange<int64_t>("--block-size", o.blockSize, 1, tools::kMaxBlockSizeFlag);
   if (!gpu && (!o.tuning.gemvBlock.empty() || !o.tuning.decodeBlock.empty() || !o.tuning.mediumBlock.empty() ||
@@ -166,6 +167,13 @@ int compile(const CompileOpts& o) {
     fail("--gemv-block, --decode-block, --medium-block, --paged-decode-block, --unfused-norms and "
          "--unfused-rope-kv-write tune the cuda kernels; --target {} has none",
          o.target);
+  if (xe) {
+    tools::writeXeModel(o.model, o.target, o.dtype, o.blockSize, o.out, /*verbose=*/true);
+    std::fprintf(stderr, "wrote %s/plan.json, kernels.spv, kernels.json, kernels.mlir (weights stay in %s); no runtime "
+                 "runs an xe artifact yet (the level_zero device is the next step)\n",
+                 o.out.c_str(), o.model.c_str());
+    return 0;
+  }
   if (gpu) {
     tools::writeCudaModel(o.model, o.target.substr(cuda.size()), o.dtype, o.blockSize, o.tuning, o.out, /*verbose=*/true);
     std::fprintf(stderr, "wrote %s/plan.json, kernels.ptx,%s kernels.json, kernels.mlir (weights stay in %s)\n",
@@ -194,7 +202,7 @@ int compileKernels(const std::string& target, const std::string& out, const std:
   if (!decode.empty()) d = tile::parseGemmBlocking(decode, "--decode-block");
   if (!medium.empty()) m = tile::parseGemmBlocking(medium, "--medium-block");
   if (!prefill.empty()) p = tile::parseGemmBlocking(prefill, "--prefill-block");
-  tile::CudaKernelSetSpec set{tile::cudaGemmKernelSet(d, m, p, v), tile::cudaRmsNormKernelSet(), tile::cudaRopeKernelSet(),
+  tile::KernelSetSpec set{tile::cudaGemmKernelSet(d, m, p, v), tile::cudaRmsNormKernelSet(), tile::cudaRopeKernelSet(),
                               tile::cudaAttentionKernelSet(attention), tile::cudaPagedDecodeKernelSet(pagedDecode),
                               tile::cudaPagedPrefillKernelSet(), tile::cudaGatherRowsKernelSet(),
                               tile::cudaKvWriteKernelSet(),    tile::cudaArgmaxKernelSet(),
@@ -277,8 +285,9 @@ int main(int argc, char** argv) {
                  "`strata-gpu run DIR` (cuda) runs");
   compileCmd->add_option("MODEL", co.model, "HF model folder, .onnx or .gguf file")->required();
   compileCmd->add_option("--target", co.target,
-                         "Target to compile for: cpu (the host CPU) or cuda:sm_90 (NVIDIA Hopper: plan.json and a "
-                         "kernels.ptx that the runtime-only strata-gpu runs)")
+                         "Target to compile for: cpu (the host CPU), cuda:sm_90 (NVIDIA Hopper: plan.json and a "
+                         "kernels.ptx that the runtime-only strata-gpu runs) or xe:pvc / xe:bmg (Intel GPUs: plan.json "
+                         "and a SPIR-V kernel set, kernels.spv; no runtime runs it yet)")
       ->capture_default_str();
   compileCmd->add_option("--dtype", co.dtype, "cuda: storage type of weights, activations and the KV cache (bf16, f16)")
       ->capture_default_str();

@@ -12,10 +12,10 @@ std::unique_ptr<Device> openGpuDevice(const std::string& target) {
   if (target == "xe" || target.rfind("xe:", 0) == 0) {
     // Discovery is all there is for Intel GPUs yet (runtime/devices/
     // level_zero/driver.h): "no Level Zero device: ..." without one, else
-    // what was found and that nothing can run on it yet.
+    // what was found and that nothing runs on it yet.
     std::vector<level_zero::GpuInfo> found = level_zero::gpus();
-    fail("Level Zero found {}, but strata has no xe kernel set yet: models do not run on Intel GPUs (docs/codegen.md, "
-         "target xe)",
+    fail("Level Zero found {}, but strata's level_zero device is not built yet: models, and the xe artifacts of strata "
+         "compile --target xe:pvc|xe:bmg, do not run on Intel GPUs (docs/codegen.md, target xe)",
          level_zero::describe(found.front()));
   }
   fail("no GPU device runs kernels for target '{}' (GPU targets: cuda:sm_<arch>; xe is discovery only)", target);

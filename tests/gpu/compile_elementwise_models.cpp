@@ -25,7 +25,7 @@ int main(int argc, char** argv) {
   try {
     for (const char* dtype : {"bf16", "f16"}) {
       strata::ops::GraphDef g = strata::graph::formRegions(strata::tests::allChains(widths));
-      strata::tile::CudaKernelSetSpec set = strata::tile::cudaModelKernelSet(g, dtype, 16);
+      strata::tile::KernelSetSpec set = strata::tile::cudaModelKernelSet(g, dtype, 16);
       strata::tile::writeCudaArtifact(g, set, "sm_90", dtype, 16, std::string(argv[1]) + "/elementwise-" + dtype,
                                       {{"widths", widths}});
     }

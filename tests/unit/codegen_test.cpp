@@ -886,7 +886,7 @@ TEST(CudaArtifact, EachUnitAssembledIntoItsOwnCubin) {
   fs::remove_all(dir);
   fs::create_directories(dir);
   for (const char* f : {"kernels.json", "kernels.cubin", "kernels.9.cubin"}) std::ofstream(dir / f) << "{}";
-  tile::CudaKernelSetSpec set;
+  tile::KernelSetSpec set;
   set.kvWrites = {tile::cudaKvWriteKernelSet()[0]};  // units go kind by kind: KV writes before argmaxes
   set.argmaxes = {tile::cudaArgmaxSpec("f32"), tile::cudaArgmaxSpec("bf16")};
   tile::writeCudaKernels(set, "sm_90", dir.string());

@@ -1,5 +1,7 @@
 #include "codegen/targets/cuda/KernelSet.h"
 
+#include "codegen/KernelSet.h"
+
 #include "ops/abi.h"
 
 #include <algorithm>
@@ -483,30 +485,18 @@ namespace {
 
 // Writes the set's kernels.mlir, kernels.ptx and kernels.json into `d`
 // (kernels.json last: the set is complete).
-void writeCudaKernelFiles(const CudaKernelSetSpec& set, const std::string& target, const fs::path& d) {
+void writeCudaKernelFiles(const KernelSetSpec& set, const std::string& target, const fs::path& d) {
   // One unit per kernel (a paged decode kernel with its combine), compiled
   // on every hardware thread, the costliest first (`startOrder` below).
   std::vector<std::string> units;
   std::vector<int64_t> cost;
-  auto add = [&](std::string unit, int64_t unitCost = 0) {
+  auto add = [&](std::string unit, int64_t unitCost) {
     units.push_back(std::move(unit));
     cost.push_back(unitCost);
   };
-  for (const GemmKernelSpec& s : set.gemms) add(emitGemmKernel(s), s.blockM * s.blockN * (s.swiglu ? 8 : s.residual ? 5 : 4) / 4);
+  forEachKernelText(set, add);
   const std::vector<QuantizeRowsKernelSpec> quantizes = cudaQuantizeRowsKernels(set.gemms);
-  for (const QuantizeRowsKernelSpec& q : quantizes) add(emitQuantizeRowsKernel(q));
-  for (const RmsNormKernelSpec& s : set.norms) add(emitRmsNormKernel(s));
-  for (const RopeKernelSpec& s : set.ropes) add(emitRopeKernel(s));
-  for (const AttentionKernelSpec& s : set.attentions) add(emitAttentionKernel(s), s.blockM * (s.blockN + s.headDim));
-  for (const AttentionKernelSpec& s : set.pagedDecodes) add(emitAttentionKernel(s) + emitAttentionCombineKernel(s));
-  for (const AttentionKernelSpec& s : set.pagedPrefills) add(emitAttentionKernel(s), s.blockM * (s.blockN + s.headDim));
-  for (const GatherRowsKernelSpec& s : set.gathers) add(emitGatherRowsKernel(s));
-  for (const KvWriteKernelSpec& s : set.kvWrites) add(emitKvWriteKernel(s));
-  for (const RopeKvWriteKernelSpec& s : set.ropeKvWrites) add(emitRopeKvWriteKernel(s));
-  for (const ArgmaxKernelSpec& s : set.argmaxes) add(emitArgmaxKernel(s));
-  for (const TopKKernelSpec& s : set.topks) add(emitTopKKernel(s));
-  for (const RepetitionPenaltyKernelSpec& s : set.penalties) add(emitRepetitionPenaltyKernel(s));
-  for (const ElementwiseKernelSpec& s : set.elementwises) add(emitElementwiseKernel(s));
+  for (const QuantizeRowsKernelSpec& q : quantizes) add(emitQuantizeRowsKernel(q), 0);
   // The order the units start in. A unit's compile and ptxas time grow with
   // its accumulators, which the warp-level dots and the epilogue unroll
   // over: `cost` is their elements a program (block rows x columns; SwiGLU
@@ -578,75 +568,21 @@ void writeCudaKernelFiles(const CudaKernelSetSpec& set, const std::string& targe
       }
     fail("cuda backend: kernel {} missing from the compiled module", name);
   };
-  nlohmann::json kernels = nlohmann::json::array();
-  for (const GemmKernelSpec& s : set.gemms) {
-    nlohmann::json quantize = nlohmann::json::object();
-    if (s.int8Activations) {
-      const QuantizeRowsKernelSpec q = cudaQuantizeRowsSpec(s, false), qn = cudaQuantizeRowsSpec(s, true);
-      const nlohmann::json e = entry("quantize_rows", q.name, q.dtype, nlohmann::json::object()),
-                           en = entry("quantize_rows", qn.name, qn.dtype, nlohmann::json::object());
-      if (e["threads"] != en["threads"] || q.blocksPerProgram() != qn.blocksPerProgram())
-        fail("cuda backend: {} and {} launch alike", q.name, qn.name);
-      quantize = {{"int8_activations", true}, {"quantize", q.name}, {"norm_quantize", qn.name},
-                  {"quantize_threads", e["threads"]}, {"quantize_blocks", q.blocksPerProgram()}};
-    }
-    kernels.push_back(entry("gemm", s.name, s.dtype,
-                            {{"weights", s.weightsNK ? "nk" : "kn"}, {"bias", s.bias}, {"residual", s.residual},
-                             {"swiglu", s.swiglu}, {"block_m", s.blockM}, {"block_n", s.blockN},
-                             {"block_k", s.blockK}, {"num_warps", s.numWarps}, {"stages", s.stages},
-                             {"max_rows", s.maxRows}, {"min_cols", s.minCols}, {"max_cols", s.maxCols},
-                             {"min_depth", s.minDepth}, {"min_rows", s.minRows},
-                             {"tma", s.tma}, {"dots_in_flight", s.dotsInFlight}, {"split_k_programs", s.splitKPrograms}, {"gemv", s.gemv},
-                             {"tma_store", storesCByTma(s)}, {"quant_block", s.int8Blocks() ? s.quantBlock : 0},
-                             {"quant_nibbles", s.quantNibbles}, {"quant_offsets", s.quantOffsets},
-                             {"quant_super", s.quantSuper}}));
-    kernels.back().update(quantize);
+  nlohmann::json kernels = kernelManifestEntries(set, entry);
+  // The i8-activation GEMVs name their quantize_rows kernels (with and
+  // without the RMSNorm prologue) and how those launch.
+  for (size_t i = 0; i < set.gemms.size(); ++i) {
+    if (!set.gemms[i].int8Activations) continue;
+    const QuantizeRowsKernelSpec q = cudaQuantizeRowsSpec(set.gemms[i], false), qn = cudaQuantizeRowsSpec(set.gemms[i], true);
+    const nlohmann::json e = entry("quantize_rows", q.name, q.dtype, nlohmann::json::object()),
+                         en = entry("quantize_rows", qn.name, qn.dtype, nlohmann::json::object());
+    if (e["threads"] != en["threads"] || q.blocksPerProgram() != qn.blocksPerProgram())
+      fail("cuda backend: {} and {} launch alike", q.name, qn.name);
+    kernels[i].update({{"int8_activations", true}, {"quantize", q.name}, {"norm_quantize", qn.name},
+                       {"quantize_threads", e["threads"]}, {"quantize_blocks", q.blocksPerProgram()}});
   }
   for (const QuantizeRowsKernelSpec& q : quantizes)
     kernels.push_back(entry("quantize_rows", q.name, q.dtype, {{"block", q.block}, {"norm", q.norm}}));
-  for (const RmsNormKernelSpec& s : set.norms) kernels.push_back(entry("rms_norm", s.name, s.dtype, {{"block_n", s.blockN}, {"lane_vector", s.laneVector}}));
-  for (const RopeKernelSpec& s : set.ropes)
-    kernels.push_back(entry("rope", s.name, s.dtype,
-                            {{"heads", s.heads}, {"kv_heads", s.kvHeads}, {"head_dim", s.headDim},
-                             {"heads_per_program", s.headsPerProgram}}));
-  for (const AttentionKernelSpec& s : set.attentions)
-    kernels.push_back(entry("attention", s.name, s.dtype,
-                            {{"heads", s.heads}, {"kv_heads", s.kvHeads}, {"head_dim", s.headDim},
-                             {"causal", s.causal}, {"scale", s.scale}, {"block_m", s.blockM}, {"block_n", s.blockN},
-                             {"stages", s.stages}, {"tma", s.tma}}));
-  for (const AttentionKernelSpec& s : set.pagedDecodes) {
-    nlohmann::json combine = entry("attention_combine", s.name + "_combine", s.dtype, nlohmann::json::object());
-    kernels.push_back(entry("paged_decode", s.name, s.dtype,
-                            {{"heads", s.heads}, {"kv_heads", s.kvHeads}, {"head_dim", s.headDim},
-                             {"page_size", s.pageSize}, {"scale", s.scale}, {"block_n", s.blockN},
-                             {"stages", s.stages}, {"combine", combine["name"]},
-                             {"combine_threads", combine["threads"]}, {"stores_one_split", true},
-                             {"combine_splits_per_step", kCombineSplitsPerStep}}));
-  }
-  for (const AttentionKernelSpec& s : set.pagedPrefills)
-    kernels.push_back(entry("paged_prefill", s.name, s.dtype,
-                            {{"heads", s.heads}, {"kv_heads", s.kvHeads}, {"head_dim", s.headDim},
-                             {"page_size", s.pageSize}, {"scale", s.scale}, {"block_m", s.blockM},
-                             {"block_n", s.blockN}}));
-  for (const GatherRowsKernelSpec& s : set.gathers)
-    kernels.push_back(entry("gather_rows", s.name, s.dtype,
-                            {{"block_n", s.blockN}, {"out_dtype", s.out()}, {"quant_block", s.quantBlock},
-                             {"quant_nibbles", s.quantNibbles}, {"quant_offsets", s.quantOffsets},
-                             {"quant_super", s.quantSuper}}));
-  for (const KvWriteKernelSpec& s : set.kvWrites)
-    kernels.push_back(entry("kv_write", s.name, s.dtype,
-                            {{"kv_heads", s.kvHeads}, {"head_dim", s.headDim}, {"page_size", s.blockSize}}));
-  for (const RopeKvWriteKernelSpec& s : set.ropeKvWrites)
-    kernels.push_back(entry("rope_kv_write", s.name, s.dtype,
-                            {{"heads", s.heads}, {"kv_heads", s.kvHeads}, {"head_dim", s.headDim},
-                             {"page_size", s.pageSize}, {"heads_per_program", s.headsPerProgram}}));
-  for (const ArgmaxKernelSpec& s : set.argmaxes) kernels.push_back(entry("argmax", s.name, s.dtype, {{"block_n", s.blockN}}));
-  for (const TopKKernelSpec& s : set.topks)
-    kernels.push_back(entry("topk", s.name, s.dtype, {{"block_n", s.blockN}, {"candidates", s.candidates}}));
-  for (const RepetitionPenaltyKernelSpec& s : set.penalties)
-    kernels.push_back(entry("repetition_penalty", s.name, "f32", nlohmann::json::object()));
-  for (const ElementwiseKernelSpec& s : set.elementwises)
-    kernels.push_back(entry("elementwise", s.name, s.dtype, {{"block_n", s.blockN}, {"cols", s.cols}}));
   writeText(d / "kernels.ptx", m.ptx);
   // Every kernel waits for the previous grid at entry (codegen/targets/cuda/Backend.cpp), so
   // the runtime may launch it programmatically.
@@ -662,11 +598,11 @@ void writeCudaKernelFiles(const CudaKernelSetSpec& set, const std::string& targe
 
 }  // namespace
 
-void writeCudaKernels(const CudaKernelSetSpec& set, const std::string& target, const std::string& dir) {
+void writeCudaKernels(const KernelSetSpec& set, const std::string& target, const std::string& dir) {
   writeCudaKernelFiles(set, target, outputDir(dir, "kernels.json"));
 }
 
-void writeCudaArtifact(const ops::GraphDef& regions, const CudaKernelSetSpec& set, const std::string& arch,
+void writeCudaArtifact(const ops::GraphDef& regions, const KernelSetSpec& set, const std::string& arch,
                        const std::string& dtype, int64_t pageSize, const std::string& dir,
                        const nlohmann::json& extraMeta) {
   fs::path d = outputDir(dir, "plan.json");

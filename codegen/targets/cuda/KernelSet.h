@@ -8,6 +8,7 @@
 
 #include <vector>
 
+#include "codegen/KernelSet.h"
 #include "codegen/AttentionKernel.h"
 #include "codegen/DataMovementKernels.h"
 #include "codegen/ElementwiseKernel.h"
@@ -27,46 +28,14 @@ namespace strata::tile {
 //   kernels.mlir  their workgroup-level tile IR
 //   kernels.json  {"format", "target", "kernels": [...]}: every kernel
 //                 with "kind", "name", "threads" (per block),
-//                 "shared_bytes" (dynamic shared memory per block) and
-//                 "dtype"; GEMMs also "weights": "kn"|"nk", "bias",
-//                 "residual", "swiglu", "block_m", "block_n", "block_k",
-//                 "num_warps", "stages", "max_rows", and for block-
-//                 quantized weights (i8 integers, GemmKernelSpec::
-//                 int8Blocks) "quant_block" (0: the dtype's weights),
-//                 "quant_nibbles", "quant_offsets", "quant_super" (the
-//                 block: f16 scales, 0: f32); RMSNorms "block_n";
-//                 RoPEs "heads", "kv_heads" (0, or the k heads rotated
-//                 in the same launch), "head_dim"; attentions "heads",
-//                 "kv_heads", "head_dim", "causal", "scale", "block_m",
-//                 "block_n", "stages", "tma" (true: the kernel takes
-//                 tensor maps of q, k and v after T); paged decodes the
-//                 same plus
-//                 "page_size", "combine" (its combine kernel's name),
-//                 "combine_threads" and "stores_one_split" (the kernel
-//                 takes o and stores it when launched with one split);
-//                 paged prefills "heads", "kv_heads",
-//                 "head_dim", "page_size", "scale", "block_m", "block_n";
-//                 row gathers "block_n", "out_dtype"; KV writes "kv_heads", "head_dim",
-//                 "page_size"; fused RoPE + KV writes (kind
-//                 "rope_kv_write") "heads", "kv_heads", "head_dim",
-//                 "page_size", "heads_per_program"; argmaxes "block_n"; top-ks "block_n",
-//                 "candidates"
-struct CudaKernelSetSpec {
-  std::vector<GemmKernelSpec> gemms;
-  std::vector<RmsNormKernelSpec> norms;
-  std::vector<RopeKernelSpec> ropes;
-  std::vector<AttentionKernelSpec> attentions;
-  std::vector<AttentionKernelSpec> pagedDecodes;  // GPU decode form, each with its combine kernel
-  std::vector<AttentionKernelSpec> pagedPrefills;  // GPU paged prefill form
-  std::vector<GatherRowsKernelSpec> gathers;
-  std::vector<KvWriteKernelSpec> kvWrites;
-  std::vector<ArgmaxKernelSpec> argmaxes;  // greedy sampling's device half
-  std::vector<TopKKernelSpec> topks;       // temperature / top-k / top-p sampling's device half
-  std::vector<RepetitionPenaltyKernelSpec> penalties;  // the repetition penalty on f32 copies of rows
-  std::vector<ElementwiseKernelSpec> elementwises;  // fused elementwise regions (one per distinct region)
-  std::vector<RopeKvWriteKernelSpec> ropeKvWrites;  // region.rope_kv_write
-};
-void writeCudaKernels(const CudaKernelSetSpec& set, const std::string& target, const std::string& dir);
+//                 "shared_bytes" (dynamic shared memory per block),
+//                 "dtype", "cubin" (its unit's file, with ptxas) and its
+//                 kind's own fields (codegen/KernelSet.h
+//                 kernelManifestEntries); the i8-activation GEMVs also
+//                 name their quantize_rows kernels ("quantize",
+//                 "norm_quantize", "quantize_threads", "quantize_blocks"),
+//                 which have entries of their own ("block", "norm")
+void writeCudaKernels(const KernelSetSpec& set, const std::string& target, const std::string& dir);
 
 // The kernels a region graph (graph::formRegions) needs on an NVIDIA GPU
 // with `dtype` (bf16, f16) storage and KV pages of `pageSize` tokens: the
@@ -89,7 +58,7 @@ struct CudaModelTuning {
   // graph-fuse-rope-kv-write): that fusion's A / B.
   bool unfusedRopeKvWrite = false;
 };
-CudaKernelSetSpec cudaModelKernelSet(ops::GraphDef& regions, const std::string& dtype, int64_t pageSize,
+KernelSetSpec cudaModelKernelSet(ops::GraphDef& regions, const std::string& dtype, int64_t pageSize,
                                      const CudaModelTuning& tuning = {});
 
 // Writes a model compiled for an NVIDIA GPU (`arch`, e.g. sm_90) as an
@@ -98,7 +67,7 @@ CudaKernelSetSpec cudaModelKernelSet(ops::GraphDef& regions, const std::string& 
 // block_size, dtype}) and the kernel set's kernels.ptx, kernels.json and
 // kernels.mlir. The runtime picks each node's kernel from kernels.json by
 // its shapes (runtime/gpu_executor.h).
-void writeCudaArtifact(const ops::GraphDef& regions, const CudaKernelSetSpec& set, const std::string& arch,
+void writeCudaArtifact(const ops::GraphDef& regions, const KernelSetSpec& set, const std::string& arch,
                        const std::string& dtype, int64_t pageSize, const std::string& dir,
                        const nlohmann::json& extraMeta);
 

@@ -10,7 +10,7 @@
 
 namespace strata::tile {
 
-CudaKernelSetSpec cudaModelKernelSet(ops::GraphDef& g, const std::string& dtype, int64_t pageSize,
+KernelSetSpec cudaModelKernelSet(ops::GraphDef& g, const std::string& dtype, int64_t pageSize,
                                      const CudaModelTuning& tuning) {
   auto blocking = [](const std::string& text, const char* what) {
     return text.empty() ? GemmBlocking{} : parseGemmBlocking(text, what);
@@ -28,7 +28,7 @@ CudaKernelSetSpec cudaModelKernelSet(ops::GraphDef& g, const std::string& dtype,
       fail("{}: node '{}' ({}): the graph is not in paged form (run region formation first)", g.source, n.name, n.op);
     return g.meta["paged"];
   };
-  CudaKernelSetSpec set;
+  KernelSetSpec set;
   std::map<std::string, std::string> elementwiseNames;  // kernel key -> name
   set.argmaxes.push_back(cudaArgmaxSpec(dtype));  // greedy sampling of the logits
   set.topks.push_back(cudaTopKSpec(dtype));       // temperature / top-k / top-p sampling
