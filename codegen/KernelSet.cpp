@@ -1,6 +1,26 @@
 #include "codegen/KernelSet.h"
 
+#include <fmt/format.h>
+
 namespace strata::tile {
+
+void addElementwiseRegionKernel(KernelSetSpec& set, const ops::GraphDef& g, ops::NodeDef& n, const std::string& dtype,
+                                const std::function<void(ElementwiseKernelSpec&)>& blocking) {
+  ElementwiseRegionPlan p = planElementwiseRegion(g, n, 32);
+  p.spec.dtype = dtype;
+  if (blocking) blocking(p.spec);
+  const std::string key = elementwiseKernelKey(p.spec);
+  std::string name;
+  for (const ElementwiseKernelSpec& s : set.elementwises)
+    if (elementwiseKernelKey(s) == key) name = s.name;
+  if (name.empty()) {
+    name = p.spec.name = fmt::format("elementwise_{}_{}", dtype, set.elementwises.size());
+    set.elementwises.push_back(p.spec);
+  }
+  nlohmann::json k = elementwiseLaunchContract(p);
+  k["name"] = name;
+  n.attrs["kernel"] = k;
+}
 
 void forEachKernelText(const KernelSetSpec& set, const std::function<void(std::string text, int64_t cost)>& unit) {
   for (const GemmKernelSpec& s : set.gemms)

@@ -19,6 +19,7 @@
 #include "codegen/NormRopeKernels.h"
 #include "codegen/PenaltyKernel.h"
 #include "codegen/TopKKernel.h"
+#include "ops/graph_def.h"
 
 namespace strata::tile {
 
@@ -37,6 +38,15 @@ struct KernelSetSpec {
   std::vector<ElementwiseKernelSpec> elementwises;  // fused elementwise regions (one per distinct region)
   std::vector<RopeKvWriteKernelSpec> ropeKvWrites;  // region.rope_kv_write
 };
+
+// The kernel of fused elementwise region `n` of `g` in `set`: planned in
+// blocks of 32 columns (planElementwiseRegion) with `dtype` storage, then
+// `blocking` (the target's, if any); added to set.elementwises as
+// elementwise_<dtype>_<i> unless a kernel emitting the same text
+// (elementwiseKernelKey) is there. `n` gets a "kernel" attribute: that
+// kernel's name and launch contract (elementwiseLaunchContract).
+void addElementwiseRegionKernel(KernelSetSpec& set, const ops::GraphDef& g, ops::NodeDef& n, const std::string& dtype,
+                                const std::function<void(ElementwiseKernelSpec&)>& blocking = {});
 
 // The tile IR of every kernel of `set`, one call of `unit` a kernel (a
 // paged decode kernel with its combine kernel in one), in the order of the

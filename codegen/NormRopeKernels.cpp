@@ -1,5 +1,7 @@
 #include "codegen/NormRopeKernels.h"
 
+#include <tuple>
+
 #include <fmt/format.h>
 
 #include "codegen/StorageText.h"
@@ -49,6 +51,60 @@ std::string ropeRotationText(const std::string& x, const std::string& y, const s
   %{y}2 = arith.addf %{y}d, %{y}e : tensor<{row}xf32>
 )",
                      fmt::arg("x", x), fmt::arg("y", y), fmt::arg("row", row));
+}
+
+// Whole heads (RopeKernelSpec::wholeHeads): the tables' row at token %t's
+// position as [row] = [G, D] f32 tiles %cv and %sv whose column j holds
+// entry j mod half, and %first (columns below half). Uses %c0, %c1, %cG,
+// %cHalf, %t, %pos, %cos, %sin and %P. The reads at column offsets past the
+// row (or before the table) are checked; the select keeps only the right
+// half of each.
+std::string ropeWholeTableText(const std::string& row, int64_t half) {
+  return fmt::format(R"(  %p0 = tile.block_lookup %pos[%t] : !tile.ptr<i64>
+  %pLast = arith.subi %P, %c1 : index
+  %p = arith.minui %p0, %pLast : index
+  %tab = arith.muli %P, %cHalf : index
+  %co = arith.muli %p, %cHalf : index
+  %coM = arith.subi %co, %cHalf : index
+  %cpA = tile.make_block_ptr %cos, [%cG, %tab], [%c0, %c1], [%c0, %co] : !tile.ptr<f32> -> !tile.block_ptr<tensor<{row}xf32>>
+  %cpB = tile.make_block_ptr %cos, [%cG, %tab], [%c0, %c1], [%c0, %coM] : !tile.ptr<f32> -> !tile.block_ptr<tensor<{row}xf32>>
+  %spA = tile.make_block_ptr %sin, [%cG, %tab], [%c0, %c1], [%c0, %co] : !tile.ptr<f32> -> !tile.block_ptr<tensor<{row}xf32>>
+  %spB = tile.make_block_ptr %sin, [%cG, %tab], [%c0, %c1], [%c0, %coM] : !tile.ptr<f32> -> !tile.block_ptr<tensor<{row}xf32>>
+  %cvA = tile.load %cpA : !tile.block_ptr<tensor<{row}xf32>>
+  %cvB = tile.load %cpB : !tile.block_ptr<tensor<{row}xf32>>
+  %svA = tile.load %spA : !tile.block_ptr<tensor<{row}xf32>>
+  %svB = tile.load %spB : !tile.block_ptr<tensor<{row}xf32>>
+  %cols = tile.iota %c0 {{axis = 1 : i64}} : tensor<{row}xf32>
+  %halfCols = arith.constant dense<{half}.0> : tensor<{row}xf32>
+  %first = arith.cmpf olt, %cols, %halfCols : tensor<{row}xf32>
+  %cv = arith.select %first, %cvA, %cvB : tensor<{row}xi1>, tensor<{row}xf32>
+  %sv = arith.select %first, %svA, %svB : tensor<{row}xi1>, tensor<{row}xf32>
+)",
+                     fmt::arg("row", row), fmt::arg("half", half));
+}
+
+// Whole heads: rows [r, r + G) of `buf` viewed as [rows, %cD] loaded as
+// %<x>x (with `hint`) and at column offsets +half and -half as %<x>p and
+// %<x>m (checked: they reach past the head), rotated into %<x>y. Uses %c0,
+// %c1, %cD, %cHalf, %cmHalf, %first, %cv and %sv.
+std::string ropeWholeRotationText(const StorageText& st, const std::string& x, const std::string& buf,
+                                  const std::string& rows, const std::string& r, const std::string& row,
+                                  const std::string& hint) {
+  std::string text;
+  for (const auto& [suffix, col, h] : {std::tuple{"x", "%c0", hint}, {"p", "%cHalf", ""}, {"m", "%cmHalf", ""}}) {
+    const std::string name = x + suffix, ptr = "%" + name + "ptr";
+    text += fmt::format("  {} = tile.make_block_ptr {}, [{}, %cD], [%cD, %c1], [{}, {}] : {} -> {}\n", ptr, buf, rows, r,
+                        col, st.ptr(), st.blockPtr(row));
+    text += st.load(name, ptr, row, h);
+  }
+  return text + fmt::format(R"(  %{x}a = arith.mulf %{x}x, %cv : tensor<{row}xf32>
+  %{x}b = arith.mulf %{x}p, %sv : tensor<{row}xf32>
+  %{x}c = arith.mulf %{x}m, %sv : tensor<{row}xf32>
+  %{x}1 = arith.subf %{x}a, %{x}b : tensor<{row}xf32>
+  %{x}2 = arith.addf %{x}a, %{x}c : tensor<{row}xf32>
+  %{x}y = arith.select %first, %{x}1, %{x}2 : tensor<{row}xi1>, tensor<{row}xf32>
+)",
+                            fmt::arg("x", x), fmt::arg("row", row));
 }
 
 }  // namespace
@@ -239,6 +295,8 @@ std::string emitRopeKernel(const RopeKernelSpec& s) {
   if (V < 0 || (V > 1 && (half % V || tail % V)))
     fail("rope kernel: lane vectors of {} elements must divide the half rotary dim {} and the {} dims past it", V, half,
          tail);
+  if (s.wholeHeads && R != s.headDim)
+    fail("rope kernel: whole heads rotate every dim (rotary dim {} of head dim {})", R, s.headDim);
   const std::string row = fmt::format("{}x{}", G, half);
   // Rows of x lie inside [T heads, headDim] (the grid covers whole head
   // groups); a lane's vector of V elements is a contiguous, V-aligned run
@@ -284,6 +342,26 @@ std::string emitRopeKernel(const RopeKernelSpec& s) {
                         "  %isK = arith.cmpi uge, %rg, %cH : index\n"
                         "  %r = arith.select %isK, %rk, %rq : index\n",
                         fmt::arg("K", s.kvHeads));
+  // The rotated dims: halves [G, half] (x1, x2 into y1, y2), or whole heads.
+  std::string table, rotate;
+  if (s.wholeHeads) {
+    const std::string whole = fmt::format("{}x{}", G, s.headDim);
+    table = ropeWholeTableText(whole, half);
+    rotate = "  %cmHalf = arith.subi %c0, %cHalf : index\n" +
+             ropeWholeRotationText(st, "x", "%x", "%rows", "%r", whole, hint) +
+             fmt::format("  %yp = tile.make_block_ptr %y, [%rows, %cD], [%cD, %c1], [%r, %c0] : {} -> {}\n", st.ptr(),
+                         st.blockPtr(whole)) +
+             st.store("%yp", "%xy", whole, hint);
+  } else {
+    table = ropeTableText(row, hint);
+    auto ptr = [&](const char* name, const char* buf, const char* col) {
+      return fmt::format("  %{} = tile.make_block_ptr {}, [%rows, %cD], [%cD, %c1], [%r, {}] : {} -> {}\n", name, buf, col,
+                         st.ptr(), st.blockPtr(row));
+    };
+    rotate = ptr("x1p", "%x", "%c0") + ptr("x2p", "%x", "%cHalf") + st.load("x1", "%x1p", row, hint) +
+             st.load("x2", "%x2p", row, hint) + ropeRotationText("x", "y", row) + ptr("y1p", "%y", "%c0") +
+             ptr("y2p", "%y", "%cHalf") + st.store("%y1p", "%y1", row, hint) + st.store("%y2p", "%y2", row, hint);
+  }
   return fmt::format(R"(func.func @{name}(%x: {P}, %y: {P}, %cos: !tile.ptr<f32>, %sin: !tile.ptr<f32>, %pos: !tile.ptr<i64>, %T: index, %P: index{kAtArg}) attributes {{tile.num_warps = 1 : i64{lv}}} {{
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
@@ -293,20 +371,13 @@ std::string emitRopeKernel(const RopeKernelSpec& s) {
   %cHalf = arith.constant {half} : index
   %t = tile.program_id 0
   %g = tile.program_id 1
-{table}{rowsOf}  %x1p = tile.make_block_ptr %x, [%rows, %cD], [%cD, %c1], [%r, %c0] : {P} -> {BP}
-  %x2p = tile.make_block_ptr %x, [%rows, %cD], [%cD, %c1], [%r, %cHalf] : {P} -> {BP}
-{x1}{x2}{rotation}  %y1p = tile.make_block_ptr %y, [%rows, %cD], [%cD, %c1], [%r, %c0] : {P} -> {BP}
-  %y2p = tile.make_block_ptr %y, [%rows, %cD], [%cD, %c1], [%r, %cHalf] : {P} -> {BP}
-{y1}{y2}{passThrough}  return
+{table}{rowsOf}{rotate}{passThrough}  return
 }}
 )",
                      fmt::arg("name", s.name), fmt::arg("D", s.headDim), fmt::arg("H", s.heads), fmt::arg("G", G),
-                     fmt::arg("half", half), fmt::arg("row", row), fmt::arg("lv", laneVector), fmt::arg("rowsOf", rowsOf),
+                     fmt::arg("half", half), fmt::arg("lv", laneVector), fmt::arg("rowsOf", rowsOf),
                      fmt::arg("kAtArg", s.kvHeads ? ", %kAt: index" : ""), fmt::arg("passThrough", passThrough),
-                     fmt::arg("P", st.ptr()), fmt::arg("BP", st.blockPtr(row)),
-                     fmt::arg("table", ropeTableText(row, hint)), fmt::arg("rotation", ropeRotationText("x", "y", row)),
-                     fmt::arg("x1", st.load("x1", "%x1p", row, hint)), fmt::arg("x2", st.load("x2", "%x2p", row, hint)),
-                     fmt::arg("y1", st.store("%y1p", "%y1", row, hint)), fmt::arg("y2", st.store("%y2p", "%y2", row, hint)));
+                     fmt::arg("P", st.ptr()), fmt::arg("table", table), fmt::arg("rotate", rotate));
 }
 
 std::string emitRopeKvWriteKernel(const RopeKvWriteKernelSpec& s) {
@@ -349,11 +420,17 @@ std::string emitRopeKvWriteKernel(const RopeKvWriteKernelSpec& s) {
     %crowsK = arith.muli %crows, %cK : index
     %kRows = arith.muli %T, %cK : index
 )";
-  kPath += ptr("k1p", "%k", "%kRows", "%cD", "%cD", "%kr", "%c0", row) + ptr("k2p", "%k", "%kRows", "%cD", "%cD", "%kr", "%cHalf", row);
-  kPath += st.load("k1", "%k1p", row, hint) + st.load("k2", "%k2p", row, hint) + ropeRotationText("k", "ky", row);
-  kPath += ptr("ck1", "%cache", "%crowsK", "%cPD", "%cPD", "%crk", "%cc1", row) +
-           ptr("ck2", "%cache", "%crowsK", "%cPD", "%cPD", "%crk", "%cc2", row);
-  kPath += st.store("%ck1", "%ky1", row, hint) + st.store("%ck2", "%ky2", row, hint);
+  if (s.wholeHeads) {
+    kPath += ropeWholeRotationText(st, "k", "%k", "%kRows", "%kr", full, hint) +
+             ptr("ckp", "%cache", "%crowsK", "%cPD", "%cPD", "%crk", "%cc1", full) + st.store("%ckp", "%ky", full, hint);
+  } else {
+    kPath += ptr("k1p", "%k", "%kRows", "%cD", "%cD", "%kr", "%c0", row) +
+             ptr("k2p", "%k", "%kRows", "%cD", "%cD", "%kr", "%cHalf", row);
+    kPath += st.load("k1", "%k1p", row, hint) + st.load("k2", "%k2p", row, hint) + ropeRotationText("k", "ky", row);
+    kPath += ptr("ck1", "%cache", "%crowsK", "%cPD", "%cPD", "%crk", "%cc1", row) +
+             ptr("ck2", "%cache", "%crowsK", "%cPD", "%cPD", "%crk", "%cc2", row);
+    kPath += st.store("%ck1", "%ky1", row, hint) + st.store("%ck2", "%ky2", row, hint);
+  }
   kPath += ptr("vp", "%v", "%kRows", "%cD", "%cD", "%kr", "%c0", full) +
            ptr("cvp", "%cache", "%crowsK", "%cPD", "%cPD", "%crv", "%cc1", full);
   kPath += st.load("vx", "%vp", full, hint) + st.store("%cvp", "%vx", full, hint);
@@ -362,10 +439,17 @@ std::string emitRopeKvWriteKernel(const RopeKvWriteKernelSpec& s) {
     %qr = arith.addi %qt, %rg : index
     %qRows = arith.muli %T, %cH : index
 )";
-  qPath += ptr("q1p", "%q", "%qRows", "%cD", "%cD", "%qr", "%c0", row) + ptr("q2p", "%q", "%qRows", "%cD", "%cD", "%qr", "%cHalf", row);
-  qPath += st.load("q1", "%q1p", row, hint) + st.load("q2", "%q2p", row, hint) + ropeRotationText("q", "qy", row);
-  qPath += ptr("y1p", "%y", "%qRows", "%cD", "%cD", "%qr", "%c0", row) + ptr("y2p", "%y", "%qRows", "%cD", "%cD", "%qr", "%cHalf", row);
-  qPath += st.store("%y1p", "%qy1", row, hint) + st.store("%y2p", "%qy2", row, hint);
+  if (s.wholeHeads) {
+    qPath += ropeWholeRotationText(st, "q", "%q", "%qRows", "%qr", full, hint) +
+             ptr("yp", "%y", "%qRows", "%cD", "%cD", "%qr", "%c0", full) + st.store("%yp", "%qy", full, hint);
+  } else {
+    qPath += ptr("q1p", "%q", "%qRows", "%cD", "%cD", "%qr", "%c0", row) +
+             ptr("q2p", "%q", "%qRows", "%cD", "%cD", "%qr", "%cHalf", row);
+    qPath += st.load("q1", "%q1p", row, hint) + st.load("q2", "%q2p", row, hint) + ropeRotationText("q", "qy", row);
+    qPath += ptr("y1p", "%y", "%qRows", "%cD", "%cD", "%qr", "%c0", row) +
+             ptr("y2p", "%y", "%qRows", "%cD", "%cD", "%qr", "%cHalf", row);
+    qPath += st.store("%y1p", "%qy1", row, hint) + st.store("%y2p", "%qy2", row, hint);
+  }
   return fmt::format(R"(func.func @{name}(%q: {P}, %k: {P}, %v: {P}, %y: {P}, %cache: {P}, %cos: !tile.ptr<f32>, %sin: !tile.ptr<f32>, %pos: !tile.ptr<i64>, %slots: !tile.ptr<i64>, %T: index, %P: index, %CB: index) attributes {{tile.num_warps = 1 : i64{lv}}} {{
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
@@ -379,7 +463,7 @@ std::string emitRopeKvWriteKernel(const RopeKvWriteKernelSpec& s) {
   %cPD = arith.constant {PD} : index
   %t = tile.program_id 0
   %g = tile.program_id 1
-{table}  %rg = arith.muli %g, %cG : index
+{table}{mHalf}  %rg = arith.muli %g, %cG : index
   %isK = arith.cmpi uge, %rg, %cH : index
   scf.if %isK {{
 {kPath}  }} else {{
@@ -390,7 +474,9 @@ std::string emitRopeKvWriteKernel(const RopeKvWriteKernelSpec& s) {
                      fmt::arg("name", s.name), fmt::arg("P", st.ptr()), fmt::arg("lv", laneVectorAttr(V)),
                      fmt::arg("D", D), fmt::arg("H", s.heads), fmt::arg("K", s.kvHeads), fmt::arg("G", G),
                      fmt::arg("half", half), fmt::arg("BS", s.pageSize), fmt::arg("PD", s.pageSize * D),
-                     fmt::arg("table", ropeTableText(row, hint)), fmt::arg("kPath", kPath), fmt::arg("qPath", qPath));
+                     fmt::arg("table", s.wholeHeads ? ropeWholeTableText(full, half) : ropeTableText(row, hint)),
+                     fmt::arg("mHalf", s.wholeHeads ? "  %cmHalf = arith.subi %c0, %cHalf : index\n" : ""),
+                     fmt::arg("kPath", kPath), fmt::arg("qPath", qPath));
 }
 
 }  // namespace strata::tile

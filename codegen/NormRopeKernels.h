@@ -70,6 +70,14 @@ std::string emitLayerNormKernel(const RmsNormKernelSpec& spec);
 // With 0 < `rotaryDim` < headDim (partial rotary: Phi-3, GPT-NeoX), only
 // each head's first rotaryDim dims rotate (half = rotaryDim / 2, tables [P,
 // half]) and the rest are copied from x to y.
+//
+// With `wholeHeads` (full rotary only) a program's tiles are whole heads
+// [G, headDim] rather than halves [G, headDim / 2]: column j's partner
+// (j + half, negated, in the first half; j - half in the second) comes from
+// loads of the same rows at column offsets +half and -half, and the tables'
+// row is read at both offsets and picked per column. For targets whose
+// tiles are whole multiples of 16 columns where a half head is not (xe at
+// head dim 16 or 48); three loads of x instead of two.
 struct RopeKernelSpec {
   std::string name = "rope";
   int64_t heads = 0, headDim = 0;
@@ -77,6 +85,7 @@ struct RopeKernelSpec {
   int64_t headsPerProgram = 1, laneVector = 0;
   int64_t kvHeads = 0;
   int64_t rotaryDim = 0;  // 0: headDim
+  bool wholeHeads = false;
 };
 std::string emitRopeKernel(const RopeKernelSpec& spec);
 
@@ -89,12 +98,13 @@ std::string emitRopeKernel(const RopeKernelSpec& spec);
 // [cache_blocks, 2, kvHeads, pageSize, headDim]; grid tokens x ((heads +
 // kvHeads) / headsPerProgram), headsPerProgram dividing both: a program
 // rotates q heads into y, or rotates k heads and writes them and the same
-// heads of v at the token's slot.
+// heads of v at the token's slot. `wholeHeads` as for RopeKernelSpec.
 struct RopeKvWriteKernelSpec {
   std::string name = "rope_kv_write";
   int64_t heads = 0, kvHeads = 0, headDim = 0, pageSize = 0;
   std::string dtype = "bf16";
   int64_t headsPerProgram = 1, laneVector = 0;
+  bool wholeHeads = false;
 };
 std::string emitRopeKvWriteKernel(const RopeKvWriteKernelSpec& spec);
 

@@ -4,7 +4,6 @@
 #include <fstream>
 
 #include "runtime/devices/cpu/kernel_library.h"
-#include "runtime/devices/registry.h"
 
 namespace strata::runtime {
 
@@ -39,11 +38,8 @@ Artifact loadArtifact(const std::string& dir, const ArtifactOptions& o) {
     fail("{}: unknown artifact format (this build reads format 1; recompile with strata compile)", planPath.string());
   if (!meta.contains("kernels")) fail("{}: no kernels section", planPath.string());
   a.target = meta["kernels"].value("target", "");
-  // An Intel Xe kernel set runs on a Level Zero GPU: this throws "no Level
-  // Zero device: ..." without one, else what it found and why it stops.
-  if (a.target.rfind("xe:", 0) == 0) openGpuDevice(a.target);
   std::string why;
-  if (!a.cuda() && !hostRuns(a.target, why)) fail("{}: kernels built for {}: {}", dir, a.target, why);
+  if (!a.gpu() && !hostRuns(a.target, why)) fail("{}: kernels built for {}: {}", dir, a.target, why);
   a.blockSize = meta["kernels"].value("block_size", (int64_t)0);
   if (a.blockSize <= 0) fail("{}: no KV block size in the kernels section", planPath.string());
   if (!o.weightsDir.empty()) {
@@ -65,7 +61,7 @@ Artifact loadArtifact(const std::string& dir, const ArtifactOptions& o) {
     const fs::path moved = fs::path(o.weightsDir) / (a.tokenizer ? fs::path(*a.tokenizer).filename() : "tokenizer.json");
     if (fs::is_regular_file(moved)) a.tokenizer = moved.string();
   }
-  if (a.cuda()) {
+  if (a.gpu()) {
     a.kernelDir = dir;
     a.dtype = meta["kernels"].value("dtype", "");
     if (a.dtype != "bf16" && a.dtype != "f16") fail("{}: the kernels section names no storage type (bf16, f16)", planPath.string());

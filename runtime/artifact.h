@@ -15,13 +15,18 @@ bool isArtifact(const std::string& path);
 
 struct Artifact {
   ops::GraphDef graph;       // cpu: nodes carry their "kernel" attributes
-  std::string target;        // meta "kernels" target: a CPU (cpu-avx2, ...) or cuda:<arch>
-  abi::KernelLookup kernels;  // cpu: the kernel library (cuda: empty; kernelDir holds the set)
-  std::string kernelDir;     // cuda: the directory of kernels.json / kernels.ptx (GpuKernelSet::load)
-  std::string dtype;         // cuda: storage type the kernels were built for (bf16, f16)
+  std::string target;        // meta "kernels" target: a CPU (cpu-avx2, ...), cuda:<arch> or xe:<part>
+  abi::KernelLookup kernels;  // cpu: the kernel library (GPU: empty; kernelDir holds the set)
+  std::string kernelDir;     // GPU: the directory of kernels.json and its binaries (GpuKernelSet::load)
+  std::string dtype;         // GPU: storage type the kernels were built for (bf16, f16)
   int64_t blockSize = 0;     // the KV cache block size the kernels were built for
   std::optional<std::string> tokenizer;
-  bool cuda() const { return target.rfind("cuda:", 0) == 0; }
+  // The --backend that runs it: "cuda", "xe" (both GPU kernel sets, run by
+  // the GPU executor) or "cpu".
+  std::string backend() const {
+    return target.rfind("cuda:", 0) == 0 ? "cuda" : target.rfind("xe:", 0) == 0 ? "xe" : "cpu";
+  }
+  bool gpu() const { return backend() != "cpu"; }
 };
 
 struct ArtifactOptions {

@@ -211,7 +211,7 @@ GpuModel loadGpuModel(Artifact a, GpuExecutorOptions o) {
 }
 
 GpuModel loadGpuModel(Artifact a, std::unique_ptr<Device> device, GpuExecutorOptions o) {
-  if (!a.cuda()) fail("{}: compiled for {}, not for a GPU", a.graph.source, a.target);
+  if (!a.gpu()) fail("{}: compiled for {}, not for a GPU", a.graph.source, a.target);
   GpuModel m;
   m.device = std::move(device);
   m.kernels = GpuKernelSet::load(*m.device, a.kernelDir);

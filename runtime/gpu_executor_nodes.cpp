@@ -1,5 +1,6 @@
 #include "runtime/gpu_executor_impl.h"
 
+#include <algorithm>
 #include <array>
 #include <map>
 
@@ -357,8 +358,10 @@ V GpuExecutor::Impl::ropeKvWrite(const ops::NodeDef& n, const std::vector<const 
 
 // region.paged_attention operands: q, cache, block_tables, seq_starts,
 // context_lens. One new token per sequence: the paged decode kernel with
-// the split count GpuKernelSet::pagedDecodeSplits picks; otherwise the
-// paged prefill kernel (prefill, chunked prefill and decode rows mixed).
+// the split count GpuKernelSet::pagedDecodeSplits picks; otherwise, or
+// where the set has no decode kernel (xe: its paged form serves every
+// step), the paged prefill kernel (prefill, chunked prefill and decode
+// rows mixed).
 V GpuExecutor::Impl::pagedAttention(const ops::NodeDef& n, const std::vector<const Val*>& in) const {
   const Tensor& q = devArg(in, 0, "q");
   const Tensor& cache = devArg(in, 1, "cache");
@@ -383,7 +386,7 @@ V GpuExecutor::Impl::pagedAttention(const ops::NodeDef& n, const std::vector<con
   };
   const std::string shape = fmt::format("{} heads over {} KV heads of dim {}, blocks of {}, scale {}", heads, kvHeads,
                                         D, P, scale);
-  if (maxNew == 1) {
+  if (maxNew == 1 && std::any_of(k.pagedDecodes().begin(), k.pagedDecodes().end(), matches)) {
     const auto& kern = findKernel(k.pagedDecodes(), matches, fmt::format("{} paged decode kernel for {}", dtName, shape));
     const int64_t splits = k.pagedDecodeSplits(kern, N, maxContext);
     guard({in[2], in[3], in[4]},
@@ -479,7 +482,8 @@ void GpuExecutor::Impl::prepare(const ops::NodeDef& n) {
     const int64_t h = a.at("heads").get<int64_t>(), kv = a.at("kv_heads").get<int64_t>(), d = a.at("head_dim").get<int64_t>();
     auto same = [&](const auto& x) { return x.dtype == dtName && x.heads == h && x.kvHeads == kv && x.headDim == d; };
     const std::string shape = fmt::format("{} heads over {} KV heads of dim {}", h, kv, d);
-    findKernel(k.pagedDecodes(), same, fmt::format("{} paged decode kernel for {}", dtName, shape));
+    // A decode kernel is optional: the prefill kernel runs decode steps
+    // too where the set has none.
     findKernel(k.pagedPrefills(), same, fmt::format("{} paged prefill kernel for {}", dtName, shape));
   } else if (n.op == "region.rope_kv_write") {
     const int64_t d = a.at("head_dim").get<int64_t>();

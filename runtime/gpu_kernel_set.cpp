@@ -90,7 +90,11 @@ std::unique_ptr<GpuKernelSet> GpuKernelSet::load(const Device& device, const std
     // (cubin.file: sets written before the per-unit cubins); the PTX when
     // there are none or this driver refuses one.
     bool perUnit = false;
-    if (m.contains("cubin")) {
+    if (m.contains("spirv")) {
+      // An xe set: one SPIR-V module of every kernel (a Level Zero or the
+      // OpenCL test device builds it at load).
+      set->modules_.push_back(device.loadExecutable(readFile(dir + "/" + m["spirv"].get<std::string>())));
+    } else if (m.contains("cubin")) {
       const nlohmann::json& c = m["cubin"];
       perUnit = c.contains("files");
       const std::vector<std::string> files =

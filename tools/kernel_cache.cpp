@@ -8,11 +8,6 @@ namespace strata::tools {
 
 namespace fs = std::filesystem;
 
-uint64_t fnv1a(std::string_view s, uint64_t h) {
-  for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
-  return h;
-}
-
 fs::path kernelCacheDir() {
   const char* env = std::getenv("STRATA_KERNEL_CACHE");
   if (env && std::string(env) == "off") return {};

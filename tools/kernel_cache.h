@@ -9,6 +9,8 @@
 #include <string>
 #include <string_view>
 
+#include "ops/hash.h"
+
 namespace strata::tools {
 
 // $STRATA_KERNEL_CACHE, else $XDG_CACHE_HOME/strata/kernels, else
@@ -16,7 +18,6 @@ namespace strata::tools {
 std::filesystem::path kernelCacheDir();
 // This binary's identity: its path, size and modification time.
 std::string compilerStamp();
-// FNV-1a over `s`, continuing from `h` (cache keys, not security).
-uint64_t fnv1a(std::string_view s, uint64_t h = 1469598103934665603ull);
+using ops::fnv1a;  // cache keys (ops/hash.h)
 
 }  // namespace strata::tools

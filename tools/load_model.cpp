@@ -23,7 +23,7 @@ void loadArtifact(LoadedModel& l, const RunOpts& o, const std::string& dir) {
     l.tok = models::Tokenizer::load(*a.tokenizer);
     l.tokenizerPath = *a.tokenizer;
   }
-  if (a.cuda()) {
+  if (a.gpu()) {
     l.gpu = runtime::loadGpuModel(std::move(a), {.verbose = !o.json});
     l.exec = l.gpu.exec.get();
   } else {

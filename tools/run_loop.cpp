@@ -174,7 +174,7 @@ runtime::SamplingParams checkRunOpts(const RunOpts& o) {
 }
 
 void checkArtifactRun(const RunOpts& o, const runtime::Artifact& a) {
-  const std::string built = a.cuda() ? "cuda" : "cpu";
+  const std::string built = a.backend();
   if (o.backendGiven && o.backend != built)
     fail("{} is compiled for {}: it runs with --backend {}, not --backend {}", o.model, a.target, built, o.backend);
   if (o.blockSizeGiven && o.blockSize != a.blockSize)

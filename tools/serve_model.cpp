@@ -218,11 +218,11 @@ int serveArtifact(const ServeOpts& given) {
   models::Tokenizer tok = models::Tokenizer::load(*a.tokenizer);
   const std::string tokenizerPath = *a.tokenizer;
   const int64_t blockSize = a.blockSize;
-  const std::string built = a.cuda() ? "cuda" : "cpu";
+  const std::string built = a.backend();
   if (o.backendGiven && o.backend != built)
     fail("{} is compiled for {}: it serves with --backend {}, not --backend {}", o.model, a.target, built, o.backend);
   o.backend = built;
-  if (a.cuda()) {
+  if (a.gpu()) {
     runtime::GpuModel gpu = runtime::loadGpuModel(std::move(a), {.verbose = true});
     return serveLoaded(o, *gpu.exec, blockSize, tok, tokenizerPath);
   }

@@ -102,7 +102,7 @@ int benchModel(const BenchModelOpts& o) {
   tools::flagInRange<int64_t>("--context", o.context, 1, tools::kMaxTokensFlag);
   tools::flagInRange<int64_t>("--steps", o.steps, 1, tools::kMaxTokensFlag);
   runtime::Artifact a = runtime::loadArtifact(o.dir, {o.weightsDir, !o.randomWeights});
-  if (!a.cuda()) fail("{} is compiled for {}, not for a GPU", o.dir, a.target);
+  if (!a.gpu()) fail("{} is compiled for {}, not for a GPU", o.dir, a.target);
   const int64_t bs = a.blockSize;
   runtime::GpuModel m =
       runtime::loadGpuModel(std::move(a), {.randomWeights = o.randomWeights, .verbose = true, .graphs = !o.noGraphs});

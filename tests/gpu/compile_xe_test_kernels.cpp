@@ -73,7 +73,8 @@ int main(int argc, char** argv) {
     for (ops::DType dt : rowTypes()) {
       emit(gatherRowsModule(dt), tile::emitGatherRowsKernel(gatherRowsSpec(dt)), "auto");
       emit(kvWriteModule(dt), tile::emitKvWriteKernel(kvWriteSpec(dt)), "auto");
-      emit(ropeKvWriteModule(dt), tile::emitRopeKvWriteKernel(ropeKvWriteSpec(dt)), "auto");
+      for (int64_t d : ropeKvWriteHeadDims())
+        emit(ropeKvWriteModule(dt, d), tile::emitRopeKvWriteKernel(ropeKvWriteSpec(dt, d)), "auto");
     }
   } catch (const Error& e) {
     std::fprintf(stderr, "%s: %s\n", argv[0], e.what());

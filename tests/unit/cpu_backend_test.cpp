@@ -469,7 +469,7 @@ TEST(CudaModelCache, CompilesOnceIntoTheCache) {
   EXPECT_EQ(a.dir.parent_path(), cache);
   for (const char* f : {"plan.json", "kernels.json", "kernels.ptx"}) EXPECT_TRUE(fs::is_regular_file(a.dir / f)) << f;
   runtime::Artifact art = runtime::loadArtifact(a.dir.string(), {});
-  EXPECT_TRUE(art.cuda());
+  EXPECT_EQ(art.backend(), "cuda");
   EXPECT_EQ(art.target, "cuda:sm_90");
   EXPECT_EQ(art.dtype, "bf16");
   EXPECT_EQ(art.blockSize, 8);

@@ -21,6 +21,7 @@
 #include "runtime/paged_generate.h"
 #include "runtime/sampler.h"
 #include "runtime/scheduler.h"
+#include "tests/unit/gpu_model_checks.h"
 
 using namespace strata;
 
@@ -60,22 +61,7 @@ class CudaModel : public ::testing::TestWithParam<const char*> {
   // fixture's model).
   std::vector<std::vector<int64_t>> greedy(const std::vector<std::vector<int64_t>>& prompts, int64_t stepTokens,
                                            const runtime::GpuExecutor* exec = nullptr) {
-    runtime::SchedulerOptions so;
-    so.blockSize = blockSize;
-    so.numBlocks = 64;
-    so.maxStepTokens = stepTokens;
-    std::vector<std::vector<int64_t>> out(prompts.size());
-    runtime::Scheduler::Events ev;
-    ev.onFinish = [&](int64_t id, const std::vector<int64_t>& ids, runtime::FinishReason) { out[id] = ids; };
-    runtime::Scheduler sched(exec ? *exec : *m.exec, so, ev);
-    for (const auto& p : prompts) {
-      runtime::GenerateRequest r;
-      r.promptIds = p;
-      r.maxNewTokens = 24;
-      sched.add(r);
-    }
-    sched.runToCompletion();
-    return out;
+    return strata::testing::greedyCompletions(exec ? *exec : *m.exec, blockSize, prompts, stepTokens);
   }
   runtime::GpuModel m;
   int64_t blockSize = 0;
@@ -106,28 +92,6 @@ TEST_P(CudaModel, PrefillLogitsMatchTheReference) {
   EXPECT_EQ(best, refBest);
 }
 
-// How far each generated token of `seq` is from the f32 reference's choice:
-// the plan's region graph on the CPU reference ops, fed `seq` (teacher
-// forcing); entry i is ref_logit(seq[p + i]) - max ref_logit at that step
-// (0 where the reference picks the same token).
-std::vector<double> referenceMargins(const std::string& dtype, const std::vector<int64_t>& seq, size_t promptLen) {
-  runtime::Artifact a = runtime::loadArtifact(artifactDir(dtype), {fixtureDir()});
-  runtime::Executor cpu(std::move(a.graph));
-  runtime::PagedKvCache cache(runtime::kvCacheShapeFor(cpu, a.blockSize, 64));
-  runtime::PagedModel pm(cpu, cache);
-  std::vector<int64_t> prompt(seq.begin(), seq.begin() + promptLen);
-  EXPECT_TRUE(cache.reserve(0, (int64_t)promptLen));
-  ops::Tensor logits = pm.step({{0, prompt}});
-  std::vector<double> margins;
-  for (size_t i = promptLen; i < seq.size(); ++i) {
-    const float* row = logits.data<float>();
-    margins.push_back(row[seq[i]] - *std::max_element(row, row + logits.numel()));
-    EXPECT_TRUE(cache.reserve(0, (int64_t)i + 1));
-    logits = pm.step({{0, {seq[i]}}});
-  }
-  return margins;
-}
-
 // Greedy completions (24 tokens) of the fixture's two prompts on the bf16 or f16
 // GPU model: one prompt at a time with the prompt in one step (paged
 // prefill, then paged decode), and both at once in steps of 5 tokens
@@ -149,7 +113,7 @@ TEST_P(CudaModel, GreedyTokensAreTheReferencesChoices) {
       ASSERT_EQ(got.size(), want[i].size()) << how;
       size_t same = 0;
       while (same < got.size() && got[same] == want[i][same]) ++same;
-      std::vector<double> margins = referenceMargins(GetParam(), got, prompts[i].size());
+      std::vector<double> margins = strata::testing::referenceMargins(artifactDir(GetParam()), fixtureDir(), got, prompts[i].size());
       std::printf("%s prompt %zu %s: %zu of 24 tokens as the fixture's before the first difference; worst margin to the "
                   "f32 reference's choice %.4f\n",
                   GetParam(), i, how, same - prompts[i].size(), *std::min_element(margins.begin(), margins.end()));
@@ -267,52 +231,6 @@ TEST_P(CudaModel, DeviceGreedyIsTheHostsArgmax) {
   EXPECT_EQ(run(true), run(false));
 }
 
-// The tokens of sequences drawn with `params` (prompt s % 2 each),
-// prefill and 12 decode steps, by PagedModel::stepSampled on the device
-// or by the host sampler on the same step's logits (the same seeds); with
-// `logprobs`, each token's log-probabilities and 5 alternatives too.
-std::vector<std::vector<int64_t>> drawSequences(runtime::GpuModel& m, int64_t blockSize,
-                                                const std::vector<std::vector<int64_t>>& prompts,
-                                                const std::vector<runtime::SamplingParams>& params, bool onDevice,
-                                                std::vector<std::vector<runtime::TokenLogprobs>>* logprobs = nullptr) {
-  runtime::PagedKvCache cache(runtime::kvCacheShapeFor(*m.exec, blockSize, 8 * (int64_t)params.size()),
-                              m.exec->cacheDevice());
-  runtime::PagedModel pm(*m.exec, cache);
-  std::vector<runtime::Sampler> samplers;
-  std::vector<std::vector<int64_t>> ids;
-  std::vector<runtime::PagedModel::SeqStep> steps;
-  for (size_t s = 0; s < params.size(); ++s) {
-    samplers.emplace_back(params[s]);
-    ids.push_back(prompts[s % 2]);
-    steps.push_back({(int64_t)s, ids.back()});
-  }
-  for (int step = 0; step <= 12; ++step) {
-    for (const auto& s : steps) EXPECT_TRUE(cache.reserve(s.seq, cache.length(s.seq) + (int64_t)s.tokens.size()));
-    std::vector<int64_t> next;
-    std::vector<runtime::TokenLogprobs> lps(steps.size());
-    if (onDevice) {
-      std::vector<runtime::GraphRunner::RowDraw> draws;
-      for (size_t r = 0; r < steps.size(); ++r)
-        draws.push_back({(int64_t)r, &samplers[r], ids[r], logprobs ? &lps[r] : nullptr, 5});
-      next = pm.stepSampled(steps, draws);
-    } else {
-      ops::Tensor logits = pm.step(steps);
-      const int64_t vocab = logits.dim(1);
-      for (size_t r = 0; r < steps.size(); ++r) {
-        const std::span<const float> row{logits.data<float>() + r * vocab, size_t(vocab)};
-        next.push_back(samplers[r].sample(row, ids[r]));
-        if (logprobs) lps[r] = runtime::tokenLogprobs(row, next[r], 5);
-      }
-    }
-    if (logprobs) logprobs->resize(steps.size());
-    for (size_t r = 0; r < steps.size(); ++r) {
-      steps[r].tokens = {next[r]}, ids[r].push_back(next[r]);
-      if (logprobs) (*logprobs)[r].push_back(lps[r]);
-    }
-  }
-  return ids;
-}
-
 // Tokens drawn on the device (PagedModel::stepSampled: argmax or top-k
 // candidates come down, the row only when they do not settle a draw) are
 // the host sampler's on the same step's logits, with the same seeds: seven
@@ -330,8 +248,8 @@ TEST_P(CudaModel, DeviceSamplingIsTheHostsSampling) {
   params[4].temperature = 0.8f, params[4].repetitionPenalty = 1.3f;
   params[5].greedy = true, params[5].repetitionPenalty = 1.5f;
   params[6].temperature = 0.8f, params[6].topK = 20, params[6].repetitionPenalty = 0.7f;
-  std::vector<std::vector<int64_t>> device = drawSequences(m, blockSize, prompts, params, true),
-                                    host = drawSequences(m, blockSize, prompts, params, false);
+  std::vector<std::vector<int64_t>> device = strata::testing::drawSequences(*m.exec, blockSize, prompts, params, true),
+                                    host = strata::testing::drawSequences(*m.exec, blockSize, prompts, params, false);
   EXPECT_EQ(device, host);
   EXPECT_NE(device[1], device[0]) << "temperature 1.3 drew the greedy tokens throughout";
 }
@@ -346,8 +264,8 @@ TEST_P(CudaModel, LogprobsAreTheHostsOnTheSameLogits) {
   params[1].greedy = false, params[1].seed = 5, params[1].temperature = 1.2f, params[1].topK = 20;
   params[2].repetitionPenalty = 1.5f;
   std::vector<std::vector<runtime::TokenLogprobs>> device, host;
-  EXPECT_EQ(drawSequences(m, blockSize, prompts, params, true, &device),
-            drawSequences(m, blockSize, prompts, params, false, &host));
+  EXPECT_EQ(strata::testing::drawSequences(*m.exec, blockSize, prompts, params, true, &device),
+            strata::testing::drawSequences(*m.exec, blockSize, prompts, params, false, &host));
   ASSERT_EQ(device.size(), host.size());
   for (size_t s = 0; s < device.size(); ++s) {
     ASSERT_EQ(device[s].size(), 13u);
@@ -406,9 +324,9 @@ TEST_P(CudaModel, RepetitionPenaltiesStayOnTheDevice) {
   params[1].repetitionPenalty = 1.2f;
   params[3].repetitionPenalty = 0.8f;
   const int64_t before = m.exec->rowsDownloaded();
-  std::vector<std::vector<int64_t>> device = drawSequences(m, blockSize, prompts, params, true);
+  std::vector<std::vector<int64_t>> device = strata::testing::drawSequences(*m.exec, blockSize, prompts, params, true);
   EXPECT_EQ(m.exec->rowsDownloaded(), before);
-  EXPECT_EQ(device, drawSequences(m, blockSize, prompts, params, false));
+  EXPECT_EQ(device, strata::testing::drawSequences(*m.exec, blockSize, prompts, params, false));
   EXPECT_NE(device[0], device[2]) << "a penalty of 1.5 changed no greedy token";
 }
 

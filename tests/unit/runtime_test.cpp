@@ -12,6 +12,7 @@
 #include "runtime/paged_cache.h"
 #include "runtime/parallel.h"
 #include "runtime/sampler.h"
+#include "runtime/spirv_kernels.h"
 #include "runtime/weights.h"
 #include "topk_reference.h"
 
@@ -514,3 +515,105 @@ TEST(PagedKvCache, DefaultSizeFitsTheFreeMemory) {
 }
 
 }  // namespace
+
+// ---- SPIR-V kernel signatures (runtime/spirv_kernels.h) ------------------
+
+namespace {
+
+// `f` throws strata::Error whose message contains `part`.
+template <typename F>
+void expectError(F f, const std::string& part) {
+  try {
+    f();
+    ADD_FAILURE() << "no error; expected one containing: " << part;
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find(part), std::string::npos) << e.what();
+  }
+}
+
+// A SPIR-V module of words: the header, then instructions (opcode, operands).
+struct SpirvWords {
+  std::vector<uint32_t> w{0x07230203, 0x00010400, 0, 100, 0};
+  SpirvWords& op(uint32_t code, std::vector<uint32_t> operands) {
+    w.push_back(uint32_t(operands.size() + 1) << 16 | code);
+    w.insert(w.end(), operands.begin(), operands.end());
+    return *this;
+  }
+  // A string operand: its bytes, nul-terminated, in whole words.
+  static std::vector<uint32_t> str(const std::string& s) {
+    std::vector<uint32_t> out((s.size() + 4) / 4, 0);
+    std::memcpy(out.data(), s.data(), s.size());
+    return out;
+  }
+  std::string bytes() const { return std::string(reinterpret_cast<const char*>(w.data()), w.size() * 4); }
+};
+
+// kernel "k"(global i16*, i64, f32), a Fragment entry point that is skipped
+// and a helper function taking a float4.
+SpirvWords kernelModule() {
+  SpirvWords m;
+  std::vector<uint32_t> entry{6, 10};
+  for (uint32_t x : SpirvWords::str("k")) entry.push_back(x);
+  m.op(15, entry);
+  std::vector<uint32_t> frag{4, 11};
+  for (uint32_t x : SpirvWords::str("f")) frag.push_back(x);
+  m.op(15, frag);
+  m.op(21, {1, 16, 0}).op(32, {2, 5, 1}).op(21, {3, 64, 0}).op(22, {4, 32}).op(19, {5}).op(33, {6, 5, 2, 3, 4});
+  m.op(54, {5, 10, 0, 6}).op(55, {2, 20}).op(55, {3, 21}).op(55, {4, 22}).op(56, {});
+  m.op(54, {5, 11, 0, 6}).op(56, {});
+  // A helper taking a vector (not a kernel: its parameters are not read).
+  m.op(23, {7, 4, 4}).op(54, {5, 12, 0, 6}).op(55, {7, 23}).op(56, {});
+  return m;
+}
+
+}  // namespace
+
+TEST(SpirvKernels, ReadsEachKernelsParameters) {
+  const auto ks = runtime::spirvKernels(kernelModule().bytes(), "m.spv");
+  ASSERT_EQ(ks.size(), 1u);
+  EXPECT_EQ(ks[0].name, "k");
+  using P = runtime::SpirvParam;
+  EXPECT_EQ(ks[0].params, (std::vector<P>{{P::Pointer, 8}, {P::Int, 8}, {P::Float, 4}}));
+  // A launch's ABI slots: the buffer's five (its aligned pointer is set),
+  // the index, the f32.
+  int64_t buf[5] = {1, 2, 0, 10, 1}, index = 7;
+  float scale = 0.5f;
+  std::vector<void*> slots{&buf[0], &buf[1], &buf[2], &buf[3], &buf[4], &index, &scale};
+  const auto args = runtime::kernelArguments(ks[0], slots);
+  ASSERT_EQ(args.size(), 3u);
+  EXPECT_TRUE(args[0].pointer);
+  EXPECT_EQ(args[0].value, &buf[1]);
+  EXPECT_EQ(args[1].value, &index);
+  EXPECT_EQ(args[1].bytes, 8u);
+  EXPECT_EQ(args[2].bytes, 4u);
+  slots.pop_back();
+  expectError([&] { runtime::kernelArguments(ks[0], slots); }, "kernel k: its 3 parameters need more");
+  slots.push_back(&scale), slots.push_back(&scale);
+  expectError([&] { runtime::kernelArguments(ks[0], slots); }, "take 7 argument slots, the launch passed 8");
+}
+
+TEST(SpirvKernels, MalformedModulesAreNamed) {
+  const std::string good = kernelModule().bytes();
+  expectError([&] { runtime::spirvKernels(good.substr(0, 18), "m.spv"); }, "m.spv: not a SPIR-V module (18 bytes");
+  std::string bad = good;
+  bad[0] = 0;
+  expectError([&] { runtime::spirvKernels(bad, "m.spv"); }, "not a little-endian SPIR-V module");
+  // An instruction that claims more words than remain.
+  // (The last two words: the helper's OpFunctionEnd and its parameter's id.)
+  expectError([&] { runtime::spirvKernels(good.substr(0, good.size() - 8), "m.spv"); }, "claims 3 words, 2 remain");
+  // A parameter of an unknown type, and an entry point without its function.
+  SpirvWords m;
+  std::vector<uint32_t> entry{6, 10};
+  for (uint32_t x : SpirvWords::str("k")) entry.push_back(x);
+  m.op(15, entry);
+  expectError([&] { runtime::spirvKernels(m.bytes(), "m.spv"); }, "kernel 'k' names function %10");
+  m.op(54, {5, 10, 0, 6}).op(55, {9, 20});
+  expectError([&] { runtime::spirvKernels(m.bytes(), "m.spv"); }, "of type %9, not a pointer or a scalar of 8 to 64 bits");
+  // A scalar wider than a launch slot's 8 bytes.
+  SpirvWords wide;
+  wide.op(15, entry).op(21, {9, 128, 0}).op(54, {5, 10, 0, 6}).op(55, {9, 20}).op(56, {});
+  expectError([&] { runtime::spirvKernels(wide.bytes(), "m.spv"); }, "of type %9, not a pointer or a scalar");
+  SpirvWords z;
+  z.w.push_back(0);
+  expectError([&] { runtime::spirvKernels(z.bytes(), "m.spv"); }, "instruction at word 5 (opcode 0) claims 0 words");
+}

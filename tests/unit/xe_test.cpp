@@ -382,7 +382,8 @@ TEST(XeNorm, RmsNormMatchesReference) {
 }
 
 // RoPE (rotate-half, each token's position read from its table): one head
-// a program, head dims 64 and 128, in place as the GPU executor runs it.
+// a program, head dims 64 and 128 by halves, 16 and 48 by whole heads
+// (ropeWholeHeads), in place as the GPU executor runs it.
 TEST(XeRope, MatchesReferenceInPlace) {
   struct Case {
     ops::DType dt;
@@ -473,37 +474,41 @@ TEST(XeDataMovement, KvWriteFillsEachTokensSlot) {
 // token's slot, as ops::ropeTokens then ops::kvWrite; the rest of the
 // cache untouched.
 TEST(XeDataMovement, RopeKvWriteEqualsRopeThenKvWrite) {
-  const int64_t heads = kRopeKvWriteHeads, kvHeads = kKvHeads, D = kKvHeadDim, blockSize = kKvBlockSize, blocks = 3,
-                tokens = 3, maxPos = 300;
+  const int64_t heads = kRopeKvWriteHeads, kvHeads = kKvHeads, blockSize = kKvBlockSize, blocks = 3, tokens = 3,
+                maxPos = 300;
   NEED_DEVICE();
   XeCpuDevice& d = *device();
   for (ops::DType dt : rowTypes()) {
-    const TestModule mod = loadModule(ropeKvWriteModule(dt));
-    auto p = d.buildSpirv(mod.spirv);
-    std::mt19937 rng{13};
-    ops::RopeTables tables = ops::ropeTables(maxPos, D, 10000.f);
-    ops::Tensor cache = strata::testing::randomTensor({blocks, 2, kvHeads, blockSize, D}, rng).cast(dt);
-    ops::Tensor q = strata::testing::randomTensor({tokens, heads * D}, rng).cast(dt),
-                k = strata::testing::randomTensor({tokens, kvHeads * D}, rng).cast(dt),
-                v = strata::testing::randomTensor({tokens, kvHeads * D}, rng).cast(dt);
-    ops::Tensor pos(ops::DType::I64, {tokens}), slots(ops::DType::I64, {tokens});
-    const int64_t at[] = {5, 0, 2 * blockSize + blockSize - 1}, positions[] = {299, 0, 17};
-    std::copy(at, at + tokens, slots.mut<int64_t>());
-    std::copy(positions, positions + tokens, pos.mut<int64_t>());
-    ops::Tensor wantQ = ops::ropeTokens(q.toF32(), pos, D, 10000.f);
-    ops::Tensor wantCache = ops::kvWrite(cache.toF32(), ops::ropeTokens(k.toF32(), pos, D, 10000.f), v.toF32(), slots);
-    Buffer bq = upload(d, q), bk = upload(d, k), bv = upload(d, v), bc = upload(d, cache), bpos = upload(d, pos),
-           bs = upload(d, slots), bcos = upload(d, tables.cos), bsin = upload(d, tables.sin),
-           by = d.alloc(q.nbytes());
-    const int64_t wg = mod.workGroupSize;
-    const size_t g[3] = {size_t(wg * tokens), size_t(heads + kvHeads), 1}, l[3] = {size_t(wg), 1, 1};
-    d.run(p, "rope_kv_write", {&bq, &bk, &bv, &by, &bc, &bcos, &bsin, &bpos, &bs, tokens, maxPos, blocks}, g, l);
-    ops::Tensor outQ(dt, q.shape()), outCache(dt, cache.shape());
-    d.read(by, outQ.mut<uint8_t>(), outQ.nbytes());
-    d.read(bc, outCache.mut<uint8_t>(), outCache.nbytes());
-    const double bound = strata::testing::storageBound(dt, 1e-6);
-    EXPECT_LT(strata::testing::maxRelError(outQ.toF32(), wantQ), bound) << ops::dtypeName(dt);
-    EXPECT_LT(strata::testing::maxRelError(outCache.toF32(), wantCache), bound) << ops::dtypeName(dt);
+    for (int64_t D : ropeKvWriteHeadDims()) {
+      SCOPED_TRACE(ropeKvWriteModule(dt, D));
+      const TestModule mod = loadModule(ropeKvWriteModule(dt, D));
+      auto p = d.buildSpirv(mod.spirv);
+      std::mt19937 rng{13};
+      ops::RopeTables tables = ops::ropeTables(maxPos, D, 10000.f);
+      ops::Tensor cache = strata::testing::randomTensor({blocks, 2, kvHeads, blockSize, D}, rng).cast(dt);
+      ops::Tensor q = strata::testing::randomTensor({tokens, heads * D}, rng).cast(dt),
+                  k = strata::testing::randomTensor({tokens, kvHeads * D}, rng).cast(dt),
+                  v = strata::testing::randomTensor({tokens, kvHeads * D}, rng).cast(dt);
+      ops::Tensor pos(ops::DType::I64, {tokens}), slots(ops::DType::I64, {tokens});
+      const int64_t at[] = {5, 0, 2 * blockSize + blockSize - 1}, positions[] = {299, 0, 17};
+      std::copy(at, at + tokens, slots.mut<int64_t>());
+      std::copy(positions, positions + tokens, pos.mut<int64_t>());
+      ops::Tensor wantQ = ops::ropeTokens(q.toF32(), pos, D, 10000.f);
+      ops::Tensor wantCache =
+          ops::kvWrite(cache.toF32(), ops::ropeTokens(k.toF32(), pos, D, 10000.f), v.toF32(), slots);
+      Buffer bq = upload(d, q), bk = upload(d, k), bv = upload(d, v), bc = upload(d, cache), bpos = upload(d, pos),
+             bs = upload(d, slots), bcos = upload(d, tables.cos), bsin = upload(d, tables.sin),
+             by = d.alloc(q.nbytes());
+      const int64_t wg = mod.workGroupSize;
+      const size_t g[3] = {size_t(wg * tokens), size_t(heads + kvHeads), 1}, l[3] = {size_t(wg), 1, 1};
+      d.run(p, "rope_kv_write", {&bq, &bk, &bv, &by, &bc, &bcos, &bsin, &bpos, &bs, tokens, maxPos, blocks}, g, l);
+      ops::Tensor outQ(dt, q.shape()), outCache(dt, cache.shape());
+      d.read(by, outQ.mut<uint8_t>(), outQ.nbytes());
+      d.read(bc, outCache.mut<uint8_t>(), outCache.nbytes());
+      const double bound = strata::testing::storageBound(dt, 1e-6);
+      EXPECT_LT(strata::testing::maxRelError(outQ.toF32(), wantQ), bound) << ops::dtypeName(dt);
+      EXPECT_LT(strata::testing::maxRelError(outCache.toF32(), wantCache), bound) << ops::dtypeName(dt);
+    }
   }
 }
 

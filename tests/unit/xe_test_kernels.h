@@ -86,11 +86,16 @@ inline std::string rmsNormModule(ops::DType dt, const std::string& blockIo = "au
   return std::string("rms_norm_") + ops::dtypeName(dt) + "_" + blockIo;
 }
 
+// Head dims whose halves are not whole 16-column rows (16, 48) rotate whole
+// heads (RopeKernelSpec::wholeHeads), as the xe model kernel set does.
+inline bool ropeWholeHeads(int64_t headDim) { return (headDim / 2) % 16 != 0; }
 inline tile::RopeKernelSpec ropeSpec(ops::DType dt, int64_t headDim) {
-  return tile::RopeKernelSpec{"rope", 3, headDim, ops::dtypeName(dt)};
+  tile::RopeKernelSpec s{"rope", 3, headDim, ops::dtypeName(dt)};
+  s.wholeHeads = ropeWholeHeads(headDim);
+  return s;
 }
 inline std::vector<ops::DType> ropeTypes() { return {ops::DType::F32, ops::DType::BF16}; }
-inline std::vector<int64_t> ropeHeadDims() { return {64, 128}; }
+inline std::vector<int64_t> ropeHeadDims() { return {16, 48, 64, 128}; }
 inline std::string ropeModule(ops::DType dt, int64_t headDim) {
   return std::string("rope_") + ops::dtypeName(dt) + "_" + std::to_string(headDim);
 }
@@ -110,13 +115,18 @@ inline tile::KvWriteKernelSpec kvWriteSpec(ops::DType dt) {
 inline std::string kvWriteModule(ops::DType dt) { return std::string("kv_write_") + ops::dtypeName(dt); }
 
 // region.rope_kv_write (graph-fuse-rope-kv-write): 4 q heads over the KV
-// write's heads, one head a program.
+// write's heads, one head a program; the KV write's head dim and 16 (whole
+// heads).
 constexpr int64_t kRopeKvWriteHeads = 4;
-inline tile::RopeKvWriteKernelSpec ropeKvWriteSpec(ops::DType dt) {
-  return tile::RopeKvWriteKernelSpec{"rope_kv_write", kRopeKvWriteHeads, kKvHeads, kKvHeadDim, kKvBlockSize,
-                                     ops::dtypeName(dt)};
+inline std::vector<int64_t> ropeKvWriteHeadDims() { return {16, kKvHeadDim}; }
+inline tile::RopeKvWriteKernelSpec ropeKvWriteSpec(ops::DType dt, int64_t headDim) {
+  tile::RopeKvWriteKernelSpec s{"rope_kv_write", kRopeKvWriteHeads, kKvHeads, headDim, kKvBlockSize, ops::dtypeName(dt)};
+  s.wholeHeads = ropeWholeHeads(headDim);
+  return s;
 }
-inline std::string ropeKvWriteModule(ops::DType dt) { return std::string("rope_kv_write_") + ops::dtypeName(dt); }
+inline std::string ropeKvWriteModule(ops::DType dt, int64_t headDim) {
+  return std::string("rope_kv_write_") + ops::dtypeName(dt) + "_" + std::to_string(headDim);
+}
 
 // Row kernels (gather, KV write) run in f32 and bf16.
 inline std::vector<ops::DType> rowTypes() { return {ops::DType::F32, ops::DType::BF16}; }

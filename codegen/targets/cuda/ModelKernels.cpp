@@ -29,7 +29,6 @@ KernelSetSpec cudaModelKernelSet(ops::GraphDef& g, const std::string& dtype, int
     return g.meta["paged"];
   };
   KernelSetSpec set;
-  std::map<std::string, std::string> elementwiseNames;  // kernel key -> name
   set.argmaxes.push_back(cudaArgmaxSpec(dtype));  // greedy sampling of the logits
   set.topks.push_back(cudaTopKSpec(dtype));       // temperature / top-k / top-p sampling
   // A repetition penalty: the rows it changes are copied into f32, penalized
@@ -112,18 +111,7 @@ KernelSetSpec cudaModelKernelSet(ops::GraphDef& g, const std::string& dtype, int
             fail("node '{}' ({}): attention scale {} differs from another layer's {}", n.name, n.op, scale, s.scale);
       }
     } else if (n.op == "region.elementwise") {
-      ElementwiseRegionPlan p = planElementwiseRegion(g, n, 32);
-      p.spec.dtype = dtype;
-      cudaElementwiseBlocking(p.spec);
-      auto [it, fresh] = elementwiseNames.try_emplace(elementwiseKernelKey(p.spec),
-                                                      fmt::format("elementwise_{}_{}", dtype, elementwiseNames.size()));
-      if (fresh) {
-        p.spec.name = it->second;
-        set.elementwises.push_back(p.spec);
-      }
-      nlohmann::json k = elementwiseLaunchContract(p);
-      k["name"] = it->second;
-      n.attrs["kernel"] = k;
+      addElementwiseRegionKernel(set, g, n, dtype, cudaElementwiseBlocking);
     } else {
       fail("{}: node '{}' ({}) has no GPU kernel yet (the GPU backend runs embedding, RMSNorm, GEMM, RoPE, KV write, "
            "paged attention and fused elementwise regions)",

@@ -25,7 +25,7 @@ void writeXeArtifact(const ops::GraphDef& regions, const KernelSetSpec& set, con
   auto entry = [&](const char* kind, const std::string& name, const std::string& kernelDtype, const nlohmann::json& own) {
     for (const XeKernelInfo& k : m.kernels)
       if (k.name == name) {
-        nlohmann::json e = {{"kind", kind}, {"name", name}, {"dtype", kernelDtype}, {"work_group", k.workGroupSize}};
+        nlohmann::json e = {{"kind", kind}, {"name", name}, {"dtype", kernelDtype}, {"threads", k.workGroupSize}};
         e.update(own);
         return e;
       }

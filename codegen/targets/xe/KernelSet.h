@@ -9,10 +9,12 @@
 //   kernels.mlir  their workgroup-level tile IR
 //   kernels.json  {"format", "target", "spirv", "sub_group_size",
 //                 "kernels": [...]}: every kernel with "kind", "name",
-//                 "dtype", "work_group" (work-items a work-group: 16 x its
-//                 sub-groups) and its kind's own fields (codegen/
-//                 KernelSet.h kernelManifestEntries)
-// No runtime runs it yet (the level_zero device is the next step).
+//                 "dtype", "threads" (work-items a work-group: 16 x its
+//                 sub-groups, as a CUDA block's threads) and its kind's
+//                 own fields (codegen/KernelSet.h kernelManifestEntries)
+// The GPU executor runs it (runtime/gpu_kernels.h loads the set) on the
+// Xe test device (runtime/devices/opencl/device.h); the level_zero device
+// that would run it on an Intel GPU is not built yet.
 #pragma once
 #include <string>
 

@@ -1,4 +1,3 @@
-#include <map>
 #include <set>
 
 #include <fmt/format.h>
@@ -18,21 +17,26 @@ KernelSetSpec xeModelKernelSet(ops::GraphDef& g, const std::string& dtype, int64
       fail("{}: node '{}' ({}): the graph is not in paged form (run region formation first)", g.source, n.name, n.op);
     return g.meta["paged"];
   };
-  // RoPE rotates the two halves of a head: rows of a multiple of 16
-  // columns each, which is what the xe lowering's tiles hold.
+  // The xe lowering's tiles are multiples of 16 columns: RoPE rotates a
+  // head's two halves as such tiles, or whole heads where a half is not
+  // (head dim 16, 48: RopeKernelSpec::wholeHeads).
   auto ropeHeadDim = [&](const ops::NodeDef& n, int64_t d) {
-    if (d % 32)
-      fail("{}: node '{}' ({}): head dim {}: RoPE's halves of {} columns have no xe kernel (the xe lowering's rows are "
-           "multiples of 16 columns)",
-           g.source, n.name, n.op, d, d / 2);
+    if (d % 16)
+      fail("{}: node '{}' ({}): head dim {}: RoPE has no xe kernel for heads of other than a multiple of 16 columns "
+           "(the xe lowering's rows)",
+           g.source, n.name, n.op, d);
     return d;
   };
+  auto whole = [](int64_t d) { return (d / 2) % 16 != 0; };
   KernelSetSpec set;
   set.argmaxes.push_back({fmt::format("argmax_{}", dtype), 32 * 32, dtype});  // greedy sampling
   set.topks.push_back({fmt::format("topk_{}", dtype), 32 * 32, 64, dtype});   // temperature / top-k / top-p
   std::set<std::string> names;
   auto once = [&](const std::string& name) { return names.insert(name).second; };
-  std::map<std::string, std::string> elementwiseNames;  // kernel key -> name
+  // The row gather (embedding, a GEMM region's picked rows), once.
+  auto gather = [&] {
+    if (once("gather")) set.gathers.push_back({fmt::format("gather_rows_{}", dtype), 64, dtype});
+  };
   for (const ops::WeightRef& w : g.weights)
     if (!w.quant.empty())
       fail("{}: weight '{}' holds {} blocks: the xe target has no kernels for block-quantized weights yet "
@@ -58,15 +62,16 @@ KernelSetSpec xeModelKernelSet(ops::GraphDef& g, const std::string& dtype, int64
       s.name = fmt::format("gemm_{}_{}{}{}{}", dtype, s.weightsNK ? "nk" : "kn", s.bias ? "_bias" : "",
                            s.residual ? "_residual" : "", s.swiglu ? "_swiglu" : "");
       if (once(s.name)) set.gemms.push_back(s);
-      if (a.value("rows", 0) != 0 && once("gather")) set.gathers.push_back({fmt::format("gather_rows_{}", dtype), 64, dtype});
+      if (a.value("rows", 0) != 0) gather();
     } else if (n.op == "region.embedding") {
-      if (once("gather")) set.gathers.push_back({fmt::format("gather_rows_{}", dtype), 64, dtype});
+      gather();
     } else if (n.op == "region.rmsnorm") {
       if (once("rms_norm")) set.norms.push_back({fmt::format("rms_norm_{}", dtype), 64, dtype, 1});
     } else if (n.op == "region.rope") {
       const int64_t d = ropeHeadDim(n, a.at("head_dim").get<int64_t>());
       for (int64_t heads : {paged(n).at("heads").get<int64_t>(), paged(n).at("kv_heads").get<int64_t>()}) {
         RopeKernelSpec s{fmt::format("rope_{}_h{}_d{}", dtype, heads, d), heads, d, dtype};
+        s.wholeHeads = whole(d);
         if (once(s.name)) set.ropes.push_back(s);
       }
     } else if (n.op == "region.rope_kv_write") {
@@ -77,6 +82,7 @@ KernelSetSpec xeModelKernelSet(ops::GraphDef& g, const std::string& dtype, int64
              n.name, r, d);
       RopeKvWriteKernelSpec s{fmt::format("rope_kv_write_{}_h{}k{}_d{}_p{}", dtype, heads, kvHeads, d, pageSize), heads,
                               kvHeads, d, pageSize, dtype};
+      s.wholeHeads = whole(d);
       if (once(s.name)) set.ropeKvWrites.push_back(s);
     } else if (n.op == "region.kv_write") {
       const int64_t d = paged(n).at("head_dim").get<int64_t>(), kvHeads = paged(n).at("kv_heads").get<int64_t>();
@@ -91,9 +97,10 @@ KernelSetSpec xeModelKernelSet(ops::GraphDef& g, const std::string& dtype, int64
         fail("{}: node '{}' (region.paged_attention): head dim {} (the xe attention's dots take multiples of 16)",
              g.source, n.name, s.headDim);
       // The unstaged paged form: 8 query rows a sub-group (DPAS's M), a
-      // page of keys a step, prefill and decode steps alike.
+      // page of keys a step, prefill and decode steps alike (the manifest's
+      // page_size is what the runtime matches the cache's blocks against).
       s.paged = s.causal = s.storageDots = true;
-      s.blockM = 8, s.blockN = pageSize, s.dtype = dtype;
+      s.blockM = 8, s.blockN = s.pageSize = pageSize, s.dtype = dtype;
       s.name = fmt::format("paged_attention_{}_h{}_kv{}_d{}_p{}", dtype, s.heads, s.kvHeads, s.headDim, pageSize);
       if (once(s.name)) {
         set.pagedPrefills.push_back(s);
@@ -103,17 +110,7 @@ KernelSetSpec xeModelKernelSet(ops::GraphDef& g, const std::string& dtype, int64
             fail("node '{}' ({}): attention scale {} differs from another layer's {}", n.name, n.op, s.scale, o.scale);
       }
     } else if (n.op == "region.elementwise") {
-      ElementwiseRegionPlan p = planElementwiseRegion(g, n, 32);
-      p.spec.dtype = dtype;
-      auto [it, fresh] = elementwiseNames.try_emplace(elementwiseKernelKey(p.spec),
-                                                      fmt::format("elementwise_{}_{}", dtype, elementwiseNames.size()));
-      if (fresh) {
-        p.spec.name = it->second;
-        set.elementwises.push_back(p.spec);
-      }
-      nlohmann::json k = elementwiseLaunchContract(p);
-      k["name"] = it->second;
-      n.attrs["kernel"] = k;
+      addElementwiseRegionKernel(set, g, n, dtype);
     } else {
       fail("{}: node '{}' ({}) has no xe kernel yet (the xe target runs embedding, RMSNorm, GEMM, RoPE, KV write, "
            "paged attention and fused elementwise regions)",

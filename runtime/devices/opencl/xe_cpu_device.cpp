@@ -3,9 +3,16 @@
 #define CL_TARGET_OPENCL_VERSION 300
 #include <CL/cl.h>
 
+#include <unistd.h>
+
+#include <cstdlib>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 
 #include "ops/error.h"
+#include "ops/hash.h"
 
 namespace strata::runtime::opencl {
 
@@ -139,11 +146,47 @@ std::unique_ptr<XeCpuDevice> XeCpuDevice::open(std::string* why) {
 
 std::string XeCpuDevice::name() const { return deviceString(impl_->device, CL_DEVICE_NAME); }
 
+XeCpuDevice::Handles XeCpuDevice::handles() const { return {impl_->context, impl_->queue, impl_->device}; }
+
 Program XeCpuDevice::buildSpirv(const std::string& spirv) const {
+  namespace fs = std::filesystem;
+  const char* dir = std::getenv("STRATA_OPENCL_CACHE");
+  fs::path cached;
+  if (dir && *dir) {
+    const uint64_t key = ops::fnv1a(spirv, ops::fnv1a(kBuiltins, ops::fnv1a(name() + "\n" +
+                                                                             deviceString(impl_->device, CL_DRIVER_VERSION))));
+    cached = fs::path(dir) / fmt::format("{:016x}.clbin", key);
+    if (std::ifstream in{cached, std::ios::binary}) {
+      const std::string bin{std::istreambuf_iterator<char>(in), {}};
+      const unsigned char* b = reinterpret_cast<const unsigned char*>(bin.data());
+      const size_t n = bin.size();
+      cl_int e, status;
+      cl_program p = clCreateProgramWithBinary(impl_->context, 1, &impl_->device, &n, &b, &status, &e);
+      if (e == CL_SUCCESS && clBuildProgram(p, 1, &impl_->device, "", nullptr, nullptr) == CL_SUCCESS) return Program(p);
+      if (p) clReleaseProgram(p);  // a stale or damaged entry: build again and replace it
+    }
+  }
   cl_int e;
   cl_program p = clCreateProgramWithIL(impl_->context, spirv.data(), spirv.size(), &e);
   check(e, "clCreateProgramWithIL");
-  return Program(impl_->link(p, "SPIR-V module"));
+  Program built(impl_->link(p, "SPIR-V module"));
+  if (!cached.empty()) {
+    // The linked program's binary, written whole or not at all.
+    size_t n = 0;
+    cl_program lp = static_cast<cl_program>(built.native());
+    if (clGetProgramInfo(lp, CL_PROGRAM_BINARY_SIZES, sizeof n, &n, nullptr) == CL_SUCCESS && n) {
+      std::string bin(n, '\0');
+      unsigned char* b = reinterpret_cast<unsigned char*>(bin.data());
+      std::error_code ec;
+      fs::create_directories(cached.parent_path(), ec);
+      const fs::path tmp = cached.string() + fmt::format(".{}.tmp", ::getpid());
+      if (clGetProgramInfo(lp, CL_PROGRAM_BINARIES, sizeof b, &b, nullptr) == CL_SUCCESS &&
+          std::ofstream(tmp, std::ios::binary).write(bin.data(), std::streamsize(n)))
+        fs::rename(tmp, cached, ec);
+      fs::remove(tmp, ec);
+    }
+  }
+  return built;
 }
 
 Program XeCpuDevice::buildSource(const std::string& source) const {

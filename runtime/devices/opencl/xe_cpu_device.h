@@ -43,6 +43,7 @@ class Program {
   Program(Program&&) noexcept;
   Program& operator=(Program&&) noexcept;
   ~Program();
+  void* native() const { return program_; }  // the cl_program
 
  private:
   friend class XeCpuDevice;
@@ -63,8 +64,18 @@ class XeCpuDevice {
   ~XeCpuDevice();
 
   std::string name() const;
+  // The OpenCL objects underneath (cl_context, cl_command_queue: in order,
+  // cl_device_id), for the runtime::Device on this one (device.h).
+  struct Handles {
+    void *context, *queue, *device;
+  };
+  Handles handles() const;
   // Builds a SPIR-V module (or OpenCL C source) linked with the built-in
-  // definitions. Throws strata::Error with the compiler's log.
+  // definitions. Throws strata::Error with the compiler's log. With
+  // $STRATA_OPENCL_CACHE set to a folder, a SPIR-V module's built program
+  // is kept there (keyed by the module, the built-ins, the device and its
+  // driver) and loaded instead of built again: Intel's CPU compiler takes
+  // 15 s to minutes a kernel.
   Program buildSpirv(const std::string& spirv) const;
   Program buildSource(const std::string& source) const;
 
