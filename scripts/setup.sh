@@ -7,7 +7,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 PACKAGES=(
   cmake ninja-build ccache clang-22 lld-22 llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools
   libclang-rt-22-dev libonnx-dev libprotobuf-dev protobuf-compiler nlohmann-json3-dev libcli11-dev
-  libfmt-dev libgtest-dev libdnnl-dev libpcre2-dev libicu-dev pkg-config python3 python3-venv libboost-dev
+  libfmt-dev libgtest-dev libdnnl-dev libze-dev libpcre2-dev libicu-dev pkg-config python3 python3-venv libboost-dev
   prometheus-cpp-dev libcairo2-dev fonts-dejavu-core ocl-icd-opencl-dev opencl-c-headers intel-opencl-icd
 )
 missing=()

@@ -24,32 +24,47 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// The planned region graph and its kernel set.
+// The planned region graph and its kernel set for a GPU target
+// ("cuda:sm_90", "xe:pvc", "xe:bmg").
 struct Planned {
+  std::string target;
   ops::GraphDef graph;
   tile::KernelSetSpec set;
 };
 
-Planned plan(const std::string& model, const std::string& dtype, int64_t blockSize, const tile::CudaModelTuning& tuning) {
+bool isXe(const std::string& target) { return target.rfind("xe:", 0) == 0; }
+
+Planned plan(const std::string& model, const std::string& target, const std::string& dtype, int64_t blockSize,
+             const tile::CudaModelTuning& tuning) {
   if (blockSize <= 0) fail("--block-size must be >= 1, got {}", blockSize);
-  Planned p{gpuRegionGraph(model, {.normPrologue = !tuning.unfusedNorms, .ropeKvWrite = !tuning.unfusedRopeKvWrite}),
-            {}};
-  p.set = tile::cudaModelKernelSet(p.graph, dtype, blockSize, tuning);
+  Planned p{target, {}, {}};
+  if (isXe(target)) {
+    // No RMSNorm prologue: the xe GEMM has none.
+    p.graph = gpuRegionGraph(model, {.ropeKvWrite = true});
+    p.set = tile::xeModelKernelSet(p.graph, dtype, blockSize);
+  } else {
+    p.graph = gpuRegionGraph(model, {.normPrologue = !tuning.unfusedNorms, .ropeKvWrite = !tuning.unfusedRopeKvWrite});
+    p.set = tile::cudaModelKernelSet(p.graph, dtype, blockSize, tuning);
+  }
   return p;
 }
 
-void write(Planned& p, const std::string& model, const std::string& arch, const std::string& dtype, int64_t blockSize,
-           const fs::path& out, bool verbose) {
+void write(Planned& p, const std::string& model, const std::string& dtype, int64_t blockSize, const fs::path& out,
+           bool verbose) {
   const auto& s = p.set;
   if (verbose)
     std::fprintf(stderr,
                  "compiling %zu GEMM, %zu RMSNorm, %zu RoPE, %zu paged attention, %zu row gather, %zu KV write, "
                  "%zu RoPE + KV write, %zu elementwise, %zu argmax, %zu top-k and %zu repetition penalty kernels for "
-                 "cuda:%s (%s, KV block size %lld) into %s...\n",
+                 "%s (%s, KV block size %lld) into %s...\n",
                  s.gemms.size(), s.norms.size(), s.ropes.size(), s.pagedDecodes.size() + s.pagedPrefills.size(),
-                 s.gathers.size(), s.kvWrites.size(), s.ropeKvWrites.size(), s.elementwises.size(), s.argmaxes.size(), s.topks.size(),
-                 s.penalties.size(), arch.c_str(), dtype.c_str(), (long long)blockSize, out.c_str());
-  tile::writeCudaArtifact(p.graph, p.set, arch, dtype, blockSize, out.string(), models::sourceNotes(model));
+                 s.gathers.size(), s.kvWrites.size(), s.ropeKvWrites.size(), s.elementwises.size(), s.argmaxes.size(),
+                 s.topks.size(), s.penalties.size(), p.target.c_str(), dtype.c_str(), (long long)blockSize, out.c_str());
+  if (isXe(p.target))
+    tile::writeXeArtifact(p.graph, p.set, p.target, dtype, blockSize, out.string(), models::sourceNotes(model));
+  else
+    tile::writeCudaArtifact(p.graph, p.set, p.target.substr(5), dtype, blockSize, out.string(),
+                            models::sourceNotes(model));
 }
 
 // A GPU artifact stores every activation in its --dtype, so the builder's
@@ -87,42 +102,32 @@ ops::GraphDef gpuRegionGraph(const std::string& model, const graph::RegionOption
 
 void writeXeModel(const std::string& model, const std::string& target, const std::string& dtype, int64_t blockSize,
                   const fs::path& out, bool verbose) {
-  ops::GraphDef g = gpuRegionGraph(model, {.ropeKvWrite = true});
-  const tile::KernelSetSpec set = tile::xeModelKernelSet(g, dtype, blockSize);
-  if (verbose)
-    std::fprintf(stderr,
-                 "compiling %zu GEMM, %zu RMSNorm, %zu RoPE, %zu paged attention, %zu row gather, %zu KV write, %zu RoPE "
-                 "+ KV write, %zu elementwise, %zu argmax and %zu top-k kernels for %s (%s, KV block size %lld) into "
-                 "%s...\n",
-                 set.gemms.size(), set.norms.size(), set.ropes.size(), set.pagedPrefills.size(), set.gathers.size(),
-                 set.kvWrites.size(), set.ropeKvWrites.size(), set.elementwises.size(), set.argmaxes.size(),
-                 set.topks.size(), target.c_str(), dtype.c_str(), (long long)blockSize, out.c_str());
-  tile::writeXeArtifact(g, set, target, dtype, blockSize, out.string(), models::sourceNotes(model));
+  Planned p = plan(model, target, dtype, blockSize, {});
+  write(p, model, dtype, blockSize, out, verbose);
 }
 
 void writeCudaModel(const std::string& model, const std::string& arch, const std::string& dtype, int64_t blockSize,
                     const tile::CudaModelTuning& tuning, const fs::path& out, bool verbose) {
-  Planned p = plan(model, dtype, blockSize, tuning);
-  write(p, model, arch, dtype, blockSize, out, verbose);
+  Planned p = plan(model, "cuda:" + arch, dtype, blockSize, tuning);
+  write(p, model, dtype, blockSize, out, verbose);
 }
 
-CudaModelDir cachedCudaModel(const std::string& model, const std::string& dtype, int64_t blockSize, bool verbose,
-                             const fs::path& cacheDir) {
-  const std::string arch = "sm_90";
-  Planned p = plan(model, dtype, blockSize, {});
-  CudaModelDir r;
+GpuModelDir cachedGpuModel(const std::string& model, const std::string& target, const std::string& dtype,
+                           int64_t blockSize, bool verbose, const fs::path& cacheDir) {
+  Planned p = plan(model, target, dtype, blockSize, {});
+  GpuModelDir r;
   std::error_code ec;
   if (!cacheDir.empty()) fs::create_directories(cacheDir, ec);
   if (cacheDir.empty() || ec) {
-    std::string tmpl = (fs::temp_directory_path() / "strata-cuda-XXXXXX").string();
+    std::string tmpl = (fs::temp_directory_path() / "strata-gpu-XXXXXX").string();
     if (!::mkdtemp(tmpl.data())) fail("cannot make a temporary folder for the GPU kernels under {}", tmpl);
     r = {tmpl, true, true};
-    write(p, model, arch, dtype, blockSize, r.dir, verbose);
+    write(p, model, dtype, blockSize, r.dir, verbose);
     return r;
   }
-  const uint64_t key = fnv1a(compilerStamp(), fnv1a(fmt::format("cuda:{} {} {}", arch, dtype, blockSize),
+  const uint64_t key = fnv1a(compilerStamp(), fnv1a(fmt::format("{} {} {}", target, dtype, blockSize),
                                                     fnv1a(ops::toJson(p.graph).dump())));
-  r.dir = cacheDir / fmt::format("cuda-{:016x}", key);
+  r.dir = cacheDir / fmt::format("{}-{:016x}", isXe(target) ? "xe" : "cuda", key);
   if (fs::is_regular_file(r.dir / "plan.json")) return r;  // plan.json is written last: complete
   if (verbose)
     std::fprintf(stderr, "the first run of this model on the GPU compiles it (minutes); later runs load it from %s\n",
@@ -131,7 +136,7 @@ CudaModelDir cachedCudaModel(const std::string& model, const std::string& dtype,
   tmp += fmt::format(".{}.tmp", ::getpid());
   fs::remove_all(tmp, ec);
   const auto t0 = std::chrono::steady_clock::now();
-  write(p, model, arch, dtype, blockSize, tmp, verbose);
+  write(p, model, dtype, blockSize, tmp, verbose);
   fs::rename(tmp, r.dir, ec);  // atomic; a concurrent run that finished first keeps its folder
   if (ec) {
     fs::remove_all(tmp, ec);

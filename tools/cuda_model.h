@@ -1,7 +1,7 @@
-// A model compiled for the GPU on this machine: what `strata compile MODEL
-// --target cuda:sm_90` writes, and what `strata run MODEL --backend cuda`
-// compiles once into the kernel cache (tools/kernel_cache.h) and then runs
-// as an artifact.
+// A model compiled for a GPU: what `strata compile MODEL --target
+// cuda:sm_90|xe:pvc|xe:bmg` writes, and what `strata run MODEL --backend
+// cuda|xe` compiles once for the GPU it finds into the kernel cache
+// (tools/kernel_cache.h) and then runs as an artifact.
 #pragma once
 #include <cstdint>
 #include <filesystem>
@@ -34,20 +34,20 @@ ops::GraphDef gpuRegionGraph(const std::string& model, const graph::RegionOption
 void writeXeModel(const std::string& model, const std::string& target, const std::string& dtype, int64_t blockSize,
                   const std::filesystem::path& out, bool verbose);
 
-struct CudaModelDir {
+struct GpuModelDir {
   std::filesystem::path dir;  // the artifact folder
   bool compiled = false;      // compiled by this call (not found in the cache)
   bool temporary = false;     // a folder of its own (no cache): the caller removes it once loaded
 };
 
-// `model` compiled for sm_90 with `dtype` storage and KV blocks of
-// `blockSize`, from `cacheDir`: a folder keyed by the planned region graph
-// (which names the weight files and their byte ranges), the storage type,
-// the block size and this binary, compiled first when absent (under a
-// temporary name, renamed once complete: a crashed or concurrent compile
-// leaves no half artifact). An empty `cacheDir` (the cache off) compiles
-// into a new temporary folder.
-CudaModelDir cachedCudaModel(const std::string& model, const std::string& dtype, int64_t blockSize, bool verbose,
-                             const std::filesystem::path& cacheDir);
+// `model` compiled for the GPU `target` (cuda:sm_90, xe:pvc, xe:bmg) with
+// `dtype` storage and KV blocks of `blockSize`, from `cacheDir`: a folder
+// keyed by the planned region graph (which names the weight files and
+// their byte ranges), the target, the storage type, the block size and
+// this binary, compiled first when absent (under a temporary name, renamed
+// once complete: a crashed or concurrent compile leaves no half artifact).
+// An empty `cacheDir` (the cache off) compiles into a new temporary folder.
+GpuModelDir cachedGpuModel(const std::string& model, const std::string& target, const std::string& dtype,
+                           int64_t blockSize, bool verbose, const std::filesystem::path& cacheDir);
 
 }  // namespace strata::tools

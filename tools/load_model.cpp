@@ -41,17 +41,25 @@ LoadedModel loadForRun(const RunOpts& o) {
     return l;
   }
   if (!o.weightsDir.empty()) fail("--weights moves an artifact's weight files; {} is not an artifact", o.model);
-  // Throws: "no Level Zero device: ..." or what it found and why it stops.
-  if (o.backend == "xe") runtime::openGpuDevice("xe");
-  if (o.backend == "cuda") {
+  if (o.backend == "cuda" || o.backend == "xe") {
     // Compiled for this machine's GPU first (once: the kernel cache keeps
-    // it), after checking there is a GPU it can run on.
+    // it), after checking there is a GPU it can run on ("no CUDA device:
+    // ...", "no Level Zero device: ..." where there is none).
+    std::string target = "cuda:sm_90";
     {
-      auto device = runtime::openGpuDevice("cuda:sm_90");
-      if (std::string why = device->cannotRun("sm_90"); !why.empty())
-        fail("--backend cuda: strata compiles for sm_90 (Hopper): {}", why);
+      auto device = runtime::openGpuDevice(o.backend == "xe" ? "xe" : target);
+      if (o.backend == "cuda") {
+        if (std::string why = device->cannotRun("sm_90"); !why.empty())
+          fail("--backend cuda: strata compiles for sm_90 (Hopper): {}", why);
+      } else {
+        // The xe part this GPU is (Data Center GPU Max: pvc; Arc B-series
+        // and Lunar Lake: bmg).
+        const std::string why = device->cannotRun("xe:pvc");
+        target = why.empty() ? "xe:pvc" : device->cannotRun("xe:bmg").empty() ? "xe:bmg" : "";
+        if (target.empty()) fail("--backend xe: strata compiles for xe:pvc and xe:bmg: {}", why);
+      }
     }
-    CudaModelDir m = cachedCudaModel(o.model, "bf16", o.blockSize, !o.json, kernelCacheDir());
+    GpuModelDir m = cachedGpuModel(o.model, target, "bf16", o.blockSize, !o.json, kernelCacheDir());
     try {
       loadArtifact(l, o, m.dir.string());
     } catch (...) {

@@ -60,8 +60,8 @@ void addServeOptions(CLI::App* cmd, ServeOpts& o) {
   cmd->add_option("MODEL", o.model, "HF model folder, .onnx or .gguf file, or an artifact directory from strata compile")->required();
   auto* backend = cmd->add_option("--backend", o.backend,
                                   "Kernels to run with: 'cpu' (generated for this CPU), 'reference' (plain CPU ops) or "
-                                  "'cuda' (GPU 0, sm_90); an artifact runs on the target it was compiled for; 'xe' finds Intel GPUs "
-                                  "through Level Zero and stops: the level_zero device that would run models and xe artifacts is not built yet")
+                                  "'cuda' (GPU 0, sm_90) or 'xe' (the first Intel GPU Level Zero finds: PVC, Arc B-series); an artifact "
+                                  "runs on the target it was compiled for")
                       ->capture_default_str();
   cmd->add_option("--host", o.host, "Address to listen on (0.0.0.0 for every interface)")->capture_default_str();
   cmd->add_option("--port", o.port, "Port to listen on (0: any free port, printed at start)")->capture_default_str();

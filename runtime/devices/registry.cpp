@@ -2,23 +2,16 @@
 
 #include "ops/error.h"
 #include "runtime/devices/cuda/device.h"
-#include "runtime/devices/level_zero/driver.h"
+#include "runtime/devices/level_zero/device.h"
 
 namespace strata::runtime {
 
 std::unique_ptr<Device> openGpuDevice(const std::string& target) {
   // An artifact's target ("cuda:sm_90") or a kernel set's ("sm_90").
   if (target.rfind("cuda:", 0) == 0 || target.rfind("sm_", 0) == 0) return CudaDevice::open();
-  if (target == "xe" || target.rfind("xe:", 0) == 0) {
-    // Discovery is all there is for Intel GPUs yet (runtime/devices/
-    // level_zero/driver.h): "no Level Zero device: ..." without one, else
-    // what was found and that nothing runs on it yet.
-    std::vector<level_zero::GpuInfo> found = level_zero::gpus();
-    fail("Level Zero found {}, but strata's level_zero device is not built yet: models, and the xe artifacts of strata "
-         "compile --target xe:pvc|xe:bmg, do not run on Intel GPUs (docs/codegen.md, target xe)",
-         level_zero::describe(found.front()));
-  }
-  fail("no GPU device runs kernels for target '{}' (GPU targets: cuda:sm_<arch>; xe is discovery only)", target);
+  // "no Level Zero device: ..." without an Intel GPU.
+  if (target == "xe" || target.rfind("xe:", 0) == 0) return LevelZeroDevice::open();
+  fail("no GPU device runs kernels for target '{}' (GPU targets: cuda:sm_<arch>, xe:pvc, xe:bmg)", target);
 }
 
 std::string gpuDeviceUnavailable(const std::string& kind) {

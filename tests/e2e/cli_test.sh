@@ -79,7 +79,7 @@ if command -v ocloc >/dev/null; then
 fi
 "$strata" run "$tmp/xe" --prompt-ids 0 >"$tmp/out" 2>"$tmp/err"
 rc=$?
-if [ $rc -eq 1 ] && grep -qE "no Level Zero device: |level_zero device is not built yet" "$tmp/err"; then ok; else
+if [ $rc -eq 1 ] && grep -qE "no Level Zero device: " "$tmp/err"; then ok; else
   bad "run an xe artifact: exit $rc"; cat "$tmp/err"; fi
 mkdir -p "$tmp/foreign" && echo x > "$tmp/foreign/notes.txt"
 expect_error "not empty" "$strata" compile "$fx" -o "$tmp/foreign"
@@ -98,12 +98,12 @@ if out=$("$strata" devices) && grep -q "^cpu: .*kernels for cpu-avx" <<<"$out" &
   bad "strata devices: $out"; fi
 if "$strata" devices --json | python3 -c "import json,sys; d=json.load(sys.stdin); assert set(d) == {'cpu','cuda','xe'}, d"; then ok; else
   bad "strata devices --json"; fi
-# --backend xe: Level Zero discovery, then a clear stop (exit 1, never a
-# crash): "no Level Zero device: ..." here, "level_zero device is not built
-# yet" where an Intel GPU is found.
+# --backend xe without an Intel GPU (with Debian's libze1 and
+# intel-opencl-icd installed or not): a clear stop, exit 1 with "no Level
+# Zero device: ...", never a crash.
 "$strata" run "$fx" --prompt-ids 0 --backend xe >"$tmp/out" 2>"$tmp/err"
 rc=$?
-if [ $rc -eq 1 ] && grep -qE "no Level Zero device: |level_zero device is not built yet" "$tmp/err"; then ok; else
+if [ $rc -eq 1 ] && grep -qE "no Level Zero device: " "$tmp/err"; then ok; else
   bad "run --backend xe: exit $rc"; cat "$tmp/err"; fi
 expect_error "truncated.onnx" "$strata" run "$tmp/truncated.onnx" --prompt-ids 0
 expect_error "external data file" "$strata" run "$tmp/noext/decoder_with_past.onnx" --prompt-ids 0

@@ -454,7 +454,7 @@ TEST(CpuBackend, LogprobsAreTheReferenceLogSoftmax) {
   }
 }
 
-// `strata run MODEL --backend cuda` compiles the model for the GPU once, into
+// `strata run MODEL --backend cuda` (or xe) compiles the model for the GPU once, into
 // the kernel cache: a complete artifact the runtime reads as it reads
 // `strata compile`'s (no GPU needed to compile or read it), found again by
 // a second call without compiling, nothing else left in the cache.
@@ -462,7 +462,7 @@ TEST(CudaModelCache, CompilesOnceIntoTheCache) {
   ::setenv("STRATA_PTXAS", "off", 1);  // PTX only: what a machine without ptxas gets, and faster
   const fs::path cache = fs::temp_directory_path() / "strata-test-cuda-cache";
   fs::remove_all(cache);
-  tools::CudaModelDir a = tools::cachedCudaModel(fixtureDir(), "bf16", 8, /*verbose=*/false, cache);
+  tools::GpuModelDir a = tools::cachedGpuModel(fixtureDir(), "cuda:sm_90", "bf16", 8, /*verbose=*/false, cache);
   ::unsetenv("STRATA_PTXAS");
   EXPECT_TRUE(a.compiled);
   EXPECT_FALSE(a.temporary);
@@ -475,11 +475,22 @@ TEST(CudaModelCache, CompilesOnceIntoTheCache) {
   EXPECT_EQ(art.blockSize, 8);
   EXPECT_TRUE(art.tokenizer.has_value());
   const auto stamp = fs::last_write_time(a.dir / "plan.json");
-  tools::CudaModelDir b = tools::cachedCudaModel(fixtureDir(), "bf16", 8, false, cache);
+  tools::GpuModelDir b = tools::cachedGpuModel(fixtureDir(), "cuda:sm_90", "bf16", 8, false, cache);
   EXPECT_FALSE(b.compiled);
   EXPECT_EQ(b.dir, a.dir);
   EXPECT_EQ(fs::last_write_time(b.dir / "plan.json"), stamp);
   EXPECT_EQ(std::distance(fs::directory_iterator(cache), fs::directory_iterator()), 1);
+  // `--backend xe` the same way, for the part Level Zero finds: a folder
+  // of its own beside the CUDA one, found again without compiling.
+  tools::GpuModelDir x = tools::cachedGpuModel(fixtureDir(), "xe:pvc", "bf16", 16, false, cache);
+  EXPECT_TRUE(x.compiled);
+  EXPECT_NE(x.dir, a.dir);
+  EXPECT_TRUE(fs::is_regular_file(x.dir / "kernels.spv"));
+  runtime::Artifact xart = runtime::loadArtifact(x.dir.string(), {});
+  EXPECT_EQ(xart.backend(), "xe");
+  EXPECT_EQ(xart.target, "xe:pvc");
+  EXPECT_FALSE(tools::cachedGpuModel(fixtureDir(), "xe:pvc", "bf16", 16, false, cache).compiled);
+  EXPECT_EQ(std::distance(fs::directory_iterator(cache), fs::directory_iterator()), 2);
   fs::remove_all(cache);
 }
 

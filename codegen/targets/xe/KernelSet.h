@@ -12,9 +12,9 @@
 //                 "dtype", "threads" (work-items a work-group: 16 x its
 //                 sub-groups, as a CUDA block's threads) and its kind's
 //                 own fields (codegen/KernelSet.h kernelManifestEntries)
-// The GPU executor runs it (runtime/gpu_kernels.h loads the set) on the
-// Xe test device (runtime/devices/opencl/device.h); the level_zero device
-// that would run it on an Intel GPU is not built yet.
+// The GPU executor runs it (runtime/gpu_kernels.h loads the set) on an
+// Intel GPU through the level_zero device (runtime/devices/level_zero/
+// device.h) and here on the Xe test device (runtime/devices/opencl/).
 #pragma once
 #include <string>
 

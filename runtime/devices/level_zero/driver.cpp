@@ -24,6 +24,7 @@ bool entry(void* lib, const char* name, F& fn, std::string& why) {
 }
 
 struct Loaded {
+  void* lib = nullptr;
   Driver api{};
   bool ok = false;
   std::string why;
@@ -32,7 +33,7 @@ struct Loaded {
 const Loaded& load() {
   static const Loaded loaded = [] {
     Loaded l;
-    void* lib = dlopen("libze_loader.so.1", RTLD_NOW | RTLD_LOCAL);
+    void* lib = l.lib = dlopen("libze_loader.so.1", RTLD_NOW | RTLD_LOCAL);
     if (!lib) {
       const char* e = dlerror();
       l.why = fmt::format("libze_loader.so.1 not found ({}; Debian's libze1 installs it)", e ? e : "dlopen failed");
@@ -80,6 +81,18 @@ const Driver* driver(std::string* why) {
   return l.ok ? &l.api : nullptr;
 }
 
+void* entryPoint(const char* name) {
+  const Loaded& l = load();
+  return l.ok ? dlsym(l.lib, name) : nullptr;
+}
+
+std::string xePart(uint32_t id) {
+  if (id >= 0x0BD0 && id <= 0x0BDB) return "pvc";
+  if ((id >= 0xE200 && id <= 0xE2FF) || id == 0x6420 || id == 0x64A0 || id == 0x64B0) return "bmg";
+  if (id >= 0x5690 && id <= 0x56CF) return "dg2";
+  return "";
+}
+
 std::string resultName(ze_result_t r) {
   const char* name = "unknown result";
   switch (r) {
@@ -120,11 +133,13 @@ std::vector<GpuInfo> gpus() {
           [&](uint32_t* n, MemoryProperties* items) { return d->zeDeviceGetMemoryProperties(dev, n, items); },
           "zeDeviceGetMemoryProperties");
       GpuInfo g;
+      g.driver = drv, g.device = dev;
       p.name[sizeof p.name - 1] = 0;
       g.name = p.name;
       g.vendorId = p.vendorId;
       g.deviceId = p.deviceId;
       g.eus = p.numSlices * p.numSubslicesPerSlice * p.numEUsPerSubslice;
+      g.xeCores = p.numSlices * p.numSubslicesPerSlice;
       g.simdWidth = p.physicalEUSimdWidth;
       g.threadsPerEu = p.numThreadsPerEU;
       g.clockMhz = p.coreClockRate;
@@ -149,9 +164,10 @@ std::string unavailable() {
 }
 
 std::string describe(const GpuInfo& g) {
-  return fmt::format("{} (vendor 0x{:04x}, device 0x{:04x}): {} EUs (SIMD {}, {} threads each) at {} MHz, {:.1f} GiB, "
-                     "work-groups up to {} items and {} KiB of shared local memory, sub-groups {}",
-                     g.name, g.vendorId, g.deviceId, g.eus, g.simdWidth, g.threadsPerEu, g.clockMhz,
+  const std::string part = xePart(g.deviceId);
+  return fmt::format("{} (vendor 0x{:04x}, device 0x{:04x}, {}): {} EUs (SIMD {}, {} threads each) at {} MHz, "
+                     "{:.1f} GiB, work-groups up to {} items and {} KiB of shared local memory, sub-groups {}",
+                     g.name, g.vendorId, g.deviceId, part.empty() ? "not a part strata knows" : "xe:" + part, g.eus, g.simdWidth, g.threadsPerEu, g.clockMhz,
                      g.memoryBytes / double(1ull << 30), g.maxGroupSize, g.maxSharedLocalMemory / 1024,
                      fmt::join(g.subGroupSizes, "/"));
 }

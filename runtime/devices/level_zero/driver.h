@@ -5,10 +5,8 @@
 // (v1.x), where every enum is a 32-bit value.
 //
 // What is here: the loader, zeInit once, and discovery (each GPU's name, EU
-// count, clock, memory, work-group limits). The level_zero Device
-// (runtime/device.h: memory, modules from SPIR-V, launches on immediate
-// command lists, replays) comes with the xe target's kernel set; until then
-// `--backend xe` stops after discovery and says so.
+// count, clock, memory, work-group limits, and which xe part it is). The
+// level_zero Device (runtime/device.h) is device.h beside this file.
 //
 // After a failed zeInit nothing else in Level Zero is called: with Debian's
 // intel-opencl-icd installed and no Intel GPU, zeInit returns
@@ -75,11 +73,25 @@ const Driver* driver(std::string* why = nullptr);
 // ze_result_t's name ("ZE_RESULT_ERROR_UNINITIALIZED") and value in hex.
 std::string resultName(ze_result_t r);
 
+// Any other entry point of the loaded library (null where it has none, or
+// where driver() is null): the Device takes the rest of its calls here,
+// typed by Level Zero's own header.
+void* entryPoint(const char* name);
+
+// The xe kernel target part ("pvc", "bmg", "dg2") of an Intel GPU by its
+// PCI device id, "" for one strata does not know: PVC 0x0BD0-0x0BDB (Data
+// Center GPU Max), BMG 0xE200-0xE2FF (Arc B-series) and Lunar Lake 0x6420,
+// 0x64A0, 0x64B0 (both Xe2: "bmg"), DG2 0x5690-0x56CF (Arc A-series).
+std::string xePart(uint32_t deviceId);
+
 // One GPU as discovery reports it.
 struct GpuInfo {
+  ze_driver_handle_t driver = nullptr;
+  ze_device_handle_t device = nullptr;
   std::string name;
   uint32_t vendorId = 0, deviceId = 0;
   uint32_t eus = 0;            // slices x sub-slices x EUs per sub-slice
+  uint32_t xeCores = 0;        // slices x sub-slices (Xe cores)
   uint32_t simdWidth = 0;      // physical EU SIMD width
   uint32_t threadsPerEu = 0;
   uint32_t clockMhz = 0;
@@ -96,7 +108,7 @@ std::vector<GpuInfo> gpus();
 // "" when gpus() would return at least one GPU, else why not.
 std::string unavailable();
 
-// One line per GPU: name, EUs, clock, memory, limits.
+// One line per GPU: name, part, EUs, clock, memory, limits.
 std::string describe(const GpuInfo& g);
 
 }  // namespace strata::runtime::level_zero
