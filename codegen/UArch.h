@@ -42,6 +42,12 @@ struct UArch {
   // dot reads (stored-only ones: a quantized GEMM's widened weight blocks)
   // into the dot's m x n accumulator pieces rather than load blocks.
   bool dotFragmentTiles = false;
+  // The row's reference part for roofline predictions (`strata bench
+  // predict`): its name, peak dense bf16 / f16 matrix rate (TFLOP/s, f32
+  // sums) and memory bandwidth (GB/s), from the vendor's data sheet; empty
+  // and 0 where none is modeled.
+  std::string rooflinePart;
+  double peakMatrixTflops = 0, memoryGBps = 0;
 };
 
 // The table row for a target name; throws strata::Error naming the known

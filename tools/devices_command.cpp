@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <fstream>
 #include <thread>
+#include <vector>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -27,23 +28,33 @@ int devicesCommand(bool json) {
   const unsigned threads = std::max(1u, std::thread::hardware_concurrency());
   out["cpu"] = {{"model", cpuModel()}, {"target", target}, {"threads", threads},
                 {"kernels", tile::uarchFor(target).description}};
-  // A GPU kind: its devices, or why it has none. Opening the device is the
-  // check (the registry's message says what is missing).
-  auto gpu = [&](const char* kind, const std::string& openTarget) {
+  // A GPU kind: its devices and the kernel target they run (the first of
+  // `targets` the device takes, else null with why), or why it has none.
+  // Opening the device is the check (the registry's message says what is
+  // missing).
+  auto gpu = [&](const char* kind, const std::string& openTarget, const std::vector<std::string>& targets) {
     try {
       auto d = runtime::openGpuDevice(openTarget);
-      std::string why = d->cannotRun("sm_90");
+      nlohmann::json runs = nullptr;
+      std::string why;
+      for (const std::string& t : targets)
+        if (std::string w = d->cannotRun(t); w.empty()) {
+          runs = t;
+          break;
+        } else if (why.empty()) {
+          why = w;
+        }
       out[kind] = {{"device", d->description()},
                    {"compute_units", d->computeUnits()},
                    {"memory_bytes", d->capacity()},
-                   {"runs_sm_90", why.empty()},
-                   {"note", why}};
+                   {"runs", runs},
+                   {"note", runs.is_null() ? why : ""}};
     } catch (const Error& e) {
       out[kind] = {{"none", e.what()}};
     }
   };
-  gpu("cuda", "cuda:sm_90");
-  gpu("xe", "xe");
+  gpu("cuda", "cuda:sm_90", {"sm_90"});
+  gpu("xe", "xe", {"xe:pvc", "xe:bmg"});
   if (json) {
     std::printf("%s\n", out.dump(2).c_str());
     return 0;
@@ -59,7 +70,8 @@ int devicesCommand(bool json) {
     std::printf("%-5s %s, %d compute units, %.1f GiB%s\n", (std::string(kind) + ":").c_str(),
                 k["device"].get<std::string>().c_str(), k["compute_units"].get<int>(),
                 k["memory_bytes"].get<uint64_t>() / double(1ull << 30),
-                k["runs_sm_90"].get<bool>() ? "" : fmt::format(" ({})", k["note"].get<std::string>()).c_str());
+                k["runs"].is_null() ? fmt::format(" ({})", k["note"].get<std::string>()).c_str()
+                                    : fmt::format("; runs {} kernels", k["runs"].get<std::string>()).c_str());
   }
   return 0;
 }

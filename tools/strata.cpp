@@ -12,6 +12,7 @@
 #include "graph/Pipeline.h"
 #include "tools/bench_decode.h"
 #include "tools/bench_fallback.h"
+#include "tools/bench_predict.h"
 #include "tools/bench_kernels.h"
 #include "tools/devices_command.h"
 #include "tools/bench_serve.h"
@@ -169,8 +170,8 @@ int compile(const CompileOpts& o) {
          o.target);
   if (xe) {
     tools::writeXeModel(o.model, o.target, o.dtype, o.blockSize, o.out, /*verbose=*/true);
-    std::fprintf(stderr, "wrote %s/plan.json, kernels.spv, kernels.json, kernels.mlir (weights stay in %s); no runtime "
-                 "runs an xe artifact yet (the level_zero device is the next step)\n",
+    std::fprintf(stderr, "wrote %s/plan.json, kernels.spv, kernels.json, kernels.mlir (weights stay in %s); strata run "
+                 "runs it on an Intel GPU of that part (Level Zero)\n",
                  o.out.c_str(), o.model.c_str());
     return 0;
   }
@@ -287,7 +288,7 @@ int main(int argc, char** argv) {
   compileCmd->add_option("--target", co.target,
                          "Target to compile for: cpu (the host CPU), cuda:sm_90 (NVIDIA Hopper: plan.json and a "
                          "kernels.ptx that the runtime-only strata-gpu runs) or xe:pvc / xe:bmg (Intel GPUs: plan.json "
-                         "and a SPIR-V kernel set, kernels.spv; no runtime runs it yet)")
+                         "and a SPIR-V kernel set, kernels.spv, that strata run takes to an Intel GPU of that part)")
       ->capture_default_str();
   compileCmd->add_option("--dtype", co.dtype, "cuda: storage type of weights, activations and the KV cache (bf16, f16)")
       ->capture_default_str();
@@ -429,6 +430,18 @@ int main(int argc, char** argv) {
   benchDecodeCmd->add_flag("--profile", bd.profile,
                            "Then time each region kind alone in a prefill and in the decode steps of each batch");
 
+  tools::BenchPredictOpts bp;
+  auto* benchPredictCmd = benchCmd->add_subcommand(
+      "predict", "A roofline model of a decode step on an Intel GPU: each kernel's bytes, DPAS operations and "
+                 "predicted time, and the decode step and tokens/s at each batch, from the part's peak DPAS rate and "
+                 "memory bandwidth (vendor data sheets; launches and caches not modeled)");
+  benchPredictCmd->add_option("MODEL", bp.model, "HF folder, .onnx or .gguf (its shapes only)")->required();
+  benchPredictCmd->add_option("--target", bp.target, "xe:pvc (Data Center GPU Max 1550), xe:bmg (Arc B580) or xe:dg2 (Arc A770)")
+      ->capture_default_str();
+  benchPredictCmd->add_option("--batches", bp.batches, "Sequences decoded together")->capture_default_str();
+  benchPredictCmd->add_option("--context", bp.context, "Tokens in each sequence's KV cache")->capture_default_str();
+  benchPredictCmd->add_option("--json", bp.jsonPath, "Also write the results to this JSON file");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -451,6 +464,7 @@ int main(int argc, char** argv) {
     }
     if (benchDecodeCmd->parsed()) return tools::benchDecode(bd);
     if (benchFallbackCmd->parsed()) return tools::benchFallback(bf);
+    if (benchPredictCmd->parsed()) return tools::benchPredict(bp);
     if (benchServeCmd->parsed()) return tools::benchServe(bs, tools::writeServePlot);
   } catch (const Error& e) {
     std::fprintf(stderr, "error: %s\n", e.what());

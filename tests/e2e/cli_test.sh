@@ -344,5 +344,38 @@ expect_error "--max-seqs must be in 1.." "$strata" serve "$fx" --max-seqs 0
 python3 -c "import random;random.seed(1);w=['paged','attention','tile','of','x'*50];open('$tmp/long.txt','w').write(' '.join(random.choice(w) for _ in range(120000))[:1000000])"
 expect_error "the model's context is" timeout 20 "$strata" run "$fx" --backend reference --batch-file "$tmp/long.txt"
 
+# strata bench predict: the roofline of a decode step on each Xe part. The
+# weight bytes a step reads (what does not grow with the batch: twice the
+# batch-1 bytes less the batch-2 ones) are the 16-bit bytes of every weight
+# but the embedding's (its rows are gathered), from config.json; each
+# kernel's time is max(bytes / bandwidth, DPAS flops / peak); the lm_head's
+# DPAS count is the part's dot shape over [1 row, vocab, hidden].
+for part in pvc dg2; do
+  if "$strata" bench predict "$fx" --target xe:$part --batches 1 2 --context 40 --json "$tmp/predict.json" >"$tmp/out" &&
+    python3 - "$tmp/predict.json" "$fx/config.json" "$part" <<'PY'
+import json, math, sys
+p, c, part = json.load(open(sys.argv[1])), json.load(open(sys.argv[2])), sys.argv[3]
+H, I, V, L = c["hidden_size"], c["intermediate_size"], c["vocab_size"], c["num_hidden_layers"]
+D = c.get("head_dim") or H // c["num_attention_heads"]
+q, kv = c["num_attention_heads"] * D, c["num_key_value_heads"] * D
+weights = 2 * (L * (H * (q + 2 * kv) + q * H + 3 * H * I + 2 * H) + H + V * H)
+b1, b2 = p["batches"]
+assert abs((2 * b1["bytes"] - b2["bytes"]) - weights) < 1e-6 * weights, (2 * b1["bytes"] - b2["bytes"], weights)
+dot = {"pvc": (8, 16, 16), "dg2": (8, 8, 16)}[part]
+for b in p["batches"]:
+    total = 0
+    for k in b["kernels"]:
+        t = max(k["bytes"] / (p["memory_gbps"] * 1e9), k["dpas"] * 2 * math.prod(dot) / (p["peak_matrix_tflops"] * 1e12)) * 1e6
+        assert abs(t - k["us"]) < 1e-9 + 1e-9 * t, k
+        total += k["count"] * k["us"]
+    assert abs(total / 1e3 - b["step_ms"]) < 1e-9 and abs(b["tokens_per_s"] - b["batch"] / (total * 1e-6)) < 1e-6, b
+lm = [k for k in b1["kernels"] if k["kernel"] == f"gemm K {H} -> N {V}"]
+assert len(lm) == 1 and lm[0]["dpas"] == math.ceil(V / dot[1]) * math.ceil(H / dot[2]), lm
+PY
+  then ok; else bad "bench predict --target xe:$part"; cat "$tmp/out"; fi
+done
+expect_error "bench predict models the Intel Xe parts" "$strata" bench predict "$fx" --target cuda:sm_90
+expect_error "--context must be in 1.." "$strata" bench predict "$fx" --context 0
+
 echo "$pass passed, $fail failed"
 [ $fail -eq 0 ]
