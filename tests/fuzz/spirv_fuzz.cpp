@@ -21,11 +21,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       for (size_t i = 0; i < n; ++i) slots[i] = &values[i];
       for (const auto& a : strata::runtime::kernelArguments(k, slots))
         if (a.bytes > 8) __builtin_trap();
-      try {
-        if (n) strata::runtime::kernelArguments(k, std::span(slots).first(n - 1));
-        __builtin_trap();  // too few slots must be refused
-      } catch (const strata::Error&) {
-      }
+      if (n) try {
+          strata::runtime::kernelArguments(k, std::span(slots).first(n - 1));
+          __builtin_trap();  // too few slots must be refused
+        } catch (const strata::Error&) {
+        }
     }
   } catch (const strata::Error&) {
   }
