@@ -72,24 +72,10 @@ class CudaModel : public ::testing::TestWithParam<const char*> {
 // mantissa, so the logits (std 0.65 here) move by a few hundredths (f16's
 // 11 bits: less); a wrong kernel moves them by the logits' own size.
 TEST_P(CudaModel, PrefillLogitsMatchTheReference) {
-  std::vector<int64_t> ids = reference()["token_ids"][0].get<std::vector<int64_t>>();
-  runtime::PagedKvCache cache(runtime::kvCacheShapeFor(*m.exec, blockSize, 8), m.exec->cacheDevice());
-  runtime::PagedModel pm(*m.exec, cache);
-  ASSERT_TRUE(cache.reserve(0, (int64_t)ids.size()));
-  ops::Tensor logits = pm.step({{0, ids}});
-  const auto& ref = reference()["logits_prompt0_fp32"].back();
-  ASSERT_EQ(logits.numel(), (int64_t)ref.size());
-  double worst = 0;
-  int64_t best = 0, refBest = 0;
-  for (int64_t i = 0; i < logits.numel(); ++i) {
-    double g = logits.data<float>()[i], r = ref[i].get<double>();
-    worst = std::isfinite(g) ? std::max(worst, std::abs(g - r)) : INFINITY;
-    if (g > logits.data<float>()[best]) best = i;
-    if (r > ref[refBest].get<double>()) refBest = i;
-  }
-  std::printf("prompt 0 last logits: max |%s GPU - f32 reference| = %.4f\n", GetParam(), worst);
-  EXPECT_LE(worst, 0.1);
-  EXPECT_EQ(best, refBest);
+  const std::vector<int64_t> ids = reference()["token_ids"][0].get<std::vector<int64_t>>();
+  strata::testing::expectLogitsNear(strata::testing::prefillLogits(*m.exec, blockSize, ids),
+                                    reference()["logits_prompt0_fp32"].back().get<std::vector<double>>(), 0.1,
+                                    std::string("prompt 0 last logits: max |") + GetParam() + " GPU - f32 reference|");
 }
 
 // Greedy completions (24 tokens) of the fixture's two prompts on the bf16 or f16
@@ -103,23 +89,10 @@ TEST_P(CudaModel, PrefillLogitsMatchTheReference) {
 // matches are counted and printed).
 TEST_P(CudaModel, GreedyTokensAreTheReferencesChoices) {
   const auto& ref = reference();
-  std::vector<std::vector<int64_t>> prompts = {ref["token_ids"][0].get<std::vector<int64_t>>(),
-                                               ref["token_ids"][1].get<std::vector<int64_t>>()};
-  std::vector<std::vector<int64_t>> want = {ref["greedy_prompt0_24"].get<std::vector<int64_t>>(),
-                                            ref["greedy_prompt1_24"].get<std::vector<int64_t>>()};
-  std::vector<std::vector<int64_t>> both = greedy(prompts, 5);
-  for (size_t i = 0; i < prompts.size(); ++i)
-    for (const auto& [how, got] : {std::pair{"alone", greedy({prompts[i]}, 512)[0]}, std::pair{"batched", both[i]}}) {
-      ASSERT_EQ(got.size(), want[i].size()) << how;
-      size_t same = 0;
-      while (same < got.size() && got[same] == want[i][same]) ++same;
-      std::vector<double> margins = strata::testing::referenceMargins(artifactDir(GetParam()), fixtureDir(), got, prompts[i].size());
-      std::printf("%s prompt %zu %s: %zu of 24 tokens as the fixture's before the first difference; worst margin to the "
-                  "f32 reference's choice %.4f\n",
-                  GetParam(), i, how, same - prompts[i].size(), *std::min_element(margins.begin(), margins.end()));
-      for (size_t t = 0; t < margins.size(); ++t)
-        EXPECT_GE(margins[t], -0.2) << "prompt " << i << " " << how << ", token " << t;
-    }
+  strata::testing::expectGreedyNearReference(
+      *m.exec, blockSize, {ref["token_ids"][0].get<std::vector<int64_t>>(), ref["token_ids"][1].get<std::vector<int64_t>>()},
+      {ref["greedy_prompt0_24"].get<std::vector<int64_t>>(), ref["greedy_prompt1_24"].get<std::vector<int64_t>>()},
+      artifactDir(GetParam()), fixtureDir(), 0.2, GetParam());
 }
 
 // With GpuExecutorOptions::graphs, a step that repeats the last step's

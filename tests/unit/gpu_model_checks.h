@@ -8,6 +8,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
+#include <cstdio>
 #include <span>
 #include <string>
 #include <vector>
@@ -74,6 +76,60 @@ inline std::vector<double> referenceMargins(const std::string& artifactDir, cons
     logits = pm.step({{0, {seq[i]}}});
   }
   return margins;
+}
+
+// One prefill step of `ids` (a paged cache of 8 blocks on the executor's
+// device): the last token's logits.
+inline ops::Tensor prefillLogits(const runtime::GpuExecutor& exec, int64_t blockSize, const std::vector<int64_t>& ids) {
+  runtime::PagedKvCache cache(runtime::kvCacheShapeFor(exec, blockSize, 8), exec.cacheDevice());
+  runtime::PagedModel pm(exec, cache);
+  EXPECT_TRUE(cache.reserve(0, (int64_t)ids.size()));
+  return pm.step({{0, ids}});
+}
+
+// `got` (a logits row) against `ref` (the f32 reference's): the largest
+// absolute difference (infinite where `got` is not finite), printed after
+// `what`, at most `bound`, and the same best token.
+inline void expectLogitsNear(const ops::Tensor& got, const std::vector<double>& ref, double bound,
+                             const std::string& what) {
+  ASSERT_EQ(got.numel(), (int64_t)ref.size());
+  double worst = 0;
+  int64_t best = 0, refBest = 0;
+  for (int64_t i = 0; i < got.numel(); ++i) {
+    const double g = got.data<float>()[i], r = ref[i];
+    worst = std::isfinite(g) ? std::max(worst, std::abs(g - r)) : INFINITY;
+    if (g > got.data<float>()[best]) best = i;
+    if (r > ref[refBest]) refBest = i;
+  }
+  std::printf("%s = %.4f\n", what.c_str(), worst);
+  EXPECT_LE(worst, bound);
+  EXPECT_EQ(best, refBest);
+}
+
+// Greedy completions (24 tokens) of `prompts` on `exec`, one at a time
+// (512 tokens a step) and all at once in steps of 5 tokens: each token the
+// f32 reference's best (referenceMargins on the artifact in `artifactDir`,
+// weights from `fixtureDir`) up to `bound`; how many tokens equal `want`'s
+// before the first difference and the worst margin are printed after
+// `what`.
+inline void expectGreedyNearReference(const runtime::GpuExecutor& exec, int64_t blockSize,
+                                      const std::vector<std::vector<int64_t>>& prompts,
+                                      const std::vector<std::vector<int64_t>>& want, const std::string& artifactDir,
+                                      const std::string& fixtureDir, double bound, const std::string& what) {
+  const auto both = greedyCompletions(exec, blockSize, prompts, 5);
+  for (size_t i = 0; i < prompts.size(); ++i)
+    for (const auto& [how, got] :
+         {std::pair{"alone", greedyCompletions(exec, blockSize, {prompts[i]}, 512)[0]}, std::pair{"batched", both[i]}}) {
+      ASSERT_EQ(got.size(), want[i].size()) << how;
+      size_t same = 0;
+      while (same < got.size() && got[same] == want[i][same]) ++same;
+      const std::vector<double> margins = referenceMargins(artifactDir, fixtureDir, got, prompts[i].size());
+      std::printf("%s prompt %zu %s: %zu of 24 tokens as the fixture's before the first difference; worst margin to the "
+                  "f32 reference's choice %.4f\n",
+                  what.c_str(), i, how, same - prompts[i].size(), *std::min_element(margins.begin(), margins.end()));
+      for (size_t t = 0; t < margins.size(); ++t)
+        EXPECT_GE(margins[t], -bound) << "prompt " << i << " " << how << ", token " << t;
+    }
 }
 
 // The tokens of sequences drawn with `params` (prompt s % 2 each),

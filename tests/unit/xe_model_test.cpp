@@ -58,24 +58,9 @@ class XeModel : public ::testing::TestWithParam<const char*> {
 // reference (bf16's rounding moves them by a few hundredths, a wrong
 // kernel by the logits' own size, std 0.65) and the same best token.
 TEST_P(XeModel, PrefillLogitsMatchTheReference) {
-  const std::vector<int64_t> ids = prompts()[0];
-  runtime::PagedKvCache cache(runtime::kvCacheShapeFor(*m.exec, blockSize, 8), m.exec->cacheDevice());
-  runtime::PagedModel pm(*m.exec, cache);
-  ASSERT_TRUE(cache.reserve(0, (int64_t)ids.size()));
-  ops::Tensor logits = pm.step({{0, ids}});
-  const auto& ref = reference()["logits_prompt0_fp32"].back();
-  ASSERT_EQ(logits.numel(), (int64_t)ref.size());
-  double worst = 0;
-  int64_t best = 0, refBest = 0;
-  for (int64_t i = 0; i < logits.numel(); ++i) {
-    const double g = logits.data<float>()[i], r = ref[i].get<double>();
-    worst = std::isfinite(g) ? std::max(worst, std::abs(g - r)) : INFINITY;
-    if (g > logits.data<float>()[best]) best = i;
-    if (r > ref[refBest].get<double>()) refBest = i;
-  }
-  std::printf("prompt 0 last logits: max |%s xe - f32 reference| = %.4f\n", GetParam(), worst);
-  EXPECT_LE(worst, 0.1);
-  EXPECT_EQ(best, refBest);
+  strata::testing::expectLogitsNear(strata::testing::prefillLogits(*m.exec, blockSize, prompts()[0]),
+                                    reference()["logits_prompt0_fp32"].back().get<std::vector<double>>(), 0.1,
+                                    std::string("prompt 0 last logits: max |") + GetParam() + " xe - f32 reference|");
 }
 
 // Greedy completions (24 tokens) of the fixture's two prompts, one at a
@@ -84,25 +69,11 @@ TEST_P(XeModel, PrefillLogitsMatchTheReference) {
 // rows): every token the f32 reference's best up to twice the prefill
 // bound (0.2), the fixture's own tokens counted and printed.
 TEST_P(XeModel, GreedyTokensAreTheReferencesChoices) {
-  const auto ps = prompts();
-  const std::vector<std::vector<int64_t>> want = {reference()["greedy_prompt0_24"].get<std::vector<int64_t>>(),
-                                                  reference()["greedy_prompt1_24"].get<std::vector<int64_t>>()};
-  const auto both = strata::testing::greedyCompletions(*m.exec, blockSize, ps, 5);
-  for (size_t i = 0; i < ps.size(); ++i)
-    for (const auto& [how, got] :
-         {std::pair{"alone", strata::testing::greedyCompletions(*m.exec, blockSize, {ps[i]}, 512)[0]},
-          std::pair{"batched", both[i]}}) {
-      ASSERT_EQ(got.size(), want[i].size()) << how;
-      size_t same = 0;
-      while (same < got.size() && got[same] == want[i][same]) ++same;
-      const std::vector<double> margins =
-          strata::testing::referenceMargins(artifactDir(GetParam()), STRATA_FIXTURE_DIR, got, ps[i].size());
-      std::printf("%s prompt %zu %s: %zu of 24 tokens as the fixture's before the first difference; worst margin to the "
-                  "f32 reference's choice %.4f\n",
-                  GetParam(), i, how, same - ps[i].size(), *std::min_element(margins.begin(), margins.end()));
-      for (size_t t = 0; t < margins.size(); ++t)
-        EXPECT_GE(margins[t], -0.2) << "prompt " << i << " " << how << ", token " << t;
-    }
+  strata::testing::expectGreedyNearReference(
+      *m.exec, blockSize, prompts(),
+      {reference()["greedy_prompt0_24"].get<std::vector<int64_t>>(),
+       reference()["greedy_prompt1_24"].get<std::vector<int64_t>>()},
+      artifactDir(GetParam()), STRATA_FIXTURE_DIR, 0.2, GetParam());
 }
 
 // Tokens drawn on the device (the argmax kernel for greedy rows, the top-k
@@ -148,26 +119,13 @@ TEST_P(XeModelSource, GreedyTokensAreTheReferencesChoices) {
   runtime::GpuModel m = runtime::loadGpuModel(std::move(a), std::move(device));
   const std::vector<int64_t> prompt = {1, 17, 99, 250, 3, 42, 7, 180, 64, 5, 11, 230, 77, 18, 2, 9, 140};
 
-  runtime::PagedKvCache cache(runtime::kvCacheShapeFor(*m.exec, blockSize, 8), m.exec->cacheDevice());
-  runtime::PagedModel pm(*m.exec, cache);
-  ASSERT_TRUE(cache.reserve(0, (int64_t)prompt.size()));
-  const ops::Tensor logits = pm.step({{0, prompt}});
+  const ops::Tensor logits = strata::testing::prefillLogits(*m.exec, blockSize, prompt);
   const std::vector<int64_t> got = strata::testing::greedyCompletions(*m.exec, blockSize, {prompt}, 512)[0];
   ops::Tensor ref;
   const std::vector<double> margins = strata::testing::referenceMargins(dir, "", got, prompt.size(), &ref);
-  ASSERT_EQ(logits.numel(), ref.numel());
-  double worst = 0;
-  int64_t best = 0, refBest = 0;
-  for (int64_t i = 0; i < logits.numel(); ++i) {
-    const double g = logits.data<float>()[i], r = ref.data<float>()[i];
-    worst = std::isfinite(g) ? std::max(worst, std::abs(g - r)) : INFINITY;
-    if (g > logits.data<float>()[best]) best = i;
-    if (r > ref.data<float>()[refBest]) refBest = i;
-  }
-  std::printf("%s: last prompt logits max |bf16 xe - f32 reference| = %.4f; worst greedy margin %.4f\n", GetParam(),
-              worst, *std::min_element(margins.begin(), margins.end()));
-  EXPECT_LE(worst, 0.1);
-  EXPECT_EQ(best, refBest);
+  strata::testing::expectLogitsNear(logits, std::vector<double>(ref.data<float>(), ref.data<float>() + ref.numel()), 0.1,
+                                    std::string(GetParam()) + ": last prompt logits max |bf16 xe - f32 reference|");
+  std::printf("%s: worst greedy margin %.4f\n", GetParam(), *std::min_element(margins.begin(), margins.end()));
   ASSERT_EQ(margins.size(), 24u);
   for (size_t t = 0; t < margins.size(); ++t) EXPECT_GE(margins[t], -0.2) << "token " << t;
 }
